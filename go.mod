@@ -1,0 +1,30 @@
+module github.com/agora/agora
+
+go 1.26.8
+
+require (
+	github.com/99designs/gqlgen v0.17.95
+	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/vektah/gqlparser/v2 v2.5.37
+	golang.org/x/crypto v0.58.0
+)
+
+require (
+	github.com/agnivade/levenshtein v1.2.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
+	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
+	github.com/sosodev/duration v1.4.0 // indirect
+	github.com/urfave/cli/v3 v3.11.0 // indirect
+	github.com/yuin/gopher-lua v1.1.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/mod v0.41.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
+)

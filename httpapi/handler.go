@@ -1,0 +1,141 @@
+// Package httpapi serves agora over HTTP: the GraphQL endpoint with its transports and limits,
+// authentication, the error presenter, the GraphiQL page and the health checks.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/agora/agora/graph"
+	"github.com/agora/agora/resolvers"
+	"github.com/agora/agora/store"
+)
+
+// Config configures the handler.
+type Config struct {
+	Store  *store.Store
+	Log    *slog.Logger
+	Limits Limits
+}
+
+// New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
+func New(cfg Config) http.Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Store: cfg.Store, Log: cfg.Log}})
+
+	srv := handler.New(es)
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
+	srv.Use(extension.Introspection{})
+	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
+	srv.SetErrorPresenter(presentError(cfg.Log))
+	srv.SetRecoverFunc(recoverPanic(cfg.Log))
+	srv.AroundFields(catchInternal(cfg.Log))
+
+	mux := http.NewServeMux()
+	mux.Handle("/query", withRequest(cfg, capBody(cfg.Limits.MaxBodyBytes, srv)))
+	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if err := cfg.Store.Ping(ctx); err != nil {
+			cfg.Log.WarnContext(ctx, "not ready", "err", err)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "redis unavailable\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	return mux
+}
+
+// withRequest authenticates the bearer token, if any, and installs the request state: the viewer
+// and a fresh loader.
+func withRequest(cfg Config, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := &resolvers.Request{Loader: cfg.Store.NewLoader()}
+		if token, ok := bearer(r.Header.Get("Authorization")); ok {
+			req.Token = token
+			id, err := cfg.Store.Authenticate(r.Context(), token)
+			switch {
+			case err == nil:
+				req.ViewerID = id
+			case store.IsKind(err, store.KindUnauthenticated):
+				req.AuthErr = err // reads proceed anonymously; writes report the bad token
+			default:
+				cfg.Log.ErrorContext(r.Context(), "authenticate", "err", err)
+				writeError(w, http.StatusServiceUnavailable, "internal server error", CodeInternal)
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(resolvers.WithRequest(r.Context(), req)))
+	})
+}
+
+// bearer extracts the token of an "Authorization: Bearer <token>" header.
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// capBody refuses a body over max bytes with 413 before anything parses it.
+func capBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)
+			return
+		}
+		if r.Body != nil && r.Method == http.MethodPost {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)
+				return
+			}
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "could not read the request body", CodeBadUserInput)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeError answers with a GraphQL-shaped error outside the executor.
+func writeError(w http.ResponseWriter, status int, msg, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"errors": []any{map[string]any{"message": msg, "extensions": map[string]any{"code": code}}},
+	})
+}

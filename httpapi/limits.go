@@ -1,0 +1,264 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+// Limits bounds what one request may ask for. Every limit is checked before gqlgen validates the
+// query, because validation itself (overlapping-field checks, for one) can be made to do quadratic
+// work by a hostile document.
+type Limits struct {
+	MaxBodyBytes  int64 // request body; default 256 KiB
+	MaxTokens     int   // lexer tokens in the query; default 10,000
+	MaxDepth      int   // nesting of selection sets; default 40
+	MaxAliases    int   // aliased fields in the document; default 100
+	MaxComplexity int   // estimated result size, see complexity; default 25,000
+}
+
+// DefaultLimits are the limits used when a field of Limits is zero.
+var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxTokens: 10000, MaxDepth: 40, MaxAliases: 100, MaxComplexity: 25000}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if l.MaxTokens == 0 {
+		l.MaxTokens = d.MaxTokens
+	}
+	if l.MaxDepth == 0 {
+		l.MaxDepth = d.MaxDepth
+	}
+	if l.MaxAliases == 0 {
+		l.MaxAliases = d.MaxAliases
+	}
+	if l.MaxComplexity == 0 {
+		l.MaxComplexity = d.MaxComplexity
+	}
+	return l
+}
+
+// Error codes of the limits, in extensions.code.
+const (
+	CodeTooLarge   = "QUERY_TOO_LARGE"
+	CodeTooDeep    = "QUERY_TOO_DEEP"
+	CodeTooAliased = "TOO_MANY_ALIASES"
+	CodeTooComplex = "QUERY_TOO_COMPLEX"
+)
+
+// limitCheck is a gqlgen extension that parses the query itself (with the token limit) and
+// measures it before the executor parses and validates it.
+type limitCheck struct {
+	schema *ast.Schema
+	lim    Limits
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = limitCheck{}
+
+func (limitCheck) ExtensionName() string                    { return "AgoraLimits" }
+func (limitCheck) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters rejects a query over any limit.
+func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, c.lim.MaxTokens)
+	if err != nil {
+		if strings.Contains(err.Error(), "exceeded token limit") {
+			return limitError(CodeTooLarge, "the query has more than %d tokens", c.lim.MaxTokens)
+		}
+		return nil // a plain syntax error: the executor reports it with its position
+	}
+	m := measurer{schema: c.schema, doc: doc, vars: p.Variables, lim: c.lim, frags: map[string]*measure{}}
+	for _, op := range doc.Operations {
+		root := c.schema.Query
+		switch op.Operation {
+		case ast.Mutation:
+			root = c.schema.Mutation
+		case ast.Subscription:
+			root = c.schema.Subscription
+		}
+		r := m.selections(op.SelectionSet, root, 1)
+		if r.depth > c.lim.MaxDepth {
+			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
+		}
+		if r.cost > c.lim.MaxComplexity {
+			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
+		}
+	}
+	if a := countAliases(doc); a > c.lim.MaxAliases {
+		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", a, c.lim.MaxAliases)
+	}
+	return nil
+}
+
+func limitError(code, format string, args ...any) *gqlerror.Error {
+	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": code}}
+}
+
+// measure is the cost and depth of a selection set.
+type measure struct {
+	cost  int
+	depth int
+}
+
+// measurer estimates a document's cost: every field costs 1, and a field with a page size (first,
+// or leaderboardAround's radius) multiplies the cost of its selections by that size. Fragments are
+// measured once and memoized, so a document of fragments that spread each other many times costs
+// linear work to measure while its estimate grows as its result would.
+type measurer struct {
+	schema *ast.Schema
+	doc    *ast.QueryDocument
+	vars   map[string]any
+	lim    Limits
+	frags  map[string]*measure // nil value while being measured (a cycle)
+}
+
+const costCap = math.MaxInt32
+
+func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth int) measure {
+	out := measure{depth: depth - 1}
+	if depth > m.lim.MaxDepth+1 {
+		return measure{depth: depth} // deep enough to fail; stop walking
+	}
+	for _, sel := range set {
+		var r measure
+		switch s := sel.(type) {
+		case *ast.Field:
+			var def *ast.FieldDefinition
+			var child *ast.Definition
+			if typ != nil {
+				def = typ.Fields.ForName(s.Name)
+			}
+			if def != nil {
+				child = m.schema.Types[def.Type.Name()]
+			}
+			sub := measure{depth: depth}
+			if len(s.SelectionSet) > 0 {
+				sub = m.selections(s.SelectionSet, child, depth+1)
+			}
+			r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
+		case *ast.InlineFragment:
+			t := typ
+			if s.TypeCondition != "" {
+				t = m.schema.Types[s.TypeCondition]
+			}
+			r = m.selections(s.SelectionSet, t, depth)
+		case *ast.FragmentSpread:
+			r = m.fragment(s.Name, depth)
+		}
+		out.cost = satAdd(out.cost, r.cost)
+		out.depth = max(out.depth, r.depth)
+	}
+	return out
+}
+
+// fragment measures a named fragment at depth, memoizing its depth-independent measure.
+func (m *measurer) fragment(name string, depth int) measure {
+	if r, seen := m.frags[name]; seen {
+		if r == nil {
+			return measure{depth: depth} // a cycle; validation rejects it
+		}
+		return measure{cost: r.cost, depth: depth - 1 + r.depth}
+	}
+	f := m.doc.Fragments.ForName(name)
+	if f == nil {
+		return measure{depth: depth}
+	}
+	m.frags[name] = nil
+	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1)
+	m.frags[name] = &r
+	return measure{cost: r.cost, depth: depth - 1 + r.depth}
+}
+
+// multiplier is how many items a field returns at most: its first argument (a literal, a
+// variable or the schema's default), 2 × radius + 1 for a radius, or 1.
+func (m *measurer) multiplier(f *ast.Field, def *ast.FieldDefinition) int {
+	for _, name := range []string{"first", "radius"} {
+		n, ok := m.intArg(f, def, name)
+		if !ok {
+			continue
+		}
+		if name == "radius" {
+			n = 2*n + 1
+		}
+		return min(max(n, 1), 1000)
+	}
+	return 1
+}
+
+func (m *measurer) intArg(f *ast.Field, def *ast.FieldDefinition, name string) (int, bool) {
+	var v *ast.Value
+	if a := f.Arguments.ForName(name); a != nil {
+		v = a.Value
+	} else if def != nil {
+		if ad := def.Arguments.ForName(name); ad != nil {
+			v = ad.DefaultValue
+		}
+	}
+	if v == nil {
+		return 0, false
+	}
+	if v.Kind == ast.Variable {
+		switch x := m.vars[v.Raw].(type) {
+		case float64:
+			return int(x), true
+		case int:
+			return x, true
+		case int64:
+			return int(x), true
+		case json.Number:
+			n, err := x.Int64()
+			return int(n), err == nil
+		}
+		return 0, false
+	}
+	n, err := strconv.Atoi(v.Raw)
+	return n, err == nil
+}
+
+// countAliases counts aliased fields written in the document.
+func countAliases(doc *ast.QueryDocument) int {
+	n := 0
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				if s.Alias != "" && s.Alias != s.Name {
+					n++
+				}
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		walk(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		walk(f.SelectionSet)
+	}
+	return n
+}
+
+func satAdd(a, b int) int { return min(a+b, costCap) }
+
+func satMul(a, b int) int {
+	if a != 0 && b > costCap/a {
+		return costCap
+	}
+	return a * b
+}

@@ -1,0 +1,41 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agora/agora/store"
+)
+
+// loadNode loads any Node by its global id; nil when it names nothing.
+func loadNode(ctx context.Context, id string) (store.Node, error) {
+	typ, _, err := store.ParseID(id)
+	if err != nil {
+		return nil, err
+	}
+	l := loaderFrom(ctx)
+	switch typ {
+	case store.TypeUser:
+		if u, err := l.User(ctx, id); u != nil || err != nil {
+			return u, err
+		}
+	case store.TypePost:
+		if p, err := l.Post(ctx, id); p != nil || err != nil {
+			return p, err
+		}
+	case store.TypeGroup:
+		if g, err := l.Group(ctx, id[len(store.TypeGroup)+1:]); g != nil || err != nil {
+			return g, err
+		}
+	}
+	return nil, nil // never a typed nil: GraphQL must see null
+}
+
+// mustUser loads a user that the data says exists, such as an author.
+func mustUser(ctx context.Context, id string) (*store.User, error) {
+	u, err := loaderFrom(ctx).User(ctx, id)
+	if err == nil && u == nil {
+		err = fmt.Errorf("user %s is referenced but missing", id)
+	}
+	return u, err
+}

@@ -1,0 +1,229 @@
+// Command agora is a GraphQL API server for community sites with Redis as its only store.
+//
+// Usage:
+//
+//	agora [flags]          serve (see -h for the flags and their environment variables)
+//	agora [flags] rebuild  re-derive rankings and indexes from the posts, then exit
+package main
+
+//go:generate go run github.com/99designs/gqlgen generate
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/store"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "agora:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// config is everything the flags and environment set.
+type config struct {
+	addr         string
+	redisURL     string
+	prefix       string
+	votingWindow time.Duration
+	hotK         float64
+	sessionTTL   time.Duration
+	writeLimit   int
+	limits       httpapi.Limits
+	logJSON      bool
+	ready        func(addr string) // called with the listening address; for tests
+}
+
+// envOr returns the environment value of key, or def.
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*config, []string, error) {
+	fs := flag.NewFlagSet("agora", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := &config{}
+	// Every flag has an environment variable; the flag wins when both are set.
+	str := func(p *string, name, env, def, usage string) {
+		fs.StringVar(p, name, envOr(getenv, env, def), usage+" (env "+env+")")
+	}
+	dur := func(p *time.Duration, name, env string, def time.Duration, usage string) {
+		d, err := time.ParseDuration(envOr(getenv, env, def.String()))
+		if err != nil {
+			d = def
+		}
+		fs.DurationVar(p, name, d, usage+" (env "+env+")")
+	}
+	num := func(p *int, name, env string, def int, usage string) {
+		n, err := strconv.Atoi(envOr(getenv, env, strconv.Itoa(def)))
+		if err != nil {
+			n = def
+		}
+		fs.IntVar(p, name, n, usage+" (env "+env+")")
+	}
+	str(&c.addr, "addr", "ADDR", ":8080", "listen address")
+	str(&c.redisURL, "redis", "REDIS_URL", "", "Redis URL, redis:// or rediss://; empty runs an embedded in-memory Redis")
+	str(&c.prefix, "prefix", "AGORA_PREFIX", "agora:", "prefix of every Redis key")
+	dur(&c.votingWindow, "voting-window", "AGORA_VOTING_WINDOW", 7*24*time.Hour, "how long after publishing votes are accepted")
+	hot := envOr(getenv, "AGORA_HOT_K", "432")
+	k, err := strconv.ParseFloat(hot, 64)
+	if err != nil {
+		k = 432
+	}
+	fs.Float64Var(&c.hotK, "hot-k", k, "seconds one net vote is worth in the HOT score (env AGORA_HOT_K)")
+	dur(&c.sessionTTL, "session-ttl", "AGORA_SESSION_TTL", 30*24*time.Hour, "idle lifetime of a session")
+	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables")
+	d := httpapi.DefaultLimits
+	max := int(d.MaxBodyBytes)
+	num(&max, "max-body", "AGORA_MAX_BODY", max, "largest request body in bytes")
+	num(&c.limits.MaxTokens, "max-tokens", "AGORA_MAX_TOKENS", d.MaxTokens, "most lexer tokens in a query")
+	num(&c.limits.MaxDepth, "max-depth", "AGORA_MAX_DEPTH", d.MaxDepth, "deepest selection nesting")
+	num(&c.limits.MaxAliases, "max-aliases", "AGORA_MAX_ALIASES", d.MaxAliases, "most aliases in a query")
+	num(&c.limits.MaxComplexity, "max-complexity", "AGORA_MAX_COMPLEXITY", d.MaxComplexity, "highest estimated query cost")
+	logJSON := envOr(getenv, "AGORA_LOG_JSON", "false") == "true"
+	fs.BoolVar(&c.logJSON, "log-json", logJSON, "log as JSON lines (env AGORA_LOG_JSON)")
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	c.limits.MaxBodyBytes = int64(max)
+	return c, fs.Args(), nil
+}
+
+// run is the whole program: it parses flags, connects to Redis (or starts an embedded one),
+// and serves until ctx ends, then shuts down gracefully.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, getenv, stdout, stderr, nil)
+}
+
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(string)) error {
+	cfg, rest, err := parseFlags(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	cfg.ready = ready
+	var h slog.Handler = slog.NewTextHandler(stdout, nil)
+	if cfg.logJSON {
+		h = slog.NewJSONHandler(stdout, nil)
+	}
+	log := slog.New(h)
+
+	rdb, closeRedis, err := connect(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
+
+	st, err := store.New(ctx, rdb, store.Options{
+		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
+		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit,
+	})
+	if err != nil {
+		return fmt.Errorf("start store: %w", err)
+	}
+
+	if len(rest) > 0 {
+		switch rest[0] {
+		case "rebuild":
+			stats, err := st.Rebuild(ctx)
+			if err != nil {
+				return fmt.Errorf("rebuild: %w", err)
+			}
+			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted)
+			return nil
+		default:
+			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])
+		}
+	}
+	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits}))
+}
+
+// connect returns a Redis client for the configuration, starting an embedded one when no Redis is
+// configured.
+func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+	if cfg.redisURL == "" {
+		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true) // let TTLs (sessions, idempotency keys) expire in real time
+		if err := m.Start(); err != nil {
+			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
+		}
+		log.Warn("no Redis configured: using an embedded in-memory Redis; all data is lost when the process exits",
+			"hint", "set -redis or REDIS_URL for a real Redis")
+		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
+	}
+	opt, err := redis.ParseURL(cfg.redisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parse redis url: %w", err)
+	}
+	if opt.TLSConfig != nil && opt.TLSConfig.MinVersion == 0 {
+		opt.TLSConfig.MinVersion = tls.VersionTLS12
+	}
+	rdb := redis.NewClient(opt)
+	log.Info("using redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil)
+	return rdb, func() { _ = rdb.Close() }, nil
+}
+
+// serve runs the HTTP server until ctx ends, then drains it for up to 10 seconds.
+func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler) error {
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	log.Info("agora listening", "addr", ln.Addr().String(), "graphiql", "http://"+displayAddr(ln.Addr())+"/")
+	if cfg.ready != nil {
+		cfg.ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func displayAddr(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok && t.IP.IsUnspecified() {
+		return "localhost:" + strconv.Itoa(t.Port)
+	}
+	return a.String()
+}

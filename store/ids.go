@@ -1,0 +1,92 @@
+package store
+
+import (
+	"strings"
+)
+
+// Global ids are "<type>:<key>", for example "post:17", "user:alice", "group:golang" and
+// "comment:17:4" (a comment's id names its post). Clients treat them as opaque.
+const (
+	TypeUser    = "user"
+	TypePost    = "post"
+	TypeGroup   = "group"
+	TypeComment = "comment"
+)
+
+// Node is anything with a global id.
+type Node interface {
+	NodeID() string
+}
+
+// ParseID splits a global id into its type and key. It fails with KindInvalid on a malformed id.
+func ParseID(id string) (typ, key string, err error) {
+	typ, key, ok := strings.Cut(id, ":")
+	if !ok || key == "" || len(id) > 200 {
+		return "", "", invalidf("malformed id %q", truncate(id, 40))
+	}
+	switch typ {
+	case TypeUser:
+		if !validUserName(key) {
+			break
+		}
+		return typ, key, nil
+	case TypePost:
+		if !isDigits(key) {
+			break
+		}
+		return typ, key, nil
+	case TypeGroup:
+		if !validGroupName(key) {
+			break
+		}
+		return typ, key, nil
+	case TypeComment:
+		p, c, ok := strings.Cut(key, ":")
+		if !ok || !isDigits(p) || !isDigits(c) {
+			break
+		}
+		return typ, key, nil
+	}
+	return "", "", invalidf("malformed id %q", truncate(id, 40))
+}
+
+// parseTypedID parses id and checks that it names a thing of type want.
+func parseTypedID(id, want string) (string, error) {
+	typ, key, err := ParseID(id)
+	if err != nil {
+		return "", err
+	}
+	if typ != want {
+		return "", invalidf("id %q is not a %s id", truncate(id, 40), want)
+	}
+	return key, nil
+}
+
+// UserKey returns the user key of a user id, or KindInvalid.
+func UserKey(id string) (string, error) { return parseTypedID(id, TypeUser) }
+
+// PostKey returns the post key of a post id, or KindInvalid.
+func PostKey(id string) (string, error) { return parseTypedID(id, TypePost) }
+
+func userID(uid string) string   { return TypeUser + ":" + uid }
+func postID(pid string) string   { return TypePost + ":" + pid }
+func groupID(name string) string { return TypeGroup + ":" + name }
+
+func isDigits(s string) bool {
+	if s == "" || len(s) > 19 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,53 @@
+package store
+
+// keys builds every Redis key the store uses. All keys start with the configured prefix, and each
+// aggregate's keys share one hash tag so that a Lua script touching them runs on one slot of a
+// Redis Cluster: {u:<user>} for a user, {p:<post>} for a post and its thread, {g:<group>} for a
+// group's rankings, {r:all} for the site-wide rankings.
+type keys struct{ prefix string }
+
+// user is a hash: name, created (Unix ms), pass (argon2id encoded hash).
+func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
+
+// userPosts is a sorted set of the user's post ids scored by publish time (ms).
+func (k keys) userPosts(uid string) string { return k.user(uid) + ":posts" }
+
+// userPostsVer is a hash post id → post version guarding userPosts.
+func (k keys) userPostsVer(uid string) string { return k.user(uid) + ":posts:ver" }
+
+// userIdem is a string holding the post id a client's idempotency key created (expires).
+func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:" + digest }
+
+// userRate is a sorted set of the user's recent writes scored by time (ms), for rate limiting.
+func (k keys) userRate(uid string) string { return k.user(uid) + ":rate" }
+
+// session is a string holding the user id of a session, keyed by the SHA-256 of its token; it
+// carries the session TTL.
+func (k keys) session(tokenDigest string) string { return k.prefix + "sess:" + tokenDigest }
+
+// postSeq is a string counter that allocates post ids.
+func (k keys) postSeq() string { return k.prefix + "seq:post" }
+
+// post is a hash: title, body, url, author, created (ms), closes (ms), up, down, ver, groups
+// (comma-separated), comments (live comment count), deleted ("1" on a tombstone).
+func (k keys) post(pid string) string { return k.prefix + "{p:" + pid + "}" }
+
+// postVotes is a hash voter user id → "1" or "-1".
+func (k keys) postVotes(pid string) string { return k.post(pid) + ":votes" }
+
+// ranking holds the keys of one set of post rankings: the whole site (group "") or one group.
+type ranking struct {
+	hot, new, top string // sorted sets of post ids by HOT score, publish time (ms) and net votes
+	ver           string // hash post id → the post version the rankings last reflected
+}
+
+func (k keys) ranking(group string) ranking {
+	tag := k.prefix + "{r:all}"
+	if group != "" {
+		tag = k.prefix + "{g:" + group + "}"
+	}
+	return ranking{hot: tag + ":hot", new: tag + ":new", top: tag + ":top", ver: tag + ":ver"}
+}
+
+// groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.
+func (k keys) groups() string { return k.prefix + "{groups}" }

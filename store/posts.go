@@ -1,0 +1,289 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Post is a link or text post.
+type Post struct {
+	ID             string
+	Title          string
+	Body           string
+	URL            *string
+	AuthorID       string
+	CreatedAt      time.Time
+	Upvotes        int
+	Downvotes      int
+	Score          float64 // the HOT score
+	VotingClosesAt time.Time
+	GroupNames     []string
+	CommentCount   int
+	Version        int64
+}
+
+// NodeID returns the post's global id.
+func (p *Post) NodeID() string { return p.ID }
+
+// Key returns the post's key (its number).
+func (p *Post) Key() string { return strings.TrimPrefix(p.ID, TypePost+":") }
+
+// Net is upvotes minus downvotes.
+func (p *Post) Net() int { return p.Upvotes - p.Downvotes }
+
+// NewPost is the input of CreatePost.
+type NewPost struct {
+	Title          string
+	Body           string
+	URL            string
+	Groups         []string
+	IdempotencyKey string
+}
+
+// idempotencyTTL is how long a client's idempotency key keeps naming the post it created.
+const idempotencyTTL = 24 * time.Hour
+
+// tombstoneTTL is how long a deleted post's tombstone answers repeated deletes.
+const tombstoneTTL = 24 * time.Hour
+
+// CreatePost publishes a post by the user uid.
+func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, error) {
+	if err := checkText("title", in.Title, 1, MaxTitleRunes); err != nil {
+		return nil, err
+	}
+	if err := checkText("body", in.Body, 0, MaxPostBodyRunes); err != nil {
+		return nil, err
+	}
+	if in.URL != "" {
+		if err := checkURL(in.URL); err != nil {
+			return nil, err
+		}
+	}
+	groups, err := normalizeGroups(in.Groups)
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) > MaxGroupsPerPost {
+		return nil, invalidf("a post can be in at most %d groups", MaxGroupsPerPost)
+	}
+	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	seq, err := s.rdb.Incr(ctx, s.k.postSeq()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("allocate post id: %w", err)
+	}
+	pid := strconv.FormatInt(seq, 10)
+	if in.IdempotencyKey != "" {
+		// The first request with this key binds it to its post id; a repeat gets that id back and
+		// re-runs the (idempotent) creation, which completes a first attempt that was cut off.
+		v, err := s.run(ctx, "claim", []string{s.k.userIdem(uid, idemDigest(in.IdempotencyKey))},
+			pid, int(idempotencyTTL.Seconds()))
+		if err != nil {
+			return nil, err
+		}
+		pid, _ = v.(string)
+	}
+	now := s.now()
+	reply, err := s.run(ctx, "create_post", []string{s.k.post(pid)},
+		in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
+		strings.Join(groups, ","))
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, hashFromReply(reply))
+	if p == nil {
+		return nil, notFoundf("post %s was deleted", postID(pid))
+	}
+	if err := s.indexPost(ctx, p, nil); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// DeletePost deletes a post of uid's: its thread and votes go, and it leaves every ranking.
+func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
+	pid, err := PostKey(id)
+	if err != nil {
+		return err
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return err
+	}
+	keys := append([]string{s.k.post(pid)}, s.postSubKeys(pid)...)
+	reply, err := s.run(ctx, "delete_post", keys, uid, int(tombstoneTTL.Seconds()))
+	if err != nil {
+		return err
+	}
+	h := hashFromReply(reply)
+	return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))
+}
+
+// postSubKeys lists the keys of a post's aggregate other than its hash, for deletion.
+func (s *Store) postSubKeys(pid string) []string {
+	return []string{s.k.postVotes(pid)}
+}
+
+// VotePost records uid's vote on a post: dir is 1 (up), -1 (down) or 0 (withdraw).
+func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, error) {
+	pid, err := PostKey(id)
+	if err != nil {
+		return nil, err
+	}
+	if dir < -1 || dir > 1 {
+		return nil, invalidf("direction must be 1, -1 or 0")
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	reply, err := s.run(ctx, "vote_post", []string{s.k.post(pid), s.k.postVotes(pid)}, uid, dir, s.now().UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) == 0 {
+		return nil, fmt.Errorf("vote_post: empty reply")
+	}
+	p := s.postFromHash(pid, hashFromReply(arr[1:]))
+	if p == nil {
+		return nil, notFoundf("no such post")
+	}
+	// Re-index even when this vote changed nothing: that completes an earlier vote whose derived
+	// writes were cut off, and the version guard makes it free otherwise.
+	if err := s.indexPost(ctx, p, nil); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// SetPostGroups adds a post of uid's to the groups in add and removes it from those in remove.
+func (s *Store) SetPostGroups(ctx context.Context, uid, id string, add, remove []string) (*Post, error) {
+	pid, err := PostKey(id)
+	if err != nil {
+		return nil, err
+	}
+	addN, err := normalizeGroups(add)
+	if err != nil {
+		return nil, err
+	}
+	remN, err := normalizeGroups(remove)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	args := []any{uid, MaxGroupsPerPost, len(addN)}
+	for _, g := range addN {
+		args = append(args, g)
+	}
+	for _, g := range remN {
+		args = append(args, g)
+	}
+	reply, err := s.run(ctx, "set_groups", []string{s.k.post(pid)}, args...)
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) == 0 {
+		return nil, fmt.Errorf("set_groups: empty reply")
+	}
+	before, _ := arr[0].(string)
+	p := s.postFromHash(pid, hashFromReply(arr[1:]))
+	if p == nil {
+		return nil, notFoundf("no such post")
+	}
+	var left []string
+	for _, g := range splitGroups(before) {
+		if !contains(p.GroupNames, g) {
+			left = append(left, g)
+		}
+	}
+	if err := s.indexPost(ctx, p, left); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// postFromHash builds a Post from its hash, or returns nil for a missing or deleted post.
+func (s *Store) postFromHash(pid string, h map[string]string) *Post {
+	if len(h) == 0 || h["deleted"] == "1" || h["title"] == "" {
+		return nil
+	}
+	created := atoi64(h["created"])
+	p := &Post{
+		ID:             postID(pid),
+		Title:          h["title"],
+		Body:           h["body"],
+		AuthorID:       userID(h["author"]),
+		CreatedAt:      fromMillis(created),
+		Upvotes:        int(atoi64(h["up"])),
+		Downvotes:      int(atoi64(h["down"])),
+		VotingClosesAt: fromMillis(atoi64(h["closes"])),
+		GroupNames:     splitGroups(h["groups"]),
+		CommentCount:   int(atoi64(h["comments"])),
+		Version:        atoi64(h["ver"]),
+	}
+	if u := h["url"]; u != "" {
+		p.URL = &u
+	}
+	p.Score = s.hotScore(created, p.Net())
+	return p
+}
+
+// hotScore is publish time in Unix seconds + K × net votes.
+func (s *Store) hotScore(createdMillis int64, net int) float64 {
+	return float64(createdMillis/1000) + s.opts.HotK*float64(net)
+}
+
+// hashFromReply turns a flat HGETALL reply into a map.
+func hashFromReply(v any) map[string]string {
+	arr, _ := v.([]any)
+	m := make(map[string]string, len(arr)/2)
+	for i := 0; i+1 < len(arr); i += 2 {
+		k, _ := arr[i].(string)
+		m[k] = fmt.Sprint(arr[i+1])
+	}
+	return m
+}
+
+func splitGroups(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func atoi64(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+func checkIdempotencyKey(k string) error {
+	if len(k) > 64 {
+		return invalidf("idempotencyKey must be at most 64 characters")
+	}
+	return nil
+}
+
+func idemDigest(k string) string {
+	sum := sha256.Sum256([]byte(k))
+	return hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// PostSort orders a list of posts.
+type PostSort int
+
+// The post orders of the contract.
+const (
+	SortHot PostSort = iota
+	SortNew
+	SortTop
+)
+
+// scriptCall is one script invocation in a pipeline.
+type scriptCall struct {
+	name string
+	keys []string
+	args []any
+}
+
+// runMany sends script calls to their (possibly different) hash slots in one pipeline. The
+// calls must be independent of each other. When Redis has lost its script cache the scripts are
+// loaded again and the pipeline repeated once; the scripts are safe to repeat.
+func (s *Store) runMany(ctx context.Context, calls []scriptCall) error {
+	exec := func() error {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			cmds[i] = s.scripts.get(c.name).EvalSha(ctx, pipe, c.keys, c.args...)
+		}
+		_, _ = pipe.Exec(ctx)
+		for i, cmd := range cmds {
+			if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				if isNoScript(err) {
+					return err
+				}
+				return scriptError(calls[i].name, err)
+			}
+		}
+		return nil
+	}
+	err := exec()
+	if isNoScript(err) {
+		if err := s.scripts.loadAll(ctx, s.rdb); err != nil {
+			return err
+		}
+		err = exec()
+	}
+	return err
+}
+
+// indexCall sets (or removes) member in the sorted sets of one hash slot, guarded by version.
+func indexCall(verKey, member string, version int64, add bool, sets []string, scores []any) scriptCall {
+	keys := append([]string{verKey}, sets...)
+	op := "rem"
+	if add {
+		op = "add"
+	}
+	args := append([]any{member, version, op}, scores...)
+	return scriptCall{name: "index", keys: keys, args: args}
+}
+
+// rankingCall writes a post into (or out of) one set of rankings.
+func (s *Store) rankingCall(group string, p *Post, pid string, version int64, add bool) scriptCall {
+	r := s.k.ranking(group)
+	var scores []any
+	if add {
+		scores = []any{formatScore(p.Score), p.CreatedAt.UnixMilli(), p.Net()}
+	}
+	return indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.top}, scores)
+}
+
+// indexPost writes the derived structures of a live post: the site and group rankings, the
+// author's post list and the group registry. left lists groups the post has just left.
+func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
+	pid := p.Key()
+	uid := strings.TrimPrefix(p.AuthorID, TypeUser+":")
+	calls := []scriptCall{
+		s.rankingCall("", p, pid, p.Version, true),
+		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
+			[]any{p.CreatedAt.UnixMilli()}),
+	}
+	for _, g := range p.GroupNames {
+		calls = append(calls, s.rankingCall(g, p, pid, p.Version, true))
+	}
+	for _, g := range left {
+		calls = append(calls, s.rankingCall(g, nil, pid, p.Version, false))
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("index post %s: %w", pid, err)
+	}
+	if len(p.GroupNames) > 0 {
+		members := make([]redis.Z, len(p.GroupNames))
+		for i, g := range p.GroupNames {
+			members[i] = redis.Z{Member: g}
+		}
+		if err := s.rdb.ZAdd(ctx, s.k.groups(), members...).Err(); err != nil {
+			return fmt.Errorf("register groups: %w", err)
+		}
+	}
+	return nil
+}
+
+// unindexPost takes a deleted post out of every derived structure.
+func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64) error {
+	calls := []scriptCall{
+		s.rankingCall("", nil, pid, version, false),
+		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil),
+	}
+	for _, g := range groups {
+		calls = append(calls, s.rankingCall(g, nil, pid, version, false))
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("unindex post %s: %w", pid, err)
+	}
+	return nil
+}
+
+// RebuildStats reports what Rebuild did.
+type RebuildStats struct {
+	Posts   int // live posts re-indexed
+	Deleted int // tombstones whose derived entries were removed
+}
+
+// Rebuild re-derives the rankings, group indexes and user post lists from the post hashes, for
+// recovery after a crash between a write and its derived writes, or after changing HotK. It scans
+// the keyspace (SCAN, never KEYS) and is meant for maintenance, not request paths; it is safe to run
+// beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
+func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
+	var st RebuildStats
+	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
+		pid, ok := postKeyFromHashKey(s.k.prefix, key)
+		if !ok {
+			return nil
+		}
+		// Bump the version and read the hash in one script on the post's slot: the rebuilt entries
+		// then carry a version newer than any the guards have seen, so they win, and any vote that
+		// lands afterwards carries a newer one still, so the rebuild can never overwrite it.
+		reply, err := s.run(ctx, "bump", []string{key})
+		if err != nil {
+			return err
+		}
+		h := hashFromReply(reply)
+		if h["deleted"] == "1" {
+			st.Deleted++
+			return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))
+		}
+		p := s.postFromHash(pid, h)
+		if p == nil {
+			return nil
+		}
+		st.Posts++
+		return s.indexPost(ctx, p, nil)
+	})
+	return st, err
+}
+
+// scanKeys calls fn for every key matching pattern, on every master of a cluster.
+func (s *Store) scanKeys(ctx context.Context, pattern string, fn func(key string) error) error {
+	scan := func(ctx context.Context, c redis.Cmdable) error {
+		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
+		for iter.Next(ctx) {
+			if err := fn(iter.Val()); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	}
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	}
+	return scan(ctx, s.rdb)
+}
+
+// postKeyFromHashKey returns "17" for "<prefix>{p:17}" and false for any other key.
+func postKeyFromHashKey(prefix, key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, prefix+"{p:")
+	if !ok {
+		return "", false
+	}
+	pid, ok := strings.CutSuffix(rest, "}")
+	return pid, ok && isDigits(pid)
+}
+
+func formatScore(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

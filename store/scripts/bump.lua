@@ -1,0 +1,7 @@
+-- bump: raise a post's version and read it, for rebuilding its derived entries.
+-- KEYS[1]  post hash {p:<id>}
+-- Reply    HGETALL of the post after the bump; empty when the post does not exist.
+-- Repeat   a second run bumps again, which is harmless: versions only need to grow.
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+redis.call('HINCRBY', KEYS[1], 'ver', 1)
+return redis.call('HGETALL', KEYS[1])

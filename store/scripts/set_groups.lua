@@ -1,0 +1,40 @@
+-- set_groups: add a post to groups and remove it from others.
+-- KEYS[1]  post hash {p:<id>}
+-- ARGV[1]  the acting user key   ARGV[2] most groups a post may have   ARGV[3] n, the count of
+--          groups to add   ARGV[4 .. 3+n] groups to add   ARGV[4+n ..] groups to remove
+-- Reply    {groups before (comma-separated), HGETALL of the post...}
+-- Errors   NOTFOUND, FORBIDDEN (not the author), INVALID (too many groups).
+-- Repeat   a second run computes the same set and leaves the version alone.
+local p = KEYS[1]
+local author = redis.call('HGET', p, 'author')
+if not author or redis.call('HGET', p, 'deleted') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
+if author ~= ARGV[1] then
+  return redis.error_reply('FORBIDDEN only the author can change the groups of a post')
+end
+local before = redis.call('HGET', p, 'groups') or ''
+local list, member = {}, {}
+for g in string.gmatch(before, '[^,]+') do table.insert(list, g); member[g] = true end
+local n = tonumber(ARGV[3])
+local remove = {}
+for i = 4 + n, #ARGV do remove[ARGV[i]] = true end
+local out, seen = {}, {}
+for _, g in ipairs(list) do
+  if not remove[g] then table.insert(out, g); seen[g] = true end
+end
+for i = 4, 3 + n do
+  local g = ARGV[i]
+  if not seen[g] and not remove[g] then table.insert(out, g); seen[g] = true end
+end
+if #out > tonumber(ARGV[2]) then
+  return redis.error_reply('INVALID a post can be in at most ' .. ARGV[2] .. ' groups')
+end
+local after = table.concat(out, ',')
+if after ~= before then
+  redis.call('HSET', p, 'groups', after)
+  redis.call('HINCRBY', p, 'ver', 1)
+end
+local reply = redis.call('HGETALL', p)
+table.insert(reply, 1, before)
+return reply

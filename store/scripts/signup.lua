@@ -1,0 +1,12 @@
+-- signup: create a user unless the (case-folded) name is taken.
+-- KEYS[1]  user hash {u:<name>}
+-- ARGV[1]  display name   ARGV[2] encoded password hash   ARGV[3] created (Unix ms)
+-- Reply    "OK"; error "CONFLICT ..." when the name is taken by someone else.
+-- Repeat   a second run with the same ARGV finds its own password hash and replies "OK".
+local pass = redis.call('HGET', KEYS[1], 'pass')
+if pass then
+  if pass == ARGV[2] then return 'OK' end
+  return redis.error_reply('CONFLICT the name "' .. ARGV[1] .. '" is taken')
+end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'pass', ARGV[2], 'created', ARGV[3])
+return 'OK'

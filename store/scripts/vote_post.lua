@@ -1,0 +1,30 @@
+-- vote_post: record one user's vote on a post and move the counters by the exact difference.
+-- KEYS[1]  post hash {p:<id>}      KEYS[2] votes hash {p:<id>}:votes (voter → 1 | -1)
+-- ARGV[1]  voter user key   ARGV[2] direction 1 | -1 | 0 (withdraw)   ARGV[3] now (Unix ms)
+-- Reply    {changed (0|1), HGETALL of the post...}
+-- Errors   NOTFOUND (no post or deleted), FORBIDDEN (the author), CLOSED (after the window).
+-- Repeat   the voter record makes a second run a no-op (changed = 0).
+local p = KEYS[1]
+local author = redis.call('HGET', p, 'author')
+if not author or redis.call('HGET', p, 'deleted') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
+if author == ARGV[1] then
+  return redis.error_reply('FORBIDDEN authors cannot vote on their own posts')
+end
+if tonumber(ARGV[3]) >= tonumber(redis.call('HGET', p, 'closes')) then
+  return redis.error_reply('CLOSED voting on this post has closed')
+end
+local old = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+local new = tonumber(ARGV[2])
+local changed = 0
+if old ~= new then
+  if old == 1 then redis.call('HINCRBY', p, 'up', -1) elseif old == -1 then redis.call('HINCRBY', p, 'down', -1) end
+  if new == 1 then redis.call('HINCRBY', p, 'up', 1) elseif new == -1 then redis.call('HINCRBY', p, 'down', 1) end
+  if new == 0 then redis.call('HDEL', KEYS[2], ARGV[1]) else redis.call('HSET', KEYS[2], ARGV[1], new) end
+  redis.call('HINCRBY', p, 'ver', 1)
+  changed = 1
+end
+local reply = redis.call('HGETALL', p)
+table.insert(reply, 1, changed)
+return reply

@@ -1,0 +1,115 @@
+// Package store keeps all of agora's data in Redis: the keyspace, the Lua scripts that make each
+// write atomic on one hash slot, the derived rankings, and the per-request loaders that batch reads
+// into pipelines. It knows nothing of GraphQL.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configures a Store. The zero value of each field selects its default.
+type Options struct {
+	// Prefix starts every key, so tests and tenants can share one Redis. Default "agora:".
+	Prefix string
+	// VotingWindow is how long after publishing a post or comment accepts votes. Default 7 days.
+	VotingWindow time.Duration
+	// HotK is the weight of one net vote in the HOT score, in seconds. Default 432.
+	HotK float64
+	// SessionTTL is how long an unused session stays valid; each use extends it. Default 30 days.
+	SessionTTL time.Duration
+	// WriteLimit is how many writes one user may make per WriteWindow; negative disables the
+	// limit. Default 120 per minute.
+	WriteLimit  int
+	WriteWindow time.Duration
+	// Password sets the argon2id cost. Default: 19 MiB, 2 passes, 1 lane (OWASP's minimum).
+	Password PasswordParams
+	// LoaderWait is how long a loader waits for more lookups before it sends a batch. Default 200µs.
+	LoaderWait time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Prefix == "" {
+		o.Prefix = "agora:"
+	}
+	if o.VotingWindow == 0 {
+		o.VotingWindow = 7 * 24 * time.Hour
+	}
+	if o.HotK == 0 {
+		o.HotK = 432
+	}
+	if o.SessionTTL == 0 {
+		o.SessionTTL = 30 * 24 * time.Hour
+	}
+	if o.WriteLimit == 0 {
+		o.WriteLimit = 120
+	}
+	if o.WriteWindow == 0 {
+		o.WriteWindow = time.Minute
+	}
+	if o.Password == (PasswordParams{}) {
+		o.Password = DefaultPasswordParams
+	}
+	if o.LoaderWait == 0 {
+		o.LoaderWait = 200 * time.Microsecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Store is agora's data layer. It is safe for concurrent use.
+type Store struct {
+	rdb     redis.UniversalClient
+	k       keys
+	opts    Options
+	scripts scripts
+}
+
+// New returns a Store on rdb and loads its Lua scripts into Redis.
+func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
+	s := &Store{rdb: rdb, opts: opts.withDefaults()}
+	s.k = keys{prefix: s.opts.Prefix}
+	var err error
+	if s.scripts, err = loadScripts(); err != nil {
+		return nil, err
+	}
+	if err := s.scripts.loadAll(ctx, rdb); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (s *Store) Options() Options { return s.opts }
+
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping redis: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) now() time.Time { return s.opts.Now().UTC() }
+
+// randomBytes returns n bytes from crypto/rand.
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return b
+}
+
+// randomHex returns n random bytes as hex.
+func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
+
+// fromMillis converts Unix milliseconds to a UTC time.
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }

@@ -1,0 +1,184 @@
+// Package storetest runs tests against every Redis backend available: an in-process miniredis
+// always, a real redis-server that it starts on a free port whenever the binary is on PATH, and a
+// Redis Cluster when REDIS_CLUSTER_ADDRS names one. Each test gets its own key prefix, so tests
+// share a server safely and run in parallel.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/store"
+)
+
+// Backend is one Redis to test against.
+type Backend struct {
+	Name   string
+	Client redis.UniversalClient
+	// Mini is the miniredis behind the backend, nil for real servers. Tests that need it (to
+	// move its clock, say) skip other backends and say so in their names.
+	Mini *miniredis.Miniredis
+}
+
+// Server is a redis-server process started for the tests of one package.
+type Server struct {
+	Addr string
+	cmd  *exec.Cmd
+}
+
+// real is the package's real redis-server, started by Main.
+var real struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Main runs a package's tests with a real redis-server started beside them (when the binary is on
+// PATH) and stopped after. With REQUIRE_REAL_REDIS=1 a missing binary fails the run. Call it from
+// TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if real.srv != nil {
+		real.srv.Stop()
+	}
+	os.Exit(code)
+}
+
+// RealServer returns the package's real redis-server, starting it on first use. It skips the
+// test when redis-server is not installed, or fails it when REQUIRE_REAL_REDIS=1.
+func RealServer(t testing.TB) *Server {
+	t.Helper()
+	real.once.Do(func() { real.srv, real.err = StartServer() })
+	if real.err != nil {
+		if os.Getenv("REQUIRE_REAL_REDIS") == "1" {
+			t.Fatalf("REQUIRE_REAL_REDIS=1 but no real redis: %v", real.err)
+		}
+		t.Skipf("no real redis: %v", real.err)
+	}
+	return real.srv
+}
+
+// StartServer starts a redis-server without persistence on a free port.
+func StartServer(extra ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not on PATH: %w", err)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--loglevel", "warning", "--daemonize", "no"}, extra...)
+	cmd := exec.Command(bin, args...)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	for i := 0; ; i++ {
+		if c.Ping(context.Background()).Err() == nil {
+			return s, nil
+		}
+		if i > 100 {
+			s.Stop()
+			return nil, fmt.Errorf("redis-server on %s did not answer", s.Addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop kills the server.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}
+
+// FreePort returns a TCP port that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Backends returns the backends to run a test on, closing their clients when it ends.
+func Backends(t testing.TB) []Backend {
+	t.Helper()
+	m := miniredis.RunT(t)
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = mc.Close() })
+	out := []Backend{{Name: "miniredis", Client: mc, Mini: m}}
+
+	real.once.Do(func() { real.srv, real.err = StartServer() })
+	switch {
+	case real.err == nil:
+		rc := redis.NewClient(&redis.Options{Addr: real.srv.Addr})
+		t.Cleanup(func() { _ = rc.Close() })
+		out = append(out, Backend{Name: "redis", Client: rc})
+	case os.Getenv("REQUIRE_REAL_REDIS") == "1":
+		t.Fatalf("REQUIRE_REAL_REDIS=1 but no real redis: %v", real.err)
+	}
+	if addrs := os.Getenv("REDIS_CLUSTER_ADDRS"); addrs != "" {
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
+		t.Cleanup(func() { _ = cc.Close() })
+		out = append(out, Backend{Name: "cluster", Client: cc})
+	}
+	return out
+}
+
+// Run runs f as a parallel subtest on every backend.
+func Run(t *testing.T, f func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, b := range Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			f(t, b)
+		})
+	}
+}
+
+// Prefix returns a key prefix unique to one test.
+func Prefix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "t" + hex.EncodeToString(b) + ":"
+}
+
+// FastPasswords is a cheap argon2id cost for tests that sign up many users.
+var FastPasswords = store.PasswordParams{Memory: 64, Time: 1, Threads: 1}
+
+// NewStore returns a Store on b with a fresh prefix. Unset options get test-friendly values: cheap
+// password hashing and no write rate limit.
+func (b Backend) NewStore(t testing.TB, opts store.Options) *store.Store {
+	t.Helper()
+	if opts.Prefix == "" {
+		opts.Prefix = Prefix()
+	}
+	if opts.Password == (store.PasswordParams{}) {
+		opts.Password = FastPasswords
+	}
+	if opts.WriteLimit == 0 {
+		opts.WriteLimit = -1
+	}
+	s, err := store.New(context.Background(), b.Client, opts)
+	if err != nil {
+		t.Fatalf("new store: %v", err)
+	}
+	return s
+}

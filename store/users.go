@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/argon2"
+)
+
+// User is a member of the site.
+type User struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// NodeID returns the user's global id.
+func (u *User) NodeID() string { return u.ID }
+
+// Key returns the user's key (the lower-cased name).
+func (u *User) Key() string { return strings.TrimPrefix(u.ID, TypeUser+":") }
+
+// PasswordParams is the argon2id cost.
+type PasswordParams struct {
+	Memory  uint32 // KiB
+	Time    uint32
+	Threads uint8
+}
+
+// DefaultPasswordParams is OWASP's minimum recommendation for argon2id.
+var DefaultPasswordParams = PasswordParams{Memory: 19 * 1024, Time: 2, Threads: 1}
+
+// Session is the result of signing up or logging in.
+type Session struct {
+	Token string
+	User  *User
+}
+
+// SignUp creates a user and a first session. Names are unique ignoring case.
+func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, error) {
+	if !validUserName(name) {
+		return nil, invalidf("name must be 3–32 of A-Z a-z 0-9 _ -")
+	}
+	if err := checkPassword(password); err != nil {
+		return nil, err
+	}
+	uid := strings.ToLower(name)
+	hash := s.hashPassword(password)
+	now := s.now()
+	if _, err := s.run(ctx, "signup", []string{s.k.user(uid)}, name, hash, now.UnixMilli()); err != nil {
+		return nil, err
+	}
+	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())})
+}
+
+// LogIn checks a name and password and starts a session.
+func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, error) {
+	bad := &Error{Kind: KindUnauthenticated, Msg: "wrong name or password"}
+	if !validUserName(name) || len(password) > MaxPasswordBytes {
+		return nil, bad
+	}
+	uid := strings.ToLower(name)
+	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), "name", "created", "pass").Result()
+	if err != nil {
+		return nil, fmt.Errorf("log in: %w", err)
+	}
+	encoded, _ := vals[2].(string)
+	if encoded == "" {
+		// Spend the same time as a real check so that timing does not reveal which names exist.
+		s.verifyPassword(password, s.hashPassword("timing-equaliser"))
+		return nil, bad
+	}
+	if !s.verifyPassword(password, encoded) {
+		return nil, bad
+	}
+	return s.newSession(ctx, userFromFields(uid, vals[0], vals[1]))
+}
+
+// Authenticate returns the user id of a session token and extends the session's life. An unknown
+// or expired token is KindUnauthenticated.
+func (s *Store) Authenticate(ctx context.Context, token string) (string, error) {
+	if token == "" || len(token) > 100 {
+		return "", &Error{Kind: KindUnauthenticated, Msg: "invalid or expired token"}
+	}
+	uid, err := s.rdb.GetEx(ctx, s.k.session(digest(token)), s.opts.SessionTTL).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", &Error{Kind: KindUnauthenticated, Msg: "invalid or expired token"}
+	}
+	if err != nil {
+		return "", fmt.Errorf("authenticate: %w", err)
+	}
+	return userID(uid), nil
+}
+
+// LogOut ends the session of token.
+func (s *Store) LogOut(ctx context.Context, token string) error {
+	if err := s.rdb.Del(ctx, s.k.session(digest(token))).Err(); err != nil {
+		return fmt.Errorf("log out: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) newSession(ctx context.Context, u *User) (*Session, error) {
+	token := base64.RawURLEncoding.EncodeToString(randomBytes(32)) // 256 random bits
+	if err := s.rdb.Set(ctx, s.k.session(digest(token)), u.Key(), s.opts.SessionTTL).Err(); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	return &Session{Token: token, User: u}, nil
+}
+
+func userFromFields(uid string, name, created any) *User {
+	n, _ := name.(string)
+	c, _ := created.(string)
+	ms, _ := strconv.ParseInt(c, 10, 64)
+	return &User{ID: userID(uid), Name: n, CreatedAt: fromMillis(ms)}
+}
+
+func checkPassword(p string) error {
+	if len(p) < MinPasswordBytes || len(p) > MaxPasswordBytes {
+		return invalidf("password must be %d–%d bytes", MinPasswordBytes, MaxPasswordBytes)
+	}
+	return nil
+}
+
+// digest is the hex SHA-256 of a token; only digests are stored.
+func digest(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// hashPassword returns the PHC-style encoding $argon2id$v=19$m=..,t=..,p=..$salt$hash.
+func (s *Store) hashPassword(password string) string {
+	p := s.opts.Password
+	salt := randomBytes(16)
+	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, 32)
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+}
+
+// verifyPassword checks password against an encoding made by hashPassword, with the cost recorded
+// in the encoding (so the cost can be raised without invalidating old hashes).
+func (s *Store) verifyPassword(password, encoded string) bool {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var m, t uint32
+	var th uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &th); err != nil {
+		return false
+	}
+	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+	want, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, th, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
