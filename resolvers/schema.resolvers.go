@@ -48,6 +48,7 @@ func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
@@ -195,6 +196,7 @@ func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
@@ -272,6 +274,7 @@ func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, a
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
