@@ -88,7 +88,7 @@ func TestFirstSession(t *testing.T) {
 		}
 		// node(id) answers for every Node type, and null for ids that name nothing.
 		var nodes struct {
-			U, P, G      *struct{ ID, Typename string }
+			U, P, G       *struct{ ID, Typename string }
 			Missing, Gone *struct{ ID string }
 		}
 		a.do("", `query($u: ID!, $p: ID!) { u: node(id: $u) { id ... on User { name } }
