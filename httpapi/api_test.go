@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -199,9 +200,11 @@ func TestMutationsNeverOverGET(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var refused response
+		_ = json.NewDecoder(res.Body).Decode(&refused)
 		res.Body.Close()
-		if res.StatusCode < 400 {
-			t.Fatalf("GET mutation status %d", res.StatusCode)
+		if res.StatusCode < 400 || refused.code() != "METHOD_NOT_ALLOWED" {
+			t.Fatalf("GET mutation: status %d, %+v", res.StatusCode, refused.Errors)
 		}
 		if r := a.do("", `{ user(name: "mallory") { id } }`, nil); string(r.Data) != `{"user":null}` {
 			t.Fatalf("the GET mutation ran: %s", r.Data)
