@@ -101,12 +101,12 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, err
 	return err == nil, err
 }
 
-func (r *mutationResolver) VotePost(ctx context.Context, postID string, dir model.VoteDirection) (*store.Post, error) {
+func (r *mutationResolver) VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error) {
 	uid, err := requireViewerKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Store.VotePost(ctx, uid, postID, direction(dir))
+	p, err := r.Store.VotePost(ctx, uid, postID, voteValue(direction))
 	wrote(ctx)
 	return p, err
 }
