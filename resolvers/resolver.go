@@ -8,8 +8,6 @@ import (
 	"github.com/agora/agora/store"
 )
 
-//go:generate go run github.com/99designs/gqlgen generate --config ../gqlgen.yml
-
 // Resolver is the root resolver. It holds no per-request state; that travels in the context.
 type Resolver struct {
 	Store *store.Store
