@@ -199,7 +199,7 @@ func TestFeedCap(t *testing.T) {
 			}
 		}
 		checkFeed(t, s, "user:reader", "a2", "a1") // backfill of 2
-		post(t, s, "ben", "b3")                     // pulled: x fills bo's push set
+		post(t, s, "ben", "b3")                    // pulled: x fills bo's push set
 		post(t, s, "amy", "a4")
 		post(t, s, "amy", "a5")
 		post(t, s, "amy", "a6")

@@ -104,9 +104,9 @@ func TestKarmaRecordIsRepeatSafe(t *testing.T) {
 			want    int
 		}{
 			{"post:1", 5, 3, 5},
-			{"post:1", 5, 3, 5},  // repeated
-			{"post:1", 1, 2, 5},  // late, older version
-			{"post:1", 2, 4, 2},  // newer
+			{"post:1", 5, 3, 5}, // repeated
+			{"post:1", 1, 2, 5}, // late, older version
+			{"post:1", 2, 4, 2}, // newer
 			{"comment:1:1", -1, 1, 1},
 			{"comment:1:1", -1, 1, 1},
 			{"post:2", 0, 2, 1},
