@@ -154,6 +154,11 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 				return fmt.Errorf("rebuild: %w", err)
 			}
 			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted)
+			ustats, err := st.RebuildUsers(ctx)
+			if err != nil {
+				return fmt.Errorf("rebuild users: %w", err)
+			}
+			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows)
 			return nil
 		default:
 			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])

@@ -33,6 +33,8 @@ type Options struct {
 	LoaderWait time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Feed bounds the home feed; see FeedOptions.
+	Feed FeedOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -63,6 +65,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Feed = o.Feed.withDefaults()
 	return o
 }
 
