@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
