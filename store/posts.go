@@ -124,12 +124,19 @@ func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
 		return err
 	}
 	h := hashFromReply(reply)
+	// The thread can be large: its comments go in bounded steps after the atomic delete, which
+	// already hides them (every comment read checks the post). Rebuild finishes an interrupted
+	// sweep.
+	if err := s.dropThread(ctx, pid); err != nil {
+		return err
+	}
 	return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))
 }
 
-// postSubKeys lists the keys of a post's aggregate other than its hash, for deletion.
+// postSubKeys lists the keys of a post's aggregate other than its hash and its comments, for
+// deletion: the post's votes and the indexes of its top-level comments.
 func (s *Store) postSubKeys(pid string) []string {
-	return []string{s.k.postVotes(pid)}
+	return []string{s.k.postVotes(pid), s.k.repliesByTime(pid, topLevel), s.k.repliesByTop(pid, topLevel)}
 }
 
 // VotePost records uid's vote on a post: dir is 1 (up), -1 (down) or 0 (withdraw).

@@ -1,0 +1,57 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/store"
+)
+
+// commentSort maps the schema's CommentSort (default NEW) to the store's.
+func commentSort(s *model.CommentSort) store.CommentSort {
+	if s == nil {
+		return store.CommentsNew
+	}
+	switch *s {
+	case model.CommentSortOld:
+		return store.CommentsOld
+	case model.CommentSortTop:
+		return store.CommentsTop
+	}
+	return store.CommentsNew
+}
+
+func commentConnection(p *store.Page[*store.Comment]) *model.CommentConnection {
+	c := &model.CommentConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.CommentEdge, len(p.Items))}
+	for i, it := range p.Items {
+		c.Edges[i] = &model.CommentEdge{Cursor: p.Cursors[i], Node: it}
+	}
+	return c
+}
+
+// commentPost loads the post of a comment, which exists while the comment can be read.
+func commentPost(ctx context.Context, c *store.Comment) (*store.Post, error) {
+	p, err := loaderFrom(ctx).Post(ctx, c.PostID)
+	if err == nil && p == nil {
+		err = fmt.Errorf("post %s of comment %s is missing", c.PostID, c.ID)
+	}
+	return p, err
+}
+
+// commentAuthor loads the author of a comment; nil once it is deleted.
+func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
+	if c.Deleted || c.AuthorID == "" {
+		return nil, nil
+	}
+	return mustUser(ctx, c.AuthorID)
+}
+
+// commentBody is the text of a comment; nil once it is deleted.
+func commentBody(c *store.Comment) *string {
+	if c.Deleted {
+		return nil
+	}
+	t := c.Text
+	return &t
+}
