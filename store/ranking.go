@@ -139,10 +139,6 @@ type RebuildStats struct {
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
 	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
-		if pid, ok := threadPostKey(s.k.prefix, key); ok {
-			// The comments of a post deleted by a process that stopped before dropping them all.
-			return s.dropThread(ctx, pid)
-		}
 		pid, ok := postKeyFromHashKey(s.k.prefix, key)
 		if !ok {
 			return nil
@@ -165,6 +161,17 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		}
 		st.Posts++
 		return s.indexPost(ctx, p, nil)
+	})
+	if err != nil {
+		return st, err
+	}
+	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
+	// does nothing on a live post.
+	err = s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
+		if pid, ok := threadPostKey(s.k.prefix, key); ok {
+			return s.dropThread(ctx, pid)
+		}
+		return nil
 	})
 	return st, err
 }
