@@ -40,7 +40,7 @@ func (r *commentResolver) ViewerVote(ctx context.Context, obj *store.Comment) (m
 
 func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), n, a)
+	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), n, a, threadNeeds(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -161,12 +161,12 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 	return err == nil, err
 }
 
-func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, dir model.VoteDirection) (*store.Comment, error) {
+func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, direction model.VoteDirection) (*store.Comment, error) {
 	uid, err := requireViewerKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Store.VoteComment(ctx, uid, commentID, direction(dir))
+	c, err := r.Store.VoteComment(ctx, uid, commentID, voteValue(direction))
 	wrote(ctx)
 	return c, err
 }
@@ -194,7 +194,7 @@ func (r *postResolver) Groups(ctx context.Context, obj *store.Post) ([]*store.Gr
 
 func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), n, a)
+	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), n, a, threadNeeds(ctx))
 	if err != nil {
 		return nil, err
 	}

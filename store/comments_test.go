@@ -80,9 +80,9 @@ func (th *thread) page(parent *store.Comment, sort store.CommentSort, first int,
 	var p *store.Page[*store.Comment]
 	var err error
 	if parent == nil {
-		p, err = l.PostComments(context.Background(), th.post, sort, first, after)
+		p, err = l.PostComments(context.Background(), th.post, sort, first, after, nil)
 	} else {
-		p, err = l.Replies(context.Background(), parent, sort, first, after)
+		p, err = l.Replies(context.Background(), parent, sort, first, after, nil)
 	}
 	if err != nil {
 		th.t.Fatalf("page: %v", err)
@@ -499,18 +499,18 @@ func TestCommentPagingAcrossInsertsAndDeletes(t *testing.T) {
 
 		// A cursor of one list is refused by another.
 		l := th.s.NewLoader()
-		if _, err := l.Replies(ctx, parent, store.CommentsNew, 2, t1.EndCursor()); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Replies(ctx, parent, store.CommentsNew, 2, t1.EndCursor(), nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a TOP cursor on NEW: %v", err)
 		}
-		if _, err := l.PostComments(ctx, th.post, store.CommentsOld, 2, p1.EndCursor()); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.PostComments(ctx, th.post, store.CommentsOld, 2, p1.EndCursor(), nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a reply cursor on the top level: %v", err)
 		}
 		for _, first := range []int{0, 101} {
-			if _, err := l.Replies(ctx, parent, store.CommentsNew, first, ""); !store.IsKind(err, store.KindInvalid) {
+			if _, err := l.Replies(ctx, parent, store.CommentsNew, first, "", nil); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("first=%d: %v", first, err)
 			}
 		}
-		if _, err := l.Replies(ctx, parent, store.CommentsNew, 2, "garbage"); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Replies(ctx, parent, store.CommentsNew, 2, "garbage", nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a garbage cursor: %v", err)
 		}
 		th.check()

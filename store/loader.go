@@ -22,6 +22,7 @@ type Loader struct {
 	timer   *time.Timer
 	first   time.Time // when the oldest pending call was queued
 	cache   map[string]*call
+	walked  map[*call]*Page[*Comment] // pages of comments whose subtrees Prefetch has loaded
 }
 
 // call is one queued read. fill adds its command to the pipeline; done closes once it ran.
@@ -44,19 +45,41 @@ func (s *Store) NewLoader() *Loader {
 	return &Loader{s: s, cache: make(map[string]*call)}
 }
 
+// read is one lookup: its cache key ("" for none) and the command it adds to a pipeline.
+type read struct {
+	key  string
+	fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder
+}
+
 // do queues a read (or joins an identical one, by key) and waits for its batch to run.
 func (l *Loader) do(ctx context.Context, key string, fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	return l.queue(ctx, read{key: key, fill: fill})[0].wait(ctx)
+}
+
+// queue adds reads to the pending batch in one step, joining identical reads already queued or
+// done, and returns their calls without waiting. Reads queued together share a pipeline (unless
+// the batch outgrows maxBatchSize), which makes level-by-level batching independent of timing.
+func (l *Loader) queue(ctx context.Context, reads ...read) []*call {
+	out := make([]*call, len(reads))
 	l.mu.Lock()
-	c, ok := l.cache[key]
-	if !ok {
-		c = &call{fill: fill, done: make(chan struct{}), ctx: ctx}
-		if key != "" {
-			l.cache[key] = c
+	defer l.mu.Unlock()
+	for i, r := range reads {
+		c, ok := l.cache[r.key]
+		if !ok {
+			c = &call{fill: r.fill, done: make(chan struct{}), ctx: ctx}
+			if r.key != "" {
+				l.cache[r.key] = c
+			}
+			l.pending = append(l.pending, c)
+			l.schedule()
 		}
-		l.pending = append(l.pending, c)
-		l.schedule()
+		out[i] = c
 	}
-	l.mu.Unlock()
+	return out
+}
+
+// wait waits for a queued read to run.
+func (c *call) wait(ctx context.Context) (redis.Cmder, error) {
 	select {
 	case <-c.done:
 		return c.cmd, c.err
@@ -134,6 +157,7 @@ func (l *Loader) exec(batch []*call) {
 func (l *Loader) Clear() {
 	l.mu.Lock()
 	l.cache = make(map[string]*call)
+	l.walked = nil
 	l.mu.Unlock()
 }
 
@@ -150,9 +174,7 @@ func (l *Loader) hash(ctx context.Context, key string) (map[string]string, error
 
 // hashField loads one field of a hash; "" when absent.
 func (l *Loader) hashField(ctx context.Context, key, field string) (string, error) {
-	cmd, err := l.do(ctx, "f:"+key+"\x00"+field, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.HGet(ctx, key, field)
-	})
+	cmd, err := l.queue(ctx, hashFieldRead(key, field))[0].wait(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -161,17 +183,29 @@ func (l *Loader) hashField(ctx context.Context, key, field string) (string, erro
 
 // hashFields loads some fields of a hash.
 func (l *Loader) hashFields(ctx context.Context, key string, fields ...string) ([]any, error) {
-	ck := "m:" + key
-	for _, f := range fields {
-		ck += "\x00" + f
-	}
-	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.HMGet(ctx, key, fields...)
-	})
+	cmd, err := l.queue(ctx, hashFieldsRead(key, fields...))[0].wait(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return cmd.(*redis.SliceCmd).Val(), nil
+}
+
+// hashFieldRead is the read of hashField.
+func hashFieldRead(key, field string) read {
+	return read{key: "f:" + key + "\x00" + field, fill: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.HGet(ctx, key, field)
+	}}
+}
+
+// hashFieldsRead is the read of hashFields.
+func hashFieldsRead(key string, fields ...string) read {
+	ck := "m:" + key
+	for _, f := range fields {
+		ck += "\x00" + f
+	}
+	return read{key: ck, fill: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.HMGet(ctx, key, fields...)
+	}}
 }
 
 // zcard loads the size of a sorted set.

@@ -257,7 +257,11 @@ func hashFromReply(v any) map[string]string {
 	m := make(map[string]string, len(arr)/2)
 	for i := 0; i+1 < len(arr); i += 2 {
 		k, _ := arr[i].(string)
-		m[k] = fmt.Sprint(arr[i+1])
+		if v, ok := arr[i+1].(string); ok {
+			m[k] = v
+		} else {
+			m[k] = fmt.Sprint(arr[i+1])
+		}
 	}
 	return m
 }

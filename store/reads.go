@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Group is a named collection of posts.
@@ -36,14 +38,20 @@ func (l *Loader) UserByName(ctx context.Context, name string) (*User, error) {
 }
 
 func (l *Loader) userByKey(ctx context.Context, uid string) (*User, error) {
-	vals, err := l.hashFields(ctx, l.s.k.user(uid), "name", "created")
+	cmd, err := l.queue(ctx, l.userRead(uid))[0].wait(ctx)
 	if err != nil {
 		return nil, err
 	}
+	vals := cmd.(*redis.SliceCmd).Val()
 	if vals[0] == nil {
 		return nil, nil
 	}
 	return userFromFields(uid, vals[0], vals[1]), nil
+}
+
+// userRead is the read behind userByKey, for batching users with other reads.
+func (l *Loader) userRead(uid string) read {
+	return hashFieldsRead(l.s.k.user(uid), "name", "created")
 }
 
 // Post loads a post by global id; nil when there is none or it was deleted.
