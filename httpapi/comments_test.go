@@ -80,6 +80,19 @@ func TestCommentThreadAPI(t *testing.T) {
 		bob, _ := a.signUp("bob")
 		post := a.createPost(alice, "Threads")
 
+		var empty struct {
+			Post struct {
+				CommentCount int
+				Comments     apiConnection
+			}
+		}
+		a.do("", `query($id:ID!){post(id:$id){commentCount comments{totalCount pageInfo{hasNextPage endCursor} edges{cursor}}}}`,
+			map[string]any{"id": post}).decode(t, &empty)
+		if empty.Post.CommentCount != 0 || empty.Post.Comments.TotalCount != 0 || len(empty.Post.Comments.Edges) != 0 ||
+			empty.Post.Comments.PageInfo.HasNextPage || empty.Post.Comments.PageInfo.EndCursor != nil {
+			t.Errorf("a post without comments: %+v", empty.Post)
+		}
+
 		top := a.comment(bob, post, "", "top-level")
 		if top.Depth != 0 || top.Parent != nil || top.Post.ID != post || top.Author.Name != "bob" || *top.Body != "top-level" ||
 			top.ViewerVote != "UP" || top.Deleted || top.EditedAt != nil {

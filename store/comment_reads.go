@@ -18,25 +18,19 @@ func (l *Loader) Comment(ctx context.Context, id string) (*Comment, error) {
 	}
 	// The post and the comment go into the same batch: a comment of a deleted post is hidden even
 	// while its keys are being dropped.
-	var post map[string]string
-	var postErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		post, postErr = l.hash(ctx, l.s.k.post(pid))
-	}()
-	h, err := l.hash(ctx, l.s.k.comment(pid, num))
-	<-done
-	if err != nil {
-		return nil, err
+	calls := l.queue(ctx, hashRead(l.s.k.post(pid)), hashRead(l.s.k.comment(pid, num)))
+	var h [2]map[string]string
+	for i, c := range calls {
+		cmd, err := c.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		h[i] = cmd.(*redis.MapStringStringCmd).Val()
 	}
-	if postErr != nil {
-		return nil, postErr
-	}
-	if l.s.postFromHash(pid, post) == nil {
+	if l.s.postFromHash(pid, h[0]) == nil {
 		return nil, nil
 	}
-	return commentFromHash(pid, num, h), nil
+	return commentFromHash(pid, num, h[1]), nil
 }
 
 // CommentNeeds says what a response reads of each comment of a list besides the comment itself,
@@ -62,6 +56,10 @@ func (n *CommentNeeds) empty() bool { return !n.Author && n.Viewer == "" && len(
 // page's subtree has not been loaded yet, it then loads what needs() says the response will read
 // below the page, level by level (see Prefetch).
 func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, first int, after string, needs func() CommentNeeds) (*Page[*Comment], error) {
+	if p.CommentCount == 0 {
+		// No live comment means no comment at all: a tombstone only stays while it has replies.
+		return emptyCommentPage(p.Key(), topLevel, sort, first, after)
+	}
 	return l.commentPage(ctx, p.Key(), topLevel, sort, first, after, needs)
 }
 
@@ -69,16 +67,21 @@ func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, fi
 // below them, like PostComments.
 func (l *Loader) Replies(ctx context.Context, c *Comment, sort CommentSort, first int, after string, needs func() CommentNeeds) (*Page[*Comment], error) {
 	if c.ReplyCount == 0 {
-		// Nothing to read; the arguments are still checked as for any other page.
-		if err := CheckFirst(first); err != nil {
-			return nil, err
-		}
-		if _, err := decodeCursor(after, commentListTag(c.pid, c.num, sort)); err != nil {
-			return nil, err
-		}
-		return &Page[*Comment]{}, nil
+		return emptyCommentPage(c.pid, c.num, sort, first, after)
 	}
 	return l.commentPage(ctx, c.pid, c.num, sort, first, after, needs)
+}
+
+// emptyCommentPage answers for a list known to be empty without reading it; the arguments are
+// still checked as for any other page.
+func emptyCommentPage(pid, parent string, sort CommentSort, first int, after string) (*Page[*Comment], error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	if _, err := decodeCursor(after, commentListTag(pid, parent, sort)); err != nil {
+		return nil, err
+	}
+	return &Page[*Comment]{}, nil
 }
 
 // Prefetch reads what needs says a response reads below the comments cs: their authors and the

@@ -80,7 +80,10 @@ func (th *thread) page(parent *store.Comment, sort store.CommentSort, first int,
 	var p *store.Page[*store.Comment]
 	var err error
 	if parent == nil {
-		p, err = l.PostComments(context.Background(), th.post, sort, first, after, nil)
+		// Read the index even where commentCount says there is nothing to read.
+		probe := *th.post
+		probe.CommentCount = 1
+		p, err = l.PostComments(context.Background(), &probe, sort, first, after, nil)
 	} else {
 		p, err = l.Replies(context.Background(), parent, sort, first, after, nil)
 	}

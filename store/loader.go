@@ -163,9 +163,7 @@ func (l *Loader) Clear() {
 
 // hash loads a whole hash.
 func (l *Loader) hash(ctx context.Context, key string) (map[string]string, error) {
-	cmd, err := l.do(ctx, "h:"+key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.HGetAll(ctx, key)
-	})
+	cmd, err := l.queue(ctx, hashRead(key))[0].wait(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +186,13 @@ func (l *Loader) hashFields(ctx context.Context, key string, fields ...string) (
 		return nil, err
 	}
 	return cmd.(*redis.SliceCmd).Val(), nil
+}
+
+// hashRead is the read of hash.
+func hashRead(key string) read {
+	return read{key: "h:" + key, fill: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.HGetAll(ctx, key)
+	}}
 }
 
 // hashFieldRead is the read of hashField.
