@@ -54,7 +54,7 @@ func (n *CommentNeeds) empty() bool { return !n.Author && n.Viewer == "" && len(
 
 // PostComments loads one page of a post's top-level comments. When needs is not nil and the
 // page's subtree has not been loaded yet, it then loads what needs() says the response will read
-// below the page, level by level (see Prefetch).
+// below the page, level by level (see prefetch).
 func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, first int, after string, needs func() CommentNeeds) (*Page[*Comment], error) {
 	if p.CommentCount == 0 {
 		// No live comment means no comment at all: a tombstone only stays while it has replies.
@@ -84,23 +84,22 @@ func emptyCommentPage(pid, parent string, sort CommentSort, first int, after str
 	return &Page[*Comment]{}, nil
 }
 
-// Prefetch reads what needs says a response reads below the comments cs: their authors and the
+// prefetch reads what needs says a response reads below the comments cs: their authors and the
 // viewer's votes on them, pages of their replies, then the same for those replies, and so on.
 // Everything one level needs goes to Redis in one pipeline, with the next level's pages of
 // replies (which carry their comments' hashes), so a thread costs one round trip per level
 // whatever its size. Errors are left for the resolvers, which meet them again when they read the
 // same data.
-func (l *Loader) Prefetch(ctx context.Context, cs []*Comment, needs CommentNeeds) {
+func (l *Loader) prefetch(ctx context.Context, cs []*Comment, needs CommentNeeds) {
 	type group struct {
 		cs    []*Comment
 		needs *CommentNeeds
 	}
 	type pageRead struct {
-		at          int // index in reads
-		pid, parent string
-		tag         string
-		first       int
-		rn          *ReplyNeeds
+		at       int // index in reads
+		pid, tag string
+		first    int
+		rn       *ReplyNeeds
 	}
 	level := []group{{cs, &needs}}
 	for len(level) > 0 {
@@ -124,7 +123,7 @@ func (l *Loader) Prefetch(ctx context.Context, cs []*Comment, needs CommentNeeds
 						continue // a bad cursor: the resolver reports it
 					}
 					reads = append(reads, r)
-					pages = append(pages, pageRead{at: len(reads) - 1, pid: c.pid, parent: c.num, tag: tag, first: rn.First, rn: rn})
+					pages = append(pages, pageRead{at: len(reads) - 1, pid: c.pid, tag: tag, first: rn.First, rn: rn})
 				}
 			}
 		}
@@ -215,7 +214,7 @@ func (l *Loader) commentPageRead(pid, parent string, sort CommentSort, first int
 }
 
 // commentPage loads a page of the direct replies of parent (topLevel for the post), and then with
-// needs what the response reads below it, unless Prefetch has already done so.
+// needs what the response reads below it, unless prefetch has already done so.
 func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort CommentSort, first int, after string, needs func() CommentNeeds) (*Page[*Comment], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
@@ -233,7 +232,7 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 		return nil, err
 	}
 	if needs != nil && len(p.Items) > 0 {
-		l.Prefetch(ctx, p.Items, needs())
+		l.prefetch(ctx, p.Items, needs())
 	}
 	return p, nil
 }
@@ -263,7 +262,7 @@ func (l *Loader) readCommentPage(ctx context.Context, c *call, pid, tag string, 
 	return out, nil
 }
 
-// markWalked records that Prefetch has loaded the subtree below a page, keeping the page.
+// markWalked records that prefetch has loaded the subtree below a page, keeping the page.
 func (l *Loader) markWalked(c *call, p *Page[*Comment]) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -273,7 +272,7 @@ func (l *Loader) markWalked(c *call, p *Page[*Comment]) {
 	l.walked[c] = p
 }
 
-// walkedPage returns the page of a call whose subtree Prefetch has loaded, or nil.
+// walkedPage returns the page of a call whose subtree prefetch has loaded, or nil.
 func (l *Loader) walkedPage(c *call) *Page[*Comment] {
 	l.mu.Lock()
 	defer l.mu.Unlock()

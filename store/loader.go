@@ -22,7 +22,7 @@ type Loader struct {
 	timer   *time.Timer
 	first   time.Time // when the oldest pending call was queued
 	cache   map[string]*call
-	walked  map[*call]*Page[*Comment] // pages of comments whose subtrees Prefetch has loaded
+	walked  map[*call]*Page[*Comment] // pages of comments whose subtrees prefetch has loaded
 }
 
 // call is one queued read. fill adds its command to the pipeline; done closes once it ran.
