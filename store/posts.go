@@ -106,6 +106,7 @@ func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, 
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return nil, err
 	}
+	s.publishPostPublished(ctx, p)
 	return p, nil
 }
 
@@ -124,7 +125,11 @@ func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
 		return err
 	}
 	h := hashFromReply(reply)
-	return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))
+	if err := s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"])); err != nil {
+		return err
+	}
+	s.publishPostChanged(ctx, pid) // subscribers find it gone and end their streams
+	return nil
 }
 
 // postSubKeys lists the keys of a post's aggregate other than its hash, for deletion.
@@ -161,6 +166,9 @@ func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, e
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return nil, err
 	}
+	// Published even when the vote changed nothing, like the re-index above: a repeat completes
+	// an earlier attempt that was cut off before it could publish.
+	s.publishPostChanged(ctx, pid)
 	return p, nil
 }
 
@@ -210,6 +218,7 @@ func (s *Store) SetPostGroups(ctx context.Context, uid, id string, add, remove [
 	if err := s.indexPost(ctx, p, left); err != nil {
 		return nil, err
 	}
+	s.publishPostChanged(ctx, pid)
 	return p, nil
 }
 
