@@ -223,15 +223,15 @@ func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) 
 }
 
 func (r *subscriptionResolver) PostChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {
-	panic(fmt.Errorf("not implemented: PostChanged - postChanged"))
+	return r.postChanged(ctx, postID)
 }
 
 func (r *subscriptionResolver) PostPublished(ctx context.Context, group *string) (<-chan *store.Post, error) {
-	panic(fmt.Errorf("not implemented: PostPublished - postPublished"))
+	return r.postPublished(ctx, deref(group))
 }
 
 func (r *subscriptionResolver) Feed(ctx context.Context) (<-chan *store.Post, error) {
-	panic(fmt.Errorf("not implemented: Feed - feed"))
+	return r.feed(ctx)
 }
 
 func (r *userResolver) Karma(ctx context.Context, obj *store.User) (int, error) {
