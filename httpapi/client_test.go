@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,9 @@ type wsClient struct {
 	msgs  chan wsMsg
 	done  chan struct{} // closed when the socket's reading ends
 	err   error         // why it ended; read after done
+
+	mute  atomic.Bool  // do not answer pings
+	pings atomic.Int32 // pings and keep-alives received
 }
 
 // wsURL turns the test server's URL into the WebSocket URL of /query.
@@ -78,9 +82,13 @@ func (c *wsClient) read() {
 		}
 		switch m.Type {
 		case "ka":
+			c.pings.Add(1)
 			continue
 		case "ping":
-			_ = c.write(wsMsg{Type: "pong"})
+			c.pings.Add(1)
+			if !c.mute.Load() {
+				_ = c.write(wsMsg{Type: "pong"})
+			}
 			continue
 		}
 		c.msgs <- m

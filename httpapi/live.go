@@ -79,8 +79,9 @@ func (l Live) CheckOrigins() error {
 
 // WebSocket close codes of graphql-transport-ws.
 const (
-	CloseForbidden   = 4403 // connection_init carried a bad token
-	CloseInitTimeout = 4408 // no connection_init in time
+	CloseForbidden      = 4403 // connection_init carried a bad token
+	CloseInitTimeout    = 4408 // no connection_init in time
+	CloseInvalidMessage = 4400 // a message the server could not take
 )
 
 // Error codes of the live transports, in extensions.code.
@@ -158,6 +159,15 @@ func liveRequests(cfg Config, next http.Handler) http.Handler {
 				writeError(w, http.StatusForbidden, err.Error(), CodeForbidden)
 				return
 			}
+			// gqlgen returns without closing the socket on some bad connection_init messages
+			// (a payload that is not an object): close whatever it left open.
+			var held heldConn
+			ctx := context.WithValue(r.Context(), streamingKey{}, true)
+			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, heldConnKey{}, &held)))
+			if c := held.get(); c != nil {
+				_ = c.WriteClose(CloseInvalidMessage, "Invalid message")
+			}
+			return
 		case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
 			w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
 		default:
@@ -277,8 +287,23 @@ func (i wsImplementation) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	c.mu.Lock()
 	c.initTimer = time.AfterFunc(i.live.InitTimeout, c.initTimedOut)
 	c.mu.Unlock()
+	if h, ok := r.Context().Value(heldConnKey{}).(*heldConn); ok {
+		h.set(c)
+	}
 	return c, nil
 }
+
+// heldConn lets the middleware see the socket that gqlgen's transport accepted.
+type heldConn struct {
+	mu sync.Mutex
+	c  *wsConn
+}
+
+type heldConnKey struct{}
+
+func (h *heldConn) set(c *wsConn) { h.mu.Lock(); h.c = c; h.mu.Unlock() }
+
+func (h *heldConn) get() *wsConn { h.mu.Lock(); defer h.mu.Unlock(); return h.c }
 
 // wsConn adapts a coder/websocket connection to gqlgen's transport.
 type wsConn struct {

@@ -279,6 +279,55 @@ func TestWebSocketInitTimeout(t *testing.T) {
 	})
 }
 
+func TestWebSocketClosesOnBadInitPayload(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		for _, proto := range []string{protoTransportWS, protoGraphQLWS} {
+			c, _, err := dialWS(context.Background(), a.srv.URL, proto, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.send(t, wsMsg{Type: "connection_init", Payload: []byte(`"not an object"`)})
+			if code := c.closeStatus(t); code != httpapi.CloseInvalidMessage {
+				t.Errorf("%s: close code %d, want %d", proto, code, httpapi.CloseInvalidMessage)
+			}
+			c.close()
+		}
+	})
+}
+
+func TestWebSocketKeepAlive(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{KeepAlive: 20 * time.Millisecond})
+		for _, proto := range []string{protoTransportWS, protoGraphQLWS} {
+			t.Run(proto, func(t *testing.T) {
+				c, _, err := dialWS(context.Background(), a.srv.URL, proto, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.close()
+				c.init(t, "")
+				waitFor(t, "keep-alives", func() bool { return c.pings.Load() >= 3 })
+				select {
+				case <-c.done:
+					t.Fatalf("a client that answers keep-alives was disconnected: %v", c.err)
+				default:
+				}
+			})
+		}
+		t.Run("a silent graphql-transport-ws client is dropped", func(t *testing.T) {
+			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			c.mute.Store(true)
+			c.init(t, "")
+			c.closeStatus(t) // fails the test unless the server drops the socket
+		})
+	})
+}
+
 func TestSubscriptionCapPerSocket(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{MaxSubscriptions: 2})
