@@ -100,7 +100,7 @@ var errEndStream = errors.New("end of stream")
 // errors are logged and the event is skipped: pub/sub delivery is at most once anyway, and one
 // failed read should not end every subscriber's stream at once. The subscription is closed when
 // the stream ends, whether the client left, the store dropped it, or its subject is gone.
-func stream[T any](ctx context.Context, log *slog.Logger, sub *store.Subscription,
+func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream,
 	load func(ctx context.Context, ev store.Event) (v T, ok bool, err error)) (<-chan T, error) {
 	slot := requestFrom(ctx).events
 	if slot == nil {

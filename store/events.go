@@ -3,9 +3,6 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Live events. Every write publishes, after it has succeeded, a small JSON message of ids on Redis
@@ -109,7 +106,7 @@ func (s *Store) publishPostPublished(ctx context.Context, p *Post) {
 
 // SubscribePostChanged subscribes to the changes of one post: votes, score, comment count,
 // groups, and its deletion. The Post of each event is the post's id.
-func (s *Store) SubscribePostChanged(ctx context.Context, postID string) (*Subscription, error) {
+func (s *Store) SubscribePostChanged(ctx context.Context, postID string) (*EventStream, error) {
 	pid, err := PostKey(postID)
 	if err != nil {
 		return nil, err
@@ -119,7 +116,7 @@ func (s *Store) SubscribePostChanged(ctx context.Context, postID string) (*Subsc
 
 // SubscribeCommentAdded subscribes to the new comments and replies anywhere in one post's
 // thread. Each event names the post and the comment.
-func (s *Store) SubscribeCommentAdded(ctx context.Context, postID string) (*Subscription, error) {
+func (s *Store) SubscribeCommentAdded(ctx context.Context, postID string) (*EventStream, error) {
 	pid, err := PostKey(postID)
 	if err != nil {
 		return nil, err
@@ -129,7 +126,7 @@ func (s *Store) SubscribeCommentAdded(ctx context.Context, postID string) (*Subs
 
 // SubscribePostPublished subscribes to new posts: all of them when group is "", else those
 // published in that group. Each event names the post and its author.
-func (s *Store) SubscribePostPublished(ctx context.Context, group string) (*Subscription, error) {
+func (s *Store) SubscribePostPublished(ctx context.Context, group string) (*EventStream, error) {
 	if group != "" {
 		var err error
 		if group, err = NormalizeGroupName(group); err != nil {
@@ -147,7 +144,7 @@ func (s *Store) SubscribePostPublished(ctx context.Context, group string) (*Subs
 // unfollow needs no resubscription, and a process holds one Redis subscription for all its feed
 // subscribers whatever they follow. The price is one follow check per feed subscriber per new
 // post, which the event's shared Loader batches into one pipeline per event and process.
-func (s *Store) SubscribeFeed(ctx context.Context, viewerID string) (*Subscription, error) {
+func (s *Store) SubscribeFeed(ctx context.Context, viewerID string) (*EventStream, error) {
 	if _, err := UserKey(viewerID); err != nil {
 		return nil, err
 	}
@@ -157,46 +154,5 @@ func (s *Store) SubscribeFeed(ctx context.Context, viewerID string) (*Subscripti
 // FeedIncludes reports whether a new-post event belongs in the live feed of viewerID: whether the
 // viewer follows its author now.
 func (l *Loader) FeedIncludes(ctx context.Context, viewerID string, ev Event) (bool, error) {
-	if ev.Author == "" || ev.Author == viewerID {
-		return false, nil
-	}
-	return l.follows(ctx, viewerID, ev.Author)
-}
-
-// follows reports whether the user follower follows the user followee, both global ids: one
-// ZSCORE on the follower's following set, batched with the other reads of the Loader.
-//
-// The follow graph belongs to the follows feature: its following set, the sorted set
-// <prefix>{u:<follower>}:following of followee user keys scored by follow time, is written by the
-// follow and unfollow scripts. When that feature's keys.go builder exists, followingKey defers to
-// it; this is the one place the live feed knows of the follow graph.
-func (l *Loader) follows(ctx context.Context, follower, followee string) (bool, error) {
-	fk, err := UserKey(follower)
-	if err != nil {
-		return false, err
-	}
-	ek, err := UserKey(followee)
-	if err != nil {
-		return false, err
-	}
-	_, ok, err := l.zscore(ctx, l.s.k.followingKey(fk), ek)
-	return ok, err
-}
-
-// followingKey is the sorted set of the user keys uid follows, scored by follow time (ms).
-func (k keys) followingKey(uid string) string { return k.user(uid) + ":following" }
-
-// zscore loads the score of member in a sorted set; ok is false when it is not a member.
-func (l *Loader) zscore(ctx context.Context, key, member string) (float64, bool, error) {
-	cmd, err := l.do(ctx, "zs:"+key+"\x00"+member, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZScore(ctx, key, member)
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	c := cmd.(*redis.FloatCmd)
-	if errors.Is(c.Err(), redis.Nil) {
-		return 0, false, nil
-	}
-	return c.Val(), true, nil
+	return l.Follows(ctx, viewerID, ev.Author)
 }

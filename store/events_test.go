@@ -38,7 +38,7 @@ func peer(t *testing.T, b storetest.Backend, s *store.Store) *store.Store {
 	return ps
 }
 
-func next(t *testing.T, sub *store.Subscription) store.Event {
+func next(t *testing.T, sub *store.EventStream) store.Event {
 	t.Helper()
 	select {
 	case ev, ok := <-sub.Events():
@@ -52,7 +52,7 @@ func next(t *testing.T, sub *store.Subscription) store.Event {
 	return store.Event{}
 }
 
-func signUp(t *testing.T, s *store.Store, name string) string {
+func liveUser(t *testing.T, s *store.Store, name string) string {
 	t.Helper()
 	sess, err := s.SignUp(context.Background(), name, "password1")
 	if err != nil {
@@ -67,7 +67,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 		a := b.NewStore(t, store.Options{})
 		t.Cleanup(func() { _ = a.Close() })
 		w := peer(t, b, a) // the writer: another process on the same Redis
-		alice, bob := signUp(t, w, "alice"), signUp(t, w, "bob")
+		alice, bob := liveUser(t, w, "alice"), liveUser(t, w, "bob")
 		post, err := w.CreatePost(ctx, alice, store.NewPost{Title: "first", Groups: []string{"go"}})
 		if err != nil {
 			t.Fatal(err)
@@ -75,14 +75,14 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 
 		tests := []struct {
 			name      string
-			subscribe func() (*store.Subscription, error)
+			subscribe func() (*store.EventStream, error)
 			write     func() error
 			want      store.Event
 			check     func(t *testing.T, ev store.Event)
 		}{
 			{
 				name:      "vote changes the post",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribePostChanged(ctx, post.ID) },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
 				write:     func() error { _, err := w.VotePost(ctx, bob, post.ID, 1); return err },
 				want:      store.Event{Post: post.ID},
 				check: func(t *testing.T, ev store.Event) {
@@ -94,7 +94,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			},
 			{
 				name:      "groups change the post",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribePostChanged(ctx, post.ID) },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
 				write:     func() error { _, err := w.SetPostGroups(ctx, alice, post.ID, []string{"redis"}, nil); return err },
 				want:      store.Event{Post: post.ID},
 				check: func(t *testing.T, ev store.Event) {
@@ -106,7 +106,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			},
 			{
 				name:      "a comment is added",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribeCommentAdded(ctx, post.ID) },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribeCommentAdded(ctx, post.ID) },
 				write: func() error {
 					w.PublishCommentAdded(ctx, post.Key(), "comment:"+post.Key()+":1")
 					return nil
@@ -115,7 +115,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			},
 			{
 				name:      "a comment changes the post's count",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribePostChanged(ctx, post.ID) },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
 				write: func() error {
 					w.PublishCommentAdded(ctx, post.Key(), "comment:"+post.Key()+":2")
 					return nil
@@ -124,13 +124,13 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			},
 			{
 				name:      "a new post, all groups",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribePostPublished(ctx, "") },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribePostPublished(ctx, "") },
 				write:     func() error { _, err := w.CreatePost(ctx, bob, store.NewPost{Title: "second"}); return err },
 				want:      store.Event{Post: "post:2", Author: "user:bob"},
 			},
 			{
 				name:      "a new post in a group",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribePostPublished(ctx, "Go") },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribePostPublished(ctx, "Go") },
 				write: func() error {
 					// A post outside the group first: the subscriber must see only the second.
 					if _, err := w.CreatePost(ctx, bob, store.NewPost{Title: "third", Groups: []string{"rust"}}); err != nil {
@@ -143,7 +143,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			},
 			{
 				name:      "the post is deleted",
-				subscribe: func() (*store.Subscription, error) { return a.SubscribePostChanged(ctx, post.ID) },
+				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
 				write:     func() error { return w.DeletePost(ctx, alice, post.ID) },
 				want:      store.Event{Post: post.ID},
 				check: func(t *testing.T, ev store.Event) {
@@ -185,11 +185,11 @@ func TestSubscribeRejectsBadInput(t *testing.T) {
 		ctx := context.Background()
 		s := b.NewStore(t, store.Options{})
 		t.Cleanup(func() { _ = s.Close() })
-		for name, f := range map[string]func() (*store.Subscription, error){
-			"post id":    func() (*store.Subscription, error) { return s.SubscribePostChanged(ctx, "user:bob") },
-			"comment id": func() (*store.Subscription, error) { return s.SubscribeCommentAdded(ctx, "post:x") },
-			"group":      func() (*store.Subscription, error) { return s.SubscribePostPublished(ctx, "no spaces") },
-			"viewer":     func() (*store.Subscription, error) { return s.SubscribeFeed(ctx, "post:1") },
+		for name, f := range map[string]func() (*store.EventStream, error){
+			"post id":    func() (*store.EventStream, error) { return s.SubscribePostChanged(ctx, "user:bob") },
+			"comment id": func() (*store.EventStream, error) { return s.SubscribeCommentAdded(ctx, "post:x") },
+			"group":      func() (*store.EventStream, error) { return s.SubscribePostPublished(ctx, "no spaces") },
+			"viewer":     func() (*store.EventStream, error) { return s.SubscribeFeed(ctx, "post:1") },
 		} {
 			if _, err := f(); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: err = %v, want KindInvalid", name, err)
@@ -214,7 +214,7 @@ func TestOneRedisSubscriptionPerChannel(t *testing.T) {
 		s := b.NewStore(t, store.Options{})
 		t.Cleanup(func() { _ = s.Close() })
 		channel := s.Options().Prefix + "{p:7}:ev:changed"
-		var subs []*store.Subscription
+		var subs []*store.EventStream
 		for range 20 {
 			sub, err := s.SubscribePostChanged(ctx, "post:7")
 			if err != nil {

@@ -58,15 +58,15 @@ type hub struct {
 
 // topic is one subscribed channel and its local subscribers.
 type topic struct {
-	subs    map[*Subscription]struct{}
+	subs    map[*EventStream]struct{}
 	ready   chan struct{} // closed once Redis has confirmed the subscription
 	isReady bool
 }
 
-// Subscription is one local subscriber of one channel. Read its events from Events; when that
+// EventStream is one local subscriber of one channel. Read its events from Events; when that
 // channel closes, Err says why. Close it when done; Close is safe to call more than once and from
 // any goroutine.
-type Subscription struct {
+type EventStream struct {
 	h       *hub
 	channel string
 	ch      chan Event
@@ -94,11 +94,11 @@ func unsubscribeCmd(ctx context.Context, ps *redis.PubSub, channel string) error
 
 // subscribe adds a local subscriber to channel and returns once Redis has confirmed the
 // channel's subscription, so that every event published after it returns is delivered.
-func (h *hub) subscribe(ctx context.Context, channel string) (*Subscription, error) {
+func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sub := &Subscription{h: h, channel: channel, ch: make(chan Event, h.buffer)}
+	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.buffer)}
 
 	h.ctl.Lock()
 	if h.closed {
@@ -112,7 +112,7 @@ func (h *hub) subscribe(ctx context.Context, channel string) (*Subscription, err
 	t := h.topics[channel]
 	first := t == nil
 	if first {
-		t = &topic{subs: make(map[*Subscription]struct{}), ready: make(chan struct{})}
+		t = &topic{subs: make(map[*EventStream]struct{}), ready: make(chan struct{})}
 		h.topics[channel] = t
 		h.pending[channel]++
 	}
@@ -229,7 +229,7 @@ func (h *hub) dispatch(m *redis.Message) {
 
 // unsubscribe removes sub from its topic and drops the channel's Redis subscription when sub
 // was its last local subscriber.
-func (h *hub) unsubscribe(sub *Subscription) {
+func (h *hub) unsubscribe(sub *EventStream) {
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
 	h.mu.Lock()
@@ -299,11 +299,11 @@ func (h *hub) stats() LiveStats {
 
 // Events returns the subscription's events. The channel closes when the subscription ends; Err
 // then says why.
-func (s *Subscription) Events() <-chan Event { return s.ch }
+func (s *EventStream) Events() <-chan Event { return s.ch }
 
 // Err returns why the subscription ended: ErrSlowSubscriber, ErrStoreClosed, or nil when it was
 // closed by Close or is still open.
-func (s *Subscription) Err() error {
+func (s *EventStream) Err() error {
 	if p := s.err.Load(); p != nil {
 		return *p
 	}
@@ -312,12 +312,12 @@ func (s *Subscription) Err() error {
 
 // Close ends the subscription; the hub drops the channel's Redis subscription with its last
 // local subscriber.
-func (s *Subscription) Close() {
+func (s *EventStream) Close() {
 	s.closing.Do(func() { s.h.unsubscribe(s) })
 }
 
 // end closes the events channel once, recording err. The hub calls it with h.mu held.
-func (s *Subscription) end(err error) {
+func (s *EventStream) end(err error) {
 	s.once.Do(func() {
 		if err != nil {
 			s.err.Store(&err)
