@@ -23,34 +23,29 @@ var ErrStoreClosed = errors.New("the store is closed")
 // subscribeTimeout bounds how long a new subscription waits for Redis to confirm its channel.
 const subscribeTimeout = 10 * time.Second
 
-// hub holds the process's one Redis pub/sub connection and shares each channel among all local
-// subscribers: the first subscriber of a channel sends SUBSCRIBE, the last to leave sends
-// UNSUBSCRIBE. One goroutine reads the connection and copies every message into the bounded
-// buffer of each subscriber of its channel without ever blocking; a subscriber whose buffer is
-// full is closed with ErrSlowSubscriber. go-redis reconnects the connection when it breaks and
-// resubscribes every channel in its set; messages published while it was down are lost (pub/sub
-// delivers at most once).
-//
-// All subscribe and unsubscribe commands go through subscribeCmd and unsubscribeCmd, so that
-// moving to sharded pub/sub on a cluster (SSUBSCRIBE) changes two lines.
+// hub holds the process's one pub/sub connection and shares each channel among all local
+// subscribers: the first subscriber of a channel subscribes it, the last to leave unsubscribes it.
+// One goroutine reads the connection and copies every message into the bounded buffer of each
+// subscriber of its channel without ever blocking; a subscriber whose buffer is full is closed
+// with ErrSlowSubscriber. The connection reconnects and resubscribes when it breaks; messages
+// published meanwhile are lost (pub/sub delivers at most once).
 type hub struct {
-	rdb       redis.UniversalClient
 	buffer    int
 	log       *slog.Logger
 	newLoader func() *Loader
+	dial      func() pubsubConn // opens the connection, on the first subscription
 
-	// ctl serializes the lifecycle of channels: creating or dropping a topic and sending its
-	// SUBSCRIBE or UNSUBSCRIBE happen under it, so Redis sees them in the order the topics
-	// changed.
+	// ctl serializes the lifecycle of channels: a topic is created, subscribed and confirmed, or
+	// unsubscribed and dropped, under it, so Redis sees the commands in the order the topics
+	// changed and a topic that others can join is always confirmed.
 	ctl    sync.Mutex
-	ps     *redis.PubSub // nil until the first subscription
-	done   chan struct{} // closed when the reading goroutine exits
+	conn   pubsubConn // nil until the first subscription
+	done   chan struct{}
 	closed bool
 
-	// mu guards the topics and the pending counts; the reading goroutine takes it per message.
-	mu      sync.Mutex
-	topics  map[string]*topic
-	pending map[string]int // SUBSCRIBE commands sent for a channel and not yet confirmed
+	// mu guards topics; the reading goroutine takes it for each message.
+	mu     sync.Mutex
+	topics map[string]*topic
 
 	delivered atomic.Uint64
 	dropped   atomic.Uint64
@@ -58,9 +53,7 @@ type hub struct {
 
 // topic is one subscribed channel and its local subscribers.
 type topic struct {
-	subs    map[*EventStream]struct{}
-	ready   chan struct{} // closed once Redis has confirmed the subscription
-	isReady bool
+	subs map[*EventStream]struct{}
 }
 
 // EventStream is one local subscriber of one channel. Read its events from Events; when that
@@ -76,124 +69,57 @@ type EventStream struct {
 	err     atomic.Pointer[error]
 }
 
-func newHub(rdb redis.UniversalClient, buffer int, log *slog.Logger, newLoader func() *Loader) *hub {
-	return &hub{
-		rdb: rdb, buffer: buffer, log: log, newLoader: newLoader,
-		topics: make(map[string]*topic), pending: make(map[string]int),
-	}
+func newHub(dial func() pubsubConn, buffer int, log *slog.Logger, newLoader func() *Loader) *hub {
+	return &hub{dial: dial, buffer: buffer, log: log, newLoader: newLoader, topics: make(map[string]*topic)}
 }
 
-// subscribeCmd and unsubscribeCmd are the only places that send subscription commands.
-func subscribeCmd(ctx context.Context, ps *redis.PubSub, channel string) error {
-	return ps.Subscribe(ctx, channel)
-}
-
-func unsubscribeCmd(ctx context.Context, ps *redis.PubSub, channel string) error {
-	return ps.Unsubscribe(ctx, channel)
-}
-
-// subscribe adds a local subscriber to channel and returns once Redis has confirmed the
-// channel's subscription, so that every event published after it returns is delivered.
+// subscribe adds a local subscriber to channel. It returns once Redis has confirmed the channel's
+// subscription, so that every event published after it returns is delivered.
 func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.buffer)}
-
 	h.ctl.Lock()
+	defer h.ctl.Unlock()
 	if h.closed {
-		h.ctl.Unlock()
 		return nil, ErrStoreClosed
 	}
-	if h.ps == nil {
-		h.start()
+	if h.conn == nil {
+		h.conn = h.dial()
+		h.done = make(chan struct{})
+		go h.read(h.conn.Messages())
 	}
 	h.mu.Lock()
 	t := h.topics[channel]
-	first := t == nil
-	if first {
-		t = &topic{subs: make(map[*EventStream]struct{}), ready: make(chan struct{})}
-		h.topics[channel] = t
-		h.pending[channel]++
-	}
-	t.subs[sub] = struct{}{}
-	h.mu.Unlock()
-	if first {
-		// Never the caller's context: go-redis treats a cancelled write as a broken connection
-		// and would reconnect the connection every subscriber shares.
-		cctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
-		err := subscribeCmd(cctx, h.ps, channel)
-		cancel()
-		if err != nil {
-			h.mu.Lock()
-			if h.pending[channel]--; h.pending[channel] <= 0 {
-				delete(h.pending, channel) // no confirmation will come for a write that failed
-			}
-			h.mu.Unlock()
-			h.ctl.Unlock()
-			sub.Close()
-			return nil, fmt.Errorf("subscribe to %s: %w", channel, err)
-		}
-	}
-	h.ctl.Unlock()
-
-	timer := time.NewTimer(subscribeTimeout)
-	defer timer.Stop()
-	select {
-	case <-t.ready:
-		return sub, nil
-	case <-ctx.Done():
-		sub.Close()
-		return nil, ctx.Err()
-	case <-timer.C:
-		h.mu.Lock()
-		if !t.isReady {
-			// The confirmation was lost with a connection; forget it so that a later
-			// subscription of this channel does not wait for it too.
-			delete(h.pending, channel)
-		}
+	if t != nil {
+		t.subs[sub] = struct{}{}
 		h.mu.Unlock()
-		sub.Close()
-		return nil, fmt.Errorf("subscribe to %s: Redis did not confirm within %s", channel, subscribeTimeout)
+		return sub, nil
 	}
+	h.mu.Unlock()
+	// The wait ignores the caller's cancellation (a confirmation that is abandoned would later be
+	// taken for another's) but not for ever.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
+	defer cancel()
+	if err := h.conn.Subscribe(cctx, channel); err != nil {
+		// The command may have reached Redis, or be repeated by a reconnect: take it back.
+		uctx, ucancel := context.WithTimeout(context.Background(), time.Second)
+		_ = h.conn.Unsubscribe(uctx, channel)
+		ucancel()
+		return nil, fmt.Errorf("subscribe to live events: %w", err)
+	}
+	h.mu.Lock()
+	h.topics[channel] = &topic{subs: map[*EventStream]struct{}{sub: {}}}
+	h.mu.Unlock()
+	return sub, nil
 }
 
-// start opens the pub/sub connection and its reading goroutine; h.ctl is held.
-func (h *hub) start() {
-	h.ps = h.rdb.Subscribe(context.Background())
-	msgs := h.ps.ChannelWithSubscriptions(redis.WithChannelSize(1024))
-	h.done = make(chan struct{})
-	go h.read(msgs)
-}
-
-// read dispatches every message of the pub/sub connection until it closes.
-func (h *hub) read(msgs <-chan any) {
+// read dispatches every message of the connection until it closes.
+func (h *hub) read(msgs <-chan *redis.Message) {
 	defer close(h.done)
 	for m := range msgs {
-		switch m := m.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" {
-				h.confirm(m.Channel)
-			}
-		case *redis.Message:
-			h.dispatch(m)
-		}
-	}
-}
-
-// confirm marks a channel's topic ready once Redis has confirmed every SUBSCRIBE sent for it.
-// Confirmations that follow a reconnect find no pending count and leave a ready topic as it is.
-func (h *hub) confirm(channel string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if n := h.pending[channel]; n > 1 {
-		h.pending[channel] = n - 1
-		return
-	}
-	delete(h.pending, channel)
-	if t := h.topics[channel]; t != nil && !t.isReady {
-		t.isReady = true
-		close(t.ready)
+		h.dispatch(m)
 	}
 }
 
@@ -204,7 +130,7 @@ func (h *hub) dispatch(m *redis.Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[m.Channel]
-	if t == nil || len(t.subs) == 0 {
+	if t == nil {
 		return
 	}
 	var ev Event
@@ -227,8 +153,8 @@ func (h *hub) dispatch(m *redis.Message) {
 	}
 }
 
-// unsubscribe removes sub from its topic and drops the channel's Redis subscription when sub
-// was its last local subscriber.
+// unsubscribe removes sub from its topic and unsubscribes the channel when sub was its last
+// local subscriber.
 func (h *hub) unsubscribe(sub *EventStream) {
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
@@ -246,17 +172,17 @@ func (h *hub) unsubscribe(sub *EventStream) {
 	sub.end(nil) // under mu, so dispatch cannot be sending to it
 	h.mu.Unlock()
 	if last && !h.closed {
-		cctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
 		defer cancel()
-		// go-redis drops the channel from its set before writing, so even if this write fails
-		// the channel is not subscribed again after a reconnect.
-		if err := unsubscribeCmd(cctx, h.ps, sub.channel); err != nil {
+		if err := h.conn.Unsubscribe(ctx, sub.channel); err != nil {
+			// The channel stays subscribed on a connection that is failing anyway; its
+			// messages find no topic and are dropped.
 			h.log.Warn("live events: unsubscribe", "channel", sub.channel, "err", err)
 		}
 	}
 }
 
-// close ends every subscription with ErrStoreClosed and closes the pub/sub connection.
+// close ends every subscription with ErrStoreClosed and closes the connection.
 func (h *hub) close() error {
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
@@ -272,26 +198,20 @@ func (h *hub) close() error {
 	}
 	h.topics = make(map[string]*topic)
 	h.mu.Unlock()
-	if h.ps == nil {
+	if h.conn == nil {
 		return nil
 	}
-	err := h.ps.Close()
+	err := h.conn.Close()
 	<-h.done
-	if err != nil {
-		return fmt.Errorf("close pub/sub: %w", err)
-	}
-	return nil
+	return err
 }
 
 // stats counts the hub's channels and subscribers.
 func (h *hub) stats() LiveStats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := LiveStats{Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
+	st := LiveStats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
 	for _, t := range h.topics {
-		if t.isReady {
-			st.Channels++
-		}
 		st.Subscribers += len(t.subs)
 	}
 	return st

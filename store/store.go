@@ -92,7 +92,7 @@ type Store struct {
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
-	s.hub = newHub(rdb, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
+	s.hub = newHub(func() pubsubConn { return newRedisPubSub(rdb) }, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err
