@@ -51,6 +51,16 @@ type hub struct {
 	dropped   atomic.Uint64
 }
 
+// pubsubConn is the hub's pub/sub connection. Subscribe and Unsubscribe return once Redis has
+// confirmed them; Messages delivers the messages of every subscribed channel until Close closes
+// it. Its reader must keep up, or the readers behind it wait.
+type pubsubConn interface {
+	Subscribe(ctx context.Context, channels ...string) error
+	Unsubscribe(ctx context.Context, channels ...string) error
+	Messages() <-chan *redis.Message
+	Close() error
+}
+
 // topic is one subscribed channel and its local subscribers.
 type topic struct {
 	subs map[*EventStream]struct{}

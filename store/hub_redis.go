@@ -8,16 +8,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// pubsubConn is the hub's pub/sub connection. Subscribe and Unsubscribe return once Redis has
-// confirmed them; Messages delivers the messages of every subscribed channel until Close closes
-// it. Its reader must keep up, or the readers behind it wait.
-type pubsubConn interface {
-	Subscribe(ctx context.Context, channels ...string) error
-	Unsubscribe(ctx context.Context, channels ...string) error
-	Messages() <-chan *redis.Message
-	Close() error
-}
-
 // redisPubSub is a pubsubConn on one go-redis PubSub connection (classic SUBSCRIBE), which
 // go-redis reconnects and resubscribes when it breaks. The confirmation of a subscription that a
 // reconnect made again releases whoever waits for it, so a wait cut by a reconnect ends too.
