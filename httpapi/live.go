@@ -167,14 +167,14 @@ func liveRequests(cfg Config, next http.Handler) http.Handler {
 			if c := held.get(); c != nil {
 				_ = c.WriteClose(CloseInvalidMessage, "Invalid message")
 			}
-			return
 		case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
-			w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
+			// net/http clears the deadline when the response ends, before the connection serves
+			// another request.
+			dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
+			next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
 		default:
 			next.ServeHTTP(w, r)
-			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
 	})
 }
 

@@ -20,8 +20,12 @@ var ErrSlowSubscriber = errors.New("the subscriber fell too far behind; events w
 // ErrStoreClosed ends the subscriptions of a store that was closed.
 var ErrStoreClosed = errors.New("the store is closed")
 
-// subscribeTimeout bounds how long a new subscription waits for Redis to confirm its channel.
-const subscribeTimeout = 10 * time.Second
+// subscribeTimeout bounds how long a new subscription waits for Redis to confirm its channel,
+// and unsubscribeTimeout how long the last subscriber to leave waits for the unsubscription.
+const (
+	subscribeTimeout   = 10 * time.Second
+	unsubscribeTimeout = 2 * time.Second
+)
 
 // hub holds the process's one pub/sub connection and shares each channel among all local
 // subscribers: the first subscriber of a channel subscribes it, the last to leave unsubscribes it.
@@ -90,31 +94,29 @@ func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, erro
 		return nil, err
 	}
 	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.buffer)}
+	if h.join(channel, sub) {
+		return sub, nil // the common case: a channel already subscribed, without waiting on ctl
+	}
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
 	if h.closed {
 		return nil, ErrStoreClosed
+	}
+	if h.join(channel, sub) {
+		return sub, nil // subscribed by another while this one waited for ctl
 	}
 	if h.conn == nil {
 		h.conn = h.dial()
 		h.done = make(chan struct{})
 		go h.read(h.conn.Messages())
 	}
-	h.mu.Lock()
-	t := h.topics[channel]
-	if t != nil {
-		t.subs[sub] = struct{}{}
-		h.mu.Unlock()
-		return sub, nil
-	}
-	h.mu.Unlock()
 	// The wait ignores the caller's cancellation (a confirmation that is abandoned would later be
 	// taken for another's) but not for ever.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
 	defer cancel()
 	if err := h.conn.Subscribe(cctx, channel); err != nil {
 		// The command may have reached Redis, or be repeated by a reconnect: take it back.
-		uctx, ucancel := context.WithTimeout(context.Background(), time.Second)
+		uctx, ucancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 		_ = h.conn.Unsubscribe(uctx, channel)
 		ucancel()
 		return nil, fmt.Errorf("subscribe to live events: %w", err)
@@ -123,6 +125,17 @@ func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, erro
 	h.topics[channel] = &topic{subs: map[*EventStream]struct{}{sub: {}}}
 	h.mu.Unlock()
 	return sub, nil
+}
+
+// join adds sub to the topic of channel, if it has one. A topic in the map is always confirmed.
+func (h *hub) join(channel string, sub *EventStream) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := h.topics[channel]; t != nil {
+		t.subs[sub] = struct{}{}
+		return true
+	}
+	return false
 }
 
 // read dispatches every message of the connection until it closes.
@@ -182,7 +195,9 @@ func (h *hub) unsubscribe(sub *EventStream) {
 	sub.end(nil) // under mu, so dispatch cannot be sending to it
 	h.mu.Unlock()
 	if last && !h.closed {
-		ctx, cancel := context.WithTimeout(context.Background(), subscribeTimeout)
+		// Nothing depends on the confirmation (a later SUBSCRIBE follows on the same connection,
+		// and messages of a dropped topic are ignored), so the wait is short.
+		ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
 		defer cancel()
 		if err := h.conn.Unsubscribe(ctx, sub.channel); err != nil {
 			// The channel stays subscribed on a connection that is failing anyway; its
