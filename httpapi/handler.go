@@ -52,6 +52,7 @@ func New(cfg Config) http.Handler {
 	srv.Use(extension.Introspection{})
 	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
 	srv.AroundOperations(limitSubscriptions(cfg.Live.MaxSubscriptions))
+	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
 	srv.Use(resolvers.Operations{Store: cfg.Store})
 	srv.SetErrorPresenter(presentError(cfg.Log))
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))

@@ -108,29 +108,37 @@ func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Con
 
 // socket is the state of one WebSocket connection, installed by its connection_init.
 type socket struct {
+	token         string // the bearer token the connection authenticated with; "" for none
 	subscriptions atomic.Int64
 }
 
 type socketKey struct{}
 
-// wsInit authenticates a WebSocket from its connection_init payload. A payload without
-// Authorization keeps the state of the upgrade request (anonymous, or its Authorization header);
-// a bad token closes the socket with 4403.
+// upgradeTokenKey carries the bearer token of the upgrade request's Authorization header, which
+// non-browser clients may send instead of the connection_init payload.
+type upgradeTokenKey struct{}
+
+// wsInit authenticates a WebSocket from its connection_init payload, or else from the upgrade
+// request's Authorization header. A bad token closes the socket with 4403; no token makes an
+// anonymous connection.
 func wsInit(cfg Config) transport.WebsocketInitFunc {
 	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		ctx = context.WithValue(ctx, socketKey{}, &socket{})
-		h := p.Authorization()
-		if h == "" {
-			return ctx, nil, nil
-		}
 		forbid := func() (context.Context, *transport.InitPayload, error) {
 			ctx = transport.WithWebsocketCloseCode(ctx, CloseForbidden)
 			ctx = transport.AppendCloseReason(ctx, "Forbidden")
 			return ctx, nil, errors.New("Forbidden: the token is invalid or expired")
 		}
-		token, ok := bearer(h)
-		if !ok {
-			return forbid()
+		token, _ := ctx.Value(upgradeTokenKey{}).(string)
+		if h := p.Authorization(); h != "" {
+			var ok bool
+			if token, ok = bearer(h); !ok {
+				return forbid()
+			}
+		}
+		s := &socket{token: token}
+		ctx = context.WithValue(ctx, socketKey{}, s)
+		if token == "" {
+			return resolvers.WithRequest(ctx, &resolvers.Request{}), nil, nil
 		}
 		id, err := cfg.Store.Authenticate(ctx, token)
 		switch {
@@ -143,6 +151,28 @@ func wsInit(cfg Config) transport.WebsocketInitFunc {
 			return ctx, nil, errors.New("internal server error")
 		}
 		return resolvers.WithRequest(ctx, &resolvers.Request{ViewerID: id, Token: token}), nil, nil
+	}
+}
+
+// socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
+// its token again, which extends the session's idle lifetime while the socket is in use and lets
+// an operation started after the session ended (logOut, expiry) run as anonymous, with writes
+// refused as UNAUTHENTICATED. Subscriptions already running keep the viewer they started with.
+func socketAuth(cfg Config) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		s, _ := ctx.Value(socketKey{}).(*socket)
+		if s == nil || s.token == "" {
+			return next(ctx)
+		}
+		id, err := cfg.Store.Authenticate(ctx, s.token)
+		switch {
+		case err == nil:
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{ViewerID: id, Token: s.token}))
+		case store.IsKind(err, store.KindUnauthenticated):
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{Token: s.token, AuthErr: err}))
+		}
+		cfg.Log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeInternal, "internal server error")}})
 	}
 }
 
@@ -163,6 +193,9 @@ func liveRequests(cfg Config, next http.Handler) http.Handler {
 			// (a payload that is not an object): close whatever it left open.
 			var held heldConn
 			ctx := context.WithValue(r.Context(), streamingKey{}, true)
+			if token, ok := bearer(r.Header.Get("Authorization")); ok {
+				ctx = context.WithValue(ctx, upgradeTokenKey{}, token)
+			}
 			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, heldConnKey{}, &held)))
 			if c := held.get(); c != nil {
 				_ = c.WriteClose(CloseInvalidMessage, "Invalid message")

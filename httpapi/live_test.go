@@ -263,6 +263,70 @@ func TestWebSocketAuthentication(t *testing.T) {
 	})
 }
 
+func TestWebSocketSessions(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		token, _ := a.signUp("alice")
+		viewer := func(c *wsClient, id string) response {
+			c.start(t, id, `{viewer{name}}`, nil)
+			r, _ := c.result(t, id)
+			if _, done := c.result(t, id); !done {
+				t.Fatalf("operation %s did not complete", id)
+			}
+			return r
+		}
+		t.Run("token in the upgrade request", func(t *testing.T) {
+			h := http.Header{"Authorization": {"Bearer " + token}}
+			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			c.init(t, "")
+			var d struct{ Viewer *struct{ Name string } }
+			viewer(c, "1").decode(t, &d)
+			if d.Viewer == nil || d.Viewer.Name != "alice" {
+				t.Errorf("viewer = %+v, want alice", d.Viewer)
+			}
+		})
+		t.Run("bad token in the upgrade request", func(t *testing.T) {
+			h := http.Header{"Authorization": {"Bearer nope"}}
+			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			c.send(t, initMsg(""))
+			if code := c.closeStatus(t); code != httpapi.CloseForbidden {
+				t.Errorf("close code %d, want %d", code, httpapi.CloseForbidden)
+			}
+		})
+		t.Run("the session ends while the socket is open", func(t *testing.T) {
+			session, _ := a.signUp("bob")
+			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			c.init(t, session)
+			var d struct{ Viewer *struct{ Name string } }
+			viewer(c, "1").decode(t, &d)
+			if d.Viewer == nil {
+				t.Fatal("no viewer before logOut")
+			}
+			a.do(session, `mutation{logOut}`, nil).decode(t, &struct{}{})
+			viewer(c, "2").decode(t, &d)
+			if d.Viewer != nil {
+				t.Errorf("viewer after logOut = %+v, want null", d.Viewer)
+			}
+			c.start(t, "3", `mutation{createPost(input:{title:"after logOut"}){id}}`, nil)
+			if r, _ := c.result(t, "3"); r.code() != httpapi.CodeUnauthenticated {
+				t.Errorf("a write after logOut: %+v, want %s", r, httpapi.CodeUnauthenticated)
+			}
+		})
+	})
+}
+
 func TestWebSocketInitTimeout(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{InitTimeout: 50 * time.Millisecond})
