@@ -152,6 +152,7 @@ func (s *Store) CreateComment(ctx context.Context, uid string, in NewComment) (*
 	if c == nil {
 		return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
 	}
+	s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 	return c, nil
 }
 
@@ -193,7 +194,11 @@ func (s *Store) DeleteComment(ctx context.Context, uid, id string) error {
 	_, err = s.run(ctx, "delete_comment",
 		[]string{s.k.post(pid), s.k.comment(pid, num), s.k.threadIDs(pid)},
 		s.k.thread(pid), num, uid, int(tombstoneTTL.Seconds()))
-	return err
+	if err != nil {
+		return err
+	}
+	s.publishPostChanged(ctx, pid) // the comment count moved
+	return nil
 }
 
 // VoteComment records uid's vote on a comment: dir is 1 (up), -1 (down) or 0 (withdraw). The

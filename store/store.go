@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,6 +39,12 @@ type Options struct {
 	Now func() time.Time
 	// Feed bounds the home feed; see FeedOptions.
 	Feed FeedOptions
+	// EventBuffer is how many live events a subscriber may fall behind before it is dropped with
+	// ErrSlowSubscriber. Default 64.
+	EventBuffer int
+	// Log receives what the store cannot report to a caller, such as a live event that could not
+	// be published after its write succeeded. Default: discarded.
+	Log *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +79,12 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Feed = o.Feed.withDefaults()
+	if o.EventBuffer <= 0 {
+		o.EventBuffer = 64
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	return o
 }
 
@@ -81,12 +94,14 @@ type Store struct {
 	k       keys
 	opts    Options
 	scripts scripts
+	hub     *hub // live events: one shared pub/sub connection
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
+	s.hub = newHub(func() pubsubConn { return newRedisPubSub(rdb) }, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err
@@ -96,6 +111,10 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	}
 	return s, nil
 }
+
+// Close ends every live-event subscription (with ErrStoreClosed) and closes the store's pub/sub
+// connection. It does not close the Redis client, which the caller owns.
+func (s *Store) Close() error { return s.hub.close() }
 
 // Options returns the options in effect, defaults filled in.
 func (s *Store) Options() Options { return s.opts }
