@@ -335,3 +335,28 @@ func TestRebuildRestoresDerivedData(t *testing.T) {
 		}
 	})
 }
+
+// TestSetPostGroupsRepeatCompletesARemoval repeats a removal whose derived writes were lost: the
+// repeat finds nothing to change in the post but still takes it out of the group's rankings.
+func TestSetPostGroupsRepeatCompletesARemoval(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix})
+		alice := f.user("alice")
+		p := f.post(alice, "p", "a", "b")
+		// The post hash says it left group a, but group a's rankings never heard of it: as if
+		// the process died between the script and the derived writes.
+		if err := b.Client.HSet(f.ctx, prefix+"{p:"+p.Key()+"}", "groups", "b", "ver", p.Version+1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(f.ids(store.SortNew, "a", 10)); n != 1 {
+			t.Fatalf("setup: group a holds %d", n)
+		}
+		if _, err := f.s.SetPostGroups(f.ctx, alice, p.ID, nil, []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(f.ids(store.SortNew, "a", 10)); n != 0 {
+			t.Fatalf("group a still holds the post after the repeat")
+		}
+	})
+}
