@@ -4,6 +4,7 @@
 package store
 
 import (
+	"runtime"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -95,12 +96,21 @@ type Store struct {
 	opts    Options
 	scripts scripts
 	hub     *hub // live events: one shared pub/sub connection
+
+	// hashing bounds concurrent argon2id runs: each takes Options.Password.Memory, so a burst of
+	// sign-ups or log-ins queues here instead of exhausting memory.
+	hashing chan struct{}
+	// decoy is a hash of a random password, verified when a log-in names no user so that the
+	// answer takes as long as for a real user.
+	decoy string
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
+	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	s.decoy = s.hashPassword(randomHex(16))
 	s.hub = newHub(func() pubsubConn { return newRedisPubSub(rdb) }, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
