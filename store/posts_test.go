@@ -202,6 +202,9 @@ func TestDeletePost(t *testing.T) {
 		if _, err := f.s.VotePost(f.ctx, bob, p.ID, 1); !store.IsKind(err, store.KindNotFound) {
 			t.Fatalf("vote on deleted post: %v", err)
 		}
+		if err := f.s.DeletePost(f.ctx, bob, p.ID); !store.IsKind(err, store.KindNotFound) {
+			t.Fatalf("another user deleting a deleted post: %v", err)
+		}
 		if err := f.s.DeletePost(f.ctx, alice, "post:99999"); !store.IsKind(err, store.KindNotFound) {
 			t.Fatalf("delete missing: %v", err)
 		}

@@ -2,12 +2,16 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2..] the post's other keys (votes, thread), all {p:<id>}
 -- ARGV[1]  the deleting user key   ARGV[2] tombstone TTL in seconds
 -- Reply    HGETALL of the tombstone: author, created, groups, ver, deleted = "1".
--- Errors   NOTFOUND (no post), FORBIDDEN (not the author).
+-- Errors   NOTFOUND (no post, or a deleted one and not its author), FORBIDDEN (not the author).
 -- Repeat   a second run finds the tombstone and replies with it unchanged.
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
 if not author then return redis.error_reply('NOTFOUND no such post') end
-if author ~= ARGV[1] then return redis.error_reply('FORBIDDEN only the author can delete a post') end
+if author ~= ARGV[1] then
+  -- A deleted post names nothing for anyone but its author, whose repeat must succeed.
+  if redis.call('HGET', p, 'deleted') == '1' then return redis.error_reply('NOTFOUND no such post') end
+  return redis.error_reply('FORBIDDEN only the author can delete a post')
+end
 if redis.call('HGET', p, 'deleted') ~= '1' then
   local created = redis.call('HGET', p, 'created')
   local groups = redis.call('HGET', p, 'groups')
