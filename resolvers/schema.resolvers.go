@@ -290,7 +290,7 @@ func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first 
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
-	return r.commentAdded(ctx, postID, (*store.Loader).Comment)
+	return r.commentAdded(ctx, postID)
 }
 
 func (r *subscriptionResolver) PostChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {

@@ -4,12 +4,12 @@
 package store
 
 import (
-	"runtime"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/redis/go-redis/v9"
