@@ -261,6 +261,7 @@ func (r *queryResolver) Feed(ctx context.Context, first *int, after *string) (*m
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 

@@ -307,7 +307,9 @@ func TestRebuildRestoresDerivedData(t *testing.T) {
 			before[sort] = f.ids(sort, "", 10)
 		}
 		// Lose every derived structure, as if their writes had been cut off.
-		for _, k := range append(scanAll(t, b, prefix+"{r:all}*"), scanAll(t, b, prefix+"{g:*")...) {
+		lost := append(scanAll(t, b, prefix+"{r:all}*"), scanAll(t, b, prefix+"{g:*")...)
+		lost = append(lost, prefix+"{u:alice}:karma", prefix+"{u:alice}:karma:items")
+		for _, k := range lost {
 			if err := b.Client.Del(f.ctx, k).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -329,6 +331,11 @@ func TestRebuildRestoresDerivedData(t *testing.T) {
 		}
 		if got := f.ids(store.SortNew, "go", 10); len(got) != 1 || got[0] != p1.ID {
 			t.Errorf("group after rebuild: %v", got)
+		}
+		l := f.s.NewLoader()
+		u, _ := l.UserByName(f.ctx, "alice")
+		if k, err := l.Karma(f.ctx, u); err != nil || k != 1 {
+			t.Errorf("alice's karma after rebuild = %d, %v; want 1", k, err)
 		}
 		// Votes after a rebuild still move the rankings (the version guard lets them through).
 		f.vote(bob, p1.ID, 1)
