@@ -180,6 +180,9 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		switch rest[0] {
 		case "rebuild":
+			if cfg.redisURL == "" {
+				return errors.New("rebuild needs the Redis to repair: set -redis (the embedded Redis starts empty)")
+			}
 			stats, err := st.Rebuild(ctx)
 			if err != nil {
 				return fmt.Errorf("rebuild: %w", err)

@@ -213,6 +213,9 @@ func TestRebuildCommand(t *testing.T) {
 	if !strings.Contains(out.String(), "posts=1") {
 		t.Fatalf("rebuild log:\n%s", out.String())
 	}
+	if err := run(context.Background(), []string{"rebuild"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil {
+		t.Fatal("rebuild ran on an empty embedded Redis")
+	}
 }
 
 // TestShutdownEndsStreamsWithUnavailable stops a server holding a live SSE subscription: the
