@@ -209,6 +209,24 @@ func TestMutationsNeverOverGET(t *testing.T) {
 		if r := a.do("", `{ user(name: "mallory") { id } }`, nil); string(r.Data) != `{"user":null}` {
 			t.Fatalf("the GET mutation ran: %s", r.Data)
 		}
+		// What no transport serves is refused with a code too.
+		for _, tc := range []struct{ method, ctype, code string }{
+			{http.MethodPut, "application/json", "METHOD_NOT_ALLOWED"},
+			{http.MethodPost, "text/plain", "BAD_USER_INPUT"},
+		} {
+			req, _ := http.NewRequest(tc.method, a.srv.URL+"/query", strings.NewReader(`{"query":"{ viewer { id } }"}`))
+			req.Header.Set("Content-Type", tc.ctype)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r response
+			_ = json.NewDecoder(res.Body).Decode(&r)
+			res.Body.Close()
+			if res.StatusCode < 400 || r.code() != tc.code {
+				t.Errorf("%s %s: status %d, %+v", tc.method, tc.ctype, res.StatusCode, r.Errors)
+			}
+		}
 		// Queries over GET work.
 		q = url.Values{"query": {`{ posts { totalCount } }`}}
 		res, err = http.Get(a.srv.URL + "/query?" + q.Encode())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -61,8 +62,22 @@ const (
 
 // onlyQueriesOverGET refuses a GET whose operation is a mutation or subscription with 405 before
 // anything runs, with a code (gqlgen's own refusal carries none).
+// It also refuses, with a code, what no transport serves: other methods, and POST bodies that
+// are not JSON.
 func onlyQueriesOverGET(maxTokens int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodOptions:
+		case http.MethodPost:
+			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+				writeError(w, http.StatusUnsupportedMediaType, "send the request as Content-Type: application/json", CodeBadUserInput)
+				return
+			}
+		default:
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			writeError(w, http.StatusMethodNotAllowed, "use GET (queries) or POST", CodeMethodNotAllowed)
+			return
+		}
 		if r.Method == http.MethodGet {
 			q := r.URL.Query()
 			doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: q.Get("query")}, maxTokens)
