@@ -68,7 +68,7 @@ var _ interface {
 	graphql.OperationParameterMutator
 } = limitCheck{}
 
-func (limitCheck) ExtensionName() string                    { return "AgoraLimits" }
+func (limitCheck) ExtensionName() string                   { return "AgoraLimits" }
 func (limitCheck) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters rejects a query over any limit.
