@@ -1,5 +1,7 @@
 package store
 
+import "strings"
+
 // keys builds every Redis key the store uses. All keys start with the configured prefix, and each
 // aggregate's keys share one hash tag so that a Lua script touching them runs on one slot of a
 // Redis Cluster: {u:<user>} for a user, {p:<post>} for a post and its thread, {g:<group>} for a
@@ -51,3 +53,12 @@ func (k keys) ranking(group string) ranking {
 
 // groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.
 func (k keys) groups() string { return k.prefix + "{groups}" }
+
+// checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
+// key, so braces in the prefix would override the aggregates' hash tags.
+func checkPrefix(p string) error {
+	if strings.ContainsAny(p, "{}") {
+		return invalidf("the key prefix %q must not contain { or }: the keys' hash tags choose their cluster slots", p)
+	}
+	return nil
+}

@@ -33,6 +33,13 @@ type Options struct {
 	LoaderWait time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// WaitReplicas makes every atomic write wait (Redis WAIT) until this many replicas have
+	// acknowledged it before the write is reported done, so that a failover to one of them cannot
+	// lose it. Zero (the default) relies on asynchronous replication. See waitWrite.
+	WaitReplicas int
+	// WaitTimeout bounds the wait for WaitReplicas; a write not acknowledged in time fails with
+	// an error (it may still have been applied). Default 1s.
+	WaitTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -63,6 +70,9 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = time.Second
+	}
 	return o
 }
 
@@ -72,10 +82,14 @@ type Store struct {
 	k       keys
 	opts    Options
 	scripts scripts
+	sharded bool // publish and subscribe with sharded pub/sub (a Redis 7 cluster)
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
 	var err error
@@ -83,6 +97,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 		return nil, err
 	}
 	if err := s.scripts.loadAll(ctx, rdb); err != nil {
+		return nil, err
+	}
+	if s.sharded, err = shardedPubSub(ctx, rdb); err != nil {
 		return nil, err
 	}
 	return s, nil
