@@ -55,7 +55,11 @@ const subscriptionBuffer = 256
 
 // Subscription receives the messages of a changing set of channels on one Go channel. Create it
 // with NewSubscription, add and drop channels with Subscribe and Unsubscribe, read Messages, and
-// Close it when done. Its methods are safe for concurrent use.
+// Close it when done. Subscribe returns once Redis confirmed the subscriptions, so a message
+// published after it returns is delivered; after Unsubscribe returns no message of the channels
+// is delivered any more. Its methods are safe for concurrent use; the reader of Messages must keep
+// up, or the readers behind it wait (Redis buffers for them up to its client-output-buffer-limit
+// for pubsub and then drops the connection).
 type Subscription struct {
 	s   *Store
 	out chan *redis.Message
@@ -64,17 +68,24 @@ type Subscription struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	closed bool
-	ps     *redis.PubSub                 // the one connection on a single master
-	shards map[string]context.CancelFunc // sharded: channel → stops its reader
+	mu      sync.Mutex
+	closed  bool
+	ps      *redis.PubSub              // the one connection on a single master
+	waiting map[string][]chan struct{} // "subscribe:ch", "unsubscribe:ch" → confirmation waiters
+	shards  map[string]*shardReader    // sharded: channel → its reader
+}
+
+// shardReader reads one sharded channel.
+type shardReader struct {
+	stop context.CancelFunc
+	done chan struct{}
 }
 
 // NewSubscription returns an empty Subscription.
 func (s *Store) NewSubscription(ctx context.Context) *Subscription {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sub := &Subscription{s: s, out: make(chan *redis.Message, subscriptionBuffer), ctx: sctx, cancel: cancel,
-		shards: make(map[string]context.CancelFunc)}
+		waiting: make(map[string][]chan struct{}), shards: make(map[string]*shardReader)}
 	if !s.sharded {
 		sub.ps = s.rdb.Subscribe(ctx)
 		sub.wg.Add(1)
@@ -89,19 +100,26 @@ func (s *Store) NewSubscription(ctx context.Context) *Subscription {
 // Messages delivers the messages of every subscribed channel. It is closed by Close.
 func (sub *Subscription) Messages() <-chan *redis.Message { return sub.out }
 
-// Subscribe adds channels. On a cluster it returns once each channel's shard confirmed it.
+// Subscribe adds channels. It returns once Redis confirmed every one of them.
 func (sub *Subscription) Subscribe(ctx context.Context, channels ...string) error {
+	if len(channels) == 0 {
+		return nil
+	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
 	if sub.closed {
+		sub.mu.Unlock()
 		return errors.New("subscribe: subscription closed")
 	}
 	if sub.ps != nil {
-		if err := sub.ps.Subscribe(ctx, channels...); err != nil {
+		waits := sub.expect("subscribe", channels)
+		err := sub.ps.Subscribe(ctx, channels...)
+		sub.mu.Unlock()
+		if err != nil {
 			return fmt.Errorf("subscribe: %w", err)
 		}
-		return nil
+		return awaitAll(ctx, waits)
 	}
+	defer sub.mu.Unlock()
 	for _, ch := range channels {
 		if _, ok := sub.shards[ch]; ok {
 			continue
@@ -111,33 +129,84 @@ func (sub *Subscription) Subscribe(ctx context.Context, channels ...string) erro
 			return err
 		}
 		cctx, stop := context.WithCancel(sub.ctx)
-		sub.shards[ch] = stop
+		r := &shardReader{stop: stop, done: make(chan struct{})}
+		sub.shards[ch] = r
 		sub.wg.Add(1)
 		go func() {
 			defer sub.wg.Done()
+			defer close(r.done)
 			sub.shard(cctx, ch, ps)
 		}()
 	}
 	return nil
 }
 
-// Unsubscribe drops channels.
+// Unsubscribe drops channels. It returns once no message of theirs can be delivered any more.
 func (sub *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
+	if len(channels) == 0 {
+		return nil
+	}
 	sub.mu.Lock()
-	defer sub.mu.Unlock()
 	if sub.closed {
+		sub.mu.Unlock()
 		return nil
 	}
 	if sub.ps != nil {
-		if err := sub.ps.Unsubscribe(ctx, channels...); err != nil {
+		waits := sub.expect("unsubscribe", channels)
+		err := sub.ps.Unsubscribe(ctx, channels...)
+		sub.mu.Unlock()
+		if err != nil {
 			return fmt.Errorf("unsubscribe: %w", err)
 		}
-		return nil
+		return awaitAll(ctx, waits)
 	}
+	var readers []*shardReader
 	for _, ch := range channels {
-		if stop, ok := sub.shards[ch]; ok {
-			stop()
+		if r, ok := sub.shards[ch]; ok {
+			r.stop()
 			delete(sub.shards, ch)
+			readers = append(readers, r)
+		}
+	}
+	sub.mu.Unlock()
+	for _, r := range readers {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// expect registers waiters for the confirmations of kind for channels; sub.mu is held.
+func (sub *Subscription) expect(kind string, channels []string) []chan struct{} {
+	waits := make([]chan struct{}, len(channels))
+	for i, ch := range channels {
+		waits[i] = make(chan struct{})
+		sub.waiting[kind+":"+ch] = append(sub.waiting[kind+":"+ch], waits[i])
+	}
+	return waits
+}
+
+// confirm releases the waiters of one confirmation.
+func (sub *Subscription) confirm(kind, ch string) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	k := kind + ":" + ch
+	for _, w := range sub.waiting[k] {
+		close(w)
+	}
+	delete(sub.waiting, k)
+}
+
+// awaitAll waits until every channel in waits is closed or ctx ends.
+func awaitAll(ctx context.Context, waits []chan struct{}) error {
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for redis to confirm: %w", ctx.Err())
 		}
 	}
 	return nil
@@ -152,6 +221,12 @@ func (sub *Subscription) Close() error {
 	}
 	sub.closed = true
 	sub.cancel()
+	for k, ws := range sub.waiting {
+		for _, w := range ws {
+			close(w)
+		}
+		delete(sub.waiting, k)
+	}
 	var err error
 	if sub.ps != nil {
 		err = sub.ps.Close()
@@ -235,7 +310,9 @@ func (sub *Subscription) forward(ctx context.Context, ps *redis.PubSub, ch strin
 					return false
 				}
 			case *redis.Subscription:
-				if ch != "" && m.Kind == "sunsubscribe" && m.Channel == ch {
+				if ch == "" {
+					sub.confirm(m.Kind, m.Channel)
+				} else if m.Kind == "sunsubscribe" && m.Channel == ch {
 					return true
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -207,12 +208,17 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	return st, err
 }
 
-// scanKeys calls fn for every key matching pattern, on every master of a cluster.
+// scanKeys calls fn for every key matching pattern, on every master of a cluster. The masters are
+// scanned in parallel but fn is called for one key at a time.
 func (s *Store) scanKeys(ctx context.Context, pattern string, fn func(key string) error) error {
+	var mu sync.Mutex
 	scan := func(ctx context.Context, c redis.Cmdable) error {
 		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
 		for iter.Next(ctx) {
-			if err := fn(iter.Val()); err != nil {
+			mu.Lock()
+			err := fn(iter.Val())
+			mu.Unlock()
+			if err != nil {
 				return err
 			}
 		}
