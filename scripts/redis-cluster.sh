@@ -6,9 +6,10 @@
 #   scripts/redis-cluster.sh stop DIR
 #
 # DIR holds the nodes' configuration, logs and pid files. start prints
-# `export REDIS_CLUSTER_ADDRS=host:port,...` once the cluster reports cluster_state:ok on every
-# node; agora then runs on it with `-redis-cluster "$REDIS_CLUSTER_ADDRS"`. A production cluster
-# wants replicas (redis-cli --cluster create ... --cluster-replicas 1) and persistence.
+# `export REDIS_CLUSTER_ADDRS=host:port,...` once every node reports cluster_state:ok with all
+# 16384 slots covered; agora then runs on it with -redis-cluster "$REDIS_CLUSTER_ADDRS". A
+# production cluster wants replicas (redis-cli --cluster create ... --cluster-replicas 1) and
+# persistence.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/redis-lib.sh"
@@ -24,23 +25,21 @@ start) ;;
 esac
 
 mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+trap 'stop_all "$dir"' ERR
 ports=()
 for _ in $(seq 1 "$n"); do
-  p=$(pick_port)
-  ports+=("$p")
-  redis-server --port "$p" --bind 127.0.0.1 --dir "$dir" \
-    --cluster-enabled yes --cluster-config-file "nodes-$p.conf" --cluster-node-timeout 2000 \
-    --save '' --appendonly no --enable-debug-command local \
-    --daemonize yes --pidfile "$dir/redis-$p.pid" --logfile "$dir/redis-$p.log" --loglevel warning
+  start_server "$dir" redis --port PORT --bind 127.0.0.1 --dir "$dir" \
+    --cluster-enabled yes --cluster-config-file nodes-PORT.conf --cluster-node-timeout 2000 \
+    --save '' --appendonly no --enable-debug-command local --loglevel warning
+  ports+=("$port")
 done
-for p in "${ports[@]}"; do wait_for "redis-server on port $p" ping "$p"; done
 
 addrs=()
 for p in "${ports[@]}"; do addrs+=("127.0.0.1:$p"); done
 if ! redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1; then
   cat "$dir/create.log" >&2
-  stop_all "$dir"
-  exit 1
+  false
 fi
 
 cluster_ok() {
@@ -49,9 +48,6 @@ cluster_ok() {
   grep -q '^cluster_state:ok' <<<"$info" && grep -q '^cluster_slots_ok:16384' <<<"$info" &&
     grep -q "^cluster_known_nodes:$n" <<<"$info"
 }
-for p in "${ports[@]}"; do
-  wait_for "cluster state ok on port $p" cluster_ok "$p" || { stop_all "$dir"; exit 1; }
-done
+for p in "${ports[@]}"; do wait_for 30 "cluster state ok on port $p" cluster_ok "$p"; done
 
-list=$(IFS=,; echo "${addrs[*]}")
-echo "export REDIS_CLUSTER_ADDRS=$list"
+echo "export REDIS_CLUSTER_ADDRS=$(IFS=,; echo "${addrs[*]}")"

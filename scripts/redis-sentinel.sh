@@ -5,10 +5,10 @@
 #   eval "$(scripts/redis-sentinel.sh start DIR [MASTER_NAME])"
 #   scripts/redis-sentinel.sh stop DIR
 #
-# start prints `export REDIS_SENTINEL_ADDRS=host:port,...` and `export
-# REDIS_SENTINEL_MASTER=name` (default agora) once the replica is in sync and every Sentinel knows
-# the replica and the other Sentinels; agora then runs with
-# `-redis-sentinel "$REDIS_SENTINEL_ADDRS" -redis-master "$REDIS_SENTINEL_MASTER"`. The Sentinels
+# start prints `export REDIS_SENTINEL_ADDRS=host:port,...` and
+# `export REDIS_SENTINEL_MASTER=name` (default agora) once the replica is in sync and every
+# Sentinel knows the replica and the other Sentinels; agora then runs with
+# -redis-sentinel "$REDIS_SENTINEL_ADDRS" -redis-master "$REDIS_SENTINEL_MASTER". The Sentinels
 # declare the master down after 1s without answers (down-after-milliseconds) and need 2 of 3 to
 # agree (the quorum), so a test failover takes a few seconds.
 set -euo pipefail
@@ -26,53 +26,39 @@ start) ;;
 esac
 
 mkdir -p "$dir"
-server() { # server PORT [extra args...]
-  local p=$1
-  shift
-  redis-server --port "$p" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly no \
-    --enable-debug-command local --daemonize yes --pidfile "$dir/redis-$p.pid" \
-    --logfile "$dir/redis-$p.log" --loglevel warning "$@"
-}
-master=$(pick_port)
-server "$master"
-wait_for "master on port $master" ping "$master"
-replica=$(pick_port)
-server "$replica" --replicaof 127.0.0.1 "$master"
-wait_for "replica on port $replica" ping "$replica"
+dir=$(cd "$dir" && pwd)
+trap 'stop_all "$dir"' ERR
+common=(--port PORT --bind 127.0.0.1 --dir "$dir" --save '' --appendonly no
+  --enable-debug-command local --loglevel warning)
+start_server "$dir" redis "${common[@]}"
+master=$port
+start_server "$dir" redis "${common[@]}" --replicaof 127.0.0.1 "$master"
+replica=$port
 in_sync() { redis-cli -p "$replica" info replication | grep -q '^master_link_status:up'; }
-wait_for "replica in sync" in_sync || { stop_all "$dir"; exit 1; }
+wait_for 30 "replica in sync" in_sync
 
 sentinels=()
-for _ in 1 2 3; do
-  s=$(pick_port)
-  sentinels+=("$s")
+for i in 1 2 3; do
   # Sentinel rewrites its configuration file, so each gets its own.
-  cat >"$dir/sentinel-$s.conf" <<CONF
-port $s
+  cat >"$dir/sentinel-$i.conf" <<CONF
 bind 127.0.0.1
 dir $dir
-daemonize yes
-pidfile $dir/sentinel-$s.pid
-logfile $dir/sentinel-$s.log
-loglevel warning
 sentinel monitor $name 127.0.0.1 $master 2
 sentinel down-after-milliseconds $name 1000
 sentinel failover-timeout $name 5000
 sentinel parallel-syncs $name 1
 CONF
-  redis-server "$dir/sentinel-$s.conf" --sentinel
+  start_server "$dir" sentinel "$dir/sentinel-$i.conf" --sentinel --port PORT --loglevel warning
+  sentinels+=("$port")
 done
 
-knows_all() { # a Sentinel that sees the replica and both other Sentinels
+knows_all() { # a Sentinel that sees the replica and both other Sentinels, and has its quorum
   local p=$1
   [ "$(redis-cli -p "$p" sentinel replicas "$name" | grep -c '^name$')" -ge 1 ] &&
     [ "$(redis-cli -p "$p" sentinel sentinels "$name" | grep -c '^name$')" -ge 2 ] &&
     redis-cli -p "$p" sentinel ckquorum "$name" | grep -q '^OK'
 }
-for s in "${sentinels[@]}"; do
-  wait_for "sentinel on port $s" knows_all "$s" || { stop_all "$dir"; exit 1; }
-done
+for s in "${sentinels[@]}"; do wait_for 30 "sentinel on port $s" knows_all "$s"; done
 
-list=$(for s in "${sentinels[@]}"; do printf '127.0.0.1:%s,' "$s"; done)
-echo "export REDIS_SENTINEL_ADDRS=${list%,}"
+echo "export REDIS_SENTINEL_ADDRS=$(for s in "${sentinels[@]}"; do printf '127.0.0.1:%s,' "$s"; done | sed 's/,$//')"
 echo "export REDIS_SENTINEL_MASTER=$name"

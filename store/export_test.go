@@ -19,3 +19,6 @@ func (s *Store) PostKeyForTest(pid string) string { return s.k.post(pid) }
 
 // PostSeqKeyForTest returns the key of the post id counter.
 func (s *Store) PostSeqKeyForTest() string { return s.k.postSeq() }
+
+// PostVotesKeyForTest returns the key of a post's votes hash.
+func (s *Store) PostVotesKeyForTest(pid string) string { return s.k.postVotes(pid) }

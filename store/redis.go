@@ -119,6 +119,10 @@ func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 		}
 		return redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password, TLSConfig: tc,
+			// While a slot migrates, a script whose keys are split between the two nodes gets
+			// TRYAGAIN until the last of them has moved; go-redis retries with a backoff doubling
+			// from 8ms to 512ms, and 8 attempts (go-redis defaults to 3) wait out about 2.5s.
+			MaxRedirects: clusterMaxRedirects,
 		}), nil
 	case "sentinel":
 		tc, err := c.tlsConfig(nil)
@@ -142,6 +146,10 @@ func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 	}
 	return nil, errors.New("no Redis configured")
 }
+
+// clusterMaxRedirects is how often a cluster client follows MOVED and ASK or retries TRYAGAIN and
+// CLUSTERDOWN for one command.
+const clusterMaxRedirects = 8
 
 // standaloneOptions parses URL and applies the credentials.
 func (c ClientConfig) standaloneOptions() (*redis.Options, error) {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/store"
 )
 
 // ClusterAddrs returns the seed addresses of the shared test cluster named by
@@ -30,11 +32,15 @@ func ClusterAddrs(t testing.TB) []string {
 	return strings.Split(addrs, ",")
 }
 
-// NewClusterClient returns a cluster client on addrs, carrying SlotCheck, closed when the test
-// ends.
+// NewClusterClient returns a cluster client on addrs configured as the server configures its own
+// (store.NewClient), carrying SlotCheck, closed when the test ends.
 func NewClusterClient(t testing.TB, addrs []string) *redis.ClusterClient {
 	t.Helper()
-	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	c, err := store.NewClient(store.ClientConfig{ClusterAddrs: addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := c.(*redis.ClusterClient)
 	cc.AddHook(SlotCheck{})
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
