@@ -53,6 +53,7 @@ type config struct {
 	hotK         float64
 	sessionTTL   time.Duration
 	writeLimit   int
+	feed         store.FeedOptions
 	limits       httpapi.Limits
 	logJSON      bool
 	ready        func(addr string) // called with the listening address; for tests
@@ -123,6 +124,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Float64Var(&c.hotK, "hot-k", k, "seconds one net vote is worth in the HOT score (env AGORA_HOT_K)")
 	dur(&c.sessionTTL, "session-ttl", "AGORA_SESSION_TTL", 30*24*time.Hour, "idle lifetime of a session")
 	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables")
+	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
+	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
+	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
 	d := httpapi.DefaultLimits
 	max := int(d.MaxBodyBytes)
 	num(&max, "max-body", "AGORA_MAX_BODY", max, "largest request body in bytes")
@@ -169,7 +173,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
-		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit,
+		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Feed: cfg.feed,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
 	})
 	if err != nil {
@@ -184,6 +188,11 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 				return fmt.Errorf("rebuild: %w", err)
 			}
 			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted)
+			ustats, err := st.RebuildUsers(ctx)
+			if err != nil {
+				return fmt.Errorf("rebuild users: %w", err)
+			}
+			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows)
 			return nil
 		default:
 			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])

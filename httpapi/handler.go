@@ -53,7 +53,7 @@ func New(cfg Config) http.Handler {
 	srv.AroundFields(catchInternal(cfg.Log))
 
 	mux := http.NewServeMux()
-	mux.Handle("/query", withRequest(cfg, capBody(cfg.Limits.MaxBodyBytes, srv)))
+	mux.Handle("/query", onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, srv))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -54,7 +55,31 @@ const (
 	CodeTooDeep    = "QUERY_TOO_DEEP"
 	CodeTooAliased = "TOO_MANY_ALIASES"
 	CodeTooComplex = "QUERY_TOO_COMPLEX"
+	// CodeMethodNotAllowed refuses a mutation or subscription sent with GET.
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 )
+
+// onlyQueriesOverGET refuses a GET whose operation is a mutation or subscription with 405 before
+// anything runs, with a code (gqlgen's own refusal carries none).
+func onlyQueriesOverGET(maxTokens int, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			q := r.URL.Query()
+			doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: q.Get("query")}, maxTokens)
+			if err == nil {
+				name := q.Get("operationName")
+				for _, op := range doc.Operations {
+					if op.Operation != ast.Query && (name == "" || op.Name == name) {
+						w.Header().Set("Allow", "POST")
+						writeError(w, http.StatusMethodNotAllowed, string(op.Operation)+"s are only accepted over POST", CodeMethodNotAllowed)
+						return
+					}
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // limitCheck is a gqlgen extension that parses the query itself (with the token limit) and
 // measures it before the executor parses and validates it.

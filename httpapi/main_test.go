@@ -16,12 +16,12 @@ func TestMain(m *testing.M) { storetest.Main(m) }
 
 // api is the real HTTP handler on one backend, served by httptest.
 type api struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	store *store.Store
 }
 
-func newAPI(t *testing.T, b storetest.Backend, opts store.Options) *api {
+func newAPI(t testing.TB, b storetest.Backend, opts store.Options) *api {
 	t.Helper()
 	st := b.NewStore(t, opts)
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
@@ -53,7 +53,7 @@ func (r response) code() string {
 }
 
 // decode unmarshals data into v, failing the test on errors in the response.
-func (r response) decode(t *testing.T, v any) {
+func (r response) decode(t testing.TB, v any) {
 	t.Helper()
 	if len(r.Errors) > 0 {
 		t.Fatalf("unexpected errors: %+v", r.Errors)

@@ -31,8 +31,8 @@ func postSort(s *model.PostSort) store.PostSort {
 	return store.SortHot
 }
 
-// direction maps a vote direction to the store's 1, -1 and 0.
-func direction(d model.VoteDirection) int {
+// voteValue maps a vote direction to the store's 1, -1 and 0.
+func voteValue(d model.VoteDirection) int {
 	switch d {
 	case model.VoteDirectionUp:
 		return 1

@@ -1,5 +1,5 @@
-// Package resolvers holds agora's GraphQL resolvers and its HTTP handler. Resolvers are thin: they
-// turn arguments into store calls and store values into GraphQL values.
+// Package resolvers holds agora's GraphQL resolvers. They are thin: they turn arguments into store
+// calls (or reads through the request's loader) and store values into GraphQL values.
 package resolvers
 
 import (
@@ -7,8 +7,6 @@ import (
 
 	"github.com/agora/agora/store"
 )
-
-//go:generate go run github.com/99designs/gqlgen generate --config ../gqlgen.yml
 
 // Resolver is the root resolver. It holds no per-request state; that travels in the context.
 type Resolver struct {

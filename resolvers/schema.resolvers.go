@@ -48,6 +48,7 @@ func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
@@ -100,12 +101,12 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, err
 	return err == nil, err
 }
 
-func (r *mutationResolver) VotePost(ctx context.Context, postID string, dir model.VoteDirection) (*store.Post, error) {
+func (r *mutationResolver) VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error) {
 	uid, err := requireViewerKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.Store.VotePost(ctx, uid, postID, direction(dir))
+	p, err := r.Store.VotePost(ctx, uid, postID, voteValue(direction))
 	wrote(ctx)
 	return p, err
 }
@@ -137,11 +138,23 @@ func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, di
 }
 
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Follow - follow"))
+	uid, err := requireViewerKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := r.Store.Follow(ctx, uid, userID)
+	wrote(ctx)
+	return u, err
 }
 
 func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Unfollow - unfollow"))
+	uid, err := requireViewerKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := r.Store.Unfollow(ctx, uid, userID)
+	wrote(ctx)
+	return u, err
 }
 
 func (r *postResolver) Author(ctx context.Context, obj *store.Post) (*store.User, error) {
@@ -195,27 +208,46 @@ func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
 func (r *queryResolver) Feed(ctx context.Context, first *int, after *string) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: Feed - feed"))
+	id, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).Feed(ctx, id, n, a)
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(p), nil
 }
 
 func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *string) (*model.LeaderboardConnection, error) {
-	panic(fmt.Errorf("not implemented: Leaderboard - leaderboard"))
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).Leaderboard(ctx, n, a)
+	if err != nil {
+		return nil, err
+	}
+	return leaderboardConnection(p), nil
 }
 
 func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error) {
-	panic(fmt.Errorf("not implemented: LeaderboardAround - leaderboardAround"))
+	p, err := loaderFrom(ctx).LeaderboardAround(ctx, userID, intArg(radius, 2))
+	if err != nil {
+		return nil, err
+	}
+	return leaderboardEdges(p), nil
 }
 
 func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error) {
-	panic(fmt.Errorf("not implemented: SuggestUsers - suggestUsers"))
+	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intArg(first, 10))
 }
 
 func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error) {
-	panic(fmt.Errorf("not implemented: SuggestGroups - suggestGroups"))
+	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intArg(first, 10))
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
@@ -235,35 +267,49 @@ func (r *subscriptionResolver) Feed(ctx context.Context) (<-chan *store.Post, er
 }
 
 func (r *userResolver) Karma(ctx context.Context, obj *store.User) (int, error) {
-	panic(fmt.Errorf("not implemented: Karma - karma"))
+	return loaderFrom(ctx).Karma(ctx, obj)
 }
 
 func (r *userResolver) Rank(ctx context.Context, obj *store.User) (*int, error) {
-	panic(fmt.Errorf("not implemented: Rank - rank"))
+	rank, ok, err := loaderFrom(ctx).Rank(ctx, obj)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &rank, nil
 }
 
 func (r *userResolver) FollowerCount(ctx context.Context, obj *store.User) (int, error) {
-	panic(fmt.Errorf("not implemented: FollowerCount - followerCount"))
+	return loaderFrom(ctx).FollowerCount(ctx, obj)
 }
 
 func (r *userResolver) FollowingCount(ctx context.Context, obj *store.User) (int, error) {
-	panic(fmt.Errorf("not implemented: FollowingCount - followingCount"))
+	return loaderFrom(ctx).FollowingCount(ctx, obj)
 }
 
 func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
-	panic(fmt.Errorf("not implemented: Followers - followers"))
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).Followers(ctx, obj.ID, n, a)
+	if err != nil {
+		return nil, err
+	}
+	return userConnection(p), nil
 }
 
 func (r *userResolver) Following(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
-	panic(fmt.Errorf("not implemented: Following - following"))
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).Following(ctx, obj.ID, n, a)
+	if err != nil {
+		return nil, err
+	}
+	return userConnection(p), nil
 }
 
 func (r *userResolver) ViewerFollows(ctx context.Context, obj *store.User) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerFollows - viewerFollows"))
+	return loaderFrom(ctx).Follows(ctx, viewerFrom(ctx), obj.ID)
 }
 
 func (r *userResolver) FollowsViewer(ctx context.Context, obj *store.User) (bool, error) {
-	panic(fmt.Errorf("not implemented: FollowsViewer - followsViewer"))
+	return loaderFrom(ctx).Follows(ctx, obj.ID, viewerFrom(ctx))
 }
 
 func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, after *string) (*model.PostConnection, error) {
@@ -272,6 +318,7 @@ func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, a
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 

@@ -168,9 +168,9 @@ func TestDerivedDataConsistentUnderConcurrentWrites(t *testing.T) {
 	})
 }
 
-// TestRebuildRestoresDerivedData wipes and corrupts the derived structures and checks that
-// Rebuild, which scans every master of a cluster, restores them exactly.
-func TestRebuildRestoresDerivedData(t *testing.T) {
+// TestRebuildRepairsCorruptDerivedData wipes and corrupts the derived structures and checks that
+// Rebuild, which scans every master of a cluster, restores them exactly, twice in a row.
+func TestRebuildRepairsCorruptDerivedData(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		s := b.NewStore(t, store.Options{})
 		w := newWorld(t, s, b.Client, 5, 30)

@@ -62,22 +62,23 @@ func forbiddenf(format string, args ...any) error {
 	return &Error{Kind: KindForbidden, Msg: fmt.Sprintf(format, args...)}
 }
 
+// scriptKinds maps the first word of a script's error reply to its kind.
+var scriptKinds = map[string]Kind{
+	"INVALID":   KindInvalid,
+	"FORBIDDEN": KindForbidden,
+	"NOTFOUND":  KindNotFound,
+	"CONFLICT":  KindConflict,
+	"CLOSED":    KindVotingClosed,
+}
+
 // scriptError turns the error replies of the Lua scripts into typed errors. Scripts reply with
 // redis.error_reply("<KIND> <message>"); any other error passes through wrapped.
 func scriptError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
-	kinds := map[string]Kind{
-		"INVALID":   KindInvalid,
-		"FORBIDDEN": KindForbidden,
-		"NOTFOUND":  KindNotFound,
-		"CONFLICT":  KindConflict,
-		"CLOSED":    KindVotingClosed,
-	}
-	word, rest, _ := strings.Cut(msg, " ")
-	if k, ok := kinds[word]; ok {
+	word, rest, _ := strings.Cut(err.Error(), " ")
+	if k, ok := scriptKinds[word]; ok {
 		return &Error{Kind: k, Msg: rest}
 	}
 	return fmt.Errorf("%s: %w", op, err)

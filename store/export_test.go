@@ -1,24 +1,62 @@
 package store
 
-// Exported for the tests of package store_test only.
+import "context"
 
-// RankingKeysForTest returns the HOT, NEW and TOP sorted sets and the version hash of the site's
-// rankings (group "") or a group's.
-func (s *Store) RankingKeysForTest(group string) (hot, new, top, ver string) {
-	r := s.k.ranking(group)
-	return r.hot, r.new, r.top, r.ver
+// Hooks for the external tests of package store_test.
+
+// RecordKarma exposes recordKarma.
+func (s *Store) RecordKarma(ctx context.Context, author, item string, net int, version int64) error {
+	return s.recordKarma(ctx, author, item, net, version)
 }
 
-// UserPostsKeysForTest returns the user's post list and its version hash.
-func (s *Store) UserPostsKeysForTest(uid string) (posts, ver string) {
-	return s.k.userPosts(uid), s.k.userPostsVer(uid)
+// FollowFirstStep runs only the follower's side of a follow or unfollow, as a call cut off after
+// its first step would, and returns a function that runs the rest later, as a late or repeated
+// delivery would.
+func (s *Store) FollowFirstStep(ctx context.Context, a, b string, follow bool) (rest func() error, err error) {
+	rel, err := s.followStep(ctx, a, b, follow)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return s.mirrorFollow(ctx, a, b, rel) }, nil
 }
 
-// PostKeyForTest returns the key of a post's hash.
-func (s *Store) PostKeyForTest(pid string) string { return s.k.post(pid) }
+// Graph is the raw follow records of one user.
+type Graph struct {
+	Following, Followers, Push, Pull, Feed []string
+}
 
-// PostSeqKeyForTest returns the key of the post id counter.
-func (s *Store) PostSeqKeyForTest() string { return s.k.postSeq() }
+// GraphOf reads the raw follow records of uid.
+func (s *Store) GraphOf(ctx context.Context, uid string) (Graph, error) {
+	var g Graph
+	var err error
+	if g.Following, err = s.rdb.ZRange(ctx, s.k.following(uid), 0, -1).Result(); err != nil {
+		return g, err
+	}
+	if g.Followers, err = s.rdb.ZRange(ctx, s.k.followers(uid), 0, -1).Result(); err != nil {
+		return g, err
+	}
+	if g.Push, err = s.rdb.SMembers(ctx, s.k.push(uid)).Result(); err != nil {
+		return g, err
+	}
+	if g.Pull, err = s.rdb.ZRange(ctx, s.k.pull(uid), 0, -1).Result(); err != nil {
+		return g, err
+	}
+	g.Feed, err = s.rdb.ZRevRange(ctx, s.k.feed(uid), 0, -1).Result()
+	return g, err
+}
 
-// PostVotesKeyForTest returns the key of a post's votes hash.
-func (s *Store) PostVotesKeyForTest(pid string) string { return s.k.postVotes(pid) }
+// DropDerivedUserIndexes deletes the name index and the leaderboard, as a lost derived write
+// would leave them.
+func (s *Store) DropDerivedUserIndexes(ctx context.Context) error {
+	if err := s.rdb.Del(ctx, s.k.userNames()).Err(); err != nil {
+		return err
+	}
+	return s.rdb.Del(ctx, s.k.leaderboard()).Err()
+}
+
+// ApplyFollowMode runs follow_mode.lua alone, as a late delivery of it would.
+func (s *Store) ApplyFollowMode(ctx context.Context, a, b string, version int64, mode string) error {
+	_, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
+		b, version, mode, 1)
+	return err
+}

@@ -23,6 +23,56 @@ func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:
 // userRate is a sorted set of the user's recent writes scored by time (ms), for rate limiting.
 func (k keys) userRate(uid string) string { return k.user(uid) + ":rate" }
 
+// following is a sorted set of the users uid follows (user keys) scored by follow time (ms). It is
+// the authoritative record of the follow graph.
+func (k keys) following(uid string) string { return k.user(uid) + ":following" }
+
+// followingSeq is a string counter raised by every change to following(uid); it versions the
+// follower-side records derived from it.
+func (k keys) followingSeq(uid string) string { return k.user(uid) + ":following:seq" }
+
+// followers is a sorted set of the users following uid scored by follow time (ms), mirrored from
+// their following sets.
+func (k keys) followers(uid string) string { return k.user(uid) + ":followers" }
+
+// followersVer is a hash follower user key → the followingSeq version followers(uid) last applied.
+func (k keys) followersVer(uid string) string { return k.user(uid) + ":followers:ver" }
+
+// push is a set of at most FeedOptions.FanoutLimit followers of uid whose feeds receive uid's new
+// posts when they are published.
+func (k keys) push(uid string) string { return k.user(uid) + ":push" }
+
+// pull is a sorted set of users uid follows whose posts uid's feed reads at read time (they do not
+// push to uid), scored by follow time (ms).
+func (k keys) pull(uid string) string { return k.user(uid) + ":pull" }
+
+// pullVer is a hash followee user key → the followingSeq version pull(uid) last applied.
+func (k keys) pullVer(uid string) string { return k.user(uid) + ":pull:ver" }
+
+// feed is a sorted set of post ids pushed to uid's home feed, scored by publish time (ms), trimmed
+// to the newest FeedOptions.Cap.
+func (k keys) feed(uid string) string { return k.user(uid) + ":feed" }
+
+// feedBy is a hash post id → author user key for every member of feed(uid).
+func (k keys) feedBy(uid string) string { return k.user(uid) + ":feed:by" }
+
+// karma is a hash: total (the user's karma), ver (raised whenever total changes).
+func (k keys) karma(uid string) string { return k.user(uid) + ":karma" }
+
+// karmaItems is a hash item global id (post or comment) → "<item version> <net votes>", the
+// contribution of each item to karma(uid).
+func (k keys) karmaItems(uid string) string { return k.user(uid) + ":karma:items" }
+
+// userNames is a sorted set (all scores 0) of every user key, for BYLEX autocomplete.
+func (k keys) userNames() string { return k.prefix + "{users}" }
+
+// leaderboard is a sorted set of user keys scored by minus their karma, so that ascending order is
+// highest karma first with ties by user key.
+func (k keys) leaderboard() string { return k.prefix + "{lb}:karma" }
+
+// leaderboardVer is a hash user key → the karma version leaderboard() last applied.
+func (k keys) leaderboardVer() string { return k.prefix + "{lb}:karma:ver" }
+
 // session is a string holding the user id of a session, keyed by the SHA-256 of its token; it
 // carries the session TTL.
 func (k keys) session(tokenDigest string) string { return k.prefix + "sess:" + tokenDigest }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,22 +48,76 @@ func (s *Store) NewLoader() *Loader {
 // do queues a read (or joins an identical one, by key) and waits for its batch to run.
 func (l *Loader) do(ctx context.Context, key string, fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
 	l.mu.Lock()
-	c, ok := l.cache[key]
-	if !ok {
-		c = &call{fill: fill, done: make(chan struct{}), ctx: ctx}
-		if key != "" {
-			l.cache[key] = c
-		}
-		l.pending = append(l.pending, c)
+	c, queued := l.enqueue(ctx, key, fill)
+	if queued {
 		l.schedule()
 	}
 	l.mu.Unlock()
+	return c.wait(ctx)
+}
+
+// enqueue adds a read to the pending batch unless an identical one is cached; l.mu is held.
+func (l *Loader) enqueue(ctx context.Context, key string, fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (*call, bool) {
+	if c, ok := l.cache[key]; ok {
+		return c, false
+	}
+	c := &call{fill: fill, done: make(chan struct{}), ctx: ctx}
+	if key != "" {
+		l.cache[key] = c
+	}
+	l.pending = append(l.pending, c)
+	return c, true
+}
+
+func (c *call) wait(ctx context.Context) (redis.Cmder, error) {
 	select {
 	case <-c.done:
 		return c.cmd, c.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// read is one read for doAll.
+type read struct {
+	key  string
+	fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder
+}
+
+// doAll queues many reads and sends them at once, together with whatever else is pending, then
+// waits for all of them. Resolvers of a list use it to load a whole level in one round trip
+// without waiting for a timer.
+func (l *Loader) doAll(ctx context.Context, reads []read) ([]redis.Cmder, error) {
+	calls, batch := l.enqueueAll(ctx, reads)
+	if len(batch) > 0 {
+		l.exec(batch)
+	}
+	out := make([]redis.Cmder, len(calls))
+	for i, c := range calls {
+		cmd, err := c.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = cmd
+	}
+	return out, nil
+}
+
+// enqueueAll queues reads and takes the whole pending batch, stopping its timer.
+func (l *Loader) enqueueAll(ctx context.Context, reads []read) ([]*call, []*call) {
+	calls := make([]*call, len(reads))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, r := range reads {
+		calls[i], _ = l.enqueue(ctx, r.key, r.fill)
+	}
+	batch := l.pending
+	l.pending = nil
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	return calls, batch
 }
 
 // schedule arms or extends the batch timer; l.mu is held. Each new read gives the batch another
@@ -149,11 +204,35 @@ func (l *Loader) Clear() {
 	l.mu.Unlock()
 }
 
+// hashRead reads a whole hash (HGETALL).
+func hashRead(key string) read {
+	return read{"h:" + key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.HGetAll(ctx, key) }}
+}
+
+// hashFieldRead reads one field of a hash (HGET).
+func hashFieldRead(key, field string) read {
+	return read{"f:" + key + "\x00" + field, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.HGet(ctx, key, field) }}
+}
+
+// hashFieldsRead reads some fields of a hash (HMGET).
+func hashFieldsRead(key string, fields ...string) read {
+	ck := "m:" + key + "\x00" + strings.Join(fields, "\x00")
+	return read{ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.HMGet(ctx, key, fields...) }}
+}
+
+// zcardRead reads the size of a sorted set (ZCARD).
+func zcardRead(key string) read {
+	return read{"zc:" + key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.ZCard(ctx, key) }}
+}
+
+// one runs a single read through the timer-batched path.
+func (l *Loader) one(ctx context.Context, r read) (redis.Cmder, error) {
+	return l.do(ctx, r.key, r.fill)
+}
+
 // hash loads a whole hash.
 func (l *Loader) hash(ctx context.Context, key string) (map[string]string, error) {
-	cmd, err := l.do(ctx, "h:"+key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.HGetAll(ctx, key)
-	})
+	cmd, err := l.one(ctx, hashRead(key))
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +241,7 @@ func (l *Loader) hash(ctx context.Context, key string) (map[string]string, error
 
 // hashField loads one field of a hash; "" when absent.
 func (l *Loader) hashField(ctx context.Context, key, field string) (string, error) {
-	cmd, err := l.do(ctx, "f:"+key+"\x00"+field, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.HGet(ctx, key, field)
-	})
+	cmd, err := l.one(ctx, hashFieldRead(key, field))
 	if err != nil {
 		return "", err
 	}
@@ -173,13 +250,7 @@ func (l *Loader) hashField(ctx context.Context, key, field string) (string, erro
 
 // hashFields loads some fields of a hash.
 func (l *Loader) hashFields(ctx context.Context, key string, fields ...string) ([]any, error) {
-	ck := "m:" + key
-	for _, f := range fields {
-		ck += "\x00" + f
-	}
-	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.HMGet(ctx, key, fields...)
-	})
+	cmd, err := l.one(ctx, hashFieldsRead(key, fields...))
 	if err != nil {
 		return nil, err
 	}
@@ -188,14 +259,53 @@ func (l *Loader) hashFields(ctx context.Context, key string, fields ...string) (
 
 // zcard loads the size of a sorted set.
 func (l *Loader) zcard(ctx context.Context, key string) (int, error) {
-	cmd, err := l.do(ctx, "zc:"+key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZCard(ctx, key)
-	})
+	cmd, err := l.one(ctx, zcardRead(key))
 	if err != nil {
 		return 0, err
 	}
 	return int(cmd.(*redis.IntCmd).Val()), nil
 }
+
+// Prefetch sends reads at once without waiting for their results; later lookups of the same data
+// find them in flight or cached. Resolvers of a list call it with what the next level will ask for.
+func (l *Loader) Prefetch(ctx context.Context, reads ...Read) {
+	if len(reads) == 0 {
+		return
+	}
+	rs := make([]read, len(reads))
+	for i, r := range reads {
+		rs[i] = read(r)
+	}
+	// Queue now, so that the resolvers that run next find these reads in flight; send in the
+	// background, so that the caller can return its level at once.
+	if _, batch := l.enqueueAll(ctx, rs); len(batch) > 0 {
+		go l.exec(batch)
+	}
+}
+
+// Read is a read to prefetch; build one with the Store's *Read methods.
+type Read read
+
+// UserRead is the read Loader.User makes for the user id.
+func (s *Store) UserRead(id string) (Read, bool) {
+	uid, err := UserKey(id)
+	if err != nil {
+		return Read{}, false
+	}
+	return Read(hashFieldsRead(s.k.user(uid), userFields...)), true
+}
+
+// PostVoteRead is the read Loader.PostVote makes for a viewer's vote on a post.
+func (s *Store) PostVoteRead(p *Post, viewerID string) (Read, bool) {
+	uid, err := UserKey(viewerID)
+	if err != nil || viewerID == p.AuthorID {
+		return Read{}, false
+	}
+	return Read(hashFieldRead(s.k.postVotes(p.Key()), uid)), true
+}
+
+// GroupPostCountRead is the read Loader.GroupPostCount makes.
+func (s *Store) GroupPostCountRead(name string) Read { return Read(zcardRead(s.k.ranking(name).new)) }
 
 // page loads one page of a sorted set after cursor c.
 func (l *Loader) page(ctx context.Context, key string, desc bool, first int, c cursor) (rawPage, error) {

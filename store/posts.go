@@ -93,6 +93,9 @@ func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, 
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return nil, err
 	}
+	if err := s.fanOutPost(ctx, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -152,7 +155,10 @@ func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
 		return err
 	}
 	h := hashFromReply(reply)
-	return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))
+	if err := s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"])); err != nil {
+		return err
+	}
+	return s.unfeedPost(ctx, pid, h["author"])
 }
 
 // postSubKeys lists the keys of a post's aggregate other than its hash, for deletion.
@@ -187,6 +193,10 @@ func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, e
 	// Re-index even when this vote changed nothing: that completes an earlier vote whose derived
 	// writes were cut off, and the version guard makes it free otherwise.
 	if err := s.indexPost(ctx, p, nil); err != nil {
+		return nil, err
+	}
+	// Likewise for the author's karma: the post's version guards it.
+	if err := s.recordKarma(ctx, strings.TrimPrefix(p.AuthorID, TypeUser+":"), p.ID, p.Net(), p.Version); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -151,7 +151,7 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 			return fmt.Errorf("register groups: %w", err)
 		}
 	}
-	return nil
+	return s.pruneGroups(ctx, left)
 }
 
 // unindexPost takes a deleted post out of every derived structure.
@@ -166,7 +166,7 @@ func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []strin
 	if err := s.runMany(ctx, calls); err != nil {
 		return fmt.Errorf("unindex post %s: %w", pid, err)
 	}
-	return nil
+	return s.pruneGroups(ctx, groups)
 }
 
 // RebuildStats reports what Rebuild did.

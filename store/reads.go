@@ -3,7 +3,8 @@ package store
 import (
 	"context"
 	"strings"
-	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Group is a named collection of posts.
@@ -36,7 +37,7 @@ func (l *Loader) UserByName(ctx context.Context, name string) (*User, error) {
 }
 
 func (l *Loader) userByKey(ctx context.Context, uid string) (*User, error) {
-	vals, err := l.hashFields(ctx, l.s.k.user(uid), "name", "created")
+	vals, err := l.hashFields(ctx, l.s.k.user(uid), userFields...)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +46,9 @@ func (l *Loader) userByKey(ctx context.Context, uid string) (*User, error) {
 	}
 	return userFromFields(uid, vals[0], vals[1]), nil
 }
+
+// userFields are the fields of a user hash that reads return; never the password hash.
+var userFields = []string{"name", "created"}
 
 // Post loads a post by global id; nil when there is none or it was deleted.
 func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
@@ -63,26 +67,21 @@ func (l *Loader) postByKey(ctx context.Context, pid string) (*Post, error) {
 	return l.s.postFromHash(pid, h), nil
 }
 
-// postsByKey loads many posts in one batch, dropping missing ones.
+// postsByKey loads many posts in one round trip, dropping missing ones; kept lists the indexes
+// of the posts returned.
 func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int, error) {
-	posts := make([]*Post, len(pids))
-	errs := make([]error, len(pids))
-	var wg sync.WaitGroup
+	reads := make([]read, len(pids))
 	for i, pid := range pids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			posts[i], errs[i] = l.postByKey(ctx, pid)
-		}()
+		reads[i] = hashRead(l.s.k.post(pid))
 	}
-	wg.Wait()
+	cmds, err := l.doAll(ctx, reads)
+	if err != nil {
+		return nil, nil, err
+	}
 	var out []*Post
 	var kept []int
-	for i, p := range posts {
-		if errs[i] != nil {
-			return nil, nil, errs[i]
-		}
-		if p != nil {
+	for i, cmd := range cmds {
+		if p := l.s.postFromHash(pids[i], cmd.(*redis.MapStringStringCmd).Val()); p != nil {
 			out = append(out, p)
 			kept = append(kept, i)
 		}

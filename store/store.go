@@ -33,12 +33,14 @@ type Options struct {
 	LoaderWait time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Feed bounds the home feed; see FeedOptions.
+	Feed FeedOptions
 	// WaitReplicas makes every atomic write wait (Redis WAIT) until this many replicas have
 	// acknowledged it before the write is reported done, so that a failover to one of them cannot
-	// lose it. Zero (the default) relies on asynchronous replication. See waitWrite.
+	// lose it. Zero (the default) relies on asynchronous replication. See runWaiting.
 	WaitReplicas int
 	// WaitTimeout bounds the wait for WaitReplicas; a write not acknowledged in time fails with
-	// an error (it may still have been applied). Default 1s.
+	// ErrNotReplicated (it may still have been applied). Default 1s.
 	WaitTimeout time.Duration
 }
 
@@ -70,6 +72,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Feed = o.Feed.withDefaults()
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = time.Second
 	}

@@ -59,6 +59,9 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 	if _, err := s.run(ctx, "signup", []string{s.k.user(uid)}, name, hash, now.UnixMilli()); err != nil {
 		return nil, err
 	}
+	if err := s.registerUser(ctx, uid); err != nil {
+		return nil, err
+	}
 	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())})
 }
 
@@ -81,6 +84,10 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	}
 	if !s.verifyPassword(password, encoded) {
 		return nil, bad
+	}
+	// Completes a sign-up whose indexing was cut off; idempotent and cheap otherwise.
+	if err := s.registerUser(ctx, uid); err != nil {
+		return nil, err
 	}
 	return s.newSession(ctx, userFromFields(uid, vals[0], vals[1]))
 }

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,6 +145,54 @@ func Backends(t testing.TB) []Backend {
 		t.Fatal("REQUIRE_REDIS_CLUSTER=1 but REDIS_CLUSTER_ADDRS is not set")
 	}
 	return out
+}
+
+// NewClient returns a new client to the same Redis as b.Client (closed when the test ends), for
+// tests that add hooks without seeing the commands of tests running beside them.
+func (b Backend) NewClient(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	var c redis.UniversalClient
+	switch bc := b.Client.(type) {
+	case *redis.Client:
+		o := *bc.Options()
+		c = redis.NewClient(&o)
+	case *redis.ClusterClient:
+		o := *bc.Options()
+		c = redis.NewClusterClient(&o)
+	default:
+		t.Fatalf("storetest: unknown client type %T", b.Client)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// RoundTrips counts the round trips a client makes: each command sent alone and each pipeline
+// counts one. Add it with client.AddHook.
+type RoundTrips struct{ n atomic.Int64 }
+
+// Count returns the round trips so far.
+func (r *RoundTrips) Count() int64 { return r.n.Load() }
+
+// Reset sets the count to zero.
+func (r *RoundTrips) Reset() { r.n.Store(0) }
+
+// DialHook passes dials through.
+func (r *RoundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook counts a single command.
+func (r *RoundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook counts a pipeline.
+func (r *RoundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
 
 // Run runs f as a parallel subtest on every backend.

@@ -1,0 +1,312 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+func TestFirstSession(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		alice, aliceID := a.signUp("Alice")
+		bob, _ := a.signUp("bob")
+		var created struct {
+			CreatePost struct {
+				ID, Title, Body string
+				URL             *string
+				Author          struct{ Name string }
+				Groups          []struct {
+					ID, Name  string
+					PostCount int
+				}
+				ViewerVote     string
+				VotingClosesAt time.Time
+				CreatedAt      time.Time
+			}
+		}
+		a.do(alice, `mutation { createPost(input: {title: "Hello", body: "First!", url: "https://example.com", groups: ["Go"]}) {
+			id title body url author { name } groups { id name postCount } viewerVote votingClosesAt createdAt } }`, nil).decode(t, &created)
+		p := created.CreatePost
+		if p.Title != "Hello" || p.Author.Name != "Alice" || len(p.Groups) != 1 || p.Groups[0].Name != "go" ||
+			p.Groups[0].PostCount != 1 || p.ViewerVote != "UP" || *p.URL != "https://example.com" {
+			t.Fatalf("created %+v", p)
+		}
+		if d := p.VotingClosesAt.Sub(p.CreatedAt); d != 7*24*time.Hour {
+			t.Fatalf("voting window %v", d)
+		}
+		var voted struct {
+			VotePost struct {
+				Upvotes, Downvotes int
+				Score              float64
+				ViewerVote         string
+			}
+		}
+		a.do(bob, `mutation($id: ID!) { votePost(postId: $id, direction: UP) { upvotes downvotes score viewerVote } }`,
+			map[string]any{"id": p.ID}).decode(t, &voted)
+		if v := voted.VotePost; v.Upvotes != 1 || v.ViewerVote != "UP" || v.Score != float64(p.CreatedAt.Unix()+432) {
+			t.Fatalf("voted %+v", v)
+		}
+		var list struct {
+			Posts struct {
+				TotalCount int
+				Edges      []struct {
+					Cursor string
+					Node   struct{ ID, Title string }
+				}
+				PageInfo struct {
+					HasNextPage, HasPreviousPage bool
+					StartCursor, EndCursor       *string
+				}
+			}
+			Viewer *struct{ Name string }
+			User   struct {
+				ID    string
+				Posts struct{ TotalCount int }
+			}
+			Group struct {
+				ID        string
+				PostCount int
+			}
+		}
+		a.do(bob, `{ posts(sort: TOP, first: 10) { totalCount edges { cursor node { id title } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }
+			viewer { name } user(name: "ALICE") { id posts { totalCount } } group(name: "go") { id postCount } }`, nil).decode(t, &list)
+		if list.Posts.TotalCount != 1 || list.Posts.Edges[0].Node.ID != p.ID || list.Posts.PageInfo.HasNextPage ||
+			*list.Posts.PageInfo.EndCursor != list.Posts.Edges[0].Cursor {
+			t.Fatalf("posts %+v", list.Posts)
+		}
+		if list.Viewer == nil || list.Viewer.Name != "bob" || list.User.ID != aliceID || list.User.Posts.TotalCount != 1 || list.Group.PostCount != 1 {
+			t.Fatalf("viewer/user/group %+v", list)
+		}
+		// node(id) answers for every Node type, and null for ids that name nothing.
+		var nodes struct {
+			U, P, G       *struct{ ID, Typename string }
+			Missing, Gone *struct{ ID string }
+		}
+		a.do("", `query($u: ID!, $p: ID!) { u: node(id: $u) { id ... on User { name } }
+			p: node(id: $p) { id ... on Post { title } } g: node(id: "group:go") { id ... on Group { name } }
+			missing: node(id: "post:999999") { id } gone: post(id: "post:999998") { id } }`,
+			map[string]any{"u": aliceID, "p": p.ID}).decode(t, &nodes)
+		if nodes.U == nil || nodes.U.ID != aliceID || nodes.P == nil || nodes.P.ID != p.ID || nodes.G == nil || nodes.Missing != nil || nodes.Gone != nil {
+			t.Fatalf("nodes %+v", nodes)
+		}
+		var out struct{ LogOut bool }
+		a.do(bob, `mutation { logOut }`, nil).decode(t, &out)
+		if r := a.do(bob, `mutation($id: ID!) { votePost(postId: $id, direction: DOWN) { id } }`, map[string]any{"id": p.ID}); r.code() != "UNAUTHENTICATED" {
+			t.Fatalf("vote after log out: %+v", r)
+		}
+	})
+}
+
+func TestErrorCodes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		now := time.Now()
+		var mu sync.Mutex
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		a := newAPI(t, b, store.Options{Now: clock, WriteLimit: 30})
+		alice, _ := a.signUp("alice")
+		bob, _ := a.signUp("bob")
+		post := a.createPost(alice, "p")
+		old := a.createPost(alice, "old")
+		vote := `mutation($id: ID!, $d: VoteDirection!) { votePost(postId: $id, direction: $d) { id } }`
+		for _, tc := range []struct {
+			name, token, query string
+			vars               map[string]any
+			code               string
+		}{
+			{"first too large", "", `{ posts(first: 101) { totalCount } }`, nil, "BAD_USER_INPUT"},
+			{"first zero", "", `{ posts(first: 0) { totalCount } }`, nil, "BAD_USER_INPUT"},
+			{"malformed cursor", "", `{ posts(after: "zzz") { totalCount } }`, nil, "BAD_USER_INPUT"},
+			{"malformed id", bob, vote, map[string]any{"id": "42", "d": "UP"}, "BAD_USER_INPUT"},
+			{"empty title", alice, `mutation { createPost(input: {title: ""}) { id } }`, nil, "BAD_USER_INPUT"},
+			{"bad group", alice, `mutation { createPost(input: {title: "t", groups: ["a b"]}) { id } }`, nil, "BAD_USER_INPUT"},
+			{"bad name", "", `mutation { signUp(name: "a", password: "password1") { token } }`, nil, "BAD_USER_INPUT"},
+			{"short password", "", `mutation { signUp(name: "carol", password: "short") { token } }`, nil, "BAD_USER_INPUT"},
+			{"bad enum variable", bob, vote, map[string]any{"id": post, "d": "SIDEWAYS"}, ""},
+			{"anonymous write", "", `mutation { createPost(input: {title: "t"}) { id } }`, nil, "UNAUTHENTICATED"},
+			{"bad token write", "not-a-token", `mutation { createPost(input: {title: "t"}) { id } }`, nil, "UNAUTHENTICATED"},
+			{"wrong password", "", `mutation { logIn(name: "alice", password: "wrong-password") { token } }`, nil, "UNAUTHENTICATED"},
+			{"own post", alice, vote, map[string]any{"id": post, "d": "UP"}, "FORBIDDEN"},
+			{"someone else's post", bob, `mutation($id: ID!) { deletePost(id: $id) }`, map[string]any{"id": post}, "FORBIDDEN"},
+			{"missing post", bob, vote, map[string]any{"id": "post:987654", "d": "UP"}, "NOT_FOUND"},
+			{"name taken", "", `mutation { signUp(name: "ALICE", password: "password1") { token } }`, nil, "CONFLICT"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := a.do(tc.token, tc.query, tc.vars)
+				if len(r.Errors) == 0 {
+					t.Fatalf("no error; data %s", r.Data)
+				}
+				if tc.code != "" && r.code() != tc.code {
+					t.Fatalf("code %q (%s), want %s", r.code(), r.Errors[0].Message, tc.code)
+				}
+				if r.code() == "" {
+					t.Fatalf("an error without a code: %+v", r.Errors)
+				}
+			})
+		}
+		mu.Lock()
+		now = now.Add(8 * 24 * time.Hour)
+		mu.Unlock()
+		if r := a.do(bob, vote, map[string]any{"id": old, "d": "UP"}); r.code() != "VOTING_CLOSED" {
+			t.Fatalf("old vote: %+v", r.Errors)
+		}
+		// Writes beyond the limit are refused with the seconds to wait.
+		var r response
+		for i := 0; i < 40; i++ {
+			if r = a.do(bob, `mutation { createPost(input: {title: "spam"}) { id } }`, nil); len(r.Errors) > 0 {
+				break
+			}
+		}
+		if r.code() != "RATE_LIMITED" || r.Errors[0].Extensions["retryAfter"] == nil {
+			t.Fatalf("after 40 writes: %+v", r.Errors)
+		}
+	})
+}
+
+// TestInternalErrorsAreNotLeaked_miniredis closes the embedded Redis under the server: the client
+// sees a generic INTERNAL_SERVER_ERROR, never an address or a Redis message.
+func TestInternalErrorsAreNotLeaked_miniredis(t *testing.T) {
+	for _, b := range storetest.Backends(t) {
+		if b.Mini == nil {
+			continue
+		}
+		a := newAPI(t, b, store.Options{})
+		a.signUp("alice")
+		b.Mini.Close()
+		r := a.do("", `{ posts { totalCount } }`, nil)
+		if r.code() != "INTERNAL_SERVER_ERROR" || r.Errors[0].Message != "internal server error" {
+			t.Fatalf("errors %+v", r.Errors)
+		}
+		if strings.Contains(string(r.Data)+fmt.Sprint(r.Errors), "127.0.0.1") {
+			t.Fatalf("address leaked: %+v", r.Errors)
+		}
+	}
+}
+
+func TestMutationsNeverOverGET(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		q := url.Values{"query": {`mutation { signUp(name: "mallory", password: "password1") { token } }`}}
+		res, err := http.Get(a.srv.URL + "/query?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var refused response
+		_ = json.NewDecoder(res.Body).Decode(&refused)
+		res.Body.Close()
+		if res.StatusCode < 400 || refused.code() != "METHOD_NOT_ALLOWED" {
+			t.Fatalf("GET mutation: status %d, %+v", res.StatusCode, refused.Errors)
+		}
+		if r := a.do("", `{ user(name: "mallory") { id } }`, nil); string(r.Data) != `{"user":null}` {
+			t.Fatalf("the GET mutation ran: %s", r.Data)
+		}
+		// Queries over GET work.
+		q = url.Values{"query": {`{ posts { totalCount } }`}}
+		res, err = http.Get(a.srv.URL + "/query?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("GET query status %d", res.StatusCode)
+		}
+	})
+}
+
+func TestHostileQueriesAreRefused(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		aliases := new(strings.Builder)
+		aliases.WriteString("{")
+		for i := 0; i < 5000; i++ {
+			fmt.Fprintf(aliases, " a%d: posts { totalCount }", i)
+		}
+		aliases.WriteString("}")
+		fewAliases := new(strings.Builder)
+		fewAliases.WriteString("{")
+		for i := 0; i < 150; i++ {
+			fmt.Fprintf(fewAliases, " a%d: viewer { id }", i)
+		}
+		fewAliases.WriteString("}")
+		deep := "{ posts { edges { node { author { name } } } } }"
+		for i := 0; i < 10; i++ {
+			deep = strings.Replace(deep, "author { name }", "author { posts { edges { node { author { name } } } } }", 1)
+		}
+		complexQ := "{ posts(first: 100) { edges { node { author { posts(first: 100) { edges { node { author { posts(first: 100) { edges { node { id } } } } } } } } } } } }"
+		frag := "query { ...A } fragment A on Query { posts(first: 100) { edges { node { author { ...B } } } } } fragment B on User { posts(first: 100) { edges { node { author { ...C } } } } } fragment C on User { posts(first: 100) { totalCount } }"
+		for _, tc := range []struct {
+			name, query, code string
+		}{
+			{"a megabyte of braces", strings.Repeat("{", 1<<20), "QUERY_TOO_LARGE"},
+			{"five thousand aliases", aliases.String(), "QUERY_TOO_LARGE"},
+			{"150 aliases", fewAliases.String(), "TOO_MANY_ALIASES"},
+			{"too deep", deep, "QUERY_TOO_DEEP"},
+			{"too complex", complexQ, "QUERY_TOO_COMPLEX"},
+			{"too complex through fragments", frag, "QUERY_TOO_COMPLEX"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := a.doRaw(tc.query)
+				if r.code() != tc.code {
+					t.Fatalf("code %q (%+v), want %s", r.code(), r.Errors, tc.code)
+				}
+			})
+		}
+		// A 20 MB body is refused before it is read in full.
+		res, err := http.Post(a.srv.URL+"/query", "application/json", bytes.NewReader(make([]byte, 20<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("20 MB body: status %d", res.StatusCode)
+		}
+		// The server is still up and answers.
+		if r := a.do("", `{ posts { totalCount } }`, nil); len(r.Errors) > 0 {
+			t.Fatalf("after the attacks: %+v", r.Errors)
+		}
+	})
+}
+
+// TestRoundTripsDoNotGrowWithPageSize lists posts with their authors, groups and the viewer's vote
+// and counts Redis round trips: the count must be the same for 5 posts as for 50.
+func TestRoundTripsDoNotGrowWithPageSize(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		rt := &storetest.RoundTrips{}
+		counted := b
+		counted.Client = b.NewClient(t)
+		counted.Client.AddHook(rt)
+		a := newAPI(t, counted, store.Options{})
+		viewer, _ := a.signUp("viewer")
+		for i := 0; i < 50; i++ {
+			tok, _ := a.signUp(fmt.Sprintf("author%02d", i))
+			a.createPost(tok, fmt.Sprint("post ", i), "g", fmt.Sprintf("g%d", i%3))
+		}
+		query := `query($n: Int!) { posts(first: $n) { totalCount edges { node { id title viewerVote author { name } groups { name postCount } } } } }`
+		trips := map[int]int64{}
+		for _, n := range []int{5, 50} {
+			a.do(viewer, query, map[string]any{"n": n}) // warm the connection pool
+			rt.Reset()
+			r := a.do(viewer, query, map[string]any{"n": n})
+			trips[n] = rt.Count()
+			if len(r.Errors) > 0 {
+				t.Fatal(r.Errors)
+			}
+		}
+		t.Logf("round trips: %v", trips)
+		if trips[50] > trips[5] {
+			t.Fatalf("round trips grew with the page size: %v", trips)
+		}
+	})
+}
+
+// doRaw POSTs a query string without variables.
+func (a *api) doRaw(query string) response { return a.do("", query, nil) }

@@ -1,0 +1,77 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// benchBackend returns the real redis-server backend, or skips.
+func benchBackend(b *testing.B) storetest.Backend {
+	b.Helper()
+	for _, be := range storetest.Backends(b) {
+		if be.Name == "redis" {
+			return be
+		}
+	}
+	b.Skip("no real redis-server")
+	return storetest.Backend{}
+}
+
+// BenchmarkFrontPage lists the HOT front page — 25 posts with authors, groups, group sizes and
+// the viewer's votes — through the real HTTP handler on a real redis-server.
+func BenchmarkFrontPage(b *testing.B) {
+	be := benchBackend(b)
+	rt := &storetest.RoundTrips{}
+	be.Client = be.NewClient(b)
+	be.Client.AddHook(rt)
+	a := newAPI(b, be, store.Options{})
+	viewer, _ := a.signUp("viewer")
+	for i := 0; i < 100; i++ {
+		tok, _ := a.signUp(fmt.Sprintf("author%03d", i))
+		a.createPost(tok, fmt.Sprint("post ", i), fmt.Sprintf("g%d", i%5))
+	}
+	q := `{ posts(sort: HOT, first: 25) { totalCount edges { cursor node { id title score upvotes downvotes viewerVote createdAt author { name } groups { name postCount } } } pageInfo { hasNextPage endCursor } } }`
+	rt.Reset()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r := a.do(viewer, q, nil); len(r.Errors) > 0 {
+			b.Fatal(r.Errors)
+		}
+	}
+	b.ReportMetric(float64(rt.Count())/float64(b.N), "roundtrips/op")
+}
+
+// BenchmarkVote votes on one post from many users in parallel through the real handler.
+func BenchmarkVote(b *testing.B) {
+	be := benchBackend(b)
+	a := newAPI(b, be, store.Options{})
+	author, _ := a.signUp("author")
+	post := a.createPost(author, "hot topic")
+	const voters = 64
+	tokens := make([]string, voters)
+	for i := range tokens {
+		tokens[i], _ = a.signUp(fmt.Sprintf("voter%03d", i))
+	}
+	var n atomic.Int64
+	q := `mutation($id: ID!, $d: VoteDirection!) { votePost(postId: $id, direction: $d) { upvotes downvotes score } }`
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			dir := "UP"
+			if i%2 == 0 {
+				dir = "DOWN"
+			}
+			if r := a.do(tokens[i%voters], q, map[string]any{"id": post, "d": dir}); len(r.Errors) > 0 {
+				b.Error(r.Errors)
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,37 @@
+package resolvers
+
+import (
+	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/store"
+)
+
+// userConnection converts a page of users.
+func userConnection(p *store.Page[*store.User]) *model.UserConnection {
+	c := &model.UserConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.UserEdge, len(p.Items))}
+	for i, u := range p.Items {
+		c.Edges[i] = &model.UserEdge{Cursor: p.Cursors[i], Node: u}
+	}
+	return c
+}
+
+// leaderboardEdges converts the entries of a leaderboard page.
+func leaderboardEdges(p *store.Page[*store.Ranked]) []*model.LeaderboardEdge {
+	edges := make([]*model.LeaderboardEdge, len(p.Items))
+	for i, r := range p.Items {
+		edges[i] = &model.LeaderboardEdge{Cursor: p.Cursors[i], Node: r.User, Rank: r.Rank, Karma: r.Karma}
+	}
+	return edges
+}
+
+// leaderboardConnection converts a leaderboard page.
+func leaderboardConnection(p *store.Page[*store.Ranked]) *model.LeaderboardConnection {
+	return &model.LeaderboardConnection{Edges: leaderboardEdges(p), PageInfo: pageInfo(p), TotalCount: p.Total}
+}
+
+// intArg applies a schema default to an optional Int argument.
+func intArg(v *int, def int) int {
+	if v == nil {
+		return def
+	}
+	return *v
+}

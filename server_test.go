@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+// started is a run() serving in the background.
+type started struct {
+	url  string
+	out  *syncBuffer
+	stop func() error
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// start runs the program with env on a free port and waits until it listens.
+func start(t *testing.T, env map[string]string, args ...string) *started {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		done <- runWith(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), getenv, out, out, func(addr string) { ready <- addr })
+	}()
+	var s *started
+	select {
+	case addr := <-ready:
+		s = &started{url: "http://" + addr, out: out}
+	case err := <-done:
+		cancel()
+		t.Fatalf("run ended before listening: %v\n%s", err, out)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatalf("run did not start\n%s", out)
+	}
+	var once sync.Once
+	var runErr error
+	s.stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(15 * time.Second):
+				runErr = errors.New("run did not return after cancel")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = s.stop() })
+	return s
+}
+
+func (s *started) post(t *testing.T, token, query string) map[string]any {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out["errors"] != nil {
+		t.Fatalf("errors: %v", out["errors"])
+	}
+	return out["data"].(map[string]any)
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func TestRunServesTheAPI(t *testing.T) {
+	for name, env := range map[string]func(t *testing.T) map[string]string{
+		"embedded": func(*testing.T) map[string]string { return map[string]string{} },
+		"redis": func(t *testing.T) map[string]string {
+			return map[string]string{"REDIS_URL": "redis://" + storetest.RealServer(t).Addr, "AGORA_PREFIX": storetest.Prefix()}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := start(t, env(t))
+			if name == "embedded" && !strings.Contains(s.out.String(), "embedded in-memory Redis") {
+				t.Errorf("the log does not say data lives in memory:\n%s", s.out)
+			}
+			for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/": 200} {
+				if code, body := get(t, s.url+path); code != want {
+					t.Errorf("GET %s = %d %s", path, code, body)
+				}
+			}
+			if _, body := get(t, s.url+"/"); !strings.Contains(strings.ToLower(body), "graphiql") {
+				t.Errorf("GET / is not the GraphiQL page")
+			}
+			d := s.post(t, "", `mutation { signUp(name: "erin", password: "password1") { token } }`)
+			token := d["signUp"].(map[string]any)["token"].(string)
+			s.post(t, token, `mutation { createPost(input: {title: "over real HTTP"}) { id } }`)
+			d = s.post(t, "", `{ posts { totalCount edges { node { title author { name } } } } }`)
+			if n := d["posts"].(map[string]any)["totalCount"].(float64); n != 1 {
+				t.Fatalf("totalCount %v", n)
+			}
+			if err := s.stop(); err != nil {
+				t.Fatalf("graceful stop: %v", err)
+			}
+			if !strings.Contains(s.out.String(), "shutting down") {
+				t.Errorf("no shutdown in the log:\n%s", s.out)
+			}
+		})
+	}
+}
+
+// TestReadyzFollowsRedis stops the Redis under a running server: /healthz stays 200 and /readyz
+// turns 503.
+func TestReadyzFollowsRedis(t *testing.T) {
+	storetest.RealServer(t) // skip (or fail under REQUIRE_REAL_REDIS) like the other real-redis tests
+	own, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, map[string]string{"REDIS_URL": "redis://" + own.Addr})
+	if code, _ := get(t, s.url+"/readyz"); code != 200 {
+		t.Fatalf("readyz %d with redis up", code)
+	}
+	own.Stop()
+	if code, _ := get(t, s.url+"/readyz"); code != 503 {
+		t.Fatalf("readyz %d with redis down", code)
+	}
+	if code, _ := get(t, s.url+"/healthz"); code != 200 {
+		t.Fatalf("healthz %d with redis down", code)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-h"}, func(string) string { return "" }, &out, &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-h does not mention %s", want)
+		}
+	}
+	// Environment variables set defaults; flags override them.
+	cfg, _, err := parseFlags([]string{"-hot-k", "100"}, func(k string) string {
+		return map[string]string{"ADDR": ":9999", "AGORA_HOT_K": "7", "AGORA_VOTING_WINDOW": "48h"}[k]
+	}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.addr != ":9999" || cfg.hotK != 100 || cfg.votingWindow != 48*time.Hour {
+		t.Fatalf("config %+v", cfg)
+	}
+	if err := run(context.Background(), []string{"-redis", "redis://127.0.0.1:1/0", "bogus"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil {
+		t.Fatal("an unreachable redis did not fail start-up")
+	}
+}
+
+func TestRebuildCommand(t *testing.T) {
+	env := map[string]string{"REDIS_URL": "redis://" + storetest.RealServer(t).Addr, "AGORA_PREFIX": storetest.Prefix()}
+	s := start(t, env)
+	d := s.post(t, "", `mutation { signUp(name: "frank", password: "password1") { token } }`)
+	token := d["signUp"].(map[string]any)["token"].(string)
+	s.post(t, token, `mutation { createPost(input: {title: "to rebuild", groups: ["ops"]}) { id } }`)
+	var out syncBuffer
+	if err := run(context.Background(), []string{"rebuild"}, func(k string) string { return env[k] }, &out, &out); err != nil {
+		t.Fatalf("rebuild: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "posts=1") {
+		t.Fatalf("rebuild log:\n%s", out.String())
+	}
+}

@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The home feed is a hybrid of fan-out on write and fan-in on read.
+//
+//   - Push: each user has a push set of at most FanoutLimit followers. Publishing a post adds it
+//     to the feed sorted set of each of them ({u:a}:feed, scored by publish time), one small
+//     script per follower on the follower's slot. A new follower joins the push set while it has
+//     room, and gets the author's latest Backfill posts copied into their feed at once.
+//   - Pull: the other followers (the author already pushes to FanoutLimit users) record the author
+//     in their pull set instead, and their feed reads the author's own post list at read time.
+//   - Bounds: one publish costs at most FanoutLimit script calls; one feed holds at most Cap
+//     entries (the oldest are trimmed), so its memory is bounded; one feed page costs one page
+//     read on the feed plus one per pulled author, in three pipelined round trips at most.
+//     Pulled authors' posts older than the oldest entry a full feed keeps are not shown, so the
+//     feed reaches back equally far for every author.
+//   - Consistency: feed_add runs on the reader's slot and adds nothing unless the reader still
+//     follows the author, and unfollowing removes the author's entries in the same script as the
+//     relation, so no post of an unfollowed user stays. Deleting a post removes it from the feeds
+//     it was pushed to; a post deleted while being pushed is dropped when the page is read.
+
+// FeedOptions bounds the home feed. The zero value of each field selects its default.
+type FeedOptions struct {
+	// Cap is the most entries one feed keeps. Default 500.
+	Cap int
+	// FanoutLimit is the most followers a new post is pushed to; followers beyond it read the
+	// author's posts at read time. Default 1000.
+	FanoutLimit int
+	// Backfill is how many of a user's latest posts a new (pushed) follower gets. Default 50.
+	Backfill int
+}
+
+func (o FeedOptions) withDefaults() FeedOptions {
+	if o.Cap <= 0 {
+		o.Cap = 500
+	}
+	if o.FanoutLimit <= 0 {
+		o.FanoutLimit = 1000
+	}
+	if o.Backfill <= 0 {
+		o.Backfill = 50
+	}
+	return o
+}
+
+// fanoutBatch is how many feed writes go in one pipeline.
+const fanoutBatch = 500
+
+// feedTag is the cursor list tag of home feeds.
+const feedTag = "pf"
+
+// feedAddCall adds posts of author (pairs of post id and publish time in ms) to reader's feed.
+func (s *Store) feedAddCall(reader, author string, pairs []any) scriptCall {
+	args := append([]any{author, s.opts.Feed.Cap}, pairs...)
+	return scriptCall{name: "feed_add",
+		keys: []string{s.k.following(reader), s.k.feed(reader), s.k.feedBy(reader)}, args: args}
+}
+
+// fanOutPost pushes a new post to the feeds of its author's push set.
+func (s *Store) fanOutPost(ctx context.Context, p *Post) error {
+	author := strings.TrimPrefix(p.AuthorID, TypeUser+":")
+	readers, err := s.rdb.SMembers(ctx, s.k.push(author)).Result()
+	if err != nil {
+		return fmt.Errorf("fan out post %s: %w", p.Key(), err)
+	}
+	calls := make([]scriptCall, len(readers))
+	for i, a := range readers {
+		calls[i] = s.feedAddCall(a, author, []any{p.Key(), p.CreatedAt.UnixMilli()})
+	}
+	if err := s.runBatched(ctx, calls); err != nil {
+		return fmt.Errorf("fan out post %s: %w", p.Key(), err)
+	}
+	return nil
+}
+
+// unfeedPost removes a deleted post from the feeds it was pushed to.
+func (s *Store) unfeedPost(ctx context.Context, pid, author string) error {
+	if author == "" {
+		return nil
+	}
+	readers, err := s.rdb.SMembers(ctx, s.k.push(author)).Result()
+	if err != nil {
+		return fmt.Errorf("remove post %s from feeds: %w", pid, err)
+	}
+	calls := make([]scriptCall, len(readers))
+	for i, a := range readers {
+		calls[i] = scriptCall{name: "feed_remove", keys: []string{s.k.feed(a), s.k.feedBy(a)}, args: []any{pid}}
+	}
+	if err := s.runBatched(ctx, calls); err != nil {
+		return fmt.Errorf("remove post %s from feeds: %w", pid, err)
+	}
+	return nil
+}
+
+// backfillFeed copies b's latest posts into a's feed, if a follows b.
+func (s *Store) backfillFeed(ctx context.Context, a, b string) error {
+	zs, err := s.rdb.ZRevRangeWithScores(ctx, s.k.userPosts(b), 0, int64(s.opts.Feed.Backfill-1)).Result()
+	if err != nil {
+		return fmt.Errorf("backfill feed of %s: %w", a, err)
+	}
+	if len(zs) == 0 {
+		return nil
+	}
+	pairs := make([]any, 0, 2*len(zs))
+	for _, z := range zs {
+		pairs = append(pairs, z.Member, formatScore(z.Score))
+	}
+	if err := s.runMany(ctx, []scriptCall{s.feedAddCall(a, b, pairs)}); err != nil {
+		return fmt.Errorf("backfill feed of %s: %w", a, err)
+	}
+	return nil
+}
+
+// runBatched runs independent script calls in pipelines of fanoutBatch.
+func (s *Store) runBatched(ctx context.Context, calls []scriptCall) error {
+	for len(calls) > 0 {
+		n := min(len(calls), fanoutBatch)
+		if err := s.runMany(ctx, calls[:n]); err != nil {
+			return err
+		}
+		calls = calls[n:]
+	}
+	return nil
+}
+
+// feedSource is one sorted set a feed page reads: the pushed entries or a pulled author's posts.
+type feedSource struct {
+	rp    rawPage
+	count int // members within the horizon
+}
+
+// feedItem is one candidate entry of a feed page.
+type feedItem struct {
+	member, score string
+	at            float64
+}
+
+// Feed loads one page of the home feed of the user with global id viewerID: posts by the users
+// they follow, newest first. Its cursors stay valid while posts come and go.
+func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after string) (*Page[*Post], error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	uid, err := UserKey(viewerID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := decodeCursor(after, feedTag)
+	if err != nil {
+		return nil, err
+	}
+	k := l.s.k
+	// Round one: the pushed entries, the pulled authors and the oldest entry kept.
+	var own rawPage
+	var pulled []string
+	var oldest []redis.Z
+	err = parallel(3, func(i int) error {
+		var err error
+		switch i {
+		case 0:
+			own, err = l.page(ctx, k.feed(uid), true, first, c)
+		case 1:
+			pulled, err = l.zrange(ctx, k.pull(uid))
+		case 2:
+			oldest, err = l.zrangeWithScores(ctx, k.feed(uid), 0, 0)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A full feed has dropped older entries; pulled posts older than what it keeps are left out too.
+	full := own.total >= l.s.opts.Feed.Cap && len(oldest) == 1
+	horizon := "-inf"
+	if full {
+		horizon = formatScore(oldest[0].Score)
+	}
+	// Round two: a page of each pulled author's posts and how many are within the horizon.
+	srcs := make([]feedSource, len(pulled))
+	err = parallel(2*len(pulled), func(i int) error {
+		key := k.userPosts(pulled[i/2])
+		var err error
+		if i%2 == 0 {
+			srcs[i/2].rp, err = l.page(ctx, key, true, first, c)
+		} else {
+			srcs[i/2].count, err = l.zcount(ctx, key, horizon, "+inf")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	items := make([]feedItem, 0, first)
+	seen := make(map[string]bool)
+	add := func(m, sc string) bool {
+		at := parseScore(sc)
+		if full && at < oldest[0].Score {
+			return false
+		}
+		if !seen[m] {
+			seen[m] = true
+			items = append(items, feedItem{member: m, score: sc, at: at})
+		}
+		return true
+	}
+	total, more, prev := own.total, own.hasNext, own.start > 0
+	for i, m := range own.members {
+		add(m, own.scores[i])
+	}
+	for _, src := range srcs {
+		total += src.count
+		prev = prev || src.rp.start > 0
+		kept := true
+		for i, m := range src.rp.members {
+			kept = add(m, src.rp.scores[i]) && kept
+		}
+		more = more || (src.rp.hasNext && kept)
+	}
+	// Newest first, ties by member bytes descending: the order every source's page follows.
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].at != items[j].at {
+			return items[i].at > items[j].at
+		}
+		return items[i].member > items[j].member
+	})
+	if len(items) > first {
+		items, more = items[:first], true
+	}
+
+	pids := make([]string, len(items))
+	for i, it := range items {
+		pids[i] = it.member
+	}
+	posts, kept, err := l.postsByKey(ctx, pids)
+	if err != nil {
+		return nil, err
+	}
+	cursors := make([]string, len(kept))
+	for i, j := range kept {
+		cursors[i] = cursor{list: feedTag, score: items[j].score, member: items[j].member}.encode()
+	}
+	return &Page[*Post]{Items: posts, Cursors: cursors, Total: total, HasNext: more, HasPrev: prev}, nil
+}
+
+// zrange loads every member of a sorted set, lowest score first.
+func (l *Loader) zrange(ctx context.Context, key string) ([]string, error) {
+	cmd, err := l.do(ctx, "za:"+key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZRange(ctx, key, 0, -1)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmd.(*redis.StringSliceCmd).Val(), nil
+}
+
+// zrangeWithScores loads the members of a sorted set from rank start to stop, with scores.
+func (l *Loader) zrangeWithScores(ctx context.Context, key string, start, stop int64) ([]redis.Z, error) {
+	ck := fmt.Sprintf("zw:%s\x00%d\x00%d", key, start, stop)
+	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZRangeWithScores(ctx, key, start, stop)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmd.(*redis.ZSliceCmd).Val(), nil
+}
+
+// zcount loads how many members of a sorted set score between min and max (Redis range syntax).
+func (l *Loader) zcount(ctx context.Context, key, min, max string) (int, error) {
+	cmd, err := l.do(ctx, "zn:"+key+"\x00"+min+"\x00"+max, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZCount(ctx, key, min, max)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int(cmd.(*redis.IntCmd).Val()), nil
+}

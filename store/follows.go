@@ -1,0 +1,290 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The follow graph.
+//
+// A follow has two sides on two users' hash slots: the follower's following set ({u:a}:following)
+// and the followee's followers set ({u:b}:followers). No script can write both, so:
+//
+//   - The follower's side is authoritative. follow.lua changes it and replies with a version: the
+//     value of a per-follower sequence that rises with every change to the following set. A
+//     larger version therefore describes a later state of every relation of that follower.
+//   - The followee's side is a mirror written after it by follower.lua with the absolute state
+//     (present with its follow time, or absent) guarded by that version, so a late or repeated
+//     write never undoes a newer one. Follow and unfollow both write the follower's side first.
+//
+// Guarantees: viewerFollows and followsViewer read the authoritative side, so they are exact the
+// moment follow or unfollow returns. After any set of concurrent follows and unfollows has
+// returned, both sides agree and each count (a ZCARD of its set) is exact. If a call is cut off
+// between the two sides (a crash, a lost connection), repeating it — follow or unfollow are
+// idempotent — completes it: the follower's side replies with its current state and version, and
+// the mirror applies it. RebuildUsers repairs every relation at once.
+
+// Follow makes the user uid follow the user with global id targetID and returns that user. It is
+// idempotent. Following yourself is KindInvalid; an unknown user is KindNotFound.
+func (s *Store) Follow(ctx context.Context, uid, targetID string) (*User, error) {
+	return s.setFollow(ctx, uid, targetID, true)
+}
+
+// Unfollow makes the user uid stop following the user with global id targetID and returns that
+// user. It is idempotent: unfollowing someone you do not follow changes nothing.
+func (s *Store) Unfollow(ctx context.Context, uid, targetID string) (*User, error) {
+	return s.setFollow(ctx, uid, targetID, false)
+}
+
+func (s *Store) setFollow(ctx context.Context, uid, targetID string, follow bool) (*User, error) {
+	target, err := UserKey(targetID)
+	if err != nil {
+		return nil, err
+	}
+	if target == uid {
+		if follow {
+			return nil, invalidf("you cannot follow yourself")
+		}
+		return nil, invalidf("you cannot unfollow yourself")
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	// Users are never deleted, so checking first and writing after is safe.
+	vals, err := s.rdb.HMGet(ctx, s.k.user(target), "name", "created").Result()
+	if err != nil {
+		return nil, fmt.Errorf("load user %s: %w", target, err)
+	}
+	if vals[0] == nil {
+		return nil, notFoundf("no such user %s", truncate(targetID, 40))
+	}
+	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
+		return nil, err
+	}
+	return userFromFields(target, vals[0], vals[1]), nil
+}
+
+// syncFollow sets (follow) or clears the relation a → b on a's side and then brings every record
+// derived from it up to date: b's followers, how a's feed gets b's posts, and the feed backfill.
+// Each step is idempotent and version-guarded, so running it again completes a cut-off run.
+func (s *Store) syncFollow(ctx context.Context, a, b string, follow bool) error {
+	rel, err := s.followStep(ctx, a, b, follow)
+	if err != nil {
+		return err
+	}
+	return s.mirrorFollow(ctx, a, b, rel)
+}
+
+// relation is the state of a → b on a's side, as follow.lua read it.
+type relation struct {
+	present bool
+	at      string // follow time (ms); "0" when absent
+	version int64  // a's following sequence when the state was read
+}
+
+// followStep sets or clears a → b on a's side (the authoritative one).
+func (s *Store) followStep(ctx context.Context, a, b string, follow bool) (relation, error) {
+	op := "rem"
+	if follow {
+		op = "add"
+	}
+	reply, err := s.run(ctx, "follow",
+		[]string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)},
+		b, op, s.now().UnixMilli())
+	if err != nil {
+		return relation{}, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) != 3 {
+		return relation{}, fmt.Errorf("follow: unexpected reply %v", reply)
+	}
+	present, _ := arr[0].(int64)
+	version, _ := arr[2].(int64)
+	return relation{present: present == 1, at: fmt.Sprint(arr[1]), version: version}, nil
+}
+
+// mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's
+// pull set and, for a pushed relation, the backfill of a's feed.
+func (s *Store) mirrorFollow(ctx context.Context, a, b string, rel relation) error {
+	present := 0
+	if rel.present {
+		present = 1
+	}
+	mode, err := s.run(ctx, "follower", []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)},
+		a, rel.version, present, rel.at, s.opts.Feed.FanoutLimit)
+	if err != nil {
+		return err
+	}
+	m, _ := mode.(string)
+	if _, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
+		b, rel.version, m, rel.at); err != nil {
+		return err
+	}
+	if m == "push" {
+		// b's posts published from now on are pushed to a; copy the recent ones. A post published
+		// concurrently is either already in b's list (read below) or pushed, because b's list is
+		// written before the push set is read.
+		return s.backfillFeed(ctx, a, b)
+	}
+	return nil
+}
+
+// FollowerCount returns how many users follow u.
+func (l *Loader) FollowerCount(ctx context.Context, u *User) (int, error) {
+	return l.zcard(ctx, l.s.k.followers(u.Key()))
+}
+
+// FollowingCount returns how many users u follows.
+func (l *Loader) FollowingCount(ctx context.Context, u *User) (int, error) {
+	return l.zcard(ctx, l.s.k.following(u.Key()))
+}
+
+// Follows reports whether the user with global id followerID follows the one with followeeID. An
+// empty followerID (an anonymous viewer) follows nobody.
+func (l *Loader) Follows(ctx context.Context, followerID, followeeID string) (bool, error) {
+	if followerID == "" || followeeID == "" || followerID == followeeID {
+		return false, nil
+	}
+	a, err := UserKey(followerID)
+	if err != nil {
+		return false, err
+	}
+	b, err := UserKey(followeeID)
+	if err != nil {
+		return false, err
+	}
+	_, ok, err := l.zscore(ctx, l.s.k.following(a), b)
+	return ok, err
+}
+
+// Followers loads one page of the users following the user with global id userID, most recent
+// follow first.
+func (l *Loader) Followers(ctx context.Context, userID string, first int, after string) (*Page[*User], error) {
+	uid, err := UserKey(userID)
+	if err != nil {
+		return nil, err
+	}
+	return l.userPage(ctx, l.s.k.followers(uid), "uf", first, after)
+}
+
+// Following loads one page of the users the user with global id userID follows, most recent follow
+// first.
+func (l *Loader) Following(ctx context.Context, userID string, first int, after string) (*Page[*User], error) {
+	uid, err := UserKey(userID)
+	if err != nil {
+		return nil, err
+	}
+	return l.userPage(ctx, l.s.k.following(uid), "ug", first, after)
+}
+
+// userPage pages a sorted set of user keys (highest score first) and loads the users.
+func (l *Loader) userPage(ctx context.Context, key, tag string, first int, after string) (*Page[*User], error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	c, err := decodeCursor(after, tag)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := l.page(ctx, key, true, first, c)
+	if err != nil {
+		return nil, err
+	}
+	users, err := l.usersByKey(ctx, rp.members)
+	if err != nil {
+		return nil, err
+	}
+	all := rp.cursors(tag)
+	p := &Page[*User]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0}
+	for i, u := range users {
+		if u != nil {
+			p.Items = append(p.Items, u)
+			p.Cursors = append(p.Cursors, all[i])
+		}
+	}
+	return p, nil
+}
+
+// usersByKey loads many users in one batch; a missing user is nil at its index.
+func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error) {
+	users := make([]*User, len(uids))
+	err := parallel(len(uids), func(i int) error {
+		var err error
+		users[i], err = l.userByKey(ctx, uids[i])
+		return err
+	})
+	return users, err
+}
+
+// parallel runs f(0) … f(n-1) concurrently, so that the loader reads they make share one batch,
+// and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	if n == 1 {
+		return f(0)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// zscore loads the score of a member of a sorted set; ok is false when it is absent.
+func (l *Loader) zscore(ctx context.Context, key, member string) (score float64, ok bool, err error) {
+	cmd, err := l.do(ctx, "zs:"+key+"\x00"+member, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZScore(ctx, key, member)
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	fc := cmd.(*redis.FloatCmd)
+	if errors.Is(fc.Err(), redis.Nil) {
+		return 0, false, nil
+	}
+	return fc.Val(), true, nil
+}
+
+// zrank loads the 0-based ascending rank of a member of a sorted set; ok is false when it is
+// absent.
+func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok bool, err error) {
+	cmd, err := l.do(ctx, "zr:"+key+"\x00"+member, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZRank(ctx, key, member)
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	ic := cmd.(*redis.IntCmd)
+	if errors.Is(ic.Err(), redis.Nil) {
+		return 0, false, nil
+	}
+	return ic.Val(), true, nil
+}
+
+// script runs a read-only script in the loader's batch.
+func (l *Loader) script(ctx context.Context, name string, keys []string, args ...any) (any, error) {
+	ck := fmt.Sprintf("sc:%s\x00%#v\x00%#v", name, keys, args)
+	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return l.s.scripts.get(name).EvalSha(ctx, p, keys, args...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmd.(*redis.Cmd).Val(), nil
+}
+
+// parseScore parses a score as Redis prints it.
+func parseScore(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
+}

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Karma and the karma leaderboard.
+//
+// A user's karma is the sum of the net votes (up − down) of their posts and comments. The author's
+// slot keeps the net of every item as last recorded, with the item's version ({u:a}:karma:items),
+// and the total ({u:a}:karma). Recording an item's new net replaces the stored one only when its
+// version is newer and moves the total by the exact difference, in one script: concurrent votes,
+// recorded in any order and any number of times, leave the total equal to the sum of the items'
+// latest nets. The leaderboard ({lb}:karma) is derived from the total with an absolute ZADD
+// guarded by the karma version, never a ZINCRBY.
+//
+// Every user is on the leaderboard from sign-up, with karma 0. Equal karma ranks by user key (the
+// lower-cased name), ascending: the set is scored by minus the karma and read in ascending order,
+// so the order of the list and ZRANK agree and every rank is distinct. Karma earned by a post
+// stays when the post is deleted, as on Reddit: deleting removes content, not the votes it got.
+
+// MaxLeaderboardRadius is the most neighbours leaderboardAround returns on each side.
+const MaxLeaderboardRadius = 50
+
+// leaderboardTag is the cursor list tag of the leaderboard.
+const leaderboardTag = "lb"
+
+// Ranked is a user's place on the karma leaderboard.
+type Ranked struct {
+	User  *User
+	Rank  int // 1-based
+	Karma int
+}
+
+// recordKarma records that the item with global id itemKey (a post or comment by the user
+// authorKey) has net votes at the item's version, updates the author's karma and then their place
+// on the leaderboard. Every path that changes the votes of a post or comment calls it after its
+// vote script, with the net and version that script left; calling it again, or with an older
+// version, changes nothing.
+func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net int, version int64) error {
+	reply, err := s.run(ctx, "karma", []string{s.k.karma(authorKey), s.k.karmaItems(authorKey)}, itemKey, version, net)
+	if err != nil {
+		return err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) != 2 {
+		return fmt.Errorf("karma: unexpected reply %v", reply)
+	}
+	total, _ := arr[0].(int64)
+	kver, _ := arr[1].(int64)
+	if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(authorKey, total, kver)}); err != nil {
+		return fmt.Errorf("rank %s: %w", authorKey, err)
+	}
+	return nil
+}
+
+// leaderboardCall sets a user's karma on the leaderboard, guarded by the karma version.
+func (s *Store) leaderboardCall(uid string, karma, version int64) scriptCall {
+	return indexCall(s.k.leaderboardVer(), uid, version, true, []string{s.k.leaderboard()}, []any{-karma})
+}
+
+// registerUser puts a new user into the name index for autocomplete and on the leaderboard with
+// karma 0 (version 0, so any karma recorded since wins).
+func (s *Store) registerUser(ctx context.Context, uid string) error {
+	if err := s.rdb.ZAdd(ctx, s.k.userNames(), redis.Z{Member: uid}).Err(); err != nil {
+		return fmt.Errorf("register user %s: %w", uid, err)
+	}
+	if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(uid, 0, 0)}); err != nil {
+		return fmt.Errorf("register user %s: %w", uid, err)
+	}
+	return nil
+}
+
+// Karma returns u's karma.
+func (l *Loader) Karma(ctx context.Context, u *User) (int, error) {
+	v, err := l.hashField(ctx, l.s.k.karma(u.Key()), "total")
+	if err != nil {
+		return 0, err
+	}
+	n, _ := strconv.Atoi(v)
+	return n, nil
+}
+
+// Rank returns u's 1-based place on the leaderboard; ok is false when u is not on it.
+func (l *Loader) Rank(ctx context.Context, u *User) (rank int, ok bool, err error) {
+	r, ok, err := l.zrank(ctx, l.s.k.leaderboard(), u.Key())
+	return int(r) + 1, ok, err
+}
+
+// Leaderboard loads one page of the karma leaderboard, highest karma first.
+func (l *Loader) Leaderboard(ctx context.Context, first int, after string) (*Page[*Ranked], error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	c, err := decodeCursor(after, leaderboardTag)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := l.page(ctx, l.s.k.leaderboard(), false, first, c)
+	if err != nil {
+		return nil, err
+	}
+	p, err := l.ranked(ctx, rp)
+	if err != nil {
+		return nil, err
+	}
+	p.Total, p.HasNext, p.HasPrev = rp.total, rp.hasNext, rp.start > 0
+	return p, nil
+}
+
+// LeaderboardAround loads the user with global id userID and up to radius users on each side of
+// them on the leaderboard, in leaderboard order. It is empty when the user is not ranked.
+func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius int) (*Page[*Ranked], error) {
+	uid, err := UserKey(userID)
+	if err != nil {
+		return nil, err
+	}
+	if radius < 0 || radius > MaxLeaderboardRadius {
+		return nil, invalidf("radius must be between 0 and %d (got %d)", MaxLeaderboardRadius, radius)
+	}
+	var u *User
+	var reply any
+	err = parallel(2, func(i int) error {
+		var err error
+		if i == 0 {
+			u, err = l.userByKey(ctx, uid)
+		} else {
+			reply, err = l.script(ctx, "around", []string{l.s.k.leaderboard()}, uid, radius)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if u == nil {
+		return nil, notFoundf("no such user %s", truncate(userID, 40))
+	}
+	arr, _ := reply.([]any)
+	if len(arr) == 0 {
+		return &Page[*Ranked]{}, nil
+	}
+	start, _ := arr[0].(int64)
+	rp := rawPage{start: int(start)}
+	for i := 1; i+1 < len(arr); i += 2 {
+		m, _ := arr[i].(string)
+		sc, _ := arr[i+1].(string)
+		rp.members = append(rp.members, m)
+		rp.scores = append(rp.scores, sc)
+	}
+	return l.ranked(ctx, rp)
+}
+
+// ranked loads the users of a raw leaderboard page and gives each its rank and karma.
+func (l *Loader) ranked(ctx context.Context, rp rawPage) (*Page[*Ranked], error) {
+	users, err := l.usersByKey(ctx, rp.members)
+	if err != nil {
+		return nil, err
+	}
+	all := rp.cursors(leaderboardTag)
+	p := &Page[*Ranked]{}
+	for i, u := range users {
+		if u == nil {
+			continue
+		}
+		p.Items = append(p.Items, &Ranked{User: u, Rank: rp.start + i + 1, Karma: -int(parseScore(rp.scores[i]))})
+		p.Cursors = append(p.Cursors, all[i])
+	}
+	return p, nil
+}

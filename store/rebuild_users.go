@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// UserRebuildStats reports what RebuildUsers did.
+type UserRebuildStats struct {
+	Users   int // users put back into the name index and on the leaderboard
+	Follows int // follow relations whose derived records were brought up to date
+}
+
+// RebuildUsers re-derives what is kept about users outside their own records: the name index of
+// autocomplete, each user's leaderboard entry from their karma total, and for every follow
+// relation the followee's followers set, the follower's pull set and feed backfill, from the
+// authoritative following sets. It repairs writes cut off between their steps (a user who signed
+// up but was never indexed, a follow that reached only one side). It scans the keyspace (SCAN,
+// never KEYS), so it is for maintenance, not request paths; it is safe beside live traffic because
+// every step it runs is the idempotent, version-guarded step the request paths run.
+func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
+	var st UserRebuildStats
+	err := s.scanKeys(ctx, s.k.prefix+"{u:*}", func(key string) error {
+		uid, ok := userKeyFromHashKey(s.k.prefix, key)
+		if !ok {
+			return nil
+		}
+		st.Users++
+		if err := s.rdb.ZAdd(ctx, s.k.userNames(), redis.Z{Member: uid}).Err(); err != nil {
+			return fmt.Errorf("index user %s: %w", uid, err)
+		}
+		// Raise the karma version and read the total at one instant, so that the entry written
+		// wins over the one already there and loses to any karma recorded afterwards.
+		var ver *redis.IntCmd
+		var total *redis.StringCmd
+		_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			ver = p.HIncrBy(ctx, s.k.karma(uid), "ver", 1)
+			total = p.HGet(ctx, s.k.karma(uid), "total")
+			return nil
+		})
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("read karma of %s: %w", uid, err)
+		}
+		karma := atoi64(total.Val())
+		if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(uid, karma, ver.Val())}); err != nil {
+			return fmt.Errorf("rank %s: %w", uid, err)
+		}
+		n, err := s.resyncFollows(ctx, uid)
+		st.Follows += n
+		return err
+	})
+	return st, err
+}
+
+// resyncFollows re-runs the derived steps of every relation of uid: its followees (as they are)
+// and any follower whose following set no longer names uid (as an unfollow).
+func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
+	n := 0
+	followees, err := s.rdb.ZRange(ctx, s.k.following(uid), 0, -1).Result()
+	if err != nil {
+		return n, fmt.Errorf("list followees of %s: %w", uid, err)
+	}
+	for _, b := range followees {
+		if err := s.syncFollow(ctx, uid, b, true); err != nil {
+			return n, err
+		}
+		n++
+	}
+	followers, err := s.rdb.ZRange(ctx, s.k.followers(uid), 0, -1).Result()
+	if err != nil {
+		return n, fmt.Errorf("list followers of %s: %w", uid, err)
+	}
+	for _, a := range followers {
+		err := s.rdb.ZScore(ctx, s.k.following(a), uid).Err()
+		if err == nil {
+			continue
+		}
+		if !isNil(err) {
+			return n, fmt.Errorf("check follow %s → %s: %w", a, uid, err)
+		}
+		if err := s.syncFollow(ctx, a, uid, false); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// userKeyFromHashKey returns "alice" for "<prefix>{u:alice}" and false for any other key.
+func userKeyFromHashKey(prefix, key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, prefix+"{u:")
+	if !ok {
+		return "", false
+	}
+	uid, ok := strings.CutSuffix(rest, "}")
+	return uid, ok && validUserName(uid)
+}
+
+// isNil reports whether err is Redis's nil reply.
+func isNil(err error) bool { return errors.Is(err, redis.Nil) }

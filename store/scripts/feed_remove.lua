@@ -1,0 +1,7 @@
+-- feed_remove: take one post out of a reader's home feed.
+-- KEYS[1]  zset {u:<a>}:feed   KEYS[2] hash {u:<a>}:feed:by
+-- ARGV[1]  post id
+-- Reply    1 when the post was in the feed, else 0.
+-- Repeat   naturally idempotent.
+redis.call('HDEL', KEYS[2], ARGV[1])
+return redis.call('ZREM', KEYS[1], ARGV[1])

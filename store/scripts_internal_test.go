@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestScriptsAreSafeToRunTwice sends each write script twice with the same arguments, as go-redis
+// does when a reply is lost, and checks that the second run changes nothing.
+func TestScriptsAreSafeToRunTwice(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := func(name string, keys []string, args ...any) {
+		t.Helper()
+		for i := 0; i < 2; i++ {
+			if _, err := s.run(ctx, name, keys, args...); err != nil {
+				t.Fatalf("%s run %d: %v", name, i+1, err)
+			}
+		}
+	}
+	post, votes := s.k.post("1"), s.k.postVotes("1")
+	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1)
+	twice("create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go")
+	twice("vote_post", []string{post, votes}, "bob", 1, 2000)
+	if h := rdb.HGetAll(ctx, post).Val(); h["up"] != "1" || h["ver"] != "2" {
+		t.Fatalf("after a vote sent twice: %v", h)
+	}
+	twice("set_groups", []string{post}, "ann", 10, 1, "redis", "go")
+	if h := rdb.HGetAll(ctx, post).Val(); h["groups"] != "redis" || h["ver"] != "3" {
+		t.Fatalf("after set_groups sent twice: %v", h)
+	}
+	r := s.k.ranking("")
+	twice("index", []string{r.ver, r.hot}, "1", 3, "add", 5)
+	twice("index", []string{r.ver, r.hot}, "1", 2, "add", 99) // an older version is ignored
+	if sc := rdb.ZScore(ctx, r.hot, "1").Val(); sc != 5 {
+		t.Fatalf("ranking score %v after a stale write", sc)
+	}
+	twice("ratelimit", []string{s.k.userRate("ann")}, 1000, 60000, 5, "w1")
+	if n := rdb.ZCard(ctx, s.k.userRate("ann")).Val(); n != 1 {
+		t.Fatalf("rate log holds %d writes after one write sent twice", n)
+	}
+	twice("delete_post", []string{post, votes}, "ann", 60)
+	if h := rdb.HGetAll(ctx, post).Val(); h["deleted"] != "1" || h["ver"] != "4" {
+		t.Fatalf("after delete sent twice: %v", h)
+	}
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Autocomplete.
+//
+// User keys (lower-cased names) live in one sorted set and group names in another, every score 0,
+// so each set is ordered by bytes and a prefix is one ZRANGE BYLEX from "[prefix" to
+// "[prefix\xff" with a LIMIT: O(log n + first), one member per name (the article stores every
+// prefix of every name instead). Names are ASCII, so a prefix is lower-cased byte by byte (never
+// with Unicode case folding, which maps the Kelvin sign to "k") and a prefix holding any other
+// character matches nothing.
+//
+// A group is registered when a post joins it and removed when its last post leaves it (see
+// pruneGroups); suggestions also skip any group that holds no post at read time, so a group never
+// shows without posts even while a removal is in flight.
+
+// MaxPrefixBytes is the longest autocomplete prefix accepted.
+const MaxPrefixBytes = 64
+
+// normalizePrefix lower-cases an autocomplete prefix. ok is false when the prefix holds a
+// character no name can contain, so that nothing matches.
+func normalizePrefix(prefix string) (p string, ok bool, err error) {
+	if prefix == "" {
+		return "", false, invalidf("prefix must not be empty")
+	}
+	if len(prefix) > MaxPrefixBytes {
+		return "", false, invalidf("prefix must be at most %d bytes", MaxPrefixBytes)
+	}
+	b := []byte(prefix)
+	for i, c := range b {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			b[i] = c + ('a' - 'A')
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '-':
+		default:
+			return "", false, nil
+		}
+	}
+	return string(b), true, nil
+}
+
+// SuggestUsers returns up to first users whose names start with prefix, ignoring case, in order
+// of their lower-cased names.
+func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int) ([]*User, error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	p, ok, err := normalizePrefix(prefix)
+	if err != nil || !ok {
+		return []*User{}, err
+	}
+	uids, err := l.zrangeByLex(ctx, l.s.k.userNames(), p, first)
+	if err != nil {
+		return nil, err
+	}
+	users, err := l.usersByKey(ctx, uids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*User, 0, len(users))
+	for _, u := range users {
+		if u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// SuggestGroups returns up to first groups holding posts whose names start with prefix, ignoring
+// case, in order of name.
+func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int) ([]*Group, error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	p, ok, err := normalizePrefix(prefix)
+	if err != nil || !ok {
+		return []*Group{}, err
+	}
+	// Ask for more than first: a group whose last post is leaving may still be registered.
+	names, err := l.zrangeByLex(ctx, l.s.k.groups(), p, 2*first)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int, len(names))
+	err = parallel(len(names), func(i int) error {
+		var err error
+		counts[i], err = l.GroupPostCount(ctx, names[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Group, 0, first)
+	for i, n := range names {
+		if counts[i] > 0 && len(out) < first {
+			out = append(out, NewGroup(n))
+		}
+	}
+	return out, nil
+}
+
+// zrangeByLex loads up to n members of a sorted set (all scores equal) that start with prefix.
+func (l *Loader) zrangeByLex(ctx context.Context, key, prefix string, n int) ([]string, error) {
+	ck := fmt.Sprintf("zl:%s\x00%s\x00%d", key, prefix, n)
+	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "[" + prefix, Max: "[" + prefix + "\xff", Count: int64(n)})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmd.(*redis.StringSliceCmd).Val(), nil
+}
+
+// pruneGroups removes from the group registry those of groups that hold no post any more.
+//
+// It is safe against a post joining a group at the same time: a joining post is written into the
+// group's rankings before indexPost registers the group. The removal is followed by a second
+// count, and a group that holds posts by then is registered again. Either the joining post's
+// ranking write comes before that second count (which then puts the group back), or it comes after
+// it, and then the post's own registration comes after the removal too. Either way a group with
+// posts ends up registered.
+func (s *Store) pruneGroups(ctx context.Context, groups []string) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	empty, err := s.groupsWithCount(ctx, groups, false)
+	if err != nil || len(empty) == 0 {
+		return err
+	}
+	members := make([]any, len(empty))
+	for i, g := range empty {
+		members[i] = g
+	}
+	if err := s.rdb.ZRem(ctx, s.k.groups(), members...).Err(); err != nil {
+		return fmt.Errorf("unregister groups: %w", err)
+	}
+	back, err := s.groupsWithCount(ctx, empty, true)
+	if err != nil || len(back) == 0 {
+		return err
+	}
+	zs := make([]redis.Z, len(back))
+	for i, g := range back {
+		zs[i] = redis.Z{Member: g}
+	}
+	if err := s.rdb.ZAdd(ctx, s.k.groups(), zs...).Err(); err != nil {
+		return fmt.Errorf("register groups: %w", err)
+	}
+	return nil
+}
+
+// groupsWithCount returns those of groups that hold posts (nonEmpty) or hold none (!nonEmpty).
+func (s *Store) groupsWithCount(ctx context.Context, groups []string, nonEmpty bool) ([]string, error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.IntCmd, len(groups))
+	for i, g := range groups {
+		cmds[i] = pipe.ZCard(ctx, s.k.ranking(g).new)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("count group posts: %w", err)
+	}
+	var out []string
+	for i, g := range groups {
+		if (cmds[i].Val() > 0) == nonEmpty {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
