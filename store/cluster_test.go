@@ -22,6 +22,9 @@ import (
 // 3-master cluster that scripts/redis-cluster.sh starts for it, so the shared test cluster and the
 // tests on it are not disturbed.
 func TestClusterOperations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis deployments and disrupts them: not with -short")
+	}
 	d := storetest.StartDeployment(t, "redis-cluster.sh")
 	addrs := strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")
 	cc := storetest.NewClusterClient(t, addrs)

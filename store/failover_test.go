@@ -23,6 +23,9 @@ import (
 // planned failover (SENTINEL FAILOVER) and a master that stops answering (DEBUG SLEEP), which the
 // Sentinels must detect themselves.
 func TestSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Redis deployments and disrupts them: not with -short")
+	}
 	addrs, name := storetest.Sentinel(t)
 	ctx := context.Background()
 	rdb, err := store.NewClient(store.ClientConfig{SentinelAddrs: addrs, SentinelMaster: name})

@@ -49,9 +49,18 @@ func (s *Store) Publish(ctx context.Context, channel, msg string) error {
 	return nil
 }
 
+// queuePublish adds a publish of msg on channel to a pipeline, SPUBLISH or PUBLISH as Publish
+// chooses. On a cluster the pipeline sends each SPUBLISH to the master of its channel's slot.
+func (s *Store) queuePublish(ctx context.Context, p redis.Pipeliner, channel string, msg any) *redis.IntCmd {
+	if s.sharded {
+		return p.SPublish(ctx, channel, msg)
+	}
+	return p.Publish(ctx, channel, msg)
+}
+
 // subscriptionBuffer is how many messages a Subscription holds for a slow reader before its
 // channels' readers wait.
-const subscriptionBuffer = 256
+const subscriptionBuffer = 1024
 
 // Subscription receives the messages of a changing set of channels on one Go channel. Create it
 // with NewSubscription, add and drop channels with Subscribe and Unsubscribe, read Messages, and
@@ -112,12 +121,15 @@ func (sub *Subscription) Subscribe(ctx context.Context, channels ...string) erro
 	}
 	if sub.ps != nil {
 		waits := sub.expect("subscribe", channels)
-		err := sub.ps.Subscribe(ctx, channels...)
+		// Never a cancellable context: go-redis takes a cancelled write for a broken connection
+		// and reconnects the connection every channel shares.
+		err := sub.ps.Subscribe(context.WithoutCancel(ctx), channels...)
 		sub.mu.Unlock()
 		if err != nil {
+			sub.forget("subscribe", channels, waits)
 			return fmt.Errorf("subscribe: %w", err)
 		}
-		return awaitAll(ctx, waits)
+		return sub.await(ctx, "subscribe", channels, waits)
 	}
 	defer sub.mu.Unlock()
 	for _, ch := range channels {
@@ -153,12 +165,13 @@ func (sub *Subscription) Unsubscribe(ctx context.Context, channels ...string) er
 	}
 	if sub.ps != nil {
 		waits := sub.expect("unsubscribe", channels)
-		err := sub.ps.Unsubscribe(ctx, channels...)
+		err := sub.ps.Unsubscribe(context.WithoutCancel(ctx), channels...)
 		sub.mu.Unlock()
 		if err != nil {
+			sub.forget("unsubscribe", channels, waits)
 			return fmt.Errorf("unsubscribe: %w", err)
 		}
-		return awaitAll(ctx, waits)
+		return sub.await(ctx, "unsubscribe", channels, waits)
 	}
 	var readers []*shardReader
 	for _, ch := range channels {
@@ -200,16 +213,44 @@ func (sub *Subscription) confirm(kind, ch string) {
 	delete(sub.waiting, k)
 }
 
-// awaitAll waits until every channel in waits is closed or ctx ends.
-func awaitAll(ctx context.Context, waits []chan struct{}) error {
-	for _, w := range waits {
+// await waits for the confirmations of kind for channels, or until ctx ends. It fails when the
+// Subscription was closed meanwhile.
+func (sub *Subscription) await(ctx context.Context, kind string, channels []string, waits []chan struct{}) error {
+	for i, w := range waits {
 		select {
 		case <-w:
 		case <-ctx.Done():
-			return fmt.Errorf("wait for redis to confirm: %w", ctx.Err())
+			sub.forget(kind, channels[i:], waits[i:])
+			return fmt.Errorf("wait for redis to confirm %s: %w", kind, ctx.Err())
 		}
 	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return fmt.Errorf("%s: subscription closed", kind)
+	}
 	return nil
+}
+
+// forget drops waiters that gave up.
+func (sub *Subscription) forget(kind string, channels []string, waits []chan struct{}) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	for i, ch := range channels {
+		k := kind + ":" + ch
+		ws := sub.waiting[k]
+		for j, w := range ws {
+			if w == waits[i] {
+				ws = append(ws[:j], ws[j+1:]...)
+				break
+			}
+		}
+		if len(ws) == 0 {
+			delete(sub.waiting, k)
+		} else {
+			sub.waiting[k] = ws
+		}
+	}
 }
 
 // Close drops every channel, waits for the readers to stop and closes Messages.
