@@ -63,7 +63,7 @@ func (s *Store) run(ctx context.Context, name string, keys []string, args ...any
 	sc := s.scripts.get(name)
 	var v any
 	var err error
-	if s.opts.WaitReplicas > 0 {
+	if s.opts.WaitReplicas > 0 && !unreplicatedScripts[name] {
 		v, err = s.runWaiting(ctx, sc, keys, args)
 	} else {
 		v, err = sc.Run(ctx, s.rdb, keys, args...).Result()
@@ -73,6 +73,10 @@ func (s *Store) run(ctx context.Context, name string, keys []string, args ...any
 	}
 	return v, nil
 }
+
+// unreplicatedScripts are writes that need not wait for replicas: losing one in a failover is
+// harmless (a rate limit forgets a write).
+var unreplicatedScripts = map[string]bool{"ratelimit": true}
 
 // ErrNotReplicated is returned by a write that Redis applied but not enough replicas acknowledged
 // within Options.WaitTimeout. The write may or may not survive a failover; repeating it is safe.
