@@ -54,6 +54,7 @@ type config struct {
 	sessionTTL   time.Duration
 	writeLimit   int
 	feed         store.FeedOptions
+	commentDepth int
 	limits       httpapi.Limits
 	logJSON      bool
 	ready        func(addr string) // called with the listening address; for tests
@@ -124,6 +125,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Float64Var(&c.hotK, "hot-k", k, "seconds one net vote is worth in the HOT score (env AGORA_HOT_K)")
 	dur(&c.sessionTTL, "session-ttl", "AGORA_SESSION_TTL", 30*24*time.Hour, "idle lifetime of a session")
 	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables")
+	num(&c.commentDepth, "max-comment-depth", "AGORA_MAX_COMMENT_DEPTH", 100, "deepest reply level below a top-level comment")
 	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
@@ -174,7 +176,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Feed: cfg.feed,
-		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
+		MaxCommentDepth: cfg.commentDepth,
+		WaitReplicas:    cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)

@@ -23,6 +23,10 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 		if p, err := l.Post(ctx, id); p != nil || err != nil {
 			return p, err
 		}
+	case store.TypeComment:
+		if c, err := l.Comment(ctx, id); c != nil || err != nil {
+			return c, err
+		}
 	case store.TypeGroup:
 		if g, err := l.Group(ctx, id[len(store.TypeGroup)+1:]); g != nil || err != nil {
 			return g, err

@@ -15,27 +15,36 @@ import (
 )
 
 func (r *commentResolver) Post(ctx context.Context, obj *store.Comment) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: Post - post"))
+	return commentPost(ctx, obj)
 }
 
 func (r *commentResolver) Parent(ctx context.Context, obj *store.Comment) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: Parent - parent"))
+	if obj.ParentID == "" {
+		return nil, nil
+	}
+	return loaderFrom(ctx).Comment(ctx, obj.ParentID)
 }
 
 func (r *commentResolver) Author(ctx context.Context, obj *store.Comment) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Author - author"))
+	return commentAuthor(ctx, obj)
 }
 
 func (r *commentResolver) Body(ctx context.Context, obj *store.Comment) (*string, error) {
-	panic(fmt.Errorf("not implemented: Body - body"))
+	return commentBody(obj), nil
 }
 
 func (r *commentResolver) ViewerVote(ctx context.Context, obj *store.Comment) (model.VoteDirection, error) {
-	panic(fmt.Errorf("not implemented: ViewerVote - viewerVote"))
+	v, err := loaderFrom(ctx).CommentVote(ctx, obj, viewerFrom(ctx))
+	return voteDirection(v), err
 }
 
 func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
-	panic(fmt.Errorf("not implemented: Replies - replies"))
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), n, a, threadNeeds(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return commentConnection(p), nil
 }
 
 func (r *groupResolver) PostCount(ctx context.Context, obj *store.Group) (int, error) {
@@ -122,19 +131,45 @@ func (r *mutationResolver) SetPostGroups(ctx context.Context, postID string, add
 }
 
 func (r *mutationResolver) CreateComment(ctx context.Context, postID string, parentID *string, body string, idempotencyKey *string) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: CreateComment - createComment"))
+	uid, err := requireViewerKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.CreateComment(ctx, uid, store.NewComment{
+		PostID: postID, ParentID: deref(parentID), Body: body, IdempotencyKey: deref(idempotencyKey),
+	})
+	wrote(ctx)
+	return c, err
 }
 
 func (r *mutationResolver) EditComment(ctx context.Context, id string, body string) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: EditComment - editComment"))
+	uid, err := requireViewerKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.EditComment(ctx, uid, id, body)
+	wrote(ctx)
+	return c, err
 }
 
 func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, error) {
-	panic(fmt.Errorf("not implemented: DeleteComment - deleteComment"))
+	uid, err := requireViewerKey(ctx)
+	if err != nil {
+		return false, err
+	}
+	err = r.Store.DeleteComment(ctx, uid, id)
+	wrote(ctx)
+	return err == nil, err
 }
 
 func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, direction model.VoteDirection) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: VoteComment - voteComment"))
+	uid, err := requireViewerKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.Store.VoteComment(ctx, uid, commentID, voteValue(direction))
+	wrote(ctx)
+	return c, err
 }
 
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*store.User, error) {
@@ -171,7 +206,12 @@ func (r *postResolver) Groups(ctx context.Context, obj *store.Post) ([]*store.Gr
 }
 
 func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
-	panic(fmt.Errorf("not implemented: Comments - comments"))
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), n, a, threadNeeds(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return commentConnection(p), nil
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error) {
@@ -195,7 +235,7 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*store.Post, error
 }
 
 func (r *queryResolver) Comment(ctx context.Context, id string) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: Comment - comment"))
+	return loaderFrom(ctx).Comment(ctx, id)
 }
 
 func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, error) {
@@ -235,7 +275,7 @@ func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *stri
 }
 
 func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error) {
-	p, err := loaderFrom(ctx).LeaderboardAround(ctx, userID, intArg(radius, 2))
+	p, err := loaderFrom(ctx).LeaderboardAround(ctx, userID, intOr(radius, 2))
 	if err != nil {
 		return nil, err
 	}
@@ -243,11 +283,11 @@ func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, ra
 }
 
 func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error) {
-	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intArg(first, 10))
+	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10))
 }
 
 func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error) {
-	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intArg(first, 10))
+	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10))
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {

@@ -28,8 +28,8 @@ func leaderboardConnection(p *store.Page[*store.Ranked]) *model.LeaderboardConne
 	return &model.LeaderboardConnection{Edges: leaderboardEdges(p), PageInfo: pageInfo(p), TotalCount: p.Total}
 }
 
-// intArg applies a schema default to an optional Int argument.
-func intArg(v *int, def int) int {
+// intOr applies a schema default to an optional Int argument.
+func intOr(v *int, def int) int {
 	if v == nil {
 		return def
 	}

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -18,7 +21,272 @@ type Comment struct {
 	Upvotes    int
 	Downvotes  int
 	ReplyCount int
+	Version    int64 // grows with every vote that changes the counters, and on deletion
+
+	pid string // the post's key
+	num string // the comment's number as stored: 12 digits
 }
 
 // NodeID returns the comment's global id.
 func (c *Comment) NodeID() string { return c.ID }
+
+// Net is upvotes minus downvotes.
+func (c *Comment) Net() int { return c.Upvotes - c.Downvotes }
+
+// CommentSort orders a list of comments.
+type CommentSort int
+
+// The comment orders of the contract.
+const (
+	CommentsNew CommentSort = iota // newest first
+	CommentsOld                    // oldest first
+	CommentsTop                    // most net votes first, then newest
+)
+
+// DefaultMaxCommentDepth is the deepest a reply may nest unless Options.MaxCommentDepth says
+// otherwise.
+const DefaultMaxCommentDepth = 100
+
+// commentNumWidth is how many digits a comment number has inside Redis. Zero-padding makes the
+// members of the reply indexes sort by number bytewise, which is what breaks ties newest first.
+const commentNumWidth = 12
+
+// topLevel is the parent number of a top-level comment: the post itself.
+const topLevel = "0"
+
+// generatedIdemTTL is how long the idempotency key generated for a request without one lasts: long
+// enough for go-redis to resend the script, short enough to cost little memory.
+const generatedIdemTTL = 10 * time.Minute
+
+// sweepBatch is how many comments one run of sweep_thread drops.
+const sweepBatch = 200
+
+// CommentKey returns the post key and the stored (12-digit) comment number of a comment id, or
+// KindInvalid.
+func CommentKey(id string) (pid, num string, err error) {
+	key, err := parseTypedID(id, TypeComment)
+	if err != nil {
+		return "", "", err
+	}
+	pid, n, _ := strings.Cut(key, ":")
+	if len(n) > commentNumWidth {
+		return "", "", invalidf("malformed id %q", truncate(id, 40))
+	}
+	return pid, padNum(n), nil
+}
+
+// padNum writes a comment number ("4") as stored ("000000000004").
+func padNum(n string) string {
+	return strings.Repeat("0", commentNumWidth-len(n)) + n
+}
+
+// shortNum writes a stored comment number ("000000000004") as in ids ("4"); topLevel stays "0".
+func shortNum(num string) string {
+	if n := strings.TrimLeft(num, "0"); n != "" {
+		return n
+	}
+	return topLevel
+}
+
+// commentID returns the global id of comment num (stored form) of post pid.
+func commentID(pid, num string) string {
+	return TypeComment + ":" + pid + ":" + shortNum(num)
+}
+
+// NewComment is the input of CreateComment.
+type NewComment struct {
+	PostID         string
+	ParentID       string // "" for a top-level comment
+	Body           string
+	IdempotencyKey string // optional; a retried request with the same key returns the first comment
+}
+
+// CreateComment adds a comment by the user uid to a post, at the top level or as a reply. A
+// comment can be added to any live post, also after its voting window has closed, and as a reply
+// to a deleted comment that is still in the tree.
+func (s *Store) CreateComment(ctx context.Context, uid string, in NewComment) (*Comment, error) {
+	pid, err := PostKey(in.PostID)
+	if err != nil {
+		return nil, err
+	}
+	parent := topLevel
+	if in.ParentID != "" {
+		ppid, pnum, err := CommentKey(in.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		if ppid != pid {
+			return nil, invalidf("comment %s is not on post %s", truncate(in.ParentID, 40), postID(pid))
+		}
+		parent = pnum
+	}
+	if err := checkText("body", in.Body, 1, MaxCommentBodyRunes); err != nil {
+		return nil, err
+	}
+	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
+		return nil, err
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	// Without a client key a fresh one still makes the script safe to resend: go-redis repeats a
+	// command whose reply was lost, and the repeat must not add a second comment.
+	idem, ttl := in.IdempotencyKey, idempotencyTTL
+	if idem == "" {
+		idem, ttl = "gen:"+randomHex(16), generatedIdemTTL
+	}
+	now := s.now()
+	reply, err := s.run(ctx, "create_comment",
+		[]string{s.k.post(pid), s.k.threadIDs(pid), s.k.commentIdem(pid, idemDigest(uid+"\x00"+idem))},
+		s.k.thread(pid), parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
+		s.opts.MaxCommentDepth, int(ttl.Seconds()))
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) != 2 {
+		return nil, fmt.Errorf("create_comment: unexpected reply %v", reply)
+	}
+	num, _ := arr[0].(string)
+	c := commentFromHash(pid, num, hashFromReply(arr[1]))
+	if c == nil {
+		return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
+	}
+	return c, nil
+}
+
+// EditComment replaces the body of a comment of uid's and sets its editedAt.
+func (s *Store) EditComment(ctx context.Context, uid, id, body string) (*Comment, error) {
+	pid, num, err := CommentKey(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("body", body, 1, MaxCommentBodyRunes); err != nil {
+		return nil, err
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	reply, err := s.run(ctx, "edit_comment", []string{s.k.post(pid), s.k.comment(pid, num)},
+		uid, body, s.now().UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	c := commentFromHash(pid, num, hashFromReply(reply))
+	if c == nil {
+		return nil, notFoundf("no such comment")
+	}
+	return c, nil
+}
+
+// DeleteComment deletes a comment of uid's. A comment with replies stays in the tree as a
+// tombstone; one without is removed, together with any deleted ancestors left without replies.
+// Deleting it again succeeds and changes nothing.
+func (s *Store) DeleteComment(ctx context.Context, uid, id string) error {
+	pid, num, err := CommentKey(id)
+	if err != nil {
+		return err
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "delete_comment",
+		[]string{s.k.post(pid), s.k.comment(pid, num), s.k.threadIDs(pid)},
+		s.k.thread(pid), num, uid, int(tombstoneTTL.Seconds()))
+	return err
+}
+
+// VoteComment records uid's vote on a comment: dir is 1 (up), -1 (down) or 0 (withdraw). The
+// rules are those of posts: one vote per user, the author cannot vote, votes close VotingWindow
+// after the comment was written, and a repeated vote changes nothing.
+func (s *Store) VoteComment(ctx context.Context, uid, id string, dir int) (*Comment, error) {
+	pid, num, err := CommentKey(id)
+	if err != nil {
+		return nil, err
+	}
+	if dir < -1 || dir > 1 {
+		return nil, invalidf("direction must be 1, -1 or 0")
+	}
+	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	reply, err := s.run(ctx, "vote_comment",
+		[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num)},
+		s.k.thread(pid), num, uid, dir, s.now().UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) == 0 {
+		return nil, fmt.Errorf("vote_comment: empty reply")
+	}
+	c := commentFromHash(pid, num, hashFromReply(arr[1:]))
+	if c == nil {
+		return nil, notFoundf("no such comment")
+	}
+	// The author's karma follows the comment's net votes; recorded even when this vote changed
+	// nothing, which completes an earlier vote whose karma write was cut off.
+	if c.AuthorID != "" {
+		if err := s.recordKarma(ctx, strings.TrimPrefix(c.AuthorID, TypeUser+":"), c.ID, c.Upvotes-c.Downvotes, c.Version); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// dropThread removes the comment keys of a deleted post in bounded steps. It does nothing on a
+// live post, so it is safe to call on any post.
+func (s *Store) dropThread(ctx context.Context, pid string) error {
+	for {
+		v, err := s.run(ctx, "sweep_thread", []string{s.k.post(pid), s.k.threadIDs(pid)},
+			s.k.thread(pid), sweepBatch)
+		if err != nil {
+			return fmt.Errorf("drop thread of post %s: %w", pid, err)
+		}
+		if left, _ := v.(int64); left <= 0 {
+			return nil
+		}
+	}
+}
+
+// threadPostKey returns "17" for "<prefix>{p:17}:c:ids" and false for any other key.
+func threadPostKey(prefix, key string) (string, bool) {
+	rest, ok := strings.CutSuffix(key, ":c:ids")
+	if !ok {
+		return "", false
+	}
+	return postKeyFromHashKey(prefix, rest)
+}
+
+// commentFromHash builds a Comment from its hash, or returns nil when the hash is missing or is
+// only the marker of a removed comment.
+func commentFromHash(pid, num string, h map[string]string) *Comment {
+	if h["created"] == "" {
+		return nil
+	}
+	c := &Comment{
+		ID:         commentID(pid, num),
+		PostID:     postID(pid),
+		Deleted:    h["deleted"] == "1",
+		CreatedAt:  fromMillis(atoi64(h["created"])),
+		Depth:      int(atoi64(h["depth"])),
+		Upvotes:    int(atoi64(h["up"])),
+		Downvotes:  int(atoi64(h["down"])),
+		ReplyCount: int(atoi64(h["replies"])),
+		Version:    atoi64(h["ver"]),
+		pid:        pid,
+		num:        num,
+	}
+	if p := h["parent"]; p != "" && p != topLevel {
+		c.ParentID = commentID(pid, p)
+	}
+	if !c.Deleted {
+		c.AuthorID = userID(h["author"])
+		c.Text = h["body"]
+	}
+	if e := h["edited"]; e != "" {
+		t := fromMillis(atoi64(e))
+		c.EditedAt = &t
+	}
+	return c
+}

@@ -104,6 +104,39 @@ func (k keys) ranking(group string) ranking {
 // groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.
 func (k keys) groups() string { return k.prefix + "{groups}" }
 
+// A post's comment thread lives in the post's hash slot. Comments are numbered per post; inside
+// Redis a comment number is written with 12 digits ("000000000004"), so that the members of the
+// reply indexes sort by number bytewise and name the comment hash directly. The number "0" stands
+// for the post itself: its reply indexes hold the top-level comments. The comment scripts derive
+// these keys from thread(pid), so the names here and in store/scripts/*comment*.lua must agree.
+
+// thread is the prefix of every key of a post's comment thread (not a key itself).
+func (k keys) thread(pid string) string { return k.post(pid) + ":c:" }
+
+// comment is a hash: parent (number, "0" for top level), author, body, created (ms), closes (ms),
+// edited (ms, absent until edited), depth, up, down, replies (direct replies in the tree), ver,
+// deleted ("1" on a tombstone, which has no body). A comment removed for good leaves a short-lived
+// marker instead: gone = "1" and author, so that a repeated delete succeeds.
+func (k keys) comment(pid, num string) string { return k.thread(pid) + num }
+
+// commentVotes is a hash voter user id → "1" or "-1".
+func (k keys) commentVotes(pid, num string) string { return k.comment(pid, num) + ":votes" }
+
+// repliesByTime is a sorted set of a comment's (or, for num "0", the post's) direct replies scored
+// by creation time (ms); ties order by number. NEW reads it backwards, OLD forwards.
+func (k keys) repliesByTime(pid, num string) string { return k.comment(pid, num) + ":rt" }
+
+// repliesByTop is a sorted set of the same replies scored by net votes; ties order by number, so
+// read backwards it is "most net votes first, then newest".
+func (k keys) repliesByTop(pid, num string) string { return k.comment(pid, num) + ":rs" }
+
+// threadIDs is a set of the numbers of the comments in the thread (tombstones included), so that
+// deleting the post can find and drop every comment key in bounded steps.
+func (k keys) threadIDs(pid string) string { return k.thread(pid) + "ids" }
+
+// commentIdem is a string holding the comment number an idempotency key created (expires).
+func (k keys) commentIdem(pid, digest string) string { return k.thread(pid) + "idem:" + digest }
+
 // checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
 // key, so braces in the prefix would override the aggregates' hash tags.
 func checkPrefix(p string) error {

@@ -219,3 +219,45 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 		}
 	})
 }
+
+func TestKarmaCountsCommentVotes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{})
+		author, commenter := f.user("author"), f.user("commenter")
+		voters := []string{f.user("voter1"), f.user("voter2"), f.user("voter3")}
+		p := f.post(author, "p")
+		c, err := f.s.CreateComment(f.ctx, commenter, store.NewComment{PostID: p.ID, Body: "a comment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i, v := range voters {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dir := 1
+				if i == 2 {
+					dir = -1
+				}
+				for range 2 { // every vote sent twice: karma counts it once
+					if _, err := f.s.VoteComment(f.ctx, v, c.ID, dir); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		f.vote(voters[0], p.ID, 1) // a post vote goes to the post's author, not the commenter
+		l := f.s.NewLoader()
+		for who, want := range map[string]int{"commenter": 1, "author": 1} {
+			u, err := l.UserByName(f.ctx, who)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := l.Karma(f.ctx, u)
+			if err != nil || k != want {
+				t.Errorf("karma of %s = %d, %v; want %d", who, k, err, want)
+			}
+		}
+	})
+}

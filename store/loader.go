@@ -23,6 +23,7 @@ type Loader struct {
 	timer   *time.Timer
 	first   time.Time // when the oldest pending call was queued
 	cache   map[string]*call
+	walked  map[*call]*Page[*Comment] // pages of comments whose subtrees prefetch has loaded
 }
 
 // call is one queued read. fill adds its command to the pipeline; done closes once it ran.
@@ -54,6 +55,23 @@ func (l *Loader) do(ctx context.Context, key string, fill func(ctx context.Conte
 	}
 	l.mu.Unlock()
 	return c.wait(ctx)
+}
+
+// queue adds reads to the pending batch in one step, joining identical reads already queued or
+// done, and returns their calls without waiting. Reads queued together share a pipeline (unless
+// the batch outgrows maxBatchSize).
+func (l *Loader) queue(ctx context.Context, reads ...read) []*call {
+	out := make([]*call, len(reads))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, r := range reads {
+		c, queued := l.enqueue(ctx, r.key, r.fill)
+		if queued {
+			l.schedule()
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // enqueue adds a read to the pending batch unless an identical one is cached; l.mu is held.
@@ -201,6 +219,7 @@ func (l *Loader) exec(batch []*call) {
 func (l *Loader) Clear() {
 	l.mu.Lock()
 	l.cache = make(map[string]*call)
+	l.walked = nil
 	l.mu.Unlock()
 }
 

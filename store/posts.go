@@ -158,12 +158,19 @@ func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
 	if err := s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"])); err != nil {
 		return err
 	}
-	return s.unfeedPost(ctx, pid, h["author"])
+	if err := s.unfeedPost(ctx, pid, h["author"]); err != nil {
+		return err
+	}
+	// The thread can be large: its comments go in bounded steps after the atomic delete, which
+	// already hides them (every comment read checks the post). Rebuild finishes an interrupted
+	// sweep.
+	return s.dropThread(ctx, pid)
 }
 
-// postSubKeys lists the keys of a post's aggregate other than its hash, for deletion.
+// postSubKeys lists the keys of a post's aggregate other than its hash and its comments, for
+// deletion: the post's votes and the indexes of its top-level comments.
 func (s *Store) postSubKeys(pid string) []string {
-	return []string{s.k.postVotes(pid)}
+	return []string{s.k.postVotes(pid), s.k.repliesByTime(pid, topLevel), s.k.repliesByTop(pid, topLevel)}
 }
 
 // VotePost records uid's vote on a post: dir is 1 (up), -1 (down) or 0 (withdraw).
@@ -288,7 +295,11 @@ func hashFromReply(v any) map[string]string {
 	m := make(map[string]string, len(arr)/2)
 	for i := 0; i+1 < len(arr); i += 2 {
 		k, _ := arr[i].(string)
-		m[k] = fmt.Sprint(arr[i+1])
+		if v, ok := arr[i+1].(string); ok {
+			m[k] = v
+		} else {
+			m[k] = fmt.Sprint(arr[i+1])
+		}
 	}
 	return m
 }

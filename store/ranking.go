@@ -176,9 +176,10 @@ type RebuildStats struct {
 }
 
 // Rebuild re-derives the rankings, group indexes and user post lists from the post hashes, for
-// recovery after a crash between a write and its derived writes, or after changing HotK. It scans
-// the keyspace (SCAN, never KEYS) and is meant for maintenance, not request paths; it is safe to run
-// beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
+// recovery after a crash between a write and its derived writes, or after changing HotK; it also
+// drops the comments left behind by a post deletion that was cut off. It scans the keyspace (SCAN,
+// never KEYS) and is meant for maintenance, not request paths; it is safe to run beside live
+// traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
 	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
@@ -204,6 +205,17 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		}
 		st.Posts++
 		return s.indexPost(ctx, p, nil)
+	})
+	if err != nil {
+		return st, err
+	}
+	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
+	// does nothing on a live post.
+	err = s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
+		if pid, ok := threadPostKey(s.k.prefix, key); ok {
+			return s.dropThread(ctx, pid)
+		}
+		return nil
 	})
 	return st, err
 }

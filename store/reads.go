@@ -50,6 +50,11 @@ func (l *Loader) userByKey(ctx context.Context, uid string) (*User, error) {
 // userFields are the fields of a user hash that reads return; never the password hash.
 var userFields = []string{"name", "created"}
 
+// userRead is the read behind userByKey, for batching users with other reads.
+func (l *Loader) userRead(uid string) read {
+	return hashFieldsRead(l.s.k.user(uid), userFields...)
+}
+
 // Post loads a post by global id; nil when there is none or it was deleted.
 func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
 	pid, err := PostKey(id)

@@ -29,6 +29,9 @@ type Options struct {
 	WriteWindow time.Duration
 	// Password sets the argon2id cost. Default: 19 MiB, 2 passes, 1 lane (OWASP's minimum).
 	Password PasswordParams
+	// MaxCommentDepth is the deepest a reply may nest: a top-level comment has depth 0, a reply
+	// to it depth 1, and so on. Default DefaultMaxCommentDepth (100).
+	MaxCommentDepth int
 	// LoaderWait is how long a loader waits for more lookups before it sends a batch. Default 200µs.
 	LoaderWait time.Duration
 	// Now is the clock. Default time.Now.
@@ -65,6 +68,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Password == (PasswordParams{}) {
 		o.Password = DefaultPasswordParams
+	}
+	if o.MaxCommentDepth == 0 {
+		o.MaxCommentDepth = DefaultMaxCommentDepth
 	}
 	if o.LoaderWait == 0 {
 		o.LoaderWait = 200 * time.Microsecond

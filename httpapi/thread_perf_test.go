@@ -1,0 +1,138 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// roundTrips is a go-redis hook counting round trips to Redis: each command sent alone and each
+// pipeline is one.
+type roundTrips struct{ n atomic.Int64 }
+
+func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// threadServer is the real handler over a store holding one post with a thread.
+type threadServer struct {
+	h        http.Handler
+	post     string
+	token    string // a signed-in viewer, so that viewerVote reads votes too
+	comments int
+}
+
+func newThreadServer(tb testing.TB, b storetest.Backend, top, replies, replies2 int) *threadServer {
+	tb.Helper()
+	ctx := context.Background()
+	st := b.NewStore(tb, store.Options{})
+	var authors []string
+	var token string
+	for i := range 12 {
+		s, err := st.SignUp(ctx, fmt.Sprintf("author%02d", i), "password1")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		authors = append(authors, s.User.Key())
+		token = s.Token
+	}
+	p, err := st.CreatePost(ctx, authors[0], store.NewPost{Title: "A busy thread"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n := buildThread(tb, st, p.ID, authors, top, replies, replies2)
+	return &threadServer{h: httpapi.New(httpapi.Config{Store: st}), post: p.ID, token: token, comments: n}
+}
+
+// query runs threadQuery through the handler and returns the response data.
+func (s *threadServer) query(tb testing.TB, top, replies, replies2 int) json.RawMessage {
+	body, _ := json.Marshal(map[string]any{"query": threadQuery,
+		"variables": map[string]any{"id": s.post, "n": top, "r": replies, "rr": replies2}})
+	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, req)
+	var r response
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+		tb.Fatalf("decode (status %d): %v", rec.Code, err)
+	}
+	if len(r.Errors) > 0 {
+		tb.Fatalf("errors: %+v", r.Errors)
+	}
+	return r.Data
+}
+
+// TestThreadRoundTrips checks that a thread page costs the same number of Redis round trips
+// whatever its size: about one per level.
+func TestThreadRoundTrips(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		counts := map[int]int64{}
+		for _, top := range []int{5, 30} {
+			s := newThreadServer(t, b, top, 4, 2)
+			hook := &roundTrips{}
+			b.Client.AddHook(hook)
+			data := s.query(t, top, 4, 2)
+			counts[top] = hook.n.Load()
+			hook.n.Store(-1 << 40) // stop counting: hooks cannot be removed
+			if got, want := countThread(t, data), top*(1+4+4*2); got != want {
+				t.Fatalf("%d top-level: the response holds %d comments, want %d", top, got, want)
+			}
+		}
+		t.Logf("round trips: %d for 5 top-level comments (65 in all), %d for 30 (390)", counts[5], counts[30])
+		if d := counts[30] - counts[5]; d > 1 || d < -1 {
+			t.Errorf("round trips grow with the thread: %d for 5 top-level comments, %d for 30", counts[5], counts[30])
+		}
+		// Authentication, the post, then one per level of comments and one for the last authors.
+		if counts[30] > 8 {
+			t.Errorf("%d round trips for a three-level thread page, want at most 8", counts[30])
+		}
+	})
+}
+
+// BenchmarkThread loads an 800-comment thread page (50 top-level comments, 5 replies each, 2
+// replies to each reply, every author, the viewer's votes) through the real handler.
+//
+//	go test ./httpapi -run '^$' -bench Thread -benchtime 200x
+func BenchmarkThread(b *testing.B) {
+	for _, be := range storetest.Backends(b) {
+		b.Run(be.Name, func(b *testing.B) {
+			s := newThreadServer(b, be, 50, 5, 2)
+			if got := countThread(b, s.query(b, 50, 5, 2)); got != 800 || s.comments != 800 {
+				b.Fatalf("the page holds %d of %d comments, want 800", got, s.comments)
+			}
+			hook := &roundTrips{}
+			be.Client.AddHook(hook)
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				s.query(b, 50, 5, 2)
+				n++
+			}
+			b.ReportMetric(float64(hook.n.Load())/float64(n), "roundtrips/op")
+		})
+	}
+}
