@@ -34,6 +34,7 @@ func TestClusterOperations(t *testing.T) {
 	}
 	t.Run("script cache lost", func(t *testing.T) { testScriptCacheLost(t, cc) })
 	t.Run("half-migrated slots", func(t *testing.T) { testHalfMigratedSlots(t, addrs) })
+	t.Run("half-migrated comment thread", func(t *testing.T) { testHalfMigratedThread(t, addrs) })
 	t.Run("resharding under load", func(t *testing.T) { testReshardingUnderLoad(t, addrs) })
 }
 
@@ -103,21 +104,25 @@ func beginMigration(t *testing.T, cc *redis.ClusterClient, key string, move ...s
 	t.Helper()
 	ctx := context.Background()
 	m := &migration{slot: storetest.Slot(key)}
-	var err error
-	if m.src, err = cc.MasterForKey(ctx, key); err != nil {
-		t.Fatal(err)
-	}
+	owner := slotOwners(t, cc)[m.slot] // asked afresh: the client's slot map may lag a migration
 	var mu sync.Mutex
 	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
 		mu.Lock()
 		defer mu.Unlock()
 		m.masters = append(m.masters, c)
-		if m.dst == nil && c.Options().Addr != m.src.Options().Addr {
-			m.dst = c
-		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range m.masters {
+		if c.Options().Addr == owner {
+			m.src = c
+		} else if m.dst == nil {
+			m.dst = c
+		}
+	}
+	if m.src == nil || m.dst == nil {
+		t.Fatalf("slot %d: owner %s not among the masters", m.slot, owner)
 	}
 	m.srcID = m.src.Do(ctx, "cluster", "myid").Val().(string)
 	m.dstID = m.dst.Do(ctx, "cluster", "myid").Val().(string)
@@ -356,13 +361,15 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 	// (user, post) pair is that pair's final vote.
 	type vote struct{ user, post string }
 	var (
-		stop     atomic.Bool
-		failures atomic.Int64
-		mu       sync.Mutex
-		created  = map[string]string{} // post id → title
-		votes    = map[vote]int{}
-		errs     []string
-		requests atomic.Int64
+		stop        atomic.Bool
+		failures    atomic.Int64
+		mu          sync.Mutex
+		created     = map[string]string{} // post id → title
+		votes       = map[vote]int{}
+		comments    = map[string]string{} // comment id → body
+		lastComment = map[string]string{} // post id → the last comment made on it
+		errs        []string
+		requests    atomic.Int64
 	)
 	fail := func(err error) {
 		failures.Add(1)
@@ -385,7 +392,7 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 			for n := 0; !stop.Load(); n++ {
 				uid := mine[r.IntN(len(mine))]
 				requests.Add(1)
-				kind := n % 3
+				kind := n % 4
 				mu.Lock()
 				if kind == 0 && len(created) >= 300 {
 					kind = 1 // enough posts: vote instead
@@ -418,6 +425,29 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 					mu.Lock()
 					votes[vote{uid, p.ID}] = dir
 					mu.Unlock()
+				case 2:
+					// A comment, a reply to the writer's last comment on the post, or a vote.
+					mu.Lock()
+					p := w.posts[r.IntN(len(w.posts))]
+					prev := lastComment[p.ID]
+					mu.Unlock()
+					switch {
+					case prev != "" && r.IntN(3) == 0:
+						if _, err := s.VoteComment(ctx, uid, prev, 1); err != nil && !store.IsKind(err, store.KindForbidden) {
+							fail(fmt.Errorf("vote comment: %w", err))
+						}
+					default:
+						body := fmt.Sprintf("c%d-%d", g, n)
+						c, err := s.CreateComment(ctx, uid, store.NewComment{PostID: p.ID, ParentID: prev, Body: body})
+						if err != nil {
+							fail(fmt.Errorf("comment: %w", err))
+							continue
+						}
+						mu.Lock()
+						comments[c.ID] = body
+						lastComment[p.ID] = c.ID
+						mu.Unlock()
+					}
 				default:
 					l := s.NewLoader()
 					if _, err := l.Posts(ctx, store.SortHot, w.groups[r.IntN(3)], 20, ""); err != nil {
@@ -474,6 +504,12 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 		p, err := l.Post(ctx, id)
 		if err != nil || p == nil || p.Title != title {
 			t.Fatalf("acknowledged post %s (%q) reads as %+v, %v", id, title, p, err)
+		}
+	}
+	for id, body := range comments {
+		c, err := l.Comment(ctx, id)
+		if err != nil || c == nil || c.Text != body {
+			t.Fatalf("acknowledged comment %s (%q) reads as %+v, %v", id, body, c, err)
 		}
 	}
 	up, down := map[string]int{}, map[string]int{}
@@ -540,4 +576,91 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 func tail(out []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return strings.Join(lines[max(0, len(lines)-15):], "\n")
+}
+
+// testHalfMigratedThread writes to a comment thread whose slot is half migrated: some of the
+// thread's keys on the importing master, the rest on the migrating one. Every comment script
+// declares all the keys it touches, so Redis answers TRYAGAIN (and go-redis retries) instead of
+// running a script that would fail halfway on a key that has moved, or create on the importing
+// master a key that the migration has yet to move (which would make the migration fail with
+// BUSYKEY).
+func testHalfMigratedThread(t *testing.T, addrs []string) {
+	ctx := context.Background()
+	var seen redirects
+	cc := newCountingClusterClient(t, addrs, &seen)
+	s, err := store.New(ctx, cc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t, s, cc, 3, 1)
+	post, ann, bob := w.posts[0], w.users[1], w.users[2]
+	pid := post.Key()
+	comment := func(uid, parent, body string) *store.Comment {
+		t.Helper()
+		c, err := s.CreateComment(ctx, uid, store.NewComment{PostID: post.ID, ParentID: parent, Body: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	top := comment(ann, "", "top")
+	lone := comment(bob, "", "lone")
+	comment(bob, top.ID, "reply")
+	num := func(c *store.Comment) string { return c.ID[strings.LastIndexByte(c.ID, ':')+1:] }
+	key := func(n, suffix string) string { return s.ThreadKeyForTest(pid, n, suffix) }
+	slot := storetest.Slot(s.PostKeyForTest(pid))
+
+	// during runs write while the thread's slot is half migrated (the keys in move already on
+	// the importing master) and completes the migration once the write has met TRYAGAIN.
+	during := func(what string, move []string, write func() error) {
+		t.Helper()
+		before := seen.tryAgainIn(slot)
+		m := beginMigration(t, cc, s.PostKeyForTest(pid), move...)
+		done := make(chan error, 1)
+		go func() { done <- write() }()
+		var early error
+		finished := false
+		waitUntil(t, what+" to meet TRYAGAIN", func() bool {
+			select {
+			case early = <-done:
+				finished = true
+				return true
+			default:
+				return seen.tryAgainIn(slot) > before
+			}
+		})
+		if finished {
+			t.Fatalf("%s finished while the slot was half migrated, with error %v; it must wait for the migration", what, early)
+		}
+		m.finish(t)
+		if err := <-done; err != nil {
+			t.Fatalf("%s across the migration: %v", what, err)
+		}
+	}
+	during("a vote", []string{key("0", ":rs")}, func() error {
+		_, err := s.VoteComment(ctx, bob, top.ID, 1)
+		return err
+	})
+	during("a delete", []string{key("0", ":rt")}, func() error {
+		return s.DeleteComment(ctx, bob, lone.ID)
+	})
+	during("a reply", []string{s.PostKeyForTest(pid), s.ThreadIDsKeyForTest(pid)}, func() error {
+		_, err := s.CreateComment(ctx, bob, store.NewComment{PostID: post.ID, ParentID: top.ID, Body: "another"})
+		return err
+	})
+
+	// The thread is whole: the post counts two top-level comments' worth of live comments, the
+	// indexes hold what they should with the right scores.
+	p, err := s.NewLoader().Post(ctx, post.ID)
+	if err != nil || p.CommentCount != 3 {
+		t.Fatalf("post after the writes: %+v, %v; want 3 comments", p, err)
+	}
+	if got, err := cc.ZRangeWithScores(ctx, key("0", ":rs"), 0, -1).Result(); err != nil || len(got) != 1 ||
+		got[0].Member != s.ThreadNumForTest(num(top)) || got[0].Score != 1 {
+		t.Fatalf("top-level TOP index = %v, %v; want only %s with score 1", got, err, top.ID)
+	}
+	if n, err := cc.ZCard(ctx, key(num(top), ":rt")).Result(); err != nil || n != 2 {
+		t.Fatalf("replies of the top comment: %d, %v; want 2", n, err)
+	}
+	t.Logf("TRYAGAIN on the thread's slot %d times", seen.tryAgainIn(slot))
 }

@@ -37,3 +37,18 @@ func (s *Store) PublishManyForTest(ctx context.Context, channels []string, first
 	_, err := pipe.Exec(ctx)
 	return err
 }
+
+// ThreadKeyForTest returns the key of comment num (as in ids, "4"; "0" for the post) of post pid,
+// with suffix appended (":rt", ":rs", ":votes" or "").
+func (s *Store) ThreadKeyForTest(pid, num, suffix string) string {
+	if num != topLevel {
+		num = padNum(num)
+	}
+	return s.k.comment(pid, num) + suffix
+}
+
+// ThreadIDsKeyForTest returns the key of the set of a thread's comment numbers.
+func (s *Store) ThreadIDsKeyForTest(pid string) string { return s.k.threadIDs(pid) }
+
+// ThreadNumForTest returns a comment number (as in ids) as stored in the reply indexes.
+func (s *Store) ThreadNumForTest(num string) string { return padNum(num) }
