@@ -177,7 +177,9 @@ func (l *Loader) flush() {
 // that fail for a passing reason are sent again: after NOSCRIPT (Redis lost its script cache in a
 // restart or failover, or a slot moved to a node that never loaded the scripts) once the scripts
 // are loaded again, and after TRYAGAIN, CLUSTERDOWN and the like (a slot moving or a failover in
-// progress) after a short pause. MOVED and ASK redirects go-redis follows itself.
+// progress) after a short pause. MOVED and ASK redirects go-redis follows itself. A read script
+// that reads keys it did not declare (page.lua inlining comment hashes) fails while one of them
+// is being migrated; it is read-only, so it is sent again too.
 func (l *Loader) exec(batch []*call) {
 	ctx := context.WithoutCancel(batch[0].ctx)
 	pending := batch
@@ -194,7 +196,7 @@ func (l *Loader) exec(batch []*call) {
 			case isNoScript(err):
 				noScript = true
 				again = append(again, c)
-			case isTransient(err):
+			case isTransient(err) || isNonLocalKey(err):
 				again = append(again, c)
 			}
 		}

@@ -166,6 +166,13 @@ func isTransient(err error) bool {
 		redis.IsReadOnlyError(err) || redis.IsLoadingError(err)
 }
 
+// isNonLocalKey reports the error of a script that touched, in a slot being migrated, a key it
+// did not declare and that is not (or no longer) on this node. Write scripts declare every key
+// and never meet it; a read script may, and can simply be sent again.
+func isNonLocalKey(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Script attempted to access a non local key")
+}
+
 // backoff is the pause before the attempt-th resend: 10ms doubling up to 640ms.
 func backoff(attempt int) time.Duration {
 	return 10 * time.Millisecond << min(attempt-1, 6)
