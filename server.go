@@ -56,6 +56,8 @@ type config struct {
 	feed         store.FeedOptions
 	commentDepth int
 	limits       httpapi.Limits
+	live         httpapi.Live
+	eventBuffer  int
 	logJSON      bool
 	ready        func(addr string) // called with the listening address; for tests
 }
@@ -136,6 +138,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	num(&c.limits.MaxDepth, "max-depth", "AGORA_MAX_DEPTH", d.MaxDepth, "deepest selection nesting")
 	num(&c.limits.MaxAliases, "max-aliases", "AGORA_MAX_ALIASES", d.MaxAliases, "most aliases in a query")
 	num(&c.limits.MaxComplexity, "max-complexity", "AGORA_MAX_COMPLEXITY", d.MaxComplexity, "highest estimated query cost")
+	dl := httpapi.DefaultLive
+	dur(&c.live.InitTimeout, "ws-init-timeout", "AGORA_WS_INIT_TIMEOUT", dl.InitTimeout, "how long a WebSocket may wait before connection_init (then closed with 4408)")
+	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives")
+	dur(&c.live.WriteTimeout, "stream-write-timeout", "AGORA_STREAM_WRITE_TIMEOUT", dl.WriteTimeout, "longest wait for a streaming client to take one message before it is disconnected")
+	num(&c.live.MaxSubscriptions, "max-subscriptions", "AGORA_MAX_SUBSCRIPTIONS", dl.MaxSubscriptions, "most subscriptions open at once on one WebSocket")
+	var origins string
+	str(&origins, "ws-origins", "AGORA_WS_ORIGINS", "", "comma-separated origin patterns allowed to open WebSockets besides the server's own host (e.g. *.example.com,https://app.example.org)")
+	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live events a subscriber may fall behind before it is dropped")
 	logJSON := envOr(getenv, "AGORA_LOG_JSON", "false") == "true"
 	fs.BoolVar(&c.logJSON, "log-json", logJSON, "log as JSON lines (env AGORA_LOG_JSON)")
 	if err := fs.Parse(args); err != nil {
@@ -146,6 +156,14 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 		return nil, nil, err
 	}
 	c.limits.MaxBodyBytes = int64(max)
+	for _, o := range strings.Split(origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.live.AllowedOrigins = append(c.live.AllowedOrigins, o)
+		}
+	}
+	if err := c.live.CheckOrigins(); err != nil {
+		return nil, nil, fmt.Errorf("-ws-origins: %w", err)
+	}
 	return c, fs.Args(), nil
 }
 
@@ -176,12 +194,17 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Feed: cfg.feed,
-		MaxCommentDepth: cfg.commentDepth,
-		WaitReplicas:    cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
+		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
+		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
 	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Warn("close store", "err", err)
+		}
+	}()
 
 	if len(rest) > 0 {
 		switch rest[0] {
@@ -201,7 +224,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])
 		}
 	}
-	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits}))
+	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live}))
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is

@@ -78,6 +78,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if se.Kind == store.KindRateLimited {
 				gerr.Extensions["retryAfter"] = int(math.Ceil(se.RetryAfter.Seconds()))
 			}
+		case errors.Is(err, store.ErrSlowSubscriber):
+			gerr.Message = store.ErrSlowSubscriber.Error()
+			setCode(gerr, CodeSlowSubscriber)
+		case errors.Is(err, store.ErrStoreClosed):
+			gerr.Message = "the server is shutting down; subscribe again"
+			setCode(gerr, CodeUnavailable)
 		case errors.As(err, &ie) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			gerr.Message = "internal server error"
 			setCode(gerr, CodeInternal)

@@ -30,6 +30,7 @@ type Config struct {
 	Store  *store.Store
 	Log    *slog.Logger
 	Limits Limits
+	Live   Live
 }
 
 // New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
@@ -38,9 +39,11 @@ func New(cfg Config) http.Handler {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	cfg.Live = cfg.Live.withDefaults()
 	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Store: cfg.Store, Log: cfg.Log}})
 
 	srv := handler.New(es)
+	addLiveTransports(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
@@ -48,12 +51,15 @@ func New(cfg Config) http.Handler {
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
 	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
+	srv.AroundOperations(limitSubscriptions(cfg.Live.MaxSubscriptions))
+	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
+	srv.Use(resolvers.Operations{Store: cfg.Store})
 	srv.SetErrorPresenter(presentError(cfg.Log))
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))
 	srv.AroundFields(catchInternal(cfg.Log))
 
 	mux := http.NewServeMux()
-	mux.Handle("/query", onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, srv))))
+	mux.Handle("/query", liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, srv)))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -74,11 +80,11 @@ func New(cfg Config) http.Handler {
 	return mux
 }
 
-// withRequest authenticates the bearer token, if any, and installs the request state: the viewer
-// and a fresh loader.
+// withRequest authenticates the bearer token, if any, and installs the request state: the
+// viewer. Each operation then gets its own copy with a fresh loader (resolvers.Operations).
 func withRequest(cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := &resolvers.Request{Loader: cfg.Store.NewLoader()}
+		req := &resolvers.Request{}
 		if token, ok := bearer(r.Header.Get("Authorization")); ok {
 			req.Token = token
 			id, err := cfg.Store.Authenticate(r.Context(), token)

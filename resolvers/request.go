@@ -13,6 +13,10 @@ type Request struct {
 	Token    string        // the bearer token the viewer used
 	AuthErr  error         // set when a token was sent but is invalid or expired
 	Loader   *store.Loader // batches and caches this request's reads
+
+	// events is set on the request state of a subscription: each event's response reads
+	// through the event's own loader (see live.go).
+	events *eventSlot
 }
 
 type requestKey struct{}
@@ -30,7 +34,17 @@ func requestFrom(ctx context.Context) *Request {
 	panic("resolvers: no request state in context") // a wiring bug, caught by every test
 }
 
-func loaderFrom(ctx context.Context) *store.Loader { return requestFrom(ctx).Loader }
+// loaderFrom returns the loader of the current operation, or, while a subscription resolves one
+// of its events, that event's loader.
+func loaderFrom(ctx context.Context) *store.Loader {
+	r := requestFrom(ctx)
+	if r.events != nil {
+		if l := r.events.loader.Load(); l != nil {
+			return l
+		}
+	}
+	return r.Loader
+}
 
 func viewerFrom(ctx context.Context) string { return requestFrom(ctx).ViewerID }
 

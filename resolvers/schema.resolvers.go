@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/graph/model"
@@ -291,19 +290,19 @@ func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first 
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
-	panic(fmt.Errorf("not implemented: CommentAdded - commentAdded"))
+	return r.commentAdded(ctx, postID, (*store.Loader).Comment)
 }
 
 func (r *subscriptionResolver) PostChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {
-	panic(fmt.Errorf("not implemented: PostChanged - postChanged"))
+	return r.postChanged(ctx, postID)
 }
 
 func (r *subscriptionResolver) PostPublished(ctx context.Context, group *string) (<-chan *store.Post, error) {
-	panic(fmt.Errorf("not implemented: PostPublished - postPublished"))
+	return r.postPublished(ctx, deref(group))
 }
 
 func (r *subscriptionResolver) Feed(ctx context.Context) (<-chan *store.Post, error) {
-	panic(fmt.Errorf("not implemented: Feed - feed"))
+	return r.feed(ctx)
 }
 
 func (r *userResolver) Karma(ctx context.Context, obj *store.User) (int, error) {

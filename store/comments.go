@@ -165,6 +165,7 @@ func (s *Store) CreateComment(ctx context.Context, uid string, in NewComment) (*
 		if c == nil {
 			return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
 		}
+		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil
 	}
 	return nil, fmt.Errorf("create_comment: idempotency key of comment %s keeps moving", num)
@@ -221,6 +222,7 @@ func (s *Store) DeleteComment(ctx context.Context, uid, id string) error {
 			return err
 		}
 		if arr, _ := reply.([]any); len(arr) == 0 || arr[0] != "again" {
+			s.publishPostChanged(ctx, pid) // the comment count moved
 			return nil
 		}
 	}

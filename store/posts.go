@@ -96,6 +96,7 @@ func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, 
 	if err := s.fanOutPost(ctx, p); err != nil {
 		return nil, err
 	}
+	s.publishPostPublished(ctx, p)
 	return p, nil
 }
 
@@ -161,6 +162,7 @@ func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
 	if err := s.unfeedPost(ctx, pid, h["author"]); err != nil {
 		return err
 	}
+	s.publishPostChanged(ctx, pid) // subscribers find it gone and end their streams
 	// The thread can be large: its comments go in bounded steps after the atomic delete, which
 	// already hides them (every comment read checks the post). Rebuild finishes an interrupted
 	// sweep.
@@ -206,6 +208,9 @@ func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, e
 	if err := s.recordKarma(ctx, strings.TrimPrefix(p.AuthorID, TypeUser+":"), p.ID, p.Net(), p.Version); err != nil {
 		return nil, err
 	}
+	// Published even when the vote changed nothing, like the re-index above: a repeat completes
+	// an earlier attempt that was cut off before it could publish.
+	s.publishPostChanged(ctx, pid)
 	return p, nil
 }
 
@@ -255,6 +260,7 @@ func (s *Store) SetPostGroups(ctx context.Context, uid, id string, add, remove [
 	if err := s.indexPost(ctx, p, left); err != nil {
 		return nil, err
 	}
+	s.publishPostChanged(ctx, pid)
 	return p, nil
 }
 

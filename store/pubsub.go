@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -47,6 +46,15 @@ func (s *Store) Publish(ctx context.Context, channel, msg string) error {
 		return fmt.Errorf("publish on %s: %w", channel, err)
 	}
 	return nil
+}
+
+// newPubSubConn opens the live-event hub's pub/sub connection: sharded subscriptions on a Redis 7
+// cluster, one classic subscription connection otherwise.
+func (s *Store) newPubSubConn() pubsubConn {
+	if s.sharded {
+		return s.NewSubscription(context.Background())
+	}
+	return newRedisPubSub(s.rdb)
 }
 
 // queuePublish adds a publish of msg on channel to a pipeline, SPUBLISH or PUBLISH as Publish
@@ -117,7 +125,7 @@ func (sub *Subscription) Subscribe(ctx context.Context, channels ...string) erro
 	sub.mu.Lock()
 	if sub.closed {
 		sub.mu.Unlock()
-		return errors.New("subscribe: subscription closed")
+		return fmt.Errorf("subscribe: %w", ErrStoreClosed)
 	}
 	if sub.ps != nil {
 		waits := sub.expect("subscribe", channels)
@@ -227,7 +235,7 @@ func (sub *Subscription) await(ctx context.Context, kind string, channels []stri
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.closed {
-		return fmt.Errorf("%s: subscription closed", kind)
+		return fmt.Errorf("%s: %w", kind, ErrStoreClosed)
 	}
 	return nil
 }

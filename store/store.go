@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,6 +39,12 @@ type Options struct {
 	Now func() time.Time
 	// Feed bounds the home feed; see FeedOptions.
 	Feed FeedOptions
+	// EventBuffer is how many live events a subscriber may fall behind before it is dropped with
+	// ErrSlowSubscriber. Default 64.
+	EventBuffer int
+	// Log receives what the store cannot report to a caller, such as a live event that could not
+	// be published after its write succeeded. Default: discarded.
+	Log *slog.Logger
 	// WaitReplicas makes every atomic write wait (Redis WAIT) until this many replicas have
 	// acknowledged it before the write is reported done, so that a failover to one of them cannot
 	// lose it. Zero (the default) relies on asynchronous replication. See runWaiting.
@@ -79,6 +86,12 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Feed = o.Feed.withDefaults()
+	if o.EventBuffer <= 0 {
+		o.EventBuffer = 64
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = time.Second
 	}
@@ -91,6 +104,7 @@ type Store struct {
 	k       keys
 	opts    Options
 	scripts scripts
+	hub     *hub // live events: one shared pub/sub connection (one per channel on a cluster)
 	sharded bool // publish and subscribe with sharded pub/sub (a Redis 7 cluster)
 }
 
@@ -101,6 +115,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
+	s.hub = newHub(s.newPubSubConn, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err
@@ -113,6 +128,10 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	}
 	return s, nil
 }
+
+// Close ends every live-event subscription (with ErrStoreClosed) and closes the store's pub/sub
+// connection. It does not close the Redis client, which the caller owns.
+func (s *Store) Close() error { return s.hub.close() }
 
 // Options returns the options in effect, defaults filled in.
 func (s *Store) Options() Options { return s.opts }

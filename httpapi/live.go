@@ -1,0 +1,463 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/agora/agora/resolvers"
+	"github.com/agora/agora/store"
+)
+
+// Live configures the streaming transports: WebSocket (graphql-transport-ws and the legacy
+// graphql-ws) and server-sent events. Zero fields take the defaults of DefaultLive.
+type Live struct {
+	// InitTimeout is how long a WebSocket may stay open without sending connection_init; then
+	// it is closed with 4408.
+	InitTimeout time.Duration
+	// KeepAlive is the interval of keep-alive messages: "ka" on graphql-ws, ping on
+	// graphql-transport-ws (a client that does not answer with pong within two intervals is
+	// disconnected), and a comment line on server-sent events.
+	KeepAlive time.Duration
+	// WriteTimeout bounds one write to a client; a client that does not read for that long is
+	// disconnected rather than left holding a goroutine and its buffers.
+	WriteTimeout time.Duration
+	// MaxSubscriptions caps the subscriptions open at once on one WebSocket.
+	MaxSubscriptions int
+	// AllowedOrigins lists the origins allowed to open a WebSocket besides the server's own
+	// host: host patterns ("app.example.com", "*.example.com") or, with a scheme,
+	// "https://app.example.com", matched case-insensitively with path.Match. Requests without an
+	// Origin header (not from a browser) are allowed.
+	AllowedOrigins []string
+}
+
+// DefaultLive holds the defaults of Live.
+var DefaultLive = Live{InitTimeout: 10 * time.Second, KeepAlive: 25 * time.Second, WriteTimeout: 10 * time.Second, MaxSubscriptions: 100}
+
+func (l Live) withDefaults() Live {
+	d := DefaultLive
+	if l.InitTimeout <= 0 {
+		l.InitTimeout = d.InitTimeout
+	}
+	if l.KeepAlive <= 0 {
+		l.KeepAlive = d.KeepAlive
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.MaxSubscriptions <= 0 {
+		l.MaxSubscriptions = d.MaxSubscriptions
+	}
+	return l
+}
+
+// CheckOrigins reports the first malformed pattern of AllowedOrigins.
+func (l Live) CheckOrigins() error {
+	for _, p := range l.AllowedOrigins {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("origin pattern %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// WebSocket close codes of graphql-transport-ws.
+const (
+	CloseForbidden      = 4403 // connection_init carried a bad token
+	CloseInitTimeout    = 4408 // no connection_init in time
+	CloseInvalidMessage = 4400 // a message the server could not take
+)
+
+// Error codes of the live transports, in extensions.code.
+const (
+	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+	CodeSlowSubscriber       = "SLOW_SUBSCRIBER"
+	CodeStreamingRequired    = "STREAMING_REQUIRED"
+	CodeUnavailable          = "UNAVAILABLE" // the server is shutting down
+)
+
+// addLiveTransports adds the WebSocket and SSE transports to srv. They must come before POST:
+// gqlgen serves a request with the first transport that supports it.
+func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Config) {
+	readLimit := cfg.Limits.MaxBodyBytes + 1024 // a message is a request body plus its envelope
+	srv.AddTransport(transport.Websocket{
+		Implementation:        wsImplementation{live: cfg.Live},
+		InitFunc:              wsInit(cfg),
+		KeepAlivePingInterval: cfg.Live.KeepAlive, // graphql-ws
+		PingPongInterval:      cfg.Live.KeepAlive, // graphql-transport-ws
+		PayloadReadLimit:      &readLimit,
+	})
+	srv.AddTransport(transport.SSE{KeepAlivePingInterval: cfg.Live.KeepAlive})
+}
+
+// socket is the state of one WebSocket connection, installed by its connection_init.
+type socket struct {
+	token         string // the bearer token the connection authenticated with; "" for none
+	subscriptions atomic.Int64
+}
+
+type socketKey struct{}
+
+// upgradeTokenKey carries the bearer token of the upgrade request's Authorization header, which
+// non-browser clients may send instead of the connection_init payload.
+type upgradeTokenKey struct{}
+
+// wsInit authenticates a WebSocket from its connection_init payload, or else from the upgrade
+// request's Authorization header. A bad token closes the socket with 4403; no token makes an
+// anonymous connection.
+func wsInit(cfg Config) transport.WebsocketInitFunc {
+	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+		forbid := func() (context.Context, *transport.InitPayload, error) {
+			ctx = transport.WithWebsocketCloseCode(ctx, CloseForbidden)
+			ctx = transport.AppendCloseReason(ctx, "Forbidden")
+			return ctx, nil, errors.New("Forbidden: the token is invalid or expired")
+		}
+		token, _ := ctx.Value(upgradeTokenKey{}).(string)
+		if h := p.Authorization(); h != "" {
+			var ok bool
+			if token, ok = bearer(h); !ok {
+				return forbid()
+			}
+		}
+		s := &socket{token: token}
+		ctx = context.WithValue(ctx, socketKey{}, s)
+		if token == "" {
+			return resolvers.WithRequest(ctx, &resolvers.Request{}), nil, nil
+		}
+		id, err := cfg.Store.Authenticate(ctx, token)
+		switch {
+		case store.IsKind(err, store.KindUnauthenticated):
+			return forbid()
+		case err != nil:
+			cfg.Log.ErrorContext(ctx, "authenticate websocket", "err", err)
+			ctx = transport.WithWebsocketCloseCode(ctx, int(websocket.StatusInternalError))
+			ctx = transport.AppendCloseReason(ctx, "internal server error")
+			return ctx, nil, errors.New("internal server error")
+		}
+		return resolvers.WithRequest(ctx, &resolvers.Request{ViewerID: id, Token: token}), nil, nil
+	}
+}
+
+// socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
+// its token again, which extends the session's idle lifetime while the socket is in use and lets
+// an operation started after the session ended (logOut, expiry) run as anonymous, with writes
+// refused as UNAUTHENTICATED. Subscriptions already running keep the viewer they started with.
+func socketAuth(cfg Config) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		s, _ := ctx.Value(socketKey{}).(*socket)
+		if s == nil || s.token == "" {
+			return next(ctx)
+		}
+		id, err := cfg.Store.Authenticate(ctx, s.token)
+		switch {
+		case err == nil:
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{ViewerID: id, Token: s.token}))
+		case store.IsKind(err, store.KindUnauthenticated):
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{Token: s.token, AuthErr: err}))
+		}
+		cfg.Log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
+		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeInternal, "internal server error")}})
+	}
+}
+
+// streamingKey marks the context of a request on a streaming transport.
+type streamingKey struct{}
+
+// liveRequests checks the origin of WebSocket upgrades, bounds every write of a server-sent
+// events response, and marks both as streaming so that subscriptions may run on them.
+func liveRequests(cfg Config, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Upgrade") != "":
+			if err := checkOrigin(r, cfg.Live.AllowedOrigins); err != nil {
+				writeError(w, http.StatusForbidden, err.Error(), CodeForbidden)
+				return
+			}
+			// gqlgen returns without closing the socket on some bad connection_init messages
+			// (a payload that is not an object): close whatever it left open.
+			var held heldConn
+			ctx := context.WithValue(r.Context(), streamingKey{}, true)
+			if token, ok := bearer(r.Header.Get("Authorization")); ok {
+				ctx = context.WithValue(ctx, upgradeTokenKey{}, token)
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, heldConnKey{}, &held)))
+			if c := held.get(); c != nil {
+				_ = c.WriteClose(CloseInvalidMessage, "Invalid message")
+			}
+		case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+			// net/http clears the deadline when the response ends, before the connection serves
+			// another request.
+			dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
+			next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// checkOrigin allows a request without an Origin header, one from the server's own host, and
+// one whose origin matches a pattern; these are the rules of github.com/coder/websocket, which
+// checks them again on accepting the socket.
+func checkOrigin(r *http.Request, patterns []string) error {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("the Origin %q is not a URL with a host", origin)
+	}
+	if strings.EqualFold(r.Host, u.Host) {
+		return nil
+	}
+	for _, p := range patterns {
+		target := u.Host
+		if strings.Contains(p, "://") {
+			target = u.Scheme + "://" + u.Host
+		}
+		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(target)); ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("the origin %s may not open a WebSocket here", u.Host)
+}
+
+// deadlineWriter gives every write of a streaming response a deadline.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	return d.ResponseWriter.Write(b)
+}
+
+func (d *deadlineWriter) Flush() {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	_ = d.rc.Flush()
+}
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// limitSubscriptions is an operation middleware: subscriptions run only on streaming transports,
+// and at most max at once on one WebSocket.
+func limitSubscriptions(max int) graphql.OperationMiddleware {
+	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+		oc := graphql.GetOperationContext(ctx)
+		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+			return next(ctx)
+		}
+		if streaming, _ := ctx.Value(streamingKey{}).(bool); !streaming {
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeStreamingRequired,
+				"subscriptions need a WebSocket or server-sent events (POST with Accept: text/event-stream)")}})
+		}
+		s, _ := ctx.Value(socketKey{}).(*socket)
+		if s == nil {
+			return next(ctx) // server-sent events: one subscription per request
+		}
+		if s.subscriptions.Add(1) > int64(max) {
+			s.subscriptions.Add(-1)
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeTooManySubscriptions,
+				"this connection already has %d subscriptions open", max)}})
+		}
+		// The slot is freed when the response loop sees the end of the stream, before the
+		// transport sends complete, so a client that starts another subscription on seeing
+		// complete finds it free; and, as a backstop, when the transport cancels the operation's
+		// context, which it does however the operation ends.
+		var once sync.Once
+		release := func() { once.Do(func() { s.subscriptions.Add(-1) }) }
+		context.AfterFunc(ctx, release)
+		h := next(ctx)
+		return func(ctx context.Context) *graphql.Response {
+			r := h(ctx)
+			if r == nil {
+				release()
+			}
+			return r
+		}
+	}
+}
+
+// wsImplementation accepts WebSockets with github.com/coder/websocket. Unlike gqlgen's own
+// adapter it closes a socket that sends no message within InitTimeout with 4408 (gqlgen's
+// InitTimeout closes with 1002), and it bounds every write with WriteTimeout.
+type wsImplementation struct {
+	live Live
+}
+
+func (i wsImplementation) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	for k, vs := range opts.ResponseHeader {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		Subprotocols:   opts.Subprotocols,
+		OriginPatterns: i.live.AllowedOrigins,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &wsConn{conn: conn, writeTimeout: i.live.WriteTimeout}
+	c.mu.Lock()
+	c.initTimer = time.AfterFunc(i.live.InitTimeout, c.initTimedOut)
+	c.mu.Unlock()
+	if h, ok := r.Context().Value(heldConnKey{}).(*heldConn); ok {
+		h.set(c)
+	}
+	return c, nil
+}
+
+// heldConn lets the middleware see the socket that gqlgen's transport accepted.
+type heldConn struct {
+	mu sync.Mutex
+	c  *wsConn
+}
+
+type heldConnKey struct{}
+
+func (h *heldConn) set(c *wsConn) { h.mu.Lock(); h.c = c; h.mu.Unlock() }
+
+func (h *heldConn) get() *wsConn { h.mu.Lock(); defer h.mu.Unlock(); return h.c }
+
+// wsConn adapts a coder/websocket connection to gqlgen's transport.
+type wsConn struct {
+	conn         *websocket.Conn
+	writeTimeout time.Duration
+
+	mu            sync.Mutex
+	initTimer     *time.Timer // stopped by the first message
+	initDone      bool
+	timedOut      bool
+	closing       chan struct{} // set once a close handshake has started
+	deadlineTimer *time.Timer
+}
+
+var (
+	_ transport.WebsocketConn          = (*wsConn)(nil)
+	_ transport.WebsocketReadLimiter   = (*wsConn)(nil)
+	_ transport.WebsocketReadDeadliner = (*wsConn)(nil)
+)
+
+func (c *wsConn) initTimedOut() {
+	c.mu.Lock()
+	if c.initDone {
+		c.mu.Unlock()
+		return
+	}
+	c.timedOut = true
+	c.mu.Unlock()
+	_ = c.WriteClose(CloseInitTimeout, "Connection initialisation timeout")
+}
+
+// NextReader reads the next message whole.
+func (c *wsConn) NextReader() (int, io.Reader, error) {
+	typ, data, err := c.conn.Read(context.Background())
+	if err != nil {
+		switch websocket.CloseStatus(err) {
+		case websocket.StatusNormalClosure, websocket.StatusNoStatusRcvd:
+			return int(typ), nil, transport.ErrWebsocketClosed
+		}
+		return int(typ), nil, err
+	}
+	c.mu.Lock()
+	timedOut := c.timedOut
+	if !c.initDone {
+		c.initDone = true
+		c.initTimer.Stop()
+	}
+	c.mu.Unlock()
+	if timedOut {
+		return int(typ), nil, transport.ErrWebsocketClosed
+	}
+	return int(typ), bytes.NewReader(data), nil
+}
+
+// WriteJSON writes one message, closing the connection when the client does not take it within
+// the write timeout.
+func (c *wsConn) WriteJSON(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.writeTimeout)
+	defer cancel()
+	return c.conn.Write(ctx, websocket.MessageText, data)
+}
+
+// WriteClose starts the close handshake in the background: coder/websocket waits up to five
+// seconds for the peer's close frame, which must not hold up the transport's teardown.
+func (c *wsConn) WriteClose(code int, reason string) error {
+	c.mu.Lock()
+	c.stopDeadlineLocked()
+	c.initTimer.Stop()
+	if c.closing != nil {
+		c.mu.Unlock()
+		return nil
+	}
+	done := make(chan struct{})
+	c.closing = done
+	c.mu.Unlock()
+	go func() {
+		defer close(done)
+		_ = c.conn.Close(websocket.StatusCode(code), reason)
+	}()
+	return nil
+}
+
+// Close closes the connection at once, unless a close handshake owns it.
+func (c *wsConn) Close() error {
+	c.mu.Lock()
+	c.stopDeadlineLocked()
+	c.initTimer.Stop()
+	handshake := c.closing != nil
+	c.mu.Unlock()
+	if handshake {
+		return nil
+	}
+	return c.conn.CloseNow()
+}
+
+// Subprotocol returns the negotiated subprotocol.
+func (c *wsConn) Subprotocol() string { return c.conn.Subprotocol() }
+
+// SetReadLimit caps the size of a message.
+func (c *wsConn) SetReadLimit(n int64) { c.conn.SetReadLimit(n) }
+
+// SetReadDeadline closes the connection at t unless it is moved or cleared first; gqlgen uses it
+// to drop graphql-transport-ws clients that stop answering pings.
+func (c *wsConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopDeadlineLocked()
+	if t.IsZero() {
+		return nil
+	}
+	c.deadlineTimer = time.AfterFunc(time.Until(t), func() { _ = c.conn.CloseNow() })
+	return nil
+}
+
+func (c *wsConn) stopDeadlineLocked() {
+	if c.deadlineTimer != nil {
+		c.deadlineTimer.Stop()
+		c.deadlineTimer = nil
+	}
+}

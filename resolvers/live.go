@@ -1,0 +1,237 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/agora/agora/store"
+)
+
+// Operations is the gqlgen extension that gives every operation its own request state: a copy
+// of the connection's viewer with a fresh Loader, so that an operation on a long-lived WebSocket
+// never reads what an earlier one cached. For a subscription it also makes every event's
+// response read through that event's own Loader.
+//
+// How gqlgen runs a subscription: the resolver runs once and returns a channel; the transport
+// then calls the operation's response handler in a loop on one goroutine, and each call waits
+// for one value on the channel and resolves the selection set below it before returning. So the
+// fields of event n are resolved, start to finish, inside call n. Operations hands the event's
+// Loader over at the only safe moment: call n first gives the stream goroutine a token saying
+// call n−1 is over, and the stream goroutine, holding the token, installs event n's Loader and
+// only then sends the value that call n resolves. No two events' responses ever share a Loader,
+// and a Loader is never swapped while a response is using it.
+type Operations struct {
+	Store *store.Store
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationInterceptor
+	graphql.ResponseInterceptor
+} = Operations{}
+
+// ExtensionName names the extension for gqlgen.
+func (Operations) ExtensionName() string { return "AgoraOperations" }
+
+// Validate accepts any schema.
+func (Operations) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptOperation installs the operation's own request state.
+func (o Operations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	r := *requestFrom(ctx)
+	r.Loader = o.Store.NewLoader()
+	r.events = nil
+	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		r.events = &eventSlot{ready: make(chan struct{}, 1)}
+	}
+	return next(WithRequest(ctx, &r))
+}
+
+// InterceptResponse runs one call of a subscription's response loop: see Operations.
+func (o Operations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	r, ok := ctx.Value(requestKey{}).(*Request)
+	if !ok || r.events == nil {
+		return next(ctx)
+	}
+	return r.events.respond(ctx, next)
+}
+
+// eventSlot coordinates a subscription's stream goroutine with its response loop.
+type eventSlot struct {
+	ready  chan struct{}                // holds a token while the response loop waits for an event
+	loader atomic.Pointer[store.Loader] // the Loader of the event being resolved
+	err    atomic.Pointer[error]        // why the stream ended, when an error ended it
+	over   bool                         // the stream has ended; only the response loop touches it
+}
+
+// respond is one call of the response loop.
+func (e *eventSlot) respond(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	if e.over {
+		return nil
+	}
+	select {
+	case e.ready <- struct{}{}:
+	default:
+	}
+	if resp := next(ctx); resp != nil {
+		return resp
+	}
+	e.over = true
+	if p := e.err.Load(); p != nil {
+		// The stream ended with an error (it fell behind, or the server is stopping): say so in a
+		// last response before the transport completes the operation.
+		graphql.AddError(ctx, *p)
+		return &graphql.Response{Errors: graphql.GetErrors(ctx)}
+	}
+	return nil
+}
+
+// errEndStream from a stream's load function ends the stream normally: its subject is gone.
+var errEndStream = errors.New("end of stream")
+
+// stream turns a store subscription into the channel a subscription resolver returns. For each
+// event, load returns the value to send (ok false skips the event, errEndStream ends the stream);
+// it reads through ev.Loader, which the event's response then reads through too. Other load
+// errors are logged and the event is skipped: pub/sub delivery is at most once anyway, and one
+// failed read should not end every subscriber's stream at once. The subscription is closed when
+// the stream ends, whether the client left, the store dropped it, or its subject is gone.
+func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream,
+	load func(ctx context.Context, ev store.Event) (v T, ok bool, err error)) (<-chan T, error) {
+	slot := requestFrom(ctx).events
+	if slot == nil {
+		sub.Close()
+		return nil, errors.New("subscription without per-event state: install resolvers.Operations")
+	}
+	out := make(chan T)
+	go func() {
+		defer close(out)
+		defer sub.Close()
+		for {
+			var ev store.Event
+			select {
+			case e, open := <-sub.Events():
+				if !open {
+					if err := sub.Err(); err != nil {
+						slot.err.Store(&err)
+					}
+					return
+				}
+				ev = e
+			case <-ctx.Done():
+				return
+			}
+			v, ok, err := load(ctx, ev)
+			switch {
+			case errors.Is(err, errEndStream):
+				return
+			case err != nil:
+				if ctx.Err() != nil {
+					return
+				}
+				log.ErrorContext(ctx, "live event: load", "post", ev.Post, "comment", ev.Comment, "err", err)
+				continue
+			case !ok:
+				continue
+			}
+			select {
+			case <-slot.ready: // the previous event's response is complete
+			case <-ctx.Done():
+				return
+			}
+			slot.loader.Store(ev.Loader)
+			select {
+			case out <- v:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// postChanged streams a post each time its votes, score, comment count or groups change, and
+// ends when the post is deleted.
+func (r *Resolver) postChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {
+	// Subscribe before checking that the post exists, so that a deletion in between is seen.
+	sub, err := r.Store.SubscribePostChanged(ctx, postID)
+	if err != nil {
+		return nil, err
+	}
+	if err := requirePost(ctx, postID); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+		p, err := ev.Loader.Post(ctx, ev.Post)
+		if err == nil && p == nil {
+			err = errEndStream
+		}
+		return p, p != nil, err
+	})
+}
+
+// commentAdded streams the new comments and replies of a post's thread, each read with comment,
+// the comments feature's loader method (store.Loader.Comment).
+func (r *Resolver) commentAdded(ctx context.Context, postID string,
+	comment func(l *store.Loader, ctx context.Context, id string) (*store.Comment, error)) (<-chan *store.Comment, error) {
+	sub, err := r.Store.SubscribeCommentAdded(ctx, postID)
+	if err != nil {
+		return nil, err
+	}
+	if err := requirePost(ctx, postID); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
+		c, err := comment(ev.Loader, ctx, ev.Comment)
+		return c, c != nil, err // a comment deleted before its event was read is skipped
+	})
+}
+
+// postPublished streams new posts, all of them or one group's.
+func (r *Resolver) postPublished(ctx context.Context, group string) (<-chan *store.Post, error) {
+	sub, err := r.Store.SubscribePostPublished(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	return stream(ctx, r.Log, sub, newPost)
+}
+
+// feed streams the new posts of the users the viewer follows at the time each post appears.
+func (r *Resolver) feed(ctx context.Context) (<-chan *store.Post, error) {
+	viewer, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := r.Store.SubscribeFeed(ctx, viewer)
+	if err != nil {
+		return nil, err
+	}
+	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev)
+		if err != nil || !in {
+			return nil, false, err
+		}
+		return newPost(ctx, ev)
+	})
+}
+
+// newPost loads the post of a new-post event; one deleted since is skipped.
+func newPost(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+	p, err := ev.Loader.Post(ctx, ev.Post)
+	return p, p != nil, err
+}
+
+// requirePost fails with NOT_FOUND when postID names no live post.
+func requirePost(ctx context.Context, postID string) error {
+	p, err := loaderFrom(ctx).Post(ctx, postID)
+	if err == nil && p == nil {
+		err = &store.Error{Kind: store.KindNotFound, Msg: "no such post"}
+	}
+	return err
+}

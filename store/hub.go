@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrSlowSubscriber ends a subscription whose reader fell so far behind that its buffer filled:
+// the hub never waits for a reader, so it drops the reader instead of the events.
+var ErrSlowSubscriber = errors.New("the subscriber fell too far behind; events were dropped, subscribe again")
+
+// ErrStoreClosed ends the subscriptions of a store that was closed.
+var ErrStoreClosed = errors.New("the store is closed")
+
+// subscribeTimeout bounds how long a new subscription waits for Redis to confirm its channel,
+// and unsubscribeTimeout how long the last subscriber to leave waits for the unsubscription.
+const (
+	subscribeTimeout   = 10 * time.Second
+	unsubscribeTimeout = 2 * time.Second
+)
+
+// hub holds the process's one pub/sub connection and shares each channel among all local
+// subscribers: the first subscriber of a channel subscribes it, the last to leave unsubscribes it.
+// One goroutine reads the connection and copies every message into the bounded buffer of each
+// subscriber of its channel without ever blocking; a subscriber whose buffer is full is closed
+// with ErrSlowSubscriber. The connection reconnects and resubscribes when it breaks; messages
+// published meanwhile are lost (pub/sub delivers at most once).
+type hub struct {
+	buffer    int
+	log       *slog.Logger
+	newLoader func() *Loader
+	dial      func() pubsubConn // opens the connection, on the first subscription
+
+	// ctl serializes the lifecycle of channels: a topic is created, subscribed and confirmed, or
+	// unsubscribed and dropped, under it, so Redis sees the commands in the order the topics
+	// changed and a topic that others can join is always confirmed.
+	ctl    sync.Mutex
+	conn   pubsubConn // nil until the first subscription
+	done   chan struct{}
+	closed bool
+
+	// mu guards topics; the reading goroutine takes it for each message.
+	mu     sync.Mutex
+	topics map[string]*topic
+
+	delivered atomic.Uint64
+	dropped   atomic.Uint64
+}
+
+// pubsubConn is the hub's pub/sub connection. Subscribe and Unsubscribe return once Redis has
+// confirmed them; Messages delivers the messages of every subscribed channel until Close closes
+// it. Its reader must keep up, or the readers behind it wait.
+type pubsubConn interface {
+	Subscribe(ctx context.Context, channels ...string) error
+	Unsubscribe(ctx context.Context, channels ...string) error
+	Messages() <-chan *redis.Message
+	Close() error
+}
+
+// topic is one subscribed channel and its local subscribers.
+type topic struct {
+	subs map[*EventStream]struct{}
+}
+
+// EventStream is one local subscriber of one channel. Read its events from Events; when that
+// channel closes, Err says why. Close it when done; Close is safe to call more than once and from
+// any goroutine.
+type EventStream struct {
+	h       *hub
+	channel string
+	ch      chan Event
+	once    sync.Once // closes ch
+	closing sync.Once // unregisters
+	dead    atomic.Bool
+	err     atomic.Pointer[error]
+}
+
+func newHub(dial func() pubsubConn, buffer int, log *slog.Logger, newLoader func() *Loader) *hub {
+	return &hub{dial: dial, buffer: buffer, log: log, newLoader: newLoader, topics: make(map[string]*topic)}
+}
+
+// subscribe adds a local subscriber to channel. It returns once Redis has confirmed the channel's
+// subscription, so that every event published after it returns is delivered.
+func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.buffer)}
+	if h.join(channel, sub) {
+		return sub, nil // the common case: a channel already subscribed, without waiting on ctl
+	}
+	h.ctl.Lock()
+	defer h.ctl.Unlock()
+	if h.closed {
+		return nil, ErrStoreClosed
+	}
+	if h.join(channel, sub) {
+		return sub, nil // subscribed by another while this one waited for ctl
+	}
+	if h.conn == nil {
+		h.conn = h.dial()
+		h.done = make(chan struct{})
+		go h.read(h.conn.Messages())
+	}
+	// The wait ignores the caller's cancellation (a confirmation that is abandoned would later be
+	// taken for another's) but not for ever.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
+	defer cancel()
+	if err := h.conn.Subscribe(cctx, channel); err != nil {
+		// The command may have reached Redis, or be repeated by a reconnect: take it back.
+		uctx, ucancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+		_ = h.conn.Unsubscribe(uctx, channel)
+		ucancel()
+		return nil, fmt.Errorf("subscribe to live events: %w", err)
+	}
+	h.mu.Lock()
+	h.topics[channel] = &topic{subs: map[*EventStream]struct{}{sub: {}}}
+	h.mu.Unlock()
+	return sub, nil
+}
+
+// join adds sub to the topic of channel, if it has one. A topic in the map is always confirmed.
+func (h *hub) join(channel string, sub *EventStream) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := h.topics[channel]; t != nil {
+		t.subs[sub] = struct{}{}
+		return true
+	}
+	return false
+}
+
+// read dispatches every message of the connection until it closes.
+func (h *hub) read(msgs <-chan *redis.Message) {
+	defer close(h.done)
+	for m := range msgs {
+		h.dispatch(m)
+	}
+}
+
+// dispatch copies one message to every local subscriber of its channel, never blocking: a full
+// buffer closes its subscriber. Every subscriber receives the same Event, with one fresh Loader,
+// so their reads of the event's data share pipelines and cache.
+func (h *hub) dispatch(m *redis.Message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[m.Channel]
+	if t == nil {
+		return
+	}
+	var ev Event
+	if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+		h.log.Error("live event: bad payload", "channel", m.Channel, "err", err)
+		return
+	}
+	ev.Loader = h.newLoader()
+	for sub := range t.subs {
+		if sub.dead.Load() {
+			continue
+		}
+		select {
+		case sub.ch <- ev:
+			h.delivered.Add(1)
+		default:
+			h.dropped.Add(1)
+			sub.end(ErrSlowSubscriber)
+		}
+	}
+}
+
+// unsubscribe removes sub from its topic and unsubscribes the channel when sub was its last
+// local subscriber.
+func (h *hub) unsubscribe(sub *EventStream) {
+	h.ctl.Lock()
+	defer h.ctl.Unlock()
+	h.mu.Lock()
+	last := false
+	if t := h.topics[sub.channel]; t != nil {
+		if _, ok := t.subs[sub]; ok {
+			delete(t.subs, sub)
+			if len(t.subs) == 0 {
+				delete(h.topics, sub.channel)
+				last = true
+			}
+		}
+	}
+	sub.end(nil) // under mu, so dispatch cannot be sending to it
+	h.mu.Unlock()
+	if last && !h.closed {
+		// Nothing depends on the confirmation (a later SUBSCRIBE follows on the same connection,
+		// and messages of a dropped topic are ignored), so the wait is short.
+		ctx, cancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
+		defer cancel()
+		if err := h.conn.Unsubscribe(ctx, sub.channel); err != nil {
+			// The channel stays subscribed on a connection that is failing anyway; its
+			// messages find no topic and are dropped.
+			h.log.Warn("live events: unsubscribe", "channel", sub.channel, "err", err)
+		}
+	}
+}
+
+// close ends every subscription with ErrStoreClosed and closes the connection.
+func (h *hub) close() error {
+	h.ctl.Lock()
+	defer h.ctl.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	h.mu.Lock()
+	for _, t := range h.topics {
+		for sub := range t.subs {
+			sub.end(ErrStoreClosed)
+		}
+	}
+	h.topics = make(map[string]*topic)
+	h.mu.Unlock()
+	if h.conn == nil {
+		return nil
+	}
+	err := h.conn.Close()
+	<-h.done
+	return err
+}
+
+// stats counts the hub's channels and subscribers.
+func (h *hub) stats() LiveStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := LiveStats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
+	for _, t := range h.topics {
+		st.Subscribers += len(t.subs)
+	}
+	return st
+}
+
+// Events returns the subscription's events. The channel closes when the subscription ends; Err
+// then says why.
+func (s *EventStream) Events() <-chan Event { return s.ch }
+
+// Err returns why the subscription ended: ErrSlowSubscriber, ErrStoreClosed, or nil when it was
+// closed by Close or is still open.
+func (s *EventStream) Err() error {
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Close ends the subscription; the hub drops the channel's Redis subscription with its last
+// local subscriber.
+func (s *EventStream) Close() {
+	s.closing.Do(func() { s.h.unsubscribe(s) })
+}
+
+// end closes the events channel once, recording err. The hub calls it with h.mu held.
+func (s *EventStream) end(err error) {
+	s.once.Do(func() {
+		if err != nil {
+			s.err.Store(&err)
+		}
+		s.dead.Store(true)
+		close(s.ch)
+	})
+}
