@@ -208,6 +208,14 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 	}
 	defer func() { stop.Store(true); wg.Wait() }()
 
+	// A live-event subscription made on the old master must keep delivering after the switch.
+	sub := s.NewSubscription(ctx)
+	defer sub.Close()
+	channel := s.Options().Prefix + "{r:all}:failover-test"
+	if err := sub.Subscribe(ctx, channel); err != nil {
+		t.Fatal(err)
+	}
+
 	time.Sleep(200 * time.Millisecond) // let the writers get going on the old master
 	start := time.Now()
 	for err := trigger(); err != nil; err = trigger() {
@@ -231,6 +239,24 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 	resumedIn := time.Since(start)
 	stop.Store(true)
 	wg.Wait()
+	// Publish until the subscription delivers: it may be reconnecting to the new master.
+	for i, deadline := 0, time.Now().Add(30*time.Second); ; i++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the subscription made before the failover delivers nothing after it")
+		}
+		if err := s.Publish(ctx, channel, fmt.Sprint(i)); err != nil {
+			t.Logf("publish: %v", err)
+		}
+		select {
+		case m := <-sub.Messages():
+			if m.Channel != channel {
+				t.Fatalf("message on %s", m.Channel)
+			}
+		case <-time.After(200 * time.Millisecond):
+			continue
+		}
+		break
+	}
 	var window time.Duration
 	if ms := lastFailed.Load(); ms > 0 {
 		window = time.UnixMilli(ms).Sub(start)
