@@ -209,6 +209,9 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		switch rest[0] {
 		case "rebuild":
+			if cfg.redis.Mode() == "" {
+				return errors.New("rebuild needs the Redis to repair: set -redis, -redis-cluster or -redis-sentinel (the embedded Redis starts empty)")
+			}
 			stats, err := st.Rebuild(ctx)
 			if err != nil {
 				return fmt.Errorf("rebuild: %w", err)
@@ -224,7 +227,12 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])
 		}
 	}
-	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live}))
+	endStreams := func() {
+		if err := st.Close(); err != nil {
+			log.Warn("end live streams", "err", err)
+		}
+	}
+	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live}), endStreams)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is
@@ -250,8 +258,11 @@ func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), erro
 	return rdb, func() { _ = rdb.Close() }, nil
 }
 
-// serve runs the HTTP server until ctx ends, then drains it for up to 10 seconds.
-func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler) error {
+// serve runs the HTTP server until ctx ends, then drains it for up to 10 seconds: it stops
+// accepting, lets requests in flight finish (their contexts are not cancelled, so no write is cut
+// between its atomic step and its derived writes) and calls endStreams, which ends live
+// subscriptions with UNAVAILABLE so that their clients reconnect elsewhere.
+func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler, endStreams func()) error {
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -261,8 +272,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler) e
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	srv.RegisterOnShutdown(endStreams)
 	log.Info("agora listening", "addr", ln.Addr().String(), "graphiql", "http://"+displayAddr(ln.Addr())+"/")
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())

@@ -213,4 +213,42 @@ func TestRebuildCommand(t *testing.T) {
 	if !strings.Contains(out.String(), "posts=1") {
 		t.Fatalf("rebuild log:\n%s", out.String())
 	}
+	if err := run(context.Background(), []string{"rebuild"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil {
+		t.Fatal("rebuild ran on an empty embedded Redis")
+	}
+}
+
+// TestShutdownEndsStreamsWithUnavailable stops a server holding a live SSE subscription: the
+// stream ends with UNAVAILABLE (so the client reconnects elsewhere) and run returns in time.
+func TestShutdownEndsStreamsWithUnavailable(t *testing.T) {
+	s := start(t, map[string]string{})
+	body, _ := json.Marshal(map[string]any{"query": `subscription { postPublished { id } }`})
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/query", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("subscribe: status %d", res.StatusCode)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(res.Body)
+		got <- string(b)
+	}()
+	time.Sleep(200 * time.Millisecond) // let the subscription reach the hub
+	if err := s.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	select {
+	case stream := <-got:
+		if !strings.Contains(stream, "UNAVAILABLE") {
+			t.Fatalf("stream ended without UNAVAILABLE:\n%s", stream)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the stream did not end")
+	}
 }

@@ -252,6 +252,7 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 			{"too deep", deep, "QUERY_TOO_DEEP"},
 			{"too complex", complexQ, "QUERY_TOO_COMPLEX"},
 			{"too complex through fragments", frag, "QUERY_TOO_COMPLEX"},
+			{"too complex through variable defaults", strings.ReplaceAll(strings.Replace(complexQ, "{", "query($n: Int = 100) {", 1), "first: 100", "first: $n"), "QUERY_TOO_COMPLEX"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := a.doRaw(tc.query)
@@ -259,6 +260,11 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 					t.Fatalf("code %q (%+v), want %s", r.code(), r.Errors, tc.code)
 				}
 			})
+		}
+		// A null variable cannot make a query look cheap either.
+		nullQ := strings.ReplaceAll(strings.Replace(complexQ, "{", "query($n: Int) {", 1), "first: 100", "first: $n")
+		if r := a.do("", nullQ, map[string]any{"n": nil}); r.code() != "QUERY_TOO_COMPLEX" {
+			t.Fatalf("null page size: %+v", r.Errors)
 		}
 		// A 20 MB body is refused before it is read in full.
 		res, err := http.Post(a.srv.URL+"/query", "application/json", bytes.NewReader(make([]byte, 20<<20)))

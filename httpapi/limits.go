@@ -105,8 +105,8 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 		}
 		return nil // a plain syntax error: the executor reports it with its position
 	}
-	m := measurer{schema: c.schema, doc: doc, vars: p.Variables, lim: c.lim, frags: map[string]*measure{}}
 	for _, op := range doc.Operations {
+		m := measurer{schema: c.schema, doc: doc, op: op, vars: p.Variables, lim: c.lim, frags: map[string]*measure{}}
 		root := c.schema.Query
 		switch op.Operation {
 		case ast.Mutation:
@@ -145,6 +145,7 @@ type measure struct {
 type measurer struct {
 	schema *ast.Schema
 	doc    *ast.QueryDocument
+	op     *ast.OperationDefinition // variable defaults come from the operation being measured
 	vars   map[string]any
 	lim    Limits
 	frags  map[string]*measure // nil value while being measured (a cycle)
@@ -223,20 +224,39 @@ func (m *measurer) multiplier(f *ast.Field, def *ast.FieldDefinition) int {
 	return 1
 }
 
+// intArg is the value an Int argument will have: a literal; a variable's value, its default in
+// the operation, or the schema's default when the request leaves it out; the schema's default when
+// the argument is absent. When the value cannot be known before execution (a null or a
+// non-number, which validation or the resolver will reject) it is the largest page size, so that
+// variables can never make a query look cheaper than it is.
 func (m *measurer) intArg(f *ast.Field, def *ast.FieldDefinition, name string) (int, bool) {
-	var v *ast.Value
+	var schemaDefault *ast.Value
+	if def != nil {
+		if ad := def.Arguments.ForName(name); ad != nil {
+			schemaDefault = ad.DefaultValue
+		} else {
+			return 0, false // the field takes no such argument
+		}
+	}
+	v := schemaDefault
 	if a := f.Arguments.ForName(name); a != nil {
 		v = a.Value
-	} else if def != nil {
-		if ad := def.Arguments.ForName(name); ad != nil {
-			v = ad.DefaultValue
-		}
 	}
 	if v == nil {
 		return 0, false
 	}
 	if v.Kind == ast.Variable {
-		switch x := m.vars[v.Raw].(type) {
+		raw, present := m.vars[v.Raw]
+		if !present {
+			if vd := m.op.VariableDefinitions.ForName(v.Raw); vd != nil && vd.DefaultValue != nil {
+				return literalInt(vd.DefaultValue)
+			}
+			if schemaDefault != nil {
+				return literalInt(schemaDefault)
+			}
+			return pessimistic, true
+		}
+		switch x := raw.(type) {
 		case float64:
 			return int(x), true
 		case int:
@@ -244,13 +264,28 @@ func (m *measurer) intArg(f *ast.Field, def *ast.FieldDefinition, name string) (
 		case int64:
 			return int(x), true
 		case json.Number:
-			n, err := x.Int64()
-			return int(n), err == nil
+			if n, err := x.Int64(); err == nil {
+				return int(n), true
+			}
 		}
-		return 0, false
+		return pessimistic, true
+	}
+	return literalInt(v)
+}
+
+// pessimistic is the page size charged for an argument whose value is unknown: the largest a
+// client may ask for.
+const pessimistic = 100
+
+func literalInt(v *ast.Value) (int, bool) {
+	if v.Kind != ast.IntValue {
+		return pessimistic, true
 	}
 	n, err := strconv.Atoi(v.Raw)
-	return n, err == nil
+	if err != nil {
+		return pessimistic, true
+	}
+	return n, true
 }
 
 // countAliases counts aliased fields written in the document.

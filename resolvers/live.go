@@ -175,10 +175,8 @@ func (r *Resolver) postChanged(ctx context.Context, postID string) (<-chan *stor
 	})
 }
 
-// commentAdded streams the new comments and replies of a post's thread, each read with comment,
-// the comments feature's loader method (store.Loader.Comment).
-func (r *Resolver) commentAdded(ctx context.Context, postID string,
-	comment func(l *store.Loader, ctx context.Context, id string) (*store.Comment, error)) (<-chan *store.Comment, error) {
+// commentAdded streams the new comments and replies of a post's thread.
+func (r *Resolver) commentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
 	sub, err := r.Store.SubscribeCommentAdded(ctx, postID)
 	if err != nil {
 		return nil, err
@@ -188,7 +186,7 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string,
 		return nil, err
 	}
 	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
-		c, err := comment(ev.Loader, ctx, ev.Comment)
+		c, err := ev.Loader.Comment(ctx, ev.Comment)
 		return c, c != nil, err // a comment deleted before its event was read is skipped
 	})
 }

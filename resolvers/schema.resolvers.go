@@ -261,6 +261,7 @@ func (r *queryResolver) Feed(ctx context.Context, first *int, after *string) (*m
 	if err != nil {
 		return nil, err
 	}
+	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
@@ -290,7 +291,7 @@ func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first 
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
-	return r.commentAdded(ctx, postID, (*store.Loader).Comment)
+	return r.commentAdded(ctx, postID)
 }
 
 func (r *subscriptionResolver) PostChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {

@@ -33,33 +33,12 @@ type Error struct {
 // Error returns the client-facing message.
 func (e *Error) Error() string { return e.Msg }
 
-// Is makes errors.Is(err, ErrNotFound) and friends match on the kind alone.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Msg == "" && t.Kind == e.Kind
-}
-
-// Sentinels for errors.Is; they match any Error of the same kind.
-var (
-	ErrInvalid         = &Error{Kind: KindInvalid}
-	ErrUnauthenticated = &Error{Kind: KindUnauthenticated}
-	ErrForbidden       = &Error{Kind: KindForbidden}
-	ErrNotFound        = &Error{Kind: KindNotFound}
-	ErrConflict        = &Error{Kind: KindConflict}
-	ErrVotingClosed    = &Error{Kind: KindVotingClosed}
-	ErrRateLimited     = &Error{Kind: KindRateLimited}
-)
-
 func invalidf(format string, args ...any) error {
 	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, args...)}
 }
 
 func notFoundf(format string, args ...any) error {
 	return &Error{Kind: KindNotFound, Msg: fmt.Sprintf(format, args...)}
-}
-
-func forbiddenf(format string, args ...any) error {
-	return &Error{Kind: KindForbidden, Msg: fmt.Sprintf(format, args...)}
 }
 
 // scriptKinds maps the first word of a script's error reply to its kind.

@@ -345,9 +345,12 @@ func TestFeedIncludesFollowedAuthorsOnly(t *testing.T) {
 		ctx := context.Background()
 		s := b.NewStore(t, store.Options{})
 		t.Cleanup(func() { _ = s.Close() })
-		// The follows feature writes this set; until it is merged the test writes it directly.
-		following := s.Options().Prefix + "{u:bob}:following"
-		if err := b.Client.ZAdd(ctx, following, redis.Z{Score: 1, Member: "alice"}).Err(); err != nil {
+		for _, name := range []string{"alice", "bob", "carol"} {
+			if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Follow(ctx, "bob", "user:alice"); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -70,7 +71,7 @@ func decodeCursor(s, list string) (cursor, error) {
 	if parts[1] != list {
 		return cursor{}, invalidf("the cursor belongs to another list")
 	}
-	if _, err := strconv.ParseFloat(parts[2], 64); err != nil {
+	if f, err := strconv.ParseFloat(parts[2], 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return cursor{}, bad
 	}
 	return cursor{list: list, score: parts[2], member: parts[3]}, nil

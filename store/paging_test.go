@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -94,17 +95,21 @@ func TestPagingInput(t *testing.T) {
 		}
 		for name, tc := range map[string]struct {
 			sort  store.PostSort
+			group string
 			first int
 			after string
 		}{
-			"first 0":          {store.SortHot, 0, ""},
-			"first 101":        {store.SortHot, 101, ""},
-			"garbage cursor":   {store.SortHot, 10, "not a cursor!"},
-			"base64 garbage":   {store.SortHot, 10, "aGVsbG8"},
-			"other list":       {store.SortNew, 10, hot.EndCursor()},
-			"oversized cursor": {store.SortHot, 10, strings.Repeat("A", 1000)},
+			"site cursor on a group": {store.SortHot, "go", 10, hot.EndCursor()},
+			"NaN score":              {store.SortHot, "", 10, base64.RawURLEncoding.EncodeToString([]byte("v1|ph|NaN|1"))},
+			"infinite score":         {store.SortHot, "", 10, base64.RawURLEncoding.EncodeToString([]byte("v1|ph|+Inf|1"))},
+			"first 0":                {store.SortHot, "", 0, ""},
+			"first 101":              {store.SortHot, "", 101, ""},
+			"garbage cursor":         {store.SortHot, "", 10, "not a cursor!"},
+			"base64 garbage":         {store.SortHot, "", 10, "aGVsbG8"},
+			"other list":             {store.SortNew, "", 10, hot.EndCursor()},
+			"oversized cursor":       {store.SortHot, "", 10, strings.Repeat("A", 1000)},
 		} {
-			if _, err := l.Posts(f.ctx, tc.sort, "", tc.first, tc.after); !store.IsKind(err, store.KindInvalid) {
+			if _, err := l.Posts(f.ctx, tc.sort, tc.group, tc.first, tc.after); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}

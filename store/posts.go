@@ -251,9 +251,12 @@ func (s *Store) SetPostGroups(ctx context.Context, uid, id string, add, remove [
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}
+	// The groups to leave are those the script dropped and, for a repeat of a request whose
+	// derived writes were cut off (the script then finds nothing to change), those asked to be
+	// left; removal is version-guarded, so removing again is free.
 	var left []string
-	for _, g := range splitGroups(before) {
-		if !contains(p.GroupNames, g) {
+	for _, g := range append(splitGroups(before), remN...) {
+		if !contains(p.GroupNames, g) && !contains(left, g) {
 			left = append(left, g)
 		}
 	}

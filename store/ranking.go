@@ -204,7 +204,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 			return nil
 		}
 		st.Posts++
-		return s.indexPost(ctx, p, nil)
+		if err := s.indexPost(ctx, p, nil); err != nil {
+			return err
+		}
+		return s.recordKarma(ctx, strings.TrimPrefix(p.AuthorID, TypeUser+":"), p.ID, p.Net(), p.Version)
 	})
 	if err != nil {
 		return st, err

@@ -138,6 +138,9 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first i
 	case SortTop:
 		key, tag = r.top, "pt"
 	}
+	if group != "" {
+		tag += ":" + group // a cursor of one list is refused on another
+	}
 	return l.postPage(ctx, key, tag, first, after)
 }
 

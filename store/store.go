@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -106,6 +107,13 @@ type Store struct {
 	scripts scripts
 	hub     *hub // live events: one shared pub/sub connection (one per channel on a cluster)
 	sharded bool // publish and subscribe with sharded pub/sub (a Redis 7 cluster)
+
+	// hashing bounds concurrent argon2id runs: each takes Options.Password.Memory, so a burst of
+	// sign-ups or log-ins queues here instead of exhausting memory.
+	hashing chan struct{}
+	// decoy is a hash of a random password, verified when a log-in names no user so that the
+	// answer takes as long as for a real user.
+	decoy string
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
@@ -115,6 +123,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
+	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	s.decoy = s.hashPassword(randomHex(16))
 	s.hub = newHub(s.newPubSubConn, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {

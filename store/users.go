@@ -79,7 +79,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	encoded, _ := vals[2].(string)
 	if encoded == "" {
 		// Spend the same time as a real check so that timing does not reveal which names exist.
-		s.verifyPassword(password, s.hashPassword("timing-equaliser"))
+		s.verifyPassword(password, s.decoy)
 		return nil, bad
 	}
 	if !s.verifyPassword(password, encoded) {
@@ -146,11 +146,19 @@ func digest(token string) string {
 
 // hashPassword returns the PHC-style encoding $argon2id$v=19$m=..,t=..,p=..$salt$hash.
 func (s *Store) hashPassword(password string) string {
+	release := s.acquireHashing()
+	defer release()
 	p := s.opts.Password
 	salt := randomBytes(16)
 	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, 32)
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+}
+
+// acquireHashing waits for a hashing slot and returns its release.
+func (s *Store) acquireHashing() func() {
+	s.hashing <- struct{}{}
+	return func() { <-s.hashing }
 }
 
 // verifyPassword checks password against an encoding made by hashPassword, with the cost recorded
@@ -170,6 +178,8 @@ func (s *Store) verifyPassword(password, encoded string) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
+	release := s.acquireHashing()
 	got := argon2.IDKey([]byte(password), salt, t, m, th, uint32(len(want)))
+	release()
 	return subtle.ConstantTimeCompare(got, want) == 1
 }

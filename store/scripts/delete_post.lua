@@ -3,12 +3,16 @@
 -- ARGV[1]  the deleting user key   ARGV[2] tombstone TTL in seconds
 -- Reply    HGETALL of the tombstone: author, created, groups, ver, nonce, deleted = "1". (The nonce
 --          keeps answering repeats of the post's creation; see create_post.)
--- Errors   NOTFOUND (no post), FORBIDDEN (not the author).
+-- Errors   NOTFOUND (no post, or a deleted one and not its author), FORBIDDEN (not the author).
 -- Repeat   a second run finds the tombstone and replies with it unchanged.
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
 if not author then return redis.error_reply('NOTFOUND no such post') end
-if author ~= ARGV[1] then return redis.error_reply('FORBIDDEN only the author can delete a post') end
+if author ~= ARGV[1] then
+  -- A deleted post names nothing for anyone but its author, whose repeat must succeed.
+  if redis.call('HGET', p, 'deleted') == '1' then return redis.error_reply('NOTFOUND no such post') end
+  return redis.error_reply('FORBIDDEN only the author can delete a post')
+end
 if redis.call('HGET', p, 'deleted') ~= '1' then
   local created = redis.call('HGET', p, 'created')
   local groups = redis.call('HGET', p, 'groups')

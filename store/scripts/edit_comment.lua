@@ -13,11 +13,11 @@ local author = redis.call('HGET', c, 'author')
 if not author or redis.call('HEXISTS', c, 'created') == 0 then
   return redis.error_reply('NOTFOUND no such comment')
 end
-if author ~= ARGV[1] then
-  return redis.error_reply('FORBIDDEN only the author can edit a comment')
-end
 if redis.call('HGET', c, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND the comment was deleted')
+end
+if author ~= ARGV[1] then
+  return redis.error_reply('FORBIDDEN only the author can edit a comment')
 end
 if redis.call('HGET', c, 'body') ~= ARGV[2] then
   redis.call('HSET', c, 'body', ARGV[2], 'edited', ARGV[3])
