@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,7 +45,9 @@ func main() {
 // config is everything the flags and environment set.
 type config struct {
 	addr         string
-	redisURL     string
+	redis        store.ClientConfig
+	waitReplicas int
+	waitTimeout  time.Duration
 	prefix       string
 	votingWindow time.Duration
 	hotK         float64
@@ -92,7 +93,30 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 		fs.IntVar(p, name, n, usage+" (env "+env+")")
 	}
 	str(&c.addr, "addr", "ADDR", ":8080", "listen address")
-	str(&c.redisURL, "redis", "REDIS_URL", "", "Redis URL, redis:// or rediss://; empty runs an embedded in-memory Redis")
+	boolean := func(p *bool, name, env string, usage string) {
+		b, err := strconv.ParseBool(envOr(getenv, env, "false"))
+		fs.BoolVar(p, name, err == nil && b, usage+" (env "+env+")")
+	}
+	var cluster, sentinels string
+	r := &c.redis
+	str(&r.URL, "redis", "REDIS_URL", "", "standalone Redis: redis://[user:pass@]host:port[/db], rediss:// for TLS, or host:port; "+
+		"with no -redis, -redis-cluster or -redis-sentinel an embedded in-memory Redis is used")
+	str(&cluster, "redis-cluster", "REDIS_CLUSTER_ADDRS", "", "Redis Cluster: comma-separated seed addresses host:port")
+	str(&sentinels, "redis-sentinel", "REDIS_SENTINEL_ADDRS", "", "Redis Sentinel: comma-separated sentinel addresses host:port")
+	str(&r.SentinelMaster, "redis-master", "REDIS_SENTINEL_MASTER", "", "name of the master the sentinels watch")
+	str(&r.Username, "redis-username", "REDIS_USERNAME", "", "Redis ACL user name")
+	str(&r.Password, "redis-password", "REDIS_PASSWORD", "", "Redis password (prefer the environment variable: flags show in ps)")
+	str(&r.SentinelUsername, "redis-sentinel-username", "REDIS_SENTINEL_USERNAME", "", "ACL user name for the sentinels")
+	str(&r.SentinelPassword, "redis-sentinel-password", "REDIS_SENTINEL_PASSWORD", "", "password for the sentinels")
+	boolean(&r.TLS, "redis-tls", "REDIS_TLS", "connect to Redis over TLS (a rediss:// URL does too)")
+	str(&r.TLSCAFile, "redis-tls-ca", "REDIS_TLS_CA", "", "PEM file of CA certificates that sign the Redis servers' certificates")
+	str(&r.TLSCertFile, "redis-tls-cert", "REDIS_TLS_CERT", "", "PEM client certificate, for servers with tls-auth-clients yes")
+	str(&r.TLSKeyFile, "redis-tls-key", "REDIS_TLS_KEY", "", "PEM key of the client certificate")
+	str(&r.TLSServerName, "redis-tls-server-name", "REDIS_TLS_SERVER_NAME", "", "name to verify the servers' certificates against (default: the host dialled)")
+	boolean(&r.TLSInsecure, "redis-tls-insecure", "REDIS_TLS_INSECURE", "do not verify the servers' certificates (testing only)")
+	num(&c.waitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", 0,
+		"acknowledge a write only once this many replicas have it (WAIT); 0 relies on asynchronous replication")
+	dur(&c.waitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", time.Second, "longest wait for the replicas of -redis-wait-replicas")
 	str(&c.prefix, "prefix", "AGORA_PREFIX", "agora:", "prefix of every Redis key")
 	dur(&c.votingWindow, "voting-window", "AGORA_VOTING_WINDOW", 7*24*time.Hour, "how long after publishing votes are accepted")
 	hot := envOr(getenv, "AGORA_HOT_K", "432")
@@ -125,6 +149,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	logJSON := envOr(getenv, "AGORA_LOG_JSON", "false") == "true"
 	fs.BoolVar(&c.logJSON, "log-json", logJSON, "log as JSON lines (env AGORA_LOG_JSON)")
 	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	r.ClusterAddrs, r.SentinelAddrs = store.SplitAddrs(cluster), store.SplitAddrs(sentinels)
+	if err := r.Validate(); err != nil {
 		return nil, nil, err
 	}
 	c.limits.MaxBodyBytes = int64(max)
@@ -167,6 +195,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
+		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
@@ -180,8 +209,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if len(rest) > 0 {
 		switch rest[0] {
 		case "rebuild":
-			if cfg.redisURL == "" {
-				return errors.New("rebuild needs the Redis to repair: set -redis (the embedded Redis starts empty)")
+			if cfg.redis.Mode() == "" {
+				return errors.New("rebuild needs the Redis to repair: set -redis, -redis-cluster or -redis-sentinel (the embedded Redis starts empty)")
 			}
 			stats, err := st.Rebuild(ctx)
 			if err != nil {
@@ -209,26 +238,23 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is
 // configured.
 func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), error) {
-	if cfg.redisURL == "" {
+	if cfg.redis.Mode() == "" {
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true) // let TTLs (sessions, idempotency keys) expire in real time
 		if err := m.Start(); err != nil {
 			return nil, nil, fmt.Errorf("start embedded redis: %w", err)
 		}
 		log.Warn("no Redis configured: using an embedded in-memory Redis; all data is lost when the process exits",
-			"hint", "set -redis or REDIS_URL for a real Redis")
+			"hint", "set -redis, -redis-cluster or -redis-sentinel for a real Redis")
 		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
 	}
-	opt, err := redis.ParseURL(cfg.redisURL)
+	rdb, err := store.NewClient(cfg.redis)
 	if err != nil {
-		return nil, nil, fmt.Errorf("parse redis url: %w", err)
+		return nil, nil, fmt.Errorf("connect to redis: %w", err)
 	}
-	if opt.TLSConfig != nil && opt.TLSConfig.MinVersion == 0 {
-		opt.TLSConfig.MinVersion = tls.VersionTLS12
-	}
-	rdb := redis.NewClient(opt)
-	log.Info("using redis", "addr", opt.Addr, "db", opt.DB, "tls", opt.TLSConfig != nil)
+	log.Info("using redis", "mode", cfg.redis.Mode(), "addrs", cfg.redis.Addrs(), "master", cfg.redis.SentinelMaster,
+		"tls", cfg.redis.TLS || strings.HasPrefix(cfg.redis.URL, "rediss://"), "wait_replicas", cfg.waitReplicas)
 	return rdb, func() { _ = rdb.Close() }, nil
 }
 

@@ -135,25 +135,40 @@ func (s *Store) CreateComment(ctx context.Context, uid string, in NewComment) (*
 	if idem == "" {
 		idem, ttl = "gen:"+randomHex(16), generatedIdemTTL
 	}
-	now := s.now()
-	reply, err := s.run(ctx, "create_comment",
-		[]string{s.k.post(pid), s.k.threadIDs(pid), s.k.commentIdem(pid, idemDigest(uid+"\x00"+idem))},
-		s.k.thread(pid), parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-		s.opts.MaxCommentDepth, int(ttl.Seconds()))
+	// The number comes first, so that create_comment can declare the new comment's key.
+	v, err := s.run(ctx, "comment_num", []string{s.k.post(pid)})
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 2 {
-		return nil, fmt.Errorf("create_comment: unexpected reply %v", reply)
+	num, _ := v.(string)
+	now := s.now()
+	idemKey := s.k.commentIdem(pid, idemDigest(uid+"\x00"+idem))
+	for range 2 {
+		reply, err := s.run(ctx, "create_comment",
+			[]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent),
+				s.k.repliesByTime(pid, parent), s.k.repliesByTop(pid, parent), s.k.comment(pid, num)},
+			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
+			s.opts.MaxCommentDepth, int(ttl.Seconds()))
+		if err != nil {
+			return nil, err
+		}
+		arr, _ := reply.([]any)
+		if len(arr) != 2 {
+			return nil, fmt.Errorf("create_comment: unexpected reply %v", reply)
+		}
+		if again, _ := arr[0].(string); again == "again" {
+			// The idempotency key names the comment an earlier attempt made: read that one.
+			num, _ = arr[1].(string)
+			continue
+		}
+		c := commentFromHash(pid, num, hashFromReply(arr[1]))
+		if c == nil {
+			return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
+		}
+		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
+		return c, nil
 	}
-	num, _ := arr[0].(string)
-	c := commentFromHash(pid, num, hashFromReply(arr[1]))
-	if c == nil {
-		return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
-	}
-	s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
-	return c, nil
+	return nil, fmt.Errorf("create_comment: idempotency key of comment %s keeps moving", num)
 }
 
 // EditComment replaces the body of a comment of uid's and sets its editedAt.
@@ -191,14 +206,63 @@ func (s *Store) DeleteComment(ctx context.Context, uid, id string) error {
 	if err := s.allowWrite(ctx, uid); err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "delete_comment",
-		[]string{s.k.post(pid), s.k.comment(pid, num), s.k.threadIDs(pid)},
-		s.k.thread(pid), num, uid, int(tombstoneTTL.Seconds()))
-	if err != nil {
-		return err
+	for range maxChainReads {
+		chain, err := s.removalChain(ctx, pid, num)
+		if err != nil {
+			return err
+		}
+		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
+		args := []any{uid, int(tombstoneTTL.Seconds())}
+		for _, n := range chain {
+			keys = append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n), s.k.repliesByTime(pid, n), s.k.repliesByTop(pid, n))
+			args = append(args, n)
+		}
+		reply, err := s.run(ctx, "delete_comment", keys, args...)
+		if err != nil {
+			return err
+		}
+		if arr, _ := reply.([]any); len(arr) == 0 || arr[0] != "again" {
+			s.publishPostChanged(ctx, pid) // the comment count moved
+			return nil
+		}
 	}
-	s.publishPostChanged(ctx, pid) // the comment count moved
-	return nil
+	return fmt.Errorf("delete comment %s: the thread kept changing", commentID(pid, num))
+}
+
+// maxChainReads bounds how often DeleteComment reads the chain of ancestors again because the
+// thread changed under it.
+const maxChainReads = 5
+
+// removalChain reads the numbers of the comments a removal of num may take out of the tree: num,
+// its parent, and so on up to the first ancestor that is not a tombstone about to lose its last
+// reply, or up to the post ("0"). delete_comment checks the chain and asks for it again when the
+// thread changed meanwhile. Parents never change, so only where the chain ends can be stale.
+func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, error) {
+	chain := []string{num}
+	parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
+	if err != nil && !isNil(err) {
+		return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
+	}
+	if parent == "" {
+		return append(chain, topLevel), nil // no such comment: the script says so
+	}
+	for {
+		chain = append(chain, parent)
+		if parent == topLevel {
+			return chain, nil
+		}
+		v, err := s.rdb.HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted").Result()
+		if err != nil {
+			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, parent), err)
+		}
+		next, _ := v[0].(string)
+		replies, _ := v[1].(string)
+		deleted, _ := v[2].(string)
+		if next == "" || atoi64(replies) > 1 || deleted != "1" {
+			return chain, nil
+		}
+		parent = next
+	}
 }
 
 // VoteComment records uid's vote on a comment: dir is 1 (up), -1 (down) or 0 (withdraw). The
@@ -215,15 +279,31 @@ func (s *Store) VoteComment(ctx context.Context, uid, id string, dir int) (*Comm
 	if err := s.allowWrite(ctx, uid); err != nil {
 		return nil, err
 	}
-	reply, err := s.run(ctx, "vote_comment",
-		[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num)},
-		s.k.thread(pid), num, uid, dir, s.now().UnixMilli())
-	if err != nil {
-		return nil, err
+	var arr []any
+	for range 2 {
+		// The script moves the comment in its parent's TOP index, so it must name that key.
+		parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
+		if err != nil && !isNil(err) {
+			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
+		}
+		if parent == "" {
+			parent = topLevel // no such comment (yet): the script says so, or asks again
+		}
+		reply, err := s.run(ctx, "vote_comment",
+			[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num), s.k.repliesByTop(pid, parent)},
+			parent, num, uid, dir, s.now().UnixMilli())
+		if err != nil {
+			return nil, err
+		}
+		if arr, _ = reply.([]any); len(arr) == 0 {
+			return nil, fmt.Errorf("vote_comment: empty reply")
+		}
+		if arr[0] != "again" {
+			break
+		}
 	}
-	arr, _ := reply.([]any)
-	if len(arr) == 0 {
-		return nil, fmt.Errorf("vote_comment: empty reply")
+	if arr[0] == "again" {
+		return nil, fmt.Errorf("vote_comment: the parent of comment %s keeps changing", commentID(pid, num))
 	}
 	c := commentFromHash(pid, num, hashFromReply(arr[1:]))
 	if c == nil {
@@ -243,8 +323,20 @@ func (s *Store) VoteComment(ctx context.Context, uid, id string, dir int) (*Comm
 // live post, so it is safe to call on any post.
 func (s *Store) dropThread(ctx context.Context, pid string) error {
 	for {
-		v, err := s.run(ctx, "sweep_thread", []string{s.k.post(pid), s.k.threadIDs(pid)},
-			s.k.thread(pid), sweepBatch)
+		nums, err := s.rdb.SRandMemberN(ctx, s.k.threadIDs(pid), sweepBatch).Result()
+		if err != nil {
+			return fmt.Errorf("drop thread of post %s: %w", pid, err)
+		}
+		if len(nums) == 0 {
+			return nil
+		}
+		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
+		args := make([]any, len(nums))
+		for i, n := range nums {
+			keys = append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n), s.k.repliesByTime(pid, n), s.k.repliesByTop(pid, n))
+			args[i] = n
+		}
+		v, err := s.run(ctx, "sweep_thread", keys, args...)
 		if err != nil {
 			return fmt.Errorf("drop thread of post %s: %w", pid, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -949,14 +950,27 @@ func (*failSweeps) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *failSweeps) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
-		if h.on.Load() && (cmd.Name() == "evalsha" || cmd.Name() == "eval") && len(args) > 4 &&
-			fmt.Sprint(args[2]) == "2" && strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
+		if h.on.Load() && isSweep(args) {
 			err := errors.New("injected: process stopped")
 			cmd.SetErr(err)
 			return err
 		}
 		return next(ctx, cmd)
 	}
+}
+
+// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set and four
+// keys per comment, and ARGV the comments' 12-digit numbers.
+func isSweep(args []any) bool {
+	if len(args) < 5 || (args[0] != "evalsha" && args[0] != "eval") {
+		return false
+	}
+	n, err := strconv.Atoi(fmt.Sprint(args[2]))
+	if err != nil || n < 2 || (n-2)%4 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
+		return false
+	}
+	first := fmt.Sprint(args[3+n])
+	return len(first) == 12 && strings.Trim(first, "0123456789") == ""
 }
 
 func (*failSweeps) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {

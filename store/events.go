@@ -71,7 +71,7 @@ func (s *Store) publish(ctx context.Context, msgs ...message) {
 			s.opts.Log.ErrorContext(ctx, "live event: encode", "channel", m.channel, "err", err)
 			return
 		}
-		pipe.Publish(ctx, m.channel, b)
+		s.queuePublish(ctx, pipe, m.channel, b) // SPUBLISH on a cluster
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		s.opts.Log.ErrorContext(ctx, "live event: publish", "channels", len(msgs), "err", err)

@@ -198,9 +198,21 @@ func TestSubscribeRejectsBadInput(t *testing.T) {
 	})
 }
 
-// numsub returns how many connections Redis counts on a channel.
+// numsub returns how many connections Redis counts on a channel. On a cluster the store uses
+// sharded pub/sub, which the channel's master counts.
 func numsub(t *testing.T, c redis.UniversalClient, channel string) int64 {
 	t.Helper()
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(context.Background(), channel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := node.PubSubShardNumSub(context.Background(), channel).Result()
+		if err != nil {
+			t.Fatalf("pubsub shardnumsub: %v", err)
+		}
+		return m[channel]
+	}
 	m, err := c.PubSubNumSub(context.Background(), channel).Result()
 	if err != nil {
 		t.Fatalf("pubsub numsub: %v", err)

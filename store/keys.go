@@ -1,5 +1,7 @@
 package store
 
+import "strings"
+
 // keys builds every Redis key the store uses. All keys start with the configured prefix, and each
 // aggregate's keys share one hash tag so that a Lua script touching them runs on one slot of a
 // Redis Cluster: {u:<user>} for a user, {p:<post>} for a post and its thread, {g:<group>} for a
@@ -134,3 +136,12 @@ func (k keys) threadIDs(pid string) string { return k.thread(pid) + "ids" }
 
 // commentIdem is a string holding the comment number an idempotency key created (expires).
 func (k keys) commentIdem(pid, digest string) string { return k.thread(pid) + "idem:" + digest }
+
+// checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
+// key, so braces in the prefix would override the aggregates' hash tags.
+func checkPrefix(p string) error {
+	if strings.ContainsAny(p, "{}") {
+		return invalidf("the key prefix %q must not contain { or }: the keys' hash tags choose their cluster slots", p)
+	}
+	return nil
+}

@@ -173,27 +173,41 @@ func (l *Loader) flush() {
 	}
 }
 
-// exec sends a batch as one pipeline. When Redis has lost its script cache it loads the scripts
-// and sends the batch once more.
+// exec sends a batch as one pipeline (on a cluster, one pipeline per master, in parallel). Reads
+// that fail for a passing reason are sent again: after NOSCRIPT (Redis lost its script cache in a
+// restart or failover, or a slot moved to a node that never loaded the scripts) once the scripts
+// are loaded again, and after TRYAGAIN, CLUSTERDOWN and the like (a slot moving or a failover in
+// progress) after a short pause. MOVED and ASK redirects go-redis follows itself. A read script
+// that reads keys it did not declare (page.lua inlining comment hashes) fails while one of them
+// is being migrated; it is read-only, so it is sent again too.
 func (l *Loader) exec(batch []*call) {
 	ctx := context.WithoutCancel(batch[0].ctx)
-	run := func() bool {
+	pending := batch
+	for attempt := 0; len(pending) > 0 && attempt < maxRedirectAttempts; attempt++ {
 		pipe := l.s.rdb.Pipeline()
-		for _, c := range batch {
+		for _, c := range pending {
 			c.cmd = c.fill(ctx, pipe)
 		}
 		_, _ = pipe.Exec(ctx)
-		for _, c := range batch {
-			if isNoScript(c.cmd.Err()) {
-				return false
+		var again []*call
+		noScript := false
+		for _, c := range pending {
+			switch err := c.cmd.Err(); {
+			case isNoScript(err):
+				noScript = true
+				again = append(again, c)
+			case isTransient(err) || isNonLocalKey(err):
+				again = append(again, c)
 			}
 		}
-		return true
-	}
-	if !run() {
-		if err := l.s.scripts.loadAll(ctx, l.s.rdb); err == nil {
-			run()
+		if noScript {
+			if err := l.s.scripts.loadAll(ctx, l.s.rdb); err != nil {
+				break
+			}
+		} else if len(again) > 0 {
+			_ = sleepCtx(ctx, backoff(attempt+1))
 		}
+		pending = again
 	}
 	for _, c := range batch {
 		if err := c.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {

@@ -77,25 +77,12 @@ func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, 
 	if err := s.allowWrite(ctx, uid); err != nil {
 		return nil, err
 	}
-	seq, err := s.rdb.Incr(ctx, s.k.postSeq()).Result()
-	if err != nil {
-		return nil, fmt.Errorf("allocate post id: %w", err)
-	}
-	pid := strconv.FormatInt(seq, 10)
-	if in.IdempotencyKey != "" {
-		// The first request with this key binds it to its post id; a repeat gets that id back and
-		// re-runs the (idempotent) creation, which completes a first attempt that was cut off.
-		v, err := s.run(ctx, "claim", []string{s.k.userIdem(uid, idemDigest(in.IdempotencyKey))},
-			pid, int(idempotencyTTL.Seconds()))
-		if err != nil {
-			return nil, err
-		}
-		pid, _ = v.(string)
-	}
 	now := s.now()
-	reply, err := s.run(ctx, "create_post", []string{s.k.post(pid)},
-		in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-		strings.Join(groups, ","))
+	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string) (any, error) {
+		return s.run(ctx, "create_post", []string{s.k.post(pid)},
+			in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
+			strings.Join(groups, ","), nonce)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +98,47 @@ func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, 
 	}
 	s.publishPostPublished(ctx, p)
 	return p, nil
+}
+
+// maxIDAttempts bounds how many post ids CreatePost tries before giving up.
+const maxIDAttempts = 100
+
+// allocatePost takes the next post id and runs create (the create_post script) on it. The id
+// counter is one key, on one node of a cluster; if a failover lost its last increments, ids it
+// hands out again already name posts on other nodes, and create replies nil for those: the next
+// id is tried. A creation with an idempotency key keeps one nonce across its repeats and binds
+// the key to the id it finally gets.
+func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create func(pid, nonce string) (any, error)) (string, any, error) {
+	nonce := randomHex(16)
+	var idem string
+	if idemKey != "" {
+		idem = s.k.userIdem(uid, idemDigest(idemKey))
+		nonce = "i:" + uid + ":" + idemDigest(idemKey)
+	}
+	stale := ""
+	for range maxIDAttempts {
+		seq, err := s.rdb.Incr(ctx, s.k.postSeq()).Result()
+		if err != nil {
+			return "", nil, fmt.Errorf("allocate post id: %w", err)
+		}
+		pid := strconv.FormatInt(seq, 10)
+		if idem != "" {
+			// The first request with this key binds it to its post id; a repeat gets that id back
+			// and re-runs the (idempotent) creation, which completes a first attempt that was cut
+			// off.
+			v, err := s.run(ctx, "claim", []string{idem}, pid, int(idempotencyTTL.Seconds()), stale)
+			if err != nil {
+				return "", nil, err
+			}
+			pid, _ = v.(string)
+		}
+		reply, err := create(pid, nonce)
+		if err != nil || reply != nil {
+			return pid, reply, err
+		}
+		stale = pid
+	}
+	return "", nil, fmt.Errorf("allocate post id: %d ids in a row were taken", maxIDAttempts)
 }
 
 // DeletePost deletes a post of uid's: its thread and votes go, and it leaves every ranking.

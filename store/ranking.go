@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -27,35 +28,78 @@ type scriptCall struct {
 	args []any
 }
 
-// runMany sends script calls to their (possibly different) hash slots in one pipeline. The
-// calls must be independent of each other. When Redis has lost its script cache the scripts are
-// loaded again and the pipeline repeated once; the scripts are safe to repeat.
+// runMany sends script calls to their (possibly different) hash slots in one pipeline; on a
+// cluster go-redis splits it into one pipeline per master, sent in parallel. The calls must be
+// independent of each other and safe to repeat. Calls that fail for a passing reason — Redis lost
+// its script cache (NOSCRIPT: the scripts are loaded again), or a slot is moving or failing over
+// (TRYAGAIN, CLUSTERDOWN and the like) — are sent again, alone, until they succeed or
+// maxRedirectAttempts runs out. With Options.WaitReplicas on a single master (standalone or
+// Sentinel) the pipeline ends with WAIT, so the derived writes are replicated too.
 func (s *Store) runMany(ctx context.Context, calls []scriptCall) error {
-	exec := func() error {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(calls))
-		for i, c := range calls {
-			cmds[i] = s.scripts.get(c.name).EvalSha(ctx, pipe, c.keys, c.args...)
+	pending := calls
+	var last error
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt == maxRedirectAttempts {
+			return fmt.Errorf("run %s: gave up after %d attempts: %w", pending[0].name, attempt, last)
 		}
-		_, _ = pipe.Exec(ctx)
-		for i, cmd := range cmds {
-			if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
-				if isNoScript(err) {
-					return err
-				}
-				return scriptError(calls[i].name, err)
+		if attempt > 0 && !isNoScript(last) {
+			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+				return err
 			}
 		}
-		return nil
-	}
-	err := exec()
-	if isNoScript(err) {
-		if err := s.scripts.loadAll(ctx, s.rdb); err != nil {
+		var err error
+		if pending, last, err = s.execCalls(ctx, pending); err != nil {
 			return err
 		}
-		err = exec()
+		if isNoScript(last) {
+			if err := s.scripts.loadAll(ctx, s.rdb); err != nil {
+				return err
+			}
+		}
 	}
-	return err
+	return nil
+}
+
+// execCalls sends calls in one pipeline. It returns the calls to send again and the error that
+// calls for it (NOSCRIPT if any), or a final error.
+func (s *Store) execCalls(ctx context.Context, calls []scriptCall) (retry []scriptCall, last, err error) {
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(calls))
+	for i, c := range calls {
+		cmds[i] = s.scripts.get(c.name).EvalSha(ctx, pipe, c.keys, c.args...)
+	}
+	var wait *redis.IntCmd
+	if _, cluster := s.rdb.(*redis.ClusterClient); s.opts.WaitReplicas > 0 && !cluster {
+		wait = redis.NewIntCmd(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds())
+		_ = pipe.Process(ctx, wait)
+	}
+	_, _ = pipe.Exec(ctx)
+	var noScript error
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		switch {
+		case err == nil || errors.Is(err, redis.Nil):
+		case isNoScript(err):
+			retry, noScript = append(retry, calls[i]), err
+		case isTransient(err):
+			retry, last = append(retry, calls[i]), err
+		default:
+			return nil, nil, scriptError(calls[i].name, err)
+		}
+	}
+	if noScript != nil {
+		last = noScript // reported first: the scripts must be loaded before the retry
+	}
+	if wait != nil && len(retry) == 0 {
+		n, err := wait.Result()
+		if err != nil {
+			return nil, nil, fmt.Errorf("wait for replicas: %w", err)
+		}
+		if n < int64(s.opts.WaitReplicas) {
+			return nil, nil, fmt.Errorf("%w: %d of %d within %s", ErrNotReplicated, n, s.opts.WaitReplicas, s.opts.WaitTimeout)
+		}
+	}
+	return retry, last, nil
 }
 
 // indexCall sets (or removes) member in the sorted sets of one hash slot, guarded by version.
@@ -179,12 +223,17 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	return st, err
 }
 
-// scanKeys calls fn for every key matching pattern, on every master of a cluster.
+// scanKeys calls fn for every key matching pattern, on every master of a cluster. The masters are
+// scanned in parallel but fn is called for one key at a time.
 func (s *Store) scanKeys(ctx context.Context, pattern string, fn func(key string) error) error {
+	var mu sync.Mutex
 	scan := func(ctx context.Context, c redis.Cmdable) error {
 		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
 		for iter.Next(ctx) {
-			if err := fn(iter.Val()); err != nil {
+			mu.Lock()
+			err := fn(iter.Val())
+			mu.Unlock()
+			if err != nil {
 				return err
 			}
 		}

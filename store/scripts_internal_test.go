@@ -29,7 +29,7 @@ func TestScriptsAreSafeToRunTwice(t *testing.T) {
 	}
 	post, votes := s.k.post("1"), s.k.postVotes("1")
 	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1)
-	twice("create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go")
+	twice("create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "nonce1")
 	twice("vote_post", []string{post, votes}, "bob", 1, 2000)
 	if h := rdb.HGetAll(ctx, post).Val(); h["up"] != "1" || h["ver"] != "2" {
 		t.Fatalf("after a vote sent twice: %v", h)

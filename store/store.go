@@ -46,6 +46,13 @@ type Options struct {
 	// Log receives what the store cannot report to a caller, such as a live event that could not
 	// be published after its write succeeded. Default: discarded.
 	Log *slog.Logger
+	// WaitReplicas makes every atomic write wait (Redis WAIT) until this many replicas have
+	// acknowledged it before the write is reported done, so that a failover to one of them cannot
+	// lose it. Zero (the default) relies on asynchronous replication. See runWaiting.
+	WaitReplicas int
+	// WaitTimeout bounds the wait for WaitReplicas; a write not acknowledged in time fails with
+	// ErrNotReplicated (it may still have been applied). Default 1s.
+	WaitTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -86,6 +93,9 @@ func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	if o.WaitTimeout <= 0 {
+		o.WaitTimeout = time.Second
+	}
 	return o
 }
 
@@ -95,7 +105,8 @@ type Store struct {
 	k       keys
 	opts    Options
 	scripts scripts
-	hub     *hub // live events: one shared pub/sub connection
+	hub     *hub // live events: one shared pub/sub connection (one per channel on a cluster)
+	sharded bool // publish and subscribe with sharded pub/sub (a Redis 7 cluster)
 
 	// hashing bounds concurrent argon2id runs: each takes Options.Password.Memory, so a burst of
 	// sign-ups or log-ins queues here instead of exhausting memory.
@@ -107,16 +118,22 @@ type Store struct {
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
 	s.k = keys{prefix: s.opts.Prefix}
 	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.decoy = s.hashPassword(randomHex(16))
-	s.hub = newHub(func() pubsubConn { return newRedisPubSub(rdb) }, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
+	s.hub = newHub(s.newPubSubConn, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err
 	}
 	if err := s.scripts.loadAll(ctx, rdb); err != nil {
+		return nil, err
+	}
+	if s.sharded, err = shardedPubSub(ctx, rdb); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -1,50 +1,67 @@
 -- delete_comment: delete a comment. One with replies in the tree becomes a tombstone (deleted, its
 -- body dropped, its replies kept); one without is removed for good, and so is every tombstoned
 -- ancestor that this leaves without replies, so no tombstone is ever left childless.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] thread ids set
--- ARGV[1]  thread key prefix {p:<id>}:c:   ARGV[2] comment number   ARGV[3] the deleting user key
--- ARGV[4]  TTL in seconds of the marker a removed comment leaves behind
--- Reply    {"tombstone" | "removed", how many comments left the tree}
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] four keys per
+--          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, votes :votes, and reply
+--          indexes :rt and :rs (for "0", the post's top-level indexes)
+-- ARGV[1]  the deleting user key   ARGV[2] TTL in seconds of the marker a removed comment leaves
+-- ARGV[3..] the chain: the comment's number, its parent's, and so on up to the first ancestor
+--          that is not removed with it, or "0" (the caller reads it beforehand; parents never
+--          change)
+-- Reply    {"tombstone" | "removed", how many comments left the tree}; {"again"} when the chain
+--          is too short (an ancestor's replies changed since it was read): read it again.
 -- Errors   NOTFOUND (no post, no comment), FORBIDDEN (not the author).
--- Writes   besides KEYS: the parents, reply indexes and votes of the removed comments, derived
---          from ARGV[1] in the post's slot; the post's comments (live count).
+-- Writes   only KEYS (see create_comment for why): the chain's hashes, votes and indexes; the
+--          post's comments (live count); the ids set. It reads everything it needs before its
+--          first write, so "again" leaves no trace.
 -- Repeat   a second run finds the tombstone, or the removal marker, and replies as the first did
 --          with a count of 0.
-local post, c, prefix = KEYS[1], KEYS[2], ARGV[1]
+local post, ids = KEYS[1], KEYS[2]
+local chain = {}
+for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end
+local function key(i, part) -- part 0 hash, 1 votes, 2 time index, 3 TOP index of chain[i]
+  return KEYS[3 + 4 * (i - 1) + part]
+end
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
 end
+local c = key(1, 0)
 local author = redis.call('HGET', c, 'author')
 if not author then return redis.error_reply('NOTFOUND no such comment') end
 local gone = redis.call('HEXISTS', c, 'created') == 0
-if author ~= ARGV[3] then
+if author ~= ARGV[1] then
   if gone then return redis.error_reply('NOTFOUND no such comment') end
   return redis.error_reply('FORBIDDEN only the author can delete a comment')
 end
 if gone then return {'removed', 0} end
 if redis.call('HGET', c, 'deleted') == '1' then return {'tombstone', 0} end
-redis.call('HINCRBY', post, 'comments', -1)
 if tonumber(redis.call('HGET', c, 'replies')) > 0 then
+  redis.call('HINCRBY', post, 'comments', -1)
   redis.call('HSET', c, 'deleted', '1')
   redis.call('HDEL', c, 'body')
   redis.call('HINCRBY', c, 'ver', 1)
   return {'tombstone', 0}
 end
-local num, removed = ARGV[2], 0
+-- Find how far the removal reaches, reading only: chain[1..n] go, chain[n + 1] stays.
+local n = 1
 while true do
-  local key = prefix .. num
-  local parent = redis.call('HGET', key, 'parent')
-  local by = redis.call('HGET', key, 'author')
-  redis.call('ZREM', prefix .. parent .. ':rt', num)
-  redis.call('ZREM', prefix .. parent .. ':rs', num)
-  redis.call('UNLINK', key, key .. ':votes', key .. ':rt', key .. ':rs')
-  redis.call('HSET', key, 'author', by, 'gone', '1')
-  redis.call('EXPIRE', key, ARGV[4])
-  redis.call('SREM', KEYS[3], num)
-  removed = removed + 1
+  local parent = redis.call('HGET', key(n, 0), 'parent')
+  if chain[n + 1] ~= parent then return {'again'} end
   if parent == '0' then break end
-  local left = redis.call('HINCRBY', prefix .. parent, 'replies', -1)
-  if left > 0 or redis.call('HGET', prefix .. parent, 'deleted') ~= '1' then break end
-  num = parent
+  local p = key(n + 1, 0)
+  if tonumber(redis.call('HGET', p, 'replies')) > 1 or redis.call('HGET', p, 'deleted') ~= '1' then break end
+  n = n + 1
 end
-return {'removed', removed}
+redis.call('HINCRBY', post, 'comments', -1)
+for i = 1, n do
+  local num, parent = chain[i], chain[i + 1]
+  local by = redis.call('HGET', key(i, 0), 'author')
+  redis.call('ZREM', key(i + 1, 2), num)
+  redis.call('ZREM', key(i + 1, 3), num)
+  redis.call('UNLINK', key(i, 0), key(i, 1), key(i, 2), key(i, 3))
+  redis.call('HSET', key(i, 0), 'author', by, 'gone', '1')
+  redis.call('EXPIRE', key(i, 0), ARGV[2])
+  redis.call('SREM', ids, num)
+  if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'replies', -1) end
+end
+return {'removed', n}

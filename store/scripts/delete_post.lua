@@ -1,7 +1,8 @@
 -- delete_post: replace a post by a short-lived tombstone and drop its votes and thread.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2..] the post's other keys (votes, thread), all {p:<id>}
 -- ARGV[1]  the deleting user key   ARGV[2] tombstone TTL in seconds
--- Reply    HGETALL of the tombstone: author, created, groups, ver, deleted = "1".
+-- Reply    HGETALL of the tombstone: author, created, groups, ver, nonce, deleted = "1". (The nonce
+--          keeps answering repeats of the post's creation; see create_post.)
 -- Errors   NOTFOUND (no post, or a deleted one and not its author), FORBIDDEN (not the author).
 -- Repeat   a second run finds the tombstone and replies with it unchanged.
 local p = KEYS[1]
@@ -16,8 +17,10 @@ if redis.call('HGET', p, 'deleted') ~= '1' then
   local created = redis.call('HGET', p, 'created')
   local groups = redis.call('HGET', p, 'groups')
   local ver = redis.call('HINCRBY', p, 'ver', 1)
+  local nonce = redis.call('HGET', p, 'nonce')
   for i = 1, #KEYS do redis.call('UNLINK', KEYS[i]) end
   redis.call('HSET', p, 'author', author, 'created', created, 'groups', groups, 'ver', ver, 'deleted', '1')
+  if nonce then redis.call('HSET', p, 'nonce', nonce) end
   redis.call('EXPIRE', p, ARGV[2])
 end
 return redis.call('HGETALL', p)

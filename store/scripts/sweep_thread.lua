@@ -1,16 +1,18 @@
 -- sweep_thread: drop the comment keys of a deleted post's thread, a bounded number per run, so
 -- that deleting a post with a huge thread never blocks Redis for long.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids
--- ARGV[1]  thread key prefix {p:<id>}:c:   ARGV[2] most comments to drop in this run
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] four keys per
+--          comment of ARGV: its hash {p:<id>}:c:<n>, votes :votes, and reply indexes :rt and :rs
+-- ARGV     the numbers of the comments to drop (the caller picks them with SRANDMEMBER)
 -- Reply    how many comments are left to drop; -1 when the post is live (nothing is dropped).
--- Writes   each dropped comment's hash, votes and reply indexes, derived from ARGV[1].
--- Repeat   each run drops what is left; a run on an empty set does nothing.
+-- Writes   only KEYS (see create_comment for why).
+-- Repeat   a number already dropped is skipped; a run with none left does nothing.
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'deleted') ~= '1' then
   return -1
 end
-local nums = redis.call('SPOP', KEYS[2], ARGV[2])
-for _, num in ipairs(nums) do
-  local key = ARGV[1] .. num
-  redis.call('UNLINK', key, key .. ':votes', key .. ':rt', key .. ':rs')
+for i, num in ipairs(ARGV) do
+  if redis.call('SREM', KEYS[2], num) == 1 then
+    local k = 3 + 4 * (i - 1)
+    redis.call('UNLINK', KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3])
+  end
 end
 return redis.call('SCARD', KEYS[2])

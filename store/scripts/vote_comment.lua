@@ -1,13 +1,15 @@
 -- vote_comment: record one user's vote on a comment, move its counters by the exact difference and
 -- move it in its parent's TOP index.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] votes hash
---          {p:<id>}:c:<number>:votes (voter → 1 | -1)
--- ARGV[1]  thread key prefix {p:<id>}:c:   ARGV[2] comment number   ARGV[3] voter user key
--- ARGV[4]  direction 1 | -1 | 0 (withdraw)   ARGV[5] now (Unix ms)
--- Reply    {changed (0|1), HGETALL of the comment...}
+--          {p:<id>}:c:<number>:votes (voter → 1 | -1)   KEYS[4] the parent's TOP index
+--          {p:<id>}:c:<parent>:rs
+-- ARGV[1]  parent number, as the caller read it (parents never change)   ARGV[2] comment number
+-- ARGV[3]  voter user key   ARGV[4] direction 1 | -1 | 0 (withdraw)   ARGV[5] now (Unix ms)
+-- Reply    {changed (0|1), HGETALL of the comment...}; {"again"} when the comment's parent is not
+--          ARGV[1] (it did not exist yet when the caller read it): read it again.
 -- Errors   NOTFOUND (no post, no comment, or a deleted one), FORBIDDEN (the author), CLOSED (after
 --          the voting window).
--- Writes   the parent's TOP index {p:<id>}:c:<parent>:rs, derived from ARGV[1] in the post's slot.
+-- Writes   only KEYS (see create_comment for why).
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
@@ -20,6 +22,7 @@ end
 if redis.call('HGET', c, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND the comment was deleted')
 end
+if redis.call('HGET', c, 'parent') ~= ARGV[1] then return {'again'} end
 if author == ARGV[3] then
   return redis.error_reply('FORBIDDEN authors cannot vote on their own comments')
 end
@@ -35,7 +38,7 @@ if old ~= new then
   if new == 0 then redis.call('HDEL', KEYS[3], ARGV[3]) else redis.call('HSET', KEYS[3], ARGV[3], new) end
   redis.call('HINCRBY', c, 'ver', 1)
   local net = tonumber(redis.call('HGET', c, 'up')) - tonumber(redis.call('HGET', c, 'down'))
-  redis.call('ZADD', ARGV[1] .. redis.call('HGET', c, 'parent') .. ':rs', net, ARGV[2])
+  redis.call('ZADD', KEYS[4], net, ARGV[2])
   changed = 1
 end
 local reply = redis.call('HGETALL', c)

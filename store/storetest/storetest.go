@@ -1,7 +1,9 @@
 // Package storetest runs tests against every Redis backend available: an in-process miniredis
 // always, a real redis-server that it starts on a free port whenever the binary is on PATH, and a
-// Redis Cluster when REDIS_CLUSTER_ADDRS names one. Each test gets its own key prefix, so tests
-// share a server safely and run in parallel.
+// Redis Cluster when REDIS_CLUSTER_ADDRS names one (scripts/redis-cluster.sh starts one). Each
+// test gets its own key prefix, so tests share a server safely and run in parallel. Every
+// backend's client carries SlotCheck, so a script or transaction spanning hash slots fails on
+// every backend as it would on a cluster.
 package storetest
 
 import (
@@ -123,6 +125,7 @@ func Backends(t testing.TB) []Backend {
 	t.Helper()
 	m := miniredis.RunT(t)
 	mc := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	mc.AddHook(SlotCheck{})
 	t.Cleanup(func() { _ = mc.Close() })
 	out := []Backend{{Name: "miniredis", Client: mc, Mini: m}}
 
@@ -130,15 +133,16 @@ func Backends(t testing.TB) []Backend {
 	switch {
 	case real.err == nil:
 		rc := redis.NewClient(&redis.Options{Addr: real.srv.Addr})
+		rc.AddHook(SlotCheck{})
 		t.Cleanup(func() { _ = rc.Close() })
 		out = append(out, Backend{Name: "redis", Client: rc})
 	case os.Getenv("REQUIRE_REAL_REDIS") == "1":
 		t.Fatalf("REQUIRE_REAL_REDIS=1 but no real redis: %v", real.err)
 	}
 	if addrs := os.Getenv("REDIS_CLUSTER_ADDRS"); addrs != "" {
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: strings.Split(addrs, ",")})
-		t.Cleanup(func() { _ = cc.Close() })
-		out = append(out, Backend{Name: "cluster", Client: cc})
+		out = append(out, Backend{Name: "cluster", Client: NewClusterClient(t, strings.Split(addrs, ","))})
+	} else if os.Getenv("REQUIRE_REDIS_CLUSTER") == "1" {
+		t.Fatal("REQUIRE_REDIS_CLUSTER=1 but REDIS_CLUSTER_ADDRS is not set")
 	}
 	return out
 }

@@ -1,0 +1,54 @@
+package store
+
+import (
+	"context"
+	"strconv"
+)
+
+// Key names for the deployment tests of package store_test (cluster, failover, rebuild).
+
+// RankingKeysForTest returns the HOT, NEW and TOP sorted sets and the version hash of the site's
+// rankings (group "") or a group's.
+func (s *Store) RankingKeysForTest(group string) (hot, new, top, ver string) {
+	r := s.k.ranking(group)
+	return r.hot, r.new, r.top, r.ver
+}
+
+// UserPostsKeysForTest returns the user's post list and its version hash.
+func (s *Store) UserPostsKeysForTest(uid string) (posts, ver string) {
+	return s.k.userPosts(uid), s.k.userPostsVer(uid)
+}
+
+// PostKeyForTest returns the key of a post's hash.
+func (s *Store) PostKeyForTest(pid string) string { return s.k.post(pid) }
+
+// PostSeqKeyForTest returns the key of the post id counter.
+func (s *Store) PostSeqKeyForTest() string { return s.k.postSeq() }
+
+// PostVotesKeyForTest returns the key of a post's votes hash.
+func (s *Store) PostVotesKeyForTest(pid string) string { return s.k.postVotes(pid) }
+
+// PublishManyForTest publishes on each channel, in one pipeline, its index plus first.
+func (s *Store) PublishManyForTest(ctx context.Context, channels []string, first int) error {
+	pipe := s.rdb.Pipeline()
+	for i, ch := range channels {
+		s.queuePublish(ctx, pipe, ch, strconv.Itoa(first+i))
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+// ThreadKeyForTest returns the key of comment num (as in ids, "4"; "0" for the post) of post pid,
+// with suffix appended (":rt", ":rs", ":votes" or "").
+func (s *Store) ThreadKeyForTest(pid, num, suffix string) string {
+	if num != topLevel {
+		num = padNum(num)
+	}
+	return s.k.comment(pid, num) + suffix
+}
+
+// ThreadIDsKeyForTest returns the key of the set of a thread's comment numbers.
+func (s *Store) ThreadIDsKeyForTest(pid string) string { return s.k.threadIDs(pid) }
+
+// ThreadNumForTest returns a comment number (as in ids) as stored in the reply indexes.
+func (s *Store) ThreadNumForTest(num string) string { return padNum(num) }

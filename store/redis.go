@@ -1,0 +1,220 @@
+package store
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClientConfig says how to reach Redis. Exactly one of URL, ClusterAddrs and SentinelAddrs
+// chooses the deployment: one server, a Redis Cluster, or a master watched by Sentinel. The
+// credentials and TLS settings apply to every mode.
+type ClientConfig struct {
+	// URL is a standalone server: redis://[user:password@]host:port[/db] or rediss:// for TLS.
+	// A bare host:port is taken as redis://host:port.
+	URL string
+	// ClusterAddrs are seed addresses (host:port) of a Redis Cluster; the client discovers the
+	// other nodes and follows MOVED and ASK redirects.
+	ClusterAddrs []string
+	// SentinelAddrs are the addresses of the Sentinels that watch the master SentinelMaster. The
+	// client asks them for the current master and reconnects when they promote a replica.
+	SentinelAddrs  []string
+	SentinelMaster string
+
+	// Username and Password authenticate to the Redis servers (ACL user, or only a password for
+	// requirepass). They override credentials in URL when set.
+	Username string
+	Password string
+	// SentinelUsername and SentinelPassword authenticate to the Sentinels themselves.
+	SentinelUsername string
+	SentinelPassword string
+
+	// TLS turns TLS on for every connection (a rediss:// URL turns it on too).
+	TLS bool
+	// TLSCAFile is a PEM file of CA certificates to trust instead of the system pool.
+	TLSCAFile string
+	// TLSCertFile and TLSKeyFile are a PEM client certificate and key, for servers that require
+	// client certificates (tls-auth-clients yes).
+	TLSCertFile string
+	TLSKeyFile  string
+	// TLSServerName is the name to verify the servers' certificates against; by default the host
+	// of the address dialled.
+	TLSServerName string
+	// TLSInsecure skips verification of the servers' certificates. For testing only.
+	TLSInsecure bool
+}
+
+// Mode names the deployment the configuration selects: "standalone", "cluster", "sentinel", or
+// "" when nothing is configured.
+func (c ClientConfig) Mode() string {
+	switch {
+	case len(c.ClusterAddrs) > 0:
+		return "cluster"
+	case len(c.SentinelAddrs) > 0:
+		return "sentinel"
+	case c.URL != "":
+		return "standalone"
+	}
+	return ""
+}
+
+// Addrs lists the addresses the configuration dials first, for logs.
+func (c ClientConfig) Addrs() []string {
+	switch c.Mode() {
+	case "cluster":
+		return c.ClusterAddrs
+	case "sentinel":
+		return c.SentinelAddrs
+	case "standalone":
+		if o, err := c.standaloneOptions(); err == nil {
+			return []string{o.Addr}
+		}
+	}
+	return nil
+}
+
+// Validate reports a configuration that names more than one deployment or lacks a part.
+func (c ClientConfig) Validate() error {
+	n := 0
+	for _, set := range []bool{c.URL != "", len(c.ClusterAddrs) > 0, len(c.SentinelAddrs) > 0} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return errors.New("configure one Redis deployment: a URL, cluster addresses or sentinel addresses, not several")
+	case len(c.SentinelAddrs) > 0 && c.SentinelMaster == "":
+		return errors.New("sentinel mode needs the name of the master the sentinels watch")
+	case len(c.SentinelAddrs) == 0 && c.SentinelMaster != "":
+		return errors.New("a sentinel master name needs sentinel addresses")
+	case (c.TLSCertFile == "") != (c.TLSKeyFile == ""):
+		return errors.New("a TLS client certificate needs both the certificate and the key file")
+	}
+	for _, a := range append(append([]string(nil), c.ClusterAddrs...), c.SentinelAddrs...) {
+		if a == "" || strings.Contains(a, "://") || !strings.Contains(a, ":") {
+			return fmt.Errorf("address %q: want host:port", a)
+		}
+	}
+	return nil
+}
+
+// NewClient returns the one client the store uses for the configured deployment: a
+// *redis.Client for a standalone server, a *redis.ClusterClient for a cluster, and a failover
+// *redis.Client (which follows the Sentinels' choice of master) for Sentinel.
+func NewClient(c ClientConfig) (redis.UniversalClient, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	switch c.Mode() {
+	case "cluster":
+		tc, err := c.tlsConfig(nil)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password, TLSConfig: tc,
+			// While a slot migrates, a script whose keys are split between the two nodes gets
+			// TRYAGAIN until the last of them has moved; go-redis retries with a backoff doubling
+			// from 8ms to 512ms, and 8 attempts (go-redis defaults to 3) wait out about 2.5s.
+			MaxRedirects: clusterMaxRedirects,
+		}), nil
+	case "sentinel":
+		tc, err := c.tlsConfig(nil)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewFailoverClient(&redis.FailoverOptions{
+			MasterName: c.SentinelMaster, SentinelAddrs: c.SentinelAddrs,
+			SentinelUsername: c.SentinelUsername, SentinelPassword: c.SentinelPassword,
+			Username: c.Username, Password: c.Password, TLSConfig: tc,
+		}), nil
+	case "standalone":
+		o, err := c.standaloneOptions()
+		if err != nil {
+			return nil, err
+		}
+		if o.TLSConfig, err = c.tlsConfig(o.TLSConfig); err != nil {
+			return nil, err
+		}
+		return redis.NewClient(o), nil
+	}
+	return nil, errors.New("no Redis configured")
+}
+
+// clusterMaxRedirects is how often a cluster client follows MOVED and ASK or retries TRYAGAIN and
+// CLUSTERDOWN for one command.
+const clusterMaxRedirects = 8
+
+// standaloneOptions parses URL and applies the credentials.
+func (c ClientConfig) standaloneOptions() (*redis.Options, error) {
+	u := c.URL
+	if !strings.Contains(u, "://") {
+		u = "redis://" + u
+	}
+	o, err := redis.ParseURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("parse redis url: %w", err)
+	}
+	if c.Username != "" {
+		o.Username = c.Username
+	}
+	if c.Password != "" {
+		o.Password = c.Password
+	}
+	return o, nil
+}
+
+// tlsConfig returns the TLS settings, starting from base (a rediss:// URL's), or nil when TLS is
+// off.
+func (c ClientConfig) tlsConfig(base *tls.Config) (*tls.Config, error) {
+	if base == nil && !c.TLS {
+		return nil, nil
+	}
+	tc := &tls.Config{}
+	if base != nil {
+		tc = base.Clone()
+	}
+	if tc.MinVersion == 0 {
+		tc.MinVersion = tls.VersionTLS12
+	}
+	if c.TLSServerName != "" {
+		tc.ServerName = c.TLSServerName
+	}
+	tc.InsecureSkipVerify = c.TLSInsecure // an explicit switch, documented as for testing only
+	if c.TLSCAFile != "" {
+		pem, err := os.ReadFile(c.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read TLS CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TLS CA file %s holds no PEM certificate", c.TLSCAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCertFile, c.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("load TLS client certificate: %w", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+// SplitAddrs splits a comma-separated address list, dropping blanks.
+func SplitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
