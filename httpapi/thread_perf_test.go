@@ -7,35 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
-
-// roundTrips is a go-redis hook counting round trips to Redis: each command sent alone and each
-// pipeline is one.
-type roundTrips struct{ n atomic.Int64 }
-
-func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
 
 // threadServer is the real handler over a store holding one post with a thread.
 type threadServer struct {
@@ -92,12 +69,15 @@ func TestThreadRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		counts := map[int]int64{}
 		for _, top := range []int{5, 30} {
-			s := newThreadServer(t, b, top, 4, 2)
-			hook := &roundTrips{}
-			b.Client.AddHook(hook)
+			// A client of its own, so that the tests running beside this one are not counted.
+			counted := b
+			counted.Client = b.NewClient(t)
+			hook := &storetest.RoundTrips{}
+			counted.Client.AddHook(hook)
+			s := newThreadServer(t, counted, top, 4, 2)
+			hook.Reset()
 			data := s.query(t, top, 4, 2)
-			counts[top] = hook.n.Load()
-			hook.n.Store(-1 << 40) // stop counting: hooks cannot be removed
+			counts[top] = hook.Count()
 			if got, want := countThread(t, data), top*(1+4+4*2); got != want {
 				t.Fatalf("%d top-level: the response holds %d comments, want %d", top, got, want)
 			}
@@ -124,7 +104,7 @@ func BenchmarkThread(b *testing.B) {
 			if got := countThread(b, s.query(b, 50, 5, 2)); got != 800 || s.comments != 800 {
 				b.Fatalf("the page holds %d of %d comments, want 800", got, s.comments)
 			}
-			hook := &roundTrips{}
+			hook := &storetest.RoundTrips{}
 			be.Client.AddHook(hook)
 			b.ReportAllocs()
 			n := 0
@@ -132,7 +112,7 @@ func BenchmarkThread(b *testing.B) {
 				s.query(b, 50, 5, 2)
 				n++
 			}
-			b.ReportMetric(float64(hook.n.Load())/float64(n), "roundtrips/op")
+			b.ReportMetric(float64(hook.Count())/float64(n), "roundtrips/op")
 		})
 	}
 }

@@ -150,27 +150,7 @@ func (l *Loader) prefetch(ctx context.Context, cs []*Comment, needs CommentNeeds
 
 // CommentVote returns uid's vote on a comment: 1, -1 or 0. The author counts as having voted up.
 func (l *Loader) CommentVote(ctx context.Context, c *Comment, viewerID string) (int, error) {
-	if viewerID == "" {
-		return 0, nil
-	}
-	if viewerID == c.AuthorID {
-		return 1, nil
-	}
-	uid, err := UserKey(viewerID)
-	if err != nil {
-		return 0, err
-	}
-	v, err := l.hashField(ctx, l.s.k.commentVotes(c.pid, c.num), uid)
-	if err != nil {
-		return 0, err
-	}
-	switch v {
-	case "1":
-		return 1, nil
-	case "-1":
-		return -1, nil
-	}
-	return 0, nil
+	return l.vote(ctx, l.s.k.commentVotes(c.pid, c.num), c.AuthorID, viewerID)
 }
 
 // commentListTag names one list of replies in its cursors, so that a cursor of one parent or sort

@@ -96,17 +96,23 @@ func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int,
 
 // PostVote returns uid's vote on a post: 1, -1 or 0. The author counts as having voted up.
 func (l *Loader) PostVote(ctx context.Context, p *Post, viewerID string) (int, error) {
+	return l.vote(ctx, l.s.k.postVotes(p.Key()), p.AuthorID, viewerID)
+}
+
+// vote reads a viewer's vote from a votes hash (voter → "1" | "-1"): 1, -1 or 0 for none or an
+// anonymous viewer. The author of the item counts as having voted up.
+func (l *Loader) vote(ctx context.Context, votesKey, authorID, viewerID string) (int, error) {
 	if viewerID == "" {
 		return 0, nil
 	}
-	if viewerID == p.AuthorID {
+	if viewerID == authorID {
 		return 1, nil
 	}
 	uid, err := UserKey(viewerID)
 	if err != nil {
 		return 0, err
 	}
-	v, err := l.hashField(ctx, l.s.k.postVotes(p.Key()), uid)
+	v, err := l.hashField(ctx, votesKey, uid)
 	if err != nil {
 		return 0, err
 	}
