@@ -74,6 +74,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs := flag.NewFlagSet("agora", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c := &config{}
+	// envErrs collects environment values that do not parse: refusing to start beats running
+	// with a default the operator did not ask for.
+	var envErrs []error
+	bad := func(env string, err error) {
+		envErrs = append(envErrs, fmt.Errorf("%s=%q: %w", env, getenv(env), err))
+	}
 	// Every flag has an environment variable; the flag wins when both are set.
 	str := func(p *string, name, env, def, usage string) {
 		fs.StringVar(p, name, envOr(getenv, env, def), usage+" (env "+env+")")
@@ -81,6 +87,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	dur := func(p *time.Duration, name, env string, def time.Duration, usage string) {
 		d, err := time.ParseDuration(envOr(getenv, env, def.String()))
 		if err != nil {
+			bad(env, err)
 			d = def
 		}
 		fs.DurationVar(p, name, d, usage+" (env "+env+")")
@@ -88,6 +95,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	num := func(p *int, name, env string, def int, usage string) {
 		n, err := strconv.Atoi(envOr(getenv, env, strconv.Itoa(def)))
 		if err != nil {
+			bad(env, err)
 			n = def
 		}
 		fs.IntVar(p, name, n, usage+" (env "+env+")")
@@ -95,6 +103,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	str(&c.addr, "addr", "ADDR", ":8080", "listen address")
 	boolean := func(p *bool, name, env string, usage string) {
 		b, err := strconv.ParseBool(envOr(getenv, env, "false"))
+		if err != nil {
+			bad(env, err)
+		}
 		fs.BoolVar(p, name, err == nil && b, usage+" (env "+env+")")
 	}
 	var cluster, sentinels string
@@ -122,6 +133,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	hot := envOr(getenv, "AGORA_HOT_K", "432")
 	k, err := strconv.ParseFloat(hot, 64)
 	if err != nil {
+		bad("AGORA_HOT_K", err)
 		k = 432
 	}
 	fs.Float64Var(&c.hotK, "hot-k", k, "seconds one net vote is worth in the HOT score (env AGORA_HOT_K)")
@@ -146,8 +158,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	var origins string
 	str(&origins, "ws-origins", "AGORA_WS_ORIGINS", "", "comma-separated origin patterns allowed to open WebSockets besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live events a subscriber may fall behind before it is dropped")
-	logJSON := envOr(getenv, "AGORA_LOG_JSON", "false") == "true"
-	fs.BoolVar(&c.logJSON, "log-json", logJSON, "log as JSON lines (env AGORA_LOG_JSON)")
+	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", "log as JSON lines")
+	if len(envErrs) > 0 {
+		return nil, nil, fmt.Errorf("bad environment: %w", errors.Join(envErrs...))
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}

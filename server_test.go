@@ -195,6 +195,17 @@ func TestFlags(t *testing.T) {
 	if cfg.addr != ":9999" || cfg.hotK != 100 || cfg.votingWindow != 48*time.Hour {
 		t.Fatalf("config %+v", cfg)
 	}
+	// An environment value that does not parse stops the start instead of being ignored.
+	for _, env := range []map[string]string{
+		{"AGORA_VOTING_WINDOW": "a week"},
+		{"AGORA_WRITE_LIMIT": "lots"},
+		{"AGORA_HOT_K": "hot"},
+		{"AGORA_LOG_JSON": "maybe"},
+	} {
+		if _, _, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard); err == nil {
+			t.Errorf("%v: no error", env)
+		}
+	}
 	if err := run(context.Background(), []string{"-redis", "redis://127.0.0.1:1/0", "bogus"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil {
 		t.Fatal("an unreachable redis did not fail start-up")
 	}

@@ -22,6 +22,7 @@ type Loader struct {
 	pending []*call
 	timer   *time.Timer
 	first   time.Time // when the oldest pending call was queued
+	gen     uint64    // the generation of timer; a firing of an older one does nothing
 	cache   map[string]*call
 	walked  map[*call]*Page[*Comment] // pages of comments whose subtrees prefetch has loaded
 }
@@ -154,16 +155,27 @@ func (l *Loader) schedule() {
 	}
 	if l.timer == nil {
 		l.first = now
-		l.timer = time.AfterFunc(l.s.opts.LoaderWait, l.flush)
+		l.gen++
+		gen := l.gen
+		l.timer = time.AfterFunc(l.s.opts.LoaderWait, func() { l.flush(gen) })
 		return
 	}
+	// Reset re-arms a timer that has already fired, whose flush may be waiting for l.mu; the
+	// generation makes that second firing a no-op instead of an early send of a later batch.
 	if now.Sub(l.first) < maxBatchWait {
 		l.timer.Reset(l.s.opts.LoaderWait)
 	}
 }
 
-func (l *Loader) flush() {
+// flush sends the pending batch when the timer of generation gen fires, unless that timer has
+// been replaced (its batch was taken by doAll, Prefetch or a full batch) since.
+func (l *Loader) flush(gen uint64) {
 	l.mu.Lock()
+	if gen != l.gen || l.timer == nil {
+		l.mu.Unlock()
+		return
+	}
+	l.gen++
 	batch := l.pending
 	l.pending = nil
 	l.timer = nil
