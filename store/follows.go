@@ -212,13 +212,21 @@ func (l *Loader) userPage(ctx context.Context, key, tag string, first int, after
 
 // usersByKey loads many users in one batch; a missing user is nil at its index.
 func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error) {
+	reads := make([]read, len(uids))
+	for i, uid := range uids {
+		reads[i] = l.userRead(uid)
+	}
+	cmds, err := l.doAll(ctx, reads)
+	if err != nil {
+		return nil, err
+	}
 	users := make([]*User, len(uids))
-	err := parallel(len(uids), func(i int) error {
-		var err error
-		users[i], err = l.userByKey(ctx, uids[i])
-		return err
-	})
-	return users, err
+	for i, cmd := range cmds {
+		if vals := cmd.(*redis.SliceCmd).Val(); len(vals) == 2 && vals[0] != nil {
+			users[i] = userFromFields(uids[i], vals[0], vals[1])
+		}
+	}
+	return users, nil
 }
 
 // parallel runs f(0) … f(n-1) concurrently, so that the loader reads they make share one batch,

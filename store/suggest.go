@@ -87,14 +87,17 @@ func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int) ([
 	if err != nil {
 		return nil, err
 	}
-	counts := make([]int, len(names))
-	err = parallel(len(names), func(i int) error {
-		var err error
-		counts[i], err = l.GroupPostCount(ctx, names[i])
-		return err
-	})
+	reads := make([]read, len(names))
+	for i, n := range names {
+		reads[i] = zcardRead(l.s.k.ranking(n).new)
+	}
+	cmds, err := l.doAll(ctx, reads)
 	if err != nil {
 		return nil, err
+	}
+	counts := make([]int, len(names))
+	for i, cmd := range cmds {
+		counts[i] = int(cmd.(*redis.IntCmd).Val())
 	}
 	out := make([]*Group, 0, first)
 	for i, n := range names {
