@@ -220,6 +220,9 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}()
 
+	if len(rest) > 1 {
+		return fmt.Errorf("unexpected arguments after %q: %q (flags go before the command)", rest[0], rest[1:])
+	}
 	if len(rest) > 0 {
 		switch rest[0] {
 		case "rebuild":

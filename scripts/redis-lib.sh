@@ -34,8 +34,14 @@ wait_for() {
   return 1
 }
 
-# ping PORT: true when the server on PORT answers PONG.
-ping() { [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ]; }
+# ours PORT PIDFILE: true when the server answering on PORT is the one whose pid PIDFILE holds,
+# not another process that took the port first (the cluster and Sentinel scripts pick ports at
+# the same time, each unaware of the other's choices).
+ours() {
+  local pid
+  pid=$(cat "$2" 2>/dev/null) || return 1
+  redis-cli -p "$1" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$pid"
+}
 
 # start_server DIR NAME [redis-server arguments...] starts a daemonized redis-server on a free
 # port, which it leaves in $port, and waits until it answers. NAME names its pid and log files;
@@ -48,7 +54,7 @@ start_server() {
     pick_port || return 1
     redis-server "${@//PORT/$port}" --daemonize yes --pidfile "$dir/$name-$port.pid" \
       --logfile "$dir/$name-$port.log" || true
-    if wait_for 10 "$name on port $port" ping "$port"; then return 0; fi
+    if wait_for 10 "$name on port $port" ours "$port" "$dir/$name-$port.pid"; then return 0; fi
     tail -3 "$dir/$name-$port.log" >&2 || true
     pid=$(cat "$dir/$name-$port.pid" 2>/dev/null) && kill "$pid" 2>/dev/null || true
     rm -f "$dir/$name-$port.pid"

@@ -143,5 +143,8 @@ func checkPrefix(p string) error {
 	if strings.ContainsAny(p, "{}") {
 		return invalidf("the key prefix %q must not contain { or }: the keys' hash tags choose their cluster slots", p)
 	}
+	if strings.ContainsAny(p, `*?[]\`) {
+		return invalidf("the key prefix %q must not contain * ? [ ] or \\: rebuild finds keys by a SCAN pattern that starts with it", p)
+	}
 	return nil
 }

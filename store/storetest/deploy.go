@@ -111,19 +111,3 @@ func moduleRoot() (string, error) {
 		dir = parent
 	}
 }
-
-// Sentinel returns the addresses of the Sentinels and the name of the master they watch:
-// REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER when set (as CI sets them), otherwise a private
-// master, replica and three Sentinels that scripts/redis-sentinel.sh starts for the test.
-func Sentinel(t testing.TB) (addrs []string, master string) {
-	t.Helper()
-	if a := os.Getenv("REDIS_SENTINEL_ADDRS"); a != "" {
-		master = os.Getenv("REDIS_SENTINEL_MASTER")
-		if master == "" {
-			t.Fatal("REDIS_SENTINEL_ADDRS is set but REDIS_SENTINEL_MASTER is not")
-		}
-		return strings.Split(a, ","), master
-	}
-	d := StartDeployment(t, "redis-sentinel.sh")
-	return strings.Split(d.Env["REDIS_SENTINEL_ADDRS"], ","), d.Env["REDIS_SENTINEL_MASTER"]
-}

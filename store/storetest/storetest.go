@@ -37,8 +37,9 @@ type Backend struct {
 
 // Server is a redis-server process started for the tests of one package.
 type Server struct {
-	Addr string
-	cmd  *exec.Cmd
+	Addr   string
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited
 }
 
 // real is the package's real redis-server, started by Main.
@@ -73,12 +74,26 @@ func RealServer(t testing.TB) *Server {
 	return real.srv
 }
 
-// StartServer starts a redis-server without persistence on a free port.
+// StartServer starts a redis-server without persistence on a free port. A port is only free until
+// someone takes it, so it checks that the server answering is the one it started (by its process
+// id) and tries another port when that server exited or another answers.
 func StartServer(extra ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, fmt.Errorf("redis-server not on PATH: %w", err)
 	}
+	var last error
+	for attempt := 0; attempt < 5; attempt++ {
+		s, err := startOn(bin, extra)
+		if err == nil {
+			return s, nil
+		}
+		last = err
+	}
+	return nil, last
+}
+
+func startOn(bin string, extra []string) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -89,12 +104,23 @@ func StartServer(extra ...string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
-	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 	defer c.Close()
+	want := fmt.Sprintf("process_id:%d", cmd.Process.Pid)
 	for i := 0; ; i++ {
-		if c.Ping(context.Background()).Err() == nil {
-			return s, nil
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("redis-server on port %d exited at start (port taken?)", port)
+		default:
+		}
+		if info, err := c.Info(context.Background(), "server").Result(); err == nil {
+			if strings.Contains(info, want+"\r\n") || strings.Contains(info, want+"\n") {
+				return s, nil
+			}
+			s.Stop()
+			return nil, fmt.Errorf("another redis-server answers on port %d", port)
 		}
 		if i > 100 {
 			s.Stop()
@@ -104,10 +130,10 @@ func StartServer(extra ...string) (*Server, error) {
 	}
 }
 
-// Stop kills the server.
+// Stop kills the server and waits for it to exit.
 func (s *Server) Stop() {
 	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
+	<-s.exited
 }
 
 // FreePort returns a TCP port that was free a moment ago.
