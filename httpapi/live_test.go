@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -583,7 +582,7 @@ func TestDisconnectStormLeaksNothing(t *testing.T) {
 				waitSubscribers(t, a, 0)
 			}
 			http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-			base, _ := goroutines()
+			base, _ := storetest.Goroutines()
 
 			// Subscribers that are fully in place, with an event under way, vanish at once.
 			var drops []func()
@@ -643,46 +642,8 @@ func TestDisconnectStormLeaksNothing(t *testing.T) {
 				return err == nil && n[channel] == 0
 			})
 			http.DefaultTransport.(*http.Transport).CloseIdleConnections()
-			waitGoroutines(t, base)
+			storetest.WaitGoroutines(t, base, wait)
 		})
-	}
-}
-
-// goroutines counts the process's goroutines, leaving out those serving miniredis connections
-// (their number follows the Redis client's pool, not this package's code).
-func goroutines() (int, string) {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var kept []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if !strings.Contains(g, "miniredis/v2/server") {
-			kept = append(kept, g)
-		}
-	}
-	return len(kept), strings.Join(kept, "\n\n")
-}
-
-// waitGoroutines waits for the goroutine count to return to base, failing with every stack when
-// it does not.
-func waitGoroutines(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		n, stacks := goroutines()
-		if n <= base {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines, want at most %d:\n%s", n, base, stacks)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

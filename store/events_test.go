@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -397,7 +395,7 @@ func TestSubscribeChurnLeaksNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			warm.Close()
-			base, _ := goroutines()
+			base, _ := storetest.Goroutines()
 
 			var wg sync.WaitGroup
 			for w := range 8 {
@@ -426,49 +424,8 @@ func TestSubscribeChurnLeaksNothing(t *testing.T) {
 				channel := fmt.Sprintf("%s{p:%d}:ev:changed", s.Options().Prefix, pid)
 				waitFor(t, "Redis to drop "+channel, func() bool { return numsub(t, b.Client, channel) == 0 })
 			}
-			waitGoroutines(t, base)
+			storetest.WaitGoroutines(t, base, eventWait)
 		})
-	}
-}
-
-// goroutines counts the process's goroutines, leaving out those serving miniredis connections:
-// they belong to the embedded server, whose connection count follows the client's pool.
-func goroutines() (int, string) {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	var kept []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "miniredis/v2/server") {
-			continue
-		}
-		count++
-		kept = append(kept, g)
-	}
-	return count, strings.Join(kept, "\n\n")
-}
-
-// waitGoroutines waits for the goroutine count to return to base, failing with the stacks of
-// every goroutine when it does not.
-func waitGoroutines(t *testing.T, base int) {
-	t.Helper()
-	deadline := time.Now().Add(eventWait)
-	for {
-		n, stacks := goroutines()
-		if n <= base {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines, want at most %d:\n%s", n, base, stacks)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
