@@ -204,7 +204,6 @@ type CommentResolver interface {
 	Post(ctx context.Context, obj *store.Comment) (*store.Post, error)
 	Parent(ctx context.Context, obj *store.Comment) (*store.Comment, error)
 	Author(ctx context.Context, obj *store.Comment) (*store.User, error)
-	Body(ctx context.Context, obj *store.Comment) (*string, error)
 
 	ViewerVote(ctx context.Context, obj *store.Comment) (model.VoteDirection, error)
 
@@ -233,8 +232,6 @@ type PostResolver interface {
 	Author(ctx context.Context, obj *store.Post) (*store.User, error)
 
 	ViewerVote(ctx context.Context, obj *store.Post) (model.VoteDirection, error)
-
-	Groups(ctx context.Context, obj *store.Post) ([]*store.Group, error)
 
 	Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error)
 }
@@ -2674,7 +2671,7 @@ func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Comment_body(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Comment().Body(ctx, obj)
+			return obj.Body(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -2685,7 +2682,7 @@ func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.Col
 	)
 }
 func (ec *executionContext) fieldContext_Comment_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, true, true, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Comment", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Comment_deleted(ctx context.Context, field graphql.CollectedField, obj *store.Comment) (ret graphql.Marshaler) {
@@ -4273,7 +4270,7 @@ func (ec *executionContext) _Post_groups(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Post_groups(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().Groups(ctx, obj)
+			return obj.Groups(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*store.Group) graphql.Marshaler {
@@ -4288,7 +4285,7 @@ func (ec *executionContext) fieldContext_Post_groups(_ context.Context, field gr
 		Object:     "Post",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Group(ctx, field)
 		},
@@ -7075,43 +7072,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "body":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Comment_body(ctx, field, obj)
-				if res == graphql.RequiredNull {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Comment_body(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "deleted":
 			out.Values[i] = ec._Comment_deleted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7874,43 +7838,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "groups":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Post_groups(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Post_groups(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "commentCount":
 			out.Values[i] = ec._Post_commentCount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

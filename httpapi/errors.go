@@ -34,38 +34,18 @@ var kindCodes = map[store.Kind]string{
 	store.KindRateLimited:     CodeRateLimited,
 }
 
-// internalError marks a resolver error that is the server's fault. Its cause has been logged; the
-// client sees only a generic message.
+// internalError marks an error that is the server's fault. Its cause has been logged; the client
+// sees only a generic message.
 type internalError struct{ cause error }
 
 func (e *internalError) Error() string { return "internal server error" }
 func (e *internalError) Unwrap() error { return e.cause }
 
-// catchInternal is a field middleware: any resolver error that is not a store.Error (an error the
-// client can act on) is logged with its cause and replaced by an internalError.
-func catchInternal(log *slog.Logger) graphql.FieldMiddleware {
-	return func(ctx context.Context, next graphql.Resolver) (any, error) {
-		res, err := next(ctx)
-		if err == nil {
-			return res, nil
-		}
-		var se *store.Error
-		var ie *internalError
-		if errors.As(err, &se) || errors.As(err, &ie) {
-			return res, err
-		}
-		if errors.Is(err, context.Canceled) {
-			return res, err
-		}
-		fc := graphql.GetFieldContext(ctx)
-		log.ErrorContext(ctx, "resolver failed", "path", fc.Path().String(), "err", err)
-		return res, &internalError{cause: err}
-	}
-}
-
-// presentError gives every error its extensions.code. Store errors carry their own code; errors the
-// executor raises itself (parse, validation, limits) keep theirs; a bad argument value that the
-// executor rejects during execution is BAD_USER_INPUT; anything else is internal and generic.
+// presentError gives every error its extensions.code, where errors are mapped: no field
+// middleware runs on the hot path. Store errors carry their own code; errors the executor raises
+// itself (parse, validation, limits, a null in a non-null field) keep theirs or are
+// BAD_USER_INPUT; an error a resolver returned that is not a store error — Redis unreachable, a
+// broken invariant — is logged with its path and answered as a generic INTERNAL_SERVER_ERROR.
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)
@@ -92,9 +72,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			if errors.As(err, &ge) && ge.Extensions["code"] != nil {
 				return gerr
 			}
-			if !errors.As(err, &ge) {
-				// A plain error that bypassed the field middleware: never send its text.
-				log.ErrorContext(ctx, "unclassified error", "err", err)
+			if ge == nil || ge.Unwrap() != nil {
+				// A resolver's own error (wrapped by the executor with its path): never send its text.
+				log.ErrorContext(ctx, "resolver failed", "path", gerr.Path.String(), "err", err)
 				gerr.Message = "internal server error"
 				setCode(gerr, CodeInternal)
 				break

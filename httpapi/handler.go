@@ -56,7 +56,6 @@ func New(cfg Config) http.Handler {
 	srv.Use(resolvers.Operations{Store: cfg.Store})
 	srv.SetErrorPresenter(presentError(cfg.Log))
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))
-	srv.AroundFields(catchInternal(cfg.Log))
 
 	mux := http.NewServeMux()
 	mux.Handle("/query", liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, srv)))))

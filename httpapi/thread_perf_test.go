@@ -17,6 +17,7 @@ import (
 // threadServer is the real handler over a store holding one post with a thread.
 type threadServer struct {
 	h        http.Handler
+	store    *store.Store
 	post     string
 	token    string // a signed-in viewer, so that viewerVote reads votes too
 	comments int
@@ -41,7 +42,7 @@ func newThreadServer(tb testing.TB, b storetest.Backend, top, replies, replies2 
 		tb.Fatal(err)
 	}
 	n := buildThread(tb, st, p.ID, authors, top, replies, replies2)
-	return &threadServer{h: httpapi.New(httpapi.Config{Store: st}), post: p.ID, token: token, comments: n}
+	return &threadServer{h: httpapi.New(httpapi.Config{Store: st}), store: st, post: p.ID, token: token, comments: n}
 }
 
 // query runs threadQuery through the handler and returns the response data.

@@ -71,14 +71,6 @@ func postConnection(p *store.Page[*store.Post]) *model.PostConnection {
 	return c
 }
 
-func groups(names []string) []*store.Group {
-	out := make([]*store.Group, len(names))
-	for i, n := range names {
-		out[i] = store.NewGroup(n)
-	}
-	return out
-}
-
 func deref(s *string) string {
 	if s == nil {
 		return ""

@@ -46,8 +46,16 @@ func (o Operations) InterceptOperation(ctx context.Context, next graphql.Operati
 	r := *requestFrom(ctx)
 	r.Loader = o.Store.NewLoader()
 	r.events = nil
-	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+	oc := graphql.GetOperationContext(ctx)
+	switch {
+	case oc.Operation != nil && oc.Operation.Operation == ast.Subscription:
 		r.events = &eventSlot{ready: make(chan struct{}, 1)}
+		r.Recording = nil
+	case oc.Operation != nil && oc.Operation.Operation == ast.Query && r.Recording != nil:
+		r.Loader = o.Store.NewRecordingLoader(r.Recording.Revisions)
+		r.Recording.query.Store(true)
+	default:
+		r.Recording = nil
 	}
 	return next(WithRequest(ctx, &r))
 }
@@ -166,7 +174,9 @@ func (r *Resolver) postChanged(ctx context.Context, postID string) (<-chan *stor
 		sub.Close()
 		return nil, err
 	}
+	needs := onceNeeds(ctx, "Post")
 	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
 		if err == nil && p == nil {
 			err = errEndStream
@@ -185,7 +195,9 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string) (<-chan *sto
 		sub.Close()
 		return nil, err
 	}
+	needs := onceNeeds(ctx, "Comment")
 	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
+		ev.Loader.WalkID(ctx, ev.Comment, needs)
 		c, err := ev.Loader.Comment(ctx, ev.Comment)
 		return c, c != nil, err // a comment deleted before its event was read is skipped
 	})
@@ -197,7 +209,7 @@ func (r *Resolver) postPublished(ctx context.Context, group string) (<-chan *sto
 	if err != nil {
 		return nil, err
 	}
-	return stream(ctx, r.Log, sub, newPost)
+	return stream(ctx, r.Log, sub, newPost(onceNeeds(ctx, "Post")))
 }
 
 // feed streams the new posts of the users the viewer follows at the time each post appears.
@@ -210,19 +222,31 @@ func (r *Resolver) feed(ctx context.Context) (<-chan *store.Post, error) {
 	if err != nil {
 		return nil, err
 	}
+	load := newPost(onceNeeds(ctx, "Post"))
 	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
 		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev)
 		if err != nil || !in {
 			return nil, false, err
 		}
-		return newPost(ctx, ev)
+		return load(ctx, ev)
 	})
 }
 
-// newPost loads the post of a new-post event; one deleted since is skipped.
-func newPost(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
-	p, err := ev.Loader.Post(ctx, ev.Post)
-	return p, p != nil, err
+// newPost returns the loader of the post of a new-post event, which reads what needs says the
+// event's response reads below it; a post deleted since is skipped.
+func newPost(needs func() *store.Needs) func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+	return func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+		ev.Loader.WalkID(ctx, ev.Post, needs)
+		p, err := ev.Loader.Post(ctx, ev.Post)
+		return p, p != nil, err
+	}
+}
+
+// onceNeeds is what a subscription's selection reads below each event's object of type typ,
+// worked out once for the whole stream.
+func onceNeeds(ctx context.Context, typ string) func() *store.Needs {
+	n := fieldNeeds(ctx, typ, false)()
+	return func() *store.Needs { return n }
 }
 
 // requirePost fails with NOT_FOUND when postID names no live post.

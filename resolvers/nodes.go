@@ -35,6 +35,18 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 	return nil, nil // never a typed nil: GraphQL must see null
 }
 
+// walkNode reads the node an id names and what the selection reads below it, whatever its type.
+func walkNode(ctx context.Context, id string) {
+	typ, _, err := store.ParseID(id)
+	if err != nil {
+		return
+	}
+	typeName := map[string]string{store.TypePost: "Post", store.TypeComment: "Comment", store.TypeUser: "User"}[typ]
+	if typeName != "" {
+		loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, typeName, false))
+	}
+}
+
 // mustUser loads a user that the data says exists, such as an author.
 func mustUser(ctx context.Context, id string) (*store.User, error) {
 	u, err := loaderFrom(ctx).User(ctx, id)

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/agora/agora/store"
 )
@@ -14,10 +15,31 @@ type Request struct {
 	AuthErr  error         // set when a token was sent but is invalid or expired
 	Loader   *store.Loader // batches and caches this request's reads
 
+	// Recording is set when the response cache may keep this request's response: queries then
+	// read through a loader that records the revisions of what they read, and note whether they
+	// read anything that depends on the viewer.
+	Recording *Recording
+
 	// events is set on the request state of a subscription: each event's response reads
 	// through the event's own loader (see live.go).
 	events *eventSlot
 }
+
+// Recording is what the response cache learns about a response while it is being made.
+type Recording struct {
+	Revisions *store.Revisions
+	viewer    atomic.Bool // the response depends on who asks
+	query     atomic.Bool // the request ran a query (not a mutation or subscription)
+}
+
+// NewRecording returns an empty Recording.
+func NewRecording() *Recording { return &Recording{Revisions: store.NewRevisions()} }
+
+// ViewerDependent reports whether the response read anything that depends on the viewer.
+func (r *Recording) ViewerDependent() bool { return r.viewer.Load() }
+
+// Query reports whether the request was a query, and only queries.
+func (r *Recording) Query() bool { return r.query.Load() }
 
 type requestKey struct{}
 
@@ -34,6 +56,12 @@ func requestFrom(ctx context.Context) *Request {
 	panic("resolvers: no request state in context") // a wiring bug, caught by every test
 }
 
+// RequestFrom returns the request state the handler installed, or nil.
+func RequestFrom(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
+}
+
 // loaderFrom returns the loader of the current operation, or, while a subscription resolves one
 // of its events, that event's loader.
 func loaderFrom(ctx context.Context) *store.Loader {
@@ -46,11 +74,22 @@ func loaderFrom(ctx context.Context) *store.Loader {
 	return r.Loader
 }
 
-func viewerFrom(ctx context.Context) string { return requestFrom(ctx).ViewerID }
+// viewerFrom returns the viewer's global id ("" when anonymous). Every read of the viewer goes
+// through it, so that the response cache knows the response depends on who asks.
+func viewerFrom(ctx context.Context) string {
+	r := requestFrom(ctx)
+	if r.Recording != nil {
+		r.Recording.viewer.Store(true)
+	}
+	return r.ViewerID
+}
 
 // requireViewer returns the viewer's id, or UNAUTHENTICATED for an anonymous request.
 func requireViewer(ctx context.Context) (string, error) {
 	r := requestFrom(ctx)
+	if r.Recording != nil {
+		r.Recording.viewer.Store(true)
+	}
 	if r.ViewerID != "" {
 		return r.ViewerID, nil
 	}

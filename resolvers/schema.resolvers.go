@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"strings"
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/graph/model"
@@ -28,10 +29,6 @@ func (r *commentResolver) Author(ctx context.Context, obj *store.Comment) (*stor
 	return commentAuthor(ctx, obj)
 }
 
-func (r *commentResolver) Body(ctx context.Context, obj *store.Comment) (*string, error) {
-	return commentBody(obj), nil
-}
-
 func (r *commentResolver) ViewerVote(ctx context.Context, obj *store.Comment) (model.VoteDirection, error) {
 	v, err := loaderFrom(ctx).CommentVote(ctx, obj, viewerFrom(ctx))
 	return voteDirection(v), err
@@ -39,7 +36,7 @@ func (r *commentResolver) ViewerVote(ctx context.Context, obj *store.Comment) (m
 
 func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), n, a, threadNeeds(ctx))
+	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), n, a, fieldNeeds(ctx, "Comment", true))
 	if err != nil {
 		return nil, err
 	}
@@ -52,11 +49,10 @@ func (r *groupResolver) PostCount(ctx context.Context, obj *store.Group) (int, e
 
 func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model.PostSort, first *int, after *string) (*model.PostConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), obj.Name, n, a)
+	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), obj.Name, n, a, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
-	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
@@ -200,13 +196,9 @@ func (r *postResolver) ViewerVote(ctx context.Context, obj *store.Post) (model.V
 	return voteDirection(v), err
 }
 
-func (r *postResolver) Groups(ctx context.Context, obj *store.Post) ([]*store.Group, error) {
-	return groups(obj.GroupNames), nil
-}
-
 func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), n, a, threadNeeds(ctx))
+	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), n, a, fieldNeeds(ctx, "Comment", true))
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +206,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *mode
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error) {
+	walkNode(ctx, id)
 	return loadNode(ctx, id)
 }
 
@@ -222,18 +215,22 @@ func (r *queryResolver) Viewer(ctx context.Context) (*store.User, error) {
 	if id == "" {
 		return nil, nil
 	}
+	loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, "User", false))
 	return loaderFrom(ctx).User(ctx, id)
 }
 
 func (r *queryResolver) User(ctx context.Context, name string) (*store.User, error) {
+	loaderFrom(ctx).WalkID(ctx, store.TypeUser+":"+strings.ToLower(name), fieldNeeds(ctx, "User", false))
 	return loaderFrom(ctx).UserByName(ctx, name)
 }
 
 func (r *queryResolver) Post(ctx context.Context, id string) (*store.Post, error) {
+	loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, "Post", false))
 	return loaderFrom(ctx).Post(ctx, id)
 }
 
 func (r *queryResolver) Comment(ctx context.Context, id string) (*store.Comment, error) {
+	loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, "Comment", false))
 	return loaderFrom(ctx).Comment(ctx, id)
 }
 
@@ -243,11 +240,10 @@ func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, e
 
 func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string) (*model.PostConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), n, a)
+	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), n, a, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
-	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
@@ -257,17 +253,16 @@ func (r *queryResolver) Feed(ctx context.Context, first *int, after *string) (*m
 		return nil, err
 	}
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Feed(ctx, id, n, a)
+	p, err := loaderFrom(ctx).Feed(ctx, id, n, a, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
-	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 
 func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *string) (*model.LeaderboardConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Leaderboard(ctx, n, a)
+	p, err := loaderFrom(ctx).Leaderboard(ctx, n, a, leaderboardNeeds(ctx, true))
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +270,7 @@ func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *stri
 }
 
 func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error) {
-	p, err := loaderFrom(ctx).LeaderboardAround(ctx, userID, intOr(radius, 2))
+	p, err := loaderFrom(ctx).LeaderboardAround(ctx, userID, intOr(radius, 2), leaderboardNeeds(ctx, false))
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +278,7 @@ func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, ra
 }
 
 func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error) {
-	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10))
+	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10), listNeeds(ctx, "User"))
 }
 
 func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error) {
@@ -328,7 +323,7 @@ func (r *userResolver) FollowingCount(ctx context.Context, obj *store.User) (int
 
 func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Followers(ctx, obj.ID, n, a)
+	p, err := loaderFrom(ctx).Followers(ctx, obj.ID, n, a, fieldNeeds(ctx, "User", true))
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +332,7 @@ func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *in
 
 func (r *userResolver) Following(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Following(ctx, obj.ID, n, a)
+	p, err := loaderFrom(ctx).Following(ctx, obj.ID, n, a, fieldNeeds(ctx, "User", true))
 	if err != nil {
 		return nil, err
 	}
@@ -354,11 +349,10 @@ func (r *userResolver) FollowsViewer(ctx context.Context, obj *store.User) (bool
 
 func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, after *string) (*model.PostConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).UserPosts(ctx, obj.ID, n, a)
+	p, err := loaderFrom(ctx).UserPosts(ctx, obj.ID, n, a, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
-	prefetchPosts(ctx, r.Store, p.Items, "edges", "node")
 	return postConnection(p), nil
 }
 

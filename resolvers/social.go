@@ -1,8 +1,12 @@
 package resolvers
 
 import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/agora/agora/graph/model"
 	"github.com/agora/agora/store"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // userConnection converts a page of users.
@@ -34,4 +38,34 @@ func intOr(v *int, def int) int {
 		return def
 	}
 	return *v
+}
+
+// leaderboardNeeds returns what a leaderboard selection reads of each user: edges.node of a
+// connection, or node of a list of edges.
+func leaderboardNeeds(ctx context.Context, connection bool) func() *store.Needs {
+	return func() *store.Needs {
+		fc := graphql.GetFieldContext(ctx)
+		if fc == nil || fc.Field.Field == nil {
+			return nil
+		}
+		b := needsBuilder{op: graphql.GetOperationContext(ctx), viewer: viewerKey(ctx)}
+		sel := fc.Field.Selections
+		n := &store.Needs{}
+		op := b.op
+		if connection {
+			var edgeSel ast.SelectionSet
+			for _, e := range graphql.CollectFields(op, sel, nil) {
+				if e.Name == "edges" {
+					edgeSel = append(edgeSel, e.Selections...)
+				}
+			}
+			sel = edgeSel
+		}
+		for _, f := range graphql.CollectFields(op, sel, nil) {
+			if f.Name == "node" {
+				b.into(n, f.Selections, "User")
+			}
+		}
+		return n
+	}
 }

@@ -30,6 +30,14 @@ type Comment struct {
 // NodeID returns the comment's global id.
 func (c *Comment) NodeID() string { return c.ID }
 
+// Body is the text of a comment; nil once it is deleted.
+func (c *Comment) Body() *string {
+	if c.Deleted {
+		return nil
+	}
+	return &c.Text
+}
+
 // Net is upvotes minus downvotes.
 func (c *Comment) Net() int { return c.Upvotes - c.Downvotes }
 
@@ -353,37 +361,4 @@ func threadPostKey(prefix, key string) (string, bool) {
 		return "", false
 	}
 	return postKeyFromHashKey(prefix, rest)
-}
-
-// commentFromHash builds a Comment from its hash, or returns nil when the hash is missing or is
-// only the marker of a removed comment.
-func commentFromHash(pid, num string, h map[string]string) *Comment {
-	if h["created"] == "" {
-		return nil
-	}
-	c := &Comment{
-		ID:         commentID(pid, num),
-		PostID:     postID(pid),
-		Deleted:    h["deleted"] == "1",
-		CreatedAt:  fromMillis(atoi64(h["created"])),
-		Depth:      int(atoi64(h["depth"])),
-		Upvotes:    int(atoi64(h["up"])),
-		Downvotes:  int(atoi64(h["down"])),
-		ReplyCount: int(atoi64(h["replies"])),
-		Version:    atoi64(h["ver"]),
-		pid:        pid,
-		num:        num,
-	}
-	if p := h["parent"]; p != "" && p != topLevel {
-		c.ParentID = commentID(pid, p)
-	}
-	if !c.Deleted {
-		c.AuthorID = userID(h["author"])
-		c.Text = h["body"]
-	}
-	if e := h["edited"]; e != "" {
-		t := fromMillis(atoi64(e))
-		c.EditedAt = &t
-	}
-	return c
 }

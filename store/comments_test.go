@@ -884,6 +884,9 @@ func (th *thread) assertNoPermanentThreadKeys(when string) {
 		if strings.HasSuffix(key, "}:votes") {
 			continue // the post's own votes
 		}
+		if strings.HasSuffix(key, "}:rev") {
+			continue // the revision counter stays, so that revisions never go back (revisions.go)
+		}
 		ttl, err := th.b.Client.PTTL(ctx, key).Result()
 		if err != nil {
 			th.t.Fatal(err)
@@ -959,22 +962,42 @@ func (h *failSweeps) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set and four
-// keys per comment, and ARGV the comments' 12-digit numbers.
+// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set, four keys
+// per comment and the revision counter, and ARGV the comments' 12-digit numbers.
 func isSweep(args []any) bool {
 	if len(args) < 5 || (args[0] != "evalsha" && args[0] != "eval") {
 		return false
 	}
 	n, err := strconv.Atoi(fmt.Sprint(args[2]))
-	if err != nil || n < 2 || (n-2)%4 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
+	if err != nil || n < 3 || (n-3)%4 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
 		return false
 	}
 	first := fmt.Sprint(args[3+n])
 	return len(first) == 12 && strings.Trim(first, "0123456789") == ""
 }
 
-func (*failSweeps) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+func (h *failSweeps) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !h.on.Load() {
+			return next(ctx, cmds)
+		}
+		var rest []redis.Cmder
+		var err error
+		for _, cmd := range cmds {
+			if isSweep(cmd.Args()) {
+				err = errors.New("injected: process stopped")
+				cmd.SetErr(err)
+				continue
+			}
+			rest = append(rest, cmd)
+		}
+		if len(rest) > 0 {
+			if e := next(ctx, rest); e != nil {
+				err = e
+			}
+		}
+		return err
+	}
 }
 
 func TestCommentRebuildFinishesInterruptedThreadDrop(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -144,8 +145,9 @@ type feedItem struct {
 }
 
 // Feed loads one page of the home feed of the user with global id viewerID: posts by the users
-// they follow, newest first. Its cursors stay valid while posts come and go.
-func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after string) (*Page[*Post], error) {
+// they follow, newest first, and what needs says the response reads of them. Its cursors stay
+// valid while posts come and go.
+func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
@@ -159,24 +161,16 @@ func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after str
 	}
 	k := l.s.k
 	// Round one: the pushed entries, the pulled authors and the oldest entry kept.
-	var own rawPage
-	var pulled []string
-	var oldest []redis.Z
-	err = parallel(3, func(i int) error {
-		var err error
-		switch i {
-		case 0:
-			own, err = l.page(ctx, k.feed(uid), true, first, c)
-		case 1:
-			pulled, err = l.zrange(ctx, k.pull(uid))
-		case 2:
-			oldest, err = l.zrangeWithScores(ctx, k.feed(uid), 0, 0)
-		}
-		return err
-	})
+	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, first, c), zrangeRead(k.pull(uid), 0, -1), zrangeRead(k.feed(uid), 0, 0))
+	if err := waitAll(ctx, r1); err != nil {
+		return nil, err
+	}
+	own, err := pageOf(r1[0], first)
 	if err != nil {
 		return nil, err
 	}
+	pulled := zrangeMembers(r1[1])
+	oldest := r1[2].cmd.(*redis.ZSliceCmd).Val()
 	// A full feed has dropped older entries; pulled posts older than what it keeps are left out too.
 	full := own.total >= l.s.opts.Feed.Cap && len(oldest) == 1
 	horizon := "-inf"
@@ -184,19 +178,21 @@ func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after str
 		horizon = formatScore(oldest[0].Score)
 	}
 	// Round two: a page of each pulled author's posts and how many are within the horizon.
-	srcs := make([]feedSource, len(pulled))
-	err = parallel(2*len(pulled), func(i int) error {
-		key := k.userPosts(pulled[i/2])
-		var err error
-		if i%2 == 0 {
-			srcs[i/2].rp, err = l.page(ctx, key, true, first, c)
-		} else {
-			srcs[i/2].count, err = l.zcount(ctx, key, horizon, "+inf")
-		}
-		return err
-	})
-	if err != nil {
+	reads := make([]read, 0, 2*len(pulled))
+	for _, a := range pulled {
+		key := k.userPosts(a)
+		reads = append(reads, l.pageRead(key, true, first, c), zcountRead(key, horizon, "+inf"))
+	}
+	r2 := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, r2); err != nil {
 		return nil, err
+	}
+	srcs := make([]feedSource, len(pulled))
+	for i := range pulled {
+		if srcs[i].rp, err = pageOf(r2[2*i], first); err != nil {
+			return nil, err
+		}
+		srcs[i].count = int(r2[2*i+1].cmd.(*redis.IntCmd).Val())
 	}
 
 	items := make([]feedItem, 0, first)
@@ -240,6 +236,7 @@ func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after str
 	for i, it := range items {
 		pids[i] = it.member
 	}
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, evalNeeds(needs))
 	posts, kept, err := l.postsByKey(ctx, pids)
 	if err != nil {
 		return nil, err
@@ -251,36 +248,29 @@ func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after str
 	return &Page[*Post]{Items: posts, Cursors: cursors, Total: total, HasNext: more, HasPrev: prev}, nil
 }
 
-// zrange loads every member of a sorted set, lowest score first.
-func (l *Loader) zrange(ctx context.Context, key string) ([]string, error) {
-	cmd, err := l.do(ctx, "za:"+key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZRange(ctx, key, 0, -1)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return cmd.(*redis.StringSliceCmd).Val(), nil
+// zrangeRead reads the members of a sorted set from rank start to stop, lowest score first, with
+// their scores (ZRANGE WITHSCORES).
+func zrangeRead(key string, start, stop int64) read {
+	ck := "zw:" + key + "\x00" + strconv.FormatInt(start, 10) + "\x00" + strconv.FormatInt(stop, 10)
+	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZRangeWithScores(ctx, key, start, stop)
+	}}
 }
 
-// zrangeWithScores loads the members of a sorted set from rank start to stop, with scores.
-func (l *Loader) zrangeWithScores(ctx context.Context, key string, start, stop int64) ([]redis.Z, error) {
-	ck := fmt.Sprintf("zw:%s\x00%d\x00%d", key, start, stop)
-	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZRangeWithScores(ctx, key, start, stop)
-	})
-	if err != nil {
-		return nil, err
+// zrangeMembers returns the members a done zrangeRead read.
+func zrangeMembers(c *call) []string {
+	zs := c.cmd.(*redis.ZSliceCmd).Val()
+	out := make([]string, len(zs))
+	for i, z := range zs {
+		out[i], _ = z.Member.(string)
 	}
-	return cmd.(*redis.ZSliceCmd).Val(), nil
+	return out
 }
 
-// zcount loads how many members of a sorted set score between min and max (Redis range syntax).
-func (l *Loader) zcount(ctx context.Context, key, min, max string) (int, error) {
-	cmd, err := l.do(ctx, "zn:"+key+"\x00"+min+"\x00"+max, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZCount(ctx, key, min, max)
-	})
-	if err != nil {
-		return 0, err
-	}
-	return int(cmd.(*redis.IntCmd).Val()), nil
+// zcountRead reads how many members of a sorted set score between min and max (Redis range
+// syntax).
+func zcountRead(key, min, max string) read {
+	return read{key: "zn:" + key + "\x00" + min + "\x00" + max, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZCount(ctx, key, min, max)
+	}}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -27,7 +26,7 @@ func feedTitles(t *testing.T, s *store.Store, viewer string, pageSize int) []str
 	var out []string
 	after := ""
 	for range 100 {
-		p, err := s.NewLoader().Feed(context.Background(), viewer, pageSize, after)
+		p, err := s.NewLoader().Feed(context.Background(), viewer, pageSize, after, nil)
 		if err != nil {
 			t.Fatalf("feed of %s: %v", viewer, err)
 		}
@@ -76,7 +75,7 @@ func TestFeedPushed(t *testing.T) {
 		checkFeed(t, s, rita, "a3", "b1", "a2", "a1")
 
 		// A cursor stays valid while newer posts arrive and the cursor's own post goes.
-		first, err := s.NewLoader().Feed(ctx, rita, 2, "")
+		first, err := s.NewLoader().Feed(ctx, rita, 2, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +83,7 @@ func TestFeedPushed(t *testing.T) {
 		if err := s.DeletePost(ctx, "ben", first.Items[1].ID); err != nil {
 			t.Fatal(err)
 		}
-		rest, err := s.NewLoader().Feed(ctx, rita, 20, first.EndCursor())
+		rest, err := s.NewLoader().Feed(ctx, rita, 20, first.EndCursor(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +150,7 @@ func TestFeedPulled(t *testing.T) {
 		}
 		checkFeed(t, s, "user:rd1", "a3", "a2", "a1")
 		checkFeed(t, s, "user:rd2", "a3", "b2", "a2", "b1", "a1")
-		p, err := s.NewLoader().Feed(ctx, "user:rd2", 2, "")
+		p, err := s.NewLoader().Feed(ctx, "user:rd2", 2, "", nil)
 		if err != nil || p.Total != 5 {
 			t.Errorf("total %v (%v), want 5", p, err)
 		}
@@ -206,7 +205,7 @@ func TestFeedCap(t *testing.T) {
 		if g, _ := s.GraphOf(ctx, "reader"); len(g.Feed) != 3 {
 			t.Errorf("feed holds %d entries, cap 3", len(g.Feed))
 		}
-		p, err := s.NewLoader().Feed(ctx, "user:reader", 10, "")
+		p, err := s.NewLoader().Feed(ctx, "user:reader", 10, "", nil)
 		if err != nil || p.Total != 4 {
 			t.Errorf("total %+v (%v), want 4", p, err)
 		}
@@ -223,7 +222,7 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 		b.Client = b.NewClient(t)
 		b.Client.AddHook(hook)
 		// A long loader wait makes the batches independent of goroutine scheduling.
-		s := b.NewStore(t, store.Options{LoaderWait: 20 * time.Millisecond, Feed: store.FeedOptions{FanoutLimit: 1}})
+		s := b.NewStore(t, store.Options{Feed: store.FeedOptions{FanoutLimit: 1}})
 		measure := func(n int) [3]int64 {
 			reader := fmt.Sprintf("reader%d", n)
 			signUp(t, s, reader)
@@ -242,9 +241,9 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 			id := "user:" + reader
 			var out [3]int64
 			reads := []func(l *store.Loader) error{
-				func(l *store.Loader) error { _, err := l.Feed(ctx, id, 20, ""); return err },
-				func(l *store.Loader) error { _, err := l.Following(ctx, id, 20, ""); return err },
-				func(l *store.Loader) error { _, err := l.Leaderboard(ctx, 20, ""); return err },
+				func(l *store.Loader) error { _, err := l.Feed(ctx, id, 20, "", nil); return err },
+				func(l *store.Loader) error { _, err := l.Following(ctx, id, 20, "", nil); return err },
+				func(l *store.Loader) error { _, err := l.Leaderboard(ctx, 20, "", nil); return err },
 			}
 			for i, read := range reads {
 				before := hook.Count()

@@ -2,12 +2,8 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // The follow graph.
@@ -163,38 +159,41 @@ func (l *Loader) Follows(ctx context.Context, followerID, followeeID string) (bo
 }
 
 // Followers loads one page of the users following the user with global id userID, most recent
-// follow first.
-func (l *Loader) Followers(ctx context.Context, userID string, first int, after string) (*Page[*User], error) {
-	uid, err := UserKey(userID)
-	if err != nil {
-		return nil, err
-	}
-	return l.userPage(ctx, l.s.k.followers(uid), "uf", first, after)
+// follow first, and what needs says the response reads of them.
+func (l *Loader) Followers(ctx context.Context, userID string, first int, after string, needs func() *Needs) (*Page[*User], error) {
+	return l.userList(ctx, ListFollowers, userID, first, after, needs)
 }
 
 // Following loads one page of the users the user with global id userID follows, most recent follow
-// first.
-func (l *Loader) Following(ctx context.Context, userID string, first int, after string) (*Page[*User], error) {
+// first, and what needs says the response reads of them.
+func (l *Loader) Following(ctx context.Context, userID string, first int, after string, needs func() *Needs) (*Page[*User], error) {
+	return l.userList(ctx, ListFollowing, userID, first, after, needs)
+}
+
+// userList pages a sorted set of user keys (highest score first), then loads the users and what
+// needs says of them.
+func (l *Loader) userList(ctx context.Context, kind ListKind, userID string, first int, after string, needs func() *Needs) (*Page[*User], error) {
 	uid, err := UserKey(userID)
 	if err != nil {
 		return nil, err
 	}
-	return l.userPage(ctx, l.s.k.following(uid), "ug", first, after)
-}
-
-// userPage pages a sorted set of user keys (highest score first) and loads the users.
-func (l *Loader) userPage(ctx context.Context, key, tag string, first int, after string) (*Page[*User], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
+	key, tag, _ := l.userListKey(kind, uid)
 	c, err := decodeCursor(after, tag)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, key, true, first, c)
+	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
 	if err != nil {
 		return nil, err
 	}
+	rp, err := pageOf(pc, first)
+	if err != nil {
+		return nil, err
+	}
+	l.walkPage(ctx, pc, Items{Kind: ItemUser, Keys: rp.members}, needs)
 	users, err := l.usersByKey(ctx, rp.members)
 	if err != nil {
 		return nil, err
@@ -208,87 +207,6 @@ func (l *Loader) userPage(ctx context.Context, key, tag string, first int, after
 		}
 	}
 	return p, nil
-}
-
-// usersByKey loads many users in one batch; a missing user is nil at its index.
-func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error) {
-	reads := make([]read, len(uids))
-	for i, uid := range uids {
-		reads[i] = l.userRead(uid)
-	}
-	cmds, err := l.doAll(ctx, reads)
-	if err != nil {
-		return nil, err
-	}
-	users := make([]*User, len(uids))
-	for i, cmd := range cmds {
-		if vals := cmd.(*redis.SliceCmd).Val(); len(vals) == 2 && vals[0] != nil {
-			users[i] = userFromFields(uids[i], vals[0], vals[1])
-		}
-	}
-	return users, nil
-}
-
-// parallel runs f(0) … f(n-1) concurrently, so that the loader reads they make share one batch,
-// and returns the first error.
-func parallel(n int, f func(i int) error) error {
-	if n == 1 {
-		return f(0)
-	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(i)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// zscore loads the score of a member of a sorted set; ok is false when it is absent.
-func (l *Loader) zscore(ctx context.Context, key, member string) (score float64, ok bool, err error) {
-	cmd, err := l.do(ctx, "zs:"+key+"\x00"+member, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZScore(ctx, key, member)
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	fc := cmd.(*redis.FloatCmd)
-	if errors.Is(fc.Err(), redis.Nil) {
-		return 0, false, nil
-	}
-	return fc.Val(), true, nil
-}
-
-// zrank loads the 0-based ascending rank of a member of a sorted set; ok is false when it is
-// absent.
-func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok bool, err error) {
-	cmd, err := l.do(ctx, "zr:"+key+"\x00"+member, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZRank(ctx, key, member)
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	ic := cmd.(*redis.IntCmd)
-	if errors.Is(ic.Err(), redis.Nil) {
-		return 0, false, nil
-	}
-	return ic.Val(), true, nil
-}
-
-// script runs a read-only script in the loader's batch.
-func (l *Loader) script(ctx context.Context, name string, keys []string, args ...any) (any, error) {
-	ck := fmt.Sprintf("sc:%s\x00%#v\x00%#v", name, keys, args)
-	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return l.s.scripts.get(name).EvalSha(ctx, p, keys, args...)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return cmd.(*redis.Cmd).Val(), nil
 }
 
 // parseScore parses a score as Redis prints it.

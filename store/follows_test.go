@@ -96,14 +96,14 @@ func TestFollowAndUnfollow(t *testing.T) {
 		}
 
 		l := s.NewLoader()
-		following, err := l.Following(ctx, alice, 20, "")
+		following, err := l.Following(ctx, alice, 20, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := userNames(following.Items), []string{"carol", "bob"}; !slices.Equal(got, want) {
 			t.Errorf("alice follows %v, want %v (most recent first)", got, want)
 		}
-		followers, err := l.Followers(ctx, alice, 20, "")
+		followers, err := l.Followers(ctx, alice, 20, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestFollowersPaging(t *testing.T) {
 		var got []string
 		after := ""
 		for pages := 0; ; pages++ {
-			p, err := s.NewLoader().Followers(ctx, ids[0], 3, after)
+			p, err := s.NewLoader().Followers(ctx, ids[0], 3, after, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,10 +201,10 @@ func TestFollowersPaging(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("followers by page %v, want %v", got, want)
 		}
-		if _, err := s.NewLoader().Followers(ctx, ids[0], 3, "bogus"); !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.NewLoader().Followers(ctx, ids[0], 3, "bogus", nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("bad cursor: %v", err)
 		}
-		if _, err := s.NewLoader().Followers(ctx, ids[0], 101, ""); !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.NewLoader().Followers(ctx, ids[0], 101, "", nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("first 101: %v", err)
 		}
 	})
@@ -418,18 +418,18 @@ func TestRebuildUsers(t *testing.T) {
 		}
 		checkGraph(t, s, names, 1000)
 		l := s.NewLoader()
-		lb, err := l.Leaderboard(ctx, 10, "")
+		lb, err := l.Leaderboard(ctx, 10, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := rankedNames(lb.Items); !slices.Equal(got, []string{"ben:1:1", "ann:2:0", "cat:3:0"}) {
 			t.Errorf("leaderboard after rebuild %v", got)
 		}
-		users, err := l.SuggestUsers(ctx, "a", 10)
+		users, err := l.SuggestUsers(ctx, "a", 10, nil)
 		if err != nil || !slices.Equal(userNames(users), []string{"ann"}) {
 			t.Errorf("suggest after rebuild: %v %v", userNames(users), err)
 		}
-		feed, err := l.Feed(ctx, ids[0], 10, "")
+		feed, err := l.Feed(ctx, ids[0], 10, "", nil)
 		if err != nil || len(feed.Items) != 1 || feed.Items[0].ID != post.ID {
 			t.Errorf("ann's feed after rebuild: %+v %v", feed, err)
 		}

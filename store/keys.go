@@ -137,6 +137,13 @@ func (k keys) threadIDs(pid string) string { return k.thread(pid) + "ids" }
 // commentIdem is a string holding the comment number an idempotency key created (expires).
 func (k keys) commentIdem(pid, digest string) string { return k.thread(pid) + "idem:" + digest }
 
+// rev is a string counter, the revision of the aggregate with hash tag tag ("{p:42}"): every
+// write to the aggregate raises it in the same script (see revisions.go).
+func (k keys) rev(tag string) string { return k.prefix + tag + ":rev" }
+
+// revOf is the revision counter of the aggregate a key belongs to.
+func (k keys) revOf(key string) string { return k.rev(tagOf(key)) }
+
 // checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
 // key, so braces in the prefix would override the aggregates' hash tags.
 func checkPrefix(p string) error {

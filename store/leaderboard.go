@@ -66,7 +66,7 @@ func (s *Store) leaderboardCall(uid string, karma, version int64) scriptCall {
 // registerUser puts a new user into the name index for autocomplete and on the leaderboard with
 // karma 0 (version 0, so any karma recorded since wins).
 func (s *Store) registerUser(ctx context.Context, uid string) error {
-	if err := s.rdb.ZAdd(ctx, s.k.userNames(), redis.Z{Member: uid}).Err(); err != nil {
+	if err := s.register(ctx, s.k.userNames(), true, uid); err != nil {
 		return fmt.Errorf("register user %s: %w", uid, err)
 	}
 	if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(uid, 0, 0)}); err != nil {
@@ -91,8 +91,9 @@ func (l *Loader) Rank(ctx context.Context, u *User) (rank int, ok bool, err erro
 	return int(r) + 1, ok, err
 }
 
-// Leaderboard loads one page of the karma leaderboard, highest karma first.
-func (l *Loader) Leaderboard(ctx context.Context, first int, after string) (*Page[*Ranked], error) {
+// Leaderboard loads one page of the karma leaderboard, highest karma first, and what needs says
+// the response reads of its users.
+func (l *Loader) Leaderboard(ctx context.Context, first int, after string, needs func() *Needs) (*Page[*Ranked], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
@@ -104,6 +105,7 @@ func (l *Loader) Leaderboard(ctx context.Context, first int, after string) (*Pag
 	if err != nil {
 		return nil, err
 	}
+	l.Walk(ctx, Items{Kind: ItemUser, Keys: rp.members}, evalNeeds(needs))
 	p, err := l.ranked(ctx, rp)
 	if err != nil {
 		return nil, err
@@ -113,8 +115,9 @@ func (l *Loader) Leaderboard(ctx context.Context, first int, after string) (*Pag
 }
 
 // LeaderboardAround loads the user with global id userID and up to radius users on each side of
-// them on the leaderboard, in leaderboard order. It is empty when the user is not ranked.
-func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius int) (*Page[*Ranked], error) {
+// them on the leaderboard, in leaderboard order, and what needs says the response reads of them.
+// It is empty when the user is not ranked.
+func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius int, needs func() *Needs) (*Page[*Ranked], error) {
 	uid, err := UserKey(userID)
 	if err != nil {
 		return nil, err
@@ -122,24 +125,23 @@ func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius in
 	if radius < 0 || radius > MaxLeaderboardRadius {
 		return nil, invalidf("radius must be between 0 and %d (got %d)", MaxLeaderboardRadius, radius)
 	}
-	var u *User
-	var reply any
-	err = parallel(2, func(i int) error {
-		var err error
-		if i == 0 {
-			u, err = l.userByKey(ctx, uid)
-		} else {
-			reply, err = l.script(ctx, "around", []string{l.s.k.leaderboard()}, uid, radius)
-		}
-		return err
+	// The user and the window around them in one round trip.
+	around := l.s.scripts.get("around")
+	key := l.s.k.leaderboard()
+	calls := l.getAll(ctx, l.userRead(uid), read{
+		key:  "around:" + uid + "\x00" + strconv.Itoa(radius),
+		rkey: key,
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = around.EvalSha(ctx, p, []string{key}, uid, radius)
+		},
 	})
-	if err != nil {
+	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	if u == nil {
+	if l.userOf(calls[0], uid) == nil {
 		return nil, notFoundf("no such user %s", truncate(userID, 40))
 	}
-	arr, _ := reply.([]any)
+	arr, _ := calls[1].cmd.(*redis.Cmd).Val().([]any)
 	if len(arr) == 0 {
 		return &Page[*Ranked]{}, nil
 	}
@@ -151,6 +153,7 @@ func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius in
 		rp.members = append(rp.members, m)
 		rp.scores = append(rp.scores, sc)
 	}
+	l.Walk(ctx, Items{Kind: ItemUser, Keys: rp.members}, evalNeeds(needs))
 	return l.ranked(ctx, rp)
 }
 

@@ -76,7 +76,7 @@ func TestKarmaUnderConcurrentVotes(t *testing.T) {
 				want[owner[p]] += dir
 			}
 		}
-		lb, err := s.NewLoader().Leaderboard(ctx, 100, "")
+		lb, err := s.NewLoader().Leaderboard(ctx, 100, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestKarmaRecordIsRepeatSafe(t *testing.T) {
 				t.Errorf("step %d: karma %d, want %d", i, got, st.want)
 			}
 		}
-		lb, err := s.NewLoader().Leaderboard(ctx, 10, "")
+		lb, err := s.NewLoader().Leaderboard(ctx, 10, "", nil)
 		if err != nil || !slices.Equal(rankedNames(lb.Items), []string{"amy:1:1"}) {
 			t.Errorf("leaderboard %v %v", rankedNames(lb.Items), err)
 		}
@@ -155,7 +155,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 		var got []string
 		after := ""
 		for {
-			p, err := s.NewLoader().Leaderboard(ctx, 3, after)
+			p, err := s.NewLoader().Leaderboard(ctx, 3, after, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 			{"user:cat", 0, []string{"cat:4:0"}},
 		}
 		for _, tc := range around {
-			p, err := s.NewLoader().LeaderboardAround(ctx, tc.user, tc.radius)
+			p, err := s.NewLoader().LeaderboardAround(ctx, tc.user, tc.radius, nil)
 			if err != nil || !slices.Equal(rankedNames(p.Items), tc.want) {
 				t.Errorf("around %s ±%d: %v %v, want %v", tc.user, tc.radius, rankedNames(p.Items), err, tc.want)
 			}
@@ -205,7 +205,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 			{"post:1", 2, store.KindInvalid},
 		}
 		for _, tc := range bad {
-			if _, err := s.NewLoader().LeaderboardAround(ctx, tc.user, tc.radius); !store.IsKind(err, tc.kind) {
+			if _, err := s.NewLoader().LeaderboardAround(ctx, tc.user, tc.radius, nil); !store.IsKind(err, tc.kind) {
 				t.Errorf("around %s ±%d: %v, want kind %d", tc.user, tc.radius, err, tc.kind)
 			}
 		}

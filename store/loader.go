@@ -4,229 +4,169 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Loader batches the reads of one request. Lookups made close together in time — the fields of
-// one level of a GraphQL response, which gqlgen resolves concurrently — go to Redis in a single
-// pipeline, whatever their kind (hashes, vote records, pages of child ids) and whatever hash slot
-// they live in. Results are cached for the life of the Loader, so create one per request.
+// Loader reads for one request. It never waits for more lookups to arrive: a read goes to Redis
+// the moment it is asked for, and a whole level of a response goes in one pipeline because the
+// level's parent asks for all of it at once (see Walk). Results are kept for the life of the
+// Loader — two lookups of the same data share one read — so create one per request.
 type Loader struct {
-	s *Store
+	s    *Store
+	revs *Revisions // records what the response read, for the response cache; nil when off
 
-	mu      sync.Mutex
-	pending []*call
-	timer   *time.Timer
-	first   time.Time // when the oldest pending call was queued
-	gen     uint64    // the generation of timer; a firing of an older one does nothing
-	cache   map[string]*call
-	walked  map[*call]*Page[*Comment] // pages of comments whose subtrees prefetch has loaded
+	mu     sync.Mutex
+	cache  map[string]*call
+	walked map[*call]bool // pages whose subtree Walk has read
 }
 
-// call is one queued read. fill adds its command to the pipeline; done closes once it ran.
+// call is one read: one or two commands (a first page is ZCARD and ZRANGE) in a pipeline. done
+// closes once they ran; val caches what the reply was parsed into.
 type call struct {
-	fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder
+	r    read
 	cmd  redis.Cmder
+	cmd2 redis.Cmder
 	err  error
 	done chan struct{}
-	ctx  context.Context
+	val  any
 }
 
-// maxBatchWait bounds how long the first read of a batch waits while later ones keep arriving.
-const maxBatchWait = 2 * time.Millisecond
-
-// maxBatchSize sends a batch at once when it grows this large.
-const maxBatchSize = 2000
+// read is one read of Redis data. key names it in the loader's cache (two reads with one key are
+// the same read); rkey is the Redis key it reads, whose hash tag names the aggregate it belongs
+// to; fill adds its commands to a pipeline.
+type read struct {
+	key  string
+	rkey string
+	fill func(ctx context.Context, p redis.Pipeliner, c *call)
+}
 
 // NewLoader returns a Loader for one request.
 func (s *Store) NewLoader() *Loader {
 	return &Loader{s: s, cache: make(map[string]*call)}
 }
 
-// do queues a read (or joins an identical one, by key) and waits for its batch to run.
-func (l *Loader) do(ctx context.Context, key string, fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
-	l.mu.Lock()
-	c, queued := l.enqueue(ctx, key, fill)
-	if queued {
-		l.schedule()
-	}
-	l.mu.Unlock()
-	return c.wait(ctx)
+// NewRecordingLoader returns a Loader for one request that records in revs the revision of
+// every aggregate it reads, read in the same pipeline just before the aggregate's data.
+func (s *Store) NewRecordingLoader(revs *Revisions) *Loader {
+	l := s.NewLoader()
+	l.revs = revs
+	return l
 }
 
-// queue adds reads to the pending batch in one step, joining identical reads already queued or
-// done, and returns their calls without waiting. Reads queued together share a pipeline (unless
-// the batch outgrows maxBatchSize).
-func (l *Loader) queue(ctx context.Context, reads ...read) []*call {
-	out := make([]*call, len(reads))
+// get runs one read, or joins the same read already made, and waits for it.
+func (l *Loader) get(ctx context.Context, r read) (*call, error) {
+	return l.getAll(ctx, r)[0].wait(ctx)
+}
+
+// getAll starts every read not yet made in one pipeline and returns their calls, without waiting.
+func (l *Loader) getAll(ctx context.Context, reads ...read) []*call {
+	calls, batch := l.enqueue(reads)
+	if len(batch) > 0 {
+		l.exec(ctx, batch)
+	}
+	return calls
+}
+
+// enqueue finds or creates the calls of reads; batch holds the new ones, to be sent by the caller.
+func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
+	calls = make([]*call, len(reads))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, r := range reads {
-		c, queued := l.enqueue(ctx, r.key, r.fill)
-		if queued {
-			l.schedule()
+		c, ok := l.cache[r.key]
+		if !ok {
+			c = &call{r: r, done: make(chan struct{})}
+			l.cache[r.key] = c
+			batch = append(batch, c)
 		}
-		out[i] = c
+		calls[i] = c
 	}
-	return out
+	return calls, batch
 }
 
-// enqueue adds a read to the pending batch unless an identical one is cached; l.mu is held.
-func (l *Loader) enqueue(ctx context.Context, key string, fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (*call, bool) {
-	if c, ok := l.cache[key]; ok {
-		return c, false
-	}
-	c := &call{fill: fill, done: make(chan struct{}), ctx: ctx}
-	if key != "" {
-		l.cache[key] = c
-	}
-	l.pending = append(l.pending, c)
-	return c, true
-}
-
-func (c *call) wait(ctx context.Context) (redis.Cmder, error) {
+// wait waits for the call's commands to run.
+func (c *call) wait(ctx context.Context) (*call, error) {
 	select {
 	case <-c.done:
-		return c.cmd, c.err
+		return c, c.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// read is one read for doAll.
-type read struct {
-	key  string
-	fill func(ctx context.Context, p redis.Pipeliner) redis.Cmder
+// waitAll waits for every call and returns the first error.
+func waitAll(ctx context.Context, calls []*call) error {
+	for _, c := range calls {
+		if _, err := c.wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// doAll queues many reads and sends them at once, together with whatever else is pending, then
-// waits for all of them. Resolvers of a list use it to load a whole level in one round trip
-// without waiting for a timer.
-func (l *Loader) doAll(ctx context.Context, reads []read) ([]redis.Cmder, error) {
-	calls, batch := l.enqueueAll(ctx, reads)
-	if len(batch) > 0 {
-		l.exec(batch)
+// exec sends a batch as one pipeline (on a cluster, one pipeline per master, in parallel), through
+// the store's one retry policy (see pipeline). When the loader records revisions, the revision of
+// every aggregate the batch reads for the first time is read in the same pipeline, before its
+// data: a write that lands in between raises the revision past the one recorded, so the recorded
+// revisions can only be older than the data, never newer.
+func (l *Loader) exec(ctx context.Context, batch []*call) {
+	ctx = context.WithoutCancel(ctx) // other requests' lookups may join these reads
+	var revs []*revRead
+	if l.revs != nil {
+		revs = l.revs.start(l.s.k, batch)
 	}
-	out := make([]redis.Cmder, len(calls))
-	for i, c := range calls {
-		cmd, err := c.wait(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = cmd
-	}
-	return out, nil
-}
-
-// enqueueAll queues reads and takes the whole pending batch, stopping its timer.
-func (l *Loader) enqueueAll(ctx context.Context, reads []read) ([]*call, []*call) {
-	calls := make([]*call, len(reads))
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i, r := range reads {
-		calls[i], _ = l.enqueue(ctx, r.key, r.fill)
-	}
-	batch := l.pending
-	l.pending = nil
-	if l.timer != nil {
-		l.timer.Stop()
-		l.timer = nil
-	}
-	return calls, batch
-}
-
-// schedule arms or extends the batch timer; l.mu is held. Each new read gives the batch another
-// LoaderWait, up to maxBatchWait after its first read.
-func (l *Loader) schedule() {
-	now := time.Now()
-	if len(l.pending) >= maxBatchSize {
-		if l.timer != nil {
-			l.timer.Stop()
-			l.timer = nil
-		}
-		batch := l.pending
-		l.pending = nil
-		go l.exec(batch)
-		return
-	}
-	if l.timer == nil {
-		l.first = now
-		l.gen++
-		gen := l.gen
-		l.timer = time.AfterFunc(l.s.opts.LoaderWait, func() { l.flush(gen) })
-		return
-	}
-	// Reset re-arms a timer that has already fired, whose flush may be waiting for l.mu; the
-	// generation makes that second firing a no-op instead of an early send of a later batch.
-	if now.Sub(l.first) < maxBatchWait {
-		l.timer.Reset(l.s.opts.LoaderWait)
-	}
-}
-
-// flush sends the pending batch when the timer of generation gen fires, unless that timer has
-// been replaced (its batch was taken by doAll, Prefetch or a full batch) since.
-func (l *Loader) flush(gen uint64) {
-	l.mu.Lock()
-	if gen != l.gen || l.timer == nil {
-		l.mu.Unlock()
-		return
-	}
-	l.gen++
-	batch := l.pending
-	l.pending = nil
-	l.timer = nil
-	l.mu.Unlock()
-	if len(batch) > 0 {
-		l.exec(batch)
-	}
-}
-
-// exec sends a batch as one pipeline (on a cluster, one pipeline per master, in parallel). Reads
-// that fail for a passing reason are sent again: after NOSCRIPT (Redis lost its script cache in a
-// restart or failover, or a slot moved to a node that never loaded the scripts) once the scripts
-// are loaded again, and after TRYAGAIN, CLUSTERDOWN and the like (a slot moving or a failover in
-// progress) after a short pause. MOVED and ASK redirects go-redis follows itself. A read script
-// that reads keys it did not declare (page.lua inlining comment hashes) fails while one of them
-// is being migrated; it is read-only, so it is sent again too.
-func (l *Loader) exec(batch []*call) {
-	ctx := context.WithoutCancel(batch[0].ctx)
-	pending := batch
-	for attempt := 0; len(pending) > 0 && attempt < maxRedirectAttempts; attempt++ {
-		pipe := l.s.rdb.Pipeline()
-		for _, c := range pending {
-			c.cmd = c.fill(ctx, pipe)
-		}
-		_, _ = pipe.Exec(ctx)
-		var again []*call
-		noScript := false
-		for _, c := range pending {
-			switch err := c.cmd.Err(); {
-			case isNoScript(err):
-				noScript = true
-				again = append(again, c)
-			case isTransient(err) || isNonLocalKey(err):
-				again = append(again, c)
-			}
-		}
-		if noScript {
-			if err := l.s.scripts.loadAll(ctx, l.s.rdb); err != nil {
-				break
-			}
-		} else if len(again) > 0 {
-			_ = sleepCtx(ctx, backoff(attempt+1))
-		}
-		pending = again
+	ops := make([]op, 0, len(revs)+len(batch))
+	for _, rr := range revs {
+		ops = append(ops, op{key: rr.key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			rr.cmd = p.Get(ctx, rr.key)
+			return rr.cmd, nil
+		}})
 	}
 	for _, c := range batch {
-		if err := c.cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
-			c.err = fmt.Errorf("redis read: %w", err)
+		ops = append(ops, op{key: c.r.rkey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			c.r.fill(ctx, p, c)
+			return c.cmd, c.cmd2
+		}})
+	}
+	err := l.s.pipeline(ctx, ops, false)
+	if l.revs != nil {
+		l.revs.finish(revs, err)
+	}
+	if err != nil {
+		err = fmt.Errorf("redis read: %w", err)
+	}
+	for _, c := range batch {
+		c.err = err
+		if c.err == nil {
+			c.err = cmdErr(c.cmd)
+		}
+		if c.err == nil && c.cmd2 != nil {
+			c.err = cmdErr(c.cmd2)
 		}
 		close(c.done)
 	}
+}
+
+// cmdErr is a command's error, nil for redis.Nil (a missing key or member).
+func cmdErr(cmd redis.Cmder) error {
+	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("redis read: %w", err)
+	}
+	return nil
+}
+
+// parsed returns the value parse makes of a done call, parsing it once.
+func (l *Loader) parsed(c *call, parse func(c *call) any) any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.val == nil {
+		c.val = parse(c)
+	}
+	return c.val
 }
 
 // Clear forgets every cached result, so later reads see the writes made since. Mutations call it.
@@ -237,117 +177,147 @@ func (l *Loader) Clear() {
 	l.mu.Unlock()
 }
 
-// hashRead reads a whole hash (HGETALL).
-func hashRead(key string) read {
-	return read{"h:" + key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.HGetAll(ctx, key) }}
+// hashFieldsRead reads some fields of a hash (HMGET).
+func hashFieldsRead(key string, fields []string) read {
+	return read{key: "m:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.HMGet(ctx, key, fields...)
+	}}
 }
 
 // hashFieldRead reads one field of a hash (HGET).
 func hashFieldRead(key, field string) read {
-	return read{"f:" + key + "\x00" + field, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.HGet(ctx, key, field) }}
-}
-
-// hashFieldsRead reads some fields of a hash (HMGET).
-func hashFieldsRead(key string, fields ...string) read {
-	ck := "m:" + key + "\x00" + strings.Join(fields, "\x00")
-	return read{ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.HMGet(ctx, key, fields...) }}
+	return read{key: "f:" + key + "\x00" + field, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.HGet(ctx, key, field)
+	}}
 }
 
 // zcardRead reads the size of a sorted set (ZCARD).
 func zcardRead(key string) read {
-	return read{"zc:" + key, func(ctx context.Context, p redis.Pipeliner) redis.Cmder { return p.ZCard(ctx, key) }}
+	return read{key: "zc:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZCard(ctx, key)
+	}}
 }
 
-// one runs a single read through the timer-batched path.
-func (l *Loader) one(ctx context.Context, r read) (redis.Cmder, error) {
-	return l.do(ctx, r.key, r.fill)
+// zscoreRead reads the score of a member of a sorted set (ZSCORE).
+func zscoreRead(key, member string) read {
+	return read{key: "zs:" + key + "\x00" + member, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZScore(ctx, key, member)
+	}}
 }
 
-// hash loads a whole hash.
-func (l *Loader) hash(ctx context.Context, key string) (map[string]string, error) {
-	cmd, err := l.one(ctx, hashRead(key))
-	if err != nil {
-		return nil, err
-	}
-	return cmd.(*redis.MapStringStringCmd).Val(), nil
+// zrankRead reads the ascending rank of a member of a sorted set (ZRANK).
+func zrankRead(key, member string) read {
+	return read{key: "zr:" + key + "\x00" + member, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZRank(ctx, key, member)
+	}}
 }
 
 // hashField loads one field of a hash; "" when absent.
 func (l *Loader) hashField(ctx context.Context, key, field string) (string, error) {
-	cmd, err := l.one(ctx, hashFieldRead(key, field))
+	c, err := l.get(ctx, hashFieldRead(key, field))
 	if err != nil {
 		return "", err
 	}
-	return cmd.(*redis.StringCmd).Val(), nil
-}
-
-// hashFields loads some fields of a hash.
-func (l *Loader) hashFields(ctx context.Context, key string, fields ...string) ([]any, error) {
-	cmd, err := l.one(ctx, hashFieldsRead(key, fields...))
-	if err != nil {
-		return nil, err
-	}
-	return cmd.(*redis.SliceCmd).Val(), nil
+	return c.cmd.(*redis.StringCmd).Val(), nil
 }
 
 // zcard loads the size of a sorted set.
 func (l *Loader) zcard(ctx context.Context, key string) (int, error) {
-	cmd, err := l.one(ctx, zcardRead(key))
+	c, err := l.get(ctx, zcardRead(key))
 	if err != nil {
 		return 0, err
 	}
-	return int(cmd.(*redis.IntCmd).Val()), nil
+	return int(c.cmd.(*redis.IntCmd).Val()), nil
 }
 
-// Prefetch sends reads at once without waiting for their results; later lookups of the same data
-// find them in flight or cached. Resolvers of a list call it with what the next level will ask for.
-func (l *Loader) Prefetch(ctx context.Context, reads ...Read) {
-	if len(reads) == 0 {
-		return
-	}
-	rs := make([]read, len(reads))
-	for i, r := range reads {
-		rs[i] = read(r)
-	}
-	// Queue now, so that the resolvers that run next find these reads in flight; send in the
-	// background, so that the caller can return its level at once.
-	if _, batch := l.enqueueAll(ctx, rs); len(batch) > 0 {
-		go l.exec(batch)
-	}
-}
-
-// Read is a read to prefetch; build one with the Store's *Read methods.
-type Read read
-
-// UserRead is the read Loader.User makes for the user id.
-func (s *Store) UserRead(id string) (Read, bool) {
-	uid, err := UserKey(id)
+// zscore loads the score of a member of a sorted set; ok is false when it is absent.
+func (l *Loader) zscore(ctx context.Context, key, member string) (score float64, ok bool, err error) {
+	c, err := l.get(ctx, zscoreRead(key, member))
 	if err != nil {
-		return Read{}, false
+		return 0, false, err
 	}
-	return Read(hashFieldsRead(s.k.user(uid), userFields...)), true
+	fc := c.cmd.(*redis.FloatCmd)
+	if errors.Is(fc.Err(), redis.Nil) {
+		return 0, false, nil
+	}
+	return fc.Val(), true, nil
 }
 
-// PostVoteRead is the read Loader.PostVote makes for a viewer's vote on a post.
-func (s *Store) PostVoteRead(p *Post, viewerID string) (Read, bool) {
-	uid, err := UserKey(viewerID)
-	if err != nil || viewerID == p.AuthorID {
-		return Read{}, false
+// zrank loads the 0-based ascending rank of a member of a sorted set; ok is false when absent.
+func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok bool, err error) {
+	c, err := l.get(ctx, zrankRead(key, member))
+	if err != nil {
+		return 0, false, err
 	}
-	return Read(hashFieldRead(s.k.postVotes(p.Key()), uid)), true
+	ic := c.cmd.(*redis.IntCmd)
+	if errors.Is(ic.Err(), redis.Nil) {
+		return 0, false, nil
+	}
+	return ic.Val(), true, nil
 }
 
-// GroupPostCountRead is the read Loader.GroupPostCount makes.
-func (s *Store) GroupPostCountRead(name string) Read { return Read(zcardRead(s.k.ranking(name).new)) }
+// pageRead is the read of one page of a sorted set after cursor c: first items, one more to
+// tell whether a next page exists. A first page is two plain commands, ZCARD and ZRANGE (REV for
+// desc) by rank with scores; a page after a cursor is the page script, which finds the cursor's
+// position among ties in the same call.
+func pageRead(key string, desc bool, first int, c cursor, sc *redis.Script) read {
+	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(first) + "\x00" + c.score + "\x00" + c.member
+	if c.score == "" {
+		return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
+			cl.cmd = p.ZCard(ctx, key)
+			cl.cmd2 = p.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(first), Rev: desc})
+		}}
+	}
+	order := "asc"
+	if desc {
+		order = "desc"
+	}
+	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
+		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, first+1, c.score, c.member)
+	}}
+}
+
+// pageOf parses a done page read, keeping at most first items.
+func pageOf(c *call, first int) (rawPage, error) {
+	if c.cmd2 != nil {
+		zs := c.cmd2.(*redis.ZSliceCmd).Val()
+		rp := rawPage{total: int(c.cmd.(*redis.IntCmd).Val())}
+		rp.members = make([]string, 0, len(zs))
+		rp.scores = make([]string, 0, len(zs))
+		for _, z := range zs {
+			m, _ := z.Member.(string)
+			rp.members = append(rp.members, m)
+			rp.scores = append(rp.scores, formatScore(z.Score))
+		}
+		rp.trim(first)
+		return rp, nil
+	}
+	return parsePage(c.cmd.(*redis.Cmd).Val(), first)
+}
 
 // page loads one page of a sorted set after cursor c.
 func (l *Loader) page(ctx context.Context, key string, desc bool, first int, c cursor) (rawPage, error) {
-	ck := fmt.Sprintf("pg:%s\x00%t\x00%d\x00%s\x00%s", key, desc, first, c.score, c.member)
-	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return l.s.queuePage(ctx, p, key, desc, first, c)
-	})
+	cl, err := l.get(ctx, l.pageRead(key, desc, first, c))
 	if err != nil {
 		return rawPage{}, err
 	}
-	return parsePage(cmd.(*redis.Cmd).Val(), first)
+	return pageOf(cl, first)
+}
+
+// pageRead is pageRead with the store's page script.
+func (l *Loader) pageRead(key string, desc bool, first int, c cursor) read {
+	return pageRead(key, desc, first, c, l.s.scripts.get("page"))
+}
+
+// tagOf returns the hash tag of a key, braces included ("{p:42}"), or "" when it has none.
+func tagOf(key string) string {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return ""
+	}
+	j := strings.IndexByte(key[i:], '}')
+	if j < 0 {
+		return ""
+	}
+	return key[i : i+j+1]
 }

@@ -1,14 +1,11 @@
 package store
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // MaxFirst is the largest page a client may ask for.
@@ -94,16 +91,6 @@ type rawPage struct {
 	hasNext bool
 }
 
-// queuePage adds a page script call to a pipeline: first items of key after c.
-func (s *Store) queuePage(ctx context.Context, pipe redis.Pipeliner, key string, desc bool, first int, c cursor) *redis.Cmd {
-	order := "asc"
-	if desc {
-		order = "desc"
-	}
-	// One more than asked tells whether a next page exists.
-	return s.scripts.get("page").EvalSha(ctx, pipe, []string{key}, order, first+1, c.score, c.member)
-}
-
 // parsePage reads the page script's reply, keeping at most first items.
 func parsePage(v any, first int) (rawPage, error) {
 	arr, ok := v.([]any)
@@ -119,11 +106,16 @@ func parsePage(v any, first int) (rawPage, error) {
 		rp.members = append(rp.members, m)
 		rp.scores = append(rp.scores, sc)
 	}
+	rp.trim(first)
+	return rp, nil
+}
+
+// trim keeps the first items of a page read with one more, noting whether more follow.
+func (rp *rawPage) trim(first int) {
 	if len(rp.members) > first {
 		rp.members, rp.scores = rp.members[:first], rp.scores[:first]
 		rp.hasNext = true
 	}
-	return rp, nil
 }
 
 // cursors makes the cursors of a raw page's members.

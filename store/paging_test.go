@@ -23,7 +23,7 @@ func TestPagingIsStableUnderChanges(t *testing.T) {
 		// All in TOP have net 0: the order is decided by ties alone, the hardest case.
 		for _, sort := range []store.PostSort{store.SortNew, store.SortTop} {
 			seen := map[string]int{}
-			page, err := f.s.NewLoader().Posts(f.ctx, sort, "", 4, "")
+			page, err := f.s.NewLoader().Posts(f.ctx, sort, "", 4, "", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestPagingIsStableUnderChanges(t *testing.T) {
 					deleted[last.ID] = true
 				}
 				f.post(alice, fmt.Sprint("new", round))
-				page, err = f.s.NewLoader().Posts(f.ctx, sort, "", 4, page.EndCursor())
+				page, err = f.s.NewLoader().Posts(f.ctx, sort, "", 4, page.EndCursor(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,7 +89,7 @@ func TestPagingInput(t *testing.T) {
 		f.post(alice, "a")
 		f.post(alice, "b")
 		l := f.s.NewLoader()
-		hot, err := l.Posts(f.ctx, store.SortHot, "", 1, "")
+		hot, err := l.Posts(f.ctx, store.SortHot, "", 1, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,14 +109,14 @@ func TestPagingInput(t *testing.T) {
 			"other list":             {store.SortNew, "", 10, hot.EndCursor()},
 			"oversized cursor":       {store.SortHot, "", 10, strings.Repeat("A", 1000)},
 		} {
-			if _, err := l.Posts(f.ctx, tc.sort, tc.group, tc.first, tc.after); !store.IsKind(err, store.KindInvalid) {
+			if _, err := l.Posts(f.ctx, tc.sort, tc.group, tc.first, tc.after, nil); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}
-		if _, err := l.Posts(f.ctx, store.SortHot, "Bad Group", 10, ""); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Posts(f.ctx, store.SortHot, "Bad Group", 10, "", nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("bad group: %v", err)
 		}
-		p, err := l.Posts(f.ctx, store.SortHot, "", 100, "")
+		p, err := l.Posts(f.ctx, store.SortHot, "", 100, "", nil)
 		if err != nil || len(p.Items) != 2 || p.HasNext {
 			t.Fatalf("first 100: %+v %v", p, err)
 		}

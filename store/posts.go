@@ -267,32 +267,6 @@ func (s *Store) SetPostGroups(ctx context.Context, uid, id string, add, remove [
 	return p, nil
 }
 
-// postFromHash builds a Post from its hash, or returns nil for a missing or deleted post.
-func (s *Store) postFromHash(pid string, h map[string]string) *Post {
-	if len(h) == 0 || h["deleted"] == "1" || h["title"] == "" {
-		return nil
-	}
-	created := atoi64(h["created"])
-	p := &Post{
-		ID:             postID(pid),
-		Title:          h["title"],
-		Body:           h["body"],
-		AuthorID:       userID(h["author"]),
-		CreatedAt:      fromMillis(created),
-		Upvotes:        int(atoi64(h["up"])),
-		Downvotes:      int(atoi64(h["down"])),
-		VotingClosesAt: fromMillis(atoi64(h["closes"])),
-		GroupNames:     splitGroups(h["groups"]),
-		CommentCount:   int(atoi64(h["comments"])),
-		Version:        atoi64(h["ver"]),
-	}
-	if u := h["url"]; u != "" {
-		p.URL = &u
-	}
-	p.Score = s.hotScore(created, p.Net())
-	return p
-}
-
 // hotScore is publish time in Unix seconds + K × net votes.
 func (s *Store) hotScore(createdMillis int64, net int) float64 {
 	return float64(createdMillis/1000) + s.opts.HotK*float64(net)

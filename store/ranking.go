@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,87 +19,6 @@ const (
 	SortNew
 	SortTop
 )
-
-// scriptCall is one script invocation in a pipeline.
-type scriptCall struct {
-	name string
-	keys []string
-	args []any
-}
-
-// runMany sends script calls to their (possibly different) hash slots in one pipeline; on a
-// cluster go-redis splits it into one pipeline per master, sent in parallel. The calls must be
-// independent of each other and safe to repeat. Calls that fail for a passing reason — Redis lost
-// its script cache (NOSCRIPT: the scripts are loaded again), or a slot is moving or failing over
-// (TRYAGAIN, CLUSTERDOWN and the like) — are sent again, alone, until they succeed or
-// maxRedirectAttempts runs out. With Options.WaitReplicas on a single master (standalone or
-// Sentinel) the pipeline ends with WAIT, so the derived writes are replicated too.
-func (s *Store) runMany(ctx context.Context, calls []scriptCall) error {
-	pending := calls
-	var last error
-	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt == maxRedirectAttempts {
-			return fmt.Errorf("run %s: gave up after %d attempts: %w", pending[0].name, attempt, last)
-		}
-		if attempt > 0 && !isNoScript(last) {
-			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
-				return err
-			}
-		}
-		var err error
-		if pending, last, err = s.execCalls(ctx, pending); err != nil {
-			return err
-		}
-		if isNoScript(last) {
-			if err := s.scripts.loadAll(ctx, s.rdb); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// execCalls sends calls in one pipeline. It returns the calls to send again and the error that
-// calls for it (NOSCRIPT if any), or a final error.
-func (s *Store) execCalls(ctx context.Context, calls []scriptCall) (retry []scriptCall, last, err error) {
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.Cmd, len(calls))
-	for i, c := range calls {
-		cmds[i] = s.scripts.get(c.name).EvalSha(ctx, pipe, c.keys, c.args...)
-	}
-	var wait *redis.IntCmd
-	if _, cluster := s.rdb.(*redis.ClusterClient); s.opts.WaitReplicas > 0 && !cluster {
-		wait = redis.NewIntCmd(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds())
-		_ = pipe.Process(ctx, wait)
-	}
-	_, _ = pipe.Exec(ctx)
-	var noScript error
-	for i, cmd := range cmds {
-		err := cmd.Err()
-		switch {
-		case err == nil || errors.Is(err, redis.Nil):
-		case isNoScript(err):
-			retry, noScript = append(retry, calls[i]), err
-		case isTransient(err):
-			retry, last = append(retry, calls[i]), err
-		default:
-			return nil, nil, scriptError(calls[i].name, err)
-		}
-	}
-	if noScript != nil {
-		last = noScript // reported first: the scripts must be loaded before the retry
-	}
-	if wait != nil && len(retry) == 0 {
-		n, err := wait.Result()
-		if err != nil {
-			return nil, nil, fmt.Errorf("wait for replicas: %w", err)
-		}
-		if n < int64(s.opts.WaitReplicas) {
-			return nil, nil, fmt.Errorf("%w: %d of %d within %s", ErrNotReplicated, n, s.opts.WaitReplicas, s.opts.WaitTimeout)
-		}
-	}
-	return retry, last, nil
-}
 
 // indexCall sets (or removes) member in the sorted sets of one hash slot, guarded by version.
 func indexCall(verKey, member string, version int64, add bool, sets []string, scores []any) scriptCall {
@@ -143,11 +61,7 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 		return fmt.Errorf("index post %s: %w", pid, err)
 	}
 	if len(p.GroupNames) > 0 {
-		members := make([]redis.Z, len(p.GroupNames))
-		for i, g := range p.GroupNames {
-			members[i] = redis.Z{Member: g}
-		}
-		if err := s.rdb.ZAdd(ctx, s.k.groups(), members...).Err(); err != nil {
+		if err := s.register(ctx, s.k.groups(), true, p.GroupNames...); err != nil {
 			return fmt.Errorf("register groups: %w", err)
 		}
 	}

@@ -16,8 +16,80 @@ type Group struct {
 // NodeID returns the group's global id.
 func (g *Group) NodeID() string { return g.ID }
 
+// Groups returns the groups the post is in.
+func (p *Post) Groups() []*Group {
+	out := make([]*Group, len(p.GroupNames))
+	for i, n := range p.GroupNames {
+		out[i] = NewGroup(n)
+	}
+	return out
+}
+
 // NewGroup returns the Group value for a (normalized) name.
 func NewGroup(name string) *Group { return &Group{ID: groupID(name), Name: name} }
+
+// The reads of the three kinds of item. Each reads only the fields the model holds (HMGET), and
+// every lookup of an item — by a resolver or by Walk — is the same read, so that an item is read
+// once per response.
+
+// userFields are the fields of a user hash that reads return; never the password hash.
+var userFields = []string{"name", "created"}
+
+// postFields are the fields of a post hash that Post holds.
+var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted"}
+
+// commentFields are the fields of a comment hash that Comment holds.
+var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted"}
+
+func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFields) }
+func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFields) }
+func (l *Loader) commentRead(pid, num string) read {
+	return hashFieldsRead(l.s.k.comment(pid, num), commentFields)
+}
+
+// fields returns the values of a done HMGET.
+func fields(c *call) []any { return c.cmd.(*redis.SliceCmd).Val() }
+
+// userOf parses a done user read: nil when there is no such user.
+func (l *Loader) userOf(c *call, uid string) *User {
+	u, _ := l.parsed(c, func(c *call) any {
+		v := fields(c)
+		if v[0] == nil {
+			return (*User)(nil)
+		}
+		return userFromFields(uid, v[0], v[1])
+	}).(*User)
+	return u
+}
+
+// postOf parses a done post read: nil when there is none or it was deleted.
+func (l *Loader) postOf(c *call, pid string) *Post {
+	p, _ := l.parsed(c, func(c *call) any { return l.s.postFromFields(pid, fields(c)) }).(*Post)
+	return p
+}
+
+// commentOf parses a done comment read: nil when there is none.
+func (l *Loader) commentOf(c *call, pid, num string) *Comment {
+	cm, _ := l.parsed(c, func(c *call) any { return commentFromFields(pid, num, fields(c)) }).(*Comment)
+	return cm
+}
+
+// str is an HMGET value as a string; "" for a missing field.
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// valuesOf lists the values of names in a hash map, as HMGET would reply.
+func valuesOf(h map[string]string, names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		if v, ok := h[n]; ok {
+			out[i] = v
+		}
+	}
+	return out
+}
 
 // User loads a user by global id; nil when there is none.
 func (l *Loader) User(ctx context.Context, id string) (*User, error) {
@@ -37,22 +109,28 @@ func (l *Loader) UserByName(ctx context.Context, name string) (*User, error) {
 }
 
 func (l *Loader) userByKey(ctx context.Context, uid string) (*User, error) {
-	vals, err := l.hashFields(ctx, l.s.k.user(uid), userFields...)
+	c, err := l.get(ctx, l.userRead(uid))
 	if err != nil {
 		return nil, err
 	}
-	if vals[0] == nil {
-		return nil, nil
-	}
-	return userFromFields(uid, vals[0], vals[1]), nil
+	return l.userOf(c, uid), nil
 }
 
-// userFields are the fields of a user hash that reads return; never the password hash.
-var userFields = []string{"name", "created"}
-
-// userRead is the read behind userByKey, for batching users with other reads.
-func (l *Loader) userRead(uid string) read {
-	return hashFieldsRead(l.s.k.user(uid), userFields...)
+// usersByKey loads many users in one round trip; a missing user is nil at its index.
+func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error) {
+	reads := make([]read, len(uids))
+	for i, uid := range uids {
+		reads[i] = l.userRead(uid)
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	users := make([]*User, len(uids))
+	for i, c := range calls {
+		users[i] = l.userOf(c, uids[i])
+	}
+	return users, nil
 }
 
 // Post loads a post by global id; nil when there is none or it was deleted.
@@ -61,15 +139,11 @@ func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.postByKey(ctx, pid)
-}
-
-func (l *Loader) postByKey(ctx context.Context, pid string) (*Post, error) {
-	h, err := l.hash(ctx, l.s.k.post(pid))
+	c, err := l.get(ctx, l.postRead(pid))
 	if err != nil {
 		return nil, err
 	}
-	return l.s.postFromHash(pid, h), nil
+	return l.postOf(c, pid), nil
 }
 
 // postsByKey loads many posts in one round trip, dropping missing ones; kept lists the indexes
@@ -77,16 +151,16 @@ func (l *Loader) postByKey(ctx context.Context, pid string) (*Post, error) {
 func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int, error) {
 	reads := make([]read, len(pids))
 	for i, pid := range pids {
-		reads[i] = hashRead(l.s.k.post(pid))
+		reads[i] = l.postRead(pid)
 	}
-	cmds, err := l.doAll(ctx, reads)
-	if err != nil {
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
 		return nil, nil, err
 	}
 	var out []*Post
 	var kept []int
-	for i, cmd := range cmds {
-		if p := l.s.postFromHash(pids[i], cmd.(*redis.MapStringStringCmd).Val()); p != nil {
+	for i, c := range calls {
+		if p := l.postOf(c, pids[i]); p != nil {
 			out = append(out, p)
 			kept = append(kept, i)
 		}
@@ -94,7 +168,7 @@ func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int,
 	return out, kept, nil
 }
 
-// PostVote returns uid's vote on a post: 1, -1 or 0. The author counts as having voted up.
+// PostVote returns the viewer's vote on a post: 1, -1 or 0. The author counts as having voted up.
 func (l *Loader) PostVote(ctx context.Context, p *Post, viewerID string) (int, error) {
 	return l.vote(ctx, l.s.k.postVotes(p.Key()), p.AuthorID, viewerID)
 }
@@ -125,19 +199,10 @@ func (l *Loader) vote(ctx context.Context, votesKey, authorID, viewerID string) 
 	return 0, nil
 }
 
-// Posts loads one page of posts in sort order, site-wide (group "") or in one group.
-func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first int, after string) (*Page[*Post], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	if group != "" {
-		var err error
-		if group, err = NormalizeGroupName(group); err != nil {
-			return nil, err
-		}
-	}
-	r := l.s.k.ranking(group)
-	key, tag := r.hot, "ph"
+// rankingList returns the sorted set of a post ranking and the tag of its cursors.
+func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
+	r := s.k.ranking(group)
+	key, tag = r.hot, "ph"
 	switch sort {
 	case SortNew:
 		key, tag = r.new, "pn"
@@ -147,11 +212,27 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first i
 	if group != "" {
 		tag += ":" + group // a cursor of one list is refused on another
 	}
-	return l.postPage(ctx, key, tag, first, after)
+	return key, tag
 }
 
-// UserPosts loads one page of a user's posts, newest first.
-func (l *Loader) UserPosts(ctx context.Context, userID string, first int, after string) (*Page[*Post], error) {
+// Posts loads one page of posts in sort order, site-wide (group "") or in one group, and what
+// needs says the response reads of them (see Walk).
+func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	if group != "" {
+		var err error
+		if group, err = NormalizeGroupName(group); err != nil {
+			return nil, err
+		}
+	}
+	key, tag := l.s.rankingList(sort, group)
+	return l.postPage(ctx, key, tag, first, after, needs)
+}
+
+// UserPosts loads one page of a user's posts, newest first, and what needs says of them.
+func (l *Loader) UserPosts(ctx context.Context, userID string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
@@ -159,19 +240,25 @@ func (l *Loader) UserPosts(ctx context.Context, userID string, first int, after 
 	if err != nil {
 		return nil, err
 	}
-	return l.postPage(ctx, l.s.k.userPosts(uid), "pu", first, after)
+	return l.postPage(ctx, l.s.k.userPosts(uid), "pu", first, after, needs)
 }
 
-// postPage pages a sorted set of post ids (highest score first) and loads the posts.
-func (l *Loader) postPage(ctx context.Context, key, tag string, first int, after string) (*Page[*Post], error) {
+// postPage pages a sorted set of post ids (highest score first), then loads the posts and what
+// needs says of them level by level.
+func (l *Loader) postPage(ctx context.Context, key, tag string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
 	c, err := decodeCursor(after, tag)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, key, true, first, c)
+	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
 	if err != nil {
 		return nil, err
 	}
+	rp, err := pageOf(pc, first)
+	if err != nil {
+		return nil, err
+	}
+	l.walkPage(ctx, pc, Items{Kind: ItemPost, Keys: rp.members}, needs)
 	posts, kept, err := l.postsByKey(ctx, rp.members)
 	if err != nil {
 		return nil, err
@@ -200,4 +287,77 @@ func (l *Loader) Group(ctx context.Context, name string) (*Group, error) {
 // GroupPostCount returns how many posts a group holds.
 func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
 	return l.zcard(ctx, l.s.k.ranking(name).new)
+}
+
+// postFromFields builds a Post from the values of postFields, or returns nil for a missing or
+// deleted post.
+func (s *Store) postFromFields(pid string, v []any) *Post {
+	title := str(v[0])
+	if title == "" || str(v[11]) == "1" {
+		return nil
+	}
+	created := atoi64(str(v[4]))
+	p := &Post{
+		ID:             postID(pid),
+		Title:          title,
+		Body:           str(v[1]),
+		AuthorID:       userID(str(v[3])),
+		CreatedAt:      fromMillis(created),
+		Upvotes:        int(atoi64(str(v[6]))),
+		Downvotes:      int(atoi64(str(v[7]))),
+		VotingClosesAt: fromMillis(atoi64(str(v[5]))),
+		GroupNames:     splitGroups(str(v[9])),
+		CommentCount:   int(atoi64(str(v[10]))),
+		Version:        atoi64(str(v[8])),
+	}
+	if u := str(v[2]); u != "" {
+		p.URL = &u
+	}
+	p.Score = s.hotScore(created, p.Net())
+	return p
+}
+
+// postFromHash builds a Post from its whole hash, as the write scripts return it.
+func (s *Store) postFromHash(pid string, h map[string]string) *Post {
+	return s.postFromFields(pid, valuesOf(h, postFields))
+}
+
+// commentFromFields builds a Comment from the values of commentFields, or returns nil when the
+// comment does not exist (or only its removal marker is left). A deleted comment still in the
+// tree is a tombstone: Deleted, no author, no text.
+func commentFromFields(pid, num string, v []any) *Comment {
+	created := str(v[3])
+	if created == "" {
+		return nil
+	}
+	c := &Comment{
+		ID:         commentID(pid, num),
+		PostID:     postID(pid),
+		Deleted:    str(v[10]) == "1",
+		CreatedAt:  fromMillis(atoi64(created)),
+		Depth:      int(atoi64(str(v[5]))),
+		Upvotes:    int(atoi64(str(v[6]))),
+		Downvotes:  int(atoi64(str(v[7]))),
+		ReplyCount: int(atoi64(str(v[8]))),
+		Version:    atoi64(str(v[9])),
+		pid:        pid,
+		num:        num,
+	}
+	if p := str(v[0]); p != "" && p != topLevel {
+		c.ParentID = commentID(pid, p)
+	}
+	if !c.Deleted {
+		c.AuthorID = userID(str(v[1]))
+		c.Text = str(v[2])
+	}
+	if e := str(v[4]); e != "" {
+		t := fromMillis(atoi64(e))
+		c.EditedAt = &t
+	}
+	return c
+}
+
+// commentFromHash builds a Comment from its whole hash, as the write scripts return it.
+func commentFromHash(pid, num string, h map[string]string) *Comment {
+	return commentFromFields(pid, num, valuesOf(h, commentFields))
 }

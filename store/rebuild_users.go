@@ -30,7 +30,7 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return nil
 		}
 		st.Users++
-		if err := s.rdb.ZAdd(ctx, s.k.userNames(), redis.Z{Member: uid}).Err(); err != nil {
+		if err := s.register(ctx, s.k.userNames(), true, uid); err != nil {
 			return fmt.Errorf("index user %s: %w", uid, err)
 		}
 		// Raise the karma version and read the total at one instant, so that the entry written

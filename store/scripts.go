@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -55,98 +56,212 @@ func (sc scripts) get(name string) *redis.Script {
 	return s
 }
 
-// run runs a script by name with EVALSHA, falling back to EVAL when Redis lost its script cache
-// (a restart, a failover, or a slot moved to a node that never saw SCRIPT LOAD), and maps the
-// scripts' error replies to typed errors. With Options.WaitReplicas set it returns only once that
-// many replicas have the write (see runWaiting).
-func (s *Store) run(ctx context.Context, name string, keys []string, args ...any) (any, error) {
-	sc := s.scripts.get(name)
-	var v any
-	var err error
-	if s.opts.WaitReplicas > 0 && !unreplicatedScripts[name] {
-		v, err = s.runWaiting(ctx, sc, keys, args)
-	} else {
-		v, err = sc.Run(ctx, s.rdb, keys, args...).Result()
-	}
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, scriptError(name, err)
-	}
-	return v, nil
+// scriptCall is one script invocation.
+type scriptCall struct {
+	name string
+	keys []string
+	args []any
 }
 
-// unreplicatedScripts are writes that need not wait for replicas: losing one in a failover is
-// harmless (a rate limit forgets a write).
-var unreplicatedScripts = map[string]bool{"ratelimit": true}
+// unrevised are the scripts that write nothing a response reads, so they raise no revision: the
+// idempotency claim and the rate limit. Every other write script takes its aggregate's revision
+// counter as its last key and raises it (see revisions.go).
+var unrevised = map[string]bool{"claim": true, "ratelimit": true}
+
+// unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
+// (a rate limit forgets a write).
+var unreplicated = map[string]bool{"ratelimit": true}
+
+// run runs one script and maps its error replies to typed errors (see runScripts).
+func (s *Store) run(ctx context.Context, name string, keys []string, args ...any) (any, error) {
+	vals, err := s.runScripts(ctx, []scriptCall{{name: name, keys: keys, args: args}})
+	if err != nil {
+		return nil, err
+	}
+	return vals[0], nil
+}
+
+// runMany runs independent script calls, on any hash slots, in one pipeline (see runScripts).
+func (s *Store) runMany(ctx context.Context, calls []scriptCall) error {
+	_, err := s.runScripts(ctx, calls)
+	return err
+}
+
+// runScripts is the one way a script runs: EVALSHA in a pipeline through the one retry policy
+// (see pipeline), with the aggregate's revision counter appended to the keys of every write, and
+// with Options.WaitReplicas a WAIT after the writes on each master they went to, so that a
+// failover cannot lose a write reported done. It returns each call's reply, or the first error,
+// typed (see scriptError).
+func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, error) {
+	cmds := make([]*redis.Cmd, len(calls))
+	ops := make([]op, len(calls))
+	wait := false
+	for i, c := range calls {
+		keys := c.keys
+		if !unrevised[c.name] {
+			keys = append(keys[:len(keys):len(keys)], s.k.revOf(c.keys[0]))
+		}
+		sc := s.scripts.get(c.name)
+		ops[i] = op{key: keys[0], fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cmds[i] = sc.EvalSha(ctx, p, keys, c.args...)
+			return cmds[i], nil
+		}}
+		wait = wait || !unreplicated[c.name]
+	}
+	if err := s.pipeline(ctx, ops, wait); err != nil {
+		return nil, fmt.Errorf("run %s: %w", calls[0].name, err)
+	}
+	out := make([]any, len(calls))
+	for i, cmd := range cmds {
+		v, err := cmd.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, scriptError(calls[i].name, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
 
 // ErrNotReplicated is returned by a write that Redis applied but not enough replicas acknowledged
 // within Options.WaitTimeout. The write may or may not survive a failover; repeating it is safe.
 var ErrNotReplicated = errors.New("write not acknowledged by enough replicas")
 
-// maxRedirectAttempts bounds how often a write is resent after MOVED, ASK, TRYAGAIN and the like
-// while a cluster moves slots or fails over.
+// maxRedirectAttempts bounds how often an operation is resent after MOVED, ASK, TRYAGAIN and the
+// like while a cluster moves slots or fails over.
 const maxRedirectAttempts = 8
 
-// runWaiting runs a script followed by WAIT on the same connection. WAIT counts the replicas
-// that have every write sent on its connection so far, so it must follow the script on the very
-// connection that ran it: on a cluster the pipeline goes to the master of the script's slot.
-// Redirects (a slot moving) and transient errors (a failover in progress) are retried after
-// refreshing the cluster's slot map; the scripts are safe to repeat.
-func (s *Store) runWaiting(ctx context.Context, sc *redis.Script, keys []string, args []any) (any, error) {
-	var err error
-	for attempt := 0; attempt < maxRedirectAttempts; attempt++ {
-		if attempt > 0 {
-			if werr := sleepCtx(ctx, backoff(attempt)); werr != nil {
-				return nil, werr
-			}
-		}
-		var p redis.Pipeliner
-		if cc, ok := s.rdb.(*redis.ClusterClient); ok {
-			node, nerr := cc.MasterForKey(ctx, keys[0])
-			if nerr != nil {
-				err = nerr
-				continue
-			}
-			p = node.Pipeline()
-		} else {
-			p = s.rdb.Pipeline()
-		}
-		var v any
-		v, err = s.evalWait(ctx, p, sc, keys, args)
-		if !isTransient(err) {
-			return v, err
-		}
-		if cc, ok := s.rdb.(*redis.ClusterClient); ok {
-			cc.ReloadState(ctx)
-		}
-	}
-	return nil, err
+// op is one operation of a pipeline: the one or two commands fill adds, on the hash slot of key.
+type op struct {
+	key  string
+	fill func(p redis.Pipeliner) (redis.Cmder, redis.Cmder)
+	last [2]redis.Cmder // the commands fill added last
 }
 
-// evalWait sends EVALSHA (EVAL when the script is not cached) and WAIT in one pipeline.
-func (s *Store) evalWait(ctx context.Context, p redis.Pipeliner, sc *redis.Script, keys []string, args []any) (any, error) {
-	send := func(eval func(ctx context.Context, c redis.Scripter, keys []string, args ...any) *redis.Cmd) (*redis.Cmd, *redis.IntCmd) {
-		ev := eval(ctx, p, keys, args...)
-		w := redis.NewIntCmd(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds())
-		_ = p.Process(ctx, w)
-		_, _ = p.Exec(ctx)
-		return ev, w
+// pipeline sends ops in one pipeline (on a cluster, one per master, in parallel) and sends again
+// those that failed for a passing reason: after NOSCRIPT (Redis lost its script cache in a
+// restart or failover, or a slot moved to a node that never loaded the scripts) once the scripts
+// are loaded again; after TRYAGAIN, CLUSTERDOWN, a redirect and the like (a slot moving, a
+// failover in progress) after a pause doubling from 10ms; and a read script that met, in a slot
+// being migrated, a key it did not declare. Every read and write of the store goes through it:
+// there is one retry policy. With wait and Options.WaitReplicas, each pipeline ends with WAIT on
+// the connection that carried the writes (WAIT counts what its own connection wrote), on every
+// master written to. The commands keep their own errors; pipeline returns an error when the
+// retries ran out, the scripts could not be loaded again, or the replicas did not acknowledge.
+func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
+	wait = wait && s.opts.WaitReplicas > 0
+	pending := make([]int, len(ops))
+	for i := range pending {
+		pending[i] = i
 	}
-	ev, w := send(sc.EvalSha)
-	if isNoScript(ev.Err()) {
-		ev, w = send(sc.Eval)
+	var last error
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt == maxRedirectAttempts {
+			return fmt.Errorf("gave up after %d attempts: %w", attempt, last)
+		}
+		if attempt > 0 && !isNoScript(last) {
+			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+				return err
+			}
+		}
+		again, err := s.pipelineOnce(ctx, ops, pending, wait)
+		if err != nil {
+			return err
+		}
+		last = nil
+		for _, i := range again {
+			if err := firstErr(ops[i].last); last == nil || isNoScript(err) {
+				last = err
+			}
+		}
+		if isNoScript(last) {
+			if err := s.scripts.loadAll(ctx, s.rdb); err != nil {
+				return err
+			}
+		}
+		if cc, ok := s.rdb.(*redis.ClusterClient); ok && len(again) > 0 && wait {
+			cc.ReloadState(ctx) // node pipelines do not follow redirects themselves
+		}
+		pending = again
 	}
-	v, err := ev.Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+	return nil
+}
+
+// pipelineOnce sends the pending ops once and returns those to send again.
+func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait bool) ([]int, error) {
+	groups := [][]int{pending}
+	var pipes []redis.Pipeliner
+	if cc, ok := s.rdb.(*redis.ClusterClient); ok && wait {
+		// WAIT must follow the writes on the very connection of each master.
+		groups = nil
+		byNode := map[*redis.Client]int{}
+		for _, i := range pending {
+			node, err := cc.MasterForKey(ctx, ops[i].key)
+			if err != nil {
+				return nil, fmt.Errorf("find the master of %s: %w", ops[i].key, err)
+			}
+			g, ok := byNode[node]
+			if !ok {
+				g = len(groups)
+				byNode[node] = g
+				groups, pipes = append(groups, nil), append(pipes, node.Pipeline())
+			}
+			groups[g] = append(groups[g], i)
+		}
+	} else {
+		pipes = []redis.Pipeliner{s.rdb.Pipeline()}
 	}
-	n, werr := w.Result()
-	if werr != nil {
-		return nil, fmt.Errorf("wait for replicas: %w", werr)
+	waits := make([]*redis.IntCmd, len(groups))
+	for g, idx := range groups {
+		for _, i := range idx {
+			a, b := ops[i].fill(pipes[g])
+			ops[i].last = [2]redis.Cmder{a, b}
+		}
+		if wait {
+			waits[g] = redis.NewIntCmd(ctx, "wait", s.opts.WaitReplicas, s.opts.WaitTimeout.Milliseconds())
+			_ = pipes[g].Process(ctx, waits[g])
+		}
 	}
-	if n < int64(s.opts.WaitReplicas) {
-		return nil, fmt.Errorf("%w: %d of %d within %s", ErrNotReplicated, n, s.opts.WaitReplicas, s.opts.WaitTimeout)
+	if len(pipes) == 1 {
+		_, _ = pipes[0].Exec(ctx)
+	} else {
+		var wg sync.WaitGroup
+		for _, p := range pipes {
+			wg.Go(func() { _, _ = p.Exec(ctx) })
+		}
+		wg.Wait()
 	}
-	return v, err
+	var again []int
+	for _, i := range pending {
+		if err := firstErr(ops[i].last); isNoScript(err) || isTransient(err) || isNonLocalKey(err) {
+			again = append(again, i)
+		}
+	}
+	for _, w := range waits {
+		if w == nil {
+			continue
+		}
+		n, err := w.Result()
+		if err != nil {
+			return nil, fmt.Errorf("wait for replicas: %w", err)
+		}
+		if n < int64(s.opts.WaitReplicas) {
+			return nil, fmt.Errorf("%w: %d of %d within %s", ErrNotReplicated, n, s.opts.WaitReplicas, s.opts.WaitTimeout)
+		}
+	}
+	return again, nil
+}
+
+// firstErr is the first error of an op's commands; redis.Nil is none.
+func firstErr(cmds [2]redis.Cmder) error {
+	for _, c := range cmds {
+		if c == nil {
+			continue
+		}
+		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+	}
+	return nil
 }
 
 // isTransient reports errors after which a write should be resent: cluster redirects, a slot

@@ -99,7 +99,7 @@ func BenchmarkFeedPage(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				p, err := s.NewLoader().Feed(ctx, "user:reader", 20, "")
+				p, err := s.NewLoader().Feed(ctx, "user:reader", 20, "", nil)
 				if err != nil || len(p.Items) != 20 {
 					b.Fatalf("feed: %d items, %v", len(p.Items), err)
 				}
@@ -162,14 +162,14 @@ func BenchmarkLeaderboardAndSuggest(b *testing.B) {
 	}
 	b.Run("leaderboard", func(b *testing.B) {
 		for b.Loop() {
-			if p, err := s.NewLoader().Leaderboard(ctx, 20, ""); err != nil || len(p.Items) != 20 {
+			if p, err := s.NewLoader().Leaderboard(ctx, 20, "", nil); err != nil || len(p.Items) != 20 {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("suggestUsers", func(b *testing.B) {
 		for b.Loop() {
-			if us, err := s.NewLoader().SuggestUsers(ctx, "USER01", 10); err != nil || len(us) != 10 {
+			if us, err := s.NewLoader().SuggestUsers(ctx, "USER01", 10, nil); err != nil || len(us) != 10 {
 				b.Fatal(err)
 			}
 		}

@@ -34,8 +34,6 @@ type Options struct {
 	// MaxCommentDepth is the deepest a reply may nest: a top-level comment has depth 0, a reply
 	// to it depth 1, and so on. Default DefaultMaxCommentDepth (100).
 	MaxCommentDepth int
-	// LoaderWait is how long a loader waits for more lookups before it sends a batch. Default 200µs.
-	LoaderWait time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 	// Feed bounds the home feed; see FeedOptions.
@@ -79,9 +77,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxCommentDepth == 0 {
 		o.MaxCommentDepth = DefaultMaxCommentDepth
-	}
-	if o.LoaderWait == 0 {
-		o.LoaderWait = 200 * time.Microsecond
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -46,8 +46,8 @@ func normalizePrefix(prefix string) (p string, ok bool, err error) {
 }
 
 // SuggestUsers returns up to first users whose names start with prefix, ignoring case, in order
-// of their lower-cased names.
-func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int) ([]*User, error) {
+// of their lower-cased names, and reads what needs says the response reads of them.
+func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int, needs func() *Needs) ([]*User, error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
@@ -59,6 +59,7 @@ func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int) ([]
 	if err != nil {
 		return nil, err
 	}
+	l.Walk(ctx, Items{Kind: ItemUser, Keys: uids}, evalNeeds(needs))
 	users, err := l.usersByKey(ctx, uids)
 	if err != nil {
 		return nil, err
@@ -91,13 +92,13 @@ func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int) ([
 	for i, n := range names {
 		reads[i] = zcardRead(l.s.k.ranking(n).new)
 	}
-	cmds, err := l.doAll(ctx, reads)
-	if err != nil {
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
 	counts := make([]int, len(names))
-	for i, cmd := range cmds {
-		counts[i] = int(cmd.(*redis.IntCmd).Val())
+	for i, c := range calls {
+		counts[i] = int(c.cmd.(*redis.IntCmd).Val())
 	}
 	out := make([]*Group, 0, first)
 	for i, n := range names {
@@ -111,13 +112,13 @@ func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int) ([
 // zrangeByLex loads up to n members of a sorted set (all scores equal) that start with prefix.
 func (l *Loader) zrangeByLex(ctx context.Context, key, prefix string, n int) ([]string, error) {
 	ck := fmt.Sprintf("zl:%s\x00%s\x00%d", key, prefix, n)
-	cmd, err := l.do(ctx, ck, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "[" + prefix, Max: "[" + prefix + "\xff", Count: int64(n)})
-	})
+	c, err := l.get(ctx, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "[" + prefix, Max: "[" + prefix + "\xff", Count: int64(n)})
+	}})
 	if err != nil {
 		return nil, err
 	}
-	return cmd.(*redis.StringSliceCmd).Val(), nil
+	return c.cmd.(*redis.StringSliceCmd).Val(), nil
 }
 
 // pruneGroups removes from the group registry those of groups that hold no post any more.
@@ -136,22 +137,14 @@ func (s *Store) pruneGroups(ctx context.Context, groups []string) error {
 	if err != nil || len(empty) == 0 {
 		return err
 	}
-	members := make([]any, len(empty))
-	for i, g := range empty {
-		members[i] = g
-	}
-	if err := s.rdb.ZRem(ctx, s.k.groups(), members...).Err(); err != nil {
+	if err := s.register(ctx, s.k.groups(), false, empty...); err != nil {
 		return fmt.Errorf("unregister groups: %w", err)
 	}
 	back, err := s.groupsWithCount(ctx, empty, true)
 	if err != nil || len(back) == 0 {
 		return err
 	}
-	zs := make([]redis.Z, len(back))
-	for i, g := range back {
-		zs[i] = redis.Z{Member: g}
-	}
-	if err := s.rdb.ZAdd(ctx, s.k.groups(), zs...).Err(); err != nil {
+	if err := s.register(ctx, s.k.groups(), true, back...); err != nil {
 		return fmt.Errorf("register groups: %w", err)
 	}
 	return nil
@@ -174,4 +167,15 @@ func (s *Store) groupsWithCount(ctx context.Context, groups []string, nonEmpty b
 		}
 	}
 	return out, nil
+}
+
+// register adds names to (add) or removes them from a name registry: the users or the groups.
+func (s *Store) register(ctx context.Context, registry string, add bool, names ...string) error {
+	args := make([]any, 0, len(names)+1)
+	args = append(args, map[bool]string{true: "add", false: "rem"}[add])
+	for _, n := range names {
+		args = append(args, n)
+	}
+	_, err := s.run(ctx, "register", []string{registry}, args...)
+	return err
 }

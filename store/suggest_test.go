@@ -43,7 +43,7 @@ func TestSuggestUsers(t *testing.T) {
 			{strings.Repeat("a", 64), 10, nil},
 		}
 		for _, tc := range cases {
-			got, err := s.NewLoader().SuggestUsers(ctx, tc.prefix, tc.first)
+			got, err := s.NewLoader().SuggestUsers(ctx, tc.prefix, tc.first, nil)
 			if err != nil {
 				t.Errorf("suggest %q: %v", tc.prefix, err)
 				continue
@@ -56,7 +56,7 @@ func TestSuggestUsers(t *testing.T) {
 			prefix string
 			first  int
 		}{{"", 10}, {strings.Repeat("a", 65), 10}, {"al", 0}, {"al", 101}} {
-			if _, err := s.NewLoader().SuggestUsers(ctx, tc.prefix, tc.first); !store.IsKind(err, store.KindInvalid) {
+			if _, err := s.NewLoader().SuggestUsers(ctx, tc.prefix, tc.first, nil); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("suggest %q first %d: %v, want invalid", tc.prefix, tc.first, err)
 			}
 		}

@@ -2,6 +2,9 @@
 -- KEYS[1]  post hash {p:<id>}
 -- Reply    HGETALL of the post after the bump; empty when the post does not exist.
 -- Repeat   a second run bumps again, which is harmless: versions only need to grow.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 redis.call('HINCRBY', KEYS[1], 'ver', 1)
 return redis.call('HGETALL', KEYS[1])

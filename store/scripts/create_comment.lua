@@ -17,6 +17,9 @@
 --          until the keys are together, where a key computed inside the script could have moved
 --          and stop the script halfway.
 -- Repeat   the idempotency key makes a second run return the first comment unchanged.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local post, num, parent = KEYS[1], ARGV[1], ARGV[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')

@@ -8,6 +8,9 @@
 --          node than the posts on a cluster): the caller then allocates the next id.
 -- Repeat   the id is allocated before the script runs, so a second run finds the hash with its
 --          own nonce and replies with it unchanged.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'title', ARGV[1], 'body', ARGV[2], 'url', ARGV[3],
     'author', ARGV[4], 'created', ARGV[5], 'closes', ARGV[6], 'groups', ARGV[7],

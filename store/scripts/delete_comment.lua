@@ -16,6 +16,9 @@
 --          first write, so "again" leaves no trace.
 -- Repeat   a second run finds the tombstone, or the removal marker, and replies as the first did
 --          with a count of 0.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local post, ids = KEYS[1], KEYS[2]
 local chain = {}
 for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end

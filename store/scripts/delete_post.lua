@@ -5,6 +5,9 @@
 --          keeps answering repeats of the post's creation; see create_post.)
 -- Errors   NOTFOUND (no post, or a deleted one and not its author), FORBIDDEN (not the author).
 -- Repeat   a second run finds the tombstone and replies with it unchanged.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
 if not author then return redis.error_reply('NOTFOUND no such post') end
@@ -18,7 +21,7 @@ if redis.call('HGET', p, 'deleted') ~= '1' then
   local groups = redis.call('HGET', p, 'groups')
   local ver = redis.call('HINCRBY', p, 'ver', 1)
   local nonce = redis.call('HGET', p, 'nonce')
-  for i = 1, #KEYS do redis.call('UNLINK', KEYS[i]) end
+  for i = 1, #KEYS - 1 do redis.call('UNLINK', KEYS[i]) end
   redis.call('HSET', p, 'author', author, 'created', created, 'groups', groups, 'ver', ver, 'deleted', '1')
   if nonce then redis.call('HSET', p, 'nonce', nonce) end
   redis.call('EXPIRE', p, ARGV[2])

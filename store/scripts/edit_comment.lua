@@ -5,6 +5,9 @@
 -- Errors   NOTFOUND (no post, no comment, or a deleted one), FORBIDDEN (not the author).
 -- Repeat   a second run finds the body already set and changes nothing; so does an edit that
 --          does not change the text (editedAt stays as it was).
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')

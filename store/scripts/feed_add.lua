@@ -8,6 +8,9 @@
 -- The follow check runs here, on the reader's slot, so a push that arrives after an unfollow
 -- (which removes the author's entries in the same slot) adds nothing.
 -- Repeat   adding a member with the same score changes nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 local added = 0
 for i = 3, #ARGV - 1, 2 do

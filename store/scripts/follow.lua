@@ -9,6 +9,9 @@
 -- Removing also drops the followee from the pull set and the followee's posts from the feed, so
 -- nothing of theirs is left to read once this script has run.
 -- Repeat   a second run changes nothing and replies with the current state and sequence.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local b = ARGV[1]
 local t = redis.call('ZSCORE', KEYS[1], b)
 if ARGV[2] == 'add' then

@@ -6,6 +6,9 @@
 -- Reply    1 when applied, 0 when a version as new was applied before.
 -- Repeat   a second run sees its own version and does nothing. A followee is pulled only while
 --          it is still followed, so a late run cannot bring back an unfollowed user.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local b = ARGV[1]
 local cur = tonumber(redis.call('HGET', KEYS[3], b) or '-1')
 if cur >= tonumber(ARGV[2]) then return 0 end

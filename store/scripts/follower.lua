@@ -10,6 +10,9 @@
 -- Repeat   a run whose version is not newer than the stored one changes nothing and replies with
 --          the current mode. Versions stay stored after an unfollow, so a late "add" cannot revive
 --          a relation that was removed after it.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local a = ARGV[1]
 local function mode()
   if not redis.call('ZSCORE', KEYS[1], a) then return 'none' end

@@ -4,10 +4,13 @@
 -- ARGV[1]  member   ARGV[2] version   ARGV[3] "add" | "rem"   ARGV[4..] one score per sorted set
 -- Reply    1 when applied, 0 when the stored version was already as new.
 -- Repeat   a second run sees its own version and does nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
 if cur >= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-for i = 2, #KEYS do
+for i = 2, #KEYS - 1 do
   if ARGV[3] == 'add' then
     redis.call('ZADD', KEYS[i], ARGV[i + 2], ARGV[1])
   else

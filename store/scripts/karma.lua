@@ -6,6 +6,9 @@
 -- Reply    {total, karma version}; the karma version rises whenever the total changes.
 -- Repeat   the item's version guard makes a repeated or late record (an older version) a no-op,
 --          so concurrent votes recorded in any order leave the total exact.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
 local curVer, curNet = -1, 0
 if cur then

@@ -1,12 +1,12 @@
 -- page: one page of a sorted set after a cursor (score, member), stable while members come and go.
+-- First pages do not use it: they are plain ZCARD and ZRANGE commands, which cost Redis far less
+-- than a script call. A page after a cursor uses it because finding the cursor's place among ties
+-- takes several dependent commands, which here cost one round trip.
 -- KEYS[1]  sorted set
 -- ARGV[1]  "desc" | "asc"   ARGV[2] how many to return   ARGV[3] cursor score ("" for the first
---          page)   ARGV[4] cursor member   ARGV[5] (optional) a key prefix: the reply then
---          carries, after each member's score, the HGETALL of the hash ARGV[5] .. member, for the
---          first ARGV[6] members (an empty array for the rest); the hashes must share the sorted
---          set's hash slot.
+--          page)   ARGV[4] cursor member
 -- Reply    {total, start, member1, score1, member2, score2, ...}; start is the 0-based position of
---          the first member returned. With ARGV[5]: {total, start, member1, score1, hash1, ...}.
+--          the first member returned.
 -- Order is Redis's: by score, ties by member bytes (reversed for "desc"). When the cursor's member
 -- is still present with the same score its rank is the position; otherwise the position is found
 -- by counting the members ordered before the cursor's score and binary-searching its ties.
@@ -57,18 +57,5 @@ else
   items = redis.call('ZRANGE', key, start, start + limit - 1, 'WITHSCORES')
 end
 local reply = {total, start}
-if ARGV[5] and ARGV[5] ~= '' then
-  local want = tonumber(ARGV[6])
-  for i = 1, #items, 2 do
-    reply[#reply + 1] = items[i]
-    reply[#reply + 1] = items[i + 1]
-    if (i + 1) / 2 <= want then
-      reply[#reply + 1] = redis.call('HGETALL', ARGV[5] .. items[i])
-    else
-      reply[#reply + 1] = {}
-    end
-  end
-  return reply
-end
 for i = 1, #items do reply[#reply + 1] = items[i] end
 return reply

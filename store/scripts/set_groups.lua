@@ -5,6 +5,9 @@
 -- Reply    {groups before (comma-separated), HGETALL of the post...}
 -- Errors   NOTFOUND, FORBIDDEN (not the author), INVALID (too many groups).
 -- Repeat   a second run computes the same set and leaves the version alone.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
 if not author or redis.call('HGET', p, 'deleted') == '1' then

@@ -3,6 +3,9 @@
 -- ARGV[1]  display name   ARGV[2] encoded password hash   ARGV[3] created (Unix ms)
 -- Reply    "OK"; error "CONFLICT ..." when the name is taken by someone else.
 -- Repeat   a second run with the same ARGV finds its own password hash and replies "OK".
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local pass = redis.call('HGET', KEYS[1], 'pass')
 if pass then
   if pass == ARGV[2] then return 'OK' end

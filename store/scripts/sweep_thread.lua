@@ -6,6 +6,9 @@
 -- Reply    how many comments are left to drop; -1 when the post is live (nothing is dropped).
 -- Writes   only KEYS (see create_comment for why).
 -- Repeat   a number already dropped is skipped; a run with none left does nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'deleted') ~= '1' then
   return -1
 end

@@ -11,6 +11,9 @@
 --          the voting window).
 -- Writes   only KEYS (see create_comment for why).
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')

@@ -4,6 +4,9 @@
 -- Reply    {changed (0|1), HGETALL of the post...}
 -- Errors   NOTFOUND (no post or deleted), FORBIDDEN (the author), CLOSED (after the window).
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
 if not author or redis.call('HGET', p, 'deleted') == '1' then

@@ -1,0 +1,149 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/store"
+)
+
+// The resolvers of lists and of root fields tell the loader, from the selection set, what the
+// response reads below their items (store.Needs), so that store.Loader.Walk reads the whole
+// subtree level by level, one pipeline per level. This is the only prefetching there is.
+
+// fieldNeeds returns, lazily, what the selection of the field being resolved reads of an object
+// of type typ: the field's own selection for a single object (Query.post), or that of
+// edges.node for a connection (Query.posts). It is evaluated only when the loader has not already
+// walked the items.
+func fieldNeeds(ctx context.Context, typ string, connection bool) func() *store.Needs {
+	return func() *store.Needs {
+		fc := graphql.GetFieldContext(ctx)
+		if fc == nil || fc.Field.Field == nil {
+			return nil
+		}
+		op := graphql.GetOperationContext(ctx)
+		b := needsBuilder{op: op, viewer: viewerKey(ctx)}
+		if connection {
+			return b.connection(fc.Field.Selections, typ)
+		}
+		return b.object(fc.Field.Selections, typ)
+	}
+}
+
+// listNeeds is fieldNeeds for a field that returns a plain list of objects of type typ.
+func listNeeds(ctx context.Context, typ string) func() *store.Needs {
+	return fieldNeeds(ctx, typ, false)
+}
+
+// needsBuilder turns selection sets into store.Needs.
+type needsBuilder struct {
+	op     *graphql.OperationContext
+	viewer func() string
+}
+
+// connection reads the selection of a connection: what edges.node reads of each item.
+func (b needsBuilder) connection(sel ast.SelectionSet, typ string) *store.Needs {
+	n := &store.Needs{}
+	for _, edges := range graphql.CollectFields(b.op, sel, nil) {
+		if edges.Name != "edges" {
+			continue
+		}
+		for _, node := range graphql.CollectFields(b.op, edges.Selections, nil) {
+			if node.Name == "node" {
+				b.into(n, node.Selections, typ)
+			}
+		}
+	}
+	return n
+}
+
+// object reads the selection of a single object of type typ.
+func (b needsBuilder) object(sel ast.SelectionSet, typ string) *store.Needs {
+	n := &store.Needs{}
+	b.into(n, sel, typ)
+	return n
+}
+
+// into adds to n what a selection on an object of type typ reads.
+func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
+	for _, f := range graphql.CollectFields(b.op, sel, []string{typ, "Node"}) {
+		switch typ + "." + f.Name {
+		case "Post.author", "Comment.author":
+			if n.Author == nil {
+				n.Author = &store.Needs{}
+			}
+			b.into(n.Author, f.Selections, "User")
+		case "Post.viewerVote", "Comment.viewerVote":
+			n.Vote, n.Viewer = true, b.viewer()
+		case "Post.groups":
+			for _, g := range graphql.CollectFields(b.op, f.Selections, []string{"Group", "Node"}) {
+				n.GroupSizes = n.GroupSizes || g.Name == "postCount"
+			}
+		case "Post.comments", "Comment.replies":
+			n.Lists = append(n.Lists, b.list(f, store.ListComments, "Comment"))
+		case "User.karma":
+			n.Karma = true
+		case "User.rank":
+			n.Rank = true
+		case "User.followerCount":
+			n.FollowerCount = true
+		case "User.followingCount":
+			n.FollowingCount = true
+		case "User.viewerFollows":
+			n.ViewerFollows, n.Viewer = true, b.viewer()
+		case "User.followsViewer":
+			n.FollowsViewer, n.Viewer = true, b.viewer()
+		case "User.posts":
+			n.Lists = append(n.Lists, b.list(f, store.ListPosts, "Post"))
+		case "User.followers":
+			n.Lists = append(n.Lists, b.list(f, store.ListFollowers, "User"))
+		case "User.following":
+			n.Lists = append(n.Lists, b.list(f, store.ListFollowing, "User"))
+		}
+	}
+}
+
+// list reads a connection field below an object: its arguments and what it reads of its items.
+func (b needsBuilder) list(f graphql.CollectedField, kind store.ListKind, typ string) store.List {
+	args := f.ArgumentMap(b.op.Variables)
+	l := store.List{Kind: kind, Sort: store.CommentsNew, First: 20}
+	if s, ok := args["sort"].(string); ok {
+		cs := model.CommentSort(s)
+		l.Sort = commentSort(&cs)
+	}
+	if n, ok := argInt(args["first"]); ok {
+		l.First = n
+	}
+	if a, ok := args["after"].(string); ok {
+		l.After = a
+	}
+	l.Needs = *b.connection(f.Selections, typ)
+	return l
+}
+
+// viewerKey returns a function giving the viewer's user key ("" when anonymous), which marks the
+// response as depending on the viewer.
+func viewerKey(ctx context.Context) func() string {
+	return func() string { return strings.TrimPrefix(viewerFrom(ctx), store.TypeUser+":") }
+}
+
+// argInt reads an Int argument as gqlgen may hold it: a literal or a coerced variable.
+func argInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case int64:
+		return int(x), true
+	case float64:
+		return int(x), true
+	case json.Number:
+		n, err := x.Int64()
+		return int(n), err == nil
+	}
+	return 0, false
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Every aggregate — the keys that share one hash tag: a post with its thread, a user with their
+// relations, a ranking, the leaderboard — has a revision: a counter at <prefix><tag>:rev that
+// every write to the aggregate raises, inside the same script as the write. A response that
+// records the revision of every aggregate it read can later be proven current by reading those
+// counters again: equal counters mean that nothing it read has changed since. That is what makes
+// the response cache exact, on any number of server replicas, with no TTL.
+
+// Revisions records the revisions of the aggregates one response reads. A recording Loader
+// (Store.NewRecordingLoader) reads them in the same pipeline as the data, each just before the
+// data of its aggregate, so a recorded revision is never newer than the data read.
+type Revisions struct {
+	mu     sync.Mutex
+	revs   map[string]string // revision key → revision ("" for an aggregate never written)
+	broken bool              // a revision could not be read, or changed during the response
+}
+
+// NewRevisions returns an empty record.
+func NewRevisions() *Revisions { return &Revisions{revs: make(map[string]string)} }
+
+// revRead is the read of one aggregate's revision in a batch.
+type revRead struct {
+	key string
+	cmd *redis.StringCmd
+}
+
+// start returns the revision reads that go before a batch's data: one per aggregate the batch
+// reads. Every batch reads them afresh, even for aggregates read before, because batches run on
+// different connections: only a revision read before the data on the same connection is known to
+// be no newer than that data.
+func (r *Revisions) start(k keys, batch []*call) []*revRead {
+	var out []*revRead
+	seen := make(map[string]bool, 4)
+	for _, c := range batch {
+		tag := tagOf(c.r.rkey)
+		if tag == "" {
+			r.mu.Lock()
+			r.broken = true // cannot happen: every key the loader reads has a hash tag
+			r.mu.Unlock()
+			continue
+		}
+		if seen[tag] {
+			continue
+		}
+		seen[tag] = true
+		out = append(out, &revRead{key: k.rev(tag)})
+	}
+	return out
+}
+
+// finish records the revisions a batch read. A revision that differs from one read earlier in
+// the same response means the aggregate changed while the response was being read: the response
+// cannot be cached.
+func (r *Revisions) finish(reads []*revRead, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.broken = true
+	}
+	for _, rr := range reads {
+		if rr.cmd == nil {
+			r.broken = true
+			continue
+		}
+		v, err := rr.cmd.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			r.broken = true
+			continue
+		}
+		if old, ok := r.revs[rr.key]; ok && old != v {
+			r.broken = true
+		}
+		r.revs[rr.key] = v
+	}
+}
+
+// Snapshot returns the recorded revisions as sorted keys and their values; ok is false when the
+// record cannot prove a response current.
+func (r *Revisions) Snapshot() (keys, values []string, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken {
+		return nil, nil, false
+	}
+	keys = make([]string, 0, len(r.revs))
+	for k := range r.revs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	values = make([]string, len(keys))
+	for i, k := range keys {
+		values[i] = r.revs[k]
+	}
+	return keys, values, true
+}
+
+// RevisionsCurrent reports whether the aggregates' revisions (keys and values from a Snapshot)
+// are still the same, in one round trip: a pipeline of GETs (on a cluster, one per master, sent in
+// parallel). An error means Redis could not say.
+func (s *Store) RevisionsCurrent(ctx context.Context, keys, values []string) (bool, error) {
+	cmds := make([]*redis.StringCmd, len(keys))
+	ops := make([]op, len(keys))
+	for i, k := range keys {
+		ops[i] = op{key: k, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cmds[i] = p.Get(ctx, k)
+			return cmds[i], nil
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil {
+		return false, fmt.Errorf("read revisions: %w", err)
+	}
+	for i, c := range cmds {
+		v, err := c.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return false, fmt.Errorf("read revisions: %w", err)
+		}
+		if v != values[i] {
+			return false, nil
+		}
+	}
+	return true, nil
+}

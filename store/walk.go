@@ -1,0 +1,359 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// Walk is the one way every list of a response is read: level by level, each level in one
+// pipeline, sent the moment the level is known — no timer, no waiting for resolvers. A list's
+// resolver calls it with the items it holds (or the page it read) and Needs, what the response
+// reads below them; the resolvers that run next find everything in the loader.
+//
+// One round reads, in one pipeline: the hashes of the items whose keys are known, the reads those
+// keys alone decide (the pages below them, a user's karma or counts), and the reads that needed
+// the previous round's hashes (authors, the viewer's votes, group sizes). A thread of depth d
+// therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left to
+// the resolvers, which meet them again when they read the same data.
+
+// ItemKind is the kind of the items of a list.
+type ItemKind int
+
+// The kinds of items a Walk reads.
+const (
+	ItemPost ItemKind = iota
+	ItemComment
+	ItemUser
+)
+
+// Items names items of one kind by key: post keys, user keys, or comment numbers (as stored) of
+// the post Post.
+type Items struct {
+	Kind ItemKind
+	Post string // comments: the key of their post
+	Keys []string
+}
+
+// Needs says what a response reads of each item of a list besides the item itself.
+type Needs struct {
+	// Viewer is the viewer's user key for the viewer-dependent reads below; "" when anonymous.
+	Viewer string
+	// Author (posts, comments): the author is read, and what Author says of them.
+	Author *Needs
+	// Vote (posts, comments): the viewer's vote.
+	Vote bool
+	// GroupSizes (posts): how many posts each of the post's groups holds.
+	GroupSizes bool
+	// Users: karma, place on the leaderboard, follower and following counts, and whether the
+	// viewer follows them or they follow the viewer.
+	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
+	// Lists are the pages read below each item.
+	Lists []List
+}
+
+// ListKind is a list below an item.
+type ListKind int
+
+// The lists below items.
+const (
+	ListComments  ListKind = iota // a post's top-level comments or a comment's replies
+	ListPosts                     // a user's posts
+	ListFollowers                 // a user's followers
+	ListFollowing                 // the users a user follows
+)
+
+// List is one page read below each item of a list, and what is read of its items.
+type List struct {
+	Kind  ListKind
+	Sort  CommentSort // ListComments only
+	First int
+	After string
+	Needs Needs
+}
+
+// hashDerived reports whether the needs read something that depends on the item's hash.
+func (n *Needs) hashDerived() bool { return n.Author != nil || n.Vote || n.GroupSizes }
+
+// walkItem is one item in a walk: its kind and key, its read, and what is read of it.
+type walkItem struct {
+	kind  ItemKind
+	pid   string // posts and comments
+	key   string // post key, comment number or user key
+	needs *Needs
+	call  *call // the item's read
+}
+
+// walkList is one page in a walk.
+type walkList struct {
+	list  *List
+	kind  ItemKind // of its items
+	pid   string   // comments: their post
+	first int
+	call  *call
+}
+
+// walkKey marks an item or page already walked with some needs, so that an author met a hundred
+// times is walked once.
+type walkKey struct {
+	c *call
+	n *Needs
+}
+
+// Walk reads items and what needs says the response reads below them (see above). It returns
+// once everything is read; the caller then reads the items and its resolvers the rest, from the
+// loader. A nil needs reads only the items.
+func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
+	if needs == nil {
+		needs = &Needs{}
+	}
+	byKey := make([]walkItem, len(items.Keys))
+	for i, k := range items.Keys {
+		byKey[i] = newWalkItem(items.Kind, items.Post, k, needs)
+	}
+	seen := make(map[walkKey]bool)
+	var loaded []walkItem
+	var lists []walkList
+	for len(byKey)+len(loaded)+len(lists) > 0 {
+		var reads []read
+		// Items whose hashes came in the last round: their authors join this round's items.
+		var after []walkItem // items with reads that need their hash, for the next round
+		for _, it := range loaded {
+			reads = l.hashNeeds(it, reads, &byKey)
+		}
+		// Pages that came in the last round: their items are read now.
+		for _, wl := range lists {
+			rp, err := pageOf(wl.call, wl.first)
+			if wl.call.err != nil || err != nil {
+				continue
+			}
+			l.markWalked(wl.call)
+			for _, m := range rp.members {
+				byKey = append(byKey, newWalkItem(wl.kind, wl.pid, m, &wl.list.Needs))
+			}
+		}
+		lists = nil
+		// Items whose keys are known: their hashes, and the reads their keys decide.
+		type pageAt struct {
+			at int
+			wl walkList
+		}
+		var pages []pageAt
+		itemAt := make([]int, len(byKey))
+		for i, it := range byKey {
+			itemAt[i] = len(reads)
+			reads = append(reads, l.itemRead(it))
+			n := it.needs
+			if it.kind == ItemUser {
+				reads = l.userNeeds(it.key, n, reads)
+			}
+			for j := range n.Lists {
+				lr, kind, err := l.listRead(it, &n.Lists[j])
+				if err != nil {
+					continue // a bad argument: the resolver reports it
+				}
+				pages = append(pages, pageAt{len(reads), walkList{list: &n.Lists[j], kind: kind, pid: it.pid, first: n.Lists[j].First}})
+				reads = append(reads, lr)
+			}
+		}
+		if len(reads) == 0 {
+			break
+		}
+		calls := l.getAll(ctx, reads...)
+		if err := waitAll(ctx, calls); err != nil && ctx.Err() != nil {
+			return
+		}
+		for i, it := range byKey {
+			it.call = calls[itemAt[i]]
+			if it.needs.hashDerived() && it.call.err == nil && !seen[walkKey{it.call, it.needs}] {
+				seen[walkKey{it.call, it.needs}] = true
+				after = append(after, it)
+			}
+		}
+		for _, p := range pages {
+			p.wl.call = calls[p.at]
+			if !seen[walkKey{p.wl.call, &p.wl.list.Needs}] {
+				seen[walkKey{p.wl.call, &p.wl.list.Needs}] = true
+				lists = append(lists, p.wl)
+			}
+		}
+		byKey, loaded = nil, after
+	}
+}
+
+// newWalkItem returns the walk item of key; a post is its own thread's post.
+func newWalkItem(kind ItemKind, pid, key string, needs *Needs) walkItem {
+	if kind == ItemPost {
+		pid = key
+	}
+	return walkItem{kind: kind, pid: pid, key: key, needs: needs}
+}
+
+// itemRead is the read of an item's hash.
+func (l *Loader) itemRead(it walkItem) read {
+	switch it.kind {
+	case ItemPost:
+		return l.postRead(it.key)
+	case ItemComment:
+		return l.commentRead(it.pid, it.key)
+	}
+	return l.userRead(it.key)
+}
+
+// hashNeeds adds the reads that need an item's hash: its author (to the items of this round),
+// the viewer's vote, its groups' sizes.
+func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
+	n := it.needs
+	var author string
+	var votes string
+	switch it.kind {
+	case ItemPost:
+		p := l.postOf(it.call, it.key)
+		if p == nil {
+			return reads
+		}
+		author, votes = p.AuthorID, l.s.k.postVotes(it.key)
+		if n.GroupSizes {
+			for _, g := range p.GroupNames {
+				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
+			}
+		}
+	case ItemComment:
+		c := l.commentOf(it.call, it.pid, it.key)
+		if c == nil || c.AuthorID == "" {
+			return reads
+		}
+		author, votes = c.AuthorID, l.s.k.commentVotes(it.pid, it.key)
+	default:
+		return reads
+	}
+	uid := strings.TrimPrefix(author, TypeUser+":")
+	if n.Author != nil {
+		*items = append(*items, newWalkItem(ItemUser, "", uid, n.Author))
+	}
+	if n.Vote && n.Viewer != "" && n.Viewer != uid {
+		reads = append(reads, hashFieldRead(votes, n.Viewer))
+	}
+	return reads
+}
+
+// userNeeds adds the reads of a user that its key decides.
+func (l *Loader) userNeeds(uid string, n *Needs, reads []read) []read {
+	k := l.s.k
+	if n.Karma {
+		reads = append(reads, hashFieldRead(k.karma(uid), "total"))
+	}
+	if n.Rank {
+		reads = append(reads, zrankRead(k.leaderboard(), uid))
+	}
+	if n.FollowerCount {
+		reads = append(reads, zcardRead(k.followers(uid)))
+	}
+	if n.FollowingCount {
+		reads = append(reads, zcardRead(k.following(uid)))
+	}
+	if v := n.Viewer; v != "" && v != uid {
+		if n.ViewerFollows {
+			reads = append(reads, zscoreRead(k.following(v), uid))
+		}
+		if n.FollowsViewer {
+			reads = append(reads, zscoreRead(k.following(uid), v))
+		}
+	}
+	return reads
+}
+
+// listRead is the read of the page list asks for below an item, and the kind of its items.
+func (l *Loader) listRead(it walkItem, list *List) (read, ItemKind, error) {
+	if err := CheckFirst(list.First); err != nil {
+		return read{}, 0, err
+	}
+	switch list.Kind {
+	case ListComments:
+		parent := topLevel
+		switch it.kind {
+		case ItemComment:
+			parent = it.key
+		case ItemPost:
+		default:
+			return read{}, 0, invalidf("comments are listed below posts and comments")
+		}
+		r, _, err := l.commentPageRead(it.pid, parent, list.Sort, list.First, list.After)
+		return r, ItemComment, err
+	case ListPosts, ListFollowers, ListFollowing:
+		if it.kind != ItemUser {
+			return read{}, 0, invalidf("only users have posts, followers and following lists")
+		}
+		key, tag, kind := l.userListKey(list.Kind, it.key)
+		c, err := decodeCursor(list.After, tag)
+		if err != nil {
+			return read{}, 0, err
+		}
+		return l.pageRead(key, true, list.First, c), kind, nil
+	}
+	return read{}, 0, invalidf("unknown list")
+}
+
+// userListKey returns the sorted set, cursor tag and item kind of a list below a user.
+func (l *Loader) userListKey(kind ListKind, uid string) (key, tag string, items ItemKind) {
+	switch kind {
+	case ListFollowers:
+		return l.s.k.followers(uid), "uf", ItemUser
+	case ListFollowing:
+		return l.s.k.following(uid), "ug", ItemUser
+	}
+	return l.s.k.userPosts(uid), "pu", ItemPost
+}
+
+// markWalked records that Walk has read the items below a page.
+func (l *Loader) markWalked(c *call) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.walked == nil {
+		l.walked = make(map[*call]bool)
+	}
+	l.walked[c] = true
+}
+
+// walkPage walks the items of a page that a resolver read, unless Walk has already read below
+// it (as part of a larger walk, from the response's root): needs is only evaluated then.
+func (l *Loader) walkPage(ctx context.Context, page *call, items Items, needs func() *Needs) {
+	l.mu.Lock()
+	walked := l.walked[page]
+	l.mu.Unlock()
+	if walked {
+		return
+	}
+	l.Walk(ctx, items, evalNeeds(needs))
+	l.markWalked(page)
+}
+
+// evalNeeds evaluates lazy needs; nil reads nothing below the items.
+func evalNeeds(needs func() *Needs) *Needs {
+	if needs == nil {
+		return nil
+	}
+	return needs()
+}
+
+// WalkID reads the item a global id names — a post, a comment (with its post) or a user — and
+// what needs says the response reads below it. Ids of other kinds, and malformed ones, are left
+// to the resolver, which reports them.
+func (l *Loader) WalkID(ctx context.Context, id string, needs func() *Needs) {
+	typ, key, err := ParseID(id)
+	if err != nil {
+		return
+	}
+	switch typ {
+	case TypePost:
+		l.Walk(ctx, Items{Kind: ItemPost, Keys: []string{key}}, evalNeeds(needs))
+	case TypeUser:
+		l.Walk(ctx, Items{Kind: ItemUser, Keys: []string{key}}, evalNeeds(needs))
+	case TypeComment:
+		pid, num, err := CommentKey(id)
+		if err != nil {
+			return
+		}
+		l.getAll(ctx, l.postRead(pid)) // the comment's post decides whether it can be seen
+		l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: []string{num}}, evalNeeds(needs))
+	}
+}
