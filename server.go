@@ -44,22 +44,23 @@ func main() {
 
 // config is everything the flags and environment set.
 type config struct {
-	addr         string
-	redis        store.ClientConfig
-	waitReplicas int
-	waitTimeout  time.Duration
-	prefix       string
-	votingWindow time.Duration
-	hotK         float64
-	sessionTTL   time.Duration
-	writeLimit   int
-	feed         store.FeedOptions
-	commentDepth int
-	limits       httpapi.Limits
-	live         httpapi.Live
-	eventBuffer  int
-	logJSON      bool
-	ready        func(addr string) // called with the listening address; for tests
+	addr          string
+	redis         store.ClientConfig
+	waitReplicas  int
+	waitTimeout   time.Duration
+	prefix        string
+	votingWindow  time.Duration
+	hotK          float64
+	sessionTTL    time.Duration
+	writeLimit    int
+	feed          store.FeedOptions
+	commentDepth  int
+	limits        httpapi.Limits
+	live          httpapi.Live
+	eventBuffer   int
+	responseCache int // MiB; 0 turns the response cache off
+	logJSON       bool
+	ready         func(addr string) // called with the listening address; for tests
 }
 
 // envOr returns the environment value of key, or def.
@@ -158,12 +159,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	var origins string
 	str(&origins, "ws-origins", "AGORA_WS_ORIGINS", "", "comma-separated origin patterns allowed to open WebSockets besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live events a subscriber may fall behind before it is dropped")
+	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
+		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
 	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", "log as JSON lines")
 	if len(envErrs) > 0 {
 		return nil, nil, fmt.Errorf("bad environment: %w", errors.Join(envErrs...))
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
+	}
+	if c.responseCache < 0 {
+		return nil, nil, fmt.Errorf("-response-cache: want a size in MiB, 0 to turn the cache off (got %d)", c.responseCache)
 	}
 	r.ClusterAddrs, r.SentinelAddrs = store.SplitAddrs(cluster), store.SplitAddrs(sentinels)
 	if err := r.Validate(); err != nil {
@@ -249,7 +255,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			log.Warn("end live streams", "err", err)
 		}
 	}
-	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live}), endStreams)
+	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live, ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is
@@ -317,4 +323,13 @@ func displayAddr(a net.Addr) string {
 		return "localhost:" + strconv.Itoa(t.Port)
 	}
 	return a.String()
+}
+
+// cacheMiB maps -response-cache (0 is off) to httpapi.Config.ResponseCacheMiB (0 is the default,
+// negative is off).
+func cacheMiB(flag int) int {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

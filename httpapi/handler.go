@@ -31,7 +31,13 @@ type Config struct {
 	Log    *slog.Logger
 	Limits Limits
 	Live   Live
+	// ResponseCacheMiB bounds the response cache (see cache.go) in MiB: 0 selects the default,
+	// 64; a negative value turns the cache off.
+	ResponseCacheMiB int
 }
+
+// DefaultResponseCacheMiB is the response cache's default size.
+const DefaultResponseCacheMiB = 64
 
 // New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
 func New(cfg Config) http.Handler {
@@ -58,7 +64,14 @@ func New(cfg Config) http.Handler {
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))
 
 	mux := http.NewServeMux()
-	mux.Handle("/query", liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, srv)))))
+	var gql http.Handler = srv
+	if cfg.ResponseCacheMiB == 0 {
+		cfg.ResponseCacheMiB = DefaultResponseCacheMiB
+	}
+	if cfg.ResponseCacheMiB > 0 {
+		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
+	}
+	mux.Handle("/query", liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, gql)))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

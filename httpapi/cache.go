@@ -1,0 +1,304 @@
+package httpapi
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/agora/agora/resolvers"
+	"github.com/agora/agora/store"
+)
+
+// The response cache keeps whole query responses and serves one again only after a single round
+// trip to Redis has proven that nothing it read has changed.
+//
+//   - While a query runs, its loader records the revision of every aggregate it reads (a post
+//     with its thread, a user, a ranking…), read in the same pipeline just before the data
+//     (store.Revisions). Every write script raises the revision of what it changes in the same
+//     script. A cached response is served only when every recorded revision is still current, so
+//     it is never stale — no TTL, no window — on any number of replicas sharing the Redis.
+//   - A response that read nothing about the viewer (no viewerVote, viewer, feed…) is shared by
+//     every reader, signed in or not; one that did is kept per viewer. Resolvers report reading
+//     the viewer (resolvers.Recording), so a field added later cannot leak another's answer.
+//   - Concurrent misses of one entry run the query once; the others then check its revisions
+//     like any hit, so a reader who arrived after a write never gets an answer older than it.
+//   - Memory is bounded by bytes, least recently used out first. Only complete answers to queries
+//     are kept: no errors, status 200.
+//   - When Redis cannot be reached, nothing is served from the cache.
+
+// responseCache is the cache; the zero value is not usable, see newResponseCache.
+type responseCache struct {
+	st  *store.Store
+	log *slog.Logger
+	max int64 // bytes
+
+	mu      sync.Mutex
+	size    int64
+	lru     *list.List               // of *cacheEntry, most recently used first
+	entries map[string]*list.Element // by entry key
+	flights map[string]*flight       // misses being computed, by flight key
+}
+
+// cacheEntry is one kept response.
+type cacheEntry struct {
+	key         string
+	body        []byte
+	contentType string
+	revKeys     []string
+	revVals     []string
+}
+
+func (e *cacheEntry) bytes() int64 {
+	n := len(e.key) + len(e.body) + len(e.contentType) + 64
+	for i := range e.revKeys {
+		n += len(e.revKeys[i]) + len(e.revVals[i]) + 32
+	}
+	return int64(n)
+}
+
+// flight is a miss being computed; entry is set when it could be cached.
+type flight struct {
+	done  chan struct{}
+	entry *cacheEntry
+}
+
+func newResponseCache(st *store.Store, log *slog.Logger, maxBytes int64) *responseCache {
+	return &responseCache{st: st, log: log, max: maxBytes, lru: list.New(),
+		entries: make(map[string]*list.Element), flights: make(map[string]*flight)}
+}
+
+// cacheRequest is the part of a GraphQL request that decides its answer.
+type cacheRequest struct {
+	Query         string          `json:"query"`
+	OperationName string          `json:"operationName"`
+	Variables     json.RawMessage `json:"variables"`
+	Extensions    json.RawMessage `json:"extensions"`
+}
+
+// wrap serves queries from the cache in front of next (the GraphQL handler). The request state
+// (the viewer) is already in the context.
+func (c *responseCache) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(streamingKey{}) != nil {
+			next.ServeHTTP(w, r) // WebSocket and SSE: live, never cached
+			return
+		}
+		base, ok := c.baseKey(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		req := resolvers.RequestFrom(r.Context())
+		viewerKey := base + "\x00v:" + req.ViewerID
+		// Serve a kept answer that is still current; otherwise join the flight computing this
+		// answer, or be it. The entries are looked up again under the lock that creates flights,
+		// so a request never starts a second computation of an answer just kept.
+		var tried *cacheEntry
+		var f *flight
+		joined := false
+		for f == nil {
+			c.mu.Lock()
+			e := c.peek(base)
+			if e == nil {
+				e = c.peek(viewerKey)
+			}
+			if e != nil && e != tried {
+				c.mu.Unlock()
+				tried = e
+				if c.current(r.Context(), e) {
+					c.touch(e)
+					c.serve(w, e)
+					return
+				}
+				continue
+			}
+			if f, joined = c.flights[viewerKey]; !joined {
+				f = &flight{done: make(chan struct{})}
+				c.flights[viewerKey] = f
+			}
+			c.mu.Unlock()
+		}
+		if joined {
+			select {
+			case <-f.done:
+			case <-r.Context().Done():
+				return
+			}
+			if e := f.entry; e != nil && e != tried && c.current(r.Context(), e) {
+				c.serve(w, e)
+				return
+			}
+			c.compute(w, r, next, req, base, viewerKey)
+			return
+		}
+		defer func() {
+			c.mu.Lock()
+			delete(c.flights, viewerKey)
+			c.mu.Unlock()
+			close(f.done)
+		}()
+		f.entry = c.compute(w, r, next, req, base, viewerKey)
+	})
+}
+
+// compute runs the query, answers it, and keeps the answer when it can be; it returns the entry
+// kept, or nil.
+func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next http.Handler, req *resolvers.Request, base, viewerKey string) *cacheEntry {
+	rec := resolvers.NewRecording()
+	own := *req
+	own.Recording = rec
+	w.Header().Set(CacheHeader, "miss")
+	cw := &captureWriter{ResponseWriter: w, status: http.StatusOK}
+	next.ServeHTTP(cw, r.WithContext(resolvers.WithRequest(r.Context(), &own)))
+	if cw.status != http.StatusOK || !rec.Query() || hasErrors(cw.buf.Bytes()) {
+		return nil
+	}
+	keys, vals, ok := rec.Revisions.Snapshot()
+	if !ok {
+		return nil
+	}
+	key := base
+	if rec.ViewerDependent() {
+		key = viewerKey
+	}
+	e := &cacheEntry{key: key, body: bytes.Clone(cw.buf.Bytes()), contentType: cw.Header().Get("Content-Type"), revKeys: keys, revVals: vals}
+	c.put(e)
+	return e
+}
+
+// baseKey is the cache key of a query request, before the viewer: a digest of what decides its
+// answer. ok is false for requests the cache does not handle.
+func (c *responseCache) baseKey(r *http.Request) (string, bool) {
+	var cr cacheRequest
+	switch r.Method {
+	case http.MethodPost:
+		// capBody has read the body into memory; read it and put it back.
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return "", false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if json.Unmarshal(body, &cr) != nil {
+			return "", false
+		}
+	case http.MethodGet:
+		q := r.URL.Query()
+		cr.Query, cr.OperationName = q.Get("query"), q.Get("operationName")
+		cr.Variables, cr.Extensions = json.RawMessage(q.Get("variables")), json.RawMessage(q.Get("extensions"))
+	default:
+		return "", false
+	}
+	if cr.Query == "" {
+		return "", false
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(r.Header.Get("Accept")), []byte(cr.Query), []byte(cr.OperationName), cr.Variables, cr.Extensions} {
+		h.Write(part)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
+}
+
+// current reports whether an entry's revisions are all still current; false when Redis cannot
+// say.
+func (c *responseCache) current(ctx context.Context, e *cacheEntry) bool {
+	ok, err := c.st.RevisionsCurrent(ctx, e.revKeys, e.revVals)
+	if err != nil {
+		c.log.WarnContext(ctx, "response cache: check revisions", "err", err)
+		return false
+	}
+	return ok
+}
+
+// CacheHeader names the response header that says whether the response cache answered a query:
+// "hit", or "miss" when the query ran.
+const CacheHeader = "X-Agora-Cache"
+
+// serve writes a kept answer.
+func (c *responseCache) serve(w http.ResponseWriter, e *cacheEntry) {
+	if e.contentType != "" {
+		w.Header().Set("Content-Type", e.contentType)
+	}
+	w.Header().Set(CacheHeader, "hit")
+	_, _ = w.Write(e.body)
+}
+
+// peek returns the entry of key, or nil; c.mu is held.
+func (c *responseCache) peek(key string) *cacheEntry {
+	if el, ok := c.entries[key]; ok {
+		return el.Value.(*cacheEntry)
+	}
+	return nil
+}
+
+// touch marks an entry used, if it is still kept.
+func (c *responseCache) touch(e *cacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[e.key]; ok && el.Value == e {
+		c.lru.MoveToFront(el)
+	}
+}
+
+// put keeps an entry, replacing the one of its key, and evicts the least recently used entries
+// beyond the bound. An entry larger than the whole bound is not kept.
+func (c *responseCache) put(e *cacheEntry) {
+	n := e.bytes()
+	if n > c.max {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[e.key]; ok {
+		c.size -= el.Value.(*cacheEntry).bytes()
+		c.lru.Remove(el)
+	}
+	c.entries[e.key] = c.lru.PushFront(e)
+	c.size += n
+	for c.size > c.max {
+		el := c.lru.Back()
+		old := el.Value.(*cacheEntry)
+		c.lru.Remove(el)
+		delete(c.entries, old.key)
+		c.size -= old.bytes()
+	}
+}
+
+// stats returns the number of entries and their bytes.
+func (c *responseCache) stats() (entries int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries), c.size
+}
+
+// hasErrors reports whether a GraphQL response carries errors: gqlgen writes them first.
+func hasErrors(body []byte) bool {
+	return !bytes.HasPrefix(body, []byte(`{"data":`))
+}
+
+// captureWriter passes a response through and keeps a copy of it.
+type captureWriter struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *captureWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *captureWriter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *captureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
