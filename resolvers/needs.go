@@ -84,8 +84,25 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			for _, g := range graphql.CollectFields(b.op, f.Selections, []string{"Group", "Node"}) {
 				n.GroupSizes = n.GroupSizes || g.Name == "postCount"
 			}
-		case "Post.comments", "Comment.replies":
+		case "Post.comments":
 			n.Lists = append(n.Lists, b.list(f, store.ListComments, "Comment"))
+		case "Comment.replies":
+			n.CommentFields |= store.CommentReplies // an empty list is known without reading it
+			n.Lists = append(n.Lists, b.list(f, store.ListComments, "Comment"))
+		case "Comment.body":
+			n.CommentFields |= store.CommentBody
+		case "Comment.editedAt":
+			n.CommentFields |= store.CommentEdited
+		case "Comment.depth":
+			n.CommentFields |= store.CommentDepth
+		case "Comment.upvotes":
+			n.CommentFields |= store.CommentUp
+		case "Comment.downvotes":
+			n.CommentFields |= store.CommentDown
+		case "Comment.replyCount":
+			n.CommentFields |= store.CommentReplies
+		case "Comment.parent":
+			n.CommentFields |= store.CommentParent
 		case "User.karma":
 			n.Karma = true
 		case "User.rank":
@@ -123,6 +140,28 @@ func (b needsBuilder) list(f graphql.CollectedField, kind store.ListKind, typ st
 		l.After = a
 	}
 	l.Needs = *b.connection(f.Selections, typ)
+	l.NoTotal, l.NoCursors = true, true
+	for _, cf := range graphql.CollectFields(b.op, f.Selections, nil) {
+		switch cf.Name {
+		case "totalCount":
+			l.NoTotal = false
+		case "pageInfo":
+			for _, pf := range graphql.CollectFields(b.op, cf.Selections, nil) {
+				if pf.Name == "startCursor" || pf.Name == "endCursor" {
+					l.NoCursors = false
+				}
+			}
+		case "edges":
+			for _, ef := range graphql.CollectFields(b.op, cf.Selections, nil) {
+				if ef.Name == "cursor" {
+					l.NoCursors = false
+				}
+			}
+		}
+	}
+	if typ == "Comment" {
+		l.Needs.CommentFields |= store.CommentFieldsChosen
+	}
 	return l
 }
 

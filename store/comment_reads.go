@@ -14,14 +14,14 @@ func (l *Loader) Comment(ctx context.Context, id string) (*Comment, error) {
 	}
 	// The post and the comment go into the same pipeline: a comment of a deleted post is hidden
 	// even while its keys are being dropped.
-	calls := l.getAll(ctx, l.postRead(pid), l.commentRead(pid, num))
+	calls := l.getAll(ctx, l.postRead(pid), l.commentRead(pid, num, AllCommentFields))
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
 	if l.postOf(calls[0], pid) == nil {
 		return nil, nil
 	}
-	return l.commentOf(calls[1], pid, num), nil
+	return l.commentOf(calls[1], pid, num, AllCommentFields), nil
 }
 
 // PostComments loads one page of a post's top-level comments. Unless Walk has already read below
@@ -67,35 +67,38 @@ func commentListTag(pid, parent string, sort CommentSort) string {
 	return "c" + strconv.Itoa(int(sort)) + ":" + pid + ":" + shortNum(parent)
 }
 
-// commentPageRead is the read of one page of the direct replies of parent (topLevel for the post),
-// and the list's cursor tag.
-func (l *Loader) commentPageRead(pid, parent string, sort CommentSort, first int, after string) (read, string, error) {
-	tag := commentListTag(pid, parent, sort)
-	c, err := decodeCursor(after, tag)
-	if err != nil {
-		return read{}, "", err
+// commentList returns the sorted set of the direct replies of parent (topLevel for the post) in
+// a sort, its order, the list's cursor tag, and the cursor after decoded.
+func (l *Loader) commentList(pid, parent string, sort CommentSort, after string) (key string, desc bool, tag string, c cursor, err error) {
+	tag = commentListTag(pid, parent, sort)
+	if c, err = decodeCursor(after, tag); err != nil {
+		return "", false, "", cursor{}, err
 	}
-	key, desc := l.s.k.repliesByTime(pid, parent), true
+	key, desc = l.s.k.repliesByTime(pid, parent), true
 	switch sort {
 	case CommentsOld:
 		desc = false
 	case CommentsTop:
 		key = l.s.k.repliesByTop(pid, parent)
 	}
-	return l.pageRead(key, desc, first, c), tag, nil
+	return key, desc, tag, c, nil
 }
 
 // commentPage loads a page of the direct replies of parent (topLevel for the post) with the
-// comments, and unless Walk has read below it, what needs says the response reads below it.
+// comments: the page a walk kept, or else the page and, through Walk, what needs says the
+// response reads below it.
 func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort CommentSort, first int, after string, needs func() *Needs) (*Page[*Comment], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
-	r, tag, err := l.commentPageRead(pid, parent, sort, first, after)
+	key, desc, tag, c, err := l.commentList(pid, parent, sort, after)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := l.get(ctx, r)
+	if p := keptPage[*Comment](l, pageKey(key, desc, first, after)); p != nil {
+		return p, nil
+	}
+	pc, err := l.get(ctx, l.pageRead(key, desc, first, c))
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +106,15 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 	if err != nil {
 		return nil, err
 	}
-	l.walkPage(ctx, pc, Items{Kind: ItemComment, Post: pid, Keys: rp.members}, needs)
+	n := evalNeeds(needs)
+	l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: rp.members}, n)
+	fs := AllCommentFields
+	if n != nil {
+		fs = n.CommentFields.normal()
+	}
 	reads := make([]read, len(rp.members))
 	for i, m := range rp.members {
-		reads[i] = l.commentRead(pid, m)
+		reads[i] = l.commentRead(pid, m, fs)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -115,8 +123,8 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 	all := rp.cursors(tag)
 	out := &Page[*Comment]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0,
 		Items: make([]*Comment, 0, len(calls)), Cursors: make([]string, 0, len(calls))}
-	for i, c := range calls {
-		cm := l.commentOf(c, pid, rp.members[i])
+	for i, cl := range calls {
+		cm := l.commentOf(cl, pid, rp.members[i], fs)
 		if cm == nil {
 			continue // removed between the page and the hash
 		}

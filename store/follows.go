@@ -185,6 +185,9 @@ func (l *Loader) userList(ctx context.Context, kind ListKind, userID string, fir
 	if err != nil {
 		return nil, err
 	}
+	if p := keptPage[*User](l, pageKey(key, true, first, after)); p != nil {
+		return p, nil
+	}
 	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
 	if err != nil {
 		return nil, err
@@ -193,7 +196,7 @@ func (l *Loader) userList(ctx context.Context, kind ListKind, userID string, fir
 	if err != nil {
 		return nil, err
 	}
-	l.walkPage(ctx, pc, Items{Kind: ItemUser, Keys: rp.members}, needs)
+	l.Walk(ctx, Items{Kind: ItemUser, Keys: rp.members}, evalNeeds(needs))
 	users, err := l.usersByKey(ctx, rp.members)
 	if err != nil {
 		return nil, err

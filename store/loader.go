@@ -19,9 +19,9 @@ type Loader struct {
 	s    *Store
 	revs *Revisions // records what the response read, for the response cache; nil when off
 
-	mu     sync.Mutex
-	cache  map[string]*call
-	walked map[*call]bool // pages whose subtree Walk has read
+	mu    sync.Mutex
+	cache map[string]*call
+	pages map[string]any // pages Walk built, by pageKey, for the resolvers that list them
 }
 
 // call is one read: one or two commands (a first page is ZCARD and ZRANGE) in a pipeline. done
@@ -142,21 +142,13 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	for _, c := range batch {
 		c.err = err
 		if c.err == nil {
-			c.err = cmdErr(c.cmd)
-		}
-		if c.err == nil && c.cmd2 != nil {
-			c.err = cmdErr(c.cmd2)
+			c.err = firstErr([2]redis.Cmder{c.cmd, c.cmd2})
+			if c.err != nil {
+				c.err = fmt.Errorf("redis read: %w", c.err)
+			}
 		}
 		close(c.done)
 	}
-}
-
-// cmdErr is a command's error, nil for redis.Nil (a missing key or member).
-func cmdErr(cmd redis.Cmder) error {
-	if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("redis read: %w", err)
-	}
-	return nil
 }
 
 // parsed returns the value parse makes of a done call, parsing it once.
@@ -173,7 +165,7 @@ func (l *Loader) parsed(c *call, parse func(c *call) any) any {
 func (l *Loader) Clear() {
 	l.mu.Lock()
 	l.cache = make(map[string]*call)
-	l.walked = nil
+	l.pages = nil
 	l.mu.Unlock()
 }
 
@@ -257,15 +249,26 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 }
 
 // pageRead is the read of one page of a sorted set after cursor c: first items, one more to
-// tell whether a next page exists. A first page is two plain commands, ZCARD and ZRANGE (REV for
-// desc) by rank with scores; a page after a cursor is the page script, which finds the cursor's
-// position among ties in the same call.
-func pageRead(key string, desc bool, first int, c cursor, sc *redis.Script) read {
+// tell whether a next page exists. A first page is plain commands: ZRANGE (REV for desc) by
+// rank, with the scores when the cursors are wanted, after ZCARD when the total is; a page after
+// a cursor is the page script, which finds the cursor's position among ties in the same call.
+func pageRead(key string, desc bool, first int, c cursor, total, scores bool, sc *redis.Script) read {
 	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(first) + "\x00" + c.score + "\x00" + c.member
 	if c.score == "" {
+		ck += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
 		return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
-			cl.cmd = p.ZCard(ctx, key)
-			cl.cmd2 = p.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(first), Rev: desc})
+			args := redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(first), Rev: desc}
+			var rng redis.Cmder
+			if scores {
+				rng = p.ZRangeArgsWithScores(ctx, args)
+			} else {
+				rng = p.ZRangeArgs(ctx, args)
+			}
+			if total {
+				cl.cmd, cl.cmd2 = p.ZCard(ctx, key), rng
+			} else {
+				cl.cmd, cl.cmd2 = nil, rng
+			}
 		}}
 	}
 	order := "asc"
@@ -279,9 +282,16 @@ func pageRead(key string, desc bool, first int, c cursor, sc *redis.Script) read
 
 // pageOf parses a done page read, keeping at most first items.
 func pageOf(c *call, first int) (rawPage, error) {
-	if c.cmd2 != nil {
-		zs := c.cmd2.(*redis.ZSliceCmd).Val()
-		rp := rawPage{total: int(c.cmd.(*redis.IntCmd).Val())}
+	if c.cmd2 == nil {
+		return parsePage(c.cmd.(*redis.Cmd).Val(), first)
+	}
+	var rp rawPage
+	if c.cmd != nil {
+		rp.total = int(c.cmd.(*redis.IntCmd).Val())
+	}
+	switch rng := c.cmd2.(type) {
+	case *redis.ZSliceCmd:
+		zs := rng.Val()
 		rp.members = make([]string, 0, len(zs))
 		rp.scores = make([]string, 0, len(zs))
 		for _, z := range zs {
@@ -289,10 +299,11 @@ func pageOf(c *call, first int) (rawPage, error) {
 			rp.members = append(rp.members, m)
 			rp.scores = append(rp.scores, formatScore(z.Score))
 		}
-		rp.trim(first)
-		return rp, nil
+	case *redis.StringSliceCmd:
+		rp.members = rng.Val()
 	}
-	return parsePage(c.cmd.(*redis.Cmd).Val(), first)
+	rp.trim(first)
+	return rp, nil
 }
 
 // page loads one page of a sorted set after cursor c.
@@ -304,9 +315,9 @@ func (l *Loader) page(ctx context.Context, key string, desc bool, first int, c c
 	return pageOf(cl, first)
 }
 
-// pageRead is pageRead with the store's page script.
+// pageRead is pageRead of the whole page (total and cursors) with the store's page script.
 func (l *Loader) pageRead(key string, desc bool, first int, c cursor) read {
-	return pageRead(key, desc, first, c, l.s.scripts.get("page"))
+	return pageRead(key, desc, first, c, true, true, l.s.scripts.get("page"))
 }
 
 // tagOf returns the hash tag of a key, braces included ("{p:42}"), or "" when it has none.

@@ -113,7 +113,10 @@ func parsePage(v any, first int) (rawPage, error) {
 // trim keeps the first items of a page read with one more, noting whether more follow.
 func (rp *rawPage) trim(first int) {
 	if len(rp.members) > first {
-		rp.members, rp.scores = rp.members[:first], rp.scores[:first]
+		rp.members = rp.members[:first]
+		if len(rp.scores) > first {
+			rp.scores = rp.scores[:first]
+		}
 		rp.hasNext = true
 	}
 }
@@ -121,6 +124,9 @@ func (rp *rawPage) trim(first int) {
 // cursors makes the cursors of a raw page's members.
 func (rp rawPage) cursors(list string) []string {
 	out := make([]string, len(rp.members))
+	if len(rp.scores) < len(rp.members) {
+		return out // read without scores: the response shows no cursor
+	}
 	for i := range rp.members {
 		out[i] = cursor{list: list, score: rp.scores[i], member: rp.members[i]}.encode()
 	}

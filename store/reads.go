@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -43,9 +44,56 @@ var commentFields = []string{"parent", "author", "body", "created", "edited", "d
 
 func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFields) }
 func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFields) }
-func (l *Loader) commentRead(pid, num string) read {
-	return hashFieldsRead(l.s.k.comment(pid, num), commentFields)
+
+// commentRead reads the fields of a comment that fs names, with those always read.
+func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
+	set := commentFieldSets[fs.normal()]
+	key := l.s.k.comment(pid, num)
+	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.HMGet(ctx, key, set.names...)
+	}}
 }
+
+// normal is the fields fs reads: every field for zero.
+func (fs CommentFields) normal() CommentFields {
+	if fs == 0 {
+		return AllCommentFields
+	}
+	return fs & AllCommentFields
+}
+
+// commentFieldSet is the HMGET of one CommentFields: the field names and where each value goes
+// among commentFields.
+type commentFieldSet struct {
+	id    string
+	names []string
+	at    []int
+}
+
+// commentFieldSets holds the HMGET of every CommentFields; it never changes after start-up.
+var commentFieldSets = func() []commentFieldSet {
+	always := []int{1, 3, 10} // author, created, deleted
+	bits := map[CommentFields]int{CommentParent: 0, CommentBody: 2, CommentEdited: 4, CommentDepth: 5, CommentUp: 6,
+		CommentDown: 7, CommentReplies: 8, CommentVersion: 9}
+	sets := make([]commentFieldSet, AllCommentFields+1)
+	for fs := range sets {
+		set := commentFieldSet{id: strconv.Itoa(fs)}
+		for i := range commentFields {
+			in := false
+			for _, a := range always {
+				in = in || a == i
+			}
+			for b, at := range bits {
+				in = in || (CommentFields(fs)&b != 0 && at == i)
+			}
+			if in {
+				set.names, set.at = append(set.names, commentFields[i]), append(set.at, i)
+			}
+		}
+		sets[fs] = set
+	}
+	return sets
+}()
 
 // fields returns the values of a done HMGET.
 func fields(c *call) []any { return c.cmd.(*redis.SliceCmd).Val() }
@@ -68,9 +116,18 @@ func (l *Loader) postOf(c *call, pid string) *Post {
 	return p
 }
 
-// commentOf parses a done comment read: nil when there is none.
-func (l *Loader) commentOf(c *call, pid, num string) *Comment {
-	cm, _ := l.parsed(c, func(c *call) any { return commentFromFields(pid, num, fields(c)) }).(*Comment)
+// commentOf parses a done comment read of the fields fs names: nil when there is none. The
+// fields not read are zero.
+func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment {
+	cm, _ := l.parsed(c, func(c *call) any {
+		set := commentFieldSets[fs.normal()]
+		v := fields(c)
+		all := make([]any, len(commentFields))
+		for i, at := range set.at {
+			all[at] = v[i]
+		}
+		return commentFromFields(pid, num, all)
+	}).(*Comment)
 	return cm
 }
 
@@ -250,6 +307,9 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, first int, after
 	if err != nil {
 		return nil, err
 	}
+	if p := keptPage[*Post](l, pageKey(key, true, first, after)); p != nil {
+		return p, nil
+	}
 	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
 	if err != nil {
 		return nil, err
@@ -258,7 +318,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, first int, after
 	if err != nil {
 		return nil, err
 	}
-	l.walkPage(ctx, pc, Items{Kind: ItemPost, Keys: rp.members}, needs)
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, evalNeeds(needs))
 	posts, kept, err := l.postsByKey(ctx, rp.members)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"strings"
 )
 
@@ -47,9 +48,32 @@ type Needs struct {
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
+	// CommentFields (comments) are the stored fields the response shows; zero reads them all.
+	// Whether a comment exists, is deleted and who wrote it is always read.
+	CommentFields CommentFields
 	// Lists are the pages read below each item.
 	Lists []List
 }
+
+// CommentFields is a set of stored fields of a comment, so that a page reads only what it
+// shows: on Redis, every field of an HMGET is a scan of the comment's small hash.
+type CommentFields uint16
+
+// The comment fields a response may show besides the ones always read.
+const (
+	CommentBody CommentFields = 1 << iota
+	CommentEdited
+	CommentDepth
+	CommentUp
+	CommentDown
+	CommentReplies // the reply count; a page of replies needs it too
+	CommentParent
+	CommentVersion
+	AllCommentFields CommentFields = 1<<iota - 1
+	// CommentFieldsChosen marks a set chosen field by field, so that choosing none of the
+	// fields above reads only those always read rather than all of them.
+	CommentFieldsChosen CommentFields = 1 << 15
+)
 
 // ListKind is a list below an item.
 type ListKind int
@@ -68,7 +92,10 @@ type List struct {
 	Sort  CommentSort // ListComments only
 	First int
 	After string
-	Needs Needs
+	// NoTotal and NoCursors skip what the response does not show of a first page: the size of
+	// the list (ZCARD) and the items' cursors (the scores of ZRANGE).
+	NoTotal, NoCursors bool
+	Needs              Needs
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
@@ -88,8 +115,18 @@ type walkList struct {
 	list  *List
 	kind  ItemKind // of its items
 	pid   string   // comments: their post
+	key   string   // the page's name among the walked pages (see pageKey)
+	tag   string   // the cursor tag of the list
 	first int
 	call  *call
+}
+
+// walkPage is a page whose items are being read; at is where its first item is among the
+// round's items.
+type walkPage struct {
+	wl walkList
+	rp rawPage
+	at int
 }
 
 // walkKey marks an item or page already walked with some needs, so that an author met a hundred
@@ -121,12 +158,13 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 			reads = l.hashNeeds(it, reads, &byKey)
 		}
 		// Pages that came in the last round: their items are read now.
+		var filling []walkPage
 		for _, wl := range lists {
 			rp, err := pageOf(wl.call, wl.first)
 			if wl.call.err != nil || err != nil {
 				continue
 			}
-			l.markWalked(wl.call)
+			filling = append(filling, walkPage{wl: wl, rp: rp, at: len(byKey)})
 			for _, m := range rp.members {
 				byKey = append(byKey, newWalkItem(wl.kind, wl.pid, m, &wl.list.Needs))
 			}
@@ -147,11 +185,11 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 				reads = l.userNeeds(it.key, n, reads)
 			}
 			for j := range n.Lists {
-				lr, kind, err := l.listRead(it, &n.Lists[j])
+				wl, lr, err := l.listRead(it, &n.Lists[j])
 				if err != nil {
 					continue // a bad argument: the resolver reports it
 				}
-				pages = append(pages, pageAt{len(reads), walkList{list: &n.Lists[j], kind: kind, pid: it.pid, first: n.Lists[j].First}})
+				pages = append(pages, pageAt{len(reads), wl})
 				reads = append(reads, lr)
 			}
 		}
@@ -161,6 +199,13 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 		calls := l.getAll(ctx, reads...)
 		if err := waitAll(ctx, calls); err != nil && ctx.Err() != nil {
 			return
+		}
+		for _, wp := range filling {
+			items := make([]*call, len(wp.rp.members))
+			for i := range items {
+				items[i] = calls[itemAt[wp.at+i]]
+			}
+			l.keepPage(wp, items)
 		}
 		for i, it := range byKey {
 			it.call = calls[itemAt[i]]
@@ -194,7 +239,7 @@ func (l *Loader) itemRead(it walkItem) read {
 	case ItemPost:
 		return l.postRead(it.key)
 	case ItemComment:
-		return l.commentRead(it.pid, it.key)
+		return l.commentRead(it.pid, it.key, it.needs.CommentFields)
 	}
 	return l.userRead(it.key)
 }
@@ -218,7 +263,7 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 			}
 		}
 	case ItemComment:
-		c := l.commentOf(it.call, it.pid, it.key)
+		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
 		if c == nil || c.AuthorID == "" {
 			return reads
 		}
@@ -262,11 +307,15 @@ func (l *Loader) userNeeds(uid string, n *Needs, reads []read) []read {
 	return reads
 }
 
-// listRead is the read of the page list asks for below an item, and the kind of its items.
-func (l *Loader) listRead(it walkItem, list *List) (read, ItemKind, error) {
+// listRead is the read of the page list asks for below an item.
+func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 	if err := CheckFirst(list.First); err != nil {
-		return read{}, 0, err
+		return walkList{}, read{}, err
 	}
+	wl := walkList{list: list, pid: it.pid, first: list.First}
+	var key string
+	var c cursor
+	desc := true
 	switch list.Kind {
 	case ListComments:
 		parent := topLevel
@@ -275,22 +324,78 @@ func (l *Loader) listRead(it walkItem, list *List) (read, ItemKind, error) {
 			parent = it.key
 		case ItemPost:
 		default:
-			return read{}, 0, invalidf("comments are listed below posts and comments")
+			return walkList{}, read{}, invalidf("comments are listed below posts and comments")
 		}
-		r, _, err := l.commentPageRead(it.pid, parent, list.Sort, list.First, list.After)
-		return r, ItemComment, err
+		wl.kind = ItemComment
+		var err error
+		if key, desc, wl.tag, c, err = l.commentList(it.pid, parent, list.Sort, list.After); err != nil {
+			return walkList{}, read{}, err
+		}
 	case ListPosts, ListFollowers, ListFollowing:
 		if it.kind != ItemUser {
-			return read{}, 0, invalidf("only users have posts, followers and following lists")
+			return walkList{}, read{}, invalidf("only users have posts, followers and following lists")
 		}
-		key, tag, kind := l.userListKey(list.Kind, it.key)
-		c, err := decodeCursor(list.After, tag)
-		if err != nil {
-			return read{}, 0, err
+		key, wl.tag, wl.kind = l.userListKey(list.Kind, it.key)
+		var err error
+		if c, err = decodeCursor(list.After, wl.tag); err != nil {
+			return walkList{}, read{}, err
 		}
-		return l.pageRead(key, true, list.First, c), kind, nil
+	default:
+		return walkList{}, read{}, invalidf("unknown list")
 	}
-	return read{}, 0, invalidf("unknown list")
+	wl.key = pageKey(key, desc, list.First, list.After)
+	return wl, pageRead(key, desc, list.First, c, !list.NoTotal, !list.NoCursors, l.s.scripts.get("page")), nil
+}
+
+// pageKey names a page of a sorted set among the pages a walk kept.
+func pageKey(key string, desc bool, first int, after string) string {
+	return key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(first) + "\x00" + after
+}
+
+// keepPage builds a walked page from its items' reads and keeps it for the resolver that lists it.
+func (l *Loader) keepPage(wp walkPage, items []*call) {
+	all := wp.rp.cursors(wp.wl.tag)
+	var page any
+	switch wp.wl.kind {
+	case ItemComment:
+		p := &Page[*Comment]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
+		for i, c := range items {
+			if cm := l.commentOf(c, wp.wl.pid, wp.rp.members[i], wp.wl.list.Needs.CommentFields); cm != nil && c.err == nil {
+				p.Items, p.Cursors = append(p.Items, cm), append(p.Cursors, all[i])
+			}
+		}
+		page = p
+	case ItemPost:
+		p := &Page[*Post]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
+		for i, c := range items {
+			if pt := l.postOf(c, wp.rp.members[i]); pt != nil && c.err == nil {
+				p.Items, p.Cursors = append(p.Items, pt), append(p.Cursors, all[i])
+			}
+		}
+		page = p
+	case ItemUser:
+		p := &Page[*User]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
+		for i, c := range items {
+			if u := l.userOf(c, wp.rp.members[i]); u != nil && c.err == nil {
+				p.Items, p.Cursors = append(p.Items, u), append(p.Cursors, all[i])
+			}
+		}
+		page = p
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pages == nil {
+		l.pages = make(map[string]any)
+	}
+	l.pages[wp.wl.key] = page
+}
+
+// keptPage returns the page a walk kept under key, or nil.
+func keptPage[T any](l *Loader, key string) *Page[T] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, _ := l.pages[key].(*Page[T])
+	return p
 }
 
 // userListKey returns the sorted set, cursor tag and item kind of a list below a user.
@@ -302,29 +407,6 @@ func (l *Loader) userListKey(kind ListKind, uid string) (key, tag string, items 
 		return l.s.k.following(uid), "ug", ItemUser
 	}
 	return l.s.k.userPosts(uid), "pu", ItemPost
-}
-
-// markWalked records that Walk has read the items below a page.
-func (l *Loader) markWalked(c *call) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.walked == nil {
-		l.walked = make(map[*call]bool)
-	}
-	l.walked[c] = true
-}
-
-// walkPage walks the items of a page that a resolver read, unless Walk has already read below
-// it (as part of a larger walk, from the response's root): needs is only evaluated then.
-func (l *Loader) walkPage(ctx context.Context, page *call, items Items, needs func() *Needs) {
-	l.mu.Lock()
-	walked := l.walked[page]
-	l.mu.Unlock()
-	if walked {
-		return
-	}
-	l.Walk(ctx, items, evalNeeds(needs))
-	l.markWalked(page)
 }
 
 // evalNeeds evaluates lazy needs; nil reads nothing below the items.
@@ -354,6 +436,12 @@ func (l *Loader) WalkID(ctx context.Context, id string, needs func() *Needs) {
 			return
 		}
 		l.getAll(ctx, l.postRead(pid)) // the comment's post decides whether it can be seen
-		l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: []string{num}}, evalNeeds(needs))
+		n := evalNeeds(needs)
+		if n != nil {
+			all := *n // the resolver reads the whole comment
+			all.CommentFields = AllCommentFields
+			n = &all
+		}
+		l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: []string{num}}, n)
 	}
 }
