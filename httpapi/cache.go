@@ -96,7 +96,7 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 			return
 		}
 		req := resolvers.RequestFrom(r.Context())
-		viewerKey := base + "\x00v:" + req.ViewerID
+		viewerKey := base + "\x00v:" + string(req.Viewer)
 		// Serve a kept answer that is still current; otherwise join the flight computing this
 		// answer, or be it. The entries are looked up again under the lock that creates flights,
 		// so a request never starts a second computation of an answer just kept.

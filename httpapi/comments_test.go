@@ -331,7 +331,7 @@ func buildThread(tb testing.TB, st *store.Store, post string, authors []string, 
 	ctx := context.Background()
 	n := 0
 	add := func(parent string) string {
-		c, err := st.CreateComment(ctx, authors[n%len(authors)], store.NewComment{PostID: post, ParentID: parent, Body: fmt.Sprintf("comment %d: some text that a reader might write", n)})
+		c, err := st.CreateComment(ctx, store.UserKey(authors[n%len(authors)]), store.NewComment{PostID: post, ParentID: parent, Body: fmt.Sprintf("comment %d: some text that a reader might write", n)})
 		if err != nil {
 			tb.Fatalf("create comment: %v", err)
 		}

@@ -102,7 +102,7 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 			id, err := cfg.Store.Authenticate(r.Context(), token)
 			switch {
 			case err == nil:
-				req.ViewerID = id
+				req.Viewer = id
 			case store.IsKind(err, store.KindUnauthenticated):
 				req.AuthErr = err // reads proceed anonymously; writes report the bad token
 			default:

@@ -150,7 +150,7 @@ func wsInit(cfg Config) transport.WebsocketInitFunc {
 			ctx = transport.AppendCloseReason(ctx, "internal server error")
 			return ctx, nil, errors.New("internal server error")
 		}
-		return resolvers.WithRequest(ctx, &resolvers.Request{ViewerID: id, Token: token}), nil, nil
+		return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: token}), nil, nil
 	}
 }
 
@@ -167,7 +167,7 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		id, err := cfg.Store.Authenticate(ctx, s.token)
 		switch {
 		case err == nil:
-			return next(resolvers.WithRequest(ctx, &resolvers.Request{ViewerID: id, Token: s.token}))
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: s.token}))
 		case store.IsKind(err, store.KindUnauthenticated):
 			return next(resolvers.WithRequest(ctx, &resolvers.Request{Token: s.token, AuthErr: err}))
 		}

@@ -37,10 +37,10 @@ func pageWorld(b *testing.B, be storetest.Backend, page string) (*store.Store, s
 		if err != nil {
 			b.Fatal(err)
 		}
-		authors = append(authors, s.User.Key())
+		authors = append(authors, string(s.User.Key()))
 	}
 	body := strings.Repeat("x", 200)
-	p, err := st.CreatePost(ctx, authors[0], store.NewPost{Title: "the thread", Body: body})
+	p, err := st.CreatePost(ctx, store.UserKey(authors[0]), store.NewPost{Title: "the thread", Body: body})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func pageWorld(b *testing.B, be storetest.Backend, page string) (*store.Store, s
 		buildThread(b, st, p.ID, authors, 10, 0, 0)
 	case "front":
 		for i := range 299 {
-			if _, err := st.CreatePost(ctx, authors[i%60], store.NewPost{Title: fmt.Sprint("post ", i+1), Body: body}); err != nil {
+			if _, err := st.CreatePost(ctx, store.UserKey(authors[i%60]), store.NewPost{Title: fmt.Sprint("post ", i+1), Body: body}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -34,10 +34,10 @@ func newThreadServer(tb testing.TB, b storetest.Backend, top, replies, replies2 
 		if err != nil {
 			tb.Fatal(err)
 		}
-		authors = append(authors, s.User.Key())
+		authors = append(authors, string(s.User.Key()))
 		token = s.Token
 	}
-	p, err := st.CreatePost(ctx, authors[0], store.NewPost{Title: "A busy thread"})
+	p, err := st.CreatePost(ctx, store.UserKey(authors[0]), store.NewPost{Title: "A busy thread"})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -41,8 +41,8 @@ func commentPost(ctx context.Context, c *store.Comment) (*store.Post, error) {
 
 // commentAuthor loads the author of a comment; nil once it is deleted.
 func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
-	if c.Deleted || c.AuthorID == "" {
+	if c.Deleted || c.Author == "" {
 		return nil, nil
 	}
-	return mustUser(ctx, c.AuthorID)
+	return mustUser(ctx, c.Author)
 }

@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -43,7 +42,7 @@ func listNeeds(ctx context.Context, typ string) func() *store.Needs {
 // needsBuilder turns selection sets into store.Needs.
 type needsBuilder struct {
 	op     *graphql.OperationContext
-	viewer func() string
+	viewer func() store.UserKey
 }
 
 // connection reads the selection of a connection: what edges.node reads of each item.
@@ -165,10 +164,10 @@ func (b needsBuilder) list(f graphql.CollectedField, kind store.ListKind, typ st
 	return l
 }
 
-// viewerKey returns a function giving the viewer's user key ("" when anonymous), which marks the
-// response as depending on the viewer.
-func viewerKey(ctx context.Context) func() string {
-	return func() string { return strings.TrimPrefix(viewerFrom(ctx), store.TypeUser+":") }
+// viewerKey returns a function giving the viewer ("" when anonymous), which marks the response as
+// depending on the viewer.
+func viewerKey(ctx context.Context) func() store.UserKey {
+	return func() store.UserKey { return viewerFrom(ctx) }
 }
 
 // argInt reads an Int argument as gqlgen may hold it: a literal or a coerced variable.

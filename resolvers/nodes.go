@@ -16,7 +16,11 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 	l := loaderFrom(ctx)
 	switch typ {
 	case store.TypeUser:
-		if u, err := l.User(ctx, id); u != nil || err != nil {
+		uid, err := store.ParseUserID(id)
+		if err != nil {
+			return nil, err
+		}
+		if u, err := l.User(ctx, uid); u != nil || err != nil {
 			return u, err
 		}
 	case store.TypePost:
@@ -48,10 +52,10 @@ func walkNode(ctx context.Context, id string) {
 }
 
 // mustUser loads a user that the data says exists, such as an author.
-func mustUser(ctx context.Context, id string) (*store.User, error) {
-	u, err := loaderFrom(ctx).User(ctx, id)
+func mustUser(ctx context.Context, uid store.UserKey) (*store.User, error) {
+	u, err := loaderFrom(ctx).User(ctx, uid)
 	if err == nil && u == nil {
-		err = fmt.Errorf("user %s is referenced but missing", id)
+		err = fmt.Errorf("user %s is referenced but missing", uid)
 	}
 	return u, err
 }

@@ -10,10 +10,10 @@ import (
 // Request is the per-request state resolvers read from the context: who is asking and the
 // request's loader.
 type Request struct {
-	ViewerID string        // global user id; "" when anonymous
-	Token    string        // the bearer token the viewer used
-	AuthErr  error         // set when a token was sent but is invalid or expired
-	Loader   *store.Loader // batches and caches this request's reads
+	Viewer  store.UserKey // "" when anonymous
+	Token   string        // the bearer token the viewer used
+	AuthErr error         // set when a token was sent but is invalid or expired
+	Loader  *store.Loader // batches and caches this request's reads
 
 	// Recording is set when the response cache may keep this request's response: queries then
 	// read through a loader that records the revisions of what they read, and note whether they
@@ -74,38 +74,29 @@ func loaderFrom(ctx context.Context) *store.Loader {
 	return r.Loader
 }
 
-// viewerFrom returns the viewer's global id ("" when anonymous). Every read of the viewer goes
-// through it, so that the response cache knows the response depends on who asks.
-func viewerFrom(ctx context.Context) string {
+// viewerFrom returns the viewer ("" when anonymous). Every read of the viewer goes through it,
+// so that the response cache knows the response depends on who asks.
+func viewerFrom(ctx context.Context) store.UserKey {
 	r := requestFrom(ctx)
 	if r.Recording != nil {
 		r.Recording.viewer.Store(true)
 	}
-	return r.ViewerID
+	return r.Viewer
 }
 
-// requireViewer returns the viewer's id, or UNAUTHENTICATED for an anonymous request.
-func requireViewer(ctx context.Context) (string, error) {
+// requireViewer returns the viewer, or UNAUTHENTICATED for an anonymous request.
+func requireViewer(ctx context.Context) (store.UserKey, error) {
 	r := requestFrom(ctx)
 	if r.Recording != nil {
 		r.Recording.viewer.Store(true)
 	}
-	if r.ViewerID != "" {
-		return r.ViewerID, nil
+	if r.Viewer != "" {
+		return r.Viewer, nil
 	}
 	if r.AuthErr != nil {
 		return "", r.AuthErr
 	}
 	return "", &store.Error{Kind: store.KindUnauthenticated, Msg: "sign in to do this"}
-}
-
-// requireViewerKey is requireViewer returning the user key the store's writes take.
-func requireViewerKey(ctx context.Context) (string, error) {
-	id, err := requireViewer(ctx)
-	if err != nil {
-		return "", err
-	}
-	return store.UserKey(id)
 }
 
 // wrote clears the request's cached reads after a mutation so that its result is read fresh.

@@ -83,7 +83,7 @@ func (r *mutationResolver) LogOut(ctx context.Context) (bool, error) {
 }
 
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*store.Post, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 }
 
 func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -106,7 +106,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, err
 }
 
 func (r *mutationResolver) VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (r *mutationResolver) VotePost(ctx context.Context, postID string, directio
 }
 
 func (r *mutationResolver) SetPostGroups(ctx context.Context, postID string, add []string, remove []string) (*store.Post, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (r *mutationResolver) SetPostGroups(ctx context.Context, postID string, add
 }
 
 func (r *mutationResolver) CreateComment(ctx context.Context, postID string, parentID *string, body string, idempotencyKey *string) (*store.Comment, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (r *mutationResolver) CreateComment(ctx context.Context, postID string, par
 }
 
 func (r *mutationResolver) EditComment(ctx context.Context, id string, body string) (*store.Comment, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func (r *mutationResolver) EditComment(ctx context.Context, id string, body stri
 }
 
 func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -158,7 +158,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, 
 }
 
 func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, direction model.VoteDirection) (*store.Comment, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -168,27 +168,35 @@ func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, di
 }
 
 func (r *mutationResolver) Follow(ctx context.Context, userID string) (*store.User, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u, err := r.Store.Follow(ctx, uid, userID)
+	target, err := store.ParseUserID(userID)
+	if err != nil {
+		return nil, err
+	}
+	u, err := r.Store.Follow(ctx, uid, target)
 	wrote(ctx)
 	return u, err
 }
 
 func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*store.User, error) {
-	uid, err := requireViewerKey(ctx)
+	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u, err := r.Store.Unfollow(ctx, uid, userID)
+	target, err := store.ParseUserID(userID)
+	if err != nil {
+		return nil, err
+	}
+	u, err := r.Store.Unfollow(ctx, uid, target)
 	wrote(ctx)
 	return u, err
 }
 
 func (r *postResolver) Author(ctx context.Context, obj *store.Post) (*store.User, error) {
-	return mustUser(ctx, obj.AuthorID)
+	return mustUser(ctx, obj.Author)
 }
 
 func (r *postResolver) ViewerVote(ctx context.Context, obj *store.Post) (model.VoteDirection, error) {
@@ -211,12 +219,12 @@ func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error)
 }
 
 func (r *queryResolver) Viewer(ctx context.Context) (*store.User, error) {
-	id := viewerFrom(ctx)
-	if id == "" {
+	v := viewerFrom(ctx)
+	if v == "" {
 		return nil, nil
 	}
-	loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, "User", false))
-	return loaderFrom(ctx).User(ctx, id)
+	loaderFrom(ctx).WalkID(ctx, v.ID(), fieldNeeds(ctx, "User", false))
+	return loaderFrom(ctx).User(ctx, v)
 }
 
 func (r *queryResolver) User(ctx context.Context, name string) (*store.User, error) {
@@ -270,7 +278,11 @@ func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *stri
 }
 
 func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error) {
-	p, err := loaderFrom(ctx).LeaderboardAround(ctx, userID, intOr(radius, 2), leaderboardNeeds(ctx, false))
+	uid, err := store.ParseUserID(userID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).LeaderboardAround(ctx, uid, intOr(radius, 2), leaderboardNeeds(ctx, false))
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +335,7 @@ func (r *userResolver) FollowingCount(ctx context.Context, obj *store.User) (int
 
 func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Followers(ctx, obj.ID, n, a, fieldNeeds(ctx, "User", true))
+	p, err := loaderFrom(ctx).Followers(ctx, obj.Key(), n, a, fieldNeeds(ctx, "User", true))
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +344,7 @@ func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *in
 
 func (r *userResolver) Following(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Following(ctx, obj.ID, n, a, fieldNeeds(ctx, "User", true))
+	p, err := loaderFrom(ctx).Following(ctx, obj.Key(), n, a, fieldNeeds(ctx, "User", true))
 	if err != nil {
 		return nil, err
 	}
@@ -340,16 +352,16 @@ func (r *userResolver) Following(ctx context.Context, obj *store.User, first *in
 }
 
 func (r *userResolver) ViewerFollows(ctx context.Context, obj *store.User) (bool, error) {
-	return loaderFrom(ctx).Follows(ctx, viewerFrom(ctx), obj.ID)
+	return loaderFrom(ctx).Follows(ctx, viewerFrom(ctx), obj.Key())
 }
 
 func (r *userResolver) FollowsViewer(ctx context.Context, obj *store.User) (bool, error) {
-	return loaderFrom(ctx).Follows(ctx, obj.ID, viewerFrom(ctx))
+	return loaderFrom(ctx).Follows(ctx, obj.Key(), viewerFrom(ctx))
 }
 
 func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, after *string) (*model.PostConnection, error) {
 	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).UserPosts(ctx, obj.ID, n, a, fieldNeeds(ctx, "Post", true))
+	p, err := loaderFrom(ctx).UserPosts(ctx, obj.Key(), n, a, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}

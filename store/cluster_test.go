@@ -197,7 +197,7 @@ func testHalfMigratedSlots(t *testing.T, addrs []string) {
 	}
 	w := newWorld(t, s, cc, 3, 1)
 	post := w.posts[0]
-	if _, err := s.VotePost(ctx, w.users[1], post.ID, 1); err != nil {
+	if _, err := s.VotePost(ctx, uk(w.users[1]), post.ID, 1); err != nil {
 		t.Fatal(err)
 	}
 	hot, _, _, _ := s.RankingKeysForTest("")
@@ -205,7 +205,7 @@ func testHalfMigratedSlots(t *testing.T, addrs []string) {
 	mp := beginMigration(t, cc, votes, votes)
 	mr := beginMigration(t, cc, hot, hot)
 
-	if v, err := s.NewLoader().PostVote(ctx, post, "user:"+w.users[1]); err != nil || v != 1 {
+	if v, err := s.NewLoader().PostVote(ctx, post, uk(w.users[1])); err != nil || v != 1 {
 		t.Fatalf("vote read from the half-moved slot = %d, %v; want 1", v, err)
 	}
 	if seen.ask.Load() == 0 {
@@ -214,7 +214,7 @@ func testHalfMigratedSlots(t *testing.T, addrs []string) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.VotePost(ctx, w.users[2], post.ID, -1)
+		_, err := s.VotePost(ctx, uk(w.users[2]), post.ID, -1)
 		done <- err
 	}()
 	waitUntil(t, "the vote script to meet TRYAGAIN", func() bool { return seen.tryAgainIn(mp.slot) > 0 })
@@ -278,18 +278,18 @@ func testScriptCacheLost(t *testing.T, cc *redis.ClusterClient) {
 		t.Fatalf("posts after SCRIPT FLUSH: %v items, %v", page, err)
 	}
 	flush()
-	if _, err := s.VotePost(ctx, w.users[1], w.posts[0].ID, 1); err != nil { // EVALSHA, then runMany
+	if _, err := s.VotePost(ctx, uk(w.users[1]), w.posts[0].ID, 1); err != nil { // EVALSHA, then runMany
 		t.Fatalf("vote after SCRIPT FLUSH: %v", err)
 	}
 	flush()
-	p, err := s.CreatePost(ctx, w.users[0], store.NewPost{Title: "after flush", Groups: []string{"go", "ops"}})
+	p, err := s.CreatePost(ctx, uk(w.users[0]), store.NewPost{Title: "after flush", Groups: []string{"go", "ops"}})
 	if err != nil {
 		t.Fatalf("create after SCRIPT FLUSH: %v", err)
 	}
 	w.posts = append(w.posts, p)
 	// runMany alone meets the empty cache too: a vote that changes nothing still re-indexes.
 	flush()
-	if _, err := s.VotePost(ctx, w.users[1], w.posts[0].ID, 1); err != nil {
+	if _, err := s.VotePost(ctx, uk(w.users[1]), w.posts[0].ID, 1); err != nil {
 		t.Fatalf("repeated vote after SCRIPT FLUSH: %v", err)
 	}
 	w.checkDerived(t)
@@ -401,7 +401,7 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 				switch kind {
 				case 0:
 					title := fmt.Sprintf("w%d-%d", g, n)
-					p, err := s.CreatePost(ctx, uid, store.NewPost{Title: title, Groups: w.groups[:1+r.IntN(3)]})
+					p, err := s.CreatePost(ctx, uk(uid), store.NewPost{Title: title, Groups: w.groups[:1+r.IntN(3)]})
 					if err != nil {
 						fail(fmt.Errorf("create: %w", err))
 						continue
@@ -414,11 +414,11 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 					mu.Lock()
 					p := w.posts[r.IntN(len(w.posts))]
 					mu.Unlock()
-					if p.AuthorID == "user:"+uid {
+					if p.Author.ID() == "user:"+uid {
 						continue
 					}
 					dir := r.IntN(3) - 1
-					if _, err := s.VotePost(ctx, uid, p.ID, dir); err != nil {
+					if _, err := s.VotePost(ctx, uk(uid), p.ID, dir); err != nil {
 						fail(fmt.Errorf("vote: %w", err))
 						continue
 					}
@@ -433,12 +433,12 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 					mu.Unlock()
 					switch {
 					case prev != "" && r.IntN(3) == 0:
-						if _, err := s.VoteComment(ctx, uid, prev, 1); err != nil && !store.IsKind(err, store.KindForbidden) {
+						if _, err := s.VoteComment(ctx, uk(uid), prev, 1); err != nil && !store.IsKind(err, store.KindForbidden) {
 							fail(fmt.Errorf("vote comment: %w", err))
 						}
 					default:
 						body := fmt.Sprintf("c%d-%d", g, n)
-						c, err := s.CreateComment(ctx, uid, store.NewComment{PostID: p.ID, ParentID: prev, Body: body})
+						c, err := s.CreateComment(ctx, uk(uid), store.NewComment{PostID: p.ID, ParentID: prev, Body: body})
 						if err != nil {
 							fail(fmt.Errorf("comment: %w", err))
 							continue
@@ -453,7 +453,7 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 					if _, err := l.Posts(ctx, store.SortHot, w.groups[r.IntN(3)], 20, "", nil); err != nil {
 						fail(fmt.Errorf("read group: %w", err))
 					}
-					if _, err := l.UserPosts(ctx, "user:"+uid, 20, "", nil); err != nil {
+					if _, err := l.UserPosts(ctx, uk(uid), 20, "", nil); err != nil {
 						fail(fmt.Errorf("read user posts: %w", err))
 					}
 				}
@@ -597,7 +597,7 @@ func testHalfMigratedThread(t *testing.T, addrs []string) {
 	pid := post.Key()
 	comment := func(uid, parent, body string) *store.Comment {
 		t.Helper()
-		c, err := s.CreateComment(ctx, uid, store.NewComment{PostID: post.ID, ParentID: parent, Body: body})
+		c, err := s.CreateComment(ctx, uk(uid), store.NewComment{PostID: post.ID, ParentID: parent, Body: body})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -638,14 +638,14 @@ func testHalfMigratedThread(t *testing.T, addrs []string) {
 		}
 	}
 	during("a vote", []string{key("0", ":rs")}, func() error {
-		_, err := s.VoteComment(ctx, bob, top.ID, 1)
+		_, err := s.VoteComment(ctx, uk(bob), top.ID, 1)
 		return err
 	})
 	during("a delete", []string{key("0", ":rt")}, func() error {
-		return s.DeleteComment(ctx, bob, lone.ID)
+		return s.DeleteComment(ctx, uk(bob), lone.ID)
 	})
 	during("a reply", []string{s.PostKeyForTest(pid), s.ThreadIDsKeyForTest(pid)}, func() error {
-		_, err := s.CreateComment(ctx, bob, store.NewComment{PostID: post.ID, ParentID: top.ID, Body: "another"})
+		_, err := s.CreateComment(ctx, uk(bob), store.NewComment{PostID: post.ID, ParentID: top.ID, Body: "another"})
 		return err
 	})
 

@@ -57,8 +57,8 @@ func emptyCommentPage(pid, parent string, sort CommentSort, first int, after str
 
 // CommentVote returns the viewer's vote on a comment: 1, -1 or 0. The author counts as having
 // voted up.
-func (l *Loader) CommentVote(ctx context.Context, c *Comment, viewerID string) (int, error) {
-	return l.vote(ctx, l.s.k.commentVotes(c.pid, c.num), c.AuthorID, viewerID)
+func (l *Loader) CommentVote(ctx context.Context, c *Comment, viewer UserKey) (int, error) {
+	return l.vote(ctx, l.s.k.commentVotes(c.pid, c.num), c.Author, viewer)
 }
 
 // commentListTag names one list of replies in its cursors, so that a cursor of one parent or sort

@@ -11,9 +11,9 @@ import (
 type Comment struct {
 	ID         string
 	PostID     string
-	ParentID   string // "" for a top-level comment
-	AuthorID   string // "" once deleted
-	Text       string // "" once deleted
+	ParentID   string  // "" for a top-level comment
+	Author     UserKey // "" once deleted
+	Text       string  // "" once deleted
 	Deleted    bool
 	CreatedAt  time.Time
 	EditedAt   *time.Time
@@ -112,7 +112,8 @@ type NewComment struct {
 // CreateComment adds a comment by the user uid to a post, at the top level or as a reply. A
 // comment can be added to any live post, also after its voting window has closed, and as a reply
 // to a deleted comment that is still in the tree.
-func (s *Store) CreateComment(ctx context.Context, uid string, in NewComment) (*Comment, error) {
+func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) (*Comment, error) {
+	uid := string(user)
 	pid, err := PostKey(in.PostID)
 	if err != nil {
 		return nil, err
@@ -180,7 +181,8 @@ func (s *Store) CreateComment(ctx context.Context, uid string, in NewComment) (*
 }
 
 // EditComment replaces the body of a comment of uid's and sets its editedAt.
-func (s *Store) EditComment(ctx context.Context, uid, id, body string) (*Comment, error) {
+func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) (*Comment, error) {
+	uid := string(user)
 	pid, num, err := CommentKey(id)
 	if err != nil {
 		return nil, err
@@ -206,7 +208,8 @@ func (s *Store) EditComment(ctx context.Context, uid, id, body string) (*Comment
 // DeleteComment deletes a comment of uid's. A comment with replies stays in the tree as a
 // tombstone; one without is removed, together with any deleted ancestors left without replies.
 // Deleting it again succeeds and changes nothing.
-func (s *Store) DeleteComment(ctx context.Context, uid, id string) error {
+func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) error {
+	uid := string(user)
 	pid, num, err := CommentKey(id)
 	if err != nil {
 		return err
@@ -276,7 +279,8 @@ func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, er
 // VoteComment records uid's vote on a comment: dir is 1 (up), -1 (down) or 0 (withdraw). The
 // rules are those of posts: one vote per user, the author cannot vote, votes close VotingWindow
 // after the comment was written, and a repeated vote changes nothing.
-func (s *Store) VoteComment(ctx context.Context, uid, id string, dir int) (*Comment, error) {
+func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir int) (*Comment, error) {
+	uid := string(user)
 	pid, num, err := CommentKey(id)
 	if err != nil {
 		return nil, err
@@ -319,8 +323,8 @@ func (s *Store) VoteComment(ctx context.Context, uid, id string, dir int) (*Comm
 	}
 	// The author's karma follows the comment's net votes; recorded even when this vote changed
 	// nothing, which completes an earlier vote whose karma write was cut off.
-	if c.AuthorID != "" {
-		if err := s.recordKarma(ctx, strings.TrimPrefix(c.AuthorID, TypeUser+":"), c.ID, c.Upvotes-c.Downvotes, c.Version); err != nil {
+	if c.Author != "" {
+		if err := s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version); err != nil {
 			return nil, err
 		}
 	}

@@ -47,7 +47,7 @@ func (th *thread) add(uid string, parent *store.Comment, body string) *store.Com
 	if parent != nil {
 		in.ParentID = parent.ID
 	}
-	c, err := th.s.CreateComment(context.Background(), uid, in)
+	c, err := th.s.CreateComment(context.Background(), uk(uid), in)
 	if err != nil {
 		th.t.Fatalf("create comment under %v: %v", in.ParentID, err)
 	}
@@ -144,7 +144,7 @@ func (th *thread) check() int {
 				if n == 0 {
 					th.t.Errorf("%s: an orphaned tombstone (deleted, no replies)", c.ID)
 				}
-				if c.AuthorID != "" || c.Text != "" {
+				if c.Author != "" || c.Text != "" {
 					th.t.Errorf("%s: a tombstone shows its author or text", c.ID)
 				}
 			} else {
@@ -199,7 +199,7 @@ func TestCommentCreateAndRead(t *testing.T) {
 			t.Errorf("the id %s does not parse: %v", deeper.ID, err)
 		}
 		got := th.get(reply.ID)
-		if got == nil || got.Text != "a reply" || got.AuthorID != "user:bob" || got.ReplyCount != 1 || got.Deleted {
+		if got == nil || got.Text != "a reply" || got.Author.ID() != "user:bob" || got.ReplyCount != 1 || got.Deleted {
 			t.Errorf("loaded reply %+v", got)
 		}
 		if th.get(top.ID).ReplyCount != 1 {
@@ -369,7 +369,7 @@ func TestCommentWritesSafeToRepeat(t *testing.T) {
 			uid string
 			dir int
 		}{{"bob", 1}, {"carol", 1}, {"dave", -1}, {"dave", 1}, {"carol", 0}} {
-			if _, err := th.s.VoteComment(ctx, v.uid, top.ID, v.dir); err != nil {
+			if _, err := th.s.VoteComment(ctx, uk(v.uid), top.ID, v.dir); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -472,7 +472,7 @@ func TestCommentPagingAcrossInsertsAndDeletes(t *testing.T) {
 				if n < 0 {
 					dir = -1
 				}
-				if _, err := th.s.VoteComment(ctx, fmt.Sprintf("voter%d", v), made[i].ID, dir); err != nil {
+				if _, err := th.s.VoteComment(ctx, uk(fmt.Sprintf("voter%d", v)), made[i].ID, dir); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -560,7 +560,7 @@ func TestCommentTombstonesAndRemoval(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := th.get(b1.ID)
-		if got == nil || !got.Deleted || got.AuthorID != "" || got.Text != "" || got.ReplyCount != 1 {
+		if got == nil || !got.Deleted || got.Author != "" || got.Text != "" || got.ReplyCount != 1 {
 			t.Fatalf("b1 after delete: %+v", got)
 		}
 		if got := th.reloadPost().CommentCount; got != 3 {
@@ -691,14 +691,14 @@ func TestCommentVotes(t *testing.T) {
 			{"dave", 1, 1, 1, 1},
 		}
 		for i, st := range steps {
-			got, err := th.s.VoteComment(ctx, st.uid, c.ID, st.dir)
+			got, err := th.s.VoteComment(ctx, uk(st.uid), c.ID, st.dir)
 			if err != nil {
 				t.Fatalf("step %d: %v", i, err)
 			}
 			if got.Upvotes != st.up || got.Downvotes != st.down {
 				t.Errorf("step %d: %d/%d, want %d/%d", i, got.Upvotes, got.Downvotes, st.up, st.down)
 			}
-			v, err := th.s.NewLoader().CommentVote(ctx, got, "user:"+st.uid)
+			v, err := th.s.NewLoader().CommentVote(ctx, got, uk(st.uid))
 			if err != nil || v != st.viewerVote {
 				t.Errorf("step %d: viewer vote %d %v, want %d", i, v, err, st.viewerVote)
 			}
@@ -706,7 +706,7 @@ func TestCommentVotes(t *testing.T) {
 		// The author counts as having voted up and cannot vote.
 		_, err := th.s.VoteComment(ctx, "alice", c.ID, -1)
 		wantKind(t, err, store.KindForbidden, "the author's vote")
-		if v, _ := th.s.NewLoader().CommentVote(ctx, c, "user:alice"); v != 1 {
+		if v, _ := th.s.NewLoader().CommentVote(ctx, c, "alice"); v != 1 {
 			t.Errorf("the author's viewer vote %d, want 1", v)
 		}
 		if v, _ := th.s.NewLoader().CommentVote(ctx, c, ""); v != 0 {
@@ -752,7 +752,7 @@ func TestCommentConcurrentRepliesExact(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := th.s.CreateComment(ctx, fmt.Sprintf("u%d", i), store.NewComment{PostID: th.post.ID, ParentID: parent.ID, Body: "me too"})
+				_, err := th.s.CreateComment(ctx, uk(fmt.Sprintf("u%d", i)), store.NewComment{PostID: th.post.ID, ParentID: parent.ID, Body: "me too"})
 				errs <- err
 			}()
 		}
@@ -761,7 +761,7 @@ func TestCommentConcurrentRepliesExact(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := th.s.VoteComment(ctx, fmt.Sprintf("v%d", i), parent.ID, 1)
+				_, err := th.s.VoteComment(ctx, uk(fmt.Sprintf("v%d", i)), parent.ID, 1)
 				errs <- err
 			}()
 		}
@@ -821,7 +821,7 @@ func TestCommentConcurrentDeletesAndReplies(t *testing.T) {
 					target := pool[rng.IntN(len(pool))]
 					mu.Unlock()
 					if rng.IntN(2) == 0 {
-						c, err := th.s.CreateComment(ctx, users[w%4], store.NewComment{PostID: th.post.ID, ParentID: target.ID, Body: "re"})
+						c, err := th.s.CreateComment(ctx, uk(users[w%4]), store.NewComment{PostID: th.post.ID, ParentID: target.ID, Body: "re"})
 						if err == nil {
 							mu.Lock()
 							pool = append(pool, c)
@@ -831,8 +831,8 @@ func TestCommentConcurrentDeletesAndReplies(t *testing.T) {
 						}
 						continue
 					}
-					uid := strings.TrimPrefix(target.AuthorID, "user:")
-					if err := th.s.DeleteComment(ctx, uid, target.ID); err != nil && !store.IsKind(err, store.KindNotFound) {
+					uid := strings.TrimPrefix(target.Author.ID(), "user:")
+					if err := th.s.DeleteComment(ctx, uk(uid), target.ID); err != nil && !store.IsKind(err, store.KindNotFound) {
 						t.Error(err)
 					}
 				}
@@ -849,8 +849,8 @@ func TestCommentConcurrentDeletesAndReplies(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for c := range work {
-					uid := strings.TrimPrefix(c.AuthorID, "user:")
-					if err := th.s.DeleteComment(ctx, uid, c.ID); err != nil && !store.IsKind(err, store.KindNotFound) {
+					uid := strings.TrimPrefix(c.Author.ID(), "user:")
+					if err := th.s.DeleteComment(ctx, uk(uid), c.ID); err != nil && !store.IsKind(err, store.KindNotFound) {
 						t.Error(err)
 					}
 				}

@@ -37,10 +37,10 @@ func newWorld(t *testing.T, s *store.Store, rdb redis.UniversalClient, nUsers, n
 		if err != nil {
 			t.Fatalf("sign up: %v", err)
 		}
-		w.users = append(w.users, sess.User.Key())
+		w.users = append(w.users, string(sess.User.Key()))
 	}
 	for i := range nPosts {
-		p, err := s.CreatePost(ctx, w.users[i%nUsers], store.NewPost{
+		p, err := s.CreatePost(ctx, uk(w.users[i%nUsers]), store.NewPost{
 			Title: fmt.Sprintf("post %d", i), Groups: w.groups[:1+i%len(w.groups)],
 		})
 		if err != nil {
@@ -78,7 +78,7 @@ func (w *world) checkDerived(t *testing.T) {
 			}
 			byGroup[g][p.Key()] = v
 		}
-		uid := strings.TrimPrefix(p.AuthorID, "user:")
+		uid := strings.TrimPrefix(p.Author.ID(), "user:")
 		if byUser[uid] == nil {
 			byUser[uid] = map[string]float64{}
 		}
@@ -139,12 +139,12 @@ func TestDerivedDataConsistentUnderConcurrentWrites(t *testing.T) {
 					p := w.posts[r.IntN(len(w.posts))]
 					var err error
 					switch {
-					case p.AuthorID == "user:"+uid && r.IntN(10) == 0:
-						_, err = s.SetPostGroups(ctx, uid, p.ID, []string{w.groups[r.IntN(3)]}, []string{w.groups[r.IntN(3)]})
-					case p.AuthorID == "user:"+uid:
+					case p.Author.ID() == "user:"+uid && r.IntN(10) == 0:
+						_, err = s.SetPostGroups(ctx, uk(uid), p.ID, []string{w.groups[r.IntN(3)]}, []string{w.groups[r.IntN(3)]})
+					case p.Author.ID() == "user:"+uid:
 						continue
 					default:
-						_, err = s.VotePost(ctx, uid, p.ID, r.IntN(3)-1)
+						_, err = s.VotePost(ctx, uk(uid), p.ID, r.IntN(3)-1)
 					}
 					if err != nil && !store.IsKind(err, store.KindNotFound) {
 						errs <- err
@@ -155,7 +155,7 @@ func TestDerivedDataConsistentUnderConcurrentWrites(t *testing.T) {
 		}
 		// Delete a few posts while the votes run.
 		for _, p := range w.posts[:3] {
-			if err := s.DeletePost(ctx, strings.TrimPrefix(p.AuthorID, "user:"), p.ID); err != nil {
+			if err := s.DeletePost(ctx, uk(strings.TrimPrefix(p.Author.ID(), "user:")), p.ID); err != nil {
 				t.Fatalf("delete: %v", err)
 			}
 		}
@@ -176,12 +176,12 @@ func TestRebuildRepairsCorruptDerivedData(t *testing.T) {
 		w := newWorld(t, s, b.Client, 5, 30)
 		ctx := context.Background()
 		for i, p := range w.posts[3:20] {
-			if _, err := s.VotePost(ctx, w.users[(i+1)%len(w.users)], p.ID, 1-2*(i%2)); err != nil && !store.IsKind(err, store.KindForbidden) {
+			if _, err := s.VotePost(ctx, uk(w.users[(i+1)%len(w.users)]), p.ID, 1-2*(i%2)); err != nil && !store.IsKind(err, store.KindForbidden) {
 				t.Fatal(err)
 			}
 		}
 		deleted := w.posts[0]
-		if err := s.DeletePost(ctx, strings.TrimPrefix(deleted.AuthorID, "user:"), deleted.ID); err != nil {
+		if err := s.DeletePost(ctx, uk(strings.TrimPrefix(deleted.Author.ID(), "user:")), deleted.ID); err != nil {
 			t.Fatal(err)
 		}
 		// Lose the site's HOT ranking and a group, corrupt a score, and put the deleted post back
@@ -223,7 +223,7 @@ func TestCreatePostSkipsTakenIDs(t *testing.T) {
 		if err := b.Client.Set(ctx, s.PostSeqKeyForTest(), 1, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
-		p, err := s.CreatePost(ctx, w.users[1], store.NewPost{Title: "fresh"})
+		p, err := s.CreatePost(ctx, uk(w.users[1]), store.NewPost{Title: "fresh"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,11 +235,11 @@ func TestCreatePostSkipsTakenIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := store.NewPost{Title: "once", IdempotencyKey: "k1"}
-		first, err := s.CreatePost(ctx, w.users[0], in)
+		first, err := s.CreatePost(ctx, uk(w.users[0]), in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := s.CreatePost(ctx, w.users[0], in)
+		again, err := s.CreatePost(ctx, uk(w.users[0]), in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestWaitReplicasFailsUnreplicatedWrites(t *testing.T) {
 		w := newWorld(t, s, b.Client, 2, 1)
 		strict := b.NewStore(t, store.Options{Prefix: s.Options().Prefix, WaitReplicas: 1, WaitTimeout: 20 * time.Millisecond})
 		ctx := context.Background()
-		if _, err := strict.VotePost(ctx, w.users[1], w.posts[0].ID, 1); !errors.Is(err, store.ErrNotReplicated) {
+		if _, err := strict.VotePost(ctx, uk(w.users[1]), w.posts[0].ID, 1); !errors.Is(err, store.ErrNotReplicated) {
 			t.Fatalf("vote: err = %v, want ErrNotReplicated", err)
 		}
 		if _, err := strict.SignUp(ctx, "nobody", "password1"); !errors.Is(err, store.ErrNotReplicated) {

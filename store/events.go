@@ -20,14 +20,14 @@ import (
 
 // Event is one live event: the ids of what changed.
 type Event struct {
-	Post    string `json:"post"`              // the post's global id
-	Comment string `json:"comment,omitempty"` // a new comment's global id (commentAdded)
-	Author  string `json:"author,omitempty"`  // the post's author's global id (published posts)
+	Post    string  `json:"post"`              // the post's global id
+	Comment string  `json:"comment,omitempty"` // a new comment's global id (commentAdded)
+	Author  UserKey `json:"author,omitempty"`  // the post's author (published posts)
 
 	// Loader reads the event's data. It is fresh for each event and shared by every subscriber
-	// of the event in this process, so that their reads of one event batch into the same
-	// pipelines and are made once. It caches raw Redis replies only; whatever depends on the
-	// viewer is computed from them per subscriber.
+	// of the event in this process, so that each piece of data is read once: the first
+	// subscriber to ask reads it and the others join that read. It caches raw Redis replies
+	// only; whatever depends on the viewer is computed from them per subscriber.
 	Loader *Loader `json:"-"`
 }
 
@@ -96,7 +96,7 @@ func (s *Store) publishCommentAdded(ctx context.Context, pid, commentID string) 
 // publishPostPublished announces a new post to every subscriber of new posts and to those of
 // each of its groups.
 func (s *Store) publishPostPublished(ctx context.Context, p *Post) {
-	ev := Event{Post: p.ID, Author: p.AuthorID}
+	ev := Event{Post: p.ID, Author: p.Author}
 	msgs := []message{{s.k.chanPublished(""), ev}}
 	for _, g := range p.GroupNames {
 		msgs = append(msgs, message{s.k.chanPublished(g), ev})
@@ -142,17 +142,17 @@ func (s *Store) SubscribePostPublished(ctx context.Context, group string) (*Even
 //
 // One channel for all feeds keeps the subscription independent of the follow graph: a follow or
 // unfollow needs no resubscription, and a process holds one Redis subscription for all its feed
-// subscribers whatever they follow. The price is one follow check per feed subscriber per new
-// post, which the event's shared Loader batches into one pipeline per event and process.
-func (s *Store) SubscribeFeed(ctx context.Context, viewerID string) (*EventStream, error) {
-	if _, err := UserKey(viewerID); err != nil {
-		return nil, err
+// subscribers whatever they follow. The price is one follow check (a ZSCORE) per feed subscriber
+// per new post, each its own round trip since the loader has no batch window.
+func (s *Store) SubscribeFeed(ctx context.Context, viewer UserKey) (*EventStream, error) {
+	if !validUserName(string(viewer)) {
+		return nil, invalidf("malformed user %q", truncate(string(viewer), 40))
 	}
 	return s.hub.subscribe(ctx, s.k.chanPublished(""))
 }
 
-// FeedIncludes reports whether a new-post event belongs in the live feed of viewerID: whether the
+// FeedIncludes reports whether a new-post event belongs in the live feed of viewer: whether the
 // viewer follows its author now.
-func (l *Loader) FeedIncludes(ctx context.Context, viewerID string, ev Event) (bool, error) {
-	return l.Follows(ctx, viewerID, ev.Author)
+func (l *Loader) FeedIncludes(ctx context.Context, viewer UserKey, ev Event) (bool, error) {
+	return l.Follows(ctx, viewer, ev.Author)
 }

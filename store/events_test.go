@@ -56,7 +56,7 @@ func liveUser(t *testing.T, s *store.Store, name string) string {
 	if err != nil {
 		t.Fatalf("sign up %s: %v", name, err)
 	}
-	return sess.User.Key()
+	return string(sess.User.Key())
 }
 
 func TestLiveEventsReachAnotherProcess(t *testing.T) {
@@ -66,7 +66,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 		t.Cleanup(func() { _ = a.Close() })
 		w := peer(t, b, a) // the writer: another process on the same Redis
 		alice, bob := liveUser(t, w, "alice"), liveUser(t, w, "bob")
-		post, err := w.CreatePost(ctx, alice, store.NewPost{Title: "first", Groups: []string{"go"}})
+		post, err := w.CreatePost(ctx, uk(alice), store.NewPost{Title: "first", Groups: []string{"go"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			{
 				name:      "vote changes the post",
 				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
-				write:     func() error { _, err := w.VotePost(ctx, bob, post.ID, 1); return err },
+				write:     func() error { _, err := w.VotePost(ctx, uk(bob), post.ID, 1); return err },
 				want:      store.Event{Post: post.ID},
 				check: func(t *testing.T, ev store.Event) {
 					p, err := ev.Loader.Post(ctx, ev.Post)
@@ -93,8 +93,11 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			{
 				name:      "groups change the post",
 				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
-				write:     func() error { _, err := w.SetPostGroups(ctx, alice, post.ID, []string{"redis"}, nil); return err },
-				want:      store.Event{Post: post.ID},
+				write: func() error {
+					_, err := w.SetPostGroups(ctx, uk(alice), post.ID, []string{"redis"}, nil)
+					return err
+				},
+				want: store.Event{Post: post.ID},
 				check: func(t *testing.T, ev store.Event) {
 					p, _ := ev.Loader.Post(ctx, ev.Post)
 					if p == nil || len(p.GroupNames) != 2 {
@@ -123,26 +126,29 @@ func TestLiveEventsReachAnotherProcess(t *testing.T) {
 			{
 				name:      "a new post, all groups",
 				subscribe: func() (*store.EventStream, error) { return a.SubscribePostPublished(ctx, "") },
-				write:     func() error { _, err := w.CreatePost(ctx, bob, store.NewPost{Title: "second"}); return err },
-				want:      store.Event{Post: "post:2", Author: "user:bob"},
+				write: func() error {
+					_, err := w.CreatePost(ctx, uk(bob), store.NewPost{Title: "second"})
+					return err
+				},
+				want: store.Event{Post: "post:2", Author: "bob"},
 			},
 			{
 				name:      "a new post in a group",
 				subscribe: func() (*store.EventStream, error) { return a.SubscribePostPublished(ctx, "Go") },
 				write: func() error {
 					// A post outside the group first: the subscriber must see only the second.
-					if _, err := w.CreatePost(ctx, bob, store.NewPost{Title: "third", Groups: []string{"rust"}}); err != nil {
+					if _, err := w.CreatePost(ctx, uk(bob), store.NewPost{Title: "third", Groups: []string{"rust"}}); err != nil {
 						return err
 					}
-					_, err := w.CreatePost(ctx, bob, store.NewPost{Title: "fourth", Groups: []string{"go"}})
+					_, err := w.CreatePost(ctx, uk(bob), store.NewPost{Title: "fourth", Groups: []string{"go"}})
 					return err
 				},
-				want: store.Event{Post: "post:4", Author: "user:bob"},
+				want: store.Event{Post: "post:4", Author: "bob"},
 			},
 			{
 				name:      "the post is deleted",
 				subscribe: func() (*store.EventStream, error) { return a.SubscribePostChanged(ctx, post.ID) },
-				write:     func() error { return w.DeletePost(ctx, alice, post.ID) },
+				write:     func() error { return w.DeletePost(ctx, uk(alice), post.ID) },
 				want:      store.Event{Post: post.ID},
 				check: func(t *testing.T, ev store.Event) {
 					if p, err := ev.Loader.Post(ctx, ev.Post); err != nil || p != nil {
@@ -348,7 +354,7 @@ func TestFeedIncludesFollowedAuthorsOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Follow(ctx, "bob", "user:alice"); err != nil {
+		if _, err := s.Follow(ctx, "bob", "alice"); err != nil {
 			t.Fatal(err)
 		}
 		for _, tc := range []struct {
@@ -360,7 +366,7 @@ func TestFeedIncludesFollowedAuthorsOnly(t *testing.T) {
 			{"user:bob", false}, // one's own posts are not in one's feed
 			{"", false},
 		} {
-			in, err := s.NewLoader().FeedIncludes(ctx, "user:bob", store.Event{Post: "post:1", Author: tc.author})
+			in, err := s.NewLoader().FeedIncludes(ctx, "bob", store.Event{Post: "post:1", Author: uk(tc.author)})
 			if err != nil || in != tc.want {
 				t.Errorf("author %q: FeedIncludes = %v, %v; want %v", tc.author, in, err, tc.want)
 			}

@@ -173,7 +173,7 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 				if n%2 == 0 {
 					title := fmt.Sprintf("w%d-%d", g, n)
 					var p *store.Post
-					if p, err = s.CreatePost(ctx, uid, store.NewPost{Title: title}); err == nil {
+					if p, err = s.CreatePost(ctx, uk(uid), store.NewPost{Title: title}); err == nil {
 						mu.Lock()
 						created[p.ID], posts = title, append(posts, p)
 						mu.Unlock()
@@ -182,11 +182,11 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 					mu.Lock()
 					p := posts[r.IntN(len(posts))]
 					mu.Unlock()
-					if p.AuthorID == "user:"+uid {
+					if p.Author.ID() == "user:"+uid {
 						continue
 					}
 					dir := r.IntN(3) - 1
-					_, err = s.VotePost(ctx, uid, p.ID, dir)
+					_, err = s.VotePost(ctx, uk(uid), p.ID, dir)
 					mu.Lock()
 					if err == nil {
 						votes[pair{uid, p.ID}] = dir
@@ -300,7 +300,7 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 			loss("post %s of an acknowledged vote lost", v.post)
 			continue
 		}
-		got, err := l.PostVote(ctx, p, "user:"+v.user)
+		got, err := l.PostVote(ctx, p, uk(v.user))
 		if err != nil {
 			t.Fatal(err)
 		}

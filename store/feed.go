@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -67,7 +66,7 @@ func (s *Store) feedAddCall(reader, author string, pairs []any) scriptCall {
 
 // fanOutPost pushes a new post to the feeds of its author's push set.
 func (s *Store) fanOutPost(ctx context.Context, p *Post) error {
-	author := strings.TrimPrefix(p.AuthorID, TypeUser+":")
+	author := string(p.Author)
 	readers, err := s.rdb.SMembers(ctx, s.k.push(author)).Result()
 	if err != nil {
 		return fmt.Errorf("fan out post %s: %w", p.Key(), err)
@@ -144,17 +143,14 @@ type feedItem struct {
 	at            float64
 }
 
-// Feed loads one page of the home feed of the user with global id viewerID: posts by the users
+// Feed loads one page of the home feed of the viewer: posts by the users
 // they follow, newest first, and what needs says the response reads of them. Its cursors stay
 // valid while posts come and go.
-func (l *Loader) Feed(ctx context.Context, viewerID string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
+func (l *Loader) Feed(ctx context.Context, viewer UserKey, first int, after string, needs func() *Needs) (*Page[*Post], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
-	uid, err := UserKey(viewerID)
-	if err != nil {
-		return nil, err
-	}
+	uid := string(viewer)
 	c, err := decodeCursor(after, feedTag)
 	if err != nil {
 		return nil, err

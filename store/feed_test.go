@@ -13,7 +13,7 @@ import (
 // post publishes a post by uid and returns its id.
 func post(t *testing.T, s *store.Store, uid, title string) string {
 	t.Helper()
-	p, err := s.CreatePost(context.Background(), uid, store.NewPost{Title: title})
+	p, err := s.CreatePost(context.Background(), uk(uid), store.NewPost{Title: title})
 	if err != nil {
 		t.Fatalf("create post %q: %v", title, err)
 	}
@@ -26,7 +26,7 @@ func feedTitles(t *testing.T, s *store.Store, viewer string, pageSize int) []str
 	var out []string
 	after := ""
 	for range 100 {
-		p, err := s.NewLoader().Feed(context.Background(), viewer, pageSize, after, nil)
+		p, err := s.NewLoader().Feed(context.Background(), uk(viewer), pageSize, after, nil)
 		if err != nil {
 			t.Fatalf("feed of %s: %v", viewer, err)
 		}
@@ -63,11 +63,11 @@ func TestFeedPushed(t *testing.T) {
 		post(t, s, "ben", "b1")
 		checkFeed(t, s, rita)
 
-		if _, err := s.Follow(ctx, "rita", amy); err != nil {
+		if _, err := s.Follow(ctx, "rita", uk(amy)); err != nil {
 			t.Fatal(err)
 		}
 		checkFeed(t, s, rita, "a2", "a1") // a new followee's recent posts appear
-		if _, err := s.Follow(ctx, "rita", bo); err != nil {
+		if _, err := s.Follow(ctx, "rita", uk(bo)); err != nil {
 			t.Fatal(err)
 		}
 		post(t, s, "amy", "a3")
@@ -75,7 +75,7 @@ func TestFeedPushed(t *testing.T) {
 		checkFeed(t, s, rita, "a3", "b1", "a2", "a1")
 
 		// A cursor stays valid while newer posts arrive and the cursor's own post goes.
-		first, err := s.NewLoader().Feed(ctx, rita, 2, "", nil)
+		first, err := s.NewLoader().Feed(ctx, uk(rita), 2, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestFeedPushed(t *testing.T) {
 		if err := s.DeletePost(ctx, "ben", first.Items[1].ID); err != nil {
 			t.Fatal(err)
 		}
-		rest, err := s.NewLoader().Feed(ctx, rita, 20, first.EndCursor(), nil)
+		rest, err := s.NewLoader().Feed(ctx, uk(rita), 20, first.EndCursor(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestFeedPushed(t *testing.T) {
 			t.Errorf("deleted posts still stored in the feed: %v", g.Feed)
 		}
 
-		if _, err := s.Unfollow(ctx, "rita", amy); err != nil {
+		if _, err := s.Unfollow(ctx, "rita", uk(amy)); err != nil {
 			t.Fatal(err)
 		}
 		checkFeed(t, s, rita)
@@ -112,7 +112,7 @@ func TestFeedPushed(t *testing.T) {
 		if g, _ := s.GraphOf(ctx, "rita"); len(g.Feed) != 0 {
 			t.Errorf("unfollowed user's posts still stored in the feed: %v", g.Feed)
 		}
-		if _, err := s.Follow(ctx, "rita", amy); err != nil {
+		if _, err := s.Follow(ctx, "rita", uk(amy)); err != nil {
 			t.Fatal(err)
 		}
 		checkFeed(t, s, rita, "a5", "a4", "a3", "a1")
@@ -128,11 +128,11 @@ func TestFeedPulled(t *testing.T) {
 
 		post(t, s, "amy", "a1")
 		for _, r := range []string{"rd1", "rd2"} { // r1 fills amy's push set; r2 pulls
-			if _, err := s.Follow(ctx, r, amy); err != nil {
+			if _, err := s.Follow(ctx, uk(r), uk(amy)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.Follow(ctx, "rd2", bo); err != nil { // bo has room: pushed
+		if _, err := s.Follow(ctx, "rd2", uk(bo)); err != nil { // bo has room: pushed
 			t.Fatal(err)
 		}
 		post(t, s, "ben", "b1")
@@ -148,9 +148,9 @@ func TestFeedPulled(t *testing.T) {
 		if slices.ContainsFunc(g2.Feed, func(pid string) bool { return pid == a2[len("post:"):] }) {
 			t.Fatalf("a pulled post was pushed: %v", g2.Feed)
 		}
-		checkFeed(t, s, "user:rd1", "a3", "a2", "a1")
-		checkFeed(t, s, "user:rd2", "a3", "b2", "a2", "b1", "a1")
-		p, err := s.NewLoader().Feed(ctx, "user:rd2", 2, "", nil)
+		checkFeed(t, s, "rd1", "a3", "a2", "a1")
+		checkFeed(t, s, "rd2", "a3", "b2", "a2", "b1", "a1")
+		p, err := s.NewLoader().Feed(ctx, "rd2", 2, "", nil)
 		if err != nil || p.Total != 5 {
 			t.Errorf("total %v (%v), want 5", p, err)
 		}
@@ -158,25 +158,25 @@ func TestFeedPulled(t *testing.T) {
 		if err := s.DeletePost(ctx, "amy", a2); err != nil {
 			t.Fatal(err)
 		}
-		checkFeed(t, s, "user:rd1", "a3", "a1")
-		checkFeed(t, s, "user:rd2", "a3", "b2", "b1", "a1")
+		checkFeed(t, s, "rd1", "a3", "a1")
+		checkFeed(t, s, "rd2", "a3", "b2", "b1", "a1")
 
-		if _, err := s.Unfollow(ctx, "rd2", amy); err != nil {
+		if _, err := s.Unfollow(ctx, "rd2", uk(amy)); err != nil {
 			t.Fatal(err)
 		}
-		checkFeed(t, s, "user:rd2", "b2", "b1")
+		checkFeed(t, s, "rd2", "b2", "b1")
 
 		// r1 leaves amy's push set, so the next follower is pushed to.
-		if _, err := s.Unfollow(ctx, "rd1", amy); err != nil {
+		if _, err := s.Unfollow(ctx, "rd1", uk(amy)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Follow(ctx, "rd3", amy); err != nil {
+		if _, err := s.Follow(ctx, "rd3", uk(amy)); err != nil {
 			t.Fatal(err)
 		}
 		if ga, _ := s.GraphOf(ctx, "amy"); !slices.Equal(ga.Push, []string{"rd3"}) {
 			t.Errorf("amy pushes to %v, want [r3]", ga.Push)
 		}
-		checkFeed(t, s, "user:rd3", "a3", "a1")
+		checkFeed(t, s, "rd3", "a3", "a1")
 	})
 }
 
@@ -190,22 +190,22 @@ func TestFeedCap(t *testing.T) {
 		post(t, s, "amy", "a1")
 		post(t, s, "amy", "a2")
 		for _, f := range []struct{ who, whom string }{{"xav", bo}, {"reader", amy}, {"reader", bo}} {
-			if _, err := s.Follow(ctx, f.who, f.whom); err != nil {
+			if _, err := s.Follow(ctx, uk(f.who), uk(f.whom)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		checkFeed(t, s, "user:reader", "a2", "a1") // backfill of 2
-		post(t, s, "ben", "b3")                    // pulled: x fills bo's push set
+		checkFeed(t, s, "reader", "a2", "a1") // backfill of 2
+		post(t, s, "ben", "b3")               // pulled: x fills bo's push set
 		post(t, s, "amy", "a4")
 		post(t, s, "amy", "a5")
 		post(t, s, "amy", "a6")
 		post(t, s, "ben", "b7")
 		// The feed keeps a4..a6; b3 is older than the oldest entry kept, so it is left out too.
-		checkFeed(t, s, "user:reader", "b7", "a6", "a5", "a4")
+		checkFeed(t, s, "reader", "b7", "a6", "a5", "a4")
 		if g, _ := s.GraphOf(ctx, "reader"); len(g.Feed) != 3 {
 			t.Errorf("feed holds %d entries, cap 3", len(g.Feed))
 		}
-		p, err := s.NewLoader().Feed(ctx, "user:reader", 10, "", nil)
+		p, err := s.NewLoader().Feed(ctx, "reader", 10, "", nil)
 		if err != nil || p.Total != 4 {
 			t.Errorf("total %+v (%v), want 4", p, err)
 		}
@@ -231,7 +231,7 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 				ids := signUp(t, s, pushed, pulled)
 				// pushed fills pulled's push set first, so the reader pulls pulled's posts.
 				for _, f := range [][2]string{{pushed, ids[1]}, {reader, ids[0]}, {reader, ids[1]}} {
-					if _, err := s.Follow(ctx, f[0], f[1]); err != nil {
+					if _, err := s.Follow(ctx, uk(f[0]), uk(f[1])); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -241,8 +241,8 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 			id := "user:" + reader
 			var out [3]int64
 			reads := []func(l *store.Loader) error{
-				func(l *store.Loader) error { _, err := l.Feed(ctx, id, 20, "", nil); return err },
-				func(l *store.Loader) error { _, err := l.Following(ctx, id, 20, "", nil); return err },
+				func(l *store.Loader) error { _, err := l.Feed(ctx, uk(id), 20, "", nil); return err },
+				func(l *store.Loader) error { _, err := l.Following(ctx, uk(id), 20, "", nil); return err },
 				func(l *store.Loader) error { _, err := l.Leaderboard(ctx, 20, "", nil); return err },
 			}
 			for i, read := range reads {

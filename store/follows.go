@@ -25,22 +25,21 @@ import (
 // idempotent — completes it: the follower's side replies with its current state and version, and
 // the mirror applies it. RebuildUsers repairs every relation at once.
 
-// Follow makes the user uid follow the user with global id targetID and returns that user. It is
+// Follow makes the user uid follow the user target and returns that user. It is
 // idempotent. Following yourself is KindInvalid; an unknown user is KindNotFound.
-func (s *Store) Follow(ctx context.Context, uid, targetID string) (*User, error) {
-	return s.setFollow(ctx, uid, targetID, true)
+func (s *Store) Follow(ctx context.Context, uid, target UserKey) (*User, error) {
+	return s.setFollow(ctx, string(uid), string(target), true)
 }
 
-// Unfollow makes the user uid stop following the user with global id targetID and returns that
+// Unfollow makes the user uid stop following the user target and returns that
 // user. It is idempotent: unfollowing someone you do not follow changes nothing.
-func (s *Store) Unfollow(ctx context.Context, uid, targetID string) (*User, error) {
-	return s.setFollow(ctx, uid, targetID, false)
+func (s *Store) Unfollow(ctx context.Context, uid, target UserKey) (*User, error) {
+	return s.setFollow(ctx, string(uid), string(target), false)
 }
 
-func (s *Store) setFollow(ctx context.Context, uid, targetID string, follow bool) (*User, error) {
-	target, err := UserKey(targetID)
-	if err != nil {
-		return nil, err
+func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) (*User, error) {
+	if !validUserName(target) {
+		return nil, invalidf("malformed user %q", truncate(target, 40))
 	}
 	if target == uid {
 		if follow {
@@ -57,7 +56,7 @@ func (s *Store) setFollow(ctx context.Context, uid, targetID string, follow bool
 		return nil, fmt.Errorf("load user %s: %w", target, err)
 	}
 	if vals[0] == nil {
-		return nil, notFoundf("no such user %s", truncate(targetID, 40))
+		return nil, notFoundf("no such user %s", truncate(userID(target), 40))
 	}
 	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
 		return nil, err
@@ -132,51 +131,40 @@ func (s *Store) mirrorFollow(ctx context.Context, a, b string, rel relation) err
 
 // FollowerCount returns how many users follow u.
 func (l *Loader) FollowerCount(ctx context.Context, u *User) (int, error) {
-	return l.zcard(ctx, l.s.k.followers(u.Key()))
+	return l.zcard(ctx, l.s.k.followers(string(u.Key())))
 }
 
 // FollowingCount returns how many users u follows.
 func (l *Loader) FollowingCount(ctx context.Context, u *User) (int, error) {
-	return l.zcard(ctx, l.s.k.following(u.Key()))
+	return l.zcard(ctx, l.s.k.following(string(u.Key())))
 }
 
-// Follows reports whether the user with global id followerID follows the one with followeeID. An
-// empty followerID (an anonymous viewer) follows nobody.
-func (l *Loader) Follows(ctx context.Context, followerID, followeeID string) (bool, error) {
-	if followerID == "" || followeeID == "" || followerID == followeeID {
+// Follows reports whether the user follower follows followee. An empty follower (an anonymous
+// viewer) follows nobody.
+func (l *Loader) Follows(ctx context.Context, follower, followee UserKey) (bool, error) {
+	if follower == "" || followee == "" || follower == followee {
 		return false, nil
 	}
-	a, err := UserKey(followerID)
-	if err != nil {
-		return false, err
-	}
-	b, err := UserKey(followeeID)
-	if err != nil {
-		return false, err
-	}
-	_, ok, err := l.zscore(ctx, l.s.k.following(a), b)
+	_, ok, err := l.zscore(ctx, l.s.k.following(string(follower)), string(followee))
 	return ok, err
 }
 
-// Followers loads one page of the users following the user with global id userID, most recent
+// Followers loads one page of the users following the user uid, most recent
 // follow first, and what needs says the response reads of them.
-func (l *Loader) Followers(ctx context.Context, userID string, first int, after string, needs func() *Needs) (*Page[*User], error) {
-	return l.userList(ctx, ListFollowers, userID, first, after, needs)
+func (l *Loader) Followers(ctx context.Context, uid UserKey, first int, after string, needs func() *Needs) (*Page[*User], error) {
+	return l.userList(ctx, ListFollowers, uid, first, after, needs)
 }
 
-// Following loads one page of the users the user with global id userID follows, most recent follow
+// Following loads one page of the users the user uid follows, most recent follow
 // first, and what needs says the response reads of them.
-func (l *Loader) Following(ctx context.Context, userID string, first int, after string, needs func() *Needs) (*Page[*User], error) {
-	return l.userList(ctx, ListFollowing, userID, first, after, needs)
+func (l *Loader) Following(ctx context.Context, uid UserKey, first int, after string, needs func() *Needs) (*Page[*User], error) {
+	return l.userList(ctx, ListFollowing, uid, first, after, needs)
 }
 
 // userList pages a sorted set of user keys (highest score first), then loads the users and what
 // needs says of them.
-func (l *Loader) userList(ctx context.Context, kind ListKind, userID string, first int, after string, needs func() *Needs) (*Page[*User], error) {
-	uid, err := UserKey(userID)
-	if err != nil {
-		return nil, err
-	}
+func (l *Loader) userList(ctx context.Context, kind ListKind, user UserKey, first int, after string, needs func() *Needs) (*Page[*User], error) {
+	uid := string(user)
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}

@@ -37,9 +37,9 @@ func signUp(t *testing.T, s *store.Store, names ...string) []string {
 }
 
 // key returns the user key of a user id.
-func key(t *testing.T, id string) string {
+func key(t *testing.T, id string) store.UserKey {
 	t.Helper()
-	k, err := store.UserKey(id)
+	k, err := store.ParseUserID(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestFollowAndUnfollow(t *testing.T) {
 
 		for range 2 { // the second round checks idempotence
 			for _, target := range []string{bob, carol} {
-				u, err := s.Follow(ctx, "alice", target)
+				u, err := s.Follow(ctx, "alice", uk(target))
 				if err != nil {
 					t.Fatalf("follow %s: %v", target, err)
 				}
@@ -72,7 +72,7 @@ func TestFollowAndUnfollow(t *testing.T) {
 				}
 			}
 		}
-		if _, err := s.Follow(ctx, "bob", alice); err != nil {
+		if _, err := s.Follow(ctx, "bob", uk(alice)); err != nil {
 			t.Fatal(err)
 		}
 
@@ -87,23 +87,23 @@ func TestFollowAndUnfollow(t *testing.T) {
 			{"garbage", "??", store.KindInvalid},
 		}
 		for _, tc := range errCases {
-			if _, err := s.Follow(ctx, "alice", tc.target); !store.IsKind(err, tc.kind) {
+			if _, err := s.Follow(ctx, "alice", uk(tc.target)); !store.IsKind(err, tc.kind) {
 				t.Errorf("follow %s: got %v, want kind %d", tc.name, err, tc.kind)
 			}
-			if _, err := s.Unfollow(ctx, "alice", tc.target); !store.IsKind(err, tc.kind) {
+			if _, err := s.Unfollow(ctx, "alice", uk(tc.target)); !store.IsKind(err, tc.kind) {
 				t.Errorf("unfollow %s: got %v, want kind %d", tc.name, err, tc.kind)
 			}
 		}
 
 		l := s.NewLoader()
-		following, err := l.Following(ctx, alice, 20, "", nil)
+		following, err := l.Following(ctx, uk(alice), 20, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := userNames(following.Items), []string{"carol", "bob"}; !slices.Equal(got, want) {
 			t.Errorf("alice follows %v, want %v (most recent first)", got, want)
 		}
-		followers, err := l.Followers(ctx, alice, 20, "", nil)
+		followers, err := l.Followers(ctx, uk(alice), 20, "", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestFollowAndUnfollow(t *testing.T) {
 		}
 		checkFollow := func(a, b string, want bool) {
 			t.Helper()
-			got, err := s.NewLoader().Follows(ctx, a, b)
+			got, err := s.NewLoader().Follows(ctx, uk(a), uk(b))
 			if err != nil || got != want {
 				t.Errorf("Follows(%s, %s) = %v, %v; want %v", a, b, got, err, want)
 			}
@@ -125,7 +125,7 @@ func TestFollowAndUnfollow(t *testing.T) {
 		checkCounts(t, s, carol, 1, 0)
 
 		for range 2 {
-			if _, err := s.Unfollow(ctx, "alice", bob); err != nil {
+			if _, err := s.Unfollow(ctx, "alice", uk(bob)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -158,15 +158,15 @@ func TestFollowersPaging(t *testing.T) {
 		}
 		ids := signUp(t, s, names...)
 		for i := 1; i < len(ids); i++ {
-			if _, err := s.Follow(ctx, key(t, ids[i]), ids[0]); err != nil {
+			if _, err := s.Follow(ctx, key(t, ids[i]), uk(ids[0])); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// fan3 unfollows and follows again: it becomes the most recent follower.
-		if _, err := s.Unfollow(ctx, "fan3", ids[0]); err != nil {
+		if _, err := s.Unfollow(ctx, "fan3", uk(ids[0])); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Follow(ctx, "fan3", ids[0]); err != nil {
+		if _, err := s.Follow(ctx, "fan3", uk(ids[0])); err != nil {
 			t.Fatal(err)
 		}
 		// fan5 (the cursor's own item) and fan2 (not yet seen) leave between the pages: the next
@@ -175,7 +175,7 @@ func TestFollowersPaging(t *testing.T) {
 		var got []string
 		after := ""
 		for pages := 0; ; pages++ {
-			p, err := s.NewLoader().Followers(ctx, ids[0], 3, after, nil)
+			p, err := s.NewLoader().Followers(ctx, uk(ids[0]), 3, after, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestFollowersPaging(t *testing.T) {
 			got = append(got, userNames(p.Items)...)
 			if pages == 0 {
 				for _, n := range []string{"fan5", "fan2"} {
-					if _, err := s.Unfollow(ctx, n, ids[0]); err != nil {
+					if _, err := s.Unfollow(ctx, uk(n), uk(ids[0])); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -201,10 +201,10 @@ func TestFollowersPaging(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("followers by page %v, want %v", got, want)
 		}
-		if _, err := s.NewLoader().Followers(ctx, ids[0], 3, "bogus", nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.NewLoader().Followers(ctx, uk(ids[0]), 3, "bogus", nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("bad cursor: %v", err)
 		}
-		if _, err := s.NewLoader().Followers(ctx, ids[0], 101, "", nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.NewLoader().Followers(ctx, uk(ids[0]), 101, "", nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("first 101: %v", err)
 		}
 	})
@@ -242,9 +242,9 @@ func storm(t *testing.T, s *store.Store, names, ids []string, seed uint64) {
 				}
 				var err error
 				if r.IntN(2) == 0 {
-					_, err = s.Follow(ctx, names[a], ids[b])
+					_, err = s.Follow(ctx, uk(names[a]), uk(ids[b]))
 				} else {
-					_, err = s.Unfollow(ctx, names[a], ids[b])
+					_, err = s.Unfollow(ctx, uk(names[a]), uk(ids[b]))
 				}
 				if err != nil {
 					t.Error(err)
@@ -302,7 +302,7 @@ func TestInterruptedFollowCompletedByRetry(t *testing.T) {
 		if g, _ := s.GraphOf(ctx, "ben"); len(g.Followers) != 0 {
 			t.Fatalf("followee's side written by the first step: %v", g.Followers)
 		}
-		if _, err := s.Follow(ctx, "ann", ids[1]); err != nil {
+		if _, err := s.Follow(ctx, "ann", uk(ids[1])); err != nil {
 			t.Fatal(err)
 		}
 		checkGraph(t, s, names, 1000)
@@ -314,7 +314,7 @@ func TestInterruptedFollowCompletedByRetry(t *testing.T) {
 		if _, err := s.FollowFirstStep(ctx, "ann", "ben", false); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Unfollow(ctx, "ann", ids[1]); err != nil {
+		if _, err := s.Unfollow(ctx, "ann", uk(ids[1])); err != nil {
 			t.Fatal(err)
 		}
 		checkGraph(t, s, names, 1000)
@@ -347,7 +347,7 @@ func TestLateMirrorWritesLose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Unfollow(ctx, "ann", ids[1]); err != nil {
+		if _, err := s.Unfollow(ctx, "ann", uk(ids[1])); err != nil {
 			t.Fatal(err)
 		}
 		run(lateFollow)
@@ -357,14 +357,14 @@ func TestLateMirrorWritesLose(t *testing.T) {
 		}
 
 		// An unfollow whose mirror arrives after a complete follow (pulled: cat fills ben's push set).
-		if _, err := s.Follow(ctx, "cat", ids[1]); err != nil {
+		if _, err := s.Follow(ctx, "cat", uk(ids[1])); err != nil {
 			t.Fatal(err)
 		}
 		lateUnfollow, err := s.FollowFirstStep(ctx, "ann", "ben", false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Follow(ctx, "ann", ids[1]); err != nil {
+		if _, err := s.Follow(ctx, "ann", uk(ids[1])); err != nil {
 			t.Fatal(err)
 		}
 		run(lateUnfollow)
@@ -395,7 +395,7 @@ func TestRebuildUsers(t *testing.T) {
 		if _, err := s.VotePost(ctx, "ann", post.ID, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Follow(ctx, "cat", ids[0]); err != nil {
+		if _, err := s.Follow(ctx, "cat", uk(ids[0])); err != nil {
 			t.Fatal(err)
 		}
 		// Cut-off writes: a follow and an unfollow that reached one side only, and lost indexes.
@@ -429,7 +429,7 @@ func TestRebuildUsers(t *testing.T) {
 		if err != nil || !slices.Equal(userNames(users), []string{"ann"}) {
 			t.Errorf("suggest after rebuild: %v %v", userNames(users), err)
 		}
-		feed, err := l.Feed(ctx, ids[0], 10, "", nil)
+		feed, err := l.Feed(ctx, uk(ids[0]), 10, "", nil)
 		if err != nil || len(feed.Items) != 1 || feed.Items[0].ID != post.ID {
 			t.Errorf("ann's feed after rebuild: %+v %v", feed, err)
 		}

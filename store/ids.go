@@ -62,8 +62,20 @@ func parseTypedID(id, want string) (string, error) {
 	return key, nil
 }
 
-// UserKey returns the user key of a user id, or KindInvalid.
-func UserKey(id string) (string, error) { return parseTypedID(id, TypeUser) }
+// UserKey names a user at the store's boundary: the lower-cased name ("alice"), which is also the
+// hash tag of the user's aggregate ({u:alice}). Every store method that takes or returns a user
+// names them by UserKey, so the type system keeps global ids out: a global id from a client
+// ("user:alice") becomes a UserKey through ParseUserID.
+type UserKey string
+
+// ID returns the user's global id ("user:alice").
+func (u UserKey) ID() string { return userID(string(u)) }
+
+// ParseUserID returns the key of the user a global id names, or KindInvalid.
+func ParseUserID(id string) (UserKey, error) {
+	k, err := parseTypedID(id, TypeUser)
+	return UserKey(k), err
+}
 
 // PostKey returns the post key of a post id, or KindInvalid.
 func PostKey(id string) (string, error) { return parseTypedID(id, TypePost) }

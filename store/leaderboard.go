@@ -77,7 +77,7 @@ func (s *Store) registerUser(ctx context.Context, uid string) error {
 
 // Karma returns u's karma.
 func (l *Loader) Karma(ctx context.Context, u *User) (int, error) {
-	v, err := l.hashField(ctx, l.s.k.karma(u.Key()), "total")
+	v, err := l.hashField(ctx, l.s.k.karma(string(u.Key())), "total")
 	if err != nil {
 		return 0, err
 	}
@@ -87,7 +87,7 @@ func (l *Loader) Karma(ctx context.Context, u *User) (int, error) {
 
 // Rank returns u's 1-based place on the leaderboard; ok is false when u is not on it.
 func (l *Loader) Rank(ctx context.Context, u *User) (rank int, ok bool, err error) {
-	r, ok, err := l.zrank(ctx, l.s.k.leaderboard(), u.Key())
+	r, ok, err := l.zrank(ctx, l.s.k.leaderboard(), string(u.Key()))
 	return int(r) + 1, ok, err
 }
 
@@ -114,13 +114,13 @@ func (l *Loader) Leaderboard(ctx context.Context, first int, after string, needs
 	return p, nil
 }
 
-// LeaderboardAround loads the user with global id userID and up to radius users on each side of
+// LeaderboardAround loads the user user and up to radius users on each side of
 // them on the leaderboard, in leaderboard order, and what needs says the response reads of them.
 // It is empty when the user is not ranked.
-func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius int, needs func() *Needs) (*Page[*Ranked], error) {
-	uid, err := UserKey(userID)
-	if err != nil {
-		return nil, err
+func (l *Loader) LeaderboardAround(ctx context.Context, user UserKey, radius int, needs func() *Needs) (*Page[*Ranked], error) {
+	uid := string(user)
+	if !validUserName(uid) {
+		return nil, invalidf("malformed user %q", truncate(uid, 40))
 	}
 	if radius < 0 || radius > MaxLeaderboardRadius {
 		return nil, invalidf("radius must be between 0 and %d (got %d)", MaxLeaderboardRadius, radius)
@@ -139,7 +139,7 @@ func (l *Loader) LeaderboardAround(ctx context.Context, userID string, radius in
 		return nil, err
 	}
 	if l.userOf(calls[0], uid) == nil {
-		return nil, notFoundf("no such user %s", truncate(userID, 40))
+		return nil, notFoundf("no such user %s", truncate(user.ID(), 40))
 	}
 	arr, _ := calls[1].cmd.(*redis.Cmd).Val().([]any)
 	if len(arr) == 0 {

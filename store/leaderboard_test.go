@@ -61,7 +61,7 @@ func TestKarmaUnderConcurrentVotes(t *testing.T) {
 				for range 25 {
 					p := posts[r.IntN(len(posts))]
 					dir := r.IntN(3) - 1
-					if _, err := s.VotePost(ctx, name, p, dir); err != nil {
+					if _, err := s.VotePost(ctx, uk(name), p, dir); err != nil {
 						t.Error(err)
 						return
 					}
@@ -145,7 +145,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 				if i >= 2 {
 					target = p2
 				}
-				if _, err := s.VotePost(ctx, fmt.Sprintf("vo%d", i%2+1), target, dir); err != nil {
+				if _, err := s.VotePost(ctx, uk(fmt.Sprintf("vo%d", i%2+1)), target, dir); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -189,7 +189,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 			{"user:cat", 0, []string{"cat:4:0"}},
 		}
 		for _, tc := range around {
-			p, err := s.NewLoader().LeaderboardAround(ctx, tc.user, tc.radius, nil)
+			p, err := s.NewLoader().LeaderboardAround(ctx, uk(tc.user), tc.radius, nil)
 			if err != nil || !slices.Equal(rankedNames(p.Items), tc.want) {
 				t.Errorf("around %s ±%d: %v %v, want %v", tc.user, tc.radius, rankedNames(p.Items), err, tc.want)
 			}
@@ -205,7 +205,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 			{"post:1", 2, store.KindInvalid},
 		}
 		for _, tc := range bad {
-			if _, err := s.NewLoader().LeaderboardAround(ctx, tc.user, tc.radius, nil); !store.IsKind(err, tc.kind) {
+			if _, err := s.NewLoader().LeaderboardAround(ctx, uk(tc.user), tc.radius, nil); !store.IsKind(err, tc.kind) {
 				t.Errorf("around %s ±%d: %v, want kind %d", tc.user, tc.radius, err, tc.kind)
 			}
 		}
@@ -226,7 +226,7 @@ func TestKarmaCountsCommentVotes(t *testing.T) {
 		author, commenter := f.user("author"), f.user("commenter")
 		voters := []string{f.user("voter1"), f.user("voter2"), f.user("voter3")}
 		p := f.post(author, "p")
-		c, err := f.s.CreateComment(f.ctx, commenter, store.NewComment{PostID: p.ID, Body: "a comment"})
+		c, err := f.s.CreateComment(f.ctx, uk(commenter), store.NewComment{PostID: p.ID, Body: "a comment"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestKarmaCountsCommentVotes(t *testing.T) {
 					dir = -1
 				}
 				for range 2 { // every vote sent twice: karma counts it once
-					if _, err := f.s.VoteComment(f.ctx, v, c.ID, dir); err != nil {
+					if _, err := f.s.VoteComment(f.ctx, uk(v), c.ID, dir); err != nil {
 						t.Error(err)
 					}
 				}

@@ -41,7 +41,7 @@ func TestPagingIsStableUnderChanges(t *testing.T) {
 				// Delete the cursor's own post and add new ones between pages.
 				last := page.Items[len(page.Items)-1]
 				if round%2 == 0 {
-					if err := f.s.DeletePost(f.ctx, alice, last.ID); err != nil {
+					if err := f.s.DeletePost(f.ctx, uk(alice), last.ID); err != nil {
 						t.Fatal(err)
 					}
 					deleted[last.ID] = true

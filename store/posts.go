@@ -16,7 +16,7 @@ type Post struct {
 	Title          string
 	Body           string
 	URL            *string
-	AuthorID       string
+	Author         UserKey
 	CreatedAt      time.Time
 	Upvotes        int
 	Downvotes      int
@@ -52,7 +52,8 @@ const idempotencyTTL = 24 * time.Hour
 const tombstoneTTL = 24 * time.Hour
 
 // CreatePost publishes a post by the user uid.
-func (s *Store) CreatePost(ctx context.Context, uid string, in NewPost) (*Post, error) {
+func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post, error) {
+	uid := string(user)
 	if err := checkText("title", in.Title, 1, MaxTitleRunes); err != nil {
 		return nil, err
 	}
@@ -142,7 +143,8 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 }
 
 // DeletePost deletes a post of uid's: its thread and votes go, and it leaves every ranking.
-func (s *Store) DeletePost(ctx context.Context, uid, id string) error {
+func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
+	uid := string(user)
 	pid, err := PostKey(id)
 	if err != nil {
 		return err
@@ -176,7 +178,8 @@ func (s *Store) postSubKeys(pid string) []string {
 }
 
 // VotePost records uid's vote on a post: dir is 1 (up), -1 (down) or 0 (withdraw).
-func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, error) {
+func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) (*Post, error) {
+	uid := string(user)
 	pid, err := PostKey(id)
 	if err != nil {
 		return nil, err
@@ -205,7 +208,7 @@ func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, e
 		return nil, err
 	}
 	// Likewise for the author's karma: the post's version guards it.
-	if err := s.recordKarma(ctx, strings.TrimPrefix(p.AuthorID, TypeUser+":"), p.ID, p.Net(), p.Version); err != nil {
+	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
 		return nil, err
 	}
 	// Published even when the vote changed nothing, like the re-index above: a repeat completes
@@ -215,7 +218,8 @@ func (s *Store) VotePost(ctx context.Context, uid, id string, dir int) (*Post, e
 }
 
 // SetPostGroups adds a post of uid's to the groups in add and removes it from those in remove.
-func (s *Store) SetPostGroups(ctx context.Context, uid, id string, add, remove []string) (*Post, error) {
+func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add, remove []string) (*Post, error) {
+	uid := string(user)
 	pid, err := PostKey(id)
 	if err != nil {
 		return nil, err

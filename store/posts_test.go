@@ -30,12 +30,12 @@ func (f *fixture) user(name string) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return sess.User.Key()
+	return string(sess.User.Key())
 }
 
 func (f *fixture) post(uid, title string, groups ...string) *store.Post {
 	f.t.Helper()
-	p, err := f.s.CreatePost(f.ctx, uid, store.NewPost{Title: title, Groups: groups})
+	p, err := f.s.CreatePost(f.ctx, uk(uid), store.NewPost{Title: title, Groups: groups})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func (f *fixture) post(uid, title string, groups ...string) *store.Post {
 
 func (f *fixture) vote(uid, postID string, dir int) *store.Post {
 	f.t.Helper()
-	p, err := f.s.VotePost(f.ctx, uid, postID, dir)
+	p, err := f.s.VotePost(f.ctx, uk(uid), postID, dir)
 	if err != nil {
 		f.t.Fatalf("vote %s %s %d: %v", uid, postID, dir, err)
 	}
@@ -75,11 +75,11 @@ func TestCreatePost(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		f := newFixture(t, b, store.Options{})
 		alice := f.user("alice")
-		p, err := f.s.CreatePost(f.ctx, alice, store.NewPost{Title: "Héllo", Body: "body", URL: "https://example.com/x", Groups: []string{"Go", "go", "redis"}})
+		p, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "Héllo", Body: "body", URL: "https://example.com/x", Groups: []string{"Go", "go", "redis"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Title != "Héllo" || p.Body != "body" || *p.URL != "https://example.com/x" || p.AuthorID != "user:alice" {
+		if p.Title != "Héllo" || p.Body != "body" || *p.URL != "https://example.com/x" || p.Author.ID() != "user:alice" {
 			t.Fatalf("post %+v", p)
 		}
 		if got := strings.Join(p.GroupNames, ","); got != "go,redis" {
@@ -117,7 +117,7 @@ func TestCreatePostValidation(t *testing.T) {
 			"too many":      {Title: "t", Groups: many},
 			"long idem key": {Title: "t", IdempotencyKey: strings.Repeat("k", 65)},
 		} {
-			if _, err := f.s.CreatePost(f.ctx, alice, in); !store.IsKind(err, store.KindInvalid) {
+			if _, err := f.s.CreatePost(f.ctx, uk(alice), in); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}
@@ -125,7 +125,7 @@ func TestCreatePostValidation(t *testing.T) {
 			t.Fatalf("%d posts after only invalid input", n)
 		}
 		// Boundaries are accepted.
-		if _, err := f.s.CreatePost(f.ctx, alice, store.NewPost{Title: strings.Repeat("é", 300), Body: strings.Repeat("b", 40000)}); err != nil {
+		if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: strings.Repeat("é", 300), Body: strings.Repeat("b", 40000)}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -143,7 +143,7 @@ func TestCreatePostIdempotencyKey(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p, err := f.s.CreatePost(f.ctx, alice, in)
+				p, err := f.s.CreatePost(f.ctx, uk(alice), in)
 				if err != nil {
 					t.Error(err)
 					return
@@ -158,7 +158,7 @@ func TestCreatePostIdempotencyKey(t *testing.T) {
 			}
 		}
 		// The key is per user.
-		other, err := f.s.CreatePost(f.ctx, bob, in)
+		other, err := f.s.CreatePost(f.ctx, uk(bob), in)
 		if err != nil || other.ID == ids[0] {
 			t.Fatalf("bob's post %v %v", other, err)
 		}
@@ -175,14 +175,14 @@ func TestDeletePost(t *testing.T) {
 		p := f.post(alice, "doomed", "go")
 		keep := f.post(alice, "kept", "go")
 		f.vote(bob, p.ID, 1)
-		if err := f.s.DeletePost(f.ctx, bob, p.ID); !store.IsKind(err, store.KindForbidden) {
+		if err := f.s.DeletePost(f.ctx, uk(bob), p.ID); !store.IsKind(err, store.KindForbidden) {
 			t.Fatalf("delete by another user: %v", err)
 		}
-		if err := f.s.DeletePost(f.ctx, alice, p.ID); err != nil {
+		if err := f.s.DeletePost(f.ctx, uk(alice), p.ID); err != nil {
 			t.Fatal(err)
 		}
 		// A repeat (a retried request) is harmless.
-		if err := f.s.DeletePost(f.ctx, alice, p.ID); err != nil {
+		if err := f.s.DeletePost(f.ctx, uk(alice), p.ID); err != nil {
 			t.Fatalf("repeat delete: %v", err)
 		}
 		if got, _ := f.s.NewLoader().Post(f.ctx, p.ID); got != nil {
@@ -195,17 +195,17 @@ func TestDeletePost(t *testing.T) {
 				}
 			}
 		}
-		up, err := f.s.NewLoader().UserPosts(f.ctx, "user:alice", 10, "", nil)
+		up, err := f.s.NewLoader().UserPosts(f.ctx, "alice", 10, "", nil)
 		if err != nil || len(up.Items) != 1 || up.Total != 1 {
 			t.Fatalf("user posts after delete: %+v %v", up, err)
 		}
-		if _, err := f.s.VotePost(f.ctx, bob, p.ID, 1); !store.IsKind(err, store.KindNotFound) {
+		if _, err := f.s.VotePost(f.ctx, uk(bob), p.ID, 1); !store.IsKind(err, store.KindNotFound) {
 			t.Fatalf("vote on deleted post: %v", err)
 		}
-		if err := f.s.DeletePost(f.ctx, bob, p.ID); !store.IsKind(err, store.KindNotFound) {
+		if err := f.s.DeletePost(f.ctx, uk(bob), p.ID); !store.IsKind(err, store.KindNotFound) {
 			t.Fatalf("another user deleting a deleted post: %v", err)
 		}
-		if err := f.s.DeletePost(f.ctx, alice, "post:99999"); !store.IsKind(err, store.KindNotFound) {
+		if err := f.s.DeletePost(f.ctx, uk(alice), "post:99999"); !store.IsKind(err, store.KindNotFound) {
 			t.Fatalf("delete missing: %v", err)
 		}
 	})
@@ -216,7 +216,7 @@ func TestSetPostGroups(t *testing.T) {
 		f := newFixture(t, b, store.Options{})
 		alice, bob := f.user("alice"), f.user("bob")
 		p := f.post(alice, "p", "a", "b")
-		got, err := f.s.SetPostGroups(f.ctx, alice, p.ID, []string{"C", "a"}, []string{"b"})
+		got, err := f.s.SetPostGroups(f.ctx, uk(alice), p.ID, []string{"C", "a"}, []string{"b"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +232,7 @@ func TestSetPostGroups(t *testing.T) {
 				t.Errorf("group %s postCount %d %v", group, c, err)
 			}
 		}
-		if _, err := f.s.SetPostGroups(f.ctx, bob, p.ID, []string{"x"}, nil); !store.IsKind(err, store.KindForbidden) {
+		if _, err := f.s.SetPostGroups(f.ctx, uk(bob), p.ID, []string{"x"}, nil); !store.IsKind(err, store.KindForbidden) {
 			t.Fatalf("by another user: %v", err)
 		}
 		// A vote after leaving group b must not put the post back in it.
@@ -241,7 +241,7 @@ func TestSetPostGroups(t *testing.T) {
 			t.Fatalf("post back in group b after a vote")
 		}
 		// Re-joining works.
-		if _, err := f.s.SetPostGroups(f.ctx, alice, p.ID, []string{"b"}, nil); err != nil {
+		if _, err := f.s.SetPostGroups(f.ctx, uk(alice), p.ID, []string{"b"}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(f.ids(store.SortTop, "b", 10)); n != 1 {
@@ -299,7 +299,7 @@ func TestRebuildRestoresDerivedData(t *testing.T) {
 		p2 := f.post(alice, "two")
 		gone := f.post(alice, "gone", "go")
 		f.vote(bob, p2.ID, 1)
-		if err := f.s.DeletePost(f.ctx, alice, gone.ID); err != nil {
+		if err := f.s.DeletePost(f.ctx, uk(alice), gone.ID); err != nil {
 			t.Fatal(err)
 		}
 		before := map[store.PostSort][]string{}
@@ -362,7 +362,7 @@ func TestSetPostGroupsRepeatCompletesARemoval(t *testing.T) {
 		if n := len(f.ids(store.SortNew, "a", 10)); n != 1 {
 			t.Fatalf("setup: group a holds %d", n)
 		}
-		if _, err := f.s.SetPostGroups(f.ctx, alice, p.ID, nil, []string{"a"}); err != nil {
+		if _, err := f.s.SetPostGroups(f.ctx, uk(alice), p.ID, nil, []string{"a"}); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(f.ids(store.SortNew, "a", 10)); n != 0 {

@@ -45,7 +45,7 @@ func (s *Store) rankingCall(group string, p *Post, pid string, version int64, ad
 // author's post list and the group registry. left lists groups the post has just left.
 func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 	pid := p.Key()
-	uid := strings.TrimPrefix(p.AuthorID, TypeUser+":")
+	uid := string(p.Author)
 	calls := []scriptCall{
 		s.rankingCall("", p, pid, p.Version, true),
 		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
@@ -121,7 +121,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		if err := s.indexPost(ctx, p, nil); err != nil {
 			return err
 		}
-		return s.recordKarma(ctx, strings.TrimPrefix(p.AuthorID, TypeUser+":"), p.ID, p.Net(), p.Version)
+		return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 	})
 	if err != nil {
 		return st, err

@@ -148,13 +148,9 @@ func valuesOf(h map[string]string, names []string) []any {
 	return out
 }
 
-// User loads a user by global id; nil when there is none.
-func (l *Loader) User(ctx context.Context, id string) (*User, error) {
-	uid, err := UserKey(id)
-	if err != nil {
-		return nil, err
-	}
-	return l.userByKey(ctx, uid)
+// User loads a user; nil when there is none.
+func (l *Loader) User(ctx context.Context, uid UserKey) (*User, error) {
+	return l.userByKey(ctx, string(uid))
 }
 
 // UserByName loads a user by name, ignoring case; nil when there is none.
@@ -226,24 +222,20 @@ func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int,
 }
 
 // PostVote returns the viewer's vote on a post: 1, -1 or 0. The author counts as having voted up.
-func (l *Loader) PostVote(ctx context.Context, p *Post, viewerID string) (int, error) {
-	return l.vote(ctx, l.s.k.postVotes(p.Key()), p.AuthorID, viewerID)
+func (l *Loader) PostVote(ctx context.Context, p *Post, viewer UserKey) (int, error) {
+	return l.vote(ctx, l.s.k.postVotes(p.Key()), p.Author, viewer)
 }
 
 // vote reads a viewer's vote from a votes hash (voter → "1" | "-1"): 1, -1 or 0 for none or an
 // anonymous viewer. The author of the item counts as having voted up.
-func (l *Loader) vote(ctx context.Context, votesKey, authorID, viewerID string) (int, error) {
-	if viewerID == "" {
+func (l *Loader) vote(ctx context.Context, votesKey string, author, viewer UserKey) (int, error) {
+	if viewer == "" {
 		return 0, nil
 	}
-	if viewerID == authorID {
+	if viewer == author {
 		return 1, nil
 	}
-	uid, err := UserKey(viewerID)
-	if err != nil {
-		return 0, err
-	}
-	v, err := l.hashField(ctx, votesKey, uid)
+	v, err := l.hashField(ctx, votesKey, string(viewer))
 	if err != nil {
 		return 0, err
 	}
@@ -289,15 +281,11 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first i
 }
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
-func (l *Loader) UserPosts(ctx context.Context, userID string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
+func (l *Loader) UserPosts(ctx context.Context, uid UserKey, first int, after string, needs func() *Needs) (*Page[*Post], error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
-	uid, err := UserKey(userID)
-	if err != nil {
-		return nil, err
-	}
-	return l.postPage(ctx, l.s.k.userPosts(uid), "pu", first, after, needs)
+	return l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", first, after, needs)
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
@@ -361,7 +349,7 @@ func (s *Store) postFromFields(pid string, v []any) *Post {
 		ID:             postID(pid),
 		Title:          title,
 		Body:           str(v[1]),
-		AuthorID:       userID(str(v[3])),
+		Author:         UserKey(str(v[3])),
 		CreatedAt:      fromMillis(created),
 		Upvotes:        int(atoi64(str(v[6]))),
 		Downvotes:      int(atoi64(str(v[7]))),
@@ -407,7 +395,7 @@ func commentFromFields(pid, num string, v []any) *Comment {
 		c.ParentID = commentID(pid, p)
 	}
 	if !c.Deleted {
-		c.AuthorID = userID(str(v[1]))
+		c.Author = UserKey(str(v[1]))
 		c.Text = str(v[2])
 	}
 	if e := str(v[4]); e != "" {

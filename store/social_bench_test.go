@@ -36,7 +36,7 @@ func followers(b *testing.B, s *store.Store, author string, n int) {
 		if _, err := s.SignUp(ctx, name, "password1"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Follow(ctx, name, "user:"+author); err != nil {
+		if _, err := s.Follow(ctx, uk(name), uk(author)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -75,7 +75,7 @@ func BenchmarkFeedPage(b *testing.B) {
 			if _, err := s.SignUp(ctx, "pushed", "password1"); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := s.Follow(ctx, "reader", "user:pushed"); err != nil {
+			if _, err := s.Follow(ctx, "reader", "pushed"); err != nil {
 				b.Fatal(err)
 			}
 			for i := range 520 {
@@ -89,17 +89,17 @@ func BenchmarkFeedPage(b *testing.B) {
 					b.Fatal(err)
 				}
 				followers(b, s, name, 1)
-				if _, err := s.Follow(ctx, "reader", "user:"+name); err != nil {
+				if _, err := s.Follow(ctx, "reader", uk(name)); err != nil {
 					b.Fatal(err)
 				}
 				for j := range 5 {
-					if _, err := s.CreatePost(ctx, name, store.NewPost{Title: fmt.Sprint(name, j)}); err != nil {
+					if _, err := s.CreatePost(ctx, uk(name), store.NewPost{Title: fmt.Sprint(name, j)}); err != nil {
 						b.Fatal(err)
 					}
 				}
 			}
 			for b.Loop() {
-				p, err := s.NewLoader().Feed(ctx, "user:reader", 20, "", nil)
+				p, err := s.NewLoader().Feed(ctx, "reader", 20, "", nil)
 				if err != nil || len(p.Items) != 20 {
 					b.Fatalf("feed: %d items, %v", len(p.Items), err)
 				}
@@ -118,10 +118,10 @@ func BenchmarkFollowUnfollow(b *testing.B) {
 		}
 	}
 	for b.Loop() {
-		if _, err := s.Follow(ctx, "ann", "user:ben"); err != nil {
+		if _, err := s.Follow(ctx, "ann", "ben"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.Unfollow(ctx, "ann", "user:ben"); err != nil {
+		if _, err := s.Unfollow(ctx, "ann", "ben"); err != nil {
 			b.Fatal(err)
 		}
 	}

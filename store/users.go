@@ -27,7 +27,7 @@ type User struct {
 func (u *User) NodeID() string { return u.ID }
 
 // Key returns the user's key (the lower-cased name).
-func (u *User) Key() string { return strings.TrimPrefix(u.ID, TypeUser+":") }
+func (u *User) Key() UserKey { return UserKey(strings.TrimPrefix(u.ID, TypeUser+":")) }
 
 // PasswordParams is the argon2id cost.
 type PasswordParams struct {
@@ -92,9 +92,9 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	return s.newSession(ctx, userFromFields(uid, vals[0], vals[1]))
 }
 
-// Authenticate returns the user id of a session token and extends the session's life. An unknown
+// Authenticate returns the user of a session token and extends the session's life. An unknown
 // or expired token is KindUnauthenticated.
-func (s *Store) Authenticate(ctx context.Context, token string) (string, error) {
+func (s *Store) Authenticate(ctx context.Context, token string) (UserKey, error) {
 	if token == "" || len(token) > 100 {
 		return "", &Error{Kind: KindUnauthenticated, Msg: "invalid or expired token"}
 	}
@@ -105,7 +105,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("authenticate: %w", err)
 	}
-	return userID(uid), nil
+	return UserKey(uid), nil
 }
 
 // LogOut ends the session of token.
@@ -118,7 +118,7 @@ func (s *Store) LogOut(ctx context.Context, token string) error {
 
 func (s *Store) newSession(ctx context.Context, u *User) (*Session, error) {
 	token := base64.RawURLEncoding.EncodeToString(randomBytes(32)) // 256 random bits
-	if err := s.rdb.Set(ctx, s.k.session(digest(token)), u.Key(), s.opts.SessionTTL).Err(); err != nil {
+	if err := s.rdb.Set(ctx, s.k.session(digest(token)), string(u.Key()), s.opts.SessionTTL).Err(); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return &Session{Token: token, User: u}, nil

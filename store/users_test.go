@@ -25,7 +25,7 @@ func TestSignUpAndLogIn(t *testing.T) {
 			t.Fatalf("session %+v", sess)
 		}
 		id, err := s.Authenticate(ctx, sess.Token)
-		if err != nil || id != sess.User.ID {
+		if err != nil || id != sess.User.Key() || id.ID() != sess.User.ID {
 			t.Fatalf("authenticate = %q, %v", id, err)
 		}
 		// Names are unique ignoring case.

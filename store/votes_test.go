@@ -34,19 +34,19 @@ func TestVoteRules(t *testing.T) {
 				t.Fatalf("step %d (dir %d): up %d down %d, want %d %d", i, st.dir, got.Upvotes, got.Downvotes, st.up, st.down)
 			}
 		}
-		if _, err := f.s.VotePost(f.ctx, author, p.ID, 1); !store.IsKind(err, store.KindForbidden) {
+		if _, err := f.s.VotePost(f.ctx, uk(author), p.ID, 1); !store.IsKind(err, store.KindForbidden) {
 			t.Fatalf("author's vote: %v", err)
 		}
-		if _, err := f.s.VotePost(f.ctx, voter, "post:424242", 1); !store.IsKind(err, store.KindNotFound) {
+		if _, err := f.s.VotePost(f.ctx, uk(voter), "post:424242", 1); !store.IsKind(err, store.KindNotFound) {
 			t.Fatalf("vote on missing post: %v", err)
 		}
-		if _, err := f.s.VotePost(f.ctx, voter, "comment:1", 1); !store.IsKind(err, store.KindInvalid) {
+		if _, err := f.s.VotePost(f.ctx, uk(voter), "comment:1", 1); !store.IsKind(err, store.KindInvalid) {
 			t.Fatalf("vote with a malformed id: %v", err)
 		}
 		l := f.s.NewLoader()
 		got, _ := l.Post(f.ctx, p.ID)
 		for who, want := range map[string]int{"user:voter": 1, "user:author": 1, "": 0, "user:nobody": 0} {
-			v, err := l.PostVote(f.ctx, got, who)
+			v, err := l.PostVote(f.ctx, got, uk(who))
 			if err != nil || v != want {
 				t.Errorf("viewer vote of %q = %d, %v; want %d", who, v, err, want)
 			}
@@ -69,7 +69,7 @@ func TestVotingWindow(t *testing.T) {
 		mu.Lock()
 		now = now.Add(time.Millisecond)
 		mu.Unlock()
-		if _, err := f.s.VotePost(f.ctx, voter, p.ID, -1); !store.IsKind(err, store.KindVotingClosed) {
+		if _, err := f.s.VotePost(f.ctx, uk(voter), p.ID, -1); !store.IsKind(err, store.KindVotingClosed) {
 			t.Fatalf("vote at the window's end: %v", err)
 		}
 		got, _ := f.s.NewLoader().Post(f.ctx, p.ID)
@@ -97,7 +97,7 @@ func TestConcurrentVotesAreExact(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := f.s.VotePost(f.ctx, u, p.ID, 1); err != nil {
+					if _, err := f.s.VotePost(f.ctx, uk(u), p.ID, 1); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -116,7 +116,7 @@ func TestConcurrentVotesAreExact(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := f.s.VotePost(f.ctx, u, p.ID, -1); err != nil {
+				if _, err := f.s.VotePost(f.ctx, uk(u), p.ID, -1); err != nil {
 					t.Error(err)
 				}
 			}()
@@ -141,7 +141,7 @@ func TestRateLimit(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			f.post(alice, fmt.Sprint("p", i))
 		}
-		_, err := f.s.CreatePost(f.ctx, alice, store.NewPost{Title: "one too many"})
+		_, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "one too many"})
 		var se *store.Error
 		if !store.IsKind(err, store.KindRateLimited) {
 			t.Fatalf("fourth write: %v", err)

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"strconv"
-	"strings"
 )
 
 // Walk is the one way every list of a response is read: level by level, each level in one
@@ -37,8 +36,8 @@ type Items struct {
 
 // Needs says what a response reads of each item of a list besides the item itself.
 type Needs struct {
-	// Viewer is the viewer's user key for the viewer-dependent reads below; "" when anonymous.
-	Viewer string
+	// Viewer is the viewer for the viewer-dependent reads below; "" when anonymous.
+	Viewer UserKey
 	// Author (posts, comments): the author is read, and what Author says of them.
 	Author *Needs
 	// Vote (posts, comments): the viewer's vote.
@@ -248,7 +247,7 @@ func (l *Loader) itemRead(it walkItem) read {
 // the viewer's vote, its groups' sizes.
 func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
 	n := it.needs
-	var author string
+	var author UserKey
 	var votes string
 	switch it.kind {
 	case ItemPost:
@@ -256,7 +255,7 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		if p == nil {
 			return reads
 		}
-		author, votes = p.AuthorID, l.s.k.postVotes(it.key)
+		author, votes = p.Author, l.s.k.postVotes(it.key)
 		if n.GroupSizes {
 			for _, g := range p.GroupNames {
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
@@ -264,19 +263,18 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		}
 	case ItemComment:
 		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
-		if c == nil || c.AuthorID == "" {
+		if c == nil || c.Author == "" {
 			return reads
 		}
-		author, votes = c.AuthorID, l.s.k.commentVotes(it.pid, it.key)
+		author, votes = c.Author, l.s.k.commentVotes(it.pid, it.key)
 	default:
 		return reads
 	}
-	uid := strings.TrimPrefix(author, TypeUser+":")
 	if n.Author != nil {
-		*items = append(*items, newWalkItem(ItemUser, "", uid, n.Author))
+		*items = append(*items, newWalkItem(ItemUser, "", string(author), n.Author))
 	}
-	if n.Vote && n.Viewer != "" && n.Viewer != uid {
-		reads = append(reads, hashFieldRead(votes, n.Viewer))
+	if n.Vote && n.Viewer != "" && n.Viewer != author {
+		reads = append(reads, hashFieldRead(votes, string(n.Viewer)))
 	}
 	return reads
 }
@@ -296,7 +294,7 @@ func (l *Loader) userNeeds(uid string, n *Needs, reads []read) []read {
 	if n.FollowingCount {
 		reads = append(reads, zcardRead(k.following(uid)))
 	}
-	if v := n.Viewer; v != "" && v != uid {
+	if v := string(n.Viewer); v != "" && v != uid {
 		if n.ViewerFollows {
 			reads = append(reads, zscoreRead(k.following(v), uid))
 		}
@@ -353,14 +351,20 @@ func pageKey(key string, desc bool, first int, after string) string {
 }
 
 // keepPage builds a walked page from its items' reads and keeps it for the resolver that lists it.
+// A page with a failed read is not kept: its resolver reads it again and reports the error.
 func (l *Loader) keepPage(wp walkPage, items []*call) {
+	for _, c := range items {
+		if c.err != nil {
+			return
+		}
+	}
 	all := wp.rp.cursors(wp.wl.tag)
 	var page any
 	switch wp.wl.kind {
 	case ItemComment:
 		p := &Page[*Comment]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
 		for i, c := range items {
-			if cm := l.commentOf(c, wp.wl.pid, wp.rp.members[i], wp.wl.list.Needs.CommentFields); cm != nil && c.err == nil {
+			if cm := l.commentOf(c, wp.wl.pid, wp.rp.members[i], wp.wl.list.Needs.CommentFields); cm != nil {
 				p.Items, p.Cursors = append(p.Items, cm), append(p.Cursors, all[i])
 			}
 		}
@@ -368,7 +372,7 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 	case ItemPost:
 		p := &Page[*Post]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
 		for i, c := range items {
-			if pt := l.postOf(c, wp.rp.members[i]); pt != nil && c.err == nil {
+			if pt := l.postOf(c, wp.rp.members[i]); pt != nil {
 				p.Items, p.Cursors = append(p.Items, pt), append(p.Cursors, all[i])
 			}
 		}
@@ -376,7 +380,7 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 	case ItemUser:
 		p := &Page[*User]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
 		for i, c := range items {
-			if u := l.userOf(c, wp.rp.members[i]); u != nil && c.err == nil {
+			if u := l.userOf(c, wp.rp.members[i]); u != nil {
 				p.Items, p.Cursors = append(p.Items, u), append(p.Cursors, all[i])
 			}
 		}
