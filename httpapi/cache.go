@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/agora/agora/resolvers"
@@ -195,7 +196,7 @@ func (c *responseCache) baseKey(r *http.Request) (string, bool) {
 	default:
 		return "", false
 	}
-	if cr.Query == "" {
+	if cr.Query == "" || !maybeQuery(cr.Query) {
 		return "", false
 	}
 	h := sha256.New()
@@ -302,3 +303,23 @@ func (w *captureWriter) Write(b []byte) (int, error) {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (w *captureWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// maybeQuery reports whether a document may hold a query: false when its first operation is
+// plainly a mutation or a subscription, which the cache never keeps (it then stays out of their
+// way). A document it cannot tell about is treated as a query; only queries are ever kept.
+func maybeQuery(doc string) bool {
+	for i := 0; i < len(doc); {
+		switch c := doc[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			i++
+		case c == '#':
+			for i < len(doc) && doc[i] != '\n' && doc[i] != '\r' {
+				i++
+			}
+		default:
+			rest := doc[i:]
+			return !strings.HasPrefix(rest, "mutation") && !strings.HasPrefix(rest, "subscription")
+		}
+	}
+	return true
+}
