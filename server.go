@@ -151,6 +151,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	num(&c.limits.MaxDepth, "max-depth", "AGORA_MAX_DEPTH", d.MaxDepth, "deepest selection nesting")
 	num(&c.limits.MaxAliases, "max-aliases", "AGORA_MAX_ALIASES", d.MaxAliases, "most aliases in a query")
 	num(&c.limits.MaxComplexity, "max-complexity", "AGORA_MAX_COMPLEXITY", d.MaxComplexity, "highest estimated query cost")
+	num(&c.limits.MaxRepeats, "max-repeats", "AGORA_MAX_REPEATS", d.MaxRepeats, "most selections of one field (response name) in one selection set, fragments merged")
 	dl := httpapi.DefaultLive
 	dur(&c.live.InitTimeout, "ws-init-timeout", "AGORA_WS_INIT_TIMEOUT", dl.InitTimeout, "how long a WebSocket may wait before connection_init (then closed with 4408)")
 	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives")

@@ -271,6 +271,11 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 			{"too complex", complexQ, "QUERY_TOO_COMPLEX"},
 			{"too complex through fragments", frag, "QUERY_TOO_COMPLEX"},
 			{"too complex through variable defaults", strings.ReplaceAll(strings.Replace(complexQ, "{", "query($n: Int = 100) {", 1), "first: 100", "first: $n"), "QUERY_TOO_COMPLEX"},
+			// Validation compares every two selections of one name: 9,990 of them cost seconds.
+			{"one field 9,990 times", "{" + strings.Repeat(" __typename", 9990) + "} # " + fmt.Sprint(time.Now().UnixNano()), "TOO_MANY_REPEATS"},
+			{"repeats through fragments", "{ posts { ...F ...G } } fragment F on PostConnection {" + strings.Repeat(" totalCount", 15) +
+				" } fragment G on PostConnection { ... on PostConnection {" + strings.Repeat(" totalCount", 15) + " } }", "TOO_MANY_REPEATS"},
+			{"repeats merged below repeated fields", "{" + strings.Repeat(" posts { edges { node { id id } } }", 11) + " }", "TOO_MANY_REPEATS"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r := a.doRaw(tc.query)
@@ -278,6 +283,10 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 					t.Fatalf("code %q (%+v), want %s", r.code(), r.Errors, tc.code)
 				}
 			})
+		}
+		// Repeats up to the limit are still answered: 10 × posts { … id id } merge to 20 ids.
+		if r := a.doRaw("{" + strings.Repeat(" posts { edges { node { id id } } }", 10) + " }"); len(r.Errors) > 0 {
+			t.Fatalf("20 merged repeats: %+v", r.Errors)
 		}
 		// A null variable cannot make a query look cheap either.
 		nullQ := strings.ReplaceAll(strings.Replace(complexQ, "{", "query($n: Int) {", 1), "first: 100", "first: $n")

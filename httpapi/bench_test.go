@@ -1,8 +1,11 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -80,4 +83,28 @@ func BenchmarkVote(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkHostileDocuments sends documents that cost the validator seconds when unbounded —
+// one field selected 9,990 times, or merged repeats through fragments — and measures how long the
+// server takes to refuse them. Each request carries a fresh comment, which defeats the query cache.
+//
+//	go test ./httpapi -run '^$' -bench Hostile
+func BenchmarkHostileDocuments(b *testing.B) {
+	be := storetest.Backends(b)[0]
+	h := httpapi.New(httpapi.Config{Store: be.NewStore(b, store.Options{})})
+	docs := map[string]string{
+		"typename-9990": "{" + strings.Repeat(" __typename", 9990) + "}",
+		"fragments":     "{ ...F ...F ...F } fragment F on Query {" + strings.Repeat(" __typename", 2000) + " }",
+	}
+	for name, doc := range docs {
+		b.Run(name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				body := raw(b, h, "", doc+" # "+strconv.Itoa(i), nil)
+				if !bytes.Contains(body, []byte("TOO_MANY_REPEATS")) {
+					b.Fatalf("not refused: %.200s", body)
+				}
+			}
+		})
+	}
 }

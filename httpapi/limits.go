@@ -25,10 +25,15 @@ type Limits struct {
 	MaxDepth      int   // nesting of selection sets; default 40
 	MaxAliases    int   // aliased fields in the document; default 100
 	MaxComplexity int   // estimated result size, see complexity; default 25,000
+	// MaxRepeats bounds how often one response name is selected in one selection set, counted
+	// after merging (fragments and inline fragments spread, and the sub-selections of a repeated
+	// field merged as the executor merges them); default 20. Validation compares every two
+	// selections of one name, so repeats are what make it quadratic.
+	MaxRepeats int
 }
 
 // DefaultLimits are the limits used when a field of Limits is zero.
-var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxTokens: 10000, MaxDepth: 40, MaxAliases: 100, MaxComplexity: 25000}
+var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxTokens: 10000, MaxDepth: 40, MaxAliases: 100, MaxComplexity: 25000, MaxRepeats: 20}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -47,6 +52,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxComplexity == 0 {
 		l.MaxComplexity = d.MaxComplexity
 	}
+	if l.MaxRepeats == 0 {
+		l.MaxRepeats = d.MaxRepeats
+	}
 	return l
 }
 
@@ -56,6 +64,8 @@ const (
 	CodeTooDeep    = "QUERY_TOO_DEEP"
 	CodeTooAliased = "TOO_MANY_ALIASES"
 	CodeTooComplex = "QUERY_TOO_COMPLEX"
+	// CodeTooRepetitive refuses a selection set that selects one response name too often.
+	CodeTooRepetitive = "TOO_MANY_REPEATS"
 	// CodeMethodNotAllowed refuses a mutation or subscription sent with GET.
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 )
@@ -135,6 +145,10 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 		}
 		if r.cost > c.lim.MaxComplexity {
 			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
+		}
+		// Bounded by the cost just checked: every field of the expanded document is visited once.
+		if name, n := maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth); n > c.lim.MaxRepeats {
+			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", name, c.lim.MaxRepeats)
 		}
 	}
 	if a := countAliases(doc); a > c.lim.MaxAliases {
@@ -301,6 +315,72 @@ func literalInt(v *ast.Value) (int, bool) {
 		return pessimistic, true
 	}
 	return n, true
+}
+
+// maxRepeats finds a response name selected more than max times in the merged selection set of
+// sets, or in the merged sub-selections below (down to depth levels): fragment spreads and inline
+// fragments are spread, and the sub-selections of every selection of one name are merged, as the
+// executor and validation merge them. It stops at the first name over max and returns it with
+// its count; otherwise the count is at most max.
+func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int) (string, int) {
+	if depth <= 0 {
+		return "", 0
+	}
+	counts := map[string]int{}
+	children := map[string][]ast.SelectionSet{}
+	var order []string
+	over := ""
+	spreading := map[string]bool{} // fragments being spread, against cycles (validation reports them)
+	var visit func(set ast.SelectionSet)
+	visit = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			if over != "" {
+				return
+			}
+			switch s := sel.(type) {
+			case *ast.Field:
+				name := s.Alias
+				if name == "" {
+					name = s.Name
+				}
+				if counts[name] == 0 {
+					order = append(order, name)
+				}
+				counts[name]++
+				if counts[name] > max {
+					over = name
+					return
+				}
+				if len(s.SelectionSet) > 0 {
+					children[name] = append(children[name], s.SelectionSet)
+				}
+			case *ast.InlineFragment:
+				visit(s.SelectionSet)
+			case *ast.FragmentSpread:
+				f := doc.Fragments.ForName(s.Name)
+				if f == nil || spreading[s.Name] {
+					continue
+				}
+				spreading[s.Name] = true
+				visit(f.SelectionSet)
+				spreading[s.Name] = false
+			}
+		}
+	}
+	for _, set := range sets {
+		visit(set)
+	}
+	if over != "" {
+		return over, counts[over]
+	}
+	for _, name := range order {
+		if kids := children[name]; len(kids) > 0 {
+			if n, c := maxRepeats(doc, kids, max, depth-1); c > max {
+				return n, c
+			}
+		}
+	}
+	return "", 0
 }
 
 // countAliases counts aliased fields written in the document.
