@@ -35,9 +35,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "agora:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return // -h: the usage was asked for and printed
 		}
+		fmt.Fprintln(os.Stderr, "agora:", err)
 		os.Exit(1)
 	}
 }
@@ -74,6 +75,19 @@ func envOr(getenv func(string) string, key, def string) string {
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*config, []string, error) {
 	fs := flag.NewFlagSet("agora", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  agora [flags]          serve GraphQL on -addr (GraphiQL at /, the API at /query)
+  agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma and the follow graph's
+                         derived records from the primary data, finish interrupted thread deletions,
+                         then exit (needs a real Redis: -redis, -redis-cluster or -redis-sentinel)
+
+Every flag has an environment variable; a flag wins over its variable.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	c := &config{}
 	// envErrs collects environment values that do not parse: refusing to start beats running
 	// with a default the operator did not ask for.

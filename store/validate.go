@@ -2,7 +2,6 @@ package store
 
 import (
 	"net/url"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -45,13 +44,20 @@ func validGroupName(s string) bool {
 	return true
 }
 
-// NormalizeGroupName lower-cases and checks a group name.
+// NormalizeGroupName checks a group name and lower-cases it. The characters are checked before
+// folding, and only ASCII folds: Unicode lower-casing would turn "\u212Aotlin" (KELVIN SIGN) into
+// "kotlin".
 func NormalizeGroupName(s string) (string, error) {
-	n := strings.ToLower(s)
-	if !validGroupName(n) {
-		return "", invalidf("group name %q must be 1–32 of a-z 0-9 _ -", truncate(s, 40))
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
 	}
-	return n, nil
+	if n := string(b); validGroupName(n) {
+		return n, nil
+	}
+	return "", invalidf("group name %q must be 1–32 of a-z A-Z 0-9 _ -", truncate(s, 40))
 }
 
 // normalizeGroups lower-cases, checks and de-duplicates group names, keeping their order.
