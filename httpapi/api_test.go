@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -343,3 +344,38 @@ func TestRoundTripsDoNotGrowWithPageSize(t *testing.T) {
 
 // doRaw POSTs a query string without variables.
 func (a *api) doRaw(query string) response { return a.do("", query, nil) }
+
+// TestBadCredentialsAreRefused checks that a request presenting a token that is invalid or
+// expired, or an Authorization header that is not a bearer token, is told so (401,
+// UNAUTHENTICATED) — on reads too — instead of being answered anonymously.
+func TestBadCredentialsAreRefused(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		token, _ := a.signUp("credentialed")
+		a.do(token, `mutation{logOut}`, nil).decode(t, &struct{}{})
+		for _, tc := range []struct{ name, header string }{
+			{"unknown token", "Bearer not-a-token"},
+			{"ended session", "Bearer " + token},
+			{"not a bearer token", "Basic YWxhZGRpbjpvcGVuc2VzYW1l"},
+			{"bearer without a token", "Bearer"},
+		} {
+			req, _ := http.NewRequest(http.MethodPost, a.srv.URL+"/query", strings.NewReader(`{"query":"{ posts { totalCount } }"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", tc.header)
+			res, err := a.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r response
+			_ = json.NewDecoder(res.Body).Decode(&r)
+			res.Body.Close()
+			if res.StatusCode != http.StatusUnauthorized || r.code() != httpapi.CodeUnauthenticated || res.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: status %d, %+v, WWW-Authenticate %q; want 401 UNAUTHENTICATED", tc.name, res.StatusCode, r.Errors, res.Header.Get("WWW-Authenticate"))
+			}
+		}
+		// Without a header the same read is answered anonymously.
+		if r := a.do("", `{ posts { totalCount } }`, nil); len(r.Errors) > 0 {
+			t.Fatalf("anonymous read: %+v", r.Errors)
+		}
+	})
+}

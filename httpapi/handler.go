@@ -93,18 +93,32 @@ func New(cfg Config) http.Handler {
 }
 
 // withRequest authenticates the bearer token, if any, and installs the request state: the
-// viewer. Each operation then gets its own copy with a fresh loader (resolvers.Operations).
+// viewer. Each operation then gets its own copy with a fresh loader (resolvers.Operations). A
+// request that presents a token that is invalid or expired, or an Authorization header that is
+// not "Bearer <token>", is answered 401 UNAUTHENTICATED, reads included: a client that believes
+// it is signed in learns that it must sign in again instead of silently reading anonymously.
 func withRequest(cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := &resolvers.Request{}
-		if token, ok := bearer(r.Header.Get("Authorization")); ok {
+		if h := r.Header.Get("Authorization"); h != "" {
+			token, ok := bearer(h)
+			if !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request"`)
+				writeError(w, http.StatusUnauthorized, `send the token as "Authorization: Bearer <token>"`, CodeUnauthenticated)
+				return
+			}
 			req.Token = token
 			id, err := cfg.Store.Authenticate(r.Context(), token)
 			switch {
 			case err == nil:
 				req.Viewer = id
+			case store.IsKind(err, store.KindUnauthenticated) && r.Header.Get("Upgrade") != "":
+				// A WebSocket learns it from its connection_init, closed with 4403 (live.go).
+				req.Token = ""
 			case store.IsKind(err, store.KindUnauthenticated):
-				req.AuthErr = err // reads proceed anonymously; writes report the bad token
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+				writeError(w, http.StatusUnauthorized, "the token is invalid or has expired: sign in again", CodeUnauthenticated)
+				return
 			default:
 				cfg.Log.ErrorContext(r.Context(), "authenticate", "err", err)
 				writeError(w, http.StatusServiceUnavailable, "internal server error", CodeInternal)

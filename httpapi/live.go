@@ -155,9 +155,9 @@ func wsInit(cfg Config) transport.WebsocketInitFunc {
 }
 
 // socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
-// its token again, which extends the session's idle lifetime while the socket is in use and lets
-// an operation started after the session ended (logOut, expiry) run as anonymous, with writes
-// refused as UNAUTHENTICATED. Subscriptions already running keep the viewer they started with.
+// its token again, which extends the session's idle lifetime while the socket is in use and
+// refuses an operation started after the session ended (logOut, expiry) with UNAUTHENTICATED.
+// Subscriptions already running keep the viewer they started with.
 func socketAuth(cfg Config) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		s, _ := ctx.Value(socketKey{}).(*socket)
@@ -169,7 +169,7 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		case err == nil:
 			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: s.token}))
 		case store.IsKind(err, store.KindUnauthenticated):
-			return next(resolvers.WithRequest(ctx, &resolvers.Request{Token: s.token, AuthErr: err}))
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}})
 		}
 		cfg.Log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeInternal, "internal server error")}})

@@ -313,9 +313,8 @@ func TestWebSocketSessions(t *testing.T) {
 				t.Fatal("no viewer before logOut")
 			}
 			a.do(session, `mutation{logOut}`, nil).decode(t, &struct{}{})
-			viewer(c, "2").decode(t, &d)
-			if d.Viewer != nil {
-				t.Errorf("viewer after logOut = %+v, want null", d.Viewer)
+			if r := viewer(c, "2"); r.code() != httpapi.CodeUnauthenticated {
+				t.Errorf("a read after logOut: %+v, want %s", r, httpapi.CodeUnauthenticated)
 			}
 			c.start(t, "3", `mutation{createPost(input:{title:"after logOut"}){id}}`, nil)
 			if r, _ := c.result(t, "3"); r.code() != httpapi.CodeUnauthenticated {

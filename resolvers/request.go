@@ -10,10 +10,9 @@ import (
 // Request is the per-request state resolvers read from the context: who is asking and the
 // request's loader.
 type Request struct {
-	Viewer  store.UserKey // "" when anonymous
-	Token   string        // the bearer token the viewer used
-	AuthErr error         // set when a token was sent but is invalid or expired
-	Loader  *store.Loader // batches and caches this request's reads
+	Viewer store.UserKey // "" when anonymous
+	Token  string        // the bearer token the viewer used
+	Loader *store.Loader // batches and caches this request's reads
 
 	// Recording is set when the response cache may keep this request's response: queries then
 	// read through a loader that records the revisions of what they read, and note whether they
@@ -92,9 +91,6 @@ func requireViewer(ctx context.Context) (store.UserKey, error) {
 	}
 	if r.Viewer != "" {
 		return r.Viewer, nil
-	}
-	if r.AuthErr != nil {
-		return "", r.AuthErr
 	}
 	return "", &store.Error{Kind: store.KindUnauthenticated, Msg: "sign in to do this"}
 }
