@@ -54,6 +54,7 @@ type config struct {
 	hotK          float64
 	sessionTTL    time.Duration
 	writeLimit    int
+	auth          store.AuthLimits
 	feed          store.FeedOptions
 	commentDepth  int
 	limits        httpapi.Limits
@@ -153,7 +154,10 @@ Flags:
 	}
 	fs.Float64Var(&c.hotK, "hot-k", k, "seconds one net vote is worth in the HOT score (env AGORA_HOT_K)")
 	dur(&c.sessionTTL, "session-ttl", "AGORA_SESSION_TTL", 30*24*time.Hour, "idle lifetime of a session")
-	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables")
+	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables it and every limit on log-ins and sign-ups")
+	num(&c.auth.FailedLoginsPerAccount, "login-failures", "AGORA_LOGIN_FAILURES", 10, "failed log-ins one account accepts per 15 minutes before refusing log-ins")
+	num(&c.auth.FailedLoginsPerAddress, "login-failures-per-address", "AGORA_LOGIN_FAILURES_PER_ADDRESS", 50, "failed log-ins one client address may make per 15 minutes")
+	num(&c.auth.SignUpsPerAddress, "signups-per-address", "AGORA_SIGNUPS_PER_ADDRESS", 10, "sign-ups one client address may make per hour")
 	num(&c.commentDepth, "max-comment-depth", "AGORA_MAX_COMMENT_DEPTH", 100, "deepest reply level below a top-level comment")
 	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
@@ -228,7 +232,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
-		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Feed: cfg.feed,
+		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
 	})
@@ -254,7 +258,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return fmt.Errorf("rebuild: %w", err)
 			}
-			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted)
+			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted, "orphans", stats.Orphans)
 			ustats, err := st.RebuildUsers(ctx)
 			if err != nil {
 				return fmt.Errorf("rebuild users: %w", err)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -56,7 +59,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			gerr.Message = se.Msg
 			setCode(gerr, kindCodes[se.Kind])
 			if se.Kind == store.KindRateLimited {
-				gerr.Extensions["retryAfter"] = int(math.Ceil(se.RetryAfter.Seconds()))
+				secs := int(math.Ceil(se.RetryAfter.Seconds()))
+				gerr.Extensions["retryAfter"] = secs
+				setRetryAfter(ctx, secs)
 			}
 		case errors.Is(err, store.ErrSlowSubscriber):
 			gerr.Message = store.ErrSlowSubscriber.Error()
@@ -98,4 +103,33 @@ func recoverPanic(log *slog.Logger) graphql.RecoverFunc {
 		log.ErrorContext(ctx, "resolver panicked", "panic", p)
 		return &internalError{cause: errors.New("panic")}
 	}
+}
+
+// retryAfterHeader lets the error presenter set the Retry-After header of an HTTP response: it
+// runs while the operation executes, before the transport writes the response.
+type retryAfterHeader struct {
+	mu sync.Mutex
+	h  http.Header
+}
+
+type retryAfterKey struct{}
+
+// withRetryAfter returns ctx through which a RATE_LIMITED error sets w's Retry-After header.
+func withRetryAfter(ctx context.Context, w http.ResponseWriter) context.Context {
+	return context.WithValue(ctx, retryAfterKey{}, &retryAfterHeader{h: w.Header()})
+}
+
+// setRetryAfter sets Retry-After to the longest wait a response's errors ask for, when the
+// transport is HTTP.
+func setRetryAfter(ctx context.Context, secs int) {
+	ra, ok := ctx.Value(retryAfterKey{}).(*retryAfterHeader)
+	if !ok {
+		return
+	}
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	if old, err := strconv.Atoi(ra.h.Get("Retry-After")); err == nil && old >= secs {
+		return
+	}
+	ra.h.Set("Retry-After", strconv.Itoa(secs))
 }

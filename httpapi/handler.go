@@ -125,7 +125,11 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(resolvers.WithRequest(r.Context(), req)))
+		ctx := store.WithClient(r.Context(), r.RemoteAddr) // per-address limits on log-ins and sign-ups
+		if r.Header.Get("Upgrade") == "" {
+			ctx = withRetryAfter(ctx, w)
+		}
+		next.ServeHTTP(w, r.WithContext(resolvers.WithRequest(ctx, req)))
 	})
 }
 

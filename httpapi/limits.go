@@ -151,6 +151,11 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", name, c.lim.MaxRepeats)
 		}
 	}
+	for _, op := range doc.Operations {
+		if op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1 {
+			return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
+		}
+	}
 	if a := countAliases(doc); a > c.lim.MaxAliases {
 		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", a, c.lim.MaxAliases)
 	}
@@ -381,6 +386,29 @@ func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int)
 		}
 	}
 	return "", 0
+}
+
+// countAuth counts the signUp and logIn fields of a mutation's root selection, fragments spread:
+// each one tries a password, so one request must not carry a hundred of them.
+func countAuth(doc *ast.QueryDocument, set ast.SelectionSet, spreading map[string]bool) int {
+	n := 0
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == "signUp" || s.Name == "logIn" {
+				n++
+			}
+		case *ast.InlineFragment:
+			n += countAuth(doc, s.SelectionSet, spreading)
+		case *ast.FragmentSpread:
+			if f := doc.Fragments.ForName(s.Name); f != nil && !spreading[s.Name] {
+				spreading[s.Name] = true
+				n += countAuth(doc, f.SelectionSet, spreading)
+				spreading[s.Name] = false
+			}
+		}
+	}
+	return n
 }
 
 // countAliases counts aliased fields written in the document.

@@ -23,6 +23,15 @@ func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:
 // userRate is a sorted set of the user's recent writes scored by time (ms), for rate limiting.
 func (k keys) userRate(uid string) string { return k.user(uid) + ":rate" }
 
+// userFails is a sorted set of the recent failed log-ins on the account, scored by time (ms).
+func (k keys) userFails(uid string) string { return k.user(uid) + ":fails" }
+
+// addrFails is a sorted set of the recent failed log-ins from a client address, scored by time.
+func (k keys) addrFails(addr string) string { return k.prefix + "{a:" + addr + "}:fails" }
+
+// addrSignUps is a sorted set of the recent sign-ups from a client address, scored by time.
+func (k keys) addrSignUps(addr string) string { return k.prefix + "{a:" + addr + "}:signups" }
+
 // following is a sorted set of the users uid follows (user keys) scored by follow time (ms). It is
 // the authoritative record of the follow graph.
 func (k keys) following(uid string) string { return k.user(uid) + ":following" }

@@ -3,17 +3,69 @@ package store
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 )
+
+// A limit is a number of attempts per sliding window, kept in a sorted set by ratelimit.lua.
+type limit struct {
+	what   string // for the error message: "writes", "failed log-ins", …
+	max    int
+	window time.Duration
+}
+
+// AuthLimits bound password guessing and mass sign-ups. Every limit is off when
+// Options.WriteLimit is negative (the switch load tests use).
+type AuthLimits struct {
+	// FailedLoginsPerAccount is how many failed log-ins one account accepts per window. Default 10.
+	FailedLoginsPerAccount int
+	// FailedLoginsPerAddress is how many failed log-ins one client address may make per window,
+	// whatever the accounts. Default 50.
+	FailedLoginsPerAddress int
+	// LoginWindow is the window of both. Default 15 minutes.
+	LoginWindow time.Duration
+	// SignUpsPerAddress is how many sign-ups one client address may make per SignUpWindow.
+	// Default 10 per hour.
+	SignUpsPerAddress int
+	SignUpWindow      time.Duration
+}
+
+func (o AuthLimits) withDefaults() AuthLimits {
+	if o.FailedLoginsPerAccount <= 0 {
+		o.FailedLoginsPerAccount = 10
+	}
+	if o.FailedLoginsPerAddress <= 0 {
+		o.FailedLoginsPerAddress = 50
+	}
+	if o.LoginWindow <= 0 {
+		o.LoginWindow = 15 * time.Minute
+	}
+	if o.SignUpsPerAddress <= 0 {
+		o.SignUpsPerAddress = 10
+	}
+	if o.SignUpWindow <= 0 {
+		o.SignUpWindow = time.Hour
+	}
+	return o
+}
 
 // allowWrite records a write by uid in its sliding window and fails with KindRateLimited when the
 // window is full.
 func (s *Store) allowWrite(ctx context.Context, uid string) error {
+	return s.allow(ctx, s.k.userRate(uid), limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, true)
+}
+
+// allow checks one more attempt against a limit kept in key, recording it when record is set, and
+// fails with KindRateLimited (with the time until the window has room) when the window is full.
+func (s *Store) allow(ctx context.Context, key string, l limit, record bool) error {
 	if s.opts.WriteLimit < 0 {
 		return nil
 	}
-	v, err := s.run(ctx, "ratelimit", []string{s.k.userRate(uid)},
-		s.now().UnixMilli(), s.opts.WriteWindow.Milliseconds(), s.opts.WriteLimit, randomHex(8))
+	member := ""
+	if record {
+		member = randomHex(8)
+	}
+	v, err := s.run(ctx, "ratelimit", []string{key}, s.now().UnixMilli(), l.window.Milliseconds(), l.max, member)
 	if err != nil {
 		return err
 	}
@@ -23,6 +75,24 @@ func (s *Store) allowWrite(ctx context.Context, uid string) error {
 	}
 	retry := time.Duration(wait) * time.Millisecond
 	secs := int((retry + time.Second - 1) / time.Second)
-	return &Error{Kind: KindRateLimited, Msg: fmt.Sprintf("too many writes; retry in %d s", secs),
+	return &Error{Kind: KindRateLimited, Msg: fmt.Sprintf("too many %s; retry in %d s", l.what, secs),
 		RetryAfter: time.Duration(secs) * time.Second}
+}
+
+type clientKey struct{}
+
+// WithClient returns ctx carrying the address of the client a request comes from (an IP
+// address, or host:port), which the per-address limits on log-ins and sign-ups count by.
+// Without it those limits do not apply; the per-account limit always does.
+func WithClient(ctx context.Context, addr string) context.Context {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	return context.WithValue(ctx, clientKey{}, addr)
+}
+
+// clientFrom returns the client address WithClient put in ctx, or "".
+func clientFrom(ctx context.Context) string {
+	a, _ := ctx.Value(clientKey{}).(string)
+	return a
 }

@@ -29,6 +29,8 @@ type Options struct {
 	// limit. Default 120 per minute.
 	WriteLimit  int
 	WriteWindow time.Duration
+	// Auth bounds failed log-ins and sign-ups; see AuthLimits. Off with a negative WriteLimit.
+	Auth AuthLimits
 	// Password sets the argon2id cost. Default: 19 MiB, 2 passes, 1 lane (OWASP's minimum).
 	Password PasswordParams
 	// MaxCommentDepth is the deepest a reply may nest: a top-level comment has depth 0, a reply
@@ -82,6 +84,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Feed = o.Feed.withDefaults()
+	o.Auth = o.Auth.withDefaults()
 	if o.EventBuffer <= 0 {
 		o.EventBuffer = 64
 	}

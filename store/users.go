@@ -45,13 +45,20 @@ type Session struct {
 	User  *User
 }
 
-// SignUp creates a user and a first session. Names are unique ignoring case.
+// SignUp creates a user and a first session. Names are unique ignoring case. A client address
+// (WithClient) may sign up Options.Auth.SignUpsPerAddress times per window.
 func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, error) {
 	if !validUserName(name) {
 		return nil, invalidf("name must be 3–32 of A-Z a-z 0-9 _ -")
 	}
 	if err := checkPassword(password); err != nil {
 		return nil, err
+	}
+	if addr := clientFrom(ctx); addr != "" {
+		a := s.opts.Auth
+		if err := s.allow(ctx, s.k.addrSignUps(addr), limit{"sign-ups from this address", a.SignUpsPerAddress, a.SignUpWindow}, true); err != nil {
+			return nil, err
+		}
 	}
 	uid := strings.ToLower(name)
 	hash := s.hashPassword(password)
@@ -65,13 +72,39 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())})
 }
 
-// LogIn checks a name and password and starts a session.
+// LogIn checks a name and password and starts a session. Failed log-ins are limited per account
+// (Options.Auth.FailedLoginsPerAccount per window) and per client address (WithClient): once a
+// limit is reached, log-ins are refused with KindRateLimited before the password is checked,
+// until the window has room, so guessing costs the guesser time and the server no hashing.
 func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, error) {
 	bad := &Error{Kind: KindUnauthenticated, Msg: "wrong name or password"}
 	if !validUserName(name) || len(password) > MaxPasswordBytes {
 		return nil, bad
 	}
 	uid := strings.ToLower(name)
+	a := s.opts.Auth
+	perAccount := limit{"failed log-ins on this account", a.FailedLoginsPerAccount, a.LoginWindow}
+	perAddress := limit{"failed log-ins from this address", a.FailedLoginsPerAddress, a.LoginWindow}
+	addr := clientFrom(ctx)
+	if err := s.allow(ctx, s.k.userFails(uid), perAccount, false); err != nil {
+		return nil, err
+	}
+	if addr != "" {
+		if err := s.allow(ctx, s.k.addrFails(addr), perAddress, false); err != nil {
+			return nil, err
+		}
+	}
+	failed := func() error {
+		if err := s.allow(ctx, s.k.userFails(uid), perAccount, true); err != nil && !IsKind(err, KindRateLimited) {
+			return err
+		}
+		if addr != "" {
+			if err := s.allow(ctx, s.k.addrFails(addr), perAddress, true); err != nil && !IsKind(err, KindRateLimited) {
+				return err
+			}
+		}
+		return bad
+	}
 	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), "name", "created", "pass").Result()
 	if err != nil {
 		return nil, fmt.Errorf("log in: %w", err)
@@ -80,10 +113,10 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	if encoded == "" {
 		// Spend the same time as a real check so that timing does not reveal which names exist.
 		s.verifyPassword(password, s.decoy)
-		return nil, bad
+		return nil, failed()
 	}
 	if !s.verifyPassword(password, encoded) {
-		return nil, bad
+		return nil, failed()
 	}
 	// Completes a sign-up whose indexing was cut off; idempotent and cheap otherwise.
 	if err := s.registerUser(ctx, uid); err != nil {
