@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -87,6 +88,7 @@ func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []strin
 type RebuildStats struct {
 	Posts   int // live posts re-indexed
 	Deleted int // tombstones whose derived entries were removed
+	Orphans int // entries of posts that no longer exist at all, removed
 }
 
 // Rebuild re-derives the rankings, group indexes and user post lists from the post hashes, for
@@ -124,6 +126,9 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 	})
 	if err != nil {
+		return st, err
+	}
+	if st.Orphans, err = s.dropOrphans(ctx); err != nil {
 		return st, err
 	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
@@ -170,3 +175,64 @@ func postKeyFromHashKey(prefix, key string) (string, bool) {
 }
 
 func formatScore(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// dropOrphans removes from the site and group rankings and the users' post lists every post whose
+// hash no longer exists at all: one whose creation a failover lost while its derived entries, on
+// other masters, survived. Reads skip such entries, but they count in totals.
+func (s *Store) dropOrphans(ctx context.Context) (int, error) {
+	type list struct {
+		ver  string
+		sets []string
+	}
+	site := s.k.ranking("")
+	lists := []list{{site.ver, []string{site.hot, site.new, site.top}}}
+	groups, err := s.rdb.ZRange(ctx, s.k.groups(), 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("list groups: %w", err)
+	}
+	for _, g := range groups {
+		r := s.k.ranking(g)
+		lists = append(lists, list{r.ver, []string{r.hot, r.new, r.top}})
+	}
+	users, err := s.rdb.ZRange(ctx, s.k.userNames(), 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("list users: %w", err)
+	}
+	for _, u := range users {
+		lists = append(lists, list{s.k.userPostsVer(u), []string{s.k.userPosts(u)}})
+	}
+	dropped := 0
+	for _, l := range lists {
+		iter := s.rdb.ZScan(ctx, l.sets[len(l.sets)-1], 0, "", 500).Iterator()
+		var pids []string
+		for i := 0; iter.Next(ctx); i++ {
+			if i%2 == 0 { // members and scores alternate
+				pids = append(pids, iter.Val())
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return dropped, fmt.Errorf("scan %s: %w", l.sets[0], err)
+		}
+		for _, pid := range pids {
+			n, err := s.rdb.Exists(ctx, s.k.post(pid)).Result()
+			if err != nil || n > 0 {
+				if err != nil {
+					return dropped, fmt.Errorf("check post %s: %w", pid, err)
+				}
+				continue
+			}
+			guard, err := s.rdb.HGet(ctx, l.ver, pid).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return dropped, fmt.Errorf("read guard of %s: %w", pid, err)
+			}
+			v, err := s.run(ctx, "unindex_missing", append([]string{l.ver}, l.sets...), pid, guard)
+			if err != nil {
+				return dropped, err
+			}
+			if v == int64(1) {
+				dropped++
+			}
+		}
+	}
+	return dropped, nil
+}

@@ -1,4 +1,6 @@
--- bump: raise a post's version and read it, for rebuilding its derived entries.
+-- bump: raise a post's version and read it, for rebuilding its derived entries. The version jumps
+-- by 2^20, past any version a write lost in a failover could have left on a derived entry (the
+-- post hash went back, its derived entries on other masters did not), so the rebuilt entries win.
 -- KEYS[1]  post hash {p:<id>}
 -- Reply    HGETALL of the post after the bump; empty when the post does not exist.
 -- Repeat   a second run bumps again, which is harmless: versions only need to grow.
@@ -6,5 +8,5 @@
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
-redis.call('HINCRBY', KEYS[1], 'ver', 1)
+redis.call('HINCRBY', KEYS[1], 'ver', 1048576)
 return redis.call('HGETALL', KEYS[1])
