@@ -162,13 +162,20 @@ func TestSubscriptionEndsWhenPostIsDeleted(t *testing.T) {
 		w := peerOf(t, a, addrOf(t, b))
 		alice, _ := w.signUp("alice")
 		bob, _ := w.signUp("bob")
-		for _, proto := range protos {
+		for _, tc := range []struct{ proto, sub, event string }{
+			{protoTransportWS, `subscription($p:ID!){postChanged(postId:$p){id}}`, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`},
+			{protoGraphQLWS, `subscription($p:ID!){postChanged(postId:$p){id}}`, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`},
+			{protoSSE, `subscription($p:ID!){postChanged(postId:$p){id}}`, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`},
+			{protoTransportWS, `subscription($p:ID!){commentAdded(postId:$p){id}}`, `mutation($p:ID!){createComment(postId:$p,body:"hi"){id}}`},
+			{protoSSE, `subscription($p:ID!){commentAdded(postId:$p){id}}`, `mutation($p:ID!){createComment(postId:$p,body:"hi"){id}}`},
+		} {
+			proto := tc.proto
 			post := w.createPost(alice, "short-lived")
-			s := subscribe(t, a.srv.URL, proto, "", `subscription($p:ID!){postChanged(postId:$p){id}}`, map[string]any{"p": post})
+			s := subscribe(t, a.srv.URL, proto, "", tc.sub, map[string]any{"p": post})
 			waitSubscribers(t, a, 1)
 			// A first event shows the stream running, past the resolver's check that the post
 			// exists (a post deleted before that check is NOT_FOUND).
-			w.do(bob, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`, map[string]any{"p": post}).decode(t, &struct{}{})
+			w.do(bob, tc.event, map[string]any{"p": post}).decode(t, &struct{}{})
 			next(t, s, &struct{}{})
 			w.do(alice, `mutation($p:ID!){deletePost(id:$p)}`, map[string]any{"p": post}).decode(t, &struct{}{})
 			if r, done := s.result(t); !done || len(r.Errors) > 0 {

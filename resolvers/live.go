@@ -197,6 +197,13 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string) (<-chan *sto
 	}
 	needs := onceNeeds(ctx, "Comment")
 	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
+		if ev.Comment == "" { // the post was deleted: the stream ends
+			p, err := ev.Loader.Post(ctx, ev.Post)
+			if err == nil && p == nil {
+				err = errEndStream
+			}
+			return nil, false, err
+		}
 		ev.Loader.WalkID(ctx, ev.Comment, needs)
 		c, err := ev.Loader.Comment(ctx, ev.Comment)
 		return c, c != nil, err // a comment deleted before its event was read is skipped

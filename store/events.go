@@ -84,6 +84,15 @@ func (s *Store) publishPostChanged(ctx context.Context, pid string) {
 	s.publish(ctx, message{s.k.chanPostChanged(pid), Event{Post: postID(pid)}})
 }
 
+// publishPostDeleted announces a deleted post on both of its channels: postChanged subscribers
+// and commentAdded subscribers (an event without a comment) find the post gone and end their
+// streams.
+func (s *Store) publishPostDeleted(ctx context.Context, pid string) {
+	s.publish(ctx,
+		message{s.k.chanPostChanged(pid), Event{Post: postID(pid)}},
+		message{s.k.chanComments(pid), Event{Post: postID(pid)}})
+}
+
 // publishCommentAdded announces a new comment or reply, commentID being its global id
 // ("comment:17:4"), in the thread of the post with key pid. The post's comment count moved with
 // it, so it announces postChanged too.
@@ -115,7 +124,8 @@ func (s *Store) SubscribePostChanged(ctx context.Context, postID string) (*Event
 }
 
 // SubscribeCommentAdded subscribes to the new comments and replies anywhere in one post's
-// thread. Each event names the post and the comment.
+// thread. Each event names the post and the comment; an event without a comment says the post
+// was deleted.
 func (s *Store) SubscribeCommentAdded(ctx context.Context, postID string) (*EventStream, error) {
 	pid, err := PostKey(postID)
 	if err != nil {

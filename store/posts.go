@@ -164,7 +164,7 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err := s.unfeedPost(ctx, pid, h["author"]); err != nil {
 		return err
 	}
-	s.publishPostChanged(ctx, pid) // subscribers find it gone and end their streams
+	s.publishPostDeleted(ctx, pid) // subscribers find it gone and end their streams
 	// The thread can be large: its comments go in bounded steps after the atomic delete, which
 	// already hides them (every comment read checks the post). Rebuild finishes an interrupted
 	// sweep.
