@@ -295,6 +295,10 @@ func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to redis: %w", err)
 	}
+	if err := store.CheckConnection(context.Background(), rdb, 5*time.Second); err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("%s Redis at %s: %w", cfg.redis.Mode(), strings.Join(cfg.redis.Addrs(), ","), err)
+	}
 	log.Info("using redis", "mode", cfg.redis.Mode(), "addrs", cfg.redis.Addrs(), "master", cfg.redis.SentinelMaster,
 		"tls", cfg.redis.TLS || strings.HasPrefix(cfg.redis.URL, "rediss://"), "wait_replicas", cfg.waitReplicas)
 	return rdb, func() { _ = rdb.Close() }, nil

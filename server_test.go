@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agora/agora/store/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestMain(m *testing.M) { storetest.Main(m) }
@@ -261,5 +263,50 @@ func TestShutdownEndsStreamsWithUnavailable(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("the stream did not end")
+	}
+}
+
+// TestStartupSaysWhatIsWrongWithRedis starts the server against Redis deployments it cannot use
+// and checks that it stops at once with one line that says why.
+func TestStartupSaysWhatIsWrongWithRedis(t *testing.T) {
+	real := storetest.RealServer(t).Addr
+	guarded, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(guarded.Stop)
+	admin := redis.NewClient(&redis.Options{Addr: guarded.Addr})
+	if err := admin.ConfigSet(context.Background(), "requirepass", "the-right-one").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_ = admin.Close()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := closed.Addr().String()
+	closed.Close()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"nothing listening", map[string]string{"REDIS_URL": "redis://" + refused}, "connection refused"},
+		{"a wrong password", map[string]string{"REDIS_URL": "redis://" + guarded.Addr, "REDIS_PASSWORD": "wrong"}, "authentication failed"},
+		{"no password", map[string]string{"REDIS_URL": "redis://" + guarded.Addr}, "authentication failed"},
+		{"TLS to a plain server", map[string]string{"REDIS_URL": "rediss://" + real}, "TLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"-addr", "127.0.0.1:0"}, func(k string) string { return tc.env[k] }, &out, &out)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "load script") {
+				t.Fatalf("err = %v, want one line saying %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 8*time.Second {
+				t.Errorf("took %s to give up", d)
+			}
+			t.Logf("%s", err)
+		})
 	}
 }

@@ -1,12 +1,14 @@
 package store
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -217,4 +219,35 @@ func SplitAddrs(s string) []string {
 		}
 	}
 	return out
+}
+
+// CheckConnection pings Redis within timeout and, when that fails, says why in one line an
+// operator can act on: unreachable, refused, authentication failed, TLS mismatch, no answer.
+func CheckConnection(ctx context.Context, rdb redis.UniversalClient, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := rdb.Ping(ctx).Err()
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	var why string
+	switch {
+	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "invalid password"),
+		strings.Contains(msg, "without any password configured"), strings.Contains(msg, "invalid username-password"):
+		why = "authentication failed: check the user name and password (-redis-username, REDIS_PASSWORD or the URL)"
+	case strings.Contains(msg, "tls:"), strings.Contains(msg, "x509:"), strings.Contains(msg, "TLS handshake"):
+		why = "TLS failed (" + msg + "): a rediss:// URL or -redis-tls needs a server that speaks TLS, and a TLS server needs them"
+	case strings.Contains(msg, "connection refused"):
+		why = "connection refused: is Redis listening there?"
+	case strings.Contains(msg, "no such host"), strings.Contains(msg, "server misbehaving"):
+		why = "unknown host"
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "i/o timeout"):
+		why = fmt.Sprintf("no answer within %s: the host is unreachable, or it does not speak the protocol asked for (TLS to a plain server, or plain to a TLS one)", timeout)
+	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
+		why = "the server closed the connection: a TLS server reached without TLS, or not a Redis server"
+	default:
+		why = msg
+	}
+	return fmt.Errorf("cannot use Redis: %s", why)
 }
