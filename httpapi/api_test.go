@@ -379,3 +379,48 @@ func TestBadCredentialsAreRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestInvalidTextIsRefused checks that text that is not valid UTF-8 — raw bytes, or a lone
+// surrogate escape that the JSON decoder would turn into U+FFFD — is refused instead of being
+// stored altered, and that control characters are refused in titles.
+func TestInvalidTextIsRefused(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		token, _ := a.signUp("writer")
+		post := func(body []byte) (int, response) {
+			req, _ := http.NewRequest(http.MethodPost, a.srv.URL+"/query", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := a.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var r response
+			_ = json.NewDecoder(res.Body).Decode(&r)
+			return res.StatusCode, r
+		}
+		create := `{"query":"mutation($t:String!){createPost(input:{title:$t}){title}}","variables":{"t":"%s"}}`
+		for _, tc := range []struct {
+			name string
+			body []byte
+		}{
+			{"raw invalid bytes", append([]byte(fmt.Sprintf(create, "bad ")), 0xff, 0xfe, '"', '}', '}')},
+			{"a lone high surrogate", []byte(fmt.Sprintf(create, `a \ud800 b`))},
+			{"a lone low surrogate", []byte(fmt.Sprintf(create, `a \udc00 b`))},
+		} {
+			if status, r := post(tc.body); status != http.StatusBadRequest || r.code() != "BAD_USER_INPUT" {
+				t.Errorf("%s: status %d %+v, want 400 BAD_USER_INPUT", tc.name, status, r.Errors)
+			}
+		}
+		if _, r := post([]byte(fmt.Sprintf(create, `bell \u0007`))); r.code() != "BAD_USER_INPUT" {
+			t.Errorf("a control character in a title: %+v, want BAD_USER_INPUT", r.Errors)
+		}
+		var d struct{ CreatePost struct{ Title string } }
+		_, r := post([]byte(fmt.Sprintf(create, `smile \ud83d\ude00 \\ud800 and\ttab`)))
+		r.decode(t, &d)
+		if d.CreatePost.Title != "smile 😀 \\ud800 and\ttab" {
+			t.Errorf("a valid pair, an escaped backslash and a tab: title %q", d.CreatePost.Title)
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -150,6 +151,16 @@ func capBody(max int64, next http.Handler) http.Handler {
 			writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)
 			return
 		}
+		if r.Method == http.MethodGet {
+			for _, vs := range r.URL.Query() {
+				for _, v := range vs {
+					if !validJSONText([]byte(v)) {
+						writeError(w, http.StatusBadRequest, "the request is not valid UTF-8 (raw bytes or a lone surrogate escape)", CodeBadUserInput)
+						return
+					}
+				}
+			}
+		}
 		if r.Body != nil && r.Method == http.MethodPost {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 			var tooBig *http.MaxBytesError
@@ -159,6 +170,10 @@ func capBody(max int64, next http.Handler) http.Handler {
 			}
 			if err != nil {
 				writeError(w, http.StatusBadRequest, "could not read the request body", CodeBadUserInput)
+				return
+			}
+			if !validJSONText(body) {
+				writeError(w, http.StatusBadRequest, "the request is not valid UTF-8 (raw bytes or a lone surrogate escape)", CodeBadUserInput)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -174,4 +189,55 @@ func writeError(w http.ResponseWriter, status int, msg, code string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"errors": []any{map[string]any{"message": msg, "extensions": map[string]any{"code": code}}},
 	})
+}
+
+// validJSONText reports whether a JSON body is valid UTF-8 and its \u escapes name no lone UTF-16
+// surrogate. encoding/json would turn either into U+FFFD without a word, and the text would be
+// stored altered.
+func validJSONText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		var r rune
+		for _, c := range b[i+2 : i+6] {
+			switch {
+			case c >= '0' && c <= '9':
+				r = r<<4 | rune(c-'0')
+			case c >= 'a' && c <= 'f':
+				r = r<<4 | rune(c-'a'+10)
+			case c >= 'A' && c <= 'F':
+				r = r<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return r, true
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // another escape: skip the escaped character
+			continue
+		}
+		switch {
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return false // a low surrogate with no high one before it
+		case r >= 0xD800 && r <= 0xDBFF:
+			low, ok := hex4(i + 6)
+			if !ok || low < 0xDC00 || low > 0xDFFF {
+				return false
+			}
+			i += 11
+		default:
+			i += 5
+		}
+	}
+	return true
 }

@@ -82,6 +82,11 @@ func checkText(field, s string, min, max int) error {
 	if !utf8.ValidString(s) {
 		return invalidf("%s is not valid UTF-8", field)
 	}
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t' && r != '\r') || (r >= 0x7f && r < 0xa0) {
+			return invalidf("%s holds the control character U+%04X (only newlines and tabs are allowed)", field, r)
+		}
+	}
 	n := utf8.RuneCountInString(s)
 	if n < min {
 		if min == 1 {
