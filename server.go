@@ -54,6 +54,7 @@ type config struct {
 	hotK          float64
 	sessionTTL    time.Duration
 	writeLimit    int
+	maxConns      int
 	auth          store.AuthLimits
 	feed          store.FeedOptions
 	commentDepth  int
@@ -169,6 +170,8 @@ Flags:
 	num(&c.limits.MaxDepth, "max-depth", "AGORA_MAX_DEPTH", d.MaxDepth, "deepest selection nesting")
 	num(&c.limits.MaxAliases, "max-aliases", "AGORA_MAX_ALIASES", d.MaxAliases, "most aliases in a query")
 	num(&c.limits.MaxComplexity, "max-complexity", "AGORA_MAX_COMPLEXITY", d.MaxComplexity, "highest estimated query cost")
+	dur(&c.limits.BodyTimeout, "body-timeout", "AGORA_BODY_TIMEOUT", d.BodyTimeout, "longest a request body may take to arrive (then 408)")
+	num(&c.maxConns, "max-conns", "AGORA_MAX_CONNS", 10000, "most client connections open at once; more are answered 503 and closed (keep it under the file-descriptor limit)")
 	num(&c.limits.MaxRepeats, "max-repeats", "AGORA_MAX_REPEATS", d.MaxRepeats, "most selections of one field (response name) in one selection set, fragments merged")
 	dl := httpapi.DefaultLive
 	dur(&c.live.InitTimeout, "ws-init-timeout", "AGORA_WS_INIT_TIMEOUT", dl.InitTimeout, "how long a WebSocket may wait before connection_init (then closed with 4408)")
@@ -186,6 +189,9 @@ Flags:
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
+	}
+	if c.maxConns < 1 {
+		return nil, nil, fmt.Errorf("-max-conns: want at least 1 (got %d)", c.maxConns)
 	}
 	if c.responseCache < 0 {
 		return nil, nil, fmt.Errorf("-response-cache: want a size in MiB, 0 to turn the cache off (got %d)", c.responseCache)
@@ -313,6 +319,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler, e
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	ln = httpapi.LimitConnections(ln, cfg.maxConns)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

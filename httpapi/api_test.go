@@ -1,10 +1,13 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -423,4 +426,42 @@ func TestInvalidTextIsRefused(t *testing.T) {
 			t.Errorf("a valid pair, an escaped backslash and a tab: title %q", d.CreatePost.Title)
 		}
 	})
+}
+
+// TestSlowBodiesAreCut sends a request body one byte at a time and checks that the server stops
+// waiting after its body timeout and answers 408.
+func TestSlowBodiesAreCut(t *testing.T) {
+	b := storetest.Backends(t)[0]
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: b.NewStore(t, store.Options{}), Limits: httpapi.Limits{BodyTimeout: 300 * time.Millisecond}}))
+	t.Cleanup(srv.Close)
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, _ = c.Write([]byte("POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"))
+	done := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		done <- line
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case line := <-done:
+			if !strings.Contains(line, "408") {
+				t.Fatalf("status line %q, want 408", line)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %s", d)
+			}
+			return
+		case <-tick.C:
+			_, _ = c.Write([]byte(" "))
+		case <-time.After(10 * time.Second):
+			t.Fatal("the slow body was not cut")
+		}
+	}
 }

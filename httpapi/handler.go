@@ -7,8 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -72,7 +74,7 @@ func New(cfg Config) http.Handler {
 	if cfg.ResponseCacheMiB > 0 {
 		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
 	}
-	mux.Handle("/query", liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, withRequest(cfg, gql)))))
+	mux.Handle("/query", liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql)))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -144,8 +146,10 @@ func bearer(h string) (string, bool) {
 	return token, token != ""
 }
 
-// capBody refuses a body over max bytes with 413 before anything parses it.
-func capBody(max int64, next http.Handler) http.Handler {
+// capBody refuses a body over max bytes with 413 before anything parses it, and one that takes
+// longer than timeout to arrive with 408, so that a client sending a byte now and then cannot
+// hold a connection.
+func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
 			writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)
@@ -162,7 +166,16 @@ func capBody(max int64, next http.Handler) http.Handler {
 			}
 		}
 		if r.Body != nil && r.Method == http.MethodPost {
+			rc := http.NewResponseController(w)
+			_ = rc.SetReadDeadline(time.Now().Add(timeout))
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+			_ = rc.SetReadDeadline(time.Time{})
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				w.Header().Set("Connection", "close")
+				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", timeout), CodeBadUserInput)
+				return
+			}
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -30,10 +31,12 @@ type Limits struct {
 	// field merged as the executor merges them); default 20. Validation compares every two
 	// selections of one name, so repeats are what make it quadratic.
 	MaxRepeats int
+	// BodyTimeout bounds the time a request body may take to arrive; default 10 s.
+	BodyTimeout time.Duration
 }
 
 // DefaultLimits are the limits used when a field of Limits is zero.
-var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxTokens: 10000, MaxDepth: 40, MaxAliases: 100, MaxComplexity: 25000, MaxRepeats: 20}
+var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxTokens: 10000, MaxDepth: 40, MaxAliases: 100, MaxComplexity: 25000, MaxRepeats: 20, BodyTimeout: 10 * time.Second}
 
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits
@@ -54,6 +57,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxRepeats == 0 {
 		l.MaxRepeats = d.MaxRepeats
+	}
+	if l.BodyTimeout == 0 {
+		l.BodyTimeout = d.BodyTimeout
 	}
 	return l
 }
