@@ -178,8 +178,9 @@ Flags:
 	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives")
 	dur(&c.live.WriteTimeout, "stream-write-timeout", "AGORA_STREAM_WRITE_TIMEOUT", dl.WriteTimeout, "longest wait for a streaming client to take one message before it is disconnected")
 	num(&c.live.MaxSubscriptions, "max-subscriptions", "AGORA_MAX_SUBSCRIPTIONS", dl.MaxSubscriptions, "most subscriptions open at once on one WebSocket")
-	var origins string
-	str(&origins, "ws-origins", "AGORA_WS_ORIGINS", "", "comma-separated origin patterns allowed to open WebSockets besides the server's own host (e.g. *.example.com,https://app.example.org)")
+	var origins, wsOrigins string
+	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
+	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live events a subscriber may fall behind before it is dropped")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
 		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
@@ -201,7 +202,7 @@ Flags:
 		return nil, nil, err
 	}
 	c.limits.MaxBodyBytes = int64(max)
-	for _, o := range strings.Split(origins, ",") {
+	for _, o := range strings.Split(origins+","+wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.live.AllowedOrigins = append(c.live.AllowedOrigins, o)
 		}

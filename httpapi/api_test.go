@@ -465,3 +465,46 @@ func TestSlowBodiesAreCut(t *testing.T) {
 		}
 	}
 }
+
+// TestCORS checks that a web app on an allowed origin can call the API over HTTP, and one on
+// another origin cannot.
+func TestCORS(t *testing.T) {
+	b := storetest.Backends(t)[0]
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: b.NewStore(t, store.Options{}),
+		Live: httpapi.Live{AllowedOrigins: []string{"https://app.example.org"}}}))
+	t.Cleanup(srv.Close)
+	do := func(method, origin string, body string) *http.Response {
+		req, _ := http.NewRequest(method, srv.URL+"/query", strings.NewReader(body))
+		req.Header.Set("Origin", origin)
+		if method == http.MethodOptions {
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+		} else {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := do(http.MethodOptions, "https://app.example.org", "")
+	if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.org" ||
+		!strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "Authorization") || res.Header.Get("Access-Control-Max-Age") == "" ||
+		res.Header.Get("Access-Control-Allow-Credentials") != "" {
+		t.Errorf("preflight from an allowed origin: %d %v", res.StatusCode, res.Header)
+	}
+	res = do(http.MethodPost, "https://app.example.org", `{"query":"{ posts { totalCount } }"}`)
+	if res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.org" {
+		t.Errorf("a POST from an allowed origin: %d %v", res.StatusCode, res.Header)
+	}
+	res = do(http.MethodOptions, "https://evil.example.com", "")
+	if res.StatusCode != http.StatusForbidden || res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight from another origin: %d %v", res.StatusCode, res.Header)
+	}
+	res = do(http.MethodPost, "https://evil.example.com", `{"query":"{ posts { totalCount } }"}`)
+	if res.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a POST from another origin carries %v", res.Header)
+	}
+}
