@@ -178,6 +178,8 @@ Flags:
 	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives")
 	dur(&c.live.WriteTimeout, "stream-write-timeout", "AGORA_STREAM_WRITE_TIMEOUT", dl.WriteTimeout, "longest wait for a streaming client to take one message before it is disconnected")
 	num(&c.live.MaxSubscriptions, "max-subscriptions", "AGORA_MAX_SUBSCRIPTIONS", dl.MaxSubscriptions, "most subscriptions open at once on one WebSocket")
+	socketBytes := int(dl.MaxSocketBytes)
+	num(&socketBytes, "max-socket-bytes", "AGORA_MAX_SOCKET_BYTES", socketBytes, "most bytes of documents (queries and variables) the open subscriptions of one WebSocket may hold")
 	var origins, wsOrigins string
 	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
@@ -202,6 +204,7 @@ Flags:
 		return nil, nil, err
 	}
 	c.limits.MaxBodyBytes = int64(max)
+	c.live.MaxSocketBytes = int64(socketBytes)
 	for _, o := range strings.Split(origins+","+wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.live.AllowedOrigins = append(c.live.AllowedOrigins, o)

@@ -60,7 +60,7 @@ func New(cfg Config) http.Handler {
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
 	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
-	srv.AroundOperations(limitSubscriptions(cfg.Live.MaxSubscriptions))
+	srv.AroundOperations(limitSubscriptions(cfg.Live.MaxSubscriptions, cfg.Live.MaxSocketBytes))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
 	srv.Use(resolvers.Operations{Store: cfg.Store})
 	srv.SetErrorPresenter(presentError(cfg.Log))

@@ -40,6 +40,9 @@ type Live struct {
 	WriteTimeout time.Duration
 	// MaxSubscriptions caps the subscriptions open at once on one WebSocket.
 	MaxSubscriptions int
+	// MaxSocketBytes bounds the bytes of the documents (query and variables) of the
+	// subscriptions open on one WebSocket. Default 512 KiB.
+	MaxSocketBytes int64
 	// AllowedOrigins lists the origins allowed to open a WebSocket besides the server's own
 	// host: host patterns ("app.example.com", "*.example.com") or, with a scheme,
 	// "https://app.example.com", matched case-insensitively with path.Match. Requests without an
@@ -48,7 +51,7 @@ type Live struct {
 }
 
 // DefaultLive holds the defaults of Live.
-var DefaultLive = Live{InitTimeout: 10 * time.Second, KeepAlive: 25 * time.Second, WriteTimeout: 10 * time.Second, MaxSubscriptions: 100}
+var DefaultLive = Live{InitTimeout: 10 * time.Second, KeepAlive: 25 * time.Second, WriteTimeout: 10 * time.Second, MaxSubscriptions: 100, MaxSocketBytes: 512 << 10}
 
 func (l Live) withDefaults() Live {
 	d := DefaultLive
@@ -63,6 +66,9 @@ func (l Live) withDefaults() Live {
 	}
 	if l.MaxSubscriptions <= 0 {
 		l.MaxSubscriptions = d.MaxSubscriptions
+	}
+	if l.MaxSocketBytes <= 0 {
+		l.MaxSocketBytes = d.MaxSocketBytes
 	}
 	return l
 }
@@ -110,6 +116,7 @@ func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Con
 type socket struct {
 	token         string // the bearer token the connection authenticated with; "" for none
 	subscriptions atomic.Int64
+	docBytes      atomic.Int64 // bytes of the documents of the socket's open subscriptions
 }
 
 type socketKey struct{}
@@ -259,7 +266,7 @@ func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter 
 
 // limitSubscriptions is an operation middleware: subscriptions run only on streaming transports,
 // and at most max at once on one WebSocket.
-func limitSubscriptions(max int) graphql.OperationMiddleware {
+func limitSubscriptions(max int, maxBytes int64) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
 		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
@@ -278,12 +285,25 @@ func limitSubscriptions(max int) graphql.OperationMiddleware {
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeTooManySubscriptions,
 				"this connection already has %d subscriptions open", max)}})
 		}
+		// The documents a socket keeps for its open subscriptions are bounded in bytes too.
+		size := int64(len(oc.RawQuery))
+		for _, v := range oc.Variables {
+			if b, err := json.Marshal(v); err == nil {
+				size += int64(len(b))
+			}
+		}
+		if s.docBytes.Add(size) > maxBytes {
+			s.docBytes.Add(-size)
+			s.subscriptions.Add(-1)
+			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeTooManySubscriptions,
+				"the subscriptions open on this connection would hold more than %d bytes of documents", maxBytes)}})
+		}
 		// The slot is freed when the response loop sees the end of the stream, before the
 		// transport sends complete, so a client that starts another subscription on seeing
 		// complete finds it free; and, as a backstop, when the transport cancels the operation's
 		// context, which it does however the operation ends.
 		var once sync.Once
-		release := func() { once.Do(func() { s.subscriptions.Add(-1) }) }
+		release := func() { once.Do(func() { s.subscriptions.Add(-1); s.docBytes.Add(-size) }) }
 		context.AfterFunc(ctx, release)
 		h := next(ctx)
 		return func(ctx context.Context) *graphql.Response {

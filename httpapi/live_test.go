@@ -694,3 +694,35 @@ func TestResubscribesAfterKilledRedisConnectionRealRedis(t *testing.T) {
 		waitSubscribers(t, a, 0)
 	}
 }
+
+// TestSubscriptionBytesPerSocket checks that the documents of one socket's open subscriptions are
+// bounded in bytes: padded documents are refused once the socket holds the limit, and freed bytes
+// can be used again.
+func TestSubscriptionBytesPerSocket(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{MaxSocketBytes: 20 << 10})
+		c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { c.close(); waitSubscribers(t, a, 0) }()
+		c.init(t, "")
+		padded := `subscription{postPublished{title}} # ` + strings.Repeat("x", 8<<10)
+		c.start(t, "1", padded, nil)
+		c.start(t, "2", padded, nil)
+		waitSubscribers(t, a, 2)
+		c.start(t, "3", padded, nil)
+		if r, _ := c.result(t, "3"); r.code() != httpapi.CodeTooManySubscriptions {
+			t.Fatalf("a third 8 KiB document on a 20 KiB socket: %+v, want %s", r, httpapi.CodeTooManySubscriptions)
+		}
+		if _, done := c.result(t, "3"); !done {
+			t.Fatal("the refused subscription was not completed")
+		}
+		c.stop(t, "1")
+		if _, done := c.result(t, "1"); !done {
+			t.Fatal("the stopped subscription was not completed")
+		}
+		c.start(t, "4", padded, nil)
+		waitSubscribers(t, a, 2)
+	})
+}
