@@ -233,6 +233,27 @@ func TestRebuildAfterLostWrites(t *testing.T) {
 		if err := b.Client.ZAdd(ctx, top, redis.Z{Member: voted.Key(), Score: 7}).Err(); err != nil {
 			t.Fatal(err)
 		}
+		// A post id handed out again after the lost creation: entries of the old post stay in
+		// its author's list and its groups, though the id now names another author's post.
+		reused := w.posts[5]
+		var stranger string
+		for _, u := range w.users {
+			if uk(u) != reused.Author {
+				stranger = u
+			}
+		}
+		list, listVer := s.UserPostsKeysForTest(stranger)
+		ghot, gnew, gtop, gver := s.RankingKeysForTest("elsewhere")
+		for _, k := range []string{list, ghot, gnew, gtop} {
+			if err := b.Client.ZAdd(ctx, k, redis.Z{Member: reused.Key(), Score: 1}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, k := range []string{listVer, gver} {
+			if err := b.Client.HSet(ctx, k, reused.Key(), 1).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		stats, err := s.Rebuild(ctx)
 		if err != nil {
 			t.Fatalf("rebuild: %v", err)
@@ -248,6 +269,9 @@ func TestRebuildAfterLostWrites(t *testing.T) {
 		}
 		w.posts = kept
 		w.checkDerived(t)
+		if n, err := b.Client.ZCard(ctx, gtop).Result(); err != nil || n != 0 {
+			t.Errorf("a group the post is not in still lists it: %d, %v", n, err)
+		}
 	})
 }
 

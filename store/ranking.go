@@ -176,30 +176,40 @@ func postKeyFromHashKey(prefix, key string) (string, bool) {
 
 func formatScore(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
-// dropOrphans removes from the site and group rankings and the users' post lists every post whose
-// hash no longer exists at all: one whose creation a failover lost while its derived entries, on
-// other masters, survived. Reads skip such entries, but they count in totals.
+// dropOrphans removes from the site and group rankings and the users' post lists every entry of a
+// post that does not belong there: one whose hash no longer exists at all, one in a group the post
+// is not in, one in the list of a user who is not its author. A failover without WAIT leaves them
+// when it loses a post's creation while its derived entries, on other masters, survive — and the
+// post id, handed out again by a counter that lost its increments, may by then name another post.
+// Reads skip missing posts, but such entries count in totals and show in the wrong lists.
 func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 	type list struct {
-		ver  string
-		sets []string
+		ver   string
+		sets  []string
+		group string // a group's ranking
+		user  string // a user's post list
 	}
 	site := s.k.ranking("")
-	lists := []list{{site.ver, []string{site.hot, site.new, site.top}}}
-	groups, err := s.rdb.ZRange(ctx, s.k.groups(), 0, -1).Result()
+	lists := []list{{ver: site.ver, sets: []string{site.hot, site.new, site.top}}}
+	// Every group ranking and user post list there is, registered or not (SCAN on every master).
+	err := s.scanKeys(ctx, s.k.prefix+"{g:*}:new", func(key string) error {
+		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}:new"); ok && validGroupName(g) {
+			r := s.k.ranking(g)
+			lists = append(lists, list{ver: r.ver, sets: []string{r.hot, r.new, r.top}, group: g})
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("list groups: %w", err)
+		return 0, fmt.Errorf("list group rankings: %w", err)
 	}
-	for _, g := range groups {
-		r := s.k.ranking(g)
-		lists = append(lists, list{r.ver, []string{r.hot, r.new, r.top}})
-	}
-	users, err := s.rdb.ZRange(ctx, s.k.userNames(), 0, -1).Result()
+	err = s.scanKeys(ctx, s.k.prefix+"{u:*}:posts", func(key string) error {
+		if u, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{u:"), "}:posts"); ok && validUserName(u) {
+			lists = append(lists, list{ver: s.k.userPostsVer(u), sets: []string{s.k.userPosts(u)}, user: u})
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("list users: %w", err)
-	}
-	for _, u := range users {
-		lists = append(lists, list{s.k.userPostsVer(u), []string{s.k.userPosts(u)}})
+		return 0, fmt.Errorf("list user post lists: %w", err)
 	}
 	dropped := 0
 	for _, l := range lists {
@@ -214,11 +224,13 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 			return dropped, fmt.Errorf("scan %s: %w", l.sets[0], err)
 		}
 		for _, pid := range pids {
-			n, err := s.rdb.Exists(ctx, s.k.post(pid)).Result()
-			if err != nil || n > 0 {
-				if err != nil {
-					return dropped, fmt.Errorf("check post %s: %w", pid, err)
-				}
+			vals, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "groups").Result()
+			if err != nil {
+				return dropped, fmt.Errorf("check post %s: %w", pid, err)
+			}
+			author, groups := str(vals[0]), splitGroups(str(vals[1]))
+			belongs := author != "" && (l.user == "" || l.user == author) && (l.group == "" || contains(groups, l.group))
+			if belongs {
 				continue
 			}
 			guard, err := s.rdb.HGet(ctx, l.ver, pid).Result()

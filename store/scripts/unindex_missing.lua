@@ -1,6 +1,7 @@
--- unindex_missing: take out of sorted sets a post whose hash no longer exists at all (a creation
--- lost in a failover while its derived entries reached the new master), with its version guard,
--- unless the guard changed since the caller found the post missing.
+-- unindex_missing: take out of sorted sets a post that does not belong there — its hash is gone (a
+-- creation lost in a failover while its derived entries reached the new master), or its id now
+-- names a post of another author or other groups — with its version guard, unless the guard
+-- changed since the caller found the entry wrong.
 -- KEYS[1]  version hash (member → last applied version)   KEYS[2..] sorted sets, one hash slot
 -- ARGV[1]  member (post id)   ARGV[2] the guard's value when the post was found missing ("" for
 --          none)
