@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestFirstSession(t *testing.T) {
@@ -507,4 +509,67 @@ func TestCORS(t *testing.T) {
 	if res.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("a POST from another origin carries %v", res.Header)
 	}
+}
+
+// pipelineLog records the commands of every pipeline sent.
+type pipelineLog struct {
+	mu    sync.Mutex
+	pipes [][]string
+}
+
+func (h *pipelineLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *pipelineLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (h *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var p []string
+		for _, c := range cmds {
+			p = append(p, strings.TrimSpace(fmt.Sprintln(c.Args()...)))
+		}
+		h.mu.Lock()
+		h.pipes = append(h.pipes, p)
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+// TestVotesAreReadWithCounts checks that the viewer's vote on a post or comment is read in the
+// same pipeline as the item's counts, right after them, so that a response never shows
+// upvotes 1, downvotes 0 with viewerVote DOWN while the viewer flips a vote.
+func TestVotesAreReadWithCounts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		logged := b
+		logged.Client = b.NewClient(t)
+		hook := &pipelineLog{}
+		logged.Client.AddHook(hook)
+		a := newAPI(t, logged, store.Options{})
+		author, _ := a.signUp("writer")
+		viewer, _ := a.signUp("reader")
+		post := a.createPost(author, "counted")
+		a.do(author, `mutation($p:ID!){createComment(postId:$p,body:"one"){id}}`, map[string]any{"p": post}).decode(t, &struct{}{})
+		hook.mu.Lock()
+		hook.pipes = nil
+		hook.mu.Unlock()
+		a.do(viewer, `query($p:ID!){post(id:$p){upvotes downvotes viewerVote comments{edges{node{upvotes downvotes viewerVote}}}}}`,
+			map[string]any{"p": post}).decode(t, &struct{}{})
+		hook.mu.Lock()
+		defer hook.mu.Unlock()
+		found := 0
+		for _, p := range hook.pipes {
+			for i, c := range p {
+				if !strings.HasPrefix(c, "hmget ") || strings.Contains(c, "{u:") {
+					continue
+				}
+				key := strings.Fields(c)[1]
+				if i+1 >= len(p) || p[i+1] != "hget "+key+":votes reader" {
+					t.Errorf("the counts of %s are not followed by the viewer's vote: %v", key, p)
+				}
+				found++
+			}
+		}
+		if found < 2 {
+			t.Fatalf("saw %d item reads, want the post and its comment: %v", found, hook.pipes)
+		}
+	})
 }

@@ -10,9 +10,10 @@ import (
 // resolver calls it with the items it holds (or the page it read) and Needs, what the response
 // reads below them; the resolvers that run next find everything in the loader.
 //
-// One round reads, in one pipeline: the hashes of the items whose keys are known, the reads those
-// keys alone decide (the pages below them, a user's karma or counts), and the reads that needed
-// the previous round's hashes (authors, the viewer's votes, group sizes). A thread of depth d
+// One round reads, in one pipeline: the hashes of the items whose keys are known, each followed by
+// the viewer's vote on it (so the counts and the vote are read together), the reads those keys
+// alone decide (the pages below them, a user's karma or counts), and the reads that needed the
+// previous round's hashes (authors, group sizes). A thread of depth d
 // therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left to
 // the resolvers, which meet them again when they read the same data.
 
@@ -98,7 +99,7 @@ type List struct {
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
-func (n *Needs) hashDerived() bool { return n.Author != nil || n.Vote || n.GroupSizes }
+func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
 type walkItem struct {
@@ -183,6 +184,11 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 			if it.kind == ItemUser {
 				reads = l.userNeeds(it.key, n, reads)
 			}
+			if v := l.voteRead(it); v != nil {
+				// Right after the item's hash, in the same pipeline: the counts and the viewer's
+				// vote are read together, so a response never shows a vote the counts lack.
+				reads = append(reads, *v)
+			}
 			for j := range n.Lists {
 				wl, lr, err := l.listRead(it, &n.Lists[j])
 				if err != nil {
@@ -243,19 +249,18 @@ func (l *Loader) itemRead(it walkItem) read {
 	return l.userRead(it.key)
 }
 
-// hashNeeds adds the reads that need an item's hash: its author (to the items of this round),
-// the viewer's vote, its groups' sizes.
+// hashNeeds adds the reads that need an item's hash: its author (to the items of this round) and
+// its groups' sizes.
 func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
 	n := it.needs
 	var author UserKey
-	var votes string
 	switch it.kind {
 	case ItemPost:
 		p := l.postOf(it.call, it.key)
 		if p == nil {
 			return reads
 		}
-		author, votes = p.Author, l.s.k.postVotes(it.key)
+		author = p.Author
 		if n.GroupSizes {
 			for _, g := range p.GroupNames {
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
@@ -266,17 +271,32 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		if c == nil || c.Author == "" {
 			return reads
 		}
-		author, votes = c.Author, l.s.k.commentVotes(it.pid, it.key)
+		author = c.Author
 	default:
 		return reads
 	}
 	if n.Author != nil {
 		*items = append(*items, newWalkItem(ItemUser, "", string(author), n.Author))
 	}
-	if n.Vote && n.Viewer != "" && n.Viewer != author {
-		reads = append(reads, hashFieldRead(votes, string(n.Viewer)))
-	}
 	return reads
+}
+
+// voteRead is the read of the viewer's vote on a post or comment, when the needs ask for it.
+func (l *Loader) voteRead(it walkItem) *read {
+	n := it.needs
+	if !n.Vote || n.Viewer == "" {
+		return nil
+	}
+	var r read
+	switch it.kind {
+	case ItemPost:
+		r = hashFieldRead(l.s.k.postVotes(it.key), string(n.Viewer))
+	case ItemComment:
+		r = hashFieldRead(l.s.k.commentVotes(it.pid, it.key), string(n.Viewer))
+	default:
+		return nil
+	}
+	return &r
 }
 
 // userNeeds adds the reads of a user that its key decides.
