@@ -88,20 +88,9 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 		case "Comment.replies":
 			n.CommentFields |= store.CommentReplies // an empty list is known without reading it
 			n.Lists = append(n.Lists, b.list(f, store.ListComments, "Comment"))
-		case "Comment.body":
-			n.CommentFields |= store.CommentBody
-		case "Comment.editedAt":
-			n.CommentFields |= store.CommentEdited
-		case "Comment.depth":
-			n.CommentFields |= store.CommentDepth
-		case "Comment.upvotes":
-			n.CommentFields |= store.CommentUp
-		case "Comment.downvotes":
-			n.CommentFields |= store.CommentDown
-		case "Comment.replyCount":
-			n.CommentFields |= store.CommentReplies
-		case "Comment.parent":
-			n.CommentFields |= store.CommentParent
+		case "Comment.body", "Comment.editedAt", "Comment.depth", "Comment.upvotes", "Comment.downvotes",
+			"Comment.replyCount", "Comment.parent":
+			n.CommentFields |= commentFields[f.Name]
 		case "User.karma":
 			n.Karma = true
 		case "User.rank":
@@ -122,6 +111,13 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			n.Lists = append(n.Lists, b.list(f, store.ListFollowing, "User"))
 		}
 	}
+}
+
+// commentFields maps the Comment fields that show stored data to the stored fields they read.
+var commentFields = map[string]store.CommentFields{
+	"body": store.CommentBody, "editedAt": store.CommentEdited, "depth": store.CommentDepth,
+	"upvotes": store.CommentUp, "downvotes": store.CommentDown, "replyCount": store.CommentReplies,
+	"parent": store.CommentParent,
 }
 
 // list reads a connection field below an object: its arguments and what it reads of its items.

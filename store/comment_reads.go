@@ -120,16 +120,5 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	all := rp.cursors(tag)
-	out := &Page[*Comment]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0,
-		Items: make([]*Comment, 0, len(calls)), Cursors: make([]string, 0, len(calls))}
-	for i, cl := range calls {
-		cm := l.commentOf(cl, pid, rp.members[i], fs)
-		if cm == nil {
-			continue // removed between the page and the hash
-		}
-		out.Items = append(out.Items, cm)
-		out.Cursors = append(out.Cursors, all[i])
-	}
-	return out, nil
+	return pageItems(rp, tag, calls, func(c *call, m string) *Comment { return l.commentOf(c, pid, m, fs) }), nil
 }

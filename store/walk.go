@@ -378,33 +378,16 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 			return
 		}
 	}
-	all := wp.rp.cursors(wp.wl.tag)
 	var page any
 	switch wp.wl.kind {
 	case ItemComment:
-		p := &Page[*Comment]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
-		for i, c := range items {
-			if cm := l.commentOf(c, wp.wl.pid, wp.rp.members[i], wp.wl.list.Needs.CommentFields); cm != nil {
-				p.Items, p.Cursors = append(p.Items, cm), append(p.Cursors, all[i])
-			}
-		}
-		page = p
+		page = pageItems(wp.rp, wp.wl.tag, items, func(c *call, m string) *Comment {
+			return l.commentOf(c, wp.wl.pid, m, wp.wl.list.Needs.CommentFields)
+		})
 	case ItemPost:
-		p := &Page[*Post]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
-		for i, c := range items {
-			if pt := l.postOf(c, wp.rp.members[i]); pt != nil {
-				p.Items, p.Cursors = append(p.Items, pt), append(p.Cursors, all[i])
-			}
-		}
-		page = p
+		page = pageItems(wp.rp, wp.wl.tag, items, l.postOf)
 	case ItemUser:
-		p := &Page[*User]{Total: wp.rp.total, HasNext: wp.rp.hasNext, HasPrev: wp.rp.start > 0}
-		for i, c := range items {
-			if u := l.userOf(c, wp.rp.members[i]); u != nil {
-				p.Items, p.Cursors = append(p.Items, u), append(p.Cursors, all[i])
-			}
-		}
-		page = p
+		page = pageItems(wp.rp, wp.wl.tag, items, l.userOf)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -412,6 +395,21 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 		l.pages = make(map[string]any)
 	}
 	l.pages[wp.wl.key] = page
+}
+
+// pageItems builds the page of a raw page whose items' reads are done: parse turns each read into
+// an item, or nil for one gone since the page was read, which the page then leaves out.
+func pageItems[T comparable](rp rawPage, tag string, items []*call, parse func(c *call, member string) T) *Page[T] {
+	var none T
+	all := rp.cursors(tag)
+	p := &Page[T]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0,
+		Items: make([]T, 0, len(items)), Cursors: make([]string, 0, len(items))}
+	for i, c := range items {
+		if it := parse(c, rp.members[i]); it != none {
+			p.Items, p.Cursors = append(p.Items, it), append(p.Cursors, all[i])
+		}
+	}
+	return p
 }
 
 // keptPage returns the page a walk kept under key, or nil.
