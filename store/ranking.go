@@ -223,8 +223,21 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 		if err := iter.Err(); err != nil {
 			return dropped, fmt.Errorf("scan %s: %w", l.sets[0], err)
 		}
-		for _, pid := range pids {
-			vals, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "groups").Result()
+		// Every post of the list is checked in one pipeline.
+		cmds := make([]*redis.SliceCmd, len(pids))
+		ops := make([]op, len(pids))
+		for i, pid := range pids {
+			key := s.k.post(pid)
+			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.HMGet(ctx, key, "author", "groups")
+				return cmds[i], nil
+			}}
+		}
+		if err := s.pipeline(ctx, ops, false); err != nil {
+			return dropped, fmt.Errorf("check the posts of %s: %w", l.sets[0], err)
+		}
+		for i, pid := range pids {
+			vals, err := cmds[i].Result()
 			if err != nil {
 				return dropped, fmt.Errorf("check post %s: %w", pid, err)
 			}
