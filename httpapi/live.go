@@ -83,7 +83,7 @@ func (l Live) CheckOrigins() error {
 	return nil
 }
 
-// WebSocket close codes of graphql-transport-ws.
+// WebSocket close codes of graphql-transport-ws (more in wsprotocol.go).
 const (
 	CloseForbidden      = 4403 // connection_init carried a bad token
 	CloseInitTimeout    = 4408 // no connection_init in time
@@ -337,6 +337,9 @@ func (i wsImplementation) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		return nil, err
 	}
 	c := &wsConn{conn: conn, writeTimeout: i.live.WriteTimeout}
+	if conn.Subprotocol() == transportWSProtocol {
+		c.guard = newTransportWSGuard(i.live.WriteTimeout)
+	}
 	c.mu.Lock()
 	c.initTimer = time.AfterFunc(i.live.InitTimeout, c.initTimedOut)
 	c.mu.Unlock()
@@ -362,6 +365,7 @@ func (h *heldConn) get() *wsConn { h.mu.Lock(); defer h.mu.Unlock(); return h.c 
 type wsConn struct {
 	conn         *websocket.Conn
 	writeTimeout time.Duration
+	guard        *transportWSGuard // graphql-transport-ws only
 
 	mu            sync.Mutex
 	initTimer     *time.Timer // stopped by the first message
@@ -388,27 +392,44 @@ func (c *wsConn) initTimedOut() {
 	_ = c.WriteClose(CloseInitTimeout, "Connection initialisation timeout")
 }
 
-// NextReader reads the next message whole.
+// NextReader reads the next message whole. On graphql-transport-ws the guard sees it first
+// and may answer it, drop it or close the socket instead of handing it to gqlgen.
 func (c *wsConn) NextReader() (int, io.Reader, error) {
-	typ, data, err := c.conn.Read(context.Background())
-	if err != nil {
-		switch websocket.CloseStatus(err) {
-		case websocket.StatusNormalClosure, websocket.StatusNoStatusRcvd:
+	for {
+		typ, data, err := c.conn.Read(context.Background())
+		if err != nil {
+			switch websocket.CloseStatus(err) {
+			case websocket.StatusNormalClosure, websocket.StatusNoStatusRcvd:
+				return int(typ), nil, transport.ErrWebsocketClosed
+			}
+			return int(typ), nil, err
+		}
+		c.mu.Lock()
+		timedOut := c.timedOut
+		if !c.initDone {
+			c.initDone = true
+			c.initTimer.Stop()
+		}
+		c.mu.Unlock()
+		if timedOut {
 			return int(typ), nil, transport.ErrWebsocketClosed
 		}
-		return int(typ), nil, err
+		if c.guard == nil {
+			return int(typ), bytes.NewReader(data), nil
+		}
+		v := c.guard.incoming(data)
+		switch {
+		case v.close != 0:
+			_ = c.WriteClose(v.close, v.reason)
+			return int(typ), nil, transport.ErrWebsocketClosed
+		case v.reply != nil:
+			if err := c.write(v.reply); err != nil {
+				return int(typ), nil, err
+			}
+		case v.pass:
+			return int(typ), bytes.NewReader(data), nil
+		}
 	}
-	c.mu.Lock()
-	timedOut := c.timedOut
-	if !c.initDone {
-		c.initDone = true
-		c.initTimer.Stop()
-	}
-	c.mu.Unlock()
-	if timedOut {
-		return int(typ), nil, transport.ErrWebsocketClosed
-	}
-	return int(typ), bytes.NewReader(data), nil
 }
 
 // WriteJSON writes one message, closing the connection when the client does not take it within
@@ -418,6 +439,13 @@ func (c *wsConn) WriteJSON(v any) error {
 	if err != nil {
 		return err
 	}
+	if c.guard != nil && !c.guard.outgoing(data) {
+		return nil
+	}
+	return c.write(data)
+}
+
+func (c *wsConn) write(data []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.writeTimeout)
 	defer cancel()
 	return c.conn.Write(ctx, websocket.MessageText, data)

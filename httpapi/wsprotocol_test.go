@@ -1,0 +1,143 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestTransportWSCloseCodes drives graphql-transport-ws with a raw WebSocket client through each
+// rule of PROTOCOL.md whose breach closes the socket, and checks the close code.
+func TestTransportWSCloseCodes(t *testing.T) {
+	sub := `subscription{postPublished{title}}`
+	subscribe := func(id string) string {
+		p, _ := json.Marshal(map[string]any{"query": sub})
+		m, _ := json.Marshal(wsMsg{ID: id, Type: "subscribe", Payload: p})
+		return string(m)
+	}
+	const initMsg = `{"type":"connection_init"}`
+	tests := []struct {
+		name string
+		send []string
+		want websocket.StatusCode
+	}{
+		{"subscribe before connection_init", []string{subscribe("1")}, httpapi.CloseUnauthorized},
+		{"a second connection_init", []string{initMsg, initMsg}, httpapi.CloseTooManyInitialise},
+		{"an id already in use", []string{initMsg, subscribe("x"), subscribe("x")}, httpapi.CloseSubscriberExists},
+		{"a first message that is not JSON", []string{`hello`}, httpapi.CloseInvalidMessage},
+		{"a first message without a type", []string{`{"payload":{}}`}, httpapi.CloseInvalidMessage},
+		{"an unknown type", []string{`{"type":"start"}`}, httpapi.CloseInvalidMessage},
+		{"a server message from the client", []string{initMsg, `{"id":"1","type":"next","payload":{}}`}, httpapi.CloseInvalidMessage},
+		{"connection_init with a payload that is not an object", []string{`{"type":"connection_init","payload":[1]}`}, httpapi.CloseInvalidMessage},
+		{"subscribe without an id", []string{initMsg, `{"type":"subscribe","payload":{"query":"{viewer{name}}"}}`}, httpapi.CloseInvalidMessage},
+		{"subscribe without a query", []string{initMsg, `{"id":"1","type":"subscribe","payload":{}}`}, httpapi.CloseInvalidMessage},
+		{"complete without an id", []string{initMsg, `{"type":"complete"}`}, httpapi.CloseInvalidMessage},
+	}
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.close()
+				for _, m := range tt.send {
+					ctx, cancel := context.WithTimeout(context.Background(), wait)
+					err := c.conn.Write(ctx, websocket.MessageText, []byte(m))
+					cancel()
+					if err != nil {
+						break // the server closed the socket already
+					}
+				}
+				if got := c.closeStatus(t); got != tt.want {
+					t.Errorf("close code %d, want %d", got, tt.want)
+				}
+			})
+		}
+		waitSubscribers(t, a, 0)
+	})
+}
+
+// TestTransportWSConversation checks the rules that keep a socket open: ping is answered before
+// connection_init too; after the client's complete nothing more comes for the id and the id can be
+// used again; an operation that fails validation gets error and no complete.
+func TestTransportWSConversation(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		token, _ := a.signUp("alice")
+		c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { c.close(); waitSubscribers(t, a, 0) }()
+
+		// The test client answers pings itself and counts them; here the server must answer.
+		c.send(t, wsMsg{Type: "ping", Payload: json.RawMessage(`{"n":1}`)})
+		if m := c.recv(t); m.Type != "pong" || string(m.Payload) != `{"n":1}` {
+			t.Fatalf("ping before connection_init: got %+v, want pong with the payload", m)
+		}
+		c.init(t, "")
+
+		q := `subscription{postPublished{title}}`
+		for round := range 3 { // the same id, started and stopped three times
+			c.start(t, "x", q, nil)
+			waitSubscribers(t, a, 1)
+			a.createPost(token, "post")
+			if r, done := c.result(t, "x"); done || !strings.Contains(string(r.Data), `"post"`) {
+				t.Fatalf("round %d: got %+v (ended %v), want the post", round, r, done)
+			}
+			c.stop(t, "x")
+			waitSubscribers(t, a, 0)
+		}
+		// Nothing came for x after its last complete: the next message is this query's.
+		c.start(t, "bad", `{nope}`, nil)
+		m := c.recv(t)
+		if m.ID != "bad" || m.Type != "error" {
+			t.Fatalf("an invalid query: got %+v, want error for bad", m)
+		}
+		c.start(t, "q", `{viewer{name}}`, nil)
+		if m := c.recv(t); m.ID != "q" || m.Type != "next" {
+			t.Fatalf("after an error: got %+v, want the next query's result (no complete after error)", m)
+		}
+		if _, done := c.result(t, "q"); !done {
+			t.Fatal("the query was not completed")
+		}
+	})
+}
+
+// TestTransportWSReusedIDLeavesNoStreams is the issue's case: three subscribes with one id on
+// each of many sockets used to leave streams that no complete could stop. Now the second
+// subscribe closes the socket, and every stream ends with it.
+func TestTransportWSReusedIDLeavesNoStreams(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		before := runtime.NumGoroutine()
+		for range 20 {
+			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.init(t, "")
+			for range 3 {
+				if err := c.write(startMsg(protoTransportWS, "x", `subscription{postPublished{title}}`, nil)); err != nil {
+					break
+				}
+			}
+			if got := c.closeStatus(t); got != httpapi.CloseSubscriberExists {
+				t.Fatalf("close code %d, want %d", got, httpapi.CloseSubscriberExists)
+			}
+			c.close()
+		}
+		waitSubscribers(t, a, 0)
+		waitFor(t, "goroutines back to the baseline", func() bool { return runtime.NumGoroutine() <= before+10 })
+	})
+}
