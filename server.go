@@ -155,7 +155,7 @@ Flags:
 	}
 	fs.Float64Var(&c.hotK, "hot-k", k, "seconds one net vote is worth in the HOT score (env AGORA_HOT_K)")
 	dur(&c.sessionTTL, "session-ttl", "AGORA_SESSION_TTL", 30*24*time.Hour, "idle lifetime of a session")
-	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables it and every limit on log-ins and sign-ups")
+	num(&c.writeLimit, "write-limit", "AGORA_WRITE_LIMIT", 120, "writes per user per minute; -1 disables it, every limit on log-ins and sign-ups, and the per-address limits on live streams (for load tests from one machine)")
 	num(&c.auth.FailedLoginsPerAccount, "login-failures", "AGORA_LOGIN_FAILURES", 10, "failed log-ins one account accepts per 15 minutes before refusing log-ins")
 	num(&c.auth.FailedLoginsPerAddress, "login-failures-per-address", "AGORA_LOGIN_FAILURES_PER_ADDRESS", 50, "failed log-ins one client address may make per 15 minutes")
 	num(&c.auth.SignUpsPerAddress, "signups-per-address", "AGORA_SIGNUPS_PER_ADDRESS", 10, "sign-ups one client address may make per hour")
@@ -180,6 +180,12 @@ Flags:
 	num(&c.live.MaxSubscriptions, "max-subscriptions", "AGORA_MAX_SUBSCRIPTIONS", dl.MaxSubscriptions, "most subscriptions open at once on one WebSocket")
 	socketBytes := int(dl.MaxSocketBytes)
 	num(&socketBytes, "max-socket-bytes", "AGORA_MAX_SOCKET_BYTES", socketBytes, "most bytes of documents (queries and variables) the open subscriptions of one WebSocket may hold")
+	num(&c.live.MaxSocketCost, "max-socket-cost", "AGORA_MAX_SOCKET_COST", dl.MaxSocketCost, "highest summed cost (as -max-complexity counts it) of the subscriptions open on one WebSocket or event stream of a signed-in client")
+	num(&c.live.MaxAnonSocketCost, "max-anon-socket-cost", "AGORA_MAX_ANON_SOCKET_COST", dl.MaxAnonSocketCost, "highest summed cost of the subscriptions open on one WebSocket or event stream of an anonymous client")
+	num(&c.live.MaxAddressCost, "max-address-cost", "AGORA_MAX_ADDRESS_COST", dl.MaxAddressCost, "highest summed cost of the subscriptions open from one client address; -1: no limit")
+	num(&c.live.MaxAnonAddressCost, "max-anon-address-cost", "AGORA_MAX_ANON_ADDRESS_COST", dl.MaxAnonAddressCost, "highest summed cost of the anonymous subscriptions open from one client address; -1: no limit")
+	num(&c.live.MaxProcessCost, "max-live-cost", "AGORA_MAX_LIVE_COST", dl.MaxProcessCost, "highest summed cost of all the subscriptions open on this process")
+	num(&c.live.MaxStreamsPerAddress, "max-streams-per-address", "AGORA_MAX_STREAMS_PER_ADDRESS", dl.MaxStreamsPerAddress, "most WebSockets and event streams open at once from one client address (more are answered 429); -1: no limit")
 	var origins, wsOrigins string
 	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
@@ -205,6 +211,10 @@ Flags:
 	}
 	c.limits.MaxBodyBytes = int64(max)
 	c.live.MaxSocketBytes = int64(socketBytes)
+	if c.writeLimit < 0 {
+		// The load-test switch: one machine opens every stream, so per-address limits are off too.
+		c.live.MaxAddressCost, c.live.MaxAnonAddressCost, c.live.MaxStreamsPerAddress = -1, -1, -1
+	}
 	for _, o := range strings.Split(origins+","+wsOrigins, ",") {
 		if o = strings.TrimSpace(o); o != "" {
 			c.live.AllowedOrigins = append(c.live.AllowedOrigins, o)

@@ -73,7 +73,7 @@ func benchServer(b *testing.B, addr, prefix string) (*store.Store, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Live: httpapi.Live{MaxSubscriptions: 10}}))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Live: httpapi.Live{MaxSubscriptions: 10, MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1}}))
 	b.Cleanup(srv.Close)
 	b.Cleanup(func() { _ = st.Close() })
 	return st, srv.URL

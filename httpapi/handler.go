@@ -60,7 +60,8 @@ func New(cfg Config) http.Handler {
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
 	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
-	srv.AroundOperations(limitSubscriptions(cfg.Live.MaxSubscriptions, cfg.Live.MaxSocketBytes))
+	budget := newLiveBudget(cfg.Live)
+	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
 	srv.Use(resolvers.Operations{Store: cfg.Store})
 	srv.SetErrorPresenter(presentError(cfg.Log))
@@ -74,7 +75,7 @@ func New(cfg Config) http.Handler {
 	if cfg.ResponseCacheMiB > 0 {
 		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
 	}
-	mux.Handle("/query", cors(cfg, liveRequests(cfg, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql))))))
+	mux.Handle("/query", cors(cfg, liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql))))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

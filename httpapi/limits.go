@@ -137,15 +137,7 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 		return nil // a plain syntax error: the executor reports it with its position
 	}
 	for _, op := range doc.Operations {
-		m := measurer{schema: c.schema, doc: doc, op: op, vars: p.Variables, lim: c.lim, frags: map[string]*measure{}}
-		root := c.schema.Query
-		switch op.Operation {
-		case ast.Mutation:
-			root = c.schema.Mutation
-		case ast.Subscription:
-			root = c.schema.Subscription
-		}
-		r := m.selections(op.SelectionSet, root, 1)
+		r := measureOperation(c.schema, c.lim, doc, op, p.Variables)
 		if r.depth > c.lim.MaxDepth {
 			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
 		}
@@ -170,6 +162,19 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 
 func limitError(code, format string, args ...any) *gqlerror.Error {
 	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": code}}
+}
+
+// measureOperation estimates the cost and depth of op, an operation of doc, with vars.
+func measureOperation(schema *ast.Schema, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
+	m := measurer{schema: schema, doc: doc, op: op, vars: vars, lim: lim, frags: map[string]*measure{}}
+	root := schema.Query
+	switch op.Operation {
+	case ast.Mutation:
+		root = schema.Mutation
+	case ast.Subscription:
+		root = schema.Subscription
+	}
+	return m.selections(op.SelectionSet, root, 1)
 }
 
 // measure is the cost and depth of a selection set.

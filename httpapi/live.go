@@ -18,7 +18,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/agora/agora/resolvers"
@@ -48,10 +47,30 @@ type Live struct {
 	// "https://app.example.com", matched case-insensitively with path.Match. Requests without an
 	// Origin header (not from a browser) are allowed.
 	AllowedOrigins []string
+
+	// MaxSocketCost bounds the summed cost (see livebudget.go) of the subscriptions open on one
+	// WebSocket, or of the one subscription of an event stream, of a signed-in client; default
+	// 10,000. MaxAnonSocketCost is the same for an anonymous one; default 1,000.
+	MaxSocketCost, MaxAnonSocketCost int
+	// MaxAddressCost bounds the summed cost of the subscriptions open from one client address;
+	// default 50,000. MaxAnonAddressCost bounds the part of it that anonymous subscriptions may
+	// hold; default 5,000. Negative: no limit (load tests from one machine).
+	MaxAddressCost, MaxAnonAddressCost int
+	// MaxProcessCost bounds the summed cost of every subscription open on the process; default
+	// 1,000,000.
+	MaxProcessCost int
+	// MaxStreamsPerAddress caps the WebSockets and event streams open at once from one client
+	// address; default 100. Negative: no limit.
+	MaxStreamsPerAddress int
 }
 
 // DefaultLive holds the defaults of Live.
-var DefaultLive = Live{InitTimeout: 10 * time.Second, KeepAlive: 25 * time.Second, WriteTimeout: 10 * time.Second, MaxSubscriptions: 100, MaxSocketBytes: 512 << 10}
+var DefaultLive = Live{
+	InitTimeout: 10 * time.Second, KeepAlive: 25 * time.Second, WriteTimeout: 10 * time.Second,
+	MaxSubscriptions: 100, MaxSocketBytes: 512 << 10,
+	MaxSocketCost: 10000, MaxAnonSocketCost: 1000, MaxAddressCost: 50000, MaxAnonAddressCost: 5000,
+	MaxProcessCost: 1000000, MaxStreamsPerAddress: 100,
+}
 
 func (l Live) withDefaults() Live {
 	d := DefaultLive
@@ -69,6 +88,18 @@ func (l Live) withDefaults() Live {
 	}
 	if l.MaxSocketBytes <= 0 {
 		l.MaxSocketBytes = d.MaxSocketBytes
+	}
+	for _, f := range []struct {
+		v *int
+		d int
+	}{
+		{&l.MaxSocketCost, d.MaxSocketCost}, {&l.MaxAnonSocketCost, d.MaxAnonSocketCost},
+		{&l.MaxAddressCost, d.MaxAddressCost}, {&l.MaxAnonAddressCost, d.MaxAnonAddressCost},
+		{&l.MaxProcessCost, d.MaxProcessCost}, {&l.MaxStreamsPerAddress, d.MaxStreamsPerAddress},
+	} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
 	}
 	return l
 }
@@ -117,6 +148,7 @@ type socket struct {
 	token         string // the bearer token the connection authenticated with; "" for none
 	subscriptions atomic.Int64
 	docBytes      atomic.Int64 // bytes of the documents of the socket's open subscriptions
+	cost          atomic.Int64 // summed cost of the socket's open subscriptions
 }
 
 type socketKey struct{}
@@ -188,7 +220,7 @@ type streamingKey struct{}
 
 // liveRequests checks the origin of WebSocket upgrades, bounds every write of a server-sent
 // events response, and marks both as streaming so that subscriptions may run on them.
-func liveRequests(cfg Config, next http.Handler) http.Handler {
+func liveRequests(cfg Config, budget *liveBudget, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Header.Get("Upgrade") != "":
@@ -196,22 +228,28 @@ func liveRequests(cfg Config, next http.Handler) http.Handler {
 				writeError(w, http.StatusForbidden, err.Error(), CodeForbidden)
 				return
 			}
-			// gqlgen returns without closing the socket on some bad connection_init messages
-			// (a payload that is not an object): close whatever it left open.
-			var held heldConn
-			ctx := context.WithValue(r.Context(), streamingKey{}, true)
-			if token, ok := bearer(r.Header.Get("Authorization")); ok {
-				ctx = context.WithValue(ctx, upgradeTokenKey{}, token)
-			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, heldConnKey{}, &held)))
-			if c := held.get(); c != nil {
-				_ = c.WriteClose(CloseInvalidMessage, "Invalid message")
-			}
+			r = r.WithContext(store.WithClient(r.Context(), r.RemoteAddr))
+			budget.limitStreams(w, r, func() {
+				// gqlgen returns without closing the socket on some bad connection_init messages
+				// (a payload that is not an object): close whatever it left open.
+				var held heldConn
+				ctx := context.WithValue(r.Context(), streamingKey{}, true)
+				if token, ok := bearer(r.Header.Get("Authorization")); ok {
+					ctx = context.WithValue(ctx, upgradeTokenKey{}, token)
+				}
+				next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, heldConnKey{}, &held)))
+				if c := held.get(); c != nil {
+					_ = c.WriteClose(CloseInvalidMessage, "Invalid message")
+				}
+			})
 		case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
-			// net/http clears the deadline when the response ends, before the connection serves
-			// another request.
-			dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
-			next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
+			r = r.WithContext(store.WithClient(r.Context(), r.RemoteAddr))
+			budget.limitStreams(w, r, func() {
+				// net/http clears the deadline when the response ends, before the connection
+				// serves another request.
+				dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
+				next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
+			})
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -263,58 +301,6 @@ func (d *deadlineWriter) Flush() {
 }
 
 func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
-
-// limitSubscriptions is an operation middleware: subscriptions run only on streaming transports,
-// and at most max at once on one WebSocket.
-func limitSubscriptions(max int, maxBytes int64) graphql.OperationMiddleware {
-	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-		oc := graphql.GetOperationContext(ctx)
-		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
-			return next(ctx)
-		}
-		if streaming, _ := ctx.Value(streamingKey{}).(bool); !streaming {
-			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeStreamingRequired,
-				"subscriptions need a WebSocket or server-sent events (POST with Accept: text/event-stream)")}})
-		}
-		s, _ := ctx.Value(socketKey{}).(*socket)
-		if s == nil {
-			return next(ctx) // server-sent events: one subscription per request
-		}
-		if s.subscriptions.Add(1) > int64(max) {
-			s.subscriptions.Add(-1)
-			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeTooManySubscriptions,
-				"this connection already has %d subscriptions open", max)}})
-		}
-		// The documents a socket keeps for its open subscriptions are bounded in bytes too.
-		size := int64(len(oc.RawQuery))
-		for _, v := range oc.Variables {
-			if b, err := json.Marshal(v); err == nil {
-				size += int64(len(b))
-			}
-		}
-		if s.docBytes.Add(size) > maxBytes {
-			s.docBytes.Add(-size)
-			s.subscriptions.Add(-1)
-			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeTooManySubscriptions,
-				"the subscriptions open on this connection would hold more than %d bytes of documents", maxBytes)}})
-		}
-		// The slot is freed when the response loop sees the end of the stream, before the
-		// transport sends complete, so a client that starts another subscription on seeing
-		// complete finds it free; and, as a backstop, when the transport cancels the operation's
-		// context, which it does however the operation ends.
-		var once sync.Once
-		release := func() { once.Do(func() { s.subscriptions.Add(-1); s.docBytes.Add(-size) }) }
-		context.AfterFunc(ctx, release)
-		h := next(ctx)
-		return func(ctx context.Context) *graphql.Response {
-			r := h(ctx)
-			if r == nil {
-				release()
-			}
-			return r
-		}
-	}
-}
 
 // wsImplementation accepts WebSockets with github.com/coder/websocket. Unlike gqlgen's own
 // adapter it closes a socket that sends no message within InitTimeout with 4408 (gqlgen's

@@ -91,8 +91,8 @@ func WithClient(ctx context.Context, addr string) context.Context {
 	return context.WithValue(ctx, clientKey{}, addr)
 }
 
-// clientFrom returns the client address WithClient put in ctx, or "".
-func clientFrom(ctx context.Context) string {
+// ClientFrom returns the client address WithClient put in ctx, or "" when there is none.
+func ClientFrom(ctx context.Context) string {
 	a, _ := ctx.Value(clientKey{}).(string)
 	return a
 }

@@ -54,7 +54,7 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 	if err := checkPassword(password); err != nil {
 		return nil, err
 	}
-	if addr := clientFrom(ctx); addr != "" {
+	if addr := ClientFrom(ctx); addr != "" {
 		a := s.opts.Auth
 		if err := s.allow(ctx, s.k.addrSignUps(addr), limit{"sign-ups from this address", a.SignUpsPerAddress, a.SignUpWindow}, true); err != nil {
 			return nil, err
@@ -85,7 +85,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	a := s.opts.Auth
 	perAccount := limit{"failed log-ins on this account", a.FailedLoginsPerAccount, a.LoginWindow}
 	perAddress := limit{"failed log-ins from this address", a.FailedLoginsPerAddress, a.LoginWindow}
-	addr := clientFrom(ctx)
+	addr := ClientFrom(ctx)
 	if err := s.allow(ctx, s.k.userFails(uid), perAccount, false); err != nil {
 		return nil, err
 	}
