@@ -54,8 +54,7 @@ func New(cfg Config) http.Handler {
 	srv := handler.New(es)
 	addLiveTransports(srv, cfg)
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{log: cfg.Log}) // GET and POST, see graphqlhttp.go
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
@@ -75,7 +74,7 @@ func New(cfg Config) http.Handler {
 	if cfg.ResponseCacheMiB > 0 {
 		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
 	}
-	mux.Handle("/query", cors(cfg, liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql))))))
+	mux.Handle("/query", cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql)))))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -196,9 +195,13 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 	})
 }
 
-// writeError answers with a GraphQL-shaped error outside the executor.
+// writeError answers with a GraphQL-shaped error outside the executor: no data entry, in the
+// media type negotiate chose (application/graphql-response+json when the client asked for it),
+// else in application/json.
 func writeError(w http.ResponseWriter, status int, msg, code string) {
-	w.Header().Set("Content-Type", "application/json")
+	if w.Header().Get("Content-Type") != mediaGraphQLResponse {
+		w.Header().Set("Content-Type", mediaJSON)
+	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"errors": []any{map[string]any{"message": msg, "extensions": map[string]any{"code": code}}},

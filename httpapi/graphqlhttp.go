@@ -1,0 +1,290 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// GraphQL over HTTP (https://graphql.github.io/graphql-over-http/): the media type of a response
+// and its status code are decided here, in two steps.
+//
+//   - negotiate, in front of the middlewares of /query but cors, picks the response's media type
+//     from the Accept header and sets it as the Content-Type, so that every answer — the errors
+//     writeError sends outside the executor (401, 413…) as much as the transport's — comes in the
+//     type the client asked for. A GET or POST that accepts neither type is refused with 406.
+//   - httpTransport serves GET and POST: a request that is not a well-formed GraphQL-over-HTTP
+//     request (a body that is not a JSON object, a missing or non-string query, variables or
+//     extensions that are not objects) is answered 400. A request error — the document does not
+//     parse or validate, the operation cannot be determined, the variables cannot be coerced, a
+//     limit of limits.go — is answered without a data entry, with status 400 in
+//     application/graphql-response+json and 200 in application/json. An executed operation is
+//     answered 200 with its data, even when field errors made it null.
+
+// Media types of GraphQL responses.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// negotiate sets the Content-Type of a GraphQL-over-HTTP response to the media type the client
+// accepts (see responseMediaType) and refuses a GET or POST that accepts none of agora's with 406.
+// WebSocket upgrades, server-sent events and preflights carry their own media types and pass
+// through untouched.
+func negotiate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if vs := r.Header.Values("Accept"); len(vs) > 1 {
+			// One value, so that what comes next (the response cache's key, the choice of
+			// server-sent events) sees all of it.
+			r.Header.Set("Accept", strings.Join(vs, ", "))
+		}
+		if r.Method == http.MethodOptions || r.Header.Get("Upgrade") != "" || wantsEventStream(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mt, ok := responseMediaType(r.Header.Get("Accept"))
+		w.Header().Add("Vary", "Accept")
+		w.Header().Set("Content-Type", mt)
+		if !ok && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
+			writeError(w, http.StatusNotAcceptable, "accept "+mediaGraphQLResponse+" or "+mediaJSON, CodeBadUserInput)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// wantsEventStream reports whether a request asks for server-sent events, as gqlgen's SSE
+// transport and liveRequests decide it.
+func wantsEventStream(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// responseMediaType picks the response media type for an Accept header: of application/json and
+// application/graphql-response+json, the one with the highest quality, where a type named
+// outright wins over one matched by a wildcard and, between two named outright, the one listed
+// first wins. No Accept header, */* or application/* alone select application/json, as the
+// GraphQL-over-HTTP spec asks of servers that legacy clients call. ok is false when the header
+// accepts neither type; the type is then application/json.
+func responseMediaType(accept string) (mt string, ok bool) {
+	if strings.TrimSpace(accept) == "" {
+		return mediaJSON, true
+	}
+	type match struct {
+		q        float64
+		explicit bool // named outright, not through a wildcard
+		pos      int  // position in the header of the range that named it
+		set      bool
+	}
+	var best [2]match // by index in types
+	types := [2]string{mediaJSON, mediaGraphQLResponse}
+	for pos, part := range strings.Split(accept, ",") {
+		rng, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if s, has := params["q"]; has {
+			if q, err = strconv.ParseFloat(s, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		for i, t := range types {
+			explicit := rng == t
+			if !explicit && rng != "*/*" && rng != "application/*" {
+				continue
+			}
+			// The most specific range decides a type's quality (RFC 9110, 12.5.1): a type named
+			// outright with q=0 is refused even when */* accepts everything.
+			m := &best[i]
+			switch {
+			case !m.set, explicit && !m.explicit:
+				*m = match{q: q, explicit: explicit, pos: pos, set: true}
+			case explicit == m.explicit && q > m.q:
+				m.q = q
+			}
+		}
+	}
+	pick := -1
+	for i, m := range best {
+		if !m.set || m.q <= 0 {
+			continue
+		}
+		if pick < 0 {
+			pick = i
+			continue
+		}
+		p := best[pick]
+		if m.q > p.q || m.q == p.q && (m.explicit && !p.explicit || m.explicit && p.explicit && m.pos < p.pos) {
+			pick = i
+		}
+	}
+	if pick < 0 {
+		return mediaJSON, false
+	}
+	return types[pick], true
+}
+
+// httpTransport is the gqlgen transport of GraphQL over HTTP GET and POST (with an
+// application/json body); see the comment at the top of this file for its status codes.
+type httpTransport struct {
+	log *slog.Logger
+}
+
+var _ graphql.Transport = httpTransport{}
+
+// Supports reports whether r is a GET or an application/json POST that is not an upgrade.
+func (httpTransport) Supports(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" {
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet:
+		return true
+	case http.MethodPost:
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		return err == nil && mt == mediaJSON
+	}
+	return false
+}
+
+// Do serves one request.
+func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	mt, _ := responseMediaType(r.Header.Get("Accept"))
+	w.Header().Set("Content-Type", mt)
+	start := graphql.Now()
+	params, err := readParams(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), CodeBadUserInput)
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+
+	ctx := r.Context()
+	opCtx, errs := exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusOK
+		if mt == mediaGraphQLResponse {
+			status = http.StatusBadRequest
+		}
+		resp := exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		t.write(ctx, w, status, requestErrorResponse{Errors: resp.Errors, Extensions: resp.Extensions})
+		return
+	}
+	if r.Method == http.MethodGet && opCtx.Operation.Operation != ast.Query {
+		// onlyQueriesOverGET refuses these first; this keeps the rule whatever runs in front.
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, string(opCtx.Operation.Operation)+"s are only accepted over POST", CodeMethodNotAllowed)
+		return
+	}
+	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	resp := responses(ctx)
+	if resp == nil {
+		return // the client went away
+	}
+	t.write(ctx, w, http.StatusOK, resp)
+}
+
+// requestErrorResponse is the response to a request error: no data entry, as the GraphQL spec
+// has it for errors raised before execution starts.
+type requestErrorResponse struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// write sends a response body with status.
+func (t httpTransport) write(ctx context.Context, w http.ResponseWriter, status int, body any) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.log.ErrorContext(ctx, "encode a GraphQL response", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal server error", CodeInternal)
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// readParams reads the parameters of a GraphQL-over-HTTP request: a GET's from its query string,
+// a POST's from its JSON body. It fails when they do not make a well-formed request.
+func readParams(r *http.Request) (*graphql.RawParams, error) {
+	p := &graphql.RawParams{}
+	if r.Method == http.MethodGet {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return nil, fmt.Errorf("the query string is malformed: %w", err)
+		}
+		if !q.Has("query") {
+			return nil, errors.New(`the "query" parameter is missing`)
+		}
+		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
+		if err := decodeObject("variables", []byte(q.Get("variables")), &p.Variables); err != nil {
+			return nil, err
+		}
+		if err := decodeObject("extensions", []byte(q.Get("extensions")), &p.Extensions); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	var body []byte
+	if r.Body != nil {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
+			return nil, fmt.Errorf("could not read the request body: %w", err)
+		}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return nil, errors.New("the request body is not a JSON object")
+	}
+	query, ok := fields["query"]
+	if !ok || isNull(query) {
+		return nil, errors.New(`the "query" parameter is missing`)
+	}
+	if err := json.Unmarshal(query, &p.Query); err != nil {
+		return nil, errors.New(`the "query" parameter must be a string`)
+	}
+	if name, ok := fields["operationName"]; ok && !isNull(name) {
+		if err := json.Unmarshal(name, &p.OperationName); err != nil {
+			return nil, errors.New(`the "operationName" parameter must be a string or null`)
+		}
+	}
+	if err := decodeObject("variables", fields["variables"], &p.Variables); err != nil {
+		return nil, err
+	}
+	if err := decodeObject("extensions", fields["extensions"], &p.Extensions); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// decodeObject decodes the JSON object parameter name into m, keeping numbers as json.Number as
+// gqlgen expects; absent (empty) and null leave m nil.
+func decodeObject(name string, raw []byte, m *map[string]any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(m); err != nil {
+		return fmt.Errorf("the %q parameter must be a JSON object or null", name)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("the %q parameter must be a JSON object or null (one JSON value)", name)
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
