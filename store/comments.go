@@ -291,6 +291,10 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	if err := s.allowWrite(ctx, uid); err != nil {
 		return nil, err
 	}
+	n, err := s.noteRepair(ctx, repairComment+":"+pid+":"+num)
+	if err != nil {
+		return nil, err
+	}
 	var arr []any
 	for range 2 {
 		// The script moves the comment in its parent's TOP index, so it must name that key.
@@ -328,6 +332,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 			return nil, err
 		}
 	}
+	s.settled(ctx, n)
 	return c, nil
 }
 

@@ -13,7 +13,11 @@ func (s *Store) RecordKarma(ctx context.Context, author, item string, net int, v
 // its first step would, and returns a function that runs the rest later, as a late or repeated
 // delivery would.
 func (s *Store) FollowFirstStep(ctx context.Context, a, b string, follow bool) (rest func() error, err error) {
-	rel, err := s.followStep(ctx, a, b, follow)
+	op := followRemove
+	if follow {
+		op = followAdd
+	}
+	rel, err := s.followStep(ctx, a, b, op)
 	if err != nil {
 		return nil, err
 	}

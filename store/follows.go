@@ -68,11 +68,23 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 // derived from it up to date: b's followers, how a's feed gets b's posts, and the feed backfill.
 // Each step is idempotent and version-guarded, so running it again completes a cut-off run.
 func (s *Store) syncFollow(ctx context.Context, a, b string, follow bool) error {
-	rel, err := s.followStep(ctx, a, b, follow)
+	op := followRemove
+	if follow {
+		op = followAdd
+	}
+	n, err := s.noteRepair(ctx, repairFollow+":"+a+":"+b)
 	if err != nil {
 		return err
 	}
-	return s.mirrorFollow(ctx, a, b, rel)
+	rel, err := s.followStep(ctx, a, b, op)
+	if err != nil {
+		return err
+	}
+	if err := s.mirrorFollow(ctx, a, b, rel); err != nil {
+		return err
+	}
+	s.settled(ctx, n)
+	return nil
 }
 
 // relation is the state of a → b on a's side, as follow.lua read it.
@@ -82,12 +94,15 @@ type relation struct {
 	version int64  // a's following sequence when the state was read
 }
 
-// followStep sets or clears a → b on a's side (the authoritative one).
-func (s *Store) followStep(ctx context.Context, a, b string, follow bool) (relation, error) {
-	op := "rem"
-	if follow {
-		op = "add"
-	}
+// What followStep does to a → b on a's side.
+const (
+	followAdd    = "add"
+	followRemove = "rem"
+	followRead   = "get" // nothing: only read the relation (a repair)
+)
+
+// followStep sets, clears or reads a → b on a's side (the authoritative one).
+func (s *Store) followStep(ctx context.Context, a, b, op string) (relation, error) {
 	reply, err := s.run(ctx, "follow",
 		[]string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)},
 		b, op, s.now().UnixMilli())

@@ -79,7 +79,12 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		return nil, err
 	}
 	now := s.now()
+	var n note
 	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string) (any, error) {
+		var err error
+		if n, err = s.noteRepair(ctx, repairPost+":"+pid); err != nil {
+			return nil, err
+		}
 		return s.run(ctx, "create_post", []string{s.k.post(pid)},
 			in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
 			strings.Join(groups, ","), nonce)
@@ -97,6 +102,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err := s.fanOutPost(ctx, p); err != nil {
 		return nil, err
 	}
+	s.settled(ctx, n)
 	s.publishPostPublished(ctx, p)
 	return p, nil
 }
@@ -152,6 +158,10 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err := s.allowWrite(ctx, uid); err != nil {
 		return err
 	}
+	n, err := s.noteRepair(ctx, repairPost+":"+pid)
+	if err != nil {
+		return err
+	}
 	keys := append([]string{s.k.post(pid)}, s.postSubKeys(pid)...)
 	reply, err := s.run(ctx, "delete_post", keys, uid, int(tombstoneTTL.Seconds()))
 	if err != nil {
@@ -166,9 +176,13 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	}
 	s.publishPostDeleted(ctx, pid) // subscribers find it gone and end their streams
 	// The thread can be large: its comments go in bounded steps after the atomic delete, which
-	// already hides them (every comment read checks the post). Rebuild finishes an interrupted
-	// sweep.
-	return s.dropThread(ctx, pid)
+	// already hides them (every comment read checks the post). The repairer finishes an
+	// interrupted sweep.
+	if err := s.dropThread(ctx, pid); err != nil {
+		return err
+	}
+	s.settled(ctx, n)
+	return nil
 }
 
 // postSubKeys lists the keys of a post's aggregate other than its hash and its comments, for
@@ -188,6 +202,10 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
 	if err := s.allowWrite(ctx, uid); err != nil {
+		return nil, err
+	}
+	n, err := s.noteRepair(ctx, repairPost+":"+pid)
+	if err != nil {
 		return nil, err
 	}
 	reply, err := s.run(ctx, "vote_post", []string{s.k.post(pid), s.k.postVotes(pid)}, uid, dir, s.now().UnixMilli())
@@ -211,6 +229,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
 		return nil, err
 	}
+	s.settled(ctx, n)
 	// Published even when the vote changed nothing, like the re-index above: a repeat completes
 	// an earlier attempt that was cut off before it could publish.
 	s.publishPostChanged(ctx, pid)
@@ -242,6 +261,10 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	for _, g := range remN {
 		args = append(args, g)
 	}
+	n, err := s.noteRepair(ctx, repairPost+":"+pid+":"+strings.Join(remN, ","))
+	if err != nil {
+		return nil, err
+	}
 	reply, err := s.run(ctx, "set_groups", []string{s.k.post(pid)}, args...)
 	if err != nil {
 		return nil, err
@@ -267,6 +290,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err := s.indexPost(ctx, p, left); err != nil {
 		return nil, err
 	}
+	s.settled(ctx, n)
 	s.publishPostChanged(ctx, pid)
 	return p, nil
 }

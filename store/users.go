@@ -63,13 +63,44 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 	uid := strings.ToLower(name)
 	hash := s.hashPassword(password)
 	now := s.now()
+	n, err := s.noteRepair(ctx, repairUser+":"+uid)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := s.run(ctx, "signup", []string{s.k.user(uid)}, name, hash, now.UnixMilli()); err != nil {
+		if IsKind(err, KindConflict) {
+			return s.signUpAgain(ctx, name, password, err)
+		}
 		return nil, err
 	}
 	if err := s.registerUser(ctx, uid); err != nil {
 		return nil, err
 	}
+	s.settled(ctx, n)
 	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())})
+}
+
+// signUpReplayWindow is how long after an account's creation a sign-up with the same name and
+// password is taken as a retry of the one that created it.
+const signUpReplayWindow = 24 * time.Hour
+
+// signUpAgain answers a sign-up whose name is taken. When the account was created within
+// signUpReplayWindow, the request may be a retry of the sign-up that created it, whose answer
+// the client never got: it is then a log-in (with the log-in's limits on failures, so that it
+// is no way around them), and a wrong password gets conflict. An older account gets conflict.
+func (s *Store) signUpAgain(ctx context.Context, name, password string, conflict error) (*Session, error) {
+	created, err := s.rdb.HGet(ctx, s.k.user(strings.ToLower(name)), "created").Result()
+	if err != nil && !isNil(err) {
+		return nil, fmt.Errorf("sign up: %w", err)
+	}
+	if created == "" || s.now().Sub(fromMillis(atoi64(created))) > signUpReplayWindow {
+		return nil, conflict
+	}
+	sess, err := s.LogIn(ctx, name, password) // completes the sign-up's derived writes too
+	if IsKind(err, KindUnauthenticated) {
+		return nil, conflict
+	}
+	return sess, err
 }
 
 // LogIn checks a name and password and starts a session. Failed log-ins are limited per account

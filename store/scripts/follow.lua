@@ -2,7 +2,8 @@
 -- the follow graph, and hand back a version for the followee's side (followers, see follower.lua).
 -- KEYS[1]  zset {u:<a>}:following (followee → follow time ms)   KEYS[2] string {u:<a>}:following:seq
 -- KEYS[3]  zset {u:<a>}:pull   KEYS[4] zset {u:<a>}:feed   KEYS[5] hash {u:<a>}:feed:by
--- ARGV[1]  followee user key   ARGV[2] "add" | "rem"   ARGV[3] now (Unix ms)
+-- ARGV[1]  followee user key   ARGV[2] "add" | "rem" | "get" (change nothing: a repair reads the
+--          relation)   ARGV[3] now (Unix ms)
 -- Reply    {present 0|1, follow time ms (0 when absent), version}. The version is the value of
 --          the sequence when the state was read; the sequence rises with every change to a's
 --          following set, so a larger version always describes a later state of the relation.
@@ -20,7 +21,7 @@ if ARGV[2] == 'add' then
     redis.call('ZADD', KEYS[1], t, b)
     redis.call('INCR', KEYS[2])
   end
-elseif t then
+elseif ARGV[2] == 'rem' and t then
   redis.call('ZREM', KEYS[1], b)
   redis.call('ZREM', KEYS[3], b)
   local by = redis.call('HGETALL', KEYS[5])
