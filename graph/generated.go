@@ -163,10 +163,10 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		CommentAdded  func(childComplexity int, postID string) int
-		Feed          func(childComplexity int) int
-		PostChanged   func(childComplexity int, postID string) int
-		PostPublished func(childComplexity int, group *string) int
+		CommentAdded  func(childComplexity int, postID string, after *string) int
+		Feed          func(childComplexity int, after *string) int
+		PostChanged   func(childComplexity int, postID string, after *string) int
+		PostPublished func(childComplexity int, group *string, after *string) int
 	}
 
 	User struct {
@@ -250,10 +250,10 @@ type QueryResolver interface {
 	SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error)
 }
 type SubscriptionResolver interface {
-	CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error)
-	PostChanged(ctx context.Context, postID string) (<-chan *store.Post, error)
-	PostPublished(ctx context.Context, group *string) (<-chan *store.Post, error)
-	Feed(ctx context.Context) (<-chan *store.Post, error)
+	CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error)
+	PostChanged(ctx context.Context, postID string, after *string) (<-chan *store.Post, error)
+	PostPublished(ctx context.Context, group *string, after *string) (<-chan *store.Post, error)
+	Feed(ctx context.Context, after *string) (<-chan *store.Post, error)
 }
 type UserResolver interface {
 	Karma(ctx context.Context, obj *store.User) (int, error)
@@ -919,13 +919,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.CommentAdded(childComplexity, args["postId"].(string)), true
+		return e.ComplexityRoot.Subscription.CommentAdded(childComplexity, args["postId"].(string), args["after"].(*string)), true
 	case "Subscription.feed":
 		if e.ComplexityRoot.Subscription.Feed == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Subscription.Feed(childComplexity), true
+		args, err := ec.field_Subscription_feed_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Feed(childComplexity, args["after"].(*string)), true
 	case "Subscription.postChanged":
 		if e.ComplexityRoot.Subscription.PostChanged == nil {
 			break
@@ -936,7 +941,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.PostChanged(childComplexity, args["postId"].(string)), true
+		return e.ComplexityRoot.Subscription.PostChanged(childComplexity, args["postId"].(string), args["after"].(*string)), true
 	case "Subscription.postPublished":
 		if e.ComplexityRoot.Subscription.PostPublished == nil {
 			break
@@ -947,7 +952,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.PostPublished(childComplexity, args["group"].(*string)), true
+		return e.ComplexityRoot.Subscription.PostPublished(childComplexity, args["group"].(*string), args["after"].(*string)), true
 
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
@@ -1388,15 +1393,21 @@ type Mutation {
   unfollow(userId: ID!): User!
 }
 
+"""
+Live events. Every event's response carries its cursor in extensions.cursor (on server-sent events
+also as the frame's id). Subscribing with after set to the last cursor a client received first
+replays, in order, every event it missed since, then continues live; a cursor older than the
+events kept ends the stream with RESYNC_REQUIRED (refetch, then subscribe without after).
+"""
 type Subscription {
-  "Any new comment or reply in the post's thread."
-  commentAdded(postId: ID!): Comment!
-  "Votes, score, comment count or groups changed."
-  postChanged(postId: ID!): Post!
-  "New posts, all or in one group."
-  postPublished(group: String): Post!
-  "New posts by users the viewer follows."
-  feed: Post!
+  "Any new comment or reply in the post's thread. after: resume after this event cursor."
+  commentAdded(postId: ID!, after: String): Comment!
+  "Votes, score, comment count or groups changed. Resuming sends the current post once when anything changed after the cursor."
+  postChanged(postId: ID!, after: String): Post!
+  "New posts, all or in one group. after: resume after this event cursor."
+  postPublished(group: String, after: String): Post!
+  "New posts by users the viewer follows. after: resume after this event cursor."
+  feed(after: String): Post!
 }
 `, BuiltIn: false},
 }
@@ -2331,6 +2342,28 @@ func (ec *executionContext) field_Subscription_commentAdded_args(ctx context.Con
 		return nil, err
 	}
 	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_feed_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
 	return args, nil
 }
 
@@ -2345,6 +2378,14 @@ func (ec *executionContext) field_Subscription_postChanged_args(ctx context.Cont
 		return nil, err
 	}
 	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -2359,6 +2400,14 @@ func (ec *executionContext) field_Subscription_postPublished_args(ctx context.Co
 		return nil, err
 	}
 	args["group"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -5104,7 +5153,7 @@ func (ec *executionContext) _Subscription_commentAdded(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().CommentAdded(ctx, fc.Args["postId"].(string))
+			return ec.Resolvers.Subscription().CommentAdded(ctx, fc.Args["postId"].(string), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Comment) graphql.Marshaler {
@@ -5148,7 +5197,7 @@ func (ec *executionContext) _Subscription_postChanged(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().PostChanged(ctx, fc.Args["postId"].(string))
+			return ec.Resolvers.Subscription().PostChanged(ctx, fc.Args["postId"].(string), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
@@ -5192,7 +5241,7 @@ func (ec *executionContext) _Subscription_postPublished(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().PostPublished(ctx, fc.Args["group"].(*string))
+			return ec.Resolvers.Subscription().PostPublished(ctx, fc.Args["group"].(*string), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
@@ -5235,7 +5284,8 @@ func (ec *executionContext) _Subscription_feed(ctx context.Context, field graphq
 			return ec.fieldContext_Subscription_feed(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Subscription().Feed(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().Feed(ctx, fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
@@ -5245,7 +5295,7 @@ func (ec *executionContext) _Subscription_feed(ctx context.Context, field graphq
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Subscription_feed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Subscription_feed(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Subscription",
 		Field:      field,
@@ -5254,6 +5304,17 @@ func (ec *executionContext) fieldContext_Subscription_feed(_ context.Context, fi
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_feed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }

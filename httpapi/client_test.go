@@ -214,6 +214,7 @@ func (c *wsClient) close() { _ = c.conn.CloseNow(); <-c.done }
 
 // sseEvent is one server-sent event.
 type sseEvent struct {
+	ID    string
 	Event string
 	Data  string
 }
@@ -237,6 +238,12 @@ func subscribeSSE(t testing.TB, base, token, query string, vars map[string]any) 
 
 // openSSE is subscribeSSE for goroutines other than the test's.
 func openSSE(base, token, query string, vars map[string]any) (*sseClient, error) {
+	return openSSEFrom(base, token, "", query, vars)
+}
+
+// openSSEFrom opens a subscription over server-sent events sending lastEventID ("" for none) as
+// its Last-Event-ID header, as an EventSource does when it reconnects.
+func openSSEFrom(base, token, lastEventID, query string, vars map[string]any) (*sseClient, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/query", bytes.NewReader(body))
@@ -244,6 +251,9 @@ func openSSE(base, token, query string, vars map[string]any) (*sseClient, error)
 	req.Header.Set("Accept", "text/event-stream")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -274,6 +284,8 @@ func (c *sseClient) read() {
 			}
 			ev = sseEvent{}
 		case strings.HasPrefix(line, ":"): // a comment: keep-alive
+		case strings.HasPrefix(line, "id:"):
+			ev.ID = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
 		case strings.HasPrefix(line, "event:"):
 			ev.Event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
 		case strings.HasPrefix(line, "data:"):
@@ -293,6 +305,7 @@ func (c *sseClient) result(t testing.TB) (r response, done bool) {
 		if err := json.Unmarshal([]byte(ev.Data), &r); err != nil {
 			t.Fatalf("decode %q: %v", ev.Data, err)
 		}
+		r.FrameID = ev.ID
 		return r, false
 	case <-time.After(wait):
 		t.Fatalf("no event within %s", wait)

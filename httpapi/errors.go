@@ -24,6 +24,7 @@ const (
 	CodeConflict        = "CONFLICT"
 	CodeVotingClosed    = "VOTING_CLOSED"
 	CodeRateLimited     = "RATE_LIMITED"
+	CodeResyncRequired  = "RESYNC_REQUIRED"
 	CodeInternal        = "INTERNAL_SERVER_ERROR"
 )
 
@@ -35,6 +36,7 @@ var kindCodes = map[store.Kind]string{
 	store.KindConflict:        CodeConflict,
 	store.KindVotingClosed:    CodeVotingClosed,
 	store.KindRateLimited:     CodeRateLimited,
+	store.KindResync:          CodeResyncRequired,
 }
 
 // internalError marks an error that is the server's fault. Its cause has been logged; the client

@@ -128,6 +128,9 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 				return
 			}
 		}
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			req.LastEventID = r.Header.Get("Last-Event-ID") // the cursor an EventSource resumes from
+		}
 		ctx := store.WithClient(r.Context(), r.RemoteAddr) // per-address limits on log-ins and sign-ups
 		if r.Header.Get("Upgrade") == "" {
 			ctx = withRetryAfter(ctx, w)

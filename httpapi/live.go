@@ -290,9 +290,37 @@ type deadlineWriter struct {
 	timeout time.Duration
 }
 
+// Write writes one piece of the stream. A result frame whose response carries a cursor
+// (extensions.cursor) gets it as the frame's id, which an EventSource sends back as Last-Event-ID
+// when it reconnects.
 func (d *deadlineWriter) Write(b []byte) (int, error) {
 	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	if id := frameCursor(b); id != "" {
+		if _, err := io.WriteString(d.ResponseWriter, "id: "+id+"\n"); err != nil {
+			return 0, err
+		}
+	}
 	return d.ResponseWriter.Write(b)
+}
+
+// frameCursor returns the cursor of a server-sent "next" frame as gqlgen writes it (one Write of
+// "event: next\ndata: <response>\n\n"), or "". The response's extensions come last, so the
+// cursor is found from the end.
+func frameCursor(b []byte) string {
+	if !bytes.HasPrefix(b, []byte("event: next\n")) {
+		return ""
+	}
+	const key = `"cursor":"`
+	i := bytes.LastIndex(b, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	rest := b[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || store.CheckCursor(string(rest[:j])) != nil {
+		return ""
+	}
+	return string(rest[:j])
 }
 
 func (d *deadlineWriter) Flush() {

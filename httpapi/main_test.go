@@ -38,9 +38,13 @@ type gqlError struct {
 
 // response is a decoded GraphQL response.
 type response struct {
-	Status int
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
+	Status     int
+	Data       json.RawMessage `json:"data"`
+	Errors     []gqlError      `json:"errors"`
+	Extensions struct {
+		Cursor string `json:"cursor"` // a live event's cursor
+	} `json:"extensions"`
+	FrameID string `json:"-"` // the id: of a server-sent event
 }
 
 // code returns the extensions.code of the first error, or "".

@@ -73,6 +73,7 @@ func (o Operations) InterceptResponse(ctx context.Context, next graphql.Response
 type eventSlot struct {
 	ready  chan struct{}                // holds a token while the response loop waits for an event
 	loader atomic.Pointer[store.Loader] // the Loader of the event being resolved
+	cursor atomic.Pointer[string]       // the cursor of the event being resolved
 	err    atomic.Pointer[error]        // why the stream ended, when an error ended it
 	over   bool                         // the stream has ended; only the response loop touches it
 }
@@ -87,6 +88,12 @@ func (e *eventSlot) respond(ctx context.Context, next graphql.ResponseHandler) *
 	default:
 	}
 	if resp := next(ctx); resp != nil {
+		if c := e.cursor.Load(); c != nil {
+			if resp.Extensions == nil {
+				resp.Extensions = map[string]any{}
+			}
+			resp.Extensions["cursor"] = *c
+		}
 		return resp
 	}
 	e.over = true
@@ -102,30 +109,126 @@ func (e *eventSlot) respond(ctx context.Context, next graphql.ResponseHandler) *
 // errEndStream from a stream's load function ends the stream normally: its subject is gone.
 var errEndStream = errors.New("end of stream")
 
+// resume is how a subscription starts: after the cursor after ("" for live events only), and
+// whether a catch-up delivers only the last event it finds (postChanged: each delivery reads the
+// post as it is now, so the latest is all a client needs).
+type resume struct {
+	after    string
+	collapse bool
+}
+
+// resumeFrom returns where a subscription starts: its after argument, or else the Last-Event-ID
+// of its server-sent-events request. A malformed cursor is BAD_USER_INPUT.
+func resumeFrom(ctx context.Context, after *string) (string, error) {
+	a := deref(after)
+	if a == "" {
+		if r := RequestFrom(ctx); r != nil {
+			a = r.LastEventID
+		}
+	}
+	if a == "" {
+		return "", nil
+	}
+	return a, store.CheckCursor(a)
+}
+
 // stream turns a store subscription into the channel a subscription resolver returns. For each
 // event, load returns the value to send (ok false skips the event, errEndStream ends the stream);
-// it reads through ev.Loader, which the event's response then reads through too. Other load
-// errors are logged and the event is skipped: pub/sub delivery is at most once anyway, and one
-// failed read should not end every subscriber's stream at once. The subscription is closed when
-// the stream ends, whether the client left, the store dropped it, or its subject is gone.
-func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream,
+// it reads through ev.Loader, which the event's response then reads through too, and the event's
+// cursor goes with the response (extensions.cursor). Other load errors are logged and the event
+// is skipped: one failed read should not end every subscriber's stream at once. The subscription
+// is closed when the stream ends, whether the client left, the store dropped it, or its subject
+// is gone.
+//
+// Nothing is lost and nothing is sent twice: a subscription resumed from a cursor first replays
+// the channel's log after it; a gap (the process's Redis subscription was interrupted) replays
+// the log after the last event handled, or after the log's head at subscription time when there
+// was none; and a live event at or before the last event handled is one a replay sent already.
+// A replay that finds the events no longer kept ends the stream with RESYNC_REQUIRED.
+func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream, from resume,
 	load func(ctx context.Context, ev store.Event) (v T, ok bool, err error)) (<-chan T, error) {
 	slot := requestFrom(ctx).events
 	if slot == nil {
 		sub.Close()
 		return nil, errors.New("subscription without per-event state: install resolvers.Operations")
 	}
+	last := from.after // the last event handled, delivered or skipped; "" before the first
+	head := last       // where a catch-up starts before the first event
+	if head == "" {
+		var err error
+		if head, err = sub.Head(ctx); err != nil {
+			sub.Close()
+			return nil, err
+		}
+	}
 	out := make(chan T)
 	go func() {
 		defer close(out)
 		defer sub.Close()
+		end := func(err error) { slot.err.Store(&err) }
+		// handle sends one event; false ends the stream.
+		handle := func(ev store.Event) bool {
+			last = ev.ID
+			v, ok, err := load(ctx, ev)
+			switch {
+			case errors.Is(err, errEndStream):
+				return false
+			case err != nil:
+				if ctx.Err() != nil {
+					return false
+				}
+				log.ErrorContext(ctx, "live event: load", "post", ev.Post, "comment", ev.Comment, "err", err)
+				return true
+			case !ok:
+				return true
+			}
+			select {
+			case <-slot.ready: // the previous event's response is complete
+			case <-ctx.Done():
+				return false
+			}
+			slot.loader.Store(ev.Loader)
+			slot.cursor.Store(&ev.ID)
+			select {
+			case out <- v:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		// catchUp sends what the channel's log has after the last event handled.
+		catchUp := func() bool {
+			start := last
+			if start == "" {
+				start = head
+			}
+			evs, err := sub.Replay(ctx, start)
+			if err != nil {
+				if ctx.Err() == nil {
+					end(err)
+				}
+				return false
+			}
+			if from.collapse && len(evs) > 1 {
+				evs = evs[len(evs)-1:]
+			}
+			for _, ev := range evs {
+				if !handle(ev) {
+					return false
+				}
+			}
+			return true
+		}
+		if from.after != "" && !catchUp() {
+			return
+		}
 		for {
 			var ev store.Event
 			select {
 			case e, open := <-sub.Events():
 				if !open {
 					if err := sub.Err(); err != nil {
-						slot.err.Store(&err)
+						end(err)
 					}
 					return
 				}
@@ -133,28 +236,14 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream
 			case <-ctx.Done():
 				return
 			}
-			v, ok, err := load(ctx, ev)
 			switch {
-			case errors.Is(err, errEndStream):
-				return
-			case err != nil:
-				if ctx.Err() != nil {
+			case ev.Gap:
+				if !catchUp() {
 					return
 				}
-				log.ErrorContext(ctx, "live event: load", "post", ev.Post, "comment", ev.Comment, "err", err)
-				continue
-			case !ok:
-				continue
-			}
-			select {
-			case <-slot.ready: // the previous event's response is complete
-			case <-ctx.Done():
-				return
-			}
-			slot.loader.Store(ev.Loader)
-			select {
-			case out <- v:
-			case <-ctx.Done():
+			case last != "" && !store.CursorBefore(last, ev.ID):
+				// A replay sent it already.
+			case !handle(ev):
 				return
 			}
 		}
@@ -164,7 +253,11 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream
 
 // postChanged streams a post each time its votes, score, comment count or groups change, and
 // ends when the post is deleted.
-func (r *Resolver) postChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {
+func (r *Resolver) postChanged(ctx context.Context, postID string, after *string) (<-chan *store.Post, error) {
+	from, err := resumeFrom(ctx, after)
+	if err != nil {
+		return nil, err
+	}
 	// Subscribe before checking that the post exists, so that a deletion in between is seen.
 	sub, err := r.Store.SubscribePostChanged(ctx, postID)
 	if err != nil {
@@ -175,7 +268,7 @@ func (r *Resolver) postChanged(ctx context.Context, postID string) (<-chan *stor
 		return nil, err
 	}
 	needs := onceNeeds(ctx, "Post")
-	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from, collapse: true}, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
 		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
 		if err == nil && p == nil {
@@ -186,7 +279,11 @@ func (r *Resolver) postChanged(ctx context.Context, postID string) (<-chan *stor
 }
 
 // commentAdded streams the new comments and replies of a post's thread.
-func (r *Resolver) commentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
+func (r *Resolver) commentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {
+	from, err := resumeFrom(ctx, after)
+	if err != nil {
+		return nil, err
+	}
 	sub, err := r.Store.SubscribeCommentAdded(ctx, postID)
 	if err != nil {
 		return nil, err
@@ -196,7 +293,7 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string) (<-chan *sto
 		return nil, err
 	}
 	needs := onceNeeds(ctx, "Comment")
-	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
 		if ev.Comment == "" { // the post was deleted: the stream ends
 			p, err := ev.Loader.Post(ctx, ev.Post)
 			if err == nil && p == nil {
@@ -211,17 +308,25 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string) (<-chan *sto
 }
 
 // postPublished streams new posts, all of them or one group's.
-func (r *Resolver) postPublished(ctx context.Context, group string) (<-chan *store.Post, error) {
+func (r *Resolver) postPublished(ctx context.Context, group string, after *string) (<-chan *store.Post, error) {
+	from, err := resumeFrom(ctx, after)
+	if err != nil {
+		return nil, err
+	}
 	sub, err := r.Store.SubscribePostPublished(ctx, group)
 	if err != nil {
 		return nil, err
 	}
-	return stream(ctx, r.Log, sub, newPost(onceNeeds(ctx, "Post")))
+	return stream(ctx, r.Log, sub, resume{after: from}, newPost(onceNeeds(ctx, "Post")))
 }
 
 // feed streams the new posts of the users the viewer follows at the time each post appears.
-func (r *Resolver) feed(ctx context.Context) (<-chan *store.Post, error) {
+func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post, error) {
 	viewer, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from, err := resumeFrom(ctx, after)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +335,7 @@ func (r *Resolver) feed(ctx context.Context) (<-chan *store.Post, error) {
 		return nil, err
 	}
 	load := newPost(onceNeeds(ctx, "Post"))
-	return stream(ctx, r.Log, sub, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
 		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev)
 		if err != nil || !in {
 			return nil, false, err

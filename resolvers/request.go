@@ -13,6 +13,9 @@ type Request struct {
 	Viewer store.UserKey // "" when anonymous
 	Token  string        // the bearer token the viewer used
 	Loader *store.Loader // batches and caches this request's reads
+	// LastEventID is the Last-Event-ID header of a server-sent-events request: the cursor its
+	// subscription resumes from when it gives no after argument.
+	LastEventID string
 
 	// Recording is set when the response cache may keep this request's response: queries then
 	// read through a loader that records the revisions of what they read, and note whether they

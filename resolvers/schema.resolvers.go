@@ -297,20 +297,20 @@ func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first 
 	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10))
 }
 
-func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string) (<-chan *store.Comment, error) {
-	return r.commentAdded(ctx, postID)
+func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {
+	return r.commentAdded(ctx, postID, after)
 }
 
-func (r *subscriptionResolver) PostChanged(ctx context.Context, postID string) (<-chan *store.Post, error) {
-	return r.postChanged(ctx, postID)
+func (r *subscriptionResolver) PostChanged(ctx context.Context, postID string, after *string) (<-chan *store.Post, error) {
+	return r.postChanged(ctx, postID, after)
 }
 
-func (r *subscriptionResolver) PostPublished(ctx context.Context, group *string) (<-chan *store.Post, error) {
-	return r.postPublished(ctx, deref(group))
+func (r *subscriptionResolver) PostPublished(ctx context.Context, group *string, after *string) (<-chan *store.Post, error) {
+	return r.postPublished(ctx, deref(group), after)
 }
 
-func (r *subscriptionResolver) Feed(ctx context.Context) (<-chan *store.Post, error) {
-	return r.feed(ctx)
+func (r *subscriptionResolver) Feed(ctx context.Context, after *string) (<-chan *store.Post, error) {
+	return r.feed(ctx, after)
 }
 
 func (r *userResolver) Karma(ctx context.Context, obj *store.User) (int, error) {

@@ -21,6 +21,9 @@ const (
 	KindConflict
 	KindVotingClosed
 	KindRateLimited
+	// KindResync ends a subscription resumed from a cursor older than the events kept: the
+	// client refetches, then subscribes again.
+	KindResync
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.

@@ -32,7 +32,11 @@ func (s *Store) PostVotesKeyForTest(pid string) string { return s.k.postVotes(pi
 func (s *Store) PublishManyForTest(ctx context.Context, channels []string, first int) error {
 	pipe := s.rdb.Pipeline()
 	for i, ch := range channels {
-		s.queuePublish(ctx, pipe, ch, strconv.Itoa(first+i))
+		if s.sharded {
+			pipe.SPublish(ctx, ch, strconv.Itoa(first+i))
+		} else {
+			pipe.Publish(ctx, ch, strconv.Itoa(first+i))
+		}
 	}
 	_, err := pipe.Exec(ctx)
 	return err

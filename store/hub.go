@@ -32,12 +32,16 @@ const (
 // One goroutine reads the connection and copies every message into the bounded buffer of each
 // subscriber of its channel without ever blocking; a subscriber whose buffer is full is closed
 // with ErrSlowSubscriber. The connection reconnects and resubscribes when it breaks; messages
-// published meanwhile are lost (pub/sub delivers at most once).
+// published meanwhile are not delivered by pub/sub: the connection then reports a gap for each
+// channel it subscribed again, which the hub passes on as a Gap event, and subscribers catch up
+// from the channel's log (EventStream.Replay).
 type hub struct {
 	buffer    int
 	log       *slog.Logger
 	newLoader func() *Loader
 	dial      func() pubsubConn // opens the connection, on the first subscription
+	replay    func(ctx context.Context, channel, after string) ([]Event, error)
+	head      func(ctx context.Context, channel string) (string, error)
 
 	// ctl serializes the lifecycle of channels: a topic is created, subscribed and confirmed, or
 	// unsubscribed and dropped, under it, so Redis sees the commands in the order the topics
@@ -57,7 +61,9 @@ type hub struct {
 
 // pubsubConn is the hub's pub/sub connection. Subscribe and Unsubscribe return once Redis has
 // confirmed them; Messages delivers the messages of every subscribed channel until Close closes
-// it. Its reader must keep up, or the readers behind it wait.
+// it; a message with an empty payload is not one but reports a gap: the channel was subscribed
+// again after the connection broke, and messages of it may have been lost meanwhile. Its reader
+// must keep up, or the readers behind it wait.
 type pubsubConn interface {
 	Subscribe(ctx context.Context, channels ...string) error
 	Unsubscribe(ctx context.Context, channels ...string) error
@@ -83,8 +89,11 @@ type EventStream struct {
 	err     atomic.Pointer[error]
 }
 
-func newHub(dial func() pubsubConn, buffer int, log *slog.Logger, newLoader func() *Loader) *hub {
-	return &hub{dial: dial, buffer: buffer, log: log, newLoader: newLoader, topics: make(map[string]*topic)}
+func newHub(dial func() pubsubConn, buffer int, log *slog.Logger, newLoader func() *Loader,
+	replay func(ctx context.Context, channel, after string) ([]Event, error),
+	head func(ctx context.Context, channel string) (string, error)) *hub {
+	return &hub{dial: dial, buffer: buffer, log: log, newLoader: newLoader, replay: replay, head: head,
+		topics: make(map[string]*topic)}
 }
 
 // subscribe adds a local subscriber to channel. It returns once Redis has confirmed the channel's
@@ -157,11 +166,14 @@ func (h *hub) dispatch(m *redis.Message) {
 		return
 	}
 	var ev Event
-	if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
+	if m.Payload == "" {
+		ev.Gap = true // see pubsubConn
+	} else if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
 		h.log.Error("live event: bad payload", "channel", m.Channel, "err", err)
 		return
+	} else {
+		ev.Loader = h.newLoader()
 	}
-	ev.Loader = h.newLoader()
 	for sub := range t.subs {
 		if sub.dead.Load() {
 			continue
@@ -253,6 +265,19 @@ func (s *EventStream) Err() error {
 		return *p
 	}
 	return nil
+}
+
+// Head returns the cursor of the last event of the subscription's channel, or FromStart when its
+// log is empty: where a subscriber that has received nothing yet catches up from after a gap.
+func (s *EventStream) Head(ctx context.Context) (string, error) {
+	return s.h.head(ctx, s.channel)
+}
+
+// Replay returns the events of the subscription's channel after the cursor after, oldest first,
+// from the channel's log, each with a fresh Loader. It fails with KindResync when some of those
+// events are no longer kept, and with KindInvalid when after is not a cursor.
+func (s *EventStream) Replay(ctx context.Context, after string) ([]Event, error) {
+	return s.h.replay(ctx, s.channel, after)
 }
 
 // Close ends the subscription; the hub drops the channel's Redis subscription with its last

@@ -50,21 +50,7 @@ func (s *Store) Publish(ctx context.Context, channel, msg string) error {
 
 // newPubSubConn opens the live-event hub's pub/sub connection: sharded subscriptions on a Redis 7
 // cluster, one classic subscription connection otherwise.
-func (s *Store) newPubSubConn() pubsubConn {
-	if s.sharded {
-		return s.NewSubscription(context.Background())
-	}
-	return newRedisPubSub(s.rdb)
-}
-
-// queuePublish adds a publish of msg on channel to a pipeline, SPUBLISH or PUBLISH as Publish
-// chooses. On a cluster the pipeline sends each SPUBLISH to the master of its channel's slot.
-func (s *Store) queuePublish(ctx context.Context, p redis.Pipeliner, channel string, msg any) *redis.IntCmd {
-	if s.sharded {
-		return p.SPublish(ctx, channel, msg)
-	}
-	return p.Publish(ctx, channel, msg)
-}
+func (s *Store) newPubSubConn() pubsubConn { return s.NewSubscription(context.Background()) }
 
 // subscriptionBuffer is how many messages a Subscription holds for a slow reader before its
 // channels' readers wait.
@@ -114,7 +100,9 @@ func (s *Store) NewSubscription(ctx context.Context) *Subscription {
 	return sub
 }
 
-// Messages delivers the messages of every subscribed channel. It is closed by Close.
+// Messages delivers the messages of every subscribed channel. It is closed by Close. A message
+// with an empty payload reports a gap instead: the connection broke and its channel was
+// subscribed again, so messages published meanwhile were lost.
 func (sub *Subscription) Messages() <-chan *redis.Message { return sub.out }
 
 // Subscribe adds channels. It returns once Redis confirmed every one of them.
@@ -210,15 +198,28 @@ func (sub *Subscription) expect(kind string, channels []string) []chan struct{} 
 	return waits
 }
 
-// confirm releases the waiters of one confirmation.
-func (sub *Subscription) confirm(kind, ch string) {
+// confirm releases the waiters of one confirmation. It reports whether nobody waited for a
+// subscription's: a reconnect subscribed the channel again.
+func (sub *Subscription) confirm(kind, ch string) (again bool) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	k := kind + ":" + ch
-	for _, w := range sub.waiting[k] {
+	ws := sub.waiting[k]
+	for _, w := range ws {
 		close(w)
 	}
 	delete(sub.waiting, k)
+	return kind == "subscribe" && len(ws) == 0 && !sub.closed
+}
+
+// gap reports on Messages that messages of ch may have been lost.
+func (sub *Subscription) gap(ctx context.Context, ch string) bool {
+	select {
+	case sub.out <- &redis.Message{Channel: ch}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // await waits for the confirmations of kind for channels, or until ctx ends. It fails when the
@@ -335,6 +336,10 @@ func (sub *Subscription) shard(ctx context.Context, ch string, ps *redis.PubSub)
 				return
 			}
 		}
+		if !sub.gap(ctx, ch) {
+			_ = ps.Close()
+			return
+		}
 	}
 }
 
@@ -360,7 +365,9 @@ func (sub *Subscription) forward(ctx context.Context, ps *redis.PubSub, ch strin
 				}
 			case *redis.Subscription:
 				if ch == "" {
-					sub.confirm(m.Kind, m.Channel)
+					if sub.confirm(m.Kind, m.Channel) && !sub.gap(ctx, m.Channel) {
+						return false
+					}
 				} else if m.Kind == "sunsubscribe" && m.Channel == ch {
 					return true
 				}

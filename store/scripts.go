@@ -64,14 +64,16 @@ type scriptCall struct {
 }
 
 // unrevised are the scripts that write nothing a response reads, so they raise no revision: the
-// idempotency claim, the rate limit and the repair journal. Every other write script takes its
-// aggregate's revision counter as its last key and raises it (see revisions.go).
-var unrevised = map[string]bool{"claim": true, "ratelimit": true, "journal": true}
+// idempotency claim, the rate limit, the repair journal and the live events' logs (and replay,
+// which only reads). Every other write script takes its aggregate's revision counter as its last
+// key and raises it (see revisions.go).
+var unrevised = map[string]bool{"claim": true, "ratelimit": true, "journal": true, "publish": true, "replay": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
 // (a rate limit forgets a write) or nearly so (a repair note is needed only if, besides, the
-// write's derived writes fail; rebuild covers that).
-var unreplicated = map[string]bool{"ratelimit": true, "journal": true}
+// write's derived writes fail; rebuild covers that; a live event lost with its log makes its
+// resuming subscribers refetch), or that only read (replay).
+var unreplicated = map[string]bool{"ratelimit": true, "journal": true, "publish": true, "replay": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).
 func (s *Store) run(ctx context.Context, name string, keys []string, args ...any) (any, error) {

@@ -123,7 +123,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	s.k = keys{prefix: s.opts.Prefix}
 	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.decoy = s.hashPassword(randomHex(16))
-	s.hub = newHub(s.newPubSubConn, s.opts.EventBuffer, s.opts.Log, s.NewLoader)
+	s.hub = newHub(s.newPubSubConn, s.opts.EventBuffer, s.opts.Log, s.NewLoader, s.replay, s.logHead)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err

@@ -74,6 +74,10 @@ type PostEdge struct {
 type Query struct {
 }
 
+// Live events. Every event's response carries its cursor in extensions.cursor (on server-sent events
+// also as the frame's id). Subscribing with after set to the last cursor a client received first
+// replays, in order, every event it missed since, then continues live; a cursor older than the
+// events kept ends the stream with RESYNC_REQUIRED (refetch, then subscribe without after).
 type Subscription struct {
 }
 

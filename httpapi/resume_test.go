@@ -1,0 +1,264 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// event waits for the subscription's next result and returns it with its cursor, failing on
+// errors, on the end of the stream and on a result without a cursor (or, over server-sent
+// events, whose frame id differs from it).
+func event(t *testing.T, s sub) response {
+	t.Helper()
+	r, done := s.result(t)
+	if done || len(r.Errors) > 0 {
+		t.Fatalf("want an event, got %+v (ended %v)", r, done)
+	}
+	if r.Extensions.Cursor == "" {
+		t.Fatalf("the event %s has no cursor", r.Data)
+	}
+	if _, ok := s.(*sseClient); ok && r.FrameID != r.Extensions.Cursor {
+		t.Fatalf("frame id %q, cursor %q", r.FrameID, r.Extensions.Cursor)
+	}
+	return r
+}
+
+// bodies reads n events and returns what each one's data holds at field.
+func bodies(t *testing.T, s sub, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		r := event(t, s)
+		out = append(out, string(r.Data))
+	}
+	return out
+}
+
+// writer returns a second server process on a's Redis where the backend allows one, else a.
+func writer(t *testing.T, a *api, b storetest.Backend) *api {
+	if c, ok := b.Client.(*redis.Client); ok {
+		return peerOf(t, a, c.Options().Addr)
+	}
+	return a
+}
+
+// TestResumeFromCursor cuts a subscriber off on every transport, writes through another server
+// meanwhile, and resumes with the last cursor, on that other server: every missed event arrives
+// once, in order, and then live events follow without a duplicate at the switch-over.
+func TestResumeFromCursor(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		w := writer(t, a, b)
+		alice, _ := a.signUp("alice")
+		bob, _ := a.signUp("bob")
+		q := `subscription($p: ID!, $after: String) { commentAdded(postId: $p, after: $after) { body } }`
+		type resumer func(t *testing.T, post, cursor string) sub
+		cases := map[string]resumer{}
+		for _, proto := range protos {
+			cases[proto] = func(t *testing.T, post, cursor string) sub {
+				return subscribe(t, w.srv.URL, proto, "", q, map[string]any{"p": post, "after": cursor})
+			}
+		}
+		cases["sse with Last-Event-ID"] = func(t *testing.T, post, cursor string) sub {
+			c, err := openSSEFrom(w.srv.URL, "", cursor, q, map[string]any{"p": post})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		for name, resume := range cases {
+			t.Run(name, func(t *testing.T) {
+				proto := name
+				if strings.HasPrefix(name, "sse") {
+					proto = protoSSE
+				}
+				post := w.createPost(alice, "thread "+name)
+				s := subscribe(t, a.srv.URL, proto, "", q, map[string]any{"p": post})
+				waitSubscribers(t, a, 1)
+				w.comment(bob, post, "", "c1")
+				first := event(t, s)
+				s.close()
+				waitSubscribers(t, a, 0)
+				for i := 2; i <= 4; i++ {
+					w.comment(bob, post, "", fmt.Sprintf("c%d", i))
+				}
+				s2 := resume(t, post, first.Extensions.Cursor)
+				defer s2.close()
+				got := bodies(t, s2, 3)
+				waitSubscribers(t, w, 1)
+				w.comment(bob, post, "", "c5")
+				w.comment(bob, post, "", "c6")
+				got = append(got, bodies(t, s2, 2)...)
+				for i, g := range got {
+					if want := fmt.Sprintf(`{"commentAdded":{"body":"c%d"}}`, i+2); g != want {
+						t.Errorf("event %d = %s, want %s", i+1, g, want)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestResumePostChangedSendsTheCurrentStateOnce checks postChanged's replay: however many
+// changes a subscriber missed, it gets the post as it is now, once.
+func TestResumePostChangedSendsTheCurrentStateOnce(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		w := writer(t, a, b)
+		alice, _ := a.signUp("alice")
+		bob, _ := a.signUp("bob")
+		post := w.createPost(alice, "post")
+		q := `subscription($p: ID!, $after: String) { postChanged(postId: $p, after: $after) { commentCount } }`
+		s := subscribe(t, a.srv.URL, protoTransportWS, "", q, map[string]any{"p": post})
+		waitSubscribers(t, a, 1)
+		w.comment(bob, post, "", "one")
+		first := event(t, s)
+		s.close()
+		waitSubscribers(t, a, 0)
+		w.comment(bob, post, "", "two")
+		w.comment(bob, post, "", "three")
+		w.comment(bob, post, "", "four")
+		s2 := subscribe(t, w.srv.URL, protoTransportWS, "", q, map[string]any{"p": post, "after": first.Extensions.Cursor})
+		defer s2.close()
+		if r := event(t, s2); string(r.Data) != `{"postChanged":{"commentCount":4}}` {
+			t.Fatalf("the replay: %s, want the current post once", r.Data)
+		}
+		waitSubscribers(t, w, 1)
+		w.comment(bob, post, "", "five")
+		if r := event(t, s2); string(r.Data) != `{"postChanged":{"commentCount":5}}` {
+			t.Fatalf("after the replay: %s, want the next change", r.Data)
+		}
+	})
+}
+
+// TestResumeErrors checks a cursor that is malformed, older than the events kept, or newer than
+// any event.
+func TestResumeErrors(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		alice, _ := a.signUp("alice")
+		post := a.createPost(alice, "post")
+		a.comment(alice, post, "", "one") // the thread's log now exists
+		q := `subscription($p: ID!, $after: String) { commentAdded(postId: $p, after: $after) { body } }`
+		for _, tc := range []struct{ after, code string }{
+			{"not a cursor", httpapi.CodeBadUserInput},
+			{"1-0", httpapi.CodeResyncRequired},
+			{"99999999999999-0", httpapi.CodeResyncRequired},
+		} {
+			for _, proto := range protos {
+				s := subscribe(t, a.srv.URL, proto, "", q, map[string]any{"p": post, "after": tc.after})
+				r, _ := s.result(t)
+				if r.code() != tc.code {
+					t.Errorf("%s after %q: %+v, want %s", proto, tc.after, r, tc.code)
+				}
+				s.close()
+			}
+		}
+		waitSubscribers(t, a, 0)
+	})
+}
+
+// gate is a TCP proxy to a Redis that can refuse new connections, as a network does that breaks
+// and comes back, while the connections already open go on working.
+type gate struct {
+	closed atomic.Bool
+	addr   string
+}
+
+func newGate(t *testing.T, upstream string) *gate {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{addr: ln.Addr().String()}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", upstream)
+			if err != nil || g.closed.Load() {
+				_ = c.Close()
+				if up != nil {
+					_ = up.Close()
+				}
+				continue
+			}
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(up, c); _ = up.Close(); _ = c.Close() }()
+			go func() { defer wg.Done(); _, _ = io.Copy(c, up); _ = up.Close(); _ = c.Close() }()
+		}
+	}()
+	return g
+}
+
+// TestServerCatchesUpAfterLosingItsRedisSubscription breaks the subscriber server's pub/sub
+// connection and keeps it from coming back while events are written through another server:
+// when it reconnects, the server catches its subscribers up from the channel's log, so each gets
+// every event once, in order, without reconnecting.
+func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
+	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
+	srv, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	direct := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer direct.Close()
+	g := newGate(t, srv.Addr)
+	viaGate := redis.NewClient(&redis.Options{Addr: g.addr})
+	defer viaGate.Close()
+	ctx := context.Background()
+	st, err := store.New(ctx, viaGate, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := serve(t, st, httpapi.Live{})
+	w := peerOf(t, a, srv.Addr)
+	alice, _ := w.signUp("alice")
+	q := `subscription($p: ID!) { commentAdded(postId: $p) { body } }`
+	for _, proto := range protos {
+		post := w.createPost(alice, "thread "+proto)
+		s := subscribe(t, a.srv.URL, proto, "", q, map[string]any{"p": post})
+		waitSubscribers(t, a, 1)
+		w.comment(alice, post, "", "c1")
+		event(t, s)
+
+		g.closed.Store(true)
+		if n, err := direct.ClientKillByFilter(ctx, "TYPE", "pubsub", "LADDR", srv.Addr).Result(); err != nil || n != 1 {
+			t.Fatalf("CLIENT KILL TYPE pubsub = %d, %v; want 1", n, err)
+		}
+		for i := 2; i <= 4; i++ { // while the subscriber's server cannot hear them
+			w.comment(alice, post, "", fmt.Sprintf("c%d", i))
+		}
+		g.closed.Store(false)
+		got := bodies(t, s, 3)
+		w.comment(alice, post, "", "c5")
+		got = append(got, bodies(t, s, 1)...)
+		for i, b := range got {
+			if want := fmt.Sprintf(`{"commentAdded":{"body":"c%d"}}`, i+2); b != want {
+				t.Errorf("%s: event %d = %s, want %s", proto, i+1, b, want)
+			}
+		}
+		s.close()
+		waitSubscribers(t, a, 0)
+	}
+}
