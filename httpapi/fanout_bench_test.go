@@ -66,17 +66,18 @@ func envInt(b *testing.B, key string, def int) int {
 }
 
 // benchServer is one server process: its own Redis client, store and HTTP server.
-func benchServer(b *testing.B, addr, prefix string) (*store.Store, string) {
+func benchServer(b *testing.B, addr, prefix string) (*store.Store, *httpapi.Handler, string) {
 	rc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
 	b.Cleanup(func() { _ = rc.Close() })
 	st, err := store.New(context.Background(), rc, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Live: httpapi.Live{MaxSubscriptions: 10, MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1}}))
+	h := httpapi.New(httpapi.Config{Store: st, Live: httpapi.Live{MaxSubscriptions: 10, MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1}})
+	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	b.Cleanup(func() { _ = st.Close() })
-	return st, srv.URL
+	return st, h, srv.URL
 }
 
 // gql POSTs one operation and fails the benchmark on errors.
@@ -116,8 +117,8 @@ type fanSub struct {
 func fanout(b *testing.B, n, events, rate int) {
 	addr := storetest.RealServer(b).Addr
 	prefix := storetest.Prefix()
-	sub, subURL := benchServer(b, addr, prefix)
-	writer, writeURL := benchServer(b, addr, prefix)
+	sub, subH, subURL := benchServer(b, addr, prefix)
+	writer, _, writeURL := benchServer(b, addr, prefix)
 	ctx := context.Background()
 
 	// Viewers: the subscribers take turns with 100 accounts, so viewerVote costs one read per
@@ -183,9 +184,9 @@ func fanout(b *testing.B, n, events, rate int) {
 		readWG.Wait()
 	})
 	deadline := time.Now().Add(time.Minute)
-	for sub.LiveStats().Subscribers != n {
+	for subH.LiveSubscriptions() != n {
 		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d subscribers in place", sub.LiveStats().Subscribers, n)
+			b.Fatalf("%d of %d subscribers in place", subH.LiveSubscriptions(), n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -42,8 +42,18 @@ type Config struct {
 // DefaultResponseCacheMiB is the response cache's default size.
 const DefaultResponseCacheMiB = 64
 
+// Handler is agora's HTTP handler.
+type Handler struct {
+	http.Handler
+	ops *resolvers.Operations
+}
+
+// LiveSubscriptions returns how many subscriptions are running on the handler, over every
+// transport.
+func (h *Handler) LiveSubscriptions() int { return h.ops.Subscriptions() }
+
 // New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
-func New(cfg Config) http.Handler {
+func New(cfg Config) *Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -62,7 +72,8 @@ func New(cfg Config) http.Handler {
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
-	srv.Use(resolvers.Operations{Store: cfg.Store})
+	ops := resolvers.NewOperations(cfg.Store, presentError(cfg.Log), cfg.Store.Options().EventBuffer)
+	srv.Use(ops)
 	srv.SetErrorPresenter(presentError(cfg.Log))
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))
 
@@ -92,7 +103,7 @@ func New(cfg Config) http.Handler {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	return mux
+	return &Handler{Handler: mux, ops: ops}
 }
 
 // withRequest authenticates the bearer token, if any, and installs the request state: the

@@ -22,10 +22,11 @@ var protos = []string{protoTransportWS, protoGraphQLWS, protoSSE}
 // serve runs the real handler over st with the given live settings.
 func serve(t *testing.T, st *store.Store, live httpapi.Live) *api {
 	t.Helper()
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Live: live}))
+	h := httpapi.New(httpapi.Config{Store: st, Live: live})
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { _ = st.Close() }) // first: ends the streams that srv.Close would wait for
-	return &api{t: t, srv: srv, store: st}
+	return &api{t: t, srv: srv, h: h, store: st}
 }
 
 // peerOf returns a second server process beside a: its own Redis client and store on the same
@@ -55,8 +56,7 @@ func addrOf(t *testing.T, b storetest.Backend) string {
 func waitSubscribers(t *testing.T, a *api, n int) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("%d subscribers", n), func() bool {
-		st := a.store.LiveStats()
-		return st.Subscribers == n && (n == 0) == (st.Channels == 0)
+		return a.h.LiveSubscriptions() == n && (n == 0) == (a.store.LiveStats().Channels == 0)
 	})
 }
 

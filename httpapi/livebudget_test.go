@@ -23,7 +23,7 @@ const (
 // subscription that runs would not show, so it waits for the refusal.
 func try(t *testing.T, a *api, c *wsClient, id, query string, running int) string {
 	t.Helper()
-	expectRefusal := a.store.LiveStats().Subscribers >= running
+	expectRefusal := a.h.LiveSubscriptions() >= running
 	c.start(t, id, query, nil)
 	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
@@ -41,7 +41,7 @@ func try(t *testing.T, a *api, c *wsClient, id, query string, running int) strin
 			}
 			return r.code()
 		case <-time.After(5 * time.Millisecond):
-			if !expectRefusal && a.store.LiveStats().Subscribers >= running {
+			if !expectRefusal && a.h.LiveSubscriptions() >= running {
 				return ""
 			}
 		}

@@ -18,15 +18,17 @@ func TestMain(m *testing.M) { storetest.Main(m) }
 type api struct {
 	t     testing.TB
 	srv   *httptest.Server
+	h     *httpapi.Handler
 	store *store.Store
 }
 
 func newAPI(t testing.TB, b storetest.Backend, opts store.Options) *api {
 	t.Helper()
 	st := b.NewStore(t, opts)
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st}))
+	h := httpapi.New(httpapi.Config{Store: st})
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &api{t: t, srv: srv, store: st}
+	return &api{t: t, srv: srv, h: h, store: st}
 }
 
 // gqlError is one entry of a response's errors.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,34 +26,80 @@ import (
 // call n−1 is over, and the stream goroutine, holding the token, installs event n's Loader and
 // only then sends the value that call n resolves. No two events' responses ever share a Loader,
 // and a Loader is never swapped while a response is using it.
+//
+// Subscriptions that would compute the same responses share one execution (see shared.go).
 type Operations struct {
-	Store *store.Store
+	store   *store.Store
+	present graphql.ErrorPresenterFunc
+	shared  *sharing
+	running atomic.Int64 // subscriptions running, shared or not
+}
+
+// Subscriptions returns how many subscriptions are running in the process: each client
+// subscription counts, whether it shares an execution or not.
+func (o *Operations) Subscriptions() int { return int(o.running.Load()) }
+
+// count counts a running subscription until ctx ends or h reports its end.
+func (o *Operations) count(ctx context.Context, h graphql.ResponseHandler) graphql.ResponseHandler {
+	o.running.Add(1)
+	var once sync.Once
+	done := func() { once.Do(func() { o.running.Add(-1) }) }
+	context.AfterFunc(ctx, done)
+	return func(ctx context.Context) *graphql.Response {
+		resp := h(ctx)
+		if resp == nil {
+			done()
+		}
+		return resp
+	}
+}
+
+// NewOperations returns the extension for st. present is the executor's error presenter, which
+// presents the error that ends a subscriber of a shared execution; buffer is how many responses
+// such a subscriber may fall behind before it is ended.
+func NewOperations(st *store.Store, present graphql.ErrorPresenterFunc, buffer int) *Operations {
+	return &Operations{store: st, present: present, shared: &sharing{buffer: buffer, runs: map[string]*sharedRun{}}}
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationInterceptor
 	graphql.ResponseInterceptor
-} = Operations{}
+} = (*Operations)(nil)
 
 // ExtensionName names the extension for gqlgen.
-func (Operations) ExtensionName() string { return "AgoraOperations" }
+func (*Operations) ExtensionName() string { return "AgoraOperations" }
 
 // Validate accepts any schema.
-func (Operations) Validate(graphql.ExecutableSchema) error { return nil }
+func (*Operations) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptOperation installs the operation's own request state.
-func (o Operations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+// InterceptOperation installs the operation's own request state; a subscription joins the shared
+// execution of its key, or starts it.
+func (o *Operations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	r := *requestFrom(ctx)
-	r.Loader = o.Store.NewLoader()
+	r.Loader = o.store.NewLoader()
 	r.events = nil
 	oc := graphql.GetOperationContext(ctx)
 	switch {
 	case oc.Operation != nil && oc.Operation.Operation == ast.Subscription:
-		r.events = &eventSlot{ready: make(chan struct{}, 1)}
 		r.Recording = nil
+		start := func(ctx context.Context) graphql.ResponseHandler {
+			run := r // each execution has its own event slot
+			run.events = &eventSlot{ready: make(chan struct{}, 1)}
+			h := next(WithRequest(ctx, &run))
+			// Whoever calls the handler, its responses read the execution's request state.
+			return func(ctx context.Context) *graphql.Response { return h(WithRequest(ctx, &run)) }
+		}
+		key, ok := shareKey(oc, &r)
+		if !ok {
+			return o.count(ctx, start(ctx))
+		}
+		h := o.shared.join(ctx, key, start)
+		return o.count(ctx, func(ctx context.Context) *graphql.Response {
+			return h(graphql.WithResponseContext(ctx, o.present, nil))
+		})
 	case oc.Operation != nil && oc.Operation.Operation == ast.Query && r.Recording != nil:
-		r.Loader = o.Store.NewRecordingLoader(r.Recording.Revisions)
+		r.Loader = o.store.NewRecordingLoader(r.Recording.Revisions)
 		r.Recording.query.Store(true)
 	default:
 		r.Recording = nil
@@ -61,7 +108,7 @@ func (o Operations) InterceptOperation(ctx context.Context, next graphql.Operati
 }
 
 // InterceptResponse runs one call of a subscription's response loop: see Operations.
-func (o Operations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+func (o *Operations) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	r, ok := ctx.Value(requestKey{}).(*Request)
 	if !ok || r.events == nil {
 		return next(ctx)

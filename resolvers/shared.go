@@ -1,0 +1,152 @@
+package resolvers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/agora/agora/store"
+)
+
+// Subscriptions that would compute the same responses share one execution: subscribers whose
+// document, operation name and variables are the same, and who are the same viewer (all
+// anonymous subscribers are one), join one run of the operation in the process. The run executes
+// each event once and hands the response — data already encoded, extensions and all — to every
+// subscriber's own bounded queue; a transport then writes it to its client at that client's
+// pace. A subscriber whose queue is full is ended with SLOW_SUBSCRIBER, and only it; the run goes
+// on while it has subscribers and stops with the last. A subscription resumed from a cursor
+// replays its own past, so it runs alone.
+
+// sharing holds the process's shared runs by key.
+type sharing struct {
+	buffer int // responses a subscriber may fall behind
+
+	mu   sync.Mutex
+	runs map[string]*sharedRun
+}
+
+// sharedRun is one execution of a subscription and its subscribers.
+type sharedRun struct {
+	key    string
+	cancel context.CancelFunc
+	subs   map[*sharedSub]struct{}
+	ended  bool
+}
+
+// sharedSub is one subscriber's queue of a shared run's responses.
+type sharedSub struct {
+	ch   chan *graphql.Response
+	once sync.Once
+	err  error // why the queue was closed early; read after ch is closed
+}
+
+func (s *sharedSub) close(err error) {
+	s.once.Do(func() {
+		s.err = err
+		close(s.ch)
+	})
+}
+
+// shareKey returns the key of the run a subscription may share, or false when it runs alone.
+func shareKey(oc *graphql.OperationContext, r *Request) (string, bool) {
+	if r.LastEventID != "" {
+		return "", false
+	}
+	vars, err := json.Marshal(oc.Variables) // map keys in order
+	if err != nil {
+		return "", false
+	}
+	if v, ok := oc.Variables["after"]; ok && v != nil {
+		return "", false
+	}
+	return string(r.Viewer) + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, true
+}
+
+// join adds a subscriber to the run of key, starting the run with start when there is none, and
+// returns the subscriber's response handler.
+func (sh *sharing) join(ctx context.Context, key string, start func(ctx context.Context) graphql.ResponseHandler) graphql.ResponseHandler {
+	sub := &sharedSub{ch: make(chan *graphql.Response, sh.buffer)}
+	sh.mu.Lock()
+	run := sh.runs[key]
+	if run == nil {
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		run = &sharedRun{key: key, cancel: cancel, subs: map[*sharedSub]struct{}{}}
+		sh.runs[key] = run
+		run.subs[sub] = struct{}{}
+		sh.mu.Unlock()
+		go sh.pump(runCtx, run, start(runCtx))
+	} else {
+		run.subs[sub] = struct{}{}
+		sh.mu.Unlock()
+	}
+	context.AfterFunc(ctx, func() { sh.leave(run, sub) })
+	return func(ctx context.Context) *graphql.Response {
+		select {
+		case resp, ok := <-sub.ch:
+			if ok {
+				return resp
+			}
+		case <-ctx.Done():
+			return nil
+		}
+		if sub.err != nil {
+			graphql.AddError(ctx, sub.err)
+			return &graphql.Response{Errors: graphql.GetErrors(ctx)}
+		}
+		return nil
+	}
+}
+
+// pump runs a shared execution: it asks the operation for each response and queues it for every
+// subscriber, never waiting for one. When the operation ends, every subscriber's queue is closed
+// after the last response.
+func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseHandler) {
+	defer run.cancel()
+	for {
+		resp := h(ctx)
+		if resp != nil {
+			// gqlgen encodes every response of a subscription into one reused buffer; queued
+			// responses must keep their own bytes.
+			resp.Data = bytes.Clone(resp.Data)
+		}
+		sh.mu.Lock()
+		if resp == nil {
+			run.ended = true
+			if sh.runs[run.key] == run {
+				delete(sh.runs, run.key)
+			}
+			for sub := range run.subs {
+				sub.close(nil)
+			}
+			sh.mu.Unlock()
+			return
+		}
+		for sub := range run.subs {
+			select {
+			case sub.ch <- resp:
+			default:
+				delete(run.subs, sub)
+				sub.close(store.ErrSlowSubscriber)
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// leave removes a subscriber; the run stops with its last one.
+func (sh *sharing) leave(run *sharedRun, sub *sharedSub) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	delete(run.subs, sub)
+	sub.close(nil)
+	if len(run.subs) == 0 && !run.ended {
+		run.ended = true
+		if sh.runs[run.key] == run {
+			delete(sh.runs, run.key)
+		}
+		run.cancel()
+	}
+}
