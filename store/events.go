@@ -55,7 +55,7 @@ type LiveStats struct {
 	Channels    int    // Redis channels subscribed (and confirmed)
 	Subscribers int    // local subscribers over all channels
 	Delivered   uint64 // events handed to local subscribers since start
-	Dropped     uint64 // subscribers closed because they fell behind
+	Dropped     uint64 // events a full buffer could not take (caught up from the log instead)
 }
 
 // LiveStats returns the counts of the store's live-event hub.

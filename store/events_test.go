@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -274,7 +275,10 @@ func TestOneRedisSubscriptionPerChannel(t *testing.T) {
 	})
 }
 
-func TestSlowSubscriberIsDropped(t *testing.T) {
+// TestSlowSubscriberCatchesUp checks that a subscriber that falls behind is not dropped: the
+// events its full buffer could not take are replaced by one Gap event, sent as soon as it has
+// room, from which it catches up with Replay.
+func TestSlowSubscriberCatchesUp(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		s := b.NewStore(t, store.Options{EventBuffer: 2})
@@ -290,22 +294,34 @@ func TestSlowSubscriberIsDropped(t *testing.T) {
 		}
 		defer fast.Close()
 		const n = 5
+		var ids []string
 		for i := range n {
 			s.PublishCommentAdded(ctx, "9", fmt.Sprintf("comment:9:%d", i+1))
-			next(t, fast) // the hub keeps delivering to the reader that keeps up
+			ids = append(ids, next(t, fast).ID) // the hub keeps delivering to the reader that keeps up
 		}
-		got := 0
-		for range slow.Events() {
-			got++
+		first, second := next(t, slow), next(t, slow)
+		if first.ID != ids[0] || second.ID != ids[1] {
+			t.Fatalf("the slow subscriber's buffer held %s, %s; want %s, %s", first.ID, second.ID, ids[0], ids[1])
 		}
-		if got != 2 {
-			t.Errorf("the slow subscriber got %d events before it was dropped, want its buffer of 2", got)
+		if gap := next(t, slow); !gap.Gap {
+			t.Fatalf("after its buffer: %+v, want the gap", gap)
 		}
-		if !errors.Is(slow.Err(), store.ErrSlowSubscriber) {
-			t.Errorf("Err = %v, want ErrSlowSubscriber", slow.Err())
+		missed, err := slow.Replay(ctx, second.ID)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if st := s.LiveStats(); st.Dropped != 1 {
-			t.Errorf("stats = %+v, want 1 dropped", st)
+		var got []string
+		for _, ev := range missed {
+			got = append(got, ev.ID)
+		}
+		if want := ids[2:]; !slices.Equal(got, want) {
+			t.Errorf("replayed %v, want %v", got, want)
+		}
+		if err := slow.Err(); err != nil {
+			t.Errorf("Err = %v, want nil: a slow subscriber is not dropped", err)
+		}
+		if st := s.LiveStats(); st.Dropped != 3 {
+			t.Errorf("stats = %+v, want 3 events dropped", st)
 		}
 	})
 }

@@ -13,9 +13,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrSlowSubscriber ends a subscription whose reader fell so far behind that its buffer filled:
-// the hub never waits for a reader, so it drops the reader instead of the events.
+// ErrSlowSubscriber ends a subscriber that fell so far behind that its queue filled (the shared
+// executions of subscriptions end such a client; see resolvers).
 var ErrSlowSubscriber = errors.New("the subscriber fell too far behind; events were dropped, subscribe again")
+
+// gapRetry is how soon the hub tries again to send a Gap event a full buffer could not take.
+const gapRetry = 20 * time.Millisecond
 
 // ErrStoreClosed ends the subscriptions of a store that was closed.
 var ErrStoreClosed = errors.New("the store is closed")
@@ -30,8 +33,9 @@ const (
 // hub holds the process's one pub/sub connection and shares each channel among all local
 // subscribers: the first subscriber of a channel subscribes it, the last to leave unsubscribes it.
 // One goroutine reads the connection and copies every message into the bounded buffer of each
-// subscriber of its channel without ever blocking; a subscriber whose buffer is full is closed
-// with ErrSlowSubscriber. The connection reconnects and resubscribes when it breaks; messages
+// subscriber of its channel without ever blocking. A subscriber whose buffer is full misses
+// events instead, and is owed a Gap event, sent as soon as its buffer has room: it then catches
+// up from the channel's log, so falling behind costs it time, not events. The connection reconnects and resubscribes when it breaks; messages
 // published meanwhile are not delivered by pub/sub: the connection then reports a gap for each
 // channel it subscribed again, which the hub passes on as a Gap event, and subscribers catch up
 // from the channel's log (EventStream.Replay).
@@ -87,6 +91,7 @@ type EventStream struct {
 	closing sync.Once // unregisters
 	dead    atomic.Bool
 	err     atomic.Pointer[error]
+	owed    bool // a Gap is owed: events were dropped on a full buffer; guarded by hub.mu
 }
 
 func newHub(dial func() pubsubConn, buffer int, log *slog.Logger, newLoader func() *Loader,
@@ -174,8 +179,18 @@ func (h *hub) dispatch(m *redis.Message) {
 	} else {
 		ev.Loader = h.newLoader()
 	}
+	owed := false
 	for sub := range t.subs {
 		if sub.dead.Load() {
+			continue
+		}
+		if sub.owed {
+			// The Gap replays this event too: it is in the log before it is published.
+			if sub.sendGap() {
+				continue
+			}
+			h.dropped.Add(1)
+			owed = true
 			continue
 		}
 		select {
@@ -183,8 +198,42 @@ func (h *hub) dispatch(m *redis.Message) {
 			h.delivered.Add(1)
 		default:
 			h.dropped.Add(1)
-			sub.end(ErrSlowSubscriber)
+			sub.owed, owed = true, true
 		}
+	}
+	if owed {
+		time.AfterFunc(gapRetry, func() { h.payGaps(m.Channel) })
+	}
+}
+
+// sendGap tries to send the Gap a subscriber is owed; hub.mu is held.
+func (s *EventStream) sendGap() bool {
+	select {
+	case s.ch <- Event{Gap: true}:
+		s.owed = false
+		return true
+	default:
+		return false
+	}
+}
+
+// payGaps sends the Gaps owed to the subscribers of channel that have room, and tries again
+// later for the others.
+func (h *hub) payGaps(channel string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.topics[channel]
+	if t == nil {
+		return
+	}
+	again := false
+	for sub := range t.subs {
+		if sub.owed && !sub.dead.Load() && !sub.sendGap() {
+			again = true
+		}
+	}
+	if again {
+		time.AfterFunc(gapRetry, func() { h.payGaps(channel) })
 	}
 }
 
