@@ -49,6 +49,7 @@ type config struct {
 	redis         store.ClientConfig
 	waitReplicas  int
 	waitTimeout   time.Duration
+	redisTimeout  time.Duration
 	prefix        string
 	votingWindow  time.Duration
 	hotK          float64
@@ -145,6 +146,9 @@ Flags:
 	num(&c.waitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", 0,
 		"acknowledge a write only once this many replicas have it (WAIT); 0 relies on asynchronous replication")
 	dur(&c.waitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", time.Second, "longest wait for the replicas of -redis-wait-replicas")
+	dur(&c.redisTimeout, "redis-timeout", "REDIS_TIMEOUT", store.DefaultRedisTimeout,
+		"longest wait for Redis to answer one command or pipeline, retries included; a request it fails is answered UNAVAILABLE "+
+			"and /readyz 503 (raise it for rebuild on a large keyspace)")
 	str(&c.prefix, "prefix", "AGORA_PREFIX", "agora:", "prefix of every Redis key")
 	dur(&c.votingWindow, "voting-window", "AGORA_VOTING_WINDOW", 7*24*time.Hour, "how long after publishing votes are accepted")
 	hot := envOr(getenv, "AGORA_HOT_K", "432")
@@ -205,6 +209,13 @@ Flags:
 	if c.responseCache < 0 {
 		return nil, nil, fmt.Errorf("-response-cache: want a size in MiB, 0 to turn the cache off (got %d)", c.responseCache)
 	}
+	if c.redisTimeout <= 0 {
+		return nil, nil, fmt.Errorf("-redis-timeout: want a positive duration (got %s)", c.redisTimeout)
+	}
+	if c.waitReplicas > 0 && c.waitTimeout >= c.redisTimeout {
+		return nil, nil, fmt.Errorf("-redis-wait-timeout (%s) must be shorter than -redis-timeout (%s): the wait for replicas is part of a write's round trip",
+			c.waitTimeout, c.redisTimeout)
+	}
 	r.ClusterAddrs, r.SentinelAddrs = store.SplitAddrs(cluster), store.SplitAddrs(sentinels)
 	if err := r.Validate(); err != nil {
 		return nil, nil, err
@@ -254,7 +265,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
-		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout,
+		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
@@ -315,14 +326,20 @@ func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), erro
 		}
 		log.Warn("no Redis configured: using an embedded in-memory Redis; all data is lost when the process exits",
 			"hint", "set -redis, -redis-cluster or -redis-sentinel for a real Redis")
-		rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		rdb, err := store.NewClient(store.ClientConfig{URL: m.Addr(), Timeout: cfg.redisTimeout})
+		if err != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("connect to the embedded redis: %w", err)
+		}
 		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
 	}
-	rdb, err := store.NewClient(cfg.redis)
+	rc := cfg.redis
+	rc.Timeout = cfg.redisTimeout
+	rdb, err := store.NewClient(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to redis: %w", err)
 	}
-	if err := store.CheckConnection(context.Background(), rdb, 5*time.Second); err != nil {
+	if err := store.CheckConnection(context.Background(), rdb, cfg.redisTimeout); err != nil {
 		_ = rdb.Close()
 		return nil, nil, fmt.Errorf("%s Redis at %s: %w", cfg.redis.Mode(), strings.Join(cfg.redis.Addrs(), ","), err)
 	}

@@ -37,6 +37,7 @@ var kindCodes = map[store.Kind]string{
 	store.KindVotingClosed:    CodeVotingClosed,
 	store.KindRateLimited:     CodeRateLimited,
 	store.KindResync:          CodeResyncRequired,
+	store.KindUnavailable:     CodeUnavailable,
 }
 
 // internalError marks an error that is the server's fault. Its cause has been logged; the client
@@ -49,8 +50,9 @@ func (e *internalError) Unwrap() error { return e.cause }
 // presentError gives every error its extensions.code, where errors are mapped: no field
 // middleware runs on the hot path. Store errors carry their own code; errors the executor raises
 // itself (parse, validation, limits, a null in a non-null field) keep theirs or are
-// BAD_USER_INPUT; an error a resolver returned that is not a store error — Redis unreachable, a
-// broken invariant — is logged with its path and answered as a generic INTERNAL_SERVER_ERROR.
+// BAD_USER_INPUT; an error a resolver returned that is not a store error — Redis refusing
+// connections, a broken invariant — is logged with its path and answered as a generic
+// INTERNAL_SERVER_ERROR. Redis not answering in time is a store error, UNAVAILABLE.
 func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gerr := graphql.DefaultErrorPresenter(ctx, err)

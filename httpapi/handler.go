@@ -123,6 +123,7 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 			}
 			req.Token = token
 			id, err := cfg.Store.Authenticate(r.Context(), token)
+			var se *store.Error
 			switch {
 			case err == nil:
 				req.Viewer = id
@@ -132,6 +133,10 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 			case store.IsKind(err, store.KindUnauthenticated):
 				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 				writeError(w, http.StatusUnauthorized, "the token is invalid or has expired: sign in again", CodeUnauthenticated)
+				return
+			case errors.As(err, &se) && se.Kind == store.KindUnavailable:
+				cfg.Log.WarnContext(r.Context(), "authenticate", "err", err)
+				writeError(w, http.StatusServiceUnavailable, se.Msg, CodeUnavailable)
 				return
 			default:
 				cfg.Log.ErrorContext(r.Context(), "authenticate", "err", err)

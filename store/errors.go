@@ -1,10 +1,15 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Kind classifies the errors a client can act on. Each kind maps to one extensions.code.
@@ -24,6 +29,10 @@ const (
 	// KindResync ends a subscription resumed from a cursor older than the events kept: the
 	// client refetches, then subscribes again.
 	KindResync
+	// KindUnavailable is Redis not answering, or not reachable, within the store's deadline
+	// (Options.RedisTimeout, ClientConfig.Timeout): the operation may or may not have taken
+	// effect, and the client should retry.
+	KindUnavailable
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
@@ -31,10 +40,44 @@ type Error struct {
 	Kind       Kind
 	Msg        string
 	RetryAfter time.Duration // only for KindRateLimited
+
+	cause error // what went wrong underneath, for logs and errors.Is; never shown to the client
 }
 
 // Error returns the client-facing message.
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the underlying cause, if any: the Redis or network error behind a
+// KindUnavailable.
+func (e *Error) Unwrap() error { return e.cause }
+
+// msgUnavailable is the message of every KindUnavailable error.
+const msgUnavailable = "Redis did not answer in time; retry"
+
+// unavailable returns err as an Error of KindUnavailable when the operation it ended did not
+// complete in time: err is a timeout (a deadline that ran out, a socket read or write that timed
+// out, no pooled connection free in time), or ctx — the operation's bounded context — is past its
+// deadline and err is not a reply of Redis (a client that was still redialling a Redis refusing
+// connections when time ran out returns the error of its last try). Any other error, nil
+// included, is returned unchanged.
+func unavailable(ctx context.Context, err error) error {
+	if err == nil || IsKind(err, KindUnavailable) {
+		return err
+	}
+	var reply redis.Error
+	late := errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.As(err, &reply)
+	if !late && !isTimeout(err) {
+		return err
+	}
+	return &Error{Kind: KindUnavailable, Msg: msgUnavailable, cause: err}
+}
+
+// isTimeout reports whether err says that Redis did not answer in time.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		errors.Is(err, redis.ErrPoolTimeout) || (errors.As(err, &ne) && ne.Timeout())
+}
 
 func invalidf(format string, args ...any) error {
 	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, args...)}

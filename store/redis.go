@@ -49,7 +49,20 @@ type ClientConfig struct {
 	TLSServerName string
 	// TLSInsecure skips verification of the servers' certificates. For testing only.
 	TLSInsecure bool
+
+	// Timeout bounds every command and pipeline sent through the client, go-redis's own retries
+	// and reconnections included: one that Redis has not answered in time fails with an Error of
+	// KindUnavailable. It also bounds dialling, each socket read and write, and the wait for a
+	// pooled connection. Zero selects DefaultRedisTimeout. Pub/sub connections are not bounded
+	// while they wait for messages.
+	Timeout time.Duration
 }
+
+// DefaultRedisTimeout is the default of ClientConfig.Timeout and Options.RedisTimeout: long
+// enough for a Redis under load, a TLS handshake to a remote one and go-redis's retries of
+// TRYAGAIN while a cluster moves a slot (about 2.5s), short enough that a frozen Redis costs a
+// request seconds, not minutes.
+const DefaultRedisTimeout = 3 * time.Second
 
 // Mode names the deployment the configuration selects: "standalone", "cluster", "sentinel", or
 // "" when nothing is configured.
@@ -108,34 +121,48 @@ func (c ClientConfig) Validate() error {
 
 // NewClient returns the one client the store uses for the configured deployment: a
 // *redis.Client for a standalone server, a *redis.ClusterClient for a cluster, and a failover
-// *redis.Client (which follows the Sentinels' choice of master) for Sentinel.
+// *redis.Client (which follows the Sentinels' choice of master) for Sentinel. Every command and
+// pipeline it sends is bounded by c.Timeout (see deadlineHook).
+//
+// Without these settings go-redis ignores a context's deadline on the socket and waits its own
+// ReadTimeout (5s) for each reply, then retries (MaxRetries 3) on a new connection whose
+// handshake waits 5s more: a pipeline sent to a frozen Redis took 40s to fail, and a Ping given
+// a 2s context 5s. With ContextTimeoutEnabled the deadline reaches the socket, and the hook puts
+// one deadline over the whole command, retries included.
 func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	t := c.Timeout
+	if t <= 0 {
+		t = DefaultRedisTimeout
+	}
+	var rdb redis.UniversalClient
 	switch c.Mode() {
 	case "cluster":
 		tc, err := c.tlsConfig(nil)
 		if err != nil {
 			return nil, err
 		}
-		return redis.NewClusterClient(&redis.ClusterOptions{
+		rdb = redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password, TLSConfig: tc,
 			// While a slot migrates, a script whose keys are split between the two nodes gets
 			// TRYAGAIN until the last of them has moved; go-redis retries with a backoff doubling
 			// from 8ms to 512ms, and 8 attempts (go-redis defaults to 3) wait out about 2.5s.
 			MaxRedirects: clusterMaxRedirects,
-		}), nil
+			DialTimeout:  t, ReadTimeout: t, WriteTimeout: t, PoolTimeout: t, ContextTimeoutEnabled: true,
+		})
 	case "sentinel":
 		tc, err := c.tlsConfig(nil)
 		if err != nil {
 			return nil, err
 		}
-		return redis.NewFailoverClient(&redis.FailoverOptions{
+		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName: c.SentinelMaster, SentinelAddrs: c.SentinelAddrs,
 			SentinelUsername: c.SentinelUsername, SentinelPassword: c.SentinelPassword,
 			Username: c.Username, Password: c.Password, TLSConfig: tc,
-		}), nil
+			DialTimeout: t, ReadTimeout: t, WriteTimeout: t, PoolTimeout: t, ContextTimeoutEnabled: true,
+		})
 	case "standalone":
 		o, err := c.standaloneOptions()
 		if err != nil {
@@ -144,9 +171,70 @@ func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 		if o.TLSConfig, err = c.tlsConfig(o.TLSConfig); err != nil {
 			return nil, err
 		}
-		return redis.NewClient(o), nil
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.ContextTimeoutEnabled = t, t, t, t, true
+		rdb = redis.NewClient(o)
+	default:
+		return nil, errors.New("no Redis configured")
 	}
-	return nil, errors.New("no Redis configured")
+	h := deadlineHook{timeout: t}
+	rdb.AddHook(h)
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		// The store also talks to single nodes: the pipelines that end with WAIT, and SCAN.
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(h) })
+	}
+	return rdb, nil
+}
+
+// deadlineHook bounds each command and each pipeline by timeout, from the call to its last
+// reply: go-redis's retries, reconnections and waits for a pooled connection all happen inside
+// it, and a caller's earlier deadline still wins. A timeout becomes an Error of KindUnavailable,
+// in the returned error and in the commands, so that it reaches the client as UNAVAILABLE
+// whichever store call made it. The store sends no blocking command (BLPOP and the like), which
+// would need a bound of its own; pub/sub connections do not pass through hooks, so a
+// subscription waits for messages as long as it likes.
+type deadlineHook struct{ timeout time.Duration }
+
+// DialHook passes dialling through: DialTimeout and the command's deadline bound it.
+func (h deadlineHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook bounds one command.
+func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		ctx, cancel := context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+		err := next(ctx, cmd)
+		if u := unavailable(ctx, err); u != err {
+			cmd.SetErr(u)
+			return u
+		}
+		return err
+	}
+}
+
+// ProcessPipelineHook bounds one pipeline (or MULTI/EXEC transaction) as a whole.
+func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		ctx, cancel := context.WithTimeout(ctx, h.timeout)
+		defer cancel()
+		err := next(ctx, cmds)
+		markUnavailable(ctx, cmds)
+		return unavailable(ctx, err)
+	}
+}
+
+// markUnavailable gives the commands of a pipeline bounded by ctx that did not complete in time
+// an error of KindUnavailable (see unavailable).
+func markUnavailable(ctx context.Context, cmds []redis.Cmder) {
+	for _, c := range cmds {
+		if c == nil {
+			continue
+		}
+		if err := c.Err(); err != nil {
+			if u := unavailable(ctx, err); u != err {
+				c.SetErr(u)
+			}
+		}
+	}
 }
 
 // clusterMaxRedirects is how often a cluster client follows MOVED and ASK or retries TRYAGAIN and
@@ -242,7 +330,7 @@ func CheckConnection(ctx context.Context, rdb redis.UniversalClient, timeout tim
 		why = "connection refused: is Redis listening there?"
 	case strings.Contains(msg, "no such host"), strings.Contains(msg, "server misbehaving"):
 		why = "unknown host"
-	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "i/o timeout"):
+	case isTimeout(err): // a deadline or an i/o timeout, typed KindUnavailable by the client or not
 		why = fmt.Sprintf("no answer within %s: the host is unreachable, or it does not speak the protocol asked for (TLS to a plain server, or plain to a TLS one)", timeout)
 	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
 		why = "the server closed the connection: a TLS server reached without TLS, or not a Redis server"

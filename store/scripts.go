@@ -150,6 +150,13 @@ type op struct {
 // the connection that carried the writes (WAIT counts what its own connection wrote), on every
 // master written to. The commands keep their own errors; pipeline returns an error when the
 // retries ran out, the scripts could not be loaded again, or the replicas did not acknowledge.
+//
+// Each attempt, and each reload of the scripts, is bounded by Options.RedisTimeout (see
+// bounded): a Redis that does not answer fails the operation with KindUnavailable after one
+// timeout, since a timeout is never retried here (go-redis retries within the attempt). The
+// bound is per attempt, not over the whole loop, because the replies retried here are answers —
+// a slot on the move, a failover under way — and cutting that short would turn a routine
+// resharding into errors; maxRedirectAttempts bounds the loop.
 func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 	wait = wait && s.opts.WaitReplicas > 0
 	pending := make([]int, len(ops))
@@ -166,7 +173,12 @@ func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 				return err
 			}
 		}
-		again, err := s.pipelineOnce(ctx, ops, pending, wait)
+		var again []int
+		err := s.bounded(ctx, func(ctx context.Context) error {
+			var err error
+			again, err = s.pipelineOnce(ctx, ops, pending, wait)
+			return err
+		})
 		if err != nil {
 			return err
 		}
@@ -177,7 +189,7 @@ func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 			}
 		}
 		if isNoScript(last) {
-			if err := s.scripts.loadAll(ctx, s.rdb); err != nil {
+			if err := s.bounded(ctx, func(ctx context.Context) error { return s.scripts.loadAll(ctx, s.rdb) }); err != nil {
 				return err
 			}
 		}
@@ -235,6 +247,7 @@ func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait 
 	}
 	var again []int
 	for _, i := range pending {
+		markUnavailable(ctx, ops[i].last[:]) // a client without deadlineHook leaves them untyped
 		if err := firstErr(ops[i].last); isNoScript(err) || isTransient(err) || isNonLocalKey(err) {
 			again = append(again, i)
 		}
@@ -252,6 +265,14 @@ func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait 
 		}
 	}
 	return again, nil
+}
+
+// bounded runs one attempt of f with ctx bounded by Options.RedisTimeout, and makes its failure
+// to complete in time an Error of KindUnavailable (see unavailable).
+func (s *Store) bounded(ctx context.Context, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RedisTimeout)
+	defer cancel()
+	return unavailable(ctx, f(ctx))
 }
 
 // firstErr is the first error of an op's commands; redis.Nil is none.

@@ -51,8 +51,17 @@ type Options struct {
 	// lose it. Zero (the default) relies on asynchronous replication. See runWaiting.
 	WaitReplicas int
 	// WaitTimeout bounds the wait for WaitReplicas; a write not acknowledged in time fails with
-	// ErrNotReplicated (it may still have been applied). Default 1s.
+	// ErrNotReplicated (it may still have been applied). Default 1s. The wait is part of the
+	// write's round trip, so with WaitReplicas it must be shorter than RedisTimeout.
 	WaitTimeout time.Duration
+	// RedisTimeout bounds each attempt of what the store sends to Redis: a pipeline of reads or
+	// scripts, the reload of the scripts, a ping, the confirmation of a live-event subscription.
+	// An attempt Redis has not answered in time fails with an Error of KindUnavailable; attempts
+	// that Redis answered with "try again" (a cluster moving a slot) are retried up to 8 times,
+	// each with its own bound. Make the client with the same bound (ClientConfig.Timeout) so that
+	// the store's single commands and the client's sockets are bounded too. Default
+	// DefaultRedisTimeout.
+	RedisTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +103,9 @@ func (o Options) withDefaults() Options {
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = time.Second
 	}
+	if o.RedisTimeout <= 0 {
+		o.RedisTimeout = DefaultRedisTimeout
+	}
 	return o
 }
 
@@ -120,10 +132,15 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 		return nil, err
 	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
+	if s.opts.WaitReplicas > 0 && s.opts.WaitTimeout >= s.opts.RedisTimeout {
+		return nil, fmt.Errorf("the wait for replicas (%s) must be shorter than the Redis timeout (%s): it is part of a write's round trip",
+			s.opts.WaitTimeout, s.opts.RedisTimeout)
+	}
 	s.k = keys{prefix: s.opts.Prefix}
 	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.decoy = s.hashPassword(randomHex(16))
-	s.hub = newHub(s.newPubSubConn, s.opts.EventBuffer, s.opts.Log, s.NewLoader, s.replay, s.logHead)
+	s.hub = newHub(func() pubsubConn { return boundedPubSub{s.newPubSubConn(), s.opts.RedisTimeout} },
+		s.opts.EventBuffer, s.opts.Log, s.NewLoader, s.replay, s.logHead)
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err
@@ -144,12 +161,48 @@ func (s *Store) Close() error { return s.hub.close() }
 // Options returns the options in effect, defaults filled in.
 func (s *Store) Options() Options { return s.opts }
 
-// Ping reports whether Redis answers.
+// Ping reports whether Redis answers within Options.RedisTimeout and ctx's deadline. It returns
+// when the deadline passes even if the client would wait longer (a client not made by NewClient
+// may keep its socket waiting past a context's deadline), so that a readiness check answers in
+// time; the ping left behind ends with the client's own timeout.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("ping redis: %w", err)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RedisTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.rdb.Ping(ctx).Err() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("ping redis: %w", unavailable(ctx, err))
 	}
 	return nil
+}
+
+// boundedPubSub bounds the hub's waits for Redis to confirm a subscription or an unsubscription
+// by the store's RedisTimeout, and makes a wait that ran out an Error of KindUnavailable: a live
+// subscription started while Redis does not answer fails as soon as a query does, with
+// UNAVAILABLE. The wait for messages is not bounded: a subscription may stay quiet for hours.
+type boundedPubSub struct {
+	pubsubConn
+	timeout time.Duration
+}
+
+// Subscribe subscribes channels within the timeout.
+func (b boundedPubSub) Subscribe(ctx context.Context, channels ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	return unavailable(ctx, b.pubsubConn.Subscribe(ctx, channels...))
+}
+
+// Unsubscribe unsubscribes channels within the timeout.
+func (b boundedPubSub) Unsubscribe(ctx context.Context, channels ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	return unavailable(ctx, b.pubsubConn.Unsubscribe(ctx, channels...))
 }
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }
