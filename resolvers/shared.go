@@ -83,14 +83,12 @@ func (sh *sharing) join(ctx context.Context, key string, start func(ctx context.
 		sh.mu.Unlock()
 	}
 	context.AfterFunc(ctx, func() { sh.leave(run, sub) })
+	// The queue alone says when the subscriber is done: leave closes it when the subscriber's
+	// context ends, the run when the operation ends — after the responses already queued, which
+	// the subscriber still gets. (The context a transport passes here may be the run's.)
 	return func(ctx context.Context) *graphql.Response {
-		select {
-		case resp, ok := <-sub.ch:
-			if ok {
-				return resp
-			}
-		case <-ctx.Done():
-			return nil
+		if resp, ok := <-sub.ch; ok {
+			return resp
 		}
 		if sub.err != nil {
 			graphql.AddError(ctx, sub.err)
@@ -113,11 +111,16 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			resp.Data = bytes.Clone(resp.Data)
 		}
 		sh.mu.Lock()
-		if resp == nil {
-			run.ended = true
+		if resp == nil || len(resp.Errors) > 0 {
+			// An error may be the run's last response (a subscription that could not start
+			// answers with one error and ends): a subscriber who comes now starts its own run,
+			// rather than join one that ends before it sees anything.
 			if sh.runs[run.key] == run {
 				delete(sh.runs, run.key)
 			}
+		}
+		if resp == nil {
+			run.ended = true
 			for sub := range run.subs {
 				sub.close(nil)
 			}
