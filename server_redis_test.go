@@ -123,8 +123,12 @@ func serveUntilReady(t *testing.T, args []string, getenv func(string) string) st
 		done <- runWith(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), getenv, io.Discard, io.Discard,
 			func(a string) { ready <- a })
 	}()
+	stopped := false // runWith has returned and done is drained
 	t.Cleanup(func() {
 		cancel()
+		if stopped {
+			return
+		}
 		if err := <-done; err != nil {
 			t.Errorf("server: %v", err)
 		}
@@ -133,6 +137,7 @@ func serveUntilReady(t *testing.T, args []string, getenv func(string) string) st
 	case a := <-ready:
 		return a
 	case err := <-done:
+		stopped = true
 		t.Fatalf("server stopped: %v", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("server not ready")
@@ -219,7 +224,7 @@ func TestServeOnSentinel(t *testing.T) {
 		t.Skip("no Sentinel deployment: set REDIS_SENTINEL_ADDRS and REDIS_SENTINEL_MASTER (scripts/redis-sentinel.sh starts one)")
 	}
 	addr := serveUntilReady(t, []string{"-redis-sentinel", addrs, "-redis-master", master, "-prefix", storetest.Prefix(),
-		"-redis-wait-replicas", "1", "-redis-wait-timeout", "5s"}, env(nil))
+		"-redis-wait-replicas", "1", "-redis-wait-timeout", "5s", "-redis-timeout", "10s"}, env(nil))
 	signUpOver(t, addr, "sentineluser")
 }
 
