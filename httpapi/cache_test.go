@@ -310,7 +310,7 @@ func TestResponseCacheRedisDown(t *testing.T) {
 	if bytes.Contains(body, []byte(`"kept"`)) {
 		t.Fatalf("served from the cache while Redis is down: %s", body)
 	}
-	if !bytes.Contains(body, []byte(`INTERNAL_SERVER_ERROR`)) {
-		t.Fatalf("want an error while Redis is down, got %s", body)
+	if !bytes.Contains(body, []byte(`UNAVAILABLE`)) {
+		t.Fatalf("want UNAVAILABLE while Redis is down, got %s", body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,7 +57,7 @@ const msgUnavailable = "Redis did not answer in time; retry"
 
 // unavailable returns err as an Error of KindUnavailable when the operation it ended did not
 // complete in time: err is a timeout (a deadline that ran out, a socket read or write that timed
-// out, no pooled connection free in time), or ctx — the operation's bounded context — is past its
+// out, no pooled connection free in time) or a connection that could not be made, or ctx — the operation's bounded context — is past its
 // deadline and err is not a reply of Redis (a client that was still redialling a Redis refusing
 // connections when time ran out returns the error of its last try). Any other error, nil
 // included, is returned unchanged.
@@ -66,10 +67,17 @@ func unavailable(ctx context.Context, err error) error {
 	}
 	var reply redis.Error
 	late := errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.As(err, &reply)
-	if !late && !isTimeout(err) {
+	if !late && !isTimeout(err) && !isUnreachable(err) {
 		return err
 	}
 	return &Error{Kind: KindUnavailable, Msg: msgUnavailable, cause: err}
+}
+
+// isUnreachable reports whether err says that no connection to Redis could be made: refused,
+// or a dial that failed.
+func isUnreachable(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial")
 }
 
 // isTimeout reports whether err says that Redis did not answer in time.

@@ -12,8 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// TestUnavailable checks which errors become KindUnavailable: every form of timeout, and any
-// failure other than a reply of Redis once the operation's deadline has passed; nothing else.
+// TestUnavailable checks which errors become KindUnavailable: every form of timeout, a connection
+// that could not be made, and any failure other than a reply of Redis once the operation's
+// deadline has passed; nothing else.
 func TestUnavailable(t *testing.T) {
 	timeout := &net.OpError{Op: "read", Net: "tcp", Err: timeoutErr{}}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
@@ -35,7 +36,7 @@ func TestUnavailable(t *testing.T) {
 		{"no pooled connection in time", live, redis.ErrPoolTimeout, true},
 		{"refused, after the deadline", late, refused, true},
 		{"connection closed, after the deadline", late, io.EOF, true},
-		{"refused, in time", live, refused, false},
+		{"refused, in time: unreachable", live, refused, true},
 		{"connection closed, in time", live, io.EOF, false},
 		{"a reply, after the deadline", late, reply, false},
 		{"cancelled by the caller", cancelled, context.Canceled, false},
