@@ -319,6 +319,10 @@ func CheckConnection(ctx context.Context, rdb redis.UniversalClient, timeout tim
 		return nil
 	}
 	msg := err.Error()
+	var se *Error
+	if errors.As(err, &se) && se.cause != nil {
+		msg = se.cause.Error() // what went wrong, under the client's "did not answer in time"
+	}
 	var why string
 	switch {
 	case strings.Contains(msg, "WRONGPASS"), strings.Contains(msg, "NOAUTH"), strings.Contains(msg, "invalid password"),
