@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,7 +29,8 @@ import (
 // postChanged on one server process, and votes on the post written at a steady rate through a
 // second server process sharing a real redis-server. It reports delivered messages per second
 // and the delivery latency (from the start of the write to the arrival at the client) at the
-// 50th and 99th percentiles. Clients and servers share the machine.
+// 50th and 99th percentiles, and the CPU time and allocations per delivered message (of the whole
+// process: clients and servers share it, so compare them between runs).
 //
 //	go test ./httpapi -run '^$' -bench Fanout -benchtime 1x
 //
@@ -193,6 +196,9 @@ func fanout(b *testing.B, n, events, rate int) {
 
 	written := make([]time.Time, total)
 	took := make([]time.Duration, total) // each write's own latency, for comparison
+	var memBefore runtime.MemStats
+	runtime.ReadMemStats(&memBefore)
+	cpuBefore := processCPU(b)
 	b.ResetTimer()
 	start := time.Now()
 	tick := time.NewTicker(time.Second / time.Duration(rate))
@@ -216,6 +222,9 @@ func fanout(b *testing.B, n, events, rate int) {
 	case <-time.After(time.Minute):
 	}
 	b.StopTimer()
+	cpu := processCPU(b) - cpuBefore
+	var memAfter runtime.MemStats
+	runtime.ReadMemStats(&memAfter)
 
 	var lat []time.Duration
 	var last time.Time
@@ -245,12 +254,27 @@ func fanout(b *testing.B, n, events, rate int) {
 	b.ReportMetric(float64(pct(0.50).Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(pct(0.99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(100*float64(delivered)/float64(n*total), "delivered-%")
+	if delivered > 0 {
+		// The process holds both servers and every client, so these are upper bounds of the
+		// server's share; compare them between runs.
+		b.ReportMetric(float64(cpu.Microseconds())/float64(delivered), "cpu-µs/msg")
+		b.ReportMetric(float64(memAfter.Mallocs-memBefore.Mallocs)/float64(delivered), "allocs/msg")
+	}
 	st := sub.LiveStats()
 	slices.Sort(took)
 	b.Logf("%d subscribers, %d events at %.1f/s: delivered %d of %d messages (%.0f/s over %s), p50 %s, p99 %s, max %s; %d subscribers incomplete, hub dropped %d; the writes themselves took p50 %s",
 		n, total, float64(total)/writeTime.Seconds(), delivered, n*total, perSec, span.Round(time.Millisecond),
 		pct(0.50).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond), ended, st.Dropped,
 		took[len(took)/2].Round(10*time.Microsecond))
+}
+
+// processCPU returns the CPU time the process has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // dialFanSub opens a graphql-transport-ws socket and starts the subscription.
