@@ -3,8 +3,13 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/store"
@@ -75,4 +80,100 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSubscribeDropCyclesLeaveNothing subscribes and drops 10,000 times — shared executions,
+// viewers of their own and resumed subscriptions, over WebSocket — while events keep coming, and
+// checks that goroutines and heap return to their baseline.
+func TestSubscribeDropCyclesLeaveNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 cycles: skipped with -short")
+	}
+	b := storetest.Backends(t)[0] // miniredis: the cycles test the server, not Redis
+	a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1})
+	alice, _ := a.signUp("alice")
+	post := a.createPost(alice, "popular")
+	a.comment(alice, post, "", "first")
+	var cursor string
+	{
+		s := subscribe(t, a.srv.URL, protoTransportWS, "", `subscription($p:ID!){commentAdded(postId:$p){id}}`, map[string]any{"p": post})
+		waitSubscribers(t, a, 1)
+		a.comment(alice, post, "", "second")
+		cursor = event(t, s).Extensions.Cursor
+		s.close()
+		waitSubscribers(t, a, 0)
+	}
+	queries := []struct {
+		token, query string
+		vars         map[string]any
+	}{
+		{"", `subscription($p:ID!){postChanged(postId:$p){id upvotes}}`, map[string]any{"p": post}},
+		{alice, `subscription($p:ID!){postChanged(postId:$p){id viewerVote}}`, map[string]any{"p": post}},
+		{"", `subscription($p:ID!,$a:String){commentAdded(postId:$p,after:$a){id}}`, map[string]any{"p": post, "a": cursor}},
+	}
+	cycle := func(i int) error {
+		q := queries[i%len(queries)]
+		c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+		if err != nil {
+			return err
+		}
+		defer c.close()
+		if err := c.write(initMsg(q.token)); err != nil {
+			return err
+		}
+		<-c.msgs // the ack
+		return c.write(startMsg(protoTransportWS, "1", q.query, q.vars))
+	}
+	for i := range 30 { // warm up pools and caches
+		if err := cycle(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSubscribers(t, a, 0)
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	base, _ := storetest.Goroutines()
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	heapBase := heap()
+
+	stop := make(chan struct{})
+	voted := make(chan struct{})
+	go func() {
+		defer close(voted)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			a.comment(alice, post, "", "more")
+		}
+	}()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)); i <= 10000; i = int(next.Add(1)) {
+				if err := cycle(i); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	<-voted
+	waitSubscribers(t, a, 0)
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	storetest.WaitGoroutines(t, base, wait)
+	if grown := int64(heap()) - int64(heapBase); grown > 16<<20 {
+		t.Errorf("the heap grew by %d MiB over 10,000 cycles", grown>>20)
+	}
 }
