@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"runtime"
 	"strings"
@@ -17,9 +18,9 @@ import (
 )
 
 // TestSubscribersShareOneExecution subscribes several clients with the same document and
-// variables, and others with their own: the same ones share one execution (one subscriber of
-// the process's live-event hub) and receive byte-identical payloads; viewers never share, so
-// each sees their own viewer fields.
+// variables: those that read a viewer field share one execution per viewer (all anonymous
+// clients are one), so each sees their own viewer fields; those that read none share one
+// execution whoever they are; the sharers receive byte-identical payloads.
 func TestSubscribersShareOneExecution(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
@@ -40,9 +41,22 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 		}
 		anon := []*wsClient{dial(""), dial(""), dial("")}
 		signedIn := map[string]*wsClient{"alice": dial(alice), "bob": dial(bob)}
-		waitSubscribers(t, a, 5)
-		if got := a.store.LiveStats().Subscribers; got != 3 {
-			t.Errorf("%d executions for 3 anonymous subscribers and 2 viewers, want 3", got)
+		// Without a viewer field, viewers share the anonymous execution.
+		plain := `subscription($p: ID!) { postChanged(postId: $p) { upvotes } }`
+		var plains []*wsClient
+		for _, token := range []string{"", alice, bob} {
+			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.close)
+			c.init(t, token)
+			c.start(t, "1", plain, map[string]any{"p": post})
+			plains = append(plains, c)
+		}
+		waitSubscribers(t, a, 8)
+		if got := a.store.LiveStats().Subscribers; got != 4 {
+			t.Errorf("%d executions, want 4: the viewerVote one for the anonymous, alice's, bob's, and the plain one for everybody", got)
 		}
 
 		var d struct{ VotePost struct{ Upvotes int } }
@@ -63,6 +77,11 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 		if !strings.Contains(string(first), `"viewerVote":"NONE"`) {
 			t.Errorf("anonymous payload %s, want viewerVote NONE", first)
 		}
+		for i, c := range plains {
+			if m := c.recv(t); string(m.Payload) != `{"data":{"postChanged":{"upvotes":1}},"extensions":{"cursor":"`+cursorOf(t, m)+`"}}` {
+				t.Errorf("plain subscriber %d got %s", i, m.Payload)
+			}
+		}
 		for name, want := range map[string]string{"alice": "UP", "bob": "NONE"} {
 			m := signedIn[name].recv(t)
 			if !strings.Contains(string(m.Payload), `"viewerVote":"`+want+`"`) {
@@ -72,7 +91,7 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 
 		// One subscriber leaving leaves the others running; the last one stops the execution.
 		anon[0].close()
-		waitSubscribers(t, a, 4)
+		waitSubscribers(t, a, 7)
 		a.do(bob, `mutation($p: ID!) { votePost(postId: $p, direction: UP) { upvotes } }`, map[string]any{"p": post})
 		for i, c := range anon[1:] {
 			if m := c.recv(t); !strings.Contains(string(m.Payload), `"upvotes":2`) {
@@ -80,6 +99,16 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 			}
 		}
 	})
+}
+
+// cursorOf returns the cursor of a result message.
+func cursorOf(t *testing.T, m wsMsg) string {
+	t.Helper()
+	var r response
+	if err := json.Unmarshal(m.Payload, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Extensions.Cursor
 }
 
 // TestSubscribeDropCyclesLeaveNothing subscribes and drops 10,000 times — shared executions,

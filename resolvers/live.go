@@ -83,15 +83,18 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 	switch {
 	case oc.Operation != nil && oc.Operation.Operation == ast.Subscription:
 		r.Recording = nil
+		key, perViewer, shared := shareKey(oc, &r)
 		start := func(ctx context.Context) graphql.ResponseHandler {
 			run := r // each execution has its own event slot
 			run.events = &eventSlot{ready: make(chan struct{}, 1)}
+			if shared && !perViewer {
+				run.Viewer, run.Token = "", "" // it serves every viewer: it reads none of their fields
+			}
 			h := next(WithRequest(ctx, &run))
 			// Whoever calls the handler, its responses read the execution's request state.
 			return func(ctx context.Context) *graphql.Response { return h(WithRequest(ctx, &run)) }
 		}
-		key, ok := shareKey(oc, &r)
-		if !ok {
+		if !shared {
 			return o.count(ctx, start(ctx))
 		}
 		h := o.shared.join(ctx, key, start)

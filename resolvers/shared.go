@@ -7,13 +7,16 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/store"
 )
 
 // Subscriptions that would compute the same responses share one execution: subscribers whose
-// document, operation name and variables are the same, and who are the same viewer (all
-// anonymous subscribers are one), join one run of the operation in the process. The run executes
+// document, operation name and variables are the same, and — when the document reads a field that
+// depends on the viewer (viewerFields) — who are the same viewer, join one run of the operation
+// in the process. A run whose document reads no viewer field executes as an anonymous viewer and
+// serves every viewer. The run executes
 // each event once and hands the response — data already encoded, extensions and all — to every
 // subscriber's own bounded queue; a transport then writes it to its client at that client's
 // pace. A subscriber whose queue is full is ended with SLOW_SUBSCRIBER, and only it; the run goes
@@ -50,19 +53,55 @@ func (s *sharedSub) close(err error) {
 	})
 }
 
-// shareKey returns the key of the run a subscription may share, or false when it runs alone.
-func shareKey(oc *graphql.OperationContext, r *Request) (string, bool) {
+// viewerFields are the fields whose value depends on who asks: every resolver that reads the
+// viewer (viewerFrom, requireViewer) belongs to one of them. By convention their names say so
+// (TestViewerFieldsAreNamedSo checks the schema against this list).
+var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true}
+
+// readsViewer reports whether a selection set reads a viewer field at any depth, fragments
+// included.
+func readsViewer(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if viewerFields[s.Name] || readsViewer(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if readsViewer(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if f := doc.Fragments.ForName(s.Name); f != nil && readsViewer(doc, f.SelectionSet, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shareKey returns the key of the run a subscription may share, or false when it runs alone,
+// and whether the run is the viewer's own.
+func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, ok bool) {
 	if r.LastEventID != "" {
-		return "", false
+		return "", false, false
 	}
 	vars, err := json.Marshal(oc.Variables) // map keys in order
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
 	if v, ok := oc.Variables["after"]; ok && v != nil {
-		return "", false
+		return "", false, false
 	}
-	return string(r.Viewer) + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, true
+	viewer := ""
+	if perViewer = readsViewer(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}); perViewer {
+		viewer = "v:" + string(r.Viewer)
+	}
+	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
 }
 
 // join adds a subscriber to the run of key, starting the run with start when there is none, and

@@ -1,0 +1,62 @@
+package resolvers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2"
+
+	"github.com/agora/agora/graph"
+)
+
+// TestViewerFieldsAreNamedSo holds the schema to the convention viewerFields relies on: a field
+// whose value depends on who asks is named for the viewer, and every such field is listed.
+func TestViewerFieldsAreNamedSo(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
+	for _, typ := range schema.Types {
+		if typ.BuiltIn || strings.HasPrefix(typ.Name, "__") {
+			continue
+		}
+		for _, f := range typ.Fields {
+			if strings.Contains(strings.ToLower(f.Name), "viewer") && !viewerFields[f.Name] {
+				t.Errorf("%s.%s reads the viewer but is not in viewerFields", typ.Name, f.Name)
+			}
+		}
+	}
+	for name := range viewerFields {
+		found := false
+		for _, typ := range schema.Types {
+			if typ.Fields.ForName(name) != nil {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("viewerFields lists %q, which no type has", name)
+		}
+	}
+}
+
+// TestReadsViewer checks the walk that decides whether a subscription's run is per viewer.
+func TestReadsViewer(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &Resolver{}}).Schema()
+	for _, tc := range []struct {
+		query string
+		want  bool
+	}{
+		{`subscription { postChanged(postId: "post:1") { upvotes author { name } } }`, false},
+		{`subscription { postChanged(postId: "post:1") { upvotes viewerVote } }`, true},
+		{`subscription { postChanged(postId: "post:1") { v: viewerVote } }`, true},
+		{`subscription { postChanged(postId: "post:1") { ...P } } fragment P on Post { author { ...U } } fragment U on User { viewerFollows }`, true},
+		{`subscription { commentAdded(postId: "post:1") { ... on Comment { author { followsViewer } } } }`, true},
+		{`subscription { feed { id } }`, true},
+		{`subscription { postPublished { ...P ...P } } fragment P on Post { title }`, false},
+	} {
+		doc, errs := gqlparser.LoadQuery(schema, tc.query)
+		if errs != nil {
+			t.Fatalf("%s: %v", tc.query, errs)
+		}
+		if got := readsViewer(doc, doc.Operations[0].SelectionSet, map[string]bool{}); got != tc.want {
+			t.Errorf("readsViewer(%s) = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}
