@@ -3,11 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -170,46 +166,6 @@ func TestResumeErrors(t *testing.T) {
 	})
 }
 
-// gate is a TCP proxy to a Redis that can refuse new connections, as a network does that breaks
-// and comes back, while the connections already open go on working.
-type gate struct {
-	closed atomic.Bool
-	addr   string
-}
-
-func newGate(t *testing.T, upstream string) *gate {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gate{addr: ln.Addr().String()}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", upstream)
-			if err != nil || g.closed.Load() {
-				_ = c.Close()
-				if up != nil {
-					_ = up.Close()
-				}
-				continue
-			}
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(up, c); _ = up.Close(); _ = c.Close() }()
-			go func() { defer wg.Done(); _, _ = io.Copy(c, up); _ = up.Close(); _ = c.Close() }()
-		}
-	}()
-	return g
-}
-
 // TestServerCatchesUpAfterLosingItsRedisSubscription breaks the subscriber server's pub/sub
 // connection and keeps it from coming back while events are written through another server:
 // when it reconnects, the server catches its subscribers up from the channel's log, so each gets
@@ -223,8 +179,8 @@ func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
 	defer srv.Stop()
 	direct := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer direct.Close()
-	g := newGate(t, srv.Addr)
-	viaGate := redis.NewClient(&redis.Options{Addr: g.addr})
+	g := storetest.NewProxy(t, srv.Addr)
+	viaGate := redis.NewClient(&redis.Options{Addr: g.Addr()})
 	defer viaGate.Close()
 	ctx := context.Background()
 	st, err := store.New(ctx, viaGate, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
@@ -242,14 +198,14 @@ func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
 		w.comment(alice, post, "", "c1")
 		event(t, s)
 
-		g.closed.Store(true)
+		g.Refuse(true)
 		if n, err := direct.ClientKillByFilter(ctx, "TYPE", "pubsub", "LADDR", srv.Addr).Result(); err != nil || n != 1 {
 			t.Fatalf("CLIENT KILL TYPE pubsub = %d, %v; want 1", n, err)
 		}
 		for i := 2; i <= 4; i++ { // while the subscriber's server cannot hear them
 			w.comment(alice, post, "", fmt.Sprintf("c%d", i))
 		}
-		g.closed.Store(false)
+		g.Refuse(false)
 		got := bodies(t, s, 3)
 		w.comment(alice, post, "", "c5")
 		got = append(got, bodies(t, s, 1)...)

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,58 +13,6 @@ import (
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
-
-// lossyProxy forwards TCP connections to addr and, with the probability *loss holds (in
-// millionths) for each chunk of replies, drops the chunk and closes the connection instead: the
-// commands ran, their replies are lost, as when a network or a proxy fails between a client and
-// Redis.
-func lossyProxy(t *testing.T, addr string, loss *atomic.Int64) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", addr)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			closeBoth := func() { _ = c.Close(); _ = up.Close() }
-			wg.Add(2)
-			go func() { defer wg.Done(); _, _ = io.Copy(up, c); closeBoth() }()
-			go func() {
-				defer wg.Done()
-				defer closeBoth()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := up.Read(buf)
-					if n > 0 {
-						if rand.Int64N(1e6) < loss.Load() {
-							return // the reply is lost
-						}
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
 
 // TestNoHalfDoneWritesAfterLostReplies writes through a proxy that loses Redis's replies, so that
 // some writes are answered with an error after their atomic step ran. Once the repairer has run,
@@ -85,15 +29,15 @@ func TestNoHalfDoneWritesAfterLostReplies(t *testing.T) {
 		var skew atomic.Int64
 		clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 		direct := b.NewStore(t, store.Options{Now: clock})
-		var loss atomic.Int64
-		lc := redis.NewClient(&redis.Options{Addr: lossyProxy(t, rc.Options().Addr, &loss), MaxRetries: -1}) // every lost reply is an error
+		proxy := storetest.NewProxy(t, rc.Options().Addr)
+		lc := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1}) // every lost reply is an error
 		t.Cleanup(func() { _ = lc.Close() })
 		lossy, err := store.New(ctx, lc, direct.Options())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = lossy.Close() })
-		loss.Store(80_000) // 8% of reply chunks
+		proxy.Lose(80_000) // 8% of reply chunks
 
 		w := newWorld(t, direct, b.Client, 4, 0)
 		failed := 0

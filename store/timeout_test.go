@@ -5,12 +5,10 @@ package store_test
 import (
 	"cmp"
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,103 +18,6 @@ import (
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
-
-// stallingProxy forwards TCP connections to a Redis until stall is called; from then until resume
-// it accepts connections and takes what clients send but forwards nothing, either way: to its
-// clients it looks like a Redis whose process is stopped.
-type stallingProxy struct {
-	ln     net.Listener
-	target string
-
-	mu      sync.Mutex
-	resumed chan struct{} // nil while forwarding; closed by resume
-	conns   []net.Conn
-}
-
-// newStallingProxy starts a proxy to target, closed when the test ends.
-func newStallingProxy(t *testing.T, target string) *stallingProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallingProxy{ln: ln, target: target}
-	go p.accept()
-	t.Cleanup(func() {
-		p.resume()
-		_ = ln.Close()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, c := range p.conns {
-			_ = c.Close()
-		}
-	})
-	return p
-}
-
-func (p *stallingProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *stallingProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, c, up)
-		p.mu.Unlock()
-		go p.pipe(up, c)
-		go p.pipe(c, up)
-	}
-}
-
-// pipe copies src to dst, holding every chunk while the proxy stalls.
-func (p *stallingProxy) pipe(dst, src net.Conn) {
-	defer func() { _ = dst.Close(); _ = src.Close() }()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			resumed := p.resumed
-			p.mu.Unlock()
-			if resumed != nil {
-				<-resumed
-			}
-			if _, err := dst.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// stall stops forwarding and returns resume, which the test's cleanup calls too.
-func (p *stallingProxy) stall(t *testing.T) (resume func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.resumed == nil {
-		p.resumed = make(chan struct{})
-	}
-	t.Cleanup(p.resume)
-	return p.resume
-}
-
-func (p *stallingProxy) resume() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.resumed != nil {
-		close(p.resumed)
-		p.resumed = nil
-	}
-}
 
 // frozenRedis is a Redis deployment a test can freeze: start returns how to reach it and freeze,
 // which stops it answering until thaw.
@@ -131,8 +32,8 @@ type frozenRedis struct {
 // stopped so.
 var frozenRedises = []frozenRedis{
 	{name: "miniredis", start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
-		p := newStallingProxy(t, miniredis.RunT(t).Addr())
-		return store.ClientConfig{URL: p.addr()}, p.stall
+		p := storetest.NewProxy(t, miniredis.RunT(t).Addr())
+		return store.ClientConfig{URL: p.Addr()}, func(t *testing.T) func() { return p.Stall(t) }
 	}},
 	{name: "redis", start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
 		srv := storetest.PrivateServer(t)
