@@ -52,6 +52,24 @@ func addrOf(t *testing.T, b storetest.Backend) string {
 	return c.Options().Addr
 }
 
+// keepWriting calls write(0), write(1), … every interval on a goroutine of its own until stop,
+// which returns once the last write is done: events that keep coming while a test works.
+func keepWriting(interval time.Duration, write func(i int)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-quit:
+				return
+			case <-time.After(interval):
+			}
+			write(i)
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // waitSubscribers waits until a's process has n local subscribers on confirmed channels.
 func waitSubscribers(t *testing.T, a *api, n int) {
 	t.Helper()
@@ -617,21 +635,10 @@ func TestDisconnectStormLeaksNothing(t *testing.T) {
 			}
 
 			// A storm: subscribers come and go at every stage while events keep coming.
-			stop := make(chan struct{})
-			voted := make(chan struct{})
-			go func() {
-				defer close(voted)
-				for i := 0; ; i++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					a.do(bob, `mutation($p:ID!,$d:VoteDirection!){votePost(postId:$p,direction:$d){id}}`,
-						map[string]any{"p": post, "d": []string{"DOWN", "UP"}[i%2]})
-					time.Sleep(2 * time.Millisecond)
-				}
-			}()
+			stopVoting := keepWriting(2*time.Millisecond, func(i int) {
+				a.do(bob, `mutation($p:ID!,$d:VoteDirection!){votePost(postId:$p,direction:$d){id}}`,
+					map[string]any{"p": post, "d": []string{"DOWN", "UP"}[i%2]})
+			})
 			var wg sync.WaitGroup
 			for w := range 20 {
 				wg.Add(1)
@@ -649,8 +656,7 @@ func TestDisconnectStormLeaksNothing(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			close(stop)
-			<-voted
+			stopVoting()
 
 			waitSubscribers(t, a, 0)
 			channel := a.store.Options().Prefix + "{p:" + strings.TrimPrefix(post, "post:") + "}:ev:changed"

@@ -29,31 +29,21 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 		carol, _ := a.signUp("carol")
 		post := a.createPost(carol, "post")
 		q := `subscription($p: ID!) { postChanged(postId: $p) { upvotes viewerVote } }`
-		dial := func(token string) *wsClient {
+		dial := func(token, query string) *wsClient {
 			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(c.close)
 			c.init(t, token)
-			c.start(t, "1", q, map[string]any{"p": post})
+			c.start(t, "1", query, map[string]any{"p": post})
 			return c
 		}
-		anon := []*wsClient{dial(""), dial(""), dial("")}
-		signedIn := map[string]*wsClient{"alice": dial(alice), "bob": dial(bob)}
+		anon := []*wsClient{dial("", q), dial("", q), dial("", q)}
+		signedIn := map[string]*wsClient{"alice": dial(alice, q), "bob": dial(bob, q)}
 		// Without a viewer field, viewers share the anonymous execution.
 		plain := `subscription($p: ID!) { postChanged(postId: $p) { upvotes } }`
-		var plains []*wsClient
-		for _, token := range []string{"", alice, bob} {
-			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.close)
-			c.init(t, token)
-			c.start(t, "1", plain, map[string]any{"p": post})
-			plains = append(plains, c)
-		}
+		plains := []*wsClient{dial("", plain), dial(alice, plain), dial(bob, plain)}
 		waitSubscribers(t, a, 8)
 		if got := a.store.LiveStats().Subscribers; got != 4 {
 			t.Errorf("%d executions, want 4: the viewerVote one for the anonymous, alice's, bob's, and the plain one for everybody", got)
@@ -169,19 +159,7 @@ func TestSubscribeDropCyclesLeaveNothing(t *testing.T) {
 	}
 	heapBase := heap()
 
-	stop := make(chan struct{})
-	voted := make(chan struct{})
-	go func() {
-		defer close(voted)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			a.comment(alice, post, "", "more")
-		}
-	}()
+	stopCommenting := keepWriting(5*time.Millisecond, func(int) { a.comment(alice, post, "", "more") })
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	for range 16 {
@@ -197,8 +175,7 @@ func TestSubscribeDropCyclesLeaveNothing(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(stop)
-	<-voted
+	stopCommenting()
 	waitSubscribers(t, a, 0)
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	storetest.WaitGoroutines(t, base, wait)
