@@ -47,7 +47,8 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 		}
 		return nil, invalidf("you cannot unfollow yourself")
 	}
-	if err := s.allowWrite(ctx, uid); err != nil {
+	n, err := s.allowWrite(ctx, uid, repairFollow+":"+uid+":"+target)
+	if err != nil {
 		return nil, err
 	}
 	// Users are never deleted, so checking first and writing after is safe.
@@ -61,6 +62,7 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
 		return nil, err
 	}
+	s.settled(ctx, n)
 	return userFromFields(target, vals[0], vals[1]), nil
 }
 
@@ -72,19 +74,11 @@ func (s *Store) syncFollow(ctx context.Context, a, b string, follow bool) error 
 	if follow {
 		op = followAdd
 	}
-	n, err := s.noteRepair(ctx, repairFollow+":"+a+":"+b)
-	if err != nil {
-		return err
-	}
 	rel, err := s.followStep(ctx, a, b, op)
 	if err != nil {
 		return err
 	}
-	if err := s.mirrorFollow(ctx, a, b, rel); err != nil {
-		return err
-	}
-	s.settled(ctx, n)
-	return nil
+	return s.mirrorFollow(ctx, a, b, rel)
 }
 
 // relation is the state of a → b on a's side, as follow.lua read it.

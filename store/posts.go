@@ -75,7 +75,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	if err := s.allowWrite(ctx, uid); err != nil {
+	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -155,10 +155,7 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.allowWrite(ctx, uid); err != nil {
-		return err
-	}
-	n, err := s.noteRepair(ctx, repairPost+":"+pid)
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid)
 	if err != nil {
 		return err
 	}
@@ -201,10 +198,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	if err := s.allowWrite(ctx, uid); err != nil {
-		return nil, err
-	}
-	n, err := s.noteRepair(ctx, repairPost+":"+pid)
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +245,8 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
-	if err := s.allowWrite(ctx, uid); err != nil {
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","))
+	if err != nil {
 		return nil, err
 	}
 	args := []any{uid, MaxGroupsPerPost, len(addN)}
@@ -260,10 +255,6 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	}
 	for _, g := range remN {
 		args = append(args, g)
-	}
-	n, err := s.noteRepair(ctx, repairPost+":"+pid+":"+strings.Join(remN, ","))
-	if err != nil {
-		return nil, err
 	}
 	reply, err := s.run(ctx, "set_groups", []string{s.k.post(pid)}, args...)
 	if err != nil {

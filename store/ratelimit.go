@@ -50,9 +50,31 @@ func (o AuthLimits) withDefaults() AuthLimits {
 }
 
 // allowWrite records a write by uid in its sliding window and fails with KindRateLimited when the
-// window is full.
-func (s *Store) allowWrite(ctx context.Context, uid string) error {
-	return s.allow(ctx, s.k.userRate(uid), limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, true)
+// window is full. With an item, it notes the write in the repair journal (see repair.go) in the
+// same round trip, and returns the note to settle once the write's derived writes are done.
+func (s *Store) allowWrite(ctx context.Context, uid, item string) (note, error) {
+	var calls []scriptCall
+	l := limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}
+	if s.opts.WriteLimit >= 0 {
+		calls = append(calls, s.rateCall(s.k.userRate(uid), l, true))
+	}
+	var n note
+	if item != "" {
+		var call scriptCall
+		n, call = s.noteCall(item)
+		calls = append(calls, call)
+	}
+	if len(calls) == 0 {
+		return n, nil
+	}
+	vals, err := s.runScripts(ctx, calls)
+	if err != nil {
+		return n, err
+	}
+	if s.opts.WriteLimit >= 0 {
+		return n, rateResult(vals[0], l)
+	}
+	return n, nil
 }
 
 // allow checks one more attempt against a limit kept in key, recording it when record is set, and
@@ -61,14 +83,27 @@ func (s *Store) allow(ctx context.Context, key string, l limit, record bool) err
 	if s.opts.WriteLimit < 0 {
 		return nil
 	}
+	c := s.rateCall(key, l, record)
+	v, err := s.run(ctx, c.name, c.keys, c.args...)
+	if err != nil {
+		return err
+	}
+	return rateResult(v, l)
+}
+
+// rateCall is the script call that checks, and records when record is set, one more attempt
+// against the limit kept in key.
+func (s *Store) rateCall(key string, l limit, record bool) scriptCall {
 	member := ""
 	if record {
 		member = randomHex(8)
 	}
-	v, err := s.run(ctx, "ratelimit", []string{key}, s.now().UnixMilli(), l.window.Milliseconds(), l.max, member)
-	if err != nil {
-		return err
-	}
+	return scriptCall{name: "ratelimit", keys: []string{key}, args: []any{s.now().UnixMilli(), l.window.Milliseconds(), l.max, member}}
+}
+
+// rateResult turns the reply of a rate-limit call into KindRateLimited, with the time until the
+// window has room, when the window is full.
+func rateResult(v any, l limit) error {
 	wait, _ := v.(int64)
 	if wait <= 0 {
 		return nil

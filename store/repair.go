@@ -49,13 +49,21 @@ type note struct {
 	due  string // the score written, to take out exactly this note
 }
 
-// noteRepair notes item in the repair journal before a write's atomic step.
-func (s *Store) noteRepair(ctx context.Context, item string) (note, error) {
+// noteCall is the script call that notes item in the repair journal before a write's atomic
+// step, and the note it makes. allowWrite sends it with the write's rate limit.
+func (s *Store) noteCall(item string) (note, scriptCall) {
 	due := strconv.FormatInt(s.now().Add(RepairGrace).UnixMilli(), 10)
-	if _, err := s.run(ctx, "journal", []string{s.k.repairs()}, "note", item, due); err != nil {
+	return note{item: item, due: due}, scriptCall{name: "journal", keys: []string{s.k.repairs()}, args: []any{"note", item, due}}
+}
+
+// noteRepair notes item in the repair journal, for a write whose item is known only after its
+// rate limit (a new post's id).
+func (s *Store) noteRepair(ctx context.Context, item string) (note, error) {
+	n, c := s.noteCall(item)
+	if _, err := s.run(ctx, c.name, c.keys, c.args...); err != nil {
 		return note{}, fmt.Errorf("note %s for repair: %w", item, err)
 	}
-	return note{item: item, due: due}, nil
+	return n, nil
 }
 
 // settled takes a write's note out of the journal once its derived writes are done. A failure
