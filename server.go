@@ -300,10 +300,13 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])
 		}
 	}
-	// Every replica finishes writes left half-done by a process that stopped or by lost replies.
-	repairs, stopRepairs := context.WithCancel(ctx)
-	defer stopRepairs()
-	go st.RunRepairs(repairs, repairInterval)
+	// Every replica runs jobs and, one at a time, finishes writes left half-done by a process
+	// that stopped or by lost replies. On the way out, running jobs finish or go back to the
+	// queue before Redis is closed.
+	background, stopBackground := context.WithCancel(ctx)
+	backgroundDone := make(chan struct{})
+	go func() { defer close(backgroundDone); st.RunBackground(background) }()
+	defer func() { stopBackground(); <-backgroundDone }()
 	endStreams := func() {
 		if err := st.Close(); err != nil {
 			log.Warn("end live streams", "err", err)
@@ -311,9 +314,6 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live, ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
 }
-
-// repairInterval is how often a server looks for half-done writes to finish (store.RunRepairs).
-const repairInterval = 5 * time.Second
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is
 // configured.

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +30,15 @@ func newAPI(t testing.TB, b storetest.Backend, opts store.Options) *api {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return &api{t: t, srv: srv, h: h, store: st}
+}
+
+// settle runs the jobs that are due (feed fan-out, notifications, ...), as a server's background
+// would, so that a test reads their effects at a known moment.
+func (a *api) settle() {
+	a.t.Helper()
+	if _, err := a.store.Jobs().RunDue(context.Background()); err != nil {
+		a.t.Fatalf("run due jobs: %v", err)
+	}
 }
 
 // gqlError is one entry of a response's errors.

@@ -173,6 +173,7 @@ func TestAPIFollowStorm(t *testing.T) {
 // feedTitles reads the viewer's feed in pages of size and returns the titles.
 func (a *api) feedTitles(token string, size int) []string {
 	a.t.Helper()
+	a.settle()
 	var out []string
 	after := any(nil)
 	for range 50 {
@@ -237,6 +238,7 @@ func TestAPIFeed(t *testing.T) {
 			}
 		}
 		var d struct{ Feed struct{ TotalCount int } }
+		a.settle()
 		a.do(rita, `{feed{totalCount}}`, nil).decode(t, &d)
 		if d.Feed.TotalCount != 4 {
 			t.Errorf("totalCount %d, want 4", d.Feed.TotalCount)

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
 )
 
 // The home feed is a hybrid of fan-out on write and fan-in on read.
@@ -64,40 +67,90 @@ func (s *Store) feedAddCall(reader, author string, pairs []any) scriptCall {
 		keys: []string{s.k.following(reader), s.k.feed(reader), s.k.feedBy(reader)}, args: args}
 }
 
-// fanOutPost pushes a new post to the feeds of its author's push set.
-func (s *Store) fanOutPost(ctx context.Context, p *Post) error {
-	author := string(p.Author)
-	readers, err := s.rdb.SMembers(ctx, s.k.push(author)).Result()
-	if err != nil {
-		return fmt.Errorf("fan out post %s: %w", p.Key(), err)
-	}
-	calls := make([]scriptCall, len(readers))
-	for i, a := range readers {
-		calls[i] = s.feedAddCall(a, author, []any{p.Key(), p.CreatedAt.UnixMilli()})
-	}
-	if err := s.runBatched(ctx, calls); err != nil {
-		return fmt.Errorf("fan out post %s: %w", p.Key(), err)
-	}
-	return nil
+// fanOutPost queues the push of a new post to the feeds of its author's push set, and the
+// removal of a deleted post from them: feed writes grow with the author's followers, so they run
+// in jobs (runFeedJob), off the write path, a bounded chunk per job. A repeat of a queued job adds
+// nothing; a job that runs again writes the same absolute entries.
+func (s *Store) fanOutPost(ctx context.Context, pid string) error {
+	return s.enqueueFeedJob(ctx, jobFanout, pid)
 }
 
-// unfeedPost removes a deleted post from the feeds it was pushed to.
+// unfeedPost queues the removal of a deleted post from the feeds it was pushed to.
 func (s *Store) unfeedPost(ctx context.Context, pid, author string) error {
 	if author == "" {
 		return nil
 	}
-	readers, err := s.rdb.SMembers(ctx, s.k.push(author)).Result()
+	return s.enqueueFeedJob(ctx, jobUnfeed, pid+" "+author)
+}
+
+func (s *Store) enqueueFeedJob(ctx context.Context, kind, arg string) error {
+	if err := s.jobs.Enqueue(ctx, feedJob(kind, arg, "0")); err != nil {
+		return fmt.Errorf("queue %s of post %s: %w", kind, arg, err)
+	}
+	return nil
+}
+
+// feedJob is the job that does the chunk of a fan-out (or its removal) from a push-set cursor.
+func feedJob(kind, arg, cursor string) jobs.Job {
+	return jobs.Job{ID: kind + ":" + strings.ReplaceAll(arg, " ", ":") + ":" + cursor, Kind: kind, Arg: arg + " " + cursor}
+}
+
+// runFeedJob does one chunk of a fan-out ("<post> <cursor>") or of a removal ("<post> <author>
+// <cursor>"): the next fanoutBatch members of the author's push set from the cursor (SSCAN,
+// which returns every member present for the whole scan), in one pipeline of feed scripts. It
+// queues the next chunk before it returns, so a chain interrupted anywhere goes on from its last
+// finished chunk.
+func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
+	f := strings.Fields(j.Arg)
+	if len(f) < 2 {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	pid, cursor := f[0], f[len(f)-1]
+	var author string
+	var created int64
+	if j.Kind == jobFanout {
+		h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "created", "deleted").Result()
+		if err != nil {
+			return fmt.Errorf("fan out post %s: %w", pid, err)
+		}
+		a, _ := h[0].(string)
+		c, _ := h[1].(string)
+		if a == "" || h[2] == "1" {
+			return nil // deleted: nothing to push
+		}
+		author, created = a, atoi64(c)
+	} else if len(f) == 3 {
+		author = f[1]
+	} else {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	at, err := strconv.ParseUint(cursor, 10, 64)
 	if err != nil {
-		return fmt.Errorf("remove post %s from feeds: %w", pid, err)
+		return fmt.Errorf("%s job: bad cursor %q", j.Kind, cursor)
+	}
+	readers, next, err := s.rdb.SScan(ctx, s.k.push(author), at, "", fanoutBatch).Result()
+	if err != nil {
+		return fmt.Errorf("%s of post %s: %w", j.Kind, pid, err)
 	}
 	calls := make([]scriptCall, len(readers))
 	for i, a := range readers {
-		calls[i] = scriptCall{name: "feed_remove", keys: []string{s.k.feed(a), s.k.feedBy(a)}, args: []any{pid}}
+		if j.Kind == jobFanout {
+			calls[i] = s.feedAddCall(a, author, []any{pid, created})
+		} else {
+			calls[i] = scriptCall{name: "feed_remove", keys: []string{s.k.feed(a), s.k.feedBy(a)}, args: []any{pid}}
+		}
 	}
-	if err := s.runBatched(ctx, calls); err != nil {
-		return fmt.Errorf("remove post %s from feeds: %w", pid, err)
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("%s of post %s: %w", j.Kind, pid, err)
 	}
-	return nil
+	if next == 0 {
+		return nil
+	}
+	arg := pid
+	if j.Kind == jobUnfeed {
+		arg += " " + author
+	}
+	return s.jobs.Enqueue(ctx, feedJob(j.Kind, arg, strconv.FormatUint(next, 10)))
 }
 
 // backfillFeed copies b's latest posts into a's feed, if a follows b.

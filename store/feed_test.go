@@ -23,9 +23,11 @@ func post(t *testing.T, s *store.Store, uid, title string) string {
 // feedTitles reads a whole feed, page by page, and returns the titles in order.
 func feedTitles(t *testing.T, s *store.Store, viewer string, pageSize int) []string {
 	t.Helper()
+	settle(t, s)
 	var out []string
 	after := ""
 	for range 100 {
+		settle(t, s)
 		p, err := s.NewLoader().Feed(context.Background(), uk(viewer), pageSize, after, nil)
 		if err != nil {
 			t.Fatalf("feed of %s: %v", viewer, err)
@@ -75,6 +77,7 @@ func TestFeedPushed(t *testing.T) {
 		checkFeed(t, s, rita, "a3", "b1", "a2", "a1")
 
 		// A cursor stays valid while newer posts arrive and the cursor's own post goes.
+		settle(t, s)
 		first, err := s.NewLoader().Feed(ctx, uk(rita), 2, "", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -83,6 +86,7 @@ func TestFeedPushed(t *testing.T) {
 		if err := s.DeletePost(ctx, "ben", first.Items[1].ID); err != nil {
 			t.Fatal(err)
 		}
+		settle(t, s)
 		rest, err := s.NewLoader().Feed(ctx, uk(rita), 20, first.EndCursor(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -150,6 +154,7 @@ func TestFeedPulled(t *testing.T) {
 		}
 		checkFeed(t, s, "rd1", "a3", "a2", "a1")
 		checkFeed(t, s, "rd2", "a3", "b2", "a2", "b1", "a1")
+		settle(t, s)
 		p, err := s.NewLoader().Feed(ctx, "rd2", 2, "", nil)
 		if err != nil || p.Total != 5 {
 			t.Errorf("total %v (%v), want 5", p, err)
@@ -189,6 +194,7 @@ func TestFeedCap(t *testing.T) {
 		post(t, s, "amy", "a0")
 		post(t, s, "amy", "a1")
 		post(t, s, "amy", "a2")
+		settle(t, s) // fanned out to nobody before the follows
 		for _, f := range []struct{ who, whom string }{{"xav", bo}, {"reader", amy}, {"reader", bo}} {
 			if _, err := s.Follow(ctx, uk(f.who), uk(f.whom)); err != nil {
 				t.Fatal(err)
@@ -205,6 +211,7 @@ func TestFeedCap(t *testing.T) {
 		if g, _ := s.GraphOf(ctx, "reader"); len(g.Feed) != 3 {
 			t.Errorf("feed holds %d entries, cap 3", len(g.Feed))
 		}
+		settle(t, s)
 		p, err := s.NewLoader().Feed(ctx, "reader", 10, "", nil)
 		if err != nil || p.Total != 4 {
 			t.Errorf("total %+v (%v), want 4", p, err)

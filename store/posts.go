@@ -99,7 +99,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return nil, err
 	}
-	if err := s.fanOutPost(ctx, p); err != nil {
+	if err := s.fanOutPost(ctx, pid); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)

@@ -18,7 +18,7 @@ import (
 //     scored by when the item is due for repair: RepairGrace from now).
 //   - When its derived writes are done it takes the note out again — unless the item was noted
 //     again meanwhile by a later write of the same item, whose own note must stay.
-//   - Every process runs RunRepairs, which takes the items that are due, leases them (a process
+//   - The process holding the repair lock (RunBackground) takes the items that are due, leases them (a process
 //     that dies mid-repair leaves them due again when the lease ends), and derives each one again
 //     from its aggregate as it is now: every derived write is absolute and version-guarded, so
 //     doing it again is harmless.
@@ -74,28 +74,14 @@ func (s *Store) settled(ctx context.Context, n note) {
 	}
 }
 
-// RunRepairs finishes half-done writes (see the repair journal above) every interval until ctx
-// ends. Every server process runs it; they share the work through the journal's leases.
-func (s *Store) RunRepairs(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
+// repairAll finishes every half-done write that is due, a batch at a time. RunBackground runs
+// it every RepairInterval in the process that holds the repair lock; the journal's leases would
+// let several processes share it, the lock keeps the others from polling the journal's slot.
+func (s *Store) repairAll(ctx context.Context) error {
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for {
-			n, err := s.Repair(ctx)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.opts.Log.WarnContext(ctx, "repair half-done writes", "err", err)
-				}
-				break
-			}
-			if n < repairBatch {
-				break
-			}
+		n, err := s.Repair(ctx)
+		if err != nil || n < repairBatch {
+			return err
 		}
 	}
 }
@@ -177,7 +163,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	if err := s.indexPost(ctx, p, gone); err != nil {
 		return err
 	}
-	if err := s.fanOutPost(ctx, p); err != nil {
+	if err := s.fanOutPost(ctx, pid); err != nil {
 		return err
 	}
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)

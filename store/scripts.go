@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
 )
 
 //go:embed scripts/*.lua
@@ -20,20 +22,31 @@ var scriptFS embed.FS
 // scripts holds every Lua script by its file name without ".lua".
 type scripts map[string]*redis.Script
 
+// loadScripts reads the store's scripts and the job engine's, which run through the same runner.
 func loadScripts() (scripts, error) {
-	files, err := fs.Glob(scriptFS, "scripts/*.lua")
-	if err != nil {
-		return nil, fmt.Errorf("list scripts: %w", err)
-	}
-	out := make(scripts, len(files))
-	for _, f := range files {
-		src, err := scriptFS.ReadFile(f)
+	out := scripts{}
+	for _, dir := range []fs.FS{must(fs.Sub(scriptFS, "scripts")), jobs.Scripts()} {
+		files, err := fs.Glob(dir, "*.lua")
 		if err != nil {
-			return nil, fmt.Errorf("read script %s: %w", f, err)
+			return nil, fmt.Errorf("list scripts: %w", err)
 		}
-		out[strings.TrimSuffix(path.Base(f), ".lua")] = redis.NewScript(string(src))
+		for _, f := range files {
+			src, err := fs.ReadFile(dir, f)
+			if err != nil {
+				return nil, fmt.Errorf("read script %s: %w", f, err)
+			}
+			out[strings.TrimSuffix(path.Base(f), ".lua")] = redis.NewScript(string(src))
+		}
 	}
 	return out, nil
+}
+
+// must returns v, panicking on err: for calls that cannot fail on embedded data.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // loadAll sends SCRIPT LOAD for every script. EVALSHA inside a pipeline cannot fall back to EVAL,
@@ -67,13 +80,19 @@ type scriptCall struct {
 // idempotency claim, the rate limit, the repair journal and the live events' logs (and replay,
 // which only reads). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
-var unrevised = map[string]bool{"claim": true, "ratelimit": true, "journal": true, "publish": true, "replay": true}
+var unrevised = map[string]bool{"claim": true, "ratelimit": true, "journal": true, "publish": true, "replay": true,
+	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
 // (a rate limit forgets a write) or nearly so (a repair note is needed only if, besides, the
 // write's derived writes fail; rebuild covers that; a live event lost with its log makes its
 // resuming subscribers refetch), or that only read (replay).
-var unreplicated = map[string]bool{"ratelimit": true, "journal": true, "publish": true, "replay": true}
+//
+// Of the job engine's scripts only an enqueue must survive a failover: a claim or an outcome
+// lost with it makes a job run once more, which handlers allow, and a lock lost with it is taken
+// again.
+var unreplicated = map[string]bool{"ratelimit": true, "journal": true, "publish": true, "replay": true,
+	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).
 func (s *Store) run(ctx context.Context, name string, keys []string, args ...any) (any, error) {
@@ -88,6 +107,18 @@ func (s *Store) run(ctx context.Context, name string, keys []string, args ...any
 func (s *Store) runMany(ctx context.Context, calls []scriptCall) error {
 	_, err := s.runScripts(ctx, calls)
 	return err
+}
+
+// jobRunner runs the job engine's scripts through the store's one runner (jobs.Runner).
+type jobRunner struct{ s *Store }
+
+// RunScripts runs the calls in one pipeline and returns each reply.
+func (r jobRunner) RunScripts(ctx context.Context, calls []jobs.Call) ([]any, error) {
+	sc := make([]scriptCall, len(calls))
+	for i, c := range calls {
+		sc[i] = scriptCall{name: c.Script, keys: c.Keys, args: c.Args}
+	}
+	return r.s.runScripts(ctx, sc)
 }
 
 // runScripts is the one way a script runs: EVALSHA in a pipeline through the one retry policy

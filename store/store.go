@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
 )
 
 // Options configures a Store. The zero value of each field selects its default.
@@ -62,6 +64,10 @@ type Options struct {
 	// the store's single commands and the client's sockets are bounded too. Default
 	// DefaultRedisTimeout.
 	RedisTimeout time.Duration
+	// Jobs configures the job engine (see package jobs); its Prefix, Now and Log are the store's.
+	Jobs jobs.Options
+	// MaxScheduledPosts is how many scheduled posts one user may have pending. Default 10.
+	MaxScheduledPosts int
 }
 
 func (o Options) withDefaults() Options {
@@ -106,6 +112,10 @@ func (o Options) withDefaults() Options {
 	if o.RedisTimeout <= 0 {
 		o.RedisTimeout = DefaultRedisTimeout
 	}
+	if o.MaxScheduledPosts <= 0 {
+		o.MaxScheduledPosts = 10
+	}
+	o.Jobs.Prefix, o.Jobs.Now, o.Jobs.Log = o.Prefix, o.Now, o.Log
 	return o
 }
 
@@ -117,6 +127,7 @@ type Store struct {
 	scripts scripts
 	hub     *hub // live events: one shared pub/sub connection (one per channel on a cluster)
 	sharded bool // publish and subscribe with sharded pub/sub (a Redis 7 cluster)
+	jobs    *jobs.Engine
 
 	// hashing bounds concurrent argon2id runs: each takes Options.Password.Memory, so a burst of
 	// sign-ups or log-ins queues here instead of exhausting memory.
@@ -141,6 +152,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	s.decoy = s.hashPassword(randomHex(16))
 	s.hub = newHub(func() pubsubConn { return boundedPubSub{s.newPubSubConn(), s.opts.RedisTimeout} },
 		s.opts.EventBuffer, s.opts.Log, s.NewLoader, s.replay, s.logHead)
+	s.jobs = jobs.New(jobRunner{s}, s.opts.Jobs)
+	s.handleJobs()
 	var err error
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err

@@ -1,0 +1,512 @@
+// Package jobs is agora's job engine: delayed and immediate jobs with leases, dead letters, and
+// periodic work under a lock, all in Redis, run by every server process with no configuration.
+// It knows Redis but not the domain: the store registers what each kind of job does.
+//
+// Keys (every one under the store's prefix):
+//
+//	{j:<n>}:due    zset  job id → when it is due (ms); immediate jobs are due now
+//	{j:<n>}:lease  zset  job id → when its lease ends (ms): claimed, running somewhere
+//	{j:<n>}:job    hash  job id → "<kind>\n<argument>"
+//	{j:<n>}:tries  hash  job id → claims since it was last scheduled
+//	{j:<n>}:dead   zset  job id → when it was set aside (ms): failed MaxTries times
+//	{j:<n>}:why    hash  job id → its last error
+//	{lock:<name>}  string the token of the process that holds the lock, with a TTL
+//
+// A job lives in one of Shards shards, chosen by a hash of its id, so that each claim is one
+// script on one hash slot and the jobs spread over a cluster. A claim moves due jobs from due to
+// lease with a lease end; a job whose process died is due again when its lease ends and the
+// next claim of its shard takes it. Job ids are derived from what caused the job, so enqueueing
+// it again adds nothing, and handlers are idempotent, so a job that runs twice has the effect of
+// one. A job that fails is retried with backoff; after MaxTries it is set aside as a dead letter,
+// which Dead lists and Retry puts back. On shutdown, Run stops claiming, lets running jobs
+// finish within Options.Drain, and releases the rest to the queue.
+package jobs
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+//go:embed scripts/*.lua
+var scriptFS embed.FS
+
+// Scripts returns the engine's Lua scripts (scripts/*.lua), for the Runner to load with its own.
+func Scripts() fs.FS {
+	sub, _ := fs.Sub(scriptFS, "scripts") // the directory is embedded, so Sub cannot fail
+	return sub
+}
+
+// Call is one script invocation: the script's file name without ".lua", its keys and arguments.
+type Call struct {
+	Script string
+	Keys   []string
+	Args   []any
+}
+
+// Runner runs the engine's scripts: the store's one way to run a script, with its retry policy
+// and timeouts. RunScripts sends the calls in one pipeline and returns each reply, or the first
+// error.
+type Runner interface {
+	RunScripts(ctx context.Context, calls []Call) ([]any, error)
+}
+
+// Job is one unit of background work.
+type Job struct {
+	// ID names the job and is derived from its cause ("publish:post:17"), so that a repeated
+	// cause enqueues nothing new. It may not contain a newline.
+	ID string
+	// Kind selects the handler (see Engine.Handle); Arg is the handler's argument.
+	Kind, Arg string
+	// At is when the job is due; the zero time means now.
+	At time.Time
+	// Try counts the claims of the job since it was scheduled, 1 on its first run.
+	Try int
+}
+
+// Handler carries out one job. It must be idempotent: a job runs at least once, and more often if
+// its process dies or its lease runs out while it runs. An error makes the job be retried; Later
+// makes it due again at a given time without counting a failure.
+type Handler func(ctx context.Context, job Job) error
+
+// Later is returned by a handler whose job is not due yet (its cause moved it later): the job is
+// due again At, and the try does not count.
+type Later struct{ At time.Time }
+
+func (l Later) Error() string { return "not due until " + l.At.UTC().Format(time.RFC3339Nano) }
+
+// Options configures an Engine. The zero value of each field selects its default.
+type Options struct {
+	// Prefix starts every key; it is the store's prefix.
+	Prefix string
+	// Shards is how many shards (hash slots) the jobs spread over. Every process of one
+	// deployment must use the same number. Default 8.
+	Shards int
+	// Workers is how many jobs one process runs at once. Default 16.
+	Workers int
+	// Lease is how long a claimed job may run before another process may claim it. Default 30s.
+	Lease time.Duration
+	// Poll is the longest an idle process waits before it looks for due jobs again; jobs this
+	// process enqueues wake it at once. Default 100ms.
+	Poll time.Duration
+	// MaxTries is how often a job is tried before it is set aside as a dead letter. Default 10.
+	MaxTries int
+	// DeadCap is the most dead letters one shard keeps; the oldest go first. Default 10,000.
+	DeadCap int
+	// Drain bounds how long Run waits, when it stops, for the jobs that are running; the rest
+	// are released to the queue. Default 10s.
+	Drain time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Log receives every job failure, with the job's id. Default: discarded.
+	Log *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Shards <= 0 {
+		o.Shards = 8
+	}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	if o.Lease <= 0 {
+		o.Lease = 30 * time.Second
+	}
+	if o.Poll <= 0 {
+		o.Poll = 100 * time.Millisecond
+	}
+	if o.MaxTries <= 0 {
+		o.MaxTries = 10
+	}
+	if o.DeadCap <= 0 {
+		o.DeadCap = 10_000
+	}
+	if o.Drain <= 0 {
+		o.Drain = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Engine enqueues, claims and runs jobs. It is safe for concurrent use.
+type Engine struct {
+	r        Runner
+	opts     Options
+	handlers map[string]Handler
+	wake     chan struct{} // a job was enqueued here, due now
+	next     atomic.Uint32 // the shard the next claim round starts with
+
+	done, failed, dead atomic.Uint64
+}
+
+// New returns an engine that runs its scripts through r. Register handlers with Handle before
+// Run.
+func New(r Runner, opts Options) *Engine {
+	return &Engine{r: r, opts: opts.withDefaults(), handlers: map[string]Handler{}, wake: make(chan struct{}, 1)}
+}
+
+// Handle registers the handler of a kind of job. It is not safe to call once Run has started.
+func (e *Engine) Handle(kind string, h Handler) { e.handlers[kind] = h }
+
+// Options returns the options in effect, defaults filled in.
+func (e *Engine) Options() Options { return e.opts }
+
+// shard returns the hash tag of the shard that holds id.
+func (e *Engine) shard(id string) int {
+	return int(crc32.ChecksumIEEE([]byte(id)) % uint32(e.opts.Shards))
+}
+
+// keys returns the keys of shard n: due, lease, job, tries, dead, why.
+func (e *Engine) keys(n int) [6]string {
+	tag := e.opts.Prefix + "{j:" + strconv.Itoa(n) + "}:"
+	return [6]string{tag + "due", tag + "lease", tag + "job", tag + "tries", tag + "dead", tag + "why"}
+}
+
+func (e *Engine) now() time.Time { return e.opts.Now() }
+
+func checkJob(j Job) error {
+	switch {
+	case j.ID == "" || strings.ContainsRune(j.ID, '\n'):
+		return fmt.Errorf("job id %q: must be non-empty and hold no newline", j.ID)
+	case j.Kind == "" || strings.ContainsRune(j.Kind, '\n'):
+		return fmt.Errorf("job %s: kind %q must be non-empty and hold no newline", j.ID, j.Kind)
+	}
+	return nil
+}
+
+// EnqueueCall is the script call that enqueues j, for a caller that sends it in a pipeline with
+// other scripts (a write's own calls). With move, a job already waiting or running is moved to
+// j.At and its tries start again; without, it keeps its time.
+func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
+	if err := checkJob(j); err != nil {
+		return Call{}, err
+	}
+	at := j.At
+	if at.IsZero() {
+		at = e.now()
+	}
+	mode := "add"
+	if move {
+		mode = "move"
+	}
+	k := e.keys(e.shard(j.ID))
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
+		Args: []any{j.ID, j.Kind + "\n" + j.Arg, at.UnixMilli(), mode}}, nil
+}
+
+// Enqueue adds jobs, in one pipeline. A job whose id is already waiting or running is left as it
+// is: its cause was repeated.
+func (e *Engine) Enqueue(ctx context.Context, jobs ...Job) error { return e.enqueue(ctx, jobs, false) }
+
+// Schedule adds jobs or moves them to their new time (a rescheduled post), in one pipeline.
+func (e *Engine) Schedule(ctx context.Context, jobs ...Job) error { return e.enqueue(ctx, jobs, true) }
+
+func (e *Engine) enqueue(ctx context.Context, jobs []Job, move bool) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	calls := make([]Call, len(jobs))
+	soon := false
+	for i, j := range jobs {
+		c, err := e.EnqueueCall(j, move)
+		if err != nil {
+			return err
+		}
+		calls[i] = c
+		soon = soon || !j.At.After(e.now())
+	}
+	if _, err := e.r.RunScripts(ctx, calls); err != nil {
+		return fmt.Errorf("enqueue %s: %w", jobs[0].ID, err)
+	}
+	if soon {
+		e.Wake()
+	}
+	return nil
+}
+
+// Wake makes an idle Run look for due jobs at once.
+func (e *Engine) Wake() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Cancel removes a job that has not run yet; a job that is running finishes. Cancelling a job
+// that does not exist does nothing.
+func (e *Engine) Cancel(ctx context.Context, id string) error {
+	k := e.keys(e.shard(id))
+	if _, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
+		Args: []any{id, "", 0, "cancel"}}}); err != nil {
+		return fmt.Errorf("cancel job %s: %w", id, err)
+	}
+	return nil
+}
+
+// claimed is a job taken from a shard, with the try its claim counted.
+type claimed struct {
+	Job
+	shard int
+}
+
+// claim takes at most max due jobs over all shards, in one pipeline, and returns them with the
+// time the next job is due (or its lease ends) in any shard, zero if none.
+func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, error) {
+	now := e.now()
+	per := (max + e.opts.Shards - 1) / e.opts.Shards
+	start := int(e.next.Add(1))
+	calls := make([]Call, e.opts.Shards)
+	for i := range calls {
+		n := (start + i) % e.opts.Shards
+		k := e.keys(n)
+		calls[i] = Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3]},
+			Args: []any{now.UnixMilli(), now.Add(e.opts.Lease).UnixMilli(), per}}
+	}
+	replies, err := e.r.RunScripts(ctx, calls)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("claim jobs: %w", err)
+	}
+	var out []claimed
+	var next time.Time
+	for i, reply := range replies {
+		n := (start + i) % e.opts.Shards
+		arr, _ := reply.([]any)
+		if len(arr) != 2 {
+			return nil, time.Time{}, fmt.Errorf("claim jobs: unexpected reply %v", reply)
+		}
+		items, _ := arr[0].([]any)
+		for j := 0; j+2 < len(items); j += 3 {
+			id, _ := items[j].(string)
+			payload, _ := items[j+1].(string)
+			try, _ := items[j+2].(int64)
+			kind, arg, _ := strings.Cut(payload, "\n")
+			out = append(out, claimed{Job: Job{ID: id, Kind: kind, Arg: arg, Try: int(try)}, shard: n})
+		}
+		if s, ok := arr[1].(string); ok {
+			if ms, err := strconv.ParseFloat(s, 64); err == nil {
+				if t := time.UnixMilli(int64(ms)); next.IsZero() || t.Before(next) {
+					next = t
+				}
+			}
+		}
+	}
+	return out, next, nil
+}
+
+// finish records what became of a claimed job: "ok", "retry", "dead", "later" or "release".
+func (e *Engine) finish(ctx context.Context, c claimed, outcome string, at time.Time, why string) error {
+	k := e.keys(c.shard)
+	_, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_done", Keys: k[:],
+		Args: []any{c.ID, c.Try, outcome, at.UnixMilli(), why, e.opts.DeadCap}}})
+	if err != nil {
+		return fmt.Errorf("finish job %s (%s): %w", c.ID, outcome, err)
+	}
+	return nil
+}
+
+// backoff is how long a job waits after its try-th failure: 1s doubling, at most 5 minutes.
+func backoff(try int) time.Duration {
+	return min(time.Second<<min(max(try-1, 0), 9), 5*time.Minute)
+}
+
+// execute runs one claimed job and records the outcome. A job whose handler is unknown fails
+// like any other (another process of a newer version may know it; the tries bound it).
+func (e *Engine) execute(ctx context.Context, c claimed) {
+	var err error
+	if h, ok := e.handlers[c.Kind]; ok {
+		err = safely(ctx, h, c.Job)
+	} else {
+		err = fmt.Errorf("no handler for jobs of kind %q", c.Kind)
+	}
+	// Record the outcome even if ctx ended meanwhile: the job ran.
+	rec := context.WithoutCancel(ctx)
+	var later Later
+	switch {
+	case err == nil:
+		e.done.Add(1)
+		err = e.finish(rec, c, "ok", time.Time{}, "")
+	case errors.As(err, &later):
+		err = e.finish(rec, c, "later", later.At, "")
+	case ctx.Err() != nil:
+		// Stopped mid-way: the job goes back to the queue untried.
+		err = e.finish(rec, c, "release", e.now(), "")
+	case c.Try >= e.opts.MaxTries:
+		e.dead.Add(1)
+		e.opts.Log.ErrorContext(ctx, "job failed for the last time: set aside as a dead letter",
+			"job", c.ID, "kind", c.Kind, "try", c.Try, "err", err)
+		err = e.finish(rec, c, "dead", e.now(), err.Error())
+	default:
+		e.failed.Add(1)
+		retry := backoff(c.Try)
+		e.opts.Log.WarnContext(ctx, "job failed: it will be retried",
+			"job", c.ID, "kind", c.Kind, "try", c.Try, "retry_in", retry, "err", err)
+		err = e.finish(rec, c, "retry", e.now().Add(retry), err.Error())
+	}
+	if err != nil {
+		// The lease ends by itself and the job runs again: handlers are idempotent.
+		e.opts.Log.WarnContext(ctx, "job outcome not recorded: it runs again when its lease ends", "job", c.ID, "err", err)
+	}
+}
+
+// safely runs h, turning a panic into an error so that one bad job cannot stop the engine.
+func safely(ctx context.Context, h Handler, j Job) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return h(ctx, j)
+}
+
+// Run claims and runs jobs until ctx ends. Then it stops claiming, waits up to Options.Drain for
+// the running jobs, and releases those still running to the queue (their handlers see their
+// context end). Every server process runs it.
+func (e *Engine) Run(ctx context.Context) {
+	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	slots := make(chan struct{}, e.opts.Workers)
+	var wg sync.WaitGroup
+	defer func() {
+		drained := make(chan struct{})
+		go func() { wg.Wait(); close(drained) }()
+		t := time.NewTimer(e.opts.Drain)
+		defer t.Stop()
+		select {
+		case <-drained:
+		case <-t.C:
+			stopWork() // the rest are released as their handlers return
+			<-drained
+		}
+	}()
+	freed := make(chan struct{}, e.opts.Workers)
+	for ctx.Err() == nil {
+		free := e.opts.Workers - len(slots)
+		var next time.Time
+		if free > 0 {
+			jobs, n, err := e.claim(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				e.opts.Log.WarnContext(ctx, "claim jobs", "err", err)
+			}
+			next = n
+			for _, c := range jobs {
+				slots <- struct{}{}
+				wg.Go(func() {
+					defer func() {
+						<-slots
+						select {
+						case freed <- struct{}{}:
+						default:
+						}
+					}()
+					e.execute(work, c)
+				})
+			}
+			if len(jobs) > 0 {
+				continue // there may be more
+			}
+		}
+		wait := e.opts.Poll
+		if !next.IsZero() {
+			wait = min(wait, max(time.Until(next), time.Millisecond))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-e.wake:
+		case <-freed:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// RunDue claims and runs every job that is due now, in this goroutine, until none is left, and
+// returns how many ran. Tests use it to run jobs at a chosen moment of a driven clock.
+func (e *Engine) RunDue(ctx context.Context) (int, error) {
+	ran := 0
+	for {
+		jobs, _, err := e.claim(ctx, e.opts.Workers)
+		if err != nil {
+			return ran, err
+		}
+		if len(jobs) == 0 {
+			return ran, nil
+		}
+		for _, c := range jobs {
+			e.execute(ctx, c)
+		}
+		ran += len(jobs)
+	}
+}
+
+// Stats counts what this process's engine did since it started.
+type Stats struct {
+	Done, Failed, Dead uint64
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	return Stats{Done: e.done.Load(), Failed: e.failed.Load(), Dead: e.dead.Load()}
+}
+
+// DeadJob is a job set aside after failing Options.MaxTries times.
+type DeadJob struct {
+	Job
+	At  time.Time // when it was set aside
+	Err string    // its last error
+}
+
+// Dead lists up to limit dead letters of every shard, newest first within a shard.
+func (e *Engine) Dead(ctx context.Context, limit int) ([]DeadJob, error) {
+	calls := make([]Call, e.opts.Shards)
+	for n := range calls {
+		k := e.keys(n)
+		calls[n] = Call{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5]}, Args: []any{"list", limit}}
+	}
+	replies, err := e.r.RunScripts(ctx, calls)
+	if err != nil {
+		return nil, fmt.Errorf("list dead jobs: %w", err)
+	}
+	var out []DeadJob
+	for _, reply := range replies {
+		arr, _ := reply.([]any)
+		for i := 0; i+3 < len(arr) && len(out) < limit; i += 4 {
+			id, _ := arr[i].(string)
+			payload, _ := arr[i+1].(string)
+			at, _ := arr[i+2].(string)
+			why, _ := arr[i+3].(string)
+			kind, arg, _ := strings.Cut(payload, "\n")
+			ms, _ := strconv.ParseFloat(at, 64)
+			out = append(out, DeadJob{Job: Job{ID: id, Kind: kind, Arg: arg}, At: time.UnixMilli(int64(ms)).UTC(), Err: why})
+		}
+	}
+	return out, nil
+}
+
+// Retry puts a dead letter back in the queue, due now with its tries reset. It reports whether
+// id was a dead letter.
+func (e *Engine) Retry(ctx context.Context, id string) (bool, error) {
+	k := e.keys(e.shard(id))
+	reply, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5]},
+		Args: []any{"retry", id, e.now().UnixMilli()}}})
+	if err != nil {
+		return false, fmt.Errorf("retry job %s: %w", id, err)
+	}
+	e.Wake()
+	n, _ := reply[0].(int64)
+	return n == 1, nil
+}

@@ -1,0 +1,406 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
+
+// clock is a clock the test moves by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Now().Truncate(time.Second)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// engines returns n engines on one prefix of b, as n server processes would have, sharing clk.
+func engines(t *testing.T, b storetest.Backend, n int, clk *clock, opts jobs.Options) []*jobs.Engine {
+	t.Helper()
+	prefix := storetest.Prefix()
+	out := make([]*jobs.Engine, n)
+	for i := range out {
+		st := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now, Jobs: opts})
+		out[i] = st.Jobs()
+	}
+	return out
+}
+
+// recorder is a handler that records the jobs it ran.
+type recorder struct {
+	mu  sync.Mutex
+	ran []string
+	err error // returned by every run
+}
+
+func (r *recorder) handle(_ context.Context, j jobs.Job) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ran = append(r.ran, j.ID+"="+j.Arg)
+	return r.err
+}
+
+func (r *recorder) runs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ran)
+}
+
+func runDue(t *testing.T, e *jobs.Engine) int {
+	t.Helper()
+	n, err := e.RunDue(context.Background())
+	if err != nil {
+		t.Fatalf("run due jobs: %v", err)
+	}
+	return n
+}
+
+func TestJobsRunWhenDueAndOnce(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		e := engines(t, b, 1, clk, jobs.Options{})[0]
+		var r recorder
+		e.Handle("echo", r.handle)
+
+		if err := e.Enqueue(ctx,
+			jobs.Job{ID: "now", Kind: "echo", Arg: "a"},
+			jobs.Job{ID: "soon", Kind: "echo", Arg: "b", At: clk.Now().Add(time.Minute)},
+		); err != nil {
+			t.Fatal(err)
+		}
+		// The same cause again adds nothing: not a second run, not a new time or argument.
+		if err := e.Enqueue(ctx, jobs.Job{ID: "now", Kind: "echo", Arg: "other"}); err != nil {
+			t.Fatal(err)
+		}
+		if n := runDue(t, e); n != 1 {
+			t.Fatalf("ran %d jobs, want 1 (the due one)", n)
+		}
+		clk.Add(59 * time.Second)
+		if n := runDue(t, e); n != 0 {
+			t.Fatalf("ran %d jobs a second early", n)
+		}
+		clk.Add(time.Second)
+		runDue(t, e)
+		if got, want := r.runs(), []string{"now=a", "soon=b"}; !slices.Equal(got, want) {
+			t.Fatalf("ran %v, want %v", got, want)
+		}
+		// Done jobs leave nothing behind, and may be caused again.
+		if n := runDue(t, e); n != 0 {
+			t.Fatalf("ran %d jobs after all were done", n)
+		}
+		if err := e.Enqueue(ctx, jobs.Job{ID: "now", Kind: "echo", Arg: "again"}); err != nil {
+			t.Fatal(err)
+		}
+		runDue(t, e)
+		if got := r.runs(); len(got) != 3 || got[2] != "now=again" {
+			t.Fatalf("ran %v, want a third run of the re-caused job", got)
+		}
+	})
+}
+
+func TestJobsScheduleMovesAndCancelRemoves(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		e := engines(t, b, 1, clk, jobs.Options{})[0]
+		var r recorder
+		e.Handle("echo", r.handle)
+		at := clk.Now().Add(time.Minute)
+		for _, j := range []jobs.Job{{ID: "moved", At: at}, {ID: "cancelled", At: at}} {
+			j.Kind, j.Arg = "echo", j.ID
+			if err := e.Schedule(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Schedule(ctx, jobs.Job{ID: "moved", Kind: "echo", Arg: "later", At: at.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Cancel(ctx, "cancelled"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Minute)
+		if n := runDue(t, e); n != 0 {
+			t.Fatalf("ran %d jobs at the old time: %v", n, r.runs())
+		}
+		clk.Add(time.Hour)
+		runDue(t, e)
+		if got, want := r.runs(), []string{"moved=later"}; !slices.Equal(got, want) {
+			t.Fatalf("ran %v, want %v", got, want)
+		}
+	})
+}
+
+func TestJobsFailuresRetryThenDeadLetters(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 3})[0]
+		r := recorder{err: errors.New("boom")}
+		e.Handle("fail", r.handle)
+		if err := e.Enqueue(ctx, jobs.Job{ID: "f", Kind: "fail", Arg: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		runDue(t, e)
+		if n := runDue(t, e); n != 0 {
+			t.Fatal("a failed job was retried at once, with no backoff")
+		}
+		clk.Add(time.Second) // the first backoff
+		runDue(t, e)
+		clk.Add(2 * time.Second)
+		runDue(t, e)
+		clk.Add(time.Hour)
+		if n := runDue(t, e); n != 0 {
+			t.Fatalf("a job that failed MaxTries times ran again")
+		}
+		if got := len(r.runs()); got != 3 {
+			t.Fatalf("ran %d times, want 3", got)
+		}
+		dead, err := e.Dead(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dead) != 1 || dead[0].ID != "f" || dead[0].Kind != "fail" || dead[0].Arg != "x" || dead[0].Err != "boom" {
+			t.Fatalf("dead letters %+v, want job f with its error", dead)
+		}
+		if s := e.Stats(); s.Failed != 2 || s.Dead != 1 {
+			t.Fatalf("stats %+v, want 2 failures and 1 dead", s)
+		}
+		// An operator puts it back once the cause is fixed.
+		r.mu.Lock()
+		r.err = nil
+		r.mu.Unlock()
+		if ok, err := e.Retry(ctx, "f"); err != nil || !ok {
+			t.Fatalf("retry: %v %v", ok, err)
+		}
+		runDue(t, e)
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Fatalf("dead letters after retry: %+v", dead)
+		}
+		if got := len(r.runs()); got != 4 {
+			t.Fatalf("ran %d times, want 4", got)
+		}
+	})
+}
+
+func TestJobsLaterDoesNotCountATry(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 1})[0]
+		var tries []int
+		e.Handle("wait", func(_ context.Context, j jobs.Job) error {
+			tries = append(tries, j.Try)
+			if len(tries) < 3 {
+				return jobs.Later{At: clk.Now().Add(time.Minute)}
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "w", Kind: "wait"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			runDue(t, e)
+			clk.Add(time.Minute)
+		}
+		if !slices.Equal(tries, []int{1, 1, 1}) {
+			t.Fatalf("tries %v, want each run to be the first try", tries)
+		}
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Fatalf("a postponed job became a dead letter: %+v", dead)
+		}
+	})
+}
+
+// TestJobsOfADeadProcessRunAgainAfterTheirLease: a process that claimed a job and died (here:
+// hangs for ever) leaves it leased; when the lease ends another process runs it, and the dead
+// one's late outcome changes nothing.
+func TestJobsOfADeadProcessRunAgainAfterTheirLease(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		es := engines(t, b, 2, clk, jobs.Options{Lease: 30 * time.Second})
+		hung, release := make(chan struct{}), make(chan struct{})
+		es[0].Handle("j", func(context.Context, jobs.Job) error { close(hung); <-release; return nil })
+		var r recorder
+		es[1].Handle("j", r.handle)
+		if err := es[0].Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); runDue(t, es[0]) }()
+		<-hung
+		if n := runDue(t, es[1]); n != 0 {
+			t.Fatal("a leased job was claimed twice within its lease")
+		}
+		clk.Add(30 * time.Second)
+		if n := runDue(t, es[1]); n != 1 {
+			t.Fatalf("ran %d jobs after the lease ended, want the dead process's job", n)
+		}
+		close(release) // the first process wakes up and reports success after all
+		<-done
+		clk.Add(time.Hour)
+		if n := runDue(t, es[1]); n != 0 {
+			t.Fatalf("ran %d jobs after both finished", n)
+		}
+	})
+}
+
+// TestRunReleasesRunningJobsOnShutdown: a process that stops lets running jobs finish within its
+// drain time and puts back the rest, which another process can run at once.
+func TestRunReleasesRunningJobsOnShutdown(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		es := engines(t, b, 2, clk, jobs.Options{Drain: 50 * time.Millisecond, Poll: 5 * time.Millisecond})
+		started := make(chan string, 2)
+		es[0].Handle("quick", func(ctx context.Context, j jobs.Job) error { started <- j.ID; return nil })
+		es[0].Handle("slow", func(ctx context.Context, j jobs.Job) error {
+			started <- j.ID
+			<-ctx.Done() // longer than the drain
+			return ctx.Err()
+		})
+		var r recorder
+		es[1].Handle("slow", r.handle)
+		if err := es[0].Enqueue(ctx, jobs.Job{ID: "s", Kind: "slow"}, jobs.Job{ID: "q", Kind: "quick"}); err != nil {
+			t.Fatal(err)
+		}
+		run, stop := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() { defer close(stopped); es[0].Run(run) }()
+		<-started
+		<-started
+		stop()
+		<-stopped
+		if n := runDue(t, es[1]); n != 1 {
+			t.Fatalf("another process ran %d jobs after the shutdown, want the released one", n)
+		}
+		if got := r.runs(); !slices.Equal(got, []string{"s="}) {
+			t.Fatalf("ran %v, want the slow job", got)
+		}
+	})
+}
+
+// TestRunPicksUpJobsPromptly: an idle process runs a job enqueued elsewhere within its poll,
+// and one enqueued by itself at once.
+func TestRunPicksUpJobsPromptly(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		es := engines(t, b, 2, &clock{t: time.Now()}, jobs.Options{Poll: 20 * time.Millisecond})
+		for _, e := range es {
+			e.Handle("j", func(context.Context, jobs.Job) error { return nil })
+		}
+		ran := make(chan string, 10)
+		es[0].Handle("j", func(_ context.Context, j jobs.Job) error { ran <- j.ID; return nil })
+		go es[0].Run(ctx)
+		for _, e := range es {
+			if err := e.Enqueue(ctx, jobs.Job{ID: "from-" + time.Now().String(), Kind: "j"}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ran:
+			case <-time.After(5 * time.Second):
+				t.Fatal("an enqueued job did not run")
+			}
+		}
+	})
+}
+
+// TestLockHasOneHolderAndIsTakenOverAfterItsTTL: under contention at most one token holds the
+// lock at any time; a holder that dies without releasing is replaced once its TTL runs out.
+func TestLockHasOneHolderAndIsTakenOverAfterItsTTL(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		es := engines(t, b, 4, &clock{t: time.Now()}, jobs.Options{})
+		var holders, maxHolders, turns atomic.Int32
+		var wg sync.WaitGroup
+		for _, e := range es {
+			for range 2 {
+				l := e.NewLock("contended", 5*time.Second)
+				wg.Go(func() {
+					deadline := time.Now().Add(500 * time.Millisecond)
+					for time.Now().Before(deadline) {
+						ok, err := l.Acquire(ctx)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if !ok {
+							continue
+						}
+						n := holders.Add(1)
+						if n > maxHolders.Load() {
+							maxHolders.Store(n)
+						}
+						turns.Add(1)
+						time.Sleep(time.Millisecond)
+						holders.Add(-1)
+						if err := l.Release(ctx); err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+		}
+		wg.Wait()
+		if maxHolders.Load() != 1 || turns.Load() < 2 {
+			t.Fatalf("at most %d holders at once over %d turns, want 1 over several", maxHolders.Load(), turns.Load())
+		}
+
+		dead := es[0].NewLock("takeover", 300*time.Millisecond)
+		if ok, err := dead.Acquire(ctx); err != nil || !ok {
+			t.Fatalf("acquire: %v %v", ok, err)
+		}
+		heir := es[1].NewLock("takeover", 300*time.Millisecond)
+		if ok, _ := heir.Acquire(ctx); ok {
+			t.Fatal("a held lock was taken")
+		}
+		start := time.Now()
+		for {
+			if ok, err := heir.Acquire(ctx); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				break
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatal("the lock of a dead holder was never taken over")
+			}
+			time.Sleep(10 * time.Millisecond)
+			if b.Mini != nil {
+				b.Mini.FastForward(10 * time.Millisecond) // miniredis moves TTLs only when told
+			}
+		}
+		if ok, _ := dead.Renew(ctx); ok {
+			t.Fatal("the dead holder renewed a lock it had lost")
+		}
+		if err := dead.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if ok, _ := heir.Renew(ctx); !ok {
+			t.Fatal("the old holder's release freed the new holder's lock")
+		}
+	})
+}

@@ -1,0 +1,32 @@
+-- jobs_claim: take the due jobs of one shard, each with a lease (jobs/jobs.go).
+-- KEYS[1] zset due    KEYS[2] zset lease: job id → when its lease ends (ms)
+-- KEYS[3] hash job    KEYS[4] hash tries
+-- ARGV[1] now (ms)   ARGV[2] lease end (ms)   ARGV[3] most jobs to take
+-- First, jobs whose lease ended (their process died or hung) are due again at once, unless
+-- they were rescheduled meanwhile. Then up to ARGV[3] due jobs move from due to lease, each
+-- counting one more try.
+-- Reply   {{id, "<kind>\n<argument>", try, ...}, next due (ms) or false}
+-- Repeat  a repeated claim takes nothing the first one took (it is leased, not due): a claim
+--         whose reply was lost leaves its jobs to run again when their lease ends.
+local now, max = tonumber(ARGV[1]), tonumber(ARGV[3])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, max)) do
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZADD', KEYS[1], 'NX', now, id)
+end
+local out = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, max)) do
+  redis.call('ZREM', KEYS[1], id)
+  local job = redis.call('HGET', KEYS[3], id)
+  if job then
+    redis.call('ZADD', KEYS[2], ARGV[2], id)
+    out[#out + 1] = id
+    out[#out + 1] = job
+    out[#out + 1] = redis.call('HINCRBY', KEYS[4], id, 1)
+  end
+end
+local next = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or false
+local lease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]
+if lease and (not next or tonumber(lease) < tonumber(next)) then
+  next = lease
+end
+return {out, next}

@@ -1,0 +1,30 @@
+-- jobs_enqueue: add a job, or move it (jobs/jobs.go).
+-- KEYS[1] zset due: job id → when it is due (ms)
+-- KEYS[2] hash job: job id → "<kind>\n<argument>"
+-- KEYS[3] hash tries: job id → how often it was claimed since it was last (re)scheduled
+-- KEYS[4] zset lease: job id → when its lease ends (ms)
+-- ARGV[1] id   ARGV[2] "<kind>\n<argument>"   ARGV[3] due (ms)
+-- ARGV[4] "add": a job that is already waiting or running keeps its time (its cause repeated);
+--         "move": the job is due at ARGV[3] whatever it was, and its tries start again;
+--         "cancel": the job no longer waits (ARGV[2] and ARGV[3] unused); if it is running it
+--         finishes, and its record goes when it does.
+-- Reply   1 if the job was added, moved or cancelled, 0 if an "add" found it there already.
+-- Repeat  idempotent: the id names the job, so a repeated enqueue adds nothing.
+local id = ARGV[1]
+if ARGV[4] == 'cancel' then
+  redis.call('ZREM', KEYS[1], id)
+  if not redis.call('ZSCORE', KEYS[4], id) then
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+  end
+  return 1
+end
+if ARGV[4] == 'add' and redis.call('HEXISTS', KEYS[2], id) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[2], id, ARGV[2])
+redis.call('ZADD', KEYS[1], ARGV[3], id)
+if ARGV[4] == 'move' then
+  redis.call('HDEL', KEYS[3], id)
+end
+return 1

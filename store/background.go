@@ -1,0 +1,41 @@
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/agora/agora/jobs"
+)
+
+// Background work runs in jobs (package jobs): the store enqueues a job for each side effect a
+// write causes beyond its own derived writes, with an id derived from the cause, and registers
+// here what each kind of job does. Every handler is idempotent.
+const (
+	jobFanout = "fanout" // "<post> <cursor>": push a new post to feeds of its author's push set
+	jobUnfeed = "unfeed" // "<post> <author> <cursor>": remove a deleted post from those feeds
+)
+
+// handleJobs registers the store's job handlers with its engine.
+func (s *Store) handleJobs() {
+	s.jobs.Handle(jobFanout, s.runFeedJob)
+	s.jobs.Handle(jobUnfeed, s.runFeedJob)
+}
+
+// Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that
+// run due jobs at a chosen moment.
+func (s *Store) Jobs() *jobs.Engine { return s.jobs }
+
+// RepairInterval is how often the process that holds the repair lock looks for half-done writes.
+const RepairInterval = 5 * time.Second
+
+// RunBackground does this process's share of the background work until ctx ends: it runs jobs
+// (see package jobs) and, in one process at a time, under a lock, finishes half-done writes
+// (see the repair journal). Every server process runs it; none needs to be configured apart.
+// It returns once running jobs have finished or gone back to the queue.
+func (s *Store) RunBackground(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.jobs.Run(ctx) })
+	wg.Go(func() { s.jobs.Every(ctx, "repairs", RepairInterval, s.repairAll) })
+	wg.Wait()
+}
