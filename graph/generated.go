@@ -97,19 +97,21 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		CreateComment func(childComplexity int, postID string, parentID *string, body string, idempotencyKey *string) int
-		CreatePost    func(childComplexity int, input model.CreatePostInput) int
-		DeleteComment func(childComplexity int, id string) int
-		DeletePost    func(childComplexity int, id string) int
-		EditComment   func(childComplexity int, id string, body string) int
-		Follow        func(childComplexity int, userID string) int
-		LogIn         func(childComplexity int, name string, password string) int
-		LogOut        func(childComplexity int) int
-		SetPostGroups func(childComplexity int, postID string, add []string, remove []string) int
-		SignUp        func(childComplexity int, name string, password string) int
-		Unfollow      func(childComplexity int, userID string) int
-		VoteComment   func(childComplexity int, commentID string, direction model.VoteDirection) int
-		VotePost      func(childComplexity int, postID string, direction model.VoteDirection) int
+		CancelScheduledPost func(childComplexity int, id string) int
+		CreateComment       func(childComplexity int, postID string, parentID *string, body string, idempotencyKey *string) int
+		CreatePost          func(childComplexity int, input model.CreatePostInput) int
+		DeleteComment       func(childComplexity int, id string) int
+		DeletePost          func(childComplexity int, id string) int
+		EditComment         func(childComplexity int, id string, body string) int
+		Follow              func(childComplexity int, userID string) int
+		LogIn               func(childComplexity int, name string, password string) int
+		LogOut              func(childComplexity int) int
+		ReschedulePost      func(childComplexity int, id string, publishAt time.Time) int
+		SetPostGroups       func(childComplexity int, postID string, add []string, remove []string) int
+		SignUp              func(childComplexity int, name string, password string) int
+		Unfollow            func(childComplexity int, userID string) int
+		VoteComment         func(childComplexity int, commentID string, direction model.VoteDirection) int
+		VotePost            func(childComplexity int, postID string, direction model.VoteDirection) int
 	}
 
 	PageInfo struct {
@@ -128,6 +130,7 @@ type ComplexityRoot struct {
 		Downvotes      func(childComplexity int) int
 		Groups         func(childComplexity int) int
 		ID             func(childComplexity int) int
+		PublishAt      func(childComplexity int) int
 		Score          func(childComplexity int) int
 		Title          func(childComplexity int) int
 		URL            func(childComplexity int) int
@@ -156,6 +159,7 @@ type ComplexityRoot struct {
 		Node              func(childComplexity int, id string) int
 		Post              func(childComplexity int, id string) int
 		Posts             func(childComplexity int, sort *model.PostSort, group *string, first *int, after *string) int
+		ScheduledPosts    func(childComplexity int, first *int, after *string) int
 		SuggestGroups     func(childComplexity int, prefix string, first *int) int
 		SuggestUsers      func(childComplexity int, prefix string, first *int) int
 		User              func(childComplexity int, name string) int
@@ -219,6 +223,8 @@ type MutationResolver interface {
 	LogOut(ctx context.Context) (bool, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*store.Post, error)
 	DeletePost(ctx context.Context, id string) (bool, error)
+	ReschedulePost(ctx context.Context, id string, publishAt time.Time) (*store.Post, error)
+	CancelScheduledPost(ctx context.Context, id string) (bool, error)
 	VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error)
 	SetPostGroups(ctx context.Context, postID string, add []string, remove []string) (*store.Post, error)
 	CreateComment(ctx context.Context, postID string, parentID *string, body string, idempotencyKey *string) (*store.Comment, error)
@@ -244,6 +250,7 @@ type QueryResolver interface {
 	Group(ctx context.Context, name string) (*store.Group, error)
 	Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string) (*model.PostConnection, error)
 	Feed(ctx context.Context, first *int, after *string) (*model.PostConnection, error)
+	ScheduledPosts(ctx context.Context, first *int, after *string) (*model.PostConnection, error)
 	Leaderboard(ctx context.Context, first *int, after *string) (*model.LeaderboardConnection, error)
 	LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error)
 	SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error)
@@ -494,6 +501,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LeaderboardEdge.Rank(childComplexity), true
 
+	case "Mutation.cancelScheduledPost":
+		if e.ComplexityRoot.Mutation.CancelScheduledPost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelScheduledPost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelScheduledPost(childComplexity, args["id"].(string)), true
 	case "Mutation.createComment":
 		if e.ComplexityRoot.Mutation.CreateComment == nil {
 			break
@@ -577,6 +595,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.LogOut(childComplexity), true
+	case "Mutation.reschedulePost":
+		if e.ComplexityRoot.Mutation.ReschedulePost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_reschedulePost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ReschedulePost(childComplexity, args["id"].(string), args["publishAt"].(time.Time)), true
 	case "Mutation.setPostGroups":
 		if e.ComplexityRoot.Mutation.SetPostGroups == nil {
 			break
@@ -711,6 +740,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.publishAt":
+		if e.ComplexityRoot.Post.PublishAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.PublishAt(childComplexity), true
 	case "Post.score":
 		if e.ComplexityRoot.Post.Score == nil {
 			break
@@ -869,6 +904,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Posts(childComplexity, args["sort"].(*model.PostSort), args["group"].(*string), args["first"].(*int), args["after"].(*string)), true
+	case "Query.scheduledPosts":
+		if e.ComplexityRoot.Query.ScheduledPosts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_scheduledPosts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ScheduledPosts(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.suggestGroups":
 		if e.ComplexityRoot.Query.SuggestGroups == nil {
 			break
@@ -1263,6 +1309,8 @@ type Post implements Node {
   commentCount: Int!
   "Top-level comments."
   comments(sort: CommentSort = NEW, first: Int = 20, after: String): CommentConnection!
+  "When a scheduled post will be published; null once it is, or if it never was scheduled."
+  publishAt: Time
 }
 
 "A comment on a post or a reply to another comment."
@@ -1354,6 +1402,8 @@ input CreatePostInput {
   groups: [String!]
   "agora: a client-chosen key (1–64 characters); repeating a createPost with the same key returns the first post instead of a second one."
   idempotencyKey: String
+  "Schedule the post: it is published at this time (at least one minute and at most 90 days ahead) as if created then; until then only its author sees it."
+  publishAt: Time
 }
 
 type Query {
@@ -1367,6 +1417,8 @@ type Query {
   posts(sort: PostSort = HOT, group: String, first: Int = 20, after: String): PostConnection!
   "Posts by users the viewer follows, newest first."
   feed(first: Int = 20, after: String): PostConnection!
+  "The viewer's scheduled posts that are not published yet, soonest first."
+  scheduledPosts(first: Int = 20, after: String): PostConnection!
   leaderboard(first: Int = 20, after: String): LeaderboardConnection!
   leaderboardAround(userId: ID!, radius: Int = 2): [LeaderboardEdge!]!
   "Users whose name starts with prefix, ignoring case."
@@ -1382,6 +1434,10 @@ type Mutation {
   logOut: Boolean!
   createPost(input: CreatePostInput!): Post!
   deletePost(id: ID!): Boolean!
+  "Move a scheduled post of the viewer's to a new publish time (at least one minute and at most 90 days ahead)."
+  reschedulePost(id: ID!, publishAt: Time!): Post!
+  "Delete a scheduled post of the viewer's before it is published."
+  cancelScheduledPost(id: ID!): Boolean!
   votePost(postId: ID!, direction: VoteDirection!): Post!
   setPostGroups(postId: ID!, add: [String!], remove: [String!]): Post!
   "agora: idempotencyKey (1–64 characters) makes a retried request return the first comment."
@@ -1567,6 +1623,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_commentCount(ctx, field)
 	case "comments":
 		return ec.fieldContext_Post_comments(ctx, field)
+	case "publishAt":
+		return ec.fieldContext_Post_publishAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -1821,6 +1879,20 @@ func (ec *executionContext) field_Group_posts_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelScheduledPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -1956,6 +2028,28 @@ func (ec *executionContext) field_Mutation_logIn_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["password"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_reschedulePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "publishAt",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishAt"] = arg1
 	return args, nil
 }
 
@@ -2270,6 +2364,28 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["after"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_scheduledPosts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -3604,6 +3720,94 @@ func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_reschedulePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_reschedulePost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ReschedulePost(ctx, fc.Args["id"].(string), fc.Args["publishAt"].(time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_reschedulePost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_reschedulePost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelScheduledPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelScheduledPost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelScheduledPost(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelScheduledPost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelScheduledPost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_votePost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4409,6 +4613,29 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_publishAt(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_publishAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_publishAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4885,6 +5112,50 @@ func (ec *executionContext) fieldContext_Query_feed(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_feed_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_scheduledPosts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_scheduledPosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ScheduledPosts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_scheduledPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_scheduledPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -6870,7 +7141,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "body", "url", "groups", "idempotencyKey"}
+	fieldsInOrder := [...]string{"title", "body", "url", "groups", "idempotencyKey", "publishAt"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6912,6 +7183,13 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "publishAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publishAt"))
+			data, err := ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PublishAt = data
 		}
 	}
 	return it, nil
@@ -7635,6 +7913,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "reschedulePost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_reschedulePost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cancelScheduledPost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelScheduledPost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "votePost":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_votePost(ctx, field)
@@ -7946,6 +8238,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "publishAt":
+			out.Values[i] = ec._Post_publishAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -8242,6 +8539,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_feed(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "scheduledPosts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_scheduledPosts(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

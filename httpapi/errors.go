@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,6 +26,7 @@ const (
 	CodeVotingClosed    = "VOTING_CLOSED"
 	CodeRateLimited     = "RATE_LIMITED"
 	CodeResyncRequired  = "RESYNC_REQUIRED"
+	CodeLimitReached    = "LIMIT_REACHED"
 	CodeInternal        = "INTERNAL_SERVER_ERROR"
 )
 
@@ -38,6 +40,7 @@ var kindCodes = map[store.Kind]string{
 	store.KindRateLimited:     CodeRateLimited,
 	store.KindResync:          CodeResyncRequired,
 	store.KindUnavailable:     CodeUnavailable,
+	store.KindLimitReached:    CodeLimitReached,
 }
 
 // internalError marks an error that is the server's fault. Its cause has been logged; the client
@@ -67,6 +70,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				gerr.Extensions["retryAfter"] = secs
 				setRetryAfter(ctx, secs)
 			}
+		case isBadTime(err):
+			gerr.Message = "not a time: give an RFC 3339 date and time, like 2026-12-24T18:00:00Z"
+			setCode(gerr, CodeBadUserInput)
 		case errors.Is(err, store.ErrSlowSubscriber):
 			gerr.Message = store.ErrSlowSubscriber.Error()
 			setCode(gerr, CodeSlowSubscriber)
@@ -92,6 +98,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return gerr
 	}
+}
+
+// isBadTime reports the error of a Time argument that is not a time: graphql.UnmarshalTime
+// returns an untyped error with this text.
+func isBadTime(err error) bool {
+	return strings.Contains(err.Error(), "time should be RFC3339Nano formatted string")
 }
 
 func setCode(e *gqlerror.Error, code string) {

@@ -1,6 +1,8 @@
 package resolvers
 
 import (
+	"time"
+
 	"github.com/agora/agora/graph/model"
 	"github.com/agora/agora/store"
 )
@@ -69,6 +71,13 @@ func postConnection(p *store.Page[*store.Post]) *model.PostConnection {
 		c.Edges[i] = &model.PostEdge{Cursor: p.Cursors[i], Node: it}
 	}
 	return c
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 func deref(s *string) string {

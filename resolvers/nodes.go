@@ -24,7 +24,7 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 			return u, err
 		}
 	case store.TypePost:
-		if p, err := l.Post(ctx, id); p != nil || err != nil {
+		if p, err := loadPost(ctx, id); p != nil || err != nil {
 			return p, err
 		}
 	case store.TypeComment:
@@ -58,4 +58,18 @@ func mustUser(ctx context.Context, uid store.UserKey) (*store.User, error) {
 		err = fmt.Errorf("user %s is referenced but missing", uid)
 	}
 	return u, err
+}
+
+// loadPost loads a post; a post its author scheduled and that is not published yet is found for
+// its author only.
+func loadPost(ctx context.Context, id string) (*store.Post, error) {
+	l := loaderFrom(ctx)
+	p, err := l.Post(ctx, id)
+	if p != nil || err != nil {
+		return p, err
+	}
+	if v := viewerFrom(ctx); v != "" {
+		return l.ScheduledPost(ctx, v, id)
+	}
+	return nil, nil
 }

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/graph/model"
@@ -89,7 +90,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	}
 	p, err := r.Store.CreatePost(ctx, uid, store.NewPost{
 		Title: input.Title, Body: deref(input.Body), URL: deref(input.URL), Groups: input.Groups,
-		IdempotencyKey: deref(input.IdempotencyKey),
+		IdempotencyKey: deref(input.IdempotencyKey), PublishAt: derefTime(input.PublishAt),
 	})
 	wrote(ctx)
 	return p, err
@@ -101,6 +102,26 @@ func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, err
 		return false, err
 	}
 	err = r.Store.DeletePost(ctx, uid, id)
+	wrote(ctx)
+	return err == nil, err
+}
+
+func (r *mutationResolver) ReschedulePost(ctx context.Context, id string, publishAt time.Time) (*store.Post, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.Store.ReschedulePost(ctx, uid, id, publishAt)
+	wrote(ctx)
+	return p, err
+}
+
+func (r *mutationResolver) CancelScheduledPost(ctx context.Context, id string) (bool, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	err = r.Store.CancelScheduledPost(ctx, uid, id)
 	wrote(ctx)
 	return err == nil, err
 }
@@ -234,7 +255,7 @@ func (r *queryResolver) User(ctx context.Context, name string) (*store.User, err
 
 func (r *queryResolver) Post(ctx context.Context, id string) (*store.Post, error) {
 	loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, "Post", false))
-	return loaderFrom(ctx).Post(ctx, id)
+	return loadPost(ctx, id)
 }
 
 func (r *queryResolver) Comment(ctx context.Context, id string) (*store.Comment, error) {
@@ -262,6 +283,19 @@ func (r *queryResolver) Feed(ctx context.Context, first *int, after *string) (*m
 	}
 	n, a := pageArgs(first, after)
 	p, err := loaderFrom(ctx).Feed(ctx, id, n, a, fieldNeeds(ctx, "Post", true))
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(p), nil
+}
+
+func (r *queryResolver) ScheduledPosts(ctx context.Context, first *int, after *string) (*model.PostConnection, error) {
+	id, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).ScheduledPosts(ctx, id, n, a)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ const (
 func (s *Store) handleJobs() {
 	s.jobs.Handle(jobFanout, s.runFeedJob)
 	s.jobs.Handle(jobUnfeed, s.runFeedJob)
+	s.jobs.Handle(jobPublish, s.runPublishJob)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

@@ -34,6 +34,8 @@ const (
 	// (Options.RedisTimeout, ClientConfig.Timeout): the operation may or may not have taken
 	// effect, and the client should retry.
 	KindUnavailable
+	// KindLimitReached is a per-user cap that is full (pending scheduled posts, say).
+	KindLimitReached
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
@@ -102,6 +104,7 @@ var scriptKinds = map[string]Kind{
 	"NOTFOUND":  KindNotFound,
 	"CONFLICT":  KindConflict,
 	"CLOSED":    KindVotingClosed,
+	"LIMIT":     KindLimitReached,
 }
 
 // scriptError turns the error replies of the Lua scripts into typed errors. Scripts reply with

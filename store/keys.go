@@ -36,6 +36,15 @@ func (k keys) addrSignUps(addr string) string { return k.prefix + "{a:" + addr +
 // the authoritative record of the follow graph.
 func (k keys) following(uid string) string { return k.user(uid) + ":following" }
 
+// scheduled is a sorted set of the user's scheduled posts' ids scored by publish time (ms): its
+// members past their time are expired by the next write (per-member expiry), so the members
+// after now are the posts still pending.
+func (k keys) scheduled(uid string) string { return k.user(uid) + ":scheduled" }
+
+// drafts is a hash of the user's scheduled posts: post id → the post to publish, as JSON
+// (see draft in schedule.go), until its publish job has published it.
+func (k keys) drafts(uid string) string { return k.user(uid) + ":drafts" }
+
 // followingSeq is a string counter raised by every change to following(uid); it versions the
 // follower-side records derived from it.
 func (k keys) followingSeq(uid string) string { return k.user(uid) + ":following:seq" }

@@ -25,6 +25,9 @@ type Post struct {
 	GroupNames     []string
 	CommentCount   int
 	Version        int64
+	// PublishAt is when a scheduled post will be published; nil once it is (or if it never was
+	// scheduled). Only its author sees a post that has it.
+	PublishAt *time.Time
 }
 
 // NodeID returns the post's global id.
@@ -43,6 +46,8 @@ type NewPost struct {
 	URL            string
 	Groups         []string
 	IdempotencyKey string
+	// PublishAt, if set, schedules the post: it is published then (see schedule.go).
+	PublishAt time.Time
 }
 
 // idempotencyTTL is how long a client's idempotency key keeps naming the post it created.
@@ -51,7 +56,7 @@ const idempotencyTTL = 24 * time.Hour
 // tombstoneTTL is how long a deleted post's tombstone answers repeated deletes.
 const tombstoneTTL = 24 * time.Hour
 
-// CreatePost publishes a post by the user uid.
+// CreatePost publishes a post by the user uid, or schedules it when in.PublishAt is set.
 func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post, error) {
 	uid := string(user)
 	if err := checkText("title", in.Title, 1, MaxTitleRunes); err != nil {
@@ -75,8 +80,16 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
 		return nil, err
 	}
+	if !in.PublishAt.IsZero() {
+		if err := s.checkPublishAt(in.PublishAt); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
 		return nil, err
+	}
+	if !in.PublishAt.IsZero() {
+		return s.schedulePost(ctx, uid, in, groups)
 	}
 	now := s.now()
 	var n note

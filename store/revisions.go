@@ -85,6 +85,14 @@ func (r *Revisions) finish(reads []*revRead, err error) {
 	}
 }
 
+// timeDependent marks the response as one that changes when time passes, with no write to raise
+// a revision (a list of what is pending until a given time): it cannot be cached.
+func (r *Revisions) timeDependent() {
+	r.mu.Lock()
+	r.broken = true
+	r.mu.Unlock()
+}
+
 // Snapshot returns the recorded revisions as sorted keys and their values; ok is false when the
 // record cannot prove a response current.
 func (r *Revisions) Snapshot() (keys, values []string, ok bool) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/agora/agora/store"
 )
@@ -34,6 +35,8 @@ type CreatePostInput struct {
 	Groups []string `json:"groups,omitempty"`
 	// agora: a client-chosen key (1–64 characters); repeating a createPost with the same key returns the first post instead of a second one.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// Schedule the post: it is published at this time (at least one minute and at most 90 days ahead) as if created then; until then only its author sees it.
+	PublishAt *time.Time `json:"publishAt,omitempty"`
 }
 
 type LeaderboardConnection struct {

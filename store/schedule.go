@@ -1,0 +1,321 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
+)
+
+// Scheduled posts. A post created with a publish time gets its id at once but is not written as
+// a post until then: it waits as a draft in its author's aggregate ({u:<author>}:drafts), with
+// its id in a sorted set scored by publish time ({u:<author>}:scheduled) that counts the pending
+// ones — members past their time expire (seed 003's per-member expiry), so the cap on pending
+// posts is exact at any moment without a sweep. A job due at the publish time (publish:<post>)
+// then creates the post exactly as CreatePost would have at that moment: created at the publish
+// time, in every ranking, group and feed, voting open from then, and announced to postPublished.
+//
+// Until then only the author sees it (ScheduledPosts, and Loader.ScheduledPost for post(id)); the
+// post's hash does not exist, so votes, comments and every list find nothing. Moving a draft
+// changes its time in its own script first and the job's after; a job that fires for a time the
+// draft no longer has finds it later (jobs.Later) and waits for the new time, so a crash between
+// the two cannot publish early. The job takes the draft before it creates the post, and a taken
+// draft can be neither moved nor cancelled: a post is published once or not at all.
+
+// Bounds of a publish time, from the moment it is set.
+const (
+	MinScheduleAhead = time.Minute
+	MaxScheduleAhead = 90 * 24 * time.Hour
+)
+
+// jobPublish is the job that publishes a scheduled post: "<author> <post>".
+const jobPublish = "publish"
+
+// draft is a scheduled post as its author's drafts hash keeps it.
+type draft struct {
+	Title  string `json:"title"`
+	Body   string `json:"body,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Groups string `json:"groups,omitempty"` // comma-separated
+	At     string `json:"at"`               // publish time, Unix ms
+	Taken  bool   `json:"taken,omitempty"`  // its publish job has begun
+}
+
+// post returns the draft as the Post its author sees.
+func (d *draft) post(pid string, author UserKey, window time.Duration) *Post {
+	at := fromMillis(atoi64(d.At))
+	p := &Post{ID: postID(pid), Title: d.Title, Body: d.Body, Author: author, CreatedAt: at,
+		VotingClosesAt: at.Add(window), GroupNames: splitGroups(d.Groups), PublishAt: &at}
+	if d.URL != "" {
+		p.URL = &d.URL
+	}
+	return p
+}
+
+func parseDraft(raw string) (*draft, error) {
+	var d draft
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		return nil, fmt.Errorf("parse scheduled post: %w", err)
+	}
+	return &d, nil
+}
+
+// checkPublishAt checks that at is within the bounds of a publish time from now.
+func (s *Store) checkPublishAt(at time.Time) error {
+	now := s.now()
+	if at.Before(now.Add(MinScheduleAhead)) {
+		return invalidf("publishAt must be at least %s ahead", MinScheduleAhead)
+	}
+	if at.After(now.Add(MaxScheduleAhead)) {
+		return invalidf("publishAt may be at most %d days ahead", int(MaxScheduleAhead.Hours()/24))
+	}
+	return nil
+}
+
+func (s *Store) scheduleKeys(uid string) []string {
+	return []string{s.k.scheduled(uid), s.k.drafts(uid)}
+}
+
+// publishJob is the job that publishes uid's post pid at at.
+func publishJob(uid, pid string, at time.Time) jobs.Job {
+	return jobs.Job{ID: jobPublish + ":" + pid, Kind: jobPublish, Arg: uid + " " + pid, At: at}
+}
+
+// jobCall makes one of the engine's calls a script call of the store's, for a write that sends
+// it in the pipeline of its own scripts.
+func jobCall(c jobs.Call) scriptCall { return scriptCall{name: c.Script, keys: c.Keys, args: c.Args} }
+
+// schedulePost keeps a checked new post as a draft of uid's, to be published at in.PublishAt.
+// The publish job is queued in the same pipeline, before the draft: a job with no draft does
+// nothing, and a draft always has its job.
+func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups []string) (*Post, error) {
+	at := in.PublishAt
+	raw, err := json.Marshal(draft{Title: in.Title, Body: in.Body, URL: in.URL, Groups: strings.Join(groups, ","),
+		At: strconv.FormatInt(at.UnixMilli(), 10)})
+	if err != nil {
+		return nil, fmt.Errorf("schedule post: %w", err)
+	}
+	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, _ string) (any, error) {
+		job, err := s.jobs.EnqueueCall(publishJob(uid, pid, at), false)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.runScripts(ctx, []scriptCall{jobCall(job), {name: "schedule", keys: s.scheduleKeys(uid),
+			args: []any{"add", pid, string(raw), at.UnixMilli(), s.now().UnixMilli(), s.opts.MaxScheduledPosts}}})
+		if err != nil {
+			return nil, err
+		}
+		return out[1], nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.jobs.Wake()
+	d, err := parseDraft(fmt.Sprint(reply))
+	if err != nil {
+		return nil, err
+	}
+	return d.post(pid, UserKey(uid), s.opts.VotingWindow), nil
+}
+
+// ReschedulePost moves a scheduled post of uid's to a new publish time.
+func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at time.Time) (*Post, error) {
+	uid := string(user)
+	pid, err := PostKey(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkPublishAt(at); err != nil {
+		return nil, err
+	}
+	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+		return nil, err
+	}
+	reply, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "move", pid, at.UnixMilli(), s.now().UnixMilli(), s.opts.MaxScheduledPosts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.jobs.Schedule(ctx, publishJob(uid, pid, at)); err != nil {
+		// The job keeps its old time, finds the draft later then, and follows it.
+		return nil, err
+	}
+	d, err := parseDraft(fmt.Sprint(reply))
+	if err != nil {
+		return nil, err
+	}
+	return d.post(pid, user, s.opts.VotingWindow), nil
+}
+
+// CancelScheduledPost deletes a scheduled post of uid's before it is published.
+func (s *Store) CancelScheduledPost(ctx context.Context, user UserKey, id string) error {
+	uid := string(user)
+	pid, err := PostKey(id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+		return err
+	}
+	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
+		return err
+	}
+	// A job left behind finds no draft and does nothing.
+	if err := s.jobs.Cancel(ctx, jobPublish+":"+pid); err != nil {
+		s.opts.Log.WarnContext(ctx, "cancel the publish job of a cancelled post", "post", pid, "err", err)
+	}
+	return nil
+}
+
+// runPublishJob publishes a scheduled post when its time has come. Every step is idempotent, so
+// a run cut off anywhere is finished by the next: the draft is taken (it can no longer move), the
+// post is created with a nonce of its own (a second run finds it), its derived writes and event
+// follow, and the draft goes last.
+func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
+	uid, pid, ok := strings.Cut(j.Arg, " ")
+	if !ok {
+		return fmt.Errorf("publish job: bad argument %q", j.Arg)
+	}
+	reply, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "take", pid, s.now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) != 2 {
+		return nil // cancelled, or published by an earlier run
+	}
+	if arr[0] == "later" {
+		return jobs.Later{At: fromMillis(atoi64(fmt.Sprint(arr[1])))}
+	}
+	d, err := parseDraft(fmt.Sprint(arr[1]))
+	if err != nil {
+		return err
+	}
+	at := fromMillis(atoi64(d.At))
+	created, err := s.run(ctx, "create_post", []string{s.k.post(pid)},
+		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid)
+	if err != nil {
+		return err
+	}
+	p := s.postFromHash(pid, hashFromReply(created))
+	if p == nil {
+		return fmt.Errorf("publish post %s: its id names another post", pid)
+	}
+	if err := s.indexPost(ctx, p, nil); err != nil {
+		return err
+	}
+	if err := s.fanOutPost(ctx, pid); err != nil {
+		return err
+	}
+	s.publishPostPublished(ctx, p)
+	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid); err != nil {
+		return err
+	}
+	return nil
+}
+
+// draftsRead reads uid's drafts hash.
+func (l *Loader) draftsRead(uid string) read {
+	key := l.s.k.drafts(uid)
+	return read{key: "h:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.HGetAll(ctx, key)
+	}}
+}
+
+// pendingDrafts returns uid's scheduled posts still pending at now, soonest first. A response
+// that reads them changes when a publish time passes, with no write to mark it: it is not cached.
+func (l *Loader) pendingDrafts(ctx context.Context, uid string) ([]*Post, error) {
+	c, err := l.get(ctx, l.draftsRead(uid))
+	if err != nil {
+		return nil, err
+	}
+	if l.revs != nil {
+		l.revs.timeDependent()
+	}
+	h, err := c.cmd.(*redis.MapStringStringCmd).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read scheduled posts: %w", err)
+	}
+	now := l.s.now()
+	var out []*Post
+	for pid, raw := range h {
+		d, err := parseDraft(raw)
+		if err != nil {
+			return nil, err
+		}
+		if p := d.post(pid, UserKey(uid), l.s.opts.VotingWindow); !d.Taken && p.PublishAt.After(now) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Post) int {
+		if c := a.PublishAt.Compare(*b.PublishAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// scheduledTag is the cursor list tag of scheduled posts.
+const scheduledTag = "sp"
+
+// ScheduledPosts returns a page of viewer's pending scheduled posts, soonest first.
+func (l *Loader) ScheduledPosts(ctx context.Context, viewer UserKey, first int, after string) (*Page[*Post], error) {
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	cur, err := decodeCursor(after, scheduledTag)
+	if err != nil {
+		return nil, err
+	}
+	all, err := l.pendingDrafts(ctx, string(viewer))
+	if err != nil {
+		return nil, err
+	}
+	start := 0
+	if after != "" {
+		start = len(all)
+		at := atoi64(cur.score)
+		for i, p := range all {
+			ms := p.PublishAt.UnixMilli()
+			if ms > at || (ms == at && p.Key() > cur.member) {
+				start = i
+				break
+			}
+		}
+	}
+	page := &Page[*Post]{Total: len(all), HasPrev: start > 0}
+	end := min(start+first, len(all))
+	for _, p := range all[start:end] {
+		page.Items = append(page.Items, p)
+		page.Cursors = append(page.Cursors, cursor{list: scheduledTag,
+			score: strconv.FormatInt(p.PublishAt.UnixMilli(), 10), member: p.Key()}.encode())
+	}
+	page.HasNext = end < len(all)
+	return page, nil
+}
+
+// ScheduledPost returns viewer's scheduled post id while it is pending, or nil: what post(id)
+// shows the author of a post that is not published yet.
+func (l *Loader) ScheduledPost(ctx context.Context, viewer UserKey, id string) (*Post, error) {
+	pid, err := PostKey(id)
+	if err != nil {
+		return nil, err
+	}
+	all, err := l.pendingDrafts(ctx, string(viewer))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range all {
+		if p.Key() == pid {
+			return p, nil
+		}
+	}
+	return nil, nil
+}

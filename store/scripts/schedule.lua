@@ -1,0 +1,83 @@
+-- schedule: a user's scheduled posts, waiting to be published (store/schedule.go).
+-- KEYS[1] zset {u:<user>}:scheduled  post id → publish time (ms); members past their time expire
+-- KEYS[2] hash {u:<user>}:drafts     post id → the post as JSON ({"at": "<ms>", "taken": true
+--         once its publish job has begun, ...})
+-- ARGV[1] the operation:
+-- add     ARGV[2] post id  ARGV[3] draft JSON  ARGV[4] publish time (ms)  ARGV[5] now (ms)
+--         ARGV[6] most pending posts. Reply: the draft; an error LIMIT when the user already
+--         has that many pending.
+-- move    ARGV[2] post id  ARGV[3] new publish time (ms)  ARGV[4] now (ms)  ARGV[5] most
+--         pending. Reply: the draft; NOTFOUND when it is not scheduled (any more).
+-- cancel  ARGV[2] post id. Reply: 1; NOTFOUND when it is not scheduled (any more).
+-- take    ARGV[2] post id  ARGV[3] now (ms). The publish job begins: reply {"take", draft},
+--         {"later", publish time} when the post was moved later, or false when it is gone.
+-- done    ARGV[2] post id. The post is published: its draft goes. Reply: 1.
+-- Repeat   add replies with the draft it wrote; move, take and done are idempotent; a repeated
+--          cancel answers NOTFOUND, which the caller reports as done only if it was the repeat.
+-- Revision KEYS[#KEYS] is the user's revision counter; every change raises it.
+local op, pid = ARGV[1], ARGV[2]
+local function pending(now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  return redis.call('ZCARD', KEYS[1])
+end
+local raw = redis.call('HGET', KEYS[2], pid)
+if op == 'add' then
+  if raw then
+    return raw
+  end
+  if pending(ARGV[5]) >= tonumber(ARGV[6]) then
+    return redis.error_reply('LIMIT you already have ' .. ARGV[6] .. ' scheduled posts pending')
+  end
+  redis.call('HSET', KEYS[2], pid, ARGV[3])
+  redis.call('ZADD', KEYS[1], ARGV[4], pid)
+  redis.call('INCR', KEYS[#KEYS])
+  return ARGV[3]
+end
+if op == 'done' then
+  if raw then
+    redis.call('HDEL', KEYS[2], pid)
+    redis.call('ZREM', KEYS[1], pid)
+    redis.call('INCR', KEYS[#KEYS])
+  end
+  return 1
+end
+if not raw then
+  if op == 'take' then
+    return false
+  end
+  return redis.error_reply('NOTFOUND no scheduled post ' .. pid .. ' of yours: it was published or cancelled')
+end
+local d = cjson.decode(raw)
+if op == 'take' then
+  if tonumber(d.at) > tonumber(ARGV[3]) then
+    return {'later', d.at}
+  end
+  if not d.taken then
+    d.taken = true
+    raw = cjson.encode(d)
+    redis.call('HSET', KEYS[2], pid, raw)
+    redis.call('ZREM', KEYS[1], pid)
+    redis.call('INCR', KEYS[#KEYS])
+  end
+  return {'take', raw}
+end
+if d.taken then
+  return redis.error_reply('NOTFOUND post ' .. pid .. ' is being published: delete it instead')
+end
+if op == 'move' then
+  if not redis.call('ZSCORE', KEYS[1], pid) and pending(ARGV[4]) >= tonumber(ARGV[5]) then
+    return redis.error_reply('LIMIT you already have ' .. ARGV[5] .. ' scheduled posts pending')
+  end
+  d.at = ARGV[3]
+  raw = cjson.encode(d)
+  redis.call('HSET', KEYS[2], pid, raw)
+  redis.call('ZADD', KEYS[1], ARGV[3], pid)
+  redis.call('INCR', KEYS[#KEYS])
+  return raw
+elseif op == 'cancel' then
+  redis.call('HDEL', KEYS[2], pid)
+  redis.call('ZREM', KEYS[1], pid)
+  redis.call('INCR', KEYS[#KEYS])
+  return 1
+end
+return redis.error_reply('ERR schedule: unknown operation ' .. tostring(op))
