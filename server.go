@@ -4,6 +4,8 @@
 //
 //	agora [flags]          serve (see -h for the flags and their environment variables)
 //	agora [flags] rebuild  re-derive rankings and indexes from the posts, then exit
+//	agora [flags] dead-jobs             list the jobs set aside after failing, then exit
+//	agora [flags] retry-job <id>        put a dead job back in the queue, then exit
 package main
 
 //go:generate go run github.com/99designs/gqlgen generate
@@ -28,6 +30,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/store"
 )
 
@@ -59,6 +62,9 @@ type config struct {
 	auth          store.AuthLimits
 	feed          store.FeedOptions
 	commentDepth  int
+	maxScheduled  int
+	jobWorkers    int
+	jobTries      int
 	limits        httpapi.Limits
 	live          httpapi.Live
 	eventBuffer   int
@@ -84,6 +90,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
   agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma and the follow graph's
                          derived records from the primary data, finish interrupted thread deletions,
                          then exit (needs a real Redis: -redis, -redis-cluster or -redis-sentinel)
+  agora [flags] dead-jobs
+                         list the background jobs set aside after failing -job-tries times, with
+                         their last error, then exit
+  agora [flags] retry-job <id>
+                         put a dead job back in the queue (after fixing its cause), then exit
 
 Every flag has an environment variable; a flag wins over its variable.
 
@@ -167,6 +178,9 @@ Flags:
 	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
+	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
+	num(&c.jobWorkers, "job-workers", "AGORA_JOB_WORKERS", 16, "background jobs this process runs at once")
+	num(&c.jobTries, "job-tries", "AGORA_JOB_TRIES", 10, "tries of a failing background job before it is set aside as a dead letter")
 	d := httpapi.DefaultLimits
 	max := int(d.MaxBodyBytes)
 	num(&max, "max-body", "AGORA_MAX_BODY", max, "largest request body in bytes")
@@ -266,6 +280,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
+		MaxScheduledPosts: cfg.maxScheduled, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
@@ -276,11 +291,34 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}()
 
-	if len(rest) > 1 {
-		return fmt.Errorf("unexpected arguments after %q: %q (flags go before the command)", rest[0], rest[1:])
-	}
 	if len(rest) > 0 {
+		if want := map[string]int{"retry-job": 2}[rest[0]]; len(rest) != max(want, 1) {
+			if want == 2 && len(rest) == 1 {
+				return errors.New("retry-job needs the id of a dead job (see dead-jobs)")
+			}
+			return fmt.Errorf("unexpected arguments after %q: %q (flags go before the command)", rest[0], rest[1:])
+		}
 		switch rest[0] {
+		case "dead-jobs":
+			dead, err := st.Jobs().Dead(ctx, 1000)
+			if err != nil {
+				return err
+			}
+			for _, j := range dead {
+				fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n", j.ID, j.Kind, j.At.Format(time.RFC3339), j.Err)
+			}
+			log.Info("dead jobs listed", "count", len(dead))
+			return nil
+		case "retry-job":
+			ok, err := st.Jobs().Retry(ctx, rest[1])
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("no dead job %q (see dead-jobs)", rest[1])
+			}
+			log.Info("dead job queued again", "job", rest[1])
+			return nil
 		case "rebuild":
 			if cfg.redis.Mode() == "" {
 				return errors.New("rebuild needs the Redis to repair: set -redis, -redis-cluster or -redis-sentinel (the embedded Redis starts empty)")
@@ -297,7 +335,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows)
 			return nil
 		default:
-			return fmt.Errorf("unknown command %q (the only command is rebuild)", rest[0])
+			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs and retry-job)", rest[0])
 		}
 	}
 	// Every replica runs jobs and, one at a time, finishes writes left half-done by a process

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/store/storetest"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
 )
 
 func TestMain(m *testing.M) { storetest.Main(m) }
@@ -228,6 +231,47 @@ func TestRebuildCommand(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"rebuild"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil {
 		t.Fatal("rebuild ran on an empty embedded Redis")
+	}
+}
+
+func TestDeadJobCommands(t *testing.T) {
+	ctx := context.Background()
+	srv := storetest.RealServer(t)
+	env := map[string]string{"REDIS_URL": "redis://" + srv.Addr, "AGORA_PREFIX": storetest.Prefix()}
+	getenv := func(k string) string { return env[k] }
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	st, err := store.New(ctx, rdb, store.Options{Prefix: env["AGORA_PREFIX"], Jobs: jobs.Options{MaxTries: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Jobs().Handle("broken", func(context.Context, jobs.Job) error { return errors.New("the cause") })
+	if err := st.Jobs().Enqueue(ctx, jobs.Job{ID: "broken:1", Kind: "broken"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Jobs().RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	if err := run(ctx, []string{"dead-jobs"}, getenv, &out, &out); err != nil {
+		t.Fatalf("dead-jobs: %v", err)
+	}
+	if !strings.Contains(out.String(), "broken:1\tbroken\t") || !strings.Contains(out.String(), "the cause") {
+		t.Fatalf("dead-jobs printed:\n%s", out.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"retry-job"}, false},
+		{[]string{"retry-job", "broken:1"}, true},
+		{[]string{"retry-job", "broken:1"}, false}, // no longer dead
+		{[]string{"retry-job", "broken:1", "extra"}, false},
+		{[]string{"dead-jobs", "extra"}, false},
+	} {
+		if err := run(ctx, tc.args, getenv, io.Discard, io.Discard); (err == nil) != tc.ok {
+			t.Errorf("%v: %v", tc.args, err)
+		}
 	}
 }
 
