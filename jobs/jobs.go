@@ -248,10 +248,19 @@ func (e *Engine) Wake() {
 
 // Cancel removes a job that has not run yet; a job that is running finishes. Cancelling a job
 // that does not exist does nothing.
-func (e *Engine) Cancel(ctx context.Context, id string) error {
+func (e *Engine) Cancel(ctx context.Context, id string) error { return e.cancel(ctx, id, 0) }
+
+// Settle removes a job that is still due at at: a cause that set itself a reminder (a write
+// noting that it must be finished, should it stop half-way) takes it back without touching a
+// later reminder of the same id, set meanwhile by a later cause.
+func (e *Engine) Settle(ctx context.Context, id string, at time.Time) error {
+	return e.cancel(ctx, id, at.UnixMilli())
+}
+
+func (e *Engine) cancel(ctx context.Context, id string, at int64) error {
 	k := e.keys(e.shard(id))
 	if _, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
-		Args: []any{id, "", 0, "cancel"}}}); err != nil {
+		Args: []any{id, "", at, "cancel"}}}); err != nil {
 		return fmt.Errorf("cancel job %s: %w", id, err)
 	}
 	return nil
@@ -461,6 +470,38 @@ type Stats struct {
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
 	return Stats{Done: e.done.Load(), Failed: e.failed.Load(), Dead: e.dead.Load()}
+}
+
+// Census is the size of every queue, over all shards.
+type Census struct {
+	Due     int // waiting, due now or later
+	Running int // claimed, with a lease
+	Dead    int // set aside after failing MaxTries times
+}
+
+// Census counts the jobs in every shard's queues, in one pipeline.
+func (e *Engine) Census(ctx context.Context) (Census, error) {
+	calls := make([]Call, e.opts.Shards)
+	for n := range calls {
+		k := e.keys(n)
+		calls[n] = Call{Script: "jobs_count", Keys: []string{k[0], k[1], k[4]}}
+	}
+	replies, err := e.r.RunScripts(ctx, calls)
+	if err != nil {
+		return Census{}, fmt.Errorf("count jobs: %w", err)
+	}
+	var c Census
+	for _, reply := range replies {
+		arr, _ := reply.([]any)
+		if len(arr) != 3 {
+			return Census{}, fmt.Errorf("count jobs: unexpected reply %v", reply)
+		}
+		due, _ := arr[0].(int64)
+		running, _ := arr[1].(int64)
+		dead, _ := arr[2].(int64)
+		c.Due, c.Running, c.Dead = c.Due+int(due), c.Running+int(running), c.Dead+int(dead)
+	}
+	return c, nil
 }
 
 // DeadJob is a job set aside after failing Options.MaxTries times.

@@ -404,3 +404,43 @@ func TestLockHasOneHolderAndIsTakenOverAfterItsTTL(t *testing.T) {
 		}
 	})
 }
+
+// TestSettleTakesBackOnlyItsOwnReminder: a cause settles the job it set for a time; a later cause
+// that moved the job to a later time keeps it.
+func TestSettleTakesBackOnlyItsOwnReminder(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := newClock()
+		e := engines(t, b, 1, clk, jobs.Options{})[0]
+		var r recorder
+		e.Handle("repair", r.handle)
+		first, second := clk.Now().Add(15*time.Second), clk.Now().Add(20*time.Second)
+		for _, at := range []time.Time{first, second} {
+			if err := e.Schedule(ctx, jobs.Job{ID: "r", Kind: "repair", At: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c, err := e.Census(ctx); err != nil || c != (jobs.Census{Due: 1}) {
+			t.Fatalf("census %+v %v, want one job due", c, err)
+		}
+		if err := e.Settle(ctx, "r", first); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Minute)
+		if n := runDue(t, e); n != 1 {
+			t.Fatalf("ran %d jobs: the first cause's settle took back the second's reminder", n)
+		}
+		if err := e.Schedule(ctx, jobs.Job{ID: "r", Kind: "repair", At: clk.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Settle(ctx, "r", clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if n := runDue(t, e); n != 0 {
+			t.Fatalf("ran %d jobs after their cause settled them", n)
+		}
+		if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
+			t.Fatalf("census %+v %v, want empty queues", c, err)
+		}
+	})
+}

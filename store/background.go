@@ -21,22 +21,38 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobFanout, s.runFeedJob)
 	s.jobs.Handle(jobUnfeed, s.runFeedJob)
 	s.jobs.Handle(jobPublish, s.runPublishJob)
+	s.jobs.Handle(jobRepair, s.runRepairJob)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that
 // run due jobs at a chosen moment.
 func (s *Store) Jobs() *jobs.Engine { return s.jobs }
 
-// RepairInterval is how often the process that holds the repair lock looks for half-done writes.
-const RepairInterval = 5 * time.Second
+// censusInterval is how often one process reports the job queues.
+const censusInterval = time.Minute
 
 // RunBackground does this process's share of the background work until ctx ends: it runs jobs
-// (see package jobs) and, in one process at a time, under a lock, finishes half-done writes
-// (see the repair journal). Every server process runs it; none needs to be configured apart.
-// It returns once running jobs have finished or gone back to the queue.
+// (see package jobs) and, in one process at a time under a lock, reports the queues and warns of
+// dead letters. Every server process runs it; none needs to be configured apart. It returns once
+// running jobs have finished or gone back to the queue.
 func (s *Store) RunBackground(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.jobs.Run(ctx) })
-	wg.Go(func() { s.jobs.Every(ctx, "repairs", RepairInterval, s.repairAll) })
+	wg.Go(func() { s.jobs.Every(ctx, "census", censusInterval, s.census) })
 	wg.Wait()
+}
+
+// census logs the sizes of the job queues, and a warning while there are dead letters.
+func (s *Store) census(ctx context.Context) error {
+	c, err := s.jobs.Census(ctx)
+	if err != nil {
+		return err
+	}
+	if c.Dead > 0 {
+		s.opts.Log.WarnContext(ctx, "background jobs failed for good: list them with `agora dead-jobs`",
+			"dead", c.Dead, "due", c.Due, "running", c.Running)
+		return nil
+	}
+	s.opts.Log.InfoContext(ctx, "background jobs", "due", c.Due, "running", c.Running)
+	return nil
 }

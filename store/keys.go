@@ -122,10 +122,6 @@ func (k keys) ranking(group string) ranking {
 // groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.
 func (k keys) groups() string { return k.prefix + "{groups}" }
 
-// repairs is the repair journal, a sorted set of items of writes whose derived writes may be
-// unfinished, scored by when each is due for repair (ms); see repair.go.
-func (k keys) repairs() string { return k.prefix + "{repairs}" }
-
 // A post's comment thread lives in the post's hash slot. Comments are numbered per post; inside
 // Redis a comment number is written with 12 digits ("000000000004"), so that the members of the
 // reply indexes sort by number bytewise and name the comment hash directly. The number "0" stands

@@ -50,7 +50,7 @@ func (o AuthLimits) withDefaults() AuthLimits {
 }
 
 // allowWrite records a write by uid in its sliding window and fails with KindRateLimited when the
-// window is full. With an item, it notes the write in the repair journal (see repair.go) in the
+// window is full. With an item, it notes the write for repair (see repair.go) in the
 // same round trip, and returns the note to settle once the write's derived writes are done.
 func (s *Store) allowWrite(ctx context.Context, uid, item string) (note, error) {
 	var calls []scriptCall

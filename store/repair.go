@@ -3,39 +3,37 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agora/agora/jobs"
 )
 
 // A write is an atomic step (one script on its aggregate's slot) followed by derived writes on
 // other slots: rankings, the author's post list, feeds, karma, the name index. If the process
 // stops, or Redis's replies are lost, between the two, the write is half-done: stored and
-// readable, but missing from the lists derived from it. The repair journal finishes such writes
-// by itself:
+// readable, but missing from the lists derived from it. Repair jobs finish such writes by
+// themselves:
 //
-//   - Before its atomic step a write notes its item in the journal (a sorted set on one slot,
-//     scored by when the item is due for repair: RepairGrace from now).
-//   - When its derived writes are done it takes the note out again — unless the item was noted
-//     again meanwhile by a later write of the same item, whose own note must stay.
-//   - The process holding the repair lock (RunBackground) takes the items that are due, leases them (a process
-//     that dies mid-repair leaves them due again when the lease ends), and derives each one again
-//     from its aggregate as it is now: every derived write is absolute and version-guarded, so
-//     doing it again is harmless.
+//   - Before its atomic step a write notes its item in a repair job (repair:<item>, see package
+//     jobs) due RepairGrace later; a later write of the same item moves it later again.
+//   - When its derived writes are done it settles the job — unless the item was noted again
+//     meanwhile by a later write of the same item, whose own reminder must stay.
+//   - A job left due runs in whichever process claims it, with a lease (a process that dies
+//     mid-repair leaves it due again when the lease ends), and derives the item again from its
+//     aggregate as it is now: every derived write is absolute and version-guarded, so doing it
+//     again is harmless.
 //
-// A write that fails before its atomic step leaves a note whose repair finds nothing to do.
+// A write that fails before its atomic step leaves a job that finds nothing to do.
 
-// RepairGrace is how long a noted write has to finish its derived writes before the repairer
+// RepairGrace is how long a noted write has to finish its derived writes before a repair job
 // does them; longer than any write takes, including its retries.
 const RepairGrace = 15 * time.Second
 
-// repairLease is how long a repairer holds the items it took.
-const repairLease = time.Minute
+// jobRepair is the job that finishes a half-done write: its argument is the item.
+const jobRepair = "repair"
 
-// repairBatch is the most items one repair pass takes.
-const repairBatch = 100
-
-// Items of the repair journal.
+// Items of repair jobs.
 const (
 	repairPost    = "post"    // post:<id>[:<groups it left>]: rankings, author's list, feeds, karma
 	repairComment = "comment" // comment:<post>:<num>: its author's karma
@@ -43,75 +41,50 @@ const (
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 )
 
-// note is a write's entry in the repair journal.
+// note is a write's repair job.
 type note struct {
 	item string
-	due  string // the score written, to take out exactly this note
+	due  time.Time // when it was noted to run, to settle exactly this note
 }
 
-// noteCall is the script call that notes item in the repair journal before a write's atomic
-// step, and the note it makes. allowWrite sends it with the write's rate limit.
+// noteCall is the script call that notes item for repair before a write's atomic step, and the
+// note it makes. allowWrite sends it with the write's rate limit.
 func (s *Store) noteCall(item string) (note, scriptCall) {
-	due := strconv.FormatInt(s.now().Add(RepairGrace).UnixMilli(), 10)
-	return note{item: item, due: due}, scriptCall{name: "journal", keys: []string{s.k.repairs()}, args: []any{"note", item, due}}
+	n := note{item: item, due: s.now().Add(RepairGrace).Truncate(time.Millisecond)}
+	c, err := s.jobs.EnqueueCall(jobs.Job{ID: jobRepair + ":" + item, Kind: jobRepair, Arg: item, At: n.due}, true)
+	if err != nil {
+		panic("store: bad repair item " + item) // items are built here, without newlines
+	}
+	call := jobCall(c)
+	call.unreplicated = true // see scriptCall
+	return n, call
 }
 
-// noteRepair notes item in the repair journal, for a write whose item is known only after its
-// rate limit (a new post's id).
+// noteRepair notes item for repair, for a write whose item is known only after its rate limit (a
+// new post's id).
 func (s *Store) noteRepair(ctx context.Context, item string) (note, error) {
 	n, c := s.noteCall(item)
-	if _, err := s.run(ctx, c.name, c.keys, c.args...); err != nil {
+	if _, err := s.runScripts(ctx, []scriptCall{c}); err != nil {
 		return note{}, fmt.Errorf("note %s for repair: %w", item, err)
 	}
 	return n, nil
 }
 
-// settled takes a write's note out of the journal once its derived writes are done. A failure
-// only leaves the repairer one more item to redo, so it is logged, not returned.
+// settled settles a write's repair job once its derived writes are done. A failure only leaves
+// a repair job that redoes them, so it is logged, not returned.
 func (s *Store) settled(ctx context.Context, n note) {
-	if _, err := s.run(ctx, "journal", []string{s.k.repairs()}, "done", n.item, n.due); err != nil {
-		s.opts.Log.WarnContext(ctx, "repair journal: take out a finished write", "item", n.item, "err", err)
+	if n.item == "" {
+		return
+	}
+	if err := s.jobs.Settle(ctx, jobRepair+":"+n.item, n.due); err != nil {
+		s.opts.Log.WarnContext(ctx, "settle the repair job of a finished write", "item", n.item, "err", err)
 	}
 }
 
-// repairAll finishes every half-done write that is due, a batch at a time. RunBackground runs
-// it every RepairInterval in the process that holds the repair lock; the journal's leases would
-// let several processes share it, the lock keeps the others from polling the journal's slot.
-func (s *Store) repairAll(ctx context.Context) error {
-	for {
-		n, err := s.Repair(ctx)
-		if err != nil || n < repairBatch {
-			return err
-		}
-	}
-}
+// runRepairJob derives a half-done write's item again.
+func (s *Store) runRepairJob(ctx context.Context, j jobs.Job) error { return s.repair(ctx, j.Arg) }
 
-// Repair takes the writes that are due in the repair journal, at most one batch, and derives each
-// again from its aggregate. It returns how many it took.
-func (s *Store) Repair(ctx context.Context) (int, error) {
-	now := s.now()
-	reply, err := s.run(ctx, "journal", []string{s.k.repairs()}, "claim",
-		now.UnixMilli(), now.Add(repairLease).UnixMilli(), repairBatch)
-	if err != nil {
-		return 0, fmt.Errorf("take writes to repair: %w", err)
-	}
-	arr, _ := reply.([]any)
-	var errs []error
-	for i := 0; i+1 < len(arr); i += 2 {
-		n := note{item: fmt.Sprint(arr[i]), due: fmt.Sprint(arr[i+1])}
-		if err := s.repair(ctx, n.item); err != nil {
-			errs = append(errs, err) // leased: due again when the lease ends
-			continue
-		}
-		s.settled(ctx, n)
-	}
-	if len(errs) > 0 {
-		return len(arr) / 2, fmt.Errorf("repair %d of %d writes failed, first: %w", len(errs), len(arr)/2, errs[0])
-	}
-	return len(arr) / 2, nil
-}
-
-// repair derives one journal item again.
+// repair derives one item again.
 func (s *Store) repair(ctx context.Context, item string) error {
 	kind, rest, _ := strings.Cut(item, ":")
 	switch kind {
@@ -127,7 +100,7 @@ func (s *Store) repair(ctx context.Context, item string) error {
 		a, b, _ := strings.Cut(rest, ":")
 		return s.repairFollow(ctx, a, b)
 	}
-	s.opts.Log.WarnContext(ctx, "repair journal: unknown item dropped", "item", item)
+	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil
 }
 

@@ -101,16 +101,10 @@ func TestNoHalfDoneWritesAfterLostReplies(t *testing.T) {
 			t.Errorf("sign-up of a taken name with another password: %v, want conflict", err)
 		}
 
-		// The repairer, once the grace period is over, finishes what the errors left.
+		// Repair jobs, once the grace period is over, finish what the errors left.
 		skew.Store(int64(store.RepairGrace + time.Second))
-		for {
-			n, err := direct.Repair(ctx)
-			if err != nil {
-				t.Fatalf("repair: %v", err)
-			}
-			if n == 0 {
-				break
-			}
+		if _, err := direct.Jobs().RunDue(ctx); err != nil {
+			t.Fatalf("repair: %v", err)
 		}
 		// Every post there is, created with or without an error, is checked.
 		l := direct.NewLoader()

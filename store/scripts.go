@@ -74,25 +74,28 @@ type scriptCall struct {
 	name string
 	keys []string
 	args []any
+	// unreplicated marks a call of a replicated script that need not wait for replicas (a
+	// write's repair note: needed only if, besides, the write's derived writes fail, and rebuild
+	// covers a note lost in a failover).
+	unreplicated bool
 }
 
 // unrevised are the scripts that write nothing a response reads, so they raise no revision: the
-// idempotency claim, the rate limit, the repair journal and the live events' logs (and replay,
-// which only reads). Every other write script takes its aggregate's revision counter as its last
+// idempotency claim, the rate limit, the job engine's queues (repair notes among them) and the
+// live events' logs (and replay, which only reads). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
-var unrevised = map[string]bool{"claim": true, "ratelimit": true, "journal": true, "publish": true, "replay": true,
-	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true}
+var unrevised = map[string]bool{"claim": true, "ratelimit": true, "publish": true, "replay": true,
+	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
-// (a rate limit forgets a write) or nearly so (a repair note is needed only if, besides, the
-// write's derived writes fail; rebuild covers that; a live event lost with its log makes its
-// resuming subscribers refetch), or that only read (replay).
+// (a rate limit forgets a write) or nearly so (a live event lost with its log makes its resuming
+// subscribers refetch), or that only read (replay).
 //
-// Of the job engine's scripts only an enqueue must survive a failover: a claim or an outcome
-// lost with it makes a job run once more, which handlers allow, and a lock lost with it is taken
-// again.
-var unreplicated = map[string]bool{"ratelimit": true, "journal": true, "publish": true, "replay": true,
-	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true}
+// Of the job engine's scripts only an enqueue must survive a failover (a scheduled post's
+// publication, a write's repair note): a claim or an outcome lost with it makes a job run once
+// more, which handlers allow, and a lock lost with it is taken again.
+var unreplicated = map[string]bool{"ratelimit": true, "publish": true, "replay": true,
+	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).
 func (s *Store) run(ctx context.Context, name string, keys []string, args ...any) (any, error) {
@@ -140,7 +143,7 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, erro
 			cmds[i] = sc.EvalSha(ctx, p, keys, c.args...)
 			return cmds[i], nil
 		}}
-		wait = wait || !unreplicated[c.name]
+		wait = wait || !(unreplicated[c.name] || c.unreplicated)
 	}
 	if err := s.pipeline(ctx, ops, wait); err != nil {
 		return nil, fmt.Errorf("run %s: %w", calls[0].name, err)

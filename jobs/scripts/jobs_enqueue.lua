@@ -6,12 +6,15 @@
 -- ARGV[1] id   ARGV[2] "<kind>\n<argument>"   ARGV[3] due (ms)
 -- ARGV[4] "add": a job that is already waiting or running keeps its time (its cause repeated);
 --         "move": the job is due at ARGV[3] whatever it was, and its tries start again;
---         "cancel": the job no longer waits (ARGV[2] and ARGV[3] unused); if it is running it
---         finishes, and its record goes when it does.
+--         "cancel": the job no longer waits (ARGV[2] unused), if ARGV[3] is "0" or the time it is
+--         due at; if it is running it finishes, and its record goes when it does.
 -- Reply   1 if the job was added, moved or cancelled, 0 if an "add" found it there already.
 -- Repeat  idempotent: the id names the job, so a repeated enqueue adds nothing.
 local id = ARGV[1]
 if ARGV[4] == 'cancel' then
+  if ARGV[3] ~= '0' and tonumber(redis.call('ZSCORE', KEYS[1], id) or '-1') ~= tonumber(ARGV[3]) then
+    return 0
+  end
   redis.call('ZREM', KEYS[1], id)
   if not redis.call('ZSCORE', KEYS[4], id) then
     redis.call('HDEL', KEYS[2], id)
