@@ -42,19 +42,50 @@ func followers(b *testing.B, s *store.Store, author string, n int) {
 	}
 }
 
-// BenchmarkCreatePostFanout measures publishing a post whose author pushes to n followers.
+// BenchmarkCreatePostFanout measures publishing a post whose author pushes to n followers:
+// "write" is createPost alone (the fan-out is queued as jobs), "lastFeed" is createPost until the
+// last follower's feed shows the post, with one process running the jobs.
 func BenchmarkCreatePostFanout(b *testing.B) {
-	for _, n := range []int{0, 100, 1000} {
-		b.Run(fmt.Sprintf("followers=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			s := benchStore(b, store.Options{})
-			if _, err := s.SignUp(ctx, "author", "password1"); err != nil {
-				b.Fatal(err)
-			}
-			followers(b, s, "author", n)
+	for _, n := range []int{0, 1000, 10000} {
+		ctx := context.Background()
+		s := benchStore(b, store.Options{Feed: store.FeedOptions{FanoutLimit: 10000}})
+		if _, err := s.SignUp(ctx, "author", "password1"); err != nil {
+			b.Fatal(err)
+		}
+		followers(b, s, "author", n)
+		b.Run(fmt.Sprintf("followers=%d/write", n), func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if _, err := s.CreatePost(ctx, "author", store.NewPost{Title: fmt.Sprint("post ", i)}); err != nil {
 					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if _, err := s.Jobs().RunDue(ctx); err != nil { // the queued fan-outs, off the clock
+				b.Fatal(err)
+			}
+		})
+		if n == 0 {
+			continue
+		}
+		b.Run(fmt.Sprintf("followers=%d/lastFeed", n), func(b *testing.B) {
+			run, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); s.RunBackground(run) }()
+			defer func() { stop(); <-done }()
+			last := uk(fmt.Sprintf("author_f%d", n-1))
+			for i := 0; b.Loop(); i++ {
+				p, err := s.CreatePost(ctx, "author", store.NewPost{Title: fmt.Sprint("fanned ", i)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					page, err := s.NewLoader().Feed(ctx, last, 1, "", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(page.Items) == 1 && page.Items[0].ID == p.ID {
+						break
+					}
 				}
 			}
 		})
