@@ -5,83 +5,12 @@ package store_test
 import (
 	"cmp"
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/alicebob/miniredis/v2"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
-
-// frozenRedis is a Redis deployment a test can freeze: start returns how to reach it and freeze,
-// which stops it answering until thaw.
-type frozenRedis struct {
-	name  string
-	start func(t *testing.T) (c store.ClientConfig, freeze func(t *testing.T) (thaw func()))
-}
-
-// frozenRedises are the Redis deployments a freeze can be simulated on: miniredis behind a proxy
-// that stops forwarding, a redis-server of the test's own stopped with SIGSTOP, and a Redis
-// Cluster of the test's own (not the shared one, which other tests use) whose every node is
-// stopped so.
-var frozenRedises = []frozenRedis{
-	{name: "miniredis", start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
-		p := storetest.NewProxy(t, miniredis.RunT(t).Addr())
-		return store.ClientConfig{URL: p.Addr()}, func(t *testing.T) func() { return p.Stall(t) }
-	}},
-	{name: "redis", start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
-		srv := storetest.PrivateServer(t)
-		return store.ClientConfig{URL: srv.Addr}, func(t *testing.T) func() { return srv.Freeze(t) }
-	}},
-	{name: "cluster", start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
-		if testing.Short() {
-			t.Skip("starts a Redis Cluster: not with -short")
-		}
-		d := storetest.StartDeployment(t, "redis-cluster.sh")
-		return store.ClientConfig{ClusterAddrs: strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")},
-			func(t *testing.T) func() { return signalAll(t, d.Dir) }
-	}},
-}
-
-// signalAll stops every redis-server whose pid file is in dir (SIGSTOP) and returns thaw, which
-// resumes them (SIGCONT) and which the test's cleanup calls too.
-func signalAll(t *testing.T, dir string) (thaw func()) {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.pid"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no pid files in %s: %v", dir, err)
-	}
-	var pids []int
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatalf("pid file %s: %v", f, err)
-		}
-		pids = append(pids, pid)
-	}
-	thaw = func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
-	t.Cleanup(thaw)
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatalf("freeze redis-server %d: %v", pid, err)
-		}
-	}
-	return thaw
-}
 
 // redisTimeout is the deadline of the tests below, short to keep them quick. A call must fail
 // within a few of it: a bound on behaviour, generous for a loaded machine, not a benchmark. The
@@ -94,21 +23,11 @@ const (
 	slowWithin   = 10 * redisTimeout
 )
 
-// newBoundedStore returns a store on the Redis of c through a client made as the server makes its
-// own, both bounded by redisTimeout.
+// newBoundedStore returns a store on the Redis of c bounded by redisTimeout, closed when the test
+// ends.
 func newBoundedStore(t *testing.T, c store.ClientConfig) *store.Store {
 	t.Helper()
-	c.Timeout = redisTimeout
-	rdb, err := store.NewClient(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = rdb.Close() })
-	st, err := store.New(context.Background(), rdb, store.Options{Prefix: storetest.Prefix(),
-		Password: storetest.FastPasswords, WriteLimit: 1000, RedisTimeout: redisTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.NewBoundedStore(t, c, redisTimeout)
 	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
@@ -118,10 +37,10 @@ func newBoundedStore(t *testing.T, c store.ClientConfig) *store.Store {
 // walk, a write script behind its rate limit, a single command, a ping, a live subscription and a
 // maintenance scan — and that each works again once Redis is back.
 func TestFrozenRedisFailsEveryCallQuickly(t *testing.T) {
-	for _, fr := range frozenRedises {
-		t.Run(fr.name, func(t *testing.T) {
+	for _, fr := range storetest.Freezables() {
+		t.Run(fr.Name, func(t *testing.T) {
 			t.Parallel()
-			c, freeze := fr.start(t)
+			c, freeze := fr.Start(t)
 			st := newBoundedStore(t, c)
 			ctx := context.Background()
 			sess, err := st.SignUp(ctx, "alice", "password1")
@@ -209,10 +128,10 @@ func TestFrozenRedisFailsEveryCallQuickly(t *testing.T) {
 // Redis, not the wait for live events: a subscription that hears nothing for several timeouts
 // still delivers the next event.
 func TestQuietSubscriptionOutlivesTheTimeout(t *testing.T) {
-	for _, fr := range frozenRedises {
-		t.Run(fr.name, func(t *testing.T) {
+	for _, fr := range storetest.Freezables() {
+		t.Run(fr.Name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := fr.start(t)
+			c, _ := fr.Start(t)
 			st := newBoundedStore(t, c)
 			ctx := context.Background()
 			sess, err := st.SignUp(ctx, "carol", "password1")
