@@ -28,6 +28,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 )
 
@@ -264,17 +265,12 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
-		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
+		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
 	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			log.Warn("close store", "err", err)
-		}
-	}()
 
 	if len(rest) > 1 {
 		return fmt.Errorf("unexpected arguments after %q: %q (flags go before the command)", rest[0], rest[1:])
@@ -304,12 +300,15 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	repairs, stopRepairs := context.WithCancel(ctx)
 	defer stopRepairs()
 	go st.RunRepairs(repairs, repairInterval)
+	hub := live.New(st, live.Options{EventBuffer: cfg.eventBuffer, Log: log})
 	endStreams := func() {
-		if err := st.Close(); err != nil {
+		if err := hub.Close(); err != nil {
 			log.Warn("end live streams", "err", err)
 		}
 	}
-	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live, ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
+	defer endStreams() // when serve fails before its shutdown ends them
+	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
+		ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
 }
 
 // repairInterval is how often a server looks for half-done writes to finish (store.RunRepairs).

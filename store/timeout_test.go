@@ -14,34 +14,24 @@ import (
 
 // redisTimeout is the deadline of the tests below, short to keep them quick. A call must fail
 // within a few of it: a bound on behaviour, generous for a loaded machine, not a benchmark. The
-// calls that wait for Redis more than once in a row get slowWithin: a new live subscription (its
-// SUBSCRIBE, and the UNSUBSCRIBE the hub sends after it fails, each wait for the shared pub/sub
-// connection, which go-redis keeps trying to reconnect while holding it) and a scan of a cluster.
+// calls that wait for Redis more than once in a row get slowWithin: a scan of a cluster. (Live
+// subscriptions have the same tests in package live.)
 const (
 	redisTimeout = 300 * time.Millisecond
 	failWithin   = 5 * redisTimeout
 	slowWithin   = 10 * redisTimeout
 )
 
-// newBoundedStore returns a store on the Redis of c bounded by redisTimeout, closed when the test
-// ends.
-func newBoundedStore(t *testing.T, c store.ClientConfig) *store.Store {
-	t.Helper()
-	st := storetest.NewBoundedStore(t, c, redisTimeout)
-	t.Cleanup(func() { _ = st.Close() })
-	return st
-}
-
 // TestFrozenRedisFailsEveryCallQuickly freezes Redis under a store and checks that each way the
 // store talks to Redis fails within a few timeouts with KindUnavailable — loader reads, a page
-// walk, a write script behind its rate limit, a single command, a ping, a live subscription and a
-// maintenance scan — and that each works again once Redis is back.
+// walk, a write script behind its rate limit, a single command, a ping and a maintenance scan —
+// and that each works again once Redis is back.
 func TestFrozenRedisFailsEveryCallQuickly(t *testing.T) {
 	for _, fr := range storetest.Freezables() {
 		t.Run(fr.Name, func(t *testing.T) {
 			t.Parallel()
 			c, freeze := fr.Start(t)
-			st := newBoundedStore(t, c)
+			st := storetest.NewBoundedStore(t, c, redisTimeout)
 			ctx := context.Background()
 			sess, err := st.SignUp(ctx, "alice", "password1")
 			if err != nil {
@@ -78,13 +68,6 @@ func TestFrozenRedisFailsEveryCallQuickly(t *testing.T) {
 					return err
 				}},
 				{name: "ping", call: st.Ping},
-				{name: "live subscription", call: func(ctx context.Context) error {
-					sub, err := st.SubscribePostPublished(ctx, "go")
-					if err == nil {
-						sub.Close()
-					}
-					return err
-				}, within: slowWithin},
 				// On a cluster the scan first asks each node in turn for the slot map, each with
 				// its own timeout.
 				{name: "maintenance scan", call: func(ctx context.Context) error {
@@ -119,45 +102,6 @@ func TestFrozenRedisFailsEveryCallQuickly(t *testing.T) {
 				if err != nil {
 					t.Errorf("%s after the thaw: %v", c.name, err)
 				}
-			}
-		})
-	}
-}
-
-// TestQuietSubscriptionOutlivesTheTimeout checks that the deadline bounds what the store asks of
-// Redis, not the wait for live events: a subscription that hears nothing for several timeouts
-// still delivers the next event.
-func TestQuietSubscriptionOutlivesTheTimeout(t *testing.T) {
-	for _, fr := range storetest.Freezables() {
-		t.Run(fr.Name, func(t *testing.T) {
-			t.Parallel()
-			c, _ := fr.Start(t)
-			st := newBoundedStore(t, c)
-			ctx := context.Background()
-			sess, err := st.SignUp(ctx, "carol", "password1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sub, err := st.SubscribePostPublished(ctx, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sub.Close()
-			time.Sleep(4 * redisTimeout)
-			post, err := st.CreatePost(ctx, sess.User.Key(), store.NewPost{Title: "after a quiet while"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case ev, ok := <-sub.Events():
-				if !ok {
-					t.Fatalf("the subscription ended: %v", sub.Err())
-				}
-				if ev.Post != post.ID {
-					t.Fatalf("event %+v, want post %s", ev, post.ID)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no event")
 			}
 		})
 	}
