@@ -31,6 +31,7 @@ import (
 
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 )
 
@@ -278,18 +279,13 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
-		MaxCommentDepth: cfg.commentDepth, EventBuffer: cfg.eventBuffer, Log: log,
+		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
 	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			log.Warn("close store", "err", err)
-		}
-	}()
 
 	if len(rest) > 0 {
 		if want := map[string]int{"retry-job": 2}[rest[0]]; len(rest) != max(want, 1) {
@@ -338,19 +334,21 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs and retry-job)", rest[0])
 		}
 	}
-	// Every replica runs jobs and, one at a time, finishes writes left half-done by a process
-	// that stopped or by lost replies. On the way out, running jobs finish or go back to the
-	// queue before Redis is closed.
+	// Every replica runs jobs (publications, fan-out, repairs of half-done writes). On the way
+	// out, running jobs finish or go back to the queue before Redis is closed.
 	background, stopBackground := context.WithCancel(ctx)
 	backgroundDone := make(chan struct{})
 	go func() { defer close(backgroundDone); st.RunBackground(background) }()
 	defer func() { stopBackground(); <-backgroundDone }()
+	hub := live.New(st, live.Options{EventBuffer: cfg.eventBuffer, Log: log})
 	endStreams := func() {
-		if err := st.Close(); err != nil {
+		if err := hub.Close(); err != nil {
 			log.Warn("end live streams", "err", err)
 		}
 	}
-	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Log: log, Limits: cfg.limits, Live: cfg.live, ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
+	defer endStreams() // when serve fails before its shutdown ends them
+	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
+		ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is

@@ -435,7 +435,8 @@ func TestInvalidTextIsRefused(t *testing.T) {
 // waiting after its body timeout and answers 408.
 func TestSlowBodiesAreCut(t *testing.T) {
 	b := storetest.Backends(t)[0]
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: b.NewStore(t, store.Options{}), Limits: httpapi.Limits{BodyTimeout: 300 * time.Millisecond}}))
+	st := b.NewStore(t, store.Options{})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st), Limits: httpapi.Limits{BodyTimeout: 300 * time.Millisecond}}))
 	t.Cleanup(srv.Close)
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
@@ -473,7 +474,8 @@ func TestSlowBodiesAreCut(t *testing.T) {
 // another origin cannot.
 func TestCORS(t *testing.T) {
 	b := storetest.Backends(t)[0]
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: b.NewStore(t, store.Options{}),
+	st := b.NewStore(t, store.Options{})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st),
 		Live: httpapi.Live{AllowedOrigins: []string{"https://app.example.org"}}}))
 	t.Cleanup(srv.Close)
 	do := func(method, origin string, body string) *http.Response {

@@ -41,7 +41,7 @@ func BenchmarkFrontPage(b *testing.B) {
 	}
 	q := `{ posts(sort: HOT, first: 25) { totalCount edges { cursor node { id title score upvotes downvotes viewerVote createdAt author { name } groups { name postCount } } } pageInfo { hasNextPage endCursor } } }`
 	// Every read executes: the response cache is off (BenchmarkPages measures hits).
-	off := httptest.NewServer(httpapi.New(httpapi.Config{Store: a.store, ResponseCacheMiB: -1}))
+	off := httptest.NewServer(httpapi.New(httpapi.Config{Store: a.store, Hub: a.hub, ResponseCacheMiB: -1}))
 	b.Cleanup(off.Close)
 	a.srv = off
 	rt.Reset()
@@ -92,7 +92,8 @@ func BenchmarkVote(b *testing.B) {
 //	go test ./httpapi -run '^$' -bench Hostile
 func BenchmarkHostileDocuments(b *testing.B) {
 	be := storetest.Backends(b)[0]
-	h := httpapi.New(httpapi.Config{Store: be.NewStore(b, store.Options{})})
+	st := be.NewStore(b, store.Options{})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: newHub(b, st)})
 	docs := map[string]string{
 		"typename-9990": "{" + strings.Repeat(" __typename", 9990) + "}",
 		"fragments":     "{ ...F ...F ...F } fragment F on Query {" + strings.Repeat(" __typename", 2000) + " }",

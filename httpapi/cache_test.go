@@ -79,8 +79,9 @@ func newCacheWorld(t *testing.T, be storetest.Backend) *cacheWorld {
 	other := be
 	other.Client = be.NewClient(t)
 	sb := other.NewStore(t, opts)
-	w := &cacheWorld{t: t, a: httpapi.New(httpapi.Config{Store: sa}), b: httpapi.New(httpapi.Config{Store: sb}),
-		off: httpapi.New(httpapi.Config{Store: sa, ResponseCacheMiB: -1}), prefix: prefix, mine: map[string]int{}}
+	ha, hb := newHub(t, sa), newHub(t, sb)
+	w := &cacheWorld{t: t, a: httpapi.New(httpapi.Config{Store: sa, Hub: ha}), b: httpapi.New(httpapi.Config{Store: sb, Hub: hb}),
+		off: httpapi.New(httpapi.Config{Store: sa, Hub: ha, ResponseCacheMiB: -1}), prefix: prefix, mine: map[string]int{}}
 	for i := range 4 {
 		var d struct {
 			SignUp struct {
@@ -222,7 +223,7 @@ func TestResponseCachePerViewer(t *testing.T) {
 		hook := &storetest.RoundTrips{}
 		counted.Client.AddHook(hook)
 		st := counted.NewStore(t, store.Options{Prefix: w.prefix})
-		h := httpapi.New(httpapi.Config{Store: st})
+		h := httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st)})
 		first := raw(t, h, "", shared, map[string]any{"p": p})
 		hook.Reset()
 		for _, tok := range []string{"", w.tokens[1], w.tokens[2]} {
@@ -248,7 +249,7 @@ func TestResponseCacheSingleFlight(t *testing.T) {
 		s := newThreadServer(t, counted, 20, 3, 2)
 		q := `query($id:ID!){post(id:$id){id comments(first:20){edges{node{id body author{name} replies(first:3){edges{node{id replies(first:2){edges{node{id author{name}}}}}}}}}}}}`
 		// One request alone, for the cost of a miss.
-		cold := httpapi.New(httpapi.Config{Store: s.store, ResponseCacheMiB: -1})
+		cold := httpapi.New(httpapi.Config{Store: s.store, Hub: newHub(t, s.store), ResponseCacheMiB: -1})
 		hook.Reset()
 		want := raw(t, cold, "", q, map[string]any{"id": s.post})
 		miss := hook.Count()
@@ -293,8 +294,7 @@ func TestResponseCacheRedisDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	h := httpapi.New(httpapi.Config{Store: st})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st)})
 	var d struct {
 		SignUp struct{ Token string }
 	}

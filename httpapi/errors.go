@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 )
 
@@ -73,10 +74,10 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case isBadTime(err):
 			gerr.Message = "not a time: give an RFC 3339 date and time, like 2026-12-24T18:00:00Z"
 			setCode(gerr, CodeBadUserInput)
-		case errors.Is(err, store.ErrSlowSubscriber):
-			gerr.Message = store.ErrSlowSubscriber.Error()
+		case errors.Is(err, live.ErrSlowSubscriber):
+			gerr.Message = live.ErrSlowSubscriber.Error()
 			setCode(gerr, CodeSlowSubscriber)
-		case errors.Is(err, store.ErrStoreClosed):
+		case errors.Is(err, live.ErrClosed):
 			gerr.Message = "the server is shutting down; subscribe again"
 			setCode(gerr, CodeUnavailable)
 		case errors.As(err, &ie) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):

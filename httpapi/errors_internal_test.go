@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 )
 
 // TestPresentUnavailable checks the codes of the errors that say Redis could not serve a request:
-// the store's KindUnavailable, however wrapped, and a closed store are UNAVAILABLE with a message
-// the client can show; a raw timeout that escaped the store's typing stays a generic internal
-// error, so that no Redis detail leaks.
+// the store's KindUnavailable, however wrapped, and stopped live events (a closed hub) are
+// UNAVAILABLE with a message the client can show; a raw timeout that escaped the store's typing
+// stays a generic internal error, so that no Redis detail leaks.
 func TestPresentUnavailable(t *testing.T) {
 	present := presentError(slog.New(slog.DiscardHandler))
 	unavailable := &store.Error{Kind: store.KindUnavailable, Msg: "Redis did not answer in time; retry"}
@@ -25,7 +26,7 @@ func TestPresentUnavailable(t *testing.T) {
 	}{
 		{"store timeout", unavailable, CodeUnavailable, "Redis did not answer in time; retry"},
 		{"wrapped store timeout", fmt.Errorf("redis read: %w", unavailable), CodeUnavailable, "Redis did not answer in time; retry"},
-		{"closed store", fmt.Errorf("subscribe: %w", store.ErrStoreClosed), CodeUnavailable, "the server is shutting down; subscribe again"},
+		{"stopped live events", fmt.Errorf("subscribe: %w", live.ErrClosed), CodeUnavailable, "the server is shutting down; subscribe again"},
 		{"untyped deadline", fmt.Errorf("redis read: %w", context.DeadlineExceeded), CodeInternal, "internal server error"},
 		{"other failure", errors.New("dial tcp 10.0.0.7:6379: connection refused"), CodeInternal, "internal server error"},
 	} {

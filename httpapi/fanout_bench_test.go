@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -68,19 +69,20 @@ func envInt(b *testing.B, key string, def int) int {
 	return n
 }
 
-// benchServer is one server process: its own Redis client, store and HTTP server.
-func benchServer(b *testing.B, addr, prefix string) (*store.Store, *httpapi.Handler, string) {
+// benchServer is one server process: its own Redis client, store, live events and HTTP server.
+func benchServer(b *testing.B, addr, prefix string) (*store.Store, *live.Hub, *httpapi.Handler, string) {
 	rc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
 	b.Cleanup(func() { _ = rc.Close() })
 	st, err := store.New(context.Background(), rc, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpapi.New(httpapi.Config{Store: st, Live: httpapi.Live{MaxSubscriptions: 10, MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1}})
+	hub := live.New(st, live.Options{})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: hub, Live: httpapi.Live{MaxSubscriptions: 10, MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1}})
 	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
-	b.Cleanup(func() { _ = st.Close() })
-	return st, h, srv.URL
+	b.Cleanup(func() { _ = hub.Close() })
+	return st, hub, h, srv.URL
 }
 
 // gql POSTs one operation and fails the benchmark on errors.
@@ -120,8 +122,8 @@ type fanSub struct {
 func fanout(b *testing.B, n, events, rate int) {
 	addr := storetest.RealServer(b).Addr
 	prefix := storetest.Prefix()
-	sub, subH, subURL := benchServer(b, addr, prefix)
-	writer, _, writeURL := benchServer(b, addr, prefix)
+	_, subHub, subH, subURL := benchServer(b, addr, prefix)
+	writer, _, _, writeURL := benchServer(b, addr, prefix)
 	ctx := context.Background()
 
 	// Viewers: the subscribers take turns with 100 accounts, so viewerVote costs one read per
@@ -260,7 +262,7 @@ func fanout(b *testing.B, n, events, rate int) {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(delivered), "cpu-µs/msg")
 		b.ReportMetric(float64(memAfter.Mallocs-memBefore.Mallocs)/float64(delivered), "allocs/msg")
 	}
-	st := sub.LiveStats()
+	st := subHub.Stats()
 	slices.Sort(took)
 	b.Logf("%d subscribers, %d events at %.1f/s: delivered %d of %d messages (%.0f/s over %s), p50 %s, p99 %s, max %s; %d subscribers incomplete, hub dropped %d; the writes themselves took p50 %s",
 		n, total, float64(total)/writeTime.Seconds(), delivered, n*total, perSec, span.Round(time.Millisecond),

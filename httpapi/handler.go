@@ -24,13 +24,17 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/graph"
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
 )
 
 // Config configures the handler.
 type Config struct {
-	Store  *store.Store
+	Store *store.Store
+	// Hub delivers the live events that subscriptions stream; required. The caller owns it and
+	// closes it when the server stops, which ends every subscription with UNAVAILABLE.
+	Hub    *live.Hub
 	Log    *slog.Logger
 	Limits Limits
 	Live   Live
@@ -54,12 +58,15 @@ func (h *Handler) LiveSubscriptions() int { return h.ops.Subscriptions() }
 
 // New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
 func New(cfg Config) *Handler {
+	if cfg.Store == nil || cfg.Hub == nil {
+		panic("httpapi: Config needs a Store and a Hub")
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	cfg.Live = cfg.Live.withDefaults()
-	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Store: cfg.Store, Log: cfg.Log}})
+	es := graph.NewExecutableSchema(graph.Config{Resolvers: &resolvers.Resolver{Store: cfg.Store, Live: cfg.Hub, Log: cfg.Log}})
 
 	srv := handler.New(es)
 	addLiveTransports(srv, cfg)
@@ -72,7 +79,7 @@ func New(cfg Config) *Handler {
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
-	ops := resolvers.NewOperations(cfg.Store, presentError(cfg.Log), cfg.Store.Options().EventBuffer)
+	ops := resolvers.NewOperations(cfg.Store, presentError(cfg.Log), cfg.Hub.Options().EventBuffer)
 	srv.Use(ops)
 	srv.SetErrorPresenter(presentError(cfg.Log))
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
 )
@@ -317,7 +318,7 @@ func frameCursor(b []byte) string {
 	}
 	rest := b[i+len(key):]
 	j := bytes.IndexByte(rest, '"')
-	if j < 0 || store.CheckCursor(string(rest[:j])) != nil {
+	if j < 0 || live.CheckCursor(string(rest[:j])) != nil {
 		return ""
 	}
 	return string(rest[:j])

@@ -13,20 +13,23 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
 var protos = []string{protoTransportWS, protoGraphQLWS, protoSSE}
 
-// serve runs the real handler over st with the given live settings.
-func serve(t *testing.T, st *store.Store, live httpapi.Live) *api {
+// serve runs the real handler over st, with live events of its own, with the given live
+// settings.
+func serve(t *testing.T, st *store.Store, settings httpapi.Live) *api {
 	t.Helper()
-	h := httpapi.New(httpapi.Config{Store: st, Live: live})
+	hub := live.New(st, live.Options{})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: hub, Live: settings})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	t.Cleanup(func() { _ = st.Close() }) // first: ends the streams that srv.Close would wait for
-	return &api{t: t, srv: srv, h: h, store: st}
+	t.Cleanup(func() { _ = hub.Close() }) // first: ends the streams that srv.Close would wait for
+	return &api{t: t, srv: srv, h: h, store: st, hub: hub}
 }
 
 // peerOf returns a second server process beside a: its own Redis client and store on the same
@@ -74,7 +77,7 @@ func keepWriting(interval time.Duration, write func(i int)) (stop func()) {
 func waitSubscribers(t *testing.T, a *api, n int) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("%d subscribers", n), func() bool {
-		return a.h.LiveSubscriptions() == n && (n == 0) == (a.store.LiveStats().Channels == 0)
+		return a.h.LiveSubscriptions() == n && (n == 0) == (a.hub.Stats().Channels == 0)
 	})
 }
 
@@ -551,7 +554,7 @@ func TestStoppingServerEndsSubscriptionsWithAnError(t *testing.T) {
 			a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
 			s := subscribe(t, a.srv.URL, proto, "", `subscription{postPublished{id}}`, nil)
 			waitSubscribers(t, a, 1)
-			if err := a.store.Close(); err != nil {
+			if err := a.hub.Close(); err != nil {
 				t.Fatal(err)
 			}
 			r, done := s.result(t)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -21,15 +22,26 @@ type api struct {
 	srv   *httptest.Server
 	h     *httpapi.Handler
 	store *store.Store
+	hub   *live.Hub
 }
 
 func newAPI(t testing.TB, b storetest.Backend, opts store.Options) *api {
 	t.Helper()
 	st := b.NewStore(t, opts)
-	h := httpapi.New(httpapi.Config{Store: st})
+	hub := live.New(st, live.Options{})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: hub})
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &api{t: t, srv: srv, h: h, store: st}
+	t.Cleanup(func() { _ = hub.Close() }) // first: ends the streams that srv.Close would wait for
+	return &api{t: t, srv: srv, h: h, store: st, hub: hub}
+}
+
+// newHub returns the live events of st, closed when the test ends.
+func newHub(t testing.TB, st *store.Store) *live.Hub {
+	t.Helper()
+	h := live.New(st, live.Options{})
+	t.Cleanup(func() { _ = h.Close() })
+	return h
 }
 
 // settle runs the jobs that are due (feed fan-out, notifications, ...), as a server's background

@@ -101,7 +101,7 @@ func BenchmarkPages(b *testing.B) {
 				if mode == "hit" {
 					mib = 64
 				}
-				h := httpapi.New(httpapi.Config{Store: st2, ResponseCacheMiB: mib})
+				h := httpapi.New(httpapi.Config{Store: st2, Hub: newHub(b, st2), ResponseCacheMiB: mib})
 				read := func(warm bool) {
 					req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 					req.Header.Set("Content-Type", "application/json")

@@ -107,6 +107,88 @@ func TestResumeFromCursor(t *testing.T) {
 	})
 }
 
+// TestResumeOnAnotherServerAfterItsServerStops subscribes on server A over every transport and
+// receives some events; then A stops (its live events end the stream with UNAVAILABLE, and its
+// HTTP server closes) while events are written through server B, on the same Redis; the client
+// resumes on B with its last cursor (after, or Last-Event-ID over server-sent events) and receives
+// every event exactly once, in order: the missed ones from the log, then live ones.
+func TestResumeOnAnotherServerAfterItsServerStops(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		w := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{}) // server B
+		alice, _ := w.signUp("alice")
+		bob, _ := w.signUp("bob")
+		q := `subscription($p: ID!, $after: String) { commentAdded(postId: $p, after: $after) { body } }`
+		type resumer func(t *testing.T, post, cursor string) sub
+		cases := map[string]resumer{}
+		for _, proto := range protos {
+			cases[proto] = func(t *testing.T, post, cursor string) sub {
+				return subscribe(t, w.srv.URL, proto, "", q, map[string]any{"p": post, "after": cursor})
+			}
+		}
+		cases["sse with Last-Event-ID"] = func(t *testing.T, post, cursor string) sub {
+			c, err := openSSEFrom(w.srv.URL, "", cursor, q, map[string]any{"p": post})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		for name, resume := range cases {
+			t.Run(name, func(t *testing.T) {
+				proto := name
+				if strings.HasPrefix(name, "sse") {
+					proto = protoSSE
+				}
+				// Server A: another process on the same Redis and key prefix, over its own client.
+				st, err := store.New(context.Background(), b.NewClient(t), w.store.Options())
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := serve(t, st, httpapi.Live{})
+				post := w.createPost(alice, "thread "+name)
+				s := subscribe(t, a.srv.URL, proto, "", q, map[string]any{"p": post})
+				waitSubscribers(t, a, 1)
+				w.comment(bob, post, "", "c1")
+				w.comment(bob, post, "", "c2")
+				got := []string{string(event(t, s).Data)}
+				last := event(t, s)
+				got = append(got, string(last.Data))
+
+				// A stops, as TestStoppingServerEndsSubscriptionsWithAnError stops it: its live
+				// events end, which ends the stream with a last UNAVAILABLE result; then its HTTP
+				// server closes.
+				if err := a.hub.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if r, done := s.result(t); done || r.code() != httpapi.CodeUnavailable {
+					t.Fatalf("server A stopping: got %+v, done %v; want a last result with %s", r, done, httpapi.CodeUnavailable)
+				}
+				if _, done := s.result(t); !done {
+					t.Fatal("server A stopping: the stream did not complete")
+				}
+				s.close()
+				a.srv.Close()
+
+				for i := 3; i <= 5; i++ { // while the client has no server
+					w.comment(bob, post, "", fmt.Sprintf("c%d", i))
+				}
+				s2 := resume(t, post, last.Extensions.Cursor)
+				got = append(got, bodies(t, s2, 3)...)
+				waitSubscribers(t, w, 1)
+				w.comment(bob, post, "", "c6")
+				w.comment(bob, post, "", "c7")
+				got = append(got, bodies(t, s2, 2)...)
+				for i, g := range got {
+					if want := fmt.Sprintf(`{"commentAdded":{"body":"c%d"}}`, i+1); g != want {
+						t.Errorf("event %d = %s, want %s", i+1, g, want)
+					}
+				}
+				s2.close()
+				waitSubscribers(t, w, 0)
+			})
+		}
+	})
+}
+
 // TestResumePostChangedSendsTheCurrentStateOnce checks postChanged's replay: however many
 // changes a subscriber missed, it gets the post as it is now, once.
 func TestResumePostChangedSendsTheCurrentStateOnce(t *testing.T) {

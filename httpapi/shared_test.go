@@ -45,7 +45,7 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 		plain := `subscription($p: ID!) { postChanged(postId: $p) { upvotes } }`
 		plains := []*wsClient{dial("", plain), dial(alice, plain), dial(bob, plain)}
 		waitSubscribers(t, a, 8)
-		if got := a.store.LiveStats().Subscribers; got != 4 {
+		if got := a.hub.Stats().Subscribers; got != 4 {
 			t.Errorf("%d executions, want 4: the viewerVote one for the anonymous, alice's, bob's, and the plain one for everybody", got)
 		}
 

@@ -42,7 +42,7 @@ func newThreadServer(tb testing.TB, b storetest.Backend, top, replies, replies2 
 		tb.Fatal(err)
 	}
 	n := buildThread(tb, st, p.ID, authors, top, replies, replies2)
-	return &threadServer{h: httpapi.New(httpapi.Config{Store: st}), store: st, post: p.ID, token: token, comments: n}
+	return &threadServer{h: httpapi.New(httpapi.Config{Store: st, Hub: newHub(tb, st)}), store: st, post: p.ID, token: token, comments: n}
 }
 
 // query runs threadQuery through the handler and returns the response data.
@@ -103,7 +103,7 @@ func BenchmarkThread(b *testing.B) {
 	for _, be := range storetest.Backends(b) {
 		b.Run(be.Name, func(b *testing.B) {
 			s := newThreadServer(b, be, 50, 5, 2)
-			s.h = httpapi.New(httpapi.Config{Store: s.store, ResponseCacheMiB: -1})
+			s.h = httpapi.New(httpapi.Config{Store: s.store, Hub: newHub(b, s.store), ResponseCacheMiB: -1})
 			if got := countThread(b, s.query(b, 50, 5, 2)); got != 800 || s.comments != 800 {
 				b.Fatalf("the page holds %d of %d comments, want 800", got, s.comments)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 )
 
@@ -179,15 +180,15 @@ func resumeFrom(ctx context.Context, after *string) (string, error) {
 	if a == "" {
 		return "", nil
 	}
-	return a, store.CheckCursor(a)
+	return a, live.CheckCursor(a)
 }
 
-// stream turns a store subscription into the channel a subscription resolver returns. For each
+// stream turns a live subscription into the channel a subscription resolver returns. For each
 // event, load returns the value to send (ok false skips the event, errEndStream ends the stream);
 // it reads through ev.Loader, which the event's response then reads through too, and the event's
 // cursor goes with the response (extensions.cursor). Other load errors are logged and the event
 // is skipped: one failed read should not end every subscriber's stream at once. The subscription
-// is closed when the stream ends, whether the client left, the store dropped it, or its subject
+// is closed when the stream ends, whether the client left, the hub ended it, or its subject
 // is gone.
 //
 // Nothing is lost and nothing is sent twice: a subscription resumed from a cursor first replays
@@ -195,8 +196,8 @@ func resumeFrom(ctx context.Context, after *string) (string, error) {
 // the log after the last event handled, or after the log's head at subscription time when there
 // was none; and a live event at or before the last event handled is one a replay sent already.
 // A replay that finds the events no longer kept ends the stream with RESYNC_REQUIRED.
-func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream, from resume,
-	load func(ctx context.Context, ev store.Event) (v T, ok bool, err error)) (<-chan T, error) {
+func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream, from resume,
+	load func(ctx context.Context, ev live.Event) (v T, ok bool, err error)) (<-chan T, error) {
 	slot := requestFrom(ctx).events
 	if slot == nil {
 		sub.Close()
@@ -217,7 +218,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream
 		defer sub.Close()
 		end := func(err error) { slot.err.Store(&err) }
 		// handle sends one event; false ends the stream.
-		handle := func(ev store.Event) bool {
+		handle := func(ev live.Event) bool {
 			last = ev.ID
 			v, ok, err := load(ctx, ev)
 			switch {
@@ -273,7 +274,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream
 			return
 		}
 		for {
-			var ev store.Event
+			var ev live.Event
 			select {
 			case e, open := <-sub.Events():
 				if !open {
@@ -291,7 +292,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *store.EventStream
 				if !catchUp() {
 					return
 				}
-			case last != "" && !store.CursorBefore(last, ev.ID):
+			case last != "" && !live.CursorBefore(last, ev.ID):
 				// A replay sent it already.
 			case !handle(ev):
 				return
@@ -309,7 +310,7 @@ func (r *Resolver) postChanged(ctx context.Context, postID string, after *string
 		return nil, err
 	}
 	// Subscribe before checking that the post exists, so that a deletion in between is seen.
-	sub, err := r.Store.SubscribePostChanged(ctx, postID)
+	sub, err := r.Live.SubscribePostChanged(ctx, postID)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (r *Resolver) postChanged(ctx context.Context, postID string, after *string
 		return nil, err
 	}
 	needs := onceNeeds(ctx, "Post")
-	return stream(ctx, r.Log, sub, resume{after: from, collapse: true}, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from, collapse: true}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
 		if err == nil && p == nil {
@@ -334,7 +335,7 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string, after *strin
 	if err != nil {
 		return nil, err
 	}
-	sub, err := r.Store.SubscribeCommentAdded(ctx, postID)
+	sub, err := r.Live.SubscribeCommentAdded(ctx, postID)
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +344,7 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string, after *strin
 		return nil, err
 	}
 	needs := onceNeeds(ctx, "Comment")
-	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev store.Event) (*store.Comment, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev live.Event) (*store.Comment, bool, error) {
 		if ev.Comment == "" { // the post was deleted: the stream ends
 			p, err := ev.Loader.Post(ctx, ev.Post)
 			if err == nil && p == nil {
@@ -363,7 +364,7 @@ func (r *Resolver) postPublished(ctx context.Context, group string, after *strin
 	if err != nil {
 		return nil, err
 	}
-	sub, err := r.Store.SubscribePostPublished(ctx, group)
+	sub, err := r.Live.SubscribePostPublished(ctx, group)
 	if err != nil {
 		return nil, err
 	}
@@ -380,13 +381,13 @@ func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post,
 	if err != nil {
 		return nil, err
 	}
-	sub, err := r.Store.SubscribeFeed(ctx, viewer)
+	sub, err := r.Live.SubscribeFeed(ctx, viewer)
 	if err != nil {
 		return nil, err
 	}
 	load := newPost(onceNeeds(ctx, "Post"))
-	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
-		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev)
+	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
+		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev.Author)
 		if err != nil || !in {
 			return nil, false, err
 		}
@@ -396,8 +397,8 @@ func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post,
 
 // newPost returns the loader of the post of a new-post event, which reads what needs says the
 // event's response reads below it; a post deleted since is skipped.
-func newPost(needs func() *store.Needs) func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
-	return func(ctx context.Context, ev store.Event) (*store.Post, bool, error) {
+func newPost(needs func() *store.Needs) func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
+	return func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
 		return p, p != nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/agora/agora/store"
+	"github.com/agora/agora/live"
 )
 
 // Subscriptions that would compute the same responses share one execution: subscribers whose
@@ -171,7 +171,7 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			case sub.ch <- resp:
 			default:
 				delete(run.subs, sub)
-				sub.close(store.ErrSlowSubscriber)
+				sub.close(live.ErrSlowSubscriber)
 			}
 		}
 		sh.mu.Unlock()

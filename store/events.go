@@ -4,19 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// Live events. Every write publishes, after it has succeeded, a small JSON message of ids on Redis
-// pub/sub; subscribers read the current data themselves through a Loader, so they always see fresh
-// values and the viewer's own fields. Any number of server processes share one Redis: a write on
-// one reaches the subscribers of all.
+// Live events, the write side. Every write publishes, after it has succeeded, a small JSON
+// message of ids on Redis pub/sub; subscribers (package live) read the current data themselves
+// through a Loader, so they always see fresh values and the viewer's own fields. Any number of
+// server processes share one Redis: a write on one reaches the subscribers of all.
 //
 // Channels carry the hash tag of the aggregate they are about, so that they can move to sharded
-// pub/sub (SPUBLISH/SSUBSCRIBE) on a cluster unchanged:
+// pub/sub (SPUBLISH/SSUBSCRIBE) on a cluster unchanged (see Channels in keys.go):
 //
 //	<prefix>{p:<post>}:ev:changed   {"post":"post:17"}                            postChanged
 //	<prefix>{p:<post>}:ev:comments  {"post":"post:17","comment":"comment:17:4"}   commentAdded
@@ -26,54 +25,29 @@ import (
 // Each event is also appended to its channel's log, a stream beside the channel
 // (<channel>:log), in the same script that publishes it (publish.lua): its id in the log is the
 // event's cursor, published with it as "id". A subscriber that resumes from a cursor replays the
-// log after it (replay.lua). A log keeps the channel's last logLength events and expires
-// logTTL after its last one; a cursor older than that gets KindResync.
+// log after it (ReplayLog, replay.lua). A log keeps the channel's last logLength events and
+// expires logTTL after its last one; a cursor older than that gets KindResync.
+//
+// On a cluster, classic PUBLISH is broadcast over the cluster bus to every node, which costs
+// every node the traffic of every channel. Redis 7's sharded pub/sub (SPUBLISH, SSUBSCRIBE) sends
+// a message only to the shard that owns the channel's hash slot, so pub/sub scales with the
+// cluster like the keyspace does; the store publishes with it wherever the cluster supports it,
+// and live events subscribe the same way (PubSubClient).
 
-// Event is one live event: the ids of what changed.
-type Event struct {
-	// ID is the event's cursor, its id in its channel's log: ids rise with every event of a
-	// channel, and Replay returns the events after one.
-	ID      string  `json:"id,omitempty"`
+// EventIDs is what a live event says: the ids of what changed. Its JSON is the message a write
+// publishes and appends to its channel's log.
+type EventIDs struct {
 	Post    string  `json:"post"`              // the post's global id
 	Comment string  `json:"comment,omitempty"` // a new comment's global id (commentAdded)
 	Author  UserKey `json:"author,omitempty"`  // the post's author (published posts)
-
-	// Loader reads the event's data. It is fresh for each event and shared by every subscriber
-	// of the event in this process, so that each piece of data is read once: the first
-	// subscriber to ask reads it and the others join that read. It caches raw Redis replies
-	// only; whatever depends on the viewer is computed from them per subscriber.
-	Loader *Loader `json:"-"`
-
-	// Gap says that the process's subscription to the channel was interrupted (its Redis
-	// connection broke and was made again): events may have been published meanwhile that only
-	// the channel's log has. A Gap event carries nothing else; catch up with Replay.
-	Gap bool `json:"-"`
 }
 
-// LiveStats counts a process's live-event subscriptions.
-type LiveStats struct {
-	Channels    int    // Redis channels subscribed (and confirmed)
-	Subscribers int    // local subscribers over all channels
-	Delivered   uint64 // events handed to local subscribers since start
-	Dropped     uint64 // events a full buffer could not take (caught up from the log instead)
+// LoggedEvent is one event of a channel's log.
+type LoggedEvent struct {
+	// ID is the event's cursor, its id in the log: ids rise with every event of a channel.
+	ID string
+	EventIDs
 }
-
-// LiveStats returns the counts of the store's live-event hub.
-func (s *Store) LiveStats() LiveStats { return s.hub.stats() }
-
-func (k keys) chanPostChanged(pid string) string { return k.post(pid) + ":ev:changed" }
-func (k keys) chanComments(pid string) string    { return k.post(pid) + ":ev:comments" }
-
-// chanPublished is the channel of new posts: all of them (group "") or one group's.
-func (k keys) chanPublished(group string) string {
-	if group == "" {
-		return k.prefix + "{r:all}:ev:posts"
-	}
-	return k.prefix + "{g:" + group + "}:ev:posts"
-}
-
-// logOf is the log of a channel's events (see publish.lua), in the channel's hash slot.
-func (k keys) logOf(channel string) string { return channel + ":log" }
 
 // How much of a channel's events its log keeps: the last logLength events, until logTTL after
 // the last one. The log of all new posts keeps more, as every new post goes through it.
@@ -91,10 +65,44 @@ func (s *Store) logLengthOf(channel string) int {
 	return logLength
 }
 
+// shardedPubSub reports whether rdb is a cluster that supports sharded pub/sub (Redis 7+).
+func shardedPubSub(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
+	if _, ok := rdb.(*redis.ClusterClient); !ok {
+		return false, nil
+	}
+	// COMMAND INFO replies one entry per name asked, nil for an unknown command.
+	info, err := rdb.Do(ctx, "command", "info", "spublish").Slice()
+	if err != nil {
+		return false, fmt.Errorf("ask the cluster for SPUBLISH: %w", err)
+	}
+	return len(info) == 1 && info[0] != nil, nil
+}
+
+// PubSubClient returns the Redis client that live events subscribe through, and whether they
+// must subscribe with sharded pub/sub (SSUBSCRIBE on the master of each channel's slot), as the
+// store publishes with SPUBLISH on a Redis 7 cluster, or with classic SUBSCRIBE.
+func (s *Store) PubSubClient() (rdb redis.UniversalClient, sharded bool) { return s.rdb, s.sharded }
+
+// Publish sends msg on channel to its subscribers in every process: SPUBLISH on a cluster that
+// supports it, PUBLISH otherwise. It neither logs the message nor checks it: writes announce
+// their events through publish.lua instead.
+func (s *Store) Publish(ctx context.Context, channel, msg string) error {
+	var err error
+	if s.sharded {
+		err = s.rdb.SPublish(ctx, channel, msg).Err()
+	} else {
+		err = s.rdb.Publish(ctx, channel, msg).Err()
+	}
+	if err != nil {
+		return fmt.Errorf("publish on %s: %w", channel, err)
+	}
+	return nil
+}
+
 // message is one event to publish on one channel.
 type message struct {
 	channel string
-	event   Event
+	event   EventIDs
 }
 
 // publish appends events to their channels' logs and publishes them, one script per channel, in
@@ -122,11 +130,48 @@ func (s *Store) publish(ctx context.Context, msgs ...message) {
 	}
 }
 
-// FromStart is the cursor before every event of a channel whose log was empty.
+// publishPostChanged announces that a post's votes, score, comment count or groups changed, or
+// that it was deleted. pid is the post's key ("17").
+func (s *Store) publishPostChanged(ctx context.Context, pid string) {
+	s.publish(ctx, message{s.k.chanPostChanged(pid), EventIDs{Post: postID(pid)}})
+}
+
+// publishPostDeleted announces a deleted post on both of its channels: postChanged subscribers
+// and commentAdded subscribers (an event without a comment) find the post gone and end their
+// streams.
+func (s *Store) publishPostDeleted(ctx context.Context, pid string) {
+	s.publish(ctx,
+		message{s.k.chanPostChanged(pid), EventIDs{Post: postID(pid)}},
+		message{s.k.chanComments(pid), EventIDs{Post: postID(pid)}})
+}
+
+// publishCommentAdded announces a new comment or reply, commentID being its global id
+// ("comment:17:4"), in the thread of the post with key pid. The post's comment count moved with
+// it, so it announces postChanged too.
+func (s *Store) publishCommentAdded(ctx context.Context, pid, commentID string) {
+	s.publish(ctx,
+		message{s.k.chanComments(pid), EventIDs{Post: postID(pid), Comment: commentID}},
+		message{s.k.chanPostChanged(pid), EventIDs{Post: postID(pid)}})
+}
+
+// publishPostPublished announces a new post to every subscriber of new posts and to those of
+// each of its groups.
+func (s *Store) publishPostPublished(ctx context.Context, p *Post) {
+	ev := EventIDs{Post: p.ID, Author: p.Author}
+	msgs := []message{{s.k.chanPublished(""), ev}}
+	for _, g := range p.GroupNames {
+		msgs = append(msgs, message{s.k.chanPublished(g), ev})
+	}
+	s.publish(ctx, msgs...)
+}
+
+// FromStart is the cursor before every event of a channel whose log was empty: LogHead returns
+// it for an empty log, and ReplayLog after it returns every event logged since.
 const FromStart = "0-0"
 
-// logHead returns the id of the last entry of channel's log, FromStart when there is none.
-func (s *Store) logHead(ctx context.Context, channel string) (string, error) {
+// LogHead returns the cursor of the last event in channel's log, FromStart when there is none:
+// where a subscriber that has received nothing yet catches up from after a gap.
+func (s *Store) LogHead(ctx context.Context, channel string) (string, error) {
 	msgs, err := s.rdb.XRevRangeN(ctx, s.k.logOf(channel), "+", "-", 1).Result()
 	if err != nil {
 		return "", fmt.Errorf("read the head of a live-event log: %w", err)
@@ -137,41 +182,14 @@ func (s *Store) logHead(ctx context.Context, channel string) (string, error) {
 	return msgs[0].ID, nil
 }
 
-// replayBatch is the most events one replay script returns; Replay asks again for more.
+// replayBatch is the most events one replay script returns; ReplayLog asks again for more.
 const replayBatch = 200
 
-// cursorPattern is the form of an event's cursor.
-var cursorPattern = regexp.MustCompile(`^[0-9]{1,19}-[0-9]{1,19}$`)
-
-// CursorBefore reports whether the event cursor a comes before b. Malformed cursors come first.
-func CursorBefore(a, b string) bool {
-	am, as := splitCursor(a)
-	bm, bs := splitCursor(b)
-	return am < bm || am == bm && as < bs
-}
-
-func splitCursor(c string) (ms, seq uint64) {
-	m, s, _ := strings.Cut(c, "-")
-	ms, _ = strconv.ParseUint(m, 10, 64)
-	seq, _ = strconv.ParseUint(s, 10, 64)
-	return ms, seq
-}
-
-// CheckCursor reports whether after is a well-formed event cursor.
-func CheckCursor(after string) error {
-	if !cursorPattern.MatchString(after) {
-		return invalidf("after: %q is not an event cursor", truncate(after, 40))
-	}
-	return nil
-}
-
-// replay returns the events of channel after the cursor after, oldest first, each with a fresh
-// Loader; KindResync when some of them may no longer be kept.
-func (s *Store) replay(ctx context.Context, channel, after string) ([]Event, error) {
-	if err := CheckCursor(after); err != nil {
-		return nil, err
-	}
-	var out []Event
+// ReplayLog returns the events of channel's log after the cursor after, oldest first. It fails
+// with KindResync when some of those events may no longer be kept. The caller checks that after
+// is a well-formed cursor (live.CheckCursor); replay.lua fails on one that is not.
+func (s *Store) ReplayLog(ctx context.Context, channel, after string) ([]LoggedEvent, error) {
+	var out []LoggedEvent
 	for {
 		reply, err := s.run(ctx, "replay", []string{s.k.logOf(channel)}, after, replayBatch)
 		if err != nil {
@@ -182,12 +200,10 @@ func (s *Store) replay(ctx context.Context, channel, after string) ([]Event, err
 			return nil, &Error{Kind: KindResync, Msg: "events after this cursor are no longer kept: refetch, then subscribe again without after"}
 		}
 		for i := 1; i+1 < len(arr); i += 2 {
-			var ev Event
-			if err := json.Unmarshal([]byte(fmt.Sprint(arr[i+1])), &ev); err != nil {
+			ev := LoggedEvent{ID: fmt.Sprint(arr[i])}
+			if err := json.Unmarshal([]byte(fmt.Sprint(arr[i+1])), &ev.EventIDs); err != nil {
 				return nil, fmt.Errorf("replay live events: decode: %w", err)
 			}
-			ev.ID = fmt.Sprint(arr[i])
-			ev.Loader = s.NewLoader()
 			out = append(out, ev)
 			after = ev.ID
 		}
@@ -197,91 +213,8 @@ func (s *Store) replay(ctx context.Context, channel, after string) ([]Event, err
 	}
 }
 
-// publishPostChanged announces that a post's votes, score, comment count or groups changed, or
-// that it was deleted. pid is the post's key ("17").
-func (s *Store) publishPostChanged(ctx context.Context, pid string) {
-	s.publish(ctx, message{s.k.chanPostChanged(pid), Event{Post: postID(pid)}})
-}
-
-// publishPostDeleted announces a deleted post on both of its channels: postChanged subscribers
-// and commentAdded subscribers (an event without a comment) find the post gone and end their
-// streams.
-func (s *Store) publishPostDeleted(ctx context.Context, pid string) {
-	s.publish(ctx,
-		message{s.k.chanPostChanged(pid), Event{Post: postID(pid)}},
-		message{s.k.chanComments(pid), Event{Post: postID(pid)}})
-}
-
-// publishCommentAdded announces a new comment or reply, commentID being its global id
-// ("comment:17:4"), in the thread of the post with key pid. The post's comment count moved with
-// it, so it announces postChanged too.
-func (s *Store) publishCommentAdded(ctx context.Context, pid, commentID string) {
-	s.publish(ctx,
-		message{s.k.chanComments(pid), Event{Post: postID(pid), Comment: commentID}},
-		message{s.k.chanPostChanged(pid), Event{Post: postID(pid)}})
-}
-
-// publishPostPublished announces a new post to every subscriber of new posts and to those of
-// each of its groups.
-func (s *Store) publishPostPublished(ctx context.Context, p *Post) {
-	ev := Event{Post: p.ID, Author: p.Author}
-	msgs := []message{{s.k.chanPublished(""), ev}}
-	for _, g := range p.GroupNames {
-		msgs = append(msgs, message{s.k.chanPublished(g), ev})
-	}
-	s.publish(ctx, msgs...)
-}
-
-// SubscribePostChanged subscribes to the changes of one post: votes, score, comment count,
-// groups, and its deletion. The Post of each event is the post's id.
-func (s *Store) SubscribePostChanged(ctx context.Context, postID string) (*EventStream, error) {
-	pid, err := PostKey(postID)
-	if err != nil {
-		return nil, err
-	}
-	return s.hub.subscribe(ctx, s.k.chanPostChanged(pid))
-}
-
-// SubscribeCommentAdded subscribes to the new comments and replies anywhere in one post's
-// thread. Each event names the post and the comment; an event without a comment says the post
-// was deleted.
-func (s *Store) SubscribeCommentAdded(ctx context.Context, postID string) (*EventStream, error) {
-	pid, err := PostKey(postID)
-	if err != nil {
-		return nil, err
-	}
-	return s.hub.subscribe(ctx, s.k.chanComments(pid))
-}
-
-// SubscribePostPublished subscribes to new posts: all of them when group is "", else those
-// published in that group. Each event names the post and its author.
-func (s *Store) SubscribePostPublished(ctx context.Context, group string) (*EventStream, error) {
-	if group != "" {
-		var err error
-		if group, err = NormalizeGroupName(group); err != nil {
-			return nil, err
-		}
-	}
-	return s.hub.subscribe(ctx, s.k.chanPublished(group))
-}
-
-// SubscribeFeed subscribes to the candidates of a viewer's live feed: every new post. Pass each
-// event through FeedIncludes, which keeps the posts of the users the viewer follows at the moment
-// the event arrives, so that a user followed after subscribing counts at once.
-//
-// One channel for all feeds keeps the subscription independent of the follow graph: a follow or
-// unfollow needs no resubscription, and a process holds one Redis subscription for all its feed
-// subscribers whatever they follow. The price is one follow check (a ZSCORE) per feed subscriber
-// per new post, each its own round trip since the loader has no batch window.
-func (s *Store) SubscribeFeed(ctx context.Context, viewer UserKey) (*EventStream, error) {
-	if !validUserName(string(viewer)) {
-		return nil, invalidf("malformed user %q", truncate(string(viewer), 40))
-	}
-	return s.hub.subscribe(ctx, s.k.chanPublished(""))
-}
-
-// FeedIncludes reports whether a new-post event belongs in the live feed of viewer: whether the
-// viewer follows its author now.
-func (l *Loader) FeedIncludes(ctx context.Context, viewer UserKey, ev Event) (bool, error) {
-	return l.Follows(ctx, viewer, ev.Author)
+// FeedIncludes reports whether a new post by author belongs in the live feed of viewer: whether
+// the viewer follows its author now.
+func (l *Loader) FeedIncludes(ctx context.Context, viewer, author UserKey) (bool, error) {
+	return l.Follows(ctx, viewer, author)
 }

@@ -1,10 +1,5 @@
 package store
 
-import (
-	"context"
-	"strconv"
-)
-
 // Key names for the deployment tests of package store_test (cluster, failover, rebuild).
 
 // RankingKeysForTest returns the HOT, NEW and TOP sorted sets and the version hash of the site's
@@ -27,20 +22,6 @@ func (s *Store) PostSeqKeyForTest() string { return s.k.postSeq() }
 
 // PostVotesKeyForTest returns the key of a post's votes hash.
 func (s *Store) PostVotesKeyForTest(pid string) string { return s.k.postVotes(pid) }
-
-// PublishManyForTest publishes on each channel, in one pipeline, its index plus first.
-func (s *Store) PublishManyForTest(ctx context.Context, channels []string, first int) error {
-	pipe := s.rdb.Pipeline()
-	for i, ch := range channels {
-		if s.sharded {
-			pipe.SPublish(ctx, ch, strconv.Itoa(first+i))
-		} else {
-			pipe.Publish(ctx, ch, strconv.Itoa(first+i))
-		}
-	}
-	_, err := pipe.Exec(ctx)
-	return err
-}
 
 // ThreadKeyForTest returns the key of comment num (as in ids, "4"; "0" for the post) of post pid,
 // with suffix appended (":rt", ":rs", ":votes" or "").

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -213,7 +214,7 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 	defer func() { stop.Store(true); wg.Wait() }()
 
 	// A live-event subscription made on the old master must keep delivering after the switch.
-	sub := s.NewSubscription(ctx)
+	sub := live.NewSubscription(ctx, s)
 	defer sub.Close()
 	channel := s.Options().Prefix + "{r:all}:failover-test"
 	if err := sub.Subscribe(ctx, channel); err != nil {

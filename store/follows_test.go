@@ -435,3 +435,32 @@ func TestRebuildUsers(t *testing.T) {
 		}
 	})
 }
+
+func TestFeedIncludesFollowedAuthorsOnly(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{})
+		for _, name := range []string{"alice", "bob", "carol"} {
+			if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Follow(ctx, "bob", "alice"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			author string
+			want   bool
+		}{
+			{"user:alice", true},
+			{"user:carol", false},
+			{"user:bob", false}, // one's own posts are not in one's feed
+			{"", false},
+		} {
+			in, err := s.NewLoader().FeedIncludes(ctx, "bob", uk(tc.author))
+			if err != nil || in != tc.want {
+				t.Errorf("author %q: FeedIncludes = %v, %v; want %v", tc.author, in, err, tc.want)
+			}
+		}
+	})
+}

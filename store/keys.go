@@ -162,6 +162,44 @@ func (k keys) rev(tag string) string { return k.prefix + tag + ":rev" }
 // revOf is the revision counter of the aggregate a key belongs to.
 func (k keys) revOf(key string) string { return k.rev(tagOf(key)) }
 
+// Live events travel on pub/sub channels named like keys, in the hash slot of the aggregate they
+// are about, each with its log beside it (see events.go).
+
+// chanPostChanged is the channel of the changes of a post (votes, score, comments, groups,
+// deletion).
+func (k keys) chanPostChanged(pid string) string { return k.post(pid) + ":ev:changed" }
+
+// chanComments is the channel of the comments added to a post's thread.
+func (k keys) chanComments(pid string) string { return k.post(pid) + ":ev:comments" }
+
+// chanPublished is the channel of new posts: all of them (group "") or one group's.
+func (k keys) chanPublished(group string) string {
+	if group == "" {
+		return k.prefix + "{r:all}:ev:posts"
+	}
+	return k.prefix + "{g:" + group + "}:ev:posts"
+}
+
+// logOf is a stream, the log of a channel's events (see publish.lua), in the channel's hash slot.
+func (k keys) logOf(channel string) string { return channel + ":log" }
+
+// Channels names the live-event channels for the subscribers of package live, which pass them
+// back to LogHead and ReplayLog; the store builds them, as it builds every key.
+type Channels struct{ k keys }
+
+// Channels returns the names of the store's live-event channels.
+func (s *Store) Channels() Channels { return Channels{s.k} }
+
+// PostChanged is the channel of the changes of the post with key pid ("17").
+func (c Channels) PostChanged(pid string) string { return c.k.chanPostChanged(pid) }
+
+// Comments is the channel of the comments added to the thread of the post with key pid.
+func (c Channels) Comments(pid string) string { return c.k.chanComments(pid) }
+
+// Published is the channel of new posts: all of them when group is "", else those of the group
+// with that (normalized) name.
+func (c Channels) Published(group string) string { return c.k.chanPublished(group) }
+
 // checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
 // key, so braces in the prefix would override the aggregates' hash tags.
 func checkPrefix(p string) error {

@@ -186,7 +186,7 @@ type op struct {
 // retries ran out, the scripts could not be loaded again, or the replicas did not acknowledge.
 //
 // Each attempt, and each reload of the scripts, is bounded by Options.RedisTimeout (see
-// bounded): a Redis that does not answer fails the operation with KindUnavailable after one
+// Bounded): a Redis that does not answer fails the operation with KindUnavailable after one
 // timeout, since a timeout is never retried here (go-redis retries within the attempt). The
 // bound is per attempt, not over the whole loop, because the replies retried here are answers —
 // a slot on the move, a failover under way — and cutting that short would turn a routine
@@ -208,7 +208,7 @@ func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 			}
 		}
 		var again []int
-		err := s.bounded(ctx, func(ctx context.Context) error {
+		err := s.Bounded(ctx, func(ctx context.Context) error {
 			var err error
 			again, err = s.pipelineOnce(ctx, ops, pending, wait)
 			return err
@@ -223,7 +223,7 @@ func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 			}
 		}
 		if isNoScript(last) {
-			if err := s.bounded(ctx, func(ctx context.Context) error { return s.scripts.loadAll(ctx, s.rdb) }); err != nil {
+			if err := s.Bounded(ctx, func(ctx context.Context) error { return s.scripts.loadAll(ctx, s.rdb) }); err != nil {
 				return err
 			}
 		}
@@ -301,9 +301,10 @@ func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait 
 	return again, nil
 }
 
-// bounded runs one attempt of f with ctx bounded by Options.RedisTimeout, and makes its failure
-// to complete in time an Error of KindUnavailable (see unavailable).
-func (s *Store) bounded(ctx context.Context, f func(ctx context.Context) error) error {
+// Bounded runs one attempt of f with ctx bounded by Options.RedisTimeout, and makes its failure
+// to complete in time an Error of KindUnavailable (see unavailable). The store's pipelines run
+// through it, and so do the waits of live events for Redis to confirm a subscription.
+func (s *Store) Bounded(ctx context.Context, f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RedisTimeout)
 	defer cancel()
 	return unavailable(ctx, f(ctx))

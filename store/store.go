@@ -42,9 +42,6 @@ type Options struct {
 	Now func() time.Time
 	// Feed bounds the home feed; see FeedOptions.
 	Feed FeedOptions
-	// EventBuffer is how many live events a subscriber may fall behind before it is dropped with
-	// ErrSlowSubscriber. Default 64.
-	EventBuffer int
 	// Log receives what the store cannot report to a caller, such as a live event that could not
 	// be published after its write succeeded. Default: discarded.
 	Log *slog.Logger
@@ -57,12 +54,12 @@ type Options struct {
 	// write's round trip, so with WaitReplicas it must be shorter than RedisTimeout.
 	WaitTimeout time.Duration
 	// RedisTimeout bounds each attempt of what the store sends to Redis: a pipeline of reads or
-	// scripts, the reload of the scripts, a ping, the confirmation of a live-event subscription.
-	// An attempt Redis has not answered in time fails with an Error of KindUnavailable; attempts
-	// that Redis answered with "try again" (a cluster moving a slot) are retried up to 8 times,
-	// each with its own bound. Make the client with the same bound (ClientConfig.Timeout) so that
-	// the store's single commands and the client's sockets are bounded too. Default
-	// DefaultRedisTimeout.
+	// scripts, the reload of the scripts, a ping, the confirmation of a live-event subscription
+	// (see Bounded). An attempt Redis has not answered in time fails with an Error of
+	// KindUnavailable; attempts that Redis answered with "try again" (a cluster moving a slot)
+	// are retried up to 8 times, each with its own bound. Make the client with the same bound
+	// (ClientConfig.Timeout) so that the store's single commands and the client's sockets are
+	// bounded too. Default DefaultRedisTimeout.
 	RedisTimeout time.Duration
 	// Jobs configures the job engine (see package jobs); its Prefix, Now and Log are the store's.
 	Jobs jobs.Options
@@ -100,9 +97,6 @@ func (o Options) withDefaults() Options {
 	}
 	o.Feed = o.Feed.withDefaults()
 	o.Auth = o.Auth.withDefaults()
-	if o.EventBuffer <= 0 {
-		o.EventBuffer = 64
-	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -125,7 +119,6 @@ type Store struct {
 	k       keys
 	opts    Options
 	scripts scripts
-	hub     *hub // live events: one shared pub/sub connection (one per channel on a cluster)
 	sharded bool // publish and subscribe with sharded pub/sub (a Redis 7 cluster)
 	jobs    *jobs.Engine
 
@@ -150,8 +143,6 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	s.k = keys{prefix: s.opts.Prefix}
 	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.decoy = s.hashPassword(randomHex(16))
-	s.hub = newHub(func() pubsubConn { return boundedPubSub{s.newPubSubConn(), s.opts.RedisTimeout} },
-		s.opts.EventBuffer, s.opts.Log, s.NewLoader, s.replay, s.logHead)
 	s.jobs = jobs.New(jobRunner{s}, s.opts.Jobs)
 	s.handleJobs()
 	var err error
@@ -166,10 +157,6 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	}
 	return s, nil
 }
-
-// Close ends every live-event subscription (with ErrStoreClosed) and closes the store's pub/sub
-// connection. It does not close the Redis client, which the caller owns.
-func (s *Store) Close() error { return s.hub.close() }
 
 // Options returns the options in effect, defaults filled in.
 func (s *Store) Options() Options { return s.opts }
@@ -193,29 +180,6 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("ping redis: %w", unavailable(ctx, err))
 	}
 	return nil
-}
-
-// boundedPubSub bounds the hub's waits for Redis to confirm a subscription or an unsubscription
-// by the store's RedisTimeout, and makes a wait that ran out an Error of KindUnavailable: a live
-// subscription started while Redis does not answer fails as soon as a query does, with
-// UNAVAILABLE. The wait for messages is not bounded: a subscription may stay quiet for hours.
-type boundedPubSub struct {
-	pubsubConn
-	timeout time.Duration
-}
-
-// Subscribe subscribes channels within the timeout.
-func (b boundedPubSub) Subscribe(ctx context.Context, channels ...string) error {
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
-	return unavailable(ctx, b.pubsubConn.Subscribe(ctx, channels...))
-}
-
-// Unsubscribe unsubscribes channels within the timeout.
-func (b boundedPubSub) Unsubscribe(ctx context.Context, channels ...string) error {
-	ctx, cancel := context.WithTimeout(ctx, b.timeout)
-	defer cancel()
-	return unavailable(ctx, b.pubsubConn.Unsubscribe(ctx, channels...))
 }
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }

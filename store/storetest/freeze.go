@@ -3,9 +3,18 @@
 package storetest
 
 import (
+	"context"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/agora/agora/store"
 )
 
 // PrivateServer starts a redis-server for one test alone and stops it when the test ends, for
@@ -35,4 +44,89 @@ func (s *Server) Freeze(t testing.TB) (thaw func()) {
 	thaw = func() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
 	t.Cleanup(thaw)
 	return thaw
+}
+
+// Freezable is a Redis deployment a test can freeze: Start returns how to reach it and freeze,
+// which stops it answering until thaw.
+type Freezable struct {
+	Name  string
+	Start func(t *testing.T) (c store.ClientConfig, freeze func(t *testing.T) (thaw func()))
+}
+
+// Freezables returns the Redis deployments a freeze can be simulated on: miniredis behind a proxy
+// that stops forwarding, a redis-server of the test's own stopped with SIGSTOP, and a Redis
+// Cluster of the test's own (not the shared one, which other tests use) whose every node is
+// stopped so.
+func Freezables() []Freezable {
+	return []Freezable{
+		{Name: "miniredis", Start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
+			p := NewProxy(t, miniredis.RunT(t).Addr())
+			return store.ClientConfig{URL: p.Addr()}, func(t *testing.T) func() { return p.Stall(t) }
+		}},
+		{Name: "redis", Start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
+			srv := PrivateServer(t)
+			return store.ClientConfig{URL: srv.Addr}, func(t *testing.T) func() { return srv.Freeze(t) }
+		}},
+		{Name: "cluster", Start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
+			if testing.Short() {
+				t.Skip("starts a Redis Cluster: not with -short")
+			}
+			d := StartDeployment(t, "redis-cluster.sh")
+			return store.ClientConfig{ClusterAddrs: strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")},
+				func(t *testing.T) func() { return signalAll(t, d.Dir) }
+		}},
+	}
+}
+
+// signalAll stops every redis-server whose pid file is in dir (SIGSTOP) and returns thaw, which
+// resumes them (SIGCONT) and which the test's cleanup calls too.
+func signalAll(t *testing.T, dir string) (thaw func()) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.pid"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no pid files in %s: %v", dir, err)
+	}
+	var pids []int
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatalf("pid file %s: %v", f, err)
+		}
+		pids = append(pids, pid)
+	}
+	thaw = func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(thaw)
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatalf("freeze redis-server %d: %v", pid, err)
+		}
+	}
+	return thaw
+}
+
+// NewBoundedStore returns a store on the Redis of c, with a fresh prefix, through a client made
+// as the server makes its own, both bounded by timeout (ClientConfig.Timeout,
+// Options.RedisTimeout). The client is closed when the test ends.
+func NewBoundedStore(t *testing.T, c store.ClientConfig, timeout time.Duration) *store.Store {
+	t.Helper()
+	c.Timeout = timeout
+	rdb, err := store.NewClient(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	st, err := store.New(context.Background(), rdb, store.Options{Prefix: Prefix(),
+		Password: FastPasswords, WriteLimit: 1000, RedisTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -1,27 +1,30 @@
-package store
+package live
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/store"
 )
 
-// ErrSlowSubscriber ends a subscriber that fell so far behind that its queue filled (the shared
-// executions of subscriptions end such a client; see resolvers).
+// ErrSlowSubscriber ends a subscriber that fell so far behind that its queue filled: the shared
+// executions of subscriptions end such a client (see resolvers). The hub itself ends nobody for
+// falling behind; it owes them a Gap instead.
 var ErrSlowSubscriber = errors.New("the subscriber fell too far behind; events were dropped, subscribe again")
 
 // gapRetry is how soon the hub tries again to send a Gap event a full buffer could not take.
 const gapRetry = 20 * time.Millisecond
 
-// ErrStoreClosed ends the subscriptions of a store that was closed.
-var ErrStoreClosed = errors.New("the store is closed")
+// ErrClosed ends the subscriptions of a Hub that was closed, and refuses new ones: the server is
+// stopping.
+var ErrClosed = errors.New("live events have stopped")
 
 // subscribeTimeout bounds how long a new subscription waits for Redis to confirm its channel,
 // and unsubscribeTimeout how long the last subscriber to leave waits for the unsubscription.
@@ -30,22 +33,23 @@ const (
 	unsubscribeTimeout = 2 * time.Second
 )
 
-// hub holds the process's one pub/sub connection and shares each channel among all local
+// Hub holds the process's one pub/sub connection and shares each channel among all local
 // subscribers: the first subscriber of a channel subscribes it, the last to leave unsubscribes it.
 // One goroutine reads the connection and copies every message into the bounded buffer of each
 // subscriber of its channel without ever blocking. A subscriber whose buffer is full misses
 // events instead, and is owed a Gap event, sent as soon as its buffer has room: it then catches
-// up from the channel's log, so falling behind costs it time, not events. The connection reconnects and resubscribes when it breaks; messages
-// published meanwhile are not delivered by pub/sub: the connection then reports a gap for each
-// channel it subscribed again, which the hub passes on as a Gap event, and subscribers catch up
-// from the channel's log (EventStream.Replay).
-type hub struct {
-	buffer    int
-	log       *slog.Logger
-	newLoader func() *Loader
-	dial      func() pubsubConn // opens the connection, on the first subscription
-	replay    func(ctx context.Context, channel, after string) ([]Event, error)
-	head      func(ctx context.Context, channel string) (string, error)
+// up from the channel's log, so falling behind costs it time, not events. The connection
+// reconnects and resubscribes when it breaks; messages published meanwhile are not delivered by
+// pub/sub: the connection then reports a gap for each channel it subscribed again, which the hub
+// passes on as a Gap event, and subscribers catch up from the channel's log
+// (EventStream.Replay).
+//
+// Create a Hub with New, subscribe with its Subscribe methods, and Close it when the server
+// stops. It is safe for concurrent use.
+type Hub struct {
+	st   *store.Store
+	ch   store.Channels
+	opts Options
 
 	// ctl serializes the lifecycle of channels: a topic is created, subscribed and confirmed, or
 	// unsubscribed and dropped, under it, so Redis sees the commands in the order the topics
@@ -75,6 +79,26 @@ type pubsubConn interface {
 	Close() error
 }
 
+// boundedPubSub bounds the hub's waits for Redis to confirm a subscription or an unsubscription
+// by the store's RedisTimeout, and makes a wait that ran out an Error of KindUnavailable
+// (store.Bounded): a live subscription started while Redis does not answer fails as soon as a
+// query does, with UNAVAILABLE. The wait for messages is not bounded: a subscription may stay
+// quiet for hours.
+type boundedPubSub struct {
+	pubsubConn
+	st *store.Store
+}
+
+// Subscribe subscribes channels within the timeout.
+func (b boundedPubSub) Subscribe(ctx context.Context, channels ...string) error {
+	return b.st.Bounded(ctx, func(ctx context.Context) error { return b.pubsubConn.Subscribe(ctx, channels...) })
+}
+
+// Unsubscribe unsubscribes channels within the timeout.
+func (b boundedPubSub) Unsubscribe(ctx context.Context, channels ...string) error {
+	return b.st.Bounded(ctx, func(ctx context.Context) error { return b.pubsubConn.Unsubscribe(ctx, channels...) })
+}
+
 // topic is one subscribed channel and its local subscribers.
 type topic struct {
 	subs map[*EventStream]struct{}
@@ -84,7 +108,7 @@ type topic struct {
 // channel closes, Err says why. Close it when done; Close is safe to call more than once and from
 // any goroutine.
 type EventStream struct {
-	h       *hub
+	h       *Hub
 	channel string
 	ch      chan Event
 	once    sync.Once // closes ch
@@ -94,33 +118,26 @@ type EventStream struct {
 	owed    bool // a Gap is owed: events were dropped on a full buffer; guarded by hub.mu
 }
 
-func newHub(dial func() pubsubConn, buffer int, log *slog.Logger, newLoader func() *Loader,
-	replay func(ctx context.Context, channel, after string) ([]Event, error),
-	head func(ctx context.Context, channel string) (string, error)) *hub {
-	return &hub{dial: dial, buffer: buffer, log: log, newLoader: newLoader, replay: replay, head: head,
-		topics: make(map[string]*topic)}
-}
-
 // subscribe adds a local subscriber to channel. It returns once Redis has confirmed the channel's
 // subscription, so that every event published after it returns is delivered.
-func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, error) {
+func (h *Hub) subscribe(ctx context.Context, channel string) (*EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.buffer)}
+	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.opts.EventBuffer)}
 	if h.join(channel, sub) {
 		return sub, nil // the common case: a channel already subscribed, without waiting on ctl
 	}
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
 	if h.closed {
-		return nil, ErrStoreClosed
+		return nil, ErrClosed
 	}
 	if h.join(channel, sub) {
 		return sub, nil // subscribed by another while this one waited for ctl
 	}
 	if h.conn == nil {
-		h.conn = h.dial()
+		h.conn = boundedPubSub{NewSubscription(context.Background(), h.st), h.st}
 		h.done = make(chan struct{})
 		go h.read(h.conn.Messages())
 	}
@@ -142,7 +159,7 @@ func (h *hub) subscribe(ctx context.Context, channel string) (*EventStream, erro
 }
 
 // join adds sub to the topic of channel, if it has one. A topic in the map is always confirmed.
-func (h *hub) join(channel string, sub *EventStream) bool {
+func (h *Hub) join(channel string, sub *EventStream) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if t := h.topics[channel]; t != nil {
@@ -153,17 +170,17 @@ func (h *hub) join(channel string, sub *EventStream) bool {
 }
 
 // read dispatches every message of the connection until it closes.
-func (h *hub) read(msgs <-chan *redis.Message) {
+func (h *Hub) read(msgs <-chan *redis.Message) {
 	defer close(h.done)
 	for m := range msgs {
 		h.dispatch(m)
 	}
 }
 
-// dispatch copies one message to every local subscriber of its channel, never blocking: a full
-// buffer closes its subscriber. Every subscriber receives the same Event, with one fresh Loader,
+// dispatch copies one message to every local subscriber of its channel, never blocking: a
+// subscriber whose buffer is full misses it and is owed a Gap. Every subscriber receives the same Event, with one fresh Loader,
 // so their reads of the event's data share pipelines and cache.
-func (h *hub) dispatch(m *redis.Message) {
+func (h *Hub) dispatch(m *redis.Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[m.Channel]
@@ -174,10 +191,10 @@ func (h *hub) dispatch(m *redis.Message) {
 	if m.Payload == "" {
 		ev.Gap = true // see pubsubConn
 	} else if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
-		h.log.Error("live event: bad payload", "channel", m.Channel, "err", err)
+		h.opts.Log.Error("live event: bad payload", "channel", m.Channel, "err", err)
 		return
 	} else {
-		ev.Loader = h.newLoader()
+		ev.Loader = h.st.NewLoader()
 	}
 	owed := false
 	for sub := range t.subs {
@@ -219,7 +236,7 @@ func (s *EventStream) sendGap() bool {
 
 // payGaps sends the Gaps owed to the subscribers of channel that have room, and tries again
 // later for the others.
-func (h *hub) payGaps(channel string) {
+func (h *Hub) payGaps(channel string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[channel]
@@ -239,7 +256,7 @@ func (h *hub) payGaps(channel string) {
 
 // unsubscribe removes sub from its topic and unsubscribes the channel when sub was its last
 // local subscriber.
-func (h *hub) unsubscribe(sub *EventStream) {
+func (h *Hub) unsubscribe(sub *EventStream) {
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
 	h.mu.Lock()
@@ -263,13 +280,14 @@ func (h *hub) unsubscribe(sub *EventStream) {
 		if err := h.conn.Unsubscribe(ctx, sub.channel); err != nil {
 			// The channel stays subscribed on a connection that is failing anyway; its
 			// messages find no topic and are dropped.
-			h.log.Warn("live events: unsubscribe", "channel", sub.channel, "err", err)
+			h.opts.Log.Warn("live events: unsubscribe", "channel", sub.channel, "err", err)
 		}
 	}
 }
 
-// close ends every subscription with ErrStoreClosed and closes the connection.
-func (h *hub) close() error {
+// Close ends every subscription with ErrClosed, refuses new ones and closes the pub/sub
+// connection. It is safe to call more than once; the store and its Redis client stay open.
+func (h *Hub) Close() error {
 	h.ctl.Lock()
 	defer h.ctl.Unlock()
 	if h.closed {
@@ -279,7 +297,7 @@ func (h *hub) close() error {
 	h.mu.Lock()
 	for _, t := range h.topics {
 		for sub := range t.subs {
-			sub.end(ErrStoreClosed)
+			sub.end(ErrClosed)
 		}
 	}
 	h.topics = make(map[string]*topic)
@@ -289,14 +307,17 @@ func (h *hub) close() error {
 	}
 	err := h.conn.Close()
 	<-h.done
-	return err
+	if err != nil {
+		return fmt.Errorf("close live events: %w", err)
+	}
+	return nil
 }
 
-// stats counts the hub's channels and subscribers.
-func (h *hub) stats() LiveStats {
+// Stats counts the hub's channels, subscribers and events.
+func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := LiveStats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
+	st := Stats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
 	for _, t := range h.topics {
 		st.Subscribers += len(t.subs)
 	}
@@ -307,7 +328,7 @@ func (h *hub) stats() LiveStats {
 // then says why.
 func (s *EventStream) Events() <-chan Event { return s.ch }
 
-// Err returns why the subscription ended: ErrSlowSubscriber, ErrStoreClosed, or nil when it was
+// Err returns why the subscription ended: ErrClosed when its Hub was closed, or nil when it was
 // closed by Close or is still open.
 func (s *EventStream) Err() error {
 	if p := s.err.Load(); p != nil {
@@ -316,15 +337,16 @@ func (s *EventStream) Err() error {
 	return nil
 }
 
-// Head returns the cursor of the last event of the subscription's channel, or FromStart when its
-// log is empty: where a subscriber that has received nothing yet catches up from after a gap.
+// Head returns the cursor of the last event of the subscription's channel, or store.FromStart
+// when its log is empty: where a subscriber that has received nothing yet catches up from after
+// a gap.
 func (s *EventStream) Head(ctx context.Context) (string, error) {
-	return s.h.head(ctx, s.channel)
+	return s.h.st.LogHead(ctx, s.channel)
 }
 
 // Replay returns the events of the subscription's channel after the cursor after, oldest first,
-// from the channel's log, each with a fresh Loader. It fails with KindResync when some of those
-// events are no longer kept, and with KindInvalid when after is not a cursor.
+// from the channel's log, each with a fresh Loader. It fails with store.KindResync when some of
+// those events are no longer kept, and with store.KindInvalid when after is not a cursor.
 func (s *EventStream) Replay(ctx context.Context, after string) ([]Event, error) {
 	return s.h.replay(ctx, s.channel, after)
 }

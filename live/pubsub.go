@@ -1,4 +1,4 @@
-package store
+package live
 
 import (
 	"context"
@@ -7,50 +7,19 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/store"
 )
 
 // Pub/sub that works the same on one Redis, under Sentinel and on a Redis Cluster.
 //
-// On a cluster, classic PUBLISH is broadcast over the cluster bus to every node, which costs
-// every node the traffic of every channel. Redis 7's sharded pub/sub (SPUBLISH, SSUBSCRIBE) sends
-// a message only to the shard that owns the channel's hash slot, so pub/sub scales with the
-// cluster like the keyspace does. A sharded subscription lives on the node of its channel's slot:
-// a Subscription holds one connection per channel there, and when the slot moves (resharding) or
-// its master fails over, Redis drops the subscription and the Subscription makes it again on the
-// slot's new owner. Messages published meanwhile are lost, as pub/sub messages are whenever a
-// subscriber is not connected: events carry ids, not data, and subscribers re-read what changed.
-
-// shardedPubSub reports whether rdb is a cluster that supports sharded pub/sub (Redis 7+).
-func shardedPubSub(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
-	if _, ok := rdb.(*redis.ClusterClient); !ok {
-		return false, nil
-	}
-	// COMMAND INFO replies one entry per name asked, nil for an unknown command.
-	info, err := rdb.Do(ctx, "command", "info", "spublish").Slice()
-	if err != nil {
-		return false, fmt.Errorf("ask the cluster for SPUBLISH: %w", err)
-	}
-	return len(info) == 1 && info[0] != nil, nil
-}
-
-// Publish sends msg on channel to its subscribers in every process: SPUBLISH on a cluster that
-// supports it, PUBLISH otherwise.
-func (s *Store) Publish(ctx context.Context, channel, msg string) error {
-	var err error
-	if s.sharded {
-		err = s.rdb.SPublish(ctx, channel, msg).Err()
-	} else {
-		err = s.rdb.Publish(ctx, channel, msg).Err()
-	}
-	if err != nil {
-		return fmt.Errorf("publish on %s: %w", channel, err)
-	}
-	return nil
-}
-
-// newPubSubConn opens the live-event hub's pub/sub connection: sharded subscriptions on a Redis 7
-// cluster, one classic subscription connection otherwise.
-func (s *Store) newPubSubConn() pubsubConn { return s.NewSubscription(context.Background()) }
+// On a Redis 7 cluster the store publishes with sharded pub/sub (SPUBLISH), which sends a message
+// only to the shard that owns the channel's hash slot (see store.PubSubClient). A sharded
+// subscription lives on the node of its channel's slot: a Subscription holds one connection per
+// channel there, and when the slot moves (resharding) or its master fails over, Redis drops the
+// subscription and the Subscription makes it again on the slot's new owner. Messages published
+// meanwhile are lost, as pub/sub messages are whenever a subscriber is not connected: the
+// Subscription reports the gap, and the hub's subscribers catch up from the channel's log.
 
 // subscriptionBuffer is how many messages a Subscription holds for a slow reader before its
 // channels' readers wait.
@@ -64,7 +33,7 @@ const subscriptionBuffer = 1024
 // up, or the readers behind it wait (Redis buffers for them up to its client-output-buffer-limit
 // for pubsub and then drops the connection).
 type Subscription struct {
-	s   *Store
+	rdb redis.UniversalClient
 	out chan *redis.Message
 
 	ctx    context.Context // ends with Close, stopping every reader
@@ -84,13 +53,15 @@ type shardReader struct {
 	done chan struct{}
 }
 
-// NewSubscription returns an empty Subscription.
-func (s *Store) NewSubscription(ctx context.Context) *Subscription {
+// NewSubscription returns an empty Subscription on the Redis of st, subscribing as st publishes:
+// with sharded pub/sub on a Redis 7 cluster, on one classic pub/sub connection otherwise.
+func NewSubscription(ctx context.Context, st *store.Store) *Subscription {
+	rdb, sharded := st.PubSubClient()
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sub := &Subscription{s: s, out: make(chan *redis.Message, subscriptionBuffer), ctx: sctx, cancel: cancel,
-		waiting: make(map[string][]chan struct{}), shards: make(map[string]*shardReader)}
-	if !s.sharded {
-		sub.ps = s.rdb.Subscribe(ctx)
+	sub := &Subscription{rdb: rdb, out: make(chan *redis.Message, subscriptionBuffer), ctx: sctx,
+		cancel: cancel, waiting: make(map[string][]chan struct{}), shards: make(map[string]*shardReader)}
+	if !sharded {
+		sub.ps = rdb.Subscribe(ctx)
 		sub.wg.Add(1)
 		go func() {
 			defer sub.wg.Done()
@@ -113,7 +84,7 @@ func (sub *Subscription) Subscribe(ctx context.Context, channels ...string) erro
 	sub.mu.Lock()
 	if sub.closed {
 		sub.mu.Unlock()
-		return fmt.Errorf("subscribe: %w", ErrStoreClosed)
+		return fmt.Errorf("subscribe: %w", ErrClosed)
 	}
 	if sub.ps != nil {
 		waits := sub.expect("subscribe", channels)
@@ -236,7 +207,7 @@ func (sub *Subscription) await(ctx context.Context, kind string, channels []stri
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
 	if sub.closed {
-		return fmt.Errorf("%s: %w", kind, ErrStoreClosed)
+		return fmt.Errorf("%s: %w", kind, ErrClosed)
 	}
 	return nil
 }
@@ -293,9 +264,9 @@ func (sub *Subscription) Close() error {
 // shardSubscribe subscribes to one sharded channel on the master of its slot and waits for the
 // confirmation. A stale slot map (MOVED) is refreshed and the subscription tried again.
 func (sub *Subscription) shardSubscribe(ctx context.Context, ch string) (*redis.PubSub, error) {
-	cc := sub.s.rdb.(*redis.ClusterClient)
+	cc := sub.rdb.(*redis.ClusterClient)
 	var err error
-	for attempt := 0; attempt < maxRedirectAttempts; attempt++ {
+	for attempt := 0; attempt < redirectAttempts; attempt++ {
 		if attempt > 0 {
 			cc.ReloadState(ctx)
 			if werr := sleepCtx(ctx, backoff(attempt)); werr != nil {
@@ -373,5 +344,26 @@ func (sub *Subscription) forward(ctx context.Context, ps *redis.PubSub, ch strin
 				}
 			}
 		}
+	}
+}
+
+// redirectAttempts bounds how often a sharded subscription is tried again while its slot's owner
+// is changing (MOVED), as the store bounds its own resends.
+const redirectAttempts = 8
+
+// backoff is the pause before the attempt-th try: 10ms doubling up to 640ms, as the store's.
+func backoff(attempt int) time.Duration {
+	return 10 * time.Millisecond << min(attempt-1, 6)
+}
+
+// sleepCtx sleeps for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
