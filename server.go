@@ -328,7 +328,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return fmt.Errorf("rebuild users: %w", err)
 			}
-			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows)
+			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows, "scheduled_posts", ustats.Drafts)
 			return nil
 		default:
 			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs and retry-job)", rest[0])

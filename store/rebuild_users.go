@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
 )
 
 // UserRebuildStats reports what RebuildUsers did.
 type UserRebuildStats struct {
 	Users   int // users put back into the name index and on the leaderboard
 	Follows int // follow relations whose derived records were brought up to date
+	Drafts  int // scheduled posts whose publish job was queued again (if it was lost)
 }
 
 // RebuildUsers re-derives what is kept about users outside their own records: the name index of
@@ -51,9 +54,35 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		}
 		n, err := s.resyncFollows(ctx, uid)
 		st.Follows += n
+		if err != nil {
+			return err
+		}
+		n, err = s.requeueDrafts(ctx, uid)
+		st.Drafts += n
 		return err
 	})
 	return st, err
+}
+
+// requeueDrafts queues the publish job of each of uid's scheduled posts, at its publish time: a
+// job already queued keeps its place (its id names it), one a failover lost is queued again.
+func (s *Store) requeueDrafts(ctx context.Context, uid string) (int, error) {
+	drafts, err := s.rdb.HGetAll(ctx, s.k.drafts(uid)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("list scheduled posts of %s: %w", uid, err)
+	}
+	var js []jobs.Job
+	for pid, raw := range drafts {
+		d, err := parseDraft(raw)
+		if err != nil {
+			return 0, err
+		}
+		js = append(js, publishJob(uid, pid, fromMillis(atoi64(d.At))))
+	}
+	if err := s.jobs.Enqueue(ctx, js...); err != nil {
+		return 0, fmt.Errorf("queue scheduled posts of %s: %w", uid, err)
+	}
+	return len(js), nil
 }
 
 // resyncFollows re-runs the derived steps of every relation of uid: its followees (as they are)

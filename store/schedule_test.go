@@ -383,3 +383,26 @@ func TestScheduledPostsAcrossProcessesWithOneKilled(t *testing.T) {
 		}
 	})
 }
+
+// TestRebuildQueuesLostPublishJobs: a scheduled post whose job was lost (a failover without
+// -redis-wait-replicas) is published all the same once rebuild has run.
+func TestRebuildQueuesLostPublishJobs(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clk := newMovingClock()
+		f := newFixture(t, b, store.Options{Now: clk.Now})
+		amy := f.user("amy")
+		p := f.schedule(amy, "kept", clk.Now().Add(time.Hour))
+		if err := f.s.Jobs().Cancel(f.ctx, "publish:"+p.Key()); err != nil { // the job is lost
+			t.Fatal(err)
+		}
+		st, err := f.s.RebuildUsers(f.ctx)
+		if err != nil || st.Drafts != 1 {
+			t.Fatalf("rebuild: %+v %v, want one scheduled post queued", st, err)
+		}
+		clk.Add(time.Hour)
+		settle(t, f.s)
+		if got := f.ids(store.SortNew, "", 10); !slices.Equal(got, []string{p.ID}) {
+			t.Fatalf("published after rebuild: %v", got)
+		}
+	})
+}
