@@ -70,6 +70,7 @@ type config struct {
 	live          httpapi.Live
 	eventBuffer   int
 	responseCache int // MiB; 0 turns the response cache off
+	trustedDocs   string
 	logJSON       bool
 	ready         func(addr string) // called with the listening address; for tests
 }
@@ -209,6 +210,7 @@ Flags:
 	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live responses a subscriber may fall behind before it is ended with SLOW_SUBSCRIBER")
+	str(&c.trustedDocs, "trusted-documents", "AGORA_TRUSTED_DOCUMENTS", "", "a manifest of the only documents to run (Apollo's persisted-query manifest, or a JSON object of SHA-256 → document); others are refused with TRUSTED_DOCUMENTS_ONLY")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
 		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
 	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", "log as JSON lines")
@@ -340,6 +342,13 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	backgroundDone := make(chan struct{})
 	go func() { defer close(backgroundDone); st.RunBackground(background) }()
 	defer func() { stopBackground(); <-backgroundDone }()
+	var trusted httpapi.TrustedDocuments
+	if cfg.trustedDocs != "" {
+		if trusted, err = httpapi.LoadTrustedDocuments(cfg.trustedDocs); err != nil {
+			return err
+		}
+		log.Info("running trusted documents only", "documents", len(trusted))
+	}
 	hub := live.New(st, live.Options{EventBuffer: cfg.eventBuffer, Log: log})
 	endStreams := func() {
 		if err := hub.Close(); err != nil {
@@ -348,7 +357,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer endStreams() // when serve fails before its shutdown ends them
 	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
-		ResponseCacheMiB: cacheMiB(cfg.responseCache)}), endStreams)
+		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted}), endStreams)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is

@@ -41,6 +41,8 @@ type Config struct {
 	// ResponseCacheMiB bounds the response cache (see cache.go) in MiB: 0 selects the default,
 	// 64; a negative value turns the cache off.
 	ResponseCacheMiB int
+	// TrustedDocuments, when set, are the only documents the server runs (see persisted.go).
+	TrustedDocuments TrustedDocuments
 }
 
 // DefaultResponseCacheMiB is the response cache's default size.
@@ -75,6 +77,9 @@ func New(cfg Config) *Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
+	if cfg.TrustedDocuments != nil {
+		srv.Use(trustedOnly{docs: cfg.TrustedDocuments})
+	}
 	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
@@ -92,7 +97,7 @@ func New(cfg Config) *Handler {
 	if cfg.ResponseCacheMiB > 0 {
 		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
 	}
-	mux.Handle("/query", cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql)))))))
+	mux.Handle("/query", cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, persisted(cfg, gql))))))))
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

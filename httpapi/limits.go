@@ -96,20 +96,30 @@ func onlyQueriesOverGET(maxTokens int, next http.Handler) http.Handler {
 		}
 		if r.Method == http.MethodGet {
 			q := r.URL.Query()
-			doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: q.Get("query")}, maxTokens)
-			if err == nil {
-				name := q.Get("operationName")
-				for _, op := range doc.Operations {
-					if op.Operation != ast.Query && (name == "" || op.Name == name) {
-						w.Header().Set("Allow", "POST")
-						writeError(w, http.StatusMethodNotAllowed, string(op.Operation)+"s are only accepted over POST", CodeMethodNotAllowed)
-						return
-					}
-				}
+			if msg, refused := refusedOverGET(q.Get("query"), q.Get("operationName"), maxTokens); refused {
+				w.Header().Set("Allow", "POST")
+				writeError(w, http.StatusMethodNotAllowed, msg, CodeMethodNotAllowed)
+				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refusedOverGET reports whether a GET request for the operation name of query must be refused
+// because it is a mutation or subscription, and says why. A query that does not parse is left to
+// the executor to answer.
+func refusedOverGET(query, name string, maxTokens int) (string, bool) {
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, maxTokens)
+	if err != nil {
+		return "", false
+	}
+	for _, op := range doc.Operations {
+		if op.Operation != ast.Query && (name == "" || op.Name == name) {
+			return string(op.Operation) + "s are only accepted over POST", true
+		}
+	}
+	return "", false
 }
 
 // limitCheck is a gqlgen extension that parses the query itself (with the token limit) and
@@ -122,6 +132,7 @@ type limitCheck struct {
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
+	graphql.ResponseInterceptor
 } = limitCheck{}
 
 func (limitCheck) ExtensionName() string                   { return "AgoraLimits" }
@@ -158,6 +169,25 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", a, c.lim.MaxAliases)
 	}
 	return nil
+}
+
+// InterceptResponse tells a client what its query or mutation cost against -max-complexity, as
+// extensions.cost: {requested, limit}, so that it can budget. (A subscription's cost counts
+// against the live budgets when it starts; its events do not repeat it.)
+func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	oc := graphql.GetOperationContext(ctx)
+	if oc == nil || oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
+		return next(ctx)
+	}
+	m := measureOperation(c.schema, c.lim, oc.Doc, oc.Operation, oc.Variables)
+	resp := next(ctx)
+	if resp != nil {
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions["cost"] = map[string]int{"requested": m.cost, "limit": c.lim.MaxComplexity}
+	}
+	return resp
 }
 
 func limitError(code, format string, args ...any) *gqlerror.Error {

@@ -32,6 +32,14 @@ func (k keys) addrFails(addr string) string { return k.prefix + "{a:" + addr + "
 // addrSignUps is a sorted set of the recent sign-ups from a client address, scored by time.
 func (k keys) addrSignUps(addr string) string { return k.prefix + "{a:" + addr + "}:signups" }
 
+// addrQueries is a sorted set of the recent persisted-query registrations from a client address,
+// scored by time.
+func (k keys) addrQueries(addr string) string { return k.prefix + "{a:" + addr + "}:queries" }
+
+// persistedQuery is a string: the GraphQL document whose SHA-256 is hash (64 lower-case hex
+// digits), with a TTL that every use restarts. Each document has its own slot.
+func (k keys) persistedQuery(hash string) string { return k.prefix + "{pq:" + hash + "}" }
+
 // following is a sorted set of the users uid follows (user keys) scored by follow time (ms). It is
 // the authoritative record of the follow graph.
 func (k keys) following(uid string) string { return k.user(uid) + ":following" }
