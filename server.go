@@ -71,6 +71,7 @@ type config struct {
 	eventBuffer   int
 	responseCache int // MiB; 0 turns the response cache off
 	trustedDocs   string
+	publicMaxAge  time.Duration
 	logJSON       bool
 	ready         func(addr string) // called with the listening address; for tests
 }
@@ -211,6 +212,7 @@ Flags:
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live responses a subscriber may fall behind before it is ended with SLOW_SUBSCRIBER")
 	str(&c.trustedDocs, "trusted-documents", "AGORA_TRUSTED_DOCUMENTS", "", "a manifest of the only documents to run (Apollo's persisted-query manifest, or a JSON object of SHA-256 → document); others are refused with TRUSTED_DOCUMENTS_ONLY")
+	dur(&c.publicMaxAge, "public-max-age", "AGORA_PUBLIC_MAX_AGE", 0, "how long a CDN may keep the answer to an anonymous query over GET (Cache-Control: public, max-age); 0 sends no-store")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
 		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
 	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", "log as JSON lines")
@@ -357,7 +359,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer endStreams() // when serve fails before its shutdown ends them
 	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
-		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted}), endStreams)
+		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge}), endStreams)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is

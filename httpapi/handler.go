@@ -43,6 +43,9 @@ type Config struct {
 	ResponseCacheMiB int
 	// TrustedDocuments, when set, are the only documents the server runs (see persisted.go).
 	TrustedDocuments TrustedDocuments
+	// PublicMaxAge is how long shared caches (a CDN) may keep the answer to an anonymous query
+	// sent over GET; zero (the default) keeps them from storing it.
+	PublicMaxAge time.Duration
 }
 
 // DefaultResponseCacheMiB is the response cache's default size.
@@ -159,12 +162,32 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			req.LastEventID = r.Header.Get("Last-Event-ID") // the cursor an EventSource resumes from
 		}
+		setCacheControl(w, r, req.Token != "", cfg.PublicMaxAge)
 		ctx := store.WithClient(r.Context(), r.RemoteAddr) // per-address limits on log-ins and sign-ups
 		if r.Header.Get("Upgrade") == "" {
 			ctx = withRetryAfter(ctx, w)
 		}
 		next.ServeHTTP(w, r.WithContext(resolvers.WithRequest(ctx, req)))
 	})
+}
+
+// setCacheControl tells shared caches what they may keep: the answer to an anonymous query over
+// GET for maxAge, when it is set; nothing else — a signed-in viewer's answers are private. An
+// answer that is an error outside the executor is never stored (see writeError).
+func setCacheControl(w http.ResponseWriter, r *http.Request, signedIn bool, maxAge time.Duration) {
+	if r.Header.Get("Upgrade") != "" {
+		return
+	}
+	h := w.Header()
+	h.Add("Vary", "Authorization") // negotiate adds Accept
+	switch {
+	case signedIn:
+		h.Set("Cache-Control", "private, no-store")
+	case r.Method == http.MethodGet && maxAge > 0:
+		h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(maxAge.Seconds())))
+	default:
+		h.Set("Cache-Control", "no-store")
+	}
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
@@ -232,6 +255,9 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 func writeError(w http.ResponseWriter, status int, msg, code string) {
 	if w.Header().Get("Content-Type") != mediaGraphQLResponse {
 		w.Header().Set("Content-Type", mediaJSON)
+	}
+	if cc := w.Header().Get("Cache-Control"); cc != "" && cc != "private, no-store" {
+		w.Header().Set("Cache-Control", "no-store")
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/live"
@@ -197,4 +198,49 @@ func TestTrustedDocuments(t *testing.T) {
 			t.Errorf("an untrusted subscription: %d %s", res.StatusCode, buf.String())
 		}
 	})
+}
+
+func TestCacheControl(t *testing.T) {
+	b := storetest.Backends(t)[0]
+	st := b.NewStore(t, store.Options{})
+	hub := newHub(t, st)
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: hub, PublicMaxAge: time.Minute}))
+	t.Cleanup(srv.Close)
+	a := newAPI(t, b, store.Options{Prefix: st.Options().Prefix})
+	token, _ := a.signUp("carol")
+	q := url.Values{"query": {`{ posts(first: 1) { totalCount } }`}}
+	unknown, _ := json.Marshal(persistedExt(store.QueryHash("{ nothing }")))
+	for _, tc := range []struct {
+		name, method, url, token, want string
+	}{
+		{"anonymous GET", http.MethodGet, srv.URL + "/query?" + q.Encode(), "", "public, max-age=60"},
+		{"anonymous GET, no max age set", http.MethodGet, a.srv.URL + "/query?" + q.Encode(), "", "no-store"},
+		{"signed-in GET", http.MethodGet, srv.URL + "/query?" + q.Encode(), token, "private, no-store"},
+		{"anonymous POST", http.MethodPost, srv.URL + "/query", "", "no-store"},
+		{"an error before execution", http.MethodGet, srv.URL + "/query?" + url.Values{"extensions": {string(unknown)}}.Encode(), "", "no-store"},
+	} {
+		var body *bytes.Reader
+		if tc.method == http.MethodPost {
+			raw, _ := json.Marshal(map[string]any{"query": q.Get("query")})
+			body = bytes.NewReader(raw)
+		} else {
+			body = bytes.NewReader(nil)
+		}
+		req, _ := http.NewRequest(tc.method, tc.url, body)
+		req.Header.Set("Content-Type", "application/json")
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.Header.Get("Cache-Control"); got != tc.want {
+			t.Errorf("%s: Cache-Control %q, want %q", tc.name, got, tc.want)
+		}
+		if vary := strings.Join(res.Header.Values("Vary"), ", "); !strings.Contains(vary, "Authorization") || !strings.Contains(vary, "Accept") {
+			t.Errorf("%s: Vary %q", tc.name, vary)
+		}
+	}
 }
