@@ -67,6 +67,7 @@ type ComplexityRoot struct {
 
 	CommentConnection struct {
 		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
 	}
@@ -85,6 +86,7 @@ type ComplexityRoot struct {
 
 	LeaderboardConnection struct {
 		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
 	}
@@ -141,6 +143,7 @@ type ComplexityRoot struct {
 
 	PostConnection struct {
 		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
 	}
@@ -157,6 +160,7 @@ type ComplexityRoot struct {
 		Leaderboard       func(childComplexity int, first *int, after *string) int
 		LeaderboardAround func(childComplexity int, userID string, radius *int) int
 		Node              func(childComplexity int, id string) int
+		Nodes             func(childComplexity int, ids []string) int
 		Post              func(childComplexity int, id string) int
 		Posts             func(childComplexity int, sort *model.PostSort, group *string, first *int, after *string) int
 		ScheduledPosts    func(childComplexity int, first *int, after *string) int
@@ -190,6 +194,7 @@ type ComplexityRoot struct {
 
 	UserConnection struct {
 		Edges      func(childComplexity int) int
+		Nodes      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
 	}
@@ -243,6 +248,7 @@ type PostResolver interface {
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (store.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]store.Node, error)
 	Viewer(ctx context.Context) (*store.User, error)
 	User(ctx context.Context, name string) (*store.User, error)
 	Post(ctx context.Context, id string) (*store.Post, error)
@@ -401,6 +407,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentConnection.Edges(childComplexity), true
+	case "CommentConnection.nodes":
+		if e.ComplexityRoot.CommentConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentConnection.Nodes(childComplexity), true
 	case "CommentConnection.pageInfo":
 		if e.ComplexityRoot.CommentConnection.PageInfo == nil {
 			break
@@ -463,6 +475,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LeaderboardConnection.Edges(childComplexity), true
+	case "LeaderboardConnection.nodes":
+		if e.ComplexityRoot.LeaderboardConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LeaderboardConnection.Nodes(childComplexity), true
 	case "LeaderboardConnection.pageInfo":
 		if e.ComplexityRoot.LeaderboardConnection.PageInfo == nil {
 			break
@@ -789,6 +807,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostConnection.Edges(childComplexity), true
+	case "PostConnection.nodes":
+		if e.ComplexityRoot.PostConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostConnection.Nodes(childComplexity), true
 	case "PostConnection.pageInfo":
 		if e.ComplexityRoot.PostConnection.PageInfo == nil {
 			break
@@ -882,6 +906,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -1094,6 +1129,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UserConnection.Edges(childComplexity), true
+	case "UserConnection.nodes":
+		if e.ComplexityRoot.UserConnection.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserConnection.Nodes(childComplexity), true
 	case "UserConnection.pageInfo":
 		if e.ComplexityRoot.UserConnection.PageInfo == nil {
 			break
@@ -1351,6 +1392,8 @@ type PostEdge {
 
 type PostConnection {
   edges: [PostEdge!]!
+  "The edges' nodes, for clients that need no cursor per item."
+  nodes: [Post!]!
   pageInfo: PageInfo!
   totalCount: Int!
 }
@@ -1362,6 +1405,8 @@ type CommentEdge {
 
 type CommentConnection {
   edges: [CommentEdge!]!
+  "The edges' nodes, for clients that need no cursor per item."
+  nodes: [Comment!]!
   pageInfo: PageInfo!
   totalCount: Int!
 }
@@ -1373,6 +1418,8 @@ type UserEdge {
 
 type UserConnection {
   edges: [UserEdge!]!
+  "The edges' nodes, for clients that need no cursor per item."
+  nodes: [User!]!
   pageInfo: PageInfo!
   totalCount: Int!
 }
@@ -1386,6 +1433,8 @@ type LeaderboardEdge {
 
 type LeaderboardConnection {
   edges: [LeaderboardEdge!]!
+  "The edges' users, for clients that need no cursor, rank or karma per item."
+  nodes: [User!]!
   pageInfo: PageInfo!
   totalCount: Int!
 }
@@ -1408,6 +1457,8 @@ input CreatePostInput {
 
 type Query {
   node(id: ID!): Node
+  "Up to 100 nodes by id, in the order asked; null for an id that names nothing the viewer may see."
+  nodes(ids: [ID!]!): [Node]!
   "The signed-in user; null when anonymous."
   viewer: User
   user(name: String!): User
@@ -1521,6 +1572,8 @@ func (ec *executionContext) childFields_CommentConnection(ctx context.Context, f
 	switch field.Name {
 	case "edges":
 		return ec.fieldContext_CommentConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_CommentConnection_nodes(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_CommentConnection_pageInfo(ctx, field)
 	case "totalCount":
@@ -1557,6 +1610,8 @@ func (ec *executionContext) childFields_LeaderboardConnection(ctx context.Contex
 	switch field.Name {
 	case "edges":
 		return ec.fieldContext_LeaderboardConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_LeaderboardConnection_nodes(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_LeaderboardConnection_pageInfo(ctx, field)
 	case "totalCount":
@@ -1633,6 +1688,8 @@ func (ec *executionContext) childFields_PostConnection(ctx context.Context, fiel
 	switch field.Name {
 	case "edges":
 		return ec.fieldContext_PostConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_PostConnection_nodes(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_PostConnection_pageInfo(ctx, field)
 	case "totalCount":
@@ -1685,6 +1742,8 @@ func (ec *executionContext) childFields_UserConnection(ctx context.Context, fiel
 	switch field.Name {
 	case "edges":
 		return ec.fieldContext_UserConnection_edges(ctx, field)
+	case "nodes":
+		return ec.fieldContext_UserConnection_nodes(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_UserConnection_pageInfo(ctx, field)
 	case "totalCount":
@@ -2312,6 +2371,20 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
 	return args, nil
 }
 
@@ -3110,6 +3183,38 @@ func (ec *executionContext) fieldContext_CommentConnection_edges(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _CommentConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.CommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚕᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐCommentᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CommentConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3360,6 +3465,38 @@ func (ec *executionContext) fieldContext_LeaderboardConnection_edges(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_LeaderboardEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LeaderboardConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.LeaderboardConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LeaderboardConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚕᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐUserᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LeaderboardConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LeaderboardConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4668,6 +4805,38 @@ func (ec *executionContext) fieldContext_PostConnection_edges(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _PostConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚕᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPostᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4816,6 +4985,50 @@ func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋagoraᚋagoraᚋstoreᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5956,6 +6169,38 @@ func (ec *executionContext) fieldContext_UserConnection_edges(_ context.Context,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_UserEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserConnection_nodes(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserConnection_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚕᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐUserᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserConnection_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7564,6 +7809,11 @@ func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "nodes":
+			out.Values[i] = ec._CommentConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "pageInfo":
 			out.Values[i] = ec._CommentConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7771,6 +8021,11 @@ func (ec *executionContext) _LeaderboardConnection(ctx context.Context, sel ast.
 			out.Values[i] = graphql.MarshalString("LeaderboardConnection")
 		case "edges":
 			out.Values[i] = ec._LeaderboardConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._LeaderboardConnection_nodes(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -8281,6 +8536,11 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "nodes":
+			out.Values[i] = ec._PostConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "pageInfo":
 			out.Values[i] = ec._PostConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -8386,6 +8646,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_node(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -9129,6 +9411,11 @@ func (ec *executionContext) _UserConnection(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "nodes":
+			out.Values[i] = ec._UserConnection_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "pageInfo":
 			out.Values[i] = ec._UserConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -9621,6 +9908,22 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Comment) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNComment2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐComment(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐComment(ctx context.Context, sel ast.SelectionSet, v *store.Comment) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9730,6 +10033,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9782,6 +10114,16 @@ func (ec *executionContext) marshalNLeaderboardEdge2ᚖgithubᚗcomᚋagoraᚋag
 	return ec._LeaderboardEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋagoraᚋagoraᚋstoreᚐNode(ctx context.Context, sel ast.SelectionSet, v []store.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9790,6 +10132,22 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋagoraᚋagoraᚋg
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPost2ᚕᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Post) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPost2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPost(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPost(ctx context.Context, sel ast.SelectionSet, v *store.Post) graphql.Marshaler {

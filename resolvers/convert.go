@@ -66,7 +66,7 @@ func pageInfo[T any](p *store.Page[T]) *model.PageInfo {
 }
 
 func postConnection(p *store.Page[*store.Post]) *model.PostConnection {
-	c := &model.PostConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.PostEdge, len(p.Items))}
+	c := &model.PostConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.PostEdge, len(p.Items)), Nodes: p.Items}
 	for i, it := range p.Items {
 		c.Edges[i] = &model.PostEdge{Cursor: p.Cursors[i], Node: it}
 	}

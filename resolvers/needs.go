@@ -45,10 +45,14 @@ type needsBuilder struct {
 	viewer func() store.UserKey
 }
 
-// connection reads the selection of a connection: what edges.node reads of each item.
+// connection reads the selection of a connection: what edges.node and nodes read of each item.
 func (b needsBuilder) connection(sel ast.SelectionSet, typ string) *store.Needs {
 	n := &store.Needs{}
 	for _, edges := range graphql.CollectFields(b.op, sel, nil) {
+		if edges.Name == "nodes" {
+			b.into(n, edges.Selections, typ)
+			continue
+		}
 		if edges.Name != "edges" {
 			continue
 		}

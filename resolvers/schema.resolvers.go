@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -237,6 +238,22 @@ func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *mode
 func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error) {
 	walkNode(ctx, id)
 	return loadNode(ctx, id)
+}
+
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]store.Node, error) {
+	if len(ids) > store.MaxFirst {
+		return nil, &store.Error{Kind: store.KindInvalid, Msg: fmt.Sprintf("nodes takes at most %d ids", store.MaxFirst)}
+	}
+	loaderFrom(ctx).WalkIDs(ctx, ids, func(typ string) func() *store.Needs { return fieldNeeds(ctx, typ, false) })
+	out := make([]store.Node, len(ids))
+	for i, id := range ids {
+		n, err := loadNode(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
 }
 
 func (r *queryResolver) Viewer(ctx context.Context) (*store.User, error) {

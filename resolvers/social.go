@@ -11,7 +11,7 @@ import (
 
 // userConnection converts a page of users.
 func userConnection(p *store.Page[*store.User]) *model.UserConnection {
-	c := &model.UserConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.UserEdge, len(p.Items))}
+	c := &model.UserConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.UserEdge, len(p.Items)), Nodes: p.Items}
 	for i, u := range p.Items {
 		c.Edges[i] = &model.UserEdge{Cursor: p.Cursors[i], Node: u}
 	}
@@ -29,7 +29,11 @@ func leaderboardEdges(p *store.Page[*store.Ranked]) []*model.LeaderboardEdge {
 
 // leaderboardConnection converts a leaderboard page.
 func leaderboardConnection(p *store.Page[*store.Ranked]) *model.LeaderboardConnection {
-	return &model.LeaderboardConnection{Edges: leaderboardEdges(p), PageInfo: pageInfo(p), TotalCount: p.Total}
+	users := make([]*store.User, len(p.Items))
+	for i, r := range p.Items {
+		users[i] = r.User
+	}
+	return &model.LeaderboardConnection{Edges: leaderboardEdges(p), Nodes: users, PageInfo: pageInfo(p), TotalCount: p.Total}
 }
 
 // intOr applies a schema default to an optional Int argument.
@@ -55,8 +59,11 @@ func leaderboardNeeds(ctx context.Context, connection bool) func() *store.Needs 
 		if connection {
 			var edgeSel ast.SelectionSet
 			for _, e := range graphql.CollectFields(op, sel, nil) {
-				if e.Name == "edges" {
+				switch e.Name {
+				case "edges":
 					edgeSel = append(edgeSel, e.Selections...)
+				case "nodes": // the users themselves
+					b.into(n, e.Selections, "User")
 				}
 			}
 			sel = edgeSel

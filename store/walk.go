@@ -467,3 +467,30 @@ func (l *Loader) WalkID(ctx context.Context, id string, needs func() *Needs) {
 		l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: []string{num}}, n)
 	}
 }
+
+// WalkIDs reads the items many global ids name, like WalkID, with the posts in one walk and the
+// users in another, so that a list of ids costs the round trips of one item of each kind; needs
+// gives what the response reads below items of a type ("Post", "User", "Comment").
+func (l *Loader) WalkIDs(ctx context.Context, ids []string, needs func(typ string) func() *Needs) {
+	var posts, users []string
+	for _, id := range ids {
+		typ, key, err := ParseID(id)
+		if err != nil {
+			continue
+		}
+		switch typ {
+		case TypePost:
+			posts = append(posts, key)
+		case TypeUser:
+			users = append(users, key)
+		case TypeComment:
+			l.WalkID(ctx, id, needs("Comment"))
+		}
+	}
+	if len(posts) > 0 {
+		l.Walk(ctx, Items{Kind: ItemPost, Keys: posts}, evalNeeds(needs("Post")))
+	}
+	if len(users) > 0 {
+		l.Walk(ctx, Items{Kind: ItemUser, Keys: users}, evalNeeds(needs("User")))
+	}
+}

@@ -18,9 +18,11 @@ type AuthPayload struct {
 }
 
 type CommentConnection struct {
-	Edges      []*CommentEdge `json:"edges"`
-	PageInfo   *PageInfo      `json:"pageInfo"`
-	TotalCount int            `json:"totalCount"`
+	Edges []*CommentEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Comment `json:"nodes"`
+	PageInfo   *PageInfo        `json:"pageInfo"`
+	TotalCount int              `json:"totalCount"`
 }
 
 type CommentEdge struct {
@@ -40,9 +42,11 @@ type CreatePostInput struct {
 }
 
 type LeaderboardConnection struct {
-	Edges      []*LeaderboardEdge `json:"edges"`
-	PageInfo   *PageInfo          `json:"pageInfo"`
-	TotalCount int                `json:"totalCount"`
+	Edges []*LeaderboardEdge `json:"edges"`
+	// The edges' users, for clients that need no cursor, rank or karma per item.
+	Nodes      []*store.User `json:"nodes"`
+	PageInfo   *PageInfo     `json:"pageInfo"`
+	TotalCount int           `json:"totalCount"`
 }
 
 type LeaderboardEdge struct {
@@ -64,9 +68,11 @@ type PageInfo struct {
 }
 
 type PostConnection struct {
-	Edges      []*PostEdge `json:"edges"`
-	PageInfo   *PageInfo   `json:"pageInfo"`
-	TotalCount int         `json:"totalCount"`
+	Edges []*PostEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Post `json:"nodes"`
+	PageInfo   *PageInfo     `json:"pageInfo"`
+	TotalCount int           `json:"totalCount"`
 }
 
 type PostEdge struct {
@@ -85,9 +91,11 @@ type Subscription struct {
 }
 
 type UserConnection struct {
-	Edges      []*UserEdge `json:"edges"`
-	PageInfo   *PageInfo   `json:"pageInfo"`
-	TotalCount int         `json:"totalCount"`
+	Edges []*UserEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.User `json:"nodes"`
+	PageInfo   *PageInfo     `json:"pageInfo"`
+	TotalCount int           `json:"totalCount"`
 }
 
 type UserEdge struct {
