@@ -14,12 +14,19 @@ import (
 const (
 	jobFanout = "fanout" // "<post> <cursor>": push a new post to feeds of its author's push set
 	jobUnfeed = "unfeed" // "<post> <author> <cursor>": remove a deleted post from those feeds
+
+	jobNotifyComment = "notify-comment" // "<post> <number>": a new comment's REPLY and MENTIONs
+	jobNotifyPost    = "notify-post"    // "<post>": a new post's MENTIONs
+	jobNotifyFollow  = "notify-follow"  // "<follower> <followee>": a new follower's FOLLOW
 )
 
 // handleJobs registers the store's job handlers with its engine.
 func (s *Store) handleJobs() {
 	s.jobs.Handle(jobFanout, s.runFeedJob)
 	s.jobs.Handle(jobUnfeed, s.runFeedJob)
+	s.jobs.Handle(jobNotifyComment, s.runNotifyComment)
+	s.jobs.Handle(jobNotifyPost, s.runNotifyPost)
+	s.jobs.Handle(jobNotifyFollow, s.runNotifyFollow)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

@@ -22,6 +22,7 @@ import (
 //	<prefix>{p:<post>}:ev:comments  {"post":"post:17","comment":"comment:17:4"}   commentAdded
 //	<prefix>{r:all}:ev:posts        {"post":"post:17","author":"user:alice"}      postPublished, feed
 //	<prefix>{g:<group>}:ev:posts    {"post":"post:17","author":"user:alice"}      postPublished(group)
+//	<prefix>{n:<user>}:ev:notifications  {"notification":"notification:alice:c:17:4"}  notificationAdded
 //
 // Each event is also appended to its channel's log, a stream beside the channel
 // (<channel>:log), in the same script that publishes it (publish.lua): its id in the log is the
@@ -37,6 +38,8 @@ type Event struct {
 	Post    string  `json:"post"`              // the post's global id
 	Comment string  `json:"comment,omitempty"` // a new comment's global id (commentAdded)
 	Author  UserKey `json:"author,omitempty"`  // the post's author (published posts)
+	// Notification is a new notification's global id (notificationAdded; see notify_events.go).
+	Notification string `json:"notification,omitempty"`
 
 	// Loader reads the event's data. It is fresh for each event and shared by every subscriber
 	// of the event in this process, so that each piece of data is read once: the first
