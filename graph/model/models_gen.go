@@ -52,6 +52,17 @@ type LeaderboardEdge struct {
 type Mutation struct {
 }
 
+type NotificationConnection struct {
+	Edges      []*NotificationEdge `json:"edges"`
+	PageInfo   *PageInfo           `json:"pageInfo"`
+	TotalCount int                 `json:"totalCount"`
+}
+
+type NotificationEdge struct {
+	Cursor string              `json:"cursor"`
+	Node   *store.Notification `json:"node"`
+}
+
 // Relay paging information.
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
