@@ -119,6 +119,15 @@ func (h *Hub) SubscribeFeed(ctx context.Context, viewer store.UserKey) (*EventSt
 	return h.subscribe(ctx, h.ch.Published(""))
 }
 
+// SubscribeNotificationAdded subscribes to the new notifications of viewer. Each event's
+// Notification is the new notification's global id; read it with Loader.Notification.
+func (h *Hub) SubscribeNotificationAdded(ctx context.Context, viewer store.UserKey) (*EventStream, error) {
+	if _, err := store.ParseUserID(viewer.ID()); err != nil {
+		return nil, err
+	}
+	return h.subscribe(ctx, h.ch.Notifications(string(viewer)))
+}
+
 // replay returns the events of channel after the cursor after, oldest first, each with a fresh
 // Loader; store.KindResync when some of them may no longer be kept.
 func (h *Hub) replay(ctx context.Context, channel, after string) ([]Event, error) {

@@ -35,6 +35,10 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 		if g, err := l.Group(ctx, id[len(store.TypeGroup)+1:]); g != nil || err != nil {
 			return g, err
 		}
+	case store.TypeNotification:
+		if n, err := loadNotification(ctx, id); n != nil || err != nil {
+			return n, err
+		}
 	}
 	return nil, nil // never a typed nil: GraphQL must see null
 }

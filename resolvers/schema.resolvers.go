@@ -217,6 +217,28 @@ func (r *mutationResolver) Unfollow(ctx context.Context, userID string) (*store.
 	return u, err
 }
 
+func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, ids []string, all *bool) (int, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := r.Store.MarkNotificationsRead(ctx, uid, ids, all != nil && *all)
+	wrote(ctx)
+	return n, err
+}
+
+func (r *notificationResolver) Actor(ctx context.Context, obj *store.Notification) (*store.User, error) {
+	return notificationActor(ctx, obj)
+}
+
+func (r *notificationResolver) Post(ctx context.Context, obj *store.Notification) (*store.Post, error) {
+	return notificationPost(ctx, obj)
+}
+
+func (r *notificationResolver) Comment(ctx context.Context, obj *store.Notification) (*store.Comment, error) {
+	return notificationComment(ctx, obj)
+}
+
 func (r *postResolver) Author(ctx context.Context, obj *store.Post) (*store.User, error) {
 	return mustUser(ctx, obj.Author)
 }
@@ -348,6 +370,27 @@ func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first 
 	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10))
 }
 
+func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string, unreadOnly *bool) (*model.NotificationConnection, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n, a := pageArgs(first, after)
+	p, err := loaderFrom(ctx).Notifications(ctx, uid, n, a, unreadOnly != nil && *unreadOnly, notificationNeeds(ctx, true))
+	if err != nil {
+		return nil, err
+	}
+	return notificationConnection(p), nil
+}
+
+func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return loaderFrom(ctx).UnreadNotificationCount(ctx, uid)
+}
+
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {
 	return r.commentAdded(ctx, postID, after)
 }
@@ -362,6 +405,10 @@ func (r *subscriptionResolver) PostPublished(ctx context.Context, group *string,
 
 func (r *subscriptionResolver) Feed(ctx context.Context, after *string) (<-chan *store.Post, error) {
 	return r.feed(ctx, after)
+}
+
+func (r *subscriptionResolver) NotificationAdded(ctx context.Context, after *string) (<-chan *store.Notification, error) {
+	return r.notificationAdded(ctx, after)
 }
 
 func (r *userResolver) Karma(ctx context.Context, obj *store.User) (int, error) {
@@ -425,6 +472,8 @@ func (r *Resolver) Group() graph.GroupResolver { return &groupResolver{r} }
 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
+func (r *Resolver) Notification() graph.NotificationResolver { return &notificationResolver{r} }
+
 func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
@@ -437,6 +486,7 @@ type (
 	commentResolver      struct{ *Resolver }
 	groupResolver        struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
+	notificationResolver struct{ *Resolver }
 	postResolver         struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }

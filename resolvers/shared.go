@@ -56,7 +56,8 @@ func (s *sharedSub) close(err error) {
 // viewerFields are the fields whose value depends on who asks: every resolver that reads the
 // viewer (viewerFrom, requireViewer) belongs to one of them. By convention their names say so
 // (TestViewerFieldsAreNamedSo checks the schema against this list).
-var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true}
+var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true,
+	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

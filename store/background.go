@@ -14,6 +14,10 @@ import (
 const (
 	jobFanout = "fanout" // "<post> <cursor>": push a new post to feeds of its author's push set
 	jobUnfeed = "unfeed" // "<post> <author> <cursor>": remove a deleted post from those feeds
+
+	jobNotifyComment = "notify-comment" // "<post> <number>": a new comment's REPLY and MENTIONs
+	jobNotifyPost    = "notify-post"    // "<post>": a new post's MENTIONs
+	jobNotifyFollow  = "notify-follow"  // "<follower> <followee>": a new follower's FOLLOW
 )
 
 // handleJobs registers the store's job handlers with its engine.
@@ -22,6 +26,9 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobUnfeed, s.runFeedJob)
 	s.jobs.Handle(jobPublish, s.runPublishJob)
 	s.jobs.Handle(jobRepair, s.runRepairJob)
+	s.jobs.Handle(jobNotifyComment, s.runNotifyComment)
+	s.jobs.Handle(jobNotifyPost, s.runNotifyPost)
+	s.jobs.Handle(jobNotifyFollow, s.runNotifyFollow)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

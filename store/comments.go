@@ -150,6 +150,11 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		return nil, err
 	}
 	num, _ := v.(string)
+	// The job of the comment's notifications is queued before the comment is written, due only
+	// later, so that no crash between the two can lose it; the write moves it to now once done.
+	if err := s.queueCommentNotice(ctx, pid, num); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	idemKey := s.k.commentIdem(pid, idemDigest(uid+"\x00"+idem))
 	for range 2 {
@@ -174,6 +179,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if c == nil {
 			return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
 		}
+		s.promoteCommentNotice(ctx, pid, num)
 		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil
 	}

@@ -21,6 +21,7 @@ import (
 //	<prefix>{p:<post>}:ev:comments  {"post":"post:17","comment":"comment:17:4"}   commentAdded
 //	<prefix>{r:all}:ev:posts        {"post":"post:17","author":"user:alice"}      postPublished, feed
 //	<prefix>{g:<group>}:ev:posts    {"post":"post:17","author":"user:alice"}      postPublished(group)
+//	<prefix>{n:<user>}:ev:notifications  {"notification":"notification:alice:c:17:4"}  notificationAdded
 //
 // Each event is also appended to its channel's log, a stream beside the channel
 // (<channel>:log), in the same script that publishes it (publish.lua): its id in the log is the
@@ -40,6 +41,8 @@ type EventIDs struct {
 	Post    string  `json:"post"`              // the post's global id
 	Comment string  `json:"comment,omitempty"` // a new comment's global id (commentAdded)
 	Author  UserKey `json:"author,omitempty"`  // the post's author (published posts)
+	// Notification is a new notification's global id (notificationAdded; see notify_events.go).
+	Notification string `json:"notification,omitempty"`
 }
 
 // LoggedEvent is one event of a channel's log.

@@ -67,13 +67,10 @@ func (s *Store) feedAddCall(reader, author string, pairs []any) scriptCall {
 		keys: []string{s.k.following(reader), s.k.feed(reader), s.k.feedBy(reader)}, args: args}
 }
 
-// fanOutPost queues the push of a new post to the feeds of its author's push set, and the
-// removal of a deleted post from them: feed writes grow with the author's followers, so they run
-// in jobs (runFeedJob), off the write path, a bounded chunk per job. A repeat of a queued job adds
-// nothing; a job that runs again writes the same absolute entries.
-func (s *Store) fanOutPost(ctx context.Context, pid string) error {
-	return s.enqueueFeedJob(ctx, jobFanout, pid)
-}
+// The push of a new post to the feeds of its author's push set, and the removal of a deleted post
+// from them: feed writes grow with the author's followers, so they run in jobs (runFeedJob), off
+// the write path, a bounded chunk per job. A repeat of a queued job adds nothing; a job that runs
+// again writes the same absolute entries. A new post queues its push with queuePostJobs.
 
 // unfeedPost queues the removal of a deleted post from the feeds it was pushed to.
 func (s *Store) unfeedPost(ctx context.Context, pid, author string) error {

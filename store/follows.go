@@ -62,6 +62,13 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
 		return nil, err
 	}
+	// Queued for every follow, new or repeated: a repeat cannot tell whether its first attempt,
+	// cut off, made the relation, and the notification is made once whatever runs.
+	if follow {
+		if err := s.queueFollowNotice(ctx, uid, target); err != nil {
+			return nil, err
+		}
+	}
 	s.settled(ctx, n)
 	return userFromFields(target, vals[0], vals[1]), nil
 }

@@ -4,13 +4,15 @@ import (
 	"strings"
 )
 
-// Global ids are "<type>:<key>", for example "post:17", "user:alice", "group:golang" and
-// "comment:17:4" (a comment's id names its post). Clients treat them as opaque.
+// Global ids are "<type>:<key>", for example "post:17", "user:alice", "group:golang",
+// "comment:17:4" (a comment's id names its post) and "notification:alice:c:17:4" (a
+// notification's id names its recipient and its cause). Clients treat them as opaque.
 const (
-	TypeUser    = "user"
-	TypePost    = "post"
-	TypeGroup   = "group"
-	TypeComment = "comment"
+	TypeUser         = "user"
+	TypePost         = "post"
+	TypeGroup        = "group"
+	TypeComment      = "comment"
+	TypeNotification = "notification"
 )
 
 // Node is anything with a global id.
@@ -43,6 +45,11 @@ func ParseID(id string) (typ, key string, err error) {
 	case TypeComment:
 		p, c, ok := strings.Cut(key, ":")
 		if !ok || !isDigits(p) || !isDigits(c) {
+			break
+		}
+		return typ, key, nil
+	case TypeNotification:
+		if _, _, ok := splitNotificationKey(key); !ok {
 			break
 		}
 		return typ, key, nil

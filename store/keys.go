@@ -4,8 +4,9 @@ import "strings"
 
 // keys builds every Redis key the store uses. All keys start with the configured prefix, and each
 // aggregate's keys share one hash tag so that a Lua script touching them runs on one slot of a
-// Redis Cluster: {u:<user>} for a user, {p:<post>} for a post and its thread, {g:<group>} for a
-// group's rankings, {r:all} for the site-wide rankings.
+// Redis Cluster: {u:<user>} for a user, {n:<user>} for a user's notification inbox, {p:<post>}
+// for a post and its thread, {g:<group>} for a group's rankings, {r:all} for the site-wide
+// rankings.
 type keys struct{ prefix string }
 
 // user is a hash: name, created (Unix ms), pass (argon2id encoded hash).
@@ -163,6 +164,28 @@ func (k keys) threadIDs(pid string) string { return k.thread(pid) + "ids" }
 // commentIdem is a string holding the comment number an idempotency key created (expires).
 func (k keys) commentIdem(pid, digest string) string { return k.thread(pid) + "idem:" + digest }
 
+// A user's notification inbox is its own aggregate, {n:<user>}, apart from the user's {u:<user>}:
+// the user's revision is read by every response that shows the user (as an author, a follower…),
+// and a notification must not make those stale. The ids in these keys are the notifications'
+// cause ids ("c:17:4", see notifications.go), not global ids.
+
+// inbox is a sorted set of the ids of uid's notifications scored by creation time (ms), trimmed to
+// the newest NotificationCap.
+func (k keys) inbox(uid string) string { return k.prefix + "{n:" + uid + "}:inbox" }
+
+// inboxUnread is a sorted set of the ids of uid's unread notifications scored by creation time
+// (ms): always a subset of inbox(uid). Its size is the unread count.
+func (k keys) inboxUnread(uid string) string { return k.prefix + "{n:" + uid + "}:unread" }
+
+// inboxNotes is a hash notification id → the notification as compact JSON, for every member of
+// inbox(uid).
+func (k keys) inboxNotes(uid string) string { return k.prefix + "{n:" + uid + "}:notes" }
+
+// chanNotifications is the live-event channel of uid's new notifications (notificationAdded).
+func (k keys) chanNotifications(uid string) string {
+	return k.prefix + "{n:" + uid + "}:ev:notifications"
+}
+
 // rev is a string counter, the revision of the aggregate with hash tag tag ("{p:42}"): every
 // write to the aggregate raises it in the same script (see revisions.go).
 func (k keys) rev(tag string) string { return k.prefix + tag + ":rev" }
@@ -207,6 +230,9 @@ func (c Channels) Comments(pid string) string { return c.k.chanComments(pid) }
 // Published is the channel of new posts: all of them when group is "", else those of the group
 // with that (normalized) name.
 func (c Channels) Published(group string) string { return c.k.chanPublished(group) }
+
+// Notifications is the channel of a user's new notifications.
+func (c Channels) Notifications(uid string) string { return c.k.chanNotifications(uid) }
 
 // checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
 // key, so braces in the prefix would override the aggregates' hash tags.

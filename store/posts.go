@@ -112,12 +112,23 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return nil, err
 	}
-	if err := s.fanOutPost(ctx, pid); err != nil {
+	if err := s.queuePostJobs(ctx, pid); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
 	s.publishPostPublished(ctx, p)
 	return p, nil
+}
+
+// queuePostJobs queues, in one round trip, what a new post causes beyond its own writes: its push
+// to the feeds of its author's followers (runFeedJob) and the notifications of its mentions
+// (runNotifyPost). CreatePost calls it after the atomic step; the post's repair note makes the
+// repairer call it again if the process stopped before (repairPost); both jobs are idempotent.
+func (s *Store) queuePostJobs(ctx context.Context, pid string) error {
+	if err := s.jobs.Enqueue(ctx, feedJob(jobFanout, pid, "0"), postNoticeJob(pid)); err != nil {
+		return fmt.Errorf("queue the fan-out and notifications of post %s: %w", pid, err)
+	}
+	return nil
 }
 
 // maxIDAttempts bounds how many post ids CreatePost tries before giving up.

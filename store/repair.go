@@ -105,10 +105,10 @@ func (s *Store) repair(ctx context.Context, item string) error {
 }
 
 // repairPost derives a post's entries from its hash: a live post is indexed (and taken out of
-// the groups in left it is no longer in), pushed to its author's followers' feeds and counted
-// in its author's karma; a deleted one leaves every list and feed and its thread is dropped. A
-// post whose hash is gone (it never got created, or its tombstone expired) is rebuild's to
-// clean up.
+// the groups in left it is no longer in), pushed to its author's followers' feeds, its mentions
+// notified, and counted in its author's karma; a deleted one leaves every list and feed and its
+// thread is dropped. A post whose hash is gone (it never got created, or its tombstone expired)
+// is rebuild's to clean up.
 func (s *Store) repairPost(ctx context.Context, pid string, left []string) error {
 	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	if err := s.indexPost(ctx, p, gone); err != nil {
 		return err
 	}
-	if err := s.fanOutPost(ctx, pid); err != nil {
+	if err := s.queuePostJobs(ctx, pid); err != nil {
 		return err
 	}
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
@@ -167,11 +167,18 @@ func (s *Store) repairUser(ctx context.Context, uid string) error {
 	return s.registerUser(ctx, uid)
 }
 
-// repairFollow mirrors the relation a → b as a's side records it now.
+// repairFollow mirrors the relation a → b as a's side records it now, and for a present one queues
+// b's notification of it (a follow cut off before it queued it; the notification is made once).
 func (s *Store) repairFollow(ctx context.Context, a, b string) error {
 	rel, err := s.followStep(ctx, a, b, followRead)
 	if err != nil {
 		return err
 	}
-	return s.mirrorFollow(ctx, a, b, rel)
+	if err := s.mirrorFollow(ctx, a, b, rel); err != nil {
+		return err
+	}
+	if rel.present {
+		return s.queueFollowNotice(ctx, a, b)
+	}
+	return nil
 }

@@ -210,7 +210,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return err
 	}
-	if err := s.fanOutPost(ctx, pid); err != nil {
+	if err := s.queuePostJobs(ctx, pid); err != nil {
 		return err
 	}
 	s.publishPostPublished(ctx, p)

@@ -147,6 +147,12 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 	for i, k := range items.Keys {
 		byKey[i] = newWalkItem(items.Kind, items.Post, k, needs)
 	}
+	l.walk(ctx, byKey)
+}
+
+// walk is Walk of items of any kinds, each with its own needs: the first level reads them all in
+// one pipeline.
+func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 	seen := make(map[walkKey]bool)
 	var loaded []walkItem
 	var lists []walkList

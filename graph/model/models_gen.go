@@ -59,6 +59,19 @@ type LeaderboardEdge struct {
 type Mutation struct {
 }
 
+type NotificationConnection struct {
+	Edges []*NotificationEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Notification `json:"nodes"`
+	PageInfo   *PageInfo             `json:"pageInfo"`
+	TotalCount int                   `json:"totalCount"`
+}
+
+type NotificationEdge struct {
+	Cursor string              `json:"cursor"`
+	Node   *store.Notification `json:"node"`
+}
+
 // Relay paging information.
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`

@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The notification inbox.
+//
+// Each user's inbox is its own aggregate, {n:<user>} (see keys.go): a hash of notifications by
+// id, a sorted set of every id kept (the inbox, by creation time) and a sorted set of the unread
+// ones. The unread count is the size of that last set, and only two scripts change it — notify.lua
+// inserts a notification and mark_read.lua marks some or all read — each in the same step as the
+// entries it counts. So the count cannot drift from the entries: not under retries, concurrency or
+// a crash between two calls, which is how counters kept beside their data drift.
+//
+// A notification's id is its cause within the inbox — "c:<post>:<comment>" for a comment (a REPLY
+// or a MENTION: one per recipient and comment, a REPLY when both apply), "p:<post>" for a post's
+// MENTION, "f:<follower>" for a FOLLOW — so producing it again, as a job run twice does, finds it
+// there and adds nothing. Its global id adds the recipient ("notification:alice:c:17:4"), so that
+// only the recipient can read it. Notifications are produced by jobs after the writes that cause
+// them (notify.go), never inside those writes.
+//
+// An inbox keeps the newest NotificationCap notifications; the oldest leave all three keys in
+// the script that inserts past the cap. A notification outlives what it is about: once its post
+// or comment is deleted it stays in the inbox, with that field null.
+
+// NotificationKind is what a notification is about.
+type NotificationKind string
+
+// The kinds of notification.
+const (
+	// NotificationReply is a comment on the recipient's post, or a reply to their comment.
+	NotificationReply NotificationKind = "REPLY"
+	// NotificationMention is an @name of the recipient in a post's or a comment's body.
+	NotificationMention NotificationKind = "MENTION"
+	// NotificationFollow is a new follower.
+	NotificationFollow NotificationKind = "FOLLOW"
+)
+
+// NotificationCap is how many notifications one inbox keeps: the newest.
+const NotificationCap = 500
+
+// Notification is one entry of a user's inbox.
+type Notification struct {
+	ID        string // the global id: "notification:<recipient>:<cause>"
+	Kind      NotificationKind
+	CreatedAt time.Time // when its cause happened: the comment, post or follow
+	Read      bool
+	Actor     UserKey // who caused it
+	PostID    string  // the global id of the post it is about; "" for a FOLLOW
+	CommentID string  // the global id of the comment that caused it; "" unless a comment did
+}
+
+// NodeID returns the notification's global id.
+func (n *Notification) NodeID() string { return n.ID }
+
+// noticeRecord is a notification as the inbox's hash stores it, as compact JSON.
+type noticeRecord struct {
+	Kind    NotificationKind `json:"k"`
+	At      int64            `json:"t"`           // created (Unix ms)
+	Actor   string           `json:"a"`           // user key
+	Post    string           `json:"p,omitempty"` // post key
+	Comment string           `json:"c,omitempty"` // comment number, short form ("4")
+}
+
+// Cause ids: what a notification is about, unique within one inbox.
+func commentCause(pid, num string) string { return "c:" + pid + ":" + shortNum(num) }
+func postCause(pid string) string         { return "p:" + pid }
+func followCause(follower string) string  { return "f:" + follower }
+
+// notificationID returns the global id of the notification of cause in uid's inbox.
+func notificationID(uid, cause string) string { return TypeNotification + ":" + uid + ":" + cause }
+
+// splitNotificationKey splits the key of a notification's global id ("alice:c:17:4") into its
+// recipient and cause, checking both.
+func splitNotificationKey(key string) (recipient, cause string, ok bool) {
+	recipient, cause, _ = strings.Cut(key, ":")
+	if !validUserName(recipient) {
+		return "", "", false
+	}
+	kind, rest, _ := strings.Cut(cause, ":")
+	switch kind {
+	case "c":
+		p, n, _ := strings.Cut(rest, ":")
+		ok = isDigits(p) && isDigits(n) && len(n) <= commentNumWidth
+	case "p":
+		ok = isDigits(rest)
+	case "f":
+		ok = validUserName(rest)
+	}
+	return recipient, cause, ok
+}
+
+// ParseNotificationID returns the recipient and the cause of a notification's global id, or
+// KindInvalid.
+func ParseNotificationID(id string) (recipient UserKey, cause string, err error) {
+	key, err := parseTypedID(id, TypeNotification)
+	if err != nil {
+		return "", "", err
+	}
+	r, c, _ := splitNotificationKey(key)
+	return UserKey(r), c, nil
+}
+
+// notificationFromRecord builds a Notification of uid's from its stored JSON; nil when there is
+// none (or it cannot be read).
+func notificationFromRecord(uid, cause string, v any, unread bool) *Notification {
+	raw, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	var rec noticeRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return nil
+	}
+	n := &Notification{ID: notificationID(uid, cause), Kind: rec.Kind, CreatedAt: fromMillis(rec.At),
+		Read: !unread, Actor: UserKey(rec.Actor)}
+	if rec.Post != "" {
+		n.PostID = postID(rec.Post)
+		if rec.Comment != "" {
+			n.CommentID = TypeComment + ":" + rec.Post + ":" + rec.Comment
+		}
+	}
+	return n
+}
+
+// noticesRead reads notifications of uid by cause id: their records (HMGET) and whether each is
+// unread (ZMSCORE), in one read on the inbox's slot, so that a notification and its read state
+// are always read together.
+func (l *Loader) noticesRead(uid string, causes []string) read {
+	notes, unread := l.s.k.inboxNotes(uid), l.s.k.inboxUnread(uid)
+	return read{key: "nt:" + notes + "\x00" + strings.Join(causes, "\x00"), rkey: notes,
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.HMGet(ctx, notes, causes...)
+			c.cmd2 = p.ZMScore(ctx, unread, causes...)
+		}}
+}
+
+// notices loads notifications of uid by cause id; a notification no longer kept is nil at its
+// index.
+func (l *Loader) notices(ctx context.Context, uid string, causes []string) ([]*Notification, error) {
+	out := make([]*Notification, len(causes))
+	if len(causes) == 0 {
+		return out, nil
+	}
+	c, err := l.get(ctx, l.noticesRead(uid, causes))
+	if err != nil {
+		return nil, err
+	}
+	recs := c.cmd.(*redis.SliceCmd).Val()
+	scores := c.cmd2.(*redis.FloatSliceCmd).Val() // 0 for a member not unread: no creation time is 0
+	for i, cause := range causes {
+		out[i] = notificationFromRecord(uid, cause, recs[i], scores[i] != 0)
+	}
+	return out, nil
+}
+
+// Notification loads one notification of the viewer's by global id; nil when it is not the
+// viewer's (an anonymous viewer has none) or no longer kept.
+func (l *Loader) Notification(ctx context.Context, viewer UserKey, id string) (*Notification, error) {
+	recipient, cause, err := ParseNotificationID(id)
+	if err != nil {
+		return nil, err
+	}
+	if viewer == "" || recipient != viewer {
+		return nil, nil
+	}
+	ns, err := l.notices(ctx, string(recipient), []string{cause})
+	if err != nil {
+		return nil, err
+	}
+	return ns[0], nil
+}
+
+// UnreadNotificationCount returns how many of the viewer's notifications are unread.
+func (l *Loader) UnreadNotificationCount(ctx context.Context, viewer UserKey) (int, error) {
+	if !validUserName(string(viewer)) {
+		return 0, invalidf("malformed user %q", truncate(string(viewer), 40))
+	}
+	return l.zcard(ctx, l.s.k.inboxUnread(string(viewer)))
+}
+
+// NotificationNeeds says what a response reads of the actors, posts and comments of a list of
+// notifications; a nil field reads nothing of that kind.
+type NotificationNeeds struct {
+	Actor, Post, Comment *Needs
+}
+
+// Cursor tags of the two lists of an inbox: all notifications, and the unread ones.
+const (
+	inboxTag       = "n"
+	inboxUnreadTag = "nu"
+)
+
+// Notifications loads one page of the viewer's notifications, newest first — only the unread
+// ones with unreadOnly — and what needs says the response reads of their actors, posts and
+// comments. It costs one round trip for the page, one for the notifications with their read
+// state, and then those of WalkNotifications. Its cursors stay valid while notifications come,
+// are read, and go.
+func (l *Loader) Notifications(ctx context.Context, viewer UserKey, first int, after string, unreadOnly bool, needs func() *NotificationNeeds) (*Page[*Notification], error) {
+	uid := string(viewer)
+	if !validUserName(uid) {
+		return nil, invalidf("malformed user %q", truncate(uid, 40))
+	}
+	if err := CheckFirst(first); err != nil {
+		return nil, err
+	}
+	key, tag := l.s.k.inbox(uid), inboxTag
+	if unreadOnly {
+		key, tag = l.s.k.inboxUnread(uid), inboxUnreadTag
+	}
+	c, err := decodeCursor(after, tag)
+	if err != nil {
+		return nil, err
+	}
+	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
+	if err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(pc, first)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := l.notices(ctx, uid, rp.members)
+	if err != nil {
+		return nil, err
+	}
+	all := rp.cursors(tag)
+	p := &Page[*Notification]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0}
+	for i, n := range ns {
+		if n != nil { // nil: trimmed since the page was read
+			p.Items, p.Cursors = append(p.Items, n), append(p.Cursors, all[i])
+		}
+	}
+	if needs != nil {
+		l.WalkNotifications(ctx, p.Items, needs())
+	}
+	return p, nil
+}
+
+// WalkNotifications reads the actors, posts and comments of notifications, and what needs says
+// the response reads below them, in one walk (see Walk): each level of all three kinds goes in
+// one pipeline. A comment is read with its post, as Loader.Comment reads it.
+func (l *Loader) WalkNotifications(ctx context.Context, ns []*Notification, needs *NotificationNeeds) {
+	if needs == nil || len(ns) == 0 {
+		return
+	}
+	var comment *Needs
+	if needs.Comment != nil {
+		all := *needs.Comment // the resolver reads the whole comment (Loader.Comment)
+		all.CommentFields = AllCommentFields
+		comment = &all
+	}
+	var items []walkItem
+	for _, n := range ns {
+		if needs.Actor != nil && n.Actor != "" {
+			items = append(items, newWalkItem(ItemUser, "", string(n.Actor), needs.Actor))
+		}
+		pid, _ := PostKey(n.PostID)
+		if needs.Post != nil && pid != "" {
+			items = append(items, newWalkItem(ItemPost, "", pid, needs.Post))
+		}
+		if comment != nil && n.CommentID != "" {
+			if cp, num, err := CommentKey(n.CommentID); err == nil {
+				items = append(items, newWalkItem(ItemPost, "", cp, &Needs{}), newWalkItem(ItemComment, cp, num, comment))
+			}
+		}
+	}
+	l.walk(ctx, items)
+}
+
+// MarkNotificationsRead marks notifications of the user uid read: every one with all, else those
+// ids names (global ids of uid's notifications; ids of notifications no longer kept, or read
+// already, change nothing). It returns the number of uid's unread notifications left, counted in
+// the same script as the change. Giving neither ids nor all is KindInvalid; an id of someone
+// else's notification is KindForbidden.
+func (s *Store) MarkNotificationsRead(ctx context.Context, user UserKey, ids []string, all bool) (int, error) {
+	uid := string(user)
+	if ids == nil && !all {
+		return 0, invalidf("give the ids of the notifications to mark read, or all: true")
+	}
+	if len(ids) > NotificationCap {
+		return 0, invalidf("at most %d ids at once (an inbox keeps %d notifications)", NotificationCap, NotificationCap)
+	}
+	args := []any{"ids"}
+	if all {
+		args = []any{"all"}
+	}
+	for _, id := range ids {
+		recipient, cause, err := ParseNotificationID(id)
+		if err != nil {
+			return 0, err
+		}
+		if recipient != user {
+			return 0, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("notification %s is not yours", truncate(id, 60))}
+		}
+		if !all {
+			args = append(args, cause)
+		}
+	}
+	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+		return 0, err
+	}
+	v, err := s.run(ctx, "mark_read", []string{s.k.inboxUnread(uid)}, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("mark_read: unexpected reply %v", v)
+	}
+	return int(n), nil
+}

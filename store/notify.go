@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agora/agora/jobs"
+)
+
+// Producing notifications. A write that causes notifications queues one job for them (see
+// background.go); the job reads what the write made, works out the recipients and delivers to
+// all of them in one pipeline of notify.lua calls, one per recipient on the recipient's slot.
+// Handlers are idempotent because a notification's id is its cause: a job that runs twice, or a
+// cause queued twice, delivers each notification once.
+//
+//   - A new comment (notify-comment) is a REPLY to the post's author for a top-level comment, or
+//     to the parent comment's author for a reply, and a MENTION to each user its body names with
+//     @name (see mentionedUsers). Nobody is notified of their own comment, and the REPLY recipient
+//     gets no MENTION of the same comment.
+//   - A new post (notify-post) is a MENTION to each user its body names.
+//   - A new follower (notify-follow) is a FOLLOW, once per follower: unfollowing and following
+//     again finds the notification there (unless the inbox has trimmed it since).
+//
+// A queued job must not be lost between the write and the queue. A post's and a follow's writes
+// already queue their repair job before their atomic step (repair.go), and their repair queues
+// the job again. A comment has no such note, so its job is queued before the atomic
+// step, due only noticeGrace later — long after the write has either happened or failed — and the
+// write, once done, moves it to now. A job that runs and finds no comment (a write that failed, or
+// an idempotency key that named an earlier comment) does nothing.
+
+// noticeGrace is how long the job queued before a comment's atomic step waits unless the write
+// moves it to now: longer than any write takes, with its retries (the repair jobs' grace).
+const noticeGrace = RepairGrace
+
+// MaxMentions is how many @names of one post or comment are notified at most: the first ones.
+const MaxMentions = 10
+
+// commentNoticeJob is the job that delivers the notifications of comment num (stored form) of
+// post pid, due at (zero: now).
+func commentNoticeJob(pid, num string, at time.Time) jobs.Job {
+	return jobs.Job{ID: jobNotifyComment + ":" + pid + ":" + shortNum(num), Kind: jobNotifyComment, Arg: pid + " " + num, At: at}
+}
+
+// postNoticeJob is the job that delivers the mentions of post pid.
+func postNoticeJob(pid string) jobs.Job {
+	return jobs.Job{ID: jobNotifyPost + ":" + pid, Kind: jobNotifyPost, Arg: pid}
+}
+
+// followNoticeJob is the job that tells b that a follows them.
+func followNoticeJob(a, b string) jobs.Job {
+	return jobs.Job{ID: jobNotifyFollow + ":" + a + ":" + b, Kind: jobNotifyFollow, Arg: a + " " + b}
+}
+
+// queueCommentNotice queues, before a comment's atomic step, the job of its notifications, due
+// noticeGrace from now: if the write stops before promoteCommentNotice, the job still runs.
+func (s *Store) queueCommentNotice(ctx context.Context, pid, num string) error {
+	if err := s.jobs.Enqueue(ctx, commentNoticeJob(pid, num, s.now().Add(noticeGrace))); err != nil {
+		return fmt.Errorf("queue the notifications of comment %s: %w", commentID(pid, num), err)
+	}
+	return nil
+}
+
+// promoteCommentNotice makes the job of a written comment's notifications due now. A failure is
+// logged, not returned: the comment is written, and the job queued beforehand runs anyway.
+func (s *Store) promoteCommentNotice(ctx context.Context, pid, num string) {
+	if err := s.jobs.Schedule(ctx, commentNoticeJob(pid, num, time.Time{})); err != nil {
+		s.opts.Log.WarnContext(ctx, "notifications of a new comment: they go out after the grace",
+			"comment", commentID(pid, num), "grace", noticeGrace, "err", err)
+	}
+}
+
+// queueFollowNotice queues the job that tells b that a follows them.
+func (s *Store) queueFollowNotice(ctx context.Context, a, b string) error {
+	if err := s.jobs.Enqueue(ctx, followNoticeJob(a, b)); err != nil {
+		return fmt.Errorf("queue the notification of %s following %s: %w", a, b, err)
+	}
+	return nil
+}
+
+// notice is one notification to deliver: its recipient (user key), its cause and its record.
+type notice struct {
+	to    string
+	cause string
+	rec   noticeRecord
+}
+
+// runNotifyComment delivers the notifications of a new comment ("<post> <number>").
+func (s *Store) runNotifyComment(ctx context.Context, j jobs.Job) error {
+	pid, num, ok := strings.Cut(j.Arg, " ")
+	if !ok {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	l := s.NewLoader()
+	c, err := l.Comment(ctx, commentID(pid, num))
+	if err != nil {
+		return fmt.Errorf("notifications of comment %s: %w", commentID(pid, num), err)
+	}
+	if c == nil || c.Deleted || c.Author == "" {
+		return nil // never written, or deleted since (with its post, maybe): nothing to tell
+	}
+	p, err := l.Post(ctx, c.PostID) // read with the comment
+	if err != nil || p == nil {
+		return err
+	}
+	// One round trip: the parent comment (for a reply) and the users the body names.
+	names := mentionedUsers(c.Text, c.Author)
+	var reads []read
+	var pnum string
+	if c.ParentID != "" {
+		if _, pnum, err = CommentKey(c.ParentID); err != nil {
+			return fmt.Errorf("notifications of comment %s: %w", c.ID, err)
+		}
+		reads = append(reads, l.commentRead(pid, pnum, AllCommentFields))
+	}
+	for _, n := range names {
+		reads = append(reads, l.userRead(n))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return fmt.Errorf("notifications of comment %s: %w", c.ID, err)
+	}
+	replyTo := p.Author
+	if pnum != "" {
+		replyTo = ""
+		if parent := l.commentOf(calls[0], pid, pnum, AllCommentFields); parent != nil {
+			replyTo = parent.Author // "" for a deleted parent: nobody to tell
+		}
+		calls = calls[1:]
+	}
+	rec := noticeRecord{At: c.CreatedAt.UnixMilli(), Actor: string(c.Author), Post: pid, Comment: shortNum(num)}
+	cause := commentCause(pid, num)
+	var out []notice
+	if replyTo != "" && replyTo != c.Author {
+		r := rec
+		r.Kind = NotificationReply
+		out = append(out, notice{to: string(replyTo), cause: cause, rec: r})
+	}
+	for i, n := range names {
+		if UserKey(n) != replyTo && l.userOf(calls[i], n) != nil {
+			r := rec
+			r.Kind = NotificationMention
+			out = append(out, notice{to: n, cause: cause, rec: r})
+		}
+	}
+	return s.deliver(ctx, out)
+}
+
+// runNotifyPost delivers the mentions of a new post ("<post>").
+func (s *Store) runNotifyPost(ctx context.Context, j jobs.Job) error {
+	pid := j.Arg
+	l := s.NewLoader()
+	p, err := l.Post(ctx, postID(pid))
+	if err != nil {
+		return fmt.Errorf("notifications of post %s: %w", pid, err)
+	}
+	if p == nil {
+		return nil // deleted since, or never written
+	}
+	names := mentionedUsers(p.Body, p.Author)
+	users, err := l.usersByKey(ctx, names)
+	if err != nil {
+		return fmt.Errorf("notifications of post %s: %w", pid, err)
+	}
+	var out []notice
+	for i, u := range users {
+		if u != nil {
+			out = append(out, notice{to: names[i], cause: postCause(pid),
+				rec: noticeRecord{Kind: NotificationMention, At: p.CreatedAt.UnixMilli(), Actor: string(p.Author), Post: pid}})
+		}
+	}
+	return s.deliver(ctx, out)
+}
+
+// runNotifyFollow tells b that a follows them ("<a> <b>"), if a still does; the notification's
+// time is the follow's.
+func (s *Store) runNotifyFollow(ctx context.Context, j jobs.Job) error {
+	a, b, ok := strings.Cut(j.Arg, " ")
+	if !ok {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	at, present, err := s.NewLoader().zscore(ctx, s.k.following(a), b)
+	if err != nil {
+		return fmt.Errorf("notification of %s following %s: %w", a, b, err)
+	}
+	if !present {
+		return nil // unfollowed since
+	}
+	return s.deliver(ctx, []notice{{to: b, cause: followCause(a),
+		rec: noticeRecord{Kind: NotificationFollow, At: int64(at), Actor: a}}})
+}
+
+// deliver inserts notifications, each into its recipient's inbox, in one pipeline, and announces
+// those that were new (notificationAdded).
+func (s *Store) deliver(ctx context.Context, ns []notice) error {
+	if len(ns) == 0 {
+		return nil
+	}
+	calls := make([]scriptCall, len(ns))
+	for i, n := range ns {
+		b, err := json.Marshal(n.rec)
+		if err != nil {
+			return fmt.Errorf("encode notification %s: %w", notificationID(n.to, n.cause), err)
+		}
+		calls[i] = scriptCall{name: "notify", keys: []string{s.k.inboxNotes(n.to), s.k.inbox(n.to), s.k.inboxUnread(n.to)},
+			args: []any{n.cause, n.rec.At, b, NotificationCap}}
+	}
+	replies, err := s.runScripts(ctx, calls)
+	if err != nil {
+		return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+	}
+	var added []notice
+	for i, r := range replies {
+		if v, _ := r.(int64); v == 1 {
+			added = append(added, ns[i])
+		}
+	}
+	s.publishNotificationsAdded(ctx, added)
+	return nil
+}
+
+// mentionedUsers returns the user keys that text names with @name, in order of first appearance,
+// without repeats and without author's own: at most MaxMentions of them, counting names of users
+// that may not exist (the caller checks), so that one text costs a bounded number of reads. A
+// mention is "@" followed by a user name (3–32 of A-Z a-z 0-9 _ -) and not preceded by a name
+// character, so an e-mail address mentions nobody; names match ignoring case.
+func mentionedUsers(text string, author UserKey) []string {
+	var out []string
+	for i := 0; i < len(text) && len(out) < MaxMentions; i++ {
+		if text[i] != '@' || (i > 0 && isNameByte(text[i-1])) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isNameByte(text[j]) {
+			j++
+		}
+		name := strings.ToLower(text[i+1 : j])
+		i = j - 1
+		if !validUserName(name) || UserKey(name) == author || contains(out, name) {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// isNameByte reports whether c can be part of a user name.
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}

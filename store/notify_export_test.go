@@ -1,0 +1,46 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Hooks of the notification tests.
+
+// RequeueCommentNotice queues the job of a comment's notifications again, due at at (zero: now),
+// as a repeated cause, or the job queued before a write that stopped, would.
+func (s *Store) RequeueCommentNotice(ctx context.Context, commentID string, at time.Time) error {
+	pid, num, err := CommentKey(commentID)
+	if err != nil {
+		return err
+	}
+	return s.jobs.Schedule(ctx, commentNoticeJob(pid, num, at))
+}
+
+// RequeuePostNotice queues the job of a post's mentions again.
+func (s *Store) RequeuePostNotice(ctx context.Context, postID string) error {
+	pid, err := PostKey(postID)
+	if err != nil {
+		return err
+	}
+	return s.jobs.Enqueue(ctx, postNoticeJob(pid))
+}
+
+// RequeueFollowNotice queues the job of a's follow of b again.
+func (s *Store) RequeueFollowNotice(ctx context.Context, a, b UserKey) error {
+	return s.queueFollowNotice(ctx, string(a), string(b))
+}
+
+// InboxSizes returns the sizes of the three keys of uid's inbox: the notifications' hash, the
+// inbox and the unread set.
+func (s *Store) InboxSizes(ctx context.Context, uid UserKey) (notes, inbox, unread int64, err error) {
+	u := string(uid)
+	if notes, err = s.rdb.HLen(ctx, s.k.inboxNotes(u)).Result(); err != nil {
+		return
+	}
+	if inbox, err = s.rdb.ZCard(ctx, s.k.inbox(u)).Result(); err != nil {
+		return
+	}
+	unread, err = s.rdb.ZCard(ctx, s.k.inboxUnread(u)).Result()
+	return
+}

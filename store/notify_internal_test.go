@@ -1,0 +1,127 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestMentionedUsers(t *testing.T) {
+	twelve := make([]string, 12)
+	for i := range twelve {
+		twelve[i] = fmt.Sprintf("user%02d", i+1)
+	}
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"none", "no mentions here", nil},
+		{"one", "hi @alice!", []string{"alice"}},
+		{"case folds, repeats once", "@Alice and @ALICE and @alice", []string{"alice"}},
+		{"order of appearance", "@cat, @bob; (@dan)", []string{"cat", "bob", "dan"}},
+		{"the author is left out", "@me and @bob", []string{"bob"}},
+		{"e-mail addresses are not mentions", "mail bob@example.org or x.@cat", []string{"cat"}},
+		{"too short or too long", "@ab @" + strings.Repeat("n", 33) + " @abc", []string{"abc"}},
+		{"a bare @", "@ @@ @.", nil},
+		{"name characters", "@a_b-c9.", []string{"a_b-c9"}},
+		{"two in a row: the second is part of a word", "@alice@bob", []string{"alice"}},
+		{"at most MaxMentions", "@" + strings.Join(twelve, " @"), twelve[:MaxMentions]},
+		{"the author's own name does not count toward the cap", strings.Repeat("@me ", 20) + "@" + strings.Join(twelve, " @"), twelve[:MaxMentions]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mentionedUsers(tc.text, "me"); !slices.Equal(got, tc.want) {
+				t.Errorf("mentionedUsers(%q) = %v, want %v", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNotificationIDs(t *testing.T) {
+	for _, tc := range []struct {
+		id, recipient, cause string
+		ok                   bool
+	}{
+		{"notification:alice:c:17:4", "alice", "c:17:4", true},
+		{"notification:alice:p:17", "alice", "p:17", true},
+		{"notification:alice:f:bob", "alice", "f:bob", true},
+		{"notification:alice:c:17", "", "", false},
+		{"notification:alice:c:017:4", "", "", false},
+		{"notification:alice:c:17:0", "", "", false},
+		{"notification:alice:p:x", "", "", false},
+		{"notification:alice:f:b", "", "", false},
+		{"notification:alice:x:1", "", "", false},
+		{"notification:al:p:1", "", "", false},
+		{"notification:alice", "", "", false},
+		{"user:alice", "", "", false},
+	} {
+		r, c, err := ParseNotificationID(tc.id)
+		if ok := err == nil; ok != tc.ok || string(r) != tc.recipient || c != tc.cause {
+			t.Errorf("ParseNotificationID(%q) = %q, %q, %v; want %q, %q, ok %v", tc.id, r, c, err, tc.recipient, tc.cause, tc.ok)
+		}
+		if !tc.ok && !IsKind(err, KindInvalid) {
+			t.Errorf("ParseNotificationID(%q): %v, want KindInvalid", tc.id, err)
+		}
+	}
+	if got := notificationID("alice", commentCause("17", padNum("4"))); got != "notification:alice:c:17:4" {
+		t.Errorf("notification id %q", got)
+	}
+}
+
+// TestNotifyScriptsAreSafeToRunTwice sends notify.lua and mark_read.lua twice with the same
+// arguments, as go-redis does when a reply is lost: the second run changes nothing, and the
+// unread count stays that of the entries.
+func TestNotifyScriptsAreSafeToRunTwice(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{s.k.inboxNotes("ann"), s.k.inbox("ann"), s.k.inboxUnread("ann")}
+	twice := func(name string, keys []string, args ...any) []any {
+		t.Helper()
+		var out []any
+		for i := 0; i < 2; i++ {
+			v, err := s.run(ctx, name, keys, args...)
+			if err != nil {
+				t.Fatalf("%s run %d: %v", name, i+1, err)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	sizes := func() [3]int64 {
+		return [3]int64{rdb.HLen(ctx, keys[0]).Val(), rdb.ZCard(ctx, keys[1]).Val(), rdb.ZCard(ctx, keys[2]).Val()}
+	}
+	for i := 1; i <= 3; i++ {
+		got := twice("notify", keys, fmt.Sprintf("f:user%d", i), 1000*i, `{"k":"FOLLOW"}`, 2)
+		if got[0] != int64(1) || got[1] != int64(0) {
+			t.Fatalf("notify %d replied %v, want [1 0]", i, got)
+		}
+	}
+	if got := sizes(); got != [3]int64{2, 2, 2} {
+		t.Fatalf("after three notifications into an inbox of 2: sizes %v", got)
+	}
+	if got := twice("notify", keys, "f:user0", 500, `{"k":"FOLLOW"}`, 2); got[0] != int64(0) {
+		t.Fatalf("a notification older than a full inbox keeps was kept: %v", got)
+	}
+	if got := twice("mark_read", keys[2:], "ids", "f:user3", "f:user9"); got[0] != int64(1) || got[1] != int64(1) {
+		t.Fatalf("mark_read replied %v, want [1 1]", got)
+	}
+	if got := sizes(); got != [3]int64{2, 2, 1} {
+		t.Fatalf("after marking one read: sizes %v", got)
+	}
+	if got := twice("mark_read", keys[2:], "all"); got[0] != int64(0) || got[1] != int64(0) {
+		t.Fatalf("mark_read all replied %v", got)
+	}
+	if got := rdb.Get(ctx, s.k.revOf(keys[0])).Val(); got != "12" {
+		t.Fatalf("inbox revision %s after 12 script runs, want 12: every run raises it", got)
+	}
+}
