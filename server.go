@@ -71,6 +71,7 @@ type config struct {
 	eventBuffer   int
 	responseCache int // MiB; 0 turns the response cache off
 	trustedDocs   string
+	metricsAddr   string
 	publicMaxAge  time.Duration
 	logJSON       bool
 	ready         func(addr string) // called with the listening address; for tests
@@ -211,6 +212,7 @@ Flags:
 	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live responses a subscriber may fall behind before it is ended with SLOW_SUBSCRIBER")
+	str(&c.metricsAddr, "metrics-addr", "AGORA_METRICS_ADDR", "", "serve the Prometheus metrics on this address only (say 127.0.0.1:9090) instead of at /metrics on -addr")
 	str(&c.trustedDocs, "trusted-documents", "AGORA_TRUSTED_DOCUMENTS", "", "a manifest of the only documents to run (Apollo's persisted-query manifest, or a JSON object of SHA-256 → document); others are refused with TRUSTED_DOCUMENTS_ONLY")
 	dur(&c.publicMaxAge, "public-max-age", "AGORA_PUBLIC_MAX_AGE", 0, "how long a CDN may keep the answer to an anonymous query over GET (Cache-Control: public, max-age); 0 sends no-store")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
@@ -358,8 +360,17 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}
 	defer endStreams() // when serve fails before its shutdown ends them
-	return serve(ctx, cfg, log, httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
-		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge}), endStreams)
+	api := httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
+		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge,
+		MetricsApart: cfg.metricsAddr != ""})
+	if cfg.metricsAddr != "" {
+		stop, err := serveMetrics(ctx, cfg.metricsAddr, api.Metrics(), log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	return serve(ctx, cfg, log, api, endStreams)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is
@@ -431,6 +442,28 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler, e
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// serveMetrics serves the metrics at /metrics on addr until stop is called.
+func serveMetrics(ctx context.Context, addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("serve metrics", "err", err)
+		}
+	}()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() {
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}, nil
 }
 
 func displayAddr(a net.Addr) string {

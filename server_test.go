@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -352,5 +353,32 @@ func TestStartupSaysWhatIsWrongWithRedis(t *testing.T) {
 			}
 			t.Logf("%s", err)
 		})
+	}
+}
+
+// TestMetricsAddr: with -metrics-addr the metrics are served there, and not on -addr.
+func TestMetricsAddr(t *testing.T) {
+	port, err := storetest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	s := start(t, map[string]string{}, "-metrics-addr", metricsAddr)
+	res, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "agora_live_subscriptions") {
+		t.Fatalf("metrics on -metrics-addr: %d\n%.300s", res.StatusCode, body)
+	}
+	res, err = http.Get(s.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /metrics on -addr: %d, want 404", res.StatusCode)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
@@ -45,6 +46,8 @@ type responseCache struct {
 	lru     *list.List               // of *cacheEntry, most recently used first
 	entries map[string]*list.Element // by entry key
 	flights map[string]*flight       // misses being computed, by flight key
+
+	hits, misses atomic.Uint64 // answers served from an entry; answers computed (metrics)
 }
 
 // cacheEntry is one kept response.
@@ -152,6 +155,7 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 // compute runs the query, answers it, and keeps the answer when it can be; it returns the entry
 // kept, or nil.
 func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next http.Handler, req *resolvers.Request, base, viewerKey string) *cacheEntry {
+	c.misses.Add(1)
 	rec := resolvers.NewRecording()
 	own := *req
 	own.Recording = rec
@@ -224,6 +228,7 @@ const CacheHeader = "X-Agora-Cache"
 
 // serve writes a kept answer.
 func (c *responseCache) serve(w http.ResponseWriter, e *cacheEntry) {
+	c.hits.Add(1)
 	if e.contentType != "" {
 		w.Header().Set("Content-Type", e.contentType)
 	}

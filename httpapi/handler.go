@@ -22,6 +22,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/live"
@@ -46,6 +47,9 @@ type Config struct {
 	// PublicMaxAge is how long shared caches (a CDN) may keep the answer to an anonymous query
 	// sent over GET; zero (the default) keeps them from storing it.
 	PublicMaxAge time.Duration
+	// MetricsApart keeps the metrics off this handler's /metrics: the caller serves
+	// Handler.Metrics on an address of its own (-metrics-addr).
+	MetricsApart bool
 }
 
 // DefaultResponseCacheMiB is the response cache's default size.
@@ -54,8 +58,12 @@ const DefaultResponseCacheMiB = 64
 // Handler is agora's HTTP handler.
 type Handler struct {
 	http.Handler
-	ops *resolvers.Operations
+	ops     *resolvers.Operations
+	metrics *metrics
 }
+
+// Metrics returns the handler of the Prometheus metrics, to serve on an address of its own.
+func (h *Handler) Metrics() http.Handler { return h.metrics.handler() }
 
 // LiveSubscriptions returns how many subscriptions are running on the handler, over every
 // transport.
@@ -87,20 +95,33 @@ func New(cfg Config) *Handler {
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
-	ops := resolvers.NewOperations(cfg.Store, presentError(cfg.Log), cfg.Hub.Options().EventBuffer)
-	srv.Use(ops)
-	srv.SetErrorPresenter(presentError(cfg.Log))
-	srv.SetRecoverFunc(recoverPanic(cfg.Log))
-
-	mux := http.NewServeMux()
-	var gql http.Handler = srv
+	var cache *responseCache
 	if cfg.ResponseCacheMiB == 0 {
 		cfg.ResponseCacheMiB = DefaultResponseCacheMiB
 	}
 	if cfg.ResponseCacheMiB > 0 {
-		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
+		cache = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20)
 	}
-	mux.Handle("/query", cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, persisted(cfg, gql))))))))
+	// The metrics read the operations' count, and the operations present errors through the
+	// metrics' counting presenter: present is looked up when an error is presented.
+	present := presentError(cfg.Log)
+	ops := resolvers.NewOperations(cfg.Store, func(ctx context.Context, err error) *gqlerror.Error { return present(ctx, err) }, cfg.Hub.Options().EventBuffer)
+	m := newMetrics(cfg.Store, cfg.Hub, ops, cache)
+	present = m.presenting(present)
+	srv.AroundOperations(m.aroundOperations)
+	srv.Use(ops)
+	srv.SetErrorPresenter(present)
+	srv.SetRecoverFunc(recoverPanic(cfg.Log))
+
+	mux := http.NewServeMux()
+	var gql http.Handler = srv
+	if cache != nil {
+		gql = cache.wrap(srv)
+	}
+	mux.Handle("/query", m.countResponses(cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, persisted(cfg, gql)))))))))
+	if !cfg.MetricsApart {
+		mux.Handle("GET /metrics", m.handler())
+	}
 	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -118,7 +139,7 @@ func New(cfg Config) *Handler {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	return &Handler{Handler: mux, ops: ops}
+	return &Handler{Handler: mux, ops: ops, metrics: m}
 }
 
 // withRequest authenticates the bearer token, if any, and installs the request state: the

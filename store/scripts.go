@@ -270,6 +270,7 @@ func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait 
 			_ = pipes[g].Process(ctx, waits[g])
 		}
 	}
+	countRedis(ctx, len(pipes), len(pending))
 	if len(pipes) == 1 {
 		_, _ = pipes[0].Exec(ctx)
 	} else {
