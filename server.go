@@ -29,6 +29,12 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/live"
@@ -100,7 +106,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
   agora [flags] retry-job <id>
                          put a dead job back in the queue (after fixing its cause), then exit
 
-Every flag has an environment variable; a flag wins over its variable.
+Every flag has an environment variable; a flag wins over its variable. Tracing is on when the
+standard OpenTelemetry variables name an endpoint: OTEL_EXPORTER_OTLP_ENDPOINT (or
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), with the other OTEL_EXPORTER_OTLP_* settings,
+OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
 
 Flags:
 `)
@@ -360,7 +369,15 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		}
 	}
 	defer endStreams() // when serve fails before its shutdown ends them
-	api := httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Limits: cfg.limits, Live: cfg.live,
+	tp, stopTracing, err := tracerFromEnv(ctx, getenv)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	if tp != nil {
+		log.Info("tracing operations to OpenTelemetry", "endpoint", firstOf(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
+	}
+	api := httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Tracing: tp, Limits: cfg.limits, Live: cfg.live,
 		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge,
 		MetricsApart: cfg.metricsAddr != ""})
 	if cfg.metricsAddr != "" {
@@ -442,6 +459,42 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler, e
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// tracerFromEnv returns an OpenTelemetry tracer provider exporting over OTLP/HTTP when the
+// standard variables name an endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; the exporter reads the other OTEL_EXPORTER_OTLP_* settings,
+// the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES), and nil when none does or
+// OTEL_SDK_DISABLED is true. stop flushes what is buffered.
+func tracerFromEnv(ctx context.Context, getenv func(string) string) (trace.TracerProvider, func(), error) {
+	nothing := func() {}
+	if getenv("OTEL_SDK_DISABLED") == "true" || firstOf(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) == "" {
+		return nil, nothing, nil
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, nothing, fmt.Errorf("start the OTLP trace exporter: %w", err)
+	}
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "agora")), resource.WithFromEnv())
+	if err != nil {
+		return nil, nothing, fmt.Errorf("describe the traced service: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return tp, func() {
+		shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tp.Shutdown(shutdownCtx)
+	}, nil
+}
+
+// firstOf returns the first of its arguments that is not empty.
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // serveMetrics serves the metrics at /metrics on addr until stop is called.

@@ -23,6 +23,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/live"
@@ -50,6 +51,8 @@ type Config struct {
 	// MetricsApart keeps the metrics off this handler's /metrics: the caller serves
 	// Handler.Metrics on an address of its own (-metrics-addr).
 	MetricsApart bool
+	// Tracing, when set, traces every operation (see tracing.go).
+	Tracing trace.TracerProvider
 }
 
 // DefaultResponseCacheMiB is the response cache's default size.
@@ -109,6 +112,11 @@ func New(cfg Config) *Handler {
 	m := newMetrics(cfg.Store, cfg.Hub, ops, cache)
 	present = m.presenting(present)
 	srv.AroundOperations(m.aroundOperations)
+	tr := newTracing(cfg.Tracing)
+	if tr != nil {
+		srv.AroundOperations(tr.aroundOperations)
+		srv.AroundFields(tr.aroundFields)
+	}
 	srv.Use(ops)
 	srv.SetErrorPresenter(present)
 	srv.SetRecoverFunc(recoverPanic(cfg.Log))
@@ -118,7 +126,7 @@ func New(cfg Config) *Handler {
 	if cache != nil {
 		gql = cache.wrap(srv)
 	}
-	mux.Handle("/query", m.countResponses(cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, persisted(cfg, gql)))))))))
+	mux.Handle("/query", m.countResponses(cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, tr, persisted(cfg, gql)))))))))
 	if !cfg.MetricsApart {
 		mux.Handle("GET /metrics", m.handler())
 	}
@@ -147,7 +155,7 @@ func New(cfg Config) *Handler {
 // request that presents a token that is invalid or expired, or an Authorization header that is
 // not "Bearer <token>", is answered 401 UNAUTHENTICATED, reads included: a client that believes
 // it is signed in learns that it must sign in again instead of silently reading anonymously.
-func withRequest(cfg Config, next http.Handler) http.Handler {
+func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := &resolvers.Request{}
 		if h := r.Header.Get("Authorization"); h != "" {
@@ -184,7 +192,7 @@ func withRequest(cfg Config, next http.Handler) http.Handler {
 			req.LastEventID = r.Header.Get("Last-Event-ID") // the cursor an EventSource resumes from
 		}
 		setCacheControl(w, r, req.Token != "", cfg.PublicMaxAge)
-		ctx := store.WithClient(r.Context(), r.RemoteAddr) // per-address limits on log-ins and sign-ups
+		ctx := store.WithClient(tr.extract(r.Context(), r), r.RemoteAddr) // per-address limits on log-ins and sign-ups
 		if r.Header.Get("Upgrade") == "" {
 			ctx = withRetryAfter(ctx, w)
 		}

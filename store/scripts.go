@@ -271,6 +271,8 @@ func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait 
 		}
 	}
 	countRedis(ctx, len(pipes), len(pending))
+	ctx, span := pipelineSpan(ctx, len(pipes), len(pending))
+	defer span.End()
 	if len(pipes) == 1 {
 		_, _ = pipes[0].Exec(ctx)
 	} else {
