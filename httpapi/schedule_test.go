@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -9,27 +8,9 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// setClock is a clock the test moves.
-type setClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *setClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *setClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestAPIScheduledPosts(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		clk := &setClock{t: time.Now().Truncate(time.Second)}
+		clk := storetest.NewClock()
 		a := newAPI(t, b, store.Options{Now: clk.Now, MaxScheduledPosts: 2})
 		amy, _ := a.signUp("amy")
 		bob, _ := a.signUp("bob")

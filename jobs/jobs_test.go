@@ -16,28 +16,8 @@ import (
 
 func TestMain(m *testing.M) { storetest.Main(m) }
 
-// clock is a clock the test moves by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().Truncate(time.Second)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // engines returns n engines on one prefix of b, as n server processes would have, sharing clk.
-func engines(t *testing.T, b storetest.Backend, n int, clk *clock, opts jobs.Options) []*jobs.Engine {
+func engines(t *testing.T, b storetest.Backend, n int, clk *storetest.Clock, opts jobs.Options) []*jobs.Engine {
 	t.Helper()
 	prefix := storetest.Prefix()
 	out := make([]*jobs.Engine, n)
@@ -80,7 +60,7 @@ func runDue(t *testing.T, e *jobs.Engine) int {
 func TestJobsRunWhenDueAndOnce(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		e := engines(t, b, 1, clk, jobs.Options{})[0]
 		var r recorder
 		e.Handle("echo", r.handle)
@@ -124,7 +104,7 @@ func TestJobsRunWhenDueAndOnce(t *testing.T) {
 func TestJobsScheduleMovesAndCancelRemoves(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		e := engines(t, b, 1, clk, jobs.Options{})[0]
 		var r recorder
 		e.Handle("echo", r.handle)
@@ -156,7 +136,7 @@ func TestJobsScheduleMovesAndCancelRemoves(t *testing.T) {
 func TestJobsFailuresRetryThenDeadLetters(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 3})[0]
 		r := recorder{err: errors.New("boom")}
 		e.Handle("fail", r.handle)
@@ -208,7 +188,7 @@ func TestJobsFailuresRetryThenDeadLetters(t *testing.T) {
 func TestJobsLaterDoesNotCountATry(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 1})[0]
 		var tries []int
 		e.Handle("wait", func(_ context.Context, j jobs.Job) error {
@@ -240,7 +220,7 @@ func TestJobsLaterDoesNotCountATry(t *testing.T) {
 func TestJobsOfADeadProcessRunAgainAfterTheirLease(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		es := engines(t, b, 2, clk, jobs.Options{Lease: 30 * time.Second})
 		hung, release := make(chan struct{}), make(chan struct{})
 		es[0].Handle("j", func(context.Context, jobs.Job) error { close(hung); <-release; return nil })
@@ -273,7 +253,7 @@ func TestJobsOfADeadProcessRunAgainAfterTheirLease(t *testing.T) {
 func TestRunReleasesRunningJobsOnShutdown(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		es := engines(t, b, 2, clk, jobs.Options{Drain: 50 * time.Millisecond, Poll: 5 * time.Millisecond})
 		started := make(chan string, 2)
 		es[0].Handle("quick", func(ctx context.Context, j jobs.Job) error { started <- j.ID; return nil })
@@ -309,7 +289,7 @@ func TestRunPicksUpJobsPromptly(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		es := engines(t, b, 2, &clock{t: time.Now()}, jobs.Options{Poll: 20 * time.Millisecond})
+		es := engines(t, b, 2, storetest.NewClock(), jobs.Options{Poll: 20 * time.Millisecond})
 		for _, e := range es {
 			e.Handle("j", func(context.Context, jobs.Job) error { return nil })
 		}
@@ -334,7 +314,7 @@ func TestRunPicksUpJobsPromptly(t *testing.T) {
 func TestLockHasOneHolderAndIsTakenOverAfterItsTTL(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		es := engines(t, b, 4, &clock{t: time.Now()}, jobs.Options{})
+		es := engines(t, b, 4, storetest.NewClock(), jobs.Options{})
 		var holders, maxHolders, turns atomic.Int32
 		var wg sync.WaitGroup
 		for _, e := range es {
@@ -410,7 +390,7 @@ func TestLockHasOneHolderAndIsTakenOverAfterItsTTL(t *testing.T) {
 func TestSettleTakesBackOnlyItsOwnReminder(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		clk := newClock()
+		clk := storetest.NewClock()
 		e := engines(t, b, 1, clk, jobs.Options{})[0]
 		var r recorder
 		e.Handle("repair", r.handle)

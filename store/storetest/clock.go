@@ -1,0 +1,29 @@
+package storetest
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock is a clock a test moves by hand, for Options.Now: it stands still until Add.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a Clock at the present, to the millisecond (what Redis scores keep).
+func NewClock() *Clock { return &Clock{t: time.Now().Truncate(time.Millisecond)} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Add moves the clock by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
