@@ -266,10 +266,10 @@ func (sub *Subscription) Close() error {
 func (sub *Subscription) shardSubscribe(ctx context.Context, ch string) (*redis.PubSub, error) {
 	cc := sub.rdb.(*redis.ClusterClient)
 	var err error
-	for attempt := 0; attempt < redirectAttempts; attempt++ {
+	for attempt := 0; attempt < store.MaxRedirectAttempts; attempt++ {
 		if attempt > 0 {
 			cc.ReloadState(ctx)
-			if werr := sleepCtx(ctx, backoff(attempt)); werr != nil {
+			if werr := store.Pause(ctx, store.RetryPause(attempt)); werr != nil {
 				return nil, werr
 			}
 		}
@@ -303,7 +303,7 @@ func (sub *Subscription) shard(ctx context.Context, ch string, ps *redis.PubSub)
 			if ps, err = sub.shardSubscribe(ctx, ch); err == nil {
 				break
 			}
-			if sleepCtx(ctx, time.Second) != nil {
+			if store.Pause(ctx, time.Second) != nil {
 				return
 			}
 		}
@@ -344,26 +344,5 @@ func (sub *Subscription) forward(ctx context.Context, ps *redis.PubSub, ch strin
 				}
 			}
 		}
-	}
-}
-
-// redirectAttempts bounds how often a sharded subscription is tried again while its slot's owner
-// is changing (MOVED), as the store bounds its own resends.
-const redirectAttempts = 8
-
-// backoff is the pause before the attempt-th try: 10ms doubling up to 640ms, as the store's.
-func backoff(attempt int) time.Duration {
-	return 10 * time.Millisecond << min(attempt-1, 6)
-}
-
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

@@ -163,9 +163,10 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, erro
 // within Options.WaitTimeout. The write may or may not survive a failover; repeating it is safe.
 var ErrNotReplicated = errors.New("write not acknowledged by enough replicas")
 
-// maxRedirectAttempts bounds how often an operation is resent after MOVED, ASK, TRYAGAIN and the
-// like while a cluster moves slots or fails over.
-const maxRedirectAttempts = 8
+// MaxRedirectAttempts bounds how often an operation is resent after MOVED, ASK, TRYAGAIN and the
+// like while a cluster moves slots or fails over; package live bounds its sharded subscriptions
+// by it too.
+const MaxRedirectAttempts = 8
 
 // op is one operation of a pipeline: the one or two commands fill adds, on the hash slot of key.
 type op struct {
@@ -190,7 +191,7 @@ type op struct {
 // timeout, since a timeout is never retried here (go-redis retries within the attempt). The
 // bound is per attempt, not over the whole loop, because the replies retried here are answers —
 // a slot on the move, a failover under way — and cutting that short would turn a routine
-// resharding into errors; maxRedirectAttempts bounds the loop.
+// resharding into errors; MaxRedirectAttempts bounds the loop.
 func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 	wait = wait && s.opts.WaitReplicas > 0
 	pending := make([]int, len(ops))
@@ -199,11 +200,11 @@ func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
 	}
 	var last error
 	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt == maxRedirectAttempts {
+		if attempt == MaxRedirectAttempts {
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, last)
 		}
 		if attempt > 0 && !isNoScript(last) {
-			if err := sleepCtx(ctx, backoff(attempt)); err != nil {
+			if err := Pause(ctx, RetryPause(attempt)); err != nil {
 				return err
 			}
 		}
@@ -350,13 +351,14 @@ func isNonLocalKey(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "Script attempted to access a non local key")
 }
 
-// backoff is the pause before the attempt-th resend: 10ms doubling up to 640ms.
-func backoff(attempt int) time.Duration {
+// RetryPause is the pause before the attempt-th resend: 10ms doubling up to 640ms. It is the one
+// backoff of whatever is sent to Redis again, here and in package live.
+func RetryPause(attempt int) time.Duration {
 	return 10 * time.Millisecond << min(attempt-1, 6)
 }
 
-// sleepCtx sleeps for d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Pause sleeps for d or until ctx ends, and returns ctx's error then.
+func Pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
