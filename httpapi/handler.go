@@ -20,7 +20,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/graph"
@@ -41,6 +40,9 @@ type Config struct {
 	// ResponseCacheMiB bounds the response cache (see cache.go) in MiB: 0 selects the default,
 	// 64; a negative value turns the cache off.
 	ResponseCacheMiB int
+	// GraphiQL serves the GraphiQL IDE, embedded in the binary, at / (see graphiql.go); without
+	// it GET / is 404.
+	GraphiQL bool
 }
 
 // DefaultResponseCacheMiB is the response cache's default size.
@@ -56,7 +58,8 @@ type Handler struct {
 // transport.
 func (h *Handler) LiveSubscriptions() int { return h.ops.Subscriptions() }
 
-// New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
+// New returns agora's HTTP handler: /query, / (GraphiQL, when Config.GraphiQL is set), /healthz
+// and /readyz.
 func New(cfg Config) *Handler {
 	if cfg.Store == nil || cfg.Hub == nil {
 		panic("httpapi: Config needs a Store and a Hub")
@@ -93,7 +96,13 @@ func New(cfg Config) *Handler {
 		gql = newResponseCache(cfg.Store, cfg.Log, int64(cfg.ResponseCacheMiB)<<20).wrap(srv)
 	}
 	mux.Handle("/query", cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, gql)))))))
-	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
+	if cfg.GraphiQL {
+		g, err := newGraphiQL()
+		if err != nil {
+			panic(err) // the embedded files are fixed at build time, and tested
+		}
+		g.register(mux)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
