@@ -80,6 +80,7 @@ type config struct {
 	metricsAddr   string
 	publicMaxAge  time.Duration
 	logJSON       bool
+	graphiql      bool
 	ready         func(addr string) // called with the listening address; for tests
 }
 
@@ -96,7 +97,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
-  agora [flags]          serve GraphQL on -addr (GraphiQL at /, the API at /query)
+  agora [flags]          serve GraphQL on -addr (the API at /query, GraphiQL at / unless -graphiql=false)
   agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma and the follow graph's
                          derived records from the primary data, finish interrupted thread deletions,
                          then exit (needs a real Redis: -redis, -redis-cluster or -redis-sentinel)
@@ -143,12 +144,13 @@ Flags:
 		fs.IntVar(p, name, n, usage+" (env "+env+")")
 	}
 	str(&c.addr, "addr", "ADDR", ":8080", "listen address")
-	boolean := func(p *bool, name, env string, usage string) {
-		b, err := strconv.ParseBool(envOr(getenv, env, "false"))
+	boolean := func(p *bool, name, env string, def bool, usage string) {
+		b, err := strconv.ParseBool(envOr(getenv, env, strconv.FormatBool(def)))
 		if err != nil {
 			bad(env, err)
+			b = def
 		}
-		fs.BoolVar(p, name, err == nil && b, usage+" (env "+env+")")
+		fs.BoolVar(p, name, b, usage+" (env "+env+")")
 	}
 	var cluster, sentinels string
 	r := &c.redis
@@ -161,12 +163,12 @@ Flags:
 	str(&r.Password, "redis-password", "REDIS_PASSWORD", "", "Redis password (prefer the environment variable: flags show in ps)")
 	str(&r.SentinelUsername, "redis-sentinel-username", "REDIS_SENTINEL_USERNAME", "", "ACL user name for the sentinels")
 	str(&r.SentinelPassword, "redis-sentinel-password", "REDIS_SENTINEL_PASSWORD", "", "password for the sentinels")
-	boolean(&r.TLS, "redis-tls", "REDIS_TLS", "connect to Redis over TLS (a rediss:// URL does too)")
+	boolean(&r.TLS, "redis-tls", "REDIS_TLS", false, "connect to Redis over TLS (a rediss:// URL does too)")
 	str(&r.TLSCAFile, "redis-tls-ca", "REDIS_TLS_CA", "", "PEM file of CA certificates that sign the Redis servers' certificates")
 	str(&r.TLSCertFile, "redis-tls-cert", "REDIS_TLS_CERT", "", "PEM client certificate, for servers with tls-auth-clients yes")
 	str(&r.TLSKeyFile, "redis-tls-key", "REDIS_TLS_KEY", "", "PEM key of the client certificate")
 	str(&r.TLSServerName, "redis-tls-server-name", "REDIS_TLS_SERVER_NAME", "", "name to verify the servers' certificates against (default: the host dialled)")
-	boolean(&r.TLSInsecure, "redis-tls-insecure", "REDIS_TLS_INSECURE", "do not verify the servers' certificates (testing only)")
+	boolean(&r.TLSInsecure, "redis-tls-insecure", "REDIS_TLS_INSECURE", false, "do not verify the servers' certificates (testing only)")
 	num(&c.waitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", 0,
 		"acknowledge a write only once this many replicas have it (WAIT); 0 relies on asynchronous replication")
 	dur(&c.waitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", time.Second, "longest wait for the replicas of -redis-wait-replicas")
@@ -226,7 +228,8 @@ Flags:
 	dur(&c.publicMaxAge, "public-max-age", "AGORA_PUBLIC_MAX_AGE", 0, "how long a CDN may keep the answer to an anonymous query over GET (Cache-Control: public, max-age); 0 sends no-store")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
 		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
-	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", "log as JSON lines")
+	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", false, "log as JSON lines")
+	boolean(&c.graphiql, "graphiql", "AGORA_GRAPHIQL", true, "serve the GraphiQL IDE at / (embedded: it needs no internet access); false answers / with 404")
 	if len(envErrs) > 0 {
 		return nil, nil, fmt.Errorf("bad environment: %w", errors.Join(envErrs...))
 	}
@@ -379,7 +382,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	api := httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Tracing: tp, Limits: cfg.limits, Live: cfg.live,
 		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge,
-		MetricsApart: cfg.metricsAddr != ""})
+		MetricsApart: cfg.metricsAddr != "", GraphiQL: cfg.graphiql})
 	if cfg.metricsAddr != "" {
 		stop, err := serveMetrics(ctx, cfg.metricsAddr, api.Metrics(), log)
 		if err != nil {
@@ -441,7 +444,11 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, h http.Handler, e
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	srv.RegisterOnShutdown(endStreams)
-	log.Info("agora listening", "addr", ln.Addr().String(), "graphiql", "http://"+displayAddr(ln.Addr())+"/")
+	if cfg.graphiql {
+		log.Info("agora listening", "addr", ln.Addr().String(), "graphiql", "http://"+displayAddr(ln.Addr())+"/")
+	} else {
+		log.Info("agora listening", "addr", ln.Addr().String())
+	}
 	if cfg.ready != nil {
 		cfg.ready(ln.Addr().String())
 	}

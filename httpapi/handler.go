@@ -20,7 +20,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/trace"
@@ -53,6 +52,9 @@ type Config struct {
 	MetricsApart bool
 	// Tracing, when set, traces every operation (see tracing.go).
 	Tracing trace.TracerProvider
+	// GraphiQL serves the GraphiQL IDE, embedded in the binary, at / (see graphiql.go); without
+	// it GET / is 404.
+	GraphiQL bool
 }
 
 // DefaultResponseCacheMiB is the response cache's default size.
@@ -72,7 +74,8 @@ func (h *Handler) Metrics() http.Handler { return h.metrics.handler() }
 // transport.
 func (h *Handler) LiveSubscriptions() int { return h.ops.Subscriptions() }
 
-// New returns agora's HTTP handler: /query, / (GraphiQL), /healthz and /readyz.
+// New returns agora's HTTP handler: /query, / (GraphiQL, when Config.GraphiQL is set), /healthz
+// and /readyz.
 func New(cfg Config) *Handler {
 	if cfg.Store == nil || cfg.Hub == nil {
 		panic("httpapi: Config needs a Store and a Hub")
@@ -130,7 +133,13 @@ func New(cfg Config) *Handler {
 	if !cfg.MetricsApart {
 		mux.Handle("GET /metrics", m.handler())
 	}
-	mux.Handle("GET /{$}", playground.Handler("agora", "/query"))
+	if cfg.GraphiQL {
+		g, err := newGraphiQL()
+		if err != nil {
+			panic(err) // the embedded files are fixed at build time, and tested
+		}
+		g.register(mux)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = io.WriteString(w, "ok\n")
