@@ -54,10 +54,12 @@ type Call struct {
 }
 
 // Runner runs the engine's scripts: the store's one way to run a script, with its retry policy
-// and timeouts. RunScripts sends the calls in one pipeline and returns each reply, or the first
-// error.
+// and timeouts. Both send the calls in one pipeline: RunScripts returns each reply, or the first
+// error; RunEach returns each call's reply or error, so that the shards that answered count
+// when another fails.
 type Runner interface {
 	RunScripts(ctx context.Context, calls []Call) ([]any, error)
+	RunEach(ctx context.Context, calls []Call) ([]any, []error)
 }
 
 // Job is one unit of background work.
@@ -273,29 +275,41 @@ type claimed struct {
 }
 
 // claim takes at most max due jobs over all shards, in one pipeline, and returns them with the
-// time the next job is due (or its lease ends) in any shard, zero if none.
+// time the next job is due (or its lease ends) in any shard, zero if none. The max is shared out
+// exactly, starting with a shard that rotates, so that a process never leases more jobs than it
+// has workers for. A shard that fails is logged and skipped; the others' jobs run.
 func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, error) {
 	now := e.now()
-	per := (max + e.opts.Shards - 1) / e.opts.Shards
 	start := int(e.next.Add(1))
-	calls := make([]Call, e.opts.Shards)
-	for i := range calls {
+	var calls []Call
+	var shards []int
+	for i := range e.opts.Shards {
+		per := max / e.opts.Shards
+		if i < max%e.opts.Shards {
+			per++
+		}
+		if per == 0 && max > 0 {
+			continue
+		}
 		n := (start + i) % e.opts.Shards
 		k := e.keys(n)
-		calls[i] = Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3]},
-			Args: []any{now.UnixMilli(), now.Add(e.opts.Lease).UnixMilli(), per}}
+		calls = append(calls, Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3]},
+			Args: []any{now.UnixMilli(), now.Add(e.opts.Lease).UnixMilli(), per}})
+		shards = append(shards, n)
 	}
-	replies, err := e.r.RunScripts(ctx, calls)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("claim jobs: %w", err)
-	}
+	replies, errs := e.r.RunEach(ctx, calls)
 	var out []claimed
 	var next time.Time
+	var failed error
 	for i, reply := range replies {
-		n := (start + i) % e.opts.Shards
+		n := shards[i]
 		arr, _ := reply.([]any)
-		if len(arr) != 2 {
-			return nil, time.Time{}, fmt.Errorf("claim jobs: unexpected reply %v", reply)
+		if errs[i] == nil && len(arr) != 2 {
+			errs[i] = fmt.Errorf("unexpected reply %v", reply)
+		}
+		if errs[i] != nil {
+			failed = fmt.Errorf("claim jobs of shard %d: %w", n, errs[i])
+			continue
 		}
 		items, _ := arr[0].([]any)
 		for j := 0; j+2 < len(items); j += 3 {
@@ -313,7 +327,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 			}
 		}
 	}
-	return out, next, nil
+	return out, next, failed
 }
 
 // finish records what became of a claimed job: "ok", "retry", "dead", "later" or "release".
@@ -381,9 +395,10 @@ func safely(ctx context.Context, h Handler, j Job) (err error) {
 	return h(ctx, j)
 }
 
-// Run claims and runs jobs until ctx ends. Then it stops claiming, waits up to Options.Drain for
-// the running jobs, and releases those still running to the queue (their handlers see their
-// context end). Every server process runs it.
+// Run claims and runs jobs until ctx ends, never more at once than Options.Workers. Then it
+// stops claiming, waits up to Options.Drain for the running jobs, and releases those still
+// running to the queue (their handlers see their context end; Run waits a second more for them).
+// Every server process runs it.
 func (e *Engine) Run(ctx context.Context) {
 	work, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
@@ -398,16 +413,23 @@ func (e *Engine) Run(ctx context.Context) {
 		case <-drained:
 		case <-t.C:
 			stopWork() // the rest are released as their handlers return
-			<-drained
+			// A handler that ignores its context cannot be stopped: give it a moment, then
+			// leave it. Its job's lease ends by itself if the process exits first.
+			select {
+			case <-drained:
+			case <-time.After(time.Second):
+			}
 		}
 	}()
 	freed := make(chan struct{}, e.opts.Workers)
+	var warned time.Time
 	for ctx.Err() == nil {
 		free := e.opts.Workers - len(slots)
 		var next time.Time
 		if free > 0 {
 			jobs, n, err := e.claim(ctx, free)
-			if err != nil && ctx.Err() == nil {
+			if err != nil && ctx.Err() == nil && time.Since(warned) > time.Minute {
+				warned = time.Now() // once a minute while a shard fails, not every poll
 				e.opts.Log.WarnContext(ctx, "claim jobs", "err", err)
 			}
 			next = n
@@ -449,16 +471,16 @@ func (e *Engine) RunDue(ctx context.Context) (int, error) {
 	ran := 0
 	for {
 		jobs, _, err := e.claim(ctx, e.opts.Workers)
+		for _, c := range jobs {
+			e.execute(ctx, c)
+		}
+		ran += len(jobs)
 		if err != nil {
 			return ran, err
 		}
 		if len(jobs) == 0 {
 			return ran, nil
 		}
-		for _, c := range jobs {
-			e.execute(ctx, c)
-		}
-		ran += len(jobs)
 	}
 }
 

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -422,5 +423,40 @@ func TestSettleTakesBackOnlyItsOwnReminder(t *testing.T) {
 		if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
 			t.Fatalf("census %+v %v, want empty queues", c, err)
 		}
+	})
+}
+
+// TestRunLeasesNoMoreThanItsWorkers: a process leases only as many jobs as it has free workers,
+// so the others stay free for other processes, and it stops in time even when a handler ignores
+// the end of its context.
+func TestRunLeasesNoMoreThanItsWorkers(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		e := engines(t, b, 1, storetest.NewClock(), jobs.Options{Workers: 2, Drain: 100 * time.Millisecond, Poll: 10 * time.Millisecond})[0]
+		release := make(chan struct{})
+		var started atomic.Int32
+		e.Handle("block", func(context.Context, jobs.Job) error { started.Add(1); <-release; return nil })
+		for i := range 20 {
+			if err := e.Enqueue(ctx, jobs.Job{ID: fmt.Sprint("j", i), Kind: "block"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); e.Run(run) }()
+		for started.Load() < 2 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond) // time for an overeager claim
+		if c, err := e.Census(ctx); err != nil || c.Running != 2 || c.Due != 18 {
+			t.Fatalf("census %+v %v: want 2 leased (the workers) and 18 waiting", c, err)
+		}
+		stop()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Run did not return after its drain time with handlers that ignore their context")
+		}
+		close(release)
 	})
 }

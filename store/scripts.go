@@ -117,11 +117,21 @@ type jobRunner struct{ s *Store }
 
 // RunScripts runs the calls in one pipeline and returns each reply.
 func (r jobRunner) RunScripts(ctx context.Context, calls []jobs.Call) ([]any, error) {
+	return r.s.runScripts(ctx, r.calls(calls))
+}
+
+// RunEach runs the calls in one pipeline and returns each one's reply or error.
+func (r jobRunner) RunEach(ctx context.Context, calls []jobs.Call) ([]any, []error) {
+	out, errs, _ := r.s.runScriptsEach(ctx, r.calls(calls))
+	return out, errs
+}
+
+func (r jobRunner) calls(calls []jobs.Call) []scriptCall {
 	sc := make([]scriptCall, len(calls))
 	for i, c := range calls {
 		sc[i] = scriptCall{name: c.Script, keys: c.Keys, args: c.Args}
 	}
-	return r.s.runScripts(ctx, sc)
+	return sc
 }
 
 // runScripts is the one way a script runs: EVALSHA in a pipeline through the one retry policy
@@ -130,6 +140,23 @@ func (r jobRunner) RunScripts(ctx context.Context, calls []jobs.Call) ([]any, er
 // failover cannot lose a write reported done. It returns each call's reply, or the first error,
 // typed (see scriptError).
 func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, error) {
+	out, errs, err := s.runScriptsEach(ctx, calls)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", calls[0].name, err)
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// runScriptsEach is runScripts with each call's own outcome: a reply or a typed error per call,
+// so that calls on healthy slots keep their replies when another slot fails. err is the
+// pipeline's own failure (retries ran out, replicas did not acknowledge); the calls it left
+// without a reply carry it too.
+func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall) (out []any, errs []error, err error) {
 	cmds := make([]*redis.Cmd, len(calls))
 	ops := make([]op, len(calls))
 	wait := false
@@ -145,18 +172,24 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, erro
 		}}
 		wait = wait || !(unreplicated[c.name] || c.unreplicated)
 	}
-	if err := s.pipeline(ctx, ops, wait); err != nil {
-		return nil, fmt.Errorf("run %s: %w", calls[0].name, err)
-	}
-	out := make([]any, len(calls))
+	err = s.pipeline(ctx, ops, wait)
+	out, errs = make([]any, len(calls)), make([]error, len(calls))
 	for i, cmd := range cmds {
-		v, err := cmd.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, scriptError(calls[i].name, err)
+		if cmd == nil {
+			errs[i] = err
+			continue
 		}
-		out[i] = v
+		v, cerr := cmd.Result()
+		switch {
+		case cerr != nil && !errors.Is(cerr, redis.Nil):
+			errs[i] = scriptError(calls[i].name, cerr)
+		case v == nil && !errors.Is(cerr, redis.Nil) && err != nil:
+			errs[i] = err // never answered
+		default:
+			out[i] = v
+		}
 	}
-	return out, nil
+	return out, errs, err
 }
 
 // ErrNotReplicated is returned by a write that Redis applied but not enough replicas acknowledged
