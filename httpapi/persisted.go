@@ -14,7 +14,9 @@ import (
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/agora/agora/store"
 )
@@ -26,7 +28,8 @@ import (
 //   - hash only: the document registered under the hash runs; when none is, the answer is
 //     PERSISTED_QUERY_NOT_FOUND and the client sends the document with its hash, once;
 //   - hash and document: the hash is checked against the document (BAD_USER_INPUT if it is not
-//     its SHA-256) and the document is registered in Redis for every replica (store.PersistQuery).
+//     its SHA-256), the document runs, and, if it parses, it is registered in Redis for every
+//     replica (store.PersistQuery, which bounds what it keeps).
 //
 // With trusted documents (-trusted-documents, a manifest of the app's operations) only the
 // manifest's documents run: by hash, or sent in full when their hash is in it; anything else is
@@ -143,9 +146,17 @@ func persisted(cfg Config, next http.Handler) http.Handler {
 				return
 			}
 		case req.Query != "":
-			if err := st.PersistQuery(ctx, hash, req.Query); err != nil {
-				writeStoreError(w, log, err)
+			if store.QueryHash(req.Query) != hash {
+				writeError(w, http.StatusBadRequest, "persistedQuery.sha256Hash is not the SHA-256 of the query", CodeBadUserInput)
 				return
+			}
+			// Only a document that parses is kept; either way this request runs it (and the
+			// executor answers one that does not parse).
+			if _, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: req.Query}, cfg.Limits.MaxTokens); err == nil {
+				if _, err := st.PersistQuery(ctx, hash, req.Query); err != nil {
+					writeStoreError(w, log, err)
+					return
+				}
 			}
 		default:
 			doc, err := st.PersistedQuery(ctx, hash)

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -118,21 +119,37 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 	})
 }
 
-func TestPersistedQueryRegistrationsAreLimitedPerAddress(t *testing.T) {
+// TestPersistedQueryRegistrationsAreBounded: one address adds at most 20 documents a minute
+// (documents already kept do not count), documents over 16 KiB and documents that do not parse
+// are never kept — and every one of those requests still runs what it sent.
+func TestPersistedQueryRegistrationsAreBounded(t *testing.T) {
 	b := storetest.Backends(t)[0]
 	a := newAPI(t, b, store.Options{WriteLimit: 120})
-	limited := 0
-	for i := range 101 {
-		q := `{ posts(first: ` + string(rune('1'+i%9)) + `) { totalCount } }` + strings.Repeat(" ", i)
-		if r := send(t, a.srv, map[string]any{"query": q, "extensions": persistedExt(store.QueryHash(q))}); r.code() == "RATE_LIMITED" {
-			limited++
-			if r.Status != http.StatusTooManyRequests {
-				t.Errorf("status %d", r.Status)
+	doc := func(i int) string { return fmt.Sprintf(`query Q%d { posts(first: 1) { totalCount } }`, i) }
+	for i := range 25 {
+		for range 2 { // the second time is not a new document
+			r := send(t, a.srv, map[string]any{"query": doc(i), "extensions": persistedExt(store.QueryHash(doc(i)))})
+			if len(r.Errors) > 0 || r.Status != http.StatusOK {
+				t.Fatalf("registering document %d: %d %+v", i, r.Status, r.Errors)
 			}
 		}
 	}
-	if limited != 1 {
-		t.Fatalf("%d of 101 registrations in a minute refused, want 1", limited)
+	kept := 0
+	for i := range 25 {
+		if r := send(t, a.srv, map[string]any{"extensions": persistedExt(store.QueryHash(doc(i)))}); len(r.Errors) == 0 {
+			kept++
+		}
+	}
+	if kept != 20 {
+		t.Fatalf("%d of 25 documents kept, want the 20 a minute one address may add", kept)
+	}
+	huge := `query Huge { posts(first: 1) { totalCount } }` + strings.Repeat(" ", store.MaxPersistedQueryBytes)
+	garbage := `this is not GraphQL`
+	for _, q := range []string{huge, garbage} {
+		send(t, a.srv, map[string]any{"query": q, "extensions": persistedExt(store.QueryHash(q))})
+		if r := send(t, a.srv, map[string]any{"extensions": persistedExt(store.QueryHash(q))}); r.code() != "PERSISTED_QUERY_NOT_FOUND" {
+			t.Errorf("a document of %d bytes was kept: %+v", len(q), r.Errors)
+		}
 	}
 }
 

@@ -37,9 +37,11 @@ func (k keys) addrSignUps(addr string) string { return k.prefix + "{a:" + addr +
 // scored by time.
 func (k keys) addrQueries(addr string) string { return k.prefix + "{a:" + addr + "}:queries" }
 
-// persistedQuery is a string: the GraphQL document whose SHA-256 is hash (64 lower-case hex
-// digits), with a TTL that every use restarts. Each document has its own slot.
-func (k keys) persistedQuery(hash string) string { return k.prefix + "{pq:" + hash + "}" }
+// persistedDocs is a hash of persisted queries, SHA-256 (64 lower-case hex digits) → document,
+// and persistedUsed a sorted set of the same hashes by last use (ms): one of 16 shards, chosen by
+// the hash's first digit, each bounded (see persisted.go).
+func (k keys) persistedDocs(shard byte) string { return k.prefix + "{pq:" + string(shard) + "}:docs" }
+func (k keys) persistedUsed(shard byte) string { return k.prefix + "{pq:" + string(shard) + "}:used" }
 
 // following is a sorted set of the users uid follows (user keys) scored by follow time (ms). It is
 // the authoritative record of the follow graph.
