@@ -200,7 +200,10 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			req.LastEventID = r.Header.Get("Last-Event-ID") // the cursor an EventSource resumes from
 		}
-		setCacheControl(w, r, req.Token != "", cfg.PublicMaxAge)
+		w = setCacheControl(w, r, req.Token != "", cfg.PublicMaxAge)
+		if pw, ok := w.(*publicWriter); ok {
+			defer pw.finish()
+		}
 		ctx := store.WithClient(tr.extract(r.Context(), r), r.RemoteAddr) // per-address limits on log-ins and sign-ups
 		if r.Header.Get("Upgrade") == "" {
 			ctx = withRetryAfter(ctx, w)
@@ -210,23 +213,67 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 }
 
 // setCacheControl tells shared caches what they may keep: the answer to an anonymous query over
-// GET for maxAge, when it is set; nothing else — a signed-in viewer's answers are private. An
-// answer that is an error outside the executor is never stored (see writeError).
-func setCacheControl(w http.ResponseWriter, r *http.Request, signedIn bool, maxAge time.Duration) {
+// GET for maxAge, when it is set, unless it turns out to be an error (decided when the answer is
+// written: see publicWriter); nothing else — a signed-in viewer's answers are private. It returns
+// the writer to answer through.
+func setCacheControl(w http.ResponseWriter, r *http.Request, signedIn bool, maxAge time.Duration) http.ResponseWriter {
 	if r.Header.Get("Upgrade") != "" {
-		return
+		return w
 	}
 	h := w.Header()
 	h.Add("Vary", "Authorization") // negotiate adds Accept
 	switch {
 	case signedIn:
 		h.Set("Cache-Control", "private, no-store")
-	case r.Method == http.MethodGet && maxAge > 0:
+	case r.Method == http.MethodGet && maxAge > 0 && !strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
 		h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(maxAge.Seconds())))
+		h.Add("Vary", "Origin") // the CORS headers differ by origin
+		return &publicWriter{ResponseWriter: w}
 	default:
 		h.Set("Cache-Control", "no-store")
 	}
+	return w
 }
+
+// publicWriter holds back the status of a publicly cacheable answer until its body starts, and
+// makes it no-store if it is not a 200 with data and no errors: a shared cache must not hand
+// one client's error (Redis unavailable, a bad id) to everybody.
+type publicWriter struct {
+	http.ResponseWriter
+	status  int
+	written bool
+}
+
+func (w *publicWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *publicWriter) Write(b []byte) (int, error) {
+	if !w.written {
+		w.written = true
+		if w.status == 0 {
+			w.status = http.StatusOK
+		}
+		if w.status != http.StatusOK || hasErrors(b) {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		w.ResponseWriter.WriteHeader(w.status)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// finish sends a status that was set with no body written.
+func (w *publicWriter) finish() {
+	if !w.written && w.status != 0 {
+		w.Header().Set("Cache-Control", "no-store")
+		w.ResponseWriter.WriteHeader(w.status)
+	}
+}
+
+// Unwrap returns the wrapped writer, for http.ResponseController.
+func (w *publicWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.
 func bearer(h string) (string, bool) {

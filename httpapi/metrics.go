@@ -25,11 +25,15 @@ import (
 // Prometheus metrics, in a registry of the handler's own (served at /metrics, or on
 // -metrics-addr): operations, their latency and Redis work, errors by code, HTTP statuses, live
 // subscriptions, the response cache, jobs, and the Go runtime and process. Labels stay bounded:
-// operation names are the first maxOperationNames seen (later ones share "other", unnamed ones
-// "anonymous"), error codes and statuses are finite sets.
+// operation names are the first maxOperationNames seen of at most maxOperationNameLen bytes
+// (others share "other", unnamed ones "anonymous"), error codes and statuses are finite sets.
 
-// maxOperationNames bounds the operation-name label.
-const maxOperationNames = 200
+// maxOperationNames and maxOperationNameLen bound the operation-name label: at most 200 names of
+// at most 64 bytes, so that clients cannot make the metrics grow.
+const (
+	maxOperationNames   = 200
+	maxOperationNameLen = 64
+)
 
 // metrics holds the handler's collectors.
 type metrics struct {
@@ -124,6 +128,9 @@ func (m *metrics) handler() http.Handler {
 func (m *metrics) name(n string) string {
 	if n == "" {
 		return "anonymous"
+	}
+	if len(n) > maxOperationNameLen {
+		return "other"
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

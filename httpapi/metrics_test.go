@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -76,6 +77,7 @@ func TestMetrics(t *testing.T) {
 	for i := range 205 {
 		a.do("", fmt.Sprintf(`query Name%03d { __typename }`, i), nil)
 	}
+	a.do("", `query `+strings.Repeat("Long", 100)+` { __typename }`, nil)
 
 	m := scrape(t, a.srv.URL)
 	for _, tc := range []struct {
@@ -90,7 +92,7 @@ func TestMetrics(t *testing.T) {
 		{"agora_operation_redis_round_trips", map[string]string{"type": "mutation"}, 2}, // signUp, createPost
 		{"agora_errors_total", map[string]string{"code": "BAD_USER_INPUT"}, 1},
 		{"agora_response_cache_hits_total", nil, 4},
-		{"agora_http_responses_total", map[string]string{"status": "200"}, 4 + 2 + 1 + 1 + 205},
+		{"agora_http_responses_total", map[string]string{"status": "200"}, 4 + 2 + 1 + 1 + 205 + 1},
 	} {
 		got, ok := value(m, tc.family, tc.labels)
 		if !ok || got != tc.want {
@@ -103,6 +105,13 @@ func TestMetrics(t *testing.T) {
 	}
 	if n := len(m["agora_operations_total"].Metric); n > 200+5 {
 		t.Errorf("%d series of agora_operations_total: the name label is not bounded", n)
+	}
+	for _, s := range m["agora_operations_total"].Metric {
+		for _, l := range s.Label {
+			if len(l.GetValue()) > 64 {
+				t.Errorf("a label of %d bytes", len(l.GetValue()))
+			}
+		}
 	}
 	// Redis round trips: a query's reads are counted.
 	var rt *dto.Histogram

@@ -235,6 +235,8 @@ func TestCacheControl(t *testing.T) {
 		{"signed-in GET", http.MethodGet, srv.URL + "/query?" + q.Encode(), token, "private, no-store"},
 		{"anonymous POST", http.MethodPost, srv.URL + "/query", "", "no-store"},
 		{"an error before execution", http.MethodGet, srv.URL + "/query?" + url.Values{"extensions": {string(unknown)}}.Encode(), "", "no-store"},
+		{"an error in execution", http.MethodGet, srv.URL + "/query?" + url.Values{"query": {`{ post(id: "garbage") { id } }`}}.Encode(), "", "no-store"},
+		{"a validation error", http.MethodGet, srv.URL + "/query?" + url.Values{"query": {`{ nosuchfield }`}}.Encode(), "", "no-store"},
 	} {
 		var body *bytes.Reader
 		if tc.method == http.MethodPost {

@@ -51,12 +51,12 @@ func (t *tracing) aroundOperations(ctx context.Context, next graphql.OperationHa
 	}
 	typ := string(oc.Operation.Operation)
 	name := typ
-	if oc.Operation.Name != "" {
-		name += " " + oc.Operation.Name
+	if n := oc.Operation.Name; n != "" && len(n) <= maxOperationNameLen {
+		name += " " + n
 	}
 	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
 		attribute.String("graphql.operation.type", typ),
-		attribute.String("graphql.operation.name", oc.Operation.Name),
+		attribute.String("graphql.operation.name", truncate(oc.Operation.Name, maxOperationNameLen)),
 	))
 	if oc.Operation.Operation == ast.Subscription {
 		context.AfterFunc(ctx, func() { span.End() })
@@ -90,4 +90,12 @@ func (t *tracing) aroundFields(ctx context.Context, next graphql.Resolver) (any,
 		span.SetStatus(codes.Error, err.Error())
 	}
 	return v, err
+}
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
