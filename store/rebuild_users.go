@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/agora/agora/jobs"
 )
 
 // UserRebuildStats reports what RebuildUsers did.
@@ -64,25 +62,20 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 	return st, err
 }
 
-// requeueDrafts queues the publish job of each of uid's scheduled posts, at its publish time: a
-// job already queued keeps its place (its id names it), one a failover lost is queued again.
+// requeueDrafts puts the publish job of each of uid's scheduled posts at the draft's time
+// (syncPublishJob): a job a failover lost is queued again, one a cut-off reschedule left at the
+// old time is moved.
 func (s *Store) requeueDrafts(ctx context.Context, uid string) (int, error) {
-	drafts, err := s.rdb.HGetAll(ctx, s.k.drafts(uid)).Result()
+	pids, err := s.rdb.HKeys(ctx, s.k.drafts(uid)).Result()
 	if err != nil {
 		return 0, fmt.Errorf("list scheduled posts of %s: %w", uid, err)
 	}
-	var js []jobs.Job
-	for pid, raw := range drafts {
-		d, err := parseDraft(raw)
-		if err != nil {
-			return 0, err
+	for _, pid := range pids {
+		if err := s.syncPublishJob(ctx, uid, pid); err != nil {
+			return 0, fmt.Errorf("queue scheduled post %s of %s: %w", pid, uid, err)
 		}
-		js = append(js, publishJob(uid, pid, fromMillis(atoi64(d.At))))
 	}
-	if err := s.jobs.Enqueue(ctx, js...); err != nil {
-		return 0, fmt.Errorf("queue scheduled posts of %s: %w", uid, err)
-	}
-	return len(js), nil
+	return len(pids), nil
 }
 
 // resyncFollows re-runs the derived steps of every relation of uid: its followees (as they are)

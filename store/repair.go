@@ -39,6 +39,7 @@ const (
 	repairComment = "comment" // comment:<post>:<num>: its author's karma
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
+	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
 )
 
 // note is a write's repair job.
@@ -99,6 +100,9 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairFollow:
 		a, b, _ := strings.Cut(rest, ":")
 		return s.repairFollow(ctx, a, b)
+	case repairDraft:
+		uid, pid, _ := strings.Cut(rest, ":")
+		return s.syncPublishJob(ctx, uid, pid)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil

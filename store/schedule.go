@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -125,7 +126,9 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 	return d.post(pid, UserKey(uid), s.opts.VotingWindow), nil
 }
 
-// ReschedulePost moves a scheduled post of uid's to a new publish time.
+// ReschedulePost moves a scheduled post of uid's to a new publish time: the draft first, then its
+// job. A repair note covers the moment between: should the process stop there, the repair puts
+// the job at the draft's time (syncPublishJob), earlier or later.
 func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at time.Time) (*Post, error) {
 	uid := string(user)
 	pid, err := PostKey(id)
@@ -135,7 +138,8 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 	if err := s.checkPublishAt(at); err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	n, err := s.allowWrite(ctx, uid, repairDraft+":"+uid+":"+pid)
+	if err != nil {
 		return nil, err
 	}
 	reply, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "move", pid, at.UnixMilli(), s.now().UnixMilli(), s.opts.MaxScheduledPosts)
@@ -143,14 +147,36 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 		return nil, err
 	}
 	if err := s.jobs.Schedule(ctx, publishJob(uid, pid, at)); err != nil {
-		// The job keeps its old time, finds the draft later then, and follows it.
 		return nil, err
 	}
+	s.settled(ctx, n)
 	d, err := parseDraft(fmt.Sprint(reply))
 	if err != nil {
 		return nil, err
 	}
 	return d.post(pid, user, s.opts.VotingWindow), nil
+}
+
+// syncPublishJob puts the publish job of uid's scheduled post pid at the draft's time, if the
+// draft is still waiting: the repair of a reschedule cut off between its two steps, and what
+// rebuild does for every draft.
+func (s *Store) syncPublishJob(ctx context.Context, uid, pid string) error {
+	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil // published or cancelled
+	}
+	if err != nil {
+		return fmt.Errorf("read scheduled post %s: %w", pid, err)
+	}
+	d, err := parseDraft(raw)
+	if err != nil {
+		return err
+	}
+	job := publishJob(uid, pid, fromMillis(atoi64(d.At)))
+	if d.Taken {
+		return s.jobs.Enqueue(ctx, job) // being published: its job must exist, it keeps its place
+	}
+	return s.jobs.Schedule(ctx, job)
 }
 
 // CancelScheduledPost deletes a scheduled post of uid's before it is published.
@@ -203,9 +229,20 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	p := s.postFromHash(pid, hashFromReply(created))
-	if p == nil {
-		return fmt.Errorf("publish post %s: its id names another post", pid)
+	h := hashFromReply(created)
+	if created == nil {
+		// The id names another post: a failover lost the id counter's last increments after this
+		// post was scheduled (without -redis-wait-replicas). The draft cannot be published under
+		// its id; it is dropped, loudly, rather than left stuck.
+		s.opts.Log.ErrorContext(ctx, "a scheduled post's id was taken by another post after a failover: the scheduled post is dropped",
+			"post", pid, "author", uid, "title", d.Title)
+		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
+		return err
+	}
+	p := s.postFromHash(pid, h)
+	if p == nil { // published, then deleted by its author: nothing more to do
+		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
+		return err
 	}
 	if err := s.indexPost(ctx, p, nil); err != nil {
 		return err
