@@ -112,7 +112,7 @@ type message struct {
 // one pipeline. A write calls it after it has succeeded; a failure to publish does not undo or
 // fail the write, so it is logged rather than returned. The publish survives the caller's
 // cancellation: the write it announces has happened.
-func (s *Store) publish(ctx context.Context, msgs ...message) {
+func (s *Store) publish(ctx context.Context, msgs ...message) error {
 	ctx = context.WithoutCancel(ctx)
 	sharded := "0"
 	if s.sharded {
@@ -123,14 +123,16 @@ func (s *Store) publish(ctx context.Context, msgs ...message) {
 		b, err := json.Marshal(m.event)
 		if err != nil {
 			s.opts.Log.ErrorContext(ctx, "live event: encode", "channel", m.channel, "err", err)
-			return
+			return fmt.Errorf("encode live event: %w", err)
 		}
 		calls = append(calls, scriptCall{name: "publish", keys: []string{s.k.logOf(m.channel)},
 			args: []any{m.channel, b, s.logLengthOf(m.channel), int(logTTL.Seconds()), sharded}})
 	}
 	if err := s.runMany(ctx, calls); err != nil {
 		s.opts.Log.ErrorContext(ctx, "live event: publish", "channels", len(msgs), "err", err)
+		return err
 	}
+	return nil
 }
 
 // publishPostChanged announces that a post's votes, score, comment count or groups changed, or

@@ -183,6 +183,10 @@ func (k keys) inboxUnread(uid string) string { return k.prefix + "{n:" + uid + "
 // inbox(uid).
 func (k keys) inboxNotes(uid string) string { return k.prefix + "{n:" + uid + "}:notes" }
 
+// inboxUnannounced is a set of the ids of uid's notifications added but not yet announced on the
+// live channel (notify.lua adds them, deliver takes them out once it has announced them).
+func (k keys) inboxUnannounced(uid string) string { return k.prefix + "{n:" + uid + "}:unannounced" }
+
 // chanNotifications is the live-event channel of uid's new notifications (notificationAdded).
 func (k keys) chanNotifications(uid string) string {
 	return k.prefix + "{n:" + uid + "}:ev:notifications"

@@ -204,20 +204,28 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 		if err != nil {
 			return fmt.Errorf("encode notification %s: %w", notificationID(n.to, n.cause), err)
 		}
-		calls[i] = scriptCall{name: "notify", keys: []string{s.k.inboxNotes(n.to), s.k.inbox(n.to), s.k.inboxUnread(n.to)},
+		calls[i] = scriptCall{name: "notify", keys: []string{s.k.inboxNotes(n.to), s.k.inbox(n.to), s.k.inboxUnread(n.to), s.k.inboxUnannounced(n.to)},
 			args: []any{n.cause, n.rec.At, b, NotificationCap}}
 	}
 	replies, err := s.runScripts(ctx, calls)
 	if err != nil {
 		return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 	}
-	var added []notice
+	// Announce what each inbox has not announced yet — the new notifications, and any that a
+	// delivery cut off by a crash added without announcing — then mark them announced.
+	pending := map[string]map[string]bool{} // recipient → causes
 	for i, r := range replies {
-		if v, _ := r.(int64); v == 1 {
-			added = append(added, ns[i])
+		arr, _ := r.([]any)
+		for _, v := range arr[min(1, len(arr)):] {
+			if cause, ok := v.(string); ok {
+				if pending[ns[i].to] == nil {
+					pending[ns[i].to] = map[string]bool{}
+				}
+				pending[ns[i].to][cause] = true
+			}
 		}
 	}
-	s.publishNotificationsAdded(ctx, added)
+	s.announceNotifications(ctx, pending)
 	return nil
 }
 
