@@ -167,6 +167,12 @@ func (e *Engine) Handle(kind string, h Handler) { e.handlers[kind] = h }
 // Options returns the options in effect, defaults filled in.
 func (e *Engine) Options() Options { return e.opts }
 
+// score is a due time as the queues keep it: Unix milliseconds to the microsecond, so that two
+// reminders of one id set within a millisecond (see Settle) can be told apart.
+func score(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMicro())/1000, 'f', 3, 64)
+}
+
 // shard returns the hash tag of the shard that holds id.
 func (e *Engine) shard(id string) int {
 	return int(crc32.ChecksumIEEE([]byte(id)) % uint32(e.opts.Shards))
@@ -207,7 +213,7 @@ func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
 	}
 	k := e.keys(e.shard(j.ID))
 	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
-		Args: []any{j.ID, j.Kind + "\n" + j.Arg, at.UnixMilli(), mode}}, nil
+		Args: []any{j.ID, j.Kind + "\n" + j.Arg, score(at), mode}}, nil
 }
 
 // Enqueue adds jobs, in one pipeline. A job whose id is already waiting or running is left as it
@@ -250,16 +256,16 @@ func (e *Engine) Wake() {
 
 // Cancel removes a job that has not run yet; a job that is running finishes. Cancelling a job
 // that does not exist does nothing.
-func (e *Engine) Cancel(ctx context.Context, id string) error { return e.cancel(ctx, id, 0) }
+func (e *Engine) Cancel(ctx context.Context, id string) error { return e.cancel(ctx, id, "0") }
 
-// Settle removes a job that is still due at at: a cause that set itself a reminder (a write
-// noting that it must be finished, should it stop half-way) takes it back without touching a
-// later reminder of the same id, set meanwhile by a later cause.
+// Settle removes a job that is still due at at, to the microsecond: a cause that set itself a
+// reminder (a write noting that it must be finished, should it stop half-way) takes it back
+// without touching a later reminder of the same id, set meanwhile by a later cause.
 func (e *Engine) Settle(ctx context.Context, id string, at time.Time) error {
-	return e.cancel(ctx, id, at.UnixMilli())
+	return e.cancel(ctx, id, score(at))
 }
 
-func (e *Engine) cancel(ctx context.Context, id string, at int64) error {
+func (e *Engine) cancel(ctx context.Context, id string, at string) error {
 	k := e.keys(e.shard(id))
 	if _, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
 		Args: []any{id, "", at, "cancel"}}}); err != nil {

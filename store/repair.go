@@ -51,7 +51,10 @@ type note struct {
 // noteCall is the script call that notes item for repair before a write's atomic step, and the
 // note it makes. allowWrite sends it with the write's rate limit.
 func (s *Store) noteCall(item string) (note, scriptCall) {
-	n := note{item: item, due: s.now().Add(RepairGrace).Truncate(time.Millisecond)}
+	// A random microsecond keeps the notes of two writes of one item in one millisecond apart,
+	// so that the first to finish settles its own note only.
+	jitter := time.Duration(randomBytes(1)[0]) * 4 * time.Microsecond
+	n := note{item: item, due: s.now().Add(RepairGrace + jitter).Truncate(time.Microsecond)}
 	c, err := s.jobs.EnqueueCall(jobs.Job{ID: jobRepair + ":" + item, Kind: jobRepair, Arg: item, At: n.due}, true)
 	if err != nil {
 		panic("store: bad repair item " + item) // items are built here, without newlines
