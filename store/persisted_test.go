@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -14,7 +15,8 @@ import (
 func TestPersistedQueriesKeepABoundedNumber(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		s := b.NewStore(t, store.Options{})
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
 		perShard := store.PersistedQueryCap / 16
 		var docs []string // documents of the shard of hashes starting with "0"
 		for i := 0; len(docs) < perShard+1; i++ {
@@ -24,14 +26,17 @@ func TestPersistedQueriesKeepABoundedNumber(t *testing.T) {
 			}
 		}
 		for i, q := range docs[:perShard] {
+			clk.Add(time.Millisecond)
 			if kept, err := s.PersistQuery(ctx, store.QueryHash(q), q); err != nil || !kept {
 				t.Fatalf("document %d: %v %v", i, kept, err)
 			}
 		}
 		// The first is used again; the second is now the least recently used.
+		clk.Add(time.Millisecond)
 		if got, err := s.PersistedQuery(ctx, store.QueryHash(docs[0])); err != nil || got != docs[0] {
 			t.Fatalf("read the first document: %q %v", got, err)
 		}
+		clk.Add(time.Millisecond)
 		if _, err := s.PersistQuery(ctx, store.QueryHash(docs[perShard]), docs[perShard]); err != nil {
 			t.Fatal(err)
 		}
