@@ -18,7 +18,7 @@ import (
 // the close, so that a result is written as prepared bytes: the envelope of the operation, made
 // once per operation, around a payload that a shared subscription encodes once per event for all
 // its subscribers (resolvers.Encoded). Nothing is encoded per subscriber and event, and no timer
-// is set per message (a write's deadline is watched per connection).
+// is set per message (writeWatch bounds the writes).
 type wsTransport struct {
 	cfg Config
 }
@@ -41,12 +41,13 @@ func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	ctx, cancel := context.WithCancel(r.Context())
 	c := &wsConn{
 		cfg: t.cfg, conn: conn, exec: exec, header: r.Header,
-		ctx: ctx, cancel: cancel, born: time.Now(), running: map[string]*wsOp{},
+		ctx: ctx, cancel: cancel, running: map[string]*wsOp{},
 	}
 	if strings.EqualFold(conn.Subprotocol(), transportWSProtocol) {
 		c.proto = transportWS
 	}
 	c.upgradeToken, _ = bearer(r.Header.Get("Authorization")) // for clients that cannot set the init payload
+	c.watch = watchWrites(t.cfg.Live.WriteTimeout, func() { _ = conn.CloseNow() })
 	c.serve(r.Context())
 }
 
@@ -66,13 +67,10 @@ type wsConn struct {
 	cancel context.CancelFunc
 	ops    sync.WaitGroup // running operations' goroutines
 
-	// Writes go one at a time. writing holds when the one under way began (nanoseconds since
-	// born, plus one), or 0; the watchdog closes a connection whose write has taken longer than
-	// WriteTimeout.
-	wmu     sync.Mutex
-	buf     []byte // the message being written, assembled under wmu
-	born    time.Time
-	writing atomic.Int64
+	// Writes go one at a time; a write that takes WriteTimeout closes the connection.
+	wmu   sync.Mutex
+	buf   []byte // the message being written, assembled under wmu
+	watch *writeWatch
 
 	mu         sync.Mutex
 	running    map[string]*wsOp // by the client's id
@@ -81,14 +79,12 @@ type wsConn struct {
 	unanswered int              // keep-alive pings without a pong (graphql-transport-ws)
 	initTimer  *time.Timer
 	keepAlive  *time.Timer
-	watchdog   *time.Timer
 }
 
 // serve reads the client's messages until the connection closes, then ends its operations.
 func (c *wsConn) serve(reqCtx context.Context) {
 	c.mu.Lock()
 	c.initTimer = time.AfterFunc(c.cfg.Live.InitTimeout, c.initTimedOut)
-	c.watchdog = time.AfterFunc(c.cfg.Live.WriteTimeout, c.watch)
 	c.mu.Unlock()
 	stop := context.AfterFunc(reqCtx, func() { c.closeWith(websocket.StatusNormalClosure, "terminated") })
 	defer stop()
@@ -213,25 +209,6 @@ func (c *wsConn) sendKeepAlive() {
 	c.send(c.proto.keepAlive())
 }
 
-// watch is the write watchdog: it closes the connection when the write under way has taken
-// WriteTimeout, and otherwise looks again when the write under way, or the next, could.
-func (c *wsConn) watch() {
-	wait := c.cfg.Live.WriteTimeout
-	if began := c.writing.Load(); began != 0 {
-		busy := time.Since(c.born) - time.Duration(began-1)
-		if busy >= wait {
-			_ = c.conn.CloseNow()
-			return
-		}
-		wait -= busy
-	}
-	c.mu.Lock()
-	if !c.ended {
-		c.watchdog.Reset(wait)
-	}
-	c.mu.Unlock()
-}
-
 // send writes one message.
 func (c *wsConn) send(msg []byte) {
 	c.wmu.Lock()
@@ -253,9 +230,9 @@ func (c *wsConn) sendAround(prefix, payload []byte) {
 // write writes msg under wmu. A failed write closes the connection, unless a close handshake
 // has begun (which fails writes on purpose).
 func (c *wsConn) write(msg []byte) {
-	c.writing.Store(int64(time.Since(c.born)) + 1)
+	c.watch.start()
 	err := c.conn.Write(context.Background(), websocket.MessageText, msg)
-	c.writing.Store(0)
+	c.watch.end()
 	if err != nil {
 		c.mu.Lock()
 		closing := c.closing
@@ -286,12 +263,13 @@ func (c *wsConn) end() {
 	c.mu.Lock()
 	c.ended = true
 	handshake := c.closing
-	for _, t := range []*time.Timer{c.initTimer, c.keepAlive, c.watchdog} {
+	for _, t := range []*time.Timer{c.initTimer, c.keepAlive} {
 		if t != nil {
 			t.Stop()
 		}
 	}
 	c.mu.Unlock()
+	c.watch.stop()
 	c.cancel()
 	if !handshake {
 		_ = c.conn.CloseNow()
