@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -14,10 +12,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/agora/agora/live"
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
 )
@@ -131,7 +127,7 @@ const (
 // gqlgen serves a request with the first transport that supports it.
 func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Config) {
 	srv.AddTransport(wsTransport{cfg: cfg})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: cfg.Live.KeepAlive})
+	srv.AddTransport(sseTransport{cfg: cfg})
 }
 
 // socket is the state of one WebSocket connection, installed by its connection_init.
@@ -197,8 +193,8 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 // streamingKey marks the context of a request on a streaming transport.
 type streamingKey struct{}
 
-// liveRequests checks the origin of WebSocket upgrades, bounds every write of a server-sent
-// events response, and marks both as streaming so that subscriptions may run on them.
+// liveRequests checks the origin of WebSocket upgrades, holds both them and server-sent events
+// to the per-address limits, and marks both as streaming so that subscriptions may run on them.
 func liveRequests(cfg Config, budget *liveBudget, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -211,13 +207,10 @@ func liveRequests(cfg Config, budget *liveBudget, next http.Handler) http.Handle
 			budget.limitStreams(w, r, func() {
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
 			})
-		case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		case wantsEventStream(r):
 			r = r.WithContext(store.WithClient(r.Context(), r.RemoteAddr))
 			budget.limitStreams(w, r, func() {
-				// net/http clears the deadline when the response ends, before the connection
-				// serves another request.
-				dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
-				next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
 			})
 		default:
 			next.ServeHTTP(w, r)
@@ -251,50 +244,3 @@ func checkOrigin(r *http.Request, patterns []string) error {
 	}
 	return fmt.Errorf("the origin %s may not open a WebSocket here", u.Host)
 }
-
-// deadlineWriter gives every write of a streaming response a deadline.
-type deadlineWriter struct {
-	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-}
-
-// Write writes one piece of the stream. A result frame whose response carries a cursor
-// (extensions.cursor) gets it as the frame's id, which an EventSource sends back as Last-Event-ID
-// when it reconnects.
-func (d *deadlineWriter) Write(b []byte) (int, error) {
-	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
-	if id := frameCursor(b); id != "" {
-		if _, err := io.WriteString(d.ResponseWriter, "id: "+id+"\n"); err != nil {
-			return 0, err
-		}
-	}
-	return d.ResponseWriter.Write(b)
-}
-
-// frameCursor returns the cursor of a server-sent "next" frame as gqlgen writes it (one Write of
-// "event: next\ndata: <response>\n\n"), or "". The response's extensions come last, so the
-// cursor is found from the end.
-func frameCursor(b []byte) string {
-	if !bytes.HasPrefix(b, []byte("event: next\n")) {
-		return ""
-	}
-	const key = `"cursor":"`
-	i := bytes.LastIndex(b, []byte(key))
-	if i < 0 {
-		return ""
-	}
-	rest := b[i+len(key):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 || live.CheckCursor(string(rest[:j])) != nil {
-		return ""
-	}
-	return string(rest[:j])
-}
-
-func (d *deadlineWriter) Flush() {
-	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
-	_ = d.rc.Flush()
-}
-
-func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
