@@ -66,8 +66,8 @@ func negotiate(next http.Handler) http.Handler {
 	})
 }
 
-// wantsEventStream reports whether a request asks for server-sent events, as gqlgen's SSE
-// transport and liveRequests decide it.
+// wantsEventStream reports whether a request asks for server-sent events, as sseTransport and
+// liveRequests decide it.
 func wantsEventStream(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
 }

@@ -1,26 +1,19 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"github.com/agora/agora/live"
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
 )
@@ -133,15 +126,8 @@ const (
 // addLiveTransports adds the WebSocket and SSE transports to srv. They must come before POST:
 // gqlgen serves a request with the first transport that supports it.
 func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Config) {
-	readLimit := cfg.Limits.MaxBodyBytes + 1024 // a message is a request body plus its envelope
-	srv.AddTransport(transport.Websocket{
-		Implementation:        wsImplementation{live: cfg.Live},
-		InitFunc:              wsInit(cfg),
-		KeepAlivePingInterval: cfg.Live.KeepAlive, // graphql-ws
-		PingPongInterval:      cfg.Live.KeepAlive, // graphql-transport-ws
-		PayloadReadLimit:      &readLimit,
-	})
-	srv.AddTransport(transport.SSE{KeepAlivePingInterval: cfg.Live.KeepAlive})
+	srv.AddTransport(wsTransport{cfg: cfg})
+	srv.AddTransport(sseTransport{cfg: cfg})
 }
 
 // socket is the state of one WebSocket connection, installed by its connection_init.
@@ -154,44 +140,32 @@ type socket struct {
 
 type socketKey struct{}
 
-// upgradeTokenKey carries the bearer token of the upgrade request's Authorization header, which
-// non-browser clients may send instead of the connection_init payload.
-type upgradeTokenKey struct{}
+// errForbidden is a WebSocket's token that is invalid or expired; the socket is closed with 4403.
+var errForbidden = errors.New("Forbidden: the token is invalid or expired")
 
-// wsInit authenticates a WebSocket from its connection_init payload, or else from the upgrade
-// request's Authorization header. A bad token closes the socket with 4403; no token makes an
-// anonymous connection.
-func wsInit(cfg Config) transport.WebsocketInitFunc {
-	return func(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-		forbid := func() (context.Context, *transport.InitPayload, error) {
-			ctx = transport.WithWebsocketCloseCode(ctx, CloseForbidden)
-			ctx = transport.AppendCloseReason(ctx, "Forbidden")
-			return ctx, nil, errors.New("Forbidden: the token is invalid or expired")
+// authenticateSocket returns the context of a WebSocket's operations: the socket's state and its
+// viewer, who holds the bearer token in auth (the Authorization entry of the connection_init
+// payload) or, when auth is empty, token (from the upgrade request, which non-browser clients may
+// use instead); anonymous without either. A malformed, invalid or expired token is errForbidden.
+func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (context.Context, error) {
+	if auth != "" {
+		var ok bool
+		if token, ok = bearer(auth); !ok {
+			return ctx, errForbidden
 		}
-		token, _ := ctx.Value(upgradeTokenKey{}).(string)
-		if h := p.Authorization(); h != "" {
-			var ok bool
-			if token, ok = bearer(h); !ok {
-				return forbid()
-			}
-		}
-		s := &socket{token: token}
-		ctx = context.WithValue(ctx, socketKey{}, s)
-		if token == "" {
-			return resolvers.WithRequest(ctx, &resolvers.Request{}), nil, nil
-		}
-		id, err := cfg.Store.Authenticate(ctx, token)
-		switch {
-		case store.IsKind(err, store.KindUnauthenticated):
-			return forbid()
-		case err != nil:
-			cfg.Log.ErrorContext(ctx, "authenticate websocket", "err", err)
-			ctx = transport.WithWebsocketCloseCode(ctx, int(websocket.StatusInternalError))
-			ctx = transport.AppendCloseReason(ctx, "internal server error")
-			return ctx, nil, errors.New("internal server error")
-		}
-		return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: token}), nil, nil
 	}
+	ctx = context.WithValue(ctx, socketKey{}, &socket{token: token})
+	if token == "" {
+		return resolvers.WithRequest(ctx, &resolvers.Request{}), nil
+	}
+	id, err := cfg.Store.Authenticate(ctx, token)
+	switch {
+	case store.IsKind(err, store.KindUnauthenticated):
+		return ctx, errForbidden
+	case err != nil:
+		return ctx, fmt.Errorf("authenticate websocket: %w", err)
+	}
+	return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: token}), nil
 }
 
 // socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
@@ -219,8 +193,8 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 // streamingKey marks the context of a request on a streaming transport.
 type streamingKey struct{}
 
-// liveRequests checks the origin of WebSocket upgrades, bounds every write of a server-sent
-// events response, and marks both as streaming so that subscriptions may run on them.
+// liveRequests checks the origin of WebSocket upgrades, holds both them and server-sent events
+// to the per-address limits, and marks both as streaming so that subscriptions may run on them.
 func liveRequests(cfg Config, budget *liveBudget, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -231,25 +205,12 @@ func liveRequests(cfg Config, budget *liveBudget, next http.Handler) http.Handle
 			}
 			r = r.WithContext(store.WithClient(r.Context(), r.RemoteAddr))
 			budget.limitStreams(w, r, func() {
-				// gqlgen returns without closing the socket on some bad connection_init messages
-				// (a payload that is not an object): close whatever it left open.
-				var held heldConn
-				ctx := context.WithValue(r.Context(), streamingKey{}, true)
-				if token, ok := bearer(r.Header.Get("Authorization")); ok {
-					ctx = context.WithValue(ctx, upgradeTokenKey{}, token)
-				}
-				next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, heldConnKey{}, &held)))
-				if c := held.get(); c != nil {
-					_ = c.WriteClose(CloseInvalidMessage, "Invalid message")
-				}
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
 			})
-		case r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+		case wantsEventStream(r):
 			r = r.WithContext(store.WithClient(r.Context(), r.RemoteAddr))
 			budget.limitStreams(w, r, func() {
-				// net/http clears the deadline when the response ends, before the connection
-				// serves another request.
-				dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: cfg.Live.WriteTimeout}
-				next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamingKey{}, true)))
 			})
 		default:
 			next.ServeHTTP(w, r)
@@ -282,245 +243,4 @@ func checkOrigin(r *http.Request, patterns []string) error {
 		}
 	}
 	return fmt.Errorf("the origin %s may not open a WebSocket here", u.Host)
-}
-
-// deadlineWriter gives every write of a streaming response a deadline.
-type deadlineWriter struct {
-	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-}
-
-// Write writes one piece of the stream. A result frame whose response carries a cursor
-// (extensions.cursor) gets it as the frame's id, which an EventSource sends back as Last-Event-ID
-// when it reconnects.
-func (d *deadlineWriter) Write(b []byte) (int, error) {
-	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
-	if id := frameCursor(b); id != "" {
-		if _, err := io.WriteString(d.ResponseWriter, "id: "+id+"\n"); err != nil {
-			return 0, err
-		}
-	}
-	return d.ResponseWriter.Write(b)
-}
-
-// frameCursor returns the cursor of a server-sent "next" frame as gqlgen writes it (one Write of
-// "event: next\ndata: <response>\n\n"), or "". The response's extensions come last, so the
-// cursor is found from the end.
-func frameCursor(b []byte) string {
-	if !bytes.HasPrefix(b, []byte("event: next\n")) {
-		return ""
-	}
-	const key = `"cursor":"`
-	i := bytes.LastIndex(b, []byte(key))
-	if i < 0 {
-		return ""
-	}
-	rest := b[i+len(key):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 || live.CheckCursor(string(rest[:j])) != nil {
-		return ""
-	}
-	return string(rest[:j])
-}
-
-func (d *deadlineWriter) Flush() {
-	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
-	_ = d.rc.Flush()
-}
-
-func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
-
-// wsImplementation accepts WebSockets with github.com/coder/websocket. Unlike gqlgen's own
-// adapter it closes a socket that sends no message within InitTimeout with 4408 (gqlgen's
-// InitTimeout closes with 1002), and it bounds every write with WriteTimeout.
-type wsImplementation struct {
-	live Live
-}
-
-func (i wsImplementation) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	for k, vs := range opts.ResponseHeader {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:   opts.Subprotocols,
-		OriginPatterns: i.live.AllowedOrigins,
-	})
-	if err != nil {
-		return nil, err
-	}
-	c := &wsConn{conn: conn, writeTimeout: i.live.WriteTimeout}
-	if conn.Subprotocol() == transportWSProtocol {
-		c.guard = newTransportWSGuard(i.live.WriteTimeout)
-	}
-	c.mu.Lock()
-	c.initTimer = time.AfterFunc(i.live.InitTimeout, c.initTimedOut)
-	c.mu.Unlock()
-	if h, ok := r.Context().Value(heldConnKey{}).(*heldConn); ok {
-		h.set(c)
-	}
-	return c, nil
-}
-
-// heldConn lets the middleware see the socket that gqlgen's transport accepted.
-type heldConn struct {
-	mu sync.Mutex
-	c  *wsConn
-}
-
-type heldConnKey struct{}
-
-func (h *heldConn) set(c *wsConn) { h.mu.Lock(); h.c = c; h.mu.Unlock() }
-
-func (h *heldConn) get() *wsConn { h.mu.Lock(); defer h.mu.Unlock(); return h.c }
-
-// wsConn adapts a coder/websocket connection to gqlgen's transport.
-type wsConn struct {
-	conn         *websocket.Conn
-	writeTimeout time.Duration
-	guard        *transportWSGuard // graphql-transport-ws only
-
-	mu            sync.Mutex
-	initTimer     *time.Timer // stopped by the first message
-	initDone      bool
-	timedOut      bool
-	closing       chan struct{} // set once a close handshake has started
-	deadlineTimer *time.Timer
-}
-
-var (
-	_ transport.WebsocketConn          = (*wsConn)(nil)
-	_ transport.WebsocketReadLimiter   = (*wsConn)(nil)
-	_ transport.WebsocketReadDeadliner = (*wsConn)(nil)
-)
-
-func (c *wsConn) initTimedOut() {
-	c.mu.Lock()
-	if c.initDone {
-		c.mu.Unlock()
-		return
-	}
-	c.timedOut = true
-	c.mu.Unlock()
-	_ = c.WriteClose(CloseInitTimeout, "Connection initialisation timeout")
-}
-
-// NextReader reads the next message whole. On graphql-transport-ws the guard sees it first
-// and may answer it, drop it or close the socket instead of handing it to gqlgen.
-func (c *wsConn) NextReader() (int, io.Reader, error) {
-	for {
-		typ, data, err := c.conn.Read(context.Background())
-		if err != nil {
-			switch websocket.CloseStatus(err) {
-			case websocket.StatusNormalClosure, websocket.StatusNoStatusRcvd:
-				return int(typ), nil, transport.ErrWebsocketClosed
-			}
-			return int(typ), nil, err
-		}
-		c.mu.Lock()
-		timedOut := c.timedOut
-		if !c.initDone {
-			c.initDone = true
-			c.initTimer.Stop()
-		}
-		c.mu.Unlock()
-		if timedOut {
-			return int(typ), nil, transport.ErrWebsocketClosed
-		}
-		if c.guard == nil {
-			return int(typ), bytes.NewReader(data), nil
-		}
-		v := c.guard.incoming(data)
-		switch {
-		case v.close != 0:
-			_ = c.WriteClose(v.close, v.reason)
-			return int(typ), nil, transport.ErrWebsocketClosed
-		case v.reply != nil:
-			if err := c.write(v.reply); err != nil {
-				return int(typ), nil, err
-			}
-		case v.pass:
-			return int(typ), bytes.NewReader(data), nil
-		}
-	}
-}
-
-// WriteJSON writes one message, closing the connection when the client does not take it within
-// the write timeout.
-func (c *wsConn) WriteJSON(v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if c.guard != nil && !c.guard.outgoing(data) {
-		return nil
-	}
-	return c.write(data)
-}
-
-func (c *wsConn) write(data []byte) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.writeTimeout)
-	defer cancel()
-	return c.conn.Write(ctx, websocket.MessageText, data)
-}
-
-// WriteClose starts the close handshake in the background: coder/websocket waits up to five
-// seconds for the peer's close frame, which must not hold up the transport's teardown.
-func (c *wsConn) WriteClose(code int, reason string) error {
-	c.mu.Lock()
-	c.stopDeadlineLocked()
-	c.initTimer.Stop()
-	if c.closing != nil {
-		c.mu.Unlock()
-		return nil
-	}
-	done := make(chan struct{})
-	c.closing = done
-	c.mu.Unlock()
-	go func() {
-		defer close(done)
-		_ = c.conn.Close(websocket.StatusCode(code), reason)
-	}()
-	return nil
-}
-
-// Close closes the connection at once, unless a close handshake owns it.
-func (c *wsConn) Close() error {
-	c.mu.Lock()
-	c.stopDeadlineLocked()
-	c.initTimer.Stop()
-	handshake := c.closing != nil
-	c.mu.Unlock()
-	if handshake {
-		return nil
-	}
-	return c.conn.CloseNow()
-}
-
-// Subprotocol returns the negotiated subprotocol.
-func (c *wsConn) Subprotocol() string { return c.conn.Subprotocol() }
-
-// SetReadLimit caps the size of a message.
-func (c *wsConn) SetReadLimit(n int64) { c.conn.SetReadLimit(n) }
-
-// SetReadDeadline closes the connection at t unless it is moved or cleared first; gqlgen uses it
-// to drop graphql-transport-ws clients that stop answering pings.
-func (c *wsConn) SetReadDeadline(t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stopDeadlineLocked()
-	if t.IsZero() {
-		return nil
-	}
-	c.deadlineTimer = time.AfterFunc(time.Until(t), func() { _ = c.conn.CloseNow() })
-	return nil
-}
-
-func (c *wsConn) stopDeadlineLocked() {
-	if c.deadlineTimer != nil {
-		c.deadlineTimer.Stop()
-		c.deadlineTimer = nil
-	}
 }

@@ -5,9 +5,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 )
+
+// The two WebSocket subprotocols of GraphQL, as far as their messages go; ws.go runs a
+// connection and wsops.go its operations.
+//
+//   - graphql-transport-ws, PROTOCOL.md of github.com/enisdenjo/graphql-ws, followed to the
+//     letter: a message the client may not send, or without what its type requires, closes the
+//     socket with 4400; subscribe before connection_init with 4401; a second connection_init with
+//     4429; subscribe with an id in use with 4409. ping and pong may come at any time. After the
+//     client's complete nothing more is sent for the id, and after an error no complete follows.
+//   - graphql-ws, the legacy protocol of subscriptions-transport-ws, chosen when the client asks
+//     for it or names no subprotocol: connection_init, start, stop and connection_terminate from
+//     the client; connection_ack, ka (keep-alive), data, error, complete and connection_error from
+//     the server. Every operation ends with complete, a stopped one too. Messages it does not
+//     allow close the socket with 4400, as above; a start with an id in use stops the operation
+//     running under it first.
 
 // More WebSocket close codes of graphql-transport-ws (see the constants in live.go).
 const (
@@ -16,182 +29,198 @@ const (
 	CloseTooManyInitialise = 4429 // a second connection_init
 )
 
-// transportWSProtocol is the subprotocol whose rules transportWSGuard enforces.
-const transportWSProtocol = "graphql-transport-ws"
+// Subprotocol names.
+const (
+	transportWSProtocol = "graphql-transport-ws"
+	legacyWSProtocol    = "graphql-ws"
+)
 
-// transportWSGuard enforces the rules of graphql-transport-ws (PROTOCOL.md of graphql-ws) that
-// gqlgen's transport does not: it sees every message in both directions on one socket, before
-// gqlgen reads it and after gqlgen writes it.
-//
-//   - A message that is not one the client may send, or lacks what its type requires, closes the
-//     socket with 4400; subscribe before connection_init with 4401; a second connection_init
-//     with 4429; subscribe with an id still in use with 4409.
-//   - ping and pong are allowed at any time: before connection_init the guard answers a ping
-//     itself (gqlgen would close the socket).
-//   - After the client's complete for an id, the server sends nothing more for it (gqlgen ends
-//     the stream with a complete or error of its own, which the guard drops), and the id may be
-//     used again once the old stream has ended: a subscribe that reuses it waits for that.
-//   - After an error for an id no complete follows (gqlgen sends both when an operation fails to
-//     parse or validate).
-type transportWSGuard struct {
-	reuseWait time.Duration // how long a subscribe waits for the old stream of a reused id
+// wsProtocol is the subprotocol of a connection.
+type wsProtocol int
 
-	mu      sync.Mutex
-	inited  bool
-	ids     map[string]*opState
-	errored map[string]bool // ids that just got an error; their trailing complete is dropped
+const (
+	legacyWS    wsProtocol = iota // graphql-ws
+	transportWS                   // graphql-transport-ws
+)
+
+// wsKind is what a client message asks for, whatever its subprotocol calls it.
+type wsKind int
+
+const (
+	wsInit      wsKind = iota + 1 // connection_init
+	wsStart                       // subscribe; start on graphql-ws
+	wsStop                        // complete; stop on graphql-ws
+	wsPing                        // graphql-transport-ws only
+	wsPong                        // graphql-transport-ws only
+	wsTerminate                   // connection_terminate, graphql-ws only
+)
+
+// kind returns what a client message of type typ asks for, or 0 when the client may not send it.
+func (p wsProtocol) kind(typ string) wsKind {
+	if p == transportWS {
+		switch typ {
+		case "connection_init":
+			return wsInit
+		case "subscribe":
+			return wsStart
+		case "complete":
+			return wsStop
+		case "ping":
+			return wsPing
+		case "pong":
+			return wsPong
+		}
+		return 0
+	}
+	switch typ {
+	case "connection_init":
+		return wsInit
+	case "start":
+		return wsStart
+	case "stop":
+		return wsStop
+	case "connection_terminate":
+		return wsTerminate
+	}
+	return 0
 }
 
-// opState is an operation id in use.
-type opState struct {
-	stopped bool          // the client sent complete
-	ended   chan struct{} // closed when the server has ended the operation
+// resultType is the type of the message that carries a result.
+func (p wsProtocol) resultType() string {
+	if p == transportWS {
+		return "next"
+	}
+	return "data"
 }
 
-// clientMsg is the part of a client message the guard checks.
-type clientMsg struct {
-	ID      *string         `json:"id"`
-	Type    *string         `json:"type"`
-	Payload json.RawMessage `json:"payload"`
+// keepAlive is the message the server sends every keep-alive interval: ping on
+// graphql-transport-ws, which the client must answer with pong, and ka on graphql-ws.
+func (p wsProtocol) keepAlive() []byte {
+	if p == transportWS {
+		return []byte(`{"type":"ping"}`)
+	}
+	return []byte(`{"type":"ka"}`)
 }
 
-// guardVerdict says what the socket does with a client message.
-type guardVerdict struct {
-	pass   bool   // hand the message to gqlgen
-	reply  []byte // a message to send back (pong before connection_init)
-	close  int    // close the socket with this code
+// wsClose is why the server closes a socket: a close code and its reason.
+type wsClose struct {
+	code   int
 	reason string
 }
 
-func newTransportWSGuard(reuseWait time.Duration) *transportWSGuard {
-	return &transportWSGuard{reuseWait: reuseWait, ids: map[string]*opState{}, errored: map[string]bool{}}
+func invalid(why string) *wsClose {
+	return &wsClose{code: CloseInvalidMessage, reason: truncateReason("Invalid message: " + why)}
 }
 
-// incoming checks a message from the client. It may wait for an id's old stream to end.
-func (g *transportWSGuard) incoming(data []byte) guardVerdict {
-	var m clientMsg
-	if err := json.Unmarshal(data, &m); err != nil || m.Type == nil {
-		return invalid("a message must be a JSON object with a type")
-	}
-	g.mu.Lock()
-	// gqlgen writes the complete that may follow an error before it reads the next message.
-	clear(g.errored)
-	inited := g.inited
-	g.mu.Unlock()
+// clientMsg is a message from the client.
+type clientMsg struct {
+	kind    wsKind
+	id      string
+	hasID   bool
+	payload json.RawMessage
+}
 
-	switch typ := *m.Type; typ {
-	case "ping":
-		if !inited {
-			return guardVerdict{reply: pong(m.Payload)}
-		}
-		return guardVerdict{pass: true}
-	case "pong":
-		return guardVerdict{pass: inited}
-	case "connection_init":
-		if !isObjectOrAbsent(m.Payload) {
+// parseClientMsg reads a message from the client: a JSON object with a type the protocol allows
+// the client to send.
+func (p wsProtocol) parseClientMsg(data []byte) (clientMsg, *wsClose) {
+	var m struct {
+		ID      *string         `json:"id"`
+		Type    *string         `json:"type"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil || m.Type == nil {
+		return clientMsg{}, invalid("a message must be a JSON object with a type")
+	}
+	k := p.kind(*m.Type)
+	if k == 0 {
+		return clientMsg{}, invalid(fmt.Sprintf("a client may not send a message of type %q", *m.Type))
+	}
+	msg := clientMsg{kind: k, payload: m.Payload}
+	if m.ID != nil && *m.ID != "" {
+		msg.id, msg.hasID = *m.ID, true
+	}
+	return msg, nil
+}
+
+// check checks what a message's type requires of the rest of it: connection_init a payload that
+// is an object (or none), subscribe an id and a payload with a query, complete an id.
+func (m clientMsg) check() *wsClose {
+	switch m.kind {
+	case wsInit:
+		if !isObjectOrAbsent(m.payload) {
 			return invalid("the payload of connection_init must be an object")
 		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if g.inited {
-			return guardVerdict{close: CloseTooManyInitialise, reason: "Too many initialisation requests"}
-		}
-		g.inited = true
-		return guardVerdict{pass: true}
-	case "subscribe":
-		if !inited {
-			return guardVerdict{close: CloseUnauthorized, reason: "Unauthorized"}
-		}
-		if m.ID == nil || *m.ID == "" {
+	case wsStart:
+		if !m.hasID {
 			return invalid("subscribe needs an id")
 		}
 		var p struct {
 			Query *string `json:"query"`
 		}
-		if len(m.Payload) == 0 || json.Unmarshal(m.Payload, &p) != nil || p.Query == nil {
+		if len(m.payload) == 0 || json.Unmarshal(m.payload, &p) != nil || p.Query == nil {
 			return invalid("the payload of subscribe must be an object with a query")
 		}
-		return g.subscribe(*m.ID)
-	case "complete":
-		if m.ID == nil || *m.ID == "" {
+	case wsStop:
+		if !m.hasID {
 			return invalid("complete needs an id")
 		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		op := g.ids[*m.ID]
-		if op == nil || op.stopped {
-			return guardVerdict{} // nothing is running under that id
+	}
+	return nil
+}
+
+// initAuthorization returns the Authorization entry of a connection_init payload, which check
+// has found to be an object or absent; "" when there is none.
+func initAuthorization(payload json.RawMessage) string {
+	var p map[string]any
+	_ = json.Unmarshal(payload, &p)
+	for _, k := range []string{"Authorization", "authorization"} {
+		if s, _ := p[k].(string); s != "" {
+			return s
 		}
-		op.stopped = true
-		return guardVerdict{pass: true}
-	default:
-		return invalid(fmt.Sprintf("a client may not send a message of type %q", typ))
 	}
+	return ""
 }
 
-// subscribe reserves id, waiting up to reuseWait for a stream the client completed under the
-// same id to end.
-func (g *transportWSGuard) subscribe(id string) guardVerdict {
-	g.mu.Lock()
-	op := g.ids[id]
-	if op != nil && op.stopped {
-		g.mu.Unlock()
-		select {
-		case <-op.ended:
-		case <-time.After(g.reuseWait):
-		}
-		g.mu.Lock()
-		op = g.ids[id]
-	}
-	defer g.mu.Unlock()
-	if op != nil {
-		return guardVerdict{close: CloseSubscriberExists, reason: truncateReason("Subscriber for " + id + " already exists")}
-	}
-	g.ids[id] = &opState{ended: make(chan struct{})}
-	return guardVerdict{pass: true}
-}
+// Messages from the server.
 
-// outgoing sees a message gqlgen is about to send, marshaled, and reports whether to send it.
-// gqlgen marshals a message with its type last, so complete and error are recognised by their
-// ending (TestTransportWSConversation fails if that changes); only those two are decoded.
-func (g *transportWSGuard) outgoing(data []byte) bool {
-	isComplete := bytes.HasSuffix(data, []byte(`"type":"complete"}`))
-	isError := !isComplete && bytes.HasSuffix(data, []byte(`"type":"error"}`))
-	if !isComplete && !isError {
-		return true
-	}
-	var m struct {
-		ID string `json:"id"`
-	}
-	if json.Unmarshal(data, &m) != nil {
-		return true
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	op := g.ids[m.ID]
-	if op == nil {
-		// A complete after an error, or for an id whose stream already ended.
-		return !(isComplete && g.errored[m.ID])
-	}
-	delete(g.ids, m.ID)
-	close(op.ended)
-	if isError {
-		g.errored[m.ID] = true
-	}
-	return !op.stopped // the client completed it: nothing more is sent for it
-}
+const ackMsg = `{"type":"connection_ack"}`
 
-func invalid(why string) guardVerdict {
-	return guardVerdict{close: CloseInvalidMessage, reason: truncateReason("Invalid message: " + why)}
-}
-
-// pong is the answer to a ping, echoing its payload.
-func pong(payload json.RawMessage) []byte {
+// pongMsg is the answer to a ping, echoing its payload.
+func pongMsg(payload json.RawMessage) []byte {
 	b, _ := json.Marshal(struct {
 		Type    string          `json:"type"`
 		Payload json.RawMessage `json:"payload,omitempty"`
 	}{"pong", payload})
 	return b
+}
+
+// connectionErrorMsg is graphql-ws's connection_error.
+func connectionErrorMsg(message string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "connection_error", "payload": map[string]string{"message": message}})
+	return b
+}
+
+// opPrefix returns the start of a message of operation id of type typ, up to its payload:
+// {"id":"<id>","type":"<typ>","payload":
+func opPrefix(id, typ string) []byte {
+	q, _ := json.Marshal(id)
+	b := make([]byte, 0, len(q)+len(typ)+30)
+	b = append(b, `{"id":`...)
+	b = append(b, q...)
+	b = append(b, `,"type":"`...)
+	b = append(b, typ...)
+	return append(b, `","payload":`...)
+}
+
+// opMsg returns a whole message of operation id of type typ, with payload when not nil.
+func opMsg(id, typ string, payload []byte) []byte {
+	b := opPrefix(id, typ)
+	if payload == nil {
+		b = append(bytes.TrimSuffix(b, []byte(`,"payload":`)), '}')
+		return b
+	}
+	b = append(b, payload...)
+	return append(b, '}')
 }
 
 // isObjectOrAbsent reports whether a payload is missing, null or a JSON object.

@@ -67,6 +67,80 @@ func TestTransportWSCloseCodes(t *testing.T) {
 	})
 }
 
+// TestGraphQLWSCloseCodes drives the legacy graphql-ws with a raw WebSocket client through the
+// messages it does not allow, and checks the close code.
+func TestGraphQLWSCloseCodes(t *testing.T) {
+	start := func(id string) string {
+		p, _ := json.Marshal(map[string]any{"query": `subscription{postPublished{title}}`})
+		m, _ := json.Marshal(wsMsg{ID: id, Type: "start", Payload: p})
+		return string(m)
+	}
+	const initMsg = `{"type":"connection_init"}`
+	tests := []struct {
+		name string
+		send []string
+		want websocket.StatusCode
+	}{
+		{"start before connection_init", []string{start("1")}, httpapi.CloseInvalidMessage},
+		{"a second connection_init", []string{initMsg, initMsg}, httpapi.CloseInvalidMessage},
+		{"a message that is not JSON", []string{initMsg, `hello`}, httpapi.CloseInvalidMessage},
+		{"a graphql-transport-ws message", []string{initMsg, `{"id":"1","type":"subscribe","payload":{"query":"{viewer{name}}"}}`}, httpapi.CloseInvalidMessage},
+		{"start without a query", []string{initMsg, `{"id":"1","type":"start","payload":{}}`}, httpapi.CloseInvalidMessage},
+		{"connection_terminate", []string{initMsg, `{"type":"connection_terminate"}`}, websocket.StatusNormalClosure},
+	}
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				c, _, err := dialWS(context.Background(), a.srv.URL, protoGraphQLWS, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.close()
+				for _, m := range tt.send {
+					ctx, cancel := context.WithTimeout(context.Background(), wait)
+					err := c.conn.Write(ctx, websocket.MessageText, []byte(m))
+					cancel()
+					if err != nil {
+						break // the server closed the socket already
+					}
+				}
+				if got := c.closeStatus(t); got != tt.want {
+					t.Errorf("close code %d, want %d", got, tt.want)
+				}
+			})
+		}
+		waitSubscribers(t, a, 0)
+	})
+}
+
+// TestGraphQLWSReusedIDStopsTheOldOperation checks that a start with an id in use on graphql-ws
+// ends the operation running under it (its complete comes first) and runs the new one.
+func TestGraphQLWSReusedIDStopsTheOldOperation(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		token, _ := a.signUp("alice")
+		c, _, err := dialWS(context.Background(), a.srv.URL, protoGraphQLWS, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { c.close(); waitSubscribers(t, a, 0) }()
+		c.init(t, "")
+		c.start(t, "x", `subscription{postPublished{title}}`, nil)
+		waitSubscribers(t, a, 1)
+		c.start(t, "x", `subscription{postPublished{id}}`, nil)
+		if _, done := c.result(t, "x"); !done {
+			t.Fatal("the first operation under x was not completed")
+		}
+		waitSubscribers(t, a, 1)
+		a.createPost(token, "post")
+		r, done := c.result(t, "x")
+		if done || !strings.Contains(string(r.Data), `"id"`) || strings.Contains(string(r.Data), `"title"`) {
+			t.Fatalf("got %+v (ended %v), want the second operation's result", r, done)
+		}
+	})
+}
+
 // TestTransportWSConversation checks the rules that keep a socket open: ping is answered before
 // connection_init too; after the client's complete nothing more comes for the id and the id can be
 // used again; an operation that fails validation gets error and no complete.

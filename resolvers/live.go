@@ -31,7 +31,6 @@ import (
 // Subscriptions that would compute the same responses share one execution (see shared.go).
 type Operations struct {
 	store   *store.Store
-	present graphql.ErrorPresenterFunc
 	shared  *sharing
 	running atomic.Int64 // subscriptions running, shared or not
 }
@@ -59,7 +58,7 @@ func (o *Operations) count(ctx context.Context, h graphql.ResponseHandler) graph
 // presents the error that ends a subscriber of a shared execution; buffer is how many responses
 // such a subscriber may fall behind before it is ended.
 func NewOperations(st *store.Store, present graphql.ErrorPresenterFunc, buffer int) *Operations {
-	return &Operations{store: st, present: present, shared: &sharing{buffer: buffer, runs: map[string]*sharedRun{}}}
+	return &Operations{store: st, shared: &sharing{buffer: buffer, present: present, runs: map[string]*sharedRun{}}}
 }
 
 var _ interface {
@@ -98,10 +97,8 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 		if !shared {
 			return o.count(ctx, start(ctx))
 		}
-		h := o.shared.join(ctx, key, start)
-		return o.count(ctx, func(ctx context.Context) *graphql.Response {
-			return h(graphql.WithResponseContext(ctx, o.present, nil))
-		})
+		enc, _ := ctx.Value(encodedKey{}).(*Encoded)
+		return o.count(ctx, o.shared.join(ctx, key, enc, start))
 	case oc.Operation != nil && oc.Operation.Operation == ast.Query && r.Recording != nil:
 		r.Loader = o.store.NewRecordingLoader(r.Recording.Revisions)
 		r.Recording.query.Store(true)

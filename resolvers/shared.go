@@ -17,15 +17,16 @@ import (
 // depends on the viewer (viewerFields) — who are the same viewer, join one run of the operation
 // in the process. A run whose document reads no viewer field executes as an anonymous viewer and
 // serves every viewer. The run executes
-// each event once and hands the response — data already encoded, extensions and all — to every
-// subscriber's own bounded queue; a transport then writes it to its client at that client's
-// pace. A subscriber whose queue is full is ended with SLOW_SUBSCRIBER, and only it; the run goes
+// each event once, encodes the response to JSON once, and hands both to every subscriber's own
+// bounded queue; a transport then writes the same bytes to each client (see Encoded), at that
+// client's pace. A subscriber whose queue is full is ended with SLOW_SUBSCRIBER, and only it; the run goes
 // on while it has subscribers and stops with the last. A subscription resumed from a cursor
 // replays its own past, so it runs alone.
 
 // sharing holds the process's shared runs by key.
 type sharing struct {
-	buffer int // responses a subscriber may fall behind
+	buffer  int                        // responses a subscriber may fall behind
+	present graphql.ErrorPresenterFunc // presents the error that ends a subscriber early
 
 	mu   sync.Mutex
 	runs map[string]*sharedRun
@@ -39,9 +40,16 @@ type sharedRun struct {
 	ended  bool
 }
 
+// sharedResponse is one response of a shared run and its JSON encoding (nil when it could not be
+// encoded: a transport then reports the failure as it would for a response of its own).
+type sharedResponse struct {
+	resp *graphql.Response
+	json []byte
+}
+
 // sharedSub is one subscriber's queue of a shared run's responses.
 type sharedSub struct {
-	ch   chan *graphql.Response
+	ch   chan *sharedResponse
 	once sync.Once
 	err  error // why the queue was closed early; read after ch is closed
 }
@@ -106,9 +114,10 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 }
 
 // join adds a subscriber to the run of key, starting the run with start when there is none, and
-// returns the subscriber's response handler.
-func (sh *sharing) join(ctx context.Context, key string, start func(ctx context.Context) graphql.ResponseHandler) graphql.ResponseHandler {
-	sub := &sharedSub{ch: make(chan *graphql.Response, sh.buffer)}
+// returns the subscriber's response handler, which leaves each response's encoding in enc (when
+// not nil).
+func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, start func(ctx context.Context) graphql.ResponseHandler) graphql.ResponseHandler {
+	sub := &sharedSub{ch: make(chan *sharedResponse, sh.buffer)}
 	sh.mu.Lock()
 	run := sh.runs[key]
 	if run == nil {
@@ -127,10 +136,14 @@ func (sh *sharing) join(ctx context.Context, key string, start func(ctx context.
 	// context ends, the run when the operation ends — after the responses already queued, which
 	// the subscriber still gets. (The context a transport passes here may be the run's.)
 	return func(ctx context.Context) *graphql.Response {
-		if resp, ok := <-sub.ch; ok {
-			return resp
+		if r, ok := <-sub.ch; ok {
+			if enc != nil {
+				enc.json = r.json
+			}
+			return r.resp
 		}
 		if sub.err != nil {
+			ctx = graphql.WithResponseContext(ctx, sh.present, nil)
 			graphql.AddError(ctx, sub.err)
 			return &graphql.Response{Errors: graphql.GetErrors(ctx)}
 		}
@@ -138,17 +151,20 @@ func (sh *sharing) join(ctx context.Context, key string, start func(ctx context.
 	}
 }
 
-// pump runs a shared execution: it asks the operation for each response and queues it for every
-// subscriber, never waiting for one. When the operation ends, every subscriber's queue is closed
-// after the last response.
+// pump runs a shared execution: it asks the operation for each response, encodes it, and queues
+// both for every subscriber, never waiting for one. When the operation ends, every subscriber's
+// queue is closed after the last response.
 func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseHandler) {
 	defer run.cancel()
 	for {
 		resp := h(ctx)
+		var item *sharedResponse
 		if resp != nil {
 			// gqlgen encodes every response of a subscription into one reused buffer; queued
 			// responses must keep their own bytes.
 			resp.Data = bytes.Clone(resp.Data)
+			b, _ := json.Marshal(resp) // nil on failure: a transport then encodes it and reports why
+			item = &sharedResponse{resp: resp, json: b}
 		}
 		sh.mu.Lock()
 		if resp == nil || len(resp.Errors) > 0 {
@@ -169,7 +185,7 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 		}
 		for sub := range run.subs {
 			select {
-			case sub.ch <- resp:
+			case sub.ch <- item:
 			default:
 				delete(run.subs, sub)
 				sub.close(live.ErrSlowSubscriber)
@@ -192,4 +208,26 @@ func (sh *sharing) leave(run *sharedRun, sub *sharedSub) {
 		}
 		run.cancel()
 	}
+}
+
+// Encoded carries the JSON encoding of each response of a shared subscription from the run that
+// made it, once for all its subscribers, to the transport that writes it: every subscriber's
+// client then gets the same bytes and no transport encodes the response again. A transport
+// installs one per subscription with WithEncoded before it dispatches the operation, and calls
+// Take after each response; Take returns nil after a response that was not shared, which the
+// transport then encodes itself.
+type Encoded struct{ json []byte }
+
+// Take returns the encoding of the response just returned, or nil, and forgets it.
+func (e *Encoded) Take() []byte {
+	b := e.json
+	e.json = nil
+	return b
+}
+
+type encodedKey struct{}
+
+// WithEncoded returns ctx carrying e, for an operation about to be dispatched on it.
+func WithEncoded(ctx context.Context, e *Encoded) context.Context {
+	return context.WithValue(ctx, encodedKey{}, e)
 }
