@@ -300,7 +300,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 		n := (start + i) % e.opts.Shards
 		k := e.keys(n)
 		calls = append(calls, Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3]},
-			Args: []any{now.UnixMilli(), now.Add(e.opts.Lease).UnixMilli(), per}})
+			Args: []any{score(now), score(now.Add(e.opts.Lease)), per}})
 		shards = append(shards, n)
 	}
 	replies, errs := e.r.RunEach(ctx, calls)
@@ -340,7 +340,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 func (e *Engine) finish(ctx context.Context, c claimed, outcome string, at time.Time, why string) error {
 	k := e.keys(c.shard)
 	_, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_done", Keys: k[:],
-		Args: []any{c.ID, c.Try, outcome, at.UnixMilli(), why, e.opts.DeadCap}}})
+		Args: []any{c.ID, c.Try, outcome, score(at), why, e.opts.DeadCap}}})
 	if err != nil {
 		return fmt.Errorf("finish job %s (%s): %w", c.ID, outcome, err)
 	}
@@ -571,7 +571,7 @@ func (e *Engine) Dead(ctx context.Context, limit int) ([]DeadJob, error) {
 func (e *Engine) Retry(ctx context.Context, id string) (bool, error) {
 	k := e.keys(e.shard(id))
 	reply, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5]},
-		Args: []any{"retry", id, e.now().UnixMilli()}}})
+		Args: []any{"retry", id, score(e.now())}}})
 	if err != nil {
 		return false, fmt.Errorf("retry job %s: %w", id, err)
 	}
