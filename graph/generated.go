@@ -60,7 +60,7 @@ type ComplexityRoot struct {
 		ID         func(childComplexity int) int
 		Parent     func(childComplexity int) int
 		Post       func(childComplexity int) int
-		Replies    func(childComplexity int, sort *model.CommentSort, first *int, after *string) int
+		Replies    func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
 		ReplyCount func(childComplexity int) int
 		Upvotes    func(childComplexity int) int
 		ViewerVote func(childComplexity int) int
@@ -82,7 +82,7 @@ type ComplexityRoot struct {
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
-		Posts     func(childComplexity int, sort *model.PostSort, first *int, after *string) int
+		Posts     func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
 	}
 
 	LeaderboardConnection struct {
@@ -151,7 +151,7 @@ type ComplexityRoot struct {
 		Author         func(childComplexity int) int
 		Body           func(childComplexity int) int
 		CommentCount   func(childComplexity int) int
-		Comments       func(childComplexity int, sort *model.CommentSort, first *int, after *string) int
+		Comments       func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
 		CreatedAt      func(childComplexity int) int
 		Downvotes      func(childComplexity int) int
 		Groups         func(childComplexity int) int
@@ -179,16 +179,16 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Comment                 func(childComplexity int, id string) int
-		Feed                    func(childComplexity int, first *int, after *string) int
+		Feed                    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Group                   func(childComplexity int, name string) int
-		Leaderboard             func(childComplexity int, first *int, after *string) int
+		Leaderboard             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LeaderboardAround       func(childComplexity int, userID string, radius *int) int
 		Node                    func(childComplexity int, id string) int
 		Nodes                   func(childComplexity int, ids []string) int
-		Notifications           func(childComplexity int, first *int, after *string, unreadOnly *bool) int
+		Notifications           func(childComplexity int, first *int, after *string, last *int, before *string, unreadOnly *bool) int
 		Post                    func(childComplexity int, id string) int
-		Posts                   func(childComplexity int, sort *model.PostSort, group *string, first *int, after *string) int
-		ScheduledPosts          func(childComplexity int, first *int, after *string) int
+		Posts                   func(childComplexity int, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) int
+		ScheduledPosts          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		SuggestGroups           func(childComplexity int, prefix string, first *int) int
 		SuggestUsers            func(childComplexity int, prefix string, first *int) int
 		UnreadNotificationCount func(childComplexity int) int
@@ -207,14 +207,14 @@ type ComplexityRoot struct {
 	User struct {
 		CreatedAt      func(childComplexity int) int
 		FollowerCount  func(childComplexity int) int
-		Followers      func(childComplexity int, first *int, after *string) int
-		Following      func(childComplexity int, first *int, after *string) int
+		Followers      func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Following      func(childComplexity int, first *int, after *string, last *int, before *string) int
 		FollowingCount func(childComplexity int) int
 		FollowsViewer  func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Karma          func(childComplexity int) int
 		Name           func(childComplexity int) int
-		Posts          func(childComplexity int, first *int, after *string) int
+		Posts          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Rank           func(childComplexity int) int
 		ViewerFollows  func(childComplexity int) int
 	}
@@ -243,11 +243,11 @@ type CommentResolver interface {
 
 	ViewerVote(ctx context.Context, obj *store.Comment) (model.VoteDirection, error)
 
-	Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error)
+	Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
 }
 type GroupResolver interface {
 	PostCount(ctx context.Context, obj *store.Group) (int, error)
-	Posts(ctx context.Context, obj *store.Group, sort *model.PostSort, first *int, after *string) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *store.Group, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, name string, password string) (*model.AuthPayload, error)
@@ -277,7 +277,7 @@ type PostResolver interface {
 
 	ViewerVote(ctx context.Context, obj *store.Post) (model.VoteDirection, error)
 
-	Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error)
+	Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (store.Node, error)
@@ -287,14 +287,14 @@ type QueryResolver interface {
 	Post(ctx context.Context, id string) (*store.Post, error)
 	Comment(ctx context.Context, id string) (*store.Comment, error)
 	Group(ctx context.Context, name string) (*store.Group, error)
-	Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string) (*model.PostConnection, error)
-	Feed(ctx context.Context, first *int, after *string) (*model.PostConnection, error)
-	ScheduledPosts(ctx context.Context, first *int, after *string) (*model.PostConnection, error)
-	Leaderboard(ctx context.Context, first *int, after *string) (*model.LeaderboardConnection, error)
+	Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	ScheduledPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	Leaderboard(ctx context.Context, first *int, after *string, last *int, before *string) (*model.LeaderboardConnection, error)
 	LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error)
 	SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error)
 	SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error)
-	Notifications(ctx context.Context, first *int, after *string, unreadOnly *bool) (*model.NotificationConnection, error)
+	Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error)
 	UnreadNotificationCount(ctx context.Context) (int, error)
 }
 type SubscriptionResolver interface {
@@ -309,11 +309,11 @@ type UserResolver interface {
 	Rank(ctx context.Context, obj *store.User) (*int, error)
 	FollowerCount(ctx context.Context, obj *store.User) (int, error)
 	FollowingCount(ctx context.Context, obj *store.User) (int, error)
-	Followers(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error)
-	Following(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error)
+	Followers(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.UserConnection, error)
+	Following(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.UserConnection, error)
 	ViewerFollows(ctx context.Context, obj *store.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *store.User) (bool, error)
-	Posts(ctx context.Context, obj *store.User, first *int, after *string) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -417,7 +417,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Comment.Replies(childComplexity, args["sort"].(*model.CommentSort), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Comment.Replies(childComplexity, args["sort"].(*model.CommentSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Comment.replyCount":
 		if e.ComplexityRoot.Comment.ReplyCount == nil {
 			break
@@ -503,7 +503,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Group.Posts(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Group.Posts(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "LeaderboardConnection.edges":
 		if e.ComplexityRoot.LeaderboardConnection.Edges == nil {
@@ -861,7 +861,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Post.Comments(childComplexity, args["sort"].(*model.CommentSort), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Post.Comments(childComplexity, args["sort"].(*model.CommentSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Post.createdAt":
 		if e.ComplexityRoot.Post.CreatedAt == nil {
 			break
@@ -988,7 +988,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Feed(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Feed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.group":
 		if e.ComplexityRoot.Query.Group == nil {
 			break
@@ -1011,7 +1011,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Leaderboard(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Leaderboard(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.leaderboardAround":
 		if e.ComplexityRoot.Query.LeaderboardAround == nil {
 			break
@@ -1055,7 +1055,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Notifications(childComplexity, args["first"].(*int), args["after"].(*string), args["unreadOnly"].(*bool)), true
+		return e.ComplexityRoot.Query.Notifications(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["unreadOnly"].(*bool)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -1077,7 +1077,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["sort"].(*model.PostSort), args["group"].(*string), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["sort"].(*model.PostSort), args["group"].(*string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.scheduledPosts":
 		if e.ComplexityRoot.Query.ScheduledPosts == nil {
 			break
@@ -1088,7 +1088,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.ScheduledPosts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.ScheduledPosts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.suggestGroups":
 		if e.ComplexityRoot.Query.SuggestGroups == nil {
 			break
@@ -1213,7 +1213,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.Followers(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.following":
 		if e.ComplexityRoot.User.Following == nil {
 			break
@@ -1224,7 +1224,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.Following(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.followingCount":
 		if e.ComplexityRoot.User.FollowingCount == nil {
 			break
@@ -1265,7 +1265,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.rank":
 		if e.ComplexityRoot.User.Rank == nil {
 			break
@@ -1428,9 +1428,19 @@ interface Node {
   id: ID!
 }
 
-"Relay paging information."
+"""
+Relay paging information: where a page of a connection lies in its list. agora: every connection
+pages forwards with first (1..100, default 20) and after, and backwards with last (1..100) and
+before: last: n returns the n items just before the before cursor (the list's last n without
+one), in list order. A cursor is a position in the list, not an offset: one taken from either
+direction works as after or before, and stays valid while items are added or removed around it.
+after and before may be combined, to page within the items between them; first and last may not
+(BAD_USER_INPUT).
+"""
 type PageInfo {
+  "Items follow the page's last item."
   hasNextPage: Boolean!
+  "Items precede the page's first item."
   hasPreviousPage: Boolean!
   startCursor: String
   endCursor: String
@@ -1475,15 +1485,15 @@ type User implements Node {
   followerCount: Int!
   followingCount: Int!
   "Most recent follow first."
-  followers(first: Int = 20, after: String): UserConnection!
+  followers(first: Int = 20, after: String, last: Int, before: String): UserConnection!
   "Most recent follow first."
-  following(first: Int = 20, after: String): UserConnection!
+  following(first: Int = 20, after: String, last: Int, before: String): UserConnection!
   "The viewer follows this user (false when anonymous)."
   viewerFollows: Boolean!
   "This user follows the viewer (false when anonymous)."
   followsViewer: Boolean!
   "The user's posts, newest first."
-  posts(first: Int = 20, after: String): PostConnection!
+  posts(first: Int = 20, after: String, last: Int, before: String): PostConnection!
 }
 
 "A link or text post."
@@ -1505,7 +1515,7 @@ type Post implements Node {
   "Comments in the whole thread that are not deleted."
   commentCount: Int!
   "Top-level comments."
-  comments(sort: CommentSort = NEW, first: Int = 20, after: String): CommentConnection!
+  comments(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   "When a scheduled post will be published; null once it is, or if it never was scheduled."
   publishAt: Time
 }
@@ -1530,7 +1540,7 @@ type Comment implements Node {
   viewerVote: VoteDirection!
   "Direct replies, deleted ones with live replies included."
   replyCount: Int!
-  replies(sort: CommentSort = NEW, first: Int = 20, after: String): CommentConnection!
+  replies(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
 }
 
 "A named collection of posts; a post may be in several groups."
@@ -1538,7 +1548,7 @@ type Group implements Node {
   id: ID!
   name: String!
   postCount: Int!
-  posts(sort: PostSort = HOT, first: Int = 20, after: String): PostConnection!
+  posts(sort: PostSort = HOT, first: Int = 20, after: String, last: Int, before: String): PostConnection!
 }
 
 type PostEdge {
@@ -1659,19 +1669,19 @@ type Query {
   post(id: ID!): Post
   comment(id: ID!): Comment
   group(name: String!): Group
-  posts(sort: PostSort = HOT, group: String, first: Int = 20, after: String): PostConnection!
+  posts(sort: PostSort = HOT, group: String, first: Int = 20, after: String, last: Int, before: String): PostConnection!
   "Posts by users the viewer follows, newest first."
-  feed(first: Int = 20, after: String): PostConnection!
+  feed(first: Int = 20, after: String, last: Int, before: String): PostConnection!
   "The viewer's scheduled posts that are not published yet, soonest first."
-  scheduledPosts(first: Int = 20, after: String): PostConnection!
-  leaderboard(first: Int = 20, after: String): LeaderboardConnection!
+  scheduledPosts(first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  leaderboard(first: Int = 20, after: String, last: Int, before: String): LeaderboardConnection!
   leaderboardAround(userId: ID!, radius: Int = 2): [LeaderboardEdge!]!
   "Users whose name starts with prefix, ignoring case."
   suggestUsers(prefix: String!, first: Int = 10): [User!]!
   "Groups whose name starts with prefix, ignoring case."
   suggestGroups(prefix: String!, first: Int = 10): [Group!]!
   "agora: the viewer's notifications, newest first; only the unread ones with unreadOnly. Signed-in only."
-  notifications(first: Int = 20, after: String, unreadOnly: Boolean = false): NotificationConnection!
+  notifications(first: Int = 20, after: String, last: Int, before: String, unreadOnly: Boolean = false): NotificationConnection!
   "agora: how many of the viewer's notifications are unread. Signed-in only."
   unreadNotificationCount: Int!
 }
@@ -2151,6 +2161,22 @@ func (ec *executionContext) field_Comment_replies_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -2181,6 +2207,22 @@ func (ec *executionContext) field_Group_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -2517,6 +2559,22 @@ func (ec *executionContext) field_Post_comments_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -2567,6 +2625,22 @@ func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2625,6 +2699,22 @@ func (ec *executionContext) field_Query_leaderboard_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2675,14 +2765,30 @@ func (ec *executionContext) field_Query_notifications_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "unreadOnly",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "unreadOnly",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["unreadOnly"] = arg2
+	args["unreadOnly"] = arg4
 	return args, nil
 }
 
@@ -2735,6 +2841,22 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -2757,6 +2879,22 @@ func (ec *executionContext) field_Query_scheduledPosts_args(ctx context.Context,
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2931,6 +3069,22 @@ func (ec *executionContext) field_User_followers_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2953,6 +3107,22 @@ func (ec *executionContext) field_User_following_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2975,6 +3145,22 @@ func (ec *executionContext) field_User_posts_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -3429,7 +3615,7 @@ func (ec *executionContext) _Comment_replies(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Comment().Replies(ctx, obj, fc.Args["sort"].(*model.CommentSort), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Comment().Replies(ctx, obj, fc.Args["sort"].(*model.CommentSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
@@ -3716,7 +3902,7 @@ func (ec *executionContext) _Group_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Group().Posts(ctx, obj, fc.Args["sort"].(*model.PostSort), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Group().Posts(ctx, obj, fc.Args["sort"].(*model.PostSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -5434,7 +5620,7 @@ func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["sort"].(*model.CommentSort), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["sort"].(*model.CommentSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
@@ -5971,7 +6157,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["sort"].(*model.PostSort), fc.Args["group"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["sort"].(*model.PostSort), fc.Args["group"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -6015,7 +6201,7 @@ func (ec *executionContext) _Query_feed(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Feed(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Feed(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -6059,7 +6245,7 @@ func (ec *executionContext) _Query_scheduledPosts(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().ScheduledPosts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().ScheduledPosts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -6103,7 +6289,7 @@ func (ec *executionContext) _Query_leaderboard(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Leaderboard(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Leaderboard(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LeaderboardConnection) graphql.Marshaler {
@@ -6279,7 +6465,7 @@ func (ec *executionContext) _Query_notifications(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Notifications(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["unreadOnly"].(*bool))
+			return ec.Resolvers.Query().Notifications(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["unreadOnly"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.NotificationConnection) graphql.Marshaler {
@@ -6803,7 +6989,7 @@ func (ec *executionContext) _User_followers(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().Followers(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
@@ -6847,7 +7033,7 @@ func (ec *executionContext) _User_following(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().Following(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UserConnection) graphql.Marshaler {
@@ -6937,7 +7123,7 @@ func (ec *executionContext) _User_posts(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {

@@ -330,20 +330,39 @@ func TestRoundTripsDoNotGrowWithPageSize(t *testing.T) {
 			tok, _ := a.signUp(fmt.Sprintf("author%02d", i))
 			a.createPost(tok, fmt.Sprint("post ", i), "g", fmt.Sprintf("g%d", i%3))
 		}
-		query := `query($n: Int!) { posts(first: $n) { totalCount edges { node { id title viewerVote author { name } groups { name postCount } } } } }`
-		trips := map[int]int64{}
-		for _, n := range []int{5, 50} {
-			a.do(viewer, query, map[string]any{"n": n}) // warm the connection pool
-			rt.Reset()
-			r := a.do(viewer, query, map[string]any{"n": n})
-			trips[n] = rt.Count()
-			if len(r.Errors) > 0 {
-				t.Fatal(r.Errors)
-			}
+		var end struct {
+			Posts struct{ PageInfo struct{ EndCursor string } }
 		}
-		t.Logf("round trips: %v", trips)
-		if trips[50] > trips[5] {
-			t.Fatalf("round trips grew with the page size: %v", trips)
+		a.do(viewer, `{ posts(first: 100) { pageInfo { endCursor } } }`, nil).decode(t, &end)
+		// Forwards and backwards, from the ends of the list and from a cursor.
+		for _, tc := range []struct {
+			args   string
+			cursor any
+		}{
+			{"first: $n, after: $c", nil},
+			{"last: $n, before: $c", nil},
+			{"last: $n, before: $c", end.Posts.PageInfo.EndCursor},
+		} {
+			args := tc.args
+			if tc.cursor != nil {
+				args += " from a cursor"
+			}
+			query := `query($n: Int!, $c: String) { posts(` + tc.args + `) { totalCount edges { node { id title viewerVote author { name } groups { name postCount } } } } }`
+			trips := map[int]int64{}
+			for _, n := range []int{5, 50} {
+				vars := map[string]any{"n": n, "c": tc.cursor}
+				a.do(viewer, query, vars) // warm the connection pool
+				rt.Reset()
+				r := a.do(viewer, query, vars)
+				trips[n] = rt.Count()
+				if len(r.Errors) > 0 {
+					t.Fatal(r.Errors)
+				}
+			}
+			t.Logf("posts(%s): round trips: %v", args, trips)
+			if trips[50] > trips[5] {
+				t.Fatalf("posts(%s): round trips grew with the page size: %v", args, trips)
+			}
 		}
 	})
 }

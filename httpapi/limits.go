@@ -213,10 +213,10 @@ type measure struct {
 	depth int
 }
 
-// measurer estimates a document's cost: every field costs 1, and a field with a page size (first,
-// or leaderboardAround's radius) multiplies the cost of its selections by that size. Fragments are
-// measured once and memoized, so a document of fragments that spread each other many times costs
-// linear work to measure while its estimate grows as its result would.
+// measurer estimates a document's cost: every field costs 1, and a field with a page size (first
+// or last, or leaderboardAround's radius) multiplies the cost of its selections by that size.
+// Fragments are measured once and memoized, so a document of fragments that spread each other
+// many times costs linear work to measure while its estimate grows as its result would.
 type measurer struct {
 	schema *ast.Schema
 	doc    *ast.QueryDocument
@@ -283,10 +283,15 @@ func (m *measurer) fragment(name string, depth int) measure {
 	return measure{cost: r.cost, depth: depth - 1 + r.depth}
 }
 
-// multiplier is how many items a field returns at most: its first argument (a literal, a
-// variable or the schema's default), 2 × radius + 1 for a radius, or 1.
+// multiplier is how many items a field returns at most: its last argument when the query sets it
+// (a backward page), else its first argument (a literal, a variable or the schema's default),
+// 2 × radius + 1 for a radius, or 1. A last left out or null is a forward page, so it does not
+// count; a query that sets both first and last is refused before anything is read.
 func (m *measurer) multiplier(f *ast.Field, def *ast.FieldDefinition) int {
-	for _, name := range []string{"first", "radius"} {
+	for _, name := range []string{"last", "first", "radius"} {
+		if name == "last" && m.argNull(f, name) {
+			continue
+		}
 		n, ok := m.intArg(f, def, name)
 		if !ok {
 			continue
@@ -346,6 +351,23 @@ func (m *measurer) intArg(f *ast.Field, def *ast.FieldDefinition, name string) (
 		return pessimistic, true
 	}
 	return literalInt(v)
+}
+
+// argNull reports whether a field's argument will be null: left out, null, or a variable that is
+// null or left out without a default in the operation.
+func (m *measurer) argNull(f *ast.Field, name string) bool {
+	a := f.Arguments.ForName(name)
+	if a == nil || a.Value == nil || a.Value.Kind == ast.NullValue {
+		return true
+	}
+	if a.Value.Kind != ast.Variable {
+		return false
+	}
+	if raw, present := m.vars[a.Value.Raw]; present {
+		return raw == nil
+	}
+	vd := m.op.VariableDefinitions.ForName(a.Value.Raw)
+	return vd == nil || vd.DefaultValue == nil || vd.DefaultValue.Kind == ast.NullValue
 }
 
 // pessimistic is the page size charged for an argument whose value is unknown: the largest a

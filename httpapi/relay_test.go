@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -88,6 +91,164 @@ func TestNodesFieldsAndQueryNodes(t *testing.T) {
 		}
 		if r := a.do(viewer, q, map[string]any{"ids": tooMany}); r.code() != "BAD_USER_INPUT" {
 			t.Fatalf("101 ids: %+v", r.Errors)
+		}
+	})
+}
+
+// TestPagingBothWaysAPI pages every connection of the schema forwards with first and after and
+// then backwards with last and before from the end cursor, through GraphQL, with the variables a
+// client that pages both ways sends (the ones it does not use left out), and checks the argument
+// rules: first and last together, or last out of 1..100, are BAD_USER_INPUT.
+func TestPagingBothWaysAPI(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		reader, readerID := a.signUp("reader")
+		var post, comment string
+		for i := range 6 {
+			tok, id := a.signUp(fmt.Sprintf("writer%d", i))
+			a.do(reader, `mutation($u:ID!){follow(userId:$u){id}}`, map[string]any{"u": id}).decode(t, &struct{}{})
+			a.do(tok, `mutation($u:ID!){follow(userId:$u){id}}`, map[string]any{"u": readerID}).decode(t, &struct{}{})
+			a.createPost(tok, fmt.Sprint("in go ", i), "go")
+			p := a.createPost(reader, fmt.Sprint("by reader ", i))
+			if i == 0 {
+				post = p
+			}
+			var c struct{ CreateComment struct{ ID string } }
+			a.do(tok, `mutation($p:ID!,$parent:ID){createComment(postId:$p,parentId:$parent,body:"hi"){id}}`,
+				map[string]any{"p": post}).decode(t, &c)
+			if i == 0 {
+				comment = c.CreateComment.ID
+			}
+			a.do(tok, `mutation($p:ID!,$parent:ID){createComment(postId:$p,parentId:$parent,body:"re"){id}}`,
+				map[string]any{"p": post, "parent": comment}).decode(t, &struct{}{})
+			a.do(reader, `mutation($t:String!,$at:Time){createPost(input:{title:$t,publishAt:$at}){id}}`,
+				map[string]any{"t": "later", "at": time.Now().Add(time.Hour + time.Duration(i/2)*time.Minute)}).decode(t, &struct{}{})
+		}
+		a.settle() // feeds and notifications
+
+		const conn = `{ totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id } } }`
+		const args = `first: $first, after: $after, last: $last, before: $before`
+		for _, tc := range []struct {
+			name  string
+			field string // the connection, with %s for its paging arguments and %s for its selection
+			path  []string
+		}{
+			{"posts", `posts(sort: NEW, %s) %s`, []string{"posts"}},
+			{"group posts", `group(name: "go") { posts(sort: TOP, %s) %s }`, []string{"group", "posts"}},
+			{"user posts", `viewer { posts(%s) %s }`, []string{"viewer", "posts"}},
+			{"feed", `feed(%s) %s`, []string{"feed"}},
+			{"comments", `post(id: "POST") { comments(sort: OLD, %s) %s }`, []string{"post", "comments"}},
+			{"replies", `comment(id: "COMMENT") { replies(%s) %s }`, []string{"comment", "replies"}},
+			{"followers", `viewer { followers(%s) %s }`, []string{"viewer", "followers"}},
+			{"following", `viewer { following(%s) %s }`, []string{"viewer", "following"}},
+			{"leaderboard", `leaderboard(%s) %s`, []string{"leaderboard"}},
+			{"notifications", `notifications(%s) %s`, []string{"notifications"}},
+			{"scheduled posts", `scheduledPosts(%s) %s`, []string{"scheduledPosts"}},
+		} {
+			field := strings.NewReplacer("POST", post, "COMMENT", comment).Replace(tc.field)
+			query := `query($first: Int, $after: String, $last: Int, $before: String) { ` + fmt.Sprintf(field, args, conn) + ` }`
+			run := func(vars map[string]any) (apiConnection, response) {
+				t.Helper()
+				r := a.do(reader, query, vars)
+				var c apiConnection
+				if len(r.Errors) > 0 {
+					return c, r
+				}
+				var d map[string]json.RawMessage
+				r.decode(t, &d)
+				raw := d[tc.path[0]]
+				for _, p := range tc.path[1:] {
+					var m map[string]json.RawMessage
+					if err := json.Unmarshal(raw, &m); err != nil {
+						t.Fatalf("%s: %s: %v", tc.name, raw, err)
+					}
+					raw = m[p]
+				}
+				if err := json.Unmarshal(raw, &c); err != nil {
+					t.Fatalf("%s: %s: %v", tc.name, raw, err)
+				}
+				return c, r
+			}
+			read := func(vars map[string]any) apiConnection {
+				t.Helper()
+				c, r := run(vars)
+				if len(r.Errors) > 0 {
+					t.Fatalf("%s %v: %+v", tc.name, vars, r.Errors)
+				}
+				return c
+			}
+			all := read(map[string]any{"first": 100})
+			want := all.ids()
+			n := len(want)
+			if n < 6 || all.TotalCount < n {
+				t.Fatalf("%s: %d items of %d: %v", tc.name, n, all.TotalCount, want)
+			}
+			var fwd []string
+			var page apiConnection
+			for vars := map[string]any{"first": 4}; ; {
+				page = read(vars)
+				if page.PageInfo.HasPreviousPage != (len(fwd) > 0) {
+					t.Errorf("%s: forward page after %d items: hasPreviousPage %v", tc.name, len(fwd), page.PageInfo.HasPreviousPage)
+				}
+				fwd = append(fwd, page.ids()...)
+				if !page.PageInfo.HasNextPage {
+					break
+				}
+				vars = map[string]any{"first": 4, "after": *page.PageInfo.EndCursor}
+			}
+			back := []string{want[n-1]}
+			for vars := map[string]any{"last": 4, "before": *page.PageInfo.EndCursor}; ; {
+				p := read(vars)
+				if !p.PageInfo.HasNextPage {
+					t.Errorf("%s: a backward page before the end says nothing follows", tc.name)
+				}
+				back = append(p.ids(), back...)
+				if !p.PageInfo.HasPreviousPage {
+					break
+				}
+				vars = map[string]any{"last": 4, "before": *p.PageInfo.StartCursor}
+			}
+			if !slices.Equal(fwd, want) || !slices.Equal(back, want) {
+				t.Errorf("%s: forwards %v, backwards %v, want %v", tc.name, fwd, back, want)
+			}
+			tail := read(map[string]any{"last": 2})
+			if !slices.Equal(tail.ids(), want[n-2:]) || !tail.PageInfo.HasPreviousPage || tail.PageInfo.HasNextPage ||
+				tail.Edges[0].Cursor != all.Edges[n-2].Cursor {
+				t.Errorf("%s: last 2: %v %+v, want %v", tc.name, tail.ids(), tail.PageInfo, want[n-2:])
+			}
+			mid := read(map[string]any{"first": 100, "after": all.Edges[0].Cursor, "before": all.Edges[n-1].Cursor})
+			if !slices.Equal(mid.ids(), want[1:n-1]) {
+				t.Errorf("%s: between the ends: %v, want %v", tc.name, mid.ids(), want[1:n-1])
+			}
+			for _, vars := range []map[string]any{{"first": 2, "last": 2}, {"last": 0}, {"last": 101}, {"last": 2, "before": "nope"}} {
+				if _, r := run(vars); r.code() != "BAD_USER_INPUT" {
+					t.Errorf("%s %v: %+v, want BAD_USER_INPUT", tc.name, vars, r.Errors)
+				}
+			}
+		}
+
+		// Literal arguments, and what the query cost counts: last, not first's default.
+		var d struct {
+			Posts struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+		a.do(reader, `{ posts(sort: NEW, last: 3) { edges { node { id } } } }`, nil).decode(t, &d)
+		if len(d.Posts.Edges) != 3 {
+			t.Errorf("posts(last: 3): %+v", d)
+		}
+		if r := a.do(reader, `{ posts(first: 3, last: 3) { totalCount } }`, nil); r.code() != "BAD_USER_INPUT" {
+			t.Errorf("first and last: %+v", r.Errors)
+		}
+		deep := `{ posts(%s: 100) { edges { node { comments(%s: 100) { edges { node { replies(%s: 100) { totalCount } } } } } } } }`
+		for _, arg := range []string{"first", "last"} {
+			if r := a.do(reader, fmt.Sprintf(deep, arg, arg, arg), nil); r.code() != "QUERY_TOO_COMPLEX" {
+				t.Errorf("%s: 100 × 100 × 100: %+v, want QUERY_TOO_COMPLEX", arg, r.Errors)
+			}
+		}
+		r := a.do(reader, `query($l: Int) { posts(first: 100, last: $l) { edges { node { comments(first: 100) { totalCount } } } } }`, nil)
+		if len(r.Errors) > 0 {
+			t.Errorf("a null last: %+v", r.Errors)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/agora/agora/httpapi"
@@ -47,7 +48,13 @@ func newThreadServer(tb testing.TB, b storetest.Backend, top, replies, replies2 
 
 // query runs threadQuery through the handler and returns the response data.
 func (s *threadServer) query(tb testing.TB, top, replies, replies2 int) json.RawMessage {
-	body, _ := json.Marshal(map[string]any{"query": threadQuery,
+	return s.queryDoc(tb, threadQuery, top, replies, replies2)
+}
+
+// queryDoc runs doc, threadQuery or a variant of it, through the handler and returns the
+// response data.
+func (s *threadServer) queryDoc(tb testing.TB, doc string, top, replies, replies2 int) json.RawMessage {
+	body, _ := json.Marshal(map[string]any{"query": doc,
 		"variables": map[string]any{"id": s.post, "n": top, "r": replies, "rr": replies2}})
 	req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -65,31 +72,35 @@ func (s *threadServer) query(tb testing.TB, top, replies, replies2 int) json.Raw
 }
 
 // TestThreadRoundTrips checks that a thread page costs the same number of Redis round trips
-// whatever its size: about one per level.
+// whatever its size, about one per level, whether its lists page forwards (first) or backwards
+// (last).
 func TestThreadRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		counts := map[int]int64{}
-		for _, top := range []int{5, 30} {
-			// A client of its own, so that the tests running beside this one are not counted.
-			counted := b
-			counted.Client = b.NewClient(t)
-			hook := &storetest.RoundTrips{}
-			counted.Client.AddHook(hook)
-			s := newThreadServer(t, counted, top, 4, 2)
-			hook.Reset()
-			data := s.query(t, top, 4, 2)
-			counts[top] = hook.Count()
-			if got, want := countThread(t, data), top*(1+4+4*2); got != want {
-				t.Fatalf("%d top-level: the response holds %d comments, want %d", top, got, want)
+		for _, arg := range []string{"first", "last"} {
+			doc := strings.ReplaceAll(threadQuery, "(first:", "("+arg+":")
+			counts := map[int]int64{}
+			for _, top := range []int{5, 30} {
+				// A client of its own, so that the tests running beside this one are not counted.
+				counted := b
+				counted.Client = b.NewClient(t)
+				hook := &storetest.RoundTrips{}
+				counted.Client.AddHook(hook)
+				s := newThreadServer(t, counted, top, 4, 2)
+				hook.Reset()
+				data := s.queryDoc(t, doc, top, 4, 2)
+				counts[top] = hook.Count()
+				if got, want := countThread(t, data), top*(1+4+4*2); got != want {
+					t.Fatalf("%s, %d top-level: the response holds %d comments, want %d", arg, top, got, want)
+				}
 			}
-		}
-		t.Logf("round trips: %d for 5 top-level comments (65 in all), %d for 30 (390)", counts[5], counts[30])
-		if d := counts[30] - counts[5]; d > 1 || d < -1 {
-			t.Errorf("round trips grow with the thread: %d for 5 top-level comments, %d for 30", counts[5], counts[30])
-		}
-		// Authentication, the post, then one per level of comments and one for the last authors.
-		if counts[30] > 8 {
-			t.Errorf("%d round trips for a three-level thread page, want at most 8", counts[30])
+			t.Logf("%s: round trips: %d for 5 top-level comments (65 in all), %d for 30 (390)", arg, counts[5], counts[30])
+			if d := counts[30] - counts[5]; d > 1 || d < -1 {
+				t.Errorf("%s: round trips grow with the thread: %d for 5 top-level comments, %d for 30", arg, counts[5], counts[30])
+			}
+			// Authentication, the post, then one per level of comments and one for the last authors.
+			if counts[30] > 8 {
+				t.Errorf("%s: %d round trips for a three-level thread page, want at most 8", arg, counts[30])
+			}
 		}
 	})
 }

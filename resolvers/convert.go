@@ -1,23 +1,64 @@
 package resolvers
 
 import (
+	"context"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/graph/model"
 	"github.com/agora/agora/store"
 )
 
-// pageArgs applies the schema's defaults to first and after.
-func pageArgs(first *int, after *string) (int, string) {
-	n := 20
-	if first != nil {
-		n = *first
+// defaultFirst is the schema's default for first.
+const defaultFirst = 20
+
+// pageWindow reads the paging arguments of the connection field being resolved (see window).
+func pageWindow(ctx context.Context, first *int, after *string, last *int, before *string) (store.Window, error) {
+	given := first != nil
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
+		given = argGiven(fc.Field.Field, graphql.GetOperationContext(ctx).Variables, "first")
 	}
-	a := ""
-	if after != nil {
-		a = *after
+	return window(first, after, last, before, given)
+}
+
+// window turns a connection's paging arguments into the store's Window: a forward page of first
+// (default 20) after after, or, when last is given, a backward page of last before before. The
+// schema gives first a default, so it always arrives; it counts as given only when firstGiven
+// says the query sets it, and a first that is given with last is refused by the store. The range
+// of last is checked here, so that its error names last even when it is 0.
+func window(first *int, after *string, last *int, before *string, firstGiven bool) (store.Window, error) {
+	w := store.Window{After: deref(after), Before: deref(before)}
+	if last == nil {
+		w.First = defaultFirst
+		if first != nil {
+			w.First = *first
+		}
+		return w, nil
 	}
-	return n, a
+	if err := store.CheckLast(*last); err != nil {
+		return store.Window{}, err
+	}
+	w.Last = *last
+	if first != nil && firstGiven {
+		w.First = *first
+	}
+	return w, nil
+}
+
+// argGiven reports whether a field's argument is set by the query, to a value or to a variable
+// that has one (from the request or the variable's default), rather than left to the schema's
+// default or set to null.
+func argGiven(f *ast.Field, vars map[string]any, name string) bool {
+	a := f.Arguments.ForName(name)
+	if a == nil || a.Value == nil {
+		return false
+	}
+	if a.Value.Kind == ast.Variable {
+		return vars[a.Value.Raw] != nil
+	}
+	return a.Value.Kind != ast.NullValue
 }
 
 func postSort(s *model.PostSort) store.PostSort {

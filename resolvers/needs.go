@@ -88,10 +88,10 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 				n.GroupSizes = n.GroupSizes || g.Name == "postCount"
 			}
 		case "Post.comments":
-			n.Lists = append(n.Lists, b.list(f, store.ListComments, "Comment"))
+			b.list(n, f, store.ListComments, "Comment")
 		case "Comment.replies":
 			n.CommentFields |= store.CommentReplies // an empty list is known without reading it
-			n.Lists = append(n.Lists, b.list(f, store.ListComments, "Comment"))
+			b.list(n, f, store.ListComments, "Comment")
 		case "Comment.body", "Comment.editedAt", "Comment.depth", "Comment.upvotes", "Comment.downvotes",
 			"Comment.replyCount", "Comment.parent":
 			n.CommentFields |= commentFields[f.Name]
@@ -108,11 +108,11 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 		case "User.followsViewer":
 			n.FollowsViewer, n.Viewer = true, b.viewer()
 		case "User.posts":
-			n.Lists = append(n.Lists, b.list(f, store.ListPosts, "Post"))
+			b.list(n, f, store.ListPosts, "Post")
 		case "User.followers":
-			n.Lists = append(n.Lists, b.list(f, store.ListFollowers, "User"))
+			b.list(n, f, store.ListFollowers, "User")
 		case "User.following":
-			n.Lists = append(n.Lists, b.list(f, store.ListFollowing, "User"))
+			b.list(n, f, store.ListFollowing, "User")
 		}
 	}
 }
@@ -124,19 +124,27 @@ var commentFields = map[string]store.CommentFields{
 	"parent": store.CommentParent,
 }
 
-// list reads a connection field below an object: its arguments and what it reads of its items.
-func (b needsBuilder) list(f graphql.CollectedField, kind store.ListKind, typ string) store.List {
+// list adds to n the page a connection field below an object reads: its arguments and what it
+// reads of its items. A page with bad arguments is left out: its resolver reports them.
+func (b needsBuilder) list(n *store.Needs, f graphql.CollectedField, kind store.ListKind, typ string) {
 	args := f.ArgumentMap(b.op.Variables)
-	l := store.List{Kind: kind, Sort: store.CommentsNew, First: 20}
+	l := store.List{Kind: kind, Sort: store.CommentsNew}
 	if s, ok := args["sort"].(string); ok {
 		cs := model.CommentSort(s)
 		l.Sort = commentSort(&cs)
 	}
-	if n, ok := argInt(args["first"]); ok {
-		l.First = n
+	var first, last *int
+	if v, ok := argInt(args["first"]); ok {
+		first = &v
 	}
-	if a, ok := args["after"].(string); ok {
-		l.After = a
+	if v, ok := argInt(args["last"]); ok {
+		last = &v
+	}
+	after, _ := args["after"].(string)
+	before, _ := args["before"].(string)
+	var err error
+	if l.Window, err = window(first, &after, last, &before, argGiven(f.Field, b.op.Variables, "first")); err != nil {
+		return
 	}
 	l.Needs = *b.connection(f.Selections, typ)
 	l.NoTotal, l.NoCursors = true, true
@@ -161,7 +169,7 @@ func (b needsBuilder) list(f graphql.CollectedField, kind store.ListKind, typ st
 	if typ == "Comment" {
 		l.Needs.CommentFields |= store.CommentFieldsChosen
 	}
-	return l
+	n.Lists = append(n.Lists, l)
 }
 
 // viewerKey returns a function giving the viewer ("" when anonymous), which marks the response as

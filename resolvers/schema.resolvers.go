@@ -36,9 +36,12 @@ func (r *commentResolver) ViewerVote(ctx context.Context, obj *store.Comment) (m
 	return voteDirection(v), err
 }
 
-func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), n, a, fieldNeeds(ctx, "Comment", true))
+func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Replies(ctx, obj, commentSort(sort), w, fieldNeeds(ctx, "Comment", true))
 	if err != nil {
 		return nil, err
 	}
@@ -49,9 +52,12 @@ func (r *groupResolver) PostCount(ctx context.Context, obj *store.Group) (int, e
 	return loaderFrom(ctx).GroupPostCount(ctx, obj.Name)
 }
 
-func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model.PostSort, first *int, after *string) (*model.PostConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), obj.Name, n, a, fieldNeeds(ctx, "Post", true))
+func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), obj.Name, w, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
@@ -248,9 +254,12 @@ func (r *postResolver) ViewerVote(ctx context.Context, obj *store.Post) (model.V
 	return voteDirection(v), err
 }
 
-func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string) (*model.CommentConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), n, a, fieldNeeds(ctx, "Comment", true))
+func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).PostComments(ctx, obj, commentSort(sort), w, fieldNeeds(ctx, "Comment", true))
 	if err != nil {
 		return nil, err
 	}
@@ -306,44 +315,56 @@ func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, e
 	return loaderFrom(ctx).Group(ctx, name)
 }
 
-func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string) (*model.PostConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), n, a, fieldNeeds(ctx, "Post", true))
+func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), w, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
 	return postConnection(p), nil
 }
 
-func (r *queryResolver) Feed(ctx context.Context, first *int, after *string) (*model.PostConnection, error) {
+func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
 	id, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Feed(ctx, id, n, a, fieldNeeds(ctx, "Post", true))
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Feed(ctx, id, w, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}
 	return postConnection(p), nil
 }
 
-func (r *queryResolver) ScheduledPosts(ctx context.Context, first *int, after *string) (*model.PostConnection, error) {
+func (r *queryResolver) ScheduledPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
 	id, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).ScheduledPosts(ctx, id, n, a)
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).ScheduledPosts(ctx, id, w)
 	if err != nil {
 		return nil, err
 	}
 	return postConnection(p), nil
 }
 
-func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *string) (*model.LeaderboardConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Leaderboard(ctx, n, a, leaderboardNeeds(ctx, true))
+func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *string, last *int, before *string) (*model.LeaderboardConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Leaderboard(ctx, w, leaderboardNeeds(ctx, true))
 	if err != nil {
 		return nil, err
 	}
@@ -370,13 +391,16 @@ func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first 
 	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10))
 }
 
-func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string, unreadOnly *bool) (*model.NotificationConnection, error) {
+func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Notifications(ctx, uid, n, a, unreadOnly != nil && *unreadOnly, notificationNeeds(ctx, true))
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Notifications(ctx, uid, w, unreadOnly != nil && *unreadOnly, notificationNeeds(ctx, true))
 	if err != nil {
 		return nil, err
 	}
@@ -431,18 +455,24 @@ func (r *userResolver) FollowingCount(ctx context.Context, obj *store.User) (int
 	return loaderFrom(ctx).FollowingCount(ctx, obj)
 }
 
-func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Followers(ctx, obj.Key(), n, a, fieldNeeds(ctx, "User", true))
+func (r *userResolver) Followers(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.UserConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Followers(ctx, obj.Key(), w, fieldNeeds(ctx, "User", true))
 	if err != nil {
 		return nil, err
 	}
 	return userConnection(p), nil
 }
 
-func (r *userResolver) Following(ctx context.Context, obj *store.User, first *int, after *string) (*model.UserConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).Following(ctx, obj.Key(), n, a, fieldNeeds(ctx, "User", true))
+func (r *userResolver) Following(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.UserConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Following(ctx, obj.Key(), w, fieldNeeds(ctx, "User", true))
 	if err != nil {
 		return nil, err
 	}
@@ -457,9 +487,12 @@ func (r *userResolver) FollowsViewer(ctx context.Context, obj *store.User) (bool
 	return loaderFrom(ctx).Follows(ctx, obj.Key(), viewerFrom(ctx))
 }
 
-func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, after *string) (*model.PostConnection, error) {
-	n, a := pageArgs(first, after)
-	p, err := loaderFrom(ctx).UserPosts(ctx, obj.Key(), n, a, fieldNeeds(ctx, "Post", true))
+func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).UserPosts(ctx, obj.Key(), w, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}

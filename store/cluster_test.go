@@ -274,7 +274,7 @@ func testScriptCacheLost(t *testing.T, cc *redis.ClusterClient) {
 		}
 	}
 	flush()
-	page, err := s.NewLoader().Posts(ctx, store.SortHot, "", 10, "", nil) // page.lua in a pipeline
+	page, err := s.NewLoader().Posts(ctx, store.SortHot, "", store.Window{First: 10}, nil) // page.lua in a pipeline
 	if err != nil || len(page.Items) != 6 {
 		t.Fatalf("posts after SCRIPT FLUSH: %v items, %v", page, err)
 	}
@@ -451,10 +451,10 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 					}
 				default:
 					l := s.NewLoader()
-					if _, err := l.Posts(ctx, store.SortHot, w.groups[r.IntN(3)], 20, "", nil); err != nil {
+					if _, err := l.Posts(ctx, store.SortHot, w.groups[r.IntN(3)], store.Window{First: 20}, nil); err != nil {
 						fail(fmt.Errorf("read group: %w", err))
 					}
-					if _, err := l.UserPosts(ctx, uk(uid), 20, "", nil); err != nil {
+					if _, err := l.UserPosts(ctx, uk(uid), store.Window{First: 20}, nil); err != nil {
 						fail(fmt.Errorf("read user posts: %w", err))
 					}
 				}

@@ -26,30 +26,27 @@ func (l *Loader) Comment(ctx context.Context, id string) (*Comment, error) {
 
 // PostComments loads one page of a post's top-level comments. Unless Walk has already read below
 // this page, it then reads what needs() says the response reads below it (see Walk).
-func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, first int, after string, needs func() *Needs) (*Page[*Comment], error) {
+func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
 	if p.CommentCount == 0 {
 		// No live comment means no comment at all: a tombstone only stays while it has replies.
-		return emptyCommentPage(p.Key(), topLevel, sort, first, after)
+		return emptyCommentPage(p.Key(), topLevel, sort, w)
 	}
-	return l.commentPage(ctx, p.Key(), topLevel, sort, first, after, needs)
+	return l.commentPage(ctx, p.Key(), topLevel, sort, w, needs)
 }
 
 // Replies loads one page of a comment's direct replies, and with needs, what the response reads
 // below them, like PostComments.
-func (l *Loader) Replies(ctx context.Context, c *Comment, sort CommentSort, first int, after string, needs func() *Needs) (*Page[*Comment], error) {
+func (l *Loader) Replies(ctx context.Context, c *Comment, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
 	if c.ReplyCount == 0 {
-		return emptyCommentPage(c.pid, c.num, sort, first, after)
+		return emptyCommentPage(c.pid, c.num, sort, w)
 	}
-	return l.commentPage(ctx, c.pid, c.num, sort, first, after, needs)
+	return l.commentPage(ctx, c.pid, c.num, sort, w, needs)
 }
 
 // emptyCommentPage answers for a list known to be empty without reading it; the arguments are
 // still checked as for any other page.
-func emptyCommentPage(pid, parent string, sort CommentSort, first int, after string) (*Page[*Comment], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	if _, err := decodeCursor(after, commentListTag(pid, parent, sort)); err != nil {
+func emptyCommentPage(pid, parent string, sort CommentSort, w Window) (*Page[*Comment], error) {
+	if _, err := w.decode(commentListTag(pid, parent, sort)); err != nil {
 		return nil, err
 	}
 	return &Page[*Comment]{}, nil
@@ -68,12 +65,8 @@ func commentListTag(pid, parent string, sort CommentSort) string {
 }
 
 // commentList returns the sorted set of the direct replies of parent (topLevel for the post) in
-// a sort, its order, the list's cursor tag, and the cursor after decoded.
-func (l *Loader) commentList(pid, parent string, sort CommentSort, after string) (key string, desc bool, tag string, c cursor, err error) {
-	tag = commentListTag(pid, parent, sort)
-	if c, err = decodeCursor(after, tag); err != nil {
-		return "", false, "", cursor{}, err
-	}
+// a sort, its order and the list's cursor tag.
+func (l *Loader) commentList(pid, parent string, sort CommentSort) (key string, desc bool, tag string) {
 	key, desc = l.s.k.repliesByTime(pid, parent), true
 	switch sort {
 	case CommentsOld:
@@ -81,28 +74,22 @@ func (l *Loader) commentList(pid, parent string, sort CommentSort, after string)
 	case CommentsTop:
 		key = l.s.k.repliesByTop(pid, parent)
 	}
-	return key, desc, tag, c, nil
+	return key, desc, commentListTag(pid, parent, sort)
 }
 
 // commentPage loads a page of the direct replies of parent (topLevel for the post) with the
 // comments: the page a walk kept, or else the page and, through Walk, what needs says the
 // response reads below it.
-func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort CommentSort, first int, after string, needs func() *Needs) (*Page[*Comment], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	key, desc, tag, c, err := l.commentList(pid, parent, sort, after)
+func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
+	key, desc, tag := l.commentList(pid, parent, sort)
+	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	if p := keptPage[*Comment](l, pageKey(key, desc, first, after)); p != nil {
+	if p := keptPage[*Comment](l, pageKey(key, desc, w)); p != nil {
 		return p, nil
 	}
-	pc, err := l.get(ctx, l.pageRead(key, desc, first, c))
-	if err != nil {
-		return nil, err
-	}
-	rp, err := pageOf(pc, first)
+	rp, err := l.page(ctx, key, desc, sp)
 	if err != nil {
 		return nil, err
 	}

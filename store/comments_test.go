@@ -84,9 +84,9 @@ func (th *thread) page(parent *store.Comment, sort store.CommentSort, first int,
 		// Read the index even where commentCount says there is nothing to read.
 		probe := *th.post
 		probe.CommentCount = 1
-		p, err = l.PostComments(context.Background(), &probe, sort, first, after, nil)
+		p, err = l.PostComments(context.Background(), &probe, sort, store.Window{First: first, After: after}, nil)
 	} else {
-		p, err = l.Replies(context.Background(), parent, sort, first, after, nil)
+		p, err = l.Replies(context.Background(), parent, sort, store.Window{First: first, After: after}, nil)
 	}
 	if err != nil {
 		th.t.Fatalf("page: %v", err)
@@ -503,18 +503,18 @@ func TestCommentPagingAcrossInsertsAndDeletes(t *testing.T) {
 
 		// A cursor of one list is refused by another.
 		l := th.s.NewLoader()
-		if _, err := l.Replies(ctx, parent, store.CommentsNew, 2, t1.EndCursor(), nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Replies(ctx, parent, store.CommentsNew, store.Window{First: 2, After: t1.EndCursor()}, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a TOP cursor on NEW: %v", err)
 		}
-		if _, err := l.PostComments(ctx, th.post, store.CommentsOld, 2, p1.EndCursor(), nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.PostComments(ctx, th.post, store.CommentsOld, store.Window{First: 2, After: p1.EndCursor()}, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a reply cursor on the top level: %v", err)
 		}
 		for _, first := range []int{0, 101} {
-			if _, err := l.Replies(ctx, parent, store.CommentsNew, first, "", nil); !store.IsKind(err, store.KindInvalid) {
+			if _, err := l.Replies(ctx, parent, store.CommentsNew, store.Window{First: first}, nil); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("first=%d: %v", first, err)
 			}
 		}
-		if _, err := l.Replies(ctx, parent, store.CommentsNew, 2, "garbage", nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Replies(ctx, parent, store.CommentsNew, store.Window{First: 2, After: "garbage"}, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a garbage cursor: %v", err)
 		}
 		th.check()

@@ -183,8 +183,18 @@ func (s *Store) runBatched(ctx context.Context, calls []scriptCall) error {
 
 // feedSource is one sorted set a feed page reads: the pushed entries or a pulled author's posts.
 type feedSource struct {
-	rp    rawPage
-	count int // members within the horizon
+	rp      rawPage
+	bounded bool // a pulled author's posts on a full feed: only those within the horizon count
+	within  int  // members within the horizon: the first within of the list
+}
+
+// prev reports whether members within the horizon precede the source's page: they do when any
+// member precedes it and any is within the horizon, since the newest member is the list's first.
+func (f feedSource) prev() bool { return f.rp.hasPrev && (!f.bounded || f.within > 0) }
+
+// next reports whether members within the horizon follow the source's page.
+func (f feedSource) next() bool {
+	return f.rp.hasNext && (!f.bounded || f.rp.start+len(f.rp.members) < f.within)
 }
 
 // feedItem is one candidate entry of a feed page.
@@ -193,25 +203,30 @@ type feedItem struct {
 	at            float64
 }
 
-// Feed loads one page of the home feed of the viewer: posts by the users
-// they follow, newest first, and what needs says the response reads of them. Its cursors stay
-// valid while posts come and go.
-func (l *Loader) Feed(ctx context.Context, viewer UserKey, first int, after string, needs func() *Needs) (*Page[*Post], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	uid := string(viewer)
-	c, err := decodeCursor(after, feedTag)
+// Feed loads one page of the home feed of the viewer: posts by the users they follow, newest
+// first, and what needs says the response reads of them. Its cursors stay valid while posts come
+// and go, and work in both directions.
+//
+// A page is a merge: the same window of the pushed entries and of each pulled author's posts,
+// merged in feed order, and the first w.First of them (a forward page) or the last w.Last (a
+// backward one): the items of the page are among each source's first (or last) n of the window.
+// A backward page is the mirror of a forward one, with one asymmetry: on a full feed, pulled
+// posts older than the horizon (the oldest entry the feed keeps) are not in the feed, and a
+// backward page that would reach past it (one without a before cursor, or before a cursor that
+// newer posts have pushed past it) reads each pulled author's posts up to the horizon instead.
+func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
+	sp, err := w.decode(feedTag)
 	if err != nil {
 		return nil, err
 	}
+	uid := string(viewer)
 	k := l.s.k
 	// Round one: the pushed entries, the pulled authors and the oldest entry kept.
-	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, first, c), zrangeRead(k.pull(uid), 0, -1), zrangeRead(k.feed(uid), 0, 0))
+	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, sp), zrangeRead(k.pull(uid), 0, -1), zrangeRead(k.feed(uid), 0, 0))
 	if err := waitAll(ctx, r1); err != nil {
 		return nil, err
 	}
-	own, err := pageOf(r1[0], first)
+	own, err := pageOf(r1[0], sp)
 	if err != nil {
 		return nil, err
 	}
@@ -220,52 +235,50 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, first int, after stri
 	// A full feed has dropped older entries; pulled posts older than what it keeps are left out too.
 	full := own.total >= l.s.opts.Feed.Cap && len(oldest) == 1
 	horizon := "-inf"
+	pullSpan := sp
 	if full {
 		horizon = formatScore(oldest[0].Score)
+		if sp.backward && (sp.before.score == "" || parseScore(sp.before.score) < oldest[0].Score) {
+			// A backward page of pulled posts ends at the horizon: the posts beyond it are not in
+			// the feed, and reading them would leave out newer ones. The bound is after every
+			// post at the horizon, since none is ordered after it by the empty member.
+			pullSpan.before = cursor{list: feedTag, score: horizon}
+		}
 	}
 	// Round two: a page of each pulled author's posts and how many are within the horizon.
 	reads := make([]read, 0, 2*len(pulled))
 	for _, a := range pulled {
 		key := k.userPosts(a)
-		reads = append(reads, l.pageRead(key, true, first, c), zcountRead(key, horizon, "+inf"))
+		reads = append(reads, l.pageRead(key, true, pullSpan), zcountRead(key, horizon, "+inf"))
 	}
 	r2 := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, r2); err != nil {
 		return nil, err
 	}
-	srcs := make([]feedSource, len(pulled))
+	srcs := make([]feedSource, 0, 1+len(pulled))
+	srcs = append(srcs, feedSource{rp: own, within: own.total})
 	for i := range pulled {
-		if srcs[i].rp, err = pageOf(r2[2*i], first); err != nil {
+		rp, err := pageOf(r2[2*i], pullSpan)
+		if err != nil {
 			return nil, err
 		}
-		srcs[i].count = int(r2[2*i+1].cmd.(*redis.IntCmd).Val())
+		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[2*i+1].cmd.(*redis.IntCmd).Val())})
 	}
 
-	items := make([]feedItem, 0, first)
+	items := make([]feedItem, 0, sp.n)
 	seen := make(map[string]bool)
-	add := func(m, sc string) bool {
-		at := parseScore(sc)
-		if full && at < oldest[0].Score {
-			return false
-		}
-		if !seen[m] {
-			seen[m] = true
-			items = append(items, feedItem{member: m, score: sc, at: at})
-		}
-		return true
-	}
-	total, more, prev := own.total, own.hasNext, own.start > 0
-	for i, m := range own.members {
-		add(m, own.scores[i])
-	}
+	total, prev, more := 0, false, false
 	for _, src := range srcs {
-		total += src.count
-		prev = prev || src.rp.start > 0
-		kept := true
+		total += src.within
+		prev, more = prev || src.prev(), more || src.next()
 		for i, m := range src.rp.members {
-			kept = add(m, src.rp.scores[i]) && kept
+			at := parseScore(src.rp.scores[i])
+			if (full && at < oldest[0].Score) || seen[m] {
+				continue
+			}
+			seen[m] = true
+			items = append(items, feedItem{member: m, score: src.rp.scores[i], at: at})
 		}
-		more = more || (src.rp.hasNext && kept)
 	}
 	// Newest first, ties by member bytes descending: the order every source's page follows.
 	sort.Slice(items, func(i, j int) bool {
@@ -274,8 +287,12 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, first int, after stri
 		}
 		return items[i].member > items[j].member
 	})
-	if len(items) > first {
-		items, more = items[:first], true
+	if len(items) > sp.n {
+		if sp.backward {
+			items, prev = items[len(items)-sp.n:], true
+		} else {
+			items, more = items[:sp.n], true
+		}
 	}
 
 	pids := make([]string, len(items))

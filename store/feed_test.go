@@ -28,7 +28,7 @@ func feedTitles(t *testing.T, s *store.Store, viewer string, pageSize int) []str
 	after := ""
 	for range 100 {
 		settle(t, s)
-		p, err := s.NewLoader().Feed(context.Background(), uk(viewer), pageSize, after, nil)
+		p, err := s.NewLoader().Feed(context.Background(), uk(viewer), store.Window{First: pageSize, After: after}, nil)
 		if err != nil {
 			t.Fatalf("feed of %s: %v", viewer, err)
 		}
@@ -78,7 +78,7 @@ func TestFeedPushed(t *testing.T) {
 
 		// A cursor stays valid while newer posts arrive and the cursor's own post goes.
 		settle(t, s)
-		first, err := s.NewLoader().Feed(ctx, uk(rita), 2, "", nil)
+		first, err := s.NewLoader().Feed(ctx, uk(rita), store.Window{First: 2}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestFeedPushed(t *testing.T) {
 			t.Fatal(err)
 		}
 		settle(t, s)
-		rest, err := s.NewLoader().Feed(ctx, uk(rita), 20, first.EndCursor(), nil)
+		rest, err := s.NewLoader().Feed(ctx, uk(rita), store.Window{First: 20, After: first.EndCursor()}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestFeedPulled(t *testing.T) {
 		checkFeed(t, s, "rd1", "a3", "a2", "a1")
 		checkFeed(t, s, "rd2", "a3", "b2", "a2", "b1", "a1")
 		settle(t, s)
-		p, err := s.NewLoader().Feed(ctx, "rd2", 2, "", nil)
+		p, err := s.NewLoader().Feed(ctx, "rd2", store.Window{First: 2}, nil)
 		if err != nil || p.Total != 5 {
 			t.Errorf("total %v (%v), want 5", p, err)
 		}
@@ -212,15 +212,16 @@ func TestFeedCap(t *testing.T) {
 			t.Errorf("feed holds %d entries, cap 3", len(g.Feed))
 		}
 		settle(t, s)
-		p, err := s.NewLoader().Feed(ctx, "reader", 10, "", nil)
+		p, err := s.NewLoader().Feed(ctx, "reader", store.Window{First: 10}, nil)
 		if err != nil || p.Total != 4 {
 			t.Errorf("total %+v (%v), want 4", p, err)
 		}
 	})
 }
 
-// TestFeedRoundTripsDoNotGrow checks that reading a feed page, a followers page and the leaderboard
-// costs the same number of round trips whatever the number of followees, pulled authors and users.
+// TestFeedRoundTripsDoNotGrow checks that reading a feed page, a followers page and the leaderboard,
+// forwards and backwards, costs the same number of round trips whatever the number of followees,
+// pulled authors and users.
 func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -230,7 +231,7 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 		b.Client.AddHook(hook)
 		// A long loader wait makes the batches independent of goroutine scheduling.
 		s := b.NewStore(t, store.Options{Feed: store.FeedOptions{FanoutLimit: 1}})
-		measure := func(n int) [3]int64 {
+		measure := func(n int) []int64 {
 			reader := fmt.Sprintf("reader%d", n)
 			signUp(t, s, reader)
 			for i := range n {
@@ -246,27 +247,77 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 				post(t, s, pulled, "by "+pulled)
 			}
 			id := "user:" + reader
-			var out [3]int64
-			reads := []func(l *store.Loader) error{
-				func(l *store.Loader) error { _, err := l.Feed(ctx, uk(id), 20, "", nil); return err },
-				func(l *store.Loader) error { _, err := l.Following(ctx, uk(id), 20, "", nil); return err },
-				func(l *store.Loader) error { _, err := l.Leaderboard(ctx, 20, "", nil); return err },
-			}
-			for i, read := range reads {
-				before := hook.Count()
-				if err := read(s.NewLoader()); err != nil {
-					t.Fatal(err)
+			var out []int64
+			for _, w := range []store.Window{{First: 20}, {Last: 20}} {
+				for _, read := range []func(l *store.Loader) error{
+					func(l *store.Loader) error { _, err := l.Feed(ctx, uk(id), w, nil); return err },
+					func(l *store.Loader) error { _, err := l.Following(ctx, uk(id), w, nil); return err },
+					func(l *store.Loader) error { _, err := l.Leaderboard(ctx, w, nil); return err },
+				} {
+					before := hook.Count()
+					if err := read(s.NewLoader()); err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, hook.Count()-before)
 				}
-				out[i] = hook.Count() - before
 			}
 			return out
 		}
 		small, large := measure(2), measure(8)
-		if small != large {
-			t.Errorf("round trips (feed, following, leaderboard) grew from %v to %v", small, large)
+		if !slices.Equal(small, large) {
+			t.Errorf("round trips (feed, following, leaderboard; first, then last) grew from %v to %v", small, large)
 		}
-		if small[0] > 3 {
-			t.Errorf("a feed page with pulled authors took %d round trips, want at most 3", small[0])
+		if small[0] > 3 || small[3] > 3 {
+			t.Errorf("a feed page with pulled authors took %d round trips forwards and %d backwards, want at most 3", small[0], small[3])
+		}
+	})
+}
+
+// TestFeedBackwardFromBeyondTheHorizon pages a full feed backwards from a cursor that new posts
+// have since pushed past the horizon (the oldest entry the feed keeps): the page is the feed's
+// last items before the cursor, pulled posts near the horizon included, not pulled posts older
+// than the horizon that the feed no longer shows.
+func TestFeedBackwardFromBeyondTheHorizon(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1, Feed: store.FeedOptions{Cap: 6, FanoutLimit: 1}})
+		signUp(t, s, "reader", "pushed", "pulled", "other")
+		// other fills pulled's push set, so the reader reads pulled's posts; pushed's fill the feed.
+		for _, f := range [][2]store.UserKey{{"other", "pulled"}, {"reader", "pushed"}, {"reader", "pulled"}} {
+			if _, err := s.Follow(ctx, f[0], f[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write := func(n int) {
+			for i := range n {
+				post(t, s, "pushed", fmt.Sprint("pushed ", i))
+				post(t, s, "pulled", fmt.Sprint("pulled ", i))
+			}
+			settle(t, s)
+		}
+		read := func(w store.Window) []string {
+			t.Helper()
+			p, err := s.NewLoader().Feed(ctx, "reader", w, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, it := range p.Items {
+				out = append(out, it.ID)
+			}
+			return out
+		}
+		write(8)
+		before, err := s.NewLoader().Feed(ctx, "reader", store.Window{Last: 1}, nil)
+		if err != nil || len(before.Items) != 1 {
+			t.Fatalf("the oldest entry: %+v %v", before, err)
+		}
+		write(3) // the horizon moves past the cursor
+		all := read(store.Window{First: 100})
+		for _, n := range []int{1, 3, 5} {
+			if got, want := read(store.Window{Last: n, Before: before.EndCursor()}), all[len(all)-n:]; !slices.Equal(got, want) {
+				t.Errorf("last %d before a cursor beyond the horizon: %v, want %v (of %v)", n, got, want, all)
+			}
 		}
 	})
 }

@@ -167,36 +167,28 @@ func (l *Loader) Follows(ctx context.Context, follower, followee UserKey) (bool,
 
 // Followers loads one page of the users following the user uid, most recent
 // follow first, and what needs says the response reads of them.
-func (l *Loader) Followers(ctx context.Context, uid UserKey, first int, after string, needs func() *Needs) (*Page[*User], error) {
-	return l.userList(ctx, ListFollowers, uid, first, after, needs)
+func (l *Loader) Followers(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*User], error) {
+	return l.userList(ctx, ListFollowers, uid, w, needs)
 }
 
 // Following loads one page of the users the user uid follows, most recent follow
 // first, and what needs says the response reads of them.
-func (l *Loader) Following(ctx context.Context, uid UserKey, first int, after string, needs func() *Needs) (*Page[*User], error) {
-	return l.userList(ctx, ListFollowing, uid, first, after, needs)
+func (l *Loader) Following(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*User], error) {
+	return l.userList(ctx, ListFollowing, uid, w, needs)
 }
 
 // userList pages a sorted set of user keys (highest score first), then loads the users and what
 // needs says of them.
-func (l *Loader) userList(ctx context.Context, kind ListKind, user UserKey, first int, after string, needs func() *Needs) (*Page[*User], error) {
-	uid := string(user)
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	key, tag, _ := l.userListKey(kind, uid)
-	c, err := decodeCursor(after, tag)
+func (l *Loader) userList(ctx context.Context, kind ListKind, user UserKey, w Window, needs func() *Needs) (*Page[*User], error) {
+	key, tag, _ := l.userListKey(kind, string(user))
+	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	if p := keptPage[*User](l, pageKey(key, true, first, after)); p != nil {
+	if p := keptPage[*User](l, pageKey(key, true, w)); p != nil {
 		return p, nil
 	}
-	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
-	if err != nil {
-		return nil, err
-	}
-	rp, err := pageOf(pc, first)
+	rp, err := l.page(ctx, key, true, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +198,7 @@ func (l *Loader) userList(ctx context.Context, kind ListKind, user UserKey, firs
 		return nil, err
 	}
 	all := rp.cursors(tag)
-	p := &Page[*User]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0}
+	p := &Page[*User]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
 	for i, u := range users {
 		if u != nil {
 			p.Items = append(p.Items, u)

@@ -96,14 +96,14 @@ func TestFollowAndUnfollow(t *testing.T) {
 		}
 
 		l := s.NewLoader()
-		following, err := l.Following(ctx, uk(alice), 20, "", nil)
+		following, err := l.Following(ctx, uk(alice), store.Window{First: 20}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got, want := userNames(following.Items), []string{"carol", "bob"}; !slices.Equal(got, want) {
 			t.Errorf("alice follows %v, want %v (most recent first)", got, want)
 		}
-		followers, err := l.Followers(ctx, uk(alice), 20, "", nil)
+		followers, err := l.Followers(ctx, uk(alice), store.Window{First: 20}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestFollowersPaging(t *testing.T) {
 		var got []string
 		after := ""
 		for pages := 0; ; pages++ {
-			p, err := s.NewLoader().Followers(ctx, uk(ids[0]), 3, after, nil)
+			p, err := s.NewLoader().Followers(ctx, uk(ids[0]), store.Window{First: 3, After: after}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,10 +201,10 @@ func TestFollowersPaging(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("followers by page %v, want %v", got, want)
 		}
-		if _, err := s.NewLoader().Followers(ctx, uk(ids[0]), 3, "bogus", nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.NewLoader().Followers(ctx, uk(ids[0]), store.Window{First: 3, After: "bogus"}, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("bad cursor: %v", err)
 		}
-		if _, err := s.NewLoader().Followers(ctx, uk(ids[0]), 101, "", nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.NewLoader().Followers(ctx, uk(ids[0]), store.Window{First: 101}, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("first 101: %v", err)
 		}
 	})
@@ -418,7 +418,7 @@ func TestRebuildUsers(t *testing.T) {
 		}
 		checkGraph(t, s, names, 1000)
 		l := s.NewLoader()
-		lb, err := l.Leaderboard(ctx, 10, "", nil)
+		lb, err := l.Leaderboard(ctx, store.Window{First: 10}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,7 +429,7 @@ func TestRebuildUsers(t *testing.T) {
 		if err != nil || !slices.Equal(userNames(users), []string{"ann"}) {
 			t.Errorf("suggest after rebuild: %v %v", userNames(users), err)
 		}
-		feed, err := l.Feed(ctx, uk(ids[0]), 10, "", nil)
+		feed, err := l.Feed(ctx, uk(ids[0]), store.Window{First: 10}, nil)
 		if err != nil || len(feed.Items) != 1 || feed.Items[0].ID != post.ID {
 			t.Errorf("ann's feed after rebuild: %+v %v", feed, err)
 		}

@@ -93,15 +93,12 @@ func (l *Loader) Rank(ctx context.Context, u *User) (rank int, ok bool, err erro
 
 // Leaderboard loads one page of the karma leaderboard, highest karma first, and what needs says
 // the response reads of its users.
-func (l *Loader) Leaderboard(ctx context.Context, first int, after string, needs func() *Needs) (*Page[*Ranked], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	c, err := decodeCursor(after, leaderboardTag)
+func (l *Loader) Leaderboard(ctx context.Context, w Window, needs func() *Needs) (*Page[*Ranked], error) {
+	sp, err := w.decode(leaderboardTag)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, l.s.k.leaderboard(), false, first, c)
+	rp, err := l.page(ctx, l.s.k.leaderboard(), false, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +107,7 @@ func (l *Loader) Leaderboard(ctx context.Context, first int, after string, needs
 	if err != nil {
 		return nil, err
 	}
-	p.Total, p.HasNext, p.HasPrev = rp.total, rp.hasNext, rp.start > 0
+	p.Total, p.HasNext, p.HasPrev = rp.total, rp.hasNext, rp.hasPrev
 	return p, nil
 }
 

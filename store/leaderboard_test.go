@@ -76,7 +76,7 @@ func TestKarmaUnderConcurrentVotes(t *testing.T) {
 				want[owner[p]] += dir
 			}
 		}
-		lb, err := s.NewLoader().Leaderboard(ctx, 100, "", nil)
+		lb, err := s.NewLoader().Leaderboard(ctx, store.Window{First: 100}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestKarmaRecordIsRepeatSafe(t *testing.T) {
 				t.Errorf("step %d: karma %d, want %d", i, got, st.want)
 			}
 		}
-		lb, err := s.NewLoader().Leaderboard(ctx, 10, "", nil)
+		lb, err := s.NewLoader().Leaderboard(ctx, store.Window{First: 10}, nil)
 		if err != nil || !slices.Equal(rankedNames(lb.Items), []string{"amy:1:1"}) {
 			t.Errorf("leaderboard %v %v", rankedNames(lb.Items), err)
 		}
@@ -155,7 +155,7 @@ func TestLeaderboardRanksAndTies(t *testing.T) {
 		var got []string
 		after := ""
 		for {
-			p, err := s.NewLoader().Leaderboard(ctx, 3, after, nil)
+			p, err := s.NewLoader().Leaderboard(ctx, store.Window{First: 3, After: after}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

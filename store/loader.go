@@ -24,8 +24,8 @@ type Loader struct {
 	pages map[string]any // pages Walk built, by pageKey, for the resolvers that list them
 }
 
-// call is one read: one or two commands (a first page is ZCARD and ZRANGE) in a pipeline. done
-// closes once they ran; val caches what the reply was parsed into.
+// call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a
+// pipeline. done closes once they ran; val caches what the reply was parsed into.
 type call struct {
 	r    read
 	cmd  redis.Cmder
@@ -248,16 +248,20 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 	return ic.Val(), true, nil
 }
 
-// pageRead is the read of one page of a sorted set after cursor c: first items, one more to
-// tell whether a next page exists. A first page is plain commands: ZRANGE (REV for desc) by
-// rank, with the scores when the cursors are wanted, after ZCARD when the total is; a page after
-// a cursor is the page script, which finds the cursor's position among ties in the same call.
-func pageRead(key string, desc bool, first int, c cursor, total, scores bool, sc *redis.Script) read {
-	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(first) + "\x00" + c.score + "\x00" + c.member
-	if c.score == "" {
+// pageRead is the read of the page of a sorted set that sp names. A page without a cursor is plain
+// commands: ZRANGE (REV for desc) by rank of one more item than the page holds, to tell whether
+// more follow (a first page, from rank 0) or precede (a last page, from rank -n-1), with the
+// scores when the cursors are wanted, after ZCARD when the total is. A page after or before a
+// cursor is the page script, which finds the cursors' places among ties in the same call.
+func pageRead(key string, desc bool, sp span, total, scores bool, sc *redis.Script) read {
+	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + sp.key()
+	if sp.open() {
 		ck += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
+		args := redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
+		if sp.backward {
+			args.Start, args.Stop = int64(-sp.n-1), -1
+		}
 		return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
-			args := redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(first), Rev: desc}
 			var rng redis.Cmder
 			if scores {
 				rng = p.ZRangeArgsWithScores(ctx, args)
@@ -271,24 +275,25 @@ func pageRead(key string, desc bool, first int, c cursor, total, scores bool, sc
 			}
 		}}
 	}
-	order := "asc"
+	order, dir := "asc", "first"
 	if desc {
 		order = "desc"
 	}
+	if sp.backward {
+		dir = "last"
+	}
 	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
-		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, first+1, c.score, c.member)
+		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, sp.n, dir,
+			sp.after.score, sp.after.member, sp.before.score, sp.before.member)
 	}}
 }
 
-// pageOf parses a done page read, keeping at most first items.
-func pageOf(c *call, first int) (rawPage, error) {
+// pageOf parses a done page read of the span sp.
+func pageOf(c *call, sp span) (rawPage, error) {
 	if c.cmd2 == nil {
-		return parsePage(c.cmd.(*redis.Cmd).Val(), first)
+		return parsePage(c.cmd.(*redis.Cmd).Val())
 	}
 	var rp rawPage
-	if c.cmd != nil {
-		rp.total = int(c.cmd.(*redis.IntCmd).Val())
-	}
 	switch rng := c.cmd2.(type) {
 	case *redis.ZSliceCmd:
 		zs := rng.Val()
@@ -302,22 +307,30 @@ func pageOf(c *call, first int) (rawPage, error) {
 	case *redis.StringSliceCmd:
 		rp.members = rng.Val()
 	}
-	rp.trim(first)
+	rp.trim(sp.n, sp.backward)
+	if c.cmd != nil {
+		rp.total = int(c.cmd.(*redis.IntCmd).Val())
+		if sp.backward {
+			// ZCARD and ZRANGE go in one pipeline, not one script: a write landing between the
+			// two can shift the position of a last page by the items it added or removed.
+			rp.start = max(rp.total-len(rp.members), 0)
+		}
+	}
 	return rp, nil
 }
 
-// page loads one page of a sorted set after cursor c.
-func (l *Loader) page(ctx context.Context, key string, desc bool, first int, c cursor) (rawPage, error) {
-	cl, err := l.get(ctx, l.pageRead(key, desc, first, c))
+// page loads the page of a sorted set that sp names.
+func (l *Loader) page(ctx context.Context, key string, desc bool, sp span) (rawPage, error) {
+	cl, err := l.get(ctx, l.pageRead(key, desc, sp))
 	if err != nil {
 		return rawPage{}, err
 	}
-	return pageOf(cl, first)
+	return pageOf(cl, sp)
 }
 
 // pageRead is pageRead of the whole page (total and cursors) with the store's page script.
-func (l *Loader) pageRead(key string, desc bool, first int, c cursor) read {
-	return pageRead(key, desc, first, c, true, true, l.s.scripts.get("page"))
+func (l *Loader) pageRead(key string, desc bool, sp span) read {
+	return pageRead(key, desc, sp, true, true, l.s.scripts.get("page"))
 }
 
 // tagOf returns the hash tag of a key, braces included ("{p:42}"), or "" when it has none.

@@ -203,27 +203,20 @@ const (
 // comments. It costs one round trip for the page, one for the notifications with their read
 // state, and then those of WalkNotifications. Its cursors stay valid while notifications come,
 // are read, and go.
-func (l *Loader) Notifications(ctx context.Context, viewer UserKey, first int, after string, unreadOnly bool, needs func() *NotificationNeeds) (*Page[*Notification], error) {
+func (l *Loader) Notifications(ctx context.Context, viewer UserKey, w Window, unreadOnly bool, needs func() *NotificationNeeds) (*Page[*Notification], error) {
 	uid := string(viewer)
 	if !validUserName(uid) {
 		return nil, invalidf("malformed user %q", truncate(uid, 40))
-	}
-	if err := CheckFirst(first); err != nil {
-		return nil, err
 	}
 	key, tag := l.s.k.inbox(uid), inboxTag
 	if unreadOnly {
 		key, tag = l.s.k.inboxUnread(uid), inboxUnreadTag
 	}
-	c, err := decodeCursor(after, tag)
+	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
-	if err != nil {
-		return nil, err
-	}
-	rp, err := pageOf(pc, first)
+	rp, err := l.page(ctx, key, true, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +225,7 @@ func (l *Loader) Notifications(ctx context.Context, viewer UserKey, first int, a
 		return nil, err
 	}
 	all := rp.cursors(tag)
-	p := &Page[*Notification]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0}
+	p := &Page[*Notification]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
 	for i, n := range ns {
 		if n != nil { // nil: trimmed since the page was read
 			p.Items, p.Cursors = append(p.Items, n), append(p.Cursors, all[i])

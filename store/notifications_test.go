@@ -75,7 +75,7 @@ func (w *inboxWorld) inbox(uid string, unreadOnly bool, size int) []*store.Notif
 	var out []*store.Notification
 	after := ""
 	for range store.NotificationCap + 1 {
-		p, err := w.s.NewLoader().Notifications(context.Background(), uk(uid), size, after, unreadOnly, nil)
+		p, err := w.s.NewLoader().Notifications(context.Background(), uk(uid), store.Window{First: size, After: after}, unreadOnly, nil)
 		if err != nil {
 			w.t.Fatalf("notifications of %s: %v", uid, err)
 		}
@@ -535,7 +535,7 @@ func TestNotificationPaging(t *testing.T) {
 		}
 		w.settle()
 		l := w.s.NewLoader()
-		p1, err := l.Notifications(ctx, "ann", 2, "", false, nil)
+		p1, err := l.Notifications(ctx, "ann", store.Window{First: 2}, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -547,7 +547,7 @@ func TestNotificationPaging(t *testing.T) {
 		if _, err := w.s.MarkNotificationsRead(ctx, "ann", []string{p1.Items[1].ID}, false); err != nil {
 			t.Fatal(err)
 		}
-		p2, err := w.s.NewLoader().Notifications(ctx, "ann", 10, p1.EndCursor(), false, nil)
+		p2, err := w.s.NewLoader().Notifications(ctx, "ann", store.Window{First: 10, After: p1.EndCursor()}, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -563,11 +563,11 @@ func TestNotificationPaging(t *testing.T) {
 			t.Errorf("unread list %d long, want 5 without the one read", len(unread))
 		}
 		for _, first := range []int{0, 101} {
-			if _, err := l.Notifications(ctx, "ann", first, "", false, nil); !store.IsKind(err, store.KindInvalid) {
+			if _, err := l.Notifications(ctx, "ann", store.Window{First: first}, false, nil); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("first %d: %v, want KindInvalid", first, err)
 			}
 		}
-		if _, err := l.Notifications(ctx, "ann", 2, p1.EndCursor(), true, nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Notifications(ctx, "ann", store.Window{First: 2, After: p1.EndCursor()}, true, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("a cursor of the whole inbox on the unread list: %v, want KindInvalid", err)
 		}
 		if n, err := l.Notification(ctx, "bob", p1.Items[0].ID); err != nil || n != nil {

@@ -132,7 +132,7 @@ func TestNotificationCountsExactUnderConcurrencyAndCrash(t *testing.T) {
 						expect(to, "f:"+me, store.NotificationFollow)
 						mu.Unlock()
 					default: // mark some of the unread read
-						p, err := w.NewLoader().Notifications(ctx, uk(me), 20, "", true, nil)
+						p, err := w.NewLoader().Notifications(ctx, uk(me), store.Window{First: 20}, true, nil)
 						if err != nil {
 							t.Error(err)
 							return

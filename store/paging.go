@@ -36,7 +36,7 @@ func (p *Page[T]) EndCursor() string {
 	return p.Cursors[len(p.Cursors)-1]
 }
 
-// cursor is a position in a sorted set: the score and member of the last item seen. The list tag
+// cursor is a position in a sorted set: the score and member of an item seen. The list tag
 // stops a cursor of one list from being used on another.
 type cursor struct {
 	list   string
@@ -48,7 +48,8 @@ func (c cursor) encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte("v1|" + c.list + "|" + c.score + "|" + c.member))
 }
 
-// decodeCursor parses an opaque cursor of the list tag list. An empty string is the start.
+// decodeCursor parses an opaque cursor of the list tag list. An empty string is no cursor: the end
+// of the list on its side of the page.
 func decodeCursor(s, list string) (cursor, error) {
 	if s == "" {
 		return cursor{list: list}, nil
@@ -74,25 +75,87 @@ func decodeCursor(s, list string) (cursor, error) {
 	return cursor{list: list, score: parts[2], member: parts[3]}, nil
 }
 
-// CheckFirst validates a page size.
-func CheckFirst(first int) error {
-	if first < 1 || first > MaxFirst {
-		return invalidf("first must be between 1 and %d (got %d)", MaxFirst, first)
+// CheckFirst validates the size of a forward page.
+func CheckFirst(first int) error { return checkSize("first", first) }
+
+// CheckLast validates the size of a backward page.
+func CheckLast(last int) error { return checkSize("last", last) }
+
+// checkSize validates the page size n given as the argument arg.
+func checkSize(arg string, n int) error {
+	if n < 1 || n > MaxFirst {
+		return invalidf("%s must be between 1 and %d (got %d)", arg, MaxFirst, n)
 	}
 	return nil
 }
 
-// rawPage is the reply of the page script.
+// Window is the part of a list a page asks for, in the terms of Relay's connection arguments: the
+// First items after the cursor After, or the Last items before the cursor Before. A forward page
+// sets First and leaves Last 0; a backward page sets Last and leaves First 0; setting both is
+// KindInvalid. Either cursor may be given in either direction, so that After and Before together
+// page through the items between them. An empty cursor is the end of the list on its side. Any
+// cursor of a list works as either bound: a cursor is a position, not a direction.
+type Window struct {
+	First, Last   int
+	After, Before string
+}
+
+// span is a checked Window with its cursors decoded.
+type span struct {
+	n             int  // the page size
+	backward      bool // the last n items before before, rather than the first n after after
+	after, before cursor
+}
+
+// decode checks w and decodes its cursors as cursors of the list tagged list.
+func (w Window) decode(list string) (span, error) {
+	sp := span{n: w.First}
+	switch {
+	case w.First != 0 && w.Last != 0:
+		return span{}, invalidf("first and last cannot be used together: " +
+			"page forwards with first and after, or backwards with last and before")
+	case w.Last != 0:
+		if err := CheckLast(w.Last); err != nil {
+			return span{}, err
+		}
+		sp.n, sp.backward = w.Last, true
+	default:
+		if err := CheckFirst(w.First); err != nil {
+			return span{}, err
+		}
+	}
+	var err error
+	if sp.after, err = decodeCursor(w.After, list); err != nil {
+		return span{}, err
+	}
+	if sp.before, err = decodeCursor(w.Before, list); err != nil {
+		return span{}, err
+	}
+	return sp, nil
+}
+
+// open reports whether the span has no cursor: it is the start or the end of the list.
+func (sp span) open() bool { return sp.after.score == "" && sp.before.score == "" }
+
+// key names the span in cache keys.
+func (sp span) key() string {
+	return strconv.Itoa(sp.n) + "\x00" + strconv.FormatBool(sp.backward) + "\x00" + sp.after.score + "\x00" +
+		sp.after.member + "\x00" + sp.before.score + "\x00" + sp.before.member
+}
+
+// rawPage is a page of a sorted set as read: its members in list order, with their scores when
+// read, where it starts in the list and whether members precede and follow it.
 type rawPage struct {
 	members []string
 	scores  []string
-	total   int
-	start   int
+	total   int // the size of the list; 0 when not read
+	start   int // the position of the first member; for a last page, known only with total
 	hasNext bool
+	hasPrev bool
 }
 
-// parsePage reads the page script's reply, keeping at most first items.
-func parsePage(v any, first int) (rawPage, error) {
+// parsePage reads the page script's reply.
+func parsePage(v any) (rawPage, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) < 2 {
 		return rawPage{}, fmt.Errorf("page: unexpected reply %T", v)
@@ -106,17 +169,30 @@ func parsePage(v any, first int) (rawPage, error) {
 		rp.members = append(rp.members, m)
 		rp.scores = append(rp.scores, sc)
 	}
-	rp.trim(first)
+	rp.hasPrev = rp.start > 0
+	rp.hasNext = rp.start+len(rp.members) < rp.total
 	return rp, nil
 }
 
-// trim keeps the first items of a page read with one more, noting whether more follow.
-func (rp *rawPage) trim(first int) {
-	if len(rp.members) > first {
-		rp.members = rp.members[:first]
-		if len(rp.scores) > first {
-			rp.scores = rp.scores[:first]
+// trim keeps the n items of an open page read with one more: the first n of a first page, the
+// last n of a last page, noting whether more follow or precede.
+func (rp *rawPage) trim(n int, backward bool) {
+	if len(rp.members) <= n {
+		return
+	}
+	cut := func(s []string) []string {
+		if len(s) <= n {
+			return s
 		}
+		if backward {
+			return s[len(s)-n:]
+		}
+		return s[:n]
+	}
+	rp.members, rp.scores = cut(rp.members), cut(rp.scores)
+	if backward {
+		rp.hasPrev = true
+	} else {
 		rp.hasNext = true
 	}
 }

@@ -23,7 +23,7 @@ func TestPagingIsStableUnderChanges(t *testing.T) {
 		// All in TOP have net 0: the order is decided by ties alone, the hardest case.
 		for _, sort := range []store.PostSort{store.SortNew, store.SortTop} {
 			seen := map[string]int{}
-			page, err := f.s.NewLoader().Posts(f.ctx, sort, "", 4, "", nil)
+			page, err := f.s.NewLoader().Posts(f.ctx, sort, "", store.Window{First: 4}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestPagingIsStableUnderChanges(t *testing.T) {
 					deleted[last.ID] = true
 				}
 				f.post(alice, fmt.Sprint("new", round))
-				page, err = f.s.NewLoader().Posts(f.ctx, sort, "", 4, page.EndCursor(), nil)
+				page, err = f.s.NewLoader().Posts(f.ctx, sort, "", store.Window{First: 4, After: page.EndCursor()}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -89,34 +89,40 @@ func TestPagingInput(t *testing.T) {
 		f.post(alice, "a")
 		f.post(alice, "b")
 		l := f.s.NewLoader()
-		hot, err := l.Posts(f.ctx, store.SortHot, "", 1, "", nil)
+		hot, err := l.Posts(f.ctx, store.SortHot, "", store.Window{First: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for name, tc := range map[string]struct {
 			sort  store.PostSort
 			group string
-			first int
-			after string
+			w     store.Window
 		}{
-			"site cursor on a group": {store.SortHot, "go", 10, hot.EndCursor()},
-			"NaN score":              {store.SortHot, "", 10, base64.RawURLEncoding.EncodeToString([]byte("v1|ph|NaN|1"))},
-			"infinite score":         {store.SortHot, "", 10, base64.RawURLEncoding.EncodeToString([]byte("v1|ph|+Inf|1"))},
-			"first 0":                {store.SortHot, "", 0, ""},
-			"first 101":              {store.SortHot, "", 101, ""},
-			"garbage cursor":         {store.SortHot, "", 10, "not a cursor!"},
-			"base64 garbage":         {store.SortHot, "", 10, "aGVsbG8"},
-			"other list":             {store.SortNew, "", 10, hot.EndCursor()},
-			"oversized cursor":       {store.SortHot, "", 10, strings.Repeat("A", 1000)},
+			"site cursor on a group":        {store.SortHot, "go", store.Window{First: 10, After: hot.EndCursor()}},
+			"site cursor on a group before": {store.SortHot, "go", store.Window{Last: 10, Before: hot.EndCursor()}},
+			"NaN score":                     {store.SortHot, "", store.Window{First: 10, After: base64.RawURLEncoding.EncodeToString([]byte("v1|ph|NaN|1"))}},
+			"infinite score":                {store.SortHot, "", store.Window{Last: 10, Before: base64.RawURLEncoding.EncodeToString([]byte("v1|ph|+Inf|1"))}},
+			"first 0":                       {store.SortHot, "", store.Window{}},
+			"first 101":                     {store.SortHot, "", store.Window{First: 101}},
+			"last -1":                       {store.SortHot, "", store.Window{Last: -1}},
+			"last 101":                      {store.SortHot, "", store.Window{Last: 101}},
+			"first and last":                {store.SortHot, "", store.Window{First: 10, Last: 10}},
+			"garbage cursor":                {store.SortHot, "", store.Window{First: 10, After: "not a cursor!"}},
+			"garbage before":                {store.SortHot, "", store.Window{Last: 10, Before: "not a cursor!"}},
+			"garbage after, good before":    {store.SortHot, "", store.Window{Last: 10, After: "aGVsbG8", Before: hot.EndCursor()}},
+			"base64 garbage":                {store.SortHot, "", store.Window{First: 10, After: "aGVsbG8"}},
+			"other list":                    {store.SortNew, "", store.Window{First: 10, After: hot.EndCursor()}},
+			"other list before":             {store.SortNew, "", store.Window{First: 10, Before: hot.EndCursor()}},
+			"oversized cursor":              {store.SortHot, "", store.Window{First: 10, After: strings.Repeat("A", 1000)}},
 		} {
-			if _, err := l.Posts(f.ctx, tc.sort, tc.group, tc.first, tc.after, nil); !store.IsKind(err, store.KindInvalid) {
+			if _, err := l.Posts(f.ctx, tc.sort, tc.group, tc.w, nil); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: %v, want invalid", name, err)
 			}
 		}
-		if _, err := l.Posts(f.ctx, store.SortHot, "Bad Group", 10, "", nil); !store.IsKind(err, store.KindInvalid) {
+		if _, err := l.Posts(f.ctx, store.SortHot, "Bad Group", store.Window{First: 10}, nil); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("bad group: %v", err)
 		}
-		p, err := l.Posts(f.ctx, store.SortHot, "", 100, "", nil)
+		p, err := l.Posts(f.ctx, store.SortHot, "", store.Window{First: 100}, nil)
 		if err != nil || len(p.Items) != 2 || p.HasNext {
 			t.Fatalf("first 100: %+v %v", p, err)
 		}

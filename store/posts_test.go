@@ -57,7 +57,7 @@ func (f *fixture) ids(sort store.PostSort, group string, n int) []string {
 	var out []string
 	after := ""
 	for {
-		p, err := f.s.NewLoader().Posts(f.ctx, sort, group, n, after, nil)
+		p, err := f.s.NewLoader().Posts(f.ctx, sort, group, store.Window{First: n, After: after}, nil)
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestDeletePost(t *testing.T) {
 				}
 			}
 		}
-		up, err := f.s.NewLoader().UserPosts(f.ctx, "alice", 10, "", nil)
+		up, err := f.s.NewLoader().UserPosts(f.ctx, "alice", store.Window{First: 10}, nil)
 		if err != nil || len(up.Items) != 1 || up.Total != 1 {
 			t.Fatalf("user posts after delete: %+v %v", up, err)
 		}

@@ -266,10 +266,7 @@ func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
 
 // Posts loads one page of posts in sort order, site-wide (group "") or in one group, and what
 // needs says the response reads of them (see Walk).
-func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
+func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Window, needs func() *Needs) (*Page[*Post], error) {
 	if group != "" {
 		var err error
 		if group, err = NormalizeGroupName(group); err != nil {
@@ -277,32 +274,25 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, first i
 		}
 	}
 	key, tag := l.s.rankingList(sort, group)
-	return l.postPage(ctx, key, tag, first, after, needs)
+	return l.postPage(ctx, key, tag, w, needs)
 }
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
-func (l *Loader) UserPosts(ctx context.Context, uid UserKey, first int, after string, needs func() *Needs) (*Page[*Post], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	return l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", first, after, needs)
+func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
+	return l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", w, needs)
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
 // needs says of them level by level.
-func (l *Loader) postPage(ctx context.Context, key, tag string, first int, after string, needs func() *Needs) (*Page[*Post], error) {
-	c, err := decodeCursor(after, tag)
+func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs func() *Needs) (*Page[*Post], error) {
+	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	if p := keptPage[*Post](l, pageKey(key, true, first, after)); p != nil {
+	if p := keptPage[*Post](l, pageKey(key, true, w)); p != nil {
 		return p, nil
 	}
-	pc, err := l.get(ctx, l.pageRead(key, true, first, c))
-	if err != nil {
-		return nil, err
-	}
-	rp, err := pageOf(pc, first)
+	rp, err := l.page(ctx, key, true, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +306,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, first int, after
 	for i, k := range kept {
 		cursors[i] = all[k]
 	}
-	return &Page[*Post]{Items: posts, Cursors: cursors, Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0}, nil
+	return &Page[*Post]{Items: posts, Cursors: cursors, Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}, nil
 }
 
 // Group loads a group by name; nil when it holds no posts.

@@ -302,12 +302,12 @@ func (l *Loader) pendingDrafts(ctx context.Context, uid string) ([]*Post, error)
 // scheduledTag is the cursor list tag of scheduled posts.
 const scheduledTag = "sp"
 
-// ScheduledPosts returns a page of viewer's pending scheduled posts, soonest first.
-func (l *Loader) ScheduledPosts(ctx context.Context, viewer UserKey, first int, after string) (*Page[*Post], error) {
-	if err := CheckFirst(first); err != nil {
-		return nil, err
-	}
-	cur, err := decodeCursor(after, scheduledTag)
+// ScheduledPosts returns a page of viewer's pending scheduled posts, soonest first. The list is
+// read whole (it is bounded by the cap on pending posts) and paged here with the same rules as a
+// sorted set's pages: a cursor is a position (publish time, post), so it bounds a page in either
+// direction and stays valid while posts are scheduled, published or cancelled.
+func (l *Loader) ScheduledPosts(ctx context.Context, viewer UserKey, w Window) (*Page[*Post], error) {
+	sp, err := w.decode(scheduledTag)
 	if err != nil {
 		return nil, err
 	}
@@ -315,26 +315,40 @@ func (l *Loader) ScheduledPosts(ctx context.Context, viewer UserKey, first int, 
 	if err != nil {
 		return nil, err
 	}
-	start := 0
-	if after != "" {
-		start = len(all)
-		at := atoi64(cur.score)
-		for i, p := range all {
-			ms := p.PublishAt.UnixMilli()
-			if ms > at || (ms == at && p.Key() > cur.member) {
-				start = i
-				break
+	// before counts the posts ordered before the cursor c, and whether c's post is among them
+	// at c's place.
+	before := func(c cursor) (n int, at bool) {
+		ms := atoi64(c.score)
+		for _, p := range all {
+			t := p.PublishAt.UnixMilli()
+			if t > ms || (t == ms && p.Key() >= c.member) {
+				return n, t == ms && p.Key() == c.member
 			}
+			n++
+		}
+		return n, false
+	}
+	lo, hi := 0, len(all)
+	if sp.after.score != "" {
+		n, at := before(sp.after)
+		if lo = n; at {
+			lo++
 		}
 	}
-	page := &Page[*Post]{Total: len(all), HasPrev: start > 0}
-	end := min(start+first, len(all))
-	for _, p := range all[start:end] {
+	if sp.before.score != "" {
+		hi, _ = before(sp.before)
+	}
+	hi = max(hi, lo)
+	start, stop := lo, min(lo+sp.n, hi)
+	if sp.backward {
+		start, stop = max(hi-sp.n, lo), hi
+	}
+	page := &Page[*Post]{Total: len(all), HasPrev: start > 0, HasNext: stop < len(all)}
+	for _, p := range all[start:stop] {
 		page.Items = append(page.Items, p)
 		page.Cursors = append(page.Cursors, cursor{list: scheduledTag,
 			score: strconv.FormatInt(p.PublishAt.UnixMilli(), 10), member: p.Key()}.encode())
 	}
-	page.HasNext = end < len(all)
 	return page, nil
 }
 

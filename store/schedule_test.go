@@ -26,7 +26,7 @@ func (f *fixture) scheduled(uid string) []string {
 	var out []string
 	after := ""
 	for {
-		p, err := f.s.NewLoader().ScheduledPosts(f.ctx, uk(uid), 2, after)
+		p, err := f.s.NewLoader().ScheduledPosts(f.ctx, uk(uid), store.Window{First: 2, After: after})
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -347,7 +347,7 @@ func TestScheduledPostsAcrossProcessesWithOneKilled(t *testing.T) {
 		if len(seen) != n {
 			t.Fatalf("%d of %d posts were published", len(seen), n)
 		}
-		total, err := procs[0].NewLoader().Posts(ctx, store.SortNew, "", 1, "", nil)
+		total, err := procs[0].NewLoader().Posts(ctx, store.SortNew, "", store.Window{First: 1}, nil)
 		if err != nil || total.Total != n {
 			t.Fatalf("NEW holds %d posts, want %d (each once)", total.Total, n)
 		}

@@ -79,7 +79,7 @@ func BenchmarkCreatePostFanout(b *testing.B) {
 					b.Fatal(err)
 				}
 				for {
-					page, err := s.NewLoader().Feed(ctx, last, 1, "", nil)
+					page, err := s.NewLoader().Feed(ctx, last, store.Window{First: 1}, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -130,7 +130,7 @@ func BenchmarkFeedPage(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				p, err := s.NewLoader().Feed(ctx, "reader", 20, "", nil)
+				p, err := s.NewLoader().Feed(ctx, "reader", store.Window{First: 20}, nil)
 				if err != nil || len(p.Items) != 20 {
 					b.Fatalf("feed: %d items, %v", len(p.Items), err)
 				}
@@ -193,7 +193,7 @@ func BenchmarkLeaderboardAndSuggest(b *testing.B) {
 	}
 	b.Run("leaderboard", func(b *testing.B) {
 		for b.Loop() {
-			if p, err := s.NewLoader().Leaderboard(ctx, 20, "", nil); err != nil || len(p.Items) != 20 {
+			if p, err := s.NewLoader().Leaderboard(ctx, store.Window{First: 20}, nil); err != nil || len(p.Items) != 20 {
 				b.Fatal(err)
 			}
 		}

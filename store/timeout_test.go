@@ -56,7 +56,7 @@ func TestFrozenRedisFailsEveryCallQuickly(t *testing.T) {
 					return err
 				}},
 				{name: "page walk", call: func(ctx context.Context) error {
-					_, err := st.NewLoader().Posts(ctx, store.SortHot, "go", 10, "", nil)
+					_, err := st.NewLoader().Posts(ctx, store.SortHot, "go", store.Window{First: 10}, nil)
 					return err
 				}},
 				{name: "write script after its rate limit", call: func(ctx context.Context) error {

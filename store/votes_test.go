@@ -127,7 +127,7 @@ func TestConcurrentVotesAreExact(t *testing.T) {
 			t.Fatalf("after switches: up %d down %d", got.Upvotes, got.Downvotes)
 		}
 		// The TOP ranking holds the final net, not a stale one.
-		page, err := f.s.NewLoader().Posts(f.ctx, store.SortTop, "", 1, "", nil)
+		page, err := f.s.NewLoader().Posts(f.ctx, store.SortTop, "", store.Window{First: 1}, nil)
 		if err != nil || len(page.Items) != 1 || page.Items[0].Net() != 0 {
 			t.Fatalf("top ranking: %+v %v", page, err)
 		}

@@ -88,12 +88,12 @@ const (
 
 // List is one page read below each item of a list, and what is read of its items.
 type List struct {
-	Kind  ListKind
-	Sort  CommentSort // ListComments only
-	First int
-	After string
-	// NoTotal and NoCursors skip what the response does not show of a first page: the size of
-	// the list (ZCARD) and the items' cursors (the scores of ZRANGE).
+	Kind ListKind
+	Sort CommentSort // ListComments only
+	// Window is the part of the list the page holds.
+	Window Window
+	// NoTotal and NoCursors skip what the response does not show of a page without a cursor:
+	// the size of the list (ZCARD) and the items' cursors (the scores of ZRANGE).
 	NoTotal, NoCursors bool
 	Needs              Needs
 }
@@ -112,13 +112,13 @@ type walkItem struct {
 
 // walkList is one page in a walk.
 type walkList struct {
-	list  *List
-	kind  ItemKind // of its items
-	pid   string   // comments: their post
-	key   string   // the page's name among the walked pages (see pageKey)
-	tag   string   // the cursor tag of the list
-	first int
-	call  *call
+	list *List
+	kind ItemKind // of its items
+	pid  string   // comments: their post
+	key  string   // the page's name among the walked pages (see pageKey)
+	tag  string   // the cursor tag of the list
+	span span
+	call *call
 }
 
 // walkPage is a page whose items are being read; at is where its first item is among the
@@ -166,7 +166,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		// Pages that came in the last round: their items are read now.
 		var filling []walkPage
 		for _, wl := range lists {
-			rp, err := pageOf(wl.call, wl.first)
+			rp, err := pageOf(wl.call, wl.span)
 			if wl.call.err != nil || err != nil {
 				continue
 			}
@@ -333,12 +333,8 @@ func (l *Loader) userNeeds(uid string, n *Needs, reads []read) []read {
 
 // listRead is the read of the page list asks for below an item.
 func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
-	if err := CheckFirst(list.First); err != nil {
-		return walkList{}, read{}, err
-	}
-	wl := walkList{list: list, pid: it.pid, first: list.First}
+	wl := walkList{list: list, pid: it.pid}
 	var key string
-	var c cursor
 	desc := true
 	switch list.Kind {
 	case ListComments:
@@ -351,29 +347,27 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 			return walkList{}, read{}, invalidf("comments are listed below posts and comments")
 		}
 		wl.kind = ItemComment
-		var err error
-		if key, desc, wl.tag, c, err = l.commentList(it.pid, parent, list.Sort, list.After); err != nil {
-			return walkList{}, read{}, err
-		}
+		key, desc, wl.tag = l.commentList(it.pid, parent, list.Sort)
 	case ListPosts, ListFollowers, ListFollowing:
 		if it.kind != ItemUser {
 			return walkList{}, read{}, invalidf("only users have posts, followers and following lists")
 		}
 		key, wl.tag, wl.kind = l.userListKey(list.Kind, it.key)
-		var err error
-		if c, err = decodeCursor(list.After, wl.tag); err != nil {
-			return walkList{}, read{}, err
-		}
 	default:
 		return walkList{}, read{}, invalidf("unknown list")
 	}
-	wl.key = pageKey(key, desc, list.First, list.After)
-	return wl, pageRead(key, desc, list.First, c, !list.NoTotal, !list.NoCursors, l.s.scripts.get("page")), nil
+	var err error
+	if wl.span, err = list.Window.decode(wl.tag); err != nil {
+		return walkList{}, read{}, err
+	}
+	wl.key = pageKey(key, desc, list.Window)
+	return wl, pageRead(key, desc, wl.span, !list.NoTotal, !list.NoCursors, l.s.scripts.get("page")), nil
 }
 
 // pageKey names a page of a sorted set among the pages a walk kept.
-func pageKey(key string, desc bool, first int, after string) string {
-	return key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(first) + "\x00" + after
+func pageKey(key string, desc bool, w Window) string {
+	return key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(w.First) + "\x00" + strconv.Itoa(w.Last) +
+		"\x00" + w.After + "\x00" + w.Before
 }
 
 // keepPage builds a walked page from its items' reads and keeps it for the resolver that lists it.
@@ -408,7 +402,7 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 func pageItems[T comparable](rp rawPage, tag string, items []*call, parse func(c *call, member string) T) *Page[T] {
 	var none T
 	all := rp.cursors(tag)
-	p := &Page[T]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.start > 0,
+	p := &Page[T]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev,
 		Items: make([]T, 0, len(items)), Cursors: make([]string, 0, len(items))}
 	for i, c := range items {
 		if it := parse(c, rp.members[i]); it != none {

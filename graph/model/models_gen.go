@@ -72,9 +72,17 @@ type NotificationEdge struct {
 	Node   *store.Notification `json:"node"`
 }
 
-// Relay paging information.
+// Relay paging information: where a page of a connection lies in its list. agora: every connection
+// pages forwards with first (1..100, default 20) and after, and backwards with last (1..100) and
+// before: last: n returns the n items just before the before cursor (the list's last n without
+// one), in list order. A cursor is a position in the list, not an offset: one taken from either
+// direction works as after or before, and stays valid while items are added or removed around it.
+// after and before may be combined, to page within the items between them; first and last may not
+// (BAD_USER_INPUT).
 type PageInfo struct {
-	HasNextPage     bool    `json:"hasNextPage"`
+	// Items follow the page's last item.
+	HasNextPage bool `json:"hasNextPage"`
+	// Items precede the page's first item.
 	HasPreviousPage bool    `json:"hasPreviousPage"`
 	StartCursor     *string `json:"startCursor,omitempty"`
 	EndCursor       *string `json:"endCursor,omitempty"`

@@ -1,17 +1,24 @@
--- page: one page of a sorted set after a cursor (score, member), stable while members come and go.
--- First pages do not use it: they are plain ZCARD and ZRANGE commands, which cost Redis far less
--- than a script call. A page after a cursor uses it because finding the cursor's place among ties
--- takes several dependent commands, which here cost one round trip.
+-- page: one page of a sorted set between cursors (score, member), forwards or backwards, stable
+-- while members come and go.
+-- Pages without a cursor do not use it: the first page (ZRANGE from the start) and the last page
+-- (ZRANGE from the end) are plain commands, which cost Redis far less than a script call. A page
+-- after or before a cursor uses it because finding the cursor's place among ties takes several
+-- dependent commands, which here cost one round trip.
 -- KEYS[1]  sorted set
--- ARGV[1]  "desc" | "asc"   ARGV[2] how many to return   ARGV[3] cursor score ("" for the first
---          page)   ARGV[4] cursor member
+-- ARGV[1]  "desc" | "asc"   ARGV[2] how many to return
+-- ARGV[3]  "first": the first ARGV[2] members after the after cursor | "last": the last ARGV[2]
+--          members before the before cursor; both cursors bound the page in either direction
+-- ARGV[4]  after cursor score ("" for the start of the list)   ARGV[5] after cursor member
+-- ARGV[6]  before cursor score ("" for the end of the list)   ARGV[7] before cursor member
 -- Reply    {total, start, member1, score1, member2, score2, ...}; start is the 0-based position of
---          the first member returned.
--- Order is Redis's: by score, ties by member bytes (reversed for "desc"). When the cursor's member
--- is still present with the same score its rank is the position; otherwise the position is found
--- by counting the members ordered before the cursor's score and binary-searching its ties.
+--          the first member returned (of where it would be, for an empty page), so members
+--          precede the page when start > 0 and follow it when start + its length < total.
+-- Order is Redis's: by score, ties by member bytes (reversed for "desc"). A cursor's place is
+-- found the same way for both directions: when its member is still present with the same score,
+-- its rank; otherwise the count of the members ordered before the cursor's score plus a binary
+-- search of its ties. A cursor of a member present bounds the page without being in it.
 -- Read-only.
-local key, desc, limit = KEYS[1], ARGV[1] == 'desc', tonumber(ARGV[2])
+local key, desc, limit, last = KEYS[1], ARGV[1] == 'desc', tonumber(ARGV[2]), ARGV[3] == 'last'
 
 -- bytes compares like memcmp, which Redis uses for ties; Lua's < follows the locale.
 local function before(a, b)
@@ -23,39 +30,57 @@ local function before(a, b)
   return #a < #b
 end
 
-local total = redis.call('ZCARD', key)
-local start = 0
-if ARGV[3] ~= '' then
-  local cs, cm = tonumber(ARGV[3]), ARGV[4]
+-- place returns how many members are ordered before the cursor (score sc, member cm), and
+-- whether the cursor's member is still there with that score (it is then at that position).
+local function place(sc, cm)
   local s = redis.call('ZSCORE', key, cm)
-  if s and tonumber(s) == cs then
-    if desc then start = redis.call('ZREVRANK', key, cm) + 1 else start = redis.call('ZRANK', key, cm) + 1 end
-  else
-    local lo, ties
-    if desc then
-      lo = redis.call('ZCOUNT', key, '(' .. ARGV[3], '+inf')
-    else
-      lo = redis.call('ZCOUNT', key, '-inf', '(' .. ARGV[3])
-    end
-    ties = redis.call('ZCOUNT', key, ARGV[3], ARGV[3])
-    local hi = lo + ties
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      local m
-      if desc then m = redis.call('ZREVRANGE', key, mid, mid)[1] else m = redis.call('ZRANGE', key, mid, mid)[1] end
-      local after
-      if desc then after = before(m, cm) else after = before(cm, m) end
-      if after then hi = mid else lo = mid + 1 end
-    end
-    start = lo
+  if s and tonumber(s) == tonumber(sc) then
+    if desc then return redis.call('ZREVRANK', key, cm), true end
+    return redis.call('ZRANK', key, cm), true
   end
+  local lo
+  if desc then
+    lo = redis.call('ZCOUNT', key, '(' .. sc, '+inf')
+  else
+    lo = redis.call('ZCOUNT', key, '-inf', '(' .. sc)
+  end
+  local hi = lo + redis.call('ZCOUNT', key, sc, sc)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local m
+    if desc then m = redis.call('ZREVRANGE', key, mid, mid)[1] else m = redis.call('ZRANGE', key, mid, mid)[1] end
+    local follows
+    if desc then follows = before(m, cm) else follows = before(cm, m) end
+    if follows then hi = mid else lo = mid + 1 end
+  end
+  return lo, false
 end
-local items
-if desc then
-  items = redis.call('ZREVRANGE', key, start, start + limit - 1, 'WITHSCORES')
+
+local total = redis.call('ZCARD', key)
+-- The window is the positions [lo, hi): after the after cursor and before the before cursor.
+local lo, hi = 0, total
+if ARGV[4] ~= '' then
+  local at, present = place(ARGV[4], ARGV[5])
+  if present then lo = at + 1 else lo = at end
+end
+if ARGV[6] ~= '' then
+  hi = place(ARGV[6], ARGV[7])
+end
+if hi < lo then hi = lo end
+local start, stop
+if last then
+  start, stop = math.max(hi - limit, lo), hi
 else
-  items = redis.call('ZRANGE', key, start, start + limit - 1, 'WITHSCORES')
+  start, stop = lo, math.min(lo + limit, hi)
 end
 local reply = {total, start}
-for i = 1, #items do reply[#reply + 1] = items[i] end
+if stop > start then
+  local items
+  if desc then
+    items = redis.call('ZREVRANGE', key, start, stop - 1, 'WITHSCORES')
+  else
+    items = redis.call('ZRANGE', key, start, stop - 1, 'WITHSCORES')
+  end
+  for i = 1, #items do reply[#reply + 1] = items[i] end
+end
 return reply
