@@ -169,18 +169,6 @@ func (s *Store) backfillFeed(ctx context.Context, a, b string) error {
 	return nil
 }
 
-// runBatched runs independent script calls in pipelines of fanoutBatch.
-func (s *Store) runBatched(ctx context.Context, calls []scriptCall) error {
-	for len(calls) > 0 {
-		n := min(len(calls), fanoutBatch)
-		if err := s.runMany(ctx, calls[:n]); err != nil {
-			return err
-		}
-		calls = calls[n:]
-	}
-	return nil
-}
-
 // feedSource is one sorted set a feed page reads: the pushed entries or a pulled author's posts.
 type feedSource struct {
 	rp      rawPage
