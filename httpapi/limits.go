@@ -171,12 +171,13 @@ func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawP
 	return nil
 }
 
-// InterceptResponse tells a client what its query or mutation cost against -max-complexity, as
-// extensions.cost: {requested, limit}, so that it can budget. (A subscription's cost counts
-// against the live budgets when it starts; its events do not repeat it.)
+// InterceptResponse tells a client what its operation cost against -max-complexity, as
+// extensions.cost: {requested, limit}, on every response, so that it can budget. A subscription's
+// events carry it too: its executions are shared, so it is measured once per event and
+// subscription, not per subscriber.
 func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	oc := graphql.GetOperationContext(ctx)
-	if oc == nil || oc.Operation == nil || oc.Operation.Operation == ast.Subscription {
+	if oc == nil || oc.Operation == nil {
 		return next(ctx)
 	}
 	m := measureOperation(c.schema, c.lim, oc.Doc, oc.Operation, oc.Variables)
