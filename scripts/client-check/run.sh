@@ -23,8 +23,10 @@ trap cleanup EXIT
 
 (cd "$root" && go build -o "$work/agora" .)
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })')
-# Empty Redis flags override REDIS_URL and the like: the embedded store, empty at every start.
-"$work/agora" -addr "127.0.0.1:$port" -redis= -redis-cluster= -redis-sentinel= >"$work/agora.log" 2>&1 &
+# The embedded store, empty at every start, whatever Redis the environment names (CI exports its
+# test deployments' settings).
+env -u REDIS_URL -u REDIS_CLUSTER_ADDRS -u REDIS_SENTINEL_ADDRS -u REDIS_SENTINEL_MASTER \
+  "$work/agora" -addr "127.0.0.1:$port" >"$work/agora.log" 2>&1 &
 pid=$!
 if ! node -e '
   const end = Date.now() + 30000;
