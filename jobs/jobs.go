@@ -197,8 +197,10 @@ func checkJob(j Job) error {
 }
 
 // EnqueueCall is the script call that enqueues j, for a caller that sends it in a pipeline with
-// other scripts (a write's own calls). With move, a job already waiting or running is moved to
-// j.At and its tries start again; without, it keeps its time.
+// other scripts (a write's own calls). With move, a job already waiting is moved to j.At; without,
+// it keeps its time. A job that is running runs once more at j.At either way: it may have read
+// its state before this cause. Claims keep counting across moves, so that each claim's number is
+// its own and the outcome of an old run never passes for a newer one's.
 func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
 	if err := checkJob(j); err != nil {
 		return Call{}, err
@@ -216,8 +218,8 @@ func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
 		Args: []any{j.ID, j.Kind + "\n" + j.Arg, score(at), mode}}, nil
 }
 
-// Enqueue adds jobs, in one pipeline. A job whose id is already waiting or running is left as it
-// is: its cause was repeated.
+// Enqueue adds jobs, in one pipeline. A job whose id is already waiting is left as it is: its
+// cause was repeated, and it will see it.
 func (e *Engine) Enqueue(ctx context.Context, jobs ...Job) error { return e.enqueue(ctx, jobs, false) }
 
 // Schedule adds jobs or moves them to their new time (a rescheduled post), in one pipeline.

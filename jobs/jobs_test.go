@@ -460,3 +460,43 @@ func TestRunLeasesNoMoreThanItsWorkers(t *testing.T) {
 		close(release)
 	})
 }
+
+// TestJobCausedAgainWhileRunningRunsOnceMore: a cause that repeats while its job runs (the job
+// may have read its state before it) makes the job run once more; one that repeats while the job
+// waits adds nothing.
+func TestJobCausedAgainWhileRunningRunsOnceMore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{})[0]
+		entered, release := make(chan struct{}), make(chan struct{})
+		var runs atomic.Int32
+		e.Handle("j", func(context.Context, jobs.Job) error {
+			if runs.Add(1) == 1 {
+				close(entered)
+				<-release
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); runDue(t, e) }()
+		<-entered
+		for range 2 { // caused again twice while it runs: once more, not twice more
+			if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(release)
+		<-done
+		runDue(t, e)
+		if n := runs.Load(); n != 2 {
+			t.Fatalf("ran %d times, want 2", n)
+		}
+		if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
+			t.Fatalf("census %+v %v, want empty queues", c, err)
+		}
+	})
+}

@@ -1,11 +1,13 @@
 -- jobs_enqueue: add a job, or move it (jobs/jobs.go).
 -- KEYS[1] zset due: job id → when it is due (ms)
 -- KEYS[2] hash job: job id → "<kind>\n<argument>"
--- KEYS[3] hash tries: job id → how often it was claimed since it was last (re)scheduled
+-- KEYS[3] hash tries: job id → how often it was claimed (each claim's number, matched by its outcome)
 -- KEYS[4] zset lease: job id → when its lease ends (ms)
 -- ARGV[1] id   ARGV[2] "<kind>\n<argument>"   ARGV[3] due (ms)
--- ARGV[4] "add": a job that is already waiting or running keeps its time (its cause repeated);
---         "move": the job is due at ARGV[3] whatever it was, and its tries start again;
+-- ARGV[4] "add": a job that is already waiting keeps its time (its cause repeated, it will see
+--         it); one that is running runs once more at ARGV[3] (it may have read its state before
+--         the cause);
+--         "move": the job is due at ARGV[3] whatever it was (a running one runs again then);
 --         "cancel": the job no longer waits (ARGV[2] unused), if ARGV[3] is "0" or the time it is
 --         due at; if it is running it finishes, and its record goes when it does.
 -- Reply   1 if the job was added, moved or cancelled, 0 if an "add" found it there already.
@@ -22,12 +24,10 @@ if ARGV[4] == 'cancel' then
   end
   return 1
 end
-if ARGV[4] == 'add' and redis.call('HEXISTS', KEYS[2], id) == 1 then
+if ARGV[4] == 'add' and redis.call('HEXISTS', KEYS[2], id) == 1
+    and not (redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[1], id)) then
   return 0
 end
 redis.call('HSET', KEYS[2], id, ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[3], id)
-if ARGV[4] == 'move' then
-  redis.call('HDEL', KEYS[3], id)
-end
 return 1
