@@ -106,6 +106,10 @@ func persisted(cfg Config, next http.Handler) http.Handler {
 			// capBody has read the body into memory; read it and put it back.
 			body, _ = io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			if !bytes.Contains(body, []byte(`"persistedQuery"`)) {
+				next.ServeHTTP(w, r) // most requests: not decoded here (the cache and the transport do)
+				return
+			}
 			if json.Unmarshal(body, &req) != nil {
 				next.ServeHTTP(w, r) // the transport answers a malformed request
 				return
