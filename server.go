@@ -70,6 +70,7 @@ type config struct {
 	feed          store.FeedOptions
 	commentDepth  int
 	maxScheduled  int
+	admins        []string // user names of the site admins
 	jobWorkers    int
 	jobTries      int
 	limits        httpapi.Limits
@@ -194,6 +195,8 @@ Flags:
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
 	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
+	var admins string
+	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site")
 	num(&c.jobWorkers, "job-workers", "AGORA_JOB_WORKERS", 16, "background jobs this process runs at once")
 	num(&c.jobTries, "job-tries", "AGORA_JOB_TRIES", 10, "tries of a failing background job before it is set aside as a dead letter")
 	d := httpapi.DefaultLimits
@@ -235,6 +238,11 @@ Flags:
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
+	}
+	for _, a := range strings.Split(admins, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.admins = append(c.admins, a)
+		}
 	}
 	if c.maxConns < 1 {
 		return nil, nil, fmt.Errorf("-max-conns: want at least 1 (got %d)", c.maxConns)
@@ -299,7 +307,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
-		MaxScheduledPosts: cfg.maxScheduled, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
+		MaxScheduledPosts: cfg.maxScheduled, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -28,6 +29,8 @@ const (
 	CodeRateLimited     = "RATE_LIMITED"
 	CodeResyncRequired  = "RESYNC_REQUIRED"
 	CodeLimitReached    = "LIMIT_REACHED"
+	CodeBanned          = "BANNED"
+	CodeLocked          = "LOCKED"
 	CodeInternal        = "INTERNAL_SERVER_ERROR"
 )
 
@@ -42,6 +45,8 @@ var kindCodes = map[store.Kind]string{
 	store.KindResync:          CodeResyncRequired,
 	store.KindUnavailable:     CodeUnavailable,
 	store.KindLimitReached:    CodeLimitReached,
+	store.KindBanned:          CodeBanned,
+	store.KindLocked:          CodeLocked,
 }
 
 // internalError marks an error that is the server's fault. Its cause has been logged; the client
@@ -70,6 +75,13 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				secs := int(math.Ceil(se.RetryAfter.Seconds()))
 				gerr.Extensions["retryAfter"] = secs
 				setRetryAfter(ctx, secs)
+			}
+			if se.Kind == store.KindBanned {
+				var until any // null for a permanent ban
+				if se.Until != nil {
+					until = se.Until.UTC().Format(time.RFC3339)
+				}
+				gerr.Extensions["until"] = until
 			}
 		case isBadTime(err):
 			gerr.Message = "not a time: give an RFC 3339 date and time, like 2026-12-24T18:00:00Z"

@@ -16,6 +16,18 @@ import (
 	"github.com/agora/agora/store"
 )
 
+func (r *banResolver) User(ctx context.Context, obj *store.Ban) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: User - user"))
+}
+
+func (r *banResolver) Group(ctx context.Context, obj *store.Ban) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: Group - group"))
+}
+
+func (r *banResolver) Moderator(ctx context.Context, obj *store.Ban) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: Moderator - moderator"))
+}
+
 func (r *commentResolver) Post(ctx context.Context, obj *store.Comment) (*store.Post, error) {
 	return commentPost(ctx, obj)
 }
@@ -48,6 +60,18 @@ func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort 
 	return commentConnection(p), nil
 }
 
+func (r *commentResolver) ReportCount(ctx context.Context, obj *store.Comment) (*int, error) {
+	panic(fmt.Errorf("not implemented: ReportCount - reportCount"))
+}
+
+func (r *groupResolver) Description(ctx context.Context, obj *store.Group) (*string, error) {
+	panic(fmt.Errorf("not implemented: Description - description"))
+}
+
+func (r *groupResolver) CreatedAt(ctx context.Context, obj *store.Group) (*time.Time, error) {
+	panic(fmt.Errorf("not implemented: CreatedAt - createdAt"))
+}
+
 func (r *groupResolver) PostCount(ctx context.Context, obj *store.Group) (int, error) {
 	return loaderFrom(ctx).GroupPostCount(ctx, obj.Name)
 }
@@ -62,6 +86,38 @@ func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model
 		return nil, err
 	}
 	return postConnection(p), nil
+}
+
+func (r *groupResolver) Moderators(ctx context.Context, obj *store.Group) ([]*store.User, error) {
+	panic(fmt.Errorf("not implemented: Moderators - moderators"))
+}
+
+func (r *groupResolver) MemberCount(ctx context.Context, obj *store.Group) (int, error) {
+	panic(fmt.Errorf("not implemented: MemberCount - memberCount"))
+}
+
+func (r *groupResolver) ViewerIsMember(ctx context.Context, obj *store.Group) (bool, error) {
+	panic(fmt.Errorf("not implemented: ViewerIsMember - viewerIsMember"))
+}
+
+func (r *groupResolver) ViewerIsModerator(ctx context.Context, obj *store.Group) (bool, error) {
+	panic(fmt.Errorf("not implemented: ViewerIsModerator - viewerIsModerator"))
+}
+
+func (r *groupResolver) Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error) {
+	panic(fmt.Errorf("not implemented: Bans - bans"))
+}
+
+func (r *modActionResolver) Moderator(ctx context.Context, obj *store.ModAction) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: Moderator - moderator"))
+}
+
+func (r *modActionResolver) Group(ctx context.Context, obj *store.ModAction) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: Group - group"))
+}
+
+func (r *modActionResolver) Target(ctx context.Context, obj *store.ModAction) (store.Node, error) {
+	panic(fmt.Errorf("not implemented: Target - target"))
 }
 
 func (r *mutationResolver) SignUp(ctx context.Context, name string, password string) (*model.AuthPayload, error) {
@@ -233,6 +289,106 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, ids []stri
 	return n, err
 }
 
+func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: CreateGroup - createGroup"))
+}
+
+func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: UpdateGroup - updateGroup"))
+}
+
+func (r *mutationResolver) AddModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: AddModerator - addModerator"))
+}
+
+func (r *mutationResolver) RemoveModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: RemoveModerator - removeModerator"))
+}
+
+func (r *mutationResolver) JoinGroup(ctx context.Context, name string) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: JoinGroup - joinGroup"))
+}
+
+func (r *mutationResolver) LeaveGroup(ctx context.Context, name string) (*store.Group, error) {
+	panic(fmt.Errorf("not implemented: LeaveGroup - leaveGroup"))
+}
+
+func (r *mutationResolver) RemovePost(ctx context.Context, id string, reason string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: RemovePost - removePost"))
+}
+
+func (r *mutationResolver) RestorePost(ctx context.Context, id string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: RestorePost - restorePost"))
+}
+
+func (r *mutationResolver) RemoveComment(ctx context.Context, id string, reason string) (*store.Comment, error) {
+	panic(fmt.Errorf("not implemented: RemoveComment - removeComment"))
+}
+
+func (r *mutationResolver) RestoreComment(ctx context.Context, id string) (*store.Comment, error) {
+	panic(fmt.Errorf("not implemented: RestoreComment - restoreComment"))
+}
+
+func (r *mutationResolver) LockPost(ctx context.Context, id string, locked bool, reason *string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: LockPost - lockPost"))
+}
+
+func (r *mutationResolver) PinPost(ctx context.Context, id string, group string, pinned bool, reason *string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: PinPost - pinPost"))
+}
+
+func (r *mutationResolver) BanUser(ctx context.Context, userID string, group *string, until *time.Time, reason string) (*store.Ban, error) {
+	panic(fmt.Errorf("not implemented: BanUser - banUser"))
+}
+
+func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *string) (bool, error) {
+	panic(fmt.Errorf("not implemented: UnbanUser - unbanUser"))
+}
+
+func (r *mutationResolver) ReportPost(ctx context.Context, id string, reason string) (*store.Report, error) {
+	panic(fmt.Errorf("not implemented: ReportPost - reportPost"))
+}
+
+func (r *mutationResolver) ReportComment(ctx context.Context, id string, reason string) (*store.Report, error) {
+	panic(fmt.Errorf("not implemented: ReportComment - reportComment"))
+}
+
+func (r *mutationResolver) ResolveReport(ctx context.Context, id string) (*store.Report, error) {
+	panic(fmt.Errorf("not implemented: ResolveReport - resolveReport"))
+}
+
+func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: EditPost - editPost"))
+}
+
+func (r *mutationResolver) SavePost(ctx context.Context, id string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: SavePost - savePost"))
+}
+
+func (r *mutationResolver) UnsavePost(ctx context.Context, id string) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: UnsavePost - unsavePost"))
+}
+
+func (r *mutationResolver) BlockUser(ctx context.Context, userID string) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: BlockUser - blockUser"))
+}
+
+func (r *mutationResolver) UnblockUser(ctx context.Context, userID string) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: UnblockUser - unblockUser"))
+}
+
+func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: UpdateProfile - updateProfile"))
+}
+
+func (r *mutationResolver) ChangePassword(ctx context.Context, current string, new string) (bool, error) {
+	panic(fmt.Errorf("not implemented: ChangePassword - changePassword"))
+}
+
+func (r *mutationResolver) LogOutEverywhere(ctx context.Context) (bool, error) {
+	panic(fmt.Errorf("not implemented: LogOutEverywhere - logOutEverywhere"))
+}
+
 func (r *notificationResolver) Actor(ctx context.Context, obj *store.Notification) (*store.User, error) {
 	return notificationActor(ctx, obj)
 }
@@ -264,6 +420,18 @@ func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *mode
 		return nil, err
 	}
 	return commentConnection(p), nil
+}
+
+func (r *postResolver) PinnedIn(ctx context.Context, obj *store.Post) ([]*store.Group, error) {
+	panic(fmt.Errorf("not implemented: PinnedIn - pinnedIn"))
+}
+
+func (r *postResolver) ReportCount(ctx context.Context, obj *store.Post) (*int, error) {
+	panic(fmt.Errorf("not implemented: ReportCount - reportCount"))
+}
+
+func (r *postResolver) ViewerSaved(ctx context.Context, obj *store.Post) (bool, error) {
+	panic(fmt.Errorf("not implemented: ViewerSaved - viewerSaved"))
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error) {
@@ -415,6 +583,38 @@ func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error
 	return loaderFrom(ctx).UnreadNotificationCount(ctx, uid)
 }
 
+func (r *queryResolver) GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	panic(fmt.Errorf("not implemented: GroupFeed - groupFeed"))
+}
+
+func (r *queryResolver) SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	panic(fmt.Errorf("not implemented: SavedPosts - savedPosts"))
+}
+
+func (r *queryResolver) ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error) {
+	panic(fmt.Errorf("not implemented: ModLog - modLog"))
+}
+
+func (r *queryResolver) Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error) {
+	panic(fmt.Errorf("not implemented: Reports - reports"))
+}
+
+func (r *reportResolver) Post(ctx context.Context, obj *store.Report) (*store.Post, error) {
+	panic(fmt.Errorf("not implemented: Post - post"))
+}
+
+func (r *reportResolver) Comment(ctx context.Context, obj *store.Report) (*store.Comment, error) {
+	panic(fmt.Errorf("not implemented: Comment - comment"))
+}
+
+func (r *reportResolver) Reporter(ctx context.Context, obj *store.Report) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: Reporter - reporter"))
+}
+
+func (r *reportResolver) ResolvedBy(ctx context.Context, obj *store.Report) (*store.User, error) {
+	panic(fmt.Errorf("not implemented: ResolvedBy - resolvedBy"))
+}
+
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {
 	return r.commentAdded(ctx, postID, after)
 }
@@ -499,9 +699,21 @@ func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, a
 	return postConnection(p), nil
 }
 
+func (r *userResolver) Groups(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {
+	panic(fmt.Errorf("not implemented: Groups - groups"))
+}
+
+func (r *userResolver) ViewerBlocks(ctx context.Context, obj *store.User) (bool, error) {
+	panic(fmt.Errorf("not implemented: ViewerBlocks - viewerBlocks"))
+}
+
+func (r *Resolver) Ban() graph.BanResolver { return &banResolver{r} }
+
 func (r *Resolver) Comment() graph.CommentResolver { return &commentResolver{r} }
 
 func (r *Resolver) Group() graph.GroupResolver { return &groupResolver{r} }
+
+func (r *Resolver) ModAction() graph.ModActionResolver { return &modActionResolver{r} }
 
 func (r *Resolver) Mutation() graph.MutationResolver { return &mutationResolver{r} }
 
@@ -511,17 +723,22 @@ func (r *Resolver) Post() graph.PostResolver { return &postResolver{r} }
 
 func (r *Resolver) Query() graph.QueryResolver { return &queryResolver{r} }
 
+func (r *Resolver) Report() graph.ReportResolver { return &reportResolver{r} }
+
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
 func (r *Resolver) User() graph.UserResolver { return &userResolver{r} }
 
 type (
+	banResolver          struct{ *Resolver }
 	commentResolver      struct{ *Resolver }
 	groupResolver        struct{ *Resolver }
+	modActionResolver    struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	notificationResolver struct{ *Resolver }
 	postResolver         struct{ *Resolver }
 	queryResolver        struct{ *Resolver }
+	reportResolver       struct{ *Resolver }
 	subscriptionResolver struct{ *Resolver }
 	userResolver         struct{ *Resolver }
 )

@@ -65,7 +65,9 @@ func (s *sharedSub) close(err error) {
 // viewer (viewerFrom, requireViewer) belongs to one of them. By convention their names say so
 // (TestViewerFieldsAreNamedSo checks the schema against this list).
 var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true,
-	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true}
+	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true,
+	"viewerBlocks": true, "viewerSaved": true, "viewerIsMember": true, "viewerIsModerator": true, "blockedByViewer": true,
+	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

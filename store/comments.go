@@ -22,6 +22,11 @@ type Comment struct {
 	Downvotes  int
 	ReplyCount int
 	Version    int64 // grows with every vote that changes the counters, and on deletion
+	// Removed is a comment a moderator removed: out of its thread's counts, and a tombstone to
+	// everyone but its author and the moderators.
+	Removed bool
+	// BlockedByViewer is a comment whose author the viewer blocks: Author and Text are empty.
+	BlockedByViewer bool
 
 	pid string // the post's key
 	num string // the comment's number as stored: 12 digits
@@ -30,9 +35,9 @@ type Comment struct {
 // NodeID returns the comment's global id.
 func (c *Comment) NodeID() string { return c.ID }
 
-// Body is the text of a comment; nil once it is deleted.
+// Body is the text of a comment; nil once it is deleted, and when the viewer blocks its author.
 func (c *Comment) Body() *string {
-	if c.Deleted {
+	if c.Deleted || c.BlockedByViewer {
 		return nil
 	}
 	return &c.Text

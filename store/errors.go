@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,11 @@ const (
 	KindUnavailable
 	// KindLimitReached is a per-user cap that is full (pending scheduled posts, say).
 	KindLimitReached
+	// KindBanned is a write by a user banned from its scope (a group, or the site); Until says
+	// when the ban ends (nil when it is permanent).
+	KindBanned
+	// KindLocked is a comment or vote on a post a moderator locked.
+	KindLocked
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
@@ -43,6 +49,7 @@ type Error struct {
 	Kind       Kind
 	Msg        string
 	RetryAfter time.Duration // only for KindRateLimited
+	Until      *time.Time    // only for KindBanned: when the ban ends; nil when permanent
 
 	cause error // what went wrong underneath, for logs and errors.Is; never shown to the client
 }
@@ -105,19 +112,43 @@ var scriptKinds = map[string]Kind{
 	"CONFLICT":  KindConflict,
 	"CLOSED":    KindVotingClosed,
 	"LIMIT":     KindLimitReached,
+	"LOCKED":    KindLocked,
+	"BANNED":    KindBanned,
 }
 
 // scriptError turns the error replies of the Lua scripts into typed errors. Scripts reply with
-// redis.error_reply("<KIND> <message>"); any other error passes through wrapped.
+// redis.error_reply("<KIND> <message>"), and a ban with "BANNED <until> <message>", until in Unix
+// ms or "inf" for a permanent ban; any other error passes through wrapped.
 func scriptError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	word, rest, _ := strings.Cut(err.Error(), " ")
-	if k, ok := scriptKinds[word]; ok {
-		return &Error{Kind: k, Msg: rest}
+	k, ok := scriptKinds[word]
+	if !ok {
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	return fmt.Errorf("%s: %w", op, err)
+	if k == KindBanned {
+		until, msg, _ := strings.Cut(rest, " ")
+		return bannedError(untilFromScore(until), msg)
+	}
+	return &Error{Kind: k, Msg: rest}
+}
+
+// bannedError is the error of a write refused by a ban that ends at until (nil: permanent).
+func bannedError(until *time.Time, msg string) error {
+	return &Error{Kind: KindBanned, Msg: msg, Until: until}
+}
+
+// untilFromScore reads the end of a ban from its sorted-set score: Unix ms, or "inf" (or
+// anything not a number) for a ban that never ends.
+func untilFromScore(score string) *time.Time {
+	ms, err := strconv.ParseInt(score, 10, 64)
+	if err != nil {
+		return nil
+	}
+	t := fromMillis(ms)
+	return &t
 }
 
 // IsKind reports whether err is a store Error of kind k.

@@ -52,7 +52,7 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 		return nil, err
 	}
 	// Users are never deleted, so checking first and writing after is safe.
-	vals, err := s.rdb.HMGet(ctx, s.k.user(target), "name", "created").Result()
+	vals, err := s.rdb.HMGet(ctx, s.k.user(target), userFields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", target, err)
 	}
@@ -70,7 +70,7 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 		}
 	}
 	s.settled(ctx, n)
-	return userFromFields(target, vals[0], vals[1]), nil
+	return s.userFromFields(target, vals), nil
 }
 
 // syncFollow sets (follow) or clears the relation a → b on a's side and then brings every record

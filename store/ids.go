@@ -13,6 +13,8 @@ const (
 	TypeGroup        = "group"
 	TypeComment      = "comment"
 	TypeNotification = "notification"
+	TypeModAction    = "modaction"
+	TypeReport       = "report"
 )
 
 // Node is anything with a global id.

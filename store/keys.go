@@ -251,3 +251,115 @@ func checkPrefix(p string) error {
 	}
 	return nil
 }
+
+// Community keys (moderation, groups as aggregates, membership, reports, the mod log, blocks,
+// saves, sessions per user). A group's keys share its ranking's tag {g:<group>}; the site-wide
+// moderation state has tags of its own: {site} for site bans, {modlog} for the moderation log,
+// {reports} for reports.
+
+// groupInfo is a hash: created (ms), creator (user key; absent for a group made by a post),
+// description (absent when none), ver (raised by every change).
+func (k keys) groupInfo(group string) string { return k.prefix + "{g:" + group + "}:info" }
+
+// groupMods is a sorted set of the group's moderators (user keys) scored by when each became one
+// (ms). It is the authoritative record of who moderates the group.
+func (k keys) groupMods(group string) string { return k.prefix + "{g:" + group + "}:mods" }
+
+// groupMembers is a sorted set of the group's members (user keys) scored by join time (ms),
+// mirrored from their userGroups sets; its size is the member count.
+func (k keys) groupMembers(group string) string { return k.prefix + "{g:" + group + "}:members" }
+
+// groupMembersVer is a hash member user key → the userGroupsSeq version groupMembers last applied.
+func (k keys) groupMembersVer(group string) string {
+	return k.prefix + "{g:" + group + "}:members:ver"
+}
+
+// groupPins is a sorted set of the ids of the posts pinned in the group (at most MaxPins), scored
+// by when each was pinned (ms). It is the authoritative record of pins.
+func (k keys) groupPins(group string) string { return k.prefix + "{g:" + group + "}:pins" }
+
+// groupBans is a sorted set of the users banned from the group (user keys) scored by when the
+// ban ends (ms; +inf when permanent): members scored at or before now are over (per-member
+// expiry, read exactly at read time). It is the authoritative record of the group's bans.
+func (k keys) groupBans(group string) string { return k.prefix + "{g:" + group + "}:bans" }
+
+// groupBanInfo is a hash user key → the ban as compact JSON (see banRecord), for every member of
+// groupBans(group).
+func (k keys) groupBanInfo(group string) string { return k.prefix + "{g:" + group + "}:bans:info" }
+
+// siteBans and siteBanInfo are groupBans and groupBanInfo for site bans.
+func (k keys) siteBans() string    { return k.prefix + "{site}:bans" }
+func (k keys) siteBanInfo() string { return k.prefix + "{site}:bans:info" }
+
+// userBans is a sorted set of the scopes the user is banned in — "*" for the site, else a group
+// name — scored by when each ban ends (ms; +inf when permanent), mirrored from groupBans and
+// siteBans so that a user's writes check their bans on their own slot, with their rate limit.
+func (k keys) userBans(uid string) string { return k.user(uid) + ":bans" }
+
+// userBansVer is a hash scope → the version of the ban record userBans last applied.
+func (k keys) userBansVer(uid string) string { return k.user(uid) + ":bans:ver" }
+
+// userGroups is a sorted set of the names of the groups the user joined, scored by join time (ms).
+// It is the authoritative record of membership.
+func (k keys) userGroups(uid string) string { return k.user(uid) + ":groups" }
+
+// userGroupsSeq is a string counter raised by every change to userGroups(uid); it versions the
+// group-side member records derived from it.
+func (k keys) userGroupsSeq(uid string) string { return k.user(uid) + ":groups:seq" }
+
+// saved is a sorted set of the ids of the posts the user saved, scored by when (ms).
+func (k keys) saved(uid string) string { return k.user(uid) + ":saved" }
+
+// blocks is a sorted set of the users (user keys) uid blocks, scored by when (ms).
+func (k keys) blocks(uid string) string { return k.user(uid) + ":blocks" }
+
+// userReports is a sorted set of the ids of the user's open reports scored by when each stops
+// counting against the user's limit (ms): per-member expiry, so those past now do not count.
+func (k keys) userReports(uid string) string { return k.user(uid) + ":reports" }
+
+// userSession is a string holding the user key of one of the user's sessions, keyed by the
+// SHA-256 of its token; it carries the session TTL. A token names its user (see sessions.go), so
+// that a session lives in its user's slot.
+func (k keys) userSession(uid, tokenDigest string) string {
+	return k.user(uid) + ":sess:" + tokenDigest
+}
+
+// userSessions is a sorted set of the digests of the user's sessions scored by when each expires
+// (ms), so that every session of a user can be ended in one script.
+func (k keys) userSessions(uid string) string { return k.user(uid) + ":sessions" }
+
+// modLogEntries is a hash action id → the action as compact JSON (see modRecord).
+func (k keys) modLogEntries() string { return k.prefix + "{modlog}:entries" }
+
+// modLog is a sorted set of action ids scored by when each was taken (ms): every action
+// (group "") or one group's.
+func (k keys) modLog(group string) string {
+	if group == "" {
+		return k.prefix + "{modlog}:all"
+	}
+	return k.prefix + "{modlog}:g:" + group
+}
+
+// reportSeq is a string counter that allocates report ids.
+func (k keys) reportSeq() string { return k.prefix + "{reports}:seq" }
+
+// reportEntries is a hash report id → the report as compact JSON (see reportRecord).
+func (k keys) reportEntries() string { return k.prefix + "{reports}:entries" }
+
+// reportBy is a hash "<reporter>\x00<target id>" → the id of the reporter's open report of that
+// target, so that reporting again returns it.
+func (k keys) reportBy() string { return k.prefix + "{reports}:by" }
+
+// reportList is a sorted set of report ids scored by creation time (ms): those of one group, or
+// every report when group is "" (reports of posts in no group are only there, for the admins);
+// all of them (open false) or only the open ones (open true).
+func (k keys) reportList(group string, open bool) string {
+	scope := "all"
+	if group != "" {
+		scope = "g:" + group
+	}
+	if open {
+		return k.prefix + "{reports}:" + scope + ":open"
+	}
+	return k.prefix + "{reports}:" + scope + ":any"
+}

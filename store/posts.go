@@ -28,6 +28,11 @@ type Post struct {
 	// PublishAt is when a scheduled post will be published; nil once it is (or if it never was
 	// scheduled). Only its author sees a post that has it.
 	PublishAt *time.Time
+	EditedAt  *time.Time // when its author last edited it; nil if never
+	// Removed is a post a moderator removed: out of every listing, feed and count; only its
+	// author and its groups' moderators (and admins) see it.
+	Removed bool
+	Locked  bool // no new comments or votes
 }
 
 // NodeID returns the post's global id.

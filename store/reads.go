@@ -34,7 +34,7 @@ func NewGroup(name string) *Group { return &Group{ID: groupID(name), Name: name}
 // once per response.
 
 // userFields are the fields of a user hash that reads return; never the password hash.
-var userFields = []string{"name", "created"}
+var userFields = []string{"name", "created", "bio", "avatar"}
 
 // postFields are the fields of a post hash that Post holds.
 var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted"}
@@ -105,7 +105,7 @@ func (l *Loader) userOf(c *call, uid string) *User {
 		if v[0] == nil {
 			return (*User)(nil)
 		}
-		return userFromFields(uid, v[0], v[1])
+		return l.s.userFromFields(uid, v)
 	}).(*User)
 	return u
 }

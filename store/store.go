@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,6 +67,9 @@ type Options struct {
 	Jobs jobs.Options
 	// MaxScheduledPosts is how many scheduled posts one user may have pending. Default 10.
 	MaxScheduledPosts int
+	// Admins names the site admins (user names, any case): they moderate every group and may
+	// ban users from the whole site.
+	Admins []string
 }
 
 func (o Options) withDefaults() Options {
@@ -110,6 +115,13 @@ func (o Options) withDefaults() Options {
 		o.MaxScheduledPosts = 10
 	}
 	o.Jobs.Prefix, o.Jobs.Now, o.Jobs.Log = o.Prefix, o.Now, o.Log
+	admins := make([]string, 0, len(o.Admins))
+	for _, a := range o.Admins {
+		if a = strings.ToLower(strings.TrimSpace(a)); a != "" {
+			admins = append(admins, a)
+		}
+	}
+	o.Admins = admins
 	return o
 }
 
@@ -136,6 +148,11 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 		return nil, err
 	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
+	for _, a := range s.opts.Admins {
+		if !validUserName(a) {
+			return nil, fmt.Errorf("admin %q is not a user name (3–32 of A-Z a-z 0-9 _ -)", a)
+		}
+	}
 	if s.opts.WaitReplicas > 0 && s.opts.WaitTimeout >= s.opts.RedisTimeout {
 		return nil, fmt.Errorf("the wait for replicas (%s) must be shorter than the Redis timeout (%s): it is part of a write's round trip",
 			s.opts.WaitTimeout, s.opts.RedisTimeout)
@@ -183,6 +200,11 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }
+
+// IsAdmin reports whether the user is a site admin (Options.Admins).
+func (s *Store) IsAdmin(user UserKey) bool {
+	return user != "" && slices.Contains(s.opts.Admins, string(user))
+}
 
 // randomBytes returns n bytes from crypto/rand.
 func randomBytes(n int) []byte {

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ type User struct {
 	ID        string
 	Name      string
 	CreatedAt time.Time
+	Admin     bool    // a site admin (Options.Admins)
+	Bio       *string // nil when none
+	AvatarURL *string // an https URL; nil when none
 }
 
 // NodeID returns the user's global id.
@@ -136,11 +140,11 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 		}
 		return bad
 	}
-	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), "name", "created", "pass").Result()
+	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), slices.Concat(userFields, []string{"pass"})...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("log in: %w", err)
 	}
-	encoded, _ := vals[2].(string)
+	encoded, _ := vals[len(userFields)].(string)
 	if encoded == "" {
 		// Spend the same time as a real check so that timing does not reveal which names exist.
 		s.verifyPassword(password, s.decoy)
@@ -153,7 +157,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	if err := s.registerUser(ctx, uid); err != nil {
 		return nil, err
 	}
-	return s.newSession(ctx, userFromFields(uid, vals[0], vals[1]))
+	return s.newSession(ctx, s.userFromFields(uid, vals))
 }
 
 // Authenticate returns the user of a session token and extends the session's life. An unknown
@@ -188,11 +192,19 @@ func (s *Store) newSession(ctx context.Context, u *User) (*Session, error) {
 	return &Session{Token: token, User: u}, nil
 }
 
-func userFromFields(uid string, name, created any) *User {
-	n, _ := name.(string)
-	c, _ := created.(string)
+// userFromFields builds a User from the values of userFields.
+func (s *Store) userFromFields(uid string, v []any) *User {
+	n, _ := v[0].(string)
+	c, _ := v[1].(string)
 	ms, _ := strconv.ParseInt(c, 10, 64)
-	return &User{ID: userID(uid), Name: n, CreatedAt: fromMillis(ms)}
+	u := &User{ID: userID(uid), Name: n, CreatedAt: fromMillis(ms), Admin: s.IsAdmin(UserKey(uid))}
+	if b := str(v[2]); b != "" {
+		u.Bio = &b
+	}
+	if a := str(v[3]); a != "" {
+		u.AvatarURL = &a
+	}
+	return u
 }
 
 func checkPassword(p string) error {

@@ -17,6 +17,19 @@ type AuthPayload struct {
 	User  *store.User `json:"user"`
 }
 
+type BanConnection struct {
+	Edges []*BanEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Ban `json:"nodes"`
+	PageInfo   *PageInfo    `json:"pageInfo"`
+	TotalCount int          `json:"totalCount"`
+}
+
+type BanEdge struct {
+	Cursor string     `json:"cursor"`
+	Node   *store.Ban `json:"node"`
+}
+
 type CommentConnection struct {
 	Edges []*CommentEdge `json:"edges"`
 	// The edges' nodes, for clients that need no cursor per item.
@@ -41,6 +54,19 @@ type CreatePostInput struct {
 	PublishAt *time.Time `json:"publishAt,omitempty"`
 }
 
+type GroupConnection struct {
+	Edges []*GroupEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Group `json:"nodes"`
+	PageInfo   *PageInfo      `json:"pageInfo"`
+	TotalCount int            `json:"totalCount"`
+}
+
+type GroupEdge struct {
+	Cursor string       `json:"cursor"`
+	Node   *store.Group `json:"node"`
+}
+
 type LeaderboardConnection struct {
 	Edges []*LeaderboardEdge `json:"edges"`
 	// The edges' users, for clients that need no cursor, rank or karma per item.
@@ -54,6 +80,19 @@ type LeaderboardEdge struct {
 	Node   *store.User `json:"node"`
 	Rank   int         `json:"rank"`
 	Karma  int         `json:"karma"`
+}
+
+type ModActionConnection struct {
+	Edges []*ModActionEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.ModAction `json:"nodes"`
+	PageInfo   *PageInfo          `json:"pageInfo"`
+	TotalCount int                `json:"totalCount"`
+}
+
+type ModActionEdge struct {
+	Cursor string           `json:"cursor"`
+	Node   *store.ModAction `json:"node"`
 }
 
 type Mutation struct {
@@ -102,6 +141,19 @@ type PostEdge struct {
 }
 
 type Query struct {
+}
+
+type ReportConnection struct {
+	Edges []*ReportEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Report `json:"nodes"`
+	PageInfo   *PageInfo       `json:"pageInfo"`
+	TotalCount int             `json:"totalCount"`
+}
+
+type ReportEdge struct {
+	Cursor string        `json:"cursor"`
+	Node   *store.Report `json:"node"`
 }
 
 // Live events. Every event's response carries its cursor in extensions.cursor (on server-sent events
