@@ -37,10 +37,11 @@ func NewGroup(name string) *Group { return &Group{ID: groupID(name), Name: name}
 var userFields = []string{"name", "created", "bio", "avatar"}
 
 // postFields are the fields of a post hash that Post holds.
-var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted"}
+var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted",
+	"edited", "removed", "locked"}
 
 // commentFields are the fields of a comment hash that Comment holds.
-var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted"}
+var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed"}
 
 func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFields) }
 func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFields) }
@@ -72,7 +73,7 @@ type commentFieldSet struct {
 
 // commentFieldSets holds the HMGET of every CommentFields; it never changes after start-up.
 var commentFieldSets = func() []commentFieldSet {
-	always := []int{1, 3, 10} // author, created, deleted
+	always := []int{1, 3, 10, 11} // author, created, deleted, removed
 	bits := map[CommentFields]int{CommentParent: 0, CommentBody: 2, CommentEdited: 4, CommentDepth: 5, CommentUp: 6,
 		CommentDown: 7, CommentReplies: 8, CommentVersion: 9}
 	sets := make([]commentFieldSet, AllCommentFields+1)
@@ -347,9 +348,15 @@ func (s *Store) postFromFields(pid string, v []any) *Post {
 		GroupNames:     splitGroups(str(v[9])),
 		CommentCount:   int(atoi64(str(v[10]))),
 		Version:        atoi64(str(v[8])),
+		Removed:        str(v[13]) == "1",
+		Locked:         str(v[14]) == "1",
 	}
 	if u := str(v[2]); u != "" {
 		p.URL = &u
+	}
+	if e := str(v[12]); e != "" {
+		t := fromMillis(atoi64(e))
+		p.EditedAt = &t
 	}
 	p.Score = s.hotScore(created, p.Net())
 	return p
@@ -372,6 +379,7 @@ func commentFromFields(pid, num string, v []any) *Comment {
 		ID:         commentID(pid, num),
 		PostID:     postID(pid),
 		Deleted:    str(v[10]) == "1",
+		Removed:    str(v[11]) == "1",
 		CreatedAt:  fromMillis(atoi64(created)),
 		Depth:      int(atoi64(str(v[5]))),
 		Upvotes:    int(atoi64(str(v[6]))),
