@@ -39,6 +39,10 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 		if n, err := loadNotification(ctx, id); n != nil || err != nil {
 			return n, err
 		}
+	case store.TypeModAction:
+		if a, err := l.ModAction(ctx, id); a != nil || err != nil {
+			return a, err
+		}
 	}
 	return nil, nil // never a typed nil: GraphQL must see null
 }

@@ -109,15 +109,15 @@ func (r *groupResolver) Bans(ctx context.Context, obj *store.Group, first *int, 
 }
 
 func (r *modActionResolver) Moderator(ctx context.Context, obj *store.ModAction) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Moderator - moderator"))
+	return mustUser(ctx, obj.Moderator)
 }
 
 func (r *modActionResolver) Group(ctx context.Context, obj *store.ModAction) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: Group - group"))
+	return groupOrNil(obj.Group), nil
 }
 
 func (r *modActionResolver) Target(ctx context.Context, obj *store.ModAction) (store.Node, error) {
-	panic(fmt.Errorf("not implemented: Target - target"))
+	return loadNode(ctx, obj.TargetID)
 }
 
 func (r *mutationResolver) SignUp(ctx context.Context, name string, password string) (*model.AuthPayload, error) {
@@ -592,7 +592,7 @@ func (r *queryResolver) SavedPosts(ctx context.Context, first *int, after *strin
 }
 
 func (r *queryResolver) ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error) {
-	panic(fmt.Errorf("not implemented: ModLog - modLog"))
+	return modLog(ctx, deref(group), first, after, last, before)
 }
 
 func (r *queryResolver) Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error) {

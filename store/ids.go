@@ -6,7 +6,8 @@ import (
 
 // Global ids are "<type>:<key>", for example "post:17", "user:alice", "group:golang",
 // "comment:17:4" (a comment's id names its post) and "notification:alice:c:17:4" (a
-// notification's id names its recipient and its cause). Clients treat them as opaque.
+// notification's id names its recipient and its cause), "modaction:rp:17:3" (an entry of the
+// moderation log, named for what it did) and "report:9". Clients treat them as opaque.
 const (
 	TypeUser         = "user"
 	TypePost         = "post"
@@ -52,6 +53,16 @@ func ParseID(id string) (typ, key string, err error) {
 		return typ, key, nil
 	case TypeNotification:
 		if _, _, ok := splitNotificationKey(key); !ok {
+			break
+		}
+		return typ, key, nil
+	case TypeModAction:
+		if !validModKey(key) {
+			break
+		}
+		return typ, key, nil
+	case TypeReport:
+		if !isDigits(key) {
 			break
 		}
 		return typ, key, nil

@@ -1,0 +1,222 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Who may moderate what. A site admin (Options.Admins) moderates everything; a group's
+// moderators (its groupMods set, the authoritative record) moderate the posts in the group, their
+// comments, and the group itself. An action on a post checks the post's groups as its write
+// script sees them: the caller passes the group its authority comes through ("*" for an admin)
+// and the script refuses when the post is no longer in it.
+
+// authority returns how actor may moderate something in groups: "*" for an admin, else the first
+// of groups actor moderates, read in one round trip. It fails with KindForbidden when actor
+// moderates none of them, and with KindUnauthenticated for an anonymous actor.
+func (s *Store) authority(ctx context.Context, actor UserKey, groups []string) (string, error) {
+	if actor == "" {
+		return "", &Error{Kind: KindUnauthenticated, Msg: "sign in to moderate"}
+	}
+	if s.IsAdmin(actor) {
+		return "*", nil
+	}
+	if len(groups) == 0 {
+		return "", &Error{Kind: KindForbidden, Msg: "only the site admins moderate what is in no group"}
+	}
+	cmds := make([]*redis.FloatCmd, len(groups))
+	ops := make([]op, len(groups))
+	for i, g := range groups {
+		key := s.k.groupMods(g)
+		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cmds[i] = p.ZScore(ctx, key, string(actor))
+			return cmds[i], nil
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil {
+		return "", fmt.Errorf("read the moderators of %s: %w", strings.Join(groups, ", "), err)
+	}
+	for i, c := range cmds {
+		err := c.Err()
+		if err == nil {
+			return groups[i], nil
+		}
+		if err != redis.Nil {
+			return "", fmt.Errorf("read the moderators of %s: %w", groups[i], err)
+		}
+	}
+	return "", &Error{Kind: KindForbidden, Msg: "only the moderators of " + groupList(groups) + " and the site admins may do this"}
+}
+
+// groupList names groups for a message: "golang", "golang or rust".
+func groupList(groups []string) string {
+	if len(groups) == 1 {
+		return "group " + groups[0]
+	}
+	return "groups " + strings.Join(groups, " or ")
+}
+
+// modRecord is an action as the moderation log stores it, as compact JSON.
+type modRecord struct {
+	Action    ModActionKind `json:"a"`
+	Moderator string        `json:"m"`
+	Group     string        `json:"g,omitempty"`
+	Target    string        `json:"t"`           // global id
+	Reason    *string       `json:"r,omitempty"` // nil: none given
+	Until     int64         `json:"u,omitempty"` // BAN_USER: Unix ms; 0 when permanent
+	At        int64         `json:"at"`          // Unix ms
+}
+
+// maxModKey bounds the key of an action's id.
+const maxModKey = 160
+
+// modActionID returns the global id of the action with key key. Keys derive from the action —
+// what it did, to what, and the version of its target after it — so that a retried request
+// names the action it already logged.
+func modActionID(key string) string { return TypeModAction + ":" + key }
+
+// validModKey reports whether key can be the key of an action's id: 1–160 of A-Z a-z 0-9 and
+// : _ - . (user keys, group names, numbers and the separators between them).
+func validModKey(key string) bool {
+	if key == "" || len(key) > maxModKey {
+		return false
+	}
+	for _, r := range key {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(":_-.", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// logAction records a in the moderation log: the site's and, when a.Group is set, the group's.
+// a.ID must be an id made by modActionID from a key derived from the action (see there): a
+// second call with the same id records nothing, so a write calls it after its atomic step every
+// time, retries included, and its repair does too.
+func (s *Store) logAction(ctx context.Context, a ModAction) error {
+	key, err := parseTypedID(a.ID, TypeModAction)
+	if err != nil {
+		return fmt.Errorf("log action: %w", err)
+	}
+	rec := modRecord{Action: a.Action, Moderator: string(a.Moderator), Group: a.Group, Target: a.TargetID,
+		Reason: a.Reason, At: a.CreatedAt.UnixMilli()}
+	if a.Until != nil {
+		rec.Until = a.Until.UnixMilli()
+	}
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("log action: %w", err)
+	}
+	keys := []string{s.k.modLogEntries(), s.k.modLog("")}
+	if a.Group != "" {
+		keys = append(keys, s.k.modLog(a.Group))
+	}
+	if _, err := s.run(ctx, "modlog", keys, key, string(raw), rec.At); err != nil {
+		return fmt.Errorf("log action %s: %w", key, err)
+	}
+	return nil
+}
+
+// modActionFromRecord builds a ModAction from its stored JSON; nil when there is none.
+func modActionFromRecord(key string, v any) *ModAction {
+	raw, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	var rec modRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return nil
+	}
+	a := &ModAction{ID: modActionID(key), Action: rec.Action, Moderator: UserKey(rec.Moderator), Group: rec.Group,
+		TargetID: rec.Target, Reason: rec.Reason, CreatedAt: fromMillis(rec.At)}
+	if rec.Until != 0 {
+		t := fromMillis(rec.Until)
+		a.Until = &t
+	}
+	return a
+}
+
+// modActions loads actions by key, in one read; an unknown key is nil at its index.
+func (l *Loader) modActions(ctx context.Context, keys []string) ([]*ModAction, error) {
+	out := make([]*ModAction, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	entries := l.s.k.modLogEntries()
+	c, err := l.get(ctx, read{key: "ma:" + strings.Join(keys, "\x00"), rkey: entries,
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) { c.cmd = p.HMGet(ctx, entries, keys...) }})
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range fields(c) {
+		out[i] = modActionFromRecord(keys[i], v)
+	}
+	return out, nil
+}
+
+// ModAction loads an action of the moderation log by global id; nil when there is none. The log
+// is public.
+func (l *Loader) ModAction(ctx context.Context, id string) (*ModAction, error) {
+	key, err := parseTypedID(id, TypeModAction)
+	if err != nil {
+		return nil, err
+	}
+	as, err := l.modActions(ctx, []string{key})
+	if err != nil {
+		return nil, err
+	}
+	return as[0], nil
+}
+
+// modLogTag is the cursor tag of the moderation log: the site's, or one group's.
+func modLogTag(group string) string {
+	if group == "" {
+		return "ml"
+	}
+	return "ml:" + group
+}
+
+// ModLog loads one page of the moderation log, newest first: the whole site's (group "") or one
+// group's. It costs two round trips: the page, then the actions.
+func (l *Loader) ModLog(ctx context.Context, group string, w Window) (*Page[*ModAction], error) {
+	if group != "" {
+		var err error
+		if group, err = NormalizeGroupName(group); err != nil {
+			return nil, err
+		}
+	}
+	tag := modLogTag(group)
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := l.page(ctx, l.s.k.modLog(group), true, sp)
+	if err != nil {
+		return nil, err
+	}
+	as, err := l.modActions(ctx, rp.members)
+	if err != nil {
+		return nil, err
+	}
+	all := rp.cursors(tag)
+	p := &Page[*ModAction]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
+	for i, a := range as {
+		if a != nil {
+			p.Items, p.Cursors = append(p.Items, a), append(p.Cursors, all[i])
+		}
+	}
+	return p, nil
+}
+
+// newModAction returns the action to log for what moderator did to target at now, with the key
+// parts joined into its id.
+func newModAction(kind ModActionKind, moderator UserKey, group, target string, reason *string, now time.Time, key ...string) ModAction {
+	return ModAction{ID: modActionID(strings.Join(key, ":")), Action: kind, Moderator: moderator, Group: group,
+		TargetID: target, Reason: reason, CreatedAt: now}
+}

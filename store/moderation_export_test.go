@@ -1,0 +1,25 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hooks of the moderation plumbing for the external tests of package store_test.
+
+// Authority exposes authority.
+func (s *Store) Authority(ctx context.Context, actor UserKey, groups []string) (string, error) {
+	return s.authority(ctx, actor, groups)
+}
+
+// LogAction exposes logAction for an action with key key.
+func (s *Store) LogAction(ctx context.Context, kind ModActionKind, moderator UserKey, group, target string, reason *string, at time.Time, key string) error {
+	return s.logAction(ctx, newModAction(kind, moderator, group, target, reason, at, key))
+}
+
+// SetModerator writes uid into a group's moderators directly, as createGroup and addModerator do.
+func (s *Store) SetModerator(ctx context.Context, group string, uid UserKey) error {
+	return s.rdb.ZAdd(ctx, s.k.groupMods(group), redis.Z{Score: float64(s.now().UnixMilli()), Member: string(uid)}).Err()
+}
