@@ -43,6 +43,8 @@ type Needs struct {
 	Author *Needs
 	// Vote (posts, comments): the viewer's vote.
 	Vote bool
+	// Saved (posts): whether the viewer saved it.
+	Saved bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
@@ -193,6 +195,9 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			if v := l.voteRead(it); v != nil {
 				// Right after the item's hash, in the same pipeline: the counts and the viewer's
 				// vote are read together, so a response never shows a vote the counts lack.
+				reads = append(reads, *v)
+			}
+			if v := l.savedRead(it); v != nil {
 				reads = append(reads, *v)
 			}
 			for j := range n.Lists {
