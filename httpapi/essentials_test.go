@@ -454,8 +454,8 @@ func TestAPIUpdateProfile(t *testing.T) {
 		str := func(s string) *string { return &s }
 		check := func(step string, got profile, bio, avatar *string) {
 			t.Helper()
-			if got.Name != "ann" || !eqPtr(got.Bio, bio) || !eqPtr(got.AvatarURL, avatar) {
-				t.Fatalf("%s: %+v, want bio %v avatar %v", step, got, deref(bio), deref(avatar))
+			if got.Name != "ann" || !sameStringPtr(got.Bio, bio) || !sameStringPtr(got.AvatarURL, avatar) {
+				t.Fatalf("%s: %+v, want bio %v avatar %v", step, got, showStringPtr(bio), showStringPtr(avatar))
 			}
 		}
 		check("new user", read(), nil, nil)
@@ -542,9 +542,9 @@ func TestUpdateProfileReachesCache(t *testing.T) {
 	})
 }
 
-func eqPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+func sameStringPtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
-func deref(s *string) string {
+func showStringPtr(s *string) string {
 	if s == nil {
 		return "<nil>"
 	}

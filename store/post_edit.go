@@ -40,7 +40,7 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	}
 	args := []any{uid, s.now().UnixMilli()}
 	for _, f := range []*string{in.Title, in.Body, in.URL} {
-		args = append(args, given(f), deref(f))
+		args = append(args, optionalArg(f)...)
 	}
 	reply, err := s.run(ctx, "edit_post", []string{s.k.post(pid)}, args...)
 	if err != nil {
@@ -56,18 +56,11 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	return p, nil
 }
 
-// given is the flag of an optional script argument: "1" when it is set, "0" to leave the field.
-func given(s *string) string {
+// optionalArg is an optional field as a script takes it: "1" and the value to set it, "0" and ""
+// to leave it.
+func optionalArg(s *string) []any {
 	if s == nil {
-		return "0"
+		return []any{"0", ""}
 	}
-	return "1"
-}
-
-// deref is the value of an optional argument; "" for nil.
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
+	return []any{"1", *s}
 }

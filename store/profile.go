@@ -35,7 +35,7 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
 		return nil, err
 	}
-	args := []any{given(in.Bio), deref(in.Bio), given(in.AvatarURL), deref(in.AvatarURL)}
+	args := append(optionalArg(in.Bio), optionalArg(in.AvatarURL)...)
 	for _, f := range userFields {
 		args = append(args, f)
 	}

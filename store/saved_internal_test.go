@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func newInternalStore(t *testing.T) (*Store, *redis.Client) {
+func newEssentialsStore(t *testing.T) (*Store, *redis.Client) {
 	t.Helper()
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
@@ -25,7 +25,7 @@ func newInternalStore(t *testing.T) (*Store, *redis.Client) {
 // twice, as a retried request would, and checks that the second run changes nothing.
 func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 	ctx := context.Background()
-	s, rdb := newInternalStore(t)
+	s, rdb := newEssentialsStore(t)
 	twice := func(name string, keys []string, args ...any) {
 		t.Helper()
 		for i := range 2 {
@@ -66,7 +66,7 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 // until a saved post is deleted, which then stops counting.
 func TestSavedPostsLimit(t *testing.T) {
 	ctx := context.Background()
-	s, rdb := newInternalStore(t)
+	s, rdb := newEssentialsStore(t)
 	ann := UserKey("ann")
 	p, err := s.CreatePost(ctx, "ben", NewPost{Title: "one more"})
 	if err != nil {
@@ -105,7 +105,7 @@ func TestSavedPostsLimit(t *testing.T) {
 // still edits and saves it; to anyone else it is not found, and it leaves their saved posts.
 func TestRemovedPostsToOthers(t *testing.T) {
 	ctx := context.Background()
-	s, rdb := newInternalStore(t)
+	s, rdb := newEssentialsStore(t)
 	p, err := s.CreatePost(ctx, "ann", NewPost{Title: "soon removed"})
 	if err != nil {
 		t.Fatal(err)

@@ -11,11 +11,11 @@ import (
 // reads below them; the resolvers that run next find everything in the loader.
 //
 // One round reads, in one pipeline: the hashes of the items whose keys are known, each followed by
-// the viewer's vote on it (so the counts and the vote are read together), the reads those keys
-// alone decide (the pages below them, a user's karma or counts), and the reads that needed the
-// previous round's hashes (authors, group sizes). A thread of depth d
-// therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left to
-// the resolvers, which meet them again when they read the same data.
+// the viewer's vote on it (so the counts and the vote are read together) and whether the viewer
+// saved it, the reads those keys alone decide (the pages below them, a user's karma or counts),
+// and the reads that needed the previous round's hashes (authors, group sizes). A thread of depth
+// d therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left
+// to the resolvers, which meet them again when they read the same data.
 
 // ItemKind is the kind of the items of a list.
 type ItemKind int
