@@ -45,6 +45,9 @@ type Needs struct {
 	Vote bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
+	// ReportCount (posts, comments): the open report count, and whether the viewer moderates the
+	// post's groups (who else sees no count).
+	ReportCount bool
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
@@ -99,7 +102,7 @@ type List struct {
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
-func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes }
+func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes || n.ReportCount }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
 type walkItem struct {
@@ -195,6 +198,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 				// vote are read together, so a response never shows a vote the counts lack.
 				reads = append(reads, *v)
 			}
+			reads = l.reportCountReads(it, reads)
 			for j := range n.Lists {
 				wl, lr, err := l.listRead(it, &n.Lists[j])
 				if err != nil {
@@ -255,8 +259,8 @@ func (l *Loader) itemRead(it walkItem) read {
 	return l.userRead(it.key)
 }
 
-// hashNeeds adds the reads that need an item's hash: its author (to the items of this round) and
-// its groups' sizes.
+// hashNeeds adds the reads that need an item's hash: its author (to the items of this round), its
+// groups' sizes, and whether the viewer moderates them (for report counts).
 func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
 	n := it.needs
 	var author UserKey
@@ -272,7 +276,11 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
 			}
 		}
+		reads = l.reportAuthorityReads(n, p.GroupNames, reads)
 	case ItemComment:
+		if p := l.readPost(it.pid); p != nil {
+			reads = l.reportAuthorityReads(n, p.GroupNames, reads)
+		}
 		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
 		if c == nil || c.Author == "" {
 			return reads
