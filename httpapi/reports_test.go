@@ -24,6 +24,21 @@ func (a *api) makeModerator(b storetest.Backend, group, uid string) {
 	}
 }
 
+// newReportsAPI returns an API with an admin, root, and the users ann, ben, mia (moderator of
+// go), max (of rust) and duo (of both), and their tokens by name.
+func newReportsAPI(t *testing.T, b storetest.Backend) (*api, map[string]string) {
+	t.Helper()
+	a := newAPI(t, b, store.Options{Admins: []string{"root"}})
+	tok := map[string]string{}
+	for _, name := range []string{"ann", "ben", "mia", "max", "duo", "root"} {
+		tok[name], _ = a.signUp(name)
+	}
+	for _, m := range [][2]string{{"go", "mia"}, {"rust", "max"}, {"go", "duo"}, {"rust", "duo"}} {
+		a.makeModerator(b, m[0], m[1])
+	}
+	return a, tok
+}
+
 // reportOf reports a post or a comment as the holder of token and returns the report's id.
 func (a *api) reportOf(token, id, reason string) string {
 	a.t.Helper()
@@ -83,17 +98,8 @@ func (a *api) reportsOf(token, group string, open bool) response {
 
 func TestAPIReports(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		a := newAPI(t, b, store.Options{Admins: []string{"root"}})
-		annTok, _ := a.signUp("ann")
-		benTok, _ := a.signUp("ben")
-		miaTok, _ := a.signUp("mia")
-		maxTok, _ := a.signUp("max")
-		duoTok, _ := a.signUp("duo")
-		rootTok, _ := a.signUp("root")
-		a.makeModerator(b, "go", "mia")
-		a.makeModerator(b, "rust", "max")
-		a.makeModerator(b, "go", "duo")
-		a.makeModerator(b, "rust", "duo")
+		a, tok := newReportsAPI(t, b)
+		annTok, benTok, miaTok, maxTok, duoTok, rootTok := tok["ann"], tok["ben"], tok["mia"], tok["max"], tok["duo"], tok["root"]
 
 		pGo := a.createPost(annTok, "in go", "go")
 		pRust := a.createPost(annTok, "in rust", "rust")
@@ -104,9 +110,9 @@ func TestAPIReports(t *testing.T) {
 		cGo := c.CreateComment.ID
 
 		rGo := a.reportOf(benTok, pGo, "go post")
-		rComment := a.reportOf(benTok, cGo, "go comment")
+		a.reportOf(benTok, cGo, "go comment")
 		rRust := a.reportOf(benTok, pRust, "rust post")
-		rBoth := a.reportOf(benTok, pBoth, "both post")
+		a.reportOf(benTok, pBoth, "both post")
 		rNone := a.reportOf(benTok, pNone, "none post")
 		if again := a.reportOf(benTok, pGo, "go post again"); again != rGo {
 			t.Fatalf("re-report: %s, want %s", again, rGo)
@@ -265,21 +271,13 @@ func TestAPIReports(t *testing.T) {
 				t.Errorf("node(%s) for %s: %+v, seen %v", tc.id, tc.name, d.Node, tc.seen)
 			}
 		}
-		_ = rComment
-		_ = rBoth
 	})
 }
 
 func TestAPIReportCountForModeratorsOnly(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		a := newAPI(t, b, store.Options{Admins: []string{"root"}})
-		annTok, _ := a.signUp("ann")
-		benTok, _ := a.signUp("ben")
-		miaTok, _ := a.signUp("mia")
-		maxTok, _ := a.signUp("max")
-		rootTok, _ := a.signUp("root")
-		a.makeModerator(b, "go", "mia")
-		a.makeModerator(b, "rust", "max")
+		a, tok := newReportsAPI(t, b)
+		annTok, benTok, miaTok, maxTok, rootTok := tok["ann"], tok["ben"], tok["mia"], tok["max"], tok["root"]
 		p := a.createPost(annTok, "reported", "go")
 		q := a.createPost(annTok, "quiet", "go")
 		var c struct{ CreateComment struct{ ID string } }
@@ -356,10 +354,8 @@ func TestAPIReportCountForModeratorsOnly(t *testing.T) {
 
 func TestAPIReportLimit(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		a := newAPI(t, b, store.Options{Admins: []string{"root"}})
-		annTok, _ := a.signUp("ann")
-		benTok, _ := a.signUp("ben")
-		rootTok, _ := a.signUp("root")
+		a, tok := newReportsAPI(t, b)
+		annTok, benTok, rootTok := tok["ann"], tok["ben"], tok["root"]
 		var ids []string
 		for i := range store.MaxOpenReports + 1 {
 			p := a.createPost(annTok, fmt.Sprintf("post %d", i))
@@ -373,6 +369,55 @@ func TestAPIReportLimit(t *testing.T) {
 			}
 			a.do(rootTok, `mutation($id:ID!){resolveReport(id:$id){id}}`, map[string]any{"id": ids[0]}).decode(t, &json.RawMessage{})
 			a.reportOf(benTok, p, "spam") // a resolved report freed a slot
+		}
+	})
+}
+
+// TestReportCountRoundTripsDoNotGrowWithPageSize lists posts and their comments with their report
+// counts as a moderator: the counts and the viewer's moderation of the posts' groups are read
+// level by level, so 50 posts cost the round trips of 5.
+func TestReportCountRoundTripsDoNotGrowWithPageSize(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		rt := &storetest.RoundTrips{}
+		counted := b
+		counted.Client = b.NewClient(t)
+		counted.Client.AddHook(rt)
+		a, tok := newReportsAPI(t, counted)
+		for i := range 50 {
+			p := a.createPost(tok["ann"], fmt.Sprint("post ", i), fmt.Sprintf("g%d", i%7), []string{"go", "rust"}[i%2])
+			a.do(tok["ann"], `mutation($p:ID!){createComment(postId:$p,body:"hi"){id}}`, map[string]any{"p": p}).decode(t, &json.RawMessage{})
+			if i%3 == 0 {
+				a.reportOf(tok["ben"], p, "spam")
+			}
+		}
+		trips := map[int]int64{}
+		for _, n := range []int{5, 50} {
+			a.do(tok["mia"], `{viewer{id}}`, nil) // warm the connection pool
+			rt.Reset()
+			var d struct {
+				Posts struct {
+					Nodes []struct {
+						ReportCount *int
+						Comments    struct{ Nodes []struct{ ReportCount *int } }
+					}
+				}
+			}
+			a.do(tok["mia"], `query($n:Int!){posts(sort:NEW,first:$n){nodes{reportCount comments{nodes{reportCount}}}}}`,
+				map[string]any{"n": n}).decode(t, &d)
+			trips[n] = rt.Count()
+			seen := 0
+			for _, p := range d.Posts.Nodes {
+				if p.ReportCount != nil {
+					seen++
+				}
+			}
+			if len(d.Posts.Nodes) != n || seen != n/2 {
+				t.Fatalf("%d posts, %d with a count: mia moderates go, half of them", len(d.Posts.Nodes), seen)
+			}
+		}
+		t.Logf("round trips: %v", trips)
+		if trips[50] > trips[5] {
+			t.Fatalf("round trips grew with the page size: %v", trips)
 		}
 	})
 }

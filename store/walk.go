@@ -278,8 +278,10 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		}
 		reads = l.reportAuthorityReads(n, p.GroupNames, reads)
 	case ItemComment:
-		if p := l.readPost(it.pid); p != nil {
-			reads = l.reportAuthorityReads(n, p.GroupNames, reads)
+		if n.ReportCount {
+			if p := l.readPost(it.pid); p != nil {
+				reads = l.reportAuthorityReads(n, p.GroupNames, reads)
+			}
 		}
 		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
 		if c == nil || c.Author == "" {
