@@ -34,3 +34,25 @@ func (s *Store) ReportFirstStep(ctx context.Context, user UserKey, target, reaso
 func (s *Store) OpenReports(ctx context.Context, uid UserKey) (int64, error) {
 	return s.rdb.ZCount(ctx, s.k.userReports(string(uid)), "("+strconv.FormatInt(s.now().UnixMilli(), 10), "+inf").Result()
 }
+
+// ResolveFirstStep runs only the atomic step of a resolve by an admin (noted for repair, as a
+// resolve is), as a request cut off after it would.
+func (s *Store) ResolveFirstStep(ctx context.Context, actor UserKey, id string) error {
+	key, err := parseTypedID(id, TypeReport)
+	if err != nil {
+		return err
+	}
+	recs, err := s.NewLoader().reportRecords(ctx, []string{key})
+	if err != nil {
+		return err
+	}
+	if _, err := s.allowWrite(ctx, string(actor), repairResolve+":"+key); err != nil {
+		return err
+	}
+	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts()}
+	for _, g := range append([]string{""}, recs[0].groups()...) {
+		keys = append(keys, s.k.reportList(g, true))
+	}
+	_, err = s.run(ctx, "report_resolve", keys, key, string(actor), s.now().UnixMilli(), "")
+	return err
+}

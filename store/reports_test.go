@@ -222,3 +222,29 @@ func TestCutOffReportIsRepaired(t *testing.T) {
 		}
 	})
 }
+
+func TestCutOffResolveIsRepaired(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clk := storetest.NewClock()
+		f := newFixture(t, b, store.Options{Now: clk.Now, Admins: []string{"root"}})
+		amy, bob := f.user("amy"), f.user("bob")
+		r := f.report(bob, f.post(amy, "spam").ID, "spam")
+		if err := f.s.ResolveFirstStep(f.ctx, "root", r.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.openReports(bob); n != 1 {
+			t.Fatalf("bob holds %d open reports before the repair, want 1 (the cut-off step)", n)
+		}
+		clk.Add(store.RepairGrace + time.Second)
+		settle(t, f.s)
+		settle(t, f.s) // a second run changes nothing
+		if n := f.openReports(bob); n != 0 {
+			t.Fatalf("bob holds %d open reports after the repair, want 0", n)
+		}
+		log, err := f.s.NewLoader().ModLog(f.ctx, "", store.Window{First: 10})
+		if err != nil || len(log.Items) != 1 || log.Items[0].Action != store.ModResolveReport || log.Items[0].TargetID != r.ID ||
+			log.Items[0].Moderator != "root" {
+			t.Fatalf("mod log after the repair: %+v, %v", log, err)
+		}
+	})
+}
