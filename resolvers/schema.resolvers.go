@@ -61,7 +61,7 @@ func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort 
 }
 
 func (r *commentResolver) ReportCount(ctx context.Context, obj *store.Comment) (*int, error) {
-	panic(fmt.Errorf("not implemented: ReportCount - reportCount"))
+	return commentReportCount(ctx, obj)
 }
 
 func (r *groupResolver) Description(ctx context.Context, obj *store.Group) (*string, error) {
@@ -346,15 +346,15 @@ func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *
 }
 
 func (r *mutationResolver) ReportPost(ctx context.Context, id string, reason string) (*store.Report, error) {
-	panic(fmt.Errorf("not implemented: ReportPost - reportPost"))
+	return reportTarget(ctx, r.Store, id, reason, false)
 }
 
 func (r *mutationResolver) ReportComment(ctx context.Context, id string, reason string) (*store.Report, error) {
-	panic(fmt.Errorf("not implemented: ReportComment - reportComment"))
+	return reportTarget(ctx, r.Store, id, reason, true)
 }
 
 func (r *mutationResolver) ResolveReport(ctx context.Context, id string) (*store.Report, error) {
-	panic(fmt.Errorf("not implemented: ResolveReport - resolveReport"))
+	return resolveReport(ctx, r.Store, id)
 }
 
 func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error) {
@@ -427,7 +427,7 @@ func (r *postResolver) PinnedIn(ctx context.Context, obj *store.Post) ([]*store.
 }
 
 func (r *postResolver) ReportCount(ctx context.Context, obj *store.Post) (*int, error) {
-	panic(fmt.Errorf("not implemented: ReportCount - reportCount"))
+	return postReportCount(ctx, obj)
 }
 
 func (r *postResolver) ViewerSaved(ctx context.Context, obj *store.Post) (bool, error) {
@@ -596,23 +596,23 @@ func (r *queryResolver) ModLog(ctx context.Context, group *string, first *int, a
 }
 
 func (r *queryResolver) Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error) {
-	panic(fmt.Errorf("not implemented: Reports - reports"))
+	return reports(ctx, group, unresolvedOnly, first, after, last, before)
 }
 
 func (r *reportResolver) Post(ctx context.Context, obj *store.Report) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: Post - post"))
+	return reportPost(ctx, obj)
 }
 
 func (r *reportResolver) Comment(ctx context.Context, obj *store.Report) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: Comment - comment"))
+	return reportComment(ctx, obj)
 }
 
 func (r *reportResolver) Reporter(ctx context.Context, obj *store.Report) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Reporter - reporter"))
+	return mustUser(ctx, obj.Reporter)
 }
 
 func (r *reportResolver) ResolvedBy(ctx context.Context, obj *store.Report) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: ResolvedBy - resolvedBy"))
+	return reportResolvedBy(ctx, obj)
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {

@@ -40,6 +40,8 @@ const (
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
+	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
+	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side and its log entry
 )
 
 // note is a write's repair job.
@@ -106,6 +108,11 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairDraft:
 		uid, pid, _ := strings.Cut(rest, ":")
 		return s.syncPublishJob(ctx, uid, pid)
+	case repairReport:
+		uid, target, _ := strings.Cut(rest, ":")
+		return s.repairReport(ctx, uid, target)
+	case repairResolve:
+		return s.repairResolve(ctx, rest)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil

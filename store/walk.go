@@ -47,6 +47,9 @@ type Needs struct {
 	Saved bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
+	// ReportCount (posts, comments): the open report count, and whether the viewer moderates the
+	// post's groups (who else sees no count).
+	ReportCount bool
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
@@ -101,7 +104,7 @@ type List struct {
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
-func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes }
+func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes || n.ReportCount }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
 type walkItem struct {
@@ -200,6 +203,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			if v := l.savedRead(it); v != nil {
 				reads = append(reads, *v)
 			}
+			reads = l.reportCountReads(it, reads)
 			for j := range n.Lists {
 				wl, lr, err := l.listRead(it, &n.Lists[j])
 				if err != nil {
@@ -260,8 +264,8 @@ func (l *Loader) itemRead(it walkItem) read {
 	return l.userRead(it.key)
 }
 
-// hashNeeds adds the reads that need an item's hash: its author (to the items of this round) and
-// its groups' sizes.
+// hashNeeds adds the reads that need an item's hash: its author (to the items of this round), its
+// groups' sizes, and whether the viewer moderates them (for report counts).
 func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
 	n := it.needs
 	var author UserKey
@@ -277,7 +281,13 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
 			}
 		}
+		reads = l.reportAuthorityReads(n, p.GroupNames, reads)
 	case ItemComment:
+		if n.ReportCount {
+			if p := l.readPost(it.pid); p != nil {
+				reads = l.reportAuthorityReads(n, p.GroupNames, reads)
+			}
+		}
 		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
 		if c == nil || c.Author == "" {
 			return reads
