@@ -310,19 +310,6 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs 
 	return &Page[*Post]{Items: posts, Cursors: cursors, Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}, nil
 }
 
-// Group loads a group by name; nil when it holds no posts.
-func (l *Loader) Group(ctx context.Context, name string) (*Group, error) {
-	n, err := NormalizeGroupName(name)
-	if err != nil {
-		return nil, err
-	}
-	count, err := l.GroupPostCount(ctx, n)
-	if err != nil || count == 0 {
-		return nil, err
-	}
-	return NewGroup(n), nil
-}
-
 // GroupPostCount returns how many posts a group holds.
 func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
 	return l.zcard(ctx, l.s.k.ranking(name).new)

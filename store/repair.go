@@ -106,6 +106,11 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairDraft:
 		uid, pid, _ := strings.Cut(rest, ":")
 		return s.syncPublishJob(ctx, uid, pid)
+	case repairGroup:
+		return s.repairGroupItem(ctx, rest)
+	case repairMember:
+		uid, g, _ := strings.Cut(rest, ":")
+		return s.syncMember(ctx, uid, g, followRead)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil
