@@ -11,7 +11,9 @@
 --          replies the version recorded for the state it asks for, so that a retried request
 --          logs its action once, under the same key.
 -- Errors   NOTFOUND when the group does not exist (no info version and no posts), FORBIDDEN when
---          the actor neither moderates it nor is an admin, LIMIT when adding one moderator too many.
+--          the actor neither moderates it nor is an admin (a user may always remove themselves:
+--          a moderator steps down, and a repeat of that changes nothing), LIMIT when adding one
+--          moderator too many.
 -- The first change of a group made by posts (no info version yet) makes it a lasting group; its
 -- created time, when missing, is its oldest post's.
 -- Repeat   a second run changes nothing and replies the recorded version.
@@ -22,7 +24,8 @@ local info, mods = KEYS[1], KEYS[2]
 if redis.call('HEXISTS', info, 'ver') == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
   return redis.error_reply('NOTFOUND no such group')
 end
-if ARGV[2] ~= '1' and not redis.call('ZSCORE', mods, ARGV[1]) then
+local self = ARGV[3] == 'remmod' and ARGV[4] == ARGV[1]
+if ARGV[2] ~= '1' and not self and not redis.call('ZSCORE', mods, ARGV[1]) then
   return redis.error_reply('FORBIDDEN only the moderators of the group and the site admins may do this')
 end
 local function recorded(field)
