@@ -193,17 +193,7 @@ func (l *Loader) GroupModerators(ctx context.Context, g *Group) ([]*User, error)
 	if err != nil {
 		return nil, err
 	}
-	users, err := l.usersByKey(ctx, zrangeMembers(c))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*User, 0, len(users))
-	for _, u := range users {
-		if u != nil {
-			out = append(out, u)
-		}
-	}
-	return out, nil
+	return l.existingUsers(ctx, zrangeMembers(c))
 }
 
 // GroupMemberCount loads how many users joined a group.

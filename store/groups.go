@@ -325,15 +325,9 @@ func (s *Store) resyncMembers(ctx context.Context, uid string) (int, error) {
 // dropStaleMembers removes from every group's members set the users whose groups set no longer
 // names the group (a leave cut off before its mirror), and returns how many it removed.
 func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
-	var groups []string
-	err := s.scanKeys(ctx, s.k.prefix+"{g:*}:members", func(key string) error {
-		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}:members"); ok && validGroupName(g) {
-			groups = append(groups, g)
-		}
-		return nil
-	})
+	groups, err := s.scanGroups(ctx, ":members")
 	if err != nil {
-		return 0, fmt.Errorf("list group members: %w", err)
+		return 0, err
 	}
 	n := 0
 	for _, g := range groups {
@@ -367,13 +361,7 @@ func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
 // registerLastingGroups puts every group whose info holds a version into the registry (a
 // creation cut off before it registered the group).
 func (s *Store) registerLastingGroups(ctx context.Context) (int, error) {
-	var groups []string
-	err := s.scanKeys(ctx, s.k.prefix+"{g:*}:info", func(key string) error {
-		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}:info"); ok && validGroupName(g) {
-			groups = append(groups, g)
-		}
-		return nil
-	})
+	groups, err := s.scanGroups(ctx, ":info")
 	if err != nil || len(groups) == 0 {
 		return 0, err
 	}
@@ -385,4 +373,19 @@ func (s *Store) registerLastingGroups(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("register groups: %w", err)
 	}
 	return len(in), nil
+}
+
+// scanGroups lists the groups that have a key "{g:<name>}<suffix>" (SCAN, for maintenance).
+func (s *Store) scanGroups(ctx context.Context, suffix string) ([]string, error) {
+	var groups []string
+	err := s.scanKeys(ctx, s.k.prefix+"{g:*}"+suffix, func(key string) error {
+		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}"+suffix); ok && validGroupName(g) {
+			groups = append(groups, g)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list groups with %s: %w", suffix, err)
+	}
+	return groups, nil
 }

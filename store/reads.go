@@ -187,6 +187,21 @@ func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error)
 	return users, nil
 }
 
+// existingUsers loads many users in one round trip, in order, leaving out missing ones.
+func (l *Loader) existingUsers(ctx context.Context, uids []string) ([]*User, error) {
+	users, err := l.usersByKey(ctx, uids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*User, 0, len(users))
+	for _, u := range users {
+		if u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
 // Post loads a post by global id; nil when there is none or it was deleted.
 func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
 	pid, err := PostKey(id)

@@ -61,17 +61,7 @@ func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int, nee
 		return nil, err
 	}
 	l.Walk(ctx, Items{Kind: ItemUser, Keys: uids}, evalNeeds(needs))
-	users, err := l.usersByKey(ctx, uids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*User, 0, len(users))
-	for _, u := range users {
-		if u != nil {
-			out = append(out, u)
-		}
-	}
-	return out, nil
+	return l.existingUsers(ctx, uids)
 }
 
 // SuggestGroups returns up to first existing groups whose names start with prefix, ignoring
