@@ -57,7 +57,8 @@ func walkNode(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
-	typeName := map[string]string{store.TypePost: "Post", store.TypeComment: "Comment", store.TypeUser: "User"}[typ]
+	typeName := map[string]string{store.TypePost: "Post", store.TypeComment: "Comment", store.TypeUser: "User",
+		store.TypeGroup: "Group"}[typ]
 	if typeName != "" {
 		loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, typeName, false))
 	}

@@ -65,11 +65,11 @@ func (r *commentResolver) ReportCount(ctx context.Context, obj *store.Comment) (
 }
 
 func (r *groupResolver) Description(ctx context.Context, obj *store.Group) (*string, error) {
-	panic(fmt.Errorf("not implemented: Description - description"))
+	return loaderFrom(ctx).GroupDescription(ctx, obj)
 }
 
 func (r *groupResolver) CreatedAt(ctx context.Context, obj *store.Group) (*time.Time, error) {
-	panic(fmt.Errorf("not implemented: CreatedAt - createdAt"))
+	return groupCreatedAt(ctx, obj)
 }
 
 func (r *groupResolver) PostCount(ctx context.Context, obj *store.Group) (int, error) {
@@ -89,19 +89,19 @@ func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model
 }
 
 func (r *groupResolver) Moderators(ctx context.Context, obj *store.Group) ([]*store.User, error) {
-	panic(fmt.Errorf("not implemented: Moderators - moderators"))
+	return loaderFrom(ctx).GroupModerators(ctx, obj)
 }
 
 func (r *groupResolver) MemberCount(ctx context.Context, obj *store.Group) (int, error) {
-	panic(fmt.Errorf("not implemented: MemberCount - memberCount"))
+	return loaderFrom(ctx).GroupMemberCount(ctx, obj)
 }
 
 func (r *groupResolver) ViewerIsMember(ctx context.Context, obj *store.Group) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerIsMember - viewerIsMember"))
+	return loaderFrom(ctx).IsMember(ctx, obj, viewerFrom(ctx))
 }
 
 func (r *groupResolver) ViewerIsModerator(ctx context.Context, obj *store.Group) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerIsModerator - viewerIsModerator"))
+	return loaderFrom(ctx).IsModerator(ctx, obj, viewerFrom(ctx))
 }
 
 func (r *groupResolver) Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error) {
@@ -290,27 +290,27 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, ids []stri
 }
 
 func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: CreateGroup - createGroup"))
+	return createGroup(ctx, r.Store, name, description)
 }
 
 func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: UpdateGroup - updateGroup"))
+	return updateGroup(ctx, r.Store, name, description)
 }
 
 func (r *mutationResolver) AddModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: AddModerator - addModerator"))
+	return setModerator(ctx, r.Store, group, userID, true)
 }
 
 func (r *mutationResolver) RemoveModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: RemoveModerator - removeModerator"))
+	return setModerator(ctx, r.Store, group, userID, false)
 }
 
 func (r *mutationResolver) JoinGroup(ctx context.Context, name string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: JoinGroup - joinGroup"))
+	return setMembership(ctx, r.Store, name, true)
 }
 
 func (r *mutationResolver) LeaveGroup(ctx context.Context, name string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: LeaveGroup - leaveGroup"))
+	return setMembership(ctx, r.Store, name, false)
 }
 
 func (r *mutationResolver) RemovePost(ctx context.Context, id string, reason string) (*store.Post, error) {
@@ -480,7 +480,7 @@ func (r *queryResolver) Comment(ctx context.Context, id string) (*store.Comment,
 }
 
 func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, error) {
-	return loaderFrom(ctx).Group(ctx, name)
+	return loaderFrom(ctx).WalkGroup(ctx, name, fieldNeeds(ctx, "Group", false))
 }
 
 func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
@@ -556,7 +556,7 @@ func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *
 }
 
 func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error) {
-	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10))
+	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10), listNeeds(ctx, "Group"))
 }
 
 func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error) {
@@ -584,7 +584,7 @@ func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error
 }
 
 func (r *queryResolver) GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: GroupFeed - groupFeed"))
+	return groupFeed(ctx, sort, first, after, last, before)
 }
 
 func (r *queryResolver) SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
@@ -700,7 +700,7 @@ func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, a
 }
 
 func (r *userResolver) Groups(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {
-	panic(fmt.Errorf("not implemented: Groups - groups"))
+	return userGroups(ctx, obj, first, after, last, before)
 }
 
 func (r *userResolver) ViewerBlocks(ctx context.Context, obj *store.User) (bool, error) {

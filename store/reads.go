@@ -187,6 +187,21 @@ func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error)
 	return users, nil
 }
 
+// existingUsers loads many users in one round trip, in order, leaving out missing ones.
+func (l *Loader) existingUsers(ctx context.Context, uids []string) ([]*User, error) {
+	users, err := l.usersByKey(ctx, uids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*User, 0, len(users))
+	for _, u := range users {
+		if u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
 // Post loads a post by global id; nil when there is none or it was deleted.
 func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
 	pid, err := PostKey(id)
@@ -308,19 +323,6 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs 
 		cursors[i] = all[k]
 	}
 	return &Page[*Post]{Items: posts, Cursors: cursors, Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}, nil
-}
-
-// Group loads a group by name; nil when it holds no posts.
-func (l *Loader) Group(ctx context.Context, name string) (*Group, error) {
-	n, err := NormalizeGroupName(name)
-	if err != nil {
-		return nil, err
-	}
-	count, err := l.GroupPostCount(ctx, n)
-	if err != nil || count == 0 {
-		return nil, err
-	}
-	return NewGroup(n), nil
 }
 
 // GroupPostCount returns how many posts a group holds.

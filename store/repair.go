@@ -113,6 +113,11 @@ func (s *Store) repair(ctx context.Context, item string) error {
 		return s.repairReport(ctx, uid, target)
 	case repairResolve:
 		return s.repairResolve(ctx, rest)
+	case repairGroup:
+		return s.repairGroupItem(ctx, rest)
+	case repairMember:
+		uid, g, _ := strings.Cut(rest, ":")
+		return s.syncMember(ctx, uid, g, followRead)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil
