@@ -134,12 +134,12 @@ func (o *Operations) InterceptResponse(ctx context.Context, next graphql.Respons
 
 // eventSlot coordinates a subscription's stream goroutine with its response loop.
 type eventSlot struct {
-	ready  chan struct{}                // holds a token while the response loop waits for an event
-	loader atomic.Pointer[store.Loader] // the Loader of the event being resolved
-	cursor atomic.Pointer[string]       // the cursor of the event being resolved
+	ready  chan struct{}                 // holds a token while the response loop waits for an event
+	loader atomic.Pointer[store.Loader]  // the Loader of the event being resolved
+	cursor atomic.Pointer[string]        // the cursor of the event being resolved
 	author atomic.Pointer[store.UserKey] // the author of its post or comment, when blockable
-	err    atomic.Pointer[error]        // why the stream ended, when an error ended it
-	over   bool                         // the stream has ended; only the response loop touches it
+	err    atomic.Pointer[error]         // why the stream ended, when an error ended it
+	over   bool                          // the stream has ended; only the response loop touches it
 }
 
 // respond is one call of the response loop.
@@ -231,7 +231,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 	}
 	blocks := requestFrom(ctx).Blocks // the subscriber's, when the execution is theirs alone
 	last := from.after                // the last event handled, delivered or skipped; "" before the first
-	head := last       // where a catch-up starts before the first event
+	head := last                      // where a catch-up starts before the first event
 	if head == "" {
 		var err error
 		if head, err = sub.Head(ctx); err != nil {
