@@ -43,7 +43,9 @@ type blockViewsData struct {
 	Group struct{ Posts titles }
 	Feed  titles
 	Post  struct {
-		Comments struct{ Edges []struct{ Node blockedComment } }
+		Comments struct {
+			Edges []struct{ Node blockedComment }
+		}
 	}
 	User struct{ ViewerBlocks bool }
 }
@@ -109,7 +111,12 @@ func TestAPIBlocks(t *testing.T) {
 
 		block := `mutation($id:ID!){blockUser(userId:$id){name viewerBlocks}}`
 		for range 2 { // idempotent
-			var d struct{ BlockUser struct{ Name string; ViewerBlocks bool } }
+			var d struct {
+				BlockUser struct {
+					Name         string
+					ViewerBlocks bool
+				}
+			}
 			a.do(ann, block, map[string]any{"id": benID}).decode(t, &d)
 			if d.BlockUser.Name != "ben" || !d.BlockUser.ViewerBlocks {
 				t.Fatalf("blockUser = %+v", d.BlockUser)
