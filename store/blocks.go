@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 )
 
 // Blocking. A user's block list is the zset {u:<user>}:blocks, written by block.lua on the
@@ -93,13 +92,9 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
 		return nil, err
 	}
-	// Users are never deleted, so checking first and writing after is safe.
-	vals, err := s.rdb.HMGet(ctx, s.k.user(target), userFields...).Result()
+	u, err := s.existingUser(ctx, target)
 	if err != nil {
-		return nil, fmt.Errorf("load user %s: %w", target, err)
-	}
-	if vals[0] == nil {
-		return nil, notFoundf("no such user %s", truncate(userID(target), 40))
+		return nil, err
 	}
 	op := "rem"
 	if block {
@@ -108,7 +103,7 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	if _, err := s.run(ctx, "block", []string{s.k.blocks(uid)}, target, op, s.now().UnixMilli(), MaxBlocks); err != nil {
 		return nil, err
 	}
-	return s.userFromFields(target, vals), nil
+	return u, nil
 }
 
 // blockedNotices reports, for each notice, whether its recipient blocks its actor: one pipeline
