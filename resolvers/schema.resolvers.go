@@ -370,11 +370,11 @@ func (r *mutationResolver) UnsavePost(ctx context.Context, id string) (*store.Po
 }
 
 func (r *mutationResolver) BlockUser(ctx context.Context, userID string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: BlockUser - blockUser"))
+	return r.setBlock(ctx, userID, true)
 }
 
 func (r *mutationResolver) UnblockUser(ctx context.Context, userID string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: UnblockUser - unblockUser"))
+	return r.setBlock(ctx, userID, false)
 }
 
 func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error) {
@@ -382,11 +382,11 @@ func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avata
 }
 
 func (r *mutationResolver) ChangePassword(ctx context.Context, current string, new string) (bool, error) {
-	panic(fmt.Errorf("not implemented: ChangePassword - changePassword"))
+	return r.changePassword(ctx, current, new)
 }
 
 func (r *mutationResolver) LogOutEverywhere(ctx context.Context) (bool, error) {
-	panic(fmt.Errorf("not implemented: LogOutEverywhere - logOutEverywhere"))
+	return r.logOutEverywhere(ctx)
 }
 
 func (r *notificationResolver) Actor(ctx context.Context, obj *store.Notification) (*store.User, error) {
@@ -704,7 +704,7 @@ func (r *userResolver) Groups(ctx context.Context, obj *store.User, first *int, 
 }
 
 func (r *userResolver) ViewerBlocks(ctx context.Context, obj *store.User) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerBlocks - viewerBlocks"))
+	return viewerBlocks(ctx, obj), nil
 }
 
 func (r *Resolver) Ban() graph.BanResolver { return &banResolver{r} }

@@ -193,8 +193,8 @@ type feedItem struct {
 }
 
 // Feed loads one page of the home feed of the viewer: posts by the users they follow, newest
-// first, and what needs says the response reads of them. Its cursors stay valid while posts come
-// and go, and work in both directions.
+// first, without those of users the viewer blocks, and what needs says the response reads of
+// them. Its cursors stay valid while posts come and go, and work in both directions.
 //
 // A page is a merge: the same window of the pushed entries and of each pulled author's posts,
 // merged in feed order, and the first w.First of them (a forward page) or the last w.Last (a
@@ -316,7 +316,7 @@ func (l *Loader) feedPage(ctx context.Context, items []feedItem, tag string, nee
 	for i, j := range kept {
 		page.Cursors[i] = cursor{list: tag, score: items[j].score, member: items[j].member}.encode()
 	}
-	return page, nil
+	return l.WithoutBlocked(page), nil
 }
 
 // zrangeRead reads the members of a sorted set from rank start to stop, lowest score first, with

@@ -51,13 +51,9 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 	if err != nil {
 		return nil, err
 	}
-	// Users are never deleted, so checking first and writing after is safe.
-	vals, err := s.rdb.HMGet(ctx, s.k.user(target), userFields...).Result()
+	u, err := s.existingUser(ctx, target)
 	if err != nil {
-		return nil, fmt.Errorf("load user %s: %w", target, err)
-	}
-	if vals[0] == nil {
-		return nil, notFoundf("no such user %s", truncate(userID(target), 40))
+		return nil, err
 	}
 	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
 		return nil, err
@@ -70,7 +66,20 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 		}
 	}
 	s.settled(ctx, n)
-	return s.userFromFields(target, vals), nil
+	return u, nil
+}
+
+// existingUser loads the user uid for a write about them, which checks first and writes after:
+// safe, since users are never deleted. An unknown user is KindNotFound.
+func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
+	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("load user %s: %w", uid, err)
+	}
+	if vals[0] == nil {
+		return nil, notFoundf("no such user %s", truncate(userID(uid), 40))
+	}
+	return s.userFromFields(uid, vals), nil
 }
 
 // syncFollow sets (follow) or clears the relation a → b on a's side and then brings every record

@@ -118,8 +118,9 @@ func (l *Loader) postOf(c *call, pid string) *Post {
 }
 
 // commentOf parses a done comment read of the fields fs names: nil when there is none. The
-// fields not read are zero.
+// fields not read are zero. A comment by a user the viewer blocks comes collapsed.
 func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment {
+	blocks := l.viewerBlocks()
 	cm, _ := l.parsed(c, func(c *call) any {
 		set := commentFieldSets[fs.normal()]
 		v := fields(c)
@@ -127,7 +128,9 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 		for i, at := range set.at {
 			all[at] = v[i]
 		}
-		return commentFromFields(pid, num, all)
+		cm := commentFromFields(pid, num, all)
+		collapseBlocked(cm, blocks)
+		return cm
 	}).(*Comment)
 	return cm
 }
@@ -281,7 +284,7 @@ func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
 }
 
 // Posts loads one page of posts in sort order, site-wide (group "") or in one group, and what
-// needs says the response reads of them (see Walk).
+// needs says the response reads of them (see Walk), without the posts of users the viewer blocks.
 func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Window, needs func() *Needs) (*Page[*Post], error) {
 	if group != "" {
 		var err error
@@ -290,7 +293,11 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 		}
 	}
 	key, tag := l.s.rankingList(sort, group)
-	return l.postPage(ctx, key, tag, w, needs)
+	p, err := l.postPage(ctx, key, tag, w, needs)
+	if err != nil {
+		return nil, err
+	}
+	return l.WithoutBlocked(p), nil
 }
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
