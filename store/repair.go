@@ -40,6 +40,7 @@ const (
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
+	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the moderation log
 )
 
 // note is a write's repair job.
@@ -106,6 +107,9 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairDraft:
 		uid, pid, _ := strings.Cut(rest, ":")
 		return s.syncPublishJob(ctx, uid, pid)
+	case repairBan:
+		scope, user, _ := strings.Cut(rest, ":")
+		return s.repairBan(ctx, scope, user)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil

@@ -186,7 +186,7 @@ func (s *Store) CancelScheduledPost(ctx context.Context, user UserKey, id string
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return err
 	}
 	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
