@@ -477,3 +477,32 @@ func (l *Loader) bansPageRead(key string, sp span, now int64) read {
 				sp.after.score, sp.after.member, sp.before.score, sp.before.member, floor)
 		}}
 }
+
+// draftBanned cancels a scheduled post of uid's, not yet taken by its publish job, whose author is
+// banned from the site or from one of its groups when its time comes: a post they could not make
+// now is not published either. It reports whether it did.
+func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) {
+	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
+	if isNil(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read scheduled post %s: %w", pid, err)
+	}
+	d, err := parseDraft(raw)
+	if err != nil || d.Taken {
+		return false, err
+	}
+	check, reads := s.banReads(ctx, uid, []writeScope{inGroups(splitGroups(d.Groups)...)})
+	if _, err := s.runScripts(ctx, nil, reads...); err != nil {
+		return false, err
+	}
+	if err := check.err(); !IsKind(err, KindBanned) {
+		return false, err
+	}
+	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
+		return false, err
+	}
+	s.opts.Log.InfoContext(ctx, "a scheduled post was cancelled: its author is banned", "post", pid, "author", uid)
+	return true, nil
+}

@@ -529,3 +529,70 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestBanCheckRidesWithTheRateLimit counts the round trips of refused writes: the author's bans,
+// and the groups of the post the write is on, are read in the pipeline of the rate limit.
+func TestBanCheckRidesWithTheRateLimit(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		hook := &storetest.RoundTrips{}
+		b.Client = b.NewClient(t)
+		b.Client.AddHook(hook)
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now, WriteLimit: 1000})
+		ctx := context.Background()
+		signUp(t, s, "amy", "ben", "mia")
+		if err := s.SetModerator(ctx, "go", "mia"); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.CreatePost(ctx, "amy", store.NewPost{Title: "x", Groups: []string{"go"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.BanUser(ctx, "mia", "ben", "go", nil, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		for name, write := range map[string]func() error{
+			"vote":    func() error { _, err := s.VotePost(ctx, "ben", p.ID, 1); return err },
+			"comment": func() error { _, err := s.CreateComment(ctx, "ben", store.NewComment{PostID: p.ID, Body: "x"}); return err },
+			"post":    func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"go"}}); return err },
+		} {
+			hook.Reset()
+			if err := write(); !store.IsKind(err, store.KindBanned) {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if n := hook.Count(); n != 1 {
+				t.Fatalf("%s: refused after %d round trips, want 1", name, n)
+			}
+		}
+	})
+}
+
+// TestBanCancelsScheduledPosts: a post scheduled before its author was banned from its group is
+// cancelled when its time comes, not published; one into another group is published.
+func TestBanCancelsScheduledPosts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		w := newBanWorld(t, b)
+		at := w.clk.Now().Add(time.Hour)
+		inGo, err := w.s.CreatePost(w.ctx, "ben", store.NewPost{Title: "later in go", Groups: []string{"go"}, PublishAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inRust, err := w.s.CreatePost(w.ctx, "ben", store.NewPost{Title: "later in rust", Groups: []string{"rust"}, PublishAt: at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.ban("mia", "ben", "go", w.at(2*time.Hour), "spam")
+		w.clk.Add(time.Hour + time.Second)
+		settle(t, w.s)
+		l := w.s.NewLoader()
+		if p, err := l.Post(w.ctx, inGo.ID); err != nil || (p != nil && p.PublishAt == nil) {
+			t.Fatalf("the post into go was published: %+v %v", p, err)
+		}
+		if p, err := l.Post(w.ctx, inRust.ID); err != nil || p == nil || p.PublishAt != nil {
+			t.Fatalf("the post into rust: %+v %v", p, err)
+		}
+		if pending, err := l.ScheduledPosts(w.ctx, "ben", store.Window{First: 10}); err != nil || len(pending.Items) != 0 {
+			t.Fatalf("still scheduled: %+v %v", pending, err)
+		}
+	})
+}
