@@ -110,7 +110,10 @@ func TestBanFromGroupRefusesWritesInItOnly(t *testing.T) {
 			write   func() error
 			refused bool
 		}{
-			{"post into go", func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"Go"}}); return err }, true},
+			{"post into go", func() error {
+				_, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"Go"}})
+				return err
+			}, true},
 			{"post into rust and go", func() error {
 				_, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"rust", "go"}})
 				return err
@@ -131,7 +134,10 @@ func TestBanFromGroupRefusesWritesInItOnly(t *testing.T) {
 			}, true},
 			{"vote on a comment in go", func() error { _, err := s.VoteComment(ctx, "ben", bw.commentInGo.ID, 1); return err }, true},
 			{"edit a comment in go", func() error { _, err := s.EditComment(ctx, "ben", bw.commentByUserInGo.ID, "edited"); return err }, true},
-			{"post into rust", func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"rust"}}); return err }, false},
+			{"post into rust", func() error {
+				_, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"rust"}})
+				return err
+			}, false},
 			{"post into no group", func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x"}); return err }, false},
 			{"vote in rust", func() error { _, err := s.VotePost(ctx, "ben", bw.inRust.ID, 1); return err }, false},
 			{"vote in no group", func() error { _, err := s.VotePost(ctx, "ben", bw.inNone.ID, 1); return err }, false},
@@ -186,8 +192,11 @@ func TestSiteBan(t *testing.T) {
 		}
 		for name, write := range map[string]func() error{
 			"post into no group": func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x"}); return err },
-			"post into rust":     func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"rust"}}); return err },
-			"vote in no group":   func() error { _, err := s.VotePost(ctx, "ben", bw.inNone.ID, 1); return err },
+			"post into rust": func() error {
+				_, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"rust"}})
+				return err
+			},
+			"vote in no group": func() error { _, err := s.VotePost(ctx, "ben", bw.inNone.ID, 1); return err },
 			"comment in rust": func() error {
 				_, err := s.CreateComment(ctx, "ben", store.NewComment{PostID: bw.inRust.ID, Body: "x"})
 				return err
@@ -552,9 +561,15 @@ func TestBanCheckRidesWithTheRateLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for name, write := range map[string]func() error{
-			"vote":    func() error { _, err := s.VotePost(ctx, "ben", p.ID, 1); return err },
-			"comment": func() error { _, err := s.CreateComment(ctx, "ben", store.NewComment{PostID: p.ID, Body: "x"}); return err },
-			"post":    func() error { _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"go"}}); return err },
+			"vote": func() error { _, err := s.VotePost(ctx, "ben", p.ID, 1); return err },
+			"comment": func() error {
+				_, err := s.CreateComment(ctx, "ben", store.NewComment{PostID: p.ID, Body: "x"})
+				return err
+			},
+			"post": func() error {
+				_, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "x", Groups: []string{"go"}})
+				return err
+			},
 		} {
 			hook.Reset()
 			if err := write(); !store.IsKind(err, store.KindBanned) {
