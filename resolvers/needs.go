@@ -83,6 +83,8 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			b.into(n.Author, f.Selections, "User")
 		case "Post.viewerVote", "Comment.viewerVote":
 			n.Vote, n.Viewer = true, b.viewer()
+		case "Post.viewerSaved":
+			n.Saved, n.Viewer = true, b.viewer()
 		case "Post.groups":
 			for _, g := range graphql.CollectFields(b.op, f.Selections, []string{"Group", "Node"}) {
 				n.GroupSizes = n.GroupSizes || g.Name == "postCount"

@@ -358,15 +358,15 @@ func (r *mutationResolver) ResolveReport(ctx context.Context, id string) (*store
 }
 
 func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: EditPost - editPost"))
+	return editPost(ctx, r.Store, id, title, body, url)
 }
 
 func (r *mutationResolver) SavePost(ctx context.Context, id string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: SavePost - savePost"))
+	return savePost(ctx, r.Store, id, true)
 }
 
 func (r *mutationResolver) UnsavePost(ctx context.Context, id string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: UnsavePost - unsavePost"))
+	return savePost(ctx, r.Store, id, false)
 }
 
 func (r *mutationResolver) BlockUser(ctx context.Context, userID string) (*store.User, error) {
@@ -378,7 +378,7 @@ func (r *mutationResolver) UnblockUser(ctx context.Context, userID string) (*sto
 }
 
 func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: UpdateProfile - updateProfile"))
+	return updateProfile(ctx, r.Store, bio, avatarURL)
 }
 
 func (r *mutationResolver) ChangePassword(ctx context.Context, current string, new string) (bool, error) {
@@ -431,7 +431,7 @@ func (r *postResolver) ReportCount(ctx context.Context, obj *store.Post) (*int, 
 }
 
 func (r *postResolver) ViewerSaved(ctx context.Context, obj *store.Post) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerSaved - viewerSaved"))
+	return viewerSaved(ctx, obj)
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error) {
@@ -588,7 +588,7 @@ func (r *queryResolver) GroupFeed(ctx context.Context, sort *model.PostSort, fir
 }
 
 func (r *queryResolver) SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: SavedPosts - savedPosts"))
+	return savedPosts(ctx, first, after, last, before)
 }
 
 func (r *queryResolver) ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error) {

@@ -11,11 +11,11 @@ import (
 // reads below them; the resolvers that run next find everything in the loader.
 //
 // One round reads, in one pipeline: the hashes of the items whose keys are known, each followed by
-// the viewer's vote on it (so the counts and the vote are read together), the reads those keys
-// alone decide (the pages below them, a user's karma or counts), and the reads that needed the
-// previous round's hashes (authors, group sizes). A thread of depth d
-// therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left to
-// the resolvers, which meet them again when they read the same data.
+// the viewer's vote on it (so the counts and the vote are read together) and whether the viewer
+// saved it, the reads those keys alone decide (the pages below them, a user's karma or counts),
+// and the reads that needed the previous round's hashes (authors, group sizes). A thread of depth
+// d therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left
+// to the resolvers, which meet them again when they read the same data.
 
 // ItemKind is the kind of the items of a list.
 type ItemKind int
@@ -43,6 +43,8 @@ type Needs struct {
 	Author *Needs
 	// Vote (posts, comments): the viewer's vote.
 	Vote bool
+	// Saved (posts): whether the viewer saved it.
+	Saved bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
@@ -193,6 +195,9 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			if v := l.voteRead(it); v != nil {
 				// Right after the item's hash, in the same pipeline: the counts and the viewer's
 				// vote are read together, so a response never shows a vote the counts lack.
+				reads = append(reads, *v)
+			}
+			if v := l.savedRead(it); v != nil {
 				reads = append(reads, *v)
 			}
 			for j := range n.Lists {
