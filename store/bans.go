@@ -26,10 +26,12 @@ import (
 //     with no extra read. A repair note (ban:<scope>:<user>) covers the moment between the two,
 //     and logs the action in the moderation log if the process stopped before.
 //   - What a ban refuses: a site ban refuses every write but taking back what one wrote (deleting
-//     one's posts and comments, cancelling a scheduled post, unfollowing) and reading one's
-//     notifications; logging in and out, and reading, stay open (as on Lemmy). A group ban
-//     refuses posting into the group, adding a post to it, and commenting, voting and editing
-//     comments on the posts in it. The post's groups are read in the same round trip.
+//     one's posts and comments, cancelling a scheduled post, unfollowing) and private
+//     bookkeeping (marking notifications read, saving and unsaving posts); logging in and out,
+//     and reading, stay open (as on Lemmy). A group ban refuses posting into the group, adding
+//     a post to it, and voting, commenting and editing (posts and comments) on the posts in it;
+//     the post's groups are read in the same round trip. A scheduled post whose author is
+//     banned from its scope when its time comes is cancelled (draftBanned).
 //   - Who may be banned: nobody bans themselves (KindInvalid) or a site admin (KindForbidden);
 //     a moderator cannot ban another moderator of the same group, nor lift such a ban: only an
 //     admin can (remove them as moderator first, or ask an admin).

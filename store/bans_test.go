@@ -66,6 +66,7 @@ type banWrites struct {
 	both                 *store.Post // in go and rust
 	commentInGo          *store.Comment
 	commentByUserInGo    *store.Comment
+	benInGo              *store.Post // by the user, before the ban
 }
 
 func (w *banWorld) banWrites(user store.UserKey) *banWrites {
@@ -75,6 +76,7 @@ func (w *banWorld) banWrites(user store.UserKey) *banWrites {
 	bw.inRust = w.post("amy", "in rust", "rust")
 	bw.inNone = w.post("amy", "in none")
 	bw.both = w.post("amy", "in both", "rust", "go")
+	bw.benInGo = w.post(user, "the user's, in go", "go")
 	var err error
 	if bw.commentInGo, err = w.s.CreateComment(w.ctx, "amy", store.NewComment{PostID: bw.inGo.ID, Body: "hi"}); err != nil {
 		w.t.Fatal(err)
@@ -157,6 +159,15 @@ func TestBanFromGroupRefusesWritesInItOnly(t *testing.T) {
 				}
 			})
 		}
+		// Editing one's post in the group is refused; in another group it is not.
+		title := "edited"
+		inRust := w.post("ben", "mine in rust", "rust")
+		if _, err := s.EditPost(ctx, "ben", inRust.ID, store.PostEdit{Title: &title}); err != nil {
+			t.Fatalf("edit a post in rust: %v", err)
+		}
+		if _, err := s.EditPost(ctx, "ben", bw.benInGo.ID, store.PostEdit{Title: &title}); !store.IsKind(err, store.KindBanned) {
+			t.Fatalf("edit a post in go: %v", err)
+		}
 		// Adding a post to the group is posting into it.
 		own := w.post("ben", "mine", "rust")
 		if _, err := s.SetPostGroups(ctx, "ben", own.ID, []string{"go"}, nil); !store.IsKind(err, store.KindBanned) {
@@ -210,6 +221,13 @@ func TestSiteBan(t *testing.T) {
 		}
 		if err := s.DeleteComment(ctx, "ben", bw.commentByUserInGo.ID); err != nil {
 			t.Fatalf("delete one's comment: %v", err)
+		}
+		if _, err := s.SavePost(ctx, "ben", bw.inRust.ID); err != nil {
+			t.Fatalf("save a post: %v", err)
+		}
+		title := "edited"
+		if _, err := s.EditPost(ctx, "ben", bw.benInGo.ID, store.PostEdit{Title: &title}); !store.IsKind(err, store.KindBanned) {
+			t.Fatalf("edit one's post: %v", err)
 		}
 		// A site-banned moderator moderates no more.
 		w.ban("root", "mia", "", w.at(time.Hour), "rogue")
