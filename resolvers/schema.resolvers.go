@@ -17,15 +17,15 @@ import (
 )
 
 func (r *banResolver) User(ctx context.Context, obj *store.Ban) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: User - user"))
+	return mustUser(ctx, obj.User)
 }
 
 func (r *banResolver) Group(ctx context.Context, obj *store.Ban) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: Group - group"))
+	return groupOrNil(obj.Group), nil
 }
 
 func (r *banResolver) Moderator(ctx context.Context, obj *store.Ban) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Moderator - moderator"))
+	return banModerator(ctx, obj)
 }
 
 func (r *commentResolver) Post(ctx context.Context, obj *store.Comment) (*store.Post, error) {
@@ -105,7 +105,7 @@ func (r *groupResolver) ViewerIsModerator(ctx context.Context, obj *store.Group)
 }
 
 func (r *groupResolver) Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error) {
-	panic(fmt.Errorf("not implemented: Bans - bans"))
+	return groupBans(ctx, obj, first, after, last, before)
 }
 
 func (r *modActionResolver) Moderator(ctx context.Context, obj *store.ModAction) (*store.User, error) {
@@ -338,11 +338,11 @@ func (r *mutationResolver) PinPost(ctx context.Context, id string, group string,
 }
 
 func (r *mutationResolver) BanUser(ctx context.Context, userID string, group *string, until *time.Time, reason string) (*store.Ban, error) {
-	panic(fmt.Errorf("not implemented: BanUser - banUser"))
+	return banUser(ctx, r.Store, userID, group, until, reason)
 }
 
 func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *string) (bool, error) {
-	panic(fmt.Errorf("not implemented: UnbanUser - unbanUser"))
+	return unbanUser(ctx, r.Store, userID, group)
 }
 
 func (r *mutationResolver) ReportPost(ctx context.Context, id string, reason string) (*store.Report, error) {

@@ -89,7 +89,8 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	if target == uid {
 		return nil, invalidf("you cannot block or unblock yourself")
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	// Blocking is a safety tool: a banned user may still block and unblock.
+	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return nil, err
 	}
 	u, err := s.existingUser(ctx, target)

@@ -140,7 +140,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", onPost(pid)); err != nil {
 		return nil, err
 	}
 	// Without a client key a fresh one still makes the script safe to resend: go-redis repeats a
@@ -201,7 +201,7 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	if err := checkText("body", body, 1, MaxCommentBodyRunes); err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", onPost(pid)); err != nil {
 		return nil, err
 	}
 	reply, err := s.run(ctx, "edit_comment", []string{s.k.post(pid), s.k.comment(pid, num)},
@@ -225,7 +225,7 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return err
 	}
 	for range maxChainReads {
@@ -299,7 +299,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	n, err := s.allowWrite(ctx, uid, repairComment+":"+pid+":"+num)
+	n, err := s.allowWrite(ctx, uid, repairComment+":"+pid+":"+num, onPost(pid))
 	if err != nil {
 		return nil, err
 	}

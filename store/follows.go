@@ -47,7 +47,11 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 		}
 		return nil, invalidf("you cannot unfollow yourself")
 	}
-	n, err := s.allowWrite(ctx, uid, repairFollow+":"+uid+":"+target)
+	scope := writeScope{} // a site ban refuses following; unfollowing stays open
+	if !follow {
+		scope = banFree
+	}
+	n, err := s.allowWrite(ctx, uid, repairFollow+":"+uid+":"+target, scope)
 	if err != nil {
 		return nil, err
 	}

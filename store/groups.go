@@ -123,7 +123,7 @@ func (s *Store) changeGroup(ctx context.Context, actor UserKey, name, op, arg st
 	if op != groupDescribe {
 		item += ":" + arg
 	}
-	n, err := s.allowWrite(ctx, string(actor), item)
+	n, err := s.allowWrite(ctx, string(actor), item, inGroups(g)) // a moderator banned from the group cannot act in it
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,11 @@ func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Gr
 			return nil, fmt.Errorf("read groups of %s: %w", uid, err)
 		}
 	}
-	n, err := s.allowWrite(ctx, uid, repairMember+":"+uid+":"+g)
+	scope := banFree // leaving is always allowed; joining a group one is banned from is not
+	if join {
+		scope = inGroups(g)
+	}
+	n, err := s.allowWrite(ctx, uid, repairMember+":"+uid+":"+g, scope)
 	if err != nil {
 		return nil, err
 	}

@@ -279,8 +279,9 @@ func (k keys) groupMembersVer(group string) string {
 func (k keys) groupPins(group string) string { return k.prefix + "{g:" + group + "}:pins" }
 
 // groupBans is a sorted set of the users banned from the group (user keys) scored by when the
-// ban ends (ms; +inf when permanent): members scored at or before now are over (per-member
-// expiry, read exactly at read time). It is the authoritative record of the group's bans.
+// ban ends (ms; 2^53 when permanent, see permanentScore; when it was lifted, for a lifted ban):
+// members scored at or before now are over (per-member expiry, read exactly at read time). It is
+// the authoritative record of the group's bans.
 func (k keys) groupBans(group string) string { return k.prefix + "{g:" + group + "}:bans" }
 
 // groupBanInfo is a hash user key → the ban as compact JSON (see banRecord), for every member of
@@ -292,7 +293,7 @@ func (k keys) siteBans() string    { return k.prefix + "{site}:bans" }
 func (k keys) siteBanInfo() string { return k.prefix + "{site}:bans:info" }
 
 // userBans is a sorted set of the scopes the user is banned in — "*" for the site, else a group
-// name — scored by when each ban ends (ms; +inf when permanent), mirrored from groupBans and
+// name — scored by when each ban ends (ms; 2^53 when permanent), mirrored from groupBans and
 // siteBans so that a user's writes check their bans on their own slot, with their rate limit.
 func (k keys) userBans(uid string) string { return k.user(uid) + ":bans" }
 

@@ -297,7 +297,7 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, user UserKey, ids []s
 			args = append(args, cause)
 		}
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return 0, err
 	}
 	v, err := s.run(ctx, "mark_read", []string{s.k.inboxUnread(uid)}, args...)

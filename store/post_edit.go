@@ -35,7 +35,7 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 		}
 	}
 	// The edit derives nothing in other slots (rankings hold no text), so it needs no repair note.
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", onPost(pid)); err != nil {
 		return nil, err
 	}
 	args := []any{uid, s.now().UnixMilli()}

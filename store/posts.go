@@ -90,7 +90,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 			return nil, err
 		}
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", inGroups(groups...)); err != nil {
 		return nil, err
 	}
 	if !in.PublishAt.IsZero() {
@@ -184,7 +184,7 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid)
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid, banFree)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid)
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid, onPost(pid))
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","))
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), inGroups(addN...))
 	if err != nil {
 		return nil, err
 	}

@@ -51,8 +51,10 @@ func (o AuthLimits) withDefaults() AuthLimits {
 
 // allowWrite records a write by uid in its sliding window and fails with KindRateLimited when the
 // window is full. With an item, it notes the write for repair (see repair.go) in the
-// same round trip, and returns the note to settle once the write's derived writes are done.
-func (s *Store) allowWrite(ctx context.Context, uid, item string) (note, error) {
+// same round trip, and returns the note to settle once the write's derived writes are done. In
+// the same round trip it reads uid's bans in force, and fails with KindBanned when one covers
+// the write's scope (see bans.go): the first of scope, or the site when none is given.
+func (s *Store) allowWrite(ctx context.Context, uid, item string, scope ...writeScope) (note, error) {
 	var calls []scriptCall
 	l := limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}
 	if s.opts.WriteLimit >= 0 {
@@ -64,11 +66,15 @@ func (s *Store) allowWrite(ctx context.Context, uid, item string) (note, error) 
 		n, call = s.noteCall(item)
 		calls = append(calls, call)
 	}
-	if len(calls) == 0 {
+	check, reads := s.banReads(ctx, uid, scope)
+	if len(calls) == 0 && len(reads) == 0 {
 		return n, nil
 	}
-	vals, err := s.runScripts(ctx, calls)
+	vals, err := s.runScripts(ctx, calls, reads...)
 	if err != nil {
+		return n, err
+	}
+	if err := check.err(); err != nil {
 		return n, err
 	}
 	if s.opts.WriteLimit >= 0 {

@@ -42,6 +42,7 @@ const (
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
 	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
 	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side and its log entry
+	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the moderation log
 )
 
 // note is a write's repair job.
@@ -118,6 +119,9 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairMember:
 		uid, g, _ := strings.Cut(rest, ":")
 		return s.syncMember(ctx, uid, g, followRead)
+	case repairBan:
+		scope, user, _ := strings.Cut(rest, ":")
+		return s.repairBan(ctx, scope, user)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil

@@ -17,7 +17,7 @@ func (s *Store) SavePost(ctx context.Context, user UserKey, id string) (*Post, e
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, string(user), ""); err != nil {
+	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
 		return nil, err
 	}
 	err = s.savePost(ctx, user, p.Key())
@@ -50,7 +50,7 @@ func (s *Store) UnsavePost(ctx context.Context, user UserKey, id string) (*Post,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, string(user), ""); err != nil {
+	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
 		return nil, err
 	}
 	if _, err := s.run(ctx, "unsave_posts", []string{s.k.saved(string(user))}, pid); err != nil {

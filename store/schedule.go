@@ -186,7 +186,7 @@ func (s *Store) CancelScheduledPost(ctx context.Context, user UserKey, id string
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return err
 	}
 	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
@@ -207,6 +207,9 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	uid, pid, ok := strings.Cut(j.Arg, " ")
 	if !ok {
 		return fmt.Errorf("publish job: bad argument %q", j.Arg)
+	}
+	if banned, err := s.draftBanned(ctx, uid, pid); err != nil || banned {
+		return err
 	}
 	reply, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "take", pid, s.now().UnixMilli())
 	if err != nil {

@@ -140,10 +140,14 @@ func (r jobRunner) calls(calls []jobs.Call) []scriptCall {
 // (see pipeline), with the aggregate's revision counter appended to the keys of every write, and
 // with Options.WaitReplicas a WAIT after the writes on each master they went to, so that a
 // failover cannot lose a write reported done. It returns each call's reply, or the first error,
-// typed (see scriptError).
-func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, error) {
-	out, errs, err := s.runScriptsEach(ctx, calls)
+// typed (see scriptError). Plain commands (reads) may ride in the same pipeline as extra ops,
+// whose commands their caller reads once it returns.
+func (s *Store) runScripts(ctx context.Context, calls []scriptCall, extra ...op) ([]any, error) {
+	out, errs, err := s.runScriptsEach(ctx, calls, extra...)
 	if err != nil {
+		if len(calls) == 0 {
+			return nil, err
+		}
 		return nil, fmt.Errorf("run %s: %w", calls[0].name, err)
 	}
 	for _, err := range errs {
@@ -158,9 +162,9 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall) ([]any, erro
 // so that calls on healthy slots keep their replies when another slot fails. err is the
 // pipeline's own failure (retries ran out, replicas did not acknowledge); the calls it left
 // without a reply carry it too.
-func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall) (out []any, errs []error, err error) {
+func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ...op) (out []any, errs []error, err error) {
 	cmds := make([]*redis.Cmd, len(calls))
-	ops := make([]op, len(calls))
+	ops := make([]op, len(calls), len(calls)+len(extra))
 	wait := false
 	for i, c := range calls {
 		keys := c.keys
@@ -174,7 +178,7 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall) (out []a
 		}}
 		wait = wait || !(unreplicated[c.name] || c.unreplicated)
 	}
-	err = s.pipeline(ctx, ops, wait)
+	err = s.pipeline(ctx, append(ops, extra...), wait)
 	out, errs = make([]any, len(calls)), make([]error, len(calls))
 	for i, cmd := range cmds {
 		if cmd == nil {

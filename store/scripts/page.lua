@@ -10,6 +10,8 @@
 --          members before the before cursor; both cursors bound the page in either direction
 -- ARGV[4]  after cursor score ("" for the start of the list)   ARGV[5] after cursor member
 -- ARGV[6]  before cursor score ("" for the end of the list)   ARGV[7] before cursor member
+-- ARGV[8]  optional, "asc" only: a floor score; the members scored at or below it are not part of
+--          the list (per-member expiry: ended bans, say): they are neither returned nor counted
 -- Reply    {total, start, member1, score1, member2, score2, ...}; start is the 0-based position of
 --          the first member returned (of where it would be, for an empty page), so members
 --          precede the page when start > 0 and follow it when start + its length < total.
@@ -57,11 +59,15 @@ local function place(sc, cm)
 end
 
 local total = redis.call('ZCARD', key)
+local floor = 0
+if not desc and ARGV[8] and ARGV[8] ~= '' then
+  floor = redis.call('ZCOUNT', key, '-inf', ARGV[8])
+end
 -- The window is the positions [lo, hi): after the after cursor and before the before cursor.
-local lo, hi = 0, total
+local lo, hi = floor, total
 if ARGV[4] ~= '' then
   local at, present = place(ARGV[4], ARGV[5])
-  if present then lo = at + 1 else lo = at end
+  if present then lo = math.max(at + 1, floor) else lo = math.max(at, floor) end
 end
 if ARGV[6] ~= '' then
   hi = place(ARGV[6], ARGV[7])
@@ -73,7 +79,7 @@ if last then
 else
   start, stop = lo, math.min(lo + limit, hi)
 end
-local reply = {total, start}
+local reply = {total - floor, start - floor}
 if stop > start then
   local items
   if desc then

@@ -1,0 +1,510 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Bans. A group's moderators ban users from the group; the site admins ban from any group or from
+// the whole site. A ban lasts until a time, or for good, and ends at that time to the millisecond
+// with nothing running: a ban is in force while its score (when it ends) is after now, checked
+// at read time (seed 003: a sorted set scored by expiry). Ended records are dropped by later
+// bans of the same scope, but nothing depends on that.
+//
+//   - The authoritative records live in the scope's slot: groupBans/groupBanInfo, or
+//     siteBans/siteBanInfo for site bans. ban.lua writes them, and checks there that the
+//     moderator moderates the group unless the server knows them as an admin.
+//   - Each record is copied to the user's own slot (userBans, ban_mirror.lua), version-guarded,
+//     so that a write checks its author's bans in the round trip of its rate limit (allowWrite)
+//     with no extra read. A repair note (ban:<scope>:<user>) covers the moment between the two,
+//     and logs the action in the moderation log if the process stopped before.
+//   - What a ban refuses: a site ban refuses every write but taking back what one wrote (deleting
+//     one's posts and comments, cancelling a scheduled post, unfollowing) and private
+//     bookkeeping (marking notifications read, saving and unsaving posts); logging in and out,
+//     and reading, stay open (as on Lemmy). A group ban refuses posting into the group, adding
+//     a post to it, and voting, commenting and editing (posts and comments) on the posts in it;
+//     the post's groups are read in the same round trip. A scheduled post whose author is
+//     banned from its scope when its time comes is cancelled (draftBanned).
+//   - Who may be banned: nobody bans themselves (KindInvalid) or a site admin (KindForbidden);
+//     a moderator cannot ban another moderator of the same group, nor lift such a ban: only an
+//     admin can (remove them as moderator first, or ask an admin).
+
+// MaxBanReasonRunes bounds the reason of a ban.
+const MaxBanReasonRunes = 500
+
+// MaxBanLength is how far ahead a ban may end; longer is for good (until null).
+const MaxBanLength = 10 * 365 * 24 * time.Hour
+
+// siteScope is the scope of a site ban in the user's copy (userBans); other scopes are group
+// names, which never hold "*".
+const siteScope = "*"
+
+// permanentScore is the score of a ban that never ends: 2^53 ms (the year 287396), far beyond
+// MaxBanLength, exact as a double. Not +inf: the embedded store (miniredis) neither parses "inf"
+// in Lua nor honours an exclusive +inf bound.
+const permanentScore int64 = 1 << 53
+
+// banKeep is how long an ended record stays before a later ban of its scope drops it: longer than
+// RepairGrace, so that a repair always finds the record it derives from.
+const banKeep = 24 * time.Hour
+
+// banRecord is a ban as its scope's records hash holds it (see ban.lua). When the ban ends is its
+// score in the sorted set.
+type banRecord struct {
+	Ver    int64  `json:"v,string"`
+	By     string `json:"by"`
+	At     int64  `json:"at,string"` // when it was set, or lifted (Unix ms)
+	Reason string `json:"r,omitempty"`
+	Off    bool   `json:"off,omitempty"` // lifted by unbanUser
+}
+
+// banScope returns the scope of a ban from group ("" for the site), normalized, and fails unless
+// actor may ban there at all: the site is the admins'; a group's moderators are checked by the
+// script.
+func (s *Store) banScope(actor UserKey, group string) (string, error) {
+	if actor == "" {
+		return "", &Error{Kind: KindUnauthenticated, Msg: "sign in to moderate"}
+	}
+	if group == "" {
+		if !s.IsAdmin(actor) {
+			return "", &Error{Kind: KindForbidden, Msg: "only the site admins may ban from the whole site"}
+		}
+		return siteScope, nil
+	}
+	return NormalizeGroupName(group)
+}
+
+// banKeys are ban.lua's keys for scope.
+func (s *Store) banKeys(scope string) []string {
+	if scope == siteScope {
+		return []string{s.k.siteBans(), s.k.siteBanInfo()}
+	}
+	return []string{s.k.groupBans(scope), s.k.groupBanInfo(scope), s.k.groupMods(scope)}
+}
+
+// checkBanTarget fails when actor may not ban (or unban) user whatever the scope, and when user
+// does not exist.
+func (s *Store) checkBanTarget(ctx context.Context, actor, user UserKey) error {
+	if !validUserName(string(user)) {
+		return invalidf("malformed user %q", truncate(string(user), 40))
+	}
+	if user == actor {
+		return invalidf("you cannot ban yourself")
+	}
+	if s.IsAdmin(user) {
+		return &Error{Kind: KindForbidden, Msg: "site admins cannot be banned"}
+	}
+	n, err := s.rdb.Exists(ctx, s.k.user(string(user))).Result()
+	if err != nil {
+		return fmt.Errorf("read user %s: %w", user, err)
+	}
+	if n == 0 {
+		return notFoundf("no such user")
+	}
+	return nil
+}
+
+// BanUser bans user from group ("" for the whole site, admins only) until until (nil: for good),
+// as actor, replacing any ban they have there. until must be in the future and at most
+// MaxBanLength ahead; reason is 1–500 characters.
+func (s *Store) BanUser(ctx context.Context, actor, user UserKey, group string, until *time.Time, reason string) (*Ban, error) {
+	scope, err := s.banScope(actor, group)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkText("reason", reason, 1, MaxBanReasonRunes); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	end := permanentScore
+	if until != nil {
+		end = until.UnixMilli()
+		if end <= now.UnixMilli() {
+			return nil, invalidf("until must be in the future")
+		}
+		if until.After(now.Add(MaxBanLength)) {
+			return nil, invalidf("until must be at most %d years ahead; leave it out to ban for good", MaxBanLength/(365*24*time.Hour))
+		}
+	}
+	if err := s.checkBanTarget(ctx, actor, user); err != nil {
+		return nil, err
+	}
+	n, err := s.allowWrite(ctx, string(actor), banItem(scope, user), banWriteScope(scope))
+	if err != nil {
+		return nil, err
+	}
+	score, rec, err := s.banStep(ctx, "ban", scope, actor, user, now, end, reason)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.applyBan(ctx, scope, string(user), score, rec); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	return banFrom(scope, user, score, rec), nil
+}
+
+// UnbanUser lifts the ban of user from group ("" for the site ban, admins only), as actor. It
+// reports whether a ban was in force.
+func (s *Store) UnbanUser(ctx context.Context, actor, user UserKey, group string) (bool, error) {
+	scope, err := s.banScope(actor, group)
+	if err != nil {
+		return false, err
+	}
+	if err := s.checkBanTarget(ctx, actor, user); err != nil {
+		return false, err
+	}
+	n, err := s.allowWrite(ctx, string(actor), banItem(scope, user), banWriteScope(scope))
+	if err != nil {
+		return false, err
+	}
+	score, rec, err := s.banStep(ctx, "unban", scope, actor, user, s.now(), 0, "")
+	if err != nil || rec == nil {
+		return false, err
+	}
+	if err := s.applyBan(ctx, scope, string(user), score, rec); err != nil {
+		return false, err
+	}
+	s.settled(ctx, n)
+	return true, nil
+}
+
+// banItem is the repair item of user's ban in scope.
+func banItem(scope string, user UserKey) string { return repairBan + ":" + scope + ":" + string(user) }
+
+// banWriteScope is the scope of the moderator's own write: a moderator banned from a group, or
+// from the site, cannot ban there either.
+func banWriteScope(scope string) writeScope {
+	if scope == siteScope {
+		return writeScope{}
+	}
+	return inGroups(scope)
+}
+
+// banStep runs ban.lua (op "ban" or "unban") and returns the user's record as it leaves it: its
+// score and the record; a nil record for an unban that found no ban in force.
+func (s *Store) banStep(ctx context.Context, op, scope string, actor, user UserKey, now time.Time, end int64, reason string) (int64, *banRecord, error) {
+	admin := "0"
+	if s.IsAdmin(actor) {
+		admin = "1"
+	}
+	ms := now.UnixMilli()
+	reply, err := s.run(ctx, "ban", s.banKeys(scope), op, string(user), string(actor), admin, ms, randomHex(16),
+		ms-banKeep.Milliseconds(), end, reason)
+	if err != nil {
+		return 0, nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) != 2 {
+		return 0, nil, nil
+	}
+	score, _ := arr[0].(string)
+	raw, _ := arr[1].(string)
+	rec, err := parseBanRecord(raw)
+	if err != nil {
+		return 0, nil, err
+	}
+	return banEnd(score), rec, nil
+}
+
+// parseBanRecord reads a record's JSON.
+func parseBanRecord(raw string) (*banRecord, error) {
+	var rec banRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return nil, fmt.Errorf("malformed ban record %q: %w", truncate(raw, 80), err)
+	}
+	return &rec, nil
+}
+
+// banEnd reads a ban's score; one that is not a number is permanent.
+func banEnd(score string) int64 {
+	f, err := strconv.ParseFloat(score, 64)
+	if err != nil || f >= float64(permanentScore) {
+		return permanentScore
+	}
+	return int64(f)
+}
+
+// untilOf is when a ban scored score ends; nil when permanent.
+func untilOf(score int64) *time.Time {
+	if score >= permanentScore {
+		return nil
+	}
+	t := fromMillis(score)
+	return &t
+}
+
+// banFrom is the Ban a record of user in scope describes.
+func banFrom(scope string, user UserKey, score int64, rec *banRecord) *Ban {
+	b := &Ban{User: user, Until: untilOf(score), Reason: rec.Reason, CreatedAt: fromMillis(rec.At), Moderator: UserKey(rec.By)}
+	if scope != siteScope {
+		b.Group = scope
+	}
+	return b
+}
+
+// applyBan derives what follows from user's record in scope: the user's copy, and the action in
+// the moderation log, each once whatever the repeats.
+func (s *Store) applyBan(ctx context.Context, scope, user string, score int64, rec *banRecord) error {
+	if err := s.mirrorBan(ctx, scope, user, score, rec.Ver); err != nil {
+		return err
+	}
+	group, where := scope, "g:"+scope
+	if scope == siteScope {
+		group, where = "", "site"
+	}
+	kind, verb, reason := ModBanUser, "ban", &rec.Reason
+	if rec.Off {
+		kind, verb, reason = ModUnbanUser, "unban", nil
+	}
+	a := newModAction(kind, UserKey(rec.By), group, userID(user), reason, fromMillis(rec.At),
+		verb, where, user, strconv.FormatInt(rec.Ver, 10))
+	if !rec.Off {
+		a.Until = untilOf(score)
+	}
+	return s.logAction(ctx, a)
+}
+
+// mirrorBan copies a record of version ver, scored score, to user's own slot, unless the copy
+// already holds that version or a later one.
+func (s *Store) mirrorBan(ctx context.Context, scope, user string, score, ver int64) error {
+	if _, err := s.run(ctx, "ban_mirror", []string{s.k.userBans(user), s.k.userBansVer(user)},
+		scope, ver, score, s.now().UnixMilli()); err != nil {
+		return fmt.Errorf("copy the ban of %s in %s: %w", user, scope, err)
+	}
+	return nil
+}
+
+// repairBan derives user's record in scope again: the user's copy and the logged action. A
+// record dropped meanwhile (banKeep after it ended) leaves nothing to do.
+func (s *Store) repairBan(ctx context.Context, scope, user string) error {
+	keys := s.banKeys(scope)
+	var score *redis.FloatCmd
+	var raw *redis.StringCmd
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		score, raw = p.ZScore(ctx, keys[0], user), p.HGet(ctx, keys[1], user)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("repair the ban of %s in %s: %w", user, scope, err)
+	}
+	rec, err := parseBanRecord(raw.Val())
+	if err != nil {
+		return err
+	}
+	return s.applyBan(ctx, scope, user, int64(score.Val()), rec)
+}
+
+// writeScope names what a write touches, for the bans of its author that refuse it. The zero
+// scope is a write on the site, which a site ban refuses.
+type writeScope struct {
+	groups []string // groups the write puts something into
+	post   string   // the post the write is on (its key): a ban from any of its groups refuses it
+	free   bool     // no ban refuses it: taking back what one wrote, reading one's inbox
+}
+
+// banFree is the scope of the writes a banned user may still make.
+var banFree = writeScope{free: true}
+
+// onPost is the scope of a write on post pid.
+func onPost(pid string) writeScope { return writeScope{post: pid} }
+
+// inGroups is the scope of a write into groups.
+func inGroups(groups ...string) writeScope { return writeScope{groups: groups} }
+
+// banCheck reads, in the pipeline of a write's rate limit, its author's bans in force and the
+// groups of the post it is on, and tells whether one refuses the write.
+type banCheck struct {
+	scope  writeScope
+	now    int64
+	bans   *redis.ZSliceCmd
+	groups *redis.StringCmd
+}
+
+// banReads returns the check of uid's write in scope (the first of scopes; none is the site's)
+// and the reads to send with its rate limit; nil and none for a write no ban refuses.
+func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (*banCheck, []op) {
+	c := &banCheck{now: s.now().UnixMilli()}
+	if len(scopes) > 0 {
+		c.scope = scopes[0]
+	}
+	if c.scope.free || uid == "" {
+		return nil, nil
+	}
+	key := s.k.userBans(uid)
+	ops := []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		c.bans = p.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: "(" + strconv.FormatInt(c.now, 10), Max: "+inf"})
+		return c.bans, nil
+	}}}
+	if c.scope.post != "" {
+		pk := s.k.post(c.scope.post)
+		ops = append(ops, op{key: pk, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			c.groups = p.HGet(ctx, pk, "groups")
+			return c.groups, nil
+		}})
+	}
+	return c, ops
+}
+
+// err returns the refusal of the write (KindBanned, until the ban that ends last), or nil.
+func (c *banCheck) err() error {
+	if c == nil {
+		return nil
+	}
+	bans, err := c.bans.Result()
+	if err != nil {
+		return fmt.Errorf("read bans: %w", err)
+	}
+	if len(bans) == 0 {
+		return nil
+	}
+	groups := c.scope.groups
+	if c.groups != nil {
+		g, err := c.groups.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("read the groups of post %s: %w", c.scope.post, err)
+		}
+		groups = append(splitGroups(g), groups...)
+	}
+	var scope string
+	var end int64
+	for _, z := range bans {
+		m, _ := z.Member.(string)
+		if (m == siteScope || contains(groups, m)) && int64(z.Score) > end {
+			scope, end = m, int64(z.Score)
+		}
+	}
+	if scope == "" {
+		return nil
+	}
+	where := "group " + scope
+	if scope == siteScope {
+		where = "the site"
+	}
+	until := untilOf(end)
+	if until == nil {
+		return bannedError(nil, "you are banned from "+where+" for good")
+	}
+	return bannedError(until, "you are banned from "+where+" until "+until.Format(time.RFC3339))
+}
+
+// bansTag is the cursor tag of a group's bans.
+func bansTag(group string) string { return "bans:" + group }
+
+// GroupBans loads one page of the bans in force in group, soonest to end first, permanent ones
+// last, for viewer: a moderator of the group or a site admin (KindForbidden otherwise). The
+// moderators and the page go in one round trip, the records in a second. The answer changes
+// when a ban ends, with no write to mark it, so a response that reads it is not cached.
+func (l *Loader) GroupBans(ctx context.Context, viewer UserKey, group string, w Window) (*Page[*Ban], error) {
+	group, err := NormalizeGroupName(group)
+	if err != nil {
+		return nil, err
+	}
+	tag := bansTag(group)
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	if l.revs != nil {
+		l.revs.timeDependent()
+	}
+	key := l.s.k.groupBans(group)
+	reads := []read{l.bansPageRead(key, sp, l.s.now().UnixMilli())}
+	admin := l.s.IsAdmin(viewer)
+	if !admin {
+		reads = append(reads, zscoreRead(l.s.k.groupMods(group), string(viewer)))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	if !admin && (viewer == "" || errors.Is(calls[1].cmd.Err(), redis.Nil)) {
+		return nil, &Error{Kind: KindForbidden, Msg: "only the moderators of group " + group + " and the site admins see its bans"}
+	}
+	rp, err := parsePage(calls[0].cmd.(*redis.Cmd).Val())
+	if err != nil {
+		return nil, err
+	}
+	p := &Page[*Ban]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
+	if len(rp.members) == 0 {
+		return p, nil
+	}
+	info := l.s.k.groupBanInfo(group)
+	c, err := l.get(ctx, read{key: "bi:" + info + "\x00" + strings.Join(rp.members, "\x00"), rkey: info,
+		fill: func(ctx context.Context, pp redis.Pipeliner, c *call) { c.cmd = pp.HMGet(ctx, info, rp.members...) }})
+	if err != nil {
+		return nil, err
+	}
+	all := rp.cursors(tag)
+	for i, v := range fields(c) {
+		raw, ok := v.(string)
+		if !ok {
+			continue // lifted or dropped between the two reads
+		}
+		rec, err := parseBanRecord(raw)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Off {
+			continue
+		}
+		p.Items = append(p.Items, banFrom(group, UserKey(rp.members[i]), banEnd(rp.scores[i]), rec))
+		p.Cursors = append(p.Cursors, all[i])
+	}
+	return p, nil
+}
+
+// bansPageRead reads the page sp of a scope's bans in force at now: the page script, with the
+// bans that ended by now below its floor.
+func (l *Loader) bansPageRead(key string, sp span, now int64) read {
+	sc := l.s.scripts.get("page")
+	dir := "first"
+	if sp.backward {
+		dir = "last"
+	}
+	floor := strconv.FormatInt(now, 10)
+	return read{key: "bp:" + key + "\x00" + sp.key() + "\x00" + floor, rkey: key,
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = sc.EvalSha(ctx, p, []string{key}, "asc", sp.n, dir,
+				sp.after.score, sp.after.member, sp.before.score, sp.before.member, floor)
+		}}
+}
+
+// draftBanned cancels a scheduled post of uid's, not yet taken by its publish job, whose author is
+// banned from the site or from one of its groups when its time comes: a post they could not make
+// now is not published either. It reports whether it did.
+func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) {
+	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
+	if isNil(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read scheduled post %s: %w", pid, err)
+	}
+	d, err := parseDraft(raw)
+	if err != nil || d.Taken {
+		return false, err
+	}
+	check, reads := s.banReads(ctx, uid, []writeScope{inGroups(splitGroups(d.Groups)...)})
+	if _, err := s.runScripts(ctx, nil, reads...); err != nil {
+		return false, err
+	}
+	if err := check.err(); !IsKind(err, KindBanned) {
+		return false, err
+	}
+	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
+		return false, err
+	}
+	s.opts.Log.InfoContext(ctx, "a scheduled post was cancelled: its author is banned", "post", pid, "author", uid)
+	return true, nil
+}
