@@ -87,6 +87,8 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			for _, g := range graphql.CollectFields(b.op, f.Selections, []string{"Group", "Node"}) {
 				n.GroupSizes = n.GroupSizes || g.Name == "postCount"
 			}
+		case "Post.pinnedIn":
+			n.PinnedIn = true
 		case "Post.comments":
 			b.list(n, f, store.ListComments, "Comment")
 		case "Comment.replies":

@@ -72,7 +72,7 @@ func (s *Store) feedAddCall(reader, author string, pairs []any) scriptCall {
 // the write path, a bounded chunk per job. A repeat of a queued job adds nothing; a job that runs
 // again writes the same absolute entries. A new post queues its push with queuePostJobs.
 
-// unfeedPost queues the removal of a deleted post from the feeds it was pushed to.
+// unfeedPost queues the removal of a deleted or removed post from the feeds it was pushed to.
 func (s *Store) unfeedPost(ctx context.Context, pid, author string) error {
 	if author == "" {
 		return nil
@@ -105,21 +105,26 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 	pid, cursor := f[0], f[len(f)-1]
 	var author string
 	var created int64
+	if j.Kind != jobFanout && len(f) != 3 {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "created", "deleted", "removed").Result()
+	if err != nil {
+		return fmt.Errorf("%s of post %s: %w", j.Kind, pid, err)
+	}
+	a, _ := h[0].(string)
+	c, _ := h[1].(string)
+	live := a != "" && h[2] != "1" && h[3] != "1"
 	if j.Kind == jobFanout {
-		h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "created", "deleted").Result()
-		if err != nil {
-			return fmt.Errorf("fan out post %s: %w", pid, err)
-		}
-		a, _ := h[0].(string)
-		c, _ := h[1].(string)
-		if a == "" || h[2] == "1" {
-			return nil // deleted: nothing to push
+		if !live {
+			return nil // deleted or removed: nothing to push
 		}
 		author, created = a, atoi64(c)
-	} else if len(f) == 3 {
-		author = f[1]
 	} else {
-		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+		if live {
+			return nil // restored since its removal: it stays (its restoration pushes it again)
+		}
+		author = f[1]
 	}
 	at, err := strconv.ParseUint(cursor, 10, 64)
 	if err != nil {

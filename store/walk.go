@@ -45,6 +45,8 @@ type Needs struct {
 	Vote bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
+	// PinnedIn (posts): whether each of the post's groups pins it.
+	PinnedIn bool
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
@@ -99,7 +101,7 @@ type List struct {
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
-func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes }
+func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes || n.PinnedIn }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
 type walkItem struct {
@@ -272,6 +274,9 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
 			}
 		}
+		if n.PinnedIn && !p.Removed {
+			reads = append(reads, l.pinReads(it.key, p.GroupNames)...)
+		}
 	case ItemComment:
 		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
 		if c == nil || c.Author == "" {
@@ -385,7 +390,7 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 			return l.commentOf(c, wp.wl.pid, m, wp.wl.list.Needs.CommentFields)
 		})
 	case ItemPost:
-		page = pageItems(wp.rp, wp.wl.tag, items, l.postOf)
+		page = pageItems(wp.rp, wp.wl.tag, items, l.listedPost)
 	case ItemUser:
 		page = pageItems(wp.rp, wp.wl.tag, items, l.userOf)
 	}
