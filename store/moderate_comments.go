@@ -48,7 +48,9 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	remove := kind == ModRemoveComment
 	// A removal takes the comment out of the tree with the tombstones it leaves without replies;
 	// a restoration brings back the tombstones out of the tree it hangs from.
-	climb := func(replies int64, tomb bool) bool { return tomb && (remove && replies == 1 || !remove && replies == 0) }
+	climb := func(replies int64, tomb bool) bool {
+		return tomb && (remove && replies == 1 || !remove && replies == 0)
+	}
 	flag, text := reasonArgs(reason)
 	outbox := s.k.postModOutbox(pid)
 	for range maxChainReads {
