@@ -3,12 +3,15 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -321,6 +324,50 @@ func TestRemovedPostsLeaveLiveStreams(t *testing.T) {
 		r, _ = replay.result(t)
 		if err := json.Unmarshal(r.Data, &pub); err != nil || pub.PostPublished.ID != kept {
 			t.Fatalf("replayed %s, want only %s", r.Data, kept)
+		}
+	})
+}
+
+// TestPinsCostNoRoundTrips checks that a group's listing with its pins first, and pinnedIn on
+// every post, cost the round trips of a listing without them, whatever the page size.
+func TestPinsCostNoRoundTrips(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		rt := &storetest.RoundTrips{}
+		counted := b
+		counted.Client = b.NewClient(t)
+		counted.Client.AddHook(rt)
+		a := newAPI(t, counted, store.Options{Admins: []string{"root"}})
+		root, _ := a.signUp("root")
+		tok, _ := a.signUp("author")
+		var posts []string
+		for i := range 30 {
+			posts = append(posts, a.createPost(tok, fmt.Sprint("post ", i), "g", fmt.Sprintf("g%d", i%3)))
+		}
+		for _, p := range posts[:3] {
+			a.do(root, `mutation($id:ID!){pinPost(id:$id,group:"g",pinned:true){id}}`, map[string]any{"id": p}).decode(t, &struct{}{})
+		}
+		// Every read executes: the response cache is off.
+		off := httptest.NewServer(httpapi.New(httpapi.Config{Store: a.store, Hub: a.hub, ResponseCacheMiB: -1}))
+		t.Cleanup(off.Close)
+		a.srv = off
+		trips := func(query string, n int) int64 {
+			vars := map[string]any{"n": n}
+			a.do("", query, vars) // warm the connection pool
+			rt.Reset()
+			r := a.do(root, query, vars)
+			if len(r.Errors) > 0 {
+				t.Fatal(r.Errors)
+			}
+			return rt.Count()
+		}
+		plain := `query($n:Int!){posts(group:"g",first:$n){edges{node{id author{name}}}}}`
+		pinned := `query($n:Int!){posts(group:"g",first:$n){edges{node{id author{name} pinnedIn{name}}}}}`
+		for _, n := range []int{5, 25} {
+			p, q := trips(plain, n), trips(pinned, n)
+			t.Logf("first %d: %d round trips, %d with pinnedIn", n, p, q)
+			if q > p || q > trips(pinned, 5) {
+				t.Fatalf("first %d: %d round trips with pinnedIn, %d without, %d for 5", n, q, p, trips(pinned, 5))
+			}
 		}
 	})
 }
