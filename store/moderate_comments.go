@@ -30,18 +30,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	if err != nil {
 		return nil, err
 	}
-	if err := checkModReason(reason, kind == ModRemoveComment); err != nil {
-		return nil, err
-	}
-	groups, err := s.postGroups(ctx, pid)
-	if err != nil {
-		return nil, err
-	}
-	via, err := s.authority(ctx, actor, groups)
-	if err != nil {
-		return nil, err
-	}
-	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid)
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemoveComment)
 	if err != nil {
 		return nil, err
 	}

@@ -15,15 +15,8 @@ func (s *Store) ModeratePostScriptOnly(ctx context.Context, actor UserKey, id st
 	if err != nil {
 		return err
 	}
-	groups, err := s.postGroups(ctx, pid)
+	via, _, err := s.moderationStart(ctx, actor, pid, &reason, true)
 	if err != nil {
-		return err
-	}
-	via, err := s.authority(ctx, actor, groups)
-	if err != nil {
-		return err
-	}
-	if _, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid); err != nil {
 		return err
 	}
 	_, err = s.run(ctx, "moderate_post", []string{s.k.post(pid), s.k.postModOutbox(pid)},

@@ -59,6 +59,26 @@ func (s *Store) postGroups(ctx context.Context, pid string) ([]string, error) {
 	return splitGroups(str(v[1])), nil
 }
 
+// moderationStart is what a moderation of a post or its thread does before its script: it checks
+// the reason, finds the group the actor's authority comes through (via, "*" for an admin) among
+// the post's groups, and counts the write, noting the post for repair: the repair of the post
+// logs what the action's outbox holds (repairPost).
+func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, reason *string, required bool) (string, note, error) {
+	if err := checkModReason(reason, required); err != nil {
+		return "", note{}, err
+	}
+	groups, err := s.postGroups(ctx, pid)
+	if err != nil {
+		return "", note{}, err
+	}
+	via, err := s.authority(ctx, actor, groups)
+	if err != nil {
+		return "", note{}, err
+	}
+	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid)
+	return via, n, err
+}
+
 // RemovePost removes a post, as a moderator of one of its groups or a site admin.
 func (s *Store) RemovePost(ctx context.Context, actor UserKey, id, reason string) (*Post, error) {
 	return s.moderatePost(ctx, actor, id, ModRemovePost, &reason)
@@ -86,18 +106,7 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	if err != nil {
 		return nil, err
 	}
-	if err := checkModReason(reason, kind == ModRemovePost); err != nil {
-		return nil, err
-	}
-	groups, err := s.postGroups(ctx, pid)
-	if err != nil {
-		return nil, err
-	}
-	via, err := s.authority(ctx, actor, groups)
-	if err != nil {
-		return nil, err
-	}
-	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid)
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemovePost)
 	if err != nil {
 		return nil, err
 	}

@@ -63,30 +63,18 @@ func (f *modFixture) modLog(group string) []string {
 	return out
 }
 
-func (f *modFixture) feedIDs(uid string) []string {
+// postList reads the first 50 posts of a list of a user's: "feed" or "posts".
+func (f *modFixture) postList(list, uid string) []string {
 	f.t.Helper()
-	p, err := f.s.NewLoader().Feed(f.ctx, uk(uid), store.Window{First: 50}, nil)
+	read := f.s.NewLoader().UserPosts
+	if list == "feed" {
+		read = f.s.NewLoader().Feed
+	}
+	p, err := read(f.ctx, uk(uid), store.Window{First: 50}, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	var out []string
-	for _, it := range p.Items {
-		out = append(out, it.ID)
-	}
-	return out
-}
-
-func (f *modFixture) userPostIDs(uid string) []string {
-	f.t.Helper()
-	p, err := f.s.NewLoader().UserPosts(f.ctx, uk(uid), store.Window{First: 50}, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var out []string
-	for _, it := range p.Items {
-		out = append(out, it.ID)
-	}
-	return out
+	return ids(p.Items)
 }
 
 func TestRemovedPostLeavesEveryListingAndComesBack(t *testing.T) {
@@ -110,8 +98,8 @@ func TestRemovedPostLeavesEveryListingAndComesBack(t *testing.T) {
 			return map[string][]string{
 				"site hot": f.ids(store.SortHot, "", 10), "site new": f.ids(store.SortNew, "", 10),
 				"site top": f.ids(store.SortTop, "", 10), "group go": f.ids(store.SortHot, "go", 10),
-				"group go new": f.ids(store.SortNew, "go", 1), "author's": f.userPostIDs(ann),
-				"fred's feed": f.feedIDs(fred), "go count": {fmt.Sprint(count)},
+				"group go new": f.ids(store.SortNew, "go", 1), "author's": f.postList("posts", ann),
+				"fred's feed": f.postList("feed", fred), "go count": {fmt.Sprint(count)},
 			}
 		}
 		before := listings()
@@ -336,7 +324,7 @@ func TestPinnedPostsComeFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := postIDs(last.Items); !slices.Equal(got, rest) || last.HasPrev || last.Total != 8 {
+		if got := ids(last.Items); !slices.Equal(got, rest) || last.HasPrev || last.Total != 8 {
 			t.Fatalf("last 10: %v (hasPrev %v, total %d), want %v", got, last.HasPrev, last.Total, rest)
 		}
 		if in, err := l.PinnedIn(f.ctx, posts[5]); err != nil || len(in) != 1 || in[0].Name != "go" {
@@ -367,14 +355,6 @@ func TestPinnedPostsComeFirst(t *testing.T) {
 func sorted(s []string) []string {
 	slices.Sort(s)
 	return s
-}
-
-func postIDs(ps []*store.Post) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.ID
-	}
-	return out
 }
 
 // modThread is a post's thread for the comment tests: comments by number.
