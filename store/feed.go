@@ -293,7 +293,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		pids[i] = it.member
 	}
 	l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, evalNeeds(needs))
-	posts, kept, err := l.postsByKey(ctx, pids)
+	posts, kept, err := l.listedPosts(ctx, pids)
 	if err != nil {
 		return nil, err
 	}

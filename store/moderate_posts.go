@@ -441,6 +441,22 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	return page, nil
 }
 
+// listedPosts is postsByKey for a listing: removed posts are left out too.
+func (l *Loader) listedPosts(ctx context.Context, pids []string) ([]*Post, []int, error) {
+	posts, kept, err := l.postsByKey(ctx, pids)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	for i, p := range posts {
+		if !p.Removed {
+			posts[n], kept[n] = p, kept[i]
+			n++
+		}
+	}
+	return posts[:n], kept[:n], nil
+}
+
 // listedPost parses a done post read for a list: nil for a post that is gone or removed, which
 // lists leave out even while its removal is in flight.
 func (l *Loader) listedPost(c *call, pid string) *Post {

@@ -200,8 +200,8 @@ func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
 	return l.postOf(c, pid), nil
 }
 
-// postsByKey loads many posts of a list in one round trip, dropping missing and removed ones;
-// kept lists the indexes of the posts returned.
+// postsByKey loads many posts in one round trip, dropping missing ones; kept lists the indexes
+// of the posts returned.
 func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int, error) {
 	reads := make([]read, len(pids))
 	for i, pid := range pids {
@@ -214,7 +214,7 @@ func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int,
 	var out []*Post
 	var kept []int
 	for i, c := range calls {
-		if p := l.listedPost(c, pids[i]); p != nil {
+		if p := l.postOf(c, pids[i]); p != nil {
 			out = append(out, p)
 			kept = append(kept, i)
 		}
@@ -299,7 +299,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs 
 		return nil, err
 	}
 	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, evalNeeds(needs))
-	posts, kept, err := l.postsByKey(ctx, rp.members)
+	posts, kept, err := l.listedPosts(ctx, rp.members)
 	if err != nil {
 		return nil, err
 	}
