@@ -293,7 +293,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		pids[i] = it.member
 	}
 	l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, evalNeeds(needs))
-	posts, kept, err := l.listedPosts(ctx, pids)
+	posts, kept, err := l.postsByKey(ctx, pids)
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +301,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 	for i, j := range kept {
 		cursors[i] = cursor{list: feedTag, score: items[j].score, member: items[j].member}.encode()
 	}
-	return &Page[*Post]{Items: posts, Cursors: cursors, Total: total, HasNext: more, HasPrev: prev}, nil
+	return withoutRemoved(&Page[*Post]{Items: posts, Cursors: cursors, Total: total, HasNext: more, HasPrev: prev}, nil)
 }
 
 // zrangeRead reads the members of a sorted set from rank start to stop, lowest score first, with

@@ -441,20 +441,21 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	return page, nil
 }
 
-// listedPosts is postsByKey for a listing: removed posts are left out too.
-func (l *Loader) listedPosts(ctx context.Context, pids []string) ([]*Post, []int, error) {
-	posts, kept, err := l.postsByKey(ctx, pids)
+// withoutRemoved leaves the removed posts out of a page of a listing: removals take them out of
+// every index, and this skips one whose removal is still in flight.
+func withoutRemoved(p *Page[*Post], err error) (*Page[*Post], error) {
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	n := 0
-	for i, p := range posts {
-		if !p.Removed {
-			posts[n], kept[n] = p, kept[i]
+	for i, it := range p.Items {
+		if !it.Removed {
+			p.Items[n], p.Cursors[n] = it, p.Cursors[i]
 			n++
 		}
 	}
-	return posts[:n], kept[:n], nil
+	p.Items, p.Cursors = p.Items[:n], p.Cursors[:n]
+	return p, nil
 }
 
 // listedPost parses a done post read for a list: nil for a post that is gone or removed, which

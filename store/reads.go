@@ -276,12 +276,12 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 		return l.groupPosts(ctx, sort, group, w, needs) // pins first
 	}
 	key, tag := l.s.rankingList(sort, group)
-	return l.postPage(ctx, key, tag, w, needs)
+	return withoutRemoved(l.postPage(ctx, key, tag, w, needs))
 }
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
 func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	return l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", w, needs)
+	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", w, needs))
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
@@ -299,7 +299,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs 
 		return nil, err
 	}
 	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, evalNeeds(needs))
-	posts, kept, err := l.listedPosts(ctx, rp.members)
+	posts, kept, err := l.postsByKey(ctx, rp.members)
 	if err != nil {
 		return nil, err
 	}
