@@ -29,6 +29,9 @@ import (
 //   - A response that read nothing about the viewer (no viewerVote, viewer, feed…) is shared by
 //     every reader, signed in or not; one that did is kept per viewer. Resolvers report reading
 //     the viewer (resolvers.Recording), so a field added later cannot leak another's answer.
+//   - Blocks: a viewer who blocks anyone is never served a shared answer, and an answer that
+//     their block list changed is theirs alone; an answer kept for a viewer that consulted their
+//     list records their user revision, which blocking and unblocking raise (store.Blocks).
 //   - Concurrent misses of one entry run the query once; the others then check its revisions
 //     like any hit, so a reader who arrived after a write never gets an answer older than it.
 //   - Memory is bounded by bytes, least recently used out first. Only complete answers to queries
@@ -107,9 +110,14 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 		var tried *cacheEntry
 		var f *flight
 		joined := false
+		// A viewer who blocks anyone is never served a shared answer: theirs may leave things out.
+		blocking := req.Blocks.Len() > 0
 		for f == nil {
 			c.mu.Lock()
-			e := c.peek(base)
+			var e *cacheEntry
+			if !blocking {
+				e = c.peek(base)
+			}
 			if e == nil {
 				e = c.peek(viewerKey)
 			}
@@ -165,13 +173,13 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 	if cw.status != http.StatusOK || !rec.Query() || hasErrors(cw.buf.Bytes()) {
 		return nil
 	}
-	keys, vals, ok := rec.Revisions.Snapshot()
-	if !ok {
-		return nil
-	}
 	key := base
 	if rec.ViewerDependent() {
 		key = viewerKey
+	}
+	keys, vals, ok := rec.Revisions.Snapshot(key == viewerKey)
+	if !ok {
+		return nil
 	}
 	e := &cacheEntry{key: key, body: bytes.Clone(cw.buf.Bytes()), contentType: cw.Header().Get("Content-Type"), revKeys: keys, revVals: vals}
 	c.put(e)

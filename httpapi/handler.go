@@ -175,11 +175,11 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 				return
 			}
 			req.Token = token
-			id, err := cfg.Store.Authenticate(r.Context(), token)
+			v, err := cfg.Store.AuthenticateViewer(r.Context(), token)
 			var se *store.Error
 			switch {
 			case err == nil:
-				req.Viewer = id
+				req.Viewer, req.Blocks = v.User, v.Blocks
 			case store.IsKind(err, store.KindUnauthenticated) && r.Header.Get("Upgrade") != "":
 				// A WebSocket learns it from its connection_init, closed with 4403 (live.go).
 				req.Token = ""

@@ -158,30 +158,31 @@ func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (co
 	if token == "" {
 		return resolvers.WithRequest(ctx, &resolvers.Request{}), nil
 	}
-	id, err := cfg.Store.Authenticate(ctx, token)
+	v, err := cfg.Store.AuthenticateViewer(ctx, token)
 	switch {
 	case store.IsKind(err, store.KindUnauthenticated):
 		return ctx, errForbidden
 	case err != nil:
 		return ctx, fmt.Errorf("authenticate websocket: %w", err)
 	}
-	return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: token}), nil
+	return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: token, Blocks: v.Blocks}), nil
 }
 
 // socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
 // its token again, which extends the session's idle lifetime while the socket is in use and
 // refuses an operation started after the session ended (logOut, expiry) with UNAUTHENTICATED.
-// Subscriptions already running keep the viewer they started with.
+// Subscriptions already running keep the viewer they started with, and the viewer's block list
+// as it was then.
 func socketAuth(cfg Config) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		s, _ := ctx.Value(socketKey{}).(*socket)
 		if s == nil || s.token == "" {
 			return next(ctx)
 		}
-		id, err := cfg.Store.Authenticate(ctx, s.token)
+		v, err := cfg.Store.AuthenticateViewer(ctx, s.token)
 		switch {
 		case err == nil:
-			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: id, Token: s.token}))
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: s.token, Blocks: v.Blocks}))
 		case store.IsKind(err, store.KindUnauthenticated):
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}})
 		}

@@ -77,35 +77,50 @@ func (*Operations) Validate(graphql.ExecutableSchema) error { return nil }
 // execution of its key, or starts it.
 func (o *Operations) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	r := *requestFrom(ctx)
-	r.Loader = o.store.NewLoader()
+	r.Loader = o.loader(&r, nil)
 	r.events = nil
 	oc := graphql.GetOperationContext(ctx)
 	switch {
 	case oc.Operation != nil && oc.Operation.Operation == ast.Subscription:
 		r.Recording = nil
 		key, perViewer, shared := shareKey(oc, &r)
-		start := func(ctx context.Context) graphql.ResponseHandler {
+		start := func(ctx context.Context) (graphql.ResponseHandler, *eventSlot) {
 			run := r // each execution has its own event slot
 			run.events = &eventSlot{ready: make(chan struct{}, 1)}
 			if shared && !perViewer {
-				run.Viewer, run.Token = "", "" // it serves every viewer: it reads none of their fields
+				// It serves every viewer: it reads none of their fields, and each subscriber's
+				// block list applies to what it passes on (see sharing.pump).
+				run.Viewer, run.Token, run.Blocks = "", "", nil
+				run.Loader = o.loader(&run, nil)
 			}
 			h := next(WithRequest(ctx, &run))
 			// Whoever calls the handler, its responses read the execution's request state.
-			return func(ctx context.Context) *graphql.Response { return h(WithRequest(ctx, &run)) }
+			return func(ctx context.Context) *graphql.Response { return h(WithRequest(ctx, &run)) }, run.events
 		}
 		if !shared {
-			return o.count(ctx, start(ctx))
+			h, _ := start(ctx)
+			return o.count(ctx, h)
 		}
 		enc, _ := ctx.Value(encodedKey{}).(*Encoded)
-		return o.count(ctx, o.shared.join(ctx, key, enc, start))
+		return o.count(ctx, o.shared.join(ctx, key, enc, r.Blocks, start))
 	case oc.Operation != nil && oc.Operation.Operation == ast.Query && r.Recording != nil:
-		r.Loader = o.store.NewRecordingLoader(r.Recording.Revisions)
+		r.Loader = o.loader(&r, r.Recording.Revisions)
 		r.Recording.query.Store(true)
 	default:
 		r.Recording = nil
 	}
 	return next(WithRequest(ctx, &r))
+}
+
+// loader returns a new Loader for the request state r, reading for its viewer's block list, and
+// recording revisions in revs when it is not nil.
+func (o *Operations) loader(r *Request, revs *store.Revisions) *store.Loader {
+	l := o.store.NewLoader()
+	if revs != nil {
+		l = o.store.NewRecordingLoader(revs)
+	}
+	l.SetBlocks(r.Blocks)
+	return l
 }
 
 // InterceptResponse runs one call of a subscription's response loop: see Operations.
@@ -119,11 +134,12 @@ func (o *Operations) InterceptResponse(ctx context.Context, next graphql.Respons
 
 // eventSlot coordinates a subscription's stream goroutine with its response loop.
 type eventSlot struct {
-	ready  chan struct{}                // holds a token while the response loop waits for an event
-	loader atomic.Pointer[store.Loader] // the Loader of the event being resolved
-	cursor atomic.Pointer[string]       // the cursor of the event being resolved
-	err    atomic.Pointer[error]        // why the stream ended, when an error ended it
-	over   bool                         // the stream has ended; only the response loop touches it
+	ready  chan struct{}                 // holds a token while the response loop waits for an event
+	loader atomic.Pointer[store.Loader]  // the Loader of the event being resolved
+	cursor atomic.Pointer[string]        // the cursor of the event being resolved
+	author atomic.Pointer[store.UserKey] // the author of its post or comment, when blockable
+	err    atomic.Pointer[error]         // why the stream ended, when an error ended it
+	over   bool                          // the stream has ended; only the response loop touches it
 }
 
 // respond is one call of the response loop.
@@ -159,10 +175,23 @@ var errEndStream = errors.New("end of stream")
 
 // resume is how a subscription starts: after the cursor after ("" for live events only), and
 // whether a catch-up delivers only the last event it finds (postChanged: each delivery reads the
-// post as it is now, so the latest is all a client needs).
+// post as it is now, so the latest is all a client needs). blockable says that a subscriber does
+// not get the events of posts or comments whose author they block.
 type resume struct {
-	after    string
-	collapse bool
+	after     string
+	collapse  bool
+	blockable bool
+}
+
+// authorOf returns the author of an event's post or comment; "" for other values.
+func authorOf(v any) store.UserKey {
+	switch v := v.(type) {
+	case *store.Post:
+		return v.Author
+	case *store.Comment:
+		return v.Author
+	}
+	return ""
 }
 
 // resumeFrom returns where a subscription starts: its after argument, or else the Last-Event-ID
@@ -200,8 +229,9 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 		sub.Close()
 		return nil, errors.New("subscription without per-event state: install resolvers.Operations")
 	}
-	last := from.after // the last event handled, delivered or skipped; "" before the first
-	head := last       // where a catch-up starts before the first event
+	blocks := requestFrom(ctx).Blocks // the subscriber's, when the execution is theirs alone
+	last := from.after                // the last event handled, delivered or skipped; "" before the first
+	head := last                      // where a catch-up starts before the first event
 	if head == "" {
 		var err error
 		if head, err = sub.Head(ctx); err != nil {
@@ -230,6 +260,12 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			case !ok:
 				return true
 			}
+			var by store.UserKey
+			if from.blockable {
+				if by = authorOf(v); blocks.Has(by) {
+					return true
+				}
+			}
 			select {
 			case <-slot.ready: // the previous event's response is complete
 			case <-ctx.Done():
@@ -237,6 +273,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			}
 			slot.loader.Store(ev.Loader)
 			slot.cursor.Store(&ev.ID)
+			slot.author.Store(&by)
 			select {
 			case out <- v:
 				return true
@@ -343,7 +380,7 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string, after *strin
 		return nil, err
 	}
 	needs := onceNeeds(ctx, "Comment")
-	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev live.Event) (*store.Comment, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from, blockable: true}, func(ctx context.Context, ev live.Event) (*store.Comment, bool, error) {
 		if ev.Comment == "" { // the post was deleted: the stream ends
 			p, err := ev.Loader.Post(ctx, ev.Post)
 			if err == nil && p == nil {
@@ -370,7 +407,7 @@ func (r *Resolver) postPublished(ctx context.Context, group string, after *strin
 	if err != nil {
 		return nil, err
 	}
-	return stream(ctx, r.Log, sub, resume{after: from}, newPost(onceNeeds(ctx, "Post")))
+	return stream(ctx, r.Log, sub, resume{after: from, blockable: true}, newPost(onceNeeds(ctx, "Post")))
 }
 
 // feed streams the new posts of the users the viewer follows at the time each post appears.
@@ -388,7 +425,7 @@ func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post,
 		return nil, err
 	}
 	load := newPost(onceNeeds(ctx, "Post"))
-	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
+	return stream(ctx, r.Log, sub, resume{after: from, blockable: true}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev.Author)
 		if err != nil || !in {
 			return nil, false, err

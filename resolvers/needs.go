@@ -83,10 +83,31 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			b.into(n.Author, f.Selections, "User")
 		case "Post.viewerVote", "Comment.viewerVote":
 			n.Vote, n.Viewer = true, b.viewer()
+		case "Post.viewerSaved":
+			n.Saved, n.Viewer = true, b.viewer()
+		case "Post.reportCount", "Comment.reportCount":
+			n.ReportCount, n.Viewer = true, b.viewer()
 		case "Post.groups":
 			for _, g := range graphql.CollectFields(b.op, f.Selections, []string{"Group", "Node"}) {
 				n.GroupSizes = n.GroupSizes || g.Name == "postCount"
 			}
+			if n.Groups == nil {
+				n.Groups = &store.Needs{}
+			}
+			b.into(n.Groups, f.Selections, "Group")
+		case "Group.createdAt":
+			n.GroupCreated = true
+		case "Group.memberCount":
+			n.MemberCount = true
+		case "Group.moderators":
+			if n.Moderators == nil {
+				n.Moderators = &store.Needs{}
+			}
+			b.into(n.Moderators, f.Selections, "User")
+		case "Group.viewerIsMember":
+			n.ViewerIsMember, n.Viewer = true, b.viewer()
+		case "Group.viewerIsModerator":
+			n.ViewerIsModerator, n.Viewer = true, b.viewer()
 		case "Post.pinnedIn":
 			n.PinnedIn = true
 		case "Post.comments":

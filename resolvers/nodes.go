@@ -43,6 +43,10 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 		if a, err := l.ModAction(ctx, id); a != nil || err != nil {
 			return a, err
 		}
+	case store.TypeReport:
+		if r, err := loadReport(ctx, id); r != nil || err != nil {
+			return r, err
+		}
 	}
 	return nil, nil // never a typed nil: GraphQL must see null
 }
@@ -53,7 +57,8 @@ func walkNode(ctx context.Context, id string) {
 	if err != nil {
 		return
 	}
-	typeName := map[string]string{store.TypePost: "Post", store.TypeComment: "Comment", store.TypeUser: "User"}[typ]
+	typeName := map[string]string{store.TypePost: "Post", store.TypeComment: "Comment", store.TypeUser: "User",
+		store.TypeGroup: "Group"}[typ]
 	if typeName != "" {
 		loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, typeName, false))
 	}

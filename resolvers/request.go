@@ -12,6 +12,7 @@ import (
 type Request struct {
 	Viewer store.UserKey // "" when anonymous
 	Token  string        // the bearer token the viewer used
+	Blocks *store.Blocks // the users the viewer blocks, read with the session; nil when anonymous
 	Loader *store.Loader // batches and caches this request's reads
 	// LastEventID is the Last-Event-ID header of a server-sent-events request: the cursor its
 	// subscription resumes from when it gives no after argument.
@@ -37,8 +38,9 @@ type Recording struct {
 // NewRecording returns an empty Recording.
 func NewRecording() *Recording { return &Recording{Revisions: store.NewRevisions()} }
 
-// ViewerDependent reports whether the response read anything that depends on the viewer.
-func (r *Recording) ViewerDependent() bool { return r.viewer.Load() }
+// ViewerDependent reports whether the response read anything that depends on the viewer: a
+// viewer field, or a block list that left something out or collapsed it.
+func (r *Recording) ViewerDependent() bool { return r.viewer.Load() || r.Revisions.ViewerDependent() }
 
 // Query reports whether the request was a query, and only queries.
 func (r *Recording) Query() bool { return r.query.Load() }

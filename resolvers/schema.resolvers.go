@@ -61,15 +61,15 @@ func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort 
 }
 
 func (r *commentResolver) ReportCount(ctx context.Context, obj *store.Comment) (*int, error) {
-	panic(fmt.Errorf("not implemented: ReportCount - reportCount"))
+	return commentReportCount(ctx, obj)
 }
 
 func (r *groupResolver) Description(ctx context.Context, obj *store.Group) (*string, error) {
-	panic(fmt.Errorf("not implemented: Description - description"))
+	return loaderFrom(ctx).GroupDescription(ctx, obj)
 }
 
 func (r *groupResolver) CreatedAt(ctx context.Context, obj *store.Group) (*time.Time, error) {
-	panic(fmt.Errorf("not implemented: CreatedAt - createdAt"))
+	return groupCreatedAt(ctx, obj)
 }
 
 func (r *groupResolver) PostCount(ctx context.Context, obj *store.Group) (int, error) {
@@ -89,19 +89,19 @@ func (r *groupResolver) Posts(ctx context.Context, obj *store.Group, sort *model
 }
 
 func (r *groupResolver) Moderators(ctx context.Context, obj *store.Group) ([]*store.User, error) {
-	panic(fmt.Errorf("not implemented: Moderators - moderators"))
+	return loaderFrom(ctx).GroupModerators(ctx, obj)
 }
 
 func (r *groupResolver) MemberCount(ctx context.Context, obj *store.Group) (int, error) {
-	panic(fmt.Errorf("not implemented: MemberCount - memberCount"))
+	return loaderFrom(ctx).GroupMemberCount(ctx, obj)
 }
 
 func (r *groupResolver) ViewerIsMember(ctx context.Context, obj *store.Group) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerIsMember - viewerIsMember"))
+	return loaderFrom(ctx).IsMember(ctx, obj, viewerFrom(ctx))
 }
 
 func (r *groupResolver) ViewerIsModerator(ctx context.Context, obj *store.Group) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerIsModerator - viewerIsModerator"))
+	return loaderFrom(ctx).IsModerator(ctx, obj, viewerFrom(ctx))
 }
 
 func (r *groupResolver) Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error) {
@@ -290,27 +290,27 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, ids []stri
 }
 
 func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: CreateGroup - createGroup"))
+	return createGroup(ctx, r.Store, name, description)
 }
 
 func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: UpdateGroup - updateGroup"))
+	return updateGroup(ctx, r.Store, name, description)
 }
 
 func (r *mutationResolver) AddModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: AddModerator - addModerator"))
+	return setModerator(ctx, r.Store, group, userID, true)
 }
 
 func (r *mutationResolver) RemoveModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: RemoveModerator - removeModerator"))
+	return setModerator(ctx, r.Store, group, userID, false)
 }
 
 func (r *mutationResolver) JoinGroup(ctx context.Context, name string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: JoinGroup - joinGroup"))
+	return setMembership(ctx, r.Store, name, true)
 }
 
 func (r *mutationResolver) LeaveGroup(ctx context.Context, name string) (*store.Group, error) {
-	panic(fmt.Errorf("not implemented: LeaveGroup - leaveGroup"))
+	return setMembership(ctx, r.Store, name, false)
 }
 
 func (r *mutationResolver) RemovePost(ctx context.Context, id string, reason string) (*store.Post, error) {
@@ -346,47 +346,47 @@ func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *
 }
 
 func (r *mutationResolver) ReportPost(ctx context.Context, id string, reason string) (*store.Report, error) {
-	panic(fmt.Errorf("not implemented: ReportPost - reportPost"))
+	return reportTarget(ctx, r.Store, id, reason, false)
 }
 
 func (r *mutationResolver) ReportComment(ctx context.Context, id string, reason string) (*store.Report, error) {
-	panic(fmt.Errorf("not implemented: ReportComment - reportComment"))
+	return reportTarget(ctx, r.Store, id, reason, true)
 }
 
 func (r *mutationResolver) ResolveReport(ctx context.Context, id string) (*store.Report, error) {
-	panic(fmt.Errorf("not implemented: ResolveReport - resolveReport"))
+	return resolveReport(ctx, r.Store, id)
 }
 
 func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: EditPost - editPost"))
+	return editPost(ctx, r.Store, id, title, body, url)
 }
 
 func (r *mutationResolver) SavePost(ctx context.Context, id string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: SavePost - savePost"))
+	return savePost(ctx, r.Store, id, true)
 }
 
 func (r *mutationResolver) UnsavePost(ctx context.Context, id string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: UnsavePost - unsavePost"))
+	return savePost(ctx, r.Store, id, false)
 }
 
 func (r *mutationResolver) BlockUser(ctx context.Context, userID string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: BlockUser - blockUser"))
+	return r.setBlock(ctx, userID, true)
 }
 
 func (r *mutationResolver) UnblockUser(ctx context.Context, userID string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: UnblockUser - unblockUser"))
+	return r.setBlock(ctx, userID, false)
 }
 
 func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: UpdateProfile - updateProfile"))
+	return updateProfile(ctx, r.Store, bio, avatarURL)
 }
 
 func (r *mutationResolver) ChangePassword(ctx context.Context, current string, new string) (bool, error) {
-	panic(fmt.Errorf("not implemented: ChangePassword - changePassword"))
+	return r.changePassword(ctx, current, new)
 }
 
 func (r *mutationResolver) LogOutEverywhere(ctx context.Context) (bool, error) {
-	panic(fmt.Errorf("not implemented: LogOutEverywhere - logOutEverywhere"))
+	return r.logOutEverywhere(ctx)
 }
 
 func (r *notificationResolver) Actor(ctx context.Context, obj *store.Notification) (*store.User, error) {
@@ -427,11 +427,11 @@ func (r *postResolver) PinnedIn(ctx context.Context, obj *store.Post) ([]*store.
 }
 
 func (r *postResolver) ReportCount(ctx context.Context, obj *store.Post) (*int, error) {
-	panic(fmt.Errorf("not implemented: ReportCount - reportCount"))
+	return postReportCount(ctx, obj)
 }
 
 func (r *postResolver) ViewerSaved(ctx context.Context, obj *store.Post) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerSaved - viewerSaved"))
+	return viewerSaved(ctx, obj)
 }
 
 func (r *queryResolver) Node(ctx context.Context, id string) (store.Node, error) {
@@ -480,7 +480,7 @@ func (r *queryResolver) Comment(ctx context.Context, id string) (*store.Comment,
 }
 
 func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, error) {
-	return loaderFrom(ctx).Group(ctx, name)
+	return loaderFrom(ctx).WalkGroup(ctx, name, fieldNeeds(ctx, "Group", false))
 }
 
 func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
@@ -556,7 +556,7 @@ func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *
 }
 
 func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error) {
-	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10))
+	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10), listNeeds(ctx, "Group"))
 }
 
 func (r *queryResolver) Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error) {
@@ -584,11 +584,11 @@ func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error
 }
 
 func (r *queryResolver) GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: GroupFeed - groupFeed"))
+	return groupFeed(ctx, sort, first, after, last, before)
 }
 
 func (r *queryResolver) SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	panic(fmt.Errorf("not implemented: SavedPosts - savedPosts"))
+	return savedPosts(ctx, first, after, last, before)
 }
 
 func (r *queryResolver) ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error) {
@@ -596,23 +596,23 @@ func (r *queryResolver) ModLog(ctx context.Context, group *string, first *int, a
 }
 
 func (r *queryResolver) Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error) {
-	panic(fmt.Errorf("not implemented: Reports - reports"))
+	return reports(ctx, group, unresolvedOnly, first, after, last, before)
 }
 
 func (r *reportResolver) Post(ctx context.Context, obj *store.Report) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: Post - post"))
+	return reportPost(ctx, obj)
 }
 
 func (r *reportResolver) Comment(ctx context.Context, obj *store.Report) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: Comment - comment"))
+	return reportComment(ctx, obj)
 }
 
 func (r *reportResolver) Reporter(ctx context.Context, obj *store.Report) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: Reporter - reporter"))
+	return mustUser(ctx, obj.Reporter)
 }
 
 func (r *reportResolver) ResolvedBy(ctx context.Context, obj *store.Report) (*store.User, error) {
-	panic(fmt.Errorf("not implemented: ResolvedBy - resolvedBy"))
+	return reportResolvedBy(ctx, obj)
 }
 
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {
@@ -700,11 +700,11 @@ func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, a
 }
 
 func (r *userResolver) Groups(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {
-	panic(fmt.Errorf("not implemented: Groups - groups"))
+	return userGroups(ctx, obj, first, after, last, before)
 }
 
 func (r *userResolver) ViewerBlocks(ctx context.Context, obj *store.User) (bool, error) {
-	panic(fmt.Errorf("not implemented: ViewerBlocks - viewerBlocks"))
+	return viewerBlocks(ctx, obj), nil
 }
 
 func (r *Resolver) Ban() graph.BanResolver { return &banResolver{r} }

@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/live"
+	"github.com/agora/agora/store"
 )
 
 // Subscriptions that would compute the same responses share one execution: subscribers whose
@@ -41,17 +42,20 @@ type sharedRun struct {
 }
 
 // sharedResponse is one response of a shared run and its JSON encoding (nil when it could not be
-// encoded: a transport then reports the failure as it would for a response of its own).
+// encoded: a transport then reports the failure as it would for a response of its own), and the
+// author of its post or comment when a subscriber who blocks them must not get it.
 type sharedResponse struct {
-	resp *graphql.Response
-	json []byte
+	resp   *graphql.Response
+	json   []byte
+	author store.UserKey
 }
 
 // sharedSub is one subscriber's queue of a shared run's responses.
 type sharedSub struct {
-	ch   chan *sharedResponse
-	once sync.Once
-	err  error // why the queue was closed early; read after ch is closed
+	ch     chan *sharedResponse
+	blocks *store.Blocks // the subscriber's block list: responses about their authors are not queued
+	once   sync.Once
+	err    error // why the queue was closed early; read after ch is closed
 }
 
 func (s *sharedSub) close(err error) {
@@ -115,11 +119,12 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
 }
 
-// join adds a subscriber to the run of key, starting the run with start when there is none, and
-// returns the subscriber's response handler, which leaves each response's encoding in enc (when
-// not nil).
-func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, start func(ctx context.Context) graphql.ResponseHandler) graphql.ResponseHandler {
-	sub := &sharedSub{ch: make(chan *sharedResponse, sh.buffer)}
+// join adds a subscriber who blocks the users blocks lists to the run of key, starting the run
+// with start when there is none, and returns the subscriber's response handler, which leaves
+// each response's encoding in enc (when not nil).
+func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, blocks *store.Blocks,
+	start func(ctx context.Context) (graphql.ResponseHandler, *eventSlot)) graphql.ResponseHandler {
+	sub := &sharedSub{ch: make(chan *sharedResponse, sh.buffer), blocks: blocks}
 	sh.mu.Lock()
 	run := sh.runs[key]
 	if run == nil {
@@ -128,7 +133,8 @@ func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, start fun
 		sh.runs[key] = run
 		run.subs[sub] = struct{}{}
 		sh.mu.Unlock()
-		go sh.pump(runCtx, run, start(runCtx))
+		h, slot := start(runCtx)
+		go sh.pump(runCtx, run, h, slot)
 	} else {
 		run.subs[sub] = struct{}{}
 		sh.mu.Unlock()
@@ -154,9 +160,10 @@ func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, start fun
 }
 
 // pump runs a shared execution: it asks the operation for each response, encodes it, and queues
-// both for every subscriber, never waiting for one. When the operation ends, every subscriber's
-// queue is closed after the last response.
-func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseHandler) {
+// both for every subscriber, never waiting for one — except a subscriber who blocks the author of
+// the response's post or comment (slot.author), who does not get it. When the operation ends,
+// every subscriber's queue is closed after the last response.
+func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseHandler, slot *eventSlot) {
 	defer run.cancel()
 	for {
 		resp := h(ctx)
@@ -167,6 +174,11 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			resp.Data = bytes.Clone(resp.Data)
 			b, _ := json.Marshal(resp) // nil on failure: a transport then encodes it and reports why
 			item = &sharedResponse{resp: resp, json: b}
+			// The stream set the author before sending the event this response resolved, and sets
+			// the next one only after the next call of h has begun.
+			if a := slot.author.Load(); a != nil && len(resp.Errors) == 0 {
+				item.author = *a
+			}
 		}
 		sh.mu.Lock()
 		if resp == nil || len(resp.Errors) > 0 {
@@ -186,6 +198,9 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			return
 		}
 		for sub := range run.subs {
+			if item.author != "" && sub.blocks.Has(item.author) {
+				continue
+			}
 			select {
 			case sub.ch <- item:
 			default:

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,8 +198,8 @@ type feedItem struct {
 }
 
 // Feed loads one page of the home feed of the viewer: posts by the users they follow, newest
-// first, and what needs says the response reads of them. Its cursors stay valid while posts come
-// and go, and work in both directions.
+// first, without those of users the viewer blocks, and what needs says the response reads of
+// them. Its cursors stay valid while posts come and go, and work in both directions.
 //
 // A page is a merge: the same window of the pushed entries and of each pulled author's posts,
 // merged in feed order, and the first w.First of them (a forward page) or the last w.Last (a
@@ -258,22 +259,35 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[2*i+1].cmd.(*redis.IntCmd).Val())})
 	}
 
-	items := make([]feedItem, 0, sp.n)
+	floor := math.Inf(-1)
+	if full {
+		floor = oldest[0].Score
+	}
+	items, total, prev, more := mergeSources(srcs, sp, floor)
+	return l.feedPage(ctx, items, feedTag, needs, &Page[*Post]{Total: total, HasNext: more, HasPrev: prev})
+}
+
+// mergeSources merges the pages of sources read with the span sp into one page of sp.n items:
+// newest (highest score) first, ties by member bytes descending — the order every source's page
+// follows — each member once, leaving out members scored below floor. It returns the items,
+// the total of the sources' members within their horizon, and whether items precede and follow
+// the page. The items of a page are among each source's first (or last) sp.n of the window, so
+// reading sp.n of each is enough; a source that has more says so itself.
+func mergeSources(srcs []feedSource, sp span, floor float64) (items []feedItem, total int, prev, more bool) {
+	items = make([]feedItem, 0, sp.n)
 	seen := make(map[string]bool)
-	total, prev, more := 0, false, false
 	for _, src := range srcs {
 		total += src.within
 		prev, more = prev || src.prev(), more || src.next()
 		for i, m := range src.rp.members {
 			at := parseScore(src.rp.scores[i])
-			if (full && at < oldest[0].Score) || seen[m] {
+			if at < floor || seen[m] {
 				continue
 			}
 			seen[m] = true
 			items = append(items, feedItem{member: m, score: src.rp.scores[i], at: at})
 		}
 	}
-	// Newest first, ties by member bytes descending: the order every source's page follows.
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].at != items[j].at {
 			return items[i].at > items[j].at
@@ -287,7 +301,13 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 			items, more = items[:sp.n], true
 		}
 	}
+	return items, total, prev, more
+}
 
+// feedPage loads the posts of merged items and what needs says the response reads of them into
+// page (its totals already set), with cursors of the list tagged tag; posts gone since their
+// entries were read are left out.
+func (l *Loader) feedPage(ctx context.Context, items []feedItem, tag string, needs func() *Needs, page *Page[*Post]) (*Page[*Post], error) {
 	pids := make([]string, len(items))
 	for i, it := range items {
 		pids[i] = it.member
@@ -297,11 +317,11 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 	if err != nil {
 		return nil, err
 	}
-	cursors := make([]string, len(kept))
+	page.Items, page.Cursors = posts, make([]string, len(kept))
 	for i, j := range kept {
-		cursors[i] = cursor{list: feedTag, score: items[j].score, member: items[j].member}.encode()
+		page.Cursors[i] = cursor{list: tag, score: items[j].score, member: items[j].member}.encode()
 	}
-	return withoutRemoved(&Page[*Post]{Items: posts, Cursors: cursors, Total: total, HasNext: more, HasPrev: prev}, nil)
+	return withoutRemoved(l.WithoutBlocked(page), nil)
 }
 
 // zrangeRead reads the members of a sorted set from rank start to stop, lowest score first, with

@@ -51,13 +51,9 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 	if err != nil {
 		return nil, err
 	}
-	// Users are never deleted, so checking first and writing after is safe.
-	vals, err := s.rdb.HMGet(ctx, s.k.user(target), userFields...).Result()
+	u, err := s.existingUser(ctx, target)
 	if err != nil {
-		return nil, fmt.Errorf("load user %s: %w", target, err)
-	}
-	if vals[0] == nil {
-		return nil, notFoundf("no such user %s", truncate(userID(target), 40))
+		return nil, err
 	}
 	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
 		return nil, err
@@ -70,7 +66,20 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 		}
 	}
 	s.settled(ctx, n)
-	return s.userFromFields(target, vals), nil
+	return u, nil
+}
+
+// existingUser loads the user uid for a write about them, which checks first and writes after:
+// safe, since users are never deleted. An unknown user is KindNotFound.
+func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
+	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("load user %s: %w", uid, err)
+	}
+	if vals[0] == nil {
+		return nil, notFoundf("no such user %s", truncate(userID(uid), 40))
+	}
+	return s.userFromFields(uid, vals), nil
 }
 
 // syncFollow sets (follow) or clears the relation a → b on a's side and then brings every record
@@ -104,9 +113,16 @@ const (
 
 // followStep sets, clears or reads a → b on a's side (the authoritative one).
 func (s *Store) followStep(ctx context.Context, a, b, op string) (relation, error) {
-	reply, err := s.run(ctx, "follow",
-		[]string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)},
-		b, op, s.now().UnixMilli())
+	return s.relationStep(ctx,
+		[]string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)}, b, op, 0)
+}
+
+// relationStep sets, clears or reads the relation to b on its authoritative side: keys are the
+// relations' sorted set and its sequence, then, for a follow, the follower's pull set, feed and
+// feed authors (see follow.lua). Adding to a set holding max relations is KindLimitReached;
+// max 0 is no bound. Follows and group memberships both go through it.
+func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, max int) (relation, error) {
+	reply, err := s.run(ctx, "follow", keys, b, op, s.now().UnixMilli(), max)
 	if err != nil {
 		return relation{}, err
 	}
@@ -119,19 +135,32 @@ func (s *Store) followStep(ctx context.Context, a, b, op string) (relation, erro
 	return relation{present: present == 1, at: fmt.Sprint(arr[1]), version: version}, nil
 }
 
-// mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's
-// pull set and, for a pushed relation, the backfill of a's feed.
-func (s *Store) mirrorFollow(ctx context.Context, a, b string, rel relation) error {
+// mirrorRelation writes a state of a relation read on its authoritative side (relationStep) to
+// its derived side, guarded by its version: keys are the mirror's sorted set and version hash,
+// then, for a follow, the followee's push set, which holds at most pushLimit followers (see
+// follower.lua). It returns how the follower gets the followee's posts: "push", "pull" or
+// "none"; a membership is "pull" when present.
+func (s *Store) mirrorRelation(ctx context.Context, keys []string, a string, rel relation, pushLimit int) (string, error) {
 	present := 0
 	if rel.present {
 		present = 1
 	}
-	mode, err := s.run(ctx, "follower", []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)},
-		a, rel.version, present, rel.at, s.opts.Feed.FanoutLimit)
+	mode, err := s.run(ctx, "follower", keys, a, rel.version, present, rel.at, pushLimit)
+	if err != nil {
+		return "", err
+	}
+	m, _ := mode.(string)
+	return m, nil
+}
+
+// mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's
+// pull set and, for a pushed relation, the backfill of a's feed.
+func (s *Store) mirrorFollow(ctx context.Context, a, b string, rel relation) error {
+	m, err := s.mirrorRelation(ctx, []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)}, a, rel,
+		s.opts.Feed.FanoutLimit)
 	if err != nil {
 		return err
 	}
-	m, _ := mode.(string)
 	if _, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
 		b, rel.version, m, rel.at); err != nil {
 		return err

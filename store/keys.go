@@ -372,3 +372,19 @@ func (k keys) postModOutbox(pid string) string { return k.post(pid) + ":modlog" 
 
 // groupModOutbox is postModOutbox for the actions recorded on a group's slot (pins).
 func (k keys) groupModOutbox(group string) string { return k.prefix + "{g:" + group + "}:modlog" }
+
+// userReportTargets is a hash of the user's open reports as the reporter's side records them,
+// for every member of userReports(uid): "t:<target global id>" → the report as JSON (see
+// reportRecord, with its id), "i:<report id>" → the target's global id. report_reserve.lua
+// writes an entry before the report itself is written in {reports}, so that a report cut off
+// between the two steps can be finished from it (see reports.go).
+func (k keys) userReportTargets(uid string) string { return k.user(uid) + ":reports:targets" }
+
+// reportCounts is a hash target global id (a post or a comment) → how many open reports it has,
+// changed only by the scripts that write and resolve reports.
+func (k keys) reportCounts() string { return k.prefix + "{reports}:counts" }
+
+// reportGroups is a sorted set of the names of the groups that hold reports, scored by the time of
+// each one's latest report (ms), so that a moderator's reports can be merged from their groups'
+// lists.
+func (k keys) reportGroups() string { return k.prefix + "{reports}:groups" }

@@ -19,6 +19,8 @@ type Loader struct {
 	s    *Store
 	revs *Revisions // records what the response read, for the response cache; nil when off
 
+	blocks *Blocks // the viewer's block list (SetBlocks); guarded by mu
+
 	mu    sync.Mutex
 	cache map[string]*call
 	pages map[string]any // pages Walk built, by pageKey, for the resolvers that list them

@@ -23,6 +23,8 @@ import (
 //   - A new post (notify-post) is a MENTION to each user its body names.
 //   - A new follower (notify-follow) is a FOLLOW, once per follower: unfollowing and following
 //     again finds the notification there (unless the inbox has trimmed it since).
+//   - Nobody is notified by a user they block: deliver checks each recipient's block list when
+//     the job runs.
 //
 // A queued job must not be lost between the write and the queue. A post's and a follow's writes
 // already queue their repair job before their atomic step (repair.go), and their repair queues
@@ -193,9 +195,23 @@ func (s *Store) runNotifyFollow(ctx context.Context, j jobs.Job) error {
 }
 
 // deliver inserts notifications, each into its recipient's inbox, in one pipeline, and announces
-// those that were new (notificationAdded).
+// those that were new (notificationAdded). A recipient who blocks the notification's actor, when
+// the job runs, gets nothing.
 func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	if len(ns) == 0 {
+		return nil
+	}
+	blocked, err := s.blockedNotices(ctx, ns)
+	if err != nil {
+		return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+	}
+	kept := ns[:0:0]
+	for i, n := range ns {
+		if !blocked[i] {
+			kept = append(kept, n)
+		}
+	}
+	if ns = kept; len(ns) == 0 {
 		return nil
 	}
 	calls := make([]scriptCall, len(ns))

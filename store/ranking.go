@@ -32,14 +32,22 @@ func indexCall(verKey, member string, version int64, add bool, sets []string, sc
 	return scriptCall{name: "index", keys: keys, args: args}
 }
 
-// rankingCall writes a post into (or out of) one set of rankings.
+// rankingCall writes a post into (or out of) one set of rankings. Adding a post to a group's
+// rankings also records the group's created time in its info (see index.lua): a group made by
+// posting into it is as old as its oldest post.
 func (s *Store) rankingCall(group string, p *Post, pid string, version int64, add bool) scriptCall {
 	r := s.k.ranking(group)
 	var scores []any
 	if add {
 		scores = []any{formatScore(p.Score), p.CreatedAt.UnixMilli(), p.Net()}
 	}
-	return indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.top}, scores)
+	c := indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.top}, scores)
+	if add && group != "" {
+		c.keys = append(c.keys, s.k.groupInfo(group))
+		c.args[2] = "add+info"
+		c.args = append(c.args, p.CreatedAt.UnixMilli())
+	}
+	return c
 }
 
 // indexPost writes the derived structures of a live post: the site and group rankings, the
@@ -134,6 +142,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		return st, err
 	}
 	if st.Orphans, err = s.dropOrphans(ctx); err != nil {
+		return st, err
+	}
+	// Groups made by createGroup (or a moderator's change) that hold no post: a creation cut off
+	// before it registered its group.
+	if _, err = s.registerLastingGroups(ctx); err != nil {
 		return st, err
 	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep

@@ -118,8 +118,9 @@ func (l *Loader) postOf(c *call, pid string) *Post {
 }
 
 // commentOf parses a done comment read of the fields fs names: nil when there is none. The
-// fields not read are zero.
+// fields not read are zero. A comment by a user the viewer blocks comes collapsed.
 func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment {
+	blocks := l.viewerBlocks()
 	cm, _ := l.parsed(c, func(c *call) any {
 		set := commentFieldSets[fs.normal()]
 		v := fields(c)
@@ -127,7 +128,9 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 		for i, at := range set.at {
 			all[at] = v[i]
 		}
-		return commentFromFields(pid, num, all)
+		cm := commentFromFields(pid, num, all)
+		collapseBlocked(cm, blocks)
+		return cm
 	}).(*Comment)
 	return cm
 }
@@ -185,6 +188,21 @@ func (l *Loader) usersByKey(ctx context.Context, uids []string) ([]*User, error)
 		users[i] = l.userOf(c, uids[i])
 	}
 	return users, nil
+}
+
+// existingUsers loads many users in one round trip, in order, leaving out missing ones.
+func (l *Loader) existingUsers(ctx context.Context, uids []string) ([]*User, error) {
+	users, err := l.usersByKey(ctx, uids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*User, 0, len(users))
+	for _, u := range users {
+		if u != nil {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 // Post loads a post by global id; nil when there is none or it was deleted.
@@ -266,17 +284,25 @@ func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
 }
 
 // Posts loads one page of posts in sort order, site-wide (group "") or in one group, and what
-// needs says the response reads of them (see Walk).
+// needs says the response reads of them (see Walk), without the posts of users the viewer blocks.
 func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Window, needs func() *Needs) (*Page[*Post], error) {
 	if group != "" {
 		var err error
 		if group, err = NormalizeGroupName(group); err != nil {
 			return nil, err
 		}
-		return l.groupPosts(ctx, sort, group, w, needs) // pins first
+		p, err := l.groupPosts(ctx, sort, group, w, needs) // pins first
+		if err != nil {
+			return nil, err
+		}
+		return l.WithoutBlocked(p), nil
 	}
 	key, tag := l.s.rankingList(sort, group)
-	return withoutRemoved(l.postPage(ctx, key, tag, w, needs))
+	p, err := withoutRemoved(l.postPage(ctx, key, tag, w, needs))
+	if err != nil {
+		return nil, err
+	}
+	return l.WithoutBlocked(p), nil
 }
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
@@ -309,19 +335,6 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs 
 		cursors[i] = all[k]
 	}
 	return &Page[*Post]{Items: posts, Cursors: cursors, Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}, nil
-}
-
-// Group loads a group by name; nil when it holds no posts.
-func (l *Loader) Group(ctx context.Context, name string) (*Group, error) {
-	n, err := NormalizeGroupName(name)
-	if err != nil {
-		return nil, err
-	}
-	count, err := l.GroupPostCount(ctx, n)
-	if err != nil || count == 0 {
-		return nil, err
-	}
-	return NewGroup(n), nil
 }
 
 // GroupPostCount returns how many posts a group holds.

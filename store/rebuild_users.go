@@ -14,15 +14,19 @@ type UserRebuildStats struct {
 	Users   int // users put back into the name index and on the leaderboard
 	Follows int // follow relations whose derived records were brought up to date
 	Drafts  int // scheduled posts whose publish job was queued again (if it was lost)
+	// Memberships are group memberships whose group-side record was brought up to date: every
+	// user's joined groups, and the members a group still listed after they left.
+	Memberships int
 }
 
 // RebuildUsers re-derives what is kept about users outside their own records: the name index of
-// autocomplete, each user's leaderboard entry from their karma total, and for every follow
-// relation the followee's followers set, the follower's pull set and feed backfill, from the
-// authoritative following sets. It repairs writes cut off between their steps (a user who signed
-// up but was never indexed, a follow that reached only one side). It scans the keyspace (SCAN,
-// never KEYS), so it is for maintenance, not request paths; it is safe beside live traffic because
-// every step it runs is the idempotent, version-guarded step the request paths run.
+// autocomplete, each user's leaderboard entry from their karma total, for every follow relation
+// the followee's followers set, the follower's pull set and feed backfill, from the authoritative
+// following sets, and every group's members from the users' joined groups. It repairs writes cut
+// off between their steps (a user who signed up but was never indexed, a follow or a membership
+// that reached only one side). It scans the keyspace (SCAN, never KEYS), so it is for
+// maintenance, not request paths; it is safe beside live traffic because every step it runs is
+// the idempotent, version-guarded step the request paths run.
 func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 	var st UserRebuildStats
 	err := s.scanKeys(ctx, s.k.prefix+"{u:*}", func(key string) error {
@@ -57,8 +61,18 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		}
 		n, err = s.requeueDrafts(ctx, uid)
 		st.Drafts += n
+		if err != nil {
+			return err
+		}
+		n, err = s.resyncMembers(ctx, uid)
+		st.Memberships += n
 		return err
 	})
+	if err != nil {
+		return st, err
+	}
+	n, err := s.dropStaleMembers(ctx)
+	st.Memberships += n
 	return st, err
 }
 

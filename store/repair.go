@@ -41,6 +41,8 @@ const (
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
 	repairPins    = "pins"    // pins:<group>: the group's moderation outbox (pins) into the log
+	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
+	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side and its log entry
 )
 
 // note is a write's repair job.
@@ -109,6 +111,16 @@ func (s *Store) repair(ctx context.Context, item string) error {
 		return s.syncPublishJob(ctx, uid, pid)
 	case repairPins:
 		return s.flushModOutbox(ctx, s.k.groupModOutbox(rest))
+	case repairReport:
+		uid, target, _ := strings.Cut(rest, ":")
+		return s.repairReport(ctx, uid, target)
+	case repairResolve:
+		return s.repairResolve(ctx, rest)
+	case repairGroup:
+		return s.repairGroupItem(ctx, rest)
+	case repairMember:
+		uid, g, _ := strings.Cut(rest, ":")
+		return s.syncMember(ctx, uid, g, followRead)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil

@@ -24,6 +24,12 @@ type Revisions struct {
 	mu     sync.Mutex
 	revs   map[string]string // revision key → revision ("" for an aggregate never written)
 	broken bool              // a revision could not be read, or changed during the response
+
+	// The viewer's block list, when the response consulted it (see Blocks): the revision of the
+	// viewer's aggregate read with it, which an answer kept for that viewer records, and whether
+	// the list blocked anyone, which makes the answer the viewer's own.
+	blocksKey, blocksRev string
+	blocking             bool
 }
 
 // NewRevisions returns an empty record.
@@ -93,22 +99,52 @@ func (r *Revisions) timeDependent() {
 	r.mu.Unlock()
 }
 
+// blocksRead records that the response consulted the viewer's block list, read with the
+// revision rev of the counter key; blocking says the list is not empty.
+func (r *Revisions) blocksRead(key, rev string, blocking bool) {
+	r.mu.Lock()
+	r.blocksKey, r.blocksRev = key, rev
+	r.blocking = r.blocking || blocking
+	r.mu.Unlock()
+}
+
+// ViewerDependent reports whether the response consulted a block list that blocks someone: its
+// answer is then the viewer's own, whatever else it read.
+func (r *Revisions) ViewerDependent() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.blocking
+}
+
 // Snapshot returns the recorded revisions as sorted keys and their values; ok is false when the
-// record cannot prove a response current.
-func (r *Revisions) Snapshot() (keys, values []string, ok bool) {
+// record cannot prove a response current. forViewer includes the revision read with the viewer's
+// block list, when the response consulted it: an answer kept for one viewer must go stale when
+// their list changes, while one shared by every viewer does not depend on anyone's list.
+func (r *Revisions) Snapshot(forViewer bool) (keys, values []string, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.broken {
 		return nil, nil, false
 	}
-	keys = make([]string, 0, len(r.revs))
-	for k := range r.revs {
+	revs := r.revs
+	if forViewer && r.blocksKey != "" {
+		if old, ok := revs[r.blocksKey]; ok && old != r.blocksRev {
+			return nil, nil, false // the viewer's aggregate changed while the response was made
+		}
+		revs = make(map[string]string, len(r.revs)+1)
+		for k, v := range r.revs {
+			revs[k] = v
+		}
+		revs[r.blocksKey] = r.blocksRev
+	}
+	keys = make([]string, 0, len(revs))
+	for k := range revs {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	values = make([]string, len(keys))
 	for i, k := range keys {
-		values[i] = r.revs[k]
+		values[i] = revs[k]
 	}
 	return keys, values, true
 }

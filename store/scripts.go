@@ -81,10 +81,11 @@ type scriptCall struct {
 }
 
 // unrevised are the scripts that write nothing a response reads, so they raise no revision: the
-// idempotency claim, the rate limit, the job engine's queues (repair notes among them) and the
-// live events' logs (and replay, which only reads). Every other write script takes its aggregate's revision counter as its last
+// idempotency claim, the rate limit, the job engine's queues (repair notes among them), the live
+// events' logs (and replay, which only reads), and sessions with the password hash. Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
 var unrevised = map[string]bool{"claim": true, "ratelimit": true, "publish": true, "replay": true, "persisted": true,
+	"session_start": true, "sessions_end": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless

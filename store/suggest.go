@@ -16,9 +16,10 @@ import (
 // with Unicode case folding, which maps the Kelvin sign to "k") and a prefix holding any other
 // character matches nothing.
 //
-// A group is registered when a post joins it and removed when its last post leaves it (see
-// pruneGroups); suggestions also skip any group that holds no post at read time, so a group never
-// shows without posts even while a removal is in flight.
+// A group is registered when it is made (createGroup) or a post joins it, and removed when its last
+// post leaves it unless it was made lasting (see pruneGroups and groups.go); suggestions also skip
+// any group that does not exist at read time, so a group never shows once it is gone, even while
+// a removal is in flight.
 
 // MaxPrefixBytes is the longest autocomplete prefix accepted.
 const MaxPrefixBytes = 64
@@ -60,22 +61,12 @@ func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int, nee
 		return nil, err
 	}
 	l.Walk(ctx, Items{Kind: ItemUser, Keys: uids}, evalNeeds(needs))
-	users, err := l.usersByKey(ctx, uids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*User, 0, len(users))
-	for _, u := range users {
-		if u != nil {
-			out = append(out, u)
-		}
-	}
-	return out, nil
+	return l.existingUsers(ctx, uids)
 }
 
-// SuggestGroups returns up to first groups holding posts whose names start with prefix, ignoring
-// case, in order of name.
-func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int) ([]*Group, error) {
+// SuggestGroups returns up to first existing groups whose names start with prefix, ignoring
+// case, in order of name, and reads what needs says the response reads of them.
+func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int, needs func() *Needs) ([]*Group, error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
 	}
@@ -88,25 +79,7 @@ func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int) ([
 	if err != nil {
 		return nil, err
 	}
-	reads := make([]read, len(names))
-	for i, n := range names {
-		reads[i] = zcardRead(l.s.k.ranking(n).new)
-	}
-	calls := l.getAll(ctx, reads...)
-	if err := waitAll(ctx, calls); err != nil {
-		return nil, err
-	}
-	counts := make([]int, len(names))
-	for i, c := range calls {
-		counts[i] = int(c.cmd.(*redis.IntCmd).Val())
-	}
-	out := make([]*Group, 0, first)
-	for i, n := range names {
-		if counts[i] > 0 && len(out) < first {
-			out = append(out, NewGroup(n))
-		}
-	}
-	return out, nil
+	return l.existingGroups(ctx, names, first, needs)
 }
 
 // zrangeByLex loads up to n members of a sorted set (all scores equal) that start with prefix.
@@ -121,7 +94,8 @@ func (l *Loader) zrangeByLex(ctx context.Context, key, prefix string, n int) ([]
 	return c.cmd.(*redis.StringSliceCmd).Val(), nil
 }
 
-// pruneGroups removes from the group registry those of groups that hold no post any more.
+// pruneGroups removes from the group registry those of groups that no longer exist: that hold no
+// post any more and were never made lasting by createGroup or a moderator's change (groups.go).
 //
 // It is safe against a post joining a group at the same time: a joining post is written into the
 // group's rankings before indexPost registers the group. The removal is followed by a second
@@ -133,14 +107,14 @@ func (s *Store) pruneGroups(ctx context.Context, groups []string) error {
 	if len(groups) == 0 {
 		return nil
 	}
-	empty, err := s.groupsWithCount(ctx, groups, false)
+	empty, err := s.groupsInUse(ctx, groups, false)
 	if err != nil || len(empty) == 0 {
 		return err
 	}
 	if err := s.register(ctx, s.k.groups(), false, empty...); err != nil {
 		return fmt.Errorf("unregister groups: %w", err)
 	}
-	back, err := s.groupsWithCount(ctx, empty, true)
+	back, err := s.groupsInUse(ctx, empty, true)
 	if err != nil || len(back) == 0 {
 		return err
 	}
@@ -148,25 +122,6 @@ func (s *Store) pruneGroups(ctx context.Context, groups []string) error {
 		return fmt.Errorf("register groups: %w", err)
 	}
 	return nil
-}
-
-// groupsWithCount returns those of groups that hold posts (nonEmpty) or hold none (!nonEmpty).
-func (s *Store) groupsWithCount(ctx context.Context, groups []string, nonEmpty bool) ([]string, error) {
-	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.IntCmd, len(groups))
-	for i, g := range groups {
-		cmds[i] = pipe.ZCard(ctx, s.k.ranking(g).new)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("count group posts: %w", err)
-	}
-	var out []string
-	for i, g := range groups {
-		if (cmds[i].Val() > 0) == nonEmpty {
-			out = append(out, g)
-		}
-	}
-	return out, nil
 }
 
 // register adds names to (add) or removes them from a name registry: the users or the groups.

@@ -81,7 +81,7 @@ func TestSuggestGroups(t *testing.T) {
 		moved := create("go-kit")
 		suggest := func(prefix string, want ...string) {
 			t.Helper()
-			got, err := s.NewLoader().SuggestGroups(ctx, prefix, 10)
+			got, err := s.NewLoader().SuggestGroups(ctx, prefix, 10, nil)
 			if err != nil || got == nil || !slices.Equal(groupNames(got), want) {
 				t.Errorf("suggest groups %q: %v %v, want %v", prefix, groupNames(got), err, want)
 			}
@@ -104,7 +104,7 @@ func TestSuggestGroups(t *testing.T) {
 		}
 		suggest("go", "golang", "gophers")
 		suggest("r")
-		if got, err := s.NewLoader().SuggestGroups(ctx, "go", 1); err != nil || !slices.Equal(groupNames(got), []string{"golang"}) {
+		if got, err := s.NewLoader().SuggestGroups(ctx, "go", 1, nil); err != nil || !slices.Equal(groupNames(got), []string{"golang"}) {
 			t.Errorf("first 1: %v %v", groupNames(got), err)
 		}
 	})

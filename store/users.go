@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -117,16 +116,38 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 		return nil, bad
 	}
 	uid := strings.ToLower(name)
+	vals, _, err := s.checkCredentials(ctx, uid, password)
+	if errors.Is(err, errWrongPassword) {
+		return nil, bad
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Completes a sign-up whose indexing was cut off; idempotent and cheap otherwise.
+	if err := s.registerUser(ctx, uid); err != nil {
+		return nil, err
+	}
+	return s.newSession(ctx, s.userFromFields(uid, vals))
+}
+
+// errWrongPassword is checkCredentials' answer to a wrong password or an unknown user.
+var errWrongPassword = errors.New("wrong name or password")
+
+// checkCredentials checks password against the user uid's under the limits on failed log-ins
+// (see LogIn), and counts a failure against them. It returns the user's userFields and their
+// encoded password hash; errWrongPassword for a wrong password or an unknown user, which costs
+// the same time as a right one so that timing does not reveal which names exist.
+func (s *Store) checkCredentials(ctx context.Context, uid, password string) (vals []any, encoded string, err error) {
 	a := s.opts.Auth
 	perAccount := limit{"failed log-ins on this account", a.FailedLoginsPerAccount, a.LoginWindow}
 	perAddress := limit{"failed log-ins from this address", a.FailedLoginsPerAddress, a.LoginWindow}
 	addr := ClientFrom(ctx)
 	if err := s.allow(ctx, s.k.userFails(uid), perAccount, false); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if addr != "" {
 		if err := s.allow(ctx, s.k.addrFails(addr), perAddress, false); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	failed := func() error {
@@ -138,58 +159,22 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 				return err
 			}
 		}
-		return bad
+		return errWrongPassword
 	}
-	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), slices.Concat(userFields, []string{"pass"})...).Result()
+	vals, err = s.rdb.HMGet(ctx, s.k.user(uid), slices.Concat(userFields, []string{"pass"})...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("log in: %w", err)
+		return nil, "", fmt.Errorf("check password: %w", err)
 	}
-	encoded, _ := vals[len(userFields)].(string)
+	encoded, _ = vals[len(userFields)].(string)
 	if encoded == "" {
 		// Spend the same time as a real check so that timing does not reveal which names exist.
 		s.verifyPassword(password, s.decoy)
-		return nil, failed()
+		return nil, "", failed()
 	}
 	if !s.verifyPassword(password, encoded) {
-		return nil, failed()
+		return nil, "", failed()
 	}
-	// Completes a sign-up whose indexing was cut off; idempotent and cheap otherwise.
-	if err := s.registerUser(ctx, uid); err != nil {
-		return nil, err
-	}
-	return s.newSession(ctx, s.userFromFields(uid, vals))
-}
-
-// Authenticate returns the user of a session token and extends the session's life. An unknown
-// or expired token is KindUnauthenticated.
-func (s *Store) Authenticate(ctx context.Context, token string) (UserKey, error) {
-	if token == "" || len(token) > 100 {
-		return "", &Error{Kind: KindUnauthenticated, Msg: "invalid or expired token"}
-	}
-	uid, err := s.rdb.GetEx(ctx, s.k.session(digest(token)), s.opts.SessionTTL).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", &Error{Kind: KindUnauthenticated, Msg: "invalid or expired token"}
-	}
-	if err != nil {
-		return "", fmt.Errorf("authenticate: %w", err)
-	}
-	return UserKey(uid), nil
-}
-
-// LogOut ends the session of token.
-func (s *Store) LogOut(ctx context.Context, token string) error {
-	if err := s.rdb.Del(ctx, s.k.session(digest(token))).Err(); err != nil {
-		return fmt.Errorf("log out: %w", err)
-	}
-	return nil
-}
-
-func (s *Store) newSession(ctx context.Context, u *User) (*Session, error) {
-	token := base64.RawURLEncoding.EncodeToString(randomBytes(32)) // 256 random bits
-	if err := s.rdb.Set(ctx, s.k.session(digest(token)), string(u.Key()), s.opts.SessionTTL).Err(); err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
-	}
-	return &Session{Token: token, User: u}, nil
+	return vals[:len(userFields)], encoded, nil
 }
 
 // userFromFields builds a User from the values of userFields.

@@ -94,7 +94,7 @@ func TestPasswordsAreHashedWithArgon2id(t *testing.T) {
 			t.Fatalf("stored password %q", pass)
 		}
 		// The token itself is never stored, only its digest.
-		n, err := b.Client.Exists(ctx, prefix+"sess:"+sess.Token).Result()
+		n, err := b.Client.Exists(ctx, prefix+"{u:carol}:sess:"+sess.Token).Result()
 		if err != nil || n != 0 {
 			t.Fatalf("raw token stored: %d %v", n, err)
 		}
@@ -111,7 +111,7 @@ func TestSessionTTLSlidesOnUse(t *testing.T) {
 			t.Fatal(err)
 		}
 		var key string
-		for _, k := range scanAll(t, b, prefix+"sess:*") {
+		for _, k := range scanAll(t, b, prefix+"{u:dave}:sess:*") {
 			key = k
 		}
 		if err := b.Client.Expire(ctx, key, time.Minute).Err(); err != nil {

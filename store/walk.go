@@ -11,11 +11,11 @@ import (
 // reads below them; the resolvers that run next find everything in the loader.
 //
 // One round reads, in one pipeline: the hashes of the items whose keys are known, each followed by
-// the viewer's vote on it (so the counts and the vote are read together), the reads those keys
-// alone decide (the pages below them, a user's karma or counts), and the reads that needed the
-// previous round's hashes (authors, group sizes). A thread of depth d
-// therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left to
-// the resolvers, which meet them again when they read the same data.
+// the viewer's vote on it (so the counts and the vote are read together) and whether the viewer
+// saved it, the reads those keys alone decide (the pages below them, a user's karma or counts),
+// and the reads that needed the previous round's hashes (authors, group sizes). A thread of depth
+// d therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left
+// to the resolvers, which meet them again when they read the same data.
 
 // ItemKind is the kind of the items of a list.
 type ItemKind int
@@ -25,6 +25,7 @@ const (
 	ItemPost ItemKind = iota
 	ItemComment
 	ItemUser
+	ItemGroup // keys are group names
 )
 
 // Items names items of one kind by key: post keys, user keys, or comment numbers (as stored) of
@@ -43,10 +44,22 @@ type Needs struct {
 	Author *Needs
 	// Vote (posts, comments): the viewer's vote.
 	Vote bool
+	// Saved (posts): whether the viewer saved it.
+	Saved bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
 	// PinnedIn (posts): whether each of the post's groups pins it.
 	PinnedIn bool
+	// ReportCount (posts, comments): the open report count, and whether the viewer moderates the
+	// post's groups (who else sees no count).
+	ReportCount bool
+	// Groups (posts): the post's groups are read, and what Groups says of them.
+	Groups *Needs
+	// Groups: their oldest post (the created time of a group indexed before groups recorded
+	// theirs), member count, moderators (and what Moderators says of them), and whether the
+	// viewer is a member or a moderator. A group's info and post count are always read.
+	GroupCreated, MemberCount, ViewerIsMember, ViewerIsModerator bool
+	Moderators                                                   *Needs
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
@@ -101,7 +114,9 @@ type List struct {
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
-func (n *Needs) hashDerived() bool { return n.Author != nil || n.GroupSizes || n.PinnedIn }
+func (n *Needs) hashDerived() bool {
+	return n.Author != nil || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil
+}
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
 type walkItem struct {
@@ -189,14 +204,21 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			itemAt[i] = len(reads)
 			reads = append(reads, l.itemRead(it))
 			n := it.needs
-			if it.kind == ItemUser {
+			switch it.kind {
+			case ItemUser:
 				reads = l.userNeeds(it.key, n, reads)
+			case ItemGroup:
+				reads = l.groupNeeds(it.key, n, reads)
 			}
 			if v := l.voteRead(it); v != nil {
 				// Right after the item's hash, in the same pipeline: the counts and the viewer's
 				// vote are read together, so a response never shows a vote the counts lack.
 				reads = append(reads, *v)
 			}
+			if v := l.savedRead(it); v != nil {
+				reads = append(reads, *v)
+			}
+			reads = l.reportCountReads(it, reads)
 			for j := range n.Lists {
 				wl, lr, err := l.listRead(it, &n.Lists[j])
 				if err != nil {
@@ -253,12 +275,15 @@ func (l *Loader) itemRead(it walkItem) read {
 		return l.postRead(it.key)
 	case ItemComment:
 		return l.commentRead(it.pid, it.key, it.needs.CommentFields)
+	case ItemGroup:
+		return l.groupInfoRead(it.key)
 	}
 	return l.userRead(it.key)
 }
 
-// hashNeeds adds the reads that need an item's hash: its author (to the items of this round) and
-// its groups' sizes.
+// hashNeeds adds the reads that need an item's hash: its author and groups (to the items of this
+// round), its groups' sizes, and whether the viewer moderates them (for report counts); for a
+// group, its moderators (read with it) join the items.
 func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
 	n := it.needs
 	var author UserKey
@@ -277,12 +302,26 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		if n.PinnedIn && !p.Removed {
 			reads = append(reads, l.pinReads(it.key, p.GroupNames)...)
 		}
+		reads = l.reportAuthorityReads(n, p.GroupNames, reads)
+		if n.Groups != nil {
+			for _, g := range p.GroupNames {
+				*items = append(*items, newWalkItem(ItemGroup, "", g, n.Groups))
+			}
+		}
 	case ItemComment:
+		if n.ReportCount {
+			if p := l.readPost(it.pid); p != nil {
+				reads = l.reportAuthorityReads(n, p.GroupNames, reads)
+			}
+		}
 		c := l.commentOf(it.call, it.pid, it.key, n.CommentFields)
 		if c == nil || c.Author == "" {
 			return reads
 		}
 		author = c.Author
+	case ItemGroup:
+		l.moderatorItems(it, items)
+		return reads
 	default:
 		return reads
 	}
@@ -457,6 +496,8 @@ func (l *Loader) WalkID(ctx context.Context, id string, needs func() *Needs) {
 		l.Walk(ctx, Items{Kind: ItemPost, Keys: []string{key}}, evalNeeds(needs))
 	case TypeUser:
 		l.Walk(ctx, Items{Kind: ItemUser, Keys: []string{key}}, evalNeeds(needs))
+	case TypeGroup:
+		l.Walk(ctx, Items{Kind: ItemGroup, Keys: []string{key}}, evalNeeds(needs))
 	case TypeComment:
 		pid, num, err := CommentKey(id)
 		if err != nil {
@@ -473,11 +514,12 @@ func (l *Loader) WalkID(ctx context.Context, id string, needs func() *Needs) {
 	}
 }
 
-// WalkIDs reads the items many global ids name, like WalkID, with the posts in one walk and the
-// users in another, so that a list of ids costs the round trips of one item of each kind; needs
-// gives what the response reads below items of a type ("Post", "User", "Comment").
+// WalkIDs reads the items many global ids name, like WalkID, with the posts in one walk, the
+// users in another and the groups in a third, so that a list of ids costs the round trips of one
+// item of each kind; needs gives what the response reads below items of a type ("Post", "User",
+// "Group", "Comment").
 func (l *Loader) WalkIDs(ctx context.Context, ids []string, needs func(typ string) func() *Needs) {
-	var posts, users []string
+	var posts, users, groups []string
 	for _, id := range ids {
 		typ, key, err := ParseID(id)
 		if err != nil {
@@ -488,6 +530,8 @@ func (l *Loader) WalkIDs(ctx context.Context, ids []string, needs func(typ strin
 			posts = append(posts, key)
 		case TypeUser:
 			users = append(users, key)
+		case TypeGroup:
+			groups = append(groups, key)
 		case TypeComment:
 			l.WalkID(ctx, id, needs("Comment"))
 		}
@@ -497,5 +541,8 @@ func (l *Loader) WalkIDs(ctx context.Context, ids []string, needs func(typ strin
 	}
 	if len(users) > 0 {
 		l.Walk(ctx, Items{Kind: ItemUser, Keys: users}, evalNeeds(needs("User")))
+	}
+	if len(groups) > 0 {
+		l.Walk(ctx, Items{Kind: ItemGroup, Keys: groups}, evalNeeds(needs("Group")))
 	}
 }

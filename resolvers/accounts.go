@@ -1,0 +1,62 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/agora/agora/store"
+)
+
+// setBlock blocks or unblocks the user userID for the viewer, and makes the rest of the
+// mutation's response read with the viewer's new block list.
+func (r *Resolver) setBlock(ctx context.Context, userID string, block bool) (*store.User, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target, err := store.ParseUserID(userID)
+	if err != nil {
+		return nil, err
+	}
+	change := r.Store.Unblock
+	if block {
+		change = r.Store.Block
+	}
+	u, err := change(ctx, uid, target)
+	wrote(ctx)
+	if err == nil {
+		loaderFrom(ctx).SetBlocked(target, block)
+	}
+	return u, err
+}
+
+// viewerBlocks reports whether the viewer blocks u; false when anonymous.
+func viewerBlocks(ctx context.Context, u *store.User) bool {
+	if viewerFrom(ctx) == "" {
+		return false
+	}
+	return loaderFrom(ctx).ViewerBlocks(u.Key())
+}
+
+// changePassword changes the viewer's password and ends their other sessions.
+func (r *Resolver) changePassword(ctx context.Context, current, next string) (bool, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Store.ChangePassword(ctx, uid, requestFrom(ctx).Token, current, next); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// logOutEverywhere ends every session of the viewer, the request's included.
+func (r *Resolver) logOutEverywhere(ctx context.Context) (bool, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Store.LogOutEverywhere(ctx, uid); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,66 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/store"
+)
+
+// The everyday essentials of a user's own content: editing a post, saving posts, the profile.
+
+func editPost(ctx context.Context, st *store.Store, id string, title, body, url *string) (*store.Post, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.EditPost(ctx, uid, id, store.PostEdit{Title: title, Body: body, URL: url})
+	wrote(ctx)
+	return p, err
+}
+
+// savePost saves (save) or unsaves a post of the viewer's choosing.
+func savePost(ctx context.Context, st *store.Store, id string, save bool) (*store.Post, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var p *store.Post
+	if save {
+		p, err = st.SavePost(ctx, uid, id)
+	} else {
+		p, err = st.UnsavePost(ctx, uid, id)
+	}
+	wrote(ctx)
+	return p, err
+}
+
+func savedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).SavedPosts(ctx, uid, w, fieldNeeds(ctx, "Post", true))
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(p), nil
+}
+
+func viewerSaved(ctx context.Context, p *store.Post) (bool, error) {
+	return loaderFrom(ctx).Saved(ctx, viewerFrom(ctx), p)
+}
+
+func updateProfile(ctx context.Context, st *store.Store, bio, avatarURL *string) (*store.User, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := st.UpdateProfile(ctx, uid, store.ProfileEdit{Bio: bio, AvatarURL: avatarURL})
+	wrote(ctx)
+	return u, err
+}

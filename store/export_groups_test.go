@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Hooks of the group tests.
+
+// FillJoinedGroups records uid as a member of n made-up groups on uid's side only, as joining
+// them would.
+func (s *Store) FillJoinedGroups(ctx context.Context, uid string, n int) error {
+	zs := make([]redis.Z, n)
+	for i := range zs {
+		zs[i] = redis.Z{Score: float64(i), Member: fmt.Sprintf("filler%d", i)}
+	}
+	return s.rdb.ZAdd(ctx, s.k.userGroups(uid), zs...).Err()
+}
+
+// MemberFirstStep runs only the member's side of a join or leave, as a call cut off after its
+// first step would.
+func (s *Store) MemberFirstStep(ctx context.Context, uid, group string, join bool) error {
+	op := followRemove
+	if join {
+		op = followAdd
+	}
+	_, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, group, op, MaxGroupsJoined)
+	return err
+}
+
+// DropGroupInfo deletes a group's info hash, as a group indexed before groups had one lacks it.
+func (s *Store) DropGroupInfo(ctx context.Context, group string) error {
+	return s.rdb.Del(ctx, s.k.groupInfo(group)).Err()
+}

@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The reads of groups. A group is an item of Walk (ItemGroup): a list of groups — a user's, the
+// suggestions, the groups of the posts on a page — reads the info, post count and whatever Needs
+// asks of every group in one pipeline, and their moderators in the next; the resolvers of a
+// group's fields then find their reads in the loader.
+
+// groupInfoFields are the fields of a group's info hash that reads return.
+var groupInfoFields = []string{"created", "creator", "description", "ver"}
+
+func (l *Loader) groupInfoRead(g string) read {
+	return hashFieldsRead(l.s.k.groupInfo(g), groupInfoFields)
+}
+
+// groupModsRead reads a group's moderators, in the order they became moderators.
+func (l *Loader) groupModsRead(g string) read {
+	return zrangeRead(l.s.k.groupMods(g), 0, MaxGroupModerators-1)
+}
+
+// groupOldestRead reads the oldest post of a group, with its publish time: the created time of a
+// group that holds posts indexed before groups recorded one.
+func (l *Loader) groupOldestRead(g string) read {
+	return zrangeRead(l.s.k.ranking(g).new, 0, 0)
+}
+
+// groupNeeds adds the reads of a group that its name decides: always its post count (whether it
+// exists needs it, with the info), and what n asks.
+func (l *Loader) groupNeeds(g string, n *Needs, reads []read) []read {
+	k := l.s.k
+	reads = append(reads, zcardRead(k.ranking(g).new))
+	if n.GroupCreated {
+		reads = append(reads, l.groupOldestRead(g))
+	}
+	if n.MemberCount {
+		reads = append(reads, zcardRead(k.groupMembers(g)))
+	}
+	if n.Moderators != nil {
+		reads = append(reads, l.groupModsRead(g))
+	}
+	if v := string(n.Viewer); v != "" {
+		if n.ViewerIsMember {
+			reads = append(reads, zscoreRead(k.userGroups(v), g))
+		}
+		if n.ViewerIsModerator && !l.s.IsAdmin(n.Viewer) {
+			reads = append(reads, zscoreRead(k.groupMods(g), v))
+		}
+	}
+	return reads
+}
+
+// moderatorItems adds a walked group's moderators to the items of the next round.
+func (l *Loader) moderatorItems(it walkItem, items *[]walkItem) {
+	if it.needs.Moderators == nil {
+		return
+	}
+	c := l.cached(l.groupModsRead(it.key))
+	if c == nil || c.err != nil {
+		return
+	}
+	for _, m := range zrangeMembers(c) {
+		*items = append(*items, newWalkItem(ItemUser, "", m, it.needs.Moderators))
+	}
+}
+
+// cached returns the call of a read already started, or nil.
+func (l *Loader) cached(r read) *call {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cache[r.key]
+}
+
+// groupInfo is a group's info hash as read.
+type groupInfo struct {
+	created     int64   // Unix ms; 0 when not recorded
+	description *string // nil when none
+	lasting     bool    // the info holds a version: the group exists without posts
+}
+
+// groupInfoOf parses a done info read.
+func (l *Loader) groupInfoOf(c *call) groupInfo {
+	gi, _ := l.parsed(c, func(c *call) any {
+		v := fields(c)
+		gi := groupInfo{created: atoi64(str(v[0])), lasting: str(v[3]) != ""}
+		if d := str(v[2]); d != "" {
+			gi.description = &d
+		}
+		return gi
+	}).(groupInfo)
+	return gi
+}
+
+// groupExists reads whether groups exist, in one pipeline (cached with the walk's reads): a group
+// exists while it holds posts or once its info holds a version.
+func (l *Loader) groupExists(ctx context.Context, names []string) ([]bool, error) {
+	reads := make([]read, 0, 2*len(names))
+	for _, g := range names {
+		reads = append(reads, l.groupInfoRead(g), zcardRead(l.s.k.ranking(g).new))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(names))
+	for i := range names {
+		out[i] = l.groupInfoOf(calls[2*i]).lasting || calls[2*i+1].cmd.(*redis.IntCmd).Val() > 0
+	}
+	return out, nil
+}
+
+// Group loads a group by name; nil when it does not exist.
+func (l *Loader) Group(ctx context.Context, name string) (*Group, error) {
+	return l.WalkGroup(ctx, name, nil)
+}
+
+// WalkGroup loads a group by name, and what needs says the response reads of it; nil when it
+// does not exist.
+func (l *Loader) WalkGroup(ctx context.Context, name string, needs func() *Needs) (*Group, error) {
+	n, err := NormalizeGroupName(name)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := l.existingGroups(ctx, []string{n}, 1, needs)
+	if err != nil || len(gs) == 0 {
+		return nil, err
+	}
+	return gs[0], nil
+}
+
+// existingGroups walks the groups names (normalized) with needs and returns up to first of those
+// that exist, in order.
+func (l *Loader) existingGroups(ctx context.Context, names []string, first int, needs func() *Needs) ([]*Group, error) {
+	if needs != nil {
+		l.Walk(ctx, Items{Kind: ItemGroup, Keys: names}, evalNeeds(needs))
+	}
+	exists, err := l.groupExists(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Group, 0, min(first, len(names)))
+	for i, g := range names {
+		if exists[i] && len(out) < first {
+			out = append(out, NewGroup(g))
+		}
+	}
+	return out, nil
+}
+
+// WalkGroups reads groups, and what needs says the response reads of them, in one walk.
+func (l *Loader) WalkGroups(ctx context.Context, groups []*Group, needs func() *Needs) {
+	names := make([]string, len(groups))
+	for i, g := range groups {
+		names[i] = g.Name
+	}
+	l.Walk(ctx, Items{Kind: ItemGroup, Keys: names}, evalNeeds(needs))
+}
+
+// GroupDescription loads a group's description; nil when it has none.
+func (l *Loader) GroupDescription(ctx context.Context, g *Group) (*string, error) {
+	c, err := l.get(ctx, l.groupInfoRead(g.Name))
+	if err != nil {
+		return nil, err
+	}
+	return l.groupInfoOf(c).description, nil
+}
+
+// GroupCreatedAt loads when a group was made: by createGroup, or by its oldest post (see
+// groups.go). A group that holds posts indexed before groups recorded their time is as old as
+// its oldest post, read in the same pipeline as its info.
+func (l *Loader) GroupCreatedAt(ctx context.Context, g *Group) (time.Time, error) {
+	calls := l.getAll(ctx, l.groupInfoRead(g.Name), l.groupOldestRead(g.Name))
+	if err := waitAll(ctx, calls); err != nil {
+		return time.Time{}, err
+	}
+	if ms := l.groupInfoOf(calls[0]).created; ms != 0 {
+		return fromMillis(ms), nil
+	}
+	if zs := calls[1].cmd.(*redis.ZSliceCmd).Val(); len(zs) > 0 {
+		return fromMillis(int64(zs[0].Score)), nil
+	}
+	return time.Time{}, nil
+}
+
+// GroupModerators loads a group's moderators, in the order they became moderators.
+func (l *Loader) GroupModerators(ctx context.Context, g *Group) ([]*User, error) {
+	c, err := l.get(ctx, l.groupModsRead(g.Name))
+	if err != nil {
+		return nil, err
+	}
+	return l.existingUsers(ctx, zrangeMembers(c))
+}
+
+// GroupMemberCount loads how many users joined a group.
+func (l *Loader) GroupMemberCount(ctx context.Context, g *Group) (int, error) {
+	return l.zcard(ctx, l.s.k.groupMembers(g.Name))
+}
+
+// IsMember reports whether user joined a group; false for an anonymous viewer ("").
+func (l *Loader) IsMember(ctx context.Context, g *Group, user UserKey) (bool, error) {
+	if user == "" {
+		return false, nil
+	}
+	_, ok, err := l.zscore(ctx, l.s.k.userGroups(string(user)), g.Name)
+	return ok, err
+}
+
+// IsModerator reports whether user moderates a group: one of its moderators, or an admin; false
+// for an anonymous viewer ("").
+func (l *Loader) IsModerator(ctx context.Context, g *Group, user UserKey) (bool, error) {
+	if user == "" {
+		return false, nil
+	}
+	if l.s.IsAdmin(user) {
+		return true, nil
+	}
+	_, ok, err := l.zscore(ctx, l.s.k.groupMods(g.Name), string(user))
+	return ok, err
+}
+
+// UserGroups loads one page of the groups user joined, most recently joined first, and what
+// needs says the response reads of them.
+func (l *Loader) UserGroups(ctx context.Context, user UserKey, w Window, needs func() *Needs) (*Page[*Group], error) {
+	const tag = "ugr"
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := l.page(ctx, l.s.k.userGroups(string(user)), true, sp)
+	if err != nil {
+		return nil, err
+	}
+	l.Walk(ctx, Items{Kind: ItemGroup, Keys: rp.members}, evalNeeds(needs))
+	p := &Page[*Group]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev, Cursors: rp.cursors(tag),
+		Items: make([]*Group, len(rp.members))}
+	for i, g := range rp.members {
+		p.Items[i] = NewGroup(g)
+	}
+	return p, nil
+}

@@ -1,0 +1,391 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Groups as aggregates, and membership.
+//
+// A group lives in its hash slot {g:<name>}: its rankings (ranking.go), its info hash (created,
+// creator, description, ver), its moderators (groupMods, authoritative) and its members
+// (groupMembers, derived).
+//
+//   - A group exists while it holds posts, or once its info holds a version: createGroup sets it,
+//     and so does every moderator's change (group_change.lua). A group made by a post only — it
+//     has no creator and no moderators until an admin names some — exists while it holds posts,
+//     like the tag groups were, so that a group made by a typo goes away with its post.
+//   - createdAt: the creation time for a group made by createGroup; for a group made by posting,
+//     the publish time of the oldest post it has held, recorded by every index of a post into it
+//     (index.lua), so rebuild and repair record it too. A group that holds posts but was indexed
+//     before that record existed shows its oldest post's time, read in the same pipeline.
+//   - Moderators and descriptions change only through group_change.lua, which checks the actor
+//     (a moderator of the group, or an admin) in the same script, and records the info version
+//     of each change so that its moderation-log entry has a key a retried request finds again.
+//   - Membership is authoritative on the member's side ({u:<user>}:groups, at most
+//     MaxGroupsJoined, written by follow.lua with its bound) and mirrored to the group's members
+//     set by follower.lua, guarded by the member's sequence: exactly how follows work.
+
+// MaxGroupDescription is the longest group description, in characters.
+const MaxGroupDescription = 500
+
+// MaxGroupModerators is how many moderators one group may have.
+const MaxGroupModerators = 50
+
+// Items of the repair jobs of groups.
+const (
+	repairGroup  = "group"  // group:<name>[:<actor>:<op>[:<user>]]: the registry, the mod log
+	repairMember = "member" // member:<user>:<group>: the group's members set
+)
+
+// CreateGroup makes a group whose first moderator is actor, with an optional description. A
+// group that exists already is KindConflict, except for a repeat of actor's own creation, which
+// returns the group.
+func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, description *string) (*Group, error) {
+	g, err := NormalizeGroupName(name)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := groupDescription(description)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.allowWrite(ctx, string(actor), repairGroup+":"+g)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.run(ctx, "group_create", s.groupKeys(g), string(actor), desc, s.now().UnixMilli()); err != nil {
+		return nil, err
+	}
+	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
+		return nil, fmt.Errorf("register group %s: %w", g, err)
+	}
+	s.settled(ctx, n)
+	return NewGroup(g), nil
+}
+
+// UpdateGroup sets a group's description (nil or empty clears it). Moderators of the group and
+// admins only (KindForbidden); it is logged as UPDATE_GROUP once, however often it is repeated.
+func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, description *string) (*Group, error) {
+	desc, err := groupDescription(description)
+	if err != nil {
+		return nil, err
+	}
+	return s.changeGroup(ctx, actor, name, groupDescribe, desc)
+}
+
+// AddModerator makes the user target a moderator of a group. Moderators of the group and admins
+// only (KindForbidden); an unknown user is KindNotFound; more than MaxGroupModerators is
+// KindLimitReached. It is idempotent and logged as ADD_MODERATOR once.
+func (s *Store) AddModerator(ctx context.Context, actor UserKey, group string, target UserKey) (*Group, error) {
+	return s.changeModerator(ctx, actor, group, target, groupAddMod)
+}
+
+// RemoveModerator takes the user target's moderation of a group away; a moderator may remove
+// themselves. Moderators of the group and admins only (KindForbidden). It is idempotent and
+// logged as REMOVE_MODERATOR once.
+func (s *Store) RemoveModerator(ctx context.Context, actor UserKey, group string, target UserKey) (*Group, error) {
+	return s.changeModerator(ctx, actor, group, target, groupRemMod)
+}
+
+// The changes group_change.lua makes.
+const (
+	groupDescribe = "describe"
+	groupAddMod   = "addmod"
+	groupRemMod   = "remmod"
+)
+
+func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string, target UserKey, op string) (*Group, error) {
+	if !validUserName(string(target)) {
+		return nil, invalidf("malformed user %q", truncate(string(target), 40))
+	}
+	exists, err := s.rdb.Exists(ctx, s.k.user(string(target))).Result()
+	if err != nil {
+		return nil, fmt.Errorf("load user %s: %w", target, err)
+	}
+	if exists == 0 {
+		return nil, notFoundf("no such user %s", truncate(target.ID(), 40))
+	}
+	return s.changeGroup(ctx, actor, group, op, string(target))
+}
+
+// changeGroup runs one change of group_change.lua and logs it.
+func (s *Store) changeGroup(ctx context.Context, actor UserKey, name, op, arg string) (*Group, error) {
+	g, err := NormalizeGroupName(name)
+	if err != nil {
+		return nil, err
+	}
+	item := repairGroup + ":" + g + ":" + string(actor) + ":" + op
+	if op != groupDescribe {
+		item += ":" + arg
+	}
+	n, err := s.allowWrite(ctx, string(actor), item)
+	if err != nil {
+		return nil, err
+	}
+	admin := "0"
+	if s.IsAdmin(actor) {
+		admin = "1"
+	}
+	reply, err := s.run(ctx, "group_change", s.groupKeys(g), string(actor), admin, op, arg,
+		s.now().UnixMilli(), MaxGroupModerators)
+	if err != nil {
+		return nil, err
+	}
+	ver, _ := reply.(int64)
+	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
+		return nil, fmt.Errorf("register group %s: %w", g, err)
+	}
+	if err := s.logGroupChange(ctx, actor, g, op, arg, ver); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	return NewGroup(g), nil
+}
+
+// logGroupChange logs the change of a group made at info version ver (0: nothing to log). The
+// key of its entry is the group and the version, so that a repeat, or a repair, logs it once.
+func (s *Store) logGroupChange(ctx context.Context, actor UserKey, g, op, arg string, ver int64) error {
+	if ver == 0 {
+		return nil
+	}
+	kind, target := ModUpdateGroup, groupID(g)
+	switch op {
+	case groupAddMod:
+		kind, target = ModAddModerator, userID(arg)
+	case groupRemMod:
+		kind, target = ModRemoveModerator, userID(arg)
+	}
+	return s.logAction(ctx, newModAction(kind, actor, g, target, nil, s.now(), "group", g, strconv.FormatInt(ver, 10)))
+}
+
+// groupKeys are the keys of the group scripts: its info, its moderators and its NEW ranking.
+func (s *Store) groupKeys(g string) []string {
+	return []string{s.k.groupInfo(g), s.k.groupMods(g), s.k.ranking(g).new}
+}
+
+// groupDescription checks a description; nil is none ("").
+func groupDescription(d *string) (string, error) {
+	if d == nil || *d == "" {
+		return "", nil
+	}
+	if err := checkText("description", *d, 1, MaxGroupDescription); err != nil {
+		return "", err
+	}
+	return *d, nil
+}
+
+// repairGroupItem registers a group that exists and logs a moderator's change whose request was
+// cut off before it logged it. The change logged is the one the info records now for what the
+// request changed: a later change of the same thing is logged under its own version instead.
+func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
+	parts := strings.SplitN(rest, ":", 4)
+	g := parts[0]
+	if !validGroupName(g) {
+		return nil
+	}
+	in, err := s.groupsInUse(ctx, []string{g}, true)
+	if err != nil {
+		return err
+	}
+	if len(in) == 1 {
+		if err := s.register(ctx, s.k.groups(), true, g); err != nil {
+			return fmt.Errorf("register group %s: %w", g, err)
+		}
+	}
+	if len(parts) < 3 {
+		return nil
+	}
+	actor, op, arg := UserKey(parts[1]), parts[2], ""
+	field := "dver"
+	if op != groupDescribe {
+		if len(parts) < 4 {
+			return nil
+		}
+		arg, field = parts[3], "m:"+parts[3]
+	}
+	vals, err := s.rdb.HMGet(ctx, s.k.groupInfo(g), field).Result()
+	if err != nil {
+		return fmt.Errorf("repair group %s: %w", g, err)
+	}
+	ver := atoi64(str(vals[0]))
+	if op != groupDescribe {
+		// The version records the user's last change: an addition while they moderate.
+		err := s.rdb.ZScore(ctx, s.k.groupMods(g), arg).Err()
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("repair group %s: %w", g, err)
+		}
+		op = map[bool]string{true: groupAddMod, false: groupRemMod}[err == nil]
+	}
+	return s.logGroupChange(ctx, actor, g, op, arg, ver)
+}
+
+// groupsInUse returns those of groups that exist (in) or do not (!in): a group exists while it
+// holds posts or once its info holds a version (see above).
+func (s *Store) groupsInUse(ctx context.Context, groups []string, in bool) ([]string, error) {
+	pipe := s.rdb.Pipeline()
+	counts := make([]*redis.IntCmd, len(groups))
+	vers := make([]*redis.BoolCmd, len(groups))
+	for i, g := range groups {
+		counts[i] = pipe.ZCard(ctx, s.k.ranking(g).new)
+		vers[i] = pipe.HExists(ctx, s.k.groupInfo(g), "ver")
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("count group posts: %w", err)
+	}
+	var out []string
+	for i, g := range groups {
+		if (counts[i].Val() > 0 || vers[i].Val()) == in {
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+// JoinGroup makes user a member of a group. It is idempotent; a group that does not exist is
+// KindNotFound; joining more than MaxGroupsJoined groups is KindLimitReached.
+func (s *Store) JoinGroup(ctx context.Context, user UserKey, name string) (*Group, error) {
+	return s.setMember(ctx, string(user), name, true)
+}
+
+// LeaveGroup makes user leave a group. It is idempotent; a group that does not exist, and that
+// user is not a member of, is KindNotFound.
+func (s *Store) LeaveGroup(ctx context.Context, user UserKey, name string) (*Group, error) {
+	return s.setMember(ctx, string(user), name, false)
+}
+
+func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Group, error) {
+	g, err := NormalizeGroupName(name)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.groupsInUse(ctx, []string{g}, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(in) == 0 {
+		// A member may still leave a group made by posts that has lost them all.
+		err := s.rdb.ZScore(ctx, s.k.userGroups(uid), g).Err()
+		if join || isNil(err) {
+			return nil, notFoundf("no such group %s", g)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read groups of %s: %w", uid, err)
+		}
+	}
+	n, err := s.allowWrite(ctx, uid, repairMember+":"+uid+":"+g)
+	if err != nil {
+		return nil, err
+	}
+	op := followRemove
+	if join {
+		op = followAdd
+	}
+	if err := s.syncMember(ctx, uid, g, op); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	return NewGroup(g), nil
+}
+
+// syncMember sets, clears or (followRead) reads uid's membership of group g on uid's side and
+// mirrors it into the group's members. Each step is idempotent and version-guarded, so running
+// it again completes a cut-off run.
+func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
+	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, MaxGroupsJoined)
+	if err != nil {
+		if IsKind(err, KindLimitReached) {
+			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}
+		}
+		return err
+	}
+	_, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0)
+	return err
+}
+
+// resyncMembers brings the members sets of every group uid joined up to date from uid's
+// authoritative groups set, and returns how many memberships it synced.
+func (s *Store) resyncMembers(ctx context.Context, uid string) (int, error) {
+	groups, err := s.rdb.ZRange(ctx, s.k.userGroups(uid), 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("list groups of %s: %w", uid, err)
+	}
+	for _, g := range groups {
+		if err := s.syncMember(ctx, uid, g, followRead); err != nil {
+			return 0, err
+		}
+	}
+	return len(groups), nil
+}
+
+// dropStaleMembers removes from every group's members set the users whose groups set no longer
+// names the group (a leave cut off before its mirror), and returns how many it removed.
+func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
+	groups, err := s.scanGroups(ctx, ":members")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, g := range groups {
+		iter := s.rdb.ZScan(ctx, s.k.groupMembers(g), 0, "", 500).Iterator()
+		var members []string
+		for i := 0; iter.Next(ctx); i++ {
+			if i%2 == 0 {
+				members = append(members, iter.Val())
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return n, fmt.Errorf("scan members of %s: %w", g, err)
+		}
+		for _, uid := range members {
+			err := s.rdb.ZScore(ctx, s.k.userGroups(uid), g).Err()
+			if err == nil {
+				continue
+			}
+			if !isNil(err) {
+				return n, fmt.Errorf("check membership %s of %s: %w", uid, g, err)
+			}
+			if err := s.syncMember(ctx, uid, g, followRead); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// registerLastingGroups puts every group whose info holds a version into the registry (a
+// creation cut off before it registered the group).
+func (s *Store) registerLastingGroups(ctx context.Context) (int, error) {
+	groups, err := s.scanGroups(ctx, ":info")
+	if err != nil || len(groups) == 0 {
+		return 0, err
+	}
+	in, err := s.groupsInUse(ctx, groups, true)
+	if err != nil || len(in) == 0 {
+		return 0, err
+	}
+	if err := s.register(ctx, s.k.groups(), true, in...); err != nil {
+		return 0, fmt.Errorf("register groups: %w", err)
+	}
+	return len(in), nil
+}
+
+// scanGroups lists the groups that have a key "{g:<name>}<suffix>" (SCAN, for maintenance).
+func (s *Store) scanGroups(ctx context.Context, suffix string) ([]string, error) {
+	var groups []string
+	err := s.scanKeys(ctx, s.k.prefix+"{g:*}"+suffix, func(key string) error {
+		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}"+suffix); ok && validGroupName(g) {
+			groups = append(groups, g)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list groups with %s: %w", suffix, err)
+	}
+	return groups, nil
+}

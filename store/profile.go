@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxBioRunes is the longest bio a user may write.
+const MaxBioRunes = 500
+
+// ProfileEdit is the input of UpdateProfile: a nil field is left as it is, "" clears it.
+type ProfileEdit struct {
+	Bio       *string
+	AvatarURL *string
+}
+
+// UpdateProfile sets or clears user's bio (at most MaxBioRunes characters, checked like other
+// text) and avatar URL (see checkAvatarURL), in one script on the user's slot; invalid values are
+// KindInvalid. Setting the values the profile has changes nothing.
+func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit) (*User, error) {
+	uid := string(user)
+	if in.Bio != nil {
+		if err := checkText("bio", *in.Bio, 0, MaxBioRunes); err != nil {
+			return nil, err
+		}
+	}
+	if in.AvatarURL != nil && *in.AvatarURL != "" {
+		if err := checkAvatarURL(*in.AvatarURL); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+		return nil, err
+	}
+	args := append(optionalArg(in.Bio), optionalArg(in.AvatarURL)...)
+	for _, f := range userFields {
+		args = append(args, f)
+	}
+	reply, err := s.run(ctx, "update_profile", []string{s.k.user(uid)}, args...)
+	if err != nil {
+		return nil, err
+	}
+	v, _ := reply.([]any)
+	if len(v) != len(userFields) {
+		return nil, notFoundf("no such user")
+	}
+	return s.userFromFields(uid, v), nil
+}
+
+// checkAvatarURL accepts an absolute https URL with a host, of at most MaxURLBytes of valid
+// UTF-8, without spaces, control characters or credentials (user:pass@host): a picture every
+// reader's browser loads must not leak over plain http, run script (javascript:) or carry a
+// password.
+func checkAvatarURL(s string) error {
+	if len(s) > MaxURLBytes || !utf8.ValidString(s) {
+		return invalidf("avatarUrl must be valid UTF-8 of at most %d bytes", MaxURLBytes)
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return invalidf("avatarUrl must not contain spaces or control characters")
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Opaque != "" || u.Hostname() == "" {
+		return invalidf("avatarUrl must be an absolute https URL")
+	}
+	if u.User != nil {
+		return invalidf("avatarUrl must not carry credentials")
+	}
+	return nil
+}

@@ -1,0 +1,389 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reports. A signed-in user reports a post or a comment to the moderators of the post's groups
+// (the site admins for a post in no group); a moderator of one of those groups, or an admin,
+// resolves it.
+//
+// A report is written in two steps on two slots, in this order:
+//
+//  1. report_reserve.lua on the reporter's slot counts it against their limit (MaxOpenReports,
+//     checked and taken in the same script, so that concurrent reports cannot overrun it) and
+//     records it there: userReports(uid) holds the id scored by when it stops counting
+//     (ReportLimitWindow after it was made: per-member expiry, exact at the time of each check),
+//     userReportTargets(uid) the report itself under its target.
+//  2. report_write.lua on {reports} writes the report: its entry, the reporter's open report of
+//     the target (reportBy), the target's open count (reportCounts), and the lists — every
+//     report's and each of its groups', open and any.
+//
+// The limit must be taken before the report exists, so the reporter's side goes first. A report
+// cut off after step 1 is finished by its repair job (repair:report:<uid>:<target>), which runs
+// step 2 from the record step 1 left: no report is lost, and none counts twice, since the
+// reporter's side holds one entry per target. Ids come from reportSeq; step 1 binds the target
+// to the id of the first attempt, so a retried request reuses it (ids may skip numbers).
+//
+// Resolving is one script on {reports} (report_resolve.lua), then a derived write on the
+// reporter's slot (report_release.lua) that frees their slot, then the moderation log entry;
+// both are repaired by repair:resolve:<id> if cut off.
+
+// MaxReportReasonRunes bounds a report's reason.
+const MaxReportReasonRunes = 500
+
+// ReportLimitWindow is how long an open report counts against its reporter's MaxOpenReports at
+// most: a report the moderators leave open frees its slot after 30 days.
+const ReportLimitWindow = 30 * 24 * time.Hour
+
+// MaxReportGroupsScanned is how many of the groups holding reports, the most recently reported
+// first, Query.reports checks for a moderator who names no group; MaxReportGroupsMerged is how
+// many of those the viewer moderates it merges. A moderator of a group beyond them lists its
+// reports by naming it.
+const (
+	MaxReportGroupsScanned = 500
+	MaxReportGroupsMerged  = 100
+)
+
+// reportRecord is a report as {reports}:entries stores it, and as the reporter's side records it
+// (with its id). Numbers are strings, so that the scripts' JSON keeps them exact.
+type reportRecord struct {
+	ID         string `json:"id,omitempty"`
+	Post       string `json:"post"`              // global id
+	Comment    string `json:"comment,omitempty"` // global id; "" for a post
+	Reporter   string `json:"reporter"`
+	Reason     string `json:"reason"`
+	At         int64  `json:"at,string"`
+	Groups     string `json:"groups"` // the post's groups when reported, comma-separated
+	Resolved   bool   `json:"resolved"`
+	ResolvedAt int64  `json:"resolvedAt,string,omitempty"`
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	ResolvedIn string `json:"resolvedIn,omitempty"` // the group logged with the resolve
+	Ver        int64  `json:"ver,string"`           // 1 when open, 2 once resolved
+}
+
+// target is the global id of what the report is about.
+func (r *reportRecord) target() string {
+	if r.Comment != "" {
+		return r.Comment
+	}
+	return r.Post
+}
+
+// groups are the report's groups.
+func (r *reportRecord) groups() []string { return splitGroups(r.Groups) }
+
+// parseReportRecord decodes a stored report; nil when it is not one.
+func parseReportRecord(v any) *reportRecord {
+	raw, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	var r reportRecord
+	if err := json.Unmarshal([]byte(raw), &r); err != nil || r.Reporter == "" {
+		return nil
+	}
+	return &r
+}
+
+// report builds the Report of a record with id id.
+func (r *reportRecord) report(id string) *Report {
+	out := &Report{ID: reportID(id), PostID: r.Post, CommentID: r.Comment, Reporter: UserKey(r.Reporter),
+		Reason: r.Reason, CreatedAt: fromMillis(r.At), Resolved: r.Resolved, ResolvedBy: UserKey(r.ResolvedBy),
+		GroupNames: r.groups()}
+	if r.Resolved {
+		t := fromMillis(r.ResolvedAt)
+		out.ResolvedAt = &t
+	}
+	return out
+}
+
+func reportID(id string) string { return TypeReport + ":" + id }
+
+// ReportPost reports the post id to its groups' moderators.
+func (s *Store) ReportPost(ctx context.Context, user UserKey, id, reason string) (*Report, error) {
+	if _, err := PostKey(id); err != nil {
+		return nil, err
+	}
+	return s.report(ctx, user, id, reason)
+}
+
+// ReportComment reports the comment id to its post's groups' moderators.
+func (s *Store) ReportComment(ctx context.Context, user UserKey, id, reason string) (*Report, error) {
+	if _, _, err := CommentKey(id); err != nil {
+		return nil, err
+	}
+	return s.report(ctx, user, id, reason)
+}
+
+// report files user's report of the post or comment target. Reporting a target again while the
+// user's report of it is open returns that report.
+func (s *Store) report(ctx context.Context, user UserKey, target, reason string) (*Report, error) {
+	if user == "" {
+		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to report"}
+	}
+	if err := checkText("reason", reason, 1, MaxReportReasonRunes); err != nil {
+		return nil, err
+	}
+	rec, err := s.reportTarget(ctx, user, target)
+	if err != nil {
+		return nil, err
+	}
+	rec.Reporter, rec.Reason, rec.At, rec.Ver = string(user), reason, s.now().UnixMilli(), 1
+	n, err := s.allowWrite(ctx, string(user), repairReport+":"+string(user)+":"+target)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.fileReport(ctx, rec, "")
+	if err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	return r, nil
+}
+
+// reportTarget reads what target names and returns a record of it: its post, its comment and the
+// post's groups. It fails with KindNotFound when the target does not exist or user may not see it
+// (deleted, or removed and user is neither its author nor a moderator of its groups).
+func (s *Store) reportTarget(ctx context.Context, user UserKey, target string) (reportRecord, error) {
+	l := s.NewLoader()
+	var p *Post
+	var c *Comment
+	var err error
+	if strings.HasPrefix(target, TypeComment+":") {
+		if c, err = l.Comment(ctx, target); err != nil {
+			return reportRecord{}, err
+		}
+		if c == nil || c.Deleted {
+			return reportRecord{}, notFoundf("no such comment")
+		}
+		p, err = l.Post(ctx, c.PostID)
+	} else {
+		p, err = l.Post(ctx, target)
+	}
+	if err != nil {
+		return reportRecord{}, err
+	}
+	if p == nil {
+		return reportRecord{}, notFoundf("no such post")
+	}
+	removed, author := p.Removed, p.Author
+	if c != nil {
+		removed, author = p.Removed || c.Removed, c.Author
+	}
+	if removed && author != user {
+		if ok, err := l.moderatesAny(ctx, user, p.GroupNames); err != nil || !ok {
+			if err == nil {
+				err = notFoundf("no such %s", strings.SplitN(target, ":", 2)[0])
+			}
+			return reportRecord{}, err
+		}
+	}
+	rec := reportRecord{Post: p.ID, Groups: strings.Join(p.GroupNames, ",")}
+	if c != nil {
+		rec.Comment = c.ID
+	}
+	return rec, nil
+}
+
+// fileReport runs both steps of a report (see above) and returns the report filed: rec, or the
+// reporter's report of the same target already open. stale is an id a step 2 found taken.
+func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) (*Report, error) {
+	for range maxIDAttempts {
+		seq, err := s.rdb.Incr(ctx, s.k.reportSeq()).Result()
+		if err != nil {
+			return nil, fmt.Errorf("allocate report id: %w", err)
+		}
+		rec.ID = strconv.FormatInt(seq, 10)
+		raw, err := json.Marshal(rec)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		uid := rec.Reporter
+		v, err := s.run(ctx, "report_reserve", []string{s.k.userReports(uid), s.k.userReportTargets(uid)},
+			s.now().UnixMilli(), fromMillis(rec.At).Add(ReportLimitWindow).UnixMilli(), MaxOpenReports,
+			rec.target(), string(raw), rec.ID, stale)
+		if err != nil {
+			return nil, err
+		}
+		pending := parseReportRecord(v)
+		if pending == nil {
+			return nil, fmt.Errorf("report_reserve: unexpected reply %v", v)
+		}
+		r, status, err := s.writeReport(ctx, pending)
+		switch {
+		case err != nil:
+			return nil, err
+		case status == "resolved":
+			stale = ""
+		case status == "taken":
+			stale = pending.ID
+		default:
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("allocate report id: %d ids in a row were taken", maxIDAttempts)
+}
+
+// writeReport runs step 2 of the report the reporter's side recorded, and returns the status
+// report_write replied and the report filed: the recorded one ("new", "open"), or the reporter's
+// other open report of the target ("other"). For "other" and "resolved" (the recorded report was
+// resolved meanwhile: the caller files anew) it takes the recorded report out of the reporter's
+// side; for "taken" (no report) the reporter's side keeps it, to be given the next id.
+func (s *Store) writeReport(ctx context.Context, rec *reportRecord) (r *Report, status string, err error) {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return nil, "", fmt.Errorf("report: %w", err)
+	}
+	groups := rec.groups()
+	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts(), s.k.reportGroups()}
+	for _, g := range append([]string{""}, groups...) {
+		keys = append(keys, s.k.reportList(g, true), s.k.reportList(g, false))
+	}
+	args := []any{rec.ID, string(raw), rec.Reporter, rec.target(), rec.At}
+	for _, g := range groups {
+		args = append(args, g)
+	}
+	v, err := s.run(ctx, "report_write", keys, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	arr, _ := v.([]any)
+	if len(arr) > 0 {
+		status, _ = arr[0].(string)
+	}
+	var got *reportRecord
+	var id string
+	if len(arr) == 3 {
+		id, _ = arr[1].(string)
+		got = parseReportRecord(arr[2])
+	}
+	switch {
+	case status == "taken":
+		return nil, status, nil
+	case got == nil:
+		return nil, "", fmt.Errorf("report_write: unexpected reply %v", v)
+	case status == "other" || status == "resolved":
+		err = s.releaseReport(ctx, rec.Reporter, rec.ID, rec.target())
+	}
+	return got.report(id), status, err
+}
+
+// releaseReport takes a report out of its reporter's open reports.
+func (s *Store) releaseReport(ctx context.Context, uid, id, target string) error {
+	_, err := s.run(ctx, "report_release", []string{s.k.userReports(uid), s.k.userReportTargets(uid)}, id, target)
+	if err != nil {
+		return fmt.Errorf("release report %s of %s: %w", id, uid, err)
+	}
+	return nil
+}
+
+// repairReport finishes the report of target by uid that the reporter's side recorded, if any:
+// it writes it in {reports}, or takes it out of the reporter's side when it was resolved or
+// another report of the target is open.
+func (s *Store) repairReport(ctx context.Context, uid, target string) error {
+	v, err := s.rdb.HGet(ctx, s.k.userReportTargets(uid), "t:"+target).Result()
+	if err != nil {
+		if isNil(err) {
+			return nil
+		}
+		return fmt.Errorf("repair report of %s by %s: %w", target, uid, err)
+	}
+	rec := parseReportRecord(v)
+	if rec == nil {
+		return nil
+	}
+	_, status, err := s.writeReport(ctx, rec)
+	if err != nil || status != "taken" {
+		return err
+	}
+	if _, err := s.fileReport(ctx, *rec, rec.ID); err != nil && !IsKind(err, KindLimitReached) {
+		return err
+	}
+	return nil
+}
+
+// ResolveReport marks a report resolved, as actor: a moderator of one of its groups or an admin.
+// Resolving a resolved report changes nothing and returns it.
+func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*Report, error) {
+	key, err := parseTypedID(id, TypeReport)
+	if err != nil {
+		return nil, err
+	}
+	if actor == "" {
+		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to moderate"}
+	}
+	recs, err := s.NewLoader().reportRecords(ctx, []string{key})
+	if err != nil {
+		return nil, err
+	}
+	rec := recs[0]
+	if rec == nil {
+		return nil, notFoundf("no such report")
+	}
+	groups := rec.groups()
+	via, err := s.authority(ctx, actor, groups)
+	if err != nil {
+		return nil, err
+	}
+	if via == "*" {
+		via = ""
+		if len(groups) > 0 {
+			via = groups[0]
+		}
+	}
+	n, err := s.allowWrite(ctx, string(actor), repairResolve+":"+key)
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts()}
+	for _, g := range append([]string{""}, groups...) {
+		keys = append(keys, s.k.reportList(g, true))
+	}
+	v, err := s.run(ctx, "report_resolve", keys, key, string(actor), s.now().UnixMilli(), via)
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := v.([]any)
+	if len(arr) != 2 {
+		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
+	}
+	if rec = parseReportRecord(arr[1]); rec == nil {
+		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
+	}
+	if err := s.finishResolve(ctx, key, rec); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	return rec.report(key), nil
+}
+
+// finishResolve does what follows a resolve: the report leaves its reporter's open reports, and
+// the resolve is logged, once (the log entry's key is the report's version after it).
+func (s *Store) finishResolve(ctx context.Context, id string, rec *reportRecord) error {
+	if !rec.Resolved {
+		return nil
+	}
+	if err := s.releaseReport(ctx, rec.Reporter, id, rec.target()); err != nil {
+		return err
+	}
+	return s.logAction(ctx, newModAction(ModResolveReport, UserKey(rec.ResolvedBy), rec.ResolvedIn, reportID(id), nil,
+		fromMillis(rec.ResolvedAt), "rr", id, strconv.FormatInt(rec.Ver, 10)))
+}
+
+// repairResolve finishes a resolve cut off after its atomic step.
+func (s *Store) repairResolve(ctx context.Context, id string) error {
+	recs, err := s.NewLoader().reportRecords(ctx, []string{id})
+	if err != nil {
+		return err
+	}
+	if recs[0] == nil {
+		return nil
+	}
+	return s.finishResolve(ctx, id, recs[0])
+}

@@ -1,0 +1,36 @@
+-- edit_post: change the title, body or url of a post, record when, and raise its version.
+-- KEYS[1]  post hash {p:<id>}
+-- ARGV[1]  the editing user key   ARGV[2] now (Unix ms)
+-- ARGV[3]  "1" to set the title, "0" to leave it   ARGV[4] the title
+-- ARGV[5]  "1" to set the body, "0" to leave it    ARGV[6] the body
+-- ARGV[7]  "1" to set the url, "0" to leave it     ARGV[8] the url ("" clears it)
+-- Reply    HGETALL of the post.
+-- Errors   NOTFOUND (no post, a deleted one, or a removed one and not its author), FORBIDDEN (not
+--          the author).
+-- Repeat   a second run finds the fields already set and changes nothing; so does an edit that
+--          gives the values the post has (edited and ver stay as they were).
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local p = KEYS[1]
+local author = redis.call('HGET', p, 'author')
+if not author or redis.call('HGET', p, 'deleted') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
+if author ~= ARGV[1] then
+  -- A removed post is seen only by its author and the moderators: to others it names nothing.
+  if redis.call('HGET', p, 'removed') == '1' then return redis.error_reply('NOTFOUND no such post') end
+  return redis.error_reply('FORBIDDEN only the author can edit a post')
+end
+local changed = false
+for i, field in ipairs({'title', 'body', 'url'}) do
+  if ARGV[1 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[2 + 2 * i] then
+    redis.call('HSET', p, field, ARGV[2 + 2 * i])
+    changed = true
+  end
+end
+if changed then
+  redis.call('HSET', p, 'edited', ARGV[2])
+  redis.call('HINCRBY', p, 'ver', 1)
+end
+return redis.call('HGETALL', p)

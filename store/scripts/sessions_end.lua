@@ -1,0 +1,39 @@
+-- sessions_end: end sessions of a user — one (log out), all (logOutEverywhere), or all but the
+-- current one after setting a new password hash (changePassword) — in one step on the user's slot.
+-- KEYS[1]  zset {u:<user>}:sessions (token digest → expiry ms)   KEYS[2] user hash {u:<user>}
+--          KEYS[3..] the session strings {u:<user>}:sess:<digest> of the digests ARGV[5..]
+-- ARGV[1]  "all": the digests listed must be every member of the index (else the reply is 0 and
+--          nothing changes: a session started after the caller read the index must end too, so
+--          the caller reads it again and retries); "listed": end only those listed
+-- ARGV[2]  a digest to keep ("" for none)   ARGV[3] the password hash the caller checked the
+--          current password against ("" to leave the password alone)   ARGV[4] the new
+--          password hash   ARGV[5..] digests, one per KEYS[3..]
+-- Reply    1 when done, 0 when ARGV[1] is "all" and the index holds a digest not listed.
+--          Error "FORBIDDEN ..." when the password hash is neither ARGV[3] nor ARGV[4] (it
+--          changed since the caller checked it).
+-- Writes   only KEYS (see create_comment).
+-- Repeat   a second run finds the new hash and the sessions gone, and changes nothing.
+-- Revision none: sessions and the password hash are never read by a response (userFields leaves
+--          the hash out), so no cached response can go stale (store/scripts.go, unrevised).
+local index = KEYS[1]
+local listed = {}
+for i = 5, #ARGV do listed[ARGV[i]] = true end
+if ARGV[1] == 'all' then
+  for _, d in ipairs(redis.call('ZRANGE', index, 0, -1)) do
+    if not listed[d] then return 0 end
+  end
+end
+if ARGV[3] ~= '' then
+  local pass = redis.call('HGET', KEYS[2], 'pass')
+  if pass ~= ARGV[3] and pass ~= ARGV[4] then
+    return redis.error_reply('FORBIDDEN the password was changed meanwhile: sign in again')
+  end
+  redis.call('HSET', KEYS[2], 'pass', ARGV[4])
+end
+for i = 5, #ARGV do
+  if ARGV[i] ~= ARGV[2] then
+    redis.call('DEL', KEYS[i - 2])
+    redis.call('ZREM', index, ARGV[i])
+  end
+end
+return 1

@@ -1,0 +1,23 @@
+-- update_profile: set or clear the bio and avatar of a user.
+-- KEYS[1]  user hash {u:<user>}
+-- ARGV[1]  "1" to set the bio, "0" to leave it      ARGV[2] the bio ("" clears it)
+-- ARGV[3]  "1" to set the avatar, "0" to leave it   ARGV[4] the avatar URL ("" clears it)
+-- ARGV[5..] the fields of the user hash to reply with (never the password hash)
+-- Reply    HMGET of those fields.
+-- Errors   NOTFOUND (no such user).
+-- Repeat   a second run sets the same values again, which changes nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local u = KEYS[1]
+if redis.call('HEXISTS', u, 'name') == 0 then return redis.error_reply('NOTFOUND no such user') end
+for i, field in ipairs({'bio', 'avatar'}) do
+  if ARGV[2 * i - 1] == '1' then
+    if ARGV[2 * i] == '' then
+      redis.call('HDEL', u, field)
+    else
+      redis.call('HSET', u, field, ARGV[2 * i])
+    end
+  end
+end
+return redis.call('HMGET', u, unpack(ARGV, 5))
