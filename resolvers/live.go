@@ -356,8 +356,10 @@ func (r *Resolver) postChanged(ctx context.Context, postID string, after *string
 	return stream(ctx, r.Log, sub, resume{after: from, collapse: true}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
-		if err == nil && p == nil {
-			err = errEndStream
+		if err == nil && (p == nil || p.Removed) {
+			// Deleted, or removed: a shared run serves every viewer, so its stream ends for all,
+			// its author and moderators included, who see it by querying it.
+			return nil, false, errEndStream
 		}
 		return p, p != nil, err
 	})
@@ -388,6 +390,9 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string, after *strin
 		}
 		ev.Loader.WalkID(ctx, ev.Comment, needs)
 		c, err := ev.Loader.Comment(ctx, ev.Comment)
+		if err == nil && c != nil && c.Removed {
+			c = nil // removed before its event was read: skipped, like a deleted one
+		}
 		return c, c != nil, err // a comment deleted before its event was read is skipped
 	})
 }
@@ -435,6 +440,9 @@ func newPost(needs func() *store.Needs) func(ctx context.Context, ev live.Event)
 	return func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
+		if p != nil && p.Removed {
+			p = nil // removed since: not delivered
+		}
 		return p, p != nil, err
 	}
 }
@@ -446,10 +454,10 @@ func onceNeeds(ctx context.Context, typ string) func() *store.Needs {
 	return func() *store.Needs { return n }
 }
 
-// requirePost fails with NOT_FOUND when postID names no live post.
+// requirePost fails with NOT_FOUND when postID names no live post, or a removed one.
 func requirePost(ctx context.Context, postID string) error {
 	p, err := loaderFrom(ctx).Post(ctx, postID)
-	if err == nil && p == nil {
+	if err == nil && (p == nil || p.Removed) {
 		err = &store.Error{Kind: store.KindNotFound, Msg: "no such post"}
 	}
 	return err

@@ -108,6 +108,8 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			n.ViewerIsMember, n.Viewer = true, b.viewer()
 		case "Group.viewerIsModerator":
 			n.ViewerIsModerator, n.Viewer = true, b.viewer()
+		case "Post.pinnedIn":
+			n.PinnedIn = true
 		case "Post.comments":
 			b.list(n, f, store.ListComments, "Comment")
 		case "Comment.replies":

@@ -28,7 +28,7 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 			return p, err
 		}
 	case store.TypeComment:
-		if c, err := l.Comment(ctx, id); c != nil || err != nil {
+		if c, err := loadComment(ctx, id); c != nil || err != nil {
 			return c, err
 		}
 	case store.TypeGroup:
@@ -74,12 +74,15 @@ func mustUser(ctx context.Context, uid store.UserKey) (*store.User, error) {
 }
 
 // loadPost loads a post; a post its author scheduled and that is not published yet is found for
-// its author only.
+// its author only, and a removed one for its author and moderators only (see moderation.go).
 func loadPost(ctx context.Context, id string) (*store.Post, error) {
 	l := loaderFrom(ctx)
 	p, err := l.Post(ctx, id)
 	if p != nil || err != nil {
-		return p, err
+		if err != nil {
+			return nil, err
+		}
+		return visiblePost(ctx, p)
 	}
 	if v := viewerFrom(ctx); v != "" {
 		return l.ScheduledPost(ctx, v, id)

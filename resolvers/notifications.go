@@ -86,7 +86,11 @@ func notificationPost(ctx context.Context, n *store.Notification) (*store.Post, 
 	if n.PostID == "" {
 		return nil, nil
 	}
-	return loaderFrom(ctx).Post(ctx, n.PostID)
+	p, err := loaderFrom(ctx).Post(ctx, n.PostID)
+	if err != nil {
+		return nil, err
+	}
+	return visiblePost(ctx, p)
 }
 
 // notificationComment loads the comment that caused a notification; nil when no comment did, and
@@ -95,7 +99,7 @@ func notificationComment(ctx context.Context, n *store.Notification) (*store.Com
 	if n.CommentID == "" {
 		return nil, nil
 	}
-	c, err := loaderFrom(ctx).Comment(ctx, n.CommentID)
+	c, err := loadComment(ctx, n.CommentID)
 	if err != nil || c == nil || c.Deleted {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func (r *commentResolver) Parent(ctx context.Context, obj *store.Comment) (*stor
 	if obj.ParentID == "" {
 		return nil, nil
 	}
-	return loaderFrom(ctx).Comment(ctx, obj.ParentID)
+	return loadComment(ctx, obj.ParentID)
 }
 
 func (r *commentResolver) Author(ctx context.Context, obj *store.Comment) (*store.User, error) {
@@ -57,7 +57,7 @@ func (r *commentResolver) Replies(ctx context.Context, obj *store.Comment, sort 
 	if err != nil {
 		return nil, err
 	}
-	return commentConnection(p), nil
+	return commentPage(ctx, p)
 }
 
 func (r *commentResolver) ReportCount(ctx context.Context, obj *store.Comment) (*int, error) {
@@ -314,27 +314,27 @@ func (r *mutationResolver) LeaveGroup(ctx context.Context, name string) (*store.
 }
 
 func (r *mutationResolver) RemovePost(ctx context.Context, id string, reason string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: RemovePost - removePost"))
+	return r.removePost(ctx, id, reason)
 }
 
 func (r *mutationResolver) RestorePost(ctx context.Context, id string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: RestorePost - restorePost"))
+	return r.restorePost(ctx, id)
 }
 
 func (r *mutationResolver) RemoveComment(ctx context.Context, id string, reason string) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: RemoveComment - removeComment"))
+	return r.removeComment(ctx, id, reason)
 }
 
 func (r *mutationResolver) RestoreComment(ctx context.Context, id string) (*store.Comment, error) {
-	panic(fmt.Errorf("not implemented: RestoreComment - restoreComment"))
+	return r.restoreComment(ctx, id)
 }
 
 func (r *mutationResolver) LockPost(ctx context.Context, id string, locked bool, reason *string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: LockPost - lockPost"))
+	return r.lockPost(ctx, id, locked, reason)
 }
 
 func (r *mutationResolver) PinPost(ctx context.Context, id string, group string, pinned bool, reason *string) (*store.Post, error) {
-	panic(fmt.Errorf("not implemented: PinPost - pinPost"))
+	return r.pinPost(ctx, id, group, pinned, reason)
 }
 
 func (r *mutationResolver) BanUser(ctx context.Context, userID string, group *string, until *time.Time, reason string) (*store.Ban, error) {
@@ -419,11 +419,11 @@ func (r *postResolver) Comments(ctx context.Context, obj *store.Post, sort *mode
 	if err != nil {
 		return nil, err
 	}
-	return commentConnection(p), nil
+	return commentPage(ctx, p)
 }
 
 func (r *postResolver) PinnedIn(ctx context.Context, obj *store.Post) ([]*store.Group, error) {
-	panic(fmt.Errorf("not implemented: PinnedIn - pinnedIn"))
+	return loaderFrom(ctx).PinnedIn(ctx, obj)
 }
 
 func (r *postResolver) ReportCount(ctx context.Context, obj *store.Post) (*int, error) {
@@ -476,7 +476,7 @@ func (r *queryResolver) Post(ctx context.Context, id string) (*store.Post, error
 
 func (r *queryResolver) Comment(ctx context.Context, id string) (*store.Comment, error) {
 	loaderFrom(ctx).WalkID(ctx, id, fieldNeeds(ctx, "Comment", false))
-	return loaderFrom(ctx).Comment(ctx, id)
+	return loadComment(ctx, id)
 }
 
 func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, error) {

@@ -28,6 +28,8 @@ type Comment struct {
 	// BlockedByViewer is a comment whose author the viewer blocks: Author and Text are empty.
 	BlockedByViewer bool
 
+	masked bool // a removed comment as those who may not see it see it: see Masked
+
 	pid string // the post's key
 	num string // the comment's number as stored: 12 digits
 }
@@ -35,12 +37,21 @@ type Comment struct {
 // NodeID returns the comment's global id.
 func (c *Comment) NodeID() string { return c.ID }
 
-// Body is the text of a comment; nil once it is deleted, and when the viewer blocks its author.
+// Body is the text of a comment; nil once it is deleted, when the viewer blocks its author, and
+// when it was removed and the viewer may not see it.
 func (c *Comment) Body() *string {
-	if c.Deleted || c.BlockedByViewer {
+	if c.Deleted || c.BlockedByViewer || c.masked {
 		return nil
 	}
 	return &c.Text
+}
+
+// Masked returns a removed comment as a viewer who is neither its author nor a moderator sees it:
+// a tombstone, without author or text.
+func (c *Comment) Masked() *Comment {
+	m := *c
+	m.Author, m.Text, m.masked = "", "", true
+	return &m
 }
 
 // Net is upvotes minus downvotes.
@@ -256,10 +267,17 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 const maxChainReads = 5
 
 // removalChain reads the numbers of the comments a removal of num may take out of the tree: num,
-// its parent, and so on up to the first ancestor that is not a tombstone about to lose its last
-// reply, or up to the post ("0"). delete_comment checks the chain and asks for it again when the
-// thread changed meanwhile. Parents never change, so only where the chain ends can be stale.
+// its parent, and so on up to the first ancestor that is not a tombstone (deleted or removed)
+// about to lose its last reply, or up to the post ("0"). delete_comment checks the chain and asks
+// for it again when the thread changed meanwhile. Parents never change, so only where the chain
+// ends can be stale.
 func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, error) {
+	return s.ancestorChain(ctx, pid, num, func(replies int64, tomb bool) bool { return tomb && replies <= 1 })
+}
+
+// ancestorChain reads num, its parent, and so on up to the post ("0") or the first ancestor for
+// which climb, given its replies and whether it is a tombstone (deleted or removed), is false.
+func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(replies int64, tomb bool) bool) ([]string, error) {
 	chain := []string{num}
 	parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
 	if err != nil && !isNil(err) {
@@ -273,14 +291,12 @@ func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, er
 		if parent == topLevel {
 			return chain, nil
 		}
-		v, err := s.rdb.HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted").Result()
+		v, err := s.rdb.HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted", "removed").Result()
 		if err != nil {
 			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, parent), err)
 		}
-		next, _ := v[0].(string)
-		replies, _ := v[1].(string)
-		deleted, _ := v[2].(string)
-		if next == "" || atoi64(replies) > 1 || deleted != "1" {
+		next := str(v[0])
+		if next == "" || !climb(atoi64(str(v[1])), str(v[2]) == "1" || str(v[3]) == "1") {
 			return chain, nil
 		}
 		parent = next

@@ -163,10 +163,10 @@ func (th *thread) check() int {
 	return seen
 }
 
-func ids(cs []*store.Comment) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.ID
+func ids[T interface{ NodeID() string }](items []T) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.NodeID()
 	}
 	return out
 }

@@ -73,7 +73,7 @@ func (s *Store) feedAddCall(reader, author string, pairs []any) scriptCall {
 // the write path, a bounded chunk per job. A repeat of a queued job adds nothing; a job that runs
 // again writes the same absolute entries. A new post queues its push with queuePostJobs.
 
-// unfeedPost queues the removal of a deleted post from the feeds it was pushed to.
+// unfeedPost queues the removal of a deleted or removed post from the feeds it was pushed to.
 func (s *Store) unfeedPost(ctx context.Context, pid, author string) error {
 	if author == "" {
 		return nil
@@ -106,21 +106,26 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 	pid, cursor := f[0], f[len(f)-1]
 	var author string
 	var created int64
+	if j.Kind != jobFanout && len(f) != 3 {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "created", "deleted", "removed").Result()
+	if err != nil {
+		return fmt.Errorf("%s of post %s: %w", j.Kind, pid, err)
+	}
+	a, _ := h[0].(string)
+	c, _ := h[1].(string)
+	live := a != "" && h[2] != "1" && h[3] != "1"
 	if j.Kind == jobFanout {
-		h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "created", "deleted").Result()
-		if err != nil {
-			return fmt.Errorf("fan out post %s: %w", pid, err)
-		}
-		a, _ := h[0].(string)
-		c, _ := h[1].(string)
-		if a == "" || h[2] == "1" {
-			return nil // deleted: nothing to push
+		if !live {
+			return nil // deleted or removed: nothing to push
 		}
 		author, created = a, atoi64(c)
-	} else if len(f) == 3 {
-		author = f[1]
 	} else {
-		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+		if live {
+			return nil // restored since its removal: it stays (its restoration pushes it again)
+		}
+		author = f[1]
 	}
 	at, err := strconv.ParseUint(cursor, 10, 64)
 	if err != nil {
@@ -316,7 +321,7 @@ func (l *Loader) feedPage(ctx context.Context, items []feedItem, tag string, nee
 	for i, j := range kept {
 		page.Cursors[i] = cursor{list: tag, score: items[j].score, member: items[j].member}.encode()
 	}
-	return l.WithoutBlocked(page), nil
+	return withoutRemoved(l.WithoutBlocked(page), nil)
 }
 
 // zrangeRead reads the members of a sorted set from rank start to stop, lowest score first, with

@@ -51,10 +51,14 @@ func (s *Store) rankingCall(group string, p *Post, pid string, version int64, ad
 }
 
 // indexPost writes the derived structures of a live post: the site and group rankings, the
-// author's post list and the group registry. left lists groups the post has just left.
+// author's post list and the group registry. left lists groups the post has just left, whose
+// pins it leaves too. A removed post is taken out of all of them instead (see moderate_posts.go).
 func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 	pid := p.Key()
 	uid := string(p.Author)
+	if p.Removed {
+		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
+	}
 	calls := []scriptCall{
 		s.rankingCall("", p, pid, p.Version, true),
 		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
@@ -64,7 +68,7 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 		calls = append(calls, s.rankingCall(g, p, pid, p.Version, true))
 	}
 	for _, g := range left {
-		calls = append(calls, s.rankingCall(g, nil, pid, p.Version, false))
+		calls = append(calls, s.rankingCall(g, nil, pid, p.Version, false), s.unpinCall(g, pid))
 	}
 	if err := s.runMany(ctx, calls); err != nil {
 		return fmt.Errorf("index post %s: %w", pid, err)
@@ -77,14 +81,15 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 	return s.pruneGroups(ctx, left)
 }
 
-// unindexPost takes a deleted post out of every derived structure.
+// unindexPost takes a deleted or removed post out of every derived structure, its groups' pins
+// included.
 func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64) error {
 	calls := []scriptCall{
 		s.rankingCall("", nil, pid, version, false),
 		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil),
 	}
 	for _, g := range groups {
-		calls = append(calls, s.rankingCall(g, nil, pid, version, false))
+		calls = append(calls, s.rankingCall(g, nil, pid, version, false), s.unpinCall(g, pid))
 	}
 	if err := s.runMany(ctx, calls); err != nil {
 		return fmt.Errorf("unindex post %s: %w", pid, err)

@@ -291,9 +291,14 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 		if group, err = NormalizeGroupName(group); err != nil {
 			return nil, err
 		}
+		p, err := l.groupPosts(ctx, sort, group, w, needs) // pins first
+		if err != nil {
+			return nil, err
+		}
+		return l.WithoutBlocked(p), nil
 	}
 	key, tag := l.s.rankingList(sort, group)
-	p, err := l.postPage(ctx, key, tag, w, needs)
+	p, err := withoutRemoved(l.postPage(ctx, key, tag, w, needs))
 	if err != nil {
 		return nil, err
 	}
@@ -302,7 +307,7 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
 func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	return l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", w, needs)
+	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", w, needs))
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what

@@ -40,6 +40,7 @@ const (
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
+	repairPins    = "pins"    // pins:<group>: the group's moderation outbox (pins) into the log
 	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
 	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side and its log entry
 	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the moderation log
@@ -109,6 +110,8 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairDraft:
 		uid, pid, _ := strings.Cut(rest, ":")
 		return s.syncPublishJob(ctx, uid, pid)
+	case repairPins:
+		return s.flushModOutbox(ctx, s.k.groupModOutbox(rest))
 	case repairReport:
 		uid, target, _ := strings.Cut(rest, ":")
 		return s.repairReport(ctx, uid, target)
@@ -129,10 +132,14 @@ func (s *Store) repair(ctx context.Context, item string) error {
 
 // repairPost derives a post's entries from its hash: a live post is indexed (and taken out of
 // the groups in left it is no longer in), pushed to its author's followers' feeds, its mentions
-// notified, and counted in its author's karma; a deleted one leaves every list and feed and its
-// thread is dropped. A post whose hash is gone (it never got created, or its tombstone expired)
-// is rebuild's to clean up.
+// notified, and counted in its author's karma; a removed one leaves every list and feed; a
+// deleted one leaves every list and feed and its thread is dropped. The moderation actions on
+// the post and its comments that their writes left unlogged go into the moderation log. A post
+// whose hash is gone (it never got created, or its tombstone expired) is rebuild's to clean up.
 func (s *Store) repairPost(ctx context.Context, pid string, left []string) error {
+	if err := s.flushModOutbox(ctx, s.k.postModOutbox(pid)); err != nil {
+		return err
+	}
 	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
 		return fmt.Errorf("repair post %s: %w", pid, err)
@@ -159,7 +166,11 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	if err := s.indexPost(ctx, p, gone); err != nil {
 		return err
 	}
-	if err := s.queuePostJobs(ctx, pid); err != nil {
+	if p.Removed {
+		if err := s.unfeedPost(ctx, pid, string(p.Author)); err != nil {
+			return err
+		}
+	} else if err := s.queuePostJobs(ctx, pid); err != nil {
 		return err
 	}
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)

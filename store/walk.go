@@ -48,6 +48,8 @@ type Needs struct {
 	Saved bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
+	// PinnedIn (posts): whether each of the post's groups pins it.
+	PinnedIn bool
 	// ReportCount (posts, comments): the open report count, and whether the viewer moderates the
 	// post's groups (who else sees no count).
 	ReportCount bool
@@ -113,7 +115,7 @@ type List struct {
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
 func (n *Needs) hashDerived() bool {
-	return n.Author != nil || n.GroupSizes || n.ReportCount || n.Groups != nil || n.Moderators != nil
+	return n.Author != nil || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil
 }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
@@ -297,6 +299,9 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
 			}
 		}
+		if n.PinnedIn && !p.Removed {
+			reads = append(reads, l.pinReads(it.key, p.GroupNames)...)
+		}
 		reads = l.reportAuthorityReads(n, p.GroupNames, reads)
 		if n.Groups != nil {
 			for _, g := range p.GroupNames {
@@ -424,7 +429,7 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 			return l.commentOf(c, wp.wl.pid, m, wp.wl.list.Needs.CommentFields)
 		})
 	case ItemPost:
-		page = pageItems(wp.rp, wp.wl.tag, items, l.postOf)
+		page = pageItems(wp.rp, wp.wl.tag, items, l.listedPost)
 	case ItemUser:
 		page = pageItems(wp.rp, wp.wl.tag, items, l.userOf)
 	}

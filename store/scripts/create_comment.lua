@@ -9,8 +9,10 @@
 -- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds
 -- Reply    {number, HGETALL of the comment}; {"again", number} when the idempotency key names an
 --          earlier comment whose key is not KEYS[7]: run again with that number.
--- Errors   NOTFOUND (no post, deleted post, no parent, or the key's comment was removed since),
---          INVALID (the reply would nest too deep).
+-- Errors   NOTFOUND (no post, deleted post, a removed post unless the author writes, no parent, a
+--          removed parent or a deleted one out of the tree, or the key's comment was removed
+--          since), FORBIDDEN (the author of a removed post), LOCKED (a locked post), INVALID (the
+--          reply would nest too deep).
 -- Writes   only KEYS: the comment; the parent's reply indexes and replies; the post's comments
 --          (live comments); the ids set; the idempotency key. On Redis Cluster every key a script
 --          touches must be among its KEYS: while a slot migrates, Redis then answers TRYAGAIN
@@ -21,8 +23,16 @@
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
 local post, num, parent = KEYS[1], ARGV[1], ARGV[2]
-if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
+local postAuthor = redis.call('HGET', post, 'author')
+if not postAuthor or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
+end
+if redis.call('HGET', post, 'removed') == '1' then
+  if postAuthor == ARGV[3] then return redis.error_reply('FORBIDDEN a moderator removed the post') end
+  return redis.error_reply('NOTFOUND no such post')
+end
+if redis.call('HGET', post, 'locked') == '1' then
+  return redis.error_reply('LOCKED a moderator locked the post: no new comments')
 end
 local done = redis.call('GET', KEYS[3])
 if done then
@@ -39,6 +49,12 @@ local depth = 0
 if parent ~= '0' then
   local pd = redis.call('HGET', KEYS[4], 'depth')
   if not pd then return redis.error_reply('NOTFOUND no such parent comment') end
+  -- A removed comment takes no replies, and a deleted one out of the tree (see delete_comment) is
+  -- no longer there to reply to.
+  if redis.call('HGET', KEYS[4], 'removed') == '1' or
+    (redis.call('HGET', KEYS[4], 'deleted') == '1' and tonumber(redis.call('HGET', KEYS[4], 'replies')) == 0) then
+    return redis.error_reply('NOTFOUND no such parent comment')
+  end
   depth = tonumber(pd) + 1
   if depth > tonumber(ARGV[7]) then
     return redis.error_reply('INVALID replies nest at most ' .. ARGV[7] .. ' levels below a top-level comment')

@@ -1,6 +1,9 @@
 -- delete_comment: delete a comment. One with replies in the tree becomes a tombstone (deleted, its
 -- body dropped, its replies kept); one without is removed for good, and so is every tombstoned
--- ancestor that this leaves without replies, so no tombstone is ever left childless.
+-- (deleted or removed) ancestor that this leaves without replies, so no tombstone is ever left
+-- childless in the tree. A comment that holds removed comments out of the tree (held > 0, see
+-- moderate_comment), or that is removed itself, leaves the tree but keeps its hash, so that a
+-- restore can bring it back; a removed comment deleted by its author only loses its text.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] four keys per
 --          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, votes :votes, and reply
 --          indexes :rt and :rs (for "0", the post's top-level indexes)
@@ -38,6 +41,14 @@ if author ~= ARGV[1] then
 end
 if gone then return {'removed', 0} end
 if redis.call('HGET', c, 'deleted') == '1' then return {'tombstone', 0} end
+if redis.call('HGET', c, 'removed') == '1' then
+  -- Removed: out of the live count already, and in its place as a tombstone or held out of the
+  -- tree; it only loses its text.
+  redis.call('HSET', c, 'deleted', '1')
+  redis.call('HDEL', c, 'body')
+  redis.call('HINCRBY', c, 'ver', 1)
+  return {'tombstone', 0}
+end
 if tonumber(redis.call('HGET', c, 'replies')) > 0 then
   redis.call('HINCRBY', post, 'comments', -1)
   redis.call('HSET', c, 'deleted', '1')
@@ -52,19 +63,33 @@ while true do
   if chain[n + 1] ~= parent then return {'again'} end
   if parent == '0' then break end
   local p = key(n + 1, 0)
-  if tonumber(redis.call('HGET', p, 'replies')) > 1 or redis.call('HGET', p, 'deleted') ~= '1' then break end
+  local tomb = redis.call('HGET', p, 'deleted') == '1' or redis.call('HGET', p, 'removed') == '1'
+  if tonumber(redis.call('HGET', p, 'replies')) > 1 or not tomb then break end
   n = n + 1
 end
 redis.call('HINCRBY', post, 'comments', -1)
+local kept = false
 for i = 1, n do
-  local num, parent = chain[i], chain[i + 1]
-  local by = redis.call('HGET', key(i, 0), 'author')
+  local num, parent, h = chain[i], chain[i + 1], key(i, 0)
   redis.call('ZREM', key(i + 1, 2), num)
   redis.call('ZREM', key(i + 1, 3), num)
-  redis.call('UNLINK', key(i, 0), key(i, 1), key(i, 2), key(i, 3))
-  redis.call('HSET', key(i, 0), 'author', by, 'gone', '1')
-  redis.call('EXPIRE', key(i, 0), ARGV[2])
-  redis.call('SREM', ids, num)
   if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'replies', -1) end
+  if redis.call('HGET', h, 'removed') == '1' or tonumber(redis.call('HGET', h, 'held') or '0') > 0 then
+    -- It holds what a restore may bring back: it leaves the tree, held by its parent.
+    if i == 1 then
+      redis.call('HSET', h, 'deleted', '1')
+      redis.call('HDEL', h, 'body')
+      redis.call('HINCRBY', h, 'ver', 1)
+      kept = true
+    end
+    if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'held', 1) end
+  else
+    local by = redis.call('HGET', h, 'author')
+    redis.call('UNLINK', h, key(i, 1), key(i, 2), key(i, 3))
+    redis.call('HSET', h, 'author', by, 'gone', '1')
+    redis.call('EXPIRE', h, ARGV[2])
+    redis.call('SREM', ids, num)
+  end
 end
+if kept then return {'tombstone', n} end
 return {'removed', n}

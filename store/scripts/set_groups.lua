@@ -3,7 +3,7 @@
 -- ARGV[1]  the acting user key   ARGV[2] most groups a post may have   ARGV[3] n, the count of
 --          groups to add   ARGV[4 .. 3+n] groups to add   ARGV[4+n ..] groups to remove
 -- Reply    {groups before (comma-separated), HGETALL of the post...}
--- Errors   NOTFOUND, FORBIDDEN (not the author), INVALID (too many groups).
+-- Errors   NOTFOUND, FORBIDDEN (not the author, or a removed post), INVALID (too many groups).
 -- Repeat   a second run computes the same set and leaves the version alone.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
@@ -15,6 +15,10 @@ if not author or redis.call('HGET', p, 'deleted') == '1' then
 end
 if author ~= ARGV[1] then
   return redis.error_reply('FORBIDDEN only the author can change the groups of a post')
+end
+if redis.call('HGET', p, 'removed') == '1' then
+  -- Moving it would move it out of the reach of the moderators who removed it.
+  return redis.error_reply('FORBIDDEN a moderator removed the post: its groups cannot change')
 end
 local before = redis.call('HGET', p, 'groups') or ''
 local list, member = {}, {}

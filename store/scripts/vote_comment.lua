@@ -7,8 +7,8 @@
 -- ARGV[3]  voter user key   ARGV[4] direction 1 | -1 | 0 (withdraw)   ARGV[5] now (Unix ms)
 -- Reply    {changed (0|1), HGETALL of the comment...}; {"again"} when the comment's parent is not
 --          ARGV[1] (it did not exist yet when the caller read it): read it again.
--- Errors   NOTFOUND (no post, no comment, or a deleted one), FORBIDDEN (the author), CLOSED (after
---          the voting window).
+-- Errors   NOTFOUND (no post, no comment, or a deleted or removed one), LOCKED (a locked post),
+--          FORBIDDEN (the author), CLOSED (after the voting window).
 -- Writes   only KEYS (see create_comment for why).
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
@@ -18,12 +18,21 @@ local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
 end
+if redis.call('HGET', post, 'removed') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
 local author = redis.call('HGET', c, 'author')
 if not author or redis.call('HEXISTS', c, 'created') == 0 then
   return redis.error_reply('NOTFOUND no such comment')
 end
 if redis.call('HGET', c, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND the comment was deleted')
+end
+if redis.call('HGET', c, 'removed') == '1' then
+  return redis.error_reply('NOTFOUND no such comment')
+end
+if redis.call('HGET', post, 'locked') == '1' then
+  return redis.error_reply('LOCKED a moderator locked the post: no new votes')
 end
 if redis.call('HGET', c, 'parent') ~= ARGV[1] then return {'again'} end
 if author == ARGV[3] then

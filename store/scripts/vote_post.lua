@@ -2,7 +2,8 @@
 -- KEYS[1]  post hash {p:<id>}      KEYS[2] votes hash {p:<id>}:votes (voter → 1 | -1)
 -- ARGV[1]  voter user key   ARGV[2] direction 1 | -1 | 0 (withdraw)   ARGV[3] now (Unix ms)
 -- Reply    {changed (0|1), HGETALL of the post...}
--- Errors   NOTFOUND (no post or deleted), FORBIDDEN (the author), CLOSED (after the window).
+-- Errors   NOTFOUND (no post, deleted, or removed), LOCKED (a locked post), FORBIDDEN (the author),
+--          CLOSED (after the window).
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
@@ -11,6 +12,12 @@ local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
 if not author or redis.call('HGET', p, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
+end
+if redis.call('HGET', p, 'removed') == '1' and author ~= ARGV[1] then
+  return redis.error_reply('NOTFOUND no such post')
+end
+if redis.call('HGET', p, 'locked') == '1' then
+  return redis.error_reply('LOCKED a moderator locked the post: no new votes')
 end
 if author == ARGV[1] then
   return redis.error_reply('FORBIDDEN authors cannot vote on their own posts')

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestModerationScriptsAreSafeToRunTwice sends each moderation script twice with the same
+// arguments, as go-redis does when a reply is lost: the second run changes nothing and records
+// nothing more in the outbox.
+func TestModerationScriptsAreSafeToRunTwice(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := func(name string, keys []string, args ...any) []any {
+		t.Helper()
+		var arr []any
+		for i := range 2 {
+			v, err := s.run(ctx, name, keys, args...)
+			if err != nil {
+				t.Fatalf("%s run %d: %v", name, i+1, err)
+			}
+			arr, _ = v.([]any)
+			if i == 1 && len(arr) > 0 && arr[0] != int64(0) {
+				t.Fatalf("%s: the second run changed something: %v", name, arr)
+			}
+		}
+		return arr
+	}
+	post, outbox := s.k.post("1"), s.k.postModOutbox("1")
+	if _, err := s.run(ctx, "create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "n"); err != nil {
+		t.Fatal(err)
+	}
+	twice("moderate_post", []string{post, outbox}, "REMOVE_POST", "mia", "go", "1", "spam", 2000, "1")
+	twice("moderate_post", []string{post, outbox}, "LOCK_POST", "root", "*", "0", "", 3000, "1")
+	if h := rdb.HGetAll(ctx, post).Val(); h["removed"] != "1" || h["locked"] != "1" || h["ver"] != "3" {
+		t.Fatalf("post after removal and lock sent twice: %v", h)
+	}
+	if n := rdb.HLen(ctx, outbox).Val(); n != 2 {
+		t.Fatalf("outbox holds %d actions, want 2", n)
+	}
+	pins := s.k.groupPins("go")
+	twice("pin_post", []string{pins, s.k.groupMods("go"), s.k.groupModOutbox("go")}, "1", "1", "root", "1", MaxPins, 4000, "0", "", "go")
+	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 1 || rdb.ZCard(ctx, pins).Val() != 1 {
+		t.Fatalf("pins %v, outbox %d after a pin sent twice", rdb.ZRange(ctx, pins, 0, -1).Val(), n)
+	}
+	twice("unpin", []string{pins}, "1")
+	if rdb.ZCard(ctx, pins).Val() != 0 {
+		t.Fatal("unpin sent twice left the pin")
+	}
+}

@@ -1,0 +1,468 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// Moderation of posts: removal, locks and pins.
+//
+//   - A removed post leaves every listing, feed and count at once: every path that derives a
+//     post's indexes from its hash (indexPost, so writes, repairs and Rebuild alike) takes a
+//     removed post out of them, and the lists' reads skip one whose removal is still in flight.
+//     Restoring it derives them again from the hash as it is now. Its author and the moderators
+//     of its groups still see it (the resolvers decide); it takes no votes and no comments.
+//   - A locked post takes no new comments or votes (KindLocked), checked by their scripts.
+//   - A group's pins ({g:<group>}:pins) are the authoritative record: one script on the group's
+//     slot checks the moderator and the cap. A post that is removed, deleted or leaves the group
+//     leaves its pins (unindexPost), and reads skip it meanwhile.
+//
+// Every action is logged once in the moderation log: its script records it in an outbox in the
+// same slot (the post's or the group's), keyed by what it did and the version it produced; the
+// write then copies the outbox into the log (logAction is idempotent by that key) and empties
+// it. A repeat of the request, or the repair of its item when the process stopped in between,
+// copies what is left.
+
+// MaxModReasonRunes is the longest reason a moderator may give.
+const MaxModReasonRunes = 500
+
+// checkModReason validates a moderator's reason; nil is no reason, allowed unless required.
+func checkModReason(reason *string, required bool) error {
+	if reason == nil {
+		if required {
+			return invalidf("reason must not be empty")
+		}
+		return nil
+	}
+	return checkText("reason", *reason, 1, MaxModReasonRunes)
+}
+
+// reasonArgs are the two script arguments of an optional reason: a flag and the text.
+func reasonArgs(reason *string) (flag, text string) {
+	if reason == nil {
+		return "0", ""
+	}
+	return "1", *reason
+}
+
+// postGroups reads the groups of a live post for a moderator's action, which checks its
+// authority against them before the script checks again; NOTFOUND when there is no such post.
+func (s *Store) postGroups(ctx context.Context, pid string) ([]string, error) {
+	v, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "groups", "deleted").Result()
+	if err != nil {
+		return nil, fmt.Errorf("read post %s: %w", pid, err)
+	}
+	if str(v[0]) == "" || str(v[2]) == "1" {
+		return nil, notFoundf("no such post")
+	}
+	return splitGroups(str(v[1])), nil
+}
+
+// moderationStart is what a moderation of a post or its thread does before its script: it checks
+// the reason, finds the group the actor's authority comes through (via, "*" for an admin) among
+// the post's groups, and counts the write, noting the post for repair: the repair of the post
+// logs what the action's outbox holds (repairPost).
+func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, reason *string, required bool) (string, note, error) {
+	if err := checkModReason(reason, required); err != nil {
+		return "", note{}, err
+	}
+	groups, err := s.postGroups(ctx, pid)
+	if err != nil {
+		return "", note{}, err
+	}
+	via, err := s.authority(ctx, actor, groups)
+	if err != nil {
+		return "", note{}, err
+	}
+	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid)
+	return via, n, err
+}
+
+// RemovePost removes a post, as a moderator of one of its groups or a site admin.
+func (s *Store) RemovePost(ctx context.Context, actor UserKey, id, reason string) (*Post, error) {
+	return s.moderatePost(ctx, actor, id, ModRemovePost, &reason)
+}
+
+// RestorePost undoes RemovePost.
+func (s *Store) RestorePost(ctx context.Context, actor UserKey, id string) (*Post, error) {
+	return s.moderatePost(ctx, actor, id, ModRestorePost, nil)
+}
+
+// LockPost locks a post (no new comments or votes) or unlocks it, as a moderator of one of its
+// groups or a site admin.
+func (s *Store) LockPost(ctx context.Context, actor UserKey, id string, locked bool, reason *string) (*Post, error) {
+	kind := ModUnlockPost
+	if locked {
+		kind = ModLockPost
+	}
+	return s.moderatePost(ctx, actor, id, kind, reason)
+}
+
+// moderatePost runs one action of moderate_post.lua and what follows it: the post's indexes and
+// feeds for a removal or a restoration, the moderation log, the live event.
+func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind ModActionKind, reason *string) (*Post, error) {
+	pid, err := PostKey(id)
+	if err != nil {
+		return nil, err
+	}
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemovePost)
+	if err != nil {
+		return nil, err
+	}
+	flag, text := reasonArgs(reason)
+	outbox := s.k.postModOutbox(pid)
+	reply, err := s.run(ctx, "moderate_post", []string{s.k.post(pid), outbox},
+		string(kind), string(actor), via, flag, text, s.now().UnixMilli(), pid)
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) < 2 {
+		return nil, fmt.Errorf("moderate_post: unexpected reply %v", reply)
+	}
+	p := s.postFromHash(pid, hashFromReply(arr[2:]))
+	if p == nil {
+		return nil, notFoundf("no such post")
+	}
+	if kind == ModRemovePost || kind == ModRestorePost {
+		// Also on a repeat: that completes an attempt cut off before its derived writes.
+		if err := s.placePost(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	s.publishPostChanged(ctx, pid) // a removed post ends its subscribers' streams
+	return p, nil
+}
+
+// placePost derives what a live post's removal state implies beyond its hash: its indexes
+// (indexPost takes a removed post out of them) and the feeds it was pushed to, or, once
+// restored, is pushed to again; its mentions are notified once, whenever that happens.
+func (s *Store) placePost(ctx context.Context, p *Post) error {
+	if err := s.indexPost(ctx, p, nil); err != nil {
+		return err
+	}
+	if p.Removed {
+		return s.unfeedPost(ctx, p.Key(), string(p.Author))
+	}
+	return s.queuePostJobs(ctx, p.Key())
+}
+
+// flushModLog copies the entries of a moderation outbox (action key → action JSON, as the
+// action's script replied with them) into the moderation log, then deletes them from the outbox.
+// Logging is idempotent by key, so copying an entry twice logs it once.
+func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[string]string) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	done := make([]string, 0, len(entries))
+	for key, raw := range entries {
+		if a := modActionFromRecord(key, raw); a != nil {
+			if err := s.logAction(ctx, *a); err != nil {
+				return err
+			}
+		} else {
+			s.opts.Log.WarnContext(ctx, "moderation outbox: malformed entry dropped", "outbox", outbox, "key", key)
+		}
+		done = append(done, key)
+	}
+	if err := s.rdb.HDel(ctx, outbox, done...).Err(); err != nil {
+		return fmt.Errorf("empty moderation outbox: %w", err)
+	}
+	return nil
+}
+
+// flushModOutbox reads a moderation outbox and copies what it holds into the log, for repairs.
+func (s *Store) flushModOutbox(ctx context.Context, outbox string) error {
+	entries, err := s.rdb.HGetAll(ctx, outbox).Result()
+	if err != nil {
+		return fmt.Errorf("read moderation outbox: %w", err)
+	}
+	return s.flushModLog(ctx, outbox, entries)
+}
+
+// PinPost pins a post in one of its groups, or unpins it, as a moderator of that group or a site
+// admin. A group holds at most MaxPins pins (KindLimitReached); only a live post in the group
+// can be pinned (KindInvalid), while unpinning always succeeds.
+func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pinned bool, reason *string) (*Post, error) {
+	if actor == "" {
+		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to moderate"}
+	}
+	pid, err := PostKey(id)
+	if err != nil {
+		return nil, err
+	}
+	g, err := NormalizeGroupName(group)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkModReason(reason, false); err != nil {
+		return nil, err
+	}
+	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read post %s: %w", pid, err)
+	}
+	p := s.postFromHash(pid, h)
+	if p == nil {
+		return nil, notFoundf("no such post")
+	}
+	if pinned && !contains(p.GroupNames, g) {
+		return nil, invalidf("post %s is not in group %s", p.ID, g)
+	}
+	if pinned && p.Removed {
+		return nil, invalidf("post %s was removed: restore it before pinning it", p.ID)
+	}
+	n, err := s.allowWrite(ctx, string(actor), repairPins+":"+g)
+	if err != nil {
+		return nil, err
+	}
+	admin := "0"
+	if s.IsAdmin(actor) {
+		admin = "1"
+	}
+	flag, text := reasonArgs(reason)
+	outbox := s.k.groupModOutbox(g)
+	reply, err := s.run(ctx, "pin_post", []string{s.k.groupPins(g), s.k.groupMods(g), outbox},
+		pid, boolArg(pinned), string(actor), admin, MaxPins, s.now().UnixMilli(), flag, text, g)
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	if len(arr) != 2 {
+		return nil, fmt.Errorf("pin_post: unexpected reply %v", reply)
+	}
+	if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
+	s.publishPostChanged(ctx, pid) // its pinnedIn changed
+	return p, nil
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// unpinCall takes a post out of a group's pins (a post that left the group, or was removed or
+// deleted).
+func (s *Store) unpinCall(group, pid string) scriptCall {
+	return scriptCall{name: "unpin", keys: []string{s.k.groupPins(group)}, args: []any{pid}}
+}
+
+// CanModerate reports whether viewer moderates one of groups or is a site admin, reading the
+// groups' moderators through the loader in one round trip (none for an admin or no viewer).
+func (l *Loader) CanModerate(ctx context.Context, viewer UserKey, groups []string) (bool, error) {
+	if viewer == "" {
+		return false, nil
+	}
+	if l.s.IsAdmin(viewer) {
+		return true, nil
+	}
+	reads := make([]read, len(groups))
+	for i, g := range groups {
+		reads[i] = zscoreRead(l.s.k.groupMods(g), string(viewer))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return false, err
+	}
+	for _, c := range calls {
+		if c.cmd.Err() == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// pinReads are the reads of whether p is pinned in each of its groups.
+func (l *Loader) pinReads(pid string, groups []string) []read {
+	reads := make([]read, len(groups))
+	for i, g := range groups {
+		reads[i] = zscoreRead(l.s.k.groupPins(g), pid)
+	}
+	return reads
+}
+
+// PinnedIn loads the groups of p in which it is pinned, in one round trip for all its groups (none
+// when Walk read them with the post's level); none for a removed post.
+func (l *Loader) PinnedIn(ctx context.Context, p *Post) ([]*Group, error) {
+	if p.Removed || len(p.GroupNames) == 0 {
+		return []*Group{}, nil
+	}
+	calls := l.getAll(ctx, l.pinReads(p.Key(), p.GroupNames)...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	out := []*Group{}
+	for i, c := range calls {
+		if c.cmd.Err() == nil {
+			out = append(out, NewGroup(p.GroupNames[i]))
+		}
+	}
+	return out, nil
+}
+
+// A group's listings show its pinned posts first: the first forward page without a cursor
+// starts with them, most recently pinned first, and the ranked part that follows — on that page
+// and every other — leaves them out, so that no post shows twice. A pinned post's cursor stands
+// for its place among the pins: after it come the pins pinned before it, then the ranked part
+// from its start. Backward pages (last, before) page the ranked part only, pins left out; a
+// before cursor of a pin is the start of the ranked part, so nothing precedes it there. Pins that
+// no longer hold (a post removed, deleted or out of the group since) are skipped.
+
+// pinScore is the score of a pinned post's cursor: it orders before every ranked post, so that
+// the page script reads the ranked part from its start after it, and nothing before it.
+var pinScore = strconv.FormatFloat(1.7976931348623157e308, 'g', -1, 64)
+
+// pinMember marks the member of a pinned post's cursor.
+const pinMember = "pin:"
+
+// pinnedCursor reports whether c is the cursor of a pinned post, and which.
+func pinnedCursor(c cursor) (string, bool) {
+	if c.score != pinScore || len(c.member) <= len(pinMember) || c.member[:len(pinMember)] != pinMember {
+		return "", false
+	}
+	return c.member[len(pinMember):], true
+}
+
+// groupPosts loads one page of a group's posts in sort order with its pins first (see above), in
+// the round trips of any page of posts: the pins and the ranked page, then the posts.
+func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w Window, needs func() *Needs) (*Page[*Post], error) {
+	key, tag := l.s.rankingList(sort, group)
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	afterPin, pinAfter := pinnedCursor(sp.after)
+	showPins := !sp.backward && sp.before.score == "" && (sp.after.score == "" || pinAfter)
+	// The ranked part, read with room for the pins it leaves out.
+	rsp := sp
+	rsp.n += MaxPins
+	if pinAfter {
+		rsp.after = cursor{list: tag}
+	}
+	calls := l.getAll(ctx, zrangeRead(l.s.k.groupPins(group), 0, -1), l.pageRead(key, true, rsp))
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	zs := zrangeMembers(calls[0])
+	rp, err := pageOf(calls[1], rsp)
+	if err != nil {
+		return nil, err
+	}
+	pinned := make(map[string]bool, len(zs))
+	var pins []string // most recently pinned first
+	for i := len(zs) - 1; i >= 0; i-- {
+		pinned[zs[i]] = true
+		pins = append(pins, zs[i])
+	}
+	if !showPins {
+		pins = nil
+	} else if pinAfter {
+		rest := []string{}
+		for i, m := range pins {
+			if m == afterPin {
+				rest = pins[i+1:]
+			}
+		}
+		pins = rest
+	}
+	var ranked, scores []string
+	for i, m := range rp.members {
+		if !pinned[m] {
+			ranked, scores = append(ranked, m), append(scores, rp.scores[i])
+		}
+	}
+	// The most that can show: every pin and the first (or last) sp.n ranked posts.
+	cands := ranked
+	if len(cands) > sp.n {
+		if sp.backward {
+			cands, scores = cands[len(cands)-sp.n:], scores[len(scores)-sp.n:]
+		} else {
+			cands, scores = cands[:sp.n], scores[:sp.n]
+		}
+	}
+	more := len(ranked) > len(cands)
+	keys := append(append([]string{}, pins...), cands...)
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: keys}, evalNeeds(needs))
+	reads := make([]read, len(keys))
+	for i, k := range keys {
+		reads[i] = l.postRead(k)
+	}
+	pcalls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, pcalls); err != nil {
+		return nil, err
+	}
+	page := &Page[*Post]{Total: rp.total, HasPrev: rp.hasPrev || pinAfter}
+	for i, k := range pins {
+		p := l.listedPost(pcalls[i], k)
+		if p == nil || !contains(p.GroupNames, group) {
+			continue
+		}
+		if len(page.Items) == sp.n {
+			more = true
+			break
+		}
+		page.Items = append(page.Items, p)
+		page.Cursors = append(page.Cursors, cursor{list: tag, score: pinScore, member: pinMember + k}.encode())
+	}
+	var rest []*Post
+	var restCursors []string
+	for i, k := range cands {
+		if p := l.listedPost(pcalls[len(pins)+i], k); p != nil {
+			rest = append(rest, p)
+			restCursors = append(restCursors, cursor{list: tag, score: scores[i], member: k}.encode())
+		}
+	}
+	room := sp.n - len(page.Items)
+	if len(rest) > room {
+		if sp.backward {
+			rest, restCursors = rest[len(rest)-room:], restCursors[len(restCursors)-room:]
+		} else {
+			rest, restCursors = rest[:room], restCursors[:room]
+		}
+		more = true
+	}
+	page.Items, page.Cursors = append(page.Items, rest...), append(page.Cursors, restCursors...)
+	if sp.backward {
+		page.HasPrev = rp.hasPrev || more
+		page.HasNext = rp.hasNext
+	} else {
+		page.HasNext = rp.hasNext || more
+	}
+	return page, nil
+}
+
+// withoutRemoved leaves the removed posts out of a page of a listing: removals take them out of
+// every index, and this skips one whose removal is still in flight.
+func withoutRemoved(p *Page[*Post], err error) (*Page[*Post], error) {
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for i, it := range p.Items {
+		if !it.Removed {
+			p.Items[n], p.Cursors[n] = it, p.Cursors[i]
+			n++
+		}
+	}
+	p.Items, p.Cursors = p.Items[:n], p.Cursors[:n]
+	return p, nil
+}
+
+// listedPost parses a done post read for a list: nil for a post that is gone or removed, which
+// lists leave out even while its removal is in flight.
+func (l *Loader) listedPost(c *call, pid string) *Post {
+	if p := l.postOf(c, pid); p != nil && !p.Removed {
+		return p
+	}
+	return nil
+}

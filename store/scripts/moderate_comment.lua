@@ -1,0 +1,108 @@
+-- moderate_comment: a moderator removes or restores a comment, and records the action in the
+-- post's moderation outbox, from which the caller writes it into the moderation log.
+-- A comment is in its parent's reply indexes (and counts in its parent's replies) while it is
+-- live or has replies there; a deleted or removed comment without any is out of them. So a
+-- removed comment with replies stays in the thread as a tombstone, and one without leaves it —
+-- and so does each tombstoned ancestor this leaves without replies. Nothing is dropped: a
+-- comment out of the indexes keeps its hash, and its parent counts it in held, so that the
+-- comment (with its ancestors) comes back in its place on restore and no deletion drops a parent
+-- that holds one (see delete_comment).
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog
+-- KEYS[3..] three keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
+--          indexes :rt and :rs (for "0", the post's top-level indexes; its hash is not used)
+-- ARGV[1]  REMOVE_COMMENT | RESTORE_COMMENT   ARGV[2] the moderator's user key   ARGV[3] via:
+--          the group the moderator's authority comes through, or "*" for a site admin
+-- ARGV[4]  "1" when a reason is given, else "0"   ARGV[5] the reason   ARGV[6] now (Unix ms)
+-- ARGV[7]  the post's key   ARGV[8..] the chain: the comment's number, its parent's, and so on
+--          up to the first ancestor whose place does not change, or "0" (the caller reads it
+--          beforehand; parents never change)
+-- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the comment...}; {"again"} when the chain
+--          is too short (an ancestor's replies changed since it was read): read it again.
+-- Errors   NOTFOUND (no post, a deleted post, no comment, a deleted comment), FORBIDDEN (via is
+--          a group the post is no longer in).
+-- Writes   only KEYS (see create_comment for why); it reads everything before its first write,
+--          so "again" leaves no trace. The post's comments (live count) moves by one.
+-- Repeat   a second run finds the state already set and changes nothing; it still replies with
+--          the outbox, so that its caller logs what an earlier run left unlogged.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local post, outbox = KEYS[1], KEYS[2]
+local action, actor, via = ARGV[1], ARGV[2], ARGV[3]
+local chain = {}
+for i = 8, #ARGV do chain[#chain + 1] = ARGV[i] end
+local function key(i, part) -- part 0 hash, 1 time index, 2 TOP index of chain[i]
+  return KEYS[3 + 3 * (i - 1) + part]
+end
+if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
+local groups = redis.call('HGET', post, 'groups') or ''
+local first = nil
+local inVia = false
+for g in string.gmatch(groups, '[^,]+') do
+  if not first then first = g end
+  if g == via then inVia = true end
+end
+if via ~= '*' and not inVia then
+  return redis.error_reply('FORBIDDEN the post is no longer in group ' .. via)
+end
+local c = key(1, 0)
+if redis.call('HEXISTS', c, 'created') == 0 then return redis.error_reply('NOTFOUND no such comment') end
+if redis.call('HGET', c, 'deleted') == '1' then return redis.error_reply('NOTFOUND the comment was deleted') end
+local remove = action == 'REMOVE_COMMENT'
+if not remove and action ~= 'RESTORE_COMMENT' then return redis.error_reply('INVALID unknown action ' .. action) end
+local changed = 0
+if (redis.call('HGET', c, 'removed') == '1') ~= remove then
+  -- How far the change of place reaches, reading only: chain[1..n] leave (or re-enter) their
+  -- parents' indexes.
+  local n = 0
+  if tonumber(redis.call('HGET', c, 'replies')) == 0 then
+    n = 1
+    while true do
+      local parent = redis.call('HGET', key(n, 0), 'parent')
+      if chain[n + 1] ~= parent then return {'again'} end
+      if parent == '0' then break end
+      local pk = key(n + 1, 0)
+      local tomb = redis.call('HGET', pk, 'deleted') == '1' or redis.call('HGET', pk, 'removed') == '1'
+      local r = tonumber(redis.call('HGET', pk, 'replies'))
+      -- A tombstone leaves with its last reply and comes back with its first.
+      if not tomb or (remove and r ~= 1) or (not remove and r ~= 0) then break end
+      n = n + 1
+    end
+  end
+  local ver
+  if remove then
+    redis.call('HSET', c, 'removed', '1')
+  else
+    redis.call('HDEL', c, 'removed')
+  end
+  ver = redis.call('HINCRBY', c, 'ver', 1)
+  redis.call('HINCRBY', post, 'comments', remove and -1 or 1)
+  for i = 1, n do
+    local num, parent, h = chain[i], chain[i + 1], key(i, 0)
+    if remove then
+      redis.call('ZREM', key(i + 1, 1), num)
+      redis.call('ZREM', key(i + 1, 2), num)
+    else
+      local net = tonumber(redis.call('HGET', h, 'up')) - tonumber(redis.call('HGET', h, 'down'))
+      redis.call('ZADD', key(i + 1, 1), redis.call('HGET', h, 'created'), num)
+      redis.call('ZADD', key(i + 1, 2), net, num)
+    end
+    if parent ~= '0' then
+      local d = remove and 1 or -1
+      redis.call('HINCRBY', key(i + 1, 0), 'replies', -d)
+      redis.call('HINCRBY', key(i + 1, 0), 'held', d)
+    end
+  end
+  local short = string.format('%d', tonumber(chain[1]))
+  local rec = {a = action, m = actor, t = 'comment:' .. ARGV[7] .. ':' .. short, at = tonumber(ARGV[6])}
+  if via ~= '*' then rec.g = via elseif first then rec.g = first end
+  if ARGV[4] == '1' then rec.r = ARGV[5] end
+  redis.call('HSET', outbox, string.lower(action) .. ':' .. ARGV[7] .. ':' .. short .. ':' .. ver, cjson.encode(rec))
+  changed = 1
+end
+local reply = redis.call('HGETALL', c)
+table.insert(reply, 1, redis.call('HGETALL', outbox))
+table.insert(reply, 1, changed)
+return reply
