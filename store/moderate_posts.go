@@ -75,7 +75,7 @@ func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, 
 	if err != nil {
 		return "", note{}, err
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid)
+	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid, onPost(pid))
 	return via, n, err
 }
 
@@ -217,7 +217,7 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if pinned && p.Removed {
 		return nil, invalidf("post %s was removed: restore it before pinning it", p.ID)
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairPins+":"+g)
+	n, err := s.allowWrite(ctx, string(actor), repairPins+":"+g, inGroups(g))
 	if err != nil {
 		return nil, err
 	}
