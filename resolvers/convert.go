@@ -106,6 +106,25 @@ func pageInfo[T any](p *store.Page[T]) *model.PageInfo {
 	return pi
 }
 
+// viewerPosts answers a signed-in viewer's own list of posts (feed, groupFeed, savedPosts,
+// scheduledPosts): load reads its page, and what the selection reads of the posts (needs).
+func viewerPosts(ctx context.Context, first *int, after *string, last *int, before *string,
+	load func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error)) (*model.PostConnection, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := load(loaderFrom(ctx), uid, w, fieldNeeds(ctx, "Post", true))
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(p), nil
+}
+
 func postConnection(p *store.Page[*store.Post]) *model.PostConnection {
 	c := &model.PostConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.PostEdge, len(p.Items)), Nodes: p.Items}
 	for i, it := range p.Items {

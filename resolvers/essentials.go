@@ -36,19 +36,9 @@ func savePost(ctx context.Context, st *store.Store, id string, save bool) (*stor
 }
 
 func savedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	uid, err := requireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := pageWindow(ctx, first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	p, err := loaderFrom(ctx).SavedPosts(ctx, uid, w, fieldNeeds(ctx, "Post", true))
-	if err != nil {
-		return nil, err
-	}
-	return postConnection(p), nil
+	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
+		return l.SavedPosts(ctx, uid, w, needs)
+	})
 }
 
 func viewerSaved(ctx context.Context, p *store.Post) (bool, error) {

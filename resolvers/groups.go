@@ -101,17 +101,7 @@ func userGroups(ctx context.Context, u *store.User, first *int, after *string, l
 
 // groupFeed is Query.groupFeed: the posts of the viewer's groups, merged in sort order.
 func groupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	uid, err := requireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := pageWindow(ctx, first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	p, err := loaderFrom(ctx).GroupFeed(ctx, uid, postSort(sort), w, fieldNeeds(ctx, "Post", true))
-	if err != nil {
-		return nil, err
-	}
-	return postConnection(p), nil
+	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
+		return l.GroupFeed(ctx, uid, postSort(sort), w, needs)
+	})
 }

@@ -496,35 +496,15 @@ func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *
 }
 
 func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	id, err := requireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := pageWindow(ctx, first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	p, err := loaderFrom(ctx).Feed(ctx, id, w, fieldNeeds(ctx, "Post", true))
-	if err != nil {
-		return nil, err
-	}
-	return postConnection(p), nil
+	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
+		return l.Feed(ctx, uid, w, needs)
+	})
 }
 
 func (r *queryResolver) ScheduledPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	id, err := requireViewer(ctx)
-	if err != nil {
-		return nil, err
-	}
-	w, err := pageWindow(ctx, first, after, last, before)
-	if err != nil {
-		return nil, err
-	}
-	p, err := loaderFrom(ctx).ScheduledPosts(ctx, id, w)
-	if err != nil {
-		return nil, err
-	}
-	return postConnection(p), nil
+	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, _ func() *store.Needs) (*store.Page[*store.Post], error) {
+		return l.ScheduledPosts(ctx, uid, w)
+	})
 }
 
 func (r *queryResolver) Leaderboard(ctx context.Context, first *int, after *string, last *int, before *string) (*model.LeaderboardConnection, error) {
