@@ -102,9 +102,6 @@ func (k keys) leaderboard() string { return k.prefix + "{lb}:karma" }
 // leaderboardVer is a hash user key → the karma version leaderboard() last applied.
 func (k keys) leaderboardVer() string { return k.prefix + "{lb}:karma:ver" }
 
-// session is a string holding the user id of a session, keyed by the SHA-256 of its token; it
-// carries the session TTL.
-func (k keys) session(tokenDigest string) string { return k.prefix + "sess:" + tokenDigest }
 
 // postSeq is a string counter that allocates post ids.
 func (k keys) postSeq() string { return k.prefix + "seq:post" }
