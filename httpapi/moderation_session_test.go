@@ -127,6 +127,13 @@ func TestModerationSession(t *testing.T) {
 			}
 			return &d.Post.Removed
 		}
+		var feed struct {
+			GroupFeed struct{ Nodes []struct{ Title string } }
+		}
+		ok(ben, `{groupFeed(sort:NEW){nodes{title}}}`, nil, &feed)
+		if len(feed.GroupFeed.Nodes) != 1 || feed.GroupFeed.Nodes[0].Title != "A fair question" {
+			t.Fatalf("ben's group feed after the removal: %+v", feed.GroupFeed.Nodes)
+		}
 		if r := seen(ben); r == nil || !*r {
 			t.Fatal("the author no longer sees the removed post")
 		}
