@@ -52,6 +52,13 @@ func TestModerationScriptsAreSafeToRunTwice(t *testing.T) {
 	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 1 || rdb.ZCard(ctx, pins).Val() != 1 {
 		t.Fatalf("pins %v, outbox %d after a pin sent twice", rdb.ZRange(ctx, pins, 0, -1).Val(), n)
 	}
+	info := s.k.groupInfo("go")
+	rdb.HSet(ctx, info, "ver", 1)
+	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupAddMod, "ben", 5000, MaxGroupModerators, "go")
+	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupDescribe, "all things go", 6000, MaxGroupModerators, "go")
+	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 3 || rdb.HGet(ctx, info, "ver").Val() != "3" {
+		t.Fatalf("info %v, outbox %d after two group changes sent twice", rdb.HGetAll(ctx, info).Val(), n)
+	}
 	twice("unpin", []string{pins}, "1")
 	if rdb.ZCard(ctx, pins).Val() != 0 {
 		t.Fatal("unpin sent twice left the pin")
