@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -228,13 +227,6 @@ func (l *Loader) ModLog(ctx context.Context, group string, w Window) (*Page[*Mod
 		}
 	}
 	return p, nil
-}
-
-// newModAction returns the action to log for what moderator did to target at now, with the key
-// parts joined into its id.
-func newModAction(kind ModActionKind, moderator UserKey, group, target string, reason *string, now time.Time, key ...string) ModAction {
-	return ModAction{ID: modActionID(strings.Join(key, ":")), Action: kind, Moderator: moderator, Group: group,
-		TargetID: target, Reason: reason, CreatedAt: now}
 }
 
 // flushModLog copies the entries of a moderation outbox (action key → action JSON, as the
