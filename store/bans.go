@@ -20,11 +20,12 @@ import (
 //
 //   - The authoritative records live in the scope's slot: groupBans/groupBanInfo, or
 //     siteBans/siteBanInfo for site bans. ban.lua writes them, and checks there that the
-//     moderator moderates the group unless the server knows them as an admin.
+//     moderator moderates the group unless the server knows them as an admin. It records the
+//     action in the scope's moderation outbox (see moderation.go).
 //   - Each record is copied to the user's own slot (userBans, ban_mirror.lua), version-guarded,
 //     so that a write checks its author's bans in the round trip of its rate limit (allowWrite)
 //     with no extra read. A repair note (ban:<scope>:<user>) covers the moment between the two,
-//     and logs the action in the moderation log if the process stopped before.
+//     and logs what the scope's outbox holds if the process stopped before.
 //   - What a ban refuses: a site ban refuses every write but taking back what one wrote (deleting
 //     one's posts and comments, cancelling a scheduled post, unfollowing) and private
 //     bookkeeping (marking notifications read, saving and unsaving posts); logging in and out,
@@ -81,12 +82,29 @@ func (s *Store) banScope(actor UserKey, group string) (string, error) {
 	return NormalizeGroupName(group)
 }
 
-// banKeys are ban.lua's keys for scope.
+// banKeys are ban.lua's keys for scope: its records, their info, its moderation outbox and, for a
+// group, its moderators.
 func (s *Store) banKeys(scope string) []string {
 	if scope == siteScope {
-		return []string{s.k.siteBans(), s.k.siteBanInfo()}
+		return []string{s.k.siteBans(), s.k.siteBanInfo(), s.banOutbox(scope)}
 	}
-	return []string{s.k.groupBans(scope), s.k.groupBanInfo(scope), s.k.groupMods(scope)}
+	return []string{s.k.groupBans(scope), s.k.groupBanInfo(scope), s.banOutbox(scope), s.k.groupMods(scope)}
+}
+
+// banOutbox is the moderation outbox of scope's slot.
+func (s *Store) banOutbox(scope string) string {
+	if scope == siteScope {
+		return s.k.siteModOutbox()
+	}
+	return s.k.groupModOutbox(scope)
+}
+
+// banGroup is the group of a ban in scope, "" for the site.
+func banGroup(scope string) string {
+	if scope == siteScope {
+		return ""
+	}
+	return scope
 }
 
 // checkBanTarget fails when actor may not ban (or unban) user whatever the scope, and when user
@@ -140,15 +158,18 @@ func (s *Store) BanUser(ctx context.Context, actor, user UserKey, group string, 
 	if err != nil {
 		return nil, err
 	}
-	score, rec, err := s.banStep(ctx, "ban", scope, actor, user, now, end, reason)
+	step, err := s.banStep(ctx, "ban", scope, actor, user, now, end, reason)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.applyBan(ctx, scope, string(user), score, rec); err != nil {
+	if step.rec == nil {
+		return nil, fmt.Errorf("ban %s in %s: no record", user, scope)
+	}
+	if err := s.applyBan(ctx, scope, string(user), step); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
-	return banFrom(scope, user, score, rec), nil
+	return banFrom(scope, user, step.score, step.rec), nil
 }
 
 // UnbanUser lifts the ban of user from group ("" for the site ban, admins only), as actor. It
@@ -165,15 +186,15 @@ func (s *Store) UnbanUser(ctx context.Context, actor, user UserKey, group string
 	if err != nil {
 		return false, err
 	}
-	score, rec, err := s.banStep(ctx, "unban", scope, actor, user, s.now(), 0, "")
-	if err != nil || rec == nil {
+	step, err := s.banStep(ctx, "unban", scope, actor, user, s.now(), 0, "")
+	if err != nil {
 		return false, err
 	}
-	if err := s.applyBan(ctx, scope, string(user), score, rec); err != nil {
+	if err := s.applyBan(ctx, scope, string(user), step); err != nil {
 		return false, err
 	}
 	s.settled(ctx, n)
-	return true, nil
+	return step.rec != nil, nil
 }
 
 // banItem is the repair item of user's ban in scope.
@@ -188,30 +209,40 @@ func banWriteScope(scope string) writeScope {
 	return inGroups(scope)
 }
 
-// banStep runs ban.lua (op "ban" or "unban") and returns the user's record as it leaves it: its
-// score and the record; a nil record for an unban that found no ban in force.
-func (s *Store) banStep(ctx context.Context, op, scope string, actor, user UserKey, now time.Time, end int64, reason string) (int64, *banRecord, error) {
+// banReply is what ban.lua leaves: the user's record in the scope, its score, and the scope's
+// moderation outbox.
+type banReply struct {
+	score  int64
+	rec    *banRecord // nil: an unban that found no ban in force
+	outbox map[string]string
+}
+
+// banStep runs ban.lua (op "ban" or "unban") and returns the user's record as it leaves it.
+func (s *Store) banStep(ctx context.Context, op, scope string, actor, user UserKey, now time.Time, end int64, reason string) (banReply, error) {
 	admin := "0"
 	if s.IsAdmin(actor) {
 		admin = "1"
 	}
 	ms := now.UnixMilli()
 	reply, err := s.run(ctx, "ban", s.banKeys(scope), op, string(user), string(actor), admin, ms, randomHex(16),
-		ms-banKeep.Milliseconds(), end, reason)
+		ms-banKeep.Milliseconds(), end, reason, banGroup(scope))
 	if err != nil {
-		return 0, nil, err
+		return banReply{}, err
 	}
 	arr, _ := reply.([]any)
-	if len(arr) != 2 {
-		return 0, nil, nil
+	if len(arr) != 2 && len(arr) != 4 {
+		return banReply{}, fmt.Errorf("ban: unexpected reply %v", reply)
 	}
-	score, _ := arr[0].(string)
-	raw, _ := arr[1].(string)
-	rec, err := parseBanRecord(raw)
-	if err != nil {
-		return 0, nil, err
+	out := banReply{outbox: hashFromReply(arr[1])}
+	if len(arr) == 4 {
+		score, _ := arr[2].(string)
+		raw, _ := arr[3].(string)
+		if out.rec, err = parseBanRecord(raw); err != nil {
+			return banReply{}, err
+		}
+		out.score = banEnd(score)
 	}
-	return banEnd(score), rec, nil
+	return out, nil
 }
 
 // parseBanRecord reads a record's JSON.
@@ -250,26 +281,15 @@ func banFrom(scope string, user UserKey, score int64, rec *banRecord) *Ban {
 	return b
 }
 
-// applyBan derives what follows from user's record in scope: the user's copy, and the action in
-// the moderation log, each once whatever the repeats.
-func (s *Store) applyBan(ctx context.Context, scope, user string, score int64, rec *banRecord) error {
-	if err := s.mirrorBan(ctx, scope, user, score, rec.Ver); err != nil {
-		return err
+// applyBan does what follows ban.lua: the user's copy of their record, and the moderation log of
+// what the scope's outbox holds.
+func (s *Store) applyBan(ctx context.Context, scope, user string, step banReply) error {
+	if step.rec != nil {
+		if err := s.mirrorBan(ctx, scope, user, step.score, step.rec.Ver); err != nil {
+			return err
+		}
 	}
-	group, where := scope, "g:"+scope
-	if scope == siteScope {
-		group, where = "", "site"
-	}
-	kind, verb, reason := ModBanUser, "ban", &rec.Reason
-	if rec.Off {
-		kind, verb, reason = ModUnbanUser, "unban", nil
-	}
-	a := newModAction(kind, UserKey(rec.By), group, userID(user), reason, fromMillis(rec.At),
-		verb, where, user, strconv.FormatInt(rec.Ver, 10))
-	if !rec.Off {
-		a.Until = untilOf(score)
-	}
-	return s.logAction(ctx, a)
+	return s.flushModLog(ctx, s.banOutbox(scope), step.outbox)
 }
 
 // mirrorBan copies a record of version ver, scored score, to user's own slot, unless the copy
@@ -282,27 +302,28 @@ func (s *Store) mirrorBan(ctx context.Context, scope, user string, score, ver in
 	return nil
 }
 
-// repairBan derives user's record in scope again: the user's copy and the logged action. A
-// record dropped meanwhile (banKeep after it ended) leaves nothing to do.
+// repairBan derives user's record in scope again, the user's copy, and logs what the scope's
+// outbox holds. A record dropped meanwhile (banKeep after it ended) leaves no copy to make.
 func (s *Store) repairBan(ctx context.Context, scope, user string) error {
 	keys := s.banKeys(scope)
 	var score *redis.FloatCmd
 	var raw *redis.StringCmd
+	var outbox *redis.MapStringStringCmd
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		score, raw = p.ZScore(ctx, keys[0], user), p.HGet(ctx, keys[1], user)
+		score, raw, outbox = p.ZScore(ctx, keys[0], user), p.HGet(ctx, keys[1], user), p.HGetAll(ctx, s.banOutbox(scope))
 		return nil
 	})
-	if errors.Is(err, redis.Nil) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("repair the ban of %s in %s: %w", user, scope, err)
 	}
-	rec, err := parseBanRecord(raw.Val())
-	if err != nil {
-		return err
+	step := banReply{outbox: outbox.Val()}
+	if score.Err() == nil && raw.Err() == nil {
+		if step.rec, err = parseBanRecord(raw.Val()); err != nil {
+			return err
+		}
+		step.score = int64(score.Val())
 	}
-	return s.applyBan(ctx, scope, user, int64(score.Val()), rec)
+	return s.applyBan(ctx, scope, user, step)
 }
 
 // writeScope names what a write touches, for the bans of its author that refuse it. The zero

@@ -21,7 +21,7 @@ func (s *Store) BanStepOnly(ctx context.Context, actor, user UserKey, group stri
 	if _, err := s.allowWrite(ctx, string(actor), banItem(scope, user), banWriteScope(scope)); err != nil {
 		return err
 	}
-	_, _, err = s.banStep(ctx, "ban", scope, actor, user, s.now(), end, reason)
+	_, err = s.banStep(ctx, "ban", scope, actor, user, s.now(), end, reason)
 	return err
 }
 

@@ -25,22 +25,27 @@ func TestBanScriptRepeat(t *testing.T) {
 	ms := now.UnixMilli()
 	run := func(op, nonce, reason string) []any {
 		t.Helper()
-		v, err := s.run(ctx, "ban", keys, op, "ben", "root", "1", ms, nonce, ms-banKeep.Milliseconds(), ms+60_000, reason)
+		v, err := s.run(ctx, "ban", keys, op, "ben", "root", "1", ms, nonce, ms-banKeep.Milliseconds(), ms+60_000, reason, "go")
 		if err != nil {
 			t.Fatal(err)
 		}
 		arr, _ := v.([]any)
 		return arr
 	}
+	// The reply: {changed, outbox, score, record}; {0, outbox} for an unban of no ban in force.
 	first := run("ban", "n1", "spam")
-	if again := run("ban", "n1", "other"); again[0] != first[0] || again[1] != first[1] {
+	if again := run("ban", "n1", "other"); again[0] != int64(0) || again[2] != first[2] || again[3] != first[3] {
 		t.Fatalf("a repeat changed the record: %v, then %v", first, again)
 	}
 	lifted := run("unban", "n2", "")
-	if again := run("unban", "n2", ""); again == nil || again[1] != lifted[1] {
+	if again := run("unban", "n2", ""); len(again) != 4 || again[0] != int64(0) || again[3] != lifted[3] {
 		t.Fatalf("a repeated unban answered %v, want %v", again, lifted)
 	}
-	if again := run("unban", "n3", ""); again != nil {
+	if again := run("unban", "n3", ""); len(again) != 2 || again[0] != int64(0) {
 		t.Fatalf("a second unban found a ban in force: %v", again)
+	}
+	// One entry per action in the outbox, the repeats' none.
+	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 2 {
+		t.Fatalf("the outbox holds %d entries after a ban and an unban, repeated, want 2", n)
 	}
 }

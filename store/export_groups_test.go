@@ -34,3 +34,19 @@ func (s *Store) MemberFirstStep(ctx context.Context, uid, group string, join boo
 func (s *Store) DropGroupInfo(ctx context.Context, group string) error {
 	return s.rdb.Del(ctx, s.k.groupInfo(group)).Err()
 }
+
+// GroupChangeScriptOnly runs only the atomic step of a moderator's change of a group (its repair
+// note and group_change.lua), as a process that stops right after it would: the group is not
+// registered and nothing is logged. kind is ModUpdateGroup (arg: the description),
+// ModAddModerator or ModRemoveModerator (arg: the user).
+func (s *Store) GroupChangeScriptOnly(ctx context.Context, actor UserKey, group string, kind ModActionKind, arg string) error {
+	op := map[ModActionKind]string{ModUpdateGroup: groupDescribe, ModAddModerator: groupAddMod, ModRemoveModerator: groupRemMod}[kind]
+	if op == "" {
+		return fmt.Errorf("no group change %s", kind)
+	}
+	if _, err := s.allowWrite(ctx, string(actor), repairGroup+":"+group); err != nil {
+		return err
+	}
+	_, err := s.run(ctx, "group_change", s.groupChangeKeys(group), s.groupChangeArgs(actor, group, op, arg)...)
+	return err
+}

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -24,8 +23,8 @@ import (
 //     (index.lua), so rebuild and repair record it too. A group that holds posts but was indexed
 //     before that record existed shows its oldest post's time, read in the same pipeline.
 //   - Moderators and descriptions change only through group_change.lua, which checks the actor
-//     (a moderator of the group, or an admin) in the same script, and records the info version
-//     of each change so that its moderation-log entry has a key a retried request finds again.
+//     (a moderator of the group, or an admin) in the same script, and records each change in
+//     the group's moderation outbox (see moderation.go) under the info version it produced.
 //   - Membership is authoritative on the member's side ({u:<user>}:groups, at most
 //     MaxGroupsJoined, written by follow.lua with its bound) and mirrored to the group's members
 //     set by follower.lua, guarded by the member's sequence: exactly how follows work.
@@ -38,7 +37,7 @@ const MaxGroupModerators = 50
 
 // Items of the repair jobs of groups.
 const (
-	repairGroup  = "group"  // group:<name>[:<actor>:<op>[:<user>]]: the registry, the mod log
+	repairGroup  = "group"  // group:<name>: the registry, the group's moderation outbox
 	repairMember = "member" // member:<user>:<group>: the group's members set
 )
 
@@ -113,54 +112,47 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 	return s.changeGroup(ctx, actor, group, op, string(target))
 }
 
-// changeGroup runs one change of group_change.lua and logs it.
+// changeGroup runs one change of group_change.lua, then registers the group and logs what the
+// group's moderation outbox holds; the group's repair note covers both.
 func (s *Store) changeGroup(ctx context.Context, actor UserKey, name, op, arg string) (*Group, error) {
 	g, err := NormalizeGroupName(name)
 	if err != nil {
 		return nil, err
 	}
-	item := repairGroup + ":" + g + ":" + string(actor) + ":" + op
-	if op != groupDescribe {
-		item += ":" + arg
-	}
-	n, err := s.allowWrite(ctx, string(actor), item, inGroups(g)) // a moderator banned from the group cannot act in it
+	n, err := s.allowWrite(ctx, string(actor), repairGroup+":"+g, inGroups(g)) // a moderator banned from the group cannot act in it
 	if err != nil {
 		return nil, err
 	}
-	admin := "0"
-	if s.IsAdmin(actor) {
-		admin = "1"
-	}
-	reply, err := s.run(ctx, "group_change", s.groupKeys(g), string(actor), admin, op, arg,
-		s.now().UnixMilli(), MaxGroupModerators)
+	reply, err := s.run(ctx, "group_change", s.groupChangeKeys(g), s.groupChangeArgs(actor, g, op, arg)...)
 	if err != nil {
 		return nil, err
 	}
-	ver, _ := reply.(int64)
+	arr, _ := reply.([]any)
+	if len(arr) != 2 {
+		return nil, fmt.Errorf("group_change: unexpected reply %v", reply)
+	}
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
-	if err := s.logGroupChange(ctx, actor, g, op, arg, ver); err != nil {
+	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), hashFromReply(arr[1])); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil
 }
 
-// logGroupChange logs the change of a group made at info version ver (0: nothing to log). The
-// key of its entry is the group and the version, so that a repeat, or a repair, logs it once.
-func (s *Store) logGroupChange(ctx context.Context, actor UserKey, g, op, arg string, ver int64) error {
-	if ver == 0 {
-		return nil
+// groupChangeKeys are the keys of group_change.lua: the group scripts' and its moderation outbox.
+func (s *Store) groupChangeKeys(g string) []string {
+	return append(s.groupKeys(g), s.k.groupModOutbox(g))
+}
+
+// groupChangeArgs are the arguments of group_change.lua for actor's change op (arg) of group g.
+func (s *Store) groupChangeArgs(actor UserKey, g, op, arg string) []any {
+	admin := "0"
+	if s.IsAdmin(actor) {
+		admin = "1"
 	}
-	kind, target := ModUpdateGroup, groupID(g)
-	switch op {
-	case groupAddMod:
-		kind, target = ModAddModerator, userID(arg)
-	case groupRemMod:
-		kind, target = ModRemoveModerator, userID(arg)
-	}
-	return s.logAction(ctx, newModAction(kind, actor, g, target, nil, s.now(), "group", g, strconv.FormatInt(ver, 10)))
+	return []any{string(actor), admin, op, arg, s.now().UnixMilli(), MaxGroupModerators, g}
 }
 
 // groupKeys are the keys of the group scripts: its info, its moderators and its NEW ranking.
@@ -179,12 +171,11 @@ func groupDescription(d *string) (string, error) {
 	return *d, nil
 }
 
-// repairGroupItem registers a group that exists and logs a moderator's change whose request was
-// cut off before it logged it. The change logged is the one the info records now for what the
-// request changed: a later change of the same thing is logged under its own version instead.
+// repairGroupItem registers a group that exists and logs what the group's moderation outbox
+// holds: a moderator's change whose request was cut off before it logged it. An item of an older
+// form, with more after the group's name, repairs the group the same way.
 func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
-	parts := strings.SplitN(rest, ":", 4)
-	g := parts[0]
+	g, _, _ := strings.Cut(rest, ":")
 	if !validGroupName(g) {
 		return nil
 	}
@@ -197,31 +188,7 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 			return fmt.Errorf("register group %s: %w", g, err)
 		}
 	}
-	if len(parts) < 3 {
-		return nil
-	}
-	actor, op, arg := UserKey(parts[1]), parts[2], ""
-	field := "dver"
-	if op != groupDescribe {
-		if len(parts) < 4 {
-			return nil
-		}
-		arg, field = parts[3], "m:"+parts[3]
-	}
-	vals, err := s.rdb.HMGet(ctx, s.k.groupInfo(g), field).Result()
-	if err != nil {
-		return fmt.Errorf("repair group %s: %w", g, err)
-	}
-	ver := atoi64(str(vals[0]))
-	if op != groupDescribe {
-		// The version records the user's last change: an addition while they moderate.
-		err := s.rdb.ZScore(ctx, s.k.groupMods(g), arg).Err()
-		if err != nil && !isNil(err) {
-			return fmt.Errorf("repair group %s: %w", g, err)
-		}
-		op = map[bool]string{true: groupAddMod, false: groupRemMod}[err == nil]
-	}
-	return s.logGroupChange(ctx, actor, g, op, arg, ver)
+	return s.flushModOutbox(ctx, s.k.groupModOutbox(g))
 }
 
 // groupsInUse returns those of groups that exist (in) or do not (!in): a group exists while it

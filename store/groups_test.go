@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -146,6 +147,56 @@ func TestGroupCreatedAt(t *testing.T) {
 		}
 		if at := created("posted"); !at.Equal(first.CreatedAt) {
 			t.Errorf("after rebuild and the first post's deletion: %v, want %v", at, first.CreatedAt)
+		}
+	})
+}
+
+// TestGroupChangeIsLoggedAfterACrash runs only the scripts of a moderator's changes of a group,
+// as a process that stops right after them would: the group's repair job logs each change once,
+// and a retried request afterwards logs nothing more.
+func TestGroupChangeIsLoggedAfterACrash(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newModFixture(t, b)
+		f.user("ben")
+		if _, err := f.s.CreateGroup(f.ctx, "mia", "gophers", nil); err != nil {
+			t.Fatal(err)
+		}
+		changes := []struct {
+			kind store.ModActionKind
+			arg  string
+		}{
+			{store.ModUpdateGroup, "all things go"},
+			{store.ModAddModerator, "ben"},
+			{store.ModRemoveModerator, "ben"},
+		}
+		for _, c := range changes {
+			if err := f.s.GroupChangeScriptOnly(f.ctx, "mia", "gophers", c.kind, c.arg); err != nil {
+				t.Fatalf("%s: %v", c.kind, err)
+			}
+		}
+		if got := f.modLog(""); len(got) != 0 {
+			t.Fatalf("logged before any repair: %q", got)
+		}
+		want := sorted([]string{
+			"UPDATE_GROUP group:gophers gophers ",
+			"ADD_MODERATOR user:ben gophers ",
+			"REMOVE_MODERATOR user:ben gophers ",
+		})
+		f.repairLater()
+		if got := sorted(f.modLog("gophers")); !slices.Equal(got, want) {
+			t.Fatalf("group log after the repair %q, want %q", got, want)
+		}
+		// The clients retry: the state is as they ask, and nothing more is logged.
+		desc := "all things go"
+		if _, err := f.s.UpdateGroup(f.ctx, "mia", "gophers", &desc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.RemoveModerator(f.ctx, "mia", "gophers", "ben"); err != nil {
+			t.Fatal(err)
+		}
+		f.repairLater()
+		if got := sorted(f.modLog("")); !slices.Equal(got, want) {
+			t.Fatalf("site log after the retries %q, want %q", got, want)
 		}
 	})
 }

@@ -362,14 +362,20 @@ func (k keys) reportList(group string, open bool) string {
 	return k.prefix + "{reports}:" + scope + ":any"
 }
 
-// postModOutbox is a hash action key → the action as compact JSON (see modRecord): the
-// moderation actions on the post and its comments that their scripts recorded and that are not
-// yet known to be in the moderation log. The write that made an entry logs it and deletes it; a
-// repair of the post (or a repeat of the write) logs what a stopped process left.
+// postModOutbox is a moderation outbox (see store/moderation.go), a hash action key → the action
+// as compact JSON (see modRecord): the moderation actions on the post and its comments that
+// their scripts recorded and that are not yet known to be in the moderation log.
 func (k keys) postModOutbox(pid string) string { return k.post(pid) + ":modlog" }
 
-// groupModOutbox is postModOutbox for the actions recorded on a group's slot (pins).
+// groupModOutbox is postModOutbox for the actions recorded on a group's slot: pins, changes of
+// its description and moderators, bans from it.
 func (k keys) groupModOutbox(group string) string { return k.prefix + "{g:" + group + "}:modlog" }
+
+// siteModOutbox is postModOutbox for the actions recorded on {site}: site bans.
+func (k keys) siteModOutbox() string { return k.prefix + "{site}:modlog" }
+
+// reportModOutbox is postModOutbox for the actions recorded on {reports}: resolved reports.
+func (k keys) reportModOutbox() string { return k.prefix + "{reports}:modlog" }
 
 // userReportTargets is a hash of the user's open reports as the reporter's side records them,
 // for every member of userReports(uid): "t:<target global id>" → the report as JSON (see

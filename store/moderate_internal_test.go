@@ -52,6 +52,20 @@ func TestModerationScriptsAreSafeToRunTwice(t *testing.T) {
 	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 1 || rdb.ZCard(ctx, pins).Val() != 1 {
 		t.Fatalf("pins %v, outbox %d after a pin sent twice", rdb.ZRange(ctx, pins, 0, -1).Val(), n)
 	}
+	info := s.k.groupInfo("go")
+	rdb.HSet(ctx, info, "ver", 1)
+	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupAddMod, "ben", 5000, MaxGroupModerators, "go")
+	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupDescribe, "all things go", 6000, MaxGroupModerators, "go")
+	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 3 || rdb.HGet(ctx, info, "ver").Val() != "3" {
+		t.Fatalf("info %v, outbox %d after two group changes sent twice", rdb.HGetAll(ctx, info).Val(), n)
+	}
+	if err := rdb.HSet(ctx, s.k.reportEntries(), "7", `{"post":"post:1","reporter":"bob","reason":"spam","at":"1","groups":"go","resolved":false,"ver":"1"}`).Err(); err != nil {
+		t.Fatal(err)
+	}
+	twice("report_resolve", s.resolveKeys([]string{"go"}), "7", "root", 7000, "go")
+	if n := rdb.HLen(ctx, s.k.reportModOutbox()).Val(); n != 1 {
+		t.Fatalf("the outbox of {reports} holds %d entries after a resolve sent twice, want 1", n)
+	}
 	twice("unpin", []string{pins}, "1")
 	if rdb.ZCard(ctx, pins).Val() != 0 {
 		t.Fatal("unpin sent twice left the pin")

@@ -18,11 +18,8 @@ import (
 //     slot checks the moderator and the cap. A post that is removed, deleted or leaves the group
 //     leaves its pins (unindexPost), and reads skip it meanwhile.
 //
-// Every action is logged once in the moderation log: its script records it in an outbox in the
-// same slot (the post's or the group's), keyed by what it did and the version it produced; the
-// write then copies the outbox into the log (logAction is idempotent by that key) and empties
-// it. A repeat of the request, or the repair of its item when the process stopped in between,
-// copies what is left.
+// Every action is logged through the moderation outbox of its slot, the post's or the group's
+// (see moderation.go).
 
 // MaxModReasonRunes is the longest reason a moderator may give.
 const MaxModReasonRunes = 500
@@ -150,39 +147,6 @@ func (s *Store) placePost(ctx context.Context, p *Post) error {
 		return s.unfeedPost(ctx, p.Key(), string(p.Author))
 	}
 	return s.queuePostJobs(ctx, p.Key())
-}
-
-// flushModLog copies the entries of a moderation outbox (action key → action JSON, as the
-// action's script replied with them) into the moderation log, then deletes them from the outbox.
-// Logging is idempotent by key, so copying an entry twice logs it once.
-func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[string]string) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	done := make([]string, 0, len(entries))
-	for key, raw := range entries {
-		if a := modActionFromRecord(key, raw); a != nil {
-			if err := s.logAction(ctx, *a); err != nil {
-				return err
-			}
-		} else {
-			s.opts.Log.WarnContext(ctx, "moderation outbox: malformed entry dropped", "outbox", outbox, "key", key)
-		}
-		done = append(done, key)
-	}
-	if err := s.rdb.HDel(ctx, outbox, done...).Err(); err != nil {
-		return fmt.Errorf("empty moderation outbox: %w", err)
-	}
-	return nil
-}
-
-// flushModOutbox reads a moderation outbox and copies what it holds into the log, for repairs.
-func (s *Store) flushModOutbox(ctx context.Context, outbox string) error {
-	entries, err := s.rdb.HGetAll(ctx, outbox).Result()
-	if err != nil {
-		return fmt.Errorf("read moderation outbox: %w", err)
-	}
-	return s.flushModLog(ctx, outbox, entries)
 }
 
 // PinPost pins a post in one of its groups, or unpins it, as a moderator of that group or a site

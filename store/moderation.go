@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -95,10 +94,26 @@ func validModKey(key string) bool {
 	return true
 }
 
+// The moderation log holds every action once, also when its request is retried or the process
+// stops between the action and its log entry. Every action gets there the same way, through the
+// moderation outbox of the slot it is written in:
+//
+//   - The action's script writes its entry (a modRecord as JSON) into the outbox of its own slot,
+//     in the same atomic step as the action: postModOutbox for the removals and locks of a post
+//     and its comments, groupModOutbox for a group's pins, its moderators' changes and its bans,
+//     siteModOutbox for site bans, reportModOutbox for resolved reports. The entry's key derives
+//     from the action — what it did, to what, and the version of its target after it — so that
+//     the action's id (modActionID) is its own, and a repeat of the script, which changes
+//     nothing, writes no second entry.
+//   - The script replies with all that the outbox holds, and the write copies it into the log
+//     (flushModLog; logAction records an id once) and deletes what it copied.
+//   - A repeat of the request copies what an earlier attempt left, and so does the repair job of
+//     the write's item, noted before its script, when the process stopped in between: every
+//     repair of a moderation item flushes the outbox of its slot (flushModOutbox).
+
 // logAction records a in the moderation log: the site's and, when a.Group is set, the group's.
 // a.ID must be an id made by modActionID from a key derived from the action (see there): a
-// second call with the same id records nothing, so a write calls it after its atomic step every
-// time, retries included, and its repair does too.
+// second call with the same id records nothing. Writes log through their outbox (see above).
 func (s *Store) logAction(ctx context.Context, a ModAction) error {
 	key, err := parseTypedID(a.ID, TypeModAction)
 	if err != nil {
@@ -214,9 +229,36 @@ func (l *Loader) ModLog(ctx context.Context, group string, w Window) (*Page[*Mod
 	return p, nil
 }
 
-// newModAction returns the action to log for what moderator did to target at now, with the key
-// parts joined into its id.
-func newModAction(kind ModActionKind, moderator UserKey, group, target string, reason *string, now time.Time, key ...string) ModAction {
-	return ModAction{ID: modActionID(strings.Join(key, ":")), Action: kind, Moderator: moderator, Group: group,
-		TargetID: target, Reason: reason, CreatedAt: now}
+// flushModLog copies the entries of a moderation outbox (action key → action JSON, as the
+// action's script replied with them) into the moderation log, then deletes them from the outbox.
+// Logging is idempotent by key, so copying an entry twice logs it once.
+func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[string]string) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	done := make([]string, 0, len(entries))
+	for key, raw := range entries {
+		if a := modActionFromRecord(key, raw); a != nil {
+			if err := s.logAction(ctx, *a); err != nil {
+				return err
+			}
+		} else {
+			s.opts.Log.WarnContext(ctx, "moderation outbox: malformed entry dropped", "outbox", outbox, "key", key)
+		}
+		done = append(done, key)
+	}
+	if err := s.rdb.HDel(ctx, outbox, done...).Err(); err != nil {
+		return fmt.Errorf("empty moderation outbox: %w", err)
+	}
+	return nil
+}
+
+// flushModOutbox reads a moderation outbox and copies what it holds into the log: what a write
+// cut off after its script left there, for repairs.
+func (s *Store) flushModOutbox(ctx context.Context, outbox string) error {
+	entries, err := s.rdb.HGetAll(ctx, outbox).Result()
+	if err != nil {
+		return fmt.Errorf("read moderation outbox: %w", err)
+	}
+	return s.flushModLog(ctx, outbox, entries)
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,4 +23,11 @@ func (s *Store) LogAction(ctx context.Context, kind ModActionKind, moderator Use
 // SetModerator writes uid into a group's moderators directly, as createGroup and addModerator do.
 func (s *Store) SetModerator(ctx context.Context, group string, uid UserKey) error {
 	return s.rdb.ZAdd(ctx, s.k.groupMods(group), redis.Z{Score: float64(s.now().UnixMilli()), Member: string(uid)}).Err()
+}
+
+// newModAction returns the action to log for what moderator did to target at now, with the key
+// parts joined into its id.
+func newModAction(kind ModActionKind, moderator UserKey, group, target string, reason *string, now time.Time, key ...string) ModAction {
+	return ModAction{ID: modActionID(strings.Join(key, ":")), Action: kind, Moderator: moderator, Group: group,
+		TargetID: target, Reason: reason, CreatedAt: now}
 }

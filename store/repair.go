@@ -40,10 +40,10 @@ const (
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
-	repairPins    = "pins"    // pins:<group>: the group's moderation outbox (pins) into the log
+	repairPins    = "pins"    // pins:<group>: the group's moderation outbox into the log
 	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
-	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side and its log entry
-	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the moderation log
+	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side, the {reports} outbox
+	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the scope's outbox
 )
 
 // note is a write's repair job.

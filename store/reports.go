@@ -30,8 +30,9 @@ import (
 // reporter's side holds one entry per target. Ids come from reportSeq; step 1 binds the target
 // to the id of the first attempt, so a retried request reuses it (ids may skip numbers).
 //
-// Resolving is one script on {reports} (report_resolve.lua), then a derived write on the
-// reporter's slot (report_release.lua) that frees their slot, then the moderation log entry;
+// Resolving is one script on {reports} (report_resolve.lua), which records the action in the
+// moderation outbox of {reports} (see moderation.go), then a derived write on the reporter's slot
+// (report_release.lua) that frees their slot, then the moderation log of what the outbox holds;
 // both are repaired by repair:resolve:<id> if cut off.
 
 // MaxReportReasonRunes bounds a report's reason.
@@ -63,8 +64,7 @@ type reportRecord struct {
 	Resolved   bool   `json:"resolved"`
 	ResolvedAt int64  `json:"resolvedAt,string,omitempty"`
 	ResolvedBy string `json:"resolvedBy,omitempty"`
-	ResolvedIn string `json:"resolvedIn,omitempty"` // the group logged with the resolve
-	Ver        int64  `json:"ver,string"`           // 1 when open, 2 once resolved
+	Ver        int64  `json:"ver,string"` // 1 when open, 2 once resolved
 }
 
 // target is the global id of what the report is about.
@@ -341,49 +341,53 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 	if err != nil {
 		return nil, err
 	}
-	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts()}
-	for _, g := range append([]string{""}, groups...) {
-		keys = append(keys, s.k.reportList(g, true))
-	}
-	v, err := s.run(ctx, "report_resolve", keys, key, string(actor), s.now().UnixMilli(), via)
+	v, err := s.run(ctx, "report_resolve", s.resolveKeys(groups), key, string(actor), s.now().UnixMilli(), via)
 	if err != nil {
 		return nil, err
 	}
 	arr, _ := v.([]any)
-	if len(arr) != 2 {
+	if len(arr) != 3 {
 		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
 	}
-	if rec = parseReportRecord(arr[1]); rec == nil {
+	if rec = parseReportRecord(arr[2]); rec == nil {
 		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
 	}
-	if err := s.finishResolve(ctx, key, rec); err != nil {
+	if err := s.releaseResolved(ctx, key, rec); err != nil {
+		return nil, err
+	}
+	if err := s.flushModLog(ctx, s.k.reportModOutbox(), hashFromReply(arr[1])); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
 	return rec.report(key), nil
 }
 
-// finishResolve does what follows a resolve: the report leaves its reporter's open reports, and
-// the resolve is logged, once (the log entry's key is the report's version after it).
-func (s *Store) finishResolve(ctx context.Context, id string, rec *reportRecord) error {
-	if !rec.Resolved {
-		return nil
+// resolveKeys are the keys of report_resolve.lua for a report in groups.
+func (s *Store) resolveKeys(groups []string) []string {
+	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts(), s.k.reportModOutbox()}
+	for _, g := range append([]string{""}, groups...) {
+		keys = append(keys, s.k.reportList(g, true))
 	}
-	if err := s.releaseReport(ctx, rec.Reporter, id, rec.target()); err != nil {
-		return err
-	}
-	return s.logAction(ctx, newModAction(ModResolveReport, UserKey(rec.ResolvedBy), rec.ResolvedIn, reportID(id), nil,
-		fromMillis(rec.ResolvedAt), "rr", id, strconv.FormatInt(rec.Ver, 10)))
+	return keys
 }
 
-// repairResolve finishes a resolve cut off after its atomic step.
+// releaseResolved takes a resolved report out of its reporter's open reports.
+func (s *Store) releaseResolved(ctx context.Context, id string, rec *reportRecord) error {
+	if rec == nil || !rec.Resolved {
+		return nil
+	}
+	return s.releaseReport(ctx, rec.Reporter, id, rec.target())
+}
+
+// repairResolve finishes a resolve cut off after its atomic step: the reporter's side, and the
+// log of what the outbox of {reports} holds.
 func (s *Store) repairResolve(ctx context.Context, id string) error {
 	recs, err := s.NewLoader().reportRecords(ctx, []string{id})
 	if err != nil {
 		return err
 	}
-	if recs[0] == nil {
-		return nil
+	if err := s.releaseResolved(ctx, id, recs[0]); err != nil {
+		return err
 	}
-	return s.finishResolve(ctx, id, recs[0])
+	return s.flushModOutbox(ctx, s.k.reportModOutbox())
 }

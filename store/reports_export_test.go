@@ -49,10 +49,6 @@ func (s *Store) ResolveFirstStep(ctx context.Context, actor UserKey, id string) 
 	if _, err := s.allowWrite(ctx, string(actor), repairResolve+":"+key); err != nil {
 		return err
 	}
-	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts()}
-	for _, g := range append([]string{""}, recs[0].groups()...) {
-		keys = append(keys, s.k.reportList(g, true))
-	}
-	_, err = s.run(ctx, "report_resolve", keys, key, string(actor), s.now().UnixMilli(), "")
+	_, err = s.run(ctx, "report_resolve", s.resolveKeys(recs[0].groups()), key, string(actor), s.now().UnixMilli(), "")
 	return err
 }
