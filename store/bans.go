@@ -309,10 +309,10 @@ func (s *Store) repairBan(ctx context.Context, scope, user string) error {
 	var score *redis.FloatCmd
 	var raw *redis.StringCmd
 	var outbox *redis.MapStringStringCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	err := s.pipeline(ctx, []op{{key: keys[0], fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 		score, raw, outbox = p.ZScore(ctx, keys[0], user), p.HGet(ctx, keys[1], user), p.HGetAll(ctx, s.banOutbox(scope))
-		return nil
-	})
+		return score, outbox
+	}}}, false)
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("repair the ban of %s in %s: %w", user, scope, err)
 	}

@@ -37,7 +37,7 @@ const MaxGroupModerators = 50
 
 // Items of the repair jobs of groups.
 const (
-	repairGroup  = "group"  // group:<name>: the registry, the group's moderation outbox
+	repairGroup  = "group"  // group:<name>: the registry, the group's moderation outbox (changes, pins)
 	repairMember = "member" // member:<user>:<group>: the group's members set
 )
 
@@ -194,14 +194,17 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 // groupsInUse returns those of groups that exist (in) or do not (!in): a group exists while it
 // holds posts or once its info holds a version (see above).
 func (s *Store) groupsInUse(ctx context.Context, groups []string, in bool) ([]string, error) {
-	pipe := s.rdb.Pipeline()
 	counts := make([]*redis.IntCmd, len(groups))
 	vers := make([]*redis.BoolCmd, len(groups))
+	ops := make([]op, len(groups))
 	for i, g := range groups {
-		counts[i] = pipe.ZCard(ctx, s.k.ranking(g).new)
-		vers[i] = pipe.HExists(ctx, s.k.groupInfo(g), "ver")
+		ops[i] = op{key: s.k.groupInfo(g), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			counts[i] = p.ZCard(ctx, s.k.ranking(g).new)
+			vers[i] = p.HExists(ctx, s.k.groupInfo(g), "ver")
+			return counts[i], vers[i]
+		}}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	if err := s.pipeline(ctx, ops, false); err != nil {
 		return nil, fmt.Errorf("count group posts: %w", err)
 	}
 	var out []string

@@ -102,7 +102,6 @@ func (k keys) leaderboard() string { return k.prefix + "{lb}:karma" }
 // leaderboardVer is a hash user key → the karma version leaderboard() last applied.
 func (k keys) leaderboardVer() string { return k.prefix + "{lb}:karma:ver" }
 
-
 // postSeq is a string counter that allocates post ids.
 func (k keys) postSeq() string { return k.prefix + "seq:post" }
 

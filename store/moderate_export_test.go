@@ -30,7 +30,7 @@ func (s *Store) PinScriptOnly(ctx context.Context, actor UserKey, id, group stri
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, string(actor), repairPins+":"+group); err != nil {
+	if _, err := s.allowWrite(ctx, string(actor), repairGroup+":"+group); err != nil {
 		return err
 	}
 	_, err = s.run(ctx, "pin_post", []string{s.k.groupPins(group), s.k.groupMods(group), s.k.groupModOutbox(group)},

@@ -181,7 +181,7 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if pinned && p.Removed {
 		return nil, invalidf("post %s was removed: restore it before pinning it", p.ID)
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairPins+":"+g, inGroups(g))
+	n, err := s.allowWrite(ctx, string(actor), repairGroup+":"+g, inGroups(g))
 	if err != nil {
 		return nil, err
 	}

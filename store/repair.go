@@ -40,7 +40,6 @@ const (
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
-	repairPins    = "pins"    // pins:<group>: the group's moderation outbox into the log
 	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
 	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side, the {reports} outbox
 	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the scope's outbox
@@ -110,8 +109,6 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairDraft:
 		uid, pid, _ := strings.Cut(rest, ":")
 		return s.syncPublishJob(ctx, uid, pid)
-	case repairPins:
-		return s.flushModOutbox(ctx, s.k.groupModOutbox(rest))
 	case repairReport:
 		uid, target, _ := strings.Cut(rest, ":")
 		return s.repairReport(ctx, uid, target)
