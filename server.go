@@ -354,7 +354,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return fmt.Errorf("rebuild users: %w", err)
 			}
-			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows, "scheduled_posts", ustats.Drafts)
+			log.Info("rebuilt user indexes and follows", "users", ustats.Users, "follows", ustats.Follows, "scheduled_posts", ustats.Drafts,
+				"memberships", ustats.Memberships, "bans", ustats.Bans)
 			return nil
 		default:
 			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs and retry-job)", rest[0])

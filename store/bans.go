@@ -529,3 +529,27 @@ func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) 
 	s.opts.Log.InfoContext(ctx, "a scheduled post was cancelled: its author is banned", "post", pid, "author", uid)
 	return true, nil
 }
+
+// rebuildBans derives again, from the records of every scope (each group's and the site's), the
+// users' copies of their bans and the moderation log entries the scopes' outboxes still hold, and
+// returns how many bans it went through. It is repairBan for every ban there is, for rebuild.
+func (s *Store) rebuildBans(ctx context.Context) (int, error) {
+	groups, err := s.scanGroups(ctx, ":bans")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, scope := range append(groups, siteScope) {
+		users, err := s.rdb.ZRange(ctx, s.banKeys(scope)[0], 0, -1).Result()
+		if err != nil {
+			return n, fmt.Errorf("list the bans of %s: %w", scope, err)
+		}
+		for _, u := range users {
+			if err := s.repairBan(ctx, scope, u); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}

@@ -629,3 +629,33 @@ func TestBanCancelsScheduledPosts(t *testing.T) {
 		}
 	})
 }
+
+// TestRebuildDerivesBanCopies loses the users' copies of their bans (as a failover might) and
+// checks that rebuild derives them again from the groups' and the site's records.
+func TestRebuildDerivesBanCopies(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		w := newBanWorld(t, b)
+		w.ban("mia", "ben", "go", w.at(time.Hour), "spam")
+		w.ban("root", "amy", "", nil, "abuse")
+		prefix := w.s.Options().Prefix
+		for _, u := range []string{"ben", "amy"} {
+			if err := b.Client.Del(w.ctx, prefix+"{u:"+u+"}:bans", prefix+"{u:"+u+"}:bans:ver").Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.s.CreatePost(w.ctx, "ben", store.NewPost{Title: "x", Groups: []string{"go"}}); err != nil {
+			t.Fatalf("with its copy lost the ban is not seen (the test's premise): %v", err)
+		}
+		st, err := w.s.RebuildUsers(w.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Bans != 2 {
+			t.Fatalf("rebuild went through %d bans, want 2", st.Bans)
+		}
+		_, err = w.s.CreatePost(w.ctx, "ben", store.NewPost{Title: "y", Groups: []string{"go"}})
+		wantBanned(t, "ben in go after rebuild", err, w.at(time.Hour))
+		_, err = w.s.CreatePost(w.ctx, "amy", store.NewPost{Title: "z"})
+		wantBanned(t, "amy on the site after rebuild", err, nil)
+	})
+}

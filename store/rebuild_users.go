@@ -17,12 +17,16 @@ type UserRebuildStats struct {
 	// Memberships are group memberships whose group-side record was brought up to date: every
 	// user's joined groups, and the members a group still listed after they left.
 	Memberships int
+	// Bans are the bans (in force or kept after they ended) whose copy on their user's slot was
+	// derived again from the group's or the site's record.
+	Bans int
 }
 
 // RebuildUsers re-derives what is kept about users outside their own records: the name index of
 // autocomplete, each user's leaderboard entry from their karma total, for every follow relation
 // the followee's followers set, the follower's pull set and feed backfill, from the authoritative
-// following sets, and every group's members from the users' joined groups. It repairs writes cut
+// following sets, every group's members from the users' joined groups, and the users' copies of
+// their bans from the groups' and the site's records. It repairs writes cut
 // off between their steps (a user who signed up but was never indexed, a follow or a membership
 // that reached only one side). It scans the keyspace (SCAN, never KEYS), so it is for
 // maintenance, not request paths; it is safe beside live traffic because every step it runs is
@@ -73,6 +77,10 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 	}
 	n, err := s.dropStaleMembers(ctx)
 	st.Memberships += n
+	if err != nil {
+		return st, err
+	}
+	st.Bans, err = s.rebuildBans(ctx)
 	return st, err
 }
 
