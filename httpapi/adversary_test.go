@@ -50,3 +50,18 @@ func TestReporterSeesRemovedContentAsOthersDo(t *testing.T) {
 		}
 	})
 }
+
+// TestCommentsOfARemovedPostCannotBeEdited: the commenters of a removed post no longer see it, so
+// editing their comment there (which would answer the post with it) is NOT_FOUND, like voting.
+func TestCommentsOfARemovedPostCannotBeEdited(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newModAPI(t, b, "ann", "bob")
+		p := a.createPost(a.tokens["ann"], "topic", "go")
+		c := a.commentOn("bob", p, "hi")
+		a.as("mia", removePostMutation, map[string]any{"id": p}).decode(t, &struct{}{})
+		r := a.as("bob", `mutation($id:ID!){editComment(id:$id,body:"ho"){body post{title removed}}}`, map[string]any{"id": c})
+		wantCode(t, "editComment on a removed post", r, "NOT_FOUND")
+		a.as("mia", `mutation($id:ID!){restorePost(id:$id){id}}`, map[string]any{"id": p}).decode(t, &struct{}{})
+		a.as("bob", `mutation($id:ID!){editComment(id:$id,body:"ho"){body}}`, map[string]any{"id": c}).decode(t, &struct{}{})
+	})
+}
