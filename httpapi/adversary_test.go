@@ -1,7 +1,11 @@
 package httpapi_test
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/store/storetest"
 )
@@ -63,5 +67,70 @@ func TestCommentsOfARemovedPostCannotBeEdited(t *testing.T) {
 		wantCode(t, "editComment on a removed post", r, "NOT_FOUND")
 		a.as("mia", `mutation($id:ID!){restorePost(id:$id){id}}`, map[string]any{"id": p}).decode(t, &struct{}{})
 		a.as("bob", `mutation($id:ID!){editComment(id:$id,body:"ho"){body}}`, map[string]any{"id": c}).decode(t, &struct{}{})
+	})
+}
+
+// TestOnlyTheGroupOfAnActionUndoesIt: anyone can make a group and moderate it, and a post can be
+// in several groups, so a removal or a lock done in one group is undone only by that group's
+// moderators and the admins — not by the moderators of another of the post's groups, such as
+// one its author made to undo it; and an admin's only by the admins.
+func TestOnlyTheGroupOfAnActionUndoesIt(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newModAPI(t, b, "ann", "gil")
+		var mia struct{ User struct{ ID string } }
+		a.as("", `{user(name:"mia"){id}}`, nil).decode(t, &mia)
+		z := redis.Z{Score: float64(time.Now().UnixMilli()), Member: "gil"} // gil moderates go too
+		if err := b.Client.ZAdd(context.Background(), a.store.Options().Prefix+"{g:go}:mods", z).Err(); err != nil {
+			t.Fatal(err)
+		}
+		a.as("ann", `mutation{createGroup(name:"annsplace"){name}}`, nil).decode(t, &struct{}{})
+		ok := func(user, q string, vars map[string]any) {
+			t.Helper()
+			a.as(user, q, vars).decode(t, &struct{}{})
+		}
+		const (
+			restore = `mutation($id:ID!){restorePost(id:$id){id}}`
+			lock    = `mutation($id:ID!,$l:Boolean!){lockPost(id:$id,locked:$l){id}}`
+		)
+
+		// A removal in go, of a post also in the author's own group.
+		p := a.createPost(a.tokens["ann"], "spam", "go", "annsplace")
+		ok("mia", removePostMutation, map[string]any{"id": p})
+		wantCode(t, "the author restoring as a moderator of their own group", a.as("ann", restore, map[string]any{"id": p}), "FORBIDDEN")
+		if seen := a.postSeen("", p); seen != nil {
+			t.Fatalf("a refused restoration restored the post: %v", seen)
+		}
+		ok("gil", restore, map[string]any{"id": p}) // another moderator of go may
+
+		// A lock in go, dodged by adding the post to the author's own group.
+		q := a.createPost(a.tokens["ann"], "flame war", "go")
+		ok("mia", lock, map[string]any{"id": q, "l": true})
+		ok("ann", `mutation($id:ID!){setPostGroups(postId:$id,add:["annsplace"]){id}}`, map[string]any{"id": q})
+		wantCode(t, "the author unlocking as a moderator of their own group", a.as("ann", lock, map[string]any{"id": q, "l": false}), "FORBIDDEN")
+		if seen := a.postSeen("", q); seen["locked"] != true {
+			t.Fatalf("a refused unlock unlocked the post: %v", seen)
+		}
+		ok("gil", lock, map[string]any{"id": q, "l": false})
+
+		// A comment removed in go.
+		c := a.commentOn("ann", p, "more spam")
+		ok("mia", `mutation($id:ID!){removeComment(id:$id,reason:"spam"){id}}`, map[string]any{"id": c})
+		restoreComment := `mutation($id:ID!){restoreComment(id:$id){removed}}`
+		wantCode(t, "the author restoring a comment as a moderator of their own group", a.as("ann", restoreComment, map[string]any{"id": c}), "FORBIDDEN")
+		ok("gil", restoreComment, map[string]any{"id": c})
+
+		// An admin's removal: only an admin restores it.
+		ok("root", removePostMutation, map[string]any{"id": p})
+		wantCode(t, "a moderator restoring an admin's removal", a.as("mia", restore, map[string]any{"id": p}), "FORBIDDEN")
+		ok("root", restore, map[string]any{"id": p})
+
+		// A moderator of both groups restores a removal done in go, whatever the groups' order.
+		ok("ann", `mutation($u:ID!){addModerator(group:"annsplace",userId:$u){name}}`, map[string]any{"u": mia.User.ID})
+		r := a.createPost(a.tokens["ann"], "again", "annsplace", "go")
+		ok("gil", removePostMutation, map[string]any{"id": r})
+		ok("mia", restore, map[string]any{"id": r})
+		if seen := a.postSeen("", r); seen == nil {
+			t.Fatal("the restoration by a moderator of both groups did not restore the post")
+		}
 	})
 }
