@@ -2,11 +2,14 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
@@ -131,6 +134,55 @@ func TestOnlyTheGroupOfAnActionUndoesIt(t *testing.T) {
 		ok("mia", restore, map[string]any{"id": r})
 		if seen := a.postSeen("", r); seen == nil {
 			t.Fatal("the restoration by a moderator of both groups did not restore the post")
+		}
+	})
+}
+
+// TestNoSessionOfTheOldPasswordOutlivesItsChange: whoever logs in with the old password while the
+// password changes, however the two interleave, holds no live session once the change is done.
+func TestNoSessionOfTheOldPasswordOutlivesItsChange(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		owner, _ := a.signUp("ann")
+		var mu sync.Mutex
+		var stolen []string
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					r := a.do("", `mutation{logIn(name:"ann",password:"password1"){token}}`, nil)
+					var d struct{ LogIn struct{ Token string } }
+					if len(r.Errors) > 0 || json.Unmarshal(r.Data, &d) != nil {
+						continue // the new password is set: refused
+					}
+					mu.Lock()
+					stolen = append(stolen, d.LogIn.Token)
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond)
+		var d struct{ ChangePassword bool }
+		a.do(owner, `mutation{changePassword(current:"password1",new:"new password")}`, nil).decode(t, &d)
+		time.Sleep(20 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+		alive := 0
+		for _, tok := range stolen {
+			if a.signedIn(tok) {
+				alive++
+			}
+		}
+		if alive > 0 {
+			t.Fatalf("%d of %d sessions started with the old password outlived its change", alive, len(stolen))
 		}
 	})
 }
