@@ -186,3 +186,26 @@ func TestNoSessionOfTheOldPasswordOutlivesItsChange(t *testing.T) {
 		}
 	})
 }
+
+// TestABannedModeratorCannotResolveReports: a moderator an admin banned from their group can no
+// longer act in it, resolving its reports included (BANNED), like removing its posts.
+func TestABannedModeratorCannotResolveReports(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newModAPI(t, b, "ann", "bob")
+		p := a.createPost(a.tokens["ann"], "spam", "go")
+		var rep struct{ ReportPost struct{ ID string } }
+		a.as("bob", `mutation($id:ID!){reportPost(id:$id,reason:"spam"){id}}`, map[string]any{"id": p}).decode(t, &rep)
+		var mia struct{ User struct{ ID string } }
+		a.as("", `{user(name:"mia"){id}}`, nil).decode(t, &mia)
+		a.as("root", `mutation($u:ID!){banUser(userId:$u,group:"go",reason:"rogue"){until}}`, map[string]any{"u": mia.User.ID}).decode(t, &struct{}{})
+		resolve := `mutation($id:ID!){resolveReport(id:$id){resolved}}`
+		wantCode(t, "a banned moderator resolving", a.as("mia", resolve, map[string]any{"id": rep.ReportPost.ID}), "BANNED")
+		wantCode(t, "a banned moderator removing", a.as("mia", removePostMutation, map[string]any{"id": p}), "BANNED")
+		var d struct{ Reports struct{ TotalCount int } }
+		a.as("root", `{reports(group:"go"){totalCount}}`, nil).decode(t, &d)
+		if d.Reports.TotalCount != 1 {
+			t.Fatalf("the report left the open reports: %d open", d.Reports.TotalCount)
+		}
+		a.as("root", resolve, map[string]any{"id": rep.ReportPost.ID}).decode(t, &struct{}{})
+	})
+}
