@@ -111,12 +111,14 @@ func reportPost(ctx context.Context, r *store.Report) (*store.Post, error) {
 	return loadPost(ctx, r.PostID)
 }
 
-// reportComment is Report.comment: the comment reported; nil for a post, and once deleted.
+// reportComment is Report.comment: the comment reported, as the viewer may see it (see
+// moderation.go: a reporter sees a removed one as a tombstone, and none on a removed post); nil
+// for a post, and once deleted.
 func reportComment(ctx context.Context, r *store.Report) (*store.Comment, error) {
 	if r.CommentID == "" {
 		return nil, nil
 	}
-	c, err := loaderFrom(ctx).Comment(ctx, r.CommentID)
+	c, err := loadComment(ctx, r.CommentID)
 	if err != nil || c == nil || c.Deleted {
 		return nil, err
 	}

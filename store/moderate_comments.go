@@ -30,7 +30,11 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	if err != nil {
 		return nil, err
 	}
-	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemoveComment)
+	var undo undoVia
+	if kind == ModRestoreComment {
+		undo = undoVia{s.k.comment(pid, num), "removedVia"}
+	}
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemoveComment, undo)
 	if err != nil {
 		return nil, err
 	}

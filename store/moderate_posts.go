@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -56,17 +57,33 @@ func (s *Store) postGroups(ctx context.Context, pid string) ([]string, error) {
 	return splitGroups(str(v[1])), nil
 }
 
+// undoVia names, for an action that undoes another (a restoration, an unlock), the hash field
+// that records the group the undone action came through (removedVia, lockedVia): only that
+// group's moderators and the admins undo it, which the script checks. The zero value is any
+// other action.
+type undoVia struct{ key, field string }
+
 // moderationStart is what a moderation of a post or its thread does before its script: it checks
 // the reason, finds the group the actor's authority comes through (via, "*" for an admin) among
-// the post's groups, and counts the write, noting the post for repair: the repair of the post
-// logs what the action's outbox holds (repairPost).
-func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, reason *string, required bool) (string, note, error) {
+// the post's groups — for an undo, the group of the action it undoes first — and counts the
+// write, noting the post for repair: the repair of the post logs what the action's outbox holds
+// (repairPost).
+func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, reason *string, required bool, undo undoVia) (string, note, error) {
 	if err := checkModReason(reason, required); err != nil {
 		return "", note{}, err
 	}
 	groups, err := s.postGroups(ctx, pid)
 	if err != nil {
 		return "", note{}, err
+	}
+	if undo.key != "" {
+		by, err := s.rdb.HGet(ctx, undo.key, undo.field).Result()
+		if err != nil && !isNil(err) {
+			return "", note{}, fmt.Errorf("read %s of %s: %w", undo.field, undo.key, err)
+		}
+		if i := slices.Index(groups, by); i > 0 {
+			groups = append([]string{by}, slices.Delete(slices.Clone(groups), i, i+1)...)
+		}
 	}
 	via, err := s.authority(ctx, actor, groups)
 	if err != nil {
@@ -103,7 +120,14 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	if err != nil {
 		return nil, err
 	}
-	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemovePost)
+	var undo undoVia
+	switch kind {
+	case ModRestorePost:
+		undo = undoVia{s.k.post(pid), "removedVia"}
+	case ModUnlockPost:
+		undo = undoVia{s.k.post(pid), "lockedVia"}
+	}
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemovePost, undo)
 	if err != nil {
 		return nil, err
 	}

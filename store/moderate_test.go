@@ -190,14 +190,21 @@ func TestAdminsModerateAnywhere(t *testing.T) {
 		if _, err := f.s.RemovePost(f.ctx, "root", loose.ID, "spam"); err != nil {
 			t.Fatal(err)
 		}
+		// mia moderates go, the post's second group: her authority comes through it.
+		if _, err := f.s.LockPost(f.ctx, "mia", inRust.ID, true, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.LockPost(f.ctx, "root", inRust.ID, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		// An admin's action is undone by the admins only.
 		if _, err := f.s.LockPost(f.ctx, "root", inRust.ID, true, nil); err != nil {
 			t.Fatal(err)
 		}
-		// mia moderates go, the post's second group: her authority comes through it.
-		if _, err := f.s.LockPost(f.ctx, "mia", inRust.ID, false, nil); err != nil {
-			t.Fatal(err)
-		}
-		want := []string{"LOCK_POST " + inRust.ID + " rust ", "REMOVE_POST " + loose.ID + "  spam", "UNLOCK_POST " + inRust.ID + " go "}
+		_, err = f.s.LockPost(f.ctx, "mia", inRust.ID, false, nil)
+		wantKind(t, err, store.KindForbidden, "a moderator undoing an admin's lock")
+		want := []string{"LOCK_POST " + inRust.ID + " go ", "LOCK_POST " + inRust.ID + " rust ", "REMOVE_POST " + loose.ID + "  spam",
+			"UNLOCK_POST " + inRust.ID + " rust "}
 		if got := sorted(f.modLog("")); !slices.Equal(got, want) {
 			t.Fatalf("mod log %q, want %q", got, want)
 		}
@@ -466,8 +473,9 @@ func TestRemovedCommentsLeaveTheThreadAndComeBack(t *testing.T) {
 		if n, _ := th.counts(); n != 1 {
 			t.Fatalf("comment count %d, want 1", n)
 		}
-		// Restoring a1x brings back the chain above it, each in its place.
-		if _, err := f.s.RestoreComment(f.ctx, "mia", th.ids["a1x"]); err != nil {
+		// Restoring a1x brings back the chain above it, each in its place (an admin removed it:
+		// an admin restores it).
+		if _, err := f.s.RestoreComment(f.ctx, "root", th.ids["a1x"]); err != nil {
 			t.Fatal(err)
 		}
 		th.check()

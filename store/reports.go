@@ -337,7 +337,9 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 			via = groups[0]
 		}
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairResolve+":"+key)
+	// A moderator banned from one of the report's groups cannot resolve it, as they cannot act
+	// on its post.
+	n, err := s.allowWrite(ctx, string(actor), repairResolve+":"+key, inGroups(groups...))
 	if err != nil {
 		return nil, err
 	}

@@ -99,8 +99,10 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 	return Viewer{User: UserKey(uid), Blocks: newBlocks(revKey, rev.Val(), blocks.Val())}, nil
 }
 
-// newSession starts a session of u and returns it with its token.
-func (s *Store) newSession(ctx context.Context, u *User) (*Session, error) {
+// newSession starts a session of u, whose password hash pass the caller checked the password
+// against, and returns it with its token. When the hash changed since, the password was changed
+// and its change ended every other session: the session is not started (KindUnauthenticated).
+func (s *Store) newSession(ctx context.Context, u *User, pass string) (*Session, error) {
 	uid := string(u.Key())
 	token := uid + "." + base64.RawURLEncoding.EncodeToString(randomBytes(32)) // 256 random bits
 	dig := digest(token)
@@ -108,12 +110,15 @@ func (s *Store) newSession(ctx context.Context, u *User) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
-	keys := []string{s.k.userSession(uid, dig), s.k.userSessions(uid)}
-	args := []any{dig, uid, s.opts.SessionTTL.Milliseconds(), s.now().UnixMilli(), MaxSessions}
+	keys := []string{s.k.userSession(uid, dig), s.k.userSessions(uid), s.k.user(uid)}
+	args := []any{dig, uid, s.opts.SessionTTL.Milliseconds(), s.now().UnixMilli(), MaxSessions, pass}
 	for _, d := range known {
 		keys, args = append(keys, s.k.userSession(uid, d)), append(args, d)
 	}
 	if _, err := s.run(ctx, "session_start", keys, args...); err != nil {
+		if IsKind(err, KindForbidden) {
+			return nil, &Error{Kind: KindUnauthenticated, Msg: "wrong name or password"}
+		}
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return &Session{Token: token, User: u}, nil

@@ -80,7 +80,7 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 		return nil, err
 	}
 	s.settled(ctx, n)
-	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())})
+	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())}, hash)
 }
 
 // signUpReplayWindow is how long after an account's creation a sign-up with the same name and
@@ -116,7 +116,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 		return nil, bad
 	}
 	uid := strings.ToLower(name)
-	vals, _, err := s.checkCredentials(ctx, uid, password)
+	vals, pass, err := s.checkCredentials(ctx, uid, password)
 	if errors.Is(err, errWrongPassword) {
 		return nil, bad
 	}
@@ -127,7 +127,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	if err := s.registerUser(ctx, uid); err != nil {
 		return nil, err
 	}
-	return s.newSession(ctx, s.userFromFields(uid, vals))
+	return s.newSession(ctx, s.userFromFields(uid, vals), pass)
 }
 
 // errWrongPassword is checkCredentials' answer to a wrong password or an unknown user.

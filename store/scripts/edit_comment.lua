@@ -2,7 +2,8 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>
 -- ARGV[1]  the editing user key   ARGV[2] new body   ARGV[3] now (Unix ms)
 -- Reply    HGETALL of the comment.
--- Errors   NOTFOUND (no post, no comment, or a deleted one), FORBIDDEN (not the author).
+-- Errors   NOTFOUND (no post, a deleted or removed one, no comment, or a deleted one), FORBIDDEN
+--          (not the author).
 -- Repeat   a second run finds the body already set and changes nothing; so does an edit that
 --          does not change the text (editedAt stays as it was).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
@@ -10,6 +11,10 @@
 redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
+if redis.call('HGET', post, 'removed') == '1' then
+  -- Its commenters no longer see the post, which the edited comment would show them.
   return redis.error_reply('NOTFOUND no such post')
 end
 local author = redis.call('HGET', c, 'author')

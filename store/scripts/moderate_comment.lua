@@ -19,9 +19,12 @@
 -- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the comment...}; {"again"} when the chain
 --          is too short (an ancestor's replies changed since it was read): read it again.
 -- Errors   NOTFOUND (no post, a deleted post, no comment, a deleted comment), FORBIDDEN (via is
---          a group the post is no longer in).
+--          a group the post is no longer in; or a restore through another group than the
+--          removal's).
 -- Writes   only KEYS (see create_comment for why); it reads everything before its first write,
---          so "again" leaves no trace. The post's comments (live count) moves by one.
+--          so "again" leaves no trace. The post's comments (live count) moves by one. The
+--          comment's removedVia keeps the via of its removal: only that group's moderators and
+--          the admins restore it, so that a moderator of another of its post's groups cannot.
 -- Repeat   a second run finds the state already set and changes nothing; it still replies with
 --          the outbox, so that its caller logs what an earlier run left unlogged.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
@@ -52,6 +55,11 @@ if redis.call('HEXISTS', c, 'created') == 0 then return redis.error_reply('NOTFO
 if redis.call('HGET', c, 'deleted') == '1' then return redis.error_reply('NOTFOUND the comment was deleted') end
 local remove = action == 'REMOVE_COMMENT'
 if not remove and action ~= 'RESTORE_COMMENT' then return redis.error_reply('INVALID unknown action ' .. action) end
+local by = redis.call('HGET', c, 'removedVia')
+if not remove and via ~= '*' and by and by ~= via and redis.call('HGET', c, 'removed') == '1' then
+  if by == '*' then return redis.error_reply('FORBIDDEN a site admin removed it: only the site admins may restore it') end
+  return redis.error_reply('FORBIDDEN it was removed in group ' .. by .. ': only its moderators and the site admins may restore it')
+end
 local changed = 0
 if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   -- How far the change of place reaches, reading only: chain[1..n] leave (or re-enter) their
@@ -73,9 +81,9 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   end
   local ver
   if remove then
-    redis.call('HSET', c, 'removed', '1')
+    redis.call('HSET', c, 'removed', '1', 'removedVia', via)
   else
-    redis.call('HDEL', c, 'removed')
+    redis.call('HDEL', c, 'removed', 'removedVia')
   end
   ver = redis.call('HINCRBY', c, 'ver', 1)
   redis.call('HINCRBY', post, 'comments', remove and -1 or 1)

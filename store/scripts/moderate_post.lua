@@ -8,8 +8,11 @@
 -- ARGV[5]  the reason   ARGV[6] now (Unix ms)   ARGV[7] the post's key ("17")
 -- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, or a deleted one), FORBIDDEN (via is a group the post is no longer
---          in).
--- Writes   the post's removed or locked field and its version; one outbox entry whose key is
+--          in; or an undo through another group than the removal or lock it undoes).
+-- Writes   the post's removed or locked field, with removedVia or lockedVia (the via of the
+--          removal or lock: only that group's moderators and the admins undo it, so that a
+--          moderator of another of its groups, say one its author made, cannot), and its version;
+--          one outbox entry whose key is
 --          "<action>:<post>:<version after the action>" (lower case), so that every action has
 --          its own entry and id in the log.
 -- Repeat   a second run finds the state already set and changes nothing; it still replies with
@@ -38,9 +41,18 @@ elseif action == 'LOCK_POST' then field = 'locked'
 elseif action == 'UNLOCK_POST' then field, set = 'locked', false
 elseif action ~= 'REMOVE_POST' then return redis.error_reply('INVALID unknown action ' .. action) end
 local is = redis.call('HGET', p, field) == '1'
+local by = redis.call('HGET', p, field .. 'Via')
+if is and not set and via ~= '*' and by and by ~= via then
+  if by == '*' then return redis.error_reply('FORBIDDEN a site admin did this: only the site admins may undo it') end
+  return redis.error_reply('FORBIDDEN this was done in group ' .. by .. ': only its moderators and the site admins may undo it')
+end
 local changed = 0
 if is ~= set then
-  if set then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field) end
+  if set then
+    redis.call('HSET', p, field, '1', field .. 'Via', via)
+  else
+    redis.call('HDEL', p, field, field .. 'Via')
+  end
   local ver = redis.call('HINCRBY', p, 'ver', 1)
   local rec = {a = action, m = actor, t = 'post:' .. ARGV[7], at = tonumber(ARGV[6])}
   if via ~= '*' then rec.g = via elseif first then rec.g = first end

@@ -2,12 +2,17 @@
 -- index to the sessions still alive and to at most ARGV[5] of them.
 -- KEYS[1]  string {u:<user>}:sess:<digest>, the new session   KEYS[2] zset {u:<user>}:sessions
 --          (token digest → when the session expires, ms; a lower bound, since each use extends
---          a session without touching the index)   KEYS[3..] the session strings of the digests
---          ARGV[6..] names, the index's members when the caller read it
+--          a session without touching the index)   KEYS[3] user hash {u:<user>}
+--          KEYS[4..] the session strings of the digests ARGV[7..] names, the index's members
+--          when the caller read it
 -- ARGV[1]  the new session's digest   ARGV[2] user key (the session's value)   ARGV[3] session
 --          TTL (ms)   ARGV[4] now (Unix ms)   ARGV[5] the most sessions a user keeps
---          ARGV[6..] digests, one per KEYS[3..]
+--          ARGV[6] the password hash the caller checked the password against
+--          ARGV[7..] digests, one per KEYS[4..]
 -- Reply    the digests of the sessions ended to make room (the oldest used).
+-- Errors   FORBIDDEN when the password hash is no longer ARGV[6]: a password change (which
+--          ends every other session) came between the check and the session, which would
+--          outlive it.
 -- Prune    a listed member whose session has expired leaves the index; the others get their
 --          true expiry, so that over the cap the sessions used longest ago end first. A member
 --          added after the caller read the index is left alone (the next start prunes it).
@@ -16,8 +21,11 @@
 -- Revision none: sessions are never read by a response (store/scripts.go, unrevised).
 local ttl, now, cap = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local index = KEYS[2]
+if redis.call('HGET', KEYS[3], 'pass') ~= ARGV[6] then
+  return redis.error_reply('FORBIDDEN the password changed meanwhile')
+end
 local live = {}
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   local key, d = KEYS[i - 3], ARGV[i]
   local left = redis.call('PTTL', key)
   if left < 0 then
