@@ -209,3 +209,34 @@ func TestABannedModeratorCannotResolveReports(t *testing.T) {
 		a.as("root", resolve, map[string]any{"id": rep.ReportPost.ID}).decode(t, &struct{}{})
 	})
 }
+
+// TestAnAuthorsOwnGroupCannotCloseReportsForOthers: an author who cross-posts into a group they
+// moderate cannot close the reports the moderators of the post's other group have to see; a
+// moderator of every group of the report, or an admin, can.
+func TestAnAuthorsOwnGroupCannotCloseReportsForOthers(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newModAPI(t, b, "ben", "dan")
+		a.as("ben", `mutation{createGroup(name:"bens"){name}}`, nil).decode(t, &struct{}{})
+		p := a.createPost(a.tokens["ben"], "spam", "go", "bens")
+		var rep struct{ ReportPost struct{ ID string } }
+		a.as("dan", `mutation($id:ID!){reportPost(id:$id,reason:"spam"){id}}`, map[string]any{"id": p}).decode(t, &rep)
+		resolve := `mutation($id:ID!){resolveReport(id:$id){resolved}}`
+		for _, u := range []string{"ben", "mia"} {
+			if r := a.as(u, resolve, map[string]any{"id": rep.ReportPost.ID}); r.code() != "FORBIDDEN" {
+				t.Fatalf("%s, a moderator of one of the report's groups, resolved it: %+v", u, r)
+			}
+		}
+		var open struct {
+			Post struct{ ReportCount *int }
+		}
+		a.as("mia", `query($id:ID!){post(id:$id){reportCount}}`, map[string]any{"id": p}).decode(t, &open)
+		if open.Post.ReportCount == nil || *open.Post.ReportCount != 1 {
+			t.Fatalf("the report is no longer open to go's moderators: %v", open.Post.ReportCount)
+		}
+		var done struct{ ResolveReport struct{ Resolved bool } }
+		a.as("root", resolve, map[string]any{"id": rep.ReportPost.ID}).decode(t, &done)
+		if !done.ResolveReport.Resolved {
+			t.Fatal("an admin could not resolve the report")
+		}
+	})
+}

@@ -152,7 +152,9 @@ func TestModerationSession(t *testing.T) {
 		}
 		refused(ben, `mutation($id:ID!){createComment(postId:$id,body:"hm"){id}}`, map[string]any{"id": keep}, "BANNED")
 		a.createPost(ben, "Elsewhere", "other")
-		var bans struct{ Group struct{ Bans struct{ TotalCount int } } }
+		var bans struct {
+			Group struct{ Bans struct{ TotalCount int } }
+		}
 		ok(cat, `{group(name:"meta"){bans{totalCount}}}`, nil, &bans)
 		if bans.Group.Bans.TotalCount != 1 {
 			t.Fatalf("bans: %+v", bans.Group.Bans)

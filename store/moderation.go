@@ -19,6 +19,18 @@ import (
 // of groups actor moderates, read in one round trip. It fails with KindForbidden when actor
 // moderates none of them, and with KindUnauthenticated for an anonymous actor.
 func (s *Store) authority(ctx context.Context, actor UserKey, groups []string) (string, error) {
+	return s.authorityIn(ctx, actor, groups, false)
+}
+
+// authorityOverAll is authority for an action that concerns every one of groups alike (resolving
+// a report sent to all of them): an admin, or a moderator of each of groups, who gets the first.
+// A moderator of only some of them would decide for the others: KindForbidden.
+func (s *Store) authorityOverAll(ctx context.Context, actor UserKey, groups []string) (string, error) {
+	return s.authorityIn(ctx, actor, groups, true)
+}
+
+// authorityIn is authority (all false) or authorityOverAll (all true).
+func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string, all bool) (string, error) {
 	if actor == "" {
 		return "", &Error{Kind: KindUnauthenticated, Msg: "sign in to moderate"}
 	}
@@ -40,16 +52,22 @@ func (s *Store) authority(ctx context.Context, actor UserKey, groups []string) (
 	if err := s.pipeline(ctx, ops, false); err != nil {
 		return "", fmt.Errorf("read the moderators of %s: %w", strings.Join(groups, ", "), err)
 	}
+	via := ""
 	for i, c := range cmds {
 		err := c.Err()
-		if err == nil {
-			return groups[i], nil
-		}
-		if err != redis.Nil {
+		switch {
+		case err == nil && via == "":
+			via = groups[i]
+		case err == redis.Nil && all:
+			return "", &Error{Kind: KindForbidden, Msg: "only a moderator of every one of " + groupList(groups) + ", or a site admin, may do this"}
+		case err != nil && err != redis.Nil:
 			return "", fmt.Errorf("read the moderators of %s: %w", groups[i], err)
 		}
 	}
-	return "", &Error{Kind: KindForbidden, Msg: "only the moderators of " + groupList(groups) + " and the site admins may do this"}
+	if via == "" {
+		return "", &Error{Kind: KindForbidden, Msg: "only the moderators of " + groupList(groups) + " and the site admins may do this"}
+	}
+	return via, nil
 }
 
 // groupList names groups for a message: "golang", "golang or rust".

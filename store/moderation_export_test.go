@@ -15,6 +15,11 @@ func (s *Store) Authority(ctx context.Context, actor UserKey, groups []string) (
 	return s.authority(ctx, actor, groups)
 }
 
+// AuthorityOverAll exposes authorityOverAll.
+func (s *Store) AuthorityOverAll(ctx context.Context, actor UserKey, groups []string) (string, error) {
+	return s.authorityOverAll(ctx, actor, groups)
+}
+
 // LogAction exposes logAction for an action with key key.
 func (s *Store) LogAction(ctx context.Context, kind ModActionKind, moderator UserKey, group, target string, reason *string, at time.Time, key string) error {
 	return s.logAction(ctx, newModAction(kind, moderator, group, target, reason, at, key))

@@ -43,6 +43,28 @@ func TestAuthority(t *testing.T) {
 				}
 			})
 		}
+		if err := f.s.SetModerator(f.ctx, "rust", "rex"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.SetModerator(f.ctx, "rust", "mia"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			actor  store.UserKey
+			groups []string
+			via    string // "" for FORBIDDEN
+		}{
+			{"root", []string{"go", "rust"}, "*"},
+			{"mia", []string{"go", "rust"}, "go"},
+			{"rex", []string{"go", "rust"}, ""},
+			{"rex", []string{"rust"}, "rust"},
+			{"mia", nil, ""},
+		} {
+			via, err := f.s.AuthorityOverAll(f.ctx, tc.actor, tc.groups)
+			if tc.via == "" && !store.IsKind(err, store.KindForbidden) || tc.via != "" && (err != nil || via != tc.via) {
+				t.Errorf("AuthorityOverAll(%s, %v) = %q, %v; want %q", tc.actor, tc.groups, via, err, tc.via)
+			}
+		}
 		if !f.s.IsAdmin("root") || f.s.IsAdmin("mia") || f.s.IsAdmin("") {
 			t.Fatal("IsAdmin: only root is an admin")
 		}

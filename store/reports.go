@@ -327,7 +327,9 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 		return nil, notFoundf("no such report")
 	}
 	groups := rec.groups()
-	via, err := s.authority(ctx, actor, groups)
+	// A report goes to the moderators of all its groups: one who moderates only some of them
+	// (maybe a group of the post's own author) may not close it for the others.
+	via, err := s.authorityOverAll(ctx, actor, groups)
 	if err != nil {
 		return nil, err
 	}
