@@ -259,7 +259,7 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 			return nil
 		}
 	}
-	return fmt.Errorf("delete comment %s: the thread kept changing", commentID(pid, num))
+	return busyf("the thread of comment %s kept changing while it was being deleted; retry", commentID(pid, num))
 }
 
 // maxChainReads bounds how often DeleteComment reads the chain of ancestors again because the

@@ -100,6 +100,12 @@ func invalidf(format string, args ...any) error {
 	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, args...)}
 }
 
+// busyf is the error of a write that met concurrent changes on every one of its tries: nothing
+// was done, and the client may retry (KindConflict).
+func busyf(format string, args ...any) error {
+	return &Error{Kind: KindConflict, Msg: fmt.Sprintf(format, args...)}
+}
+
 func notFoundf(format string, args ...any) error {
 	return &Error{Kind: KindNotFound, Msg: fmt.Sprintf(format, args...)}
 }

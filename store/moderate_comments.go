@@ -79,5 +79,5 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 		s.publishPostChanged(ctx, pid) // the comment count moved
 		return c, nil
 	}
-	return nil, fmt.Errorf("moderate comment %s: the thread kept changing", commentID(pid, num))
+	return nil, busyf("the thread of comment %s kept changing while it was being moderated; retry", commentID(pid, num))
 }

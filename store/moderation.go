@@ -23,8 +23,9 @@ func (s *Store) authority(ctx context.Context, actor UserKey, groups []string) (
 }
 
 // authorityOverAll is authority for an action that concerns every one of groups alike (resolving
-// a report sent to all of them): an admin, or a moderator of each of groups, who gets the first.
-// A moderator of only some of them would decide for the others: KindForbidden.
+// a report sent to all of them): an admin, or a moderator of each of groups that has moderators,
+// who gets the first they moderate. A moderator of only some of them would decide for the others:
+// KindForbidden.
 func (s *Store) authorityOverAll(ctx context.Context, actor UserKey, groups []string) (string, error) {
 	return s.authorityIn(ctx, actor, groups, true)
 }
@@ -41,12 +42,13 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 		return "", &Error{Kind: KindForbidden, Msg: "only the site admins moderate what is in no group"}
 	}
 	cmds := make([]*redis.FloatCmd, len(groups))
+	sizes := make([]*redis.IntCmd, len(groups))
 	ops := make([]op, len(groups))
 	for i, g := range groups {
 		key := s.k.groupMods(g)
 		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			cmds[i] = p.ZScore(ctx, key, string(actor))
-			return cmds[i], nil
+			cmds[i], sizes[i] = p.ZScore(ctx, key, string(actor)), p.ZCard(ctx, key)
+			return cmds[i], sizes[i]
 		}}
 	}
 	if err := s.pipeline(ctx, ops, false); err != nil {
@@ -58,7 +60,7 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 		switch {
 		case err == nil && via == "":
 			via = groups[i]
-		case err == redis.Nil && all:
+		case err == redis.Nil && all && sizes[i].Val() > 0: // a group without moderators is the admins'
 			return "", &Error{Kind: KindForbidden, Msg: "only a moderator of every one of " + groupList(groups) + ", or a site admin, may do this"}
 		case err != nil && err != redis.Nil:
 			return "", fmt.Errorf("read the moderators of %s: %w", groups[i], err)
@@ -133,9 +135,21 @@ func validModKey(key string) bool {
 // a.ID must be an id made by modActionID from a key derived from the action (see there): a
 // second call with the same id records nothing. Writes log through their outbox (see above).
 func (s *Store) logAction(ctx context.Context, a ModAction) error {
+	c, err := s.logCall(a)
+	if err != nil {
+		return err
+	}
+	if err := s.runMany(ctx, []scriptCall{c}); err != nil {
+		return fmt.Errorf("log action %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// logCall is the script call that records a in the moderation log (see logAction).
+func (s *Store) logCall(a ModAction) (scriptCall, error) {
 	key, err := parseTypedID(a.ID, TypeModAction)
 	if err != nil {
-		return fmt.Errorf("log action: %w", err)
+		return scriptCall{}, fmt.Errorf("log action: %w", err)
 	}
 	rec := modRecord{Action: a.Action, Moderator: string(a.Moderator), Group: a.Group, Target: a.TargetID,
 		Reason: a.Reason, At: a.CreatedAt.UnixMilli()}
@@ -144,16 +158,13 @@ func (s *Store) logAction(ctx context.Context, a ModAction) error {
 	}
 	raw, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("log action: %w", err)
+		return scriptCall{}, fmt.Errorf("log action: %w", err)
 	}
 	keys := []string{s.k.modLogEntries(), s.k.modLog("")}
 	if a.Group != "" {
 		keys = append(keys, s.k.modLog(a.Group))
 	}
-	if _, err := s.run(ctx, "modlog", keys, key, string(raw), rec.At); err != nil {
-		return fmt.Errorf("log action %s: %w", key, err)
-	}
-	return nil
+	return scriptCall{name: "modlog", keys: keys, args: []any{key, string(raw), rec.At}}, nil
 }
 
 // modActionFromRecord builds a ModAction from its stored JSON; nil when there is none.
@@ -255,17 +266,34 @@ func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[stri
 		return nil
 	}
 	done := make([]string, 0, len(entries))
+	var calls []scriptCall
 	for key, raw := range entries {
-		if a := modActionFromRecord(key, raw); a != nil {
-			if err := s.logAction(ctx, *a); err != nil {
-				return err
-			}
-		} else {
-			s.opts.Log.WarnContext(ctx, "moderation outbox: malformed entry dropped", "outbox", outbox, "key", key)
-		}
 		done = append(done, key)
+		a := modActionFromRecord(key, raw)
+		if a == nil {
+			s.opts.Log.WarnContext(ctx, "moderation outbox: malformed entry dropped", "outbox", outbox, "key", key)
+			continue
+		}
+		c, err := s.logCall(*a)
+		if err != nil {
+			return err
+		}
+		calls = append(calls, c)
 	}
-	if err := s.rdb.HDel(ctx, outbox, done...).Err(); err != nil {
+	if len(calls) > 0 {
+		if err := s.runMany(ctx, calls); err != nil { // one pipeline, however many entries
+			return fmt.Errorf("log the moderation outbox %s: %w", outbox, err)
+		}
+	}
+	var del *redis.IntCmd
+	err := s.pipeline(ctx, []op{{key: outbox, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		del = p.HDel(ctx, outbox, done...)
+		return del, nil
+	}}}, false)
+	if err == nil {
+		err = del.Err()
+	}
+	if err != nil {
 		return fmt.Errorf("empty moderation outbox: %w", err)
 	}
 	return nil
@@ -274,9 +302,16 @@ func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[stri
 // flushModOutbox reads a moderation outbox and copies what it holds into the log: what a write
 // cut off after its script left there, for repairs.
 func (s *Store) flushModOutbox(ctx context.Context, outbox string) error {
-	entries, err := s.rdb.HGetAll(ctx, outbox).Result()
+	var all *redis.MapStringStringCmd
+	err := s.pipeline(ctx, []op{{key: outbox, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		all = p.HGetAll(ctx, outbox)
+		return all, nil
+	}}}, false)
+	if err == nil {
+		err = all.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("read moderation outbox: %w", err)
 	}
-	return s.flushModLog(ctx, outbox, entries)
+	return s.flushModLog(ctx, outbox, all.Val())
 }

@@ -59,6 +59,8 @@ func TestAuthority(t *testing.T) {
 			{"rex", []string{"go", "rust"}, ""},
 			{"rex", []string{"rust"}, "rust"},
 			{"mia", nil, ""},
+			{"mia", []string{"go", "nomods"}, "go"}, // a group without moderators asks for none
+			{"rex", []string{"nomods"}, ""},
 		} {
 			via, err := f.s.AuthorityOverAll(f.ctx, tc.actor, tc.groups)
 			if tc.via == "" && !store.IsKind(err, store.KindForbidden) || tc.via != "" && (err != nil || via != tc.via) {

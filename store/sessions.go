@@ -213,5 +213,5 @@ func (s *Store) endSessions(ctx context.Context, uid, keep, old, next string) er
 			return nil
 		}
 	}
-	return fmt.Errorf("sessions kept starting while they were being ended; try again")
+	return busyf("sessions kept starting while they were being ended; retry")
 }
