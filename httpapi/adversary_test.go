@@ -240,3 +240,28 @@ func TestAnAuthorsOwnGroupCannotCloseReportsForOthers(t *testing.T) {
 		}
 	})
 }
+
+// TestAModeratedGroupCannotBeTakenOver: a group made by posts, whose only post an admin removed
+// (and whose spammer the admin banned), does not vanish and cannot be made anew by someone else,
+// who would own its bans and get the post back into their group on restore.
+func TestAModeratedGroupCannotBeTakenOver(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newModAPI(t, b, "ben", "dan")
+		p := a.createPost(a.tokens["ben"], "spam", "orphans")
+		a.as("root", removePostMutation, map[string]any{"id": p}).decode(t, &struct{}{})
+		if r := a.as("dan", `mutation{createGroup(name:"orphans"){name}}`, nil); r.code() != "CONFLICT" {
+			t.Fatalf("a group emptied by a removal was made anew by another user: %+v", r)
+		}
+		var d struct{ Group *struct{ Name string } }
+		a.as("dan", `{group(name:"orphans"){name}}`, nil).decode(t, &d)
+		if d.Group == nil {
+			t.Fatal("the moderated group vanished with its last post")
+		}
+		until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		a.as("root", `mutation($u:ID!,$until:Time){banUser(userId:$u,group:"bangroup",until:$until,reason:"spam"){until}}`,
+			map[string]any{"u": "user:ben", "until": until}).decode(t, &struct{}{})
+		if r := a.as("dan", `mutation{createGroup(name:"bangroup"){name}}`, nil); r.code() != "CONFLICT" {
+			t.Fatalf("a group with bans was made anew by another user: %+v", r)
+		}
+	})
+}

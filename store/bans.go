@@ -168,6 +168,11 @@ func (s *Store) BanUser(ctx context.Context, actor, user UserKey, group string, 
 	if err := s.applyBan(ctx, scope, string(user), step); err != nil {
 		return nil, err
 	}
+	if scope != siteScope {
+		if err := s.keepGroups(ctx, scope); err != nil { // its bans now belong to it
+			return nil, err
+		}
+	}
 	s.settled(ctx, n)
 	return banFrom(scope, user, step.score, step.rec), nil
 }

@@ -89,6 +89,9 @@ func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, 
 	if err != nil {
 		return "", note{}, err
 	}
+	if err := s.keepGroups(ctx, groups...); err != nil {
+		return "", note{}, err
+	}
 	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid, onPost(pid))
 	return via, n, err
 }
@@ -225,6 +228,9 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 		return nil, fmt.Errorf("pin_post: unexpected reply %v", reply)
 	}
 	if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
+		return nil, err
+	}
+	if err := s.keepGroups(ctx, g); err != nil { // its pins now belong to it
 		return nil, err
 	}
 	s.settled(ctx, n)

@@ -72,6 +72,27 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 	return via, nil
 }
 
+// keepGroups makes groups last (group_keep.lua) and registers them, for a moderation action in
+// them: a group made by posts would otherwise vanish with its last post — removed by this very
+// action, say — and anyone could make it anew with createGroup, and own its bans, pins and removed
+// posts. Keeping a group is harmless if the action then fails.
+func (s *Store) keepGroups(ctx context.Context, groups ...string) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	calls := make([]scriptCall, len(groups))
+	for i, g := range groups {
+		calls[i] = scriptCall{name: "group_keep", keys: []string{s.k.groupInfo(g)}, args: []any{s.now().UnixMilli()}}
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("keep groups %s: %w", strings.Join(groups, ", "), err)
+	}
+	if err := s.register(ctx, s.k.groups(), true, groups...); err != nil {
+		return fmt.Errorf("register groups %s: %w", strings.Join(groups, ", "), err)
+	}
+	return nil
+}
+
 // groupList names groups for a message: "golang", "golang or rust".
 func groupList(groups []string) string {
 	if len(groups) == 1 {

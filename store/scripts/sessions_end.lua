@@ -2,13 +2,16 @@
 -- current one after setting a new password hash (changePassword) — in one step on the user's slot.
 -- KEYS[1]  zset {u:<user>}:sessions (token digest → expiry ms)   KEYS[2] user hash {u:<user>}
 --          KEYS[3..] the session strings {u:<user>}:sess:<digest> of the digests ARGV[5..]
--- ARGV[1]  "all": the digests listed must be every member of the index (else the reply is 0 and
---          nothing changes: a session started after the caller read the index must end too, so
---          the caller reads it again and retries); "listed": end only those listed
+-- ARGV[1]  "all": every member of the index must end; those listed end now, and when the index
+--          holds others (sessions started after the caller read it) the reply is 0, so that the
+--          caller reads it again and ends them too; "listed": end only those listed
 -- ARGV[2]  a digest to keep ("" for none)   ARGV[3] the password hash the caller checked the
 --          current password against ("" to leave the password alone)   ARGV[4] the new
 --          password hash   ARGV[5..] digests, one per KEYS[3..]
--- Reply    1 when done, 0 when ARGV[1] is "all" and the index holds a digest not listed.
+-- Reply    1 when done, 0 when ARGV[1] is "all" and the index holds a digest not listed. The
+--          password changes and the listed sessions end either way: once the hash is the new
+--          one no session can start with the old password (session_start checks it), so a
+--          storm of log-ins with the old password cannot keep the change from completing.
 --          Error "FORBIDDEN ..." when the password hash is neither ARGV[3] nor ARGV[4] (it
 --          changed since the caller checked it).
 -- Writes   only KEYS (see create_comment).
@@ -18,9 +21,10 @@
 local index = KEYS[1]
 local listed = {}
 for i = 5, #ARGV do listed[ARGV[i]] = true end
+local complete = 1
 if ARGV[1] == 'all' then
   for _, d in ipairs(redis.call('ZRANGE', index, 0, -1)) do
-    if not listed[d] then return 0 end
+    if not listed[d] and d ~= ARGV[2] then complete = 0 end
   end
 end
 if ARGV[3] ~= '' then
@@ -36,4 +40,4 @@ for i = 5, #ARGV do
     redis.call('ZREM', index, ARGV[i])
   end
 end
-return 1
+return complete
