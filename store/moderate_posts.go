@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Moderation of posts: removal, locks and pins.
@@ -44,19 +46,6 @@ func reasonArgs(reason *string) (flag, text string) {
 	return "1", *reason
 }
 
-// postGroups reads the groups of a live post for a moderator's action, which checks its
-// authority against them before the script checks again; NOTFOUND when there is no such post.
-func (s *Store) postGroups(ctx context.Context, pid string) ([]string, error) {
-	v, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "groups", "deleted").Result()
-	if err != nil {
-		return nil, fmt.Errorf("read post %s: %w", pid, err)
-	}
-	if str(v[0]) == "" || str(v[2]) == "1" {
-		return nil, notFoundf("no such post")
-	}
-	return splitGroups(str(v[1])), nil
-}
-
 // undoVia names, for an action that undoes another (a restoration, an unlock), the hash field
 // that records the group the undone action came through (removedVia, lockedVia): only that
 // group's moderators and the admins undo it, which the script checks. The zero value is any
@@ -72,17 +61,34 @@ func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, 
 	if err := checkModReason(reason, required); err != nil {
 		return "", note{}, err
 	}
-	groups, err := s.postGroups(ctx, pid)
-	if err != nil {
-		return "", note{}, err
-	}
-	if undo.key != "" {
-		by, err := s.rdb.HGet(ctx, undo.key, undo.field).Result()
-		if err != nil && !isNil(err) {
-			return "", note{}, fmt.Errorf("read %s of %s: %w", undo.field, undo.key, err)
+	// The post and, for an undo, the group of what it undoes, in one round trip (one slot).
+	var post *redis.SliceCmd
+	var undone *redis.StringCmd
+	err := s.pipeline(ctx, []op{{key: s.k.post(pid), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		post = p.HMGet(ctx, s.k.post(pid), "author", "groups", "deleted")
+		if undo.key == "" {
+			return post, nil
 		}
-		if i := slices.Index(groups, by); i > 0 {
-			groups = append([]string{by}, slices.Delete(slices.Clone(groups), i, i+1)...)
+		undone = p.HGet(ctx, undo.key, undo.field)
+		return post, undone
+	}}}, false)
+	if err == nil {
+		err = post.Err()
+	}
+	if err == nil && undone != nil && !isNil(undone.Err()) {
+		err = undone.Err()
+	}
+	if err != nil {
+		return "", note{}, fmt.Errorf("read post %s: %w", pid, err)
+	}
+	v := post.Val()
+	if str(v[0]) == "" || str(v[2]) == "1" {
+		return "", note{}, notFoundf("no such post")
+	}
+	groups := splitGroups(str(v[1]))
+	if undone != nil {
+		if i := slices.Index(groups, undone.Val()); i > 0 {
+			groups = append([]string{undone.Val()}, slices.Delete(slices.Clone(groups), i, i+1)...)
 		}
 	}
 	via, err := s.authority(ctx, actor, groups)
