@@ -64,6 +64,7 @@ type banRecord struct {
 	At     int64  `json:"at,string"` // when it was set, or lifted (Unix ms)
 	Reason string `json:"r,omitempty"`
 	Off    bool   `json:"off,omitempty"` // lifted by unbanUser
+	Nonce  string `json:"n,omitempty"`   // the call that wrote it (see ban.lua)
 }
 
 // banScope returns the scope of a ban from group ("" for the site), normalized, and fails unless
@@ -290,7 +291,7 @@ func banFrom(scope string, user UserKey, score int64, rec *banRecord) *Ban {
 // what the scope's outbox holds.
 func (s *Store) applyBan(ctx context.Context, scope, user string, step banReply) error {
 	if step.rec != nil {
-		if err := s.mirrorBan(ctx, scope, user, step.score, step.rec.Ver); err != nil {
+		if err := s.mirrorBan(ctx, scope, user, step.score, step.rec.Ver, step.rec.Nonce); err != nil {
 			return err
 		}
 	}
@@ -299,9 +300,9 @@ func (s *Store) applyBan(ctx context.Context, scope, user string, step banReply)
 
 // mirrorBan copies a record of version ver, scored score, to user's own slot, unless the copy
 // already holds that version or a later one.
-func (s *Store) mirrorBan(ctx context.Context, scope, user string, score, ver int64) error {
+func (s *Store) mirrorBan(ctx context.Context, scope, user string, score, ver int64, nonce string) error {
 	if _, err := s.run(ctx, "ban_mirror", []string{s.k.userBans(user), s.k.userBansVer(user)},
-		scope, ver, score, s.now().UnixMilli()); err != nil {
+		scope, ver, score, s.now().UnixMilli(), nonce); err != nil {
 		return fmt.Errorf("copy the ban of %s in %s: %w", user, scope, err)
 	}
 	return nil

@@ -47,7 +47,7 @@ func (s *Store) BanVersion(ctx context.Context, user UserKey, group string) (int
 
 // MirrorBan writes user's copy of a ban in group ("" for the site) of version ver ending at until
 // (nil: for good), as a late or repeated copy would.
-func (s *Store) MirrorBan(ctx context.Context, user UserKey, group string, until *time.Time, ver int64) error {
+func (s *Store) MirrorBan(ctx context.Context, user UserKey, group string, until *time.Time, ver int64, nonce string) error {
 	scope := siteScope
 	if group != "" {
 		scope = group
@@ -56,5 +56,5 @@ func (s *Store) MirrorBan(ctx context.Context, user UserKey, group string, until
 	if until != nil {
 		end = until.UnixMilli()
 	}
-	return s.mirrorBan(ctx, scope, string(user), end, ver)
+	return s.mirrorBan(ctx, scope, string(user), end, ver, nonce)
 }

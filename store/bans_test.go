@@ -466,18 +466,33 @@ func TestBanCopyVersionGuard(t *testing.T) {
 		if _, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go"); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.s.MirrorBan(w.ctx, "ben", "go", until, banned); err != nil {
+		if err := w.s.MirrorBan(w.ctx, "ben", "go", until, banned, "late"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.s.VotePost(w.ctx, "ben", p.ID, 1); err != nil {
 			t.Fatalf("a late copy of the ban undid the unban: %v", err)
 		}
 		// A copy of a newer version does apply (the guard is not a wall).
-		if err := w.s.MirrorBan(w.ctx, "ben", "go", until, banned+1000); err != nil {
+		if err := w.s.MirrorBan(w.ctx, "ben", "go", until, banned+1000, "newer"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.s.VotePost(w.ctx, "ben", p.ID, -1); !store.IsKind(err, store.KindBanned) {
 			t.Fatalf("a newer copy: %v", err)
+		}
+		// A failover without WAIT can set the slot's counter back, so that the record the scope
+		// now holds (a lift, here) reuses the version of a lost one: another nonce applies.
+		lifted := w.at(-time.Minute)
+		if err := w.s.MirrorBan(w.ctx, "ben", "go", lifted, banned+1000, "reused"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.s.VotePost(w.ctx, "ben", p.ID, -1); err != nil {
+			t.Fatalf("a record reusing the version of a lost one was not applied: %v", err)
+		}
+		if err := w.s.MirrorBan(w.ctx, "ben", "go", until, banned+999, "older"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.s.VotePost(w.ctx, "ben", p.ID, 1); err != nil {
+			t.Fatalf("an older version applied: %v", err)
 		}
 	})
 }

@@ -293,7 +293,7 @@ func (k keys) siteBanInfo() string { return k.prefix + "{site}:bans:info" }
 // siteBans so that a user's writes check their bans on their own slot, with their rate limit.
 func (k keys) userBans(uid string) string { return k.user(uid) + ":bans" }
 
-// userBansVer is a hash scope → the version of the ban record userBans last applied.
+// userBansVer is a hash scope → "<version> <nonce>" of the ban record userBans last applied.
 func (k keys) userBansVer(uid string) string { return k.user(uid) + ":bans:ver" }
 
 // userGroups is a sorted set of the names of the groups the user joined, scored by join time (ms).
