@@ -59,21 +59,29 @@ func (s *Store) UnsavePost(ctx context.Context, user UserKey, id string) (*Post,
 	return s.visiblePost(ctx, user, id)
 }
 
-// visiblePost loads a published post the user may see, or fails with KindNotFound.
+// visiblePost loads a published post the user may see, or fails with KindNotFound: a removed
+// post only its author, the moderators of its groups and the admins see, as reads decide
+// (resolvers' visiblePost).
 func (s *Store) visiblePost(ctx context.Context, user UserKey, id string) (*Post, error) {
-	p, err := s.NewLoader().Post(ctx, id)
+	l := s.NewLoader()
+	p, err := l.Post(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if p == nil || !p.visibleTo(user) {
+	if p == nil {
 		return nil, notFoundf("no such post")
+	}
+	if p.Removed && p.Author != user {
+		ok, err := l.CanModerate(ctx, user, p.GroupNames)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, notFoundf("no such post")
+		}
 	}
 	return p, nil
 }
-
-// visibleTo reports whether viewer may see the post in their own lists: a removed post only its
-// author does.
-func (p *Post) visibleTo(viewer UserKey) bool { return !p.Removed || p.Author == viewer }
 
 // dropGoneSaves takes the posts deleted since out of the user's saved posts, and returns how many
 // it took out. It reads every saved post (at most MaxSavedPosts) in one pipeline, so it runs only
@@ -129,7 +137,8 @@ func (l *Loader) SavedPosts(ctx context.Context, viewer UserKey, w Window, needs
 	out := &Page[*Post]{Total: p.Total, HasNext: p.HasNext, HasPrev: p.HasPrev,
 		Items: p.Items[:0:0], Cursors: p.Cursors[:0:0]}
 	for i, it := range p.Items {
-		if it.visibleTo(viewer) {
+		if !it.Removed { // removed content leaves every listing, this one included
+
 			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
 		}
 	}
