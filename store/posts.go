@@ -352,6 +352,9 @@ func contains(list []string, s string) bool {
 }
 
 func atoi64(s string) int64 {
+	if s == "" {
+		return 0 // a field the read left out; ParseInt would allocate its error
+	}
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
 }

@@ -1,0 +1,576 @@
+package readexec
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/agora/agora/graph"
+	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/store"
+)
+
+// nullNotAllowed is gqlgen's message for a null in a non-null position.
+const nullNotAllowed = "the requested element is null which the schema does not allow"
+
+// run writes one response.
+type run struct {
+	ctx     context.Context
+	oc      *graphql.OperationContext
+	queries graph.QueryResolver
+	post    graph.PostResolver
+	comment graph.CommentResolver
+	user    graph.UserResolver
+	buf     []byte
+	path    []step // where the writer is, for the paths of errors
+}
+
+// step is one step of a path: a response key, or an index in a list when name is "".
+type step struct {
+	name  string
+	index int
+}
+
+func newRun(ctx context.Context, oc *graphql.OperationContext, root graph.ResolverRoot) *run {
+	return &run{ctx: ctx, oc: oc, queries: root.Query(), post: root.Post(), comment: root.Comment(),
+		user: root.User(), buf: make([]byte, 0, 1024)}
+}
+
+// query writes the data of the operation planned as o.
+func (r *run) query(o *object) (data []byte) {
+	r.bind(o)
+	defer func() {
+		if x := recover(); x != nil {
+			graphql.AddError(r.ctx, r.oc.Recover(r.ctx, x))
+			data = []byte("null")
+		}
+	}()
+	if !r.object(o, nil) {
+		return []byte("null")
+	}
+	return r.buf
+}
+
+// bind gives every resolver field of the plan its context: the response's, with its FieldContext.
+func (r *run) bind(o *object) {
+	for i := range o.fields {
+		f := &o.fields[i]
+		if f.fc != nil {
+			f.ctx = graphql.WithFieldContext(r.ctx, f.fc)
+		}
+		if f.child != nil {
+			r.bind(f.child)
+		}
+	}
+}
+
+// object writes obj, planned as o, and reports false when a non-null field of it is null, which
+// makes the object null: its caller writes null in its place.
+func (r *run) object(o *object, obj any) bool {
+	start := len(r.buf)
+	r.buf = append(r.buf, '{')
+	ok := true
+	for i := range o.fields {
+		f := &o.fields[i]
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		r.buf = append(r.buf, f.key...)
+		r.path = append(r.path, step{name: f.alias})
+		if !r.field(o.typ, f, obj) {
+			ok = false
+		}
+		r.path = r.path[:len(r.path)-1]
+	}
+	if !ok {
+		r.buf = r.buf[:start]
+		return false
+	}
+	r.buf = append(r.buf, '}')
+	return true
+}
+
+// field writes the value of field f of obj, an object of type t. A panic in a resolver makes the
+// field null with an error, as in gqlgen.
+func (r *run) field(t objectType, f *field, obj any) (ok bool) {
+	mark, depth := len(r.buf), len(r.path)
+	defer func() {
+		if x := recover(); x != nil {
+			r.buf, r.path = r.buf[:mark], r.path[:depth]
+			ok = r.fail(f, r.oc.RecoverFunc(r.ctx, x))
+		}
+	}()
+	if f.id == fieldTypename {
+		r.str(types[t].name)
+		return true
+	}
+	switch t {
+	case typeQuery:
+		return r.queryField(f)
+	case typePost:
+		return r.postField(f, obj.(*store.Post))
+	case typeComment:
+		return r.commentField(f, obj.(*store.Comment))
+	case typeUser:
+		return r.userField(f, obj.(*store.User))
+	case typePostConnection, typeCommentConnection:
+		return r.connectionField(f, obj)
+	case typePostEdge, typeCommentEdge:
+		return r.edgeField(f, obj)
+	case typePageInfo:
+		return r.pageInfoField(f, obj.(*model.PageInfo))
+	}
+	panic("readexec: no writer for " + types[t].name)
+}
+
+func (r *run) queryField(f *field) bool {
+	if f.argErr != nil {
+		return r.fail(f, f.argErr)
+	}
+	a := &f.args
+	switch f.id {
+	case queryPost:
+		p, err := r.queries.Post(f.ctx, a.id)
+		return r.resolved(f, p, p == nil, err)
+	case queryComment:
+		c, err := r.queries.Comment(f.ctx, a.id)
+		return r.resolved(f, c, c == nil, err)
+	case queryUser:
+		u, err := r.queries.User(f.ctx, a.name)
+		return r.resolved(f, u, u == nil, err)
+	case queryViewer:
+		u, err := r.queries.Viewer(f.ctx)
+		return r.resolved(f, u, u == nil, err)
+	case queryPosts:
+		c, err := r.queries.Posts(f.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before)
+		return r.resolved(f, c, c == nil, err)
+	}
+	panic("readexec: no writer for Query." + f.alias)
+}
+
+func (r *run) postField(f *field, p *store.Post) bool {
+	switch f.id {
+	case postID:
+		r.str(p.ID)
+	case postTitle:
+		r.str(p.Title)
+	case postBody:
+		r.str(p.Body)
+	case postURL:
+		r.optStr(p.URL)
+	case postAuthor:
+		u, err := r.post.Author(f.ctx, p)
+		return r.resolved(f, u, u == nil, err)
+	case postCreatedAt:
+		return r.time(f, p.CreatedAt)
+	case postUpvotes:
+		r.int(p.Upvotes)
+	case postDownvotes:
+		r.int(p.Downvotes)
+	case postScore:
+		return r.float(f, p.Score)
+	case postViewerVote:
+		v, err := r.post.ViewerVote(f.ctx, p)
+		return r.enum(f, string(v), err)
+	case postVotingClosesAt:
+		return r.time(f, p.VotingClosesAt)
+	case postCommentCount:
+		r.int(p.CommentCount)
+	case postComments:
+		if f.argErr != nil {
+			return r.fail(f, f.argErr)
+		}
+		a := &f.args
+		c, err := r.post.Comments(f.ctx, p, a.commentSort, a.first, a.after, a.last, a.before)
+		return r.resolved(f, c, c == nil, err)
+	case postPublishAt:
+		return r.optTime(f, p.PublishAt)
+	case postEditedAt:
+		return r.optTime(f, p.EditedAt)
+	case postRemoved:
+		r.bool(p.Removed)
+	case postLocked:
+		r.bool(p.Locked)
+	case postViewerSaved:
+		v, err := r.post.ViewerSaved(f.ctx, p)
+		return r.boolResult(f, v, err)
+	default:
+		panic("readexec: no writer for Post." + f.alias)
+	}
+	return true
+}
+
+func (r *run) commentField(f *field, c *store.Comment) bool {
+	switch f.id {
+	case commentID:
+		r.str(c.ID)
+	case commentPost:
+		p, err := r.comment.Post(f.ctx, c)
+		return r.resolved(f, p, p == nil, err)
+	case commentParent:
+		p, err := r.comment.Parent(f.ctx, c)
+		return r.resolved(f, p, p == nil, err)
+	case commentAuthor:
+		u, err := r.comment.Author(f.ctx, c)
+		return r.resolved(f, u, u == nil, err)
+	case commentBody:
+		r.optStr(c.Body())
+	case commentDeleted:
+		r.bool(c.Deleted)
+	case commentCreatedAt:
+		return r.time(f, c.CreatedAt)
+	case commentEditedAt:
+		return r.optTime(f, c.EditedAt)
+	case commentDepth:
+		r.int(c.Depth)
+	case commentUpvotes:
+		r.int(c.Upvotes)
+	case commentDownvotes:
+		r.int(c.Downvotes)
+	case commentViewerVote:
+		v, err := r.comment.ViewerVote(f.ctx, c)
+		return r.enum(f, string(v), err)
+	case commentReplyCount:
+		r.int(c.ReplyCount)
+	case commentReplies:
+		if f.argErr != nil {
+			return r.fail(f, f.argErr)
+		}
+		a := &f.args
+		rs, err := r.comment.Replies(f.ctx, c, a.commentSort, a.first, a.after, a.last, a.before)
+		return r.resolved(f, rs, rs == nil, err)
+	case commentRemoved:
+		r.bool(c.Removed)
+	case commentBlockedByViewer:
+		r.bool(c.BlockedByViewer)
+	default:
+		panic("readexec: no writer for Comment." + f.alias)
+	}
+	return true
+}
+
+func (r *run) userField(f *field, u *store.User) bool {
+	switch f.id {
+	case userID:
+		r.str(u.ID)
+	case userName:
+		r.str(u.Name)
+	case userCreatedAt:
+		return r.time(f, u.CreatedAt)
+	case userKarma:
+		v, err := r.user.Karma(f.ctx, u)
+		return r.intResult(f, v, err)
+	case userRank:
+		v, err := r.user.Rank(f.ctx, u)
+		if err != nil {
+			return r.fail(f, err)
+		}
+		if v == nil {
+			return r.null(f)
+		}
+		r.int(*v)
+	case userFollowerCount:
+		v, err := r.user.FollowerCount(f.ctx, u)
+		return r.intResult(f, v, err)
+	case userFollowingCount:
+		v, err := r.user.FollowingCount(f.ctx, u)
+		return r.intResult(f, v, err)
+	case userViewerFollows:
+		v, err := r.user.ViewerFollows(f.ctx, u)
+		return r.boolResult(f, v, err)
+	case userFollowsViewer:
+		v, err := r.user.FollowsViewer(f.ctx, u)
+		return r.boolResult(f, v, err)
+	case userIsAdmin:
+		r.bool(u.Admin)
+	case userBio:
+		r.optStr(u.Bio)
+	case userAvatarURL:
+		r.optStr(u.AvatarURL)
+	case userViewerBlocks:
+		v, err := r.user.ViewerBlocks(f.ctx, u)
+		return r.boolResult(f, v, err)
+	default:
+		panic("readexec: no writer for User." + f.alias)
+	}
+	return true
+}
+
+func (r *run) connectionField(f *field, obj any) bool {
+	switch c := obj.(type) {
+	case *model.PostConnection:
+		switch f.id {
+		case connEdges:
+			return r.list(f, len(c.Edges), func(i int) (any, bool) { return c.Edges[i], c.Edges[i] == nil })
+		case connNodes:
+			return r.list(f, len(c.Nodes), func(i int) (any, bool) { return c.Nodes[i], c.Nodes[i] == nil })
+		case connPageInfo:
+			return r.resolved(f, c.PageInfo, c.PageInfo == nil, nil)
+		case connTotalCount:
+			r.int(c.TotalCount)
+			return true
+		}
+	case *model.CommentConnection:
+		switch f.id {
+		case connEdges:
+			return r.list(f, len(c.Edges), func(i int) (any, bool) { return c.Edges[i], c.Edges[i] == nil })
+		case connNodes:
+			return r.list(f, len(c.Nodes), func(i int) (any, bool) { return c.Nodes[i], c.Nodes[i] == nil })
+		case connPageInfo:
+			return r.resolved(f, c.PageInfo, c.PageInfo == nil, nil)
+		case connTotalCount:
+			r.int(c.TotalCount)
+			return true
+		}
+	}
+	panic("readexec: no writer for a connection's " + f.alias)
+}
+
+func (r *run) edgeField(f *field, obj any) bool {
+	switch e := obj.(type) {
+	case *model.PostEdge:
+		switch f.id {
+		case edgeCursor:
+			r.str(e.Cursor)
+			return true
+		case edgeNode:
+			return r.resolved(f, e.Node, e.Node == nil, nil)
+		}
+	case *model.CommentEdge:
+		switch f.id {
+		case edgeCursor:
+			r.str(e.Cursor)
+			return true
+		case edgeNode:
+			return r.resolved(f, e.Node, e.Node == nil, nil)
+		}
+	}
+	panic("readexec: no writer for an edge's " + f.alias)
+}
+
+func (r *run) pageInfoField(f *field, p *model.PageInfo) bool {
+	switch f.id {
+	case pageHasNext:
+		r.bool(p.HasNextPage)
+	case pageHasPrevious:
+		r.bool(p.HasPreviousPage)
+	case pageStartCursor:
+		r.optStr(p.StartCursor)
+	case pageEndCursor:
+		r.optStr(p.EndCursor)
+	default:
+		panic("readexec: no writer for PageInfo." + f.alias)
+	}
+	return true
+}
+
+// resolved writes the object a field resolved to (isNil when it is a nil pointer), or its error.
+func (r *run) resolved(f *field, obj any, isNil bool, err error) bool {
+	if err != nil {
+		return r.fail(f, err)
+	}
+	if isNil {
+		return r.null(f)
+	}
+	if r.object(f.child, obj) {
+		return true
+	}
+	r.buf = append(r.buf, "null"...)
+	return !f.nonNull
+}
+
+// list writes a list of n objects of f's type, at(i) giving the i-th and whether it is nil. The
+// elements of every list readexec writes are non-null, so one null element makes the list null.
+func (r *run) list(f *field, n int, at func(i int) (any, bool)) bool {
+	start := len(r.buf)
+	r.buf = append(r.buf, '[')
+	ok := true
+	for i := range n {
+		if i > 0 {
+			r.buf = append(r.buf, ',')
+		}
+		r.path = append(r.path, step{index: i})
+		v, isNil := at(i)
+		switch {
+		case isNil:
+			r.errorf(nullNotAllowed)
+			ok = false
+		case !r.object(f.child, v):
+			ok = false
+		}
+		r.path = r.path[:len(r.path)-1]
+	}
+	if !ok {
+		r.buf = append(r.buf[:start], "null"...)
+		return !f.nonNull
+	}
+	r.buf = append(r.buf, ']')
+	return true
+}
+
+// null writes null for f, an error when f is non-null.
+func (r *run) null(f *field) bool {
+	r.buf = append(r.buf, "null"...)
+	if f.nonNull {
+		r.errorf(nullNotAllowed)
+		return false
+	}
+	return true
+}
+
+// fail reports a field's error as gqlgen does, with the field's path and location, and writes
+// null in its place.
+func (r *run) fail(f *field, err error) bool {
+	var list gqlerror.List
+	if errors.As(err, &list) {
+		for _, e := range list {
+			r.addError(f, e)
+		}
+	} else {
+		r.addError(f, err)
+	}
+	r.buf = append(r.buf, "null"...)
+	return !f.nonNull
+}
+
+func (r *run) addError(f *field, err error) {
+	var loc []gqlerror.Location
+	if f.loc != nil && f.loc.Line != 0 {
+		loc = []gqlerror.Location{{Line: f.loc.Line, Column: f.loc.Column}}
+	}
+	if ge, ok := errors.AsType[*gqlerror.Error](err); ok {
+		if ge.Locations == nil {
+			ge.Locations = loc
+		}
+		if ge.Path == nil {
+			ge.Path = r.astPath()
+		}
+		graphql.AddError(r.ctx, err)
+		return
+	}
+	w := gqlerror.WrapPath(r.astPath(), err)
+	w.Locations = loc
+	graphql.AddError(r.ctx, w)
+}
+
+// errorf reports an error of the executor at the current path, as gqlgen's Errorf does.
+func (r *run) errorf(msg string) {
+	graphql.AddError(r.ctx, gqlerror.WrapPath(r.astPath(), errors.New(msg)))
+}
+
+// astPath returns the current path in gqlparser's form.
+func (r *run) astPath() ast.Path {
+	p := make(ast.Path, len(r.path))
+	for i, s := range r.path {
+		if s.name == "" {
+			p[i] = ast.PathIndex(s.index)
+		} else {
+			p[i] = ast.PathName(s.name)
+		}
+	}
+	return p
+}
+
+func (r *run) str(s string) { r.buf = appendQuoted(r.buf, s) }
+
+func (r *run) optStr(s *string) {
+	if s == nil {
+		r.buf = append(r.buf, "null"...)
+		return
+	}
+	r.str(*s)
+}
+
+func (r *run) int(v int) { r.buf = strconv.AppendInt(r.buf, int64(v), 10) }
+
+func (r *run) bool(v bool) { r.buf = strconv.AppendBool(r.buf, v) }
+
+func (r *run) intResult(f *field, v int, err error) bool {
+	if err != nil {
+		return r.fail(f, err)
+	}
+	r.int(v)
+	return true
+}
+
+func (r *run) boolResult(f *field, v bool, err error) bool {
+	if err != nil {
+		return r.fail(f, err)
+	}
+	r.bool(v)
+	return true
+}
+
+// enum writes an enum value as the generated enums marshal themselves.
+func (r *run) enum(f *field, v string, err error) bool {
+	if err != nil {
+		return r.fail(f, err)
+	}
+	r.buf = strconv.AppendQuote(r.buf, v)
+	return true
+}
+
+// time writes a Time as graphql.MarshalTime does: the zero time is null.
+func (r *run) time(f *field, t time.Time) bool {
+	if t.IsZero() {
+		return r.null(f)
+	}
+	r.buf = append(r.buf, '"')
+	r.buf = t.AppendFormat(r.buf, time.RFC3339Nano)
+	r.buf = append(r.buf, '"')
+	return true
+}
+
+func (r *run) optTime(f *field, t *time.Time) bool {
+	if t == nil {
+		return r.null(f)
+	}
+	return r.time(f, *t)
+}
+
+// float writes a Float as graphql.MarshalFloatContext does (%g); infinities and NaN are errors.
+func (r *run) float(f *field, v float64) bool {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return r.fail(f, errors.New("cannot marshal infinite no NaN float values"))
+	}
+	r.buf = strconv.AppendFloat(r.buf, v, 'g', -1, 64)
+	return true
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+// appendQuoted appends s as a JSON string, escaped exactly as gqlgen's MarshalString escapes it.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '"':
+			b = append(b, '\\', '"')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
