@@ -207,7 +207,13 @@ type requestErrorResponse struct {
 
 // write sends a response body with status.
 func (t httpTransport) write(ctx context.Context, w http.ResponseWriter, status int, body any) {
-	b, err := json.Marshal(body)
+	var b []byte
+	var err error
+	if resp, ok := body.(*graphql.Response); ok {
+		b, err = encodeResponse(resp)
+	} else {
+		b, err = json.Marshal(body)
+	}
 	if err != nil {
 		t.log.ErrorContext(ctx, "encode a GraphQL response", "err", err)
 		writeError(w, http.StatusInternalServerError, "internal server error", CodeInternal)

@@ -113,7 +113,7 @@ func newSSEStream(w http.ResponseWriter, l Live) *sseStream {
 func (s *sseStream) next(resp *graphql.Response, payload []byte) (bool, error) {
 	if payload == nil {
 		var err error
-		if payload, err = json.Marshal(resp); err != nil {
+		if payload, err = encodeResponse(resp); err != nil {
 			return false, fmt.Errorf("encode the response: %w", err)
 		}
 	}

@@ -132,7 +132,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, rc *graphql.OperationContext
 func (c *wsConn) sendResult(op *wsOp, resp *graphql.Response, payload []byte) error {
 	if payload == nil {
 		var err error
-		if payload, err = json.Marshal(resp); err != nil {
+		if payload, err = encodeResponse(resp); err != nil {
 			return fmt.Errorf("encode the response: %w", err)
 		}
 	}
