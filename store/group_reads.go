@@ -12,11 +12,11 @@ import (
 // asks of every group in one pipeline, and their moderators in the next; the resolvers of a
 // group's fields then find their reads in the loader.
 
-// groupInfoFields are the fields of a group's info hash that reads return.
-var groupInfoFields = []string{"created", "creator", "description", "ver"}
+// groupInfoFieldArgs are the fields of a group's info hash that reads return, as HMGET arguments.
+var groupInfoFieldArgs = boxed([]string{"created", "creator", "description", "ver"})
 
 func (l *Loader) groupInfoRead(g string) read {
-	return hashFieldsRead(l.s.k.groupInfo(g), groupInfoFields)
+	return hashFieldsRead(l.s.k.groupInfo(g), groupInfoFieldArgs)
 }
 
 // groupModsRead reads a group's moderators, in the order they became moderators.

@@ -73,15 +73,20 @@ func (l *Loader) getAll(ctx context.Context, reads ...read) []*call {
 	return calls
 }
 
-// enqueue finds or creates the calls of reads; batch holds the new ones, to be sent by the caller.
+// enqueue finds or creates the calls of reads; batch holds the new ones, to be sent by the caller
+// in one exec. They share one done channel, which exec closes when the batch's replies are in.
 func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
 	calls = make([]*call, len(reads))
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var done chan struct{}
 	for i, r := range reads {
 		c, ok := l.cache[r.key]
 		if !ok {
-			c = &call{r: r, done: make(chan struct{})}
+			if done == nil {
+				done = make(chan struct{})
+			}
+			c = &call{r: r, done: done}
 			l.cache[r.key] = c
 			batch = append(batch, c)
 		}
@@ -149,8 +154,8 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 				c.err = fmt.Errorf("redis read: %w", c.err)
 			}
 		}
-		close(c.done)
 	}
+	close(batch[0].done) // the whole batch's: see enqueue
 }
 
 // parsed returns the value parse makes of a done call, parsing it once.
@@ -171,11 +176,31 @@ func (l *Loader) Clear() {
 	l.mu.Unlock()
 }
 
-// hashFieldsRead reads some fields of a hash (HMGET).
-func hashFieldsRead(key string, fields []string) read {
+// hashFieldsRead reads some fields of a hash (HMGET); fields are their names, boxed (see boxed).
+func hashFieldsRead(key string, fields []any) read {
 	return read{key: "m:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-		c.cmd = p.HMGet(ctx, key, fields...)
+		c.cmd = hmget(ctx, p, key, fields)
 	}}
+}
+
+// hmget adds HMGET key fields... to a pipeline. The field names come boxed, once for all reads:
+// go-redis's HMGet boxes every name of every read anew, most of the allocations of a thread's
+// reads.
+func hmget(ctx context.Context, p redis.Pipeliner, key string, fields []any) *redis.SliceCmd {
+	args := make([]any, 0, 2+len(fields))
+	args = append(append(args, "hmget", key), fields...)
+	cmd := redis.NewSliceCmd(ctx, args...)
+	_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
+	return cmd
+}
+
+// boxed returns names as HMGET arguments for hmget.
+func boxed(names []string) []any {
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
 }
 
 // hashFieldRead reads one field of a hash (HGET).

@@ -43,15 +43,18 @@ var postFields = []string{"title", "body", "url", "author", "created", "closes",
 // commentFields are the fields of a comment hash that Comment holds.
 var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed"}
 
-func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFields) }
-func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFields) }
+// userFieldArgs and postFieldArgs are userFields and postFields as HMGET arguments.
+var userFieldArgs, postFieldArgs = boxed(userFields), boxed(postFields)
+
+func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFieldArgs) }
+func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFieldArgs) }
 
 // commentRead reads the fields of a comment that fs names, with those always read.
 func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
 	set := commentFieldSets[fs.normal()]
 	key := l.s.k.comment(pid, num)
 	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-		c.cmd = p.HMGet(ctx, key, set.names...)
+		c.cmd = hmget(ctx, p, key, set.args)
 	}}
 }
 
@@ -66,9 +69,9 @@ func (fs CommentFields) normal() CommentFields {
 // commentFieldSet is the HMGET of one CommentFields: the field names and where each value goes
 // among commentFields.
 type commentFieldSet struct {
-	id    string
-	names []string
-	at    []int
+	id   string
+	args []any // the names, as HMGET arguments
+	at   []int
 }
 
 // commentFieldSets holds the HMGET of every CommentFields; it never changes after start-up.
@@ -88,7 +91,7 @@ var commentFieldSets = func() []commentFieldSet {
 				in = in || (CommentFields(fs)&b != 0 && at == i)
 			}
 			if in {
-				set.names, set.at = append(set.names, commentFields[i]), append(set.at, i)
+				set.args, set.at = append(set.args, commentFields[i]), append(set.at, i)
 			}
 		}
 		sets[fs] = set
