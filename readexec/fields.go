@@ -1,8 +1,6 @@
 package readexec
 
 import (
-	"fmt"
-
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/agora/agora/graph/model"
@@ -229,41 +227,41 @@ func coerce(kind argKind, raw map[string]any) (a args, err error) {
 	switch kind {
 	case argsID:
 		a.id, err = graphql.UnmarshalID(raw["id"])
-		return a, argError("id", err)
+		return a, newArgError("id", err)
 	case argsName:
 		a.name, err = graphql.UnmarshalString(raw["name"])
-		return a, argError("name", err)
+		return a, newArgError("name", err)
 	case argsPostList:
 		if v := raw["sort"]; v != nil {
 			a.postSort = new(model.PostSort)
 			if err := a.postSort.UnmarshalGQL(v); err != nil {
-				return a, argError("sort", err)
+				return a, newArgError("sort", err)
 			}
 		}
 		if a.group, err = optString(raw["group"]); err != nil {
-			return a, argError("group", err)
+			return a, newArgError("group", err)
 		}
 	case argsCommentList:
 		if v := raw["sort"]; v != nil {
 			a.commentSort = new(model.CommentSort)
 			if err := a.commentSort.UnmarshalGQL(v); err != nil {
-				return a, argError("sort", err)
+				return a, newArgError("sort", err)
 			}
 		}
 	default:
 		return a, nil
 	}
 	if a.first, err = optInt(raw["first"]); err != nil {
-		return a, argError("first", err)
+		return a, newArgError("first", err)
 	}
 	if a.after, err = optString(raw["after"]); err != nil {
-		return a, argError("after", err)
+		return a, newArgError("after", err)
 	}
 	if a.last, err = optInt(raw["last"]); err != nil {
-		return a, argError("last", err)
+		return a, newArgError("last", err)
 	}
 	if a.before, err = optString(raw["before"]); err != nil {
-		return a, argError("before", err)
+		return a, newArgError("before", err)
 	}
 	return a, nil
 }
@@ -286,10 +284,21 @@ func optString(v any) (*string, error) {
 	return &s, err
 }
 
-// argError names the argument an error is about, as gqlgen's argument coercion does.
-func argError(name string, err error) error {
+// argError is an argument's coercion error as gqlgen reports it: at the path of the argument
+// (the field's path and its name), without a location; path is filled in when it is reported.
+type argError struct {
+	name string
+	err  error
+}
+
+func (e *argError) Error() string { return e.err.Error() }
+
+func (e *argError) Unwrap() error { return e.err }
+
+// newArgError returns err as the coercion error of argument name, or nil.
+func newArgError(name string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("argument %s: %w", name, err)
+	return &argError{name: name, err: err}
 }

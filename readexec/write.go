@@ -424,11 +424,13 @@ func (r *run) null(f *field) bool {
 	return true
 }
 
-// fail reports a field's error as gqlgen does, with the field's path and location, and writes
-// null in its place.
+// fail reports a field's error as gqlgen does, with the field's path and location (an argument's
+// error at the argument's path, without one), and writes null in its place.
 func (r *run) fail(f *field, err error) bool {
 	var list gqlerror.List
-	if errors.As(err, &list) {
+	if ae, ok := err.(*argError); ok {
+		graphql.AddError(r.ctx, gqlerror.WrapPath(append(r.astPath(), ast.PathName(ae.name)), ae.err))
+	} else if errors.As(err, &list) {
 		for _, e := range list {
 			r.addError(f, e)
 		}
