@@ -102,13 +102,14 @@ func New(cfg Config) *Handler {
 	addLiveTransports(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{log: cfg.Log}) // GET and POST, see graphqlhttp.go
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	docs := lru.New[*ast.QueryDocument](1000)
+	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
 	if cfg.TrustedDocuments != nil {
 		srv.Use(trustedOnly{docs: cfg.TrustedDocuments})
 	}
-	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits})
+	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits, docs: docs})
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state

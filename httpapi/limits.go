@@ -122,11 +122,13 @@ func refusedOverGET(query, name string, maxTokens int) (string, bool) {
 	return "", false
 }
 
-// limitCheck is a gqlgen extension that parses the query itself (with the token limit) and
-// measures it before the executor parses and validates it.
+// limitCheck is a gqlgen extension that measures a query before the executor validates it: it
+// takes the document from the executor's query cache, where a query seen before waits parsed, or
+// else parses the query itself, with the token limit.
 type limitCheck struct {
 	schema *ast.Schema
 	lim    Limits
+	docs   graphql.Cache[*ast.QueryDocument] // the executor's query cache
 }
 
 var _ interface {
@@ -139,8 +141,12 @@ func (limitCheck) ExtensionName() string                   { return "AgoraLimits
 func (limitCheck) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters rejects a query over any limit.
-func (c limitCheck) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, c.lim.MaxTokens)
+func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	doc, ok := c.docs.Get(ctx, p.Query)
+	var err error
+	if !ok {
+		doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, c.lim.MaxTokens)
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "exceeded token limit") {
 			return limitError(CodeTooLarge, "the query has more than %d tokens", c.lim.MaxTokens)
