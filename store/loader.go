@@ -41,9 +41,10 @@ type call struct {
 // the same read); rkey is the Redis key it reads, whose hash tag names the aggregate it belongs
 // to; fill adds its commands to a pipeline.
 type read struct {
-	key  string
-	rkey string
-	fill func(ctx context.Context, p redis.Pipeliner, c *call)
+	key    string
+	rkey   string
+	fields []any // an HMGET's field names (see hmget), for fillHMGET
+	fill   func(ctx context.Context, p redis.Pipeliner, c *call)
 }
 
 // NewLoader returns a Loader for one request.
@@ -178,9 +179,13 @@ func (l *Loader) Clear() {
 
 // hashFieldsRead reads some fields of a hash (HMGET); fields are their names, boxed (see boxed).
 func hashFieldsRead(key string, fields []any) read {
-	return read{key: "m:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-		c.cmd = hmget(ctx, p, key, fields)
-	}}
+	return read{key: "m:" + key, rkey: key, fields: fields, fill: fillHMGET}
+}
+
+// fillHMGET adds the HMGET of a hash fields read to a pipeline. It is a plain function, not a
+// closure, so that making the read of an item allocates nothing for it.
+func fillHMGET(ctx context.Context, p redis.Pipeliner, c *call) {
+	c.cmd = hmget(ctx, p, c.r.rkey, c.r.fields)
 }
 
 // hmget adds HMGET key fields... to a pipeline. The field names come boxed, once for all reads:

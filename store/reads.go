@@ -53,9 +53,7 @@ func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pi
 func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
 	set := commentFieldSets[fs.normal()]
 	key := l.s.k.comment(pid, num)
-	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-		c.cmd = hmget(ctx, p, key, set.args)
-	}}
+	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fields: set.args, fill: fillHMGET}
 }
 
 // normal is the fields fs reads: every field for zero.

@@ -180,6 +180,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		for _, it := range loaded {
 			reads = l.hashNeeds(it, reads, &byKey)
 		}
+		byKey = distinctItems(byKey) // an author of a hundred comments is read once
 		// Pages that came in the last round: their items are read now.
 		var filling []walkPage
 		for _, wl := range lists {
@@ -258,6 +259,28 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		}
 		byKey, loaded = nil, after
 	}
+}
+
+// distinctItems returns items without repeats (the same item with the same needs), in order.
+func distinctItems(items []walkItem) []walkItem {
+	if len(items) < 2 {
+		return items
+	}
+	type id struct {
+		kind     ItemKind
+		pid, key string
+		needs    *Needs
+	}
+	seen := make(map[id]bool, len(items))
+	out := items[:0]
+	for _, it := range items {
+		k := id{it.kind, it.pid, it.key, it.needs}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // newWalkItem returns the walk item of key; a post is its own thread's post.
