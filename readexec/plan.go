@@ -59,16 +59,6 @@ func (s *Schema) Exec(ctx context.Context) graphql.ResponseHandler {
 	}
 }
 
-// Planned reports whether the operation of ctx's OperationContext is executed by readexec.
-func Planned(ctx context.Context) bool {
-	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
-		return false
-	}
-	_, ok := plan(oc)
-	return ok
-}
-
 // object is the plan of a selection set on one object type: the fields to write, in order.
 type object struct {
 	typ    objectType

@@ -23,7 +23,8 @@ type Loader struct {
 
 	mu    sync.Mutex
 	cache map[string]*call
-	pages map[string]any // pages Walk built, by pageKey, for the resolvers that list them
+	pages map[string]any   // pages Walk built, by pageKey, for the resolvers that list them
+	users map[string]*User // users read by userByKey, by key (nil when missing)
 }
 
 // call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a
@@ -173,7 +174,7 @@ func (l *Loader) parsed(c *call, parse func(c *call) any) any {
 func (l *Loader) Clear() {
 	l.mu.Lock()
 	l.cache = make(map[string]*call)
-	l.pages = nil
+	l.pages, l.users = nil, nil
 	l.mu.Unlock()
 }
 

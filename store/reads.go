@@ -166,12 +166,27 @@ func (l *Loader) UserByName(ctx context.Context, name string) (*User, error) {
 	return l.userByKey(ctx, strings.ToLower(name))
 }
 
+// userByKey loads a user by key. A user already loaded is found by key alone, without building
+// its read again: the author of a hundred comments is looked up a hundred times.
 func (l *Loader) userByKey(ctx context.Context, uid string) (*User, error) {
+	l.mu.Lock()
+	u, ok := l.users[uid]
+	l.mu.Unlock()
+	if ok {
+		return u, nil
+	}
 	c, err := l.get(ctx, l.userRead(uid))
 	if err != nil {
 		return nil, err
 	}
-	return l.userOf(c, uid), nil
+	u = l.userOf(c, uid)
+	l.mu.Lock()
+	if l.users == nil {
+		l.users = make(map[string]*User)
+	}
+	l.users[uid] = u
+	l.mu.Unlock()
+	return u, nil
 }
 
 // usersByKey loads many users in one round trip; a missing user is nil at its index.
