@@ -439,8 +439,10 @@ func diffDocs(w *diffWorld) []diffDoc {
 			nodes { replies(first: 1) { nodes { replies(first: 1) { nodes { replies(first: 1, last: 1) { totalCount } } } } } } } } }`, vars: p(main)},
 		{name: "an error in Query.posts makes data null", query: `{ viewer { name } posts(first: 0) { totalCount } }`},
 		{name: "errors in Query.posts and beside it", query: `{ a: posts(last: 0) { totalCount } b: post(id: "garbage") { id } }`},
-		{name: "not planned: a group", query: `{ group(name: "go") { name postCount moderators { name } } post(id: "post:1") { title } }`},
-		{name: "not planned: Post.groups", query: `query($p: ID!) { post(id: $p) { title groups { name } } }`, vars: p(main)},
+		{name: "a group with its moderators", query: `{ group(name: "go") { name postCount moderators { name } } post(id: "post:1") { title } }`},
+		{name: "a group's page of posts", query: `query($g: String!) { group(name: $g) { id name description createdAt postCount memberCount viewerIsMember viewerIsModerator posts(first: 3) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { title groups { name postCount } author { name } } } } } }`,
+			vars: p(map[string]any{"g": "go"}, map[string]any{"g": "GO"}, map[string]any{"g": "news"}, map[string]any{"g": "nonexistent"})},
+		{name: "a post's groups", query: `query($p: ID!) { post(id: $p) { title groups { name } } }`, vars: p(main)},
 		{name: "not planned: the leaderboard", query: `{ leaderboard(first: 5) { edges { rank karma node { name } } } }`},
 		{name: "not planned: introspection", query: `{ __schema { queryType { name } } viewer { name } }`},
 		{name: "not planned: __type", query: `{ __type(name: "Post") { name kind } }`},
@@ -633,6 +635,8 @@ const (
 	nameArg
 	postListArgs    // sort: PostSort, group, first, after, last, before
 	commentListArgs // sort: CommentSort, first, after, last, before
+	groupNameArg
+	groupPostsArgs // sort: PostSort, first, after, last, before
 )
 
 // genField is a field of the random documents: its name, its arguments and, for an object or a
@@ -658,16 +662,19 @@ func genSchema() map[string][]genField {
 	}
 	return map[string][]genField{
 		"Query": {{"post", postIDArg, "Post"}, {"comment", commentIDArg, "Comment"}, {"user", nameArg, "User"},
-			{"viewer", noArgs, "User"}, {"posts", postListArgs, "PostConnection"}},
+			{"viewer", noArgs, "User"}, {"posts", postListArgs, "PostConnection"}, {"group", groupNameArg, "Group"}},
 		"Post": append(leaves("id", "title", "body", "url", "createdAt", "upvotes", "downvotes", "score", "viewerVote",
 			"votingClosesAt", "commentCount", "publishAt", "editedAt", "removed", "locked", "viewerSaved"),
-			genField{"author", noArgs, "User"}, genField{"comments", commentListArgs, "CommentConnection"}),
+			genField{"author", noArgs, "User"}, genField{"comments", commentListArgs, "CommentConnection"},
+			genField{"groups", noArgs, "Group"}),
 		"Comment": append(leaves("id", "body", "deleted", "createdAt", "editedAt", "depth", "upvotes", "downvotes",
 			"viewerVote", "replyCount", "removed", "blockedByViewer"),
 			genField{"post", noArgs, "Post"}, genField{"parent", noArgs, "Comment"}, genField{"author", noArgs, "User"},
 			genField{"replies", commentListArgs, "CommentConnection"}),
 		"User": leaves("id", "name", "createdAt", "karma", "rank", "followerCount", "followingCount", "viewerFollows",
 			"followsViewer", "isAdmin", "bio", "avatarUrl", "viewerBlocks"),
+		"Group": append(leaves("id", "name", "description", "createdAt", "postCount", "memberCount", "viewerIsMember",
+			"viewerIsModerator"), genField{"moderators", noArgs, "User"}, genField{"posts", groupPostsArgs, "PostConnection"}),
 		"PostConnection":    connection("PostEdge", "Post"),
 		"PostEdge":          {{name: "cursor"}, {name: "node", child: "Post"}},
 		"CommentConnection": connection("CommentEdge", "Comment"),
@@ -826,11 +833,18 @@ func (g *docGen) args(f genField) string {
 		} else {
 			add("name", quoteGraphQL(name))
 		}
-	case postListArgs, commentListArgs:
+	case groupNameArg:
+		name := pick(g, "go", "news", "GO", "nonexistent", "not a group!")
+		if g.chance(0.3) {
+			add("name", g.variable("String!", name, true))
+		} else {
+			add("name", quoteGraphQL(name))
+		}
+	case postListArgs, commentListArgs, groupPostsArgs:
 		if g.chance(0.3) {
 			sorts := []string{"NEW", "OLD", "TOP"}
 			typ := "CommentSort"
-			if shape == postListArgs {
+			if shape != commentListArgs {
 				sorts[1], typ = "HOT", "PostSort"
 			}
 			s := pick(g, sorts...)

@@ -15,6 +15,7 @@ const (
 	typePost
 	typeComment
 	typeUser
+	typeGroup
 	typePostConnection
 	typePostEdge
 	typeCommentConnection
@@ -34,6 +35,7 @@ const (
 	queryUser
 	queryViewer
 	queryPosts
+	queryGroup
 
 	postID
 	postTitle
@@ -53,6 +55,7 @@ const (
 	postRemoved
 	postLocked
 	postViewerSaved
+	postGroups
 
 	commentID
 	commentPost
@@ -84,6 +87,17 @@ const (
 	userBio
 	userAvatarURL
 	userViewerBlocks
+
+	groupID
+	groupName
+	groupDescription
+	groupCreatedAt
+	groupPostCount
+	groupPosts
+	groupModerators
+	groupMemberCount
+	groupViewerIsMember
+	groupViewerIsModerator
 
 	connEdges
 	connNodes
@@ -137,6 +151,7 @@ var types = [typeCount]typeInfo{
 		"user":    {id: queryUser, child: typeUser, resolver: true, args: argsName},
 		"viewer":  {id: queryViewer, child: typeUser, resolver: true},
 		"posts":   {id: queryPosts, child: typePostConnection, resolver: true, args: argsPostList},
+		"group":   {id: queryGroup, child: typeGroup, resolver: true, args: argsName},
 	}},
 	typePost: {name: "Post", implements: []string{"Post", "Node"}, fields: map[string]spec{
 		"id":             {id: postID},
@@ -157,6 +172,7 @@ var types = [typeCount]typeInfo{
 		"removed":        {id: postRemoved},
 		"locked":         {id: postLocked},
 		"viewerSaved":    {id: postViewerSaved, resolver: true},
+		"groups":         {id: postGroups, child: typeGroup},
 	}},
 	typeComment: {name: "Comment", implements: []string{"Comment", "Node"}, fields: map[string]spec{
 		"id":              {id: commentID},
@@ -190,6 +206,18 @@ var types = [typeCount]typeInfo{
 		"bio":            {id: userBio},
 		"avatarUrl":      {id: userAvatarURL},
 		"viewerBlocks":   {id: userViewerBlocks, resolver: true},
+	}},
+	typeGroup: {name: "Group", implements: []string{"Group", "Node"}, fields: map[string]spec{
+		"id":                {id: groupID},
+		"name":              {id: groupName},
+		"description":       {id: groupDescription, resolver: true},
+		"createdAt":         {id: groupCreatedAt, resolver: true},
+		"postCount":         {id: groupPostCount, resolver: true},
+		"posts":             {id: groupPosts, child: typePostConnection, resolver: true, args: argsPostList},
+		"moderators":        {id: groupModerators, child: typeUser, resolver: true},
+		"memberCount":       {id: groupMemberCount, resolver: true},
+		"viewerIsMember":    {id: groupViewerIsMember, resolver: true},
+		"viewerIsModerator": {id: groupViewerIsModerator, resolver: true},
 	}},
 	typePostConnection:    connection("PostConnection", typePostEdge, typePost),
 	typePostEdge:          edge("PostEdge", typePost),

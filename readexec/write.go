@@ -27,6 +27,7 @@ type run struct {
 	post    graph.PostResolver
 	comment graph.CommentResolver
 	user    graph.UserResolver
+	group   graph.GroupResolver
 	buf     []byte
 	path    []step // where the writer is, for the paths of errors
 }
@@ -39,7 +40,7 @@ type step struct {
 
 func newRun(ctx context.Context, oc *graphql.OperationContext, root graph.ResolverRoot) *run {
 	return &run{ctx: ctx, oc: oc, queries: root.Query(), post: root.Post(), comment: root.Comment(),
-		user: root.User(), buf: make([]byte, 0, 1024)}
+		user: root.User(), group: root.Group(), buf: make([]byte, 0, 1024)}
 }
 
 // query writes the data of the operation planned as o.
@@ -119,6 +120,8 @@ func (r *run) field(t objectType, f *field, obj any) (ok bool) {
 		return r.commentField(f, obj.(*store.Comment))
 	case typeUser:
 		return r.userField(f, obj.(*store.User))
+	case typeGroup:
+		return r.groupField(f, obj.(*store.Group))
 	case typePostConnection, typeCommentConnection:
 		return r.connectionField(f, obj)
 	case typePostEdge, typeCommentEdge:
@@ -150,6 +153,9 @@ func (r *run) queryField(f *field) bool {
 	case queryPosts:
 		c, err := r.queries.Posts(f.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before)
 		return r.resolved(f, c, c == nil, err)
+	case queryGroup:
+		g, err := r.queries.Group(f.ctx, a.name)
+		return r.resolved(f, g, g == nil, err)
 	}
 	panic("readexec: no writer for Query." + f.alias)
 }
@@ -200,6 +206,9 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postViewerSaved:
 		v, err := r.post.ViewerSaved(f.ctx, p)
 		return r.boolResult(f, v, err)
+	case postGroups:
+		gs := p.Groups()
+		return r.list(f, len(gs), func(i int) (any, bool) { return gs[i], gs[i] == nil })
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}
@@ -298,6 +307,55 @@ func (r *run) userField(f *field, u *store.User) bool {
 		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for User." + f.alias)
+	}
+	return true
+}
+
+func (r *run) groupField(f *field, g *store.Group) bool {
+	switch f.id {
+	case groupID:
+		r.str(g.ID)
+	case groupName:
+		r.str(g.Name)
+	case groupDescription:
+		d, err := r.group.Description(f.ctx, g)
+		if err != nil {
+			return r.fail(f, err)
+		}
+		r.optStr(d)
+	case groupCreatedAt:
+		t, err := r.group.CreatedAt(f.ctx, g)
+		if err != nil {
+			return r.fail(f, err)
+		}
+		return r.optTime(f, t)
+	case groupPostCount:
+		v, err := r.group.PostCount(f.ctx, g)
+		return r.intResult(f, v, err)
+	case groupPosts:
+		if f.argErr != nil {
+			return r.fail(f, f.argErr)
+		}
+		a := &f.args
+		c, err := r.group.Posts(f.ctx, g, a.postSort, a.first, a.after, a.last, a.before)
+		return r.resolved(f, c, c == nil, err)
+	case groupModerators:
+		us, err := r.group.Moderators(f.ctx, g)
+		if err != nil {
+			return r.fail(f, err)
+		}
+		return r.list(f, len(us), func(i int) (any, bool) { return us[i], us[i] == nil })
+	case groupMemberCount:
+		v, err := r.group.MemberCount(f.ctx, g)
+		return r.intResult(f, v, err)
+	case groupViewerIsMember:
+		v, err := r.group.ViewerIsMember(f.ctx, g)
+		return r.boolResult(f, v, err)
+	case groupViewerIsModerator:
+		v, err := r.group.ViewerIsModerator(f.ctx, g)
+		return r.boolResult(f, v, err)
+	default:
+		panic("readexec: no writer for Group." + f.alias)
 	}
 	return true
 }
