@@ -143,6 +143,8 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		{name: "validation failure", method: http.MethodPost, body: gqlBody(`{ noSuchField }`, nil), kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "unused variable", method: http.MethodPost, body: `{"query":"query Q($id: ID!) { __typename }","variables":{"id":null}}`, kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "variable coercion failure", method: http.MethodPost, body: gqlBody(`query($n: String!) { user(name: $n) { id } }`, map[string]any{"n": nil}), kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},
+		{name: "enum variable in the wrong case", method: http.MethodPost, body: gqlBody(`query($s: PostSort) { posts(sort: $s) { totalCount } }`, map[string]any{"s": "hot"}), kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},
+		{name: "enum variable", method: http.MethodPost, body: gqlBody(`query($s: PostSort) { posts(sort: $s) { totalCount } }`, map[string]any{"s": "HOT"}), kind: ok},
 		{name: "variable of the wrong type", method: http.MethodPost, body: gqlBody(`query($n: String!) { user(name: $n) { id } }`, map[string]any{"n": []int{1}}), kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "operation cannot be determined", method: http.MethodPost, body: gqlBody(`query A { __typename } query B { __typename }`, nil), kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},
 		{name: "unknown operationName", method: http.MethodPost, body: `{"query":"query A { __typename }","operationName":"B"}`, kind: requestError, code: "GRAPHQL_VALIDATION_FAILED"},

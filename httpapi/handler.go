@@ -110,6 +110,7 @@ func New(cfg Config) *Handler {
 		srv.Use(trustedOnly{docs: cfg.TrustedDocuments})
 	}
 	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits, docs: docs})
+	srv.Use(strictEnums{schema: es.Schema()})
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state
