@@ -207,8 +207,7 @@ func (r *run) postField(f *field, p *store.Post) bool {
 		v, err := r.post.ViewerSaved(f.ctx, p)
 		return r.boolResult(f, v, err)
 	case postGroups:
-		gs := p.Groups()
-		return r.list(f, len(gs), func(i int) (any, bool) { return gs[i], gs[i] == nil })
+		return objects(r, f, p.Groups())
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}
@@ -344,7 +343,7 @@ func (r *run) groupField(f *field, g *store.Group) bool {
 		if err != nil {
 			return r.fail(f, err)
 		}
-		return r.list(f, len(us), func(i int) (any, bool) { return us[i], us[i] == nil })
+		return objects(r, f, us)
 	case groupMemberCount:
 		v, err := r.group.MemberCount(f.ctx, g)
 		return r.intResult(f, v, err)
@@ -363,29 +362,25 @@ func (r *run) groupField(f *field, g *store.Group) bool {
 func (r *run) connectionField(f *field, obj any) bool {
 	switch c := obj.(type) {
 	case *model.PostConnection:
-		switch f.id {
-		case connEdges:
-			return r.list(f, len(c.Edges), func(i int) (any, bool) { return c.Edges[i], c.Edges[i] == nil })
-		case connNodes:
-			return r.list(f, len(c.Nodes), func(i int) (any, bool) { return c.Nodes[i], c.Nodes[i] == nil })
-		case connPageInfo:
-			return r.resolved(f, c.PageInfo, c.PageInfo == nil, nil)
-		case connTotalCount:
-			r.int(c.TotalCount)
-			return true
-		}
+		return connectionValue(r, f, c.Edges, c.Nodes, c.PageInfo, c.TotalCount)
 	case *model.CommentConnection:
-		switch f.id {
-		case connEdges:
-			return r.list(f, len(c.Edges), func(i int) (any, bool) { return c.Edges[i], c.Edges[i] == nil })
-		case connNodes:
-			return r.list(f, len(c.Nodes), func(i int) (any, bool) { return c.Nodes[i], c.Nodes[i] == nil })
-		case connPageInfo:
-			return r.resolved(f, c.PageInfo, c.PageInfo == nil, nil)
-		case connTotalCount:
-			r.int(c.TotalCount)
-			return true
-		}
+		return connectionValue(r, f, c.Edges, c.Nodes, c.PageInfo, c.TotalCount)
+	}
+	panic("readexec: no writer for a connection's " + f.alias)
+}
+
+// connectionValue writes field f of a Relay connection.
+func connectionValue[E, N comparable](r *run, f *field, edges []E, nodes []N, info *model.PageInfo, total int) bool {
+	switch f.id {
+	case connEdges:
+		return objects(r, f, edges)
+	case connNodes:
+		return objects(r, f, nodes)
+	case connPageInfo:
+		return r.resolved(f, info, info == nil, nil)
+	case connTotalCount:
+		r.int(total)
+		return true
 	}
 	panic("readexec: no writer for a connection's " + f.alias)
 }
@@ -393,23 +388,30 @@ func (r *run) connectionField(f *field, obj any) bool {
 func (r *run) edgeField(f *field, obj any) bool {
 	switch e := obj.(type) {
 	case *model.PostEdge:
-		switch f.id {
-		case edgeCursor:
-			r.str(e.Cursor)
-			return true
-		case edgeNode:
-			return r.resolved(f, e.Node, e.Node == nil, nil)
-		}
+		return edgeValue(r, f, e.Cursor, e.Node)
 	case *model.CommentEdge:
-		switch f.id {
-		case edgeCursor:
-			r.str(e.Cursor)
-			return true
-		case edgeNode:
-			return r.resolved(f, e.Node, e.Node == nil, nil)
-		}
+		return edgeValue(r, f, e.Cursor, e.Node)
 	}
 	panic("readexec: no writer for an edge's " + f.alias)
+}
+
+// edgeValue writes field f of a Relay edge.
+func edgeValue[N comparable](r *run, f *field, cursor string, node N) bool {
+	switch f.id {
+	case edgeCursor:
+		r.str(cursor)
+		return true
+	case edgeNode:
+		var none N
+		return r.resolved(f, node, node == none, nil)
+	}
+	panic("readexec: no writer for an edge's " + f.alias)
+}
+
+// objects writes a list of objects (pointers) of f's type.
+func objects[T comparable](r *run, f *field, items []T) bool {
+	var none T
+	return r.list(f, len(items), func(i int) (any, bool) { return items[i], items[i] == none })
 }
 
 func (r *run) pageInfoField(f *field, p *model.PageInfo) bool {
