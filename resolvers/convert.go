@@ -14,13 +14,19 @@ import (
 // defaultFirst is the schema's default for first.
 const defaultFirst = 20
 
-// pageWindow reads the paging arguments of the connection field being resolved (see window).
+// pageWindow reads the paging arguments of the connection field being resolved (see window), and
+// what its selection shows of the page (see unshown).
 func pageWindow(ctx context.Context, first *int, after *string, last *int, before *string) (store.Window, error) {
 	given := first != nil
-	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
+	fc := graphql.GetFieldContext(ctx)
+	if fc != nil && fc.Field.Field != nil {
 		given = argGiven(fc.Field.Field, graphql.GetOperationContext(ctx).Variables, "first")
 	}
-	return window(first, after, last, before, given)
+	w, err := window(first, after, last, before, given)
+	if err == nil && fc != nil && fc.Field.Field != nil {
+		w.NoTotal, w.NoCursors = unshown(graphql.GetOperationContext(ctx), fc.Field.Selections)
+	}
+	return w, err
 }
 
 // window turns a connection's paging arguments into the store's Window: a forward page of first

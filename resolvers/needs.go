@@ -170,29 +170,37 @@ func (b needsBuilder) list(n *store.Needs, f graphql.CollectedField, kind store.
 		return
 	}
 	l.Needs = *b.connection(f.Selections, typ)
-	l.NoTotal, l.NoCursors = true, true
-	for _, cf := range graphql.CollectFields(b.op, f.Selections, nil) {
-		switch cf.Name {
-		case "totalCount":
-			l.NoTotal = false
-		case "pageInfo":
-			for _, pf := range graphql.CollectFields(b.op, cf.Selections, nil) {
-				if pf.Name == "startCursor" || pf.Name == "endCursor" {
-					l.NoCursors = false
-				}
-			}
-		case "edges":
-			for _, ef := range graphql.CollectFields(b.op, cf.Selections, nil) {
-				if ef.Name == "cursor" {
-					l.NoCursors = false
-				}
-			}
-		}
-	}
+	l.Window.NoTotal, l.Window.NoCursors = unshown(b.op, f.Selections)
 	if typ == "Comment" {
 		l.Needs.CommentFields |= store.CommentFieldsChosen
 	}
 	n.Lists = append(n.Lists, l)
+}
+
+// unshown reports what a connection's selection leaves out of its page: its total (totalCount)
+// and its cursors (edges.cursor, pageInfo.startCursor and endCursor). The resolver of the field
+// and the walk that reads its page ahead both compute it here, so that they name the page alike.
+func unshown(op *graphql.OperationContext, sel ast.SelectionSet) (noTotal, noCursors bool) {
+	noTotal, noCursors = true, true
+	for _, cf := range graphql.CollectFields(op, sel, nil) {
+		switch cf.Name {
+		case "totalCount":
+			noTotal = false
+		case "pageInfo":
+			for _, pf := range graphql.CollectFields(op, cf.Selections, nil) {
+				if pf.Name == "startCursor" || pf.Name == "endCursor" {
+					noCursors = false
+				}
+			}
+		case "edges":
+			for _, ef := range graphql.CollectFields(op, cf.Selections, nil) {
+				if ef.Name == "cursor" {
+					noCursors = false
+				}
+			}
+		}
+	}
+	return noTotal, noCursors
 }
 
 // viewerKey returns a function giving the viewer ("" when anonymous), which marks the response as

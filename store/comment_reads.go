@@ -89,7 +89,7 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 	if p := keptPage[*Comment](l, pageKey(key, desc, w)); p != nil {
 		return p, nil
 	}
-	rp, err := l.page(ctx, key, desc, sp)
+	rp, err := l.shownPage(ctx, key, desc, sp, w)
 	if err != nil {
 		return nil, err
 	}

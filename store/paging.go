@@ -98,6 +98,10 @@ func checkSize(arg string, n int) error {
 type Window struct {
 	First, Last   int
 	After, Before string
+	// NoTotal and NoCursors skip what the response does not show of a page without a cursor: the
+	// size of the list (ZCARD) and the items' cursors (the scores of ZRANGE). A page read with
+	// them has Total 0 and empty cursors.
+	NoTotal, NoCursors bool
 }
 
 // span is a checked Window with its cursors decoded.

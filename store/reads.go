@@ -336,7 +336,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs 
 	if p := keptPage[*Post](l, pageKey(key, true, w)); p != nil {
 		return p, nil
 	}
-	rp, err := l.page(ctx, key, true, sp)
+	rp, err := l.shownPage(ctx, key, true, sp, w)
 	if err != nil {
 		return nil, err
 	}

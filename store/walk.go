@@ -105,12 +105,9 @@ const (
 type List struct {
 	Kind ListKind
 	Sort CommentSort // ListComments only
-	// Window is the part of the list the page holds.
+	// Window is the part of the list the page holds, and what is shown of it.
 	Window Window
-	// NoTotal and NoCursors skip what the response does not show of a page without a cursor:
-	// the size of the list (ZCARD) and the items' cursors (the scores of ZRANGE).
-	NoTotal, NoCursors bool
-	Needs              Needs
+	Needs  Needs
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
@@ -428,13 +425,13 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 		return walkList{}, read{}, err
 	}
 	wl.key = pageKey(key, desc, list.Window)
-	return wl, pageRead(key, desc, wl.span, !list.NoTotal, !list.NoCursors, l.s.scripts.get("page")), nil
+	return wl, l.shownPageRead(key, desc, wl.span, list.Window), nil
 }
 
 // pageKey names a page of a sorted set among the pages a walk kept.
 func pageKey(key string, desc bool, w Window) string {
 	return key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(w.First) + "\x00" + strconv.Itoa(w.Last) +
-		"\x00" + w.After + "\x00" + w.Before
+		"\x00" + w.After + "\x00" + w.Before + "\x00" + strconv.FormatBool(w.NoTotal) + strconv.FormatBool(w.NoCursors)
 }
 
 // keepPage builds a walked page from its items' reads and keeps it for the resolver that lists it.
