@@ -63,3 +63,23 @@ func TestAliasedPagesShowWhatEachAsks(t *testing.T) {
 		}
 	})
 }
+
+// TestAliasedPagesShowTheirFields reads one list under aliases that show different comment fields:
+// each shows its own, though the walk reads each comment with the fields of one selection.
+func TestAliasedPagesShowTheirFields(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		tok, _ := a.signUp("alice")
+		p := a.createPost(tok, "hello")
+		a.comment(tok, p, "", "top one")
+		r := a.do("", `query($p: ID!) { post(id: $p) {
+			x: comments(first: 4) { nodes { id } } y: comments(first: 4) { nodes { body depth } }
+			z: comments(first: 4) { nodes { id } } w: comments(first: 4) { nodes { body upvotes } }
+			v: comments(first: 4) { nodes { replyCount } } } }`, map[string]any{"p": p})
+		want := `{"post":{"x":{"nodes":[{"id":"comment:1:1"}]},"y":{"nodes":[{"body":"top one","depth":0}]},` +
+			`"z":{"nodes":[{"id":"comment:1:1"}]},"w":{"nodes":[{"body":"top one","upvotes":0}]},"v":{"nodes":[{"replyCount":0}]}}}`
+		if len(r.Errors) > 0 || string(r.Data) != want {
+			t.Errorf("got %s %v\nwant %s", r.Data, r.Errors, want)
+		}
+	})
+}

@@ -23,8 +23,8 @@ type Loader struct {
 
 	mu    sync.Mutex
 	cache map[string]*call
-	pages map[string]any   // pages Walk built, by pageKey, for the resolvers that list them
-	users map[string]*User // users read by userByKey, by key (nil when missing)
+	pages map[string]keptPageEntry // pages Walk built, by pageKey, for the resolvers that list them
+	users map[string]*User         // users read by userByKey, by key (nil when missing)
 }
 
 // call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a

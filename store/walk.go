@@ -453,12 +453,35 @@ func (l *Loader) keepPage(wp walkPage, items []*call) {
 	case ItemUser:
 		page = pageItems(wp.rp, wp.wl.tag, items, l.userOf)
 	}
+	var fields CommentFields // the comment fields the page's items hold
+	if wp.wl.kind == ItemComment {
+		fields = wp.wl.list.Needs.CommentFields.normal()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.pages == nil {
-		l.pages = make(map[string]any)
+		l.pages = make(map[string]keptPageEntry)
 	}
-	l.pages[wp.wl.key] = page
+	// Two selections of one page may show different comment fields (aliases): the page kept is
+	// one whose items hold every field either shows, or none, and each resolver then reads its
+	// own.
+	old, ok := l.pages[wp.wl.key]
+	switch {
+	case !ok:
+		l.pages[wp.wl.key] = keptPageEntry{page: page, fields: fields}
+	case old.page == nil: // already two that neither holds the other's fields
+	case old.fields&fields == old.fields:
+		l.pages[wp.wl.key] = keptPageEntry{page: page, fields: fields}
+	case old.fields&fields != fields:
+		l.pages[wp.wl.key] = keptPageEntry{fields: old.fields | fields}
+	}
+}
+
+// keptPageEntry is a page a walk kept, and the comment fields its items hold; a nil page when
+// walks of it held fields of which none holds all the others.
+type keptPageEntry struct {
+	page   any
+	fields CommentFields
 }
 
 // pageItems builds the page of a raw page whose items' reads are done: parse turns each read into
@@ -480,7 +503,7 @@ func pageItems[T comparable](rp rawPage, tag string, items []*call, parse func(c
 func keptPage[T any](l *Loader, key string) *Page[T] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	p, _ := l.pages[key].(*Page[T])
+	p, _ := l.pages[key].page.(*Page[T])
 	return p
 }
 
