@@ -44,5 +44,5 @@ func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
 	if c.Deleted || c.Author == "" {
 		return nil, nil
 	}
-	return mustUser(ctx, c.Author)
+	return author(ctx, c.Author, c)
 }

@@ -77,6 +77,13 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 	for _, f := range graphql.CollectFields(b.op, sel, []string{typ, "Node"}) {
 		switch typ + "." + f.Name {
 		case "Post.author", "Comment.author":
+			if nameOnly(f.Selections) {
+				n.AuthorName = true
+				if typ == "Comment" {
+					n.CommentFields |= store.CommentAuthorName
+				}
+				continue
+			}
 			if n.Author == nil {
 				n.Author = &store.Needs{}
 			}

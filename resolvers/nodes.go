@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
 	"github.com/agora/agora/store"
 )
 
@@ -71,6 +74,34 @@ func mustUser(ctx context.Context, uid store.UserKey) (*store.User, error) {
 		err = fmt.Errorf("user %s is referenced but missing", uid)
 	}
 	return u, err
+}
+
+// author resolves the author of a post or comment: as the item's hash keeps them when the
+// field shows only their id and name, and otherwise, or when the hash lacks the name, read.
+func author(ctx context.Context, uid store.UserKey, item store.Named) (*store.User, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && nameOnly(fc.Field.Selections) {
+		if u := loaderFrom(ctx).NamedAuthor(item); u != nil {
+			return u, nil
+		}
+	}
+	return mustUser(ctx, uid)
+}
+
+// nameOnly reports whether a selection of a user shows nothing but its id and name (and
+// __typename): what a post's or a comment's hash keeps of its author. A fragment counts as more.
+func nameOnly(sel ast.SelectionSet) bool {
+	for _, s := range sel {
+		f, ok := s.(*ast.Field)
+		if !ok {
+			return false
+		}
+		switch f.Name {
+		case "id", "name", "__typename":
+		default:
+			return false
+		}
+	}
+	return len(sel) > 0
 }
 
 // loadPost loads a post; a post its author scheduled and that is not published yet is found for

@@ -402,7 +402,7 @@ func (r *notificationResolver) Comment(ctx context.Context, obj *store.Notificat
 }
 
 func (r *postResolver) Author(ctx context.Context, obj *store.Post) (*store.User, error) {
-	return mustUser(ctx, obj.Author)
+	return author(ctx, obj.Author, obj)
 }
 
 func (r *postResolver) ViewerVote(ctx context.Context, obj *store.Post) (model.VoteDirection, error) {

@@ -30,6 +30,8 @@ type Comment struct {
 
 	masked bool // a removed comment as those who may not see it see it: see Masked
 
+	authorName string // the author's name as the comment's hash keeps it; see Loader.NamedAuthor
+
 	pid string // the post's key
 	num string // the comment's number as stored: 12 digits
 }
@@ -151,7 +153,8 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, uid, "", onPost(pid)); err != nil {
+	name, err := s.allowAuthor(ctx, uid, onPost(pid))
+	if err != nil {
 		return nil, err
 	}
 	// Without a client key a fresh one still makes the script safe to resend: go-redis repeats a
@@ -178,7 +181,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 			[]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent),
 				s.k.repliesByTime(pid, parent), s.k.repliesByTop(pid, parent), s.k.comment(pid, num)},
 			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-			s.opts.MaxCommentDepth, int(ttl.Seconds()))
+			s.opts.MaxCommentDepth, int(ttl.Seconds()), name)
 		if err != nil {
 			return nil, err
 		}

@@ -105,8 +105,9 @@ func (k keys) leaderboardVer() string { return k.prefix + "{lb}:karma:ver" }
 // postSeq is a string counter that allocates post ids.
 func (k keys) postSeq() string { return k.prefix + "seq:post" }
 
-// post is a hash: title, body, url, author, created (ms), closes (ms), up, down, ver, groups
-// (comma-separated), comments (live comment count), deleted ("1" on a tombstone).
+// post is a hash: title, body, url, author, aname (the author's name; see NamedAuthor), created
+// (ms), closes (ms), up, down, ver, groups (comma-separated), comments (live comment count),
+// deleted ("1" on a tombstone).
 func (k keys) post(pid string) string { return k.prefix + "{p:" + pid + "}" }
 
 // postVotes is a hash voter user id → "1" or "-1".
@@ -138,7 +139,8 @@ func (k keys) groups() string { return k.prefix + "{groups}" }
 // thread is the prefix of every key of a post's comment thread (not a key itself).
 func (k keys) thread(pid string) string { return k.post(pid) + ":c:" }
 
-// comment is a hash: parent (number, "0" for top level), author, body, created (ms), closes (ms),
+// comment is a hash: parent (number, "0" for top level), author, aname (the author's name; see
+// NamedAuthor), body, created (ms), closes (ms),
 // edited (ms, absent until edited), depth, up, down, replies (direct replies in the tree), ver,
 // deleted ("1" on a tombstone, which has no body). A comment removed for good leaves a short-lived
 // marker instead: gone = "1" and author, so that a repeated delete succeeds.

@@ -25,6 +25,9 @@ type Loader struct {
 	cache map[string]*call
 	pages map[string]keptPageEntry // pages Walk built, by pageKey, for the resolvers that list them
 	users map[string]*User         // users read by userByKey, by key (nil when missing)
+	named map[UserKey]*User        // authors as posts and comments keep them (NamedAuthor)
+
+	noNeeds Needs // reads nothing below a user: an author read only for their name
 }
 
 // call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a

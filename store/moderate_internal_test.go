@@ -36,7 +36,7 @@ func TestModerationScriptsAreSafeToRunTwice(t *testing.T) {
 		return arr
 	}
 	post, outbox := s.k.post("1"), s.k.postModOutbox("1")
-	if _, err := s.run(ctx, "create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "n"); err != nil {
+	if _, err := s.run(ctx, "create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "n", "Ann"); err != nil {
 		t.Fatal(err)
 	}
 	twice("moderate_post", []string{post, outbox}, "REMOVE_POST", "mia", "go", "1", "spam", 2000, "1")

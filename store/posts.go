@@ -33,6 +33,8 @@ type Post struct {
 	// author and its groups' moderators (and admins) see it.
 	Removed bool
 	Locked  bool // no new comments or votes
+
+	authorName string // the author's name as the post's hash keeps it; see Loader.NamedAuthor
 }
 
 // NodeID returns the post's global id.
@@ -90,7 +92,8 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 			return nil, err
 		}
 	}
-	if _, err := s.allowWrite(ctx, uid, "", inGroups(groups...)); err != nil {
+	name, err := s.allowAuthor(ctx, uid, inGroups(groups...))
+	if err != nil {
 		return nil, err
 	}
 	if !in.PublishAt.IsZero() {
@@ -105,7 +108,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		}
 		return s.run(ctx, "create_post", []string{s.k.post(pid)},
 			in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-			strings.Join(groups, ","), nonce)
+			strings.Join(groups, ","), nonce, name)
 	})
 	if err != nil {
 		return nil, err

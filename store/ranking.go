@@ -102,11 +102,13 @@ type RebuildStats struct {
 	Posts   int // live posts re-indexed
 	Deleted int // tombstones whose derived entries were removed
 	Orphans int // entries of posts that no longer exist at all, removed
+	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
 }
 
 // Rebuild re-derives the rankings, group indexes and user post lists from the post hashes, for
 // recovery after a crash between a write and its derived writes, or after changing HotK; it also
-// drops the comments left behind by a post deletion that was cut off. It scans the keyspace (SCAN,
+// drops the comments left behind by a post deletion that was cut off, and gives posts and
+// comments written before names were kept their author's name. It scans the keyspace (SCAN,
 // never KEYS) and is meant for maintenance, not request paths; it is safe to run beside live
 // traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
@@ -133,6 +135,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 			return nil
 		}
 		st.Posts++
+		named, err := s.nameAuthors(ctx, pid, h)
+		if err != nil {
+			return err
+		}
+		st.Named += named
 		if err := s.indexPost(ctx, p, nil); err != nil {
 			return err
 		}

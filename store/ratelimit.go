@@ -55,6 +55,21 @@ func (o AuthLimits) withDefaults() AuthLimits {
 // the same round trip it reads uid's bans in force, and fails with KindBanned when one covers
 // the write's scope (see bans.go): the first of scope, or the site when none is given.
 func (s *Store) allowWrite(ctx context.Context, uid, item string, scope ...writeScope) (note, error) {
+	return s.allowWriteWith(ctx, uid, item, nil, scope...)
+}
+
+// allowAuthor is allowWrite for a write that keeps its author's name (a post, a comment; see
+// Loader.NamedAuthor): it reads the name in the same round trip, "" when uid has no user hash.
+func (s *Store) allowAuthor(ctx context.Context, uid string, scope writeScope) (string, error) {
+	o, name := s.nameRead(ctx, uid)
+	if _, err := s.allowWriteWith(ctx, uid, "", []op{o}, scope); err != nil {
+		return "", err
+	}
+	return name()
+}
+
+// allowWriteWith is allowWrite that also sends extra reads in its round trip.
+func (s *Store) allowWriteWith(ctx context.Context, uid, item string, extra []op, scope ...writeScope) (note, error) {
 	var calls []scriptCall
 	l := limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}
 	if s.opts.WriteLimit >= 0 {
@@ -67,6 +82,7 @@ func (s *Store) allowWrite(ctx context.Context, uid, item string, scope ...write
 		calls = append(calls, call)
 	}
 	check, reads := s.banReads(ctx, uid, scope)
+	reads = append(reads, extra...)
 	if len(calls) == 0 && len(reads) == 0 {
 		return n, nil
 	}

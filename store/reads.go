@@ -38,10 +38,11 @@ var userFields = []string{"name", "created", "bio", "avatar"}
 
 // postFields are the fields of a post hash that Post holds.
 var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted",
-	"edited", "removed", "locked"}
+	"edited", "removed", "locked", "aname"}
 
 // commentFields are the fields of a comment hash that Comment holds.
-var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed"}
+var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
+	"aname"}
 
 // userFieldArgs and postFieldArgs are userFields and postFields as HMGET arguments.
 var userFieldArgs, postFieldArgs = boxed(userFields), boxed(postFields)
@@ -76,7 +77,7 @@ type commentFieldSet struct {
 var commentFieldSets = func() []commentFieldSet {
 	always := []int{1, 3, 10, 11} // author, created, deleted, removed
 	bits := map[CommentFields]int{CommentParent: 0, CommentBody: 2, CommentEdited: 4, CommentDepth: 5, CommentUp: 6,
-		CommentDown: 7, CommentReplies: 8, CommentVersion: 9}
+		CommentDown: 7, CommentReplies: 8, CommentVersion: 9, CommentAuthorName: 12}
 	sets := make([]commentFieldSet, AllCommentFields+1)
 	for fs := range sets {
 		set := commentFieldSet{id: strconv.Itoa(fs)}
@@ -380,6 +381,7 @@ func (s *Store) postFromFields(pid string, v []any) *Post {
 		Version:        atoi64(str(v[8])),
 		Removed:        str(v[13]) == "1",
 		Locked:         str(v[14]) == "1",
+		authorName:     str(v[15]),
 	}
 	if u := str(v[2]); u != "" {
 		p.URL = &u
@@ -425,6 +427,7 @@ func commentFromFields(pid, num string, v []any) *Comment {
 	if !c.Deleted {
 		c.Author = UserKey(str(v[1]))
 		c.Text = str(v[2])
+		c.authorName = str(v[12])
 	}
 	if e := str(v[4]); e != "" {
 		t := fromMillis(atoi64(e))

@@ -35,7 +35,7 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 		}
 	}
 	post := s.k.post("1")
-	twice("create_post", []string{post}, "t", "b", "", "ann", 1000, 1e15, "", "nonce1")
+	twice("create_post", []string{post}, "t", "b", "", "ann", 1000, 1e15, "", "nonce1", "Ann")
 	twice("edit_post", []string{post}, "ann", 5000, "1", "t2", "0", "", "1", "https://e.com/")
 	if h := rdb.HGetAll(ctx, post).Val(); h["title"] != "t2" || h["body"] != "b" || h["url"] != "https://e.com/" ||
 		h["edited"] != "5000" || h["ver"] != "2" {

@@ -227,8 +227,12 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 		return err
 	}
 	at := fromMillis(atoi64(d.At))
+	name, err := s.userName(ctx, uid)
+	if err != nil {
+		return err
+	}
 	created, err := s.run(ctx, "create_post", []string{s.k.post(pid)},
-		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid)
+		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid, name)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestPublishJobCutOffThenPostDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.run(ctx, "create_post", []string{s.k.post(pid)}, "t", "", "", "amy", at.UnixMilli(),
-		at.Add(s.opts.VotingWindow).UnixMilli(), "", "s:amy:"+pid); err != nil {
+		at.Add(s.opts.VotingWindow).UnixMilli(), "", "s:amy:"+pid, "Amy"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeletePost(ctx, "amy", p.ID); err != nil {

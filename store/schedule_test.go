@@ -93,6 +93,9 @@ func TestScheduledPostIsPublishedAtItsTimeAsIfCreatedThen(t *testing.T) {
 		if q.PublishAt != nil || !q.CreatedAt.Equal(at) || !q.VotingClosesAt.Equal(at.Add(7*24*time.Hour)) || q.Title != "later" {
 			t.Fatalf("published post %+v: want createdAt %s, voting for 7 days from then, no publishAt", q, at)
 		}
+		if u := f.s.NewLoader().NamedAuthor(q); u == nil || u.Name != "amy" || u.Key() != uk(amy) {
+			t.Fatalf("the published post keeps its author's name as %+v", u)
+		}
 		if got := f.scheduled(amy); len(got) != 0 {
 			t.Fatalf("scheduledPosts after publication: %v", got)
 		}

@@ -29,7 +29,19 @@ func TestScriptsAreSafeToRunTwice(t *testing.T) {
 	}
 	post, votes := s.k.post("1"), s.k.postVotes("1")
 	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1)
-	twice("create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "nonce1")
+	twice("create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "nonce1", "Ann")
+	if h := rdb.HGetAll(ctx, post).Val(); h["aname"] != "Ann" {
+		t.Fatalf("a new post keeps no author name: %v", h)
+	}
+	rdb.HDel(ctx, post, "aname")                        // as written before names were kept
+	twice("name_authors", []string{post}, "bob", "Bob") // not bob's: left alone
+	if h := rdb.HGetAll(ctx, post).Val(); h["aname"] != "" {
+		t.Fatalf("name_authors named another's post: %v", h)
+	}
+	twice("name_authors", []string{post}, "ann", "Ann")
+	if h := rdb.HGetAll(ctx, post).Val(); h["aname"] != "Ann" {
+		t.Fatalf("after name_authors sent twice: %v", h)
+	}
 	twice("vote_post", []string{post, votes}, "bob", 1, 2000)
 	if h := rdb.HGetAll(ctx, post).Val(); h["up"] != "1" || h["ver"] != "2" {
 		t.Fatalf("after a vote sent twice: %v", h)

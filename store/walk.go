@@ -14,8 +14,10 @@ import (
 // the viewer's vote on it (so the counts and the vote are read together) and whether the viewer
 // saved it, the reads those keys alone decide (the pages below them, a user's karma or counts),
 // and the reads that needed the previous round's hashes (authors, group sizes). A thread of depth
-// d therefore costs d+1 round trips: the authors of the deepest level come last. Errors are left
-// to the resolvers, which meet them again when they read the same data.
+// d therefore costs d+1 round trips when it shows more of its authors than their id and name (the
+// authors of the deepest level come last), and d when it shows only those, which every post and
+// comment hash keeps (see NamedAuthor). Errors are left to the resolvers, which meet them again
+// when they read the same data.
 
 // ItemKind is the kind of the items of a list.
 type ItemKind int
@@ -42,6 +44,10 @@ type Needs struct {
 	Viewer UserKey
 	// Author (posts, comments): the author is read, and what Author says of them.
 	Author *Needs
+	// AuthorName (posts, comments): the response shows the author's id and name and nothing
+	// else, which the item's hash keeps (see Loader.NamedAuthor): the author is read only for an
+	// item whose hash lacks the name.
+	AuthorName bool
 	// Vote (posts, comments): the viewer's vote.
 	Vote bool
 	// Saved (posts): whether the viewer saved it.
@@ -84,7 +90,8 @@ const (
 	CommentReplies // the reply count; a page of replies needs it too
 	CommentParent
 	CommentVersion
-	AllCommentFields CommentFields = 1<<iota - 1
+	CommentAuthorName               // the author's name, which the comment's hash keeps (see NamedAuthor)
+	AllCommentFields  CommentFields = 1<<iota - 1
 	// CommentFieldsChosen marks a set chosen field by field, so that choosing none of the
 	// fields above reads only those always read rather than all of them.
 	CommentFieldsChosen CommentFields = 1 << 15
@@ -112,7 +119,7 @@ type List struct {
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
 func (n *Needs) hashDerived() bool {
-	return n.Author != nil || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil
+	return n.Author != nil || n.AuthorName || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil
 }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
@@ -307,13 +314,14 @@ func (l *Loader) itemRead(it walkItem) read {
 func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read {
 	n := it.needs
 	var author UserKey
+	named := false // the hash keeps the author's name
 	switch it.kind {
 	case ItemPost:
 		p := l.postOf(it.call, it.key)
 		if p == nil {
 			return reads
 		}
-		author = p.Author
+		author, named = p.Author, p.authorName != ""
 		if n.GroupSizes {
 			for _, g := range p.GroupNames {
 				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
@@ -338,15 +346,18 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		if c == nil || c.Author == "" {
 			return reads
 		}
-		author = c.Author
+		author, named = c.Author, c.authorName != ""
 	case ItemGroup:
 		l.moderatorItems(it, items)
 		return reads
 	default:
 		return reads
 	}
-	if n.Author != nil {
+	switch {
+	case n.Author != nil:
 		*items = append(*items, newWalkItem(ItemUser, "", string(author), n.Author))
+	case n.AuthorName && !named:
+		*items = append(*items, newWalkItem(ItemUser, "", string(author), &l.noNeeds))
 	}
 	return reads
 }

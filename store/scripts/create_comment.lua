@@ -6,7 +6,9 @@
 --          comment's hash {p:<id>}:c:<number>
 -- ARGV[1]  number (from comment_num)   ARGV[2] parent number ("0" for a top-level comment)
 -- ARGV[3]  author user key   ARGV[4] body   ARGV[5] now (Unix ms)   ARGV[6] voting closes (ms)
--- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds
+-- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds   ARGV[9] the author's
+--          name, kept with the comment so that a listing need not read the author ("" when
+--          unknown: the field is left out)
 -- Reply    {number, HGETALL of the comment}; {"again", number} when the idempotency key names an
 --          earlier comment whose key is not KEYS[7]: run again with that number.
 -- Errors   NOTFOUND (no post, deleted post, a removed post unless the author writes, no parent, a
@@ -62,6 +64,7 @@ if parent ~= '0' then
 end
 redis.call('HSET', KEYS[7], 'parent', parent, 'author', ARGV[3], 'body', ARGV[4], 'created', ARGV[5],
   'closes', ARGV[6], 'depth', depth, 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[7], 'aname', ARGV[9]) end
 redis.call('ZADD', KEYS[5], ARGV[5], num)
 redis.call('ZADD', KEYS[6], 0, num)
 if parent ~= '0' then redis.call('HINCRBY', KEYS[4], 'replies', 1) end

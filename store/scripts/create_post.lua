@@ -3,6 +3,8 @@
 -- ARGV[1]  title  ARGV[2] body  ARGV[3] url ("" for none)  ARGV[4] author user key
 -- ARGV[5]  created (Unix ms)  ARGV[6] voting closes (Unix ms)  ARGV[7] groups, comma-separated
 -- ARGV[8]  nonce: a value unique to this creation (the same for every repeat of it)
+-- ARGV[9]  the author's name, kept with the post so that a listing need not read the author
+--          ("" when unknown: the field is left out)
 -- Reply    HGETALL of the post; nil when the id already belongs to another post. That happens
 --          only when the id counter lost its last increments in a failover (it lives on another
 --          node than the posts on a cluster): the caller then allocates the next id.
@@ -15,6 +17,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'title', ARGV[1], 'body', ARGV[2], 'url', ARGV[3],
     'author', ARGV[4], 'created', ARGV[5], 'closes', ARGV[6], 'groups', ARGV[7],
     'up', 0, 'down', 0, 'comments', 0, 'ver', 1, 'nonce', ARGV[8])
+  if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'aname', ARGV[9]) end
 elseif redis.call('HGET', KEYS[1], 'nonce') ~= ARGV[8] then
   return false
 end
