@@ -12,30 +12,40 @@ import (
 // the CPU of a 245 KB thread page). It leaves <, > and & as they are: JSON needs no HTML
 // escaping. The transports of this package encode responses here.
 func encodeResponse(resp *graphql.Response) ([]byte, error) {
-	rest := *resp
-	rest.Errors, rest.Data = nil, json.RawMessage("0") // encoded around the data below
-	tail, err := marshal(&rest)
+	head, data, tail, err := responseParts(resp)
 	if err != nil {
 		return nil, err
 	}
-	// tail is {"data":0...}: the data is always there, the fields that follow it are optional.
-	const head = `{"data":0`
-	b := make([]byte, 0, len(resp.Data)+len(tail)+64)
-	b = append(b, '{')
+	b := make([]byte, 0, len(head)+len(data)+len(tail))
+	return append(append(append(b, head...), data...), tail...), nil
+}
+
+// responseParts is encodeResponse in three parts, whose concatenation is the response: what
+// comes before the data, the data itself (not copied), and what follows it. A transport that
+// writes to a stream writes them one after the other, with no copy of the data.
+func responseParts(resp *graphql.Response) (head, data, tail []byte, err error) {
+	rest := *resp
+	rest.Errors, rest.Data = nil, json.RawMessage("0") // encoded around the data below
+	after, err := marshal(&rest)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// after is {"data":0...}: the data is always there, the fields that follow it are optional.
+	const before = `{"data":0`
+	head = []byte{'{'}
 	if len(resp.Errors) > 0 {
 		errs, err := marshal(resp.Errors)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
-		b = append(append(append(b, `"errors":`...), errs...), ',')
+		head = append(append(append(head, `"errors":`...), errs...), ',')
 	}
-	b = append(b, `"data":`...)
-	if resp.Data == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, resp.Data...)
+	head = append(head, `"data":`...)
+	data = resp.Data
+	if data == nil {
+		data = []byte("null")
 	}
-	return append(b, tail[len(head):]...), nil
+	return head, data, after[len(before):], nil
 }
 
 // marshal is json.Marshal without HTML escaping.

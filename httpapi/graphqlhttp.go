@@ -207,12 +207,12 @@ type requestErrorResponse struct {
 
 // write sends a response body with status.
 func (t httpTransport) write(ctx context.Context, w http.ResponseWriter, status int, body any) {
-	var b []byte
+	var parts [3][]byte // written one after the other: a response's data is not copied
 	var err error
 	if resp, ok := body.(*graphql.Response); ok {
-		b, err = encodeResponse(resp)
+		parts[0], parts[1], parts[2], err = responseParts(resp)
 	} else {
-		b, err = json.Marshal(body)
+		parts[0], err = json.Marshal(body)
 	}
 	if err != nil {
 		t.log.ErrorContext(ctx, "encode a GraphQL response", "err", err)
@@ -220,7 +220,13 @@ func (t httpTransport) write(ctx context.Context, w http.ResponseWriter, status 
 		return
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	for _, p := range parts {
+		if len(p) > 0 {
+			if _, err := w.Write(p); err != nil {
+				return // the client went away
+			}
+		}
+	}
 }
 
 // readParams reads the parameters of a GraphQL-over-HTTP request: a GET's from its query string,

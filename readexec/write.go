@@ -38,9 +38,10 @@ type step struct {
 	index int
 }
 
-func newRun(ctx context.Context, oc *graphql.OperationContext, root graph.ResolverRoot) *run {
+// newRun returns the writer of one response, which writes it in buf.
+func newRun(ctx context.Context, oc *graphql.OperationContext, root graph.ResolverRoot, buf []byte) *run {
 	return &run{ctx: ctx, oc: oc, queries: root.Query(), post: root.Post(), comment: root.Comment(),
-		user: root.User(), group: root.Group(), buf: make([]byte, 0, 1024)}
+		user: root.User(), group: root.Group(), buf: buf}
 }
 
 // query writes the data of the operation planned as o.
