@@ -41,7 +41,7 @@ var postFields = []string{"title", "body", "url", "author", "created", "closes",
 	"edited", "removed", "locked", "aname"}
 
 // commentFields are the fields of a comment hash that Comment holds.
-var commentFields = []string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
+var commentFields = [...]string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
 	"aname"}
 
 // userFieldArgs and postFieldArgs are userFields and postFields as HMGET arguments.
@@ -126,11 +126,11 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 	cm, _ := l.parsed(c, func(c *call) any {
 		set := commentFieldSets[fs.normal()]
 		v := fields(c)
-		all := make([]any, len(commentFields))
+		var all [len(commentFields)]any // on the stack: commentFromFields keeps none of it
 		for i, at := range set.at {
 			all[at] = v[i]
 		}
-		cm := commentFromFields(pid, num, all)
+		cm := commentFromFields(pid, num, all[:])
 		collapseBlocked(cm, blocks)
 		return cm
 	}).(*Comment)
@@ -438,5 +438,5 @@ func commentFromFields(pid, num string, v []any) *Comment {
 
 // commentFromHash builds a Comment from its whole hash, as the write scripts return it.
 func commentFromHash(pid, num string, h map[string]string) *Comment {
-	return commentFromFields(pid, num, valuesOf(h, commentFields))
+	return commentFromFields(pid, num, valuesOf(h, commentFields[:]))
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 )
 
@@ -186,13 +187,14 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		}
 		byKey = distinctItems(byKey) // an author of a hundred comments is read once
 		// Pages that came in the last round: their items are read now.
-		var filling []walkPage
+		filling := make([]walkPage, 0, len(lists))
 		for _, wl := range lists {
 			rp, err := pageOf(wl.call, wl.span)
 			if wl.call.err != nil || err != nil {
 				continue
 			}
 			filling = append(filling, walkPage{wl: wl, rp: rp, at: len(byKey)})
+			byKey = slices.Grow(byKey, len(rp.members))
 			for _, m := range rp.members {
 				byKey = append(byKey, newWalkItem(wl.kind, wl.pid, m, &wl.list.Needs))
 			}
@@ -203,7 +205,12 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			at int
 			wl walkList
 		}
-		var pages []pageAt
+		nPages := 0
+		for _, it := range byKey {
+			nPages += len(it.needs.Lists)
+		}
+		pages := make([]pageAt, 0, nPages)
+		reads = slices.Grow(reads, len(byKey)+nPages)
 		itemAt := make([]int, len(byKey))
 		for i, it := range byKey {
 			itemAt[i] = len(reads)
@@ -247,6 +254,8 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			}
 			l.keepPage(wp, items)
 		}
+		after = make([]walkItem, 0, len(byKey))
+		lists = make([]walkList, 0, len(pages))
 		for i, it := range byKey {
 			it.call = calls[itemAt[i]]
 			if it.needs.hashDerived() && it.call.err == nil && !seen[walkKey{it.call, it.needs}] {
