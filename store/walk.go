@@ -120,7 +120,7 @@ type List struct {
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
 func (n *Needs) hashDerived() bool {
-	return n.Author != nil || n.AuthorName || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil
+	return n.Author != nil || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil
 }
 
 // walkItem is one item in a walk: its kind and key, its read, and what is read of it.
@@ -258,7 +258,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		lists = make([]walkList, 0, len(pages))
 		for i, it := range byKey {
 			it.call = calls[itemAt[i]]
-			if it.needs.hashDerived() && it.call.err == nil && !seen[walkKey{it.call, it.needs}] {
+			if (it.needs.hashDerived() || l.nameless(it)) && it.call.err == nil && !seen[walkKey{it.call, it.needs}] {
 				seen[walkKey{it.call, it.needs}] = true
 				after = append(after, it)
 			}
@@ -369,6 +369,23 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		*items = append(*items, newWalkItem(ItemUser, "", string(author), &l.noNeeds))
 	}
 	return reads
+}
+
+// nameless reports whether an item shows its author by name alone but its hash lacks the name
+// (written before names were kept): its author is read in the next round.
+func (l *Loader) nameless(it walkItem) bool {
+	if !it.needs.AuthorName || it.needs.Author != nil || it.call.err != nil {
+		return false
+	}
+	switch it.kind {
+	case ItemPost:
+		p := l.postOf(it.call, it.key)
+		return p != nil && p.authorName == ""
+	case ItemComment:
+		c := l.commentOf(it.call, it.pid, it.key, it.needs.CommentFields)
+		return c != nil && c.Author != "" && c.authorName == ""
+	}
+	return false
 }
 
 // voteRead is the read of the viewer's vote on a post or comment, when the needs ask for it.
