@@ -72,6 +72,9 @@ func (s *Store) userName(ctx context.Context, uid string) (string, error) {
 	return names[uid], err
 }
 
+// namingFieldArgs are the fields of a comment nameAuthors reads, as HMGET arguments.
+var namingFieldArgs = boxed([]string{"author", "aname", "deleted"})
+
 // nameBatch bounds the hashes one name_authors call writes.
 const nameBatch = 500
 
@@ -93,11 +96,11 @@ func (s *Store) nameAuthors(ctx context.Context, pid string, h map[string]string
 	}
 	nums := members.Val()
 	ops := make([]op, len(nums))
-	cmds := make([]*redis.SliceCmd, len(nums))
+	cmds := make([]*redis.StringSliceCmd, len(nums))
 	for i, num := range nums {
 		key := s.k.comment(pid, num)
 		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			cmds[i] = p.HMGet(ctx, key, "author", "aname", "deleted")
+			cmds[i] = hmget(ctx, p, key, namingFieldArgs)
 			return cmds[i], nil
 		}}
 	}
@@ -106,8 +109,8 @@ func (s *Store) nameAuthors(ctx context.Context, pid string, h map[string]string
 	}
 	for i, c := range cmds {
 		v := c.Val()
-		if len(v) == 3 && str(v[0]) != "" && str(v[1]) == "" && str(v[2]) != "1" {
-			keys, authors = append(keys, s.k.comment(pid, nums[i])), append(authors, str(v[0]))
+		if len(v) == 3 && v[0] != "" && v[1] == "" && v[2] != "1" {
+			keys, authors = append(keys, s.k.comment(pid, nums[i])), append(authors, v[0])
 		}
 	}
 	if len(keys) == 0 {

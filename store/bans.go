@@ -468,14 +468,13 @@ func (l *Loader) GroupBans(ctx context.Context, viewer UserKey, group string, w 
 	}
 	info := l.s.k.groupBanInfo(group)
 	c, err := l.get(ctx, read{key: "bi:" + info + "\x00" + strings.Join(rp.members, "\x00"), rkey: info,
-		fill: func(ctx context.Context, pp redis.Pipeliner, c *call) { c.cmd = pp.HMGet(ctx, info, rp.members...) }})
+		fields: boxed(rp.members), fill: fillHMGET})
 	if err != nil {
 		return nil, err
 	}
 	all := rp.cursors(tag)
-	for i, v := range fields(c) {
-		raw, ok := v.(string)
-		if !ok {
+	for i, raw := range fields(c) {
+		if raw == "" {
 			continue // lifted or dropped between the two reads
 		}
 		rec, err := parseBanRecord(raw)

@@ -83,7 +83,7 @@ func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
 	if vals[0] == nil {
 		return nil, notFoundf("no such user %s", truncate(userID(uid), 40))
 	}
-	return s.userFromFields(uid, vals), nil
+	return s.userFromFields(uid, strs(vals)), nil
 }
 
 // syncFollow sets (follow) or clears the relation a → b on a's side and then brings every record

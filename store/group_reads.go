@@ -87,8 +87,8 @@ type groupInfo struct {
 func (l *Loader) groupInfoOf(c *call) groupInfo {
 	gi, _ := l.parsed(c, func(c *call) any {
 		v := fields(c)
-		gi := groupInfo{created: atoi64(str(v[0])), lasting: str(v[3]) != ""}
-		if d := str(v[2]); d != "" {
+		gi := groupInfo{created: atoi64(v[0]), lasting: v[3] != ""}
+		if d := v[2]; d != "" {
 			gi.description = &d
 		}
 		return gi

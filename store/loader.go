@@ -187,18 +187,20 @@ func hashFieldsRead(key string, fields []any) read {
 }
 
 // fillHMGET adds the HMGET of a hash fields read to a pipeline. It is a plain function, not a
-// closure, so that making the read of an item allocates nothing for it.
+// closure, so that making the read of an item allocates nothing for it. Every HMGET the loader
+// sends goes through it or hmget.
 func fillHMGET(ctx context.Context, p redis.Pipeliner, c *call) {
 	c.cmd = hmget(ctx, p, c.r.rkey, c.r.fields)
 }
 
 // hmget adds HMGET key fields... to a pipeline. The field names come boxed, once for all reads:
 // go-redis's HMGet boxes every name of every read anew, most of the allocations of a thread's
-// reads.
-func hmget(ctx context.Context, p redis.Pipeliner, key string, fields []any) *redis.SliceCmd {
+// reads. The values come back as strings, "" for a missing field (see fields), not boxed in
+// interfaces one by one.
+func hmget(ctx context.Context, p redis.Pipeliner, key string, fields []any) *redis.StringSliceCmd {
 	args := make([]any, 0, 2+len(fields))
 	args = append(append(args, "hmget", key), fields...)
-	cmd := redis.NewSliceCmd(ctx, args...)
+	cmd := redis.NewStringSliceCmd(ctx, args...)
 	_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
 	return cmd
 }

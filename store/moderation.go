@@ -189,9 +189,8 @@ func (s *Store) logCall(a ModAction) (scriptCall, error) {
 }
 
 // modActionFromRecord builds a ModAction from its stored JSON; nil when there is none.
-func modActionFromRecord(key string, v any) *ModAction {
-	raw, ok := v.(string)
-	if !ok {
+func modActionFromRecord(key string, raw string) *ModAction {
+	if raw == "" {
 		return nil
 	}
 	var rec modRecord
@@ -215,7 +214,7 @@ func (l *Loader) modActions(ctx context.Context, keys []string) ([]*ModAction, e
 	}
 	entries := l.s.k.modLogEntries()
 	c, err := l.get(ctx, read{key: "ma:" + strings.Join(keys, "\x00"), rkey: entries,
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) { c.cmd = p.HMGet(ctx, entries, keys...) }})
+		fields: boxed(keys), fill: fillHMGET})
 	if err != nil {
 		return nil, err
 	}

@@ -110,9 +110,8 @@ func ParseNotificationID(id string) (recipient UserKey, cause string, err error)
 
 // notificationFromRecord builds a Notification of uid's from its stored JSON; nil when there is
 // none (or it cannot be read).
-func notificationFromRecord(uid, cause string, v any, unread bool) *Notification {
-	raw, ok := v.(string)
-	if !ok {
+func notificationFromRecord(uid, cause string, raw string, unread bool) *Notification {
+	if raw == "" {
 		return nil
 	}
 	var rec noticeRecord
@@ -137,7 +136,7 @@ func (l *Loader) noticesRead(uid string, causes []string) read {
 	notes, unread := l.s.k.inboxNotes(uid), l.s.k.inboxUnread(uid)
 	return read{key: "nt:" + notes + "\x00" + strings.Join(causes, "\x00"), rkey: notes,
 		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			c.cmd = p.HMGet(ctx, notes, causes...)
+			c.cmd = hmget(ctx, p, notes, boxed(causes))
 			c.cmd2 = p.ZMScore(ctx, unread, causes...)
 		}}
 }
@@ -153,7 +152,7 @@ func (l *Loader) notices(ctx context.Context, uid string, causes []string) ([]*N
 	if err != nil {
 		return nil, err
 	}
-	recs := c.cmd.(*redis.SliceCmd).Val()
+	recs := fields(c)
 	scores := c.cmd2.(*redis.FloatSliceCmd).Val() // 0 for a member not unread: no creation time is 0
 	for i, cause := range causes {
 		out[i] = notificationFromRecord(uid, cause, recs[i], scores[i] != 0)

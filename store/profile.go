@@ -47,7 +47,7 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 	if len(v) != len(userFields) {
 		return nil, notFoundf("no such user")
 	}
-	return s.userFromFields(uid, v), nil
+	return s.userFromFields(uid, strs(v)), nil
 }
 
 // checkAvatarURL accepts an absolute https URL with a host, of at most MaxURLBytes of valid

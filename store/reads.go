@@ -98,14 +98,14 @@ var commentFieldSets = func() []commentFieldSet {
 	return sets
 }()
 
-// fields returns the values of a done HMGET.
-func fields(c *call) []any { return c.cmd.(*redis.SliceCmd).Val() }
+// fields returns the values of a done HMGET: "" for a missing field.
+func fields(c *call) []string { return c.cmd.(*redis.StringSliceCmd).Val() }
 
 // userOf parses a done user read: nil when there is no such user.
 func (l *Loader) userOf(c *call, uid string) *User {
 	u, _ := l.parsed(c, func(c *call) any {
 		v := fields(c)
-		if v[0] == nil {
+		if v[0] == "" { // every user has a name
 			return (*User)(nil)
 		}
 		return l.s.userFromFields(uid, v)
@@ -126,7 +126,7 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 	cm, _ := l.parsed(c, func(c *call) any {
 		set := commentFieldSets[fs.normal()]
 		v := fields(c)
-		var all [len(commentFields)]any // on the stack: commentFromFields keeps none of it
+		var all [len(commentFields)]string // on the stack: commentFromFields keeps none of it
 		for i, at := range set.at {
 			all[at] = v[i]
 		}
@@ -143,13 +143,21 @@ func str(v any) string {
 	return s
 }
 
-// valuesOf lists the values of names in a hash map, as HMGET would reply.
-func valuesOf(h map[string]string, names []string) []any {
-	out := make([]any, len(names))
+// valuesOf lists the values of names in a hash map, as fields gives an HMGET's.
+func valuesOf(h map[string]string, names []string) []string {
+	out := make([]string, len(names))
 	for i, n := range names {
-		if v, ok := h[n]; ok {
-			out[i] = v
-		}
+		out[i] = h[n]
+	}
+	return out
+}
+
+// strs is the values of a reply that go-redis gives as interfaces (a script's, HMGet's) as
+// fields gives them.
+func strs(v []any) []string {
+	out := make([]string, len(v))
+	for i := range v {
+		out[i] = str(v[i])
 	}
 	return out
 }
@@ -361,32 +369,32 @@ func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
 
 // postFromFields builds a Post from the values of postFields, or returns nil for a missing or
 // deleted post.
-func (s *Store) postFromFields(pid string, v []any) *Post {
-	title := str(v[0])
-	if title == "" || str(v[11]) == "1" {
+func (s *Store) postFromFields(pid string, v []string) *Post {
+	title := v[0]
+	if title == "" || v[11] == "1" {
 		return nil
 	}
-	created := atoi64(str(v[4]))
+	created := atoi64(v[4])
 	p := &Post{
 		ID:             postID(pid),
 		Title:          title,
-		Body:           str(v[1]),
-		Author:         UserKey(str(v[3])),
+		Body:           v[1],
+		Author:         UserKey(v[3]),
 		CreatedAt:      fromMillis(created),
-		Upvotes:        int(atoi64(str(v[6]))),
-		Downvotes:      int(atoi64(str(v[7]))),
-		VotingClosesAt: fromMillis(atoi64(str(v[5]))),
-		GroupNames:     splitGroups(str(v[9])),
-		CommentCount:   int(atoi64(str(v[10]))),
-		Version:        atoi64(str(v[8])),
-		Removed:        str(v[13]) == "1",
-		Locked:         str(v[14]) == "1",
-		authorName:     str(v[15]),
+		Upvotes:        int(atoi64(v[6])),
+		Downvotes:      int(atoi64(v[7])),
+		VotingClosesAt: fromMillis(atoi64(v[5])),
+		GroupNames:     splitGroups(v[9]),
+		CommentCount:   int(atoi64(v[10])),
+		Version:        atoi64(v[8]),
+		Removed:        v[13] == "1",
+		Locked:         v[14] == "1",
+		authorName:     v[15],
 	}
-	if u := str(v[2]); u != "" {
+	if u := v[2]; u != "" {
 		p.URL = &u
 	}
-	if e := str(v[12]); e != "" {
+	if e := v[12]; e != "" {
 		t := fromMillis(atoi64(e))
 		p.EditedAt = &t
 	}
@@ -402,34 +410,34 @@ func (s *Store) postFromHash(pid string, h map[string]string) *Post {
 // commentFromFields builds a Comment from the values of commentFields, or returns nil when the
 // comment does not exist (or only its removal marker is left). A deleted comment still in the
 // tree is a tombstone: Deleted, no author, no text.
-func commentFromFields(pid, num string, v []any) *Comment {
-	created := str(v[3])
+func commentFromFields(pid, num string, v []string) *Comment {
+	created := v[3]
 	if created == "" {
 		return nil
 	}
 	c := &Comment{
 		ID:         commentID(pid, num),
 		PostID:     postID(pid),
-		Deleted:    str(v[10]) == "1",
-		Removed:    str(v[11]) == "1",
+		Deleted:    v[10] == "1",
+		Removed:    v[11] == "1",
 		CreatedAt:  fromMillis(atoi64(created)),
-		Depth:      int(atoi64(str(v[5]))),
-		Upvotes:    int(atoi64(str(v[6]))),
-		Downvotes:  int(atoi64(str(v[7]))),
-		ReplyCount: int(atoi64(str(v[8]))),
-		Version:    atoi64(str(v[9])),
+		Depth:      int(atoi64(v[5])),
+		Upvotes:    int(atoi64(v[6])),
+		Downvotes:  int(atoi64(v[7])),
+		ReplyCount: int(atoi64(v[8])),
+		Version:    atoi64(v[9]),
 		pid:        pid,
 		num:        num,
 	}
-	if p := str(v[0]); p != "" && p != topLevel {
+	if p := v[0]; p != "" && p != topLevel {
 		c.ParentID = commentID(pid, p)
 	}
 	if !c.Deleted {
-		c.Author = UserKey(str(v[1]))
-		c.Text = str(v[2])
-		c.authorName = str(v[12])
+		c.Author = UserKey(v[1])
+		c.Text = v[2]
+		c.authorName = v[12]
 	}
-	if e := str(v[4]); e != "" {
+	if e := v[4]; e != "" {
 		t := fromMillis(atoi64(e))
 		c.EditedAt = &t
 	}

@@ -21,7 +21,7 @@ func (l *Loader) reportRecords(ctx context.Context, ids []string) ([]*reportReco
 	}
 	entries := l.s.k.reportEntries()
 	c, err := l.get(ctx, read{key: "rp:" + strings.Join(ids, "\x00"), rkey: entries,
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) { c.cmd = p.HMGet(ctx, entries, ids...) }})
+		fields: boxed(ids), fill: fillHMGET})
 	if err != nil {
 		return nil, err
 	}

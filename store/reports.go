@@ -79,9 +79,8 @@ func (r *reportRecord) target() string {
 func (r *reportRecord) groups() []string { return splitGroups(r.Groups) }
 
 // parseReportRecord decodes a stored report; nil when it is not one.
-func parseReportRecord(v any) *reportRecord {
-	raw, ok := v.(string)
-	if !ok {
+func parseReportRecord(raw string) *reportRecord {
+	if raw == "" {
 		return nil
 	}
 	var r reportRecord
@@ -211,7 +210,7 @@ func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) 
 		if err != nil {
 			return nil, err
 		}
-		pending := parseReportRecord(v)
+		pending := parseReportRecord(str(v))
 		if pending == nil {
 			return nil, fmt.Errorf("report_reserve: unexpected reply %v", v)
 		}
@@ -261,7 +260,7 @@ func (s *Store) writeReport(ctx context.Context, rec *reportRecord) (r *Report, 
 	var id string
 	if len(arr) == 3 {
 		id, _ = arr[1].(string)
-		got = parseReportRecord(arr[2])
+		got = parseReportRecord(str(arr[2]))
 	}
 	switch {
 	case status == "taken":
@@ -353,7 +352,7 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 	if len(arr) != 3 {
 		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
 	}
-	if rec = parseReportRecord(arr[2]); rec == nil {
+	if rec = parseReportRecord(str(arr[2])); rec == nil {
 		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
 	}
 	if err := s.releaseResolved(ctx, key, rec); err != nil {

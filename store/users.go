@@ -127,7 +127,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 	if err := s.registerUser(ctx, uid); err != nil {
 		return nil, err
 	}
-	return s.newSession(ctx, s.userFromFields(uid, vals), pass)
+	return s.newSession(ctx, s.userFromFields(uid, strs(vals)), pass)
 }
 
 // errWrongPassword is checkCredentials' answer to a wrong password or an unknown user.
@@ -178,15 +178,13 @@ func (s *Store) checkCredentials(ctx context.Context, uid, password string) (val
 }
 
 // userFromFields builds a User from the values of userFields.
-func (s *Store) userFromFields(uid string, v []any) *User {
-	n, _ := v[0].(string)
-	c, _ := v[1].(string)
-	ms, _ := strconv.ParseInt(c, 10, 64)
-	u := &User{ID: userID(uid), Name: n, CreatedAt: fromMillis(ms), Admin: s.IsAdmin(UserKey(uid))}
-	if b := str(v[2]); b != "" {
+func (s *Store) userFromFields(uid string, v []string) *User {
+	ms, _ := strconv.ParseInt(v[1], 10, 64)
+	u := &User{ID: userID(uid), Name: v[0], CreatedAt: fromMillis(ms), Admin: s.IsAdmin(UserKey(uid))}
+	if b := v[2]; b != "" {
 		u.Bio = &b
 	}
-	if a := str(v[3]); a != "" {
+	if a := v[3]; a != "" {
 		u.AvatarURL = &a
 	}
 	return u
