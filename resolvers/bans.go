@@ -62,10 +62,7 @@ func groupBans(ctx context.Context, g *store.Group, first *int, after *string, l
 		return nil, err
 	}
 	c := &model.BanConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
-		Edges: make([]*model.BanEdge, len(p.Items)), Nodes: p.Items}
-	for i, b := range p.Items {
-		c.Edges[i] = &model.BanEdge{Cursor: p.Cursors[i], Node: b}
-	}
+		Edges: edges(p, func(cursor string, node *store.Ban) model.BanEdge { return model.BanEdge{Cursor: cursor, Node: node} }), Nodes: p.Items}
 	return c, nil
 }
 

@@ -23,10 +23,10 @@ func commentSort(s *model.CommentSort) store.CommentSort {
 }
 
 func commentConnection(p *store.Page[*store.Comment]) *model.CommentConnection {
-	c := &model.CommentConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.CommentEdge, len(p.Items)), Nodes: p.Items}
-	for i, it := range p.Items {
-		c.Edges[i] = &model.CommentEdge{Cursor: p.Cursors[i], Node: it}
-	}
+	c := &model.CommentConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
+		Edges: edges(p, func(cursor string, node *store.Comment) model.CommentEdge {
+			return model.CommentEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c
 }
 

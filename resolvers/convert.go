@@ -132,10 +132,10 @@ func viewerPosts(ctx context.Context, first *int, after *string, last *int, befo
 }
 
 func postConnection(p *store.Page[*store.Post]) *model.PostConnection {
-	c := &model.PostConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.PostEdge, len(p.Items)), Nodes: p.Items}
-	for i, it := range p.Items {
-		c.Edges[i] = &model.PostEdge{Cursor: p.Cursors[i], Node: it}
-	}
+	c := &model.PostConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
+		Edges: edges(p, func(cursor string, node *store.Post) model.PostEdge {
+			return model.PostEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c
 }
 
@@ -151,4 +151,16 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// edges returns the edges of a page's items, made by edge from each item and its cursor and
+// allocated together rather than one by one.
+func edges[E, T any](p *store.Page[T], edge func(cursor string, node T) E) []*E {
+	all := make([]E, len(p.Items))
+	out := make([]*E, len(p.Items))
+	for i, it := range p.Items {
+		all[i] = edge(p.Cursors[i], it)
+		out[i] = &all[i]
+	}
+	return out
 }

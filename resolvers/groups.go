@@ -91,11 +91,11 @@ func userGroups(ctx context.Context, u *store.User, first *int, after *string, l
 	if err != nil {
 		return nil, err
 	}
-	c := &model.GroupConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.GroupEdge, len(p.Items)),
-		Nodes: p.Items}
-	for i, g := range p.Items {
-		c.Edges[i] = &model.GroupEdge{Cursor: p.Cursors[i], Node: g}
-	}
+	c := &model.GroupConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
+
+		Edges: edges(p, func(cursor string, node *store.Group) model.GroupEdge {
+			return model.GroupEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c, nil
 }
 

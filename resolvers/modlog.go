@@ -22,10 +22,9 @@ func modLog(ctx context.Context, group string, first *int, after *string, last *
 		return nil, err
 	}
 	c := &model.ModActionConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
-		Edges: make([]*model.ModActionEdge, len(p.Items)), Nodes: p.Items}
-	for i, a := range p.Items {
-		c.Edges[i] = &model.ModActionEdge{Cursor: p.Cursors[i], Node: a}
-	}
+		Edges: edges(p, func(cursor string, node *store.ModAction) model.ModActionEdge {
+			return model.ModActionEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c, nil
 }
 

@@ -17,10 +17,9 @@ import (
 // notificationConnection converts a page of notifications.
 func notificationConnection(p *store.Page[*store.Notification]) *model.NotificationConnection {
 	c := &model.NotificationConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
-		Edges: make([]*model.NotificationEdge, len(p.Items)), Nodes: p.Items}
-	for i, n := range p.Items {
-		c.Edges[i] = &model.NotificationEdge{Cursor: p.Cursors[i], Node: n}
-	}
+		Edges: edges(p, func(cursor string, node *store.Notification) model.NotificationEdge {
+			return model.NotificationEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c
 }
 

@@ -56,10 +56,9 @@ func reports(ctx context.Context, group *string, unresolvedOnly *bool, first *in
 		return nil, err
 	}
 	c := &model.ReportConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
-		Edges: make([]*model.ReportEdge, len(p.Items)), Nodes: p.Items}
-	for i, r := range p.Items {
-		c.Edges[i] = &model.ReportEdge{Cursor: p.Cursors[i], Node: r}
-	}
+		Edges: edges(p, func(cursor string, node *store.Report) model.ReportEdge {
+			return model.ReportEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c, nil
 }
 

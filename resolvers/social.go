@@ -11,10 +11,10 @@ import (
 
 // userConnection converts a page of users.
 func userConnection(p *store.Page[*store.User]) *model.UserConnection {
-	c := &model.UserConnection{PageInfo: pageInfo(p), TotalCount: p.Total, Edges: make([]*model.UserEdge, len(p.Items)), Nodes: p.Items}
-	for i, u := range p.Items {
-		c.Edges[i] = &model.UserEdge{Cursor: p.Cursors[i], Node: u}
-	}
+	c := &model.UserConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
+		Edges: edges(p, func(cursor string, node *store.User) model.UserEdge {
+			return model.UserEdge{Cursor: cursor, Node: node}
+		}), Nodes: p.Items}
 	return c
 }
 
