@@ -139,10 +139,7 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 		}})
 	}
 	for _, c := range batch {
-		ops = append(ops, op{key: c.r.rkey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			c.r.fill(ctx, p, c)
-			return c.cmd, c.cmd2
-		}})
+		ops = append(ops, op{key: c.r.rkey, read: c, ctx: ctx})
 	}
 	err := l.s.pipeline(ctx, ops, false)
 	if l.revs != nil {

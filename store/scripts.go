@@ -211,7 +211,20 @@ const MaxRedirectAttempts = 8
 type op struct {
 	key  string
 	fill func(p redis.Pipeliner) (redis.Cmder, redis.Cmder)
+	// read, instead of fill, is a loader's read, filled with ctx (Loader.exec): a thread page
+	// sends a thousand of them, which then need no closure each.
+	read *call
+	ctx  context.Context
 	last [2]redis.Cmder // the commands fill added last
+}
+
+// send adds the op's commands to a pipeline and returns them.
+func (o *op) send(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	if c := o.read; c != nil {
+		c.r.fill(o.ctx, p, c)
+		return c.cmd, c.cmd2
+	}
+	return o.fill(p)
 }
 
 // pipeline sends ops in one pipeline (on a cluster, one per master, in parallel) and sends again
@@ -302,7 +315,7 @@ func (s *Store) pipelineOnce(ctx context.Context, ops []op, pending []int, wait 
 	waits := make([]*redis.IntCmd, len(groups))
 	for g, idx := range groups {
 		for _, i := range idx {
-			a, b := ops[i].fill(pipes[g])
+			a, b := ops[i].send(pipes[g])
 			ops[i].last = [2]redis.Cmder{a, b}
 		}
 		if wait {
