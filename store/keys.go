@@ -137,32 +137,38 @@ func (k keys) groups() string { return k.prefix + "{groups}" }
 // these keys from thread(pid), so the names here and in store/scripts/*comment*.lua must agree.
 
 // thread is the prefix of every key of a post's comment thread (not a key itself).
-func (k keys) thread(pid string) string { return k.post(pid) + ":c:" }
+func (k keys) thread(pid string) string { return k.inThread(pid, "", "") }
+
+// inThread is thread(pid) + num + suffix, built in one allocation: a thread page names a thousand
+// keys of its thread (TestThreadKeys holds it to thread).
+func (k keys) inThread(pid, num, suffix string) string {
+	return k.prefix + "{p:" + pid + "}:c:" + num + suffix
+}
 
 // comment is a hash: parent (number, "0" for top level), author, aname (the author's name; see
 // NamedAuthor), body, created (ms), closes (ms),
 // edited (ms, absent until edited), depth, up, down, replies (direct replies in the tree), ver,
 // deleted ("1" on a tombstone, which has no body). A comment removed for good leaves a short-lived
 // marker instead: gone = "1" and author, so that a repeated delete succeeds.
-func (k keys) comment(pid, num string) string { return k.thread(pid) + num }
+func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
 
 // commentVotes is a hash voter user id → "1" or "-1".
-func (k keys) commentVotes(pid, num string) string { return k.comment(pid, num) + ":votes" }
+func (k keys) commentVotes(pid, num string) string { return k.inThread(pid, num, ":votes") }
 
 // repliesByTime is a sorted set of a comment's (or, for num "0", the post's) direct replies scored
 // by creation time (ms); ties order by number. NEW reads it backwards, OLD forwards.
-func (k keys) repliesByTime(pid, num string) string { return k.comment(pid, num) + ":rt" }
+func (k keys) repliesByTime(pid, num string) string { return k.inThread(pid, num, ":rt") }
 
 // repliesByTop is a sorted set of the same replies scored by net votes; ties order by number, so
 // read backwards it is "most net votes first, then newest".
-func (k keys) repliesByTop(pid, num string) string { return k.comment(pid, num) + ":rs" }
+func (k keys) repliesByTop(pid, num string) string { return k.inThread(pid, num, ":rs") }
 
 // threadIDs is a set of the numbers of the comments in the thread (tombstones included), so that
 // deleting the post can find and drop every comment key in bounded steps.
-func (k keys) threadIDs(pid string) string { return k.thread(pid) + "ids" }
+func (k keys) threadIDs(pid string) string { return k.inThread(pid, "ids", "") }
 
 // commentIdem is a string holding the comment number an idempotency key created (expires).
-func (k keys) commentIdem(pid, digest string) string { return k.thread(pid) + "idem:" + digest }
+func (k keys) commentIdem(pid, digest string) string { return k.inThread(pid, "idem:", digest) }
 
 // A user's notification inbox is its own aggregate, {n:<user>}, apart from the user's {u:<user>}:
 // the user's revision is read by every response that shows the user (as an author, a follower…),

@@ -1,0 +1,27 @@
+package store
+
+import "testing"
+
+// TestThreadKeys checks that the keys of a thread, built in one allocation each, are the thread's
+// prefix (the post's key and ":c:") followed by their own part, as the comment scripts derive
+// them.
+func TestThreadKeys(t *testing.T) {
+	for _, prefix := range []string{"", "agora:"} {
+		k := keys{prefix: prefix}
+		const pid, num = "17", "000000000004"
+		thread := k.post(pid) + ":c:"
+		for _, tc := range []struct{ name, got, want string }{
+			{"thread", k.thread(pid), thread},
+			{"comment", k.comment(pid, num), thread + num},
+			{"commentVotes", k.commentVotes(pid, num), thread + num + ":votes"},
+			{"repliesByTime", k.repliesByTime(pid, num), thread + num + ":rt"},
+			{"repliesByTop", k.repliesByTop(pid, num), thread + num + ":rs"},
+			{"threadIDs", k.threadIDs(pid), thread + "ids"},
+			{"commentIdem", k.commentIdem(pid, "ab"), thread + "idem:ab"},
+		} {
+			if tc.got != tc.want {
+				t.Errorf("prefix %q: %s = %q, want %q", prefix, tc.name, tc.got, tc.want)
+			}
+		}
+	}
+}
