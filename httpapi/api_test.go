@@ -320,10 +320,7 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 // and counts Redis round trips: the count must be the same for 5 posts as for 50.
 func TestRoundTripsDoNotGrowWithPageSize(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		a := newAPI(t, counted, store.Options{})
 		viewer, _ := a.signUp("viewer")
 		for i := 0; i < 50; i++ {

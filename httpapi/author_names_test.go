@@ -20,10 +20,7 @@ import (
 // them their names.
 func TestAuthorNamesCostNoRoundTrip(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		a := newAPI(t, counted, store.Options{})
 		ann, _ := a.signUp("Ann")
 		bob, _ := a.signUp("Bob")

@@ -30,9 +30,7 @@ func benchBackend(b *testing.B) storetest.Backend {
 // the viewer's votes — through the real HTTP handler on a real redis-server.
 func BenchmarkFrontPage(b *testing.B) {
 	be := benchBackend(b)
-	rt := &storetest.RoundTrips{}
-	be.Client = be.NewClient(b)
-	be.Client.AddHook(rt)
+	be, rt := be.Counted(b)
 	a := newAPI(b, be, store.Options{})
 	viewer, _ := a.signUp("viewer")
 	for i := 0; i < 100; i++ {

@@ -218,10 +218,7 @@ func TestResponseCachePerViewer(t *testing.T) {
 		// A response without viewer fields is one entry for everyone: after the first reader,
 		// the others hit it (one round trip each, the revision check).
 		shared := `query($p:ID!){post(id:$p){id title upvotes downvotes}}`
-		counted := be
-		counted.Client = be.NewClient(t)
-		hook := &storetest.RoundTrips{}
-		counted.Client.AddHook(hook)
+		counted, hook := be.Counted(t)
 		st := counted.NewStore(t, store.Options{Prefix: w.prefix})
 		h := httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st)})
 		first := raw(t, h, "", shared, map[string]any{"p": p})
@@ -242,10 +239,7 @@ func TestResponseCachePerViewer(t *testing.T) {
 // the page is computed once, and the others are answered from it after checking its revisions.
 func TestResponseCacheSingleFlight(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, be storetest.Backend) {
-		counted := be
-		counted.Client = be.NewClient(t)
-		hook := &storetest.RoundTrips{}
-		counted.Client.AddHook(hook)
+		counted, hook := be.Counted(t)
 		s := newThreadServer(t, counted, 20, 3, 2)
 		q := `query($id:ID!){post(id:$id){id comments(first:20){edges{node{id body author{name} replies(first:3){edges{node{id replies(first:2){edges{node{id author{name}}}}}}}}}}}}`
 		// One request alone, for the cost of a miss.

@@ -362,10 +362,7 @@ func TestAPISavePosts(t *testing.T) {
 // without them.
 func TestViewerSavedRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		st := counted.NewStore(t, store.Options{WriteLimit: -1})
 		a := &api{t: t, store: st}
 		a.srv = httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st), ResponseCacheMiB: -1}))

@@ -551,10 +551,7 @@ func TestAPIGroupFeedCap(t *testing.T) {
 // counts Redis round trips: the same for 5 posts of 2 groups as for 50 posts of 30 groups.
 func TestGroupFeedRoundTripsDoNotGrow(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		st := counted.NewStore(t, store.Options{WriteLimit: -1})
 		hub := newHub(t, st)
 		h := httpapi.New(httpapi.Config{Store: st, Hub: hub, ResponseCacheMiB: -1}) // every read is counted

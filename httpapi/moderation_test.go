@@ -335,10 +335,7 @@ func TestRemovedPostsLeaveLiveStreams(t *testing.T) {
 // TestAuthorNamesCostNoRoundTrip.)
 func TestPinsCostNoRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		a := newAPI(t, counted, store.Options{Admins: []string{"root"}})
 		root, _ := a.signUp("root")
 		tok, _ := a.signUp("author")

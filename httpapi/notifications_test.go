@@ -263,10 +263,7 @@ func TestNotificationAddedAPI(t *testing.T) {
 // response cache off): the count must be the same for 5 notifications as for 40.
 func TestNotificationRoundTripsDoNotGrowWithPageSize(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		st := counted.NewStore(t, store.Options{})
 		hub := newHub(t, st)
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: hub, ResponseCacheMiB: -1}))

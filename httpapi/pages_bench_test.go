@@ -92,10 +92,7 @@ func BenchmarkPages(b *testing.B) {
 		body, _ := json.Marshal(map[string]any{"query": q, "variables": map[string]any{"p": post}})
 		for _, mode := range []string{"off", "hit"} {
 			b.Run(page+"/cache-"+mode, func(b *testing.B) {
-				counted := be
-				counted.Client = be.NewClient(b)
-				rt := &storetest.RoundTrips{}
-				counted.Client.AddHook(rt)
+				counted, rt := be.Counted(b)
 				st2 := counted.NewStore(b, store.Options{Prefix: st.Options().Prefix})
 				mib := -1
 				if mode == "hit" {

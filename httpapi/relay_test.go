@@ -16,10 +16,7 @@ import (
 // round trips as edges.node, and Query.nodes loads many ids at once, in order, null for none.
 func TestNodesFieldsAndQueryNodes(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		a := newAPI(t, counted, store.Options{})
 		viewer, viewerID := a.signUp("viewer")
 		var ids []string

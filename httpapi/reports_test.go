@@ -378,10 +378,7 @@ func TestAPIReportLimit(t *testing.T) {
 // level by level, so 50 posts cost the round trips of 5.
 func TestReportCountRoundTripsDoNotGrowWithPageSize(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rt := &storetest.RoundTrips{}
-		counted := b
-		counted.Client = b.NewClient(t)
-		counted.Client.AddHook(rt)
+		counted, rt := b.Counted(t)
 		a, tok := newReportsAPI(t, counted)
 		for i := range 50 {
 			p := a.createPost(tok["ann"], fmt.Sprint("post ", i), fmt.Sprintf("g%d", i%7), []string{"go", "rust"}[i%2])

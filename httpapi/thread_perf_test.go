@@ -81,10 +81,7 @@ func TestThreadRoundTrips(t *testing.T) {
 			counts := map[int]int64{}
 			for _, top := range []int{5, 30} {
 				// A client of its own, so that the tests running beside this one are not counted.
-				counted := b
-				counted.Client = b.NewClient(t)
-				hook := &storetest.RoundTrips{}
-				counted.Client.AddHook(hook)
+				counted, hook := b.Counted(t)
 				s := newThreadServer(t, counted, top, 4, 2)
 				hook.Reset()
 				data := s.queryDoc(t, doc, top, 4, 2)

@@ -576,9 +576,7 @@ func equalStrings(a, b []string) bool {
 // and the groups of the post the write is on, are read in the pipeline of the rate limit.
 func TestBanCheckRidesWithTheRateLimit(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		hook := &storetest.RoundTrips{}
-		b.Client = b.NewClient(t)
-		b.Client.AddHook(hook)
+		b, hook := b.Counted(t)
 		clk := storetest.NewClock()
 		s := b.NewStore(t, store.Options{Now: clk.Now, WriteLimit: 1000})
 		ctx := context.Background()

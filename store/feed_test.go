@@ -226,9 +226,7 @@ func TestFeedRoundTripsDoNotGrow(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		// A client of its own, so that the tests running beside this one are not counted.
-		hook := &storetest.RoundTrips{}
-		b.Client = b.NewClient(t)
-		b.Client.AddHook(hook)
+		b, hook := b.Counted(t)
 		// A long loader wait makes the batches independent of goroutine scheduling.
 		s := b.NewStore(t, store.Options{Feed: store.FeedOptions{FanoutLimit: 1}})
 		measure := func(n int) []int64 {

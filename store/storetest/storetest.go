@@ -192,8 +192,17 @@ func (b Backend) NewClient(t testing.TB) redis.UniversalClient {
 	return c
 }
 
+// Counted returns b on a client of its own whose round trips the returned RoundTrips counts.
+func (b Backend) Counted(t testing.TB) (Backend, *RoundTrips) {
+	t.Helper()
+	rt := &RoundTrips{}
+	b.Client = b.NewClient(t)
+	b.Client.AddHook(rt)
+	return b, rt
+}
+
 // RoundTrips counts the round trips a client makes: each command sent alone and each pipeline
-// counts one. Add it with client.AddHook.
+// counts one. Add it with client.AddHook, or get a backend counted by it with Backend.Counted.
 type RoundTrips struct{ n atomic.Int64 }
 
 // Count returns the round trips so far.
