@@ -35,6 +35,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/agora/agora/gctune"
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/live"
@@ -77,6 +78,8 @@ type config struct {
 	live          httpapi.Live
 	eventBuffer   int
 	responseCache int // MiB; 0 turns the response cache off
+	gcHeadroom    int // MiB above the live heap before a collection; 0 leaves Go's pacing
+	gogcSet       bool
 	trustedDocs   string
 	metricsAddr   string
 	publicMaxAge  time.Duration
@@ -231,6 +234,10 @@ Flags:
 	dur(&c.publicMaxAge, "public-max-age", "AGORA_PUBLIC_MAX_AGE", 0, "how long a CDN may keep the answer to an anonymous query over GET (Cache-Control: public, max-age); 0 sends no-store")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
 		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
+	num(&c.gcHeadroom, "gc-headroom", "AGORA_GC_HEADROOM", 128,
+		"MiB the heap may grow above what is live before the garbage collector runs (at least Go's default, the live heap again); "+
+			"0 leaves Go's pacing; ignored when GOGC is set")
+	c.gogcSet = getenv("GOGC") != ""
 	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", false, "log as JSON lines")
 	boolean(&c.graphiql, "graphiql", "AGORA_GRAPHIQL", true, "serve the GraphiQL IDE at / (embedded: it needs no internet access); false answers / with 404")
 	if len(envErrs) > 0 {
@@ -246,6 +253,9 @@ Flags:
 	}
 	if c.maxConns < 1 {
 		return nil, nil, fmt.Errorf("-max-conns: want at least 1 (got %d)", c.maxConns)
+	}
+	if c.gcHeadroom < 0 {
+		return nil, nil, fmt.Errorf("-gc-headroom: want a size in MiB, 0 for Go's own pacing (got %d)", c.gcHeadroom)
 	}
 	if c.responseCache < 0 {
 		return nil, nil, fmt.Errorf("-response-cache: want a size in MiB, 0 to turn the cache off (got %d)", c.responseCache)
@@ -295,6 +305,12 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		h = slog.NewJSONHandler(stdout, nil)
 	}
 	log := slog.New(h)
+	switch {
+	case cfg.gogcSet:
+		log.Info("GOGC is set: the garbage collector keeps its pacing, -gc-headroom is ignored")
+	case cfg.gcHeadroom > 0:
+		defer gctune.Start(uint64(cfg.gcHeadroom) << 20).Stop()
+	}
 
 	rdb, closeRedis, err := connect(cfg, log)
 	if err != nil {
