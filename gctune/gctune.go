@@ -4,7 +4,7 @@
 // Go starts a collection each time the heap has grown by GOGC percent (100 by default) of what was
 // live after the last one. agora's live heap is small — a few MiB of connections and plans when
 // its response cache is off — while an 800-comment thread page allocates 2.4 MB: with the default,
-// the collector ran every few requests, and a profile of the thread page under load put a third of
+// the collector ran every few requests, and a profile of the thread page under load put a quarter of
 // the process's CPU in it (marking, write barriers while it runs, sweeping). The work of a
 // collection grows with the live heap, not with the garbage, so collecting less often costs
 // only memory.
