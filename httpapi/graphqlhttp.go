@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -257,26 +258,25 @@ func readParams(r *http.Request) (*graphql.RawParams, error) {
 			return nil, fmt.Errorf("could not read the request body: %w", err)
 		}
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	m, ok := requestMembers(body)
+	if !ok {
 		return nil, errors.New("the request body is not a JSON object")
 	}
-	query, ok := fields["query"]
-	if !ok || isNull(query) {
+	if m.query == nil || isNull(m.query) {
 		return nil, errors.New(`the "query" parameter is missing`)
 	}
-	if err := json.Unmarshal(query, &p.Query); err != nil {
+	if p.Query, ok = jsonString(m.query); !ok {
 		return nil, errors.New(`the "query" parameter must be a string`)
 	}
-	if name, ok := fields["operationName"]; ok && !isNull(name) {
-		if err := json.Unmarshal(name, &p.OperationName); err != nil {
+	if m.operationName != nil && !isNull(m.operationName) {
+		if p.OperationName, ok = jsonString(m.operationName); !ok {
 			return nil, errors.New(`the "operationName" parameter must be a string or null`)
 		}
 	}
-	if err := decodeObject("variables", fields["variables"], &p.Variables); err != nil {
+	if err := decodeObject("variables", m.variables, &p.Variables); err != nil {
 		return nil, err
 	}
-	if err := decodeObject("extensions", fields["extensions"], &p.Extensions); err != nil {
+	if err := decodeObject("extensions", m.extensions, &p.Extensions); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -297,6 +297,112 @@ func decodeObject(name string, raw []byte, m *map[string]any) error {
 		return fmt.Errorf("the %q parameter must be a JSON object or null (one JSON value)", name)
 	}
 	return nil
+}
+
+// members are the raw values of the members of a request body that GraphQL over HTTP defines;
+// nil when absent.
+type members struct {
+	query, operationName, variables, extensions []byte
+}
+
+// requestMembers splits a request body that is one JSON object into the raw values of its
+// members, the last one winning when a name repeats, as json.Unmarshal into a map would. It
+// checks the body once (json.Valid) and then only walks it, instead of decoding it into a map of
+// raw messages: the body is read on every request, and that decoding was a tenth of the time
+// the server spent on a small page.
+func requestMembers(body []byte) (m members, ok bool) {
+	if !json.Valid(body) {
+		return m, false
+	}
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return m, false
+	}
+	i = skipSpace(body, i+1)
+	for body[i] != '}' {
+		end := skipValue(body, i)
+		name, ok := jsonString(body[i:end])
+		if !ok {
+			return m, false
+		}
+		i = skipSpace(body, end)
+		i = skipSpace(body, i+1) // past the colon
+		end = skipValue(body, i)
+		switch v := body[i:end:end]; name {
+		case "query":
+			m.query = v
+		case "operationName":
+			m.operationName = v
+		case "variables":
+			m.variables = v
+		case "extensions":
+			m.extensions = v
+		}
+		i = skipSpace(body, end)
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	return m, true
+}
+
+// skipSpace returns the index of the first byte at or after i of valid JSON b that is not
+// insignificant whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the value that starts at i in valid JSON b.
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return i
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[i])) {
+		i++ // a number, true, false or null
+	}
+	return i
+}
+
+// skipString returns the index just past the string that starts at i in valid JSON b.
+func skipString(b []byte, i int) int {
+	for i++; b[i] != '"'; i++ {
+		if b[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
+}
+
+// jsonString decodes raw, a valid JSON value, as a string; ok is false when it is not one. A
+// string without escapes in valid UTF-8 is its bytes between the quotes; any other goes through
+// json.Unmarshal, which unescapes it and replaces invalid UTF-8 as it always has.
+func jsonString(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), true
+	}
+	return s, json.Unmarshal(raw, &s) == nil
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
