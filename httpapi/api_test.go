@@ -285,9 +285,11 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 			{"repeats merged below repeated fields", "{" + strings.Repeat(" posts { edges { node { id id } } }", 11) + " }", "TOO_MANY_REPEATS"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := a.doRaw(tc.query)
-				if r.code() != tc.code {
-					t.Fatalf("code %q (%+v), want %s", r.code(), r.Errors, tc.code)
+				for try := range 2 { // the second from the checks kept for the document
+					r := a.doRaw(tc.query)
+					if r.code() != tc.code {
+						t.Fatalf("try %d: code %q (%+v), want %s", try+1, r.code(), r.Errors, tc.code)
+					}
 				}
 			})
 		}

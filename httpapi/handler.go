@@ -102,14 +102,14 @@ func New(cfg Config) *Handler {
 	addLiveTransports(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{log: cfg.Log}) // GET and POST, see graphqlhttp.go
-	docs := lru.New[*ast.QueryDocument](1000)
+	docs := lru.New[*ast.QueryDocument](queryCacheSize)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
 	if cfg.TrustedDocuments != nil {
 		srv.Use(trustedOnly{docs: cfg.TrustedDocuments})
 	}
-	srv.Use(limitCheck{schema: es.Schema(), lim: cfg.Limits, docs: docs})
+	srv.Use(newLimitCheck(es.Schema(), cfg.Limits, docs))
 	srv.Use(strictEnums{schema: es.Schema()})
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -129,7 +130,49 @@ type limitCheck struct {
 	schema *ast.Schema
 	lim    Limits
 	docs   graphql.Cache[*ast.QueryDocument] // the executor's query cache
+	shapes graphql.Cache[*docShape]          // by query text, as docs
 }
+
+// docShape is what the limits check of a document that its variables do not change: measured
+// once per document, not once per request.
+type docShape struct {
+	repeats []repeated // per operation of the document, in order
+	auths   bool       // a mutation sends more than one signUp or logIn
+	aliases int
+}
+
+// repeated is the first response name selected more than -max-repeats times in an operation
+// (n is at most the limit when there is none; see maxRepeats).
+type repeated struct {
+	name string
+	n    int
+}
+
+// newLimitCheck returns the limits check of a server whose executor caches parsed documents in
+// docs.
+func newLimitCheck(schema *ast.Schema, lim Limits, docs graphql.Cache[*ast.QueryDocument]) limitCheck {
+	return limitCheck{schema: schema, lim: lim, docs: docs, shapes: lru.New[*docShape](queryCacheSize)}
+}
+
+// shape returns the shape of doc, the document of query.
+func (c limitCheck) shape(ctx context.Context, query string, doc *ast.QueryDocument) *docShape {
+	if sh, ok := c.shapes.Get(ctx, query); ok {
+		return sh
+	}
+	sh := &docShape{repeats: make([]repeated, len(doc.Operations)), aliases: countAliases(doc)}
+	for i, op := range doc.Operations {
+		// Bounded by the cost checked first: every field of the expanded document is visited once.
+		sh.repeats[i].name, sh.repeats[i].n = maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth)
+		if op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1 {
+			sh.auths = true
+		}
+	}
+	c.shapes.Add(ctx, query, sh)
+	return sh
+}
+
+// queryCacheSize is how many parsed documents the executor keeps, and as many shapes.
+const queryCacheSize = 1000
 
 var _ interface {
 	graphql.HandlerExtension
@@ -153,6 +196,7 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		}
 		return nil // a plain syntax error: the executor reports it with its position
 	}
+	// The cost and depth go first: they bound the work of measuring the shape.
 	for _, op := range doc.Operations {
 		r := measureOperation(c.schema, c.lim, doc, op, p.Variables)
 		if r.depth > c.lim.MaxDepth {
@@ -161,18 +205,18 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		if r.cost > c.lim.MaxComplexity {
 			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
 		}
-		// Bounded by the cost just checked: every field of the expanded document is visited once.
-		if name, n := maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth); n > c.lim.MaxRepeats {
-			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", name, c.lim.MaxRepeats)
+	}
+	sh := c.shape(ctx, p.Query, doc)
+	for _, r := range sh.repeats {
+		if r.n > c.lim.MaxRepeats {
+			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", r.name, c.lim.MaxRepeats)
 		}
 	}
-	for _, op := range doc.Operations {
-		if op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1 {
-			return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
-		}
+	if sh.auths {
+		return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
 	}
-	if a := countAliases(doc); a > c.lim.MaxAliases {
-		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", a, c.lim.MaxAliases)
+	if sh.aliases > c.lim.MaxAliases {
+		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", sh.aliases, c.lim.MaxAliases)
 	}
 	return nil
 }
