@@ -25,6 +25,13 @@ func TestEncodeResponseIsJSON(t *testing.T) {
 			{Message: "second <&>"},
 		}}},
 		{"extensions", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{"cursor": "1-0", "n": 2}}},
+		{"cost", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{"cost": map[string]int{"requested": 12, "limit": 25000}}}},
+		{"cost and cursor", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{"cursor": "1700000000000-3", "cost": map[string]int{"requested": -1, "limit": 0}}}},
+		{"empty extensions", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{}}},
+		{"escaped extension string", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{"x": "a \"b\" \u2028 <é>\n"}}},
+		{"escaped extension key", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{"<é>": 1}}},
+		{"other extension values", graphql.Response{Data: json.RawMessage(`{"a":1}`), Extensions: map[string]any{"f": 1.5, "b": true, "n": nil, "l": []int{1}}}},
+		{"errors and cost", graphql.Response{Data: json.RawMessage(`null`), Errors: gqlerror.List{{Message: "no"}}, Extensions: map[string]any{"cost": map[string]int{"requested": 1, "limit": 2}}}},
 		{"incremental", graphql.Response{Data: json.RawMessage(`{}`), Label: "l", Path: ast.Path{ast.PathName("a"), ast.PathIndex(2)}, HasNext: &hasNext}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
