@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/graph"
@@ -38,7 +39,15 @@ type Schema struct {
 	// a megabyte for a thread page); written in a buffer already grown, it costs one copy of its
 	// exact size.
 	scratch sync.Pool
+
+	// plans keeps the plans of operations, by the operation in the executor's query cache (one
+	// document per query text, parsed once). A plan holds what its variables do not change;
+	// the arguments that name variables are bound per response (see run.bind).
+	plans *lru.Cache[*ast.OperationDefinition, *plan]
 }
+
+// planCacheSize is how many operations' plans are kept: as many as the executor keeps documents.
+const planCacheSize = 1000
 
 // maxScratch is the largest buffer kept for reuse.
 const maxScratch = 4 << 20
@@ -46,7 +55,11 @@ const maxScratch = 4 << 20
 // Wrap returns es with the read queries it can plan executed by readexec, through the resolvers
 // of root (the resolvers es was made with).
 func Wrap(es graphql.ExecutableSchema, root graph.ResolverRoot) *Schema {
-	return &Schema{ExecutableSchema: es, root: root}
+	plans, err := lru.New[*ast.OperationDefinition, *plan](planCacheSize)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &Schema{ExecutableSchema: es, root: root, plans: plans}
 }
 
 // Exec executes the operation of ctx's OperationContext.
@@ -55,8 +68,8 @@ func (s *Schema) Exec(ctx context.Context) graphql.ResponseHandler {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
 		return s.ExecutableSchema.Exec(ctx)
 	}
-	root, ok := plan(oc)
-	if !ok {
+	pl := s.plan(oc)
+	if pl.root == nil {
 		return s.ExecutableSchema.Exec(ctx)
 	}
 	done := false
@@ -70,7 +83,7 @@ func (s *Schema) Exec(ctx context.Context) graphql.ResponseHandler {
 			buf = new([]byte)
 		}
 		r := newRun(ctx, oc, s.root, (*buf)[:0])
-		data := bytes.Clone(r.query(root))
+		data := bytes.Clone(r.query(pl))
 		if cap(r.buf) <= maxScratch {
 			*buf = r.buf
 			s.scratch.Put(buf)
@@ -87,9 +100,11 @@ type object struct {
 
 // field is one field of an object's plan: its response key, what it shows, and, when it shows an
 // object or a list of objects, the plan of that object. A field with a resolver has a
-// FieldContext, for the resolvers that read their own selection or arguments, and ctx, the
-// response's context with it, made when the response is written (see run.bind): both once per
-// field of the document, not once per object.
+// FieldContext, for the resolvers that read their own selection or arguments, its coerced
+// arguments, and a slot: the place of its binding in a response (see run.bind), which holds the
+// response's context with the FieldContext — once per field of the document, not once per
+// object — and, when its arguments name variables, the FieldContext and arguments of that
+// response's variables.
 type field struct {
 	key     []byte // `"alias":`, quoted as gqlgen quotes it
 	alias   string
@@ -97,10 +112,19 @@ type field struct {
 	nonNull bool
 	loc     *ast.Position
 	child   *object
-	fc      *graphql.FieldContext
-	ctx     context.Context
-	args    args
+	fc      *graphql.FieldContext // nil for a field without a resolver
+	slot    int
+	varArgs bool    // its arguments name variables: bound per response
+	argKind argKind // what coerce makes of its arguments
+	args    args    // coerced, when they name no variable
 	argErr  error
+}
+
+// plan is a planned operation: the plan of its root object, nil when readexec does not know one
+// of its fields, and the number of its resolver fields' slots.
+type plan struct {
+	root  *object
+	slots int
 }
 
 // args are a field's arguments, coerced as gqlgen coerces them.
@@ -115,10 +139,84 @@ type args struct {
 	before      *string
 }
 
-// plan plans the operation, or reports that readexec does not know one of its fields.
-func plan(oc *graphql.OperationContext) (*object, bool) {
+// plan returns the plan of the operation, planned once per operation of the executor's query
+// cache unless a directive's argument names a variable (@include(if: $x)): what such an
+// operation selects depends on its variables, so it is planned for every response.
+func (s *Schema) plan(oc *graphql.OperationContext) *plan {
+	if pl, ok := s.plans.Get(oc.Operation); ok {
+		return pl
+	}
 	p := planner{oc: oc}
-	return p.object(oc.Operation.SelectionSet, typeQuery)
+	pl := &plan{}
+	if root, ok := p.object(oc.Operation.SelectionSet, typeQuery, &pl.slots); ok {
+		pl.root = root
+	}
+	if !directiveVariables(oc.Doc, oc.Operation) {
+		s.plans.Add(oc.Operation, pl)
+	}
+	return pl
+}
+
+// directiveVariables reports whether a directive in op or in a fragment of doc takes a variable.
+func directiveVariables(doc *ast.QueryDocument, op *ast.OperationDefinition) bool {
+	var in func(set ast.SelectionSet) bool
+	in = func(set ast.SelectionSet) bool {
+		for _, sel := range set {
+			var ds ast.DirectiveList
+			var sub ast.SelectionSet
+			switch s := sel.(type) {
+			case *ast.Field:
+				ds, sub = s.Directives, s.SelectionSet
+			case *ast.InlineFragment:
+				ds, sub = s.Directives, s.SelectionSet
+			case *ast.FragmentSpread:
+				ds = s.Directives
+			}
+			for _, d := range ds {
+				if anyVariable(d.Arguments) {
+					return true
+				}
+			}
+			if in(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	if in(op.SelectionSet) {
+		return true
+	}
+	for _, f := range doc.Fragments {
+		if in(f.SelectionSet) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyVariable reports whether an argument's value is or holds a variable.
+func anyVariable(args ast.ArgumentList) bool {
+	var has func(v *ast.Value) bool
+	has = func(v *ast.Value) bool {
+		if v == nil {
+			return false
+		}
+		if v.Kind == ast.Variable {
+			return true
+		}
+		for _, c := range v.Children {
+			if has(c.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range args {
+		if has(a.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // planner plans the selection sets of one operation.
@@ -127,7 +225,8 @@ type planner struct {
 }
 
 // object plans a selection set on an object of type t.
-func (p planner) object(sel ast.SelectionSet, t objectType) (*object, bool) {
+// Each resolver field takes the next of slots.
+func (p planner) object(sel ast.SelectionSet, t objectType, slots *int) (*object, bool) {
 	info := &types[t]
 	collected := graphql.CollectFields(p.oc, sel, info.implements)
 	o := &object{typ: t, fields: make([]field, 0, len(collected))}
@@ -152,20 +251,20 @@ func (p planner) object(sel ast.SelectionSet, t objectType) (*object, bool) {
 			if elem := cf.Definition.Type.Elem; elem != nil && !elem.NonNull {
 				return nil, false // readexec writes lists of non-null objects only
 			}
-			child, ok := p.object(cf.Selections, spec.child)
+			child, ok := p.object(cf.Selections, spec.child, slots)
 			if !ok {
 				return nil, false
 			}
 			f.child = child
 		}
 		if spec.resolver {
-			fc := &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: true}
-			if len(cf.Arguments) > 0 || len(cf.Definition.Arguments) > 0 {
-				raw := cf.ArgumentMap(p.oc.Variables)
-				fc.Args = raw
-				f.args, f.argErr = coerce(spec.args, raw)
+			f.fc = &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: true}
+			f.slot, f.argKind, f.varArgs = *slots, spec.args, anyVariable(cf.Arguments)
+			*slots++
+			if !f.varArgs && (len(cf.Arguments) > 0 || len(cf.Definition.Arguments) > 0) {
+				f.fc.Args = cf.ArgumentMap(nil)
+				f.args, f.argErr = coerce(spec.args, f.fc.Args)
 			}
-			f.fc = fc
 		}
 		o.fields = append(o.fields, f)
 	}

@@ -29,7 +29,16 @@ type run struct {
 	user    graph.UserResolver
 	group   graph.GroupResolver
 	buf     []byte
-	path    []step // where the writer is, for the paths of errors
+	path    []step    // where the writer is, for the paths of errors
+	bound   []binding // by field slot (see bind)
+}
+
+// binding is what a resolver field of the plan has in one response: the response's context with
+// its FieldContext, and its coerced arguments.
+type binding struct {
+	ctx    context.Context
+	args   *args
+	argErr error
 }
 
 // step is one step of a path: a response key, or an index in a list when name is "".
@@ -44,8 +53,10 @@ func newRun(ctx context.Context, oc *graphql.OperationContext, root graph.Resolv
 		user: root.User(), group: root.Group(), buf: buf}
 }
 
-// query writes the data of the operation planned as o.
-func (r *run) query(o *object) (data []byte) {
+// query writes the data of the operation planned as pl.
+func (r *run) query(pl *plan) (data []byte) {
+	o := pl.root
+	r.bound = make([]binding, pl.slots)
 	r.bind(o)
 	defer func() {
 		if x := recover(); x != nil {
@@ -59,18 +70,32 @@ func (r *run) query(o *object) (data []byte) {
 	return r.buf
 }
 
-// bind gives every resolver field of the plan its context: the response's, with its FieldContext.
+// bind gives every resolver field of the plan its binding: the response's context with the
+// field's FieldContext, and its arguments — those of the plan, or, when they name variables,
+// those of this response's variables in a FieldContext of its own.
 func (r *run) bind(o *object) {
 	for i := range o.fields {
 		f := &o.fields[i]
 		if f.fc != nil {
-			f.ctx = graphql.WithFieldContext(r.ctx, f.fc)
+			b := &r.bound[f.slot]
+			fc := f.fc
+			b.args, b.argErr = &f.args, f.argErr
+			if f.varArgs {
+				own := *f.fc
+				own.Args = f.fc.Field.ArgumentMap(r.oc.Variables)
+				a, err := coerce(f.argKind, own.Args)
+				fc, b.args, b.argErr = &own, &a, err
+			}
+			b.ctx = graphql.WithFieldContext(r.ctx, fc)
 		}
 		if f.child != nil {
 			r.bind(f.child)
 		}
 	}
 }
+
+// at returns the binding of resolver field f in this response.
+func (r *run) at(f *field) *binding { return &r.bound[f.slot] }
 
 // object writes obj, planned as o, and reports false when a non-null field of it is null, which
 // makes the object null: its caller writes null in its place.
@@ -134,28 +159,29 @@ func (r *run) field(t objectType, f *field, obj any) (ok bool) {
 }
 
 func (r *run) queryField(f *field) bool {
-	if f.argErr != nil {
-		return r.fail(f, f.argErr)
+	b := r.at(f)
+	if b.argErr != nil {
+		return r.fail(f, b.argErr)
 	}
-	a := &f.args
+	a := b.args
 	switch f.id {
 	case queryPost:
-		p, err := r.queries.Post(f.ctx, a.id)
+		p, err := r.queries.Post(b.ctx, a.id)
 		return r.resolved(f, p, p == nil, err)
 	case queryComment:
-		c, err := r.queries.Comment(f.ctx, a.id)
+		c, err := r.queries.Comment(b.ctx, a.id)
 		return r.resolved(f, c, c == nil, err)
 	case queryUser:
-		u, err := r.queries.User(f.ctx, a.name)
+		u, err := r.queries.User(b.ctx, a.name)
 		return r.resolved(f, u, u == nil, err)
 	case queryViewer:
-		u, err := r.queries.Viewer(f.ctx)
+		u, err := r.queries.Viewer(b.ctx)
 		return r.resolved(f, u, u == nil, err)
 	case queryPosts:
-		c, err := r.queries.Posts(f.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before)
+		c, err := r.queries.Posts(b.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before)
 		return r.resolved(f, c, c == nil, err)
 	case queryGroup:
-		g, err := r.queries.Group(f.ctx, a.name)
+		g, err := r.queries.Group(b.ctx, a.name)
 		return r.resolved(f, g, g == nil, err)
 	}
 	panic("readexec: no writer for Query." + f.alias)
@@ -172,7 +198,7 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postURL:
 		r.optStr(p.URL)
 	case postAuthor:
-		u, err := r.post.Author(f.ctx, p)
+		u, err := r.post.Author(r.at(f).ctx, p)
 		return r.resolved(f, u, u == nil, err)
 	case postCreatedAt:
 		return r.time(f, p.CreatedAt)
@@ -183,18 +209,19 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postScore:
 		return r.float(f, p.Score)
 	case postViewerVote:
-		v, err := r.post.ViewerVote(f.ctx, p)
+		v, err := r.post.ViewerVote(r.at(f).ctx, p)
 		return r.enum(f, string(v), err)
 	case postVotingClosesAt:
 		return r.time(f, p.VotingClosesAt)
 	case postCommentCount:
 		r.int(p.CommentCount)
 	case postComments:
-		if f.argErr != nil {
-			return r.fail(f, f.argErr)
+		b := r.at(f)
+		if b.argErr != nil {
+			return r.fail(f, b.argErr)
 		}
-		a := &f.args
-		c, err := r.post.Comments(f.ctx, p, a.commentSort, a.first, a.after, a.last, a.before)
+		a := b.args
+		c, err := r.post.Comments(b.ctx, p, a.commentSort, a.first, a.after, a.last, a.before)
 		return r.resolved(f, c, c == nil, err)
 	case postPublishAt:
 		return r.optTime(f, p.PublishAt)
@@ -205,7 +232,7 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postLocked:
 		r.bool(p.Locked)
 	case postViewerSaved:
-		v, err := r.post.ViewerSaved(f.ctx, p)
+		v, err := r.post.ViewerSaved(r.at(f).ctx, p)
 		return r.boolResult(f, v, err)
 	case postGroups:
 		return objects(r, f, p.Groups())
@@ -220,13 +247,13 @@ func (r *run) commentField(f *field, c *store.Comment) bool {
 	case commentID:
 		r.str(c.ID)
 	case commentPost:
-		p, err := r.comment.Post(f.ctx, c)
+		p, err := r.comment.Post(r.at(f).ctx, c)
 		return r.resolved(f, p, p == nil, err)
 	case commentParent:
-		p, err := r.comment.Parent(f.ctx, c)
+		p, err := r.comment.Parent(r.at(f).ctx, c)
 		return r.resolved(f, p, p == nil, err)
 	case commentAuthor:
-		u, err := r.comment.Author(f.ctx, c)
+		u, err := r.comment.Author(r.at(f).ctx, c)
 		return r.resolved(f, u, u == nil, err)
 	case commentBody:
 		r.optStr(c.Body())
@@ -243,16 +270,17 @@ func (r *run) commentField(f *field, c *store.Comment) bool {
 	case commentDownvotes:
 		r.int(c.Downvotes)
 	case commentViewerVote:
-		v, err := r.comment.ViewerVote(f.ctx, c)
+		v, err := r.comment.ViewerVote(r.at(f).ctx, c)
 		return r.enum(f, string(v), err)
 	case commentReplyCount:
 		r.int(c.ReplyCount)
 	case commentReplies:
-		if f.argErr != nil {
-			return r.fail(f, f.argErr)
+		b := r.at(f)
+		if b.argErr != nil {
+			return r.fail(f, b.argErr)
 		}
-		a := &f.args
-		rs, err := r.comment.Replies(f.ctx, c, a.commentSort, a.first, a.after, a.last, a.before)
+		a := b.args
+		rs, err := r.comment.Replies(b.ctx, c, a.commentSort, a.first, a.after, a.last, a.before)
 		return r.resolved(f, rs, rs == nil, err)
 	case commentRemoved:
 		r.bool(c.Removed)
@@ -273,10 +301,10 @@ func (r *run) userField(f *field, u *store.User) bool {
 	case userCreatedAt:
 		return r.time(f, u.CreatedAt)
 	case userKarma:
-		v, err := r.user.Karma(f.ctx, u)
+		v, err := r.user.Karma(r.at(f).ctx, u)
 		return r.intResult(f, v, err)
 	case userRank:
-		v, err := r.user.Rank(f.ctx, u)
+		v, err := r.user.Rank(r.at(f).ctx, u)
 		if err != nil {
 			return r.fail(f, err)
 		}
@@ -285,16 +313,16 @@ func (r *run) userField(f *field, u *store.User) bool {
 		}
 		r.int(*v)
 	case userFollowerCount:
-		v, err := r.user.FollowerCount(f.ctx, u)
+		v, err := r.user.FollowerCount(r.at(f).ctx, u)
 		return r.intResult(f, v, err)
 	case userFollowingCount:
-		v, err := r.user.FollowingCount(f.ctx, u)
+		v, err := r.user.FollowingCount(r.at(f).ctx, u)
 		return r.intResult(f, v, err)
 	case userViewerFollows:
-		v, err := r.user.ViewerFollows(f.ctx, u)
+		v, err := r.user.ViewerFollows(r.at(f).ctx, u)
 		return r.boolResult(f, v, err)
 	case userFollowsViewer:
-		v, err := r.user.FollowsViewer(f.ctx, u)
+		v, err := r.user.FollowsViewer(r.at(f).ctx, u)
 		return r.boolResult(f, v, err)
 	case userIsAdmin:
 		r.bool(u.Admin)
@@ -303,7 +331,7 @@ func (r *run) userField(f *field, u *store.User) bool {
 	case userAvatarURL:
 		r.optStr(u.AvatarURL)
 	case userViewerBlocks:
-		v, err := r.user.ViewerBlocks(f.ctx, u)
+		v, err := r.user.ViewerBlocks(r.at(f).ctx, u)
 		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for User." + f.alias)
@@ -318,41 +346,42 @@ func (r *run) groupField(f *field, g *store.Group) bool {
 	case groupName:
 		r.str(g.Name)
 	case groupDescription:
-		d, err := r.group.Description(f.ctx, g)
+		d, err := r.group.Description(r.at(f).ctx, g)
 		if err != nil {
 			return r.fail(f, err)
 		}
 		r.optStr(d)
 	case groupCreatedAt:
-		t, err := r.group.CreatedAt(f.ctx, g)
+		t, err := r.group.CreatedAt(r.at(f).ctx, g)
 		if err != nil {
 			return r.fail(f, err)
 		}
 		return r.optTime(f, t)
 	case groupPostCount:
-		v, err := r.group.PostCount(f.ctx, g)
+		v, err := r.group.PostCount(r.at(f).ctx, g)
 		return r.intResult(f, v, err)
 	case groupPosts:
-		if f.argErr != nil {
-			return r.fail(f, f.argErr)
+		b := r.at(f)
+		if b.argErr != nil {
+			return r.fail(f, b.argErr)
 		}
-		a := &f.args
-		c, err := r.group.Posts(f.ctx, g, a.postSort, a.first, a.after, a.last, a.before)
+		a := b.args
+		c, err := r.group.Posts(b.ctx, g, a.postSort, a.first, a.after, a.last, a.before)
 		return r.resolved(f, c, c == nil, err)
 	case groupModerators:
-		us, err := r.group.Moderators(f.ctx, g)
+		us, err := r.group.Moderators(r.at(f).ctx, g)
 		if err != nil {
 			return r.fail(f, err)
 		}
 		return objects(r, f, us)
 	case groupMemberCount:
-		v, err := r.group.MemberCount(f.ctx, g)
+		v, err := r.group.MemberCount(r.at(f).ctx, g)
 		return r.intResult(f, v, err)
 	case groupViewerIsMember:
-		v, err := r.group.ViewerIsMember(f.ctx, g)
+		v, err := r.group.ViewerIsMember(r.at(f).ctx, g)
 		return r.boolResult(f, v, err)
 	case groupViewerIsModerator:
-		v, err := r.group.ViewerIsModerator(f.ctx, g)
+		v, err := r.group.ViewerIsModerator(r.at(f).ctx, g)
 		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for Group." + f.alias)
