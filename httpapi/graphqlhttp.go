@@ -288,6 +288,10 @@ func decodeObject(name string, raw []byte, m *map[string]any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
+	if flat, ok := flatObject(raw); ok {
+		*m = flat
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(m); err != nil {
@@ -311,24 +315,8 @@ type members struct {
 // raw messages: the body is read on every request, and that decoding was a tenth of the time
 // the server spent on a small page.
 func requestMembers(body []byte) (m members, ok bool) {
-	if !json.Valid(body) {
-		return m, false
-	}
-	i := skipSpace(body, 0)
-	if body[i] != '{' {
-		return m, false
-	}
-	i = skipSpace(body, i+1)
-	for body[i] != '}' {
-		end := skipValue(body, i)
-		name, ok := jsonString(body[i:end])
-		if !ok {
-			return m, false
-		}
-		i = skipSpace(body, end)
-		i = skipSpace(body, i+1) // past the colon
-		end = skipValue(body, i)
-		switch v := body[i:end:end]; name {
+	ok = eachMember(body, func(name string, v []byte) bool {
+		switch name {
 		case "query":
 			m.query = v
 		case "operationName":
@@ -338,12 +326,63 @@ func requestMembers(body []byte) (m members, ok bool) {
 		case "extensions":
 			m.extensions = v
 		}
-		i = skipSpace(body, end)
-		if body[i] == ',' {
-			i = skipSpace(body, i+1)
+		return true
+	})
+	return m, ok
+}
+
+// eachMember calls member with the name and the raw value of each member of raw, one JSON object,
+// in order; it returns false when raw is not one, or when member does.
+func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
+	if !json.Valid(raw) {
+		return false
+	}
+	i := skipSpace(raw, 0)
+	if raw[i] != '{' {
+		return false
+	}
+	for i = skipSpace(raw, i+1); raw[i] != '}'; {
+		end := skipValue(raw, i)
+		name, ok := jsonString(raw[i:end])
+		if !ok {
+			return false
+		}
+		i = skipSpace(raw, skipSpace(raw, end)+1) // past the colon
+		end = skipValue(raw, i)
+		if !member(name, raw[i:end:end]) {
+			return false
+		}
+		if i = skipSpace(raw, end); raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
 	}
-	return m, true
+	return true
+}
+
+// flatObject decodes raw as decodeObject does — numbers as json.Number — when it is one JSON
+// object whose members are strings, numbers, booleans or null, as the variables of most requests
+// are, without a json.Decoder (a tenth of the time the server spent on a small page); ok is false
+// for anything else.
+func flatObject(raw []byte) (m map[string]any, ok bool) {
+	m = map[string]any{}
+	ok = eachMember(raw, func(name string, v []byte) bool {
+		switch c := v[0]; {
+		case c == '"':
+			s, ok := jsonString(v)
+			m[name] = s
+			return ok
+		case c == 't', c == 'f':
+			m[name] = c == 't'
+		case c == 'n':
+			m[name] = nil
+		case c == '-', c >= '0' && c <= '9':
+			m[name] = json.Number(v)
+		default:
+			return false // an object or an array
+		}
+		return true
+	})
+	return m, ok
 }
 
 // skipSpace returns the index of the first byte at or after i of valid JSON b that is not

@@ -3,6 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
 	"testing"
 )
 
@@ -92,5 +95,75 @@ func checkMembers(t *testing.T, body []byte) {
 		if ok != wantNameOK || n != wantName {
 			t.Fatalf("%q: operationName %q (%v), want %q (%v)", body, n, ok, wantName, wantNameOK)
 		}
+	}
+}
+
+// objectByDecoder is decodeObject without its fast path.
+func objectByDecoder(raw []byte) (map[string]any, bool) {
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false // more than one value
+	}
+	return m, true
+}
+
+var objectBodies = []string{
+	`{"p":"post:1"}`,
+	`{"p":"post:1","n":12,"f":-1.5e3,"b":true,"c":false,"z":null}`,
+	` { "a" : "x" , "a" : "y" } `,
+	`{"\u0070":"\u00e9\n\"q\""}`,
+	`{}`,
+	`{"nested":{"a":1}}`,
+	`{"list":[1,2]}`,
+	"{\"bad\":\"\xff\"}",
+	`null`,
+	`[]`,
+	`"s"`,
+	`{"a":1} {"b":2}`,
+	`{}A`,
+	`{"a":1`,
+	`{"big":123456789012345678901234567890}`,
+}
+
+func TestFlatObjectAgreesWithDecoder(t *testing.T) {
+	for _, raw := range objectBodies {
+		checkFlat(t, []byte(raw))
+	}
+}
+
+func FuzzFlatObject(f *testing.F) {
+	for _, raw := range objectBodies {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(checkFlat)
+}
+
+// checkFlat checks that flatObject, when it decodes raw, agrees with the decoder, and that it
+// decodes every flat object the decoder does.
+func checkFlat(t *testing.T, raw []byte) {
+	want, wantOK := objectByDecoder(raw)
+	got, ok := flatObject(raw)
+	if ok && !wantOK {
+		t.Fatalf("%q: flatObject decoded %v, the decoder refuses it", raw, got)
+	}
+	if !ok {
+		if wantOK {
+			for _, v := range want {
+				switch v.(type) {
+				case map[string]any, []any:
+					return // not flat: the decoder's
+				}
+			}
+			t.Fatalf("%q: flatObject refused a flat object the decoder reads as %v", raw, want)
+		}
+		return
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: flatObject = %#v, the decoder %#v", raw, got, want)
 	}
 }
