@@ -34,6 +34,7 @@ type Loader struct {
 // pipeline. done closes once they ran; val caches what the reply was parsed into.
 type call struct {
 	r    read
+	args []any // an HMGET's arguments, when exec gave them out (see fillHMGET)
 	cmd  redis.Cmder
 	cmd2 redis.Cmder
 	err  error
@@ -79,19 +80,23 @@ func (l *Loader) getAll(ctx context.Context, reads ...read) []*call {
 }
 
 // enqueue finds or creates the calls of reads; batch holds the new ones, to be sent by the caller
-// in one exec. They share one done channel, which exec closes when the batch's replies are in.
+// in one exec. They share one done channel, which exec closes when the batch's replies are in,
+// and one allocation.
 func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
 	calls = make([]*call, len(reads))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var done chan struct{}
+	var slab []call // never grown past its capacity: its calls do not move
 	for i, r := range reads {
 		c, ok := l.cache[r.key]
 		if !ok {
 			if done == nil {
 				done = make(chan struct{})
+				slab = make([]call, 0, len(reads)-i)
 			}
-			c = &call{r: r, done: done}
+			slab = append(slab, call{r: r, done: done})
+			c = &slab[len(slab)-1]
 			l.cache[r.key] = c
 			batch = append(batch, c)
 		}
@@ -131,6 +136,7 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	if l.revs != nil {
 		revs = l.revs.start(l.s.k, batch)
 	}
+	giveArgs(batch)
 	ops := make([]op, 0, len(revs)+len(batch))
 	for _, rr := range revs {
 		ops = append(ops, op{key: rr.key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
@@ -187,7 +193,33 @@ func hashFieldsRead(key string, fields []any) read {
 // closure, so that making the read of an item allocates nothing for it. Every HMGET the loader
 // sends goes through it or hmget.
 func fillHMGET(ctx context.Context, p redis.Pipeliner, c *call) {
-	c.cmd = hmget(ctx, p, c.r.rkey, c.r.fields)
+	if c.args == nil {
+		c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
+	}
+	c.cmd = sendHMGET(ctx, p, c.args)
+}
+
+// giveArgs gives the HMGETs of a batch their arguments, out of one allocation for the batch.
+func giveArgs(batch []*call) {
+	n := 0
+	for _, c := range batch {
+		if c.r.fields != nil {
+			n += 2 + len(c.r.fields)
+		}
+	}
+	arena := make([]any, 0, n)
+	for _, c := range batch {
+		if c.r.fields != nil {
+			start := len(arena)
+			arena = hmgetArgs(arena, c.r.rkey, c.r.fields)
+			c.args = arena[start:len(arena):len(arena)]
+		}
+	}
+}
+
+// hmgetArgs appends the arguments of HMGET key fields... to args.
+func hmgetArgs(args []any, key string, fields []any) []any {
+	return append(append(args, "hmget", key), fields...)
 }
 
 // hmget adds HMGET key fields... to a pipeline. The field names come boxed, once for all reads:
@@ -195,8 +227,11 @@ func fillHMGET(ctx context.Context, p redis.Pipeliner, c *call) {
 // reads. The values come back as strings, "" for a missing field (see fields), not boxed in
 // interfaces one by one.
 func hmget(ctx context.Context, p redis.Pipeliner, key string, fields []any) *redis.StringSliceCmd {
-	args := make([]any, 0, 2+len(fields))
-	args = append(append(args, "hmget", key), fields...)
+	return sendHMGET(ctx, p, hmgetArgs(make([]any, 0, 2+len(fields)), key, fields))
+}
+
+// sendHMGET adds an HMGET of args (see hmgetArgs) to a pipeline.
+func sendHMGET(ctx context.Context, p redis.Pipeliner, args []any) *redis.StringSliceCmd {
 	cmd := redis.NewStringSliceCmd(ctx, args...)
 	_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
 	return cmd
