@@ -249,3 +249,45 @@ func TestPagingBothWaysAPI(t *testing.T) {
 		}
 	})
 }
+
+// TestConnectionsShowWhatTheirSelectionShows: what a connection's selection leaves out (its total,
+// its cursors) is worked out once per selection of the operation, and a connection field that a
+// fragment selects in two places, merged with more fields in one of them, shows in each place
+// what its selection there asks for.
+func TestConnectionsShowWhatTheirSelectionShows(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		tok, _ := a.signUp("writer")
+		p1, p2 := a.createPost(tok, "one"), a.createPost(tok, "two")
+		for _, p := range []string{p1, p2} {
+			for i := range 3 {
+				a.comment(tok, p, "", fmt.Sprint("comment ", i))
+			}
+		}
+		type conn struct {
+			TotalCount *int
+			Edges      []struct{ Cursor string }
+			Nodes      []struct{ ID string }
+		}
+		for _, order := range []string{"merged first", "plain first"} {
+			merged := `m: post(id: $m) { ...F comments(first: 2) { edges { cursor } } }`
+			plain := `p: post(id: $p) { ...F }`
+			sel := merged + " " + plain
+			if order == "plain first" {
+				sel = plain + " " + merged
+			}
+			q := `query($m: ID!, $p: ID!) { ` + sel + ` } fragment F on Post { comments(first: 2) { totalCount nodes { id } } }`
+			var d struct {
+				M, P struct{ Comments conn }
+			}
+			a.do(tok, q, map[string]any{"m": p1, "p": p2}).decode(t, &d)
+			m, p := d.M.Comments, d.P.Comments
+			if m.TotalCount == nil || *m.TotalCount != 3 || len(m.Edges) != 2 || m.Edges[0].Cursor == "" || m.Edges[1].Cursor == "" {
+				t.Fatalf("%s: the merged connection: %+v", order, m)
+			}
+			if p.TotalCount == nil || *p.TotalCount != 3 || len(p.Nodes) != 2 || p.Edges != nil {
+				t.Fatalf("%s: the fragment's connection: %+v", order, p)
+			}
+		}
+	})
+}

@@ -24,7 +24,11 @@ func pageWindow(ctx context.Context, first *int, after *string, last *int, befor
 	}
 	w, err := window(first, after, last, before, given)
 	if err == nil && fc != nil && fc.Field.Field != nil {
-		w.NoTotal, w.NoCursors = unshown(graphql.GetOperationContext(ctx), fc.Field.Selections)
+		var memo *shownMemo
+		if r := RequestFrom(ctx); r != nil {
+			memo = r.shown
+		}
+		w.NoTotal, w.NoCursors = unshownMemo(memo, graphql.GetOperationContext(ctx), fc.Field.Selections)
 	}
 	return w, err
 }

@@ -79,6 +79,7 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 	r := *requestFrom(ctx)
 	r.Loader = o.loader(&r, nil)
 	r.events = nil
+	r.shown = &shownMemo{}
 	oc := graphql.GetOperationContext(ctx)
 	switch {
 	case oc.Operation != nil && oc.Operation.Operation == ast.Subscription:

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -25,8 +26,7 @@ func fieldNeeds(ctx context.Context, typ string, connection bool) func() *store.
 		if fc == nil || fc.Field.Field == nil {
 			return nil
 		}
-		op := graphql.GetOperationContext(ctx)
-		b := needsBuilder{op: op, viewer: viewerKey(ctx)}
+		b := newNeedsBuilder(ctx)
 		if connection {
 			return b.connection(fc.Field.Selections, typ)
 		}
@@ -43,6 +43,16 @@ func listNeeds(ctx context.Context, typ string) func() *store.Needs {
 type needsBuilder struct {
 	op     *graphql.OperationContext
 	viewer func() store.UserKey
+	shown  *shownMemo // the request's; may be nil
+}
+
+// newNeedsBuilder returns the needsBuilder of the operation of ctx.
+func newNeedsBuilder(ctx context.Context) needsBuilder {
+	b := needsBuilder{op: graphql.GetOperationContext(ctx), viewer: viewerKey(ctx)}
+	if r := RequestFrom(ctx); r != nil {
+		b.shown = r.shown
+	}
+	return b
 }
 
 // connection reads the selection of a connection: what edges.node and nodes read of each item.
@@ -177,11 +187,47 @@ func (b needsBuilder) list(n *store.Needs, f graphql.CollectedField, kind store.
 		return
 	}
 	l.Needs = *b.connection(f.Selections, typ)
-	l.Window.NoTotal, l.Window.NoCursors = unshown(b.op, f.Selections)
+	l.Window.NoTotal, l.Window.NoCursors = unshownMemo(b.shown, b.op, f.Selections)
 	if typ == "Comment" {
 		l.Needs.CommentFields |= store.CommentFieldsChosen
 	}
 	n.Lists = append(n.Lists, l)
+}
+
+// shownMemo remembers, for one operation, what the selections of its connections leave out (see
+// unshown): a connection field of the document is resolved once per parent object — 300 times on
+// a thread page — and its selection, with the operation's variables, gives the same answer each
+// time. A selection is known by where its fields are (its first element and its length), which
+// tells apart the selections gqlgen merges for one field from the field's own.
+type shownMemo struct {
+	mu sync.Mutex
+	m  map[shownKey][2]bool
+}
+
+type shownKey struct {
+	first *ast.Selection
+	n     int
+}
+
+// unshownMemo is unshown, remembered in memo when it is not nil.
+func unshownMemo(memo *shownMemo, op *graphql.OperationContext, sel ast.SelectionSet) (noTotal, noCursors bool) {
+	if memo == nil || len(sel) == 0 {
+		return unshown(op, sel)
+	}
+	k := shownKey{&sel[0], len(sel)}
+	memo.mu.Lock()
+	v, ok := memo.m[k]
+	memo.mu.Unlock()
+	if !ok {
+		v[0], v[1] = unshown(op, sel)
+		memo.mu.Lock()
+		if memo.m == nil {
+			memo.m = map[shownKey][2]bool{}
+		}
+		memo.m[k] = v
+		memo.mu.Unlock()
+	}
+	return v[0], v[1]
 }
 
 // unshown reports what a connection's selection leaves out of its page: its total (totalCount)

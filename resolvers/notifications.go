@@ -32,8 +32,8 @@ func notificationNeeds(ctx context.Context, connection bool) func() *store.Notif
 		if fc == nil || fc.Field.Field == nil {
 			return nil
 		}
-		op := graphql.GetOperationContext(ctx)
-		b := needsBuilder{op: op, viewer: viewerKey(ctx)}
+		b := newNeedsBuilder(ctx)
+		op := b.op
 		sel := fc.Field.Selections
 		if connection {
 			var nodes ast.SelectionSet

@@ -26,6 +26,10 @@ type Request struct {
 	// events is set on the request state of a subscription: each event's response reads
 	// through the event's own loader (see live.go).
 	events *eventSlot
+
+	// shown remembers what the connections of the operation show (see unshown); nil outside an
+	// operation.
+	shown *shownMemo
 }
 
 // Recording is what the response cache learns about a response while it is being made.

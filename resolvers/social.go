@@ -52,7 +52,7 @@ func leaderboardNeeds(ctx context.Context, connection bool) func() *store.Needs 
 		if fc == nil || fc.Field.Field == nil {
 			return nil
 		}
-		b := needsBuilder{op: graphql.GetOperationContext(ctx), viewer: viewerKey(ctx)}
+		b := newNeedsBuilder(ctx)
 		sel := fc.Field.Selections
 		n := &store.Needs{}
 		op := b.op
