@@ -201,12 +201,35 @@ func TestFlags(t *testing.T) {
 	if cfg.addr != ":9999" || cfg.hotK != 100 || cfg.votingWindow != 48*time.Hour {
 		t.Fatalf("config %+v", cfg)
 	}
+	// The collector's headroom: 128 MiB unless set; GOGC, when set, keeps Go's pacing.
+	for _, tc := range []struct {
+		args     []string
+		env      map[string]string
+		headroom int
+		gogc     bool
+	}{
+		{nil, nil, 128, false},
+		{nil, map[string]string{"AGORA_GC_HEADROOM": "32"}, 32, false},
+		{[]string{"-gc-headroom", "0"}, map[string]string{"AGORA_GC_HEADROOM": "32"}, 0, false},
+		{nil, map[string]string{"GOGC": "200"}, 128, true},
+	} {
+		cfg, _, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if err != nil {
+			t.Errorf("%v %v: %v", tc.args, tc.env, err)
+		} else if cfg.gcHeadroom != tc.headroom || cfg.gogcSet != tc.gogc {
+			t.Errorf("%v %v: headroom %d, GOGC set %v; want %d, %v", tc.args, tc.env, cfg.gcHeadroom, cfg.gogcSet, tc.headroom, tc.gogc)
+		}
+	}
+	if _, _, err := parseFlags([]string{"-gc-headroom", "-1"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("a negative -gc-headroom was accepted")
+	}
 	// An environment value that does not parse stops the start instead of being ignored.
 	for _, env := range []map[string]string{
 		{"AGORA_VOTING_WINDOW": "a week"},
 		{"AGORA_WRITE_LIMIT": "lots"},
 		{"AGORA_HOT_K": "hot"},
 		{"AGORA_LOG_JSON": "maybe"},
+		{"AGORA_GC_HEADROOM": "lots"},
 	} {
 		if _, _, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard); err == nil {
 			t.Errorf("%v: no error", env)
