@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -241,6 +242,7 @@ func (c *responseCache) serve(w http.ResponseWriter, e *cacheEntry) {
 		w.Header().Set("Content-Type", e.contentType)
 	}
 	w.Header().Set(CacheHeader, "hit")
+	w.Header().Set("Content-Length", strconv.Itoa(len(e.body))) // one write, not chunks
 	_, _ = w.Write(e.body)
 }
 

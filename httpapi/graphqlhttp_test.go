@@ -318,3 +318,36 @@ func TestGraphQLOverHTTPLeavesStreamsAlone(t *testing.T) {
 		}
 	})
 }
+
+// TestResponsesCarryTheirLength: an answer goes out with its Content-Length, not in chunks, from
+// the executor and from the response cache alike.
+func TestResponsesCarryTheirLength(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		tok, _ := a.signUp("writer")
+		for i := range 20 {
+			a.createPost(tok, fmt.Sprintf("a post with a title long enough to fill the page %d", i))
+		}
+		body := `{"query":"{ posts(first: 20) { edges { cursor node { id title createdAt author { name } } } } }"}`
+		for _, want := range []string{"miss", "hit"} {
+			res, err := http.Post(a.srv.URL+"/query", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != http.StatusOK || len(got) < 2048 {
+				t.Fatalf("%s: status %d, %d bytes (the test wants more than net/http buffers)", want, res.StatusCode, len(got))
+			}
+			if res.Header.Get(httpapi.CacheHeader) != want {
+				t.Fatalf("cache %q, want %q", res.Header.Get(httpapi.CacheHeader), want)
+			}
+			if res.ContentLength != int64(len(got)) || len(res.TransferEncoding) > 0 {
+				t.Fatalf("%s: Content-Length %d, Transfer-Encoding %v, for %d bytes", want, res.ContentLength, res.TransferEncoding, len(got))
+			}
+		}
+	})
+}
