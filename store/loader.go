@@ -28,6 +28,8 @@ type Loader struct {
 	named map[UserKey]*User        // authors as posts and comments keep them (NamedAuthor)
 
 	noNeeds Needs // reads nothing below a user: an author read only for their name
+
+	postGID struct{ pid, id string } // the global id of the post whose comments were parsed last; guarded by mu
 }
 
 // call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a

@@ -123,17 +123,23 @@ func (l *Loader) postOf(c *call, pid string) *Post {
 // fields not read are zero. A comment by a user the viewer blocks comes collapsed.
 func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment {
 	blocks := l.viewerBlocks()
-	cm, _ := l.parsed(c, func(c *call) any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.val == nil { // parsed once, like parsed, without a closure per comment
 		set := commentFieldSets[fs.normal()]
 		v := fields(c)
 		var all [len(commentFields)]string // on the stack: commentFromFields keeps none of it
 		for i, at := range set.at {
 			all[at] = v[i]
 		}
-		cm := commentFromFields(pid, num, all[:])
+		if l.postGID.pid != pid { // the comments of a page share their post's id
+			l.postGID.pid, l.postGID.id = pid, postID(pid)
+		}
+		cm := commentFromFields(pid, l.postGID.id, num, all[:])
 		collapseBlocked(cm, blocks)
-		return cm
-	}).(*Comment)
+		c.val = cm
+	}
+	cm, _ := c.val.(*Comment)
 	return cm
 }
 
@@ -408,16 +414,16 @@ func (s *Store) postFromHash(pid string, h map[string]string) *Post {
 }
 
 // commentFromFields builds a Comment from the values of commentFields, or returns nil when the
-// comment does not exist (or only its removal marker is left). A deleted comment still in the
-// tree is a tombstone: Deleted, no author, no text.
-func commentFromFields(pid, num string, v []string) *Comment {
+// comment does not exist (or only its removal marker is left); postGID is the global id of its
+// post. A deleted comment still in the tree is a tombstone: Deleted, no author, no text.
+func commentFromFields(pid, postGID, num string, v []string) *Comment {
 	created := v[3]
 	if created == "" {
 		return nil
 	}
 	c := &Comment{
 		ID:         commentID(pid, num),
-		PostID:     postID(pid),
+		PostID:     postGID,
 		Deleted:    v[10] == "1",
 		Removed:    v[11] == "1",
 		CreatedAt:  fromMillis(atoi64(created)),
@@ -446,5 +452,5 @@ func commentFromFields(pid, num string, v []string) *Comment {
 
 // commentFromHash builds a Comment from its whole hash, as the write scripts return it.
 func commentFromHash(pid, num string, h map[string]string) *Comment {
-	return commentFromFields(pid, num, valuesOf(h, commentFields[:]))
+	return commentFromFields(pid, postID(pid), num, valuesOf(h, commentFields[:]))
 }
