@@ -29,8 +29,9 @@ type run struct {
 	user    graph.UserResolver
 	group   graph.GroupResolver
 	buf     []byte
-	path    []step    // where the writer is, for the paths of errors
-	bound   []binding // by field slot (see bind)
+	path    []step                 // where the writer is, for the paths of errors
+	bound   []binding              // by field slot (see bind)
+	fcs     []graphql.FieldContext // the response's FieldContexts, by field slot
 }
 
 // binding is what a resolver field of the plan has in one response: the response's context with
@@ -56,7 +57,7 @@ func newRun(ctx context.Context, oc *graphql.OperationContext, root graph.Resolv
 // query writes the data of the operation planned as pl.
 func (r *run) query(pl *plan) (data []byte) {
 	o := pl.root
-	r.bound = make([]binding, pl.slots)
+	r.bound, r.fcs = make([]binding, pl.slots), make([]graphql.FieldContext, pl.slots)
 	r.bind(o)
 	defer func() {
 		if x := recover(); x != nil {
@@ -70,21 +71,21 @@ func (r *run) query(pl *plan) (data []byte) {
 	return r.buf
 }
 
-// bind gives every resolver field of the plan its binding: the response's context with the
-// field's FieldContext, and its arguments — those of the plan, or, when they name variables,
-// those of this response's variables in a FieldContext of its own.
+// bind gives every resolver field of the plan its binding: the response's context with a
+// FieldContext of the response's own — a copy of the plan's, which is shared by every response of
+// the plan and must not be written (graphql.WithFieldContext sets its Parent) — and its
+// arguments: those of the plan, or, when they name variables, those of this response's variables.
 func (r *run) bind(o *object) {
 	for i := range o.fields {
 		f := &o.fields[i]
 		if f.fc != nil {
-			b := &r.bound[f.slot]
-			fc := f.fc
+			b, fc := &r.bound[f.slot], &r.fcs[f.slot]
+			*fc = *f.fc
 			b.args, b.argErr = &f.args, f.argErr
 			if f.varArgs {
-				own := *f.fc
-				own.Args = f.fc.Field.ArgumentMap(r.oc.Variables)
-				a, err := coerce(f.argKind, own.Args)
-				fc, b.args, b.argErr = &own, &a, err
+				fc.Args = f.fc.Field.ArgumentMap(r.oc.Variables)
+				a, err := coerce(f.argKind, fc.Args)
+				b.args, b.argErr = &a, err
 			}
 			b.ctx = graphql.WithFieldContext(r.ctx, fc)
 		}
