@@ -10,8 +10,9 @@
 // only memory.
 //
 // A Tuner keeps the collector's goal at the live heap plus a fixed headroom: after every
-// collection it sets GOGC to the percentage of the live heap that the headroom is, never below
-// Go's 100. The memory this costs is the headroom, known in advance, rather than a multiple of a
+// collection it sets GOGC to the percentage that the headroom is of what GOGC applies to — the
+// live heap, the goroutine stacks and the globals (Go's goal is live + (live + stacks + globals)
+// × GOGC/100) — never below Go's 100. The memory this costs is the headroom, known in advance, rather than a multiple of a
 // live heap that grows with the response cache. A memory limit (GOMEMLIMIT) still applies: Go
 // collects sooner as the heap nears it.
 package gctune
@@ -26,16 +27,17 @@ import (
 // minPercent is Go's default GOGC: never less room than it gives.
 const minPercent = 100
 
-// minLive is Go's smallest heap goal at GOGC=100 (4 MiB), which Go scales with GOGC. Below it — no
-// collection has run yet, or almost nothing is live — the live heap counts as this much, so that
-// the goal is the headroom, not a multiple of nothing.
-const minLive = 4 << 20
+// minScanned is Go's smallest heap goal at GOGC=100 (4 MiB), which Go scales with GOGC. Below it
+// — no collection has run yet, or almost nothing is live — what the collector scans counts as
+// this much, so that the goal is the headroom, not a multiple of nothing.
+const minScanned = 4 << 20
 
-// Percent returns the GOGC percentage that puts the collector's goal at live plus headroom bytes,
-// never below 100; a live heap under 4 MiB counts as 4 MiB.
-func Percent(live, headroom uint64) int {
-	live = max(live, minLive)
-	p := headroom/live*100 + headroom%live*100/live
+// Percent returns the GOGC percentage that puts the collector's goal headroom bytes above the
+// live heap, given scanned, the bytes GOGC applies to (live heap, stacks and globals); never below
+// 100, and scanned counts as at least 4 MiB.
+func Percent(scanned, headroom uint64) int {
+	scanned = max(scanned, minScanned)
+	p := headroom/scanned*100 + headroom%scanned*100/scanned
 	return int(max(p, minPercent))
 }
 
@@ -118,15 +120,19 @@ func tune() {
 	for t := range pacing.running {
 		headroom = max(headroom, t.headroom)
 	}
-	debug.SetGCPercent(Percent(liveHeap(), headroom))
+	debug.SetGCPercent(Percent(scanned(), headroom))
 }
 
-// liveHeap returns the bytes of heap the last collection found live.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+// scanned returns what GOGC applies to: the heap the last collection found live, the stacks it
+// scanned and the globals.
+func scanned() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
 	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	var n uint64
+	for _, v := range s {
+		if v.Value.Kind() == metrics.KindUint64 {
+			n += v.Value.Uint64()
+		}
 	}
-	return s[0].Value.Uint64()
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 )
@@ -57,7 +58,7 @@ func TestPacing(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(80)) // a value to find again at the end
 	const headroom = 256 << 20
 	a := Start(headroom)
-	want := func() int { return Percent(liveHeap(), headroom) }
+	want := func() int { return Percent(scanned(), headroom) }
 	eventually(t, "after Start", func() bool { return gogc() == want() && gogc() > 100 })
 
 	// The live heap grows: the percentage falls so that the goal stays live + headroom.
@@ -70,7 +71,7 @@ func TestPacing(t *testing.T) {
 	runtime.KeepAlive(ballast)
 
 	b := Start(2 * headroom)
-	eventually(t, "with a second tuner of twice the headroom", func() bool { return gogc() == Percent(liveHeap(), 2*headroom) })
+	eventually(t, "with a second tuner of twice the headroom", func() bool { return gogc() == Percent(scanned(), 2*headroom) })
 	b.Stop()
 	eventually(t, "after the second stopped", func() bool { return gogc() == want() })
 	a.Stop()
@@ -88,4 +89,41 @@ func TestPacing(t *testing.T) {
 	c := Start(headroom)
 	defer c.Stop()
 	eventually(t, "started again", func() bool { return gogc() == want() })
+}
+
+// TestHeadroomCountsStacks: with many goroutines, whose stacks GOGC applies to as well as the
+// heap, the goal still stays the headroom above the live heap.
+func TestHeadroomCountsStacks(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	const headroom = 128 << 20
+	tu := Start(headroom)
+	defer tu.Stop()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 5000 {
+		wg.Add(1)
+		go func() { defer wg.Done(); deep(64, stop) }()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	read := func() (live, goal, stacks uint64) {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/gc/scan/stack:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64()
+	}
+	eventually(t, "with 5,000 goroutines", func() bool {
+		live, goal, stacks := read()
+		// Within 2% of the headroom (the percentage is a whole number), once the stacks count.
+		return stacks > 8<<20 && goal > live && goal-live <= headroom+headroom/50 && goal-live >= headroom-headroom/50
+	})
+}
+
+// deep recurses n frames, each with some stack, and waits for stop.
+func deep(n int, stop chan struct{}) byte {
+	var pad [128]byte
+	if n == 0 {
+		<-stop
+		return pad[0]
+	}
+	pad[n%128] = byte(n)
+	return deep(n-1, stop) + pad[n%128]
 }
