@@ -154,23 +154,6 @@ func newLimitCheck(schema *ast.Schema, lim Limits, docs graphql.Cache[*ast.Query
 	return limitCheck{schema: schema, lim: lim, docs: docs, shapes: lru.New[*docShape](queryCacheSize)}
 }
 
-// shape returns the shape of doc, the document of query.
-func (c limitCheck) shape(ctx context.Context, query string, doc *ast.QueryDocument) *docShape {
-	if sh, ok := c.shapes.Get(ctx, query); ok {
-		return sh
-	}
-	sh := &docShape{repeats: make([]repeated, len(doc.Operations)), aliases: countAliases(doc)}
-	for i, op := range doc.Operations {
-		// Bounded by the cost checked first: every field of the expanded document is visited once.
-		sh.repeats[i].name, sh.repeats[i].n = maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth)
-		if op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1 {
-			sh.auths = true
-		}
-	}
-	c.shapes.Add(ctx, query, sh)
-	return sh
-}
-
 // queryCacheSize is how many parsed documents the executor keeps, and as many shapes.
 const queryCacheSize = 1000
 
@@ -196,8 +179,14 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		}
 		return nil // a plain syntax error: the executor reports it with its position
 	}
-	// The cost and depth go first: they bound the work of measuring the shape.
-	for _, op := range doc.Operations {
+	// Each operation in turn: its depth and cost, then its repeats, which the cost just checked
+	// bounds (every field of the expanded document is visited once). The variable-free part,
+	// measured once for a document whose every operation passed, is kept for its next requests.
+	sh, kept := c.shapes.Get(ctx, p.Query)
+	if !kept {
+		sh = &docShape{repeats: make([]repeated, 0, len(doc.Operations))}
+	}
+	for i, op := range doc.Operations {
 		r := measureOperation(c.schema, c.lim, doc, op, p.Variables)
 		if r.depth > c.lim.MaxDepth {
 			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
@@ -205,12 +194,21 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		if r.cost > c.lim.MaxComplexity {
 			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
 		}
-	}
-	sh := c.shape(ctx, p.Query, doc)
-	for _, r := range sh.repeats {
-		if r.n > c.lim.MaxRepeats {
-			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", r.name, c.lim.MaxRepeats)
+		if !kept {
+			var rep repeated
+			rep.name, rep.n = maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth)
+			sh.repeats = append(sh.repeats, rep)
 		}
+		if rep := sh.repeats[i]; rep.n > c.lim.MaxRepeats {
+			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)
+		}
+	}
+	if !kept {
+		for _, op := range doc.Operations {
+			sh.auths = sh.auths || op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1
+		}
+		sh.aliases = countAliases(doc)
+		c.shapes.Add(ctx, p.Query, sh)
 	}
 	if sh.auths {
 		return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
