@@ -6,10 +6,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,14 +80,6 @@ type flight struct {
 func newResponseCache(st *store.Store, log *slog.Logger, maxBytes int64) *responseCache {
 	return &responseCache{st: st, log: log, max: maxBytes, lru: list.New(),
 		entries: make(map[string]*list.Element), flights: make(map[string]*flight)}
-}
-
-// cacheRequest is the part of a GraphQL request that decides its answer.
-type cacheRequest struct {
-	Query         string          `json:"query"`
-	OperationName string          `json:"operationName"`
-	Variables     json.RawMessage `json:"variables"`
-	Extensions    json.RawMessage `json:"extensions"`
 }
 
 // wrap serves queries from the cache in front of next (the GraphQL handler). The request state
@@ -190,7 +182,11 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 // baseKey is the cache key of a query request, before the viewer: a digest of what decides its
 // answer. ok is false for requests the cache does not handle.
 func (c *responseCache) baseKey(r *http.Request) (string, bool) {
-	var cr cacheRequest
+	// The parts of the request that decide its answer, read as the transport reads them (see
+	// readParams): the same members, matched exactly, so that no request runs with one value and
+	// is kept under another.
+	var query, name string
+	var vars, exts []byte
 	switch r.Method {
 	case http.MethodPost:
 		// capBody has read the body into memory; read it and put it back.
@@ -199,21 +195,34 @@ func (c *responseCache) baseKey(r *http.Request) (string, bool) {
 			return "", false
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if json.Unmarshal(body, &cr) != nil {
+		m, ok := requestMembers(body)
+		if !ok {
 			return "", false
 		}
+		if query, ok = jsonString(m.query); !ok {
+			return "", false
+		}
+		if m.operationName != nil && !isNull(m.operationName) {
+			if name, ok = jsonString(m.operationName); !ok {
+				return "", false
+			}
+		}
+		vars, exts = m.variables, m.extensions
 	case http.MethodGet:
-		q := r.URL.Query()
-		cr.Query, cr.OperationName = q.Get("query"), q.Get("operationName")
-		cr.Variables, cr.Extensions = json.RawMessage(q.Get("variables")), json.RawMessage(q.Get("extensions"))
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return "", false
+		}
+		query, name = q.Get("query"), q.Get("operationName")
+		vars, exts = []byte(q.Get("variables")), []byte(q.Get("extensions"))
 	default:
 		return "", false
 	}
-	if cr.Query == "" || !maybeQuery(cr.Query) {
+	if query == "" || !maybeQuery(query) {
 		return "", false
 	}
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(r.Header.Get("Accept")), []byte(cr.Query), []byte(cr.OperationName), cr.Variables, cr.Extensions} {
+	for _, part := range [][]byte{[]byte(r.Header.Get("Accept")), []byte(query), []byte(name), vars, exts} {
 		h.Write(part)
 		h.Write([]byte{0})
 	}

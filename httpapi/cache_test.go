@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -307,4 +308,37 @@ func TestResponseCacheRedisDown(t *testing.T) {
 	if !bytes.Contains(body, []byte(`UNAVAILABLE`)) {
 		t.Fatalf("want UNAVAILABLE while Redis is down, got %s", body)
 	}
+}
+
+// TestResponseCacheKeysOnWhatRuns: the cache reads a request's members exactly as the transport
+// does, so a body that also carries look-alike members ("Variables", "QUERY") is kept under the
+// request that ran, and never answers another.
+func TestResponseCacheKeysOnWhatRuns(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		tok, _ := a.signUp("writer")
+		p1, p2 := a.createPost(tok, "first"), a.createPost(tok, "second")
+		post := func(body string) (string, string) {
+			t.Helper()
+			res, err := http.Post(a.srv.URL+"/query", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			got, err := io.ReadAll(res.Body)
+			if err != nil || res.StatusCode != http.StatusOK {
+				t.Fatalf("%s: status %d, %v", body, res.StatusCode, err)
+			}
+			return string(got), res.Header.Get(httpapi.CacheHeader)
+		}
+		const q = `"query":"query($id: ID!) { post(id: $id) { title } }"`
+		tricky := `{` + q + `,"variables":{"id":"` + p1 + `"},"Variables":{"id":"` + p2 + `"},"QUERY":"{ viewer { id } }"}`
+		if body, _ := post(tricky); !strings.Contains(body, `"first"`) {
+			t.Fatalf("the request with look-alike members: %s", body)
+		}
+		body, cache := post(`{` + q + `,"variables":{"id":"` + p2 + `"}}`)
+		if !strings.Contains(body, `"second"`) || cache != "miss" {
+			t.Fatalf("the second post read after it: %s (cache %s)", body, cache)
+		}
+	})
 }
