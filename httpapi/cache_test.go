@@ -332,7 +332,7 @@ func TestResponseCacheKeysOnWhatRuns(t *testing.T) {
 			return string(got), res.Header.Get(httpapi.CacheHeader)
 		}
 		const q = `"query":"query($id: ID!) { post(id: $id) { title } }"`
-		tricky := `{` + q + `,"variables":{"id":"` + p1 + `"},"Variables":{"id":"` + p2 + `"},"QUERY":"{ viewer { id } }"}`
+		tricky := `{"QUERY":"{ viewer { id } }",` + q + `,"variables":{"id":"` + p1 + `"},"Variables":{"id":"` + p2 + `"}}`
 		if body, _ := post(tricky); !strings.Contains(body, `"first"`) {
 			t.Fatalf("the request with look-alike members: %s", body)
 		}
