@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,47 +181,25 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 // baseKey is the cache key of a query request, before the viewer: a digest of what decides its
 // answer. ok is false for requests the cache does not handle.
 func (c *responseCache) baseKey(r *http.Request) (string, bool) {
-	// The parts of the request that decide its answer, read as the transport reads them (see
-	// readParams): the same members, matched exactly, so that no request runs with one value and
-	// is kept under another.
-	var query, name string
-	var vars, exts []byte
-	switch r.Method {
-	case http.MethodPost:
-		// capBody has read the body into memory; read it and put it back.
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		return "", false
+	}
+	var body []byte
+	if r.Method == http.MethodPost {
+		// capBody has read the body into memory; read it, and put it back for the transport.
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil {
 			return "", false
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		m, ok := requestMembers(body)
-		if !ok {
-			return "", false
-		}
-		if query, ok = jsonString(m.query); !ok {
-			return "", false
-		}
-		if m.operationName != nil && !isNull(m.operationName) {
-			if name, ok = jsonString(m.operationName); !ok {
-				return "", false
-			}
-		}
-		vars, exts = m.variables, m.extensions
-	case http.MethodGet:
-		q, err := url.ParseQuery(r.URL.RawQuery)
-		if err != nil {
-			return "", false
-		}
-		query, name = q.Get("query"), q.Get("operationName")
-		vars, exts = []byte(q.Get("variables")), []byte(q.Get("extensions"))
-	default:
-		return "", false
+		defer func() { r.Body = io.NopCloser(bytes.NewReader(body)) }()
 	}
-	if query == "" || !maybeQuery(query) {
+	raw, err := readRaw(r) // as the transport reads it: kept under the parameters it runs with
+	if err != nil || raw.query == "" || !maybeQuery(raw.query) {
 		return "", false
 	}
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(r.Header.Get("Accept")), []byte(query), []byte(name), vars, exts} {
+	for _, part := range [][]byte{[]byte(r.Header.Get("Accept")), []byte(raw.query), []byte(raw.operationName), raw.variables, raw.extensions} {
 		h.Write(part)
 		h.Write([]byte{0})
 	}

@@ -236,53 +236,66 @@ func (t httpTransport) write(ctx context.Context, w http.ResponseWriter, status 
 // readParams reads the parameters of a GraphQL-over-HTTP request: a GET's from its query string,
 // a POST's from its JSON body. It fails when they do not make a well-formed request.
 func readParams(r *http.Request) (*graphql.RawParams, error) {
-	p := &graphql.RawParams{}
+	raw, err := readRaw(r)
+	if err != nil {
+		return nil, err
+	}
+	p := &graphql.RawParams{Query: raw.query, OperationName: raw.operationName}
+	if err := decodeObject("variables", raw.variables, &p.Variables); err != nil {
+		return nil, err
+	}
+	if err := decodeObject("extensions", raw.extensions, &p.Extensions); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// rawRequest is a request's parameters as sent: the query and operation name read, the variables
+// and extensions still JSON.
+type rawRequest struct {
+	query, operationName  string
+	variables, extensions []byte
+}
+
+// readRaw reads a request's parameters as sent. It is the one reading of them: the transport
+// decodes what it returns (readParams), and the response cache keys on it, so that a request is
+// kept under the parameters it ran with.
+func readRaw(r *http.Request) (rawRequest, error) {
 	if r.Method == http.MethodGet {
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
-			return nil, fmt.Errorf("the query string is malformed: %w", err)
+			return rawRequest{}, fmt.Errorf("the query string is malformed: %w", err)
 		}
 		if !q.Has("query") {
-			return nil, errors.New(`the "query" parameter is missing`)
+			return rawRequest{}, errors.New(`the "query" parameter is missing`)
 		}
-		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
-		if err := decodeObject("variables", []byte(q.Get("variables")), &p.Variables); err != nil {
-			return nil, err
-		}
-		if err := decodeObject("extensions", []byte(q.Get("extensions")), &p.Extensions); err != nil {
-			return nil, err
-		}
-		return p, nil
+		return rawRequest{query: q.Get("query"), operationName: q.Get("operationName"),
+			variables: []byte(q.Get("variables")), extensions: []byte(q.Get("extensions"))}, nil
 	}
 	var body []byte
 	if r.Body != nil {
 		var err error
 		if body, err = io.ReadAll(r.Body); err != nil {
-			return nil, fmt.Errorf("could not read the request body: %w", err)
+			return rawRequest{}, fmt.Errorf("could not read the request body: %w", err)
 		}
 	}
 	m, ok := requestMembers(body)
 	if !ok {
-		return nil, errors.New("the request body is not a JSON object")
+		return rawRequest{}, errors.New("the request body is not a JSON object")
 	}
 	if m.query == nil || isNull(m.query) {
-		return nil, errors.New(`the "query" parameter is missing`)
+		return rawRequest{}, errors.New(`the "query" parameter is missing`)
 	}
-	if p.Query, ok = jsonString(m.query); !ok {
-		return nil, errors.New(`the "query" parameter must be a string`)
+	raw := rawRequest{variables: m.variables, extensions: m.extensions}
+	if raw.query, ok = jsonString(m.query); !ok {
+		return rawRequest{}, errors.New(`the "query" parameter must be a string`)
 	}
 	if m.operationName != nil && !isNull(m.operationName) {
-		if p.OperationName, ok = jsonString(m.operationName); !ok {
-			return nil, errors.New(`the "operationName" parameter must be a string or null`)
+		if raw.operationName, ok = jsonString(m.operationName); !ok {
+			return rawRequest{}, errors.New(`the "operationName" parameter must be a string or null`)
 		}
 	}
-	if err := decodeObject("variables", m.variables, &p.Variables); err != nil {
-		return nil, err
-	}
-	if err := decodeObject("extensions", m.extensions, &p.Extensions); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return raw, nil
 }
 
 // decodeObject decodes the JSON object parameter name into m, keeping numbers as json.Number as
