@@ -4,6 +4,10 @@ import "context"
 
 // Hooks for the external tests of package store_test.
 
+// OnVerify makes s call f before each argon2id verification of a password (a log-in's, a
+// password change's, the decoy's for an unknown name). Set it before any log-in.
+func (s *Store) OnVerify(f func()) { s.onVerify = f }
+
 // RecordKarma exposes recordKarma.
 func (s *Store) RecordKarma(ctx context.Context, author, item string, net int, version int64) error {
 	return s.recordKarma(ctx, author, item, net, version)

@@ -27,6 +27,14 @@ func (k keys) userRate(uid string) string { return k.user(uid) + ":rate" }
 // userFails is a sorted set of the recent failed log-ins on the account, scored by time (ms).
 func (k keys) userFails(uid string) string { return k.user(uid) + ":fails" }
 
+// userAddrFails is a sorted set of the recent failed log-ins on the account from a client address
+// the account knows (see userKnown), scored by time (ms).
+func (k keys) userAddrFails(uid, addr string) string { return k.userFails(uid) + ":" + addr }
+
+// userKnown is a sorted set of the client addresses the user logged in from, address → until
+// when the account knows it (Unix ms).
+func (k keys) userKnown(uid string) string { return k.user(uid) + ":known" }
+
 // addrFails is a sorted set of the recent failed log-ins from a client address, scored by time.
 func (k keys) addrFails(addr string) string { return k.prefix + "{a:" + addr + "}:fails" }
 

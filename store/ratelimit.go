@@ -17,13 +17,19 @@ type limit struct {
 // AuthLimits bound password guessing and mass sign-ups. Every limit is off when
 // Options.WriteLimit is negative (the switch load tests use).
 type AuthLimits struct {
-	// FailedLoginsPerAccount is how many failed log-ins one account accepts per window. Default 10.
+	// FailedLoginsPerAccount is how many failed log-ins one account accepts per window from the
+	// addresses it is not known at, all together; each address it is known at (see
+	// KnownAddressTTL) has a window of this size of its own, so that guessing from elsewhere
+	// does not lock the owner out. Default 10.
 	FailedLoginsPerAccount int
 	// FailedLoginsPerAddress is how many failed log-ins one client address may make per window,
 	// whatever the accounts. Default 50.
 	FailedLoginsPerAddress int
 	// LoginWindow is the window of both. Default 15 minutes.
 	LoginWindow time.Duration
+	// KnownAddressTTL is how long after a successful log-in (or the sign-up) from a client
+	// address the account knows it. Default 30 days.
+	KnownAddressTTL time.Duration
 	// SignUpsPerAddress is how many sign-ups one client address may make per SignUpWindow.
 	// Default 10 per hour.
 	SignUpsPerAddress int
@@ -39,6 +45,9 @@ func (o AuthLimits) withDefaults() AuthLimits {
 	}
 	if o.LoginWindow <= 0 {
 		o.LoginWindow = 15 * time.Minute
+	}
+	if o.KnownAddressTTL <= 0 {
+		o.KnownAddressTTL = 30 * 24 * time.Hour
 	}
 	if o.SignUpsPerAddress <= 0 {
 		o.SignUpsPerAddress = 10
@@ -73,7 +82,7 @@ func (s *Store) allowWriteWith(ctx context.Context, uid, item string, extra []op
 	var calls []scriptCall
 	l := limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}
 	if s.opts.WriteLimit >= 0 {
-		calls = append(calls, s.rateCall(s.k.userRate(uid), l, true))
+		calls = append(calls, s.rateCall(s.k.userRate(uid), l, randomHex(8)))
 	}
 	var n note
 	if item != "" {
@@ -105,7 +114,11 @@ func (s *Store) allow(ctx context.Context, key string, l limit, record bool) err
 	if s.opts.WriteLimit < 0 {
 		return nil
 	}
-	c := s.rateCall(key, l, record)
+	member := ""
+	if record {
+		member = randomHex(8)
+	}
+	c := s.rateCall(key, l, member)
 	v, err := s.run(ctx, c.name, c.keys, c.args...)
 	if err != nil {
 		return err
@@ -113,13 +126,10 @@ func (s *Store) allow(ctx context.Context, key string, l limit, record bool) err
 	return rateResult(v, l)
 }
 
-// rateCall is the script call that checks, and records when record is set, one more attempt
-// against the limit kept in key.
-func (s *Store) rateCall(key string, l limit, record bool) scriptCall {
-	member := ""
-	if record {
-		member = randomHex(8)
-	}
+// rateCall is the script call that checks one more attempt against the limit kept in key, and
+// records it as member when member is not "" (a random member unique to the attempt, so that the
+// call is safe to run twice and the attempt can be forgiven later by removing it).
+func (s *Store) rateCall(key string, l limit, member string) scriptCall {
 	return scriptCall{name: "ratelimit", keys: []string{key}, args: []any{s.now().UnixMilli(), l.window.Milliseconds(), l.max, member}}
 }
 

@@ -85,7 +85,7 @@ type scriptCall struct {
 // events' logs (and replay, which only reads), and sessions with the password hash. Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
 var unrevised = map[string]bool{"claim": true, "ratelimit": true, "publish": true, "replay": true, "persisted": true,
-	"session_start": true, "sessions_end": true,
+	"session_start": true, "sessions_end": true, "known_address": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
@@ -96,7 +96,7 @@ var unrevised = map[string]bool{"claim": true, "ratelimit": true, "publish": tru
 // Of the job engine's scripts only an enqueue must survive a failover (a scheduled post's
 // publication, a write's repair note): a claim or an outcome lost with it makes a job run once
 // more, which handlers allow, and a lock lost with it is taken again.
-var unreplicated = map[string]bool{"ratelimit": true, "publish": true, "replay": true, "persisted": true,
+var unreplicated = map[string]bool{"ratelimit": true, "known_address": true, "publish": true, "replay": true, "persisted": true,
 	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).

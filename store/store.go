@@ -140,6 +140,8 @@ type Store struct {
 	// decoy is a hash of a random password, verified when a log-in names no user so that the
 	// answer takes as long as for a real user.
 	decoy string
+	// onVerify, when set (by tests), is called before each argon2id verification of a password.
+	onVerify func()
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,6 +79,9 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 		return nil, err
 	}
 	s.settled(ctx, n)
+	if err := s.rememberAddress(ctx, uid); err != nil {
+		return nil, err
+	}
 	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())}, hash)
 }
 
@@ -107,9 +109,9 @@ func (s *Store) signUpAgain(ctx context.Context, name, password string, conflict
 }
 
 // LogIn checks a name and password and starts a session. Failed log-ins are limited per account
-// (Options.Auth.FailedLoginsPerAccount per window) and per client address (WithClient): once a
-// limit is reached, log-ins are refused with KindRateLimited before the password is checked,
-// until the window has room, so guessing costs the guesser time and the server no hashing.
+// and per client address (WithClient; see checkCredentials): once a limit is reached, log-ins are
+// refused with KindRateLimited before the password is checked, until the window has room, so
+// guessing costs the guesser time and the server no hashing.
 func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, error) {
 	bad := &Error{Kind: KindUnauthenticated, Msg: "wrong name or password"}
 	if !validUserName(name) || len(password) > MaxPasswordBytes {
@@ -128,53 +130,6 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 		return nil, err
 	}
 	return s.newSession(ctx, s.userFromFields(uid, strs(vals)), pass)
-}
-
-// errWrongPassword is checkCredentials' answer to a wrong password or an unknown user.
-var errWrongPassword = errors.New("wrong name or password")
-
-// checkCredentials checks password against the user uid's under the limits on failed log-ins
-// (see LogIn), and counts a failure against them. It returns the user's userFields and their
-// encoded password hash; errWrongPassword for a wrong password or an unknown user, which costs
-// the same time as a right one so that timing does not reveal which names exist.
-func (s *Store) checkCredentials(ctx context.Context, uid, password string) (vals []any, encoded string, err error) {
-	a := s.opts.Auth
-	perAccount := limit{"failed log-ins on this account", a.FailedLoginsPerAccount, a.LoginWindow}
-	perAddress := limit{"failed log-ins from this address", a.FailedLoginsPerAddress, a.LoginWindow}
-	addr := ClientFrom(ctx)
-	if err := s.allow(ctx, s.k.userFails(uid), perAccount, false); err != nil {
-		return nil, "", err
-	}
-	if addr != "" {
-		if err := s.allow(ctx, s.k.addrFails(addr), perAddress, false); err != nil {
-			return nil, "", err
-		}
-	}
-	failed := func() error {
-		if err := s.allow(ctx, s.k.userFails(uid), perAccount, true); err != nil && !IsKind(err, KindRateLimited) {
-			return err
-		}
-		if addr != "" {
-			if err := s.allow(ctx, s.k.addrFails(addr), perAddress, true); err != nil && !IsKind(err, KindRateLimited) {
-				return err
-			}
-		}
-		return errWrongPassword
-	}
-	vals, err = s.rdb.HMGet(ctx, s.k.user(uid), slices.Concat(userFields, []string{"pass"})...).Result()
-	if err != nil {
-		return nil, "", fmt.Errorf("check password: %w", err)
-	}
-	encoded, _ = vals[len(userFields)].(string)
-	if encoded == "" {
-		// Spend the same time as a real check so that timing does not reveal which names exist.
-		s.verifyPassword(password, s.decoy)
-		return nil, "", failed()
-	}
-	if !s.verifyPassword(password, encoded) {
-		return nil, "", failed()
-	}
-	return vals[:len(userFields)], encoded, nil
 }
 
 // userFromFields builds a User from the values of userFields.
@@ -236,6 +191,9 @@ func (s *Store) verifyPassword(password, encoded string) bool {
 	want, err2 := base64.RawStdEncoding.DecodeString(parts[5])
 	if err1 != nil || err2 != nil {
 		return false
+	}
+	if s.onVerify != nil {
+		s.onVerify()
 	}
 	release := s.acquireHashing()
 	got := argon2.IDKey([]byte(password), salt, t, m, th, uint32(len(want)))
