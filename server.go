@@ -6,6 +6,8 @@
 //	agora [flags] rebuild  re-derive rankings and indexes from the posts, then exit
 //	agora [flags] dead-jobs             list the jobs set aside after failing, then exit
 //	agora [flags] retry-job <id>        put a dead job back in the queue, then exit
+//	agora [flags] admin grant|revoke <name>   make an account a site admin, or no longer, then exit
+//	agora [flags] admin list            list the site admins, then exit
 package main
 
 //go:generate go run github.com/99designs/gqlgen generate
@@ -110,6 +112,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
                          their last error, then exit
   agora [flags] retry-job <id>
                          put a dead job back in the queue (after fixing its cause), then exit
+  agora [flags] admin grant <name> | admin revoke <name> | admin list
+                         make an existing account a site admin, or no longer one, on every
+                         replica within seconds; or list the admins; then exit
 
 Every flag has an environment variable; a flag wins over its variable. Tracing is on when the
 standard OpenTelemetry variables name an endpoint: OTEL_EXPORTER_OTLP_ENDPOINT (or
@@ -199,7 +204,8 @@ Flags:
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
 	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
 	var admins string
-	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site")
+	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site; "+
+		"a name makes an admin only of an account created before the setting first named it (see `agora admin grant`)")
 	num(&c.jobWorkers, "job-workers", "AGORA_JOB_WORKERS", 16, "background jobs this process runs at once")
 	num(&c.jobTries, "job-tries", "AGORA_JOB_TRIES", 10, "tries of a failing background job before it is set aside as a dead letter")
 	d := httpapi.DefaultLimits
@@ -330,6 +336,12 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 
 	if len(rest) > 0 {
+		if rest[0] == "admin" {
+			if cfg.redis.Mode() == "" {
+				return errors.New("admin needs the Redis of the deployment: set -redis, -redis-cluster or -redis-sentinel (the embedded Redis starts empty)")
+			}
+			return adminCommand(ctx, st, rest[1:], stdout, log)
+		}
 		if want := map[string]int{"retry-job": 2}[rest[0]]; len(rest) != max(want, 1) {
 			if want == 2 && len(rest) == 1 {
 				return errors.New("retry-job needs the id of a dead job (see dead-jobs)")
@@ -374,7 +386,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 				"memberships", ustats.Memberships, "bans", ustats.Bans)
 			return nil
 		default:
-			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs and retry-job)", rest[0])
+			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs, retry-job and admin)", rest[0])
 		}
 	}
 	// Every replica runs jobs (publications, fan-out, repairs of half-done writes). On the way
@@ -416,6 +428,37 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		defer stop()
 	}
 	return serve(ctx, cfg, log, api, endStreams)
+}
+
+// adminCommand runs `agora admin grant NAME`, `agora admin revoke NAME` or `agora admin list`:
+// the operator's grants of site admin, kept in Redis by user key and read by every replica (see
+// store.GrantAdmin).
+func adminCommand(ctx context.Context, st *store.Store, args []string, stdout io.Writer, log *slog.Logger) error {
+	const usage = "usage: agora admin grant <name> | admin revoke <name> | admin list"
+	switch {
+	case len(args) == 1 && args[0] == "list":
+		configured, granted := st.Admins()
+		for _, u := range configured {
+			fmt.Fprintf(stdout, "%s\tsetting\n", u)
+		}
+		for _, u := range granted {
+			fmt.Fprintf(stdout, "%s\tgranted\n", u)
+		}
+		return nil
+	case len(args) == 2 && args[0] == "grant":
+		if err := st.GrantAdmin(ctx, args[1]); err != nil {
+			return fmt.Errorf("admin grant: %w", err)
+		}
+		log.Info("site admin granted; every replica sees it within seconds", "name", args[1])
+		return nil
+	case len(args) == 2 && args[0] == "revoke":
+		if err := st.RevokeAdmin(ctx, args[1]); err != nil {
+			return fmt.Errorf("admin revoke: %w", err)
+		}
+		log.Info("site admin revoked; every replica sees it within seconds", "name", args[1])
+		return nil
+	}
+	return errors.New(usage)
 }
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is

@@ -258,6 +258,51 @@ func TestRebuildCommand(t *testing.T) {
 	}
 }
 
+// TestAdminCommands grants and revokes site admin by command, as an operator does, and lists the
+// admins in a later process, which reads them from Redis.
+func TestAdminCommands(t *testing.T) {
+	ctx := context.Background()
+	env := map[string]string{"REDIS_URL": "redis://" + storetest.RealServer(t).Addr, "AGORA_PREFIX": storetest.Prefix()}
+	getenv := func(k string) string { return env[k] }
+	s := start(t, env)
+	s.post(t, "", `mutation { signUp(name: "Boss", password: "password1") { token } }`)
+	list := func() string {
+		t.Helper()
+		var out syncBuffer
+		if err := run(ctx, []string{"admin", "list"}, getenv, &out, io.Discard); err != nil {
+			t.Fatalf("admin list: %v", err)
+		}
+		return out.String()
+	}
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"admin"}, false},
+		{[]string{"admin", "grant"}, false},
+		{[]string{"admin", "grant", "nobody"}, false}, // no such account
+		{[]string{"admin", "promote", "boss"}, false},
+		{[]string{"admin", "grant", "BOSS"}, true},
+		{[]string{"admin", "grant", "boss"}, true}, // again: nothing changes
+	} {
+		if err := run(ctx, tc.args, getenv, io.Discard, io.Discard); (err == nil) != tc.ok {
+			t.Fatalf("%q: %v, want success %v", tc.args, err, tc.ok)
+		}
+	}
+	if out := list(); !strings.Contains(out, "boss\tgranted\n") {
+		t.Fatalf("admin list after the grant:\n%s", out)
+	}
+	if err := run(ctx, []string{"admin", "revoke", "boss"}, getenv, io.Discard, io.Discard); err != nil {
+		t.Fatalf("admin revoke: %v", err)
+	}
+	if out := list(); strings.Contains(out, "boss\t") {
+		t.Fatalf("admin list after the revocation:\n%s", out)
+	}
+	if err := run(ctx, []string{"admin", "list"}, func(string) string { return "" }, io.Discard, io.Discard); err == nil {
+		t.Fatal("admin ran on an empty embedded Redis")
+	}
+}
+
 func TestDeadJobCommands(t *testing.T) {
 	ctx := context.Background()
 	srv := storetest.RealServer(t)

@@ -40,9 +40,10 @@ func newBanTest(t *testing.T, b storetest.Backend) *banTest {
 	t.Helper()
 	clk := storetest.NewClock()
 	prefix := storetest.Prefix()
-	a := newAPI(t, b, store.Options{Prefix: prefix, Now: clk.Now, Admins: []string{"root"}})
+	a := newAPI(t, b, store.Options{Prefix: prefix, Now: clk.Now})
 	bt := &banTest{api: a, clk: clk}
 	bt.root, _ = a.signUp("root")
+	a.grantAdmin("root")
 	bt.mia, _ = a.signUp("mia")
 	bt.ben, bt.benID = a.signUp("ben")
 	bt.amy, bt.amyID = a.signUp("amy")

@@ -69,11 +69,12 @@ func (a *api) modLog(group string) []string {
 
 func TestAPIGroupModeration(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		a := newAPI(t, b, store.Options{Admins: []string{"root"}})
+		a := newAPI(t, b, store.Options{})
 		ann, annID := a.signUp("ann")
 		ben, benID := a.signUp("ben")
 		cat, catID := a.signUp("cat")
 		root, _ := a.signUp("root")
+		a.grantAdmin("root")
 
 		create := `mutation($n:String!,$d:String){createGroup(name:$n,description:$d){` + groupFields + `}}`
 		var c struct{ CreateGroup groupView }

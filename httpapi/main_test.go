@@ -36,6 +36,14 @@ func newAPI(t testing.TB, b storetest.Backend, opts store.Options) *api {
 	return &api{t: t, srv: srv, h: h, store: st, hub: hub}
 }
 
+// grantAdmin makes the account name a site admin, as the operator's `agora admin grant` does.
+func (a *api) grantAdmin(name string) {
+	a.t.Helper()
+	if err := a.store.GrantAdmin(context.Background(), name); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
 // newHub returns the live events of st, closed when the test ends.
 func newHub(t testing.TB, st *store.Store) *live.Hub {
 	t.Helper()

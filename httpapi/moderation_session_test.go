@@ -14,8 +14,9 @@ import (
 // a feed; a report, a removal, a ban, a lock, a pin; an admin stepping in; the public log.
 func TestModerationSession(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		a := newAPI(t, b, store.Options{Admins: []string{"root"}})
+		a := newAPI(t, b, store.Options{})
 		root, _ := a.signUp("root")
+		a.grantAdmin("root")
 		mia, miaID := a.signUp("mia")
 		cat, catID := a.signUp("cat")
 		ben, benID := a.signUp("ben")

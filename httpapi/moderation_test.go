@@ -25,10 +25,11 @@ type modAPI struct {
 // newModAPI signs up root (an admin), mia and rex, and makes mia a moderator of go and rex of
 // rust by writing the groups' moderators directly, as createGroup and addModerator do.
 func newModAPI(t *testing.T, b storetest.Backend, users ...string) *modAPI {
-	a := &modAPI{api: newAPI(t, b, store.Options{Admins: []string{"root"}}), tokens: map[string]string{}}
+	a := &modAPI{api: newAPI(t, b, store.Options{}), tokens: map[string]string{}}
 	for _, u := range append([]string{"root", "mia", "rex"}, users...) {
 		a.tokens[u], _ = a.signUp(u)
 	}
+	a.grantAdmin("root")
 	prefix := a.store.Options().Prefix
 	for g, u := range map[string]string{"go": "mia", "rust": "rex"} {
 		z := redis.Z{Score: float64(time.Now().UnixMilli()), Member: u}
@@ -336,8 +337,9 @@ func TestRemovedPostsLeaveLiveStreams(t *testing.T) {
 func TestPinsCostNoRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		counted, rt := b.Counted(t)
-		a := newAPI(t, counted, store.Options{Admins: []string{"root"}})
+		a := newAPI(t, counted, store.Options{})
 		root, _ := a.signUp("root")
+		a.grantAdmin("root")
 		tok, _ := a.signUp("author")
 		var posts []string
 		for i := range 30 {

@@ -39,7 +39,7 @@ func diffViewers() []string { return []string{"", "ann", "bob", "carol", "dave",
 func TestReadexecMatchesGqlgen(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		start := time.Now()
-		st := b.NewStore(t, store.Options{WriteLimit: -1, Admins: []string{"root"}})
+		st := b.NewStore(t, store.Options{WriteLimit: -1})
 		hub := live.New(st, live.Options{})
 		t.Cleanup(func() { _ = hub.Close() })
 		d := &differ{
@@ -135,6 +135,7 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 		check("sign up "+name, err)
 		tokens[name] = s.Token
 	}
+	check("grant root admin", st.GrantAdmin(ctx, "root"))
 	ann, bob, carol, dave, mia, root := store.UserKey("ann"), store.UserKey("bob"), store.UserKey("carol"),
 		store.UserKey("dave"), store.UserKey("mia"), store.UserKey("root")
 

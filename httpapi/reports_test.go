@@ -28,11 +28,12 @@ func (a *api) makeModerator(b storetest.Backend, group, uid string) {
 // go), max (of rust) and duo (of both), and their tokens by name.
 func newReportsAPI(t *testing.T, b storetest.Backend) (*api, map[string]string) {
 	t.Helper()
-	a := newAPI(t, b, store.Options{Admins: []string{"root"}})
+	a := newAPI(t, b, store.Options{})
 	tok := map[string]string{}
 	for _, name := range []string{"ann", "ben", "mia", "max", "duo", "root"} {
 		tok[name], _ = a.signUp(name)
 	}
+	a.grantAdmin("root")
 	for _, m := range [][2]string{{"go", "mia"}, {"rust", "max"}, {"go", "duo"}, {"rust", "duo"}} {
 		a.makeModerator(b, m[0], m[1])
 	}

@@ -21,8 +21,11 @@ type banWorld struct {
 func newBanWorld(t *testing.T, b storetest.Backend) *banWorld {
 	t.Helper()
 	clk := storetest.NewClock()
-	w := &banWorld{t: t, s: b.NewStore(t, store.Options{Now: clk.Now, Admins: []string{"root"}}), clk: clk, ctx: context.Background()}
+	w := &banWorld{t: t, s: b.NewStore(t, store.Options{Now: clk.Now}), clk: clk, ctx: context.Background()}
 	signUp(t, w.s, "root", "mia", "rex", "ben", "amy")
+	if err := w.s.GrantAdmin(w.ctx, "root"); err != nil {
+		t.Fatal(err)
+	}
 	for g, m := range map[string]store.UserKey{"go": "mia", "rust": "rex"} {
 		if err := w.s.SetModerator(w.ctx, g, m); err != nil {
 			t.Fatal(err)

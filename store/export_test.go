@@ -68,3 +68,7 @@ func (s *Store) ApplyFollowMode(ctx context.Context, a, b string, version int64,
 		b, version, mode, 1)
 	return err
 }
+
+// RefreshAdmins reads the operator's grants of site admin again, as RunBackground does every
+// few seconds.
+func (s *Store) RefreshAdmins(ctx context.Context) error { return s.refreshAdmins(ctx) }

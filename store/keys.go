@@ -35,6 +35,12 @@ func (k keys) userAddrFails(uid, addr string) string { return k.userFails(uid) +
 // when the account knows it (Unix ms).
 func (k keys) userKnown(uid string) string { return k.user(uid) + ":known" }
 
+// admins is a hash of the accounts granted site admin by the operator (`agora admin grant`),
+// user key → when (Unix ms); adminNames a hash of the names the admins setting has named,
+// name → when it first named it (Unix ms). See admins.go.
+func (k keys) admins() string     { return k.prefix + "{admins}" }
+func (k keys) adminNames() string { return k.admins() + ":named" }
+
 // addrFails is a sorted set of the recent failed log-ins from a client address, scored by time.
 func (k keys) addrFails(addr string) string { return k.prefix + "{a:" + addr + "}:fails" }
 

@@ -23,8 +23,9 @@ type modFixture struct {
 func newModFixture(t *testing.T, b storetest.Backend) *modFixture {
 	f := &modFixture{}
 	clock := func() time.Time { return time.Now().Add(time.Duration(f.skew.Load())) }
-	f.fixture = newFixture(t, b, store.Options{Admins: []string{"root"}, Now: clock})
-	for _, u := range []string{"root", "mia", "rex"} {
+	f.fixture = newFixture(t, b, store.Options{Now: clock})
+	f.admin("root")
+	for _, u := range []string{"mia", "rex"} {
 		f.user(u)
 	}
 	if err := f.s.SetModerator(f.ctx, "go", "mia"); err != nil {

@@ -10,7 +10,11 @@ import (
 
 func TestAuthority(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{Admins: []string{" Root "}})
+		// The admins setting names root, whose account existed before (names are trimmed, any case).
+		clk, prefix := storetest.NewClock(), storetest.Prefix()
+		newFixture(t, b, store.Options{Prefix: prefix, Now: clk.Now}).user("root")
+		clk.Add(time.Millisecond)
+		f := newFixture(t, b, store.Options{Prefix: prefix, Now: clk.Now, Admins: []string{" Root "}})
 		if err := f.s.SetModerator(f.ctx, "go", "mia"); err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,17 @@ func newFixture(t *testing.T, b storetest.Backend, opts store.Options) *fixture 
 	return &fixture{t: t, s: b.NewStore(t, opts), ctx: context.Background()}
 }
 
+// admin signs up name, makes the account a site admin (the operator's grant) and returns its
+// user key.
+func (f *fixture) admin(name string) string {
+	f.t.Helper()
+	uid := f.user(name)
+	if err := f.s.GrantAdmin(f.ctx, name); err != nil {
+		f.t.Fatal(err)
+	}
+	return uid
+}
+
 // user signs up name and returns its user key.
 func (f *fixture) user(name string) string {
 	f.t.Helper()

@@ -42,7 +42,8 @@ func (f *fixture) openReports(uid string) int64 {
 
 func TestReportIsIdempotentWhileOpen(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{Admins: []string{"root"}})
+		f := newFixture(t, b, store.Options{})
+		f.admin("root")
 		amy, bob := f.user("amy"), f.user("bob")
 		f.user("root")
 		p := f.post(amy, "spam", "go", "rust")
@@ -76,7 +77,8 @@ func TestReportIsIdempotentWhileOpen(t *testing.T) {
 
 func TestReportLimit(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{Admins: []string{"root"}})
+		f := newFixture(t, b, store.Options{})
+		f.admin("root")
 		amy, bob := f.user("amy"), f.user("bob")
 		var posts []*store.Post
 		for i := range store.MaxOpenReports + 1 {
@@ -130,7 +132,8 @@ func TestOpenReportStopsCountingAtItsExpiryOnTheTestClock(t *testing.T) {
 
 func TestReportCountIsExactUnderConcurrentReports(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{Admins: []string{"root"}})
+		f := newFixture(t, b, store.Options{})
+		f.admin("root")
 		amy := f.user("amy")
 		p := f.post(amy, "contested", "go")
 		const n = 12
@@ -185,7 +188,8 @@ func TestReportCountIsExactUnderConcurrentReports(t *testing.T) {
 func TestCutOffReportIsRepaired(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		clk := storetest.NewClock()
-		f := newFixture(t, b, store.Options{Now: clk.Now, Admins: []string{"root"}})
+		f := newFixture(t, b, store.Options{Now: clk.Now})
+		f.admin("root")
 		amy, bob := f.user("amy"), f.user("bob")
 		p := f.post(amy, "spam", "go")
 		if err := f.s.ReportFirstStep(f.ctx, uk(bob), p.ID, "cut off"); err != nil {
@@ -226,7 +230,8 @@ func TestCutOffReportIsRepaired(t *testing.T) {
 func TestCutOffResolveIsRepaired(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		clk := storetest.NewClock()
-		f := newFixture(t, b, store.Options{Now: clk.Now, Admins: []string{"root"}})
+		f := newFixture(t, b, store.Options{Now: clk.Now})
+		f.admin("root")
 		amy, bob := f.user("amy"), f.user("bob")
 		r := f.report(bob, f.post(amy, "spam").ID, "spam")
 		if err := f.s.ResolveFirstStep(f.ctx, "root", r.ID); err != nil {

@@ -10,8 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,7 +69,8 @@ type Options struct {
 	// MaxScheduledPosts is how many scheduled posts one user may have pending. Default 10.
 	MaxScheduledPosts int
 	// Admins names the site admins (user names, any case): they moderate every group and may
-	// ban users from the whole site.
+	// ban users from the whole site. A name makes an admin only of an account created before
+	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.
 	Admins []string
 }
 
@@ -140,6 +142,9 @@ type Store struct {
 	// decoy is a hash of a random password, verified when a log-in names no user so that the
 	// answer takes as long as for a real user.
 	decoy string
+	// admins is who is a site admin (admins.go); adminMu orders its refreshes.
+	admins  atomic.Pointer[adminSet]
+	adminMu sync.Mutex
 	// onVerify, when set (by tests), is called before each argon2id verification of a password.
 	onVerify func()
 }
@@ -174,6 +179,9 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	if s.sharded, err = shardedPubSub(ctx, rdb); err != nil {
 		return nil, err
 	}
+	if err := s.resolveAdmins(ctx); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -202,11 +210,6 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }
-
-// IsAdmin reports whether the user is a site admin (Options.Admins).
-func (s *Store) IsAdmin(user UserKey) bool {
-	return user != "" && slices.Contains(s.opts.Admins, string(user))
-}
 
 // randomBytes returns n bytes from crypto/rand.
 func randomBytes(n int) []byte {

@@ -20,7 +20,7 @@ type User struct {
 	ID        string
 	Name      string
 	CreatedAt time.Time
-	Admin     bool    // a site admin (Options.Admins)
+	Admin     bool    // a site admin (see IsAdmin)
 	Bio       *string // nil when none
 	AvatarURL *string // an https URL; nil when none
 }
