@@ -121,7 +121,8 @@ func (s *Store) ReportComment(ctx context.Context, user UserKey, id, reason stri
 }
 
 // report files user's report of the post or comment target. Reporting a target again while the
-// user's report of it is open returns that report.
+// user's report of it is open returns that report. A user banned from one of the post's groups
+// is KindBanned.
 func (s *Store) report(ctx context.Context, user UserKey, target, reason string) (*Report, error) {
 	if user == "" {
 		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to report"}
@@ -134,7 +135,9 @@ func (s *Store) report(ctx context.Context, user UserKey, target, reason string)
 		return nil, err
 	}
 	rec.Reporter, rec.Reason, rec.At, rec.Ver = string(user), reason, s.now().UnixMilli(), 1
-	n, err := s.allowWrite(ctx, string(user), repairReport+":"+string(user)+":"+target)
+	// Reports are in a group ban's scope: a user banned from one of the post's groups may not
+	// report in it (nor flood its moderators with reports).
+	n, err := s.allowWrite(ctx, string(user), repairReport+":"+string(user)+":"+target, inGroups(rec.groups()...))
 	if err != nil {
 		return nil, err
 	}
