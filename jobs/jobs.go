@@ -205,16 +205,27 @@ func checkJob(j Job) error {
 // its state before this cause. Claims keep counting across moves, so that each claim's number is
 // its own and the outcome of an old run never passes for a newer one's.
 func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
+	mode := modeAdd
+	if move {
+		mode = modeMove
+	}
+	return e.enqueueCall(j, mode)
+}
+
+// The modes of jobs_enqueue.lua that add a job.
+const (
+	modeAdd     = "add"     // a job already waiting keeps its time
+	modeMove    = "move"    // a job already waiting moves to the new time
+	modeEarlier = "earlier" // a job already waiting moves to the new time if that is earlier
+)
+
+func (e *Engine) enqueueCall(j Job, mode string) (Call, error) {
 	if err := checkJob(j); err != nil {
 		return Call{}, err
 	}
 	at := j.At
 	if at.IsZero() {
 		at = e.now()
-	}
-	mode := "add"
-	if move {
-		mode = "move"
 	}
 	k := e.keys(e.shard(j.ID))
 	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
@@ -223,18 +234,32 @@ func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
 
 // Enqueue adds jobs, in one pipeline. A job whose id is already waiting is left as it is: its
 // cause was repeated, and it will see it.
-func (e *Engine) Enqueue(ctx context.Context, jobs ...Job) error { return e.enqueue(ctx, jobs, false) }
+func (e *Engine) Enqueue(ctx context.Context, jobs ...Job) error {
+	return e.enqueue(ctx, jobs, modeAdd)
+}
 
-// Schedule adds jobs or moves them to their new time (a rescheduled post), in one pipeline.
-func (e *Engine) Schedule(ctx context.Context, jobs ...Job) error { return e.enqueue(ctx, jobs, true) }
+// Schedule adds jobs or moves them to their new time, in one pipeline.
+func (e *Engine) Schedule(ctx context.Context, jobs ...Job) error {
+	return e.enqueue(ctx, jobs, modeMove)
+}
 
-func (e *Engine) enqueue(ctx context.Context, jobs []Job, move bool) error {
+// DueBy adds jobs, or brings them forward to their time; a job already due earlier keeps its
+// time (a running one runs once more at the new time, as with Schedule). It is for a job whose
+// handler reads the true time of its cause and answers Later while that is ahead: two causes
+// that move the job concurrently, each in two steps (its state, then the job), then leave it due
+// at the earliest of their times, never after the time the state was left with — whichever
+// order their steps interleave in — and the handler's Later brings it to that time exactly.
+func (e *Engine) DueBy(ctx context.Context, jobs ...Job) error {
+	return e.enqueue(ctx, jobs, modeEarlier)
+}
+
+func (e *Engine) enqueue(ctx context.Context, jobs []Job, mode string) error {
 	if len(jobs) == 0 {
 		return nil
 	}
 	calls := make([]Call, len(jobs))
 	for i, j := range jobs {
-		c, err := e.EnqueueCall(j, move)
+		c, err := e.enqueueCall(j, mode)
 		if err != nil {
 			return err
 		}

@@ -134,6 +134,41 @@ func TestJobsScheduleMovesAndCancelRemoves(t *testing.T) {
 	})
 }
 
+// TestJobsDueByOnlyMovesEarlier checks that DueBy brings a job forward and never puts it back: a
+// job due earlier keeps its time, a later one comes forward, a missing one is added.
+func TestJobsDueByOnlyMovesEarlier(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{})[0]
+		var r recorder
+		e.Handle("echo", r.handle)
+		at := clk.Now().Add(time.Hour)
+		for _, j := range []jobs.Job{
+			{ID: "kept", Arg: "first", At: at},
+			{ID: "kept", Arg: "second", At: at.Add(time.Hour)}, // later: the job keeps its time
+			{ID: "forward", Arg: "first", At: at.Add(time.Hour)},
+			{ID: "forward", Arg: "second", At: at}, // earlier: the job comes forward
+		} {
+			j.Kind = "echo"
+			if err := e.DueBy(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Add(time.Hour - time.Millisecond)
+		if n := runDue(t, e); n != 0 {
+			t.Fatalf("ran %d jobs early: %v", n, r.runs())
+		}
+		clk.Add(time.Millisecond)
+		runDue(t, e)
+		got := r.runs()
+		slices.Sort(got)
+		if want := []string{"forward=second", "kept=second"}; !slices.Equal(got, want) {
+			t.Fatalf("ran %v at the earliest time, want %v", got, want)
+		}
+	})
+}
+
 func TestJobsFailuresRetryThenDeadLetters(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()

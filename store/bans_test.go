@@ -675,3 +675,51 @@ func TestRebuildDerivesBanCopies(t *testing.T) {
 		wantBanned(t, "amy on the site after rebuild", err, nil)
 	})
 }
+
+// TestGroupBanRefusesReports checks that reports are in a group ban's scope: a user banned from a
+// group cannot report a post or a comment in it (BANNED with the ban's end), and still reports in
+// other groups; the report of a post in that group and another is refused too.
+func TestGroupBanRefusesReports(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		w := newBanWorld(t, b)
+		s, ctx := w.s, w.ctx
+		inGo, err := s.CreatePost(ctx, "amy", store.NewPost{Title: "in go", Groups: []string{"go"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inBoth, err := s.CreatePost(ctx, "amy", store.NewPost{Title: "in both", Groups: []string{"rust", "go"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		inRust, err := s.CreatePost(ctx, "amy", store.NewPost{Title: "in rust", Groups: []string{"rust"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.CreateComment(ctx, "amy", store.NewComment{PostID: inGo.ID, Body: "a comment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		until := w.at(time.Hour)
+		w.ban("mia", "ben", "go", until, "report spam")
+		for _, tc := range []struct {
+			what   string
+			report func() (*store.Report, error)
+		}{
+			{"a post in the group", func() (*store.Report, error) { return s.ReportPost(ctx, "ben", inGo.ID, "spam") }},
+			{"a post in the group and another", func() (*store.Report, error) { return s.ReportPost(ctx, "ben", inBoth.ID, "spam") }},
+			{"a comment in the group", func() (*store.Report, error) { return s.ReportComment(ctx, "ben", c.ID, "spam") }},
+		} {
+			r, err := tc.report()
+			wantBanned(t, "report "+tc.what, err, until)
+			if r != nil {
+				t.Fatalf("report %s: filed %+v", tc.what, r)
+			}
+		}
+		if _, err := s.ReportPost(ctx, "ben", inRust.ID, "spam"); err != nil {
+			t.Fatalf("report a post of another group: %v", err)
+		}
+		if n, err := s.OpenReports(ctx, "ben"); err != nil || n != 1 {
+			t.Fatalf("ben holds %d open reports (%v), want 1", n, err)
+		}
+	})
+}

@@ -85,8 +85,10 @@ func (s *Store) AddModerator(ctx context.Context, actor UserKey, group string, t
 }
 
 // RemoveModerator takes the user target's moderation of a group away; a moderator may remove
-// themselves. Moderators of the group and admins only (KindForbidden). It is idempotent and
-// logged as REMOVE_MODERATOR once.
+// themselves. Admins remove anyone; a moderator of the group removes only the moderators added
+// after them (seniority, the creator first: group_change.lua), so that no co-moderator can take
+// the group over; anyone else is KindForbidden. It is idempotent and logged as REMOVE_MODERATOR
+// once.
 func (s *Store) RemoveModerator(ctx context.Context, actor UserKey, group string, target UserKey) (*Group, error) {
 	return s.changeModerator(ctx, actor, group, target, groupRemMod)
 }

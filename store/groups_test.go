@@ -200,3 +200,85 @@ func TestGroupChangeIsLoggedAfterACrash(t *testing.T) {
 		}
 	})
 }
+
+// TestModeratorSeniority checks that a moderator acts only on the moderators added after them,
+// the creator (first) on all of them and the admins on everyone, so that no co-moderator can
+// take a group over by removing the others and then banning them. The group is made by zoe, who
+// adds yul, who adds xan, after whom zoe adds wil — all in one millisecond of a stopped clock,
+// and named against the alphabet, so that only the order of the additions can rank them.
+func TestModeratorSeniority(t *testing.T) {
+	type step struct {
+		actor store.UserKey
+		op    string // "remove" or "ban"
+		user  store.UserKey
+	}
+	for _, tc := range []struct {
+		name      string
+		steps     []step
+		forbidden bool // the last step is FORBIDDEN; otherwise it succeeds
+	}{
+		{"the second removes the creator", []step{{"yul", "remove", "zoe"}}, true},
+		{"the third removes the second, who added them", []step{{"xan", "remove", "yul"}}, true},
+		{"the fourth removes the third, added before them", []step{{"wil", "remove", "xan"}}, true},
+		{"the second removes the third, whom they added", []step{{"yul", "remove", "xan"}}, false},
+		{"the second removes the fourth, whom the creator added", []step{{"yul", "remove", "wil"}}, false},
+		{"the creator removes the second", []step{{"zoe", "remove", "yul"}}, false},
+		{"a moderator steps down", []step{{"wil", "remove", "wil"}}, false},
+		{"an admin removes the creator", []step{{"root", "remove", "zoe"}}, false},
+		{"a moderator removed and added again is junior", []step{{"zoe", "remove", "yul"}, {"zoe", "add", "yul"}, {"yul", "remove", "xan"}}, true},
+		{"the take-over: the fourth removes the first", []step{{"wil", "remove", "zoe"}}, true},
+		{"the take-over: the fourth bans the first", []step{{"wil", "ban", "zoe"}}, true},
+		{"the second bans the creator", []step{{"yul", "ban", "zoe"}}, true},
+		{"the creator bans a moderator without removing them", []step{{"zoe", "ban", "yul"}}, true},
+		{"the creator removes the second, then bans them", []step{{"zoe", "remove", "yul"}, {"zoe", "ban", "yul"}}, false},
+		{"the second removes the third, then bans them", []step{{"yul", "remove", "xan"}, {"yul", "ban", "xan"}}, false},
+		{"an admin bans the creator", []step{{"root", "ban", "zoe"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx, clk := context.Background(), storetest.NewClock()
+				s := b.NewStore(t, store.Options{Now: clk.Now, Admins: []string{"root"}, WriteLimit: -1})
+				signUp(t, s, "root", "zoe", "yul", "xan", "wil")
+				if _, err := s.CreateGroup(ctx, "zoe", "meta", nil); err != nil {
+					t.Fatal(err)
+				}
+				for _, add := range []struct{ by, mod store.UserKey }{{"zoe", "yul"}, {"yul", "xan"}, {"zoe", "wil"}} {
+					if _, err := s.AddModerator(ctx, add.by, "meta", add.mod); err != nil {
+						t.Fatalf("%s adds %s: %v", add.by, add.mod, err)
+					}
+				}
+				var err error
+				for i, st := range tc.steps {
+					switch st.op {
+					case "add":
+						_, err = s.AddModerator(ctx, st.actor, "meta", st.user)
+					case "remove":
+						_, err = s.RemoveModerator(ctx, st.actor, "meta", st.user)
+					case "ban":
+						_, err = s.BanUser(ctx, st.actor, st.user, "meta", nil, "take-over")
+					}
+					if i < len(tc.steps)-1 && err != nil {
+						t.Fatalf("step %d (%s %s %s): %v", i, st.actor, st.op, st.user, err)
+					}
+				}
+				last := tc.steps[len(tc.steps)-1]
+				if tc.forbidden != store.IsKind(err, store.KindForbidden) || !tc.forbidden && err != nil {
+					t.Fatalf("%s %s %s: %v, want FORBIDDEN %v", last.actor, last.op, last.user, err, tc.forbidden)
+				}
+				l := s.NewLoader()
+				g, err := l.Group(ctx, "meta")
+				if err != nil || g == nil {
+					t.Fatalf("group: %v %v", g, err)
+				}
+				mods, err := l.GroupModerators(ctx, g)
+				if err != nil {
+					t.Fatal(err)
+				}
+				still := slices.ContainsFunc(mods, func(u *store.User) bool { return u.Key() == last.user })
+				if last.op == "remove" && still != tc.forbidden {
+					t.Fatalf("after %s removes %s, %s moderates: %v", last.actor, last.user, last.user, still)
+				}
+			})
+		})
+	}
+}

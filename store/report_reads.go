@@ -48,6 +48,55 @@ func (l *Loader) moderatesAny(ctx context.Context, viewer UserKey, groups []stri
 	return moderates(calls), nil
 }
 
+// modsAndGens reads, in one round trip, whether viewer moderates each of groups (mods; nil for
+// no viewer or an admin) and each group's generation (see reports.go).
+func (l *Loader) modsAndGens(ctx context.Context, viewer UserKey, groups []string) (mods []bool, gens []int64, err error) {
+	reads := make([]read, 0, 2*len(groups))
+	for _, g := range groups {
+		reads = append(reads, hashFieldRead(l.s.k.groupInfo(g), "gen"))
+	}
+	ask := viewer != "" && !l.s.IsAdmin(viewer)
+	if ask {
+		reads = l.modReads(viewer, groups, reads)
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, nil, err
+	}
+	gens = make([]int64, len(groups))
+	for i := range groups {
+		gens[i] = atoi64(calls[i].cmd.(*redis.StringCmd).Val())
+	}
+	if ask {
+		mods = make([]bool, len(groups))
+		for i := range groups {
+			mods[i] = moderates(calls[len(groups)+i : len(groups)+i+1])
+		}
+	}
+	return mods, gens, nil
+}
+
+// moderatesReport reports whether viewer is an admin or moderates one of the report's groups
+// that is still the group it was filed in (see reports.go): one round trip.
+func (l *Loader) moderatesReport(ctx context.Context, viewer UserKey, rec *reportRecord) (bool, error) {
+	if viewer == "" {
+		return false, nil
+	}
+	if l.s.IsAdmin(viewer) {
+		return true, nil
+	}
+	mods, gens, err := l.modsAndGens(ctx, viewer, rec.groups())
+	if err != nil {
+		return false, err
+	}
+	for i, m := range mods {
+		if m && rec.sameGen(i, gens) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // modReads appends the reads of whether viewer moderates each of groups to reads.
 func (l *Loader) modReads(viewer UserKey, groups []string, reads []read) []read {
 	for _, g := range groups {
@@ -78,7 +127,7 @@ func (l *Loader) Report(ctx context.Context, viewer UserKey, id string) (*Report
 		return nil, err
 	}
 	if string(viewer) != recs[0].Reporter {
-		if ok, err := l.moderatesAny(ctx, viewer, recs[0].groups()); err != nil || !ok {
+		if ok, err := l.moderatesReport(ctx, viewer, recs[0]); err != nil || !ok {
 			return nil, err
 		}
 	}
@@ -119,14 +168,16 @@ func (l *Loader) Reports(ctx context.Context, viewer UserKey, group string, open
 	var lists []string
 	switch {
 	case group != "":
-		ok, err := l.moderatesAny(ctx, viewer, []string{group})
+		// The group's reports are those of its generation: a group made anew under the name of
+		// one that died does not list the dead one's (the admins see them in the site's list).
+		mods, gens, err := l.modsAndGens(ctx, viewer, []string{group})
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if !admin && !mods[0] {
 			return nil, &Error{Kind: KindForbidden, Msg: "only the moderators of group " + group + " and the site admins see its reports"}
 		}
-		lists = []string{l.s.k.reportList(group, openOnly)}
+		lists = []string{l.s.k.reportList(reportScope(group, gens[0]), openOnly)}
 	case admin:
 		lists = []string{l.s.k.reportList("", openOnly)}
 	default:
@@ -160,8 +211,9 @@ func (l *Loader) Reports(ctx context.Context, viewer UserKey, group string, open
 	return p, nil
 }
 
-// moderatedReportGroups returns the groups viewer moderates among the MaxReportGroupsScanned
-// most recently reported, at most MaxReportGroupsMerged of them: two round trips.
+// moderatedReportGroups returns the report scopes (reportScope) of the groups viewer moderates
+// among the MaxReportGroupsScanned most recently reported, at most MaxReportGroupsMerged of
+// them, each in the group's present generation: two round trips.
 func (l *Loader) moderatedReportGroups(ctx context.Context, viewer UserKey) ([]string, error) {
 	key := l.s.k.reportGroups()
 	c, err := l.get(ctx, read{key: "zrr:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
@@ -170,18 +222,22 @@ func (l *Loader) moderatedReportGroups(ctx context.Context, viewer UserKey) ([]s
 	if err != nil {
 		return nil, err
 	}
-	names := c.cmd.(*redis.StringSliceCmd).Val()
-	calls := l.getAll(ctx, l.modReads(viewer, names, nil)...)
-	if err := waitAll(ctx, calls); err != nil {
+	scopes := c.cmd.(*redis.StringSliceCmd).Val()
+	names, gens := make([]string, len(scopes)), make([]int64, len(scopes))
+	for i, sc := range scopes {
+		names[i], gens[i] = parseReportScope(sc)
+	}
+	mods, cur, err := l.modsAndGens(ctx, viewer, names)
+	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for i := range calls {
+	for i, m := range mods {
 		if len(out) == MaxReportGroupsMerged {
 			break
 		}
-		if moderates(calls[i : i+1]) {
-			out = append(out, names[i])
+		if m && gens[i] == cur[i] {
+			out = append(out, scopes[i])
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,13 @@ import (
 // step 2 from the record step 1 left: no report is lost, and none counts twice, since the
 // reporter's side holds one entry per target. Ids come from reportSeq; step 1 binds the target
 // to the id of the first attempt, so a retried request reuses it (ids may skip numbers).
+//
+// A report belongs to its groups as they were when it was made: it records each group's
+// generation (the info's "gen", raised by every createGroup of the name: group_create.lua), and
+// the lists of a group are kept per generation (reportScope). A group made by posts that lost
+// every post no longer exists and may be made anew by anyone with createGroup; its reports — who
+// reported what, and why — then stay with the admins: the new group's moderators neither list,
+// see nor resolve them (the admins do, in the site's list and by id).
 //
 // Resolving is one script on {reports} (report_resolve.lua), which records the action in the
 // moderation outbox of {reports} (see moderation.go), then a derived write on the reporter's slot
@@ -60,7 +68,8 @@ type reportRecord struct {
 	Reporter   string `json:"reporter"`
 	Reason     string `json:"reason"`
 	At         int64  `json:"at,string"`
-	Groups     string `json:"groups"` // the post's groups when reported, comma-separated
+	Groups     string `json:"groups"`         // the post's groups when reported, comma-separated
+	Gens       string `json:"gens,omitempty"` // their generations, comma-separated; "" when all 0
 	Resolved   bool   `json:"resolved"`
 	ResolvedAt int64  `json:"resolvedAt,string,omitempty"`
 	ResolvedBy string `json:"resolvedBy,omitempty"`
@@ -77,6 +86,64 @@ func (r *reportRecord) target() string {
 
 // groups are the report's groups.
 func (r *reportRecord) groups() []string { return splitGroups(r.Groups) }
+
+// gens are the generations of the report's groups when it was made, one per group.
+func (r *reportRecord) gens() []int64 {
+	out := make([]int64, len(r.groups()))
+	for i, g := range splitGroups(r.Gens) {
+		if i < len(out) {
+			out[i] = atoi64(g)
+		}
+	}
+	return out
+}
+
+// setGens records the generations of the report's groups.
+func (r *reportRecord) setGens(gens []int64) {
+	r.Gens = ""
+	if !slices.ContainsFunc(gens, func(g int64) bool { return g != 0 }) {
+		return
+	}
+	parts := make([]string, len(gens))
+	for i, g := range gens {
+		parts[i] = strconv.FormatInt(g, 10)
+	}
+	r.Gens = strings.Join(parts, ",")
+}
+
+// scopes are the report scopes (reportScope) of the report's groups.
+func (r *reportRecord) scopes() []string {
+	groups, gens := r.groups(), r.gens()
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = reportScope(g, gens[i])
+	}
+	return out
+}
+
+// reportScope names the reports of group g in its generation gen, in the keys of its lists and
+// in {reports}:groups: the name for generation 0 (a group made by posts, or before generations
+// were kept), else "<name>#<gen>" ('#' is in no group name).
+func reportScope(g string, gen int64) string {
+	if gen == 0 {
+		return g
+	}
+	return g + "#" + strconv.FormatInt(gen, 10)
+}
+
+// parseReportScope splits a report scope into its group and generation.
+func parseReportScope(scope string) (g string, gen int64) {
+	g, n, _ := strings.Cut(scope, "#")
+	return g, atoi64(n)
+}
+
+// sameGen reports whether the generation now of the report's i-th group (cur[i]) is the one the
+// report recorded: a group's moderators act on its reports only while it is the group they were
+// filed in.
+func (r *reportRecord) sameGen(i int, cur []int64) bool {
+	gens := r.gens()
+	return i < len(gens) && i < len(cur) && gens[i] == cur[i]
+}
 
 // parseReportRecord decodes a stored report; nil when it is not one.
 func parseReportRecord(raw string) *reportRecord {
@@ -121,7 +188,8 @@ func (s *Store) ReportComment(ctx context.Context, user UserKey, id, reason stri
 }
 
 // report files user's report of the post or comment target. Reporting a target again while the
-// user's report of it is open returns that report.
+// user's report of it is open returns that report. A user banned from one of the post's groups
+// is KindBanned.
 func (s *Store) report(ctx context.Context, user UserKey, target, reason string) (*Report, error) {
 	if user == "" {
 		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to report"}
@@ -134,7 +202,9 @@ func (s *Store) report(ctx context.Context, user UserKey, target, reason string)
 		return nil, err
 	}
 	rec.Reporter, rec.Reason, rec.At, rec.Ver = string(user), reason, s.now().UnixMilli(), 1
-	n, err := s.allowWrite(ctx, string(user), repairReport+":"+string(user)+":"+target)
+	// Reports are in a group ban's scope: a user banned from one of the post's groups may not
+	// report in it (nor flood its moderators with reports).
+	n, err := s.allowWrite(ctx, string(user), repairReport+":"+string(user)+":"+target, inGroups(rec.groups()...))
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +257,11 @@ func (s *Store) reportTarget(ctx context.Context, user UserKey, target string) (
 	if c != nil {
 		rec.Comment = c.ID
 	}
+	_, gens, err := l.modsAndGens(ctx, "", p.GroupNames)
+	if err != nil {
+		return reportRecord{}, err
+	}
+	rec.setGens(gens)
 	return rec, nil
 }
 
@@ -239,13 +314,13 @@ func (s *Store) writeReport(ctx context.Context, rec *reportRecord) (r *Report, 
 	if err != nil {
 		return nil, "", fmt.Errorf("report: %w", err)
 	}
-	groups := rec.groups()
+	scopes := rec.scopes()
 	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts(), s.k.reportGroups()}
-	for _, g := range append([]string{""}, groups...) {
+	for _, g := range append([]string{""}, scopes...) {
 		keys = append(keys, s.k.reportList(g, true), s.k.reportList(g, false))
 	}
 	args := []any{rec.ID, string(raw), rec.Reporter, rec.target(), rec.At}
-	for _, g := range groups {
+	for _, g := range scopes {
 		args = append(args, g)
 	}
 	v, err := s.run(ctx, "report_write", keys, args...)
@@ -326,6 +401,18 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 		return nil, notFoundf("no such report")
 	}
 	groups := rec.groups()
+	// The reports of a group that died and was made anew are the admins' (see above).
+	if !s.IsAdmin(actor) {
+		_, gens, err := s.NewLoader().modsAndGens(ctx, "", groups)
+		if err != nil {
+			return nil, err
+		}
+		for i := range groups {
+			if !rec.sameGen(i, gens) {
+				return nil, &Error{Kind: KindForbidden, Msg: "the report was made in an earlier group named " + groups[i] + "; only the site admins may resolve it"}
+			}
+		}
+	}
 	// A report goes to the moderators of all its groups: one who moderates only some of them
 	// (maybe a group of the post's own author) may not close it for the others.
 	via, err := s.authorityOverAll(ctx, actor, groups)
@@ -344,7 +431,7 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.run(ctx, "report_resolve", s.resolveKeys(groups), key, string(actor), s.now().UnixMilli(), via)
+	v, err := s.run(ctx, "report_resolve", s.resolveKeys(rec.scopes()), key, string(actor), s.now().UnixMilli(), via)
 	if err != nil {
 		return nil, err
 	}
@@ -365,10 +452,10 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 	return rec.report(key), nil
 }
 
-// resolveKeys are the keys of report_resolve.lua for a report in groups.
-func (s *Store) resolveKeys(groups []string) []string {
+// resolveKeys are the keys of report_resolve.lua for a report in the report scopes scopes.
+func (s *Store) resolveKeys(scopes []string) []string {
 	keys := []string{s.k.reportEntries(), s.k.reportBy(), s.k.reportCounts(), s.k.reportModOutbox()}
-	for _, g := range append([]string{""}, groups...) {
+	for _, g := range append([]string{""}, scopes...) {
 		keys = append(keys, s.k.reportList(g, true))
 	}
 	return keys

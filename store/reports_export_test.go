@@ -49,6 +49,6 @@ func (s *Store) ResolveFirstStep(ctx context.Context, actor UserKey, id string) 
 	if _, err := s.allowWrite(ctx, string(actor), repairResolve+":"+key); err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "report_resolve", s.resolveKeys(recs[0].groups()), key, string(actor), s.now().UnixMilli(), "")
+	_, err = s.run(ctx, "report_resolve", s.resolveKeys(recs[0].scopes()), key, string(actor), s.now().UnixMilli(), "")
 	return err
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -250,6 +251,77 @@ func TestCutOffResolveIsRepaired(t *testing.T) {
 		if err != nil || len(log.Items) != 1 || log.Items[0].Action != store.ModResolveReport || log.Items[0].TargetID != r.ID ||
 			log.Items[0].Moderator != "root" {
 			t.Fatalf("mod log after the repair: %+v, %v", log, err)
+		}
+	})
+}
+
+// TestGroupMadeAnewDoesNotInheritReports lets a group made by a post die with its post, and its
+// reported author make it anew with createGroup: the new moderator neither lists, sees nor
+// resolves the old report (reporter and reason), while the admins still do; a report made in the
+// new group is its moderators' as usual.
+func TestGroupMadeAnewDoesNotInheritReports(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{Admins: []string{"root"}})
+		amy, bob, eve := f.user("amy"), f.user("bob"), f.user("eve")
+		f.user("root")
+		old := f.post(amy, "spam", "pets")
+		oldReport := f.report(bob, old.ID, "amy spams")
+		if err := f.s.DeletePost(f.ctx, uk(amy), old.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.CreateGroup(f.ctx, uk(amy), "pets", nil); err != nil {
+			t.Fatalf("make the dead group anew: %v", err)
+		}
+		list := func(viewer, group string) []string {
+			t.Helper()
+			p, err := f.s.NewLoader().Reports(f.ctx, uk(viewer), group, true, store.Window{First: 10}, store.ReportNeeds{})
+			if err != nil {
+				t.Fatalf("reports(%q) as %s: %v", group, viewer, err)
+			}
+			var ids []string
+			for _, r := range p.Items {
+				ids = append(ids, r.ID)
+			}
+			if len(ids) != p.Total {
+				t.Fatalf("reports(%q) as %s: %v, total %d", group, viewer, ids, p.Total)
+			}
+			return ids
+		}
+		for _, group := range []string{"pets", ""} {
+			if got := list(amy, group); len(got) != 0 {
+				t.Errorf("the new moderator lists the old group's reports (%q): %v", group, got)
+			}
+		}
+		if r, err := f.s.NewLoader().Report(f.ctx, uk(amy), oldReport.ID); r != nil || err != nil {
+			t.Errorf("the new moderator sees the old report: %+v, %v", r, err)
+		}
+		if _, err := f.s.ResolveReport(f.ctx, uk(amy), oldReport.ID); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("the new moderator resolves the old report: %v, want FORBIDDEN", err)
+		}
+
+		// A report in the new group is its moderators'.
+		fresh := f.report(bob, f.post(eve, "fresh spam", "pets").ID, "eve spams")
+		for _, group := range []string{"pets", ""} {
+			if got := list(amy, group); !slices.Equal(got, []string{fresh.ID}) {
+				t.Errorf("the new moderator's reports (%q): %v, want %s", group, got, fresh.ID)
+			}
+		}
+		if r, err := f.s.ResolveReport(f.ctx, uk(amy), fresh.ID); err != nil || !r.Resolved {
+			t.Fatalf("the new moderator resolves the new report: %+v, %v", r, err)
+		}
+
+		// The admins still see the old report, open, and resolve it.
+		if got := list("root", ""); !slices.Equal(got, []string{oldReport.ID}) {
+			t.Fatalf("the admin's open reports: %v, want %s", got, oldReport.ID)
+		}
+		if r, err := f.s.NewLoader().Report(f.ctx, "root", oldReport.ID); err != nil || r == nil || r.Reason != "amy spams" {
+			t.Fatalf("the admin's view of the old report: %+v, %v", r, err)
+		}
+		if r, err := f.s.ResolveReport(f.ctx, "root", oldReport.ID); err != nil || !r.Resolved {
+			t.Fatalf("the admin resolves the old report: %+v, %v", r, err)
+		}
+		if got := list("root", ""); len(got) != 0 {
+			t.Fatalf("open reports after the admin resolved: %v", got)
 		}
 	})
 }

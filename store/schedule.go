@@ -25,10 +25,15 @@ import (
 //
 // Until then only the author sees it (ScheduledPosts, and Loader.ScheduledPost for post(id)); the
 // post's hash does not exist, so votes, comments and every list find nothing. Moving a draft
-// changes its time in its own script first and the job's after; a job that fires for a time the
-// draft no longer has finds it later (jobs.Later) and waits for the new time, so a crash between
-// the two cannot publish early. The job takes the draft before it creates the post, and a taken
-// draft can be neither moved nor cancelled: a post is published once or not at all.
+// changes its time in its own script first (the user's slot) and the job's after (the job's
+// shard, another slot), and the job only ever moves earlier (jobs.DueBy): so the job is never due
+// after the draft's time, however moves interleave — two concurrent moves that each set the job
+// to their own time could leave it at the time of the move that lost on the draft, up to 90 days
+// late, with the post hidden from its author meanwhile. A job that fires before the draft's time
+// finds it later (jobs.Later) and waits for exactly that time, so neither a crash between the two
+// steps nor an interleaving can publish early or late. The job takes the draft before it creates
+// the post, and a taken draft can be neither moved nor cancelled: a post is published once or not
+// at all.
 
 // Bounds of a publish time, from the moment it is set.
 const (
@@ -127,8 +132,8 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 }
 
 // ReschedulePost moves a scheduled post of uid's to a new publish time: the draft first, then its
-// job. A repair note covers the moment between: should the process stop there, the repair puts
-// the job at the draft's time (syncPublishJob), earlier or later.
+// job, which only moves earlier (see above). A repair note covers the moment between: should the
+// process stop there, the repair brings the job to the draft's time (syncPublishJob).
 func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at time.Time) (*Post, error) {
 	uid := string(user)
 	pid, err := PostKey(id)
@@ -146,7 +151,7 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.jobs.Schedule(ctx, publishJob(uid, pid, at)); err != nil {
+	if err := s.jobs.DueBy(ctx, publishJob(uid, pid, at)); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
@@ -157,9 +162,10 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 	return d.post(pid, user, s.opts.VotingWindow), nil
 }
 
-// syncPublishJob puts the publish job of uid's scheduled post pid at the draft's time, if the
+// syncPublishJob makes the publish job of uid's scheduled post pid due by the draft's time, if the
 // draft is still waiting: the repair of a reschedule cut off between its two steps, and what
-// rebuild does for every draft.
+// rebuild does for every draft. Like a reschedule it only moves the job earlier, so that it
+// cannot undo a reschedule that ran after it read the draft.
 func (s *Store) syncPublishJob(ctx context.Context, uid, pid string) error {
 	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
 	if errors.Is(err, redis.Nil) {
@@ -176,7 +182,7 @@ func (s *Store) syncPublishJob(ctx context.Context, uid, pid string) error {
 	if d.Taken {
 		return s.jobs.Enqueue(ctx, job) // being published: its job must exist, it keeps its place
 	}
-	return s.jobs.Schedule(ctx, job)
+	return s.jobs.DueBy(ctx, job)
 }
 
 // CancelScheduledPost deletes a scheduled post of uid's before it is published.

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -386,6 +387,59 @@ func TestRebuildQueuesLostPublishJobs(t *testing.T) {
 		settle(t, f.s)
 		if got := f.ids(store.SortNew, "", 10); !slices.Equal(got, []string{p.ID}) {
 			t.Fatalf("published after rebuild: %v", got)
+		}
+	})
+}
+
+// TestConcurrentReschedulesKeepThePostAndItsJobTogether reschedules one post from 8 goroutines
+// at once, round after round: the post keeps the publishAt of one of the acknowledged
+// reschedules, stays visible to its author until then, and is published exactly then — never
+// hidden behind a publish job left due at another reschedule's (later) time.
+func TestConcurrentReschedulesKeepThePostAndItsJobTogether(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clk := storetest.NewClock()
+		f := newFixture(t, b, store.Options{Now: clk.Now, WriteLimit: -1})
+		amy := f.user("amy")
+		const rounds, writers = 40, 8
+		for round := range rounds {
+			now := clk.Now()
+			p := f.schedule(amy, fmt.Sprintf("round %d", round), now.Add(time.Hour))
+			acked := make([]time.Time, writers)
+			var wg sync.WaitGroup
+			for w := range writers {
+				// Spread over the whole range, each writer's time its own, to the millisecond.
+				at := now.Add(2*time.Minute + time.Duration(w*11+round%11)*24*time.Hour + time.Duration(w)*time.Millisecond)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					q, err := f.s.ReschedulePost(f.ctx, uk(amy), p.ID, at)
+					if err != nil || !q.PublishAt.Equal(at) {
+						t.Errorf("round %d: reschedule to %s: %+v %v", round, at, q, err)
+						return
+					}
+					acked[w] = at
+				}()
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			q, err := f.s.NewLoader().ScheduledPost(f.ctx, uk(amy), p.ID)
+			if err != nil || q == nil || !slices.ContainsFunc(acked, q.PublishAt.Equal) {
+				t.Fatalf("round %d: the author sees %+v (%v); want publishAt one of %v", round, q, err, acked)
+			}
+			at := *q.PublishAt
+			clk.Add(at.Sub(clk.Now()) - time.Millisecond)
+			settle(t, f.s)
+			if q, err := f.s.NewLoader().ScheduledPost(f.ctx, uk(amy), p.ID); err != nil || q == nil || !q.PublishAt.Equal(at) {
+				t.Fatalf("round %d: a millisecond before %s the author sees %+v (%v)", round, at, q, err)
+			}
+			clk.Add(time.Millisecond)
+			settle(t, f.s)
+			q, err = f.s.NewLoader().Post(f.ctx, p.ID)
+			if err != nil || q == nil || q.PublishAt != nil || !q.CreatedAt.Equal(at) {
+				t.Fatalf("round %d: at its publishAt %s the post is %+v (%v); want it published then", round, at, q, err)
+			}
 		}
 	})
 }

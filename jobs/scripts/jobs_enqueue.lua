@@ -8,6 +8,7 @@
 --         it); one that is running runs once more at ARGV[3] (it may have read its state before
 --         the cause);
 --         "move": the job is due at ARGV[3] whatever it was (a running one runs again then);
+--         "earlier": as "move", but a job already waiting keeps its time if that is earlier;
 --         "cancel": the job no longer waits (ARGV[2] unused), if ARGV[3] is "0" or the time it is
 --         due at; if it is running it finishes, and its record goes when it does.
 -- Reply   1 if the job was added, moved or cancelled, 0 if an "add" found it there already.
@@ -29,5 +30,9 @@ if ARGV[4] == 'add' and redis.call('HEXISTS', KEYS[2], id) == 1
   return 0
 end
 redis.call('HSET', KEYS[2], id, ARGV[2])
+if ARGV[4] == 'earlier' then
+  local cur = redis.call('ZSCORE', KEYS[1], id)
+  if cur and tonumber(cur) <= tonumber(ARGV[3]) then return 1 end
+end
 redis.call('ZADD', KEYS[1], ARGV[3], id)
 return 1

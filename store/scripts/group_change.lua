@@ -10,8 +10,12 @@
 --          "group:<name>:<ver after the change>", so that every change has its own entry and id.
 -- Errors   NOTFOUND when the group does not exist (no info version and no posts), FORBIDDEN when
 --          the actor neither moderates it nor is an admin (a user may always remove themselves:
---          a moderator steps down, and a repeat of that changes nothing), LIMIT when adding one
---          moderator too many.
+--          a moderator steps down, and a repeat of that changes nothing), or when a moderator
+--          removes one who is not junior to them, LIMIT when adding one moderator too many.
+-- Seniority the moderators are ranked in the order they became moderators (the creator first):
+--          a moderator removes only those ranked after them; admins remove anyone. A moderator
+--          added is scored after every one there, to the millisecond, whatever the clock of the
+--          server that adds them says, so that the order is the order of the additions.
 -- The first change of a group made by posts (no info version yet) makes it a lasting group; its
 -- created time, when missing, is its oldest post's.
 -- Repeat   a second run finds the state as asked and changes nothing; it still replies with the
@@ -57,10 +61,16 @@ if op == 'addmod' then
   if redis.call('ZCARD', mods) >= tonumber(ARGV[6]) then
     return redis.error_reply('LIMIT a group may have at most ' .. ARGV[6] .. ' moderators')
   end
-  redis.call('ZADD', mods, ARGV[5], arg)
+  local score = tonumber(ARGV[5])
+  local last = redis.call('ZRANGE', mods, -1, -1, 'WITHSCORES')[2]
+  if last and tonumber(last) >= score then score = tonumber(last) + 1 end
+  redis.call('ZADD', mods, string.format('%d', score), arg)
   return change('ADD_MODERATOR', 'user:' .. arg)
 end
 if op ~= 'remmod' then return redis.error_reply('INVALID unknown change ' .. op) end
 if not present then return unchanged() end
+if ARGV[2] ~= '1' and arg ~= actor and redis.call('ZRANK', mods, arg) <= redis.call('ZRANK', mods, actor) then
+  return redis.error_reply('FORBIDDEN a moderator may remove only the moderators added after them; ask a site admin')
+end
 redis.call('ZREM', mods, arg)
 return change('REMOVE_MODERATOR', 'user:' .. arg)
