@@ -237,8 +237,11 @@ func TestModeratorSeniority(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 				ctx, clk := context.Background(), storetest.NewClock()
-				s := b.NewStore(t, store.Options{Now: clk.Now, Admins: []string{"root"}, WriteLimit: -1})
+				s := b.NewStore(t, store.Options{Now: clk.Now, WriteLimit: -1})
 				signUp(t, s, "root", "zoe", "yul", "xan", "wil")
+				if err := s.GrantAdmin(ctx, "root"); err != nil {
+					t.Fatal(err)
+				}
 				if _, err := s.CreateGroup(ctx, "zoe", "meta", nil); err != nil {
 					t.Fatal(err)
 				}

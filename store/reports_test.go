@@ -261,9 +261,9 @@ func TestCutOffResolveIsRepaired(t *testing.T) {
 // new group is its moderators' as usual.
 func TestGroupMadeAnewDoesNotInheritReports(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{Admins: []string{"root"}})
+		f := newFixture(t, b, store.Options{})
 		amy, bob, eve := f.user("amy"), f.user("bob"), f.user("eve")
-		f.user("root")
+		f.admin("root")
 		old := f.post(amy, "spam", "pets")
 		oldReport := f.report(bob, old.ID, "amy spams")
 		if err := f.s.DeletePost(f.ctx, uk(amy), old.ID); err != nil {
