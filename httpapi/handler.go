@@ -204,7 +204,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 				writeError(w, http.StatusServiceUnavailable, se.Msg, CodeUnavailable)
 				return
 			default:
-				cfg.Log.ErrorContext(r.Context(), "authenticate", "err", err)
+				logFailure(r.Context(), cfg.Log, "authenticate", err)
 				writeError(w, http.StatusServiceUnavailable, "internal server error", CodeInternal)
 				return
 			}

@@ -186,7 +186,7 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		case store.IsKind(err, store.KindUnauthenticated):
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}})
 		}
-		cfg.Log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
+		logFailure(ctx, cfg.Log, "authenticate websocket operation", err)
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeInternal, "internal server error")}})
 	}
 }

@@ -159,7 +159,7 @@ func (c *wsConn) init(m clientMsg) *wsClose {
 	if err != nil {
 		cl := &wsClose{code: CloseForbidden, reason: "Forbidden"}
 		if !errors.Is(err, errForbidden) {
-			c.cfg.Log.ErrorContext(c.ctx, "authenticate websocket", "err", err)
+			logFailure(c.ctx, c.cfg.Log, "authenticate websocket", err)
 			err = errors.New("internal server error")
 			cl = &wsClose{code: int(websocket.StatusInternalError), reason: err.Error()}
 		}
