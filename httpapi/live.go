@@ -110,7 +110,7 @@ func (l Live) CheckOrigins() error {
 
 // WebSocket close codes of graphql-transport-ws (more in wsprotocol.go).
 const (
-	CloseForbidden      = 4403 // connection_init carried a bad token
+	CloseForbidden      = 4403 // connection_init carried a bad token, or the session ended
 	CloseInitTimeout    = 4408 // no connection_init in time
 	CloseInvalidMessage = 4400 // a message the server could not take
 )
@@ -172,7 +172,7 @@ func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (co
 // its token again, which extends the session's idle lifetime while the socket is in use and
 // refuses an operation started after the session ended (logOut, expiry) with UNAUTHENTICATED.
 // Subscriptions already running keep the viewer they started with, and the viewer's block list
-// as it was then.
+// as it was then, until the session ends: then the socket closes with 4403 (wsConn.watchSession).
 func socketAuth(cfg Config) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		s, _ := ctx.Value(socketKey{}).(*socket)
