@@ -36,7 +36,7 @@ func (h *Hub) WatchSession(ctx context.Context, token string, recheck time.Durat
 		w.cancel = func() {}
 		return w, nil
 	}
-	sub, err := h.subscribe(ctx, h.ch.Sessions(string(user)))
+	sub, err := h.subscribeAs(ctx, h.ch.Sessions(string(user)), true)
 	if err != nil {
 		return nil, err
 	}
