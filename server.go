@@ -214,7 +214,7 @@ Flags:
 	num(&c.limits.MaxRepeats, "max-repeats", "AGORA_MAX_REPEATS", d.MaxRepeats, "most selections of one field (response name) in one selection set, fragments merged")
 	dl := httpapi.DefaultLive
 	dur(&c.live.InitTimeout, "ws-init-timeout", "AGORA_WS_INIT_TIMEOUT", dl.InitTimeout, "how long a WebSocket may wait before connection_init (then closed with 4408)")
-	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives")
+	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives, and of a signed-in stream's check that its session is still on")
 	dur(&c.live.WriteTimeout, "stream-write-timeout", "AGORA_STREAM_WRITE_TIMEOUT", dl.WriteTimeout, "longest wait for a streaming client to take one message before it is disconnected")
 	num(&c.live.MaxSubscriptions, "max-subscriptions", "AGORA_MAX_SUBSCRIPTIONS", dl.MaxSubscriptions, "most subscriptions open at once on one WebSocket")
 	socketBytes := int(dl.MaxSocketBytes)

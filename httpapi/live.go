@@ -26,7 +26,8 @@ type Live struct {
 	InitTimeout time.Duration
 	// KeepAlive is the interval of keep-alive messages: "ka" on graphql-ws, ping on
 	// graphql-transport-ws (a client that does not answer with pong within two intervals is
-	// disconnected), and a comment line on server-sent events.
+	// disconnected), and a comment line on server-sent events. A signed-in stream checks its
+	// session as often (live.SessionWatch).
 	KeepAlive time.Duration
 	// WriteTimeout bounds one write to a client; a client that does not read for that long is
 	// disconnected rather than left holding a goroutine and its buffers.
