@@ -220,7 +220,7 @@ Flags:
 	num(&c.limits.MaxRepeats, "max-repeats", "AGORA_MAX_REPEATS", d.MaxRepeats, "most selections of one field (response name) in one selection set, fragments merged")
 	dl := httpapi.DefaultLive
 	dur(&c.live.InitTimeout, "ws-init-timeout", "AGORA_WS_INIT_TIMEOUT", dl.InitTimeout, "how long a WebSocket may wait before connection_init (then closed with 4408)")
-	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives")
+	dur(&c.live.KeepAlive, "keepalive", "AGORA_KEEPALIVE", dl.KeepAlive, "interval of WebSocket and server-sent-event keep-alives, and of a signed-in stream's check that its session is still on")
 	dur(&c.live.WriteTimeout, "stream-write-timeout", "AGORA_STREAM_WRITE_TIMEOUT", dl.WriteTimeout, "longest wait for a streaming client to take one message before it is disconnected")
 	num(&c.live.MaxSubscriptions, "max-subscriptions", "AGORA_MAX_SUBSCRIPTIONS", dl.MaxSubscriptions, "most subscriptions open at once on one WebSocket")
 	socketBytes := int(dl.MaxSocketBytes)
@@ -235,7 +235,8 @@ Flags:
 	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live responses a subscriber may fall behind before it is ended with SLOW_SUBSCRIBER")
-	str(&c.metricsAddr, "metrics-addr", "AGORA_METRICS_ADDR", "", "serve the Prometheus metrics on this address only (say 127.0.0.1:9090) instead of at /metrics on -addr")
+	str(&c.metricsAddr, "metrics-addr", "AGORA_METRICS_ADDR", defaultMetricsAddr,
+		`address of the Prometheus metrics (GET /metrics), apart from -addr so that they are not public; "off" serves none, "public" serves them at /metrics on -addr`)
 	str(&c.trustedDocs, "trusted-documents", "AGORA_TRUSTED_DOCUMENTS", "", "a manifest of the only documents to run (Apollo's persisted-query manifest, or a JSON object of SHA-256 → document); others are refused with TRUSTED_DOCUMENTS_ONLY")
 	dur(&c.publicMaxAge, "public-max-age", "AGORA_PUBLIC_MAX_AGE", 0, "how long a CDN may keep the answer to an anonymous query over GET (Cache-Control: public, max-age); 0 sends no-store")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
@@ -287,6 +288,9 @@ Flags:
 		if o = strings.TrimSpace(o); o != "" {
 			c.live.AllowedOrigins = append(c.live.AllowedOrigins, o)
 		}
+	}
+	if c.metricsAddr == "" {
+		return nil, nil, fmt.Errorf(`-metrics-addr: want an address (say %s), %q or %q`, defaultMetricsAddr, metricsOff, metricsPublic)
 	}
 	if err := c.live.CheckOrigins(); err != nil {
 		return nil, nil, fmt.Errorf("-ws-origins: %w", err)
@@ -419,8 +423,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	api := httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Tracing: tp, Limits: cfg.limits, Live: cfg.live,
 		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge,
-		MetricsApart: cfg.metricsAddr != "", GraphiQL: cfg.graphiql})
-	if cfg.metricsAddr != "" {
+		MetricsPublic: cfg.metricsAddr == metricsPublic, GraphiQL: cfg.graphiql})
+	if cfg.metricsAddr != metricsOff && cfg.metricsAddr != metricsPublic {
 		stop, err := serveMetrics(ctx, cfg.metricsAddr, api.Metrics(), log)
 		if err != nil {
 			return err
@@ -571,6 +575,15 @@ func firstOf(s ...string) string {
 	}
 	return ""
 }
+
+// The values of -metrics-addr: its default, a loopback address that only the host (and its
+// Prometheus agent) reaches; "off"; and "public", which serves the metrics at /metrics on -addr
+// for operators who want them there.
+const (
+	defaultMetricsAddr = "127.0.0.1:9090"
+	metricsOff         = "off"
+	metricsPublic      = "public"
+)
 
 // serveMetrics serves the metrics at /metrics on addr until stop is called.
 func serveMetrics(ctx context.Context, addr string, metrics http.Handler, log *slog.Logger) (stop func(), err error) {

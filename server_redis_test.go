@@ -120,7 +120,7 @@ func serveUntilReady(t *testing.T, args []string, getenv func(string) string) st
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- runWith(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), getenv, io.Discard, io.Discard,
+		done <- runWith(ctx, append([]string{"-addr", "127.0.0.1:0", "-metrics-addr", "off"}, args...), getenv, io.Discard, io.Discard,
 			func(a string) { ready <- a })
 	}()
 	stopped := false // runWith has returned and done is drained

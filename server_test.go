@@ -58,7 +58,8 @@ func start(t *testing.T, env map[string]string, args ...string) *started {
 	done := make(chan error, 1)
 	getenv := func(k string) string { return env[k] }
 	go func() {
-		done <- runWith(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), getenv, out, out, func(addr string) { ready <- addr })
+		// No metrics listener unless asked: the default port would be shared by every test.
+		done <- runWith(ctx, append([]string{"-addr", "127.0.0.1:0", "-metrics-addr", "off"}, args...), getenv, out, out, func(addr string) { ready <- addr })
 	}()
 	var s *started
 	select {
@@ -424,29 +425,55 @@ func TestStartupSaysWhatIsWrongWithRedis(t *testing.T) {
 	}
 }
 
-// TestMetricsAddr: with -metrics-addr the metrics are served there, and not on -addr.
+// TestMetricsAddr: the metrics are served on -metrics-addr, a loopback address by default, and
+// not on the public -addr unless -metrics-addr is "public".
 func TestMetricsAddr(t *testing.T) {
+	cfg, _, err := parseFlags(nil, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.metricsAddr != "127.0.0.1:9090" {
+		t.Errorf("-metrics-addr defaults to %q, want 127.0.0.1:9090", cfg.metricsAddr)
+	}
+	if _, _, err := parseFlags([]string{"-metrics-addr", ""}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("an empty -metrics-addr was accepted")
+	}
+	metrics := func(t *testing.T, url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
 	port, err := storetest.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	s := start(t, map[string]string{}, "-metrics-addr", metricsAddr)
-	res, err := http.Get("http://" + metricsAddr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "agora_live_subscriptions") {
-		t.Fatalf("metrics on -metrics-addr: %d\n%.300s", res.StatusCode, body)
-	}
-	res, err = http.Get(s.url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusNotFound {
-		t.Fatalf("GET /metrics on -addr: %d, want 404", res.StatusCode)
+	for _, tc := range []struct {
+		name          string
+		flag          string
+		public, apart bool
+	}{
+		{"an address of their own", metricsAddr, false, true},
+		{"off", "off", false, false},
+		{"public", "public", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := start(t, map[string]string{}, "-metrics-addr", tc.flag)
+			defer s.stop()
+			if code, body := metrics(t, s.url); (code == http.StatusOK && strings.Contains(body, "agora_live_subscriptions")) != tc.public {
+				t.Errorf("GET /metrics on -addr: %d, want served: %v", code, tc.public)
+			}
+			if !tc.apart {
+				return
+			}
+			if code, body := metrics(t, "http://"+metricsAddr); code != http.StatusOK || !strings.Contains(body, "agora_live_subscriptions") {
+				t.Errorf("metrics on -metrics-addr: %d\n%.300s", code, body)
+			}
+		})
 	}
 }

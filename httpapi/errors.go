@@ -49,6 +49,17 @@ var kindCodes = map[store.Kind]string{
 	store.KindLocked:          CodeLocked,
 }
 
+// logFailure logs err, met while serving ctx, at ERROR, unless the client went away: a cancelled
+// request, socket or operation (the client hung up, completed or stopped it) is not a failure of
+// the server's, and is logged at DEBUG.
+func logFailure(ctx context.Context, log *slog.Logger, msg string, err error) {
+	level := slog.LevelError
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		level = slog.LevelDebug
+	}
+	log.Log(ctx, level, msg, "err", err)
+}
+
 // internalError marks an error that is the server's fault. Its cause has been logged; the client
 // sees only a generic message.
 type internalError struct{ cause error }

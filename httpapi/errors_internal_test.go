@@ -38,3 +38,38 @@ func TestPresentUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// levelOf is a slog.Handler that remembers the level of the last record.
+type levelOf struct{ level *slog.Level }
+
+func (h levelOf) Enabled(context.Context, slog.Level) bool { return true }
+func (h levelOf) Handle(_ context.Context, r slog.Record) error {
+	*h.level = r.Level
+	return nil
+}
+func (h levelOf) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h levelOf) WithGroup(string) slog.Handler      { return h }
+
+// TestLogFailureLevels: a client that went away is logged at DEBUG, a real failure at ERROR.
+func TestLogFailureLevels(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	refused := errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want slog.Level
+	}{
+		{"cancelled context", cancelled, refused, slog.LevelDebug},
+		{"cancellation error", context.Background(), fmt.Errorf("authenticate: %w", context.Canceled), slog.LevelDebug},
+		{"redis failure", context.Background(), refused, slog.LevelError},
+		{"deadline", context.Background(), fmt.Errorf("authenticate: %w", context.DeadlineExceeded), slog.LevelError},
+	} {
+		got := slog.Level(-100)
+		logFailure(tc.ctx, slog.New(levelOf{&got}), "authenticate", tc.err)
+		if got != tc.want {
+			t.Errorf("%s: logged at %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}

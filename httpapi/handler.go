@@ -49,9 +49,10 @@ type Config struct {
 	// PublicMaxAge is how long shared caches (a CDN) may keep the answer to an anonymous query
 	// sent over GET; zero (the default) keeps them from storing it.
 	PublicMaxAge time.Duration
-	// MetricsApart keeps the metrics off this handler's /metrics: the caller serves
-	// Handler.Metrics on an address of its own (-metrics-addr).
-	MetricsApart bool
+	// MetricsPublic serves the metrics at /metrics on this handler too. Off by default: the
+	// caller serves Handler.Metrics on an address of its own (-metrics-addr, loopback by
+	// default), so that the public port does not show them.
+	MetricsPublic bool
 	// Tracing, when set, traces every operation (see tracing.go).
 	Tracing trace.TracerProvider
 	// GraphiQL serves the GraphiQL IDE, embedded in the binary, at / (see graphiql.go); without
@@ -78,8 +79,8 @@ func (h *Handler) Metrics() http.Handler { return h.metrics.handler() }
 // transport.
 func (h *Handler) LiveSubscriptions() int { return h.ops.Subscriptions() }
 
-// New returns agora's HTTP handler: /query, / (GraphiQL, when Config.GraphiQL is set), /healthz
-// and /readyz.
+// New returns agora's HTTP handler: /query, / (GraphiQL, when Config.GraphiQL is set), /healthz,
+// /readyz, and /metrics when Config.MetricsPublic is set.
 func New(cfg Config) *Handler {
 	if cfg.Store == nil || cfg.Hub == nil {
 		panic("httpapi: Config needs a Store and a Hub")
@@ -125,7 +126,7 @@ func New(cfg Config) *Handler {
 	// metrics' counting presenter: present is looked up when an error is presented.
 	present := presentError(cfg.Log)
 	ops := resolvers.NewOperations(cfg.Store, func(ctx context.Context, err error) *gqlerror.Error { return present(ctx, err) }, cfg.Hub.Options().EventBuffer)
-	m := newMetrics(cfg.Store, cfg.Hub, ops, cache)
+	m := newMetrics(cfg.Store, cfg.Hub, ops, cache, cfg.TrustedDocuments != nil)
 	present = m.presenting(present)
 	srv.AroundOperations(m.aroundOperations)
 	if tr != nil {
@@ -142,7 +143,7 @@ func New(cfg Config) *Handler {
 		gql = cache.wrap(srv)
 	}
 	mux.Handle("/query", m.countResponses(cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, tr, persisted(cfg, gql)))))))))
-	if !cfg.MetricsApart {
+	if cfg.MetricsPublic {
 		mux.Handle("GET /metrics", m.handler())
 	}
 	if cfg.GraphiQL {
@@ -204,7 +205,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 				writeError(w, http.StatusServiceUnavailable, se.Msg, CodeUnavailable)
 				return
 			default:
-				cfg.Log.ErrorContext(r.Context(), "authenticate", "err", err)
+				logFailure(r.Context(), cfg.Log, "authenticate", err)
 				writeError(w, http.StatusServiceUnavailable, "internal server error", CodeInternal)
 				return
 			}

@@ -26,7 +26,8 @@ type Live struct {
 	InitTimeout time.Duration
 	// KeepAlive is the interval of keep-alive messages: "ka" on graphql-ws, ping on
 	// graphql-transport-ws (a client that does not answer with pong within two intervals is
-	// disconnected), and a comment line on server-sent events.
+	// disconnected), and a comment line on server-sent events. A signed-in stream checks its
+	// session as often (live.SessionWatch).
 	KeepAlive time.Duration
 	// WriteTimeout bounds one write to a client; a client that does not read for that long is
 	// disconnected rather than left holding a goroutine and its buffers.
@@ -110,7 +111,7 @@ func (l Live) CheckOrigins() error {
 
 // WebSocket close codes of graphql-transport-ws (more in wsprotocol.go).
 const (
-	CloseForbidden      = 4403 // connection_init carried a bad token
+	CloseForbidden      = 4403 // connection_init carried a bad token, or the session ended
 	CloseInitTimeout    = 4408 // no connection_init in time
 	CloseInvalidMessage = 4400 // a message the server could not take
 )
@@ -172,7 +173,7 @@ func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (co
 // its token again, which extends the session's idle lifetime while the socket is in use and
 // refuses an operation started after the session ended (logOut, expiry) with UNAUTHENTICATED.
 // Subscriptions already running keep the viewer they started with, and the viewer's block list
-// as it was then.
+// as it was then, until the session ends: then the socket closes with 4403 (wsConn.watchSession).
 func socketAuth(cfg Config) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		s, _ := ctx.Value(socketKey{}).(*socket)
@@ -186,7 +187,7 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		case store.IsKind(err, store.KindUnauthenticated):
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}})
 		}
-		cfg.Log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
+		logFailure(ctx, cfg.Log, "authenticate websocket operation", err)
 		return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeInternal, "internal server error")}})
 	}
 }

@@ -77,7 +77,7 @@ func keepWriting(interval time.Duration, write func(i int)) (stop func()) {
 func waitSubscribers(t *testing.T, a *api, n int) {
 	t.Helper()
 	waitFor(t, fmt.Sprintf("%d subscribers", n), func() bool {
-		return a.h.LiveSubscriptions() == n && (n == 0) == (a.hub.Stats().Channels == 0)
+		return a.h.LiveSubscriptions() == n && (n == 0) == (a.hub.Stats().Subscribers == 0)
 	})
 }
 
@@ -340,26 +340,43 @@ func TestWebSocketSessions(t *testing.T) {
 				t.Errorf("close code %d, want %d", code, httpapi.CloseForbidden)
 			}
 		})
-		t.Run("the session ends while the socket is open", func(t *testing.T) {
-			session, _ := a.signUp("bob")
+		signedIn := func(t *testing.T, session string) *wsClient {
+			t.Helper()
 			c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.close()
+			t.Cleanup(c.close)
 			c.init(t, session)
 			var d struct{ Viewer *struct{ Name string } }
 			viewer(c, "1").decode(t, &d)
 			if d.Viewer == nil {
-				t.Fatal("no viewer before logOut")
+				t.Fatal("no viewer while the session is on")
 			}
-			a.do(session, `mutation{logOut}`, nil).decode(t, &struct{}{})
+			return c
+		}
+		t.Run("the session expires while the socket is open", func(t *testing.T) {
+			session, _ := a.signUp("bob")
+			c := signedIn(t, session)
+			// An expiry is not announced: the session's key is gone, and each operation finds it.
+			user, id, _ := store.SessionOf(session)
+			if err := b.Client.Del(context.Background(), a.store.Options().Prefix+"{u:"+string(user)+"}:sess:"+id).Err(); err != nil {
+				t.Fatal(err)
+			}
 			if r := viewer(c, "2"); r.code() != httpapi.CodeUnauthenticated {
-				t.Errorf("a read after logOut: %+v, want %s", r, httpapi.CodeUnauthenticated)
+				t.Errorf("a read after the expiry: %+v, want %s", r, httpapi.CodeUnauthenticated)
 			}
-			c.start(t, "3", `mutation{createPost(input:{title:"after logOut"}){id}}`, nil)
+			c.start(t, "3", `mutation{createPost(input:{title:"after the expiry"}){id}}`, nil)
 			if r, _ := c.result(t, "3"); r.code() != httpapi.CodeUnauthenticated {
-				t.Errorf("a write after logOut: %+v, want %s", r, httpapi.CodeUnauthenticated)
+				t.Errorf("a write after the expiry: %+v, want %s", r, httpapi.CodeUnauthenticated)
+			}
+		})
+		t.Run("logOut closes the socket", func(t *testing.T) {
+			session, _ := a.signUp("carol")
+			c := signedIn(t, session)
+			a.do(session, `mutation{logOut}`, nil).decode(t, &struct{}{})
+			if code := c.closeStatus(t); code != httpapi.CloseForbidden {
+				t.Errorf("close code %d after logOut, want %d", code, httpapi.CloseForbidden)
 			}
 		})
 	})

@@ -22,11 +22,14 @@ import (
 	"github.com/agora/agora/store"
 )
 
-// Prometheus metrics, in a registry of the handler's own (served at /metrics, or on
-// -metrics-addr): operations, their latency and Redis work, errors by code, HTTP statuses, live
-// subscriptions, the response cache, jobs, and the Go runtime and process. Labels stay bounded:
-// operation names are the first maxOperationNames seen of at most maxOperationNameLen bytes
-// (others share "other", unnamed ones "anonymous"), error codes and statuses are finite sets.
+// Prometheus metrics, in a registry of the handler's own (served on -metrics-addr, or at /metrics
+// of the handler with Config.MetricsPublic): operations, their latency and Redis work, errors by
+// code, HTTP statuses, live subscriptions, the response cache, jobs, and the Go runtime and
+// process. Labels stay bounded, whatever clients send: an operation is counted under its name
+// only when its document is one the server knows — a trusted document, or a persisted query sent
+// by its hash — and then for the first maxOperationNames names seen of at most
+// maxOperationNameLen bytes; the others share "other", unnamed ones "anonymous". Error codes and
+// statuses are finite sets.
 
 // maxOperationNames and maxOperationNameLen bound the operation-name label: at most 200 names of
 // at most 64 bytes, so that clients cannot make the metrics grow.
@@ -46,15 +49,19 @@ type metrics struct {
 	errors     *prometheus.CounterVec   // code
 	responses  *prometheus.CounterVec   // status
 
+	// trusted: every operation that runs is a trusted document (-trusted-documents).
+	trusted bool
+
 	mu    sync.Mutex
 	names map[string]bool
 }
 
 // newMetrics registers the handler's collectors; the func-backed ones read their values from
-// st, hub, ops and cache (nil when off) at scrape time.
-func newMetrics(st *store.Store, hub *live.Hub, ops *resolvers.Operations, cache *responseCache) *metrics {
+// st, hub, ops and cache (nil when off) at scrape time. trusted says that the server runs only
+// trusted documents.
+func newMetrics(st *store.Store, hub *live.Hub, ops *resolvers.Operations, cache *responseCache, trusted bool) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
+		reg: prometheus.NewRegistry(), trusted: trusted,
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agora_operations_total",
 			Help: "GraphQL queries and mutations executed, by type, operation name and outcome (OK or the first error's code)."},
 			[]string{"type", "name", "code"}),
@@ -124,12 +131,13 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// name returns the label of an operation name.
-func (m *metrics) name(n string) string {
+// name returns the label of an operation name; known says that the operation's document is one
+// the server knows (see above), without which any client could choose the labels.
+func (m *metrics) name(n string, known bool) string {
 	if n == "" {
 		return "anonymous"
 	}
-	if len(n) > maxOperationNameLen {
+	if !known || len(n) > maxOperationNameLen {
 		return "other"
 	}
 	m.mu.Lock()
@@ -151,7 +159,7 @@ func (m *metrics) aroundOperations(ctx context.Context, next graphql.OperationHa
 	if oc == nil || oc.Operation == nil {
 		return next(ctx)
 	}
-	name := m.name(oc.Operation.Name)
+	name := m.name(oc.Operation.Name, m.trusted || knownDocument(ctx))
 	if oc.Operation.Operation == ast.Subscription {
 		m.subscribed.WithLabelValues(name).Inc()
 		return next(ctx)

@@ -173,6 +173,7 @@ func persisted(cfg Config, next http.Handler) http.Handler {
 				return
 			}
 			req.Query = doc
+			r = r.WithContext(context.WithValue(ctx, knownDocumentKey{}, true))
 		}
 		// Put the document into the request.
 		if r.Method == http.MethodGet {
@@ -197,6 +198,16 @@ func persisted(cfg Config, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// knownDocumentKey marks the context of a request whose document was found by its hash among
+// the persisted queries: a document registered before, which the metrics may count by name.
+type knownDocumentKey struct{}
+
+// knownDocument reports whether the document of ctx's request was found by its hash.
+func knownDocument(ctx context.Context) bool {
+	known, _ := ctx.Value(knownDocumentKey{}).(bool)
+	return known
 }
 
 // notFoundStatus is the status of PERSISTED_QUERY_NOT_FOUND: 200 in application/json, as

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"mime"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/resolvers"
@@ -62,6 +65,18 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 			t.cfg.Log.ErrorContext(ctx, "server-sent event", "err", err)
 		}
 	} else {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		session, err := t.watchSession(ctx, oc, cancel)
+		if err != nil {
+			logFailure(ctx, t.cfg.Log, "watch the event stream's session", err)
+			_, _ = s.next(&graphql.Response{Errors: gqlerror.List{limitError(CodeInternal, "internal server error")}}, nil)
+			s.send([]byte("event: complete\n\n"))
+			return
+		}
+		if session != nil {
+			defer session.Close()
+		}
 		var enc resolvers.Encoded
 		responses, ctx := exec.DispatchOperation(resolvers.WithEncoded(ctx, &enc), oc)
 		for resp := responses(ctx); resp != nil; resp = responses(ctx) {
@@ -73,8 +88,43 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 				return
 			}
 		}
+		if session != nil && isClosed(session.Ended()) {
+			_, _ = s.next(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}}, nil)
+		}
 	}
 	s.send([]byte("event: complete\n\n"))
+}
+
+// watchSession follows the session of a signed-in subscription (nil for anything else): when
+// the session ends — logOut, logOutEverywhere or changePassword, on any replica — stop is called,
+// which ends the stream.
+func (t sseTransport) watchSession(ctx context.Context, oc *graphql.OperationContext, stop func()) (*live.SessionWatch, error) {
+	req := resolvers.RequestFrom(ctx)
+	if req == nil || req.Token == "" || oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+		return nil, nil
+	}
+	w, err := t.cfg.Hub.WatchSession(ctx, req.Token, t.cfg.Live.KeepAlive)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		select {
+		case <-w.Ended():
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	return w, nil
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // sseStream writes the events of one stream, one at a time.

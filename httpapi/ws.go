@@ -11,6 +11,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/coder/websocket"
+
+	"github.com/agora/agora/live"
 )
 
 // wsTransport serves GraphQL over WebSocket, graphql-transport-ws and the legacy graphql-ws
@@ -71,6 +73,10 @@ type wsConn struct {
 	wmu   sync.Mutex
 	buf   []byte // the message being written, assembled under wmu
 	watch *writeWatch
+
+	// session follows the session the socket authenticated with, whose end closes the socket
+	// with 4403; nil when anonymous. Only the read loop sets it, and end closes it.
+	session *live.SessionWatch
 
 	mu         sync.Mutex
 	running    map[string]*wsOp // by the client's id
@@ -159,13 +165,16 @@ func (c *wsConn) init(m clientMsg) *wsClose {
 	if err != nil {
 		cl := &wsClose{code: CloseForbidden, reason: "Forbidden"}
 		if !errors.Is(err, errForbidden) {
-			c.cfg.Log.ErrorContext(c.ctx, "authenticate websocket", "err", err)
+			logFailure(c.ctx, c.cfg.Log, "authenticate websocket", err)
 			err = errors.New("internal server error")
 			cl = &wsClose{code: int(websocket.StatusInternalError), reason: err.Error()}
 		}
 		if c.proto == legacyWS {
 			c.send(connectionErrorMsg(err.Error()))
 		}
+		return cl
+	}
+	if cl := c.watchSession(ctx); cl != nil {
 		return cl
 	}
 	c.ctx = ctx
@@ -178,6 +187,34 @@ func (c *wsConn) init(m clientMsg) *wsClose {
 		c.keepAlive = time.AfterFunc(c.cfg.Live.KeepAlive, c.sendKeepAlive)
 	}
 	c.mu.Unlock()
+	return nil
+}
+
+// watchSession follows the session of an authenticated socket (ctx is its context, from
+// authenticateSocket): when the session ends — logOut, logOutEverywhere or changePassword, on any
+// replica — the socket closes with 4403 and its subscriptions end with it.
+func (c *wsConn) watchSession(ctx context.Context) *wsClose {
+	s, _ := ctx.Value(socketKey{}).(*socket)
+	if s == nil || s.token == "" {
+		return nil
+	}
+	w, err := c.cfg.Hub.WatchSession(ctx, s.token, c.cfg.Live.KeepAlive)
+	if err != nil {
+		logFailure(ctx, c.cfg.Log, "watch the websocket's session", err)
+		err = errors.New("internal server error")
+		if c.proto == legacyWS {
+			c.send(connectionErrorMsg(err.Error()))
+		}
+		return &wsClose{code: int(websocket.StatusInternalError), reason: err.Error()}
+	}
+	c.session = w
+	go func() {
+		select {
+		case <-w.Ended():
+			c.closeWith(CloseForbidden, "Forbidden: the session has ended")
+		case <-ctx.Done():
+		}
+	}()
 	return nil
 }
 
@@ -275,4 +312,7 @@ func (c *wsConn) end() {
 		_ = c.conn.CloseNow()
 	}
 	c.ops.Wait()
+	if c.session != nil {
+		c.session.Close()
+	}
 }

@@ -116,15 +116,22 @@ type EventStream struct {
 	dead    atomic.Bool
 	err     atomic.Pointer[error]
 	owed    bool // a Gap is owed: events were dropped on a full buffer; guarded by hub.mu
+	session bool // the subscriber is a SessionWatch
 }
 
 // subscribe adds a local subscriber to channel. It returns once Redis has confirmed the channel's
 // subscription, so that every event published after it returns is delivered.
 func (h *Hub) subscribe(ctx context.Context, channel string) (*EventStream, error) {
+	return h.subscribeAs(ctx, channel, false)
+}
+
+// subscribeAs is subscribe for an event subscriber (session false) or a SessionWatch (session
+// true), which Stats counts apart.
+func (h *Hub) subscribeAs(ctx context.Context, channel string, session bool) (*EventStream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.opts.EventBuffer)}
+	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.opts.EventBuffer), session: session}
 	if h.join(channel, sub) {
 		return sub, nil // the common case: a channel already subscribed, without waiting on ctl
 	}
@@ -319,7 +326,13 @@ func (h *Hub) Stats() Stats {
 	defer h.mu.Unlock()
 	st := Stats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
 	for _, t := range h.topics {
-		st.Subscribers += len(t.subs)
+		for sub := range t.subs {
+			if sub.session {
+				st.Sessions++
+			} else {
+				st.Subscribers++
+			}
+		}
 	}
 	return st
 }

@@ -66,6 +66,7 @@ type Event struct {
 type Stats struct {
 	Channels    int    // Redis channels subscribed (and confirmed)
 	Subscribers int    // local subscribers over all channels
+	Sessions    int    // sessions watched for their streams (SessionWatch), not in Subscribers
 	Delivered   uint64 // events handed to local subscribers since start
 	Dropped     uint64 // events a full buffer could not take (caught up from the log instead)
 }

@@ -22,6 +22,7 @@ import (
 //	<prefix>{r:all}:ev:posts        {"post":"post:17","author":"user:alice"}      postPublished, feed
 //	<prefix>{g:<group>}:ev:posts    {"post":"post:17","author":"user:alice"}      postPublished(group)
 //	<prefix>{n:<user>}:ev:notifications  {"notification":"notification:alice:c:17:4"}  notificationAdded
+//	<prefix>{u:<user>}:ev:sessions  {"sessions":"<digest> <digest> ..."}        sessions ended (no log)
 //
 // Each event is also appended to its channel's log, a stream beside the channel
 // (<channel>:log), in the same script that publishes it (publish.lua): its id in the log is the
@@ -43,6 +44,11 @@ type EventIDs struct {
 	Author  UserKey `json:"author,omitempty"`  // the post's author (published posts)
 	// Notification is a new notification's global id (notificationAdded; see notify_events.go).
 	Notification string `json:"notification,omitempty"`
+	// Sessions lists the sessions that ended (logOut, logOutEverywhere, changePassword) by the id
+	// SessionOf returns, separated by spaces (a string keeps EventIDs comparable);
+	// sessions_end.lua publishes it on the user's Sessions channel, without a log: a stream that
+	// may have missed it checks its session (SessionActive).
+	Sessions string `json:"sessions,omitempty"`
 }
 
 // LoggedEvent is one event of a channel's log.

@@ -210,6 +210,10 @@ func (k keys) chanNotifications(uid string) string {
 	return k.prefix + "{n:" + uid + "}:ev:notifications"
 }
 
+// chanSessions is the channel on which the ends of a user's sessions are announced, in the user's
+// slot so that sessions_end.lua publishes it where it ends them.
+func (k keys) chanSessions(uid string) string { return k.user(uid) + ":ev:sessions" }
+
 // rev is a string counter, the revision of the aggregate with hash tag tag ("{p:42}"): every
 // write to the aggregate raises it in the same script (see revisions.go).
 func (k keys) rev(tag string) string { return k.prefix + tag + ":rev" }
@@ -257,6 +261,10 @@ func (c Channels) Published(group string) string { return c.k.chanPublished(grou
 
 // Notifications is the channel of a user's new notifications.
 func (c Channels) Notifications(uid string) string { return c.k.chanNotifications(uid) }
+
+// Sessions is the channel on which the ends of a user's sessions are announced (see
+// SessionsEnded).
+func (c Channels) Sessions(uid string) string { return c.k.chanSessions(uid) }
 
 // checkPrefix rejects a key prefix with braces: Redis Cluster hashes only the first {...} of a
 // key, so braces in the prefix would override the aggregates' hash tags.

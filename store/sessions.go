@@ -138,20 +138,63 @@ func (s *Store) sessionDigests(ctx context.Context, uid string) ([]string, error
 	return cmd.Val(), err
 }
 
-// LogOut ends the session of token. A malformed token has no session to end.
+// SessionOf returns the user and the id of the session of token, the id the events of the user's
+// Sessions channel name it by (EventIDs.Sessions); ok is false when the token is malformed. It
+// reads nothing: whether the session is still on is SessionActive's question.
+func SessionOf(token string) (user UserKey, id string, ok bool) {
+	uid, dig, ok := parseToken(token)
+	return UserKey(uid), dig, ok
+}
+
+// SessionActive reports whether the session of token is still on, without extending it: a live
+// stream checks it after it subscribed to the ends of its user's sessions, and whenever it may
+// have missed one. A malformed token has no session.
+func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
+	uid, dig, ok := parseToken(token)
+	if !ok {
+		return false, nil
+	}
+	key := s.k.userSession(uid, dig)
+	var cmd *redis.IntCmd
+	err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		cmd = p.Exists(ctx, key)
+		return cmd, nil
+	}}}, false)
+	if err == nil {
+		err = cmd.Err()
+	}
+	if err != nil {
+		return false, fmt.Errorf("check session: %w", err)
+	}
+	return cmd.Val() == 1, nil
+}
+
+// sessionsEndArgs returns the arguments of sessions_end.lua before its digests.
+func (s *Store) sessionsEndArgs(uid, mode, keep, old, next string) []any {
+	sharded := "0"
+	if s.sharded {
+		sharded = "1"
+	}
+	return []any{mode, keep, old, next, s.k.chanSessions(uid), sharded}
+}
+
+// LogOut ends the session of token, and the live streams it opened on every replica (see
+// sessions_end.lua). A malformed token has no session to end.
 func (s *Store) LogOut(ctx context.Context, token string) error {
 	uid, dig, ok := parseToken(token)
 	if !ok {
 		return nil
 	}
 	keys := []string{s.k.userSessions(uid), s.k.user(uid), s.k.userSession(uid, dig)}
-	if _, err := s.run(ctx, "sessions_end", keys, "listed", "", "", "", dig); err != nil {
+	args := append(s.sessionsEndArgs(uid, "listed", "", "", ""), dig)
+	if _, err := s.run(ctx, "sessions_end", keys, args...); err != nil {
 		return fmt.Errorf("log out: %w", err)
 	}
 	return nil
 }
 
-// LogOutEverywhere ends every session of the user uid, the one of the request included.
+// LogOutEverywhere ends every session of the user uid, the one of the request included, and the
+// live streams they opened.
 func (s *Store) LogOutEverywhere(ctx context.Context, uid UserKey) error {
 	if err := s.endSessions(ctx, string(uid), "", "", ""); err != nil {
 		return fmt.Errorf("log out everywhere: %w", err)
@@ -160,7 +203,8 @@ func (s *Store) LogOutEverywhere(ctx context.Context, uid UserKey) error {
 }
 
 // ChangePassword sets a new password for the user uid, who proves it with current, and ends every
-// other session of theirs: token's session (the request's) goes on. A wrong current password is
+// other session of theirs and the live streams they opened: token's session (the request's) and
+// its streams go on. A wrong current password is
 // KindForbidden and counts as a failed log-in (see LogIn), so that it cannot be used to guess; the
 // new password must be valid like a sign-up's.
 func (s *Store) ChangePassword(ctx context.Context, uid UserKey, token, current, next string) error {
@@ -201,7 +245,7 @@ func (s *Store) endSessions(ctx context.Context, uid, keep, old, next string) er
 			return err
 		}
 		keys := []string{s.k.userSessions(uid), s.k.user(uid)}
-		args := []any{"all", keep, old, next}
+		args := s.sessionsEndArgs(uid, "all", keep, old, next)
 		for _, d := range known {
 			keys, args = append(keys, s.k.userSession(uid, d)), append(args, d)
 		}

@@ -1,0 +1,118 @@
+package live
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agora/agora/store"
+)
+
+// SessionWatch follows one session for the live streams it opened: Ended is closed once the
+// session has ended — logOut, logOutEverywhere, or changePassword from another session — on
+// whichever replica that happened, so that its streams end too. It learns the end from the
+// user's Sessions channel, through the hub like every live event, and checks the session itself
+// (store.SessionActive, which does not extend it) when it starts, when its subscription had a
+// gap, and every recheck interval, which also catches a session that expired.
+type SessionWatch struct {
+	sub    *EventStream
+	ended  chan struct{}
+	end    sync.Once
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// WatchSession starts watching the session of token, until Close. It returns once the watch is
+// in place: an end of the session after it returns closes Ended. A token that is malformed, or
+// whose session has already ended, gives a watch whose Ended is closed.
+func (h *Hub) WatchSession(ctx context.Context, token string, recheck time.Duration) (*SessionWatch, error) {
+	w := &SessionWatch{ended: make(chan struct{}), done: make(chan struct{})}
+	user, id, ok := store.SessionOf(token)
+	if !ok {
+		w.stop()
+		close(w.done)
+		w.cancel = func() {}
+		return w, nil
+	}
+	sub, err := h.subscribeAs(ctx, h.ch.Sessions(string(user)), true)
+	if err != nil {
+		return nil, err
+	}
+	w.sub = sub
+	// The subscription is confirmed: an end from now on is delivered, and one before it is seen
+	// by this check.
+	if err := w.check(ctx, h.st, token); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w.cancel = cancel
+	go w.run(wctx, h, token, id, recheck)
+	return w, nil
+}
+
+// Ended is closed when the session has ended.
+func (w *SessionWatch) Ended() <-chan struct{} { return w.ended }
+
+// Close stops the watch. It is safe to call more than once.
+func (w *SessionWatch) Close() {
+	w.cancel()
+	if w.sub != nil {
+		w.sub.Close()
+	}
+	<-w.done
+}
+
+func (w *SessionWatch) stop() { w.end.Do(func() { close(w.ended) }) }
+
+// check ends the watch when the session is no longer on.
+func (w *SessionWatch) check(ctx context.Context, st *store.Store, token string) error {
+	on, err := st.SessionActive(ctx, token)
+	if err == nil && !on {
+		w.stop()
+	}
+	return err
+}
+
+// run follows the user's Sessions channel until the session ends, the watch is closed or the
+// hub stops.
+func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, recheck time.Duration) {
+	defer close(w.done)
+	var tick <-chan time.Time
+	if recheck > 0 {
+		t := time.NewTicker(recheck)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		again := false
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.sub.Events():
+			if !ok {
+				return // closed, or the hub stopped: the streams end anyway
+			}
+			if slices.Contains(strings.Fields(ev.Sessions), id) {
+				w.stop()
+				return
+			}
+			again = ev.Gap // an end may have been missed
+		case <-tick:
+			again = true
+		}
+		if again {
+			if err := w.check(ctx, h.st, token); err != nil {
+				// Redis did not answer: the next tick or gap asks again.
+				h.opts.Log.DebugContext(ctx, "live events: check session", "err", err)
+			}
+			select {
+			case <-w.ended:
+				return
+			default:
+			}
+		}
+	}
+}

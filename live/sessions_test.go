@@ -1,0 +1,91 @@
+package live_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/live"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// ended reports whether a watch's session has ended, waiting up to eventWait when want is true.
+func ended(w *live.SessionWatch, want bool) bool {
+	if !want {
+		select {
+		case <-w.Ended():
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case <-w.Ended():
+		return true
+	case <-time.After(eventWait):
+		return false
+	}
+}
+
+// TestWatchSession: a watch ends with its session — announced by another process, or found
+// gone by a recheck (an expired session is not announced) — and not with another session of the
+// same user.
+func TestWatchSession(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := b.NewStore(t, store.Options{})
+		other := peer(t, b, st)
+		h := newHub(t, st, live.Options{})
+		first, err := st.SignUp(ctx, "alice", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokens []string
+		for range 2 {
+			s, err := st.LogIn(ctx, "alice", "password1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens = append(tokens, s.Token)
+		}
+		watch := func(token string, recheck time.Duration) *live.SessionWatch {
+			t.Helper()
+			w, err := h.WatchSession(ctx, token, recheck)
+			if err != nil {
+				t.Fatalf("watch: %v", err)
+			}
+			t.Cleanup(w.Close)
+			return w
+		}
+		loggedOut, kept, expiring := watch(first.Token, 0), watch(tokens[0], 0), watch(tokens[1], 5*time.Millisecond)
+
+		if err := other.LogOut(ctx, first.Token); err != nil {
+			t.Fatal(err)
+		}
+		if !ended(loggedOut, true) {
+			t.Error("logOut on another process did not end the watch of its session")
+		}
+		if ended(kept, false) {
+			t.Error("logOut of one session ended the watch of another")
+		}
+
+		user, id, _ := store.SessionOf(tokens[1])
+		if err := b.Client.Del(ctx, st.Options().Prefix+"{u:"+string(user)+"}:sess:"+id).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if !ended(expiring, true) {
+			t.Error("a session gone without an announcement was not found by the recheck")
+		}
+
+		if w := watch(first.Token, 0); !ended(w, false) {
+			t.Error("a watch of a session that had already ended did not end")
+		}
+		if w := watch("not a token", 0); !ended(w, false) {
+			t.Error("a watch of a malformed token did not end")
+		}
+		if ended(kept, false) {
+			t.Error("the kept session's watch ended")
+		}
+	})
+}
