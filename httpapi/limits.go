@@ -137,12 +137,13 @@ type limitCheck struct {
 // once per document, not once per request.
 type docShape struct {
 	repeats []repeated // per operation of the document, in order
+	unused  repeated   // of the fragments that nothing spreads
 	auths   bool       // a mutation sends more than one signUp or logIn
 	aliases int
 }
 
 // repeated is the first response name selected more than -max-repeats times in an operation
-// (n is at most the limit when there is none; see maxRepeats).
+// (n is at most the limit when there is none; see fragmentGraph.repeats).
 type repeated struct {
 	name string
 	n    int
@@ -183,8 +184,10 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	// bounds (every field of the expanded document is visited once). The variable-free part,
 	// measured once for a document whose every operation passed, is kept for its next requests.
 	sh, kept := c.shapes.Get(ctx, p.Query)
+	var g *fragmentGraph
 	if !kept {
 		sh = &docShape{repeats: make([]repeated, 0, len(doc.Operations))}
+		g = newFragmentGraph(doc)
 	}
 	for i, op := range doc.Operations {
 		r := measureOperation(c.schema, c.lim, doc, op, p.Variables)
@@ -195,20 +198,28 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
 		}
 		if !kept {
-			var rep repeated
-			rep.name, rep.n = maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth)
-			sh.repeats = append(sh.repeats, rep)
+			sh.repeats = append(sh.repeats, g.repeats([]ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth))
 		}
 		if rep := sh.repeats[i]; rep.n > c.lim.MaxRepeats {
 			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)
 		}
 	}
 	if !kept {
+		// Validation checks the fragments that nothing spreads too, so they are measured as
+		// operations are.
+		for _, f := range g.unused {
+			if sh.unused = g.repeats([]ast.SelectionSet{f.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth); sh.unused.n > c.lim.MaxRepeats {
+				break
+			}
+		}
 		for _, op := range doc.Operations {
-			sh.auths = sh.auths || op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1
+			sh.auths = sh.auths || op.Operation == ast.Mutation && g.auths(op.SelectionSet) > 1
 		}
 		sh.aliases = countAliases(doc)
 		c.shapes.Add(ctx, p.Query, sh)
+	}
+	if rep := sh.unused; rep.n > c.lim.MaxRepeats {
+		return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)
 	}
 	if sh.auths {
 		return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
@@ -434,26 +445,146 @@ func literalInt(v *ast.Value) (int, bool) {
 	return n, true
 }
 
-// maxRepeats finds a response name selected more than max times in the merged selection set of
+// fragmentGraph is what the checks that spread fragments know of a document's fragments, found
+// in one pass over them: the spreads that close a cycle, and memos per fragment. A document with
+// a cycle or an unknown fragment is invalid and validation rejects it, but the checks run first;
+// they skip such spreads, so that what they walk is a finite DAG, and they memoize what a
+// fragment contributes, so that a fragment spread many times is not walked again each time it
+// selects nothing (a chain of fragments each spreading the next twice would cost 2^n walks).
+type fragmentGraph struct {
+	doc   *ast.QueryDocument
+	defs  map[string]*ast.FragmentDefinition
+	back  map[*ast.FragmentSpread]bool // spreads of a fragment being spread: a cycle
+	empty map[string]bool              // the fragment selects no field at its top level
+	auth  map[string]int               // signUp and logIn fields at the fragment's top level
+	// unused are the fragments that no operation and no other fragment spreads: validation
+	// checks their selections too, so the repeats check starts from them as from operations.
+	unused []*ast.FragmentDefinition
+	walks  int // selections visited by repeats and auths, for the tests
+}
+
+// newFragmentGraph finds the cycles of doc's fragments with one depth-first search over them.
+func newFragmentGraph(doc *ast.QueryDocument) *fragmentGraph {
+	g := &fragmentGraph{doc: doc, defs: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
+		back: map[*ast.FragmentSpread]bool{}, empty: map[string]bool{}, auth: map[string]int{}}
+	for _, f := range doc.Fragments {
+		if g.defs[f.Name] == nil { // a second definition of a name is a validation error
+			g.defs[f.Name] = f
+		}
+	}
+	spread := map[string]bool{}
+	for _, op := range doc.Operations {
+		eachSpread(op.SelectionSet, func(s *ast.FragmentSpread) { spread[s.Name] = true })
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make(map[string]int, len(g.defs))
+	var dfs func(f *ast.FragmentDefinition)
+	dfs = func(f *ast.FragmentDefinition) {
+		state[f.Name] = open
+		eachSpread(f.SelectionSet, func(s *ast.FragmentSpread) {
+			next := g.defs[s.Name]
+			switch {
+			case next == nil:
+			case state[s.Name] == open:
+				g.back[s] = true
+			default:
+				spread[s.Name] = true
+				if state[s.Name] == unseen {
+					dfs(next)
+				}
+			}
+		})
+		state[f.Name] = done
+	}
+	for _, f := range doc.Fragments {
+		if state[f.Name] == unseen {
+			dfs(f)
+		}
+	}
+	for _, f := range doc.Fragments {
+		if !spread[f.Name] && g.defs[f.Name] == f {
+			g.unused = append(g.unused, f)
+		}
+	}
+	return g
+}
+
+// eachSpread calls fn with every fragment spread written in set, at any depth.
+func eachSpread(set ast.SelectionSet, fn func(*ast.FragmentSpread)) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			eachSpread(s.SelectionSet, fn)
+		case *ast.InlineFragment:
+			eachSpread(s.SelectionSet, fn)
+		case *ast.FragmentSpread:
+			fn(s)
+		}
+	}
+}
+
+// follow returns the fragment that s spreads, or nil when it is unknown, closes a cycle or
+// selects no field at its top level: spreading it then adds nothing to the selection set.
+func (g *fragmentGraph) follow(s *ast.FragmentSpread) *ast.FragmentDefinition {
+	f := g.defs[s.Name]
+	if f == nil || g.back[s] {
+		return nil
+	}
+	empty, known := g.empty[s.Name]
+	if !known {
+		empty = g.selectsNothing(f.SelectionSet)
+		g.empty[s.Name] = empty
+	}
+	if empty {
+		return nil
+	}
+	return f
+}
+
+// selectsNothing reports whether set selects no field at its top level, fragments spread.
+func (g *fragmentGraph) selectsNothing(set ast.SelectionSet) bool {
+	for _, sel := range set {
+		g.walks++
+		switch s := sel.(type) {
+		case *ast.Field:
+			return false
+		case *ast.InlineFragment:
+			if !g.selectsNothing(s.SelectionSet) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			if g.follow(s) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// repeats finds a response name selected more than max times in the merged selection set of
 // sets, or in the merged sub-selections below (down to depth levels): fragment spreads and inline
 // fragments are spread, and the sub-selections of every selection of one name are merged, as the
 // executor and validation merge them. It stops at the first name over max and returns it with
 // its count; otherwise the count is at most max.
-func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int) (string, int) {
+func (g *fragmentGraph) repeats(sets []ast.SelectionSet, max, depth int) repeated {
 	if depth <= 0 {
-		return "", 0
+		return repeated{}
 	}
 	counts := map[string]int{}
 	children := map[string][]ast.SelectionSet{}
 	var order []string
 	over := ""
-	spreading := map[string]bool{} // fragments being spread, against cycles (validation reports them)
 	var visit func(set ast.SelectionSet)
 	visit = func(set ast.SelectionSet) {
 		for _, sel := range set {
 			if over != "" {
 				return
 			}
+			g.walks++
 			switch s := sel.(type) {
 			case *ast.Field:
 				name := s.Alias
@@ -474,13 +605,9 @@ func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int)
 			case *ast.InlineFragment:
 				visit(s.SelectionSet)
 			case *ast.FragmentSpread:
-				f := doc.Fragments.ForName(s.Name)
-				if f == nil || spreading[s.Name] {
-					continue
+				if f := g.follow(s); f != nil {
+					visit(f.SelectionSet)
 				}
-				spreading[s.Name] = true
-				visit(f.SelectionSet)
-				spreading[s.Name] = false
 			}
 		}
 	}
@@ -488,35 +615,39 @@ func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int)
 		visit(set)
 	}
 	if over != "" {
-		return over, counts[over]
+		return repeated{over, counts[over]}
 	}
 	for _, name := range order {
 		if kids := children[name]; len(kids) > 0 {
-			if n, c := maxRepeats(doc, kids, max, depth-1); c > max {
-				return n, c
+			if r := g.repeats(kids, max, depth-1); r.n > max {
+				return r
 			}
 		}
 	}
-	return "", 0
+	return repeated{}
 }
 
-// countAuth counts the signUp and logIn fields of a mutation's root selection, fragments spread:
+// auths counts the signUp and logIn fields of a mutation's root selection, fragments spread:
 // each one tries a password, so one request must not carry a hundred of them.
-func countAuth(doc *ast.QueryDocument, set ast.SelectionSet, spreading map[string]bool) int {
+func (g *fragmentGraph) auths(set ast.SelectionSet) int {
 	n := 0
 	for _, sel := range set {
+		g.walks++
 		switch s := sel.(type) {
 		case *ast.Field:
 			if s.Name == "signUp" || s.Name == "logIn" {
 				n++
 			}
 		case *ast.InlineFragment:
-			n += countAuth(doc, s.SelectionSet, spreading)
+			n = satAdd(n, g.auths(s.SelectionSet))
 		case *ast.FragmentSpread:
-			if f := doc.Fragments.ForName(s.Name); f != nil && !spreading[s.Name] {
-				spreading[s.Name] = true
-				n += countAuth(doc, f.SelectionSet, spreading)
-				spreading[s.Name] = false
+			if f := g.follow(s); f != nil {
+				c, known := g.auth[s.Name]
+				if !known {
+					c = g.auths(f.SelectionSet)
+					g.auth[s.Name] = c
+				}
+				n = satAdd(n, c)
 			}
 		}
 	}
