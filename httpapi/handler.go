@@ -298,8 +298,8 @@ func bearer(h string) (string, bool) {
 }
 
 // capBody refuses a body over max bytes with 413 before anything parses it, and one that takes
-// longer than timeout to arrive with 408, so that a client sending a byte now and then cannot
-// hold a connection.
+// longer than timeout to arrive with 408, closing the connection, so that a client sending a byte
+// now and then cannot hold a connection.
 func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
@@ -320,13 +320,16 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 			rc := http.NewResponseController(w)
 			_ = rc.SetReadDeadline(time.Now().Add(timeout))
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-			_ = rc.SetReadDeadline(time.Time{})
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				// The deadline, past, stays: after the answer net/http reads what is left of
+				// the body before it closes the connection, and with no deadline it would wait
+				// for as long as the client keeps the socket open, holding a -max-conns slot.
 				w.Header().Set("Connection", "close")
 				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", timeout), CodeBadUserInput)
 				return
 			}
+			_ = rc.SetReadDeadline(time.Time{})
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)
