@@ -19,7 +19,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -44,6 +43,9 @@ type Config struct {
 	// ResponseCacheMiB bounds the response cache (see cache.go) in MiB: 0 selects the default,
 	// 64; a negative value turns the cache off.
 	ResponseCacheMiB int
+	// QueryCacheMiB bounds the cache of parsed documents (see doccache.go) in MiB of their text
+	// and syntax trees; 0 selects the default, 32.
+	QueryCacheMiB int
 	// TrustedDocuments, when set, are the only documents the server runs (see persisted.go).
 	TrustedDocuments TrustedDocuments
 	// PublicMaxAge is how long shared caches (a CDN) may keep the answer to an anonymous query
@@ -69,6 +71,7 @@ type Handler struct {
 	http.Handler
 	ops     *resolvers.Operations
 	metrics *metrics
+	docs    *docCache
 }
 
 // Metrics returns the handler of the Prometheus metrics, to serve on an address of its own.
@@ -92,17 +95,22 @@ func New(cfg Config) *Handler {
 	root := &resolvers.Resolver{Store: cfg.Store, Live: cfg.Hub, Log: cfg.Log}
 	var es graphql.ExecutableSchema = graph.NewExecutableSchema(graph.Config{Resolvers: root})
 	tr := newTracing(cfg.Tracing)
+	var forget func(*ast.QueryDocument)
 	if tr == nil && !cfg.gqlgenOnly {
 		// Queries of known fields skip gqlgen's per-field machinery (see readexec). Traced
 		// servers keep gqlgen's executor, whose field middleware makes a span of each resolver.
-		es = readexec.Wrap(es, root)
+		rx := readexec.Wrap(es, root)
+		es, forget = rx, rx.Forget
 	}
 
 	srv := handler.New(es)
 	addLiveTransports(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{log: cfg.Log}) // GET and POST, see graphqlhttp.go
-	docs := lru.New[*ast.QueryDocument](queryCacheSize)
+	if cfg.QueryCacheMiB <= 0 {
+		cfg.QueryCacheMiB = DefaultQueryCacheMiB
+	}
+	docs := newDocCache(int64(cfg.QueryCacheMiB)<<20, forget)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
@@ -168,7 +176,7 @@ func New(cfg Config) *Handler {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	return &Handler{Handler: mux, ops: ops, metrics: m}
+	return &Handler{Handler: mux, ops: ops, metrics: m, docs: docs}
 }
 
 // withRequest authenticates the bearer token, if any, and installs the request state: the

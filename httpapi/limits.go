@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -129,8 +128,7 @@ func refusedOverGET(query, name string, maxTokens int) (string, bool) {
 type limitCheck struct {
 	schema *ast.Schema
 	lim    Limits
-	docs   graphql.Cache[*ast.QueryDocument] // the executor's query cache
-	shapes graphql.Cache[*docShape]          // by query text, as docs
+	docs   *docCache // the executor's query cache, which keeps the shapes of its documents
 }
 
 // docShape is what the limits check of a document that its variables do not change: measured
@@ -151,12 +149,9 @@ type repeated struct {
 
 // newLimitCheck returns the limits check of a server whose executor caches parsed documents in
 // docs.
-func newLimitCheck(schema *ast.Schema, lim Limits, docs graphql.Cache[*ast.QueryDocument]) limitCheck {
-	return limitCheck{schema: schema, lim: lim, docs: docs, shapes: lru.New[*docShape](queryCacheSize)}
+func newLimitCheck(schema *ast.Schema, lim Limits, docs *docCache) limitCheck {
+	return limitCheck{schema: schema, lim: lim, docs: docs}
 }
-
-// queryCacheSize is how many parsed documents the executor keeps, and as many shapes.
-const queryCacheSize = 1000
 
 var _ interface {
 	graphql.HandlerExtension
@@ -182,8 +177,9 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	}
 	// Each operation in turn: its depth and cost, then its repeats, which the cost just checked
 	// bounds (every field of the expanded document is visited once). The variable-free part,
-	// measured once for a document whose every operation passed, is kept for its next requests.
-	sh, kept := c.shapes.Get(ctx, p.Query)
+	// measured for a document whose every operation passed, is kept with the document when the
+	// executor keeps it (valid), for its next requests.
+	sh, kept := c.docs.shape(p.Query)
 	var g *fragmentGraph
 	if !kept {
 		sh = &docShape{repeats: make([]repeated, 0, len(doc.Operations))}
@@ -216,7 +212,7 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 			sh.auths = sh.auths || op.Operation == ast.Mutation && g.auths(op.SelectionSet) > 1
 		}
 		sh.aliases = countAliases(doc)
-		c.shapes.Add(ctx, p.Query, sh)
+		c.docs.setShape(p.Query, sh)
 	}
 	if rep := sh.unused; rep.n > c.lim.MaxRepeats {
 		return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)

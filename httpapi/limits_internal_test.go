@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 
@@ -102,7 +101,7 @@ func TestRepeatsWalkEachSpreadOnce(t *testing.T) {
 //	go test ./httpapi -run '^$' -bench 'FragmentChain$'
 func BenchmarkFragmentChain(b *testing.B) {
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-	c := newLimitCheck(schema, DefaultLimits.withDefaults(), lru.New[*ast.QueryDocument](queryCacheSize))
+	c := newLimitCheck(schema, DefaultLimits.withDefaults(), newDocCache(DefaultQueryCacheMiB<<20, nil))
 	for _, n := range []int{8, 16, 32, 64} {
 		doc := fragmentChain("query", n, "...Unknown")
 		spreads := 2*n + 2
