@@ -127,6 +127,7 @@ func refusedOverGET(query, name string, maxTokens int) (string, bool) {
 // else parses the query itself, with the token limit.
 type limitCheck struct {
 	schema *ast.Schema
+	costs  *costModel
 	lim    Limits
 	docs   *docCache // the executor's query cache, which keeps the shapes of its documents
 }
@@ -150,7 +151,7 @@ type repeated struct {
 // newLimitCheck returns the limits check of a server whose executor caches parsed documents in
 // docs.
 func newLimitCheck(schema *ast.Schema, lim Limits, docs *docCache) limitCheck {
-	return limitCheck{schema: schema, lim: lim, docs: docs}
+	return limitCheck{schema: schema, costs: newCostModel(schema), lim: lim, docs: docs}
 }
 
 var _ interface {
@@ -186,7 +187,7 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		g = newFragmentGraph(doc)
 	}
 	for i, op := range doc.Operations {
-		r := measureOperation(c.schema, c.lim, doc, op, p.Variables)
+		r := measureOperation(c.costs, c.lim, doc, op, p.Variables)
 		if r.depth > c.lim.MaxDepth {
 			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
 		}
@@ -235,7 +236,7 @@ func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.Response
 	if oc == nil || oc.Operation == nil {
 		return next(ctx)
 	}
-	m := measureOperation(c.schema, c.lim, oc.Doc, oc.Operation, oc.Variables)
+	m := measureOperation(c.costs, c.lim, oc.Doc, oc.Operation, oc.Variables)
 	resp := next(ctx)
 	if resp != nil {
 		if resp.Extensions == nil {
@@ -251,8 +252,9 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 }
 
 // measureOperation estimates the cost and depth of op, an operation of doc, with vars.
-func measureOperation(schema *ast.Schema, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
-	m := measurer{schema: schema, doc: doc, op: op, vars: vars, lim: lim, frags: map[string]*measure{}}
+func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
+	schema := costs.schema
+	m := measurer{schema: schema, lists: costs.lists, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
 	root := schema.Query
 	switch op.Operation {
 	case ast.Mutation:
@@ -260,7 +262,7 @@ func measureOperation(schema *ast.Schema, lim Limits, doc *ast.QueryDocument, op
 	case ast.Subscription:
 		root = schema.Subscription
 	}
-	return m.selections(op.SelectionSet, root, 1)
+	return m.selections(op.SelectionSet, root, 1, false)
 }
 
 // measure is the cost and depth of a selection set.
@@ -270,21 +272,32 @@ type measure struct {
 }
 
 // measurer estimates a document's cost: every field costs 1, and a field with a page size (first
-// or last, or leaderboardAround's radius) multiplies the cost of its selections by that size.
+// or last, or leaderboardAround's radius) multiplies the cost of its selections by that size, as
+// an introspection list does by the schema's size of it (see costModel).
 // Fragments are measured once and memoized, so a document of fragments that spread each other
 // many times costs linear work to measure while its estimate grows as its result would.
 type measurer struct {
 	schema *ast.Schema
+	lists  map[listField]listSize
 	doc    *ast.QueryDocument
 	op     *ast.OperationDefinition // variable defaults come from the operation being measured
 	vars   map[string]any
 	lim    Limits
-	frags  map[string]*measure // nil value while being measured (a cycle)
+	frags  map[fragmentKey]*measure // nil value while being measured (a cycle)
+}
+
+// fragmentKey is a fragment measured for one item of a schema-wide list or not (see costModel).
+type fragmentKey struct {
+	name string
+	all  bool
 }
 
 const costCap = math.MaxInt32
 
-func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth int) measure {
+// selections measures set, selected on typ at depth; all says that set is selected on every
+// item of a list of the whole schema (every type, or every field of every type), which costs
+// introspection lists at their average size rather than their largest.
+func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth int, all bool) measure {
 	out := measure{depth: depth - 1}
 	if depth > m.lim.MaxDepth+1 {
 		return measure{depth: depth} // deep enough to fail; stop walking
@@ -301,19 +314,27 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			if def != nil {
 				child = m.schema.Types[def.Type.Name()]
 			}
+			size, listed := listSize{}, false
+			if typ != nil {
+				size, listed = m.lists[listField{typ.Name, s.Name}]
+			}
 			sub := measure{depth: depth}
 			if len(s.SelectionSet) > 0 {
-				sub = m.selections(s.SelectionSet, child, depth+1)
+				sub = m.selections(s.SelectionSet, child, depth+1, listed && size.all(all))
 			}
-			r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
+			if listed {
+				r = measure{cost: satAdd(1, size.of(sub.cost, all)), depth: sub.depth}
+			} else {
+				r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
+			}
 		case *ast.InlineFragment:
 			t := typ
 			if s.TypeCondition != "" {
 				t = m.schema.Types[s.TypeCondition]
 			}
-			r = m.selections(s.SelectionSet, t, depth)
+			r = m.selections(s.SelectionSet, t, depth, all)
 		case *ast.FragmentSpread:
-			r = m.fragment(s.Name, depth)
+			r = m.fragment(s.Name, depth, all)
 		}
 		out.cost = satAdd(out.cost, r.cost)
 		out.depth = max(out.depth, r.depth)
@@ -322,8 +343,9 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 }
 
 // fragment measures a named fragment at depth, memoizing its depth-independent measure.
-func (m *measurer) fragment(name string, depth int) measure {
-	if r, seen := m.frags[name]; seen {
+func (m *measurer) fragment(name string, depth int, all bool) measure {
+	key := fragmentKey{name, all}
+	if r, seen := m.frags[key]; seen {
 		if r == nil {
 			return measure{depth: depth} // a cycle; validation rejects it
 		}
@@ -333,10 +355,89 @@ func (m *measurer) fragment(name string, depth int) measure {
 	if f == nil {
 		return measure{depth: depth}
 	}
-	m.frags[name] = nil
-	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1)
-	m.frags[name] = &r
+	m.frags[key] = nil
+	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1, all)
+	m.frags[key] = &r
 	return measure{cost: r.cost, depth: depth - 1 + r.depth}
+}
+
+// costModel is what the estimate knows of a schema: the sizes of its introspection lists.
+type costModel struct {
+	schema *ast.Schema
+	lists  map[listField]listSize
+}
+
+// listField is a list field of an introspection type: __Schema.types, __Type.fields…
+type listField struct{ typ, field string }
+
+// listSize is how many items an introspection list returns: for one parent at most largest
+// (the type with the most fields…); for every item of a schema-wide list (__schema's types, their
+// fields), total items over parents, the average, so that the estimate of a whole
+// introspection query is about the size of its answer.
+type listSize struct {
+	largest        int
+	total, parents int // total is 0 when the list is never averaged
+	// allBelow says that the list's items are themselves a schema-wide list when its parents are
+	// (the fields of every type), or always (the schema's types).
+	allBelow, always bool
+}
+
+// of is the cost of the list's items, each costing sub.
+func (s listSize) of(sub int, all bool) int {
+	if (all || s.always) && s.parents > 0 {
+		n := satMul(s.total, sub)
+		return min(n/s.parents+min(n%s.parents, 1), costCap) // rounded up
+	}
+	return satMul(max(s.largest, 1), sub)
+}
+
+// all reports whether the list's items are a schema-wide list when its parents are (all).
+func (s listSize) all(all bool) bool { return s.always || all && s.allBelow }
+
+// newCostModel counts the introspection lists of schema.
+func newCostModel(schema *ast.Schema) *costModel {
+	types, fields, inputs, enums, ifaces, possible, fieldArgs, dirArgs := 0, 0, 0, 0, 0, 0, 0, 0
+	var maxFields, maxInputs, maxEnums, maxIfaces, maxPossible, maxArgs int
+	for _, t := range schema.Types {
+		types++
+		switch t.Kind {
+		case ast.Object, ast.Interface:
+			fields += len(t.Fields)
+			maxFields = max(maxFields, len(t.Fields))
+			for _, f := range t.Fields {
+				fieldArgs += len(f.Arguments)
+				maxArgs = max(maxArgs, len(f.Arguments))
+			}
+		case ast.InputObject:
+			inputs += len(t.Fields)
+			maxInputs = max(maxInputs, len(t.Fields))
+		case ast.Enum:
+			enums += len(t.EnumValues)
+			maxEnums = max(maxEnums, len(t.EnumValues))
+		}
+		ifaces += len(t.Interfaces)
+		maxIfaces = max(maxIfaces, len(t.Interfaces))
+		if t.Kind == ast.Interface || t.Kind == ast.Union {
+			n := len(schema.GetPossibleTypes(t))
+			possible += n
+			maxPossible = max(maxPossible, n)
+		}
+	}
+	for _, d := range schema.Directives {
+		dirArgs += len(d.Arguments)
+		maxArgs = max(maxArgs, len(d.Arguments))
+	}
+	return &costModel{schema: schema, lists: map[listField]listSize{
+		{"__Schema", "types"}:       {largest: types, total: types, parents: 1, always: true},
+		{"__Schema", "directives"}:  {largest: len(schema.Directives), total: len(schema.Directives), parents: 1, always: true},
+		{"__Type", "fields"}:        {largest: maxFields, total: fields, parents: types, allBelow: true},
+		{"__Type", "inputFields"}:   {largest: maxInputs, total: inputs, parents: types},
+		{"__Type", "enumValues"}:    {largest: maxEnums, total: enums, parents: types},
+		{"__Type", "interfaces"}:    {largest: maxIfaces, total: ifaces, parents: types},
+		{"__Type", "possibleTypes"}: {largest: maxPossible, total: possible, parents: types},
+		{"__Field", "args"}:         {largest: maxArgs, total: fieldArgs, parents: max(fields, 1)},
+		{"__Directive", "args"}:     {largest: maxArgs, total: dirArgs, parents: max(len(schema.Directives), 1)},
+	}}
 }
 
 // multiplier is how many items a field returns at most: its last argument when the query sets it
