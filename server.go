@@ -80,6 +80,7 @@ type config struct {
 	live          httpapi.Live
 	eventBuffer   int
 	responseCache int // MiB; 0 turns the response cache off
+	queryCache    int // MiB of parsed documents
 	gcHeadroom    int // MiB above the live heap before a collection; 0 leaves Go's pacing
 	gogcSet       bool
 	trustedDocs   string
@@ -239,6 +240,8 @@ Flags:
 		`address of the Prometheus metrics (GET /metrics), apart from -addr so that they are not public; "off" serves none, "public" serves them at /metrics on -addr`)
 	str(&c.trustedDocs, "trusted-documents", "AGORA_TRUSTED_DOCUMENTS", "", "a manifest of the only documents to run (Apollo's persisted-query manifest, or a JSON object of SHA-256 → document); others are refused with TRUSTED_DOCUMENTS_ONLY")
 	dur(&c.publicMaxAge, "public-max-age", "AGORA_PUBLIC_MAX_AGE", 0, "how long a CDN may keep the answer to an anonymous query over GET (Cache-Control: public, max-age); 0 sends no-store")
+	num(&c.queryCache, "query-cache", "AGORA_QUERY_CACHE", httpapi.DefaultQueryCacheMiB,
+		"MiB of parsed query documents kept (their text and syntax trees), so that a query seen before is not parsed and validated again")
 	num(&c.responseCache, "response-cache", "AGORA_RESPONSE_CACHE", httpapi.DefaultResponseCacheMiB,
 		"MiB of query responses kept and served again once Redis confirms nothing they read changed; 0 turns the cache off")
 	num(&c.gcHeadroom, "gc-headroom", "AGORA_GC_HEADROOM", 128,
@@ -263,6 +266,9 @@ Flags:
 	}
 	if c.gcHeadroom < 0 {
 		return nil, nil, fmt.Errorf("-gc-headroom: want a size in MiB, 0 for Go's own pacing (got %d)", c.gcHeadroom)
+	}
+	if c.queryCache < 1 {
+		return nil, nil, fmt.Errorf("-query-cache: want a size in MiB, at least 1 (got %d)", c.queryCache)
 	}
 	if c.responseCache < 0 {
 		return nil, nil, fmt.Errorf("-response-cache: want a size in MiB, 0 to turn the cache off (got %d)", c.responseCache)
@@ -422,7 +428,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		log.Info("tracing operations to OpenTelemetry", "endpoint", firstOf(getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
 	}
 	api := httpapi.New(httpapi.Config{Store: st, Hub: hub, Log: log, Tracing: tp, Limits: cfg.limits, Live: cfg.live,
-		ResponseCacheMiB: cacheMiB(cfg.responseCache), TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge,
+		ResponseCacheMiB: cacheMiB(cfg.responseCache), QueryCacheMiB: cfg.queryCache, TrustedDocuments: trusted, PublicMaxAge: cfg.publicMaxAge,
 		MetricsPublic: cfg.metricsAddr == metricsPublic, GraphiQL: cfg.graphiql})
 	if cfg.metricsAddr != metricsOff && cfg.metricsAddr != metricsPublic {
 		stop, err := serveMetrics(ctx, cfg.metricsAddr, api.Metrics(), log)

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -485,6 +487,85 @@ func TestSlowBodiesAreCut(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the slow body was not cut")
 		}
+	}
+}
+
+// TestSlowBodiesFreeTheirConnections holds more connections than the server accepts, each having
+// sent 1 byte of a 1,000-byte body, and checks that the server closes each within a second of its
+// 408 — it used to drain the rest of the body with no deadline, so the socket stayed open for as
+// long as the client kept it — and that another client is then served while the slow clients
+// still hold their sockets.
+func TestSlowBodiesFreeTheirConnections(t *testing.T) {
+	b := storetest.Backends(t)[0]
+	st := b.NewStore(t, store.Options{})
+	const slots, slow = 4, 6
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st), Limits: httpapi.Limits{BodyTimeout: 200 * time.Millisecond}})}
+	go func() { _ = srv.Serve(httpapi.LimitConnections(ln, slots)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	var wg sync.WaitGroup
+	errs := make(chan error, slow)
+	for i := range slow {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() }) // held open until the test ends
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			_, _ = c.Write([]byte("POST /query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"))
+			br := bufio.NewReader(c)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				errs <- fmt.Errorf("slow client %d: %w", i, err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			switch res.StatusCode {
+			case http.StatusServiceUnavailable: // over the limit: answered and closed at once
+				return
+			case http.StatusRequestTimeout:
+			default:
+				errs <- fmt.Errorf("slow client %d: status %d, want 408 or 503", i, res.StatusCode)
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			if n, err := br.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+				errs <- fmt.Errorf("slow client %d: after its 408 the connection is open (read %d, %v)", i, n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	// The slow clients still hold their sockets; the server has let go of them.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		// Over the limit, the 503 is written before the request is read, which the client may
+		// report as an error: either way it was not served.
+		res, err := client.Get("http://" + ln.Addr().String() + "/healthz")
+		status := 0
+		if err == nil {
+			res.Body.Close()
+			status = res.StatusCode
+		}
+		if status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("another client: status %d (%v) while slow clients hold their sockets", status, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -107,3 +107,28 @@ func BenchmarkHostileDocuments(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFragmentChainRequest sends chains of n fragments that each spread the next twice and
+// end in an unknown fragment — 2^n spreads when expanded, refused by validation — through the
+// handler, and reports the time per spread written. BenchmarkFragmentChain measures the limits
+// alone. Each request carries a fresh comment, which defeats the query cache.
+//
+//	go test ./httpapi -run '^$' -bench FragmentChain
+func BenchmarkFragmentChainRequest(b *testing.B) {
+	be := storetest.Backends(b)[0]
+	st := be.NewStore(b, store.Options{})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: newHub(b, st)})
+	for _, n := range []int{8, 16, 32, 64} {
+		doc := fragmentChain("query", n, "...Unknown")
+		spreads := 2*n + 2
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				body := raw(b, h, "", doc+" # "+strconv.Itoa(i), nil)
+				if !bytes.Contains(body, []byte("GRAPHQL_VALIDATION_FAILED")) {
+					b.Fatalf("not refused: %.200s", body)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spreads), "ns/spread")
+		})
+	}
+}

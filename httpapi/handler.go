@@ -19,7 +19,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -44,6 +43,9 @@ type Config struct {
 	// ResponseCacheMiB bounds the response cache (see cache.go) in MiB: 0 selects the default,
 	// 64; a negative value turns the cache off.
 	ResponseCacheMiB int
+	// QueryCacheMiB bounds the cache of parsed documents (see doccache.go) in MiB of their text
+	// and syntax trees; 0 selects the default, 32.
+	QueryCacheMiB int
 	// TrustedDocuments, when set, are the only documents the server runs (see persisted.go).
 	TrustedDocuments TrustedDocuments
 	// PublicMaxAge is how long shared caches (a CDN) may keep the answer to an anonymous query
@@ -70,6 +72,7 @@ type Handler struct {
 	http.Handler
 	ops     *resolvers.Operations
 	metrics *metrics
+	docs    *docCache
 }
 
 // Metrics returns the handler of the Prometheus metrics, to serve on an address of its own.
@@ -93,17 +96,22 @@ func New(cfg Config) *Handler {
 	root := &resolvers.Resolver{Store: cfg.Store, Live: cfg.Hub, Log: cfg.Log}
 	var es graphql.ExecutableSchema = graph.NewExecutableSchema(graph.Config{Resolvers: root})
 	tr := newTracing(cfg.Tracing)
+	var forget func(*ast.QueryDocument)
 	if tr == nil && !cfg.gqlgenOnly {
 		// Queries of known fields skip gqlgen's per-field machinery (see readexec). Traced
 		// servers keep gqlgen's executor, whose field middleware makes a span of each resolver.
-		es = readexec.Wrap(es, root)
+		rx := readexec.Wrap(es, root)
+		es, forget = rx, rx.Forget
 	}
 
 	srv := handler.New(es)
 	addLiveTransports(srv, cfg)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{log: cfg.Log}) // GET and POST, see graphqlhttp.go
-	docs := lru.New[*ast.QueryDocument](queryCacheSize)
+	if cfg.QueryCacheMiB <= 0 {
+		cfg.QueryCacheMiB = DefaultQueryCacheMiB
+	}
+	docs := newDocCache(int64(cfg.QueryCacheMiB)<<20, forget)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
@@ -169,7 +177,7 @@ func New(cfg Config) *Handler {
 		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
-	return &Handler{Handler: mux, ops: ops, metrics: m}
+	return &Handler{Handler: mux, ops: ops, metrics: m, docs: docs}
 }
 
 // withRequest authenticates the bearer token, if any, and installs the request state: the
@@ -299,8 +307,8 @@ func bearer(h string) (string, bool) {
 }
 
 // capBody refuses a body over max bytes with 413 before anything parses it, and one that takes
-// longer than timeout to arrive with 408, so that a client sending a byte now and then cannot
-// hold a connection.
+// longer than timeout to arrive with 408, closing the connection, so that a client sending a byte
+// now and then cannot hold a connection.
 func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
@@ -321,13 +329,16 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 			rc := http.NewResponseController(w)
 			_ = rc.SetReadDeadline(time.Now().Add(timeout))
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-			_ = rc.SetReadDeadline(time.Time{})
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
+				// The deadline, past, stays: after the answer net/http reads what is left of
+				// the body before it closes the connection, and with no deadline it would wait
+				// for as long as the client keeps the socket open, holding a -max-conns slot.
 				w.Header().Set("Connection", "close")
 				writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the request body did not arrive within %s", timeout), CodeBadUserInput)
 				return
 			}
+			_ = rc.SetReadDeadline(time.Time{})
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit", CodeTooLarge)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -128,21 +127,22 @@ func refusedOverGET(query, name string, maxTokens int) (string, bool) {
 // else parses the query itself, with the token limit.
 type limitCheck struct {
 	schema *ast.Schema
+	costs  *costModel
 	lim    Limits
-	docs   graphql.Cache[*ast.QueryDocument] // the executor's query cache
-	shapes graphql.Cache[*docShape]          // by query text, as docs
+	docs   *docCache // the executor's query cache, which keeps the shapes of its documents
 }
 
 // docShape is what the limits check of a document that its variables do not change: measured
 // once per document, not once per request.
 type docShape struct {
 	repeats []repeated // per operation of the document, in order
+	unused  repeated   // of the fragments that nothing spreads
 	auths   bool       // a mutation sends more than one signUp or logIn
 	aliases int
 }
 
 // repeated is the first response name selected more than -max-repeats times in an operation
-// (n is at most the limit when there is none; see maxRepeats).
+// (n is at most the limit when there is none; see fragmentGraph.repeats).
 type repeated struct {
 	name string
 	n    int
@@ -150,12 +150,9 @@ type repeated struct {
 
 // newLimitCheck returns the limits check of a server whose executor caches parsed documents in
 // docs.
-func newLimitCheck(schema *ast.Schema, lim Limits, docs graphql.Cache[*ast.QueryDocument]) limitCheck {
-	return limitCheck{schema: schema, lim: lim, docs: docs, shapes: lru.New[*docShape](queryCacheSize)}
+func newLimitCheck(schema *ast.Schema, lim Limits, docs *docCache) limitCheck {
+	return limitCheck{schema: schema, costs: newCostModel(schema), lim: lim, docs: docs}
 }
-
-// queryCacheSize is how many parsed documents the executor keeps, and as many shapes.
-const queryCacheSize = 1000
 
 var _ interface {
 	graphql.HandlerExtension
@@ -181,13 +178,16 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	}
 	// Each operation in turn: its depth and cost, then its repeats, which the cost just checked
 	// bounds (every field of the expanded document is visited once). The variable-free part,
-	// measured once for a document whose every operation passed, is kept for its next requests.
-	sh, kept := c.shapes.Get(ctx, p.Query)
+	// measured for a document whose every operation passed, is kept with the document when the
+	// executor keeps it (valid), for its next requests.
+	sh, kept := c.docs.shape(p.Query)
+	var g *fragmentGraph
 	if !kept {
 		sh = &docShape{repeats: make([]repeated, 0, len(doc.Operations))}
+		g = newFragmentGraph(doc)
 	}
 	for i, op := range doc.Operations {
-		r := measureOperation(c.schema, c.lim, doc, op, p.Variables)
+		r := measureOperation(c.costs, c.lim, doc, op, p.Variables)
 		if r.depth > c.lim.MaxDepth {
 			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
 		}
@@ -195,20 +195,28 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
 		}
 		if !kept {
-			var rep repeated
-			rep.name, rep.n = maxRepeats(doc, []ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth)
-			sh.repeats = append(sh.repeats, rep)
+			sh.repeats = append(sh.repeats, g.repeats([]ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth))
 		}
 		if rep := sh.repeats[i]; rep.n > c.lim.MaxRepeats {
 			return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)
 		}
 	}
 	if !kept {
+		// Validation checks the fragments that nothing spreads too, so they are measured as
+		// operations are.
+		for _, f := range g.unused {
+			if sh.unused = g.repeats([]ast.SelectionSet{f.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth); sh.unused.n > c.lim.MaxRepeats {
+				break
+			}
+		}
 		for _, op := range doc.Operations {
-			sh.auths = sh.auths || op.Operation == ast.Mutation && countAuth(doc, op.SelectionSet, map[string]bool{}) > 1
+			sh.auths = sh.auths || op.Operation == ast.Mutation && g.auths(op.SelectionSet) > 1
 		}
 		sh.aliases = countAliases(doc)
-		c.shapes.Add(ctx, p.Query, sh)
+		c.docs.setShape(p.Query, sh)
+	}
+	if rep := sh.unused; rep.n > c.lim.MaxRepeats {
+		return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)
 	}
 	if sh.auths {
 		return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
@@ -228,7 +236,7 @@ func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.Response
 	if oc == nil || oc.Operation == nil {
 		return next(ctx)
 	}
-	m := measureOperation(c.schema, c.lim, oc.Doc, oc.Operation, oc.Variables)
+	m := measureOperation(c.costs, c.lim, oc.Doc, oc.Operation, oc.Variables)
 	resp := next(ctx)
 	if resp != nil {
 		if resp.Extensions == nil {
@@ -244,8 +252,9 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 }
 
 // measureOperation estimates the cost and depth of op, an operation of doc, with vars.
-func measureOperation(schema *ast.Schema, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
-	m := measurer{schema: schema, doc: doc, op: op, vars: vars, lim: lim, frags: map[string]*measure{}}
+func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
+	schema := costs.schema
+	m := measurer{schema: schema, lists: costs.lists, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
 	root := schema.Query
 	switch op.Operation {
 	case ast.Mutation:
@@ -253,7 +262,7 @@ func measureOperation(schema *ast.Schema, lim Limits, doc *ast.QueryDocument, op
 	case ast.Subscription:
 		root = schema.Subscription
 	}
-	return m.selections(op.SelectionSet, root, 1)
+	return m.selections(op.SelectionSet, root, 1, false)
 }
 
 // measure is the cost and depth of a selection set.
@@ -263,21 +272,32 @@ type measure struct {
 }
 
 // measurer estimates a document's cost: every field costs 1, and a field with a page size (first
-// or last, or leaderboardAround's radius) multiplies the cost of its selections by that size.
+// or last, or leaderboardAround's radius) multiplies the cost of its selections by that size, as
+// an introspection list does by the schema's size of it (see costModel).
 // Fragments are measured once and memoized, so a document of fragments that spread each other
 // many times costs linear work to measure while its estimate grows as its result would.
 type measurer struct {
 	schema *ast.Schema
+	lists  map[listField]listSize
 	doc    *ast.QueryDocument
 	op     *ast.OperationDefinition // variable defaults come from the operation being measured
 	vars   map[string]any
 	lim    Limits
-	frags  map[string]*measure // nil value while being measured (a cycle)
+	frags  map[fragmentKey]*measure // nil value while being measured (a cycle)
+}
+
+// fragmentKey is a fragment measured for one item of a schema-wide list or not (see costModel).
+type fragmentKey struct {
+	name string
+	all  bool
 }
 
 const costCap = math.MaxInt32
 
-func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth int) measure {
+// selections measures set, selected on typ at depth; all says that set is selected on every
+// item of a list of the whole schema (every type, or every field of every type), which costs
+// introspection lists at their average size rather than their largest.
+func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth int, all bool) measure {
 	out := measure{depth: depth - 1}
 	if depth > m.lim.MaxDepth+1 {
 		return measure{depth: depth} // deep enough to fail; stop walking
@@ -294,19 +314,27 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			if def != nil {
 				child = m.schema.Types[def.Type.Name()]
 			}
+			size, listed := listSize{}, false
+			if typ != nil {
+				size, listed = m.lists[listField{typ.Name, s.Name}]
+			}
 			sub := measure{depth: depth}
 			if len(s.SelectionSet) > 0 {
-				sub = m.selections(s.SelectionSet, child, depth+1)
+				sub = m.selections(s.SelectionSet, child, depth+1, listed && size.all(all))
 			}
-			r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
+			if listed {
+				r = measure{cost: satAdd(1, size.of(sub.cost, all)), depth: sub.depth}
+			} else {
+				r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
+			}
 		case *ast.InlineFragment:
 			t := typ
 			if s.TypeCondition != "" {
 				t = m.schema.Types[s.TypeCondition]
 			}
-			r = m.selections(s.SelectionSet, t, depth)
+			r = m.selections(s.SelectionSet, t, depth, all)
 		case *ast.FragmentSpread:
-			r = m.fragment(s.Name, depth)
+			r = m.fragment(s.Name, depth, all)
 		}
 		out.cost = satAdd(out.cost, r.cost)
 		out.depth = max(out.depth, r.depth)
@@ -315,8 +343,9 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 }
 
 // fragment measures a named fragment at depth, memoizing its depth-independent measure.
-func (m *measurer) fragment(name string, depth int) measure {
-	if r, seen := m.frags[name]; seen {
+func (m *measurer) fragment(name string, depth int, all bool) measure {
+	key := fragmentKey{name, all}
+	if r, seen := m.frags[key]; seen {
 		if r == nil {
 			return measure{depth: depth} // a cycle; validation rejects it
 		}
@@ -326,10 +355,89 @@ func (m *measurer) fragment(name string, depth int) measure {
 	if f == nil {
 		return measure{depth: depth}
 	}
-	m.frags[name] = nil
-	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1)
-	m.frags[name] = &r
+	m.frags[key] = nil
+	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1, all)
+	m.frags[key] = &r
 	return measure{cost: r.cost, depth: depth - 1 + r.depth}
+}
+
+// costModel is what the estimate knows of a schema: the sizes of its introspection lists.
+type costModel struct {
+	schema *ast.Schema
+	lists  map[listField]listSize
+}
+
+// listField is a list field of an introspection type: __Schema.types, __Type.fields…
+type listField struct{ typ, field string }
+
+// listSize is how many items an introspection list returns: for one parent at most largest
+// (the type with the most fields…); for every item of a schema-wide list (__schema's types, their
+// fields), total items over parents, the average, so that the estimate of a whole
+// introspection query is about the size of its answer.
+type listSize struct {
+	largest        int
+	total, parents int // total is 0 when the list is never averaged
+	// allBelow says that the list's items are themselves a schema-wide list when its parents are
+	// (the fields of every type), or always (the schema's types).
+	allBelow, always bool
+}
+
+// of is the cost of the list's items, each costing sub.
+func (s listSize) of(sub int, all bool) int {
+	if (all || s.always) && s.parents > 0 {
+		n := satMul(s.total, sub)
+		return min(n/s.parents+min(n%s.parents, 1), costCap) // rounded up
+	}
+	return satMul(max(s.largest, 1), sub)
+}
+
+// all reports whether the list's items are a schema-wide list when its parents are (all).
+func (s listSize) all(all bool) bool { return s.always || all && s.allBelow }
+
+// newCostModel counts the introspection lists of schema.
+func newCostModel(schema *ast.Schema) *costModel {
+	types, fields, inputs, enums, ifaces, possible, fieldArgs, dirArgs := 0, 0, 0, 0, 0, 0, 0, 0
+	var maxFields, maxInputs, maxEnums, maxIfaces, maxPossible, maxArgs int
+	for _, t := range schema.Types {
+		types++
+		switch t.Kind {
+		case ast.Object, ast.Interface:
+			fields += len(t.Fields)
+			maxFields = max(maxFields, len(t.Fields))
+			for _, f := range t.Fields {
+				fieldArgs += len(f.Arguments)
+				maxArgs = max(maxArgs, len(f.Arguments))
+			}
+		case ast.InputObject:
+			inputs += len(t.Fields)
+			maxInputs = max(maxInputs, len(t.Fields))
+		case ast.Enum:
+			enums += len(t.EnumValues)
+			maxEnums = max(maxEnums, len(t.EnumValues))
+		}
+		ifaces += len(t.Interfaces)
+		maxIfaces = max(maxIfaces, len(t.Interfaces))
+		if t.Kind == ast.Interface || t.Kind == ast.Union {
+			n := len(schema.GetPossibleTypes(t))
+			possible += n
+			maxPossible = max(maxPossible, n)
+		}
+	}
+	for _, d := range schema.Directives {
+		dirArgs += len(d.Arguments)
+		maxArgs = max(maxArgs, len(d.Arguments))
+	}
+	return &costModel{schema: schema, lists: map[listField]listSize{
+		{"__Schema", "types"}:       {largest: types, total: types, parents: 1, always: true},
+		{"__Schema", "directives"}:  {largest: len(schema.Directives), total: len(schema.Directives), parents: 1, always: true},
+		{"__Type", "fields"}:        {largest: maxFields, total: fields, parents: types, allBelow: true},
+		{"__Type", "inputFields"}:   {largest: maxInputs, total: inputs, parents: types},
+		{"__Type", "enumValues"}:    {largest: maxEnums, total: enums, parents: types},
+		{"__Type", "interfaces"}:    {largest: maxIfaces, total: ifaces, parents: types},
+		{"__Type", "possibleTypes"}: {largest: maxPossible, total: possible, parents: types},
+		{"__Field", "args"}:         {largest: maxArgs, total: fieldArgs, parents: max(fields, 1)},
+		{"__Directive", "args"}:     {largest: maxArgs, total: dirArgs, parents: max(len(schema.Directives), 1)},
+	}}
 }
 
 // multiplier is how many items a field returns at most: its last argument when the query sets it
@@ -434,26 +542,146 @@ func literalInt(v *ast.Value) (int, bool) {
 	return n, true
 }
 
-// maxRepeats finds a response name selected more than max times in the merged selection set of
+// fragmentGraph is what the checks that spread fragments know of a document's fragments, found
+// in one pass over them: the spreads that close a cycle, and memos per fragment. A document with
+// a cycle or an unknown fragment is invalid and validation rejects it, but the checks run first;
+// they skip such spreads, so that what they walk is a finite DAG, and they memoize what a
+// fragment contributes, so that a fragment spread many times is not walked again each time it
+// selects nothing (a chain of fragments each spreading the next twice would cost 2^n walks).
+type fragmentGraph struct {
+	doc   *ast.QueryDocument
+	defs  map[string]*ast.FragmentDefinition
+	back  map[*ast.FragmentSpread]bool // spreads of a fragment being spread: a cycle
+	empty map[string]bool              // the fragment selects no field at its top level
+	auth  map[string]int               // signUp and logIn fields at the fragment's top level
+	// unused are the fragments that no operation and no other fragment spreads: validation
+	// checks their selections too, so the repeats check starts from them as from operations.
+	unused []*ast.FragmentDefinition
+	walks  int // selections visited by repeats and auths, for the tests
+}
+
+// newFragmentGraph finds the cycles of doc's fragments with one depth-first search over them.
+func newFragmentGraph(doc *ast.QueryDocument) *fragmentGraph {
+	g := &fragmentGraph{doc: doc, defs: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
+		back: map[*ast.FragmentSpread]bool{}, empty: map[string]bool{}, auth: map[string]int{}}
+	for _, f := range doc.Fragments {
+		if g.defs[f.Name] == nil { // a second definition of a name is a validation error
+			g.defs[f.Name] = f
+		}
+	}
+	spread := map[string]bool{}
+	for _, op := range doc.Operations {
+		eachSpread(op.SelectionSet, func(s *ast.FragmentSpread) { spread[s.Name] = true })
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := make(map[string]int, len(g.defs))
+	var dfs func(f *ast.FragmentDefinition)
+	dfs = func(f *ast.FragmentDefinition) {
+		state[f.Name] = open
+		eachSpread(f.SelectionSet, func(s *ast.FragmentSpread) {
+			next := g.defs[s.Name]
+			switch {
+			case next == nil:
+			case state[s.Name] == open:
+				g.back[s] = true
+			default:
+				spread[s.Name] = true
+				if state[s.Name] == unseen {
+					dfs(next)
+				}
+			}
+		})
+		state[f.Name] = done
+	}
+	for _, f := range doc.Fragments {
+		if state[f.Name] == unseen {
+			dfs(f)
+		}
+	}
+	for _, f := range doc.Fragments {
+		if !spread[f.Name] && g.defs[f.Name] == f {
+			g.unused = append(g.unused, f)
+		}
+	}
+	return g
+}
+
+// eachSpread calls fn with every fragment spread written in set, at any depth.
+func eachSpread(set ast.SelectionSet, fn func(*ast.FragmentSpread)) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			eachSpread(s.SelectionSet, fn)
+		case *ast.InlineFragment:
+			eachSpread(s.SelectionSet, fn)
+		case *ast.FragmentSpread:
+			fn(s)
+		}
+	}
+}
+
+// follow returns the fragment that s spreads, or nil when it is unknown, closes a cycle or
+// selects no field at its top level: spreading it then adds nothing to the selection set.
+func (g *fragmentGraph) follow(s *ast.FragmentSpread) *ast.FragmentDefinition {
+	f := g.defs[s.Name]
+	if f == nil || g.back[s] {
+		return nil
+	}
+	empty, known := g.empty[s.Name]
+	if !known {
+		empty = g.selectsNothing(f.SelectionSet)
+		g.empty[s.Name] = empty
+	}
+	if empty {
+		return nil
+	}
+	return f
+}
+
+// selectsNothing reports whether set selects no field at its top level, fragments spread.
+func (g *fragmentGraph) selectsNothing(set ast.SelectionSet) bool {
+	for _, sel := range set {
+		g.walks++
+		switch s := sel.(type) {
+		case *ast.Field:
+			return false
+		case *ast.InlineFragment:
+			if !g.selectsNothing(s.SelectionSet) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			if g.follow(s) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// repeats finds a response name selected more than max times in the merged selection set of
 // sets, or in the merged sub-selections below (down to depth levels): fragment spreads and inline
 // fragments are spread, and the sub-selections of every selection of one name are merged, as the
 // executor and validation merge them. It stops at the first name over max and returns it with
 // its count; otherwise the count is at most max.
-func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int) (string, int) {
+func (g *fragmentGraph) repeats(sets []ast.SelectionSet, max, depth int) repeated {
 	if depth <= 0 {
-		return "", 0
+		return repeated{}
 	}
 	counts := map[string]int{}
 	children := map[string][]ast.SelectionSet{}
 	var order []string
 	over := ""
-	spreading := map[string]bool{} // fragments being spread, against cycles (validation reports them)
 	var visit func(set ast.SelectionSet)
 	visit = func(set ast.SelectionSet) {
 		for _, sel := range set {
 			if over != "" {
 				return
 			}
+			g.walks++
 			switch s := sel.(type) {
 			case *ast.Field:
 				name := s.Alias
@@ -474,13 +702,9 @@ func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int)
 			case *ast.InlineFragment:
 				visit(s.SelectionSet)
 			case *ast.FragmentSpread:
-				f := doc.Fragments.ForName(s.Name)
-				if f == nil || spreading[s.Name] {
-					continue
+				if f := g.follow(s); f != nil {
+					visit(f.SelectionSet)
 				}
-				spreading[s.Name] = true
-				visit(f.SelectionSet)
-				spreading[s.Name] = false
 			}
 		}
 	}
@@ -488,35 +712,39 @@ func maxRepeats(doc *ast.QueryDocument, sets []ast.SelectionSet, max, depth int)
 		visit(set)
 	}
 	if over != "" {
-		return over, counts[over]
+		return repeated{over, counts[over]}
 	}
 	for _, name := range order {
 		if kids := children[name]; len(kids) > 0 {
-			if n, c := maxRepeats(doc, kids, max, depth-1); c > max {
-				return n, c
+			if r := g.repeats(kids, max, depth-1); r.n > max {
+				return r
 			}
 		}
 	}
-	return "", 0
+	return repeated{}
 }
 
-// countAuth counts the signUp and logIn fields of a mutation's root selection, fragments spread:
+// auths counts the signUp and logIn fields of a mutation's root selection, fragments spread:
 // each one tries a password, so one request must not carry a hundred of them.
-func countAuth(doc *ast.QueryDocument, set ast.SelectionSet, spreading map[string]bool) int {
+func (g *fragmentGraph) auths(set ast.SelectionSet) int {
 	n := 0
 	for _, sel := range set {
+		g.walks++
 		switch s := sel.(type) {
 		case *ast.Field:
 			if s.Name == "signUp" || s.Name == "logIn" {
 				n++
 			}
 		case *ast.InlineFragment:
-			n += countAuth(doc, s.SelectionSet, spreading)
+			n = satAdd(n, g.auths(s.SelectionSet))
 		case *ast.FragmentSpread:
-			if f := doc.Fragments.ForName(s.Name); f != nil && !spreading[s.Name] {
-				spreading[s.Name] = true
-				n += countAuth(doc, f.SelectionSet, spreading)
-				spreading[s.Name] = false
+			if f := g.follow(s); f != nil {
+				c, known := g.auth[s.Name]
+				if !known {
+					c = g.auths(f.SelectionSet)
+					g.auth[s.Name] = c
+				}
+				n = satAdd(n, c)
 			}
 		}
 	}

@@ -144,6 +144,7 @@ const retryStreamsAfter = 5
 // at most MaxSubscriptions at once on one WebSocket, within the socket's budgets of document
 // bytes and cost, and within the budgets of their client address and of the process.
 func limitSubscriptions(schema *ast.Schema, lim Limits, live Live, budget *liveBudget) graphql.OperationMiddleware {
+	costs := newCostModel(schema)
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		oc := graphql.GetOperationContext(ctx)
 		if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
@@ -155,7 +156,7 @@ func limitSubscriptions(schema *ast.Schema, lim Limits, live Live, budget *liveB
 		}
 		req := resolvers.RequestFrom(ctx)
 		anon := req == nil || req.Viewer == ""
-		cost := int64(max(measureOperation(schema, lim, oc.Doc, oc.Operation, oc.Variables).cost, 1))
+		cost := int64(max(measureOperation(costs, lim, oc.Doc, oc.Operation, oc.Variables).cost, 1))
 		socketCost := int64(live.MaxSocketCost)
 		if anon {
 			socketCost = int64(live.MaxAnonSocketCost)

@@ -46,7 +46,8 @@ type Schema struct {
 	plans *lru.Cache[*ast.OperationDefinition, *plan]
 }
 
-// planCacheSize is how many operations' plans are kept: as many as the executor keeps documents.
+// planCacheSize is how many operations' plans are kept at most; a plan also goes when the
+// executor's cache lets its document go (Forget).
 const planCacheSize = 1000
 
 // maxScratch is the largest buffer kept for reuse.
@@ -60,6 +61,14 @@ func Wrap(es graphql.ExecutableSchema, root graph.ResolverRoot) *Schema {
 		panic(err) // only for a size below 1
 	}
 	return &Schema{ExecutableSchema: es, root: root, plans: plans}
+}
+
+// Forget drops the plans of doc's operations: the executor no longer keeps doc, and a plan holds
+// its operation, and through it the document's text.
+func (s *Schema) Forget(doc *ast.QueryDocument) {
+	for _, op := range doc.Operations {
+		s.plans.Remove(op)
+	}
 }
 
 // Exec executes the operation of ctx's OperationContext.

@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/agora/agora/graph"
+)
+
+// fragmentChain returns a document whose n fragments each spread the next twice, the last one
+// selecting end: 2^n spreads when expanded.
+func fragmentChain(op string, n int, end string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s { ...F0 }", op)
+	for i := range n {
+		fmt.Fprintf(&b, " fragment F%d on Query { ...F%d ...F%d }", i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, " fragment F%d on Query { %s }", n, end)
+	return b.String()
+}
+
+// selections counts the selections written in doc.
+func selections(doc *ast.QueryDocument) int {
+	n := 0
+	var walk func(ast.SelectionSet)
+	walk = func(set ast.SelectionSet) {
+		for _, sel := range set {
+			n++
+			switch s := sel.(type) {
+			case *ast.Field:
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		walk(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		walk(f.SelectionSet)
+	}
+	return n
+}
+
+// TestRepeatsWalkEachSpreadOnce checks that the repeats check of documents whose fragments spread
+// each other many times — chains that end nowhere, cycles — visits a bounded number of selections
+// per selection written, however long the chain: it used to walk every spread again each time
+// it was spread, 2^n walks for n fragments.
+func TestRepeatsWalkEachSpreadOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, op, end string
+		over          bool
+	}{
+		{"unknown fragment at the end", "query", "...Unknown", false},
+		{"self-spread at the end", "query", "...F16", false},
+		{"mutual cycle", "query", "...F0", false},
+		{"empty inline fragment at the end", "query", "... on Query { ...Unknown }", false},
+		{"cycle through fields", "query", "a { ...F0 } b { ...F0 } c { ...F16 }", true},
+		{"a field at the end", "query", "__typename", true},
+		{"mutation", "mutation", "...F16", false},
+		{"subscription", "subscription", "...Unknown", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := parser.ParseQuery(&ast.Source{Input: fragmentChain(tc.op, 16, tc.end)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lim := DefaultLimits
+			g := newFragmentGraph(doc)
+			rep := g.repeats([]ast.SelectionSet{doc.Operations[0].SelectionSet}, lim.MaxRepeats, lim.MaxDepth)
+			if (rep.n > lim.MaxRepeats) != tc.over {
+				t.Errorf("repeats %+v, want over the limit: %v", rep, tc.over)
+			}
+			auths := g.auths(doc.Operations[0].SelectionSet)
+			// A fragment that selects nothing is walked once; one that selects fields is walked
+			// until a name is over the limit, at most MaxRepeats + 1 times.
+			bound := 4 * selections(doc)
+			if tc.over {
+				bound *= lim.MaxRepeats + 1
+			}
+			if g.walks > bound {
+				t.Errorf("%d selections visited, more than %d (auths %d)", g.walks, bound, auths)
+			}
+		})
+	}
+}
+
+// BenchmarkFragmentChain measures the limits check of chains of n fragments that each spread the
+// next twice and end in an unknown fragment (2^n spreads when expanded), parsing included, and
+// reports the time per spread written: constant as the chain grows, where it used to double with
+// every fragment (n=16 took 2^17 walks, n=40 an hour).
+//
+//	go test ./httpapi -run '^$' -bench 'FragmentChain$'
+func BenchmarkFragmentChain(b *testing.B) {
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	c := newLimitCheck(schema, DefaultLimits.withDefaults(), newDocCache(DefaultQueryCacheMiB<<20, nil))
+	for _, n := range []int{8, 16, 32, 64} {
+		doc := fragmentChain("query", n, "...Unknown")
+		spreads := 2*n + 2
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if err := c.MutateOperationParameters(context.Background(), &graphql.RawParams{Query: doc + " # " + strconv.Itoa(i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spreads), "ns/spread")
+		})
+	}
+}
