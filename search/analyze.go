@@ -1,0 +1,162 @@
+// Package search is agora's full-text engine, apart from any store: it turns text into index
+// terms, parses what a user types into a query, encodes and decodes posting lists, and ranks the
+// documents of decoded lists by BM25. It knows text, not posts: the store decides what a document
+// is, where its posting lists live and who may see it.
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// MaxTermBytes is the longest term the index keeps, in bytes of its normalized form. A longer
+// word is cut to it (on a rune boundary), so that a long word still finds itself.
+const MaxTermBytes = 48
+
+// fold is the Unicode case folding: "Straße" and "STRASSE" fold alike.
+var fold = cases.Fold()
+
+// foldSpecial maps letters that carry their mark inside the letter, which canonical
+// decomposition cannot take apart, to what a reader of Latin script types for them.
+var foldSpecial = map[rune]string{
+	'ø': "o", 'ł': "l", 'đ': "d", 'ħ': "h", 'ı': "i", 'œ': "oe", 'æ': "ae", 'þ': "th", 'ð': "d",
+	'ŀ': "l", 'ŧ': "t", 'ƀ': "b", 'ɨ': "i",
+}
+
+// Normalize returns s as the index compares it: compatibility-composed (full-width and
+// half-width forms become their usual forms, ligatures are split), case-folded, and with the
+// accents of Latin, Greek and Cyrillic letters removed ("Café" and "cafe" are one word). Marks of
+// other scripts stay: in Japanese the voicing mark makes another syllable, in Devanagari a vowel.
+func Normalize(s string) string {
+	s = norm.NFKC.String(s)
+	s = fold.String(s)
+	d := norm.NFD.String(s)
+	var b strings.Builder
+	b.Grow(len(d))
+	var base rune
+	for _, r := range d {
+		if unicode.Is(unicode.Mn, r) {
+			if unicode.In(base, unicode.Latin, unicode.Greek, unicode.Cyrillic) {
+				continue
+			}
+			b.WriteRune(r)
+			continue
+		}
+		base = r
+		if f, ok := foldSpecial[r]; ok {
+			b.WriteString(f)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return norm.NFC.String(b.String())
+}
+
+// isCJK reports whether r is written without spaces between words: Han ideographs, kana and
+// Hangul syllables. Such text is indexed as overlapping pairs of characters (bigrams), the
+// usual way to search it without a dictionary.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) ||
+		r == 'ー' // the katakana length mark is Common script but belongs to the word
+}
+
+// isWordRune reports whether r belongs to a word.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r)
+}
+
+// isJoiner reports whether r joins the letters around it into one word: an apostrophe
+// ("don't" is the word "dont").
+func isJoiner(r rune) bool { return r == '\'' || r == '’' }
+
+// Tokens returns the terms of normalized text in order: words of letters and digits, and for
+// CJK text each pair of neighbouring characters (a lone character stands for itself). Phrases
+// are checked against this sequence, so a query's phrase and a document's text are cut alike.
+func Tokens(normalized string) []string {
+	var out []string
+	for _, sg := range segments(normalized) {
+		out = append(out, sg.terms...)
+	}
+	return out
+}
+
+// segment is a run of text cut into terms: one word, or one run of CJK characters (its bigrams).
+type segment struct {
+	terms []string
+	cjk   bool
+	end   int // the byte offset just past the segment in the text
+}
+
+// segments cuts normalized text into words and CJK runs.
+func segments(normalized string) []segment {
+	var out []segment
+	var word []rune // a word being read, or a CJK run
+	cjk := false
+	flush := func(end int) {
+		if len(word) == 0 {
+			return
+		}
+		sg := segment{cjk: cjk, end: end}
+		if cjk {
+			if len(word) == 1 {
+				sg.terms = []string{string(word)}
+			}
+			for i := 0; i+1 < len(word); i++ {
+				sg.terms = append(sg.terms, string(word[i:i+2]))
+			}
+		} else {
+			sg.terms = []string{clip(string(word))}
+		}
+		out = append(out, sg)
+		word = word[:0]
+	}
+	for i, r := range normalized {
+		switch {
+		case isCJK(r):
+			if !cjk {
+				flush(i)
+				cjk = true
+			}
+			word = append(word, r)
+		case isWordRune(r):
+			if cjk {
+				flush(i)
+				cjk = false
+			}
+			word = append(word, r)
+		case isJoiner(r) && !cjk && len(word) > 0 && joinsNext(normalized[i+utf8.RuneLen(r):]):
+			// the apostrophe is dropped and the word goes on
+		default:
+			flush(i)
+			cjk = false
+		}
+	}
+	flush(len(normalized))
+	return out
+}
+
+// joinsNext reports whether rest starts with a letter of a spaced script, which an apostrophe
+// before it joins to the word before.
+func joinsNext(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return r != utf8.RuneError && isWordRune(r) && !isCJK(r)
+}
+
+// clip cuts a term to MaxTermBytes on a rune boundary.
+func clip(t string) string {
+	if len(t) <= MaxTermBytes {
+		return t
+	}
+	n := MaxTermBytes
+	for n > 0 && !utf8.RuneStart(t[n]) {
+		n--
+	}
+	return t[:n]
+}
+
+// Analyze returns the terms of raw text: Tokens(Normalize(text)).
+func Analyze(text string) []string { return Tokens(Normalize(text)) }

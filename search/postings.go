@@ -1,0 +1,310 @@
+package search
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Codec says how a kind of document names its documents in a posting list. Numbers are written
+// as unsigned varints, so a posting of a post costs its id's 1–5 bytes and one byte of impact.
+type Codec int
+
+// The codecs.
+const (
+	Number Codec = iota // one number: a post
+	Pair                // two numbers: a comment (its post, its number in the thread)
+	Text                // a string: a user or a group, by name
+)
+
+// Doc names one document: A for Number; A and B for Pair; S for Text.
+type Doc struct {
+	A, B uint64
+	S    string
+}
+
+// Compare orders documents: by A, then B, then S. For posts and comments it is the order of
+// creation.
+func (d Doc) Compare(o Doc) int {
+	switch {
+	case d.A != o.A:
+		return cmpU(d.A, o.A)
+	case d.B != o.B:
+		return cmpU(d.B, o.B)
+	}
+	return strings.Compare(d.S, o.S)
+}
+
+func cmpU(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+// Posting is one document in the list of one term, with its impact: how much the term weighs in
+// the document (see Impacts), from 1 to 255.
+type Posting struct {
+	Doc    Doc
+	Impact uint8
+}
+
+// ErrCorrupt is the error of a posting list that cannot be decoded.
+var ErrCorrupt = errors.New("corrupt posting list")
+
+// Append adds a posting to a list in codec c. Lists only grow: a document indexed again (after
+// an edit, or a write repeated) is appended again, and the last posting of a document is the one
+// that counts (see Decode).
+func (c Codec) Append(dst []byte, p Posting) []byte {
+	switch c {
+	case Number:
+		dst = binary.AppendUvarint(dst, p.Doc.A)
+	case Pair:
+		dst = binary.AppendUvarint(dst, p.Doc.A)
+		dst = binary.AppendUvarint(dst, p.Doc.B)
+	default:
+		dst = binary.AppendUvarint(dst, uint64(len(p.Doc.S)))
+		dst = append(dst, p.Doc.S...)
+	}
+	return append(dst, max(p.Impact, 1))
+}
+
+// Decode appends the postings of list to dst, sorted by document with one posting per document:
+// where a document was appended more than once, the last posting stands.
+func (c Codec) Decode(dst []Posting, list []byte) ([]Posting, error) {
+	start := len(dst)
+	for len(list) > 0 {
+		var p Posting
+		var n int
+		p.Doc.A, n = binary.Uvarint(list)
+		if n <= 0 {
+			return dst, ErrCorrupt
+		}
+		list = list[n:]
+		switch c {
+		case Pair:
+			p.Doc.B, n = binary.Uvarint(list)
+			if n <= 0 {
+				return dst, ErrCorrupt
+			}
+			list = list[n:]
+		case Text:
+			l := p.Doc.A
+			p.Doc.A = 0
+			if l > uint64(len(list)) {
+				return dst, ErrCorrupt
+			}
+			p.Doc.S, list = string(list[:l]), list[l:]
+		}
+		if len(list) == 0 {
+			return dst, ErrCorrupt
+		}
+		p.Impact, list = list[0], list[1:]
+		dst = append(dst, p)
+	}
+	return dst[:start+normalize(dst[start:])], nil
+}
+
+// normalize sorts ps by document, stably, and keeps the last posting of each document; it returns
+// how many remain at the front of ps. Lists are appended in creation order, so the sort finds
+// them sorted but for the documents indexed again.
+func normalize(ps []Posting) int {
+	sorted := true
+	for i := 1; i < len(ps); i++ {
+		if ps[i-1].Doc.Compare(ps[i].Doc) >= 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return len(ps)
+	}
+	slices.SortStableFunc(ps, func(a, b Posting) int { return a.Doc.Compare(b.Doc) })
+	n := 0
+	for i := range ps {
+		if n > 0 && ps[n-1].Doc == ps[i].Doc {
+			ps[n-1] = ps[i]
+			continue
+		}
+		ps[n] = ps[i]
+		n++
+	}
+	return n
+}
+
+// Encode writes a whole list anew, one posting per document: what a rebuild stores.
+func (c Codec) Encode(ps []Posting) []byte {
+	var out []byte
+	for _, p := range ps {
+		out = c.Append(out, p)
+	}
+	return out
+}
+
+// BM25's parameters: k1 bounds what repeating a term adds, b how much a long document is
+// discounted.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// Field is one field of a document and its weight: a word in a post's title counts as Weight
+// words of its body.
+type Field struct {
+	Text   string
+	Weight float64
+}
+
+// Impacts returns the impact of each term of a document: its BM25 term-frequency component over
+// the weighted fields (BM25F), with the document's length against avgLen (the usual weighted
+// length of the kind), scaled to 1..255. A query's score for the document is the sum over the
+// query's terms of the term's IDF times its impact, so that a search reads only posting lists.
+// It also returns the document's tokens, field after field, with an empty token between fields
+// so that no phrase spans two fields.
+func Impacts(fields []Field, avgLen float64) (map[string]uint8, []string) {
+	tf := map[string]float64{}
+	var dl float64
+	var tokens []string
+	for i, f := range fields {
+		ts := Analyze(f.Text)
+		if i > 0 {
+			tokens = append(tokens, "")
+		}
+		tokens = append(tokens, ts...)
+		for _, t := range ts {
+			tf[t] += f.Weight
+		}
+		dl += f.Weight * float64(len(ts))
+	}
+	if avgLen <= 0 {
+		avgLen = 1
+	}
+	norm := k1 * (1 - b + b*dl/avgLen)
+	out := make(map[string]uint8, len(tf))
+	for t, f := range tf {
+		w := f * (k1 + 1) / (f + norm) / (k1 + 1) // 0..1
+		out[t] = uint8(max(1, min(255, math.Round(w*255))))
+	}
+	return out, tokens
+}
+
+// IDF is BM25's inverse document frequency of a term in df of n documents.
+func IDF(df, n int) float64 {
+	n = max(n, df)
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// Hit is a document that matched, with its score.
+type Hit struct {
+	Doc   Doc
+	Score float64
+}
+
+// Match intersects the decoded lists of a query's terms (each sorted, one posting per document)
+// and, when prefix is not nil, the union of the lists of the terms the query's prefix expands to;
+// it returns every document in all of them with its BM25 score over n documents, in document
+// order. An empty terms with a nil prefix matches nothing.
+func Match(terms [][]Posting, prefix [][]Posting, n int) []Hit {
+	lists := make([]scored, 0, len(terms)+1)
+	for _, t := range terms {
+		lists = append(lists, scored{ps: t, idf: IDF(len(t), n)})
+	}
+	if prefix != nil {
+		lists = append(lists, union(prefix, n))
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	// The shortest list drives the intersection; the others are searched with galloping steps.
+	slices.SortFunc(lists, func(a, b scored) int { return len(a.ps) - len(b.ps) })
+	pos := make([]int, len(lists))
+	var hits []Hit
+next:
+	for i, p := range lists[0].ps {
+		score := lists[0].weight(i)
+		for j := 1; j < len(lists); j++ {
+			k, ok := seek(lists[j].ps, pos[j], p.Doc)
+			pos[j] = k
+			if !ok {
+				continue next
+			}
+			score += lists[j].weight(k)
+		}
+		hits = append(hits, Hit{Doc: p.Doc, Score: score})
+	}
+	return hits
+}
+
+// scored is one list of Match with its term's IDF, or with a weight per posting (a union).
+type scored struct {
+	ps      []Posting
+	idf     float64
+	weights []float64
+}
+
+func (s scored) weight(i int) float64 {
+	if s.weights != nil {
+		return s.weights[i]
+	}
+	return s.idf * float64(s.ps[i].Impact) / 255 * (k1 + 1)
+}
+
+// union merges the lists of a prefix's terms into one, each document weighing as its best term.
+func union(lists [][]Posting, n int) scored {
+	type w struct {
+		doc Doc
+		wt  float64
+	}
+	var all []w
+	for _, l := range lists {
+		idf := IDF(len(l), n)
+		for _, p := range l {
+			all = append(all, w{p.Doc, idf * float64(p.Impact) / 255 * (k1 + 1)})
+		}
+	}
+	slices.SortFunc(all, func(a, b w) int { return a.doc.Compare(b.doc) })
+	var out scored
+	for _, x := range all {
+		if k := len(out.ps); k > 0 && out.ps[k-1].Doc == x.doc {
+			out.weights[k-1] = max(out.weights[k-1], x.wt)
+			continue
+		}
+		out.ps = append(out.ps, Posting{Doc: x.doc})
+		out.weights = append(out.weights, x.wt)
+	}
+	if out.weights == nil {
+		out.weights = []float64{}
+	}
+	return out
+}
+
+// seek finds doc in ps at or after from, galloping then bisecting: it returns the position of
+// the first posting not before doc, and whether that posting is doc.
+func seek(ps []Posting, from int, doc Doc) (int, bool) {
+	step := 1
+	hi := from
+	for hi < len(ps) && ps[hi].Doc.Compare(doc) < 0 {
+		from = hi + 1
+		hi += step
+		step *= 2
+	}
+	hi = min(hi+1, len(ps))
+	k, found := slices.BinarySearchFunc(ps[from:hi], doc, func(p Posting, d Doc) int { return p.Doc.Compare(d) })
+	return from + k, found
+}
+
+// String describes a codec, for errors.
+func (c Codec) String() string {
+	switch c {
+	case Number:
+		return "number"
+	case Pair:
+		return "pair"
+	case Text:
+		return "text"
+	}
+	return fmt.Sprintf("codec(%d)", int(c))
+}

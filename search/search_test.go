@@ -1,0 +1,250 @@
+package search
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Café", "cafe"},
+		{"CAFÉ", "cafe"},
+		{"ｆｕｌｌｗｉｄｔｈ ＡＢＣ１２３", "fullwidth abc123"},
+		{"Straße", "strasse"},
+		{"Øresund Łódź", "oresund lodz"},
+		{"ﬁle", "file"},      // a ligature is split
+		{"Ἀθῆναι", "αθηναι"}, // Greek accents go
+		{"ёлка", "елка"},     // so do Cyrillic ones
+		{"が", "が"},           // the Japanese voicing mark stays
+		{"ｶﾞｷﾞ", "ガギ"},       // half-width katakana become full-width
+		{"नमस्ते", "नमस्ते"}, // Devanagari keeps its marks
+		{"e\u0301", "e"},     // a combining accent on a Latin letter goes
+	} {
+		if got := Normalize(tc.in); got != tc.want {
+			t.Errorf("Normalize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"Hello, world!", []string{"hello", "world"}},
+		{"don't stop", []string{"dont", "stop"}},
+		{"it's 'quoted'", []string{"its", "quoted"}},
+		{"go1.26 is out", []string{"go1", "26", "is", "out"}},
+		{"Redis的数据结构", []string{"redis", "的数", "数据", "据结", "结构"}},
+		{"我 爱", []string{"我", "爱"}},
+		{"東京タワー", []string{"東京", "京タ", "タワ", "ワー"}},
+		{"한국어 검색", []string{"한국", "국어", "검색"}},
+		{strings.Repeat("a", 100), []string{strings.Repeat("a", MaxTermBytes)}},
+	} {
+		if got := Analyze(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Analyze(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Query
+	}{
+		{"redis", Query{Prefix: "redis"}},
+		{"redis ", Query{Terms: []string{"redis"}}},
+		{"Redis Sorted se", Query{Terms: []string{"redis", "sorted"}, Prefix: "se"}},
+		{"redis s", Query{Terms: []string{"redis", "s"}}},
+		{`"sorted set" redis`, Query{Terms: []string{"set", "sorted"}, Prefix: "redis", Phrases: [][]string{{"sorted", "set"}}}},
+		{`redis "sorted set`, Query{Terms: []string{"redis", "set", "sorted"}, Phrases: [][]string{{"sorted", "set"}}}},
+		{`redis “sorted set”`, Query{Terms: []string{"redis", "set", "sorted"}, Phrases: [][]string{{"sorted", "set"}}}},
+		{"数据结构", Query{Terms: []string{"据结", "数据", "结构"}, Phrases: [][]string{{"数据", "据结", "结构"}}}},
+		{"Café au", Query{Terms: []string{"cafe"}, Prefix: "au"}},
+		{"go go", Query{Terms: []string{"go"}, Prefix: "go"}},
+	} {
+		got, err := Parse(tc.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tc.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Parse(%q) = %#v, want %#v", tc.in, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "   ", `"" ,,`, strings.Repeat("x", MaxQueryRunes+1), "a b c d e f g h i j", "\xff"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrQuery) {
+			t.Errorf("Parse(%q) = %v, want ErrQuery", bad, err)
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	doc := func(fields ...string) []string {
+		var fs []Field
+		for _, f := range fields {
+			fs = append(fs, Field{Text: f, Weight: 1})
+		}
+		_, tokens := Impacts(fs, 10)
+		return tokens
+	}
+	title, body := "Sorted sets in Redis", "Redis 的数据结构: a sorted set keeps scores. Café crème."
+	for _, tc := range []struct {
+		q    string
+		want bool
+	}{
+		{"redis", true},
+		{"REDIS sorted", true},
+		{"redis sor", true},       // the last word is a prefix
+		{"redis sor ", false},     // unless a space ends it
+		{`"sorted set"`, true},    // a phrase in the body
+		{`"set sorted"`, false},   // not in this order
+		{`"redis redis"`, false},  // nor across fields
+		{"cafe creme", true},      // accents fold
+		{"ＲＥＤＩＳ", true},           // full width folds
+		{"数据结构", true},            // CJK as a phrase
+		{"数据构", false},            // not a run of the text
+		{"redis postgres", false}, // every term must match
+	} {
+		q, err := Parse(tc.q)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", tc.q, err)
+		}
+		if got := q.Match(doc(title, body)); got != tc.want {
+			t.Errorf("%q matches = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		c    Codec
+		docs []Doc
+	}{
+		{Number, []Doc{{A: 1}, {A: 300}, {A: 1 << 40}}},
+		{Pair, []Doc{{A: 1, B: 2}, {A: 1, B: 300}, {A: 70000, B: 1}}},
+		{Text, []Doc{{S: "alice"}, {S: "bob"}, {S: "ü-grp"}}},
+	} {
+		var list []byte
+		var want []Posting
+		for i, d := range tc.docs {
+			p := Posting{Doc: d, Impact: uint8(10 + i)}
+			list = tc.c.Append(list, p)
+			want = append(want, p)
+		}
+		// Indexed again: the last posting of a document counts, and the list stays sorted.
+		list = tc.c.Append(list, Posting{Doc: tc.docs[0], Impact: 99})
+		want[0].Impact = 99
+		got, err := tc.c.Decode(nil, list)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.c, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: decoded %v, want %v", tc.c, got, want)
+		}
+		if _, err := tc.c.Decode(nil, list[:len(list)-1]); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%v: a cut list decoded without ErrCorrupt: %v", tc.c, err)
+		}
+	}
+}
+
+func TestRelevance(t *testing.T) {
+	// Three posts about redis: the title match outranks the body match, and the short body
+	// outranks the long one.
+	docs := []struct {
+		title, body string
+	}{
+		{"Redis streams", "consumer groups and acknowledgements"},
+		{"Postgres", "we tried redis once " + strings.Repeat("filler words here ", 30)},
+		{"Caching", "redis"},
+		{"Unrelated", "nothing to see"},
+	}
+	lists := map[string][]byte{}
+	for i, d := range docs {
+		imp, _ := Impacts([]Field{{d.title, 3}, {d.body, 1}}, 40)
+		for term, w := range imp {
+			lists[term] = Number.Append(lists[term], Posting{Doc: Doc{A: uint64(i + 1)}, Impact: w})
+		}
+	}
+	ps, _ := Number.Decode(nil, lists["redis"])
+	hits := Match([][]Posting{ps}, nil, len(docs))
+	page, more := Best(hits, nil, nil, 10, false)
+	var order []uint64
+	for _, h := range page {
+		order = append(order, h.Doc.A)
+	}
+	if want := []uint64{1, 3, 2}; !slices.Equal(order, want) || more {
+		t.Fatalf("order %v (more %v), want %v", order, more, want)
+	}
+}
+
+func TestMatchIntersectsAndPrefixes(t *testing.T) {
+	mk := func(ids ...uint64) []Posting {
+		var ps []Posting
+		for _, id := range ids {
+			ps = append(ps, Posting{Doc: Doc{A: id}, Impact: 100})
+		}
+		return ps
+	}
+	hits := Match([][]Posting{mk(1, 2, 3, 5, 8, 13, 21), mk(2, 3, 5, 7, 11, 13)}, [][]Posting{mk(3, 4), mk(13, 14)}, 100)
+	var got []uint64
+	for _, h := range hits {
+		got = append(got, h.Doc.A)
+	}
+	if want := []uint64{3, 13}; !slices.Equal(got, want) {
+		t.Fatalf("hits %v, want %v", got, want)
+	}
+	if hits := Match(nil, nil, 10); hits != nil {
+		t.Fatalf("no terms matched %v", hits)
+	}
+	if hits := Match(nil, [][]Posting{}, 10); len(hits) != 0 {
+		t.Fatalf("a prefix that expands to nothing matched %v", hits)
+	}
+}
+
+func TestBestPagesBothWays(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var hits []Hit
+	for i := range 500 {
+		hits = append(hits, Hit{Doc: Doc{A: uint64(i)}, Score: float64(r.IntN(20))})
+	}
+	all := slices.Clone(hits)
+	slices.SortFunc(all, func(a, b Hit) int {
+		if Before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	// Forward pages of 7 cover the whole order once.
+	var walked []Hit
+	var after *Hit
+	for {
+		page, more := Best(hits, after, nil, 7, false)
+		walked = append(walked, page...)
+		if !more {
+			break
+		}
+		after = &page[len(page)-1]
+	}
+	if !slices.Equal(walked, all) {
+		t.Fatal("forward paging did not walk the rank order")
+	}
+	// Backward pages from the end cover it too.
+	var back []Hit
+	var before *Hit
+	for {
+		page, more := Best(hits, nil, before, 7, true)
+		back = append(slices.Clone(page), back...)
+		if !more {
+			break
+		}
+		before = &page[0]
+	}
+	if !slices.Equal(back, all) {
+		t.Fatal("backward paging did not walk the rank order")
+	}
+}
