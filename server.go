@@ -88,6 +88,7 @@ type config struct {
 	publicMaxAge  time.Duration
 	logJSON       bool
 	graphiql      bool
+	search        bool // keep the full-text index and answer searches
 	ready         func(addr string) // called with the listening address; for tests
 }
 
@@ -249,6 +250,7 @@ Flags:
 			"0 leaves Go's pacing; ignored when GOGC is set")
 	c.gogcSet = getenv("GOGC") != ""
 	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", false, "log as JSON lines")
+	boolean(&c.search, "search", "AGORA_SEARCH", true, "keep the full-text search index; false indexes nothing and answers the search fields with FORBIDDEN")
 	boolean(&c.graphiql, "graphiql", "AGORA_GRAPHIQL", true, "serve the GraphiQL IDE at / (embedded: it needs no internet access); false answers / with 404")
 	if len(envErrs) > 0 {
 		return nil, nil, fmt.Errorf("bad environment: %w", errors.Join(envErrs...))
@@ -339,7 +341,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
-		MaxScheduledPosts: cfg.maxScheduled, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
+		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)

@@ -84,6 +84,20 @@ func postSort(s *model.PostSort) store.PostSort {
 	return store.SortHot
 }
 
+// searchSort maps a search order to the store's; RELEVANCE when not given.
+func searchSort(s *model.SearchSort) store.SearchSort {
+	if s == nil {
+		return store.SearchRelevance
+	}
+	switch *s {
+	case model.SearchSortNew:
+		return store.SearchNew
+	case model.SearchSortTop:
+		return store.SearchTop
+	}
+	return store.SearchRelevance
+}
+
 // voteValue maps a vote direction to the store's 1, -1 and 0.
 func voteValue(d model.VoteDirection) int {
 	switch d {

@@ -531,6 +531,19 @@ func (r *queryResolver) LeaderboardAround(ctx context.Context, userID string, ra
 	return leaderboardEdges(p), nil
 }
 
+func (r *queryResolver) SearchPosts(ctx context.Context, query string, group *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	in := store.PostSearch{Query: query, Group: deref(group), Author: deref(author), Since: since, Sort: searchSort(sort)}
+	p, err := loaderFrom(ctx).SearchPosts(ctx, in, w, fieldNeeds(ctx, "Post", true))
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(p), nil
+}
+
 func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error) {
 	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10), listNeeds(ctx, "User"))
 }

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // PostEdit is the input of EditPost: each field that is not nil replaces the post's, and a URL
 // of "" clears it.
@@ -34,8 +37,10 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 			return nil, err
 		}
 	}
-	// The edit derives nothing in other slots (rankings hold no text), so it needs no repair note.
-	if _, err := s.allowWrite(ctx, uid, "", onPost(pid)); err != nil {
+	// The edit's new words go into the search index after its atomic step: the repair note
+	// finishes that if the process stops in between.
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid, onPost(pid))
+	if err != nil {
 		return nil, err
 	}
 	args := []any{uid, s.now().UnixMilli()}
@@ -50,6 +55,12 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}
+	if calls := s.searchCalls(postSearchDoc(p, false)); len(calls) > 0 {
+		if err := s.runMany(ctx, calls); err != nil {
+			return nil, fmt.Errorf("index the edit of post %s: %w", pid, err)
+		}
+	}
+	s.settled(ctx, n)
 	// Published even when the edit changed nothing, as a vote is: a repeat completes an earlier
 	// attempt that was cut off before it could publish.
 	s.publishPostChanged(ctx, pid)

@@ -53,10 +53,17 @@ func (s *Store) rankingCall(group string, p *Post, pid string, version int64, ad
 // indexPost writes the derived structures of a live post: the site and group rankings, the
 // author's post list and the group registry. left lists groups the post has just left, whose
 // pins it leaves too. A removed post is taken out of all of them instead (see moderate_posts.go).
-func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
+// extra are more derived writes of the post to send in the same pipeline: its search index
+// (searchCalls), which a removed post keeps (reads check what the post is now).
+func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...scriptCall) error {
 	pid := p.Key()
 	uid := string(p.Author)
 	if p.Removed {
+		if len(extra) > 0 {
+			if err := s.runMany(ctx, extra); err != nil {
+				return fmt.Errorf("index post %s: %w", pid, err)
+			}
+		}
 		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
 	}
 	calls := []scriptCall{
@@ -70,6 +77,7 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string) error {
 	for _, g := range left {
 		calls = append(calls, s.rankingCall(g, nil, pid, p.Version, false), s.unpinCall(g, pid))
 	}
+	calls = append(calls, extra...)
 	if err := s.runMany(ctx, calls); err != nil {
 		return fmt.Errorf("index post %s: %w", pid, err)
 	}
@@ -113,6 +121,10 @@ type RebuildStats struct {
 // traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
+	// The search index is written anew, compact: the posts' loop below indexes every post.
+	if err := s.dropSearch(ctx); err != nil {
+		return st, err
+	}
 	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
 		pid, ok := postKeyFromHashKey(s.k.prefix, key)
 		if !ok {
@@ -140,7 +152,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 			return err
 		}
 		st.Named += named
-		if err := s.indexPost(ctx, p, nil); err != nil {
+		if err := s.indexPost(ctx, p, nil, s.searchCalls(postSearchDoc(p, true))...); err != nil {
 			return err
 		}
 		return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)

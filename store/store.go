@@ -68,6 +68,9 @@ type Options struct {
 	Jobs jobs.Options
 	// MaxScheduledPosts is how many scheduled posts one user may have pending. Default 10.
 	MaxScheduledPosts int
+	// NoSearch turns the full-text index off: writes index nothing and searches fail with
+	// KindForbidden (-search=false).
+	NoSearch bool
 	// Admins names the site admins (user names, any case): they moderate every group and may
 	// ban users from the whole site. A name makes an admin only of an account created before
 	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.
@@ -210,6 +213,9 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }
+
+// searchOn reports whether the full-text index is on.
+func (o Options) searchOn() bool { return !o.NoSearch }
 
 // randomBytes returns n bytes from crypto/rand.
 func randomBytes(n int) []byte {

@@ -298,6 +298,66 @@ func (e PostSort) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How search results are ordered. RELEVANCE: BM25 over the words of the query, a word in a title
+// counting as three in a body. NEW: newest first. TOP: most net votes first, among the newest 5,000
+// matches.
+type SearchSort string
+
+const (
+	SearchSortRelevance SearchSort = "RELEVANCE"
+	SearchSortNew       SearchSort = "NEW"
+	SearchSortTop       SearchSort = "TOP"
+)
+
+var AllSearchSort = []SearchSort{
+	SearchSortRelevance,
+	SearchSortNew,
+	SearchSortTop,
+}
+
+func (e SearchSort) IsValid() bool {
+	switch e {
+	case SearchSortRelevance, SearchSortNew, SearchSortTop:
+		return true
+	}
+	return false
+}
+
+func (e SearchSort) String() string {
+	return string(e)
+}
+
+func (e *SearchSort) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SearchSort(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SearchSort", str)
+	}
+	return nil
+}
+
+func (e SearchSort) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SearchSort) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SearchSort) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // A vote; NONE withdraws an earlier vote.
 type VoteDirection string
 

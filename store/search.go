@@ -1,0 +1,610 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/search"
+)
+
+// The search index is derived data, like the rankings: package search turns text into terms
+// and ranks posting lists; this file keeps the lists in Redis.
+//
+//   - Terms, not documents, are partitioned: each term hashes to one of searchBuckets buckets
+//     per kind of document, and a bucket is a hash tag ({sx:p:3}) holding its terms' posting
+//     lists, a dictionary of its terms (for the prefix of search as you type) and its counts.
+//     Buckets spread over a Cluster's nodes, and a query reads only the buckets of its terms,
+//     in one pipeline. Partitioning by document instead would keep every term once per
+//     partition: with 8 partitions the index of the bench corpus took 1.9× the bytes of its
+//     text in keys alone.
+//   - A posting list is a Redis string of packed postings (a document's id as varints and one
+//     byte of BM25 impact, see package search): 3–5 bytes a posting. A term's list is cut into
+//     blocks of searchBlock documents (by post number), so that no list grows without bound
+//     and a query reads at most searchMaxBlocks of the newest blocks: the documented ceiling of
+//     a term that matches everything.
+//   - Writes append (search_add.lua, one script per bucket, all in the pipeline of the write's
+//     other derived writes). Edits append again; the last posting of a document counts. Nothing
+//     is removed: a deleted, removed or edited document is checked at read time against what
+//     it is now (searchVisible), so results are exact, and `rebuild` writes every list anew
+//     from the primary data, compact.
+
+// searchBuckets is how many buckets the terms of one kind are spread over.
+const searchBuckets = 8
+
+// searchBlockShift sets the size of a block: posts 0–16383 are block 0, and so on.
+const searchBlockShift = 14
+
+// searchMaxBlocks is how many blocks, newest first, a query reads per term: the newest
+// searchMaxBlocks << searchBlockShift posts (about a million) and their comments are searched.
+const searchMaxBlocks = 64
+
+// searchMaxExpansions is how many dictionary words the prefix of a query expands to, at most:
+// the first ones in byte order.
+const searchMaxExpansions = 32
+
+// searchTopCap bounds the sort by votes: the newest searchTopCap matches are sorted by their
+// votes. Relevance and NEW sort every match.
+const searchTopCap = 5000
+
+// searchKind is one kind of indexed document.
+type searchKind struct {
+	code   string // in the bucket's hash tag: "p" posts, "c" comments
+	codec  search.Codec
+	avgLen float64 // the usual weighted length of a document (BM25's avgdl)
+}
+
+var (
+	searchPosts    = searchKind{code: "p", codec: search.Number, avgLen: 100}
+	searchComments = searchKind{code: "c", codec: search.Pair, avgLen: 40}
+)
+
+// Weights of the fields: a word of a title counts as three of a body.
+const (
+	searchTitleWeight = 3
+	searchBodyWeight  = 1
+)
+
+// searchBucket returns the bucket of a term.
+func searchBucket(term string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(term))
+	return int(h.Sum32() % searchBuckets)
+}
+
+// searchTag returns the hash tag of one bucket of a kind.
+func (k keys) searchTag(kind string, bucket int) string {
+	return k.prefix + "{sx:" + kind + ":" + strconv.Itoa(bucket) + "}"
+}
+
+// searchList is a string: the posting list of one term in one block of a kind's documents.
+func (k keys) searchList(kind string, bucket int, term string, block int64) string {
+	return k.searchTag(kind, bucket) + ":t:" + strconv.FormatInt(block, 10) + ":" + term
+}
+
+// searchDict is a sorted set (all scores 0) of the words with lists in one bucket, for prefixes.
+func (k keys) searchDict(kind string, bucket int) string { return k.searchTag(kind, bucket) + ":d" }
+
+// searchCounts is a hash of one bucket: docs (documents first indexed in the bucket: the sum over
+// buckets is the kind's count, for IDF) and top (the newest block written in the bucket).
+func (k keys) searchCounts(kind string, bucket int) string { return k.searchTag(kind, bucket) + ":n" }
+
+// searchFilter returns the pseudo-term that marks a document's group or author: "#g:golang",
+// "#a:alice". Terms of text are letters and digits only, so they never collide.
+func searchFilter(kind byte, value string) string { return "#" + string(kind) + ":" + value }
+
+// searchDoc is one document to index.
+type searchDoc struct {
+	kind    searchKind
+	doc     search.Doc
+	block   int64
+	fields  []search.Field
+	filters []string // pseudo-terms: groups, author
+	isNew   bool     // first indexed: counted for IDF
+}
+
+// searchCalls returns the script calls that index d: one per bucket its terms fall in.
+func (s *Store) searchCalls(d searchDoc) []scriptCall {
+	if !s.opts.searchOn() {
+		return nil
+	}
+	impacts, _ := search.Impacts(d.fields, d.kind.avgLen)
+	for _, f := range d.filters {
+		impacts[f] = 1
+	}
+	type bucket struct {
+		lists, postings []any
+		words           []any
+	}
+	byBucket := map[int]*bucket{}
+	terms := make([]string, 0, len(impacts))
+	for t := range impacts {
+		terms = append(terms, t)
+	}
+	slices.Sort(terms)
+	for _, t := range terms {
+		b := searchBucket(t)
+		bk := byBucket[b]
+		if bk == nil {
+			bk = &bucket{}
+			byBucket[b] = bk
+		}
+		bk.lists = append(bk.lists, s.k.searchList(d.kind.code, b, t, d.block))
+		bk.postings = append(bk.postings, string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]})))
+		if !strings.HasPrefix(t, "#") {
+			bk.words = append(bk.words, t)
+		}
+	}
+	// The document is counted in the bucket of its first term.
+	countIn := -1
+	if len(terms) > 0 {
+		countIn = searchBucket(terms[0])
+	}
+	calls := make([]scriptCall, 0, len(byBucket))
+	for b := range searchBuckets {
+		bk := byBucket[b]
+		if bk == nil {
+			continue
+		}
+		keys := make([]string, 0, 2+len(bk.lists))
+		keys = append(keys, s.k.searchDict(d.kind.code, b), s.k.searchCounts(d.kind.code, b))
+		for _, l := range bk.lists {
+			keys = append(keys, l.(string))
+		}
+		count := "0"
+		if d.isNew && b == countIn {
+			count = "1"
+		}
+		args := make([]any, 0, 3+len(bk.postings)+len(bk.words))
+		args = append(args, count, d.block, len(bk.postings))
+		args = append(args, bk.postings...)
+		args = append(args, bk.words...)
+		calls = append(calls, scriptCall{name: "search_add", keys: keys, args: args})
+	}
+	return calls
+}
+
+// postSearchDoc is the document of a live post.
+func postSearchDoc(p *Post, isNew bool) searchDoc {
+	n, _ := strconv.ParseUint(p.Key(), 10, 64)
+	filters := []string{searchFilter('a', string(p.Author))}
+	for _, g := range p.GroupNames {
+		filters = append(filters, searchFilter('g', g))
+	}
+	return searchDoc{
+		kind:    searchPosts,
+		doc:     search.Doc{A: n},
+		block:   int64(n >> searchBlockShift),
+		fields:  []search.Field{{Text: p.Title, Weight: searchTitleWeight}, {Text: p.Body, Weight: searchBodyWeight}},
+		filters: filters,
+		isNew:   isNew,
+	}
+}
+
+// searchPostTokens returns the tokens of a post's text as its index has them.
+func searchPostTokens(p *Post) []string {
+	_, tokens := search.Impacts([]search.Field{{Text: p.Title, Weight: searchTitleWeight}, {Text: p.Body, Weight: searchBodyWeight}}, searchPosts.avgLen)
+	return tokens
+}
+
+// SearchSort orders search results.
+type SearchSort int
+
+// The orders of search results.
+const (
+	SearchRelevance SearchSort = iota // BM25, title above body
+	SearchNew                         // newest first
+	SearchTop                         // most net votes first (among the newest searchTopCap matches)
+)
+
+// PostSearch is what searchPosts asks for.
+type PostSearch struct {
+	Query  string
+	Group  string     // only posts in this group; "" for all
+	Author string     // only posts by this user (a name); "" for all
+	Since  *time.Time // only posts published at or after this time
+	Sort   SearchSort
+}
+
+// ErrSearchOff is the error of a search on a server run with -search=false.
+func errSearchOff() error {
+	return &Error{Kind: KindForbidden, Msg: "search is turned off on this server (-search=false)"}
+}
+
+// parseSearch parses a query, mapping its errors to KindInvalid.
+func parseSearch(raw string) (search.Query, error) {
+	q, err := search.Parse(raw)
+	if err != nil {
+		return q, invalidf("%s", err.Error())
+	}
+	return q, nil
+}
+
+// searchPlan is the part of a search that reads the index: what terms, in which blocks.
+type searchPlan struct {
+	kind    searchKind
+	q       search.Query
+	filters []string
+}
+
+// searchHits reads the posting lists of a plan and returns its matches in document order.
+func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, error) {
+	k, code := l.s.k, pl.kind.code
+	// Round trip 1: every bucket's counts, and the prefix's words.
+	var reads []read
+	for b := range searchBuckets {
+		key := k.searchCounts(code, b)
+		reads = append(reads, read{key: "sxn:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.HMGet(ctx, key, "docs", "top")
+		}})
+	}
+	if pl.q.Prefix != "" {
+		for b := range searchBuckets {
+			key, min := k.searchDict(code, b), "["+pl.q.Prefix
+			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+				c.cmd = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
+			}})
+		}
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	var docs int64
+	top := int64(-1)
+	for _, c := range calls[:searchBuckets] {
+		v := c.cmd.(*redis.SliceCmd).Val()
+		if len(v) == 2 {
+			if s, ok := v[0].(string); ok {
+				docs += atoi64(s)
+			}
+			if s, ok := v[1].(string); ok {
+				top = max(top, atoi64(s))
+			}
+		}
+	}
+	if top < 0 {
+		return nil, nil // nothing indexed yet
+	}
+	var expansions []string
+	for _, c := range calls[searchBuckets:] {
+		expansions = append(expansions, c.cmd.(*redis.StringSliceCmd).Val()...)
+	}
+	slices.Sort(expansions)
+	if len(expansions) > searchMaxExpansions {
+		expansions = expansions[:searchMaxExpansions]
+	}
+	// Round trip 2: the lists of every term, newest blocks first.
+	lowest := max(0, top-searchMaxBlocks+1)
+	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
+	listReads := func(term string) []read {
+		b := searchBucket(term)
+		var out []read
+		for blk := lowest; blk <= top; blk++ {
+			key := k.searchList(code, b, term, blk)
+			out = append(out, read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+				c.cmd = p.Get(ctx, key)
+			}})
+		}
+		return out
+	}
+	var all []read
+	for _, t := range terms {
+		all = append(all, listReads(t)...)
+	}
+	for _, t := range expansions {
+		all = append(all, listReads(t)...)
+	}
+	calls = l.getAll(ctx, all...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	nBlocks := int(top - lowest + 1)
+	decode := func(cs []*call) ([]search.Posting, error) {
+		var ps []search.Posting
+		for _, c := range cs {
+			v, err := c.cmd.(*redis.StringCmd).Bytes()
+			if err != nil && err != redis.Nil {
+				return nil, err
+			}
+			if ps, err = pl.kind.codec.Decode(ps, v); err != nil {
+				return nil, fmt.Errorf("search list %s: %w", c.r.rkey, err)
+			}
+		}
+		return ps, nil
+	}
+	var required [][]search.Posting
+	for i := range terms {
+		ps, err := decode(calls[i*nBlocks : (i+1)*nBlocks])
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) == 0 {
+			return nil, nil // a required term matches nothing
+		}
+		required = append(required, ps)
+	}
+	var prefix [][]search.Posting
+	if pl.q.Prefix != "" {
+		prefix = [][]search.Posting{}
+		for i := range expansions {
+			j := len(terms) + i
+			ps, err := decode(calls[j*nBlocks : (j+1)*nBlocks])
+			if err != nil {
+				return nil, err
+			}
+			prefix = append(prefix, ps)
+		}
+	}
+	return search.Match(required, prefix, int(docs)), nil
+}
+
+// searchCursorTag names the list of one search in its cursors, so that a cursor of one search
+// is refused by another.
+func searchCursorTag(kind string, sort SearchSort, parts ...string) string {
+	h := fnv.New64a()
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return "s" + kind + strconv.Itoa(int(sort)) + ":" + strconv.FormatUint(h.Sum64(), 36)
+}
+
+// hitOfCursor turns a decoded cursor back into the hit it names; ok is false for no cursor.
+func hitOfCursor(c cursor, kind searchKind) (search.Hit, bool, error) {
+	if c.score == "" {
+		return search.Hit{}, false, nil
+	}
+	score, err := strconv.ParseFloat(c.score, 64)
+	if err != nil {
+		return search.Hit{}, false, invalidf("malformed cursor")
+	}
+	d, err := searchDocOfMember(kind, c.member)
+	if err != nil {
+		return search.Hit{}, false, err
+	}
+	return search.Hit{Doc: d, Score: score}, true, nil
+}
+
+// searchDocOfMember parses the member of a search cursor: a post number, or "post:num".
+func searchDocOfMember(kind searchKind, m string) (search.Doc, error) {
+	a, b, pair := strings.Cut(m, ":")
+	x, err := strconv.ParseUint(a, 10, 64)
+	if err != nil || pair != (kind.codec == search.Pair) {
+		return search.Doc{}, invalidf("malformed cursor")
+	}
+	d := search.Doc{A: x}
+	if pair {
+		if d.B, err = strconv.ParseUint(b, 10, 64); err != nil {
+			return search.Doc{}, invalidf("malformed cursor")
+		}
+	}
+	return d, nil
+}
+
+// searchCursor encodes the cursor of a hit.
+func searchCursor(tag string, h search.Hit) string {
+	m := strconv.FormatUint(h.Doc.A, 10)
+	if h.Doc.B != 0 {
+		m += ":" + strconv.FormatUint(h.Doc.B, 10)
+	}
+	return cursor{list: tag, score: strconv.FormatFloat(h.Score, 'g', -1, 64), member: m}.encode()
+}
+
+// searchPage pages ranked hits, keeping those verify accepts. It examines hits in rank order in
+// rounds of growing size until the page is full or the hits run out (at most searchRounds
+// rounds): hits that fail verification are skipped, and the cursors are those of the hits kept.
+func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind,
+	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error)) (*Page[T], error) {
+	after, hasAfter, err := hitOfCursor(sp.after, kind)
+	if err != nil {
+		return nil, err
+	}
+	before, hasBefore, err := hitOfCursor(sp.before, kind)
+	if err != nil {
+		return nil, err
+	}
+	var lo, hi *search.Hit
+	if hasAfter {
+		lo = &after
+	}
+	if hasBefore {
+		hi = &before
+	}
+	type kept struct {
+		item T
+		hit  search.Hit
+	}
+	var got []kept
+	more := false
+	want := sp.n + 1 // one more tells whether a next page exists
+	for round := 0; round < searchRounds && len(got) < want; round++ {
+		k := (want - len(got)) << round
+		page, rest := search.Best(hits, lo, hi, k, sp.backward)
+		more = rest
+		if len(page) == 0 {
+			break
+		}
+		items, idx, err := verify(ctx, page)
+		if err != nil {
+			return nil, err
+		}
+		batch := make([]kept, len(items))
+		for i, it := range items {
+			batch[i] = kept{item: it, hit: page[idx[i]]}
+		}
+		if sp.backward {
+			got = append(batch, got...)
+			hi = &page[0]
+		} else {
+			got = append(got, batch...)
+			lo = &page[len(page)-1]
+		}
+		if !rest {
+			break
+		}
+	}
+	out := &Page[T]{Total: len(hits)}
+	extra := len(got) > sp.n
+	if extra {
+		if sp.backward {
+			got = got[len(got)-sp.n:]
+		} else {
+			got = got[:sp.n]
+		}
+	}
+	for _, g := range got {
+		out.Items = append(out.Items, g.item)
+		out.Cursors = append(out.Cursors, searchCursor(tag, g.hit))
+	}
+	if sp.backward {
+		out.HasPrev, out.HasNext = extra || more, hasBefore
+	} else {
+		out.HasNext, out.HasPrev = extra || more, hasAfter
+	}
+	return out, nil
+}
+
+// searchRounds bounds how many rounds of verification one page takes.
+const searchRounds = 6
+
+// SearchPosts finds posts by words (see package search for the query syntax) and loads one page
+// of them in the order asked for, with what needs says the response reads of them. Only what the
+// viewer may see is returned, checked against the posts as they are now.
+func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs func() *Needs) (*Page[*Post], error) {
+	if !l.s.opts.searchOn() {
+		return nil, errSearchOff()
+	}
+	q, err := parseSearch(in.Query)
+	if err != nil {
+		return nil, err
+	}
+	pl := searchPlan{kind: searchPosts, q: q}
+	var group string
+	if in.Group != "" {
+		if group, err = NormalizeGroupName(in.Group); err != nil {
+			return nil, err
+		}
+		pl.filters = append(pl.filters, searchFilter('g', group))
+	}
+	author := strings.ToLower(strings.TrimSpace(in.Author))
+	if in.Author != "" {
+		if !validUserName(author) {
+			return nil, invalidf("author %q is not a user name", truncate(in.Author, 40))
+		}
+		pl.filters = append(pl.filters, searchFilter('a', author))
+	}
+	since := ""
+	if in.Since != nil {
+		since = strconv.FormatInt(in.Since.UnixMilli(), 10)
+	}
+	tag := searchCursorTag("p", in.Sort, q.Key(), group, author, since)
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := l.searchHits(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+	switch in.Sort {
+	case SearchNew:
+		for i := range hits {
+			hits[i].Score = 0
+		}
+	case SearchTop:
+		if hits, err = l.byVotes(ctx, hits); err != nil {
+			return nil, err
+		}
+	}
+	blocks := l.viewerBlocks()
+	page, err := searchPage(ctx, hits, tag, sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
+		pids := make([]string, len(hs))
+		for i, h := range hs {
+			pids[i] = strconv.FormatUint(h.Doc.A, 10)
+		}
+		posts, kept, err := l.postsByKey(ctx, pids)
+		if err != nil {
+			return nil, nil, err
+		}
+		var out []*Post
+		var idx []int
+		for i, p := range posts {
+			switch {
+			case p.Removed || p.PublishAt != nil || blocks.Has(p.Author):
+			case group != "" && !slices.Contains(p.GroupNames, group):
+			case author != "" && string(p.Author) != author:
+			case in.Since != nil && p.CreatedAt.Before(*in.Since):
+			case !q.Match(searchPostTokens(p)):
+			default:
+				out, idx = append(out, p), append(idx, kept[i])
+			}
+		}
+		return out, idx, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(page.Items))
+	for i, p := range page.Items {
+		keys[i] = p.Key()
+	}
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: keys}, evalNeeds(needs))
+	return page, nil
+}
+
+// byVotes scores the newest searchTopCap hits by their posts' net votes (the site's TOP
+// ranking) and drops the rest.
+func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, error) {
+	if len(hits) > searchTopCap {
+		hits = hits[len(hits)-searchTopCap:] // document order: the newest are last
+	}
+	key := l.s.k.ranking("").top
+	var reads []read
+	const chunk = 500
+	for i := 0; i < len(hits); i += chunk {
+		part := hits[i:min(i+chunk, len(hits))]
+		members := make([]string, len(part))
+		for j, h := range part {
+			members[j] = strconv.FormatUint(h.Doc.A, 10)
+		}
+		ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
+		reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.ZMScore(ctx, key, members...)
+		}})
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	out := hits[:0]
+	for ci, c := range calls {
+		scores := c.cmd.(*redis.FloatSliceCmd).Val()
+		for j, sc := range scores {
+			h := hits[ci*chunk+j]
+			h.Score = sc // a post not ranked (removed, not yet derived) scores 0; verify decides
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// dropSearch deletes the whole search index, for a rebuild to write it anew. The buckets'
+// revision counters stay: a counter that started again from zero could come back to a value a
+// cached response recorded.
+func (s *Store) dropSearch(ctx context.Context) error {
+	return s.scanKeys(ctx, s.k.prefix+"{sx:*", func(key string) error {
+		if strings.HasSuffix(key, ":rev") {
+			return nil
+		}
+		return s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			return p.Unlink(ctx, key), nil
+		}}}, false)
+	})
+}

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agora/agora/search"
+)
+
+// SearchIndexDump lists the search index as its reads see it: every posting list decoded (one
+// posting per document, in document order), every dictionary and count, sorted.
+func SearchIndexDump(t testing.TB, s *Store) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	err := s.scanKeys(ctx, s.k.prefix+"{sx:*", func(key string) error {
+		if strings.HasSuffix(key, ":rev") {
+			return nil
+		}
+		typ, err := s.rdb.Type(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		switch typ {
+		case "string":
+			v, err := s.rdb.Get(ctx, key).Bytes()
+			if err != nil {
+				return err
+			}
+			codec := searchPosts.codec
+			if key[len(s.k.prefix)+4] == 'c' {
+				codec = searchComments.codec
+			}
+			ps, err := codec.Decode(nil, v)
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			out = append(out, fmt.Sprintf("%s %v", key, ps))
+		case "zset":
+			v, err := s.rdb.ZRange(ctx, key, 0, -1).Result()
+			if err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("%s %v", key, v))
+		case "hash":
+			v, err := s.rdb.HGetAll(ctx, key).Result()
+			if err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("%s %v", key, v))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+var _ = search.Number

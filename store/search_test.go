@@ -1,0 +1,306 @@
+package store_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// search runs a post search and returns the titles of every result, paging n at a time.
+func (f *fixture) search(viewer string, in store.PostSearch, n int) []string {
+	f.t.Helper()
+	var out []string
+	after := ""
+	for {
+		l := f.s.NewLoader()
+		if viewer != "" {
+			sess, err := f.s.LogIn(f.ctx, viewer, "password1")
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			v, err := f.s.AuthenticateViewer(f.ctx, sess.Token)
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			l.SetBlocks(v.Blocks)
+		}
+		p, err := l.SearchPosts(f.ctx, in, store.Window{First: n, After: after}, nil)
+		if err != nil {
+			f.t.Fatalf("search %+v: %v", in, err)
+		}
+		for _, it := range p.Items {
+			out = append(out, it.Title)
+		}
+		if !p.HasNext {
+			return out
+		}
+		after = p.EndCursor()
+	}
+}
+
+func (f *fixture) postBody(uid, title, body string, groups ...string) *store.Post {
+	f.t.Helper()
+	p, err := f.s.CreatePost(f.ctx, uk(uid), store.NewPost{Title: title, Body: body, Groups: groups})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+func TestSearchPostsRelevanceAndSyntax(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice, bob := f.user("alice"), f.user("bob")
+		f.postBody(alice, "Sorted sets in Redis", "Leaderboards keep scores in a sorted set.", "redis")
+		f.postBody(bob, "Caching strategies", "We tried Redis once, then went back to memcached for the sessions, "+strings.Repeat("and many other words ", 20), "ops")
+		f.postBody(alice, "Café crème", "A note on coffee: the crème is the foam.")
+		f.postBody(bob, "Redis 的数据结构", "有序集合可以做排行榜。", "redis")
+		f.postBody(alice, "Ｆｕｌｌｗｉｄｔｈ title", "width folding")
+		for _, tc := range []struct {
+			name string
+			in   store.PostSearch
+			want []string
+		}{
+			{"title above body", store.PostSearch{Query: "redis "}, []string{"Sorted sets in Redis", "Redis 的数据结构", "Caching strategies"}},
+			{"every term", store.PostSearch{Query: "redis sorted "}, []string{"Sorted sets in Redis"}},
+			{"prefix of the last word", store.PostSearch{Query: "leaderb"}, []string{"Sorted sets in Redis"}},
+			{"phrase", store.PostSearch{Query: `"sorted set"`}, []string{"Sorted sets in Redis"}},
+			{"phrase in order only", store.PostSearch{Query: `"set sorted"`}, nil},
+			{"accents", store.PostSearch{Query: "cafe creme "}, []string{"Café crème"}},
+			{"width", store.PostSearch{Query: "fullwidth"}, []string{"Ｆｕｌｌｗｉｄｔｈ title"}},
+			{"chinese", store.PostSearch{Query: "数据结构"}, []string{"Redis 的数据结构"}},
+			{"chinese in the body", store.PostSearch{Query: "排行榜"}, []string{"Redis 的数据结构"}},
+			{"chinese out of order", store.PostSearch{Query: "构结数据"}, nil},
+			{"group", store.PostSearch{Query: "redis", Group: "ops"}, []string{"Caching strategies"}},
+			{"author", store.PostSearch{Query: "redis", Author: "ALICE"}, []string{"Sorted sets in Redis"}},
+			{"new", store.PostSearch{Query: "redis", Sort: store.SearchNew}, []string{"Redis 的数据结构", "Caching strategies", "Sorted sets in Redis"}},
+			{"nothing", store.PostSearch{Query: "postgres"}, nil},
+		} {
+			for _, n := range []int{1, 20} {
+				if got := f.search("", tc.in, n); !slices.Equal(got, tc.want) {
+					t.Errorf("%s (pages of %d): %q, want %q", tc.name, n, got, tc.want)
+				}
+			}
+		}
+		for _, bad := range []string{"", "  ", "one two three four five six seven eight nine", strings.Repeat("x", 201)} {
+			if _, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: bad}, store.Window{First: 5}, nil); !store.IsKind(err, store.KindInvalid) {
+				t.Errorf("query %q: %v, want KindInvalid", bad, err)
+			}
+		}
+	})
+}
+
+func TestSearchPostsIsExact(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Admins: []string{"admin"}})
+		alice, bob, carol := f.user("alice"), f.user("bob"), f.user("carol")
+		f.user("admin")
+		edited := f.postBody(alice, "Kestrel notes", "about falcons")
+		deleted := f.postBody(alice, "Kestrel deleted", "falcons")
+		removed := f.postBody(bob, "Kestrel removed", "falcons", "birds")
+		f.postBody(carol, "Kestrel by carol", "falcons")
+		want := func(viewer, q string, titles ...string) {
+			t.Helper()
+			got := f.search(viewer, store.PostSearch{Query: q, Sort: store.SearchNew}, 10)
+			if !slices.Equal(got, titles) {
+				t.Errorf("%s searching %q: %q, want %q", viewer, q, got, titles)
+			}
+		}
+		want("", "kestrel", "Kestrel by carol", "Kestrel removed", "Kestrel deleted", "Kestrel notes")
+
+		// An edit is searchable as soon as it is acknowledged, and its old words no longer find it.
+		title := "Osprey notes"
+		if _, err := f.s.EditPost(f.ctx, uk(alice), edited.ID, store.PostEdit{Title: &title}); err != nil {
+			t.Fatal(err)
+		}
+		want("", "osprey", "Osprey notes")
+		want("", "kestrel", "Kestrel by carol", "Kestrel removed", "Kestrel deleted")
+
+		if err := f.s.DeletePost(f.ctx, uk(alice), deleted.ID); err != nil {
+			t.Fatal(err)
+		}
+		want("", "kestrel", "Kestrel by carol", "Kestrel removed")
+
+		if _, err := f.s.RemovePost(f.ctx, uk("admin"), removed.ID, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		want("", "kestrel", "Kestrel by carol")
+
+		if _, err := f.s.Block(f.ctx, uk(alice), uk(carol)); err != nil {
+			t.Fatal(err)
+		}
+		want(alice, "kestrel")
+		want(bob, "kestrel", "Kestrel by carol")
+	})
+}
+
+func TestSearchScheduledPostAppearsWhenPublished(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clock := storetest.NewClock()
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Now: clock.Now})
+		alice := f.user("alice")
+		at := clock.Now().Add(2 * time.Minute)
+		if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "Heron sighting", PublishAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.search(alice, store.PostSearch{Query: "heron"}, 10); len(got) != 0 {
+			t.Fatalf("an unpublished post was found: %q", got)
+		}
+		clock.Add(2*time.Minute + time.Second)
+		settle(t, f.s)
+		if got := f.search("", store.PostSearch{Query: "heron"}, 10); !slices.Equal(got, []string{"Heron sighting"}) {
+			t.Fatalf("after publishing: %q", got)
+		}
+	})
+}
+
+func TestSearchPagingBothWaysAndCursors(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		for i := range 12 {
+			f.postBody(alice, "Plover "+strings.Repeat("plover ", i%4), strings.Repeat("word ", i))
+		}
+		in := store.PostSearch{Query: "plover"}
+		forward := f.search("", in, 5)
+		if len(forward) != 12 {
+			t.Fatalf("forward: %d results", len(forward))
+		}
+		// Backwards from the end, three at a time, gives the same order.
+		var back []string
+		before := ""
+		for {
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, in, store.Window{Last: 3, Before: before}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var titles []string
+			for _, it := range p.Items {
+				titles = append(titles, it.Title)
+			}
+			back = append(titles, back...)
+			if !p.HasPrev {
+				break
+			}
+			before = p.StartCursor()
+		}
+		if !slices.Equal(back, forward) {
+			t.Fatalf("backward %q\nforward %q", back, forward)
+		}
+		p, err := f.s.NewLoader().SearchPosts(f.ctx, in, store.Window{First: 2}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Total != 12 {
+			t.Fatalf("total %d, want 12", p.Total)
+		}
+		// A cursor of one search is refused by another.
+		other := store.PostSearch{Query: "plover", Sort: store.SearchNew}
+		if _, err := f.s.NewLoader().SearchPosts(f.ctx, other, store.Window{First: 2, After: p.EndCursor()}, nil); !store.IsKind(err, store.KindInvalid) {
+			t.Fatalf("a cursor of another search: %v", err)
+		}
+	})
+}
+
+func TestSearchTopByVotes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice, bob, carol := f.user("alice"), f.user("bob"), f.user("carol")
+		one := f.postBody(alice, "Grebe one", "")
+		two := f.postBody(alice, "Grebe two", "")
+		f.postBody(alice, "Grebe three", "")
+		f.vote(bob, two.ID, 1)
+		f.vote(carol, two.ID, 1)
+		f.vote(bob, one.ID, 1)
+		got := f.search("", store.PostSearch{Query: "grebe", Sort: store.SearchTop}, 2)
+		if want := []string{"Grebe two", "Grebe one", "Grebe three"}; !slices.Equal(got, want) {
+			t.Fatalf("top: %q, want %q", got, want)
+		}
+	})
+}
+
+func TestSearchRebuildReproducesIndex(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		for i := range 8 {
+			f.postBody(alice, "Sandpiper "+string(rune('a'+i)), "shore birds of the "+strings.Repeat("coast ", i))
+		}
+		queries := []store.PostSearch{{Query: "sandpiper"}, {Query: "coast shore"}, {Query: "sand"}, {Query: "birds", Sort: store.SearchNew}}
+		var before [][]string
+		for _, q := range queries {
+			before = append(before, f.search("", q, 3))
+		}
+		if _, err := f.s.Rebuild(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i, q := range queries {
+			if got := f.search("", q, 3); !slices.Equal(got, before[i]) {
+				t.Errorf("after rebuild %q: %q, want %q", q.Query, got, before[i])
+			}
+		}
+		dump1 := store.SearchIndexDump(t, f.s)
+		if _, err := f.s.Rebuild(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if dump2 := store.SearchIndexDump(t, f.s); !slices.Equal(dump1, dump2) {
+			t.Fatalf("a second rebuild wrote another index:\n%q\n%q", dump1, dump2)
+		}
+	})
+}
+
+func TestSearchOff(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1, NoSearch: true})
+		alice := f.user("alice")
+		f.postBody(alice, "Curlew", "")
+		if _, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "curlew"}, store.Window{First: 5}, nil); !store.IsKind(err, store.KindForbidden) {
+			t.Fatalf("search with the index off: %v", err)
+		}
+		if dump := store.SearchIndexDump(t, f.s); len(dump) != 0 {
+			t.Fatalf("the index was written with search off: %q", dump)
+		}
+	})
+}
+
+// The reference articles behind agora's Redis patterns are Chinese: a Chinese query finds them.
+func TestSearchFindsTheChineseReferenceArticles(t *testing.T) {
+	dir := filepath.Join("..", "..", "shared", "reference")
+	files, _ := filepath.Glob(filepath.Join(dir, "00*.txt"))
+	if len(files) == 0 {
+		t.Skip("../shared/reference is not beside the repository")
+	}
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		for _, file := range files {
+			text, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := []rune(string(text))
+			if len(body) > store.MaxPostBodyRunes {
+				body = body[:store.MaxPostBodyRunes]
+			}
+			f.postBody(alice, filepath.Base(file), string(body))
+		}
+		for q, want := range map[string]string{
+			"二级评论":   "000_55c8cc6eb01724d2.txt",
+			"投票后端":   "001_b46bed4c181bab20.txt",
+			"數據結構存儲": "002_7b30efd68e3da2ce.txt",
+			"消费队列":   "003_eb4eb5420de19c1a.txt",
+			"好友列表":   "004_d01b67da35016ace.txt",
+		} {
+			got := f.search("", store.PostSearch{Query: q}, 10)
+			if len(got) == 0 || got[0] != want {
+				t.Errorf("%q found %q, want %s first", q, got, want)
+			}
+		}
+	})
+}
