@@ -88,7 +88,7 @@ type config struct {
 	publicMaxAge  time.Duration
 	logJSON       bool
 	graphiql      bool
-	search        bool // keep the full-text index and answer searches
+	search        bool              // keep the full-text index and answer searches
 	ready         func(addr string) // called with the listening address; for tests
 }
 
