@@ -117,6 +117,8 @@ var cacheReads = []string{
 	`{viewer{name karma followingCount following(first:5){edges{node{name viewerFollows followsViewer}}}}}`,
 	`{suggestUsers(prefix:"cach"){name followerCount posts(first:2){totalCount edges{node{id title}}}}}`,
 	`{feed(first:5){edges{node{id title}}}}`,
+	`{searchPosts(query:"post",first:5){totalCount edges{cursor node{id title upvotes}}}}`,
+	`{searchPosts(query:"pos",sort:TOP,first:5){edges{node{id upvotes viewerVote}}}}`,
 }
 
 // TestResponseCacheNeverStale interleaves writes through two replicas with cached reads through
