@@ -294,6 +294,7 @@ type ComplexityRoot struct {
 		Reports                 func(childComplexity int, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) int
 		SavedPosts              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ScheduledPosts          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		SearchComments          func(childComplexity int, query string, postID *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) int
 		SearchPosts             func(childComplexity int, query string, group *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) int
 		SuggestGroups           func(childComplexity int, prefix string, first *int) int
 		SuggestUsers            func(childComplexity int, prefix string, first *int) int
@@ -479,6 +480,7 @@ type QueryResolver interface {
 	Leaderboard(ctx context.Context, first *int, after *string, last *int, before *string) (*model.LeaderboardConnection, error)
 	LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error)
 	SearchPosts(ctx context.Context, query string, group *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	SearchComments(ctx context.Context, query string, postID *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
 	SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error)
 	SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error)
 	Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error)
@@ -1911,6 +1913,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.ScheduledPosts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.searchComments":
+		if e.ComplexityRoot.Query.SearchComments == nil {
+			break
+		}
+
+		args, err := ec.field_Query_searchComments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SearchComments(childComplexity, args["query"].(string), args["postId"].(*string), args["author"].(*string), args["since"].(*time.Time), args["sort"].(*model.SearchSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.searchPosts":
 		if e.ComplexityRoot.Query.SearchPosts == nil {
 			break
@@ -2822,6 +2835,12 @@ type Query {
   index, including posts the viewer cannot see.
   """
   searchPosts(query: String!, group: String, author: String, since: Time, sort: SearchSort = RELEVANCE, first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  """
+  Comments with every word of query, as searchPosts finds posts: on one post, by one author (a
+  user name) or written since a time. Deleted and removed comments, comments of users the viewer
+  blocks, and comments of posts the viewer cannot read are left out.
+  """
+  searchComments(query: String!, postId: ID, author: String, since: Time, sort: SearchSort = RELEVANCE, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   "Users whose name starts with prefix, ignoring case."
   suggestUsers(prefix: String!, first: Int = 10): [User!]!
   "Groups whose name starts with prefix, ignoring case."
@@ -5038,6 +5057,84 @@ func (ec *executionContext) field_Query_scheduledPosts_args(ctx context.Context,
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_searchComments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "author",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["author"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "since",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalOTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["since"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*model.SearchSort, error) {
+			return ec.unmarshalOSearchSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐSearchSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg8
 	return args, nil
 }
 
@@ -11077,6 +11174,50 @@ func (ec *executionContext) fieldContext_Query_searchPosts(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_searchComments(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_searchComments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SearchComments(ctx, fc.Args["query"].(string), fc.Args["postId"].(*string), fc.Args["author"].(*string), fc.Args["since"].(*time.Time), fc.Args["sort"].(*model.SearchSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
+			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐCommentConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_searchComments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_searchComments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_suggestUsers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16925,6 +17066,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_searchPosts(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "searchComments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_searchComments(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

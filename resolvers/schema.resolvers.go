@@ -544,6 +544,19 @@ func (r *queryResolver) SearchPosts(ctx context.Context, query string, group *st
 	return postConnection(p), nil
 }
 
+func (r *queryResolver) SearchComments(ctx context.Context, query string, postID *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	in := store.CommentSearch{Query: query, PostID: deref(postID), Author: deref(author), Since: since, Sort: searchSort(sort)}
+	p, err := loaderFrom(ctx).SearchComments(ctx, in, w)
+	if err != nil {
+		return nil, err
+	}
+	return commentConnection(p), nil
+}
+
 func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error) {
 	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10), listNeeds(ctx, "User"))
 }

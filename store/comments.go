@@ -171,7 +171,10 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	num, _ := v.(string)
 	// The job of the comment's notifications is queued before the comment is written, due only
 	// later, so that no crash between the two can lose it; the write moves it to now once done.
-	if err := s.queueCommentNotice(ctx, pid, num); err != nil {
+	// The comment's repair note goes with it: it indexes the comment for search if the process
+	// stops before this call does.
+	n, err := s.queueCommentNotice(ctx, pid, num)
+	if err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -199,6 +202,10 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 			return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
 		}
 		s.promoteCommentNotice(ctx, pid, num)
+		if err := s.indexComment(ctx, c); err != nil {
+			return nil, err
+		}
+		s.settled(ctx, n)
 		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil
 	}
@@ -215,7 +222,8 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	if err := checkText("body", body, 1, MaxCommentBodyRunes); err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, uid, "", onPost(pid)); err != nil {
+	n, err := s.allowWrite(ctx, uid, repairComment+":"+pid+":"+num, onPost(pid))
+	if err != nil {
 		return nil, err
 	}
 	reply, err := s.run(ctx, "edit_comment", []string{s.k.post(pid), s.k.comment(pid, num)},
@@ -227,6 +235,10 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	if c == nil {
 		return nil, notFoundf("no such comment")
 	}
+	if err := s.indexComment(ctx, c); err != nil {
+		return nil, err
+	}
+	s.settled(ctx, n)
 	return c, nil
 }
 

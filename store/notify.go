@@ -58,11 +58,19 @@ func followNoticeJob(a, b string) jobs.Job {
 
 // queueCommentNotice queues, before a comment's atomic step, the job of its notifications, due
 // noticeGrace from now: if the write stops before promoteCommentNotice, the job still runs.
-func (s *Store) queueCommentNotice(ctx context.Context, pid, num string) error {
-	if err := s.jobs.Enqueue(ctx, commentNoticeJob(pid, num, s.now().Add(noticeGrace))); err != nil {
-		return fmt.Errorf("queue the notifications of comment %s: %w", commentID(pid, num), err)
+//
+// It also notes the comment for repair (see repairComment), in the same round trip, and returns
+// the note for the writer to settle.
+func (s *Store) queueCommentNotice(ctx context.Context, pid, num string) (note, error) {
+	c, err := s.jobs.EnqueueCall(commentNoticeJob(pid, num, s.now().Add(noticeGrace)), false)
+	if err != nil {
+		return note{}, err
 	}
-	return nil
+	n, rc := s.noteCall(repairComment + ":" + pid + ":" + num)
+	if err := s.runMany(ctx, []scriptCall{jobCall(c), rc}); err != nil {
+		return note{}, fmt.Errorf("queue the notifications of comment %s: %w", commentID(pid, num), err)
+	}
+	return n, nil
 }
 
 // promoteCommentNotice makes the job of a written comment's notifications due now. A failure is

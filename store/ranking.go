@@ -155,6 +155,9 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		if err := s.indexPost(ctx, p, nil, s.searchCalls(postSearchDoc(p, true))...); err != nil {
 			return err
 		}
+		if err := s.indexThread(ctx, pid); err != nil {
+			return err
+		}
 		return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 	})
 	if err != nil {

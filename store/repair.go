@@ -173,7 +173,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 }
 
-// repairComment records a comment's net votes in its author's karma.
+// repairComment records a comment's net votes in its author's karma and indexes its text.
 func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	h, err := s.rdb.HGetAll(ctx, s.k.comment(pid, num)).Result()
 	if err != nil {
@@ -182,6 +182,9 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	c := commentFromHash(pid, num, h)
 	if c == nil || c.Author == "" {
 		return nil
+	}
+	if err := s.indexComment(ctx, c); err != nil {
+		return err
 	}
 	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)
 }

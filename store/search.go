@@ -608,3 +608,199 @@ func (s *Store) dropSearch(ctx context.Context) error {
 		}}}, false)
 	})
 }
+
+// commentSearchDoc is the document of a comment.
+func commentSearchDoc(c *Comment) (searchDoc, bool) {
+	p, _ := strconv.ParseUint(c.pid, 10, 64)
+	n, err := strconv.ParseUint(strings.TrimLeft(c.num, "0"), 10, 64)
+	if err != nil || c.Text == "" || c.Author == "" {
+		return searchDoc{}, false
+	}
+	return searchDoc{
+		kind:    searchComments,
+		doc:     search.Doc{A: p, B: n},
+		block:   int64(p >> searchBlockShift),
+		fields:  []search.Field{{Text: c.Text, Weight: searchBodyWeight}},
+		filters: []string{searchFilter('a', string(c.Author)), searchFilter('p', c.pid)},
+	}, true
+}
+
+// indexComment writes a live comment's text into the search index; a tombstone has none.
+func (s *Store) indexComment(ctx context.Context, c *Comment) error {
+	d, ok := commentSearchDoc(c)
+	if !ok {
+		return nil
+	}
+	d.isNew = c.EditedAt == nil
+	calls := s.searchCalls(d)
+	if len(calls) == 0 {
+		return nil
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("index comment %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// CommentSearch is what searchComments asks for.
+type CommentSearch struct {
+	Query  string
+	PostID string     // only comments on this post (a global id); "" for all
+	Author string     // only comments by this user (a name); "" for all
+	Since  *time.Time // only comments written at or after this time
+	Sort   SearchSort
+}
+
+// SearchComments finds comments by words, as SearchPosts finds posts. A comment is found only
+// while the viewer may read it and its post: deleted, removed and blocked comments, and comments
+// of removed or deleted posts, are left out.
+func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window) (*Page[*Comment], error) {
+	if !l.s.opts.searchOn() {
+		return nil, errSearchOff()
+	}
+	q, err := parseSearch(in.Query)
+	if err != nil {
+		return nil, err
+	}
+	pl := searchPlan{kind: searchComments, q: q}
+	var onPost string
+	if in.PostID != "" {
+		if onPost, err = PostKey(in.PostID); err != nil {
+			return nil, err
+		}
+		pl.filters = append(pl.filters, searchFilter('p', onPost))
+	}
+	author := strings.ToLower(strings.TrimSpace(in.Author))
+	if in.Author != "" {
+		if !validUserName(author) {
+			return nil, invalidf("author %q is not a user name", truncate(in.Author, 40))
+		}
+		pl.filters = append(pl.filters, searchFilter('a', author))
+	}
+	since := ""
+	if in.Since != nil {
+		since = strconv.FormatInt(in.Since.UnixMilli(), 10)
+	}
+	tag := searchCursorTag("c", in.Sort, q.Key(), onPost, author, since)
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := l.searchHits(ctx, pl)
+	if err != nil {
+		return nil, err
+	}
+	switch in.Sort {
+	case SearchNew:
+		for i := range hits {
+			hits[i].Score = 0
+		}
+	case SearchTop:
+		if hits, err = l.commentsByVotes(ctx, hits); err != nil {
+			return nil, err
+		}
+	}
+	blocks := l.viewerBlocks()
+	return searchPage(ctx, hits, tag, sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
+		reads := make([]read, 0, 2*len(hs))
+		for _, h := range hs {
+			pid := strconv.FormatUint(h.Doc.A, 10)
+			reads = append(reads, l.postRead(pid), l.commentRead(pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields))
+		}
+		calls := l.getAll(ctx, reads...)
+		if err := waitAll(ctx, calls); err != nil {
+			return nil, nil, err
+		}
+		var out []*Comment
+		var idx []int
+		for i, h := range hs {
+			pid := strconv.FormatUint(h.Doc.A, 10)
+			p := l.postOf(calls[2*i], pid)
+			c := l.commentOf(calls[2*i+1], pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
+			switch {
+			case p == nil || p.Removed || p.PublishAt != nil || blocks.Has(p.Author):
+			case c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author == "":
+			case author != "" && string(c.Author) != author:
+			case in.Since != nil && c.CreatedAt.Before(*in.Since):
+			case !q.Match(search.Analyze(c.Text)):
+			default:
+				out, idx = append(out, c), append(idx, i)
+			}
+		}
+		return out, idx, nil
+	})
+}
+
+// commentsByVotes scores the newest searchTopCap hits by their comments' net votes.
+func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, error) {
+	if len(hits) > searchTopCap {
+		hits = hits[len(hits)-searchTopCap:]
+	}
+	reads := make([]read, len(hits))
+	for i, h := range hits {
+		reads[i] = l.commentRead(strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	for i, h := range hits {
+		if c := l.commentOf(calls[i], strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields); c != nil {
+			hits[i].Score = float64(c.Upvotes - c.Downvotes)
+		} else {
+			hits[i].Score = 0
+		}
+	}
+	return hits, nil
+}
+
+// indexThread indexes the text of every live comment of post pid: rebuild's step for comments,
+// in sorted order so that every list is written in document order.
+func (s *Store) indexThread(ctx context.Context, pid string) error {
+	if !s.opts.searchOn() {
+		return nil
+	}
+	ids := s.k.threadIDs(pid)
+	var members *redis.StringSliceCmd
+	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		members = p.SMembers(ctx, ids)
+		return members, nil
+	}}}, false); err != nil {
+		return fmt.Errorf("list the comments of post %s: %w", pid, err)
+	}
+	nums := members.Val()
+	slices.Sort(nums) // 12 digits: byte order is number order
+	const batch = 200
+	for start := 0; start < len(nums); start += batch {
+		part := nums[start:min(start+batch, len(nums))]
+		ops := make([]op, len(part))
+		cmds := make([]*redis.MapStringStringCmd, len(part))
+		for i, num := range part {
+			key := s.k.comment(pid, num)
+			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.HGetAll(ctx, key)
+				return cmds[i], nil
+			}}
+		}
+		if err := s.pipeline(ctx, ops, false); err != nil {
+			return fmt.Errorf("read the comments of post %s: %w", pid, err)
+		}
+		var calls []scriptCall
+		for i, c := range cmds {
+			cm := commentFromHash(pid, part[i], c.Val())
+			if cm == nil {
+				continue
+			}
+			if d, ok := commentSearchDoc(cm); ok {
+				d.isNew = true
+				calls = append(calls, s.searchCalls(d)...)
+			}
+		}
+		if len(calls) > 0 {
+			if err := s.runMany(ctx, calls); err != nil {
+				return fmt.Errorf("index the comments of post %s: %w", pid, err)
+			}
+		}
+	}
+	return nil
+}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/agora/agora/search"
 )
 
 // SearchIndexDump lists the search index as its reads see it: every posting list decoded (one
@@ -61,4 +59,20 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 	return out
 }
 
-var _ = search.Number
+// CutOffPostIndex plays a createPost cut off between its atomic step and its derived writes: the
+// post's search index is deleted, and its repair note is left due after RepairGrace, as the
+// write noted it before its atomic step.
+func CutOffPostIndex(t testing.TB, s *Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	pid, err := PostKey(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.dropSearch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.noteRepair(ctx, repairPost+":"+pid); err != nil {
+		t.Fatal(err)
+	}
+}

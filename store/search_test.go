@@ -304,3 +304,97 @@ func TestSearchFindsTheChineseReferenceArticles(t *testing.T) {
 		}
 	})
 }
+
+func TestSearchComments(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Admins: []string{"admin"}})
+		alice, bob := f.user("alice"), f.user("bob")
+		f.user("admin")
+		p1 := f.postBody(alice, "First", "")
+		p2 := f.postBody(alice, "Second", "")
+		comment := func(uid, pid, body string) *store.Comment {
+			t.Helper()
+			c, err := f.s.CreateComment(f.ctx, uk(uid), store.NewComment{PostID: pid, Body: body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		find := func(in store.CommentSearch) []string {
+			t.Helper()
+			var out []string
+			after := ""
+			for {
+				p, err := f.s.NewLoader().SearchComments(f.ctx, in, store.Window{First: 2, After: after})
+				if err != nil {
+					t.Fatalf("search %+v: %v", in, err)
+				}
+				for _, c := range p.Items {
+					out = append(out, c.Text)
+				}
+				if !p.HasNext {
+					return out
+				}
+				after = p.EndCursor()
+			}
+		}
+		a := comment(alice, p1.ID, "Wagtails wag their tails")
+		comment(bob, p1.ID, "a wagtail in the garden")
+		c := comment(bob, p2.ID, "wagtail song at dawn")
+		gone := comment(alice, p2.ID, "wagtail to delete")
+		if got := find(store.CommentSearch{Query: "wagtail ", Sort: store.SearchNew}); !slices.Equal(got, []string{"wagtail to delete", "wagtail song at dawn", "a wagtail in the garden"}) {
+			t.Fatalf("new: %q", got)
+		}
+		if got := find(store.CommentSearch{Query: "wagtail", PostID: p2.ID, Author: "bob"}); !slices.Equal(got, []string{"wagtail song at dawn"}) {
+			t.Fatalf("on post 2 by bob: %q", got)
+		}
+		if err := f.s.DeleteComment(f.ctx, uk(alice), gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		body := "plain text now"
+		if _, err := f.s.EditComment(f.ctx, uk(bob), c.ID, body); err != nil {
+			t.Fatal(err)
+		}
+		if got := find(store.CommentSearch{Query: "wagtail "}); !slices.Equal(got, []string{"a wagtail in the garden"}) {
+			t.Fatalf("after a delete and an edit: %q", got)
+		}
+		if got := find(store.CommentSearch{Query: "plain"}); !slices.Equal(got, []string{"plain text now"}) {
+			t.Fatalf("the edit's words: %q", got)
+		}
+		if got := find(store.CommentSearch{Query: "wagtails"}); !slices.Equal(got, []string{a.Text}) {
+			t.Fatalf("wagtails: %q", got)
+		}
+		if _, err := f.s.RemovePost(f.ctx, uk("admin"), p1.ID, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		if got := find(store.CommentSearch{Query: "wagtail"}); len(got) != 0 {
+			t.Fatalf("comments of a removed post: %q", got)
+		}
+		if _, err := f.s.Rebuild(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := find(store.CommentSearch{Query: "plain"}); !slices.Equal(got, []string{"plain text now"}) {
+			t.Fatalf("after rebuild: %q", got)
+		}
+	})
+}
+
+func TestSearchIndexRepairedAfterACutOffWrite(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clock := storetest.NewClock()
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Now: clock.Now})
+		alice := f.user("alice")
+		p := f.postBody(alice, "Dunlin", "")
+		// The post's write is cut off after its atomic step: its repair note is left due and its
+		// index is lost.
+		store.CutOffPostIndex(t, f.s, p.ID)
+		if got := f.search("", store.PostSearch{Query: "dunlin"}, 5); len(got) != 0 {
+			t.Fatalf("the index was not cut: %q", got)
+		}
+		clock.Add(store.RepairGrace + time.Second)
+		settle(t, f.s)
+		if got := f.search("", store.PostSearch{Query: "dunlin"}, 5); !slices.Equal(got, []string{"Dunlin"}) {
+			t.Fatalf("after repair: %q", got)
+		}
+	})
+}
