@@ -98,9 +98,9 @@ func TestSearchPostsRelevanceAndSyntax(t *testing.T) {
 
 func TestSearchPostsIsExact(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{WriteLimit: -1, Admins: []string{"admin"}})
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
 		alice, bob, carol := f.user("alice"), f.user("bob"), f.user("carol")
-		f.user("admin")
+		f.admin("admin")
 		edited := f.postBody(alice, "Kestrel notes", "about falcons")
 		deleted := f.postBody(alice, "Kestrel deleted", "falcons")
 		removed := f.postBody(bob, "Kestrel removed", "falcons", "birds")
@@ -307,9 +307,9 @@ func TestSearchFindsTheChineseReferenceArticles(t *testing.T) {
 
 func TestSearchComments(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		f := newFixture(t, b, store.Options{WriteLimit: -1, Admins: []string{"admin"}})
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
 		alice, bob := f.user("alice"), f.user("bob")
-		f.user("admin")
+		f.admin("admin")
 		p1 := f.postBody(alice, "First", "")
 		p2 := f.postBody(alice, "Second", "")
 		comment := func(uid, pid, body string) *store.Comment {
