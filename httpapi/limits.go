@@ -254,7 +254,7 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 // measureOperation estimates the cost and depth of op, an operation of doc, with vars.
 func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
 	schema := costs.schema
-	m := measurer{schema: schema, lists: costs.lists, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
+	m := measurer{schema: schema, lists: costs.lists, own: costs.own, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
 	root := schema.Query
 	switch op.Operation {
 	case ast.Mutation:
@@ -279,6 +279,7 @@ type measure struct {
 type measurer struct {
 	schema *ast.Schema
 	lists  map[listField]listSize
+	own    map[listField]int
 	doc    *ast.QueryDocument
 	op     *ast.OperationDefinition // variable defaults come from the operation being measured
 	vars   map[string]any
@@ -327,6 +328,9 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			} else {
 				r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
 			}
+			if typ != nil {
+				r.cost = satAdd(r.cost, m.own[listField{typ.Name, s.Name}])
+			}
 		case *ast.InlineFragment:
 			t := typ
 			if s.TypeCondition != "" {
@@ -365,7 +369,14 @@ func (m *measurer) fragment(name string, depth int, all bool) measure {
 type costModel struct {
 	schema *ast.Schema
 	lists  map[listField]listSize
+	// own is what a field costs itself beyond 1, for fields whose work does not show in their
+	// page: a search reads the posting lists of its words whatever page it returns.
+	own map[listField]int
 }
+
+// SearchCost is what one search field costs beyond its page: its reads of the index are bounded
+// (8 words, 32 prefix words, the newest 64 blocks of each list) whatever page it returns.
+const SearchCost = 100
 
 // listField is a list field of an introspection type: __Schema.types, __Type.fields…
 type listField struct{ typ, field string }
@@ -437,6 +448,9 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"__Type", "possibleTypes"}: {largest: maxPossible, total: possible, parents: types},
 		{"__Field", "args"}:         {largest: maxArgs, total: fieldArgs, parents: max(fields, 1)},
 		{"__Directive", "args"}:     {largest: maxArgs, total: dirArgs, parents: max(len(schema.Directives), 1)},
+	}, own: map[listField]int{
+		{"Query", "searchPosts"}:    SearchCost,
+		{"Query", "searchComments"}: SearchCost,
 	}}
 }
 
