@@ -1,12 +1,17 @@
 package store_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -395,6 +400,41 @@ func TestSearchIndexRepairedAfterACutOffWrite(t *testing.T) {
 		settle(t, f.s)
 		if got := f.search("", store.PostSearch{Query: "dunlin"}, 5); !slices.Equal(got, []string{"Dunlin"}) {
 			t.Fatalf("after repair: %q", got)
+		}
+	})
+}
+
+// On a Cluster the index spreads over the masters: its buckets are hash tags of their own.
+func TestSearchIndexSpreadsOverTheCluster(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		cc, ok := b.Client.(*redis.ClusterClient)
+		if !ok {
+			t.Skip("a Cluster only")
+		}
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		for i := range 20 {
+			f.postBody(alice, fmt.Sprintf("Spread %d", i), "turnstone sanderling knot redshank dotterel whimbrel godwit curlew")
+		}
+		var mu sync.Mutex
+		masters := 0
+		err := cc.ForEachMaster(f.ctx, func(ctx context.Context, c *redis.Client) error {
+			iter := c.Scan(ctx, 0, f.s.Options().Prefix+"{sx:p:*", 1000).Iterator()
+			if iter.Next(ctx) {
+				mu.Lock()
+				masters++
+				mu.Unlock()
+			}
+			return iter.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if masters < 2 {
+			t.Fatalf("the index sits on %d master(s)", masters)
+		}
+		if got := f.search("", store.PostSearch{Query: "godwit curlew"}, 7); len(got) != 20 {
+			t.Fatalf("found %d of 20", len(got))
 		}
 	})
 }
