@@ -595,11 +595,20 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, 
 	return out, nil
 }
 
-// dropSearch deletes the whole search index, for a rebuild to write it anew. The buckets'
-// revision counters stay: a counter that started again from zero could come back to a value a
-// cached response recorded.
-func (s *Store) dropSearch(ctx context.Context) error {
-	return s.scanKeys(ctx, s.k.prefix+"{sx:*", func(key string) error {
+// dropSearch deletes the search index of the kinds named, for a rebuild to write it anew. The
+// buckets' revision counters stay: a counter that started again from zero could come back to a
+// value a cached response recorded.
+func (s *Store) dropSearch(ctx context.Context, kinds ...searchKind) error {
+	for _, kind := range kinds {
+		if err := s.dropSearchKind(ctx, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) dropSearchKind(ctx context.Context, kind searchKind) error {
+	return s.scanKeys(ctx, s.k.prefix+"{sx:"+kind.code+":*", func(key string) error {
 		if strings.HasSuffix(key, ":rev") {
 			return nil
 		}
