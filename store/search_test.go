@@ -242,8 +242,13 @@ func TestSearchRebuildReproducesIndex(t *testing.T) {
 		for _, q := range queries {
 			before = append(before, f.search("", q, 3))
 		}
+		written := store.SearchIndexDump(t, f.s)
 		if _, err := f.s.Rebuild(f.ctx); err != nil {
 			t.Fatal(err)
+		}
+		// With no edits, the index the writes built and the one rebuild derives are the same.
+		if rebuilt := store.SearchIndexDump(t, f.s); !slices.Equal(written, rebuilt) {
+			t.Fatalf("rebuild derived another index:\n%q\n%q", written, rebuilt)
 		}
 		for i, q := range queries {
 			if got := f.search("", q, 3); !slices.Equal(got, before[i]) {
