@@ -137,9 +137,11 @@ func (s *Store) searchCalls(d searchDoc) []scriptCall {
 		}
 		bk.lists = append(bk.lists, s.k.searchList(d.kind.code, b, t, d.block))
 		bk.postings = append(bk.postings, string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]})))
-		if !strings.HasPrefix(t, "#") {
-			bk.words = append(bk.words, t)
+		word := t
+		if strings.HasPrefix(t, "#") {
+			word = "" // a mark, not a word: no prefix finds it
 		}
+		bk.words = append(bk.words, word)
 	}
 	// The document is counted in the bucket of its first term.
 	countIn := -1
@@ -330,16 +332,19 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 		}
 		required = append(required, ps)
 	}
-	var prefix [][]search.Posting
+	var prefix *search.Prefix
 	if pl.q.Prefix != "" {
-		prefix = [][]search.Posting{}
-		for i := range expansions {
+		prefix = &search.Prefix{Exact: -1}
+		for i, word := range expansions {
 			j := len(terms) + i
 			ps, err := decode(calls[j*nBlocks : (j+1)*nBlocks])
 			if err != nil {
 				return nil, err
 			}
-			prefix = append(prefix, ps)
+			if word == pl.q.Prefix {
+				prefix.Exact = i
+			}
+			prefix.Lists = append(prefix.Lists, ps)
 		}
 	}
 	return search.Match(required, prefix, int(docs)), nil
