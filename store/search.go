@@ -22,8 +22,8 @@ import (
 //     lists, a dictionary of its terms (for the prefix of search as you type) and its counts.
 //     Buckets spread over a Cluster's nodes, and a query reads only the buckets of its terms,
 //     in one pipeline. Partitioning by document instead would keep every term once per
-//     partition: with 8 partitions the index of the bench corpus took 1.9× the bytes of its
-//     text in keys alone.
+//     partition: by estimate (a key costs about 60 bytes), 8 partitions of the bench corpus's
+//     30,000 words would cost more in keys than the 1.5× of its text the index may take.
 //   - A posting list is a Redis string of packed postings (a document's id as varints and one
 //     byte of BM25 impact, see package search): 3–5 bytes a posting. A term's list is cut into
 //     blocks of searchBlock documents (by post number), so that no list grows without bound
@@ -36,7 +36,7 @@ import (
 //     from the primary data, compact.
 
 // searchBuckets is how many buckets the terms of one kind are spread over.
-const searchBuckets = 8
+const searchBuckets = 4
 
 // searchBlockShift sets the size of a block: posts 0–16383 are block 0, and so on.
 const searchBlockShift = 14
