@@ -451,6 +451,8 @@ func newCostModel(schema *ast.Schema) *costModel {
 	}, own: map[listField]int{
 		{"Query", "searchPosts"}:    SearchCost,
 		{"Query", "searchComments"}: SearchCost,
+		{"Query", "searchGroups"}:   SearchCost,
+		{"Query", "searchUsers"}:    SearchCost,
 	}}
 }
 

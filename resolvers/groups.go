@@ -91,12 +91,15 @@ func userGroups(ctx context.Context, u *store.User, first *int, after *string, l
 	if err != nil {
 		return nil, err
 	}
-	c := &model.GroupConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
+	return groupConnection(p), nil
+}
 
+// groupConnection is a page of groups as a connection.
+func groupConnection(p *store.Page[*store.Group]) *model.GroupConnection {
+	return &model.GroupConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
 		Edges: edges(p, func(cursor string, node *store.Group) model.GroupEdge {
 			return model.GroupEdge{Cursor: cursor, Node: node}
 		}), Nodes: p.Items}
-	return c, nil
 }
 
 // groupFeed is Query.groupFeed: the posts of the viewer's groups, merged in sort order.

@@ -557,6 +557,30 @@ func (r *queryResolver) SearchComments(ctx context.Context, query string, postID
 	return commentConnection(p), nil
 }
 
+func (r *queryResolver) SearchGroups(ctx context.Context, query string, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).SearchGroups(ctx, query, w)
+	if err != nil {
+		return nil, err
+	}
+	return groupConnection(p), nil
+}
+
+func (r *queryResolver) SearchUsers(ctx context.Context, query string, first *int, after *string, last *int, before *string) (*model.UserConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).SearchUsers(ctx, query, w)
+	if err != nil {
+		return nil, err
+	}
+	return userConnection(p), nil
+}
+
 func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error) {
 	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10), listNeeds(ctx, "User"))
 }

@@ -32,6 +32,9 @@ var foldSpecial = map[rune]string{
 // accents of Latin, Greek and Cyrillic letters removed ("Café" and "cafe" are one word). Marks of
 // other scripts stay: in Japanese the voicing mark makes another syllable, in Devanagari a vowel.
 func Normalize(s string) string {
+	if ascii, lower := asciiLower(s); ascii {
+		return lower // no composition, case folding or accent applies beyond A-Z
+	}
 	s = norm.NFKC.String(s)
 	s = fold.String(s)
 	d := norm.NFD.String(s)
@@ -54,6 +57,29 @@ func Normalize(s string) string {
 		b.WriteRune(r)
 	}
 	return norm.NFC.String(b.String())
+}
+
+// asciiLower reports whether s is ASCII, and if so returns it lower-cased: the common case, in
+// which Normalize needs none of its Unicode passes.
+func asciiLower(s string) (bool, string) {
+	upper := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return false, ""
+		}
+		upper = upper || 'A' <= c && c <= 'Z'
+	}
+	if !upper {
+		return true, s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return true, string(b)
 }
 
 // isCJK reports whether r is written without spaces between words: Han ideographs, kana and

@@ -203,17 +203,29 @@ type Hit struct {
 	Score float64
 }
 
+// Prefix is what the last word of a query, as a prefix, matches: the decoded lists of the words
+// it expands to. Exact is the index in Lists of the word itself, -1 when no document has it.
+type Prefix struct {
+	Lists [][]Posting
+	Exact int
+}
+
+// prefixDiscount is what a longer word counts, against the word typed itself, for a prefix.
+const prefixDiscount = 0.8
+
 // Match intersects the decoded lists of a query's terms (each sorted, one posting per document)
-// and, when prefix is not nil, the union of the lists of the terms the query's prefix expands to;
+// and, when prefix is not nil, the union of the lists of the words the query's prefix expands to;
 // it returns every document in all of them with its BM25 score over n documents, in document
-// order. An empty terms with a nil prefix matches nothing.
-func Match(terms [][]Posting, prefix [][]Posting, n int) []Hit {
+// order. The prefix counts as one term, as rare as its union: a rare longer word is no better
+// than the common word typed, which counts fully where longer words count prefixDiscount. Empty
+// terms with a nil prefix match nothing.
+func Match(terms [][]Posting, prefix *Prefix, n int) []Hit {
 	lists := make([]scored, 0, len(terms)+1)
 	for _, t := range terms {
 		lists = append(lists, scored{ps: t, idf: IDF(len(t), n)})
 	}
 	if prefix != nil {
-		lists = append(lists, union(prefix, n))
+		lists = append(lists, union(*prefix, n))
 	}
 	if len(lists) == 0 {
 		return nil
@@ -252,17 +264,20 @@ func (s scored) weight(i int) float64 {
 	return s.idf * float64(s.ps[i].Impact) / 255 * (k1 + 1)
 }
 
-// union merges the lists of a prefix's terms into one, each document weighing as its best term.
-func union(lists [][]Posting, n int) scored {
+// union merges the lists of a prefix's words into one, each document weighing as its best word.
+func union(pr Prefix, n int) scored {
 	type w struct {
 		doc Doc
 		wt  float64
 	}
 	var all []w
-	for _, l := range lists {
-		idf := IDF(len(l), n)
+	for i, l := range pr.Lists {
+		f := prefixDiscount
+		if i == pr.Exact {
+			f = 1
+		}
 		for _, p := range l {
-			all = append(all, w{p.Doc, idf * float64(p.Impact) / 255 * (k1 + 1)})
+			all = append(all, w{p.Doc, f * float64(p.Impact) / 255 * (k1 + 1)})
 		}
 	}
 	slices.SortFunc(all, func(a, b w) int { return a.doc.Compare(b.doc) })
@@ -274,6 +289,10 @@ func union(lists [][]Posting, n int) scored {
 		}
 		out.ps = append(out.ps, Posting{Doc: x.doc})
 		out.weights = append(out.weights, x.wt)
+	}
+	idf := IDF(len(out.ps), n)
+	for i := range out.weights {
+		out.weights[i] *= idf
 	}
 	if out.weights == nil {
 		out.weights = []float64{}

@@ -172,6 +172,7 @@ func TestRelevance(t *testing.T) {
 	}
 	ps, _ := Number.Decode(nil, lists["redis"])
 	hits := Match([][]Posting{ps}, nil, len(docs))
+
 	page, more := Best(hits, nil, nil, 10, false)
 	var order []uint64
 	for _, h := range page {
@@ -190,7 +191,7 @@ func TestMatchIntersectsAndPrefixes(t *testing.T) {
 		}
 		return ps
 	}
-	hits := Match([][]Posting{mk(1, 2, 3, 5, 8, 13, 21), mk(2, 3, 5, 7, 11, 13)}, [][]Posting{mk(3, 4), mk(13, 14)}, 100)
+	hits := Match([][]Posting{mk(1, 2, 3, 5, 8, 13, 21), mk(2, 3, 5, 7, 11, 13)}, &Prefix{Lists: [][]Posting{mk(3, 4), mk(13, 14)}, Exact: -1}, 100)
 	var got []uint64
 	for _, h := range hits {
 		got = append(got, h.Doc.A)
@@ -201,7 +202,7 @@ func TestMatchIntersectsAndPrefixes(t *testing.T) {
 	if hits := Match(nil, nil, 10); hits != nil {
 		t.Fatalf("no terms matched %v", hits)
 	}
-	if hits := Match(nil, [][]Posting{}, 10); len(hits) != 0 {
+	if hits := Match(nil, &Prefix{Exact: -1}, 10); len(hits) != 0 {
 		t.Fatalf("a prefix that expands to nothing matched %v", hits)
 	}
 }
@@ -246,5 +247,36 @@ func TestBestPagesBothWays(t *testing.T) {
 	}
 	if !slices.Equal(back, all) {
 		t.Fatal("backward paging did not walk the rank order")
+	}
+}
+
+// The word typed outranks a rarer longer word that it prefixes: the prefix counts as one term.
+func TestPrefixPrefersTheWordTyped(t *testing.T) {
+	docs := []struct{ title, body string }{
+		{"Miciza biwi", "a post about both words"},
+		{"Other", "miciza and biwizaf in the body"},
+		{"Another", "miciza biwizafo"},
+	}
+	for i := range 20 { // "biwi" is common, "biwizaf" rare
+		docs = append(docs, struct{ title, body string }{"filler", "biwi " + strings.Repeat("x ", i)})
+	}
+	lists := map[string][]byte{}
+	for i, d := range docs {
+		imp, _ := Impacts([]Field{{d.title, 3}, {d.body, 1}}, 40)
+		for term, w := range imp {
+			lists[term] = Number.Append(lists[term], Posting{Doc: Doc{A: uint64(i + 1)}, Impact: w})
+		}
+	}
+	dec := func(term string) []Posting {
+		ps, err := Number.Decode(nil, lists[term])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	prefix := &Prefix{Lists: [][]Posting{dec("biwi"), dec("biwizaf"), dec("biwizafo")}, Exact: 0}
+	page, _ := Best(Match([][]Posting{dec("miciza")}, prefix, len(docs)), nil, nil, 3, false)
+	if len(page) == 0 || page[0].Doc.A != 1 {
+		t.Fatalf("first %v, want the post whose title has both words", page)
 	}
 }

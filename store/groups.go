@@ -74,7 +74,14 @@ func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, des
 	if err != nil {
 		return nil, err
 	}
-	return s.changeGroup(ctx, actor, name, groupDescribe, desc)
+	g, err := s.changeGroup(ctx, actor, name, groupDescribe, desc)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.indexGroup(ctx, g.Name, &desc, false); err != nil {
+		return nil, err
+	}
+	return g, nil
 }
 
 // AddModerator makes the user target a moderator of a group. Moderators of the group and admins

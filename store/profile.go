@@ -47,7 +47,13 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 	if len(v) != len(userFields) {
 		return nil, notFoundf("no such user")
 	}
-	return s.userFromFields(uid, strs(v)), nil
+	u := s.userFromFields(uid, strs(v))
+	if in.Bio != nil {
+		if err := s.indexUser(ctx, uid, u.Name, u.Bio, false); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
 }
 
 // checkAvatarURL accepts an absolute https URL with a host, of at most MaxURLBytes of valid

@@ -122,7 +122,7 @@ type RebuildStats struct {
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
 	// The search index is written anew, compact: the posts' loop below indexes every post.
-	if err := s.dropSearch(ctx); err != nil {
+	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err
 	}
 	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
@@ -164,6 +164,9 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		return st, err
 	}
 	if st.Orphans, err = s.dropOrphans(ctx); err != nil {
+		return st, err
+	}
+	if err := s.reindexGroups(ctx); err != nil {
 		return st, err
 	}
 	// Groups made by createGroup (or a moderator's change) that hold no post: a creation cut off

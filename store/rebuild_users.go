@@ -33,12 +33,19 @@ type UserRebuildStats struct {
 // the idempotent, version-guarded step the request paths run.
 func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 	var st UserRebuildStats
+	// The users' search index is written anew below, one user at a time.
+	if err := s.dropSearch(ctx, searchUsersKind); err != nil {
+		return st, err
+	}
 	err := s.scanKeys(ctx, s.k.prefix+"{u:*}", func(key string) error {
 		uid, ok := userKeyFromHashKey(s.k.prefix, key)
 		if !ok {
 			return nil
 		}
 		st.Users++
+		if err := s.indexNewNames(ctx, searchUsersKind, []string{uid}); err != nil {
+			return err
+		}
 		if err := s.register(ctx, s.k.userNames(), true, uid); err != nil {
 			return fmt.Errorf("index user %s: %w", uid, err)
 		}

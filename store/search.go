@@ -22,8 +22,8 @@ import (
 //     lists, a dictionary of its terms (for the prefix of search as you type) and its counts.
 //     Buckets spread over a Cluster's nodes, and a query reads only the buckets of its terms,
 //     in one pipeline. Partitioning by document instead would keep every term once per
-//     partition: with 8 partitions the index of the bench corpus took 1.9× the bytes of its
-//     text in keys alone.
+//     partition: by estimate (a key costs about 60 bytes), 8 partitions of the bench corpus's
+//     30,000 words would cost more in keys than the 1.5× of its text the index may take.
 //   - A posting list is a Redis string of packed postings (a document's id as varints and one
 //     byte of BM25 impact, see package search): 3–5 bytes a posting. A term's list is cut into
 //     blocks of searchBlock documents (by post number), so that no list grows without bound
@@ -36,7 +36,7 @@ import (
 //     from the primary data, compact.
 
 // searchBuckets is how many buckets the terms of one kind are spread over.
-const searchBuckets = 8
+const searchBuckets = 4
 
 // searchBlockShift sets the size of a block: posts 0–16383 are block 0, and so on.
 const searchBlockShift = 14
@@ -137,9 +137,11 @@ func (s *Store) searchCalls(d searchDoc) []scriptCall {
 		}
 		bk.lists = append(bk.lists, s.k.searchList(d.kind.code, b, t, d.block))
 		bk.postings = append(bk.postings, string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]})))
-		if !strings.HasPrefix(t, "#") {
-			bk.words = append(bk.words, t)
+		word := t
+		if strings.HasPrefix(t, "#") {
+			word = "" // a mark, not a word: no prefix finds it
 		}
+		bk.words = append(bk.words, word)
 	}
 	// The document is counted in the bucket of its first term.
 	countIn := -1
@@ -330,16 +332,19 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 		}
 		required = append(required, ps)
 	}
-	var prefix [][]search.Posting
+	var prefix *search.Prefix
 	if pl.q.Prefix != "" {
-		prefix = [][]search.Posting{}
-		for i := range expansions {
+		prefix = &search.Prefix{Exact: -1}
+		for i, word := range expansions {
 			j := len(terms) + i
 			ps, err := decode(calls[j*nBlocks : (j+1)*nBlocks])
 			if err != nil {
 				return nil, err
 			}
-			prefix = append(prefix, ps)
+			if word == pl.q.Prefix {
+				prefix.Exact = i
+			}
+			prefix.Lists = append(prefix.Lists, ps)
 		}
 	}
 	return search.Match(required, prefix, int(docs)), nil
@@ -595,11 +600,20 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, 
 	return out, nil
 }
 
-// dropSearch deletes the whole search index, for a rebuild to write it anew. The buckets'
-// revision counters stay: a counter that started again from zero could come back to a value a
-// cached response recorded.
-func (s *Store) dropSearch(ctx context.Context) error {
-	return s.scanKeys(ctx, s.k.prefix+"{sx:*", func(key string) error {
+// dropSearch deletes the search index of the kinds named, for a rebuild to write it anew. The
+// buckets' revision counters stay: a counter that started again from zero could come back to a
+// value a cached response recorded.
+func (s *Store) dropSearch(ctx context.Context, kinds ...searchKind) error {
+	for _, kind := range kinds {
+		if err := s.dropSearchKind(ctx, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) dropSearchKind(ctx context.Context, kind searchKind) error {
+	return s.scanKeys(ctx, s.k.prefix+"{sx:"+kind.code+":*", func(key string) error {
 		if strings.HasSuffix(key, ":rev") {
 			return nil
 		}

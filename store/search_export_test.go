@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agora/agora/search"
 )
 
 // SearchIndexDump lists the search index as its reads see it: every posting list decoded (one
@@ -28,10 +30,7 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 			if err != nil {
 				return err
 			}
-			codec := searchPosts.codec
-			if key[len(s.k.prefix)+4] == 'c' {
-				codec = searchComments.codec
-			}
+			codec := map[byte]search.Codec{'p': search.Number, 'c': search.Pair, 'g': search.Text, 'u': search.Text}[key[len(s.k.prefix)+4]]
 			ps, err := codec.Decode(nil, v)
 			if err != nil {
 				return fmt.Errorf("%s: %w", key, err)
@@ -69,7 +68,7 @@ func CutOffPostIndex(t testing.TB, s *Store, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.dropSearch(ctx); err != nil {
+	if err := s.dropSearch(ctx, searchPosts, searchComments); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.noteRepair(ctx, repairPost+":"+pid); err != nil {

@@ -242,8 +242,13 @@ func TestSearchRebuildReproducesIndex(t *testing.T) {
 		for _, q := range queries {
 			before = append(before, f.search("", q, 3))
 		}
+		written := store.SearchIndexDump(t, f.s)
 		if _, err := f.s.Rebuild(f.ctx); err != nil {
 			t.Fatal(err)
+		}
+		// With no edits, the index the writes built and the one rebuild derives are the same.
+		if rebuilt := store.SearchIndexDump(t, f.s); !slices.Equal(written, rebuilt) {
+			t.Fatalf("rebuild derived another index:\n%q\n%q", written, rebuilt)
 		}
 		for i, q := range queries {
 			if got := f.search("", q, 3); !slices.Equal(got, before[i]) {
@@ -435,6 +440,88 @@ func TestSearchIndexSpreadsOverTheCluster(t *testing.T) {
 		}
 		if got := f.search("", store.PostSearch{Query: "godwit curlew"}, 7); len(got) != 20 {
 			t.Fatalf("found %d of 20", len(got))
+		}
+	})
+}
+
+func TestSearchGroupsAndUsers(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice, bob := f.user("Alice_Birder"), f.user("bob")
+		desc := "Field notes about owls and other birds of prey"
+		if _, err := f.s.CreateGroup(f.ctx, uk(alice), "owls", &desc); err != nil {
+			t.Fatal(err)
+		}
+		f.postBody(bob, "A group made by a post", "", "night-herons")
+		bio := "I watch birds at night"
+		if _, err := f.s.UpdateProfile(f.ctx, uk(bob), store.ProfileEdit{Bio: &bio}); err != nil {
+			t.Fatal(err)
+		}
+		groups := func(q string) []string {
+			t.Helper()
+			p, err := f.s.NewLoader().SearchGroups(f.ctx, q, store.Window{First: 10})
+			if err != nil {
+				t.Fatalf("groups %q: %v", q, err)
+			}
+			var out []string
+			for _, g := range p.Items {
+				out = append(out, g.Name)
+			}
+			return out
+		}
+		users := func(q string) []string {
+			t.Helper()
+			p, err := f.s.NewLoader().SearchUsers(f.ctx, q, store.Window{First: 10})
+			if err != nil {
+				t.Fatalf("users %q: %v", q, err)
+			}
+			var out []string
+			for _, u := range p.Items {
+				out = append(out, u.Name)
+			}
+			return out
+		}
+		for _, tc := range []struct {
+			got, want []string
+		}{
+			{groups("owls"), []string{"owls"}},
+			{groups("birds of prey"), []string{"owls"}},
+			{groups("heron"), []string{"night-herons"}},
+			{groups("night"), []string{"night-herons"}},
+			{users("alice"), []string{"Alice_Birder"}},
+			{users("birder"), []string{"Alice_Birder"}},
+			{users("birds night"), []string{"bob"}},
+		} {
+			if !slices.Equal(tc.got, tc.want) {
+				t.Errorf("got %q, want %q", tc.got, tc.want)
+			}
+		}
+		// A name outranks a bio: "birds" is in bob's bio, "birder" prefixes alice's name.
+		if got := users("bird"); !slices.Equal(got, []string{"Alice_Birder", "bob"}) {
+			t.Errorf("bird: %q", got)
+		}
+		// Edits are searchable at once, and old words no longer find them.
+		desc2 := "Barn owls only"
+		if _, err := f.s.UpdateGroup(f.ctx, uk(alice), "owls", &desc2); err != nil {
+			t.Fatal(err)
+		}
+		if got := groups("prey"); len(got) != 0 {
+			t.Errorf("an old description still finds the group: %q", got)
+		}
+		if got := groups("barn"); !slices.Equal(got, []string{"owls"}) {
+			t.Errorf("barn: %q", got)
+		}
+		if _, err := f.s.Rebuild(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.RebuildUsers(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := groups("barn"); !slices.Equal(got, []string{"owls"}) {
+			t.Errorf("barn after rebuild: %q", got)
+		}
+		if got := users("birds night"); !slices.Equal(got, []string{"bob"}) {
+			t.Errorf("bio after rebuild: %q", got)
 		}
 	})
 }

@@ -131,6 +131,21 @@ func (s *Store) register(ctx context.Context, registry string, add bool, names .
 	for _, n := range names {
 		args = append(args, n)
 	}
-	_, err := s.run(ctx, "register", []string{registry}, args...)
-	return err
+	reply, err := s.run(ctx, "register", []string{registry}, args...)
+	if err != nil || !add {
+		return err
+	}
+	// A name that joins a registry is a group or a user that now exists: its words go into the
+	// search index.
+	arr, _ := reply.([]any)
+	added := strs(arr)
+	switch {
+	case len(added) == 0:
+		return nil
+	case registry == s.k.groups():
+		return s.indexNewNames(ctx, searchGroupsKind, added)
+	case registry == s.k.userNames():
+		return s.indexNewNames(ctx, searchUsersKind, added)
+	}
+	return nil
 }
