@@ -33,6 +33,9 @@ func TestWindowedTopEndsAtTheSecond(t *testing.T) {
 				f := newFixture(t, b, store.Options{Now: clk.Now, WriteLimit: -1, VotingWindow: 400 * 24 * time.Hour})
 				alice, bob := f.user("alice"), f.user("bob")
 				old := f.post(alice, "old", "g")
+				if _, err := f.s.JoinGroup(f.ctx, uk(bob), "g"); err != nil {
+					t.Fatal(err)
+				}
 				f.vote(bob, old.ID, 1)
 				clk.Add(w.Length / 2)
 				young := f.post(alice, "young", "g")
@@ -52,6 +55,10 @@ func TestWindowedTopEndsAtTheSecond(t *testing.T) {
 					if _, ids := f.page(w.Sort, g, store.Window{Last: 10}); !slices.Equal(ids, []string{young.ID}) {
 						t.Fatalf("group %q past the window, backwards: %v", g, ids)
 					}
+				}
+				gf, err := f.s.NewLoader().GroupFeed(f.ctx, uk(bob), w.Sort, store.Window{First: 10}, nil)
+				if err != nil || len(gf.Items) != 1 || gf.Items[0].ID != young.ID || gf.Total != 1 {
+					t.Fatalf("group feed past the window: %+v, %v", gf, err)
 				}
 				// A vote on the old post, and a new post (both trim), leave it out too.
 				f.vote(bob, young.ID, 1)
