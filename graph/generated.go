@@ -2460,6 +2460,22 @@ enum PostSort {
   NEW
   "Upvotes − downvotes, highest first."
   TOP
+  "TOP of the posts published within the last hour (exact to the millisecond at read time)."
+  TOP_HOUR
+  "TOP of the posts published within the last 24 hours."
+  TOP_DAY
+  "TOP of the posts published within the last 7 days."
+  TOP_WEEK
+  "TOP of the posts published within the last 30 days."
+  TOP_MONTH
+  "TOP of the posts published within the last 365 days."
+  TOP_YEAR
+  "Latest activity first: a post's publish time, bumped to the time of its newest comment (a deleted comment does not move it back)."
+  ACTIVE
+  "Most controversial first (Reddit's formula): (upvotes + downvotes) ^ (min(upvotes, downvotes) / max(upvotes, downvotes)); 0 when either is 0."
+  CONTROVERSIAL
+  "Most comments (commentCount) first."
+  MOST_COMMENTS
 }
 
 "How a list of comments is ordered."

@@ -393,6 +393,13 @@ func diffDocs(w *diffWorld) []diffDoc {
 			none: posts(group: "nonexistent") { totalCount nodes { id } pageInfo { hasNextPage startCursor } }
 			g: posts(group: $g) { totalCount } } `,
 			vars: p(map[string]any{"g": "go"}, map[string]any{"g": nil}, map[string]any{"g": "GO"}, map[string]any{"g": "not a group!"}, nil)},
+		{name: "Query.posts and Group.posts by the windowed, activity and controversy sorts", query: `query($s: PostSort) {
+			day: posts(sort: TOP_DAY, first: 2) { totalCount edges { cursor node { id upvotes } } pageInfo { hasNextPage endCursor } }
+			year: posts(sort: TOP_YEAR, last: 2) { totalCount nodes { id } pageInfo { hasPreviousPage startCursor } }
+			active: posts(sort: ACTIVE) { nodes { id commentCount } } con: posts(sort: CONTROVERSIAL) { nodes { id } }
+			most: posts(sort: MOST_COMMENTS, group: "go") { totalCount nodes { id commentCount } }
+			v: posts(sort: $s, group: "go", first: 3) { nodes { id } } }`,
+			vars: p(map[string]any{"s": "TOP_HOUR"}, map[string]any{"s": "TOP_WEEK"}, map[string]any{"s": "TOP_MONTH"}, map[string]any{"s": "NOPE"})},
 		{name: "Query.posts paging", query: `query($a: String, $b: String) {
 			a: posts(first: 2, after: $a) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }
 			b: posts(last: 2, before: $b) { nodes { id } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }

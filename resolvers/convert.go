@@ -80,6 +80,22 @@ func postSort(s *model.PostSort) store.PostSort {
 		return store.SortNew
 	case model.PostSortTop:
 		return store.SortTop
+	case model.PostSortTopHour:
+		return store.SortTopHour
+	case model.PostSortTopDay:
+		return store.SortTopDay
+	case model.PostSortTopWeek:
+		return store.SortTopWeek
+	case model.PostSortTopMonth:
+		return store.SortTopMonth
+	case model.PostSortTopYear:
+		return store.SortTopYear
+	case model.PostSortActive:
+		return store.SortActive
+	case model.PostSortControversial:
+		return store.SortControversial
+	case model.PostSortMostComments:
+		return store.SortMostComments
 	}
 	return store.SortHot
 }

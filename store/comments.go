@@ -205,6 +205,9 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if err := s.indexComment(ctx, c); err != nil {
 			return nil, err
 		}
+		if err := s.rerankPost(ctx, pid); err != nil { // its last activity and comment count
+			return nil, err
+		}
 		s.settled(ctx, n)
 		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil
@@ -270,6 +273,9 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 			return err
 		}
 		if arr, _ := reply.([]any); len(arr) == 0 || arr[0] != "again" {
+			if err := s.rerankPost(ctx, pid); err != nil {
+				return err
+			}
 			s.publishPostChanged(ctx, pid) // the comment count moved
 			return nil
 		}

@@ -29,6 +29,15 @@ func groupFeedTag(sort PostSort) string {
 		return "gfn"
 	case SortTop:
 		return "gft"
+	case SortActive:
+		return "gfa"
+	case SortControversial:
+		return "gfc"
+	case SortMostComments:
+		return "gfm"
+	}
+	if i := sort.window(); i >= 0 {
+		return "gft" + TopWindows[i].Name
 	}
 	return "gfh"
 }
@@ -55,7 +64,9 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 	reads := make([]read, len(joined.members))
 	for i, g := range joined.members {
 		key, _ := l.s.rankingList(sort, g)
-		reads[i] = l.pageRead(key, true, sp)
+		gsp := sp
+		gsp.cut = l.s.rankingCut(sort, g)
+		reads[i] = l.pageRead(key, true, gsp)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -70,5 +81,6 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 		srcs[i] = feedSource{rp: rp, within: rp.total}
 	}
 	items, total, prev, more := mergeSources(srcs, sp, math.Inf(-1))
-	return l.feedPage(ctx, items, tag, needs, &Page[*Post]{Total: total, HasNext: more, HasPrev: prev})
+	return withinWindow(l.s.rankingCut(sort, ""))(
+		l.feedPage(ctx, items, tag, needs, &Page[*Post]{Total: total, HasNext: more, HasPrev: prev}))
 }

@@ -130,7 +130,15 @@ func (k keys) postVotes(pid string) string { return k.post(pid) + ":votes" }
 // ranking holds the keys of one set of post rankings: the whole site (group "") or one group.
 type ranking struct {
 	hot, new, top string // sorted sets of post ids by HOT score, publish time (ms) and net votes
-	ver           string // hash post id → the post version the rankings last reflected
+	// active, controversial and comments are sorted sets of the same posts by last activity (the
+	// publish time, or the newest comment's creation time if later; ms), by Reddit's
+	// controversy and by comment count.
+	active, controversial, comments string
+	// windows are sorted sets by net votes of the posts published within each TopWindows
+	// window (same order), trimmed on writes and filtered exactly at read time (see windows.lua).
+	windows [len(TopWindows)]string
+	trim    string // hash window set → its trim mark (ms): every post published earlier is out
+	ver     string // hash post id → the post version the rankings last reflected
 }
 
 func (k keys) ranking(group string) ranking {
@@ -138,7 +146,18 @@ func (k keys) ranking(group string) ranking {
 	if group != "" {
 		tag = k.prefix + "{g:" + group + "}"
 	}
-	return ranking{hot: tag + ":hot", new: tag + ":new", top: tag + ":top", ver: tag + ":ver"}
+	r := ranking{hot: tag + ":hot", new: tag + ":new", top: tag + ":top", ver: tag + ":ver",
+		active: tag + ":act", controversial: tag + ":con", comments: tag + ":cmt", trim: tag + ":trim"}
+	for i, w := range TopWindows {
+		r.windows[i] = tag + ":t" + w.Name
+	}
+	return r
+}
+
+// sets lists every sorted set of the rankings, the windows last but one and top last (see
+// dropOrphans, which scans the last).
+func (r ranking) sets() []string {
+	return append([]string{r.hot, r.new, r.active, r.controversial, r.comments}, append(r.windows[:], r.top)...)
 }
 
 // groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.

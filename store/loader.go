@@ -327,7 +327,7 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 // cursor is the page script, which finds the cursors' places among ties in the same call.
 func pageRead(key string, desc bool, sp span, total, scores bool, sc *redis.Script) read {
 	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + sp.key()
-	if sp.open() {
+	if sp.open() && sp.cut.set == "" {
 		ck += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
 		args := redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
 		if sp.backward {
@@ -353,6 +353,12 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *redis.Scri
 	}
 	if sp.backward {
 		dir = "last"
+	}
+	if sp.cut.set != "" {
+		return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
+			cl.cmd = sc.EvalSha(ctx, p, []string{key, sp.cut.times, sp.cut.marks}, order, sp.n, dir,
+				sp.after.score, sp.after.member, sp.before.score, sp.before.member, "", sp.cut.cutoff, sp.cut.set)
+		}}
 	}
 	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
 		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, sp.n, dir,

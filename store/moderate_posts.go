@@ -346,6 +346,7 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	// The ranked part, read with room for the pins it leaves out.
 	rsp := sp
 	rsp.n += MaxPins
+	rsp.cut = l.s.rankingCut(sort, group)
 	if pinAfter {
 		rsp.after = cursor{list: tag}
 	}
@@ -417,7 +418,7 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	var rest []*Post
 	var restCursors []string
 	for i, k := range cands {
-		if p := l.listedPost(pcalls[len(pins)+i], k); p != nil {
+		if p := l.listedPost(pcalls[len(pins)+i], k); p != nil && p.CreatedAt.UnixMilli() >= rsp.cut.cutoff {
 			rest = append(rest, p)
 			restCursors = append(restCursors, cursor{list: tag, score: scores[i], member: k}.encode())
 		}

@@ -109,6 +109,16 @@ type span struct {
 	n             int  // the page size
 	backward      bool // the last n items before before, rather than the first n after after
 	after, before cursor
+	cut           windowCut // a windowed TOP's read-time filter; zero for other lists
+}
+
+// windowCut leaves out of a windowed TOP's page the posts past its window (see page.lua): those
+// published before cutoff (Unix ms) that its set still holds.
+type windowCut struct {
+	times  string // the rankings' publish-time set
+	marks  string // their trim marks hash
+	set    string // the window's set: its field in marks
+	cutoff int64
 }
 
 // decode checks w and decodes its cursors as cursors of the list tagged list.
@@ -144,7 +154,7 @@ func (sp span) open() bool { return sp.after.score == "" && sp.before.score == "
 // key names the span in cache keys.
 func (sp span) key() string {
 	return strconv.Itoa(sp.n) + "\x00" + strconv.FormatBool(sp.backward) + "\x00" + sp.after.score + "\x00" +
-		sp.after.member + "\x00" + sp.before.score + "\x00" + sp.before.member
+		sp.after.member + "\x00" + sp.before.score + "\x00" + sp.before.member + "\x00" + strconv.FormatInt(sp.cut.cutoff, 10)
 }
 
 // rawPage is a page of a sorted set as read: its members in list order, with their scores when

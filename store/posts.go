@@ -24,7 +24,10 @@ type Post struct {
 	VotingClosesAt time.Time
 	GroupNames     []string
 	CommentCount   int
-	Version        int64
+	// ActiveAt is the post's last activity: its publish time, or its newest comment's creation
+	// time if later (a deleted comment leaves it where it is).
+	ActiveAt time.Time
+	Version  int64
 	// PublishAt is when a scheduled post will be published; nil once it is (or if it never was
 	// scheduled). Only its author sees a post that has it.
 	PublishAt *time.Time

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,7 +21,55 @@ const (
 	SortHot PostSort = iota
 	SortNew
 	SortTop
+	SortTopHour // SortTop of the posts published within the last hour; see TopWindows
+	SortTopDay
+	SortTopWeek
+	SortTopMonth
+	SortTopYear
+	SortActive        // by last activity: publish time, or the newest comment's if later
+	SortControversial // by Controversy
+	SortMostComments  // by comment count
 )
+
+// TopWindow is the window of a windowed TOP: the posts published at most Length ago.
+type TopWindow struct {
+	Sort   PostSort
+	Name   string // in the key of its sorted set
+	Length time.Duration
+}
+
+// TopWindows are the windows of the windowed TOP sorts. A month is 30 days, a year 365.
+var TopWindows = [...]TopWindow{
+	{SortTopHour, "h", time.Hour},
+	{SortTopDay, "d", 24 * time.Hour},
+	{SortTopWeek, "w", 7 * 24 * time.Hour},
+	{SortTopMonth, "m", 30 * 24 * time.Hour},
+	{SortTopYear, "y", 365 * 24 * time.Hour},
+}
+
+// window returns the index in TopWindows of a windowed TOP sort, or -1.
+func (sort PostSort) window() int {
+	for i, w := range TopWindows {
+		if w.Sort == sort {
+			return i
+		}
+	}
+	return -1
+}
+
+// trimLimit bounds how many posts past a window one ranking write takes out of its set: a
+// write's cost stays bounded, and reads filter what is left (see windows.lua and page.lua).
+const trimLimit = 64
+
+// Controversy is Reddit's controversy of up and down votes: (up+down)^(min/max), 0 when either
+// is 0. Many votes split evenly score highest.
+func Controversy(up, down int) float64 {
+	if up <= 0 || down <= 0 {
+		return 0
+	}
+	lo, hi := float64(min(up, down)), float64(max(up, down))
+	return math.Pow(float64(up+down), lo/hi)
+}
 
 // indexCall sets (or removes) member in the sorted sets of one hash slot, guarded by version.
 func indexCall(verKey, member string, version int64, add bool, sets []string, scores []any) scriptCall {
@@ -32,22 +82,52 @@ func indexCall(verKey, member string, version int64, add bool, sets []string, sc
 	return scriptCall{name: "index", keys: keys, args: args}
 }
 
-// rankingCall writes a post into (or out of) one set of rankings. Adding a post to a group's
-// rankings also records the group's created time in its info (see index.lua): a group made by
-// posting into it is as old as its oldest post.
-func (s *Store) rankingCall(group string, p *Post, pid string, version int64, add bool) scriptCall {
+// rankingCalls write a post into (or out of) one set of rankings: the windowed TOPs
+// (windows.lua), then the others (index.lua), which records the version. Adding a post to a
+// group's rankings also records the group's created time in its info (see index.lua): a group
+// made by posting into it is as old as its oldest post.
+func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, add bool) []scriptCall {
 	r := s.k.ranking(group)
 	var scores []any
+	wargs := []any{pid, version, "rem", 0, 0, trimLimit}
 	if add {
-		scores = []any{formatScore(p.Score), p.CreatedAt.UnixMilli(), p.Net()}
+		scores = []any{formatScore(p.Score), p.CreatedAt.UnixMilli(), p.ActiveAt.UnixMilli(),
+			formatScore(Controversy(p.Upvotes, p.Downvotes)), p.CommentCount, p.Net()}
+		wargs = []any{pid, version, "add", p.Net(), p.CreatedAt.UnixMilli(), trimLimit}
 	}
-	c := indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.top}, scores)
+	now := s.now()
+	for _, w := range TopWindows {
+		wargs = append(wargs, now.Add(-w.Length).UnixMilli())
+	}
+	win := scriptCall{name: "windows", keys: append([]string{r.ver, r.new, r.trim}, r.windows[:]...), args: wargs}
+	c := indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.active, r.controversial, r.comments, r.top}, scores)
 	if add && group != "" {
 		c.keys = append(c.keys, s.k.groupInfo(group))
 		c.args[2] = "add+info"
 		c.args = append(c.args, p.CreatedAt.UnixMilli())
 	}
-	return c
+	return []scriptCall{win, c}
+}
+
+// rerankPost writes a post's rankings again after a change that its comments made (its count,
+// its last activity). A post gone or removed is left as it is.
+func (s *Store) rerankPost(ctx context.Context, pid string) error {
+	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+	if err != nil {
+		return fmt.Errorf("rerank post %s: %w", pid, err)
+	}
+	p := s.postFromHash(pid, h)
+	if p == nil || p.Removed {
+		return nil
+	}
+	calls := s.rankingCalls("", p, pid, p.Version, true)
+	for _, g := range p.GroupNames {
+		calls = append(calls, s.rankingCalls(g, p, pid, p.Version, true)...)
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("rerank post %s: %w", pid, err)
+	}
+	return nil
 }
 
 // indexPost writes the derived structures of a live post: the site and group rankings, the
@@ -66,16 +146,14 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...
 		}
 		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
 	}
-	calls := []scriptCall{
-		s.rankingCall("", p, pid, p.Version, true),
+	calls := append(s.rankingCalls("", p, pid, p.Version, true),
 		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
-			[]any{p.CreatedAt.UnixMilli()}),
-	}
+			[]any{p.CreatedAt.UnixMilli()}))
 	for _, g := range p.GroupNames {
-		calls = append(calls, s.rankingCall(g, p, pid, p.Version, true))
+		calls = append(calls, s.rankingCalls(g, p, pid, p.Version, true)...)
 	}
 	for _, g := range left {
-		calls = append(calls, s.rankingCall(g, nil, pid, p.Version, false), s.unpinCall(g, pid))
+		calls = append(append(calls, s.rankingCalls(g, nil, pid, p.Version, false)...), s.unpinCall(g, pid))
 	}
 	calls = append(calls, extra...)
 	if err := s.runMany(ctx, calls); err != nil {
@@ -92,12 +170,10 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...
 // unindexPost takes a deleted or removed post out of every derived structure, its groups' pins
 // included.
 func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64) error {
-	calls := []scriptCall{
-		s.rankingCall("", nil, pid, version, false),
-		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil),
-	}
+	calls := append(s.rankingCalls("", nil, pid, version, false),
+		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil))
 	for _, g := range groups {
-		calls = append(calls, s.rankingCall(g, nil, pid, version, false), s.unpinCall(g, pid))
+		calls = append(append(calls, s.rankingCalls(g, nil, pid, version, false)...), s.unpinCall(g, pid))
 	}
 	if err := s.runMany(ctx, calls); err != nil {
 		return fmt.Errorf("unindex post %s: %w", pid, err)
@@ -233,12 +309,12 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 		user  string // a user's post list
 	}
 	site := s.k.ranking("")
-	lists := []list{{ver: site.ver, sets: []string{site.hot, site.new, site.top}}}
+	lists := []list{{ver: site.ver, sets: site.sets()}}
 	// Every group ranking and user post list there is, registered or not (SCAN on every master).
 	err := s.scanKeys(ctx, s.k.prefix+"{g:*}:new", func(key string) error {
 		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}:new"); ok && validGroupName(g) {
 			r := s.k.ranking(g)
-			lists = append(lists, list{ver: r.ver, sets: []string{r.hot, r.new, r.top}, group: g})
+			lists = append(lists, list{ver: r.ver, sets: r.sets(), group: g})
 		}
 		return nil
 	})

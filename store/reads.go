@@ -38,7 +38,7 @@ var userFields = []string{"name", "created", "bio", "avatar"}
 
 // postFields are the fields of a post hash that Post holds.
 var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted",
-	"edited", "removed", "locked", "aname"}
+	"edited", "removed", "locked", "aname", "active"}
 
 // commentFields are the fields of a comment hash that Comment holds.
 var commentFields = [...]string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
@@ -307,11 +307,49 @@ func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
 		key, tag = r.new, "pn"
 	case SortTop:
 		key, tag = r.top, "pt"
+	case SortActive:
+		key, tag = r.active, "pa"
+	case SortControversial:
+		key, tag = r.controversial, "pc"
+	case SortMostComments:
+		key, tag = r.comments, "pm"
+	}
+	if i := sort.window(); i >= 0 {
+		key, tag = r.windows[i], "pt"+TopWindows[i].Name
 	}
 	if group != "" {
 		tag += ":" + group // a cursor of one list is refused on another
 	}
 	return key, tag
+}
+
+// rankingCut is the read-time filter of a windowed TOP ranking now; zero for other sorts.
+func (s *Store) rankingCut(sort PostSort, group string) windowCut {
+	i := sort.window()
+	if i < 0 {
+		return windowCut{}
+	}
+	r := s.k.ranking(group)
+	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: s.now().Add(-TopWindows[i].Length).UnixMilli()}
+}
+
+// withinWindow leaves out of a windowed TOP's page the posts published before its cutoff: those
+// a write indexed while another, with a later clock, trimmed (page.lua leaves out the others).
+func withinWindow(cut windowCut) func(*Page[*Post], error) (*Page[*Post], error) {
+	return func(p *Page[*Post], err error) (*Page[*Post], error) {
+		if err != nil || cut.set == "" {
+			return p, err
+		}
+		n := 0
+		for i, it := range p.Items {
+			if it.CreatedAt.UnixMilli() >= cut.cutoff {
+				p.Items[n], p.Cursors[n] = it, p.Cursors[i]
+				n++
+			}
+		}
+		p.Items, p.Cursors = p.Items[:n], p.Cursors[:n]
+		return p, nil
+	}
 }
 
 // Posts loads one page of posts in sort order, site-wide (group "") or in one group, and what
@@ -329,7 +367,8 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 		return l.WithoutBlocked(p), nil
 	}
 	key, tag := l.s.rankingList(sort, group)
-	p, err := withoutRemoved(l.postPage(ctx, key, tag, w, needs))
+	cut := l.s.rankingCut(sort, group)
+	p, err := withinWindow(cut)(withoutRemoved(l.postPage(ctx, key, tag, cut, w, needs)))
 	if err != nil {
 		return nil, err
 	}
@@ -338,17 +377,18 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
 func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", w, needs))
+	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", windowCut{}, w, needs))
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
-// needs says of them level by level.
-func (l *Loader) postPage(ctx context.Context, key, tag string, w Window, needs func() *Needs) (*Page[*Post], error) {
+// needs says of them level by level; cut filters a windowed TOP.
+func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w Window, needs func() *Needs) (*Page[*Post], error) {
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	if p := keptPage[*Post](l, pageKey(key, true, w)); p != nil {
+	sp.cut = cut
+	if p := keptPage[*Post](l, pageKey(key, true, w)); p != nil && cut.set == "" {
 		return p, nil
 	}
 	rp, err := l.shownPage(ctx, key, true, sp, w)
@@ -403,6 +443,10 @@ func (s *Store) postFromFields(pid string, v []string) *Post {
 	if e := v[12]; e != "" {
 		t := fromMillis(atoi64(e))
 		p.EditedAt = &t
+	}
+	p.ActiveAt = p.CreatedAt
+	if a := atoi64(v[16]); a > created {
+		p.ActiveAt = fromMillis(a)
 	}
 	p.Score = s.hotScore(created, p.Net())
 	return p

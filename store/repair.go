@@ -36,7 +36,7 @@ const jobRepair = "repair"
 // Items of repair jobs.
 const (
 	repairPost    = "post"    // post:<id>[:<groups it left>]: rankings, author's list, feeds, karma
-	repairComment = "comment" // comment:<post>:<num>: its author's karma
+	repairComment = "comment" // comment:<post>:<num>: its post's rankings, its author's karma
 	repairUser    = "user"    // user:<key>: the name index and the leaderboard
 	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
 	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
@@ -173,8 +173,12 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 }
 
-// repairComment records a comment's net votes in its author's karma and indexes its text.
+// repairComment ranks the comment's post again (its comment count and last activity), records the
+// comment's net votes in its author's karma and indexes its text.
 func (s *Store) repairComment(ctx context.Context, pid, num string) error {
+	if err := s.rerankPost(ctx, pid); err != nil {
+		return err
+	}
 	h, err := s.rdb.HGetAll(ctx, s.k.comment(pid, num)).Result()
 	if err != nil {
 		return fmt.Errorf("repair comment %s: %w", commentID(pid, num), err)

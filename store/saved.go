@@ -130,7 +130,7 @@ func (l *Loader) zrangeAll(ctx context.Context, key string) ([]string, error) {
 // needs says of them (see Walk). Posts deleted or removed since they were saved are left out of
 // the page; Total counts every saved entry.
 func (l *Loader) SavedPosts(ctx context.Context, viewer UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	p, err := l.postPage(ctx, l.s.k.saved(string(viewer)), savedTag, w, needs)
+	p, err := l.postPage(ctx, l.s.k.saved(string(viewer)), savedTag, windowCut{}, w, needs)
 	if err != nil {
 		return nil, err
 	}

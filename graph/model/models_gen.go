@@ -247,17 +247,41 @@ const (
 	PostSortNew PostSort = "NEW"
 	// Upvotes − downvotes, highest first.
 	PostSortTop PostSort = "TOP"
+	// TOP of the posts published within the last hour (exact to the millisecond at read time).
+	PostSortTopHour PostSort = "TOP_HOUR"
+	// TOP of the posts published within the last 24 hours.
+	PostSortTopDay PostSort = "TOP_DAY"
+	// TOP of the posts published within the last 7 days.
+	PostSortTopWeek PostSort = "TOP_WEEK"
+	// TOP of the posts published within the last 30 days.
+	PostSortTopMonth PostSort = "TOP_MONTH"
+	// TOP of the posts published within the last 365 days.
+	PostSortTopYear PostSort = "TOP_YEAR"
+	// Latest activity first: a post's publish time, bumped to the time of its newest comment (a deleted comment does not move it back).
+	PostSortActive PostSort = "ACTIVE"
+	// Most controversial first (Reddit's formula): (upvotes + downvotes) ^ (min(upvotes, downvotes) / max(upvotes, downvotes)); 0 when either is 0.
+	PostSortControversial PostSort = "CONTROVERSIAL"
+	// Most comments (commentCount) first.
+	PostSortMostComments PostSort = "MOST_COMMENTS"
 )
 
 var AllPostSort = []PostSort{
 	PostSortHot,
 	PostSortNew,
 	PostSortTop,
+	PostSortTopHour,
+	PostSortTopDay,
+	PostSortTopWeek,
+	PostSortTopMonth,
+	PostSortTopYear,
+	PostSortActive,
+	PostSortControversial,
+	PostSortMostComments,
 }
 
 func (e PostSort) IsValid() bool {
 	switch e {
-	case PostSortHot, PostSortNew, PostSortTop:
+	case PostSortHot, PostSortNew, PostSortTop, PostSortTopHour, PostSortTopDay, PostSortTopWeek, PostSortTopMonth, PostSortTopYear, PostSortActive, PostSortControversial, PostSortMostComments:
 		return true
 	}
 	return false

@@ -16,7 +16,7 @@
 --          since), FORBIDDEN (the author of a removed post), LOCKED (a locked post), INVALID (the
 --          reply would nest too deep).
 -- Writes   only KEYS: the comment; the parent's reply indexes and replies; the post's comments
---          (live comments); the ids set; the idempotency key. On Redis Cluster every key a script
+--          (live comments), last activity (active) and version; the ids set; the idempotency key. On Redis Cluster every key a script
 --          touches must be among its KEYS: while a slot migrates, Redis then answers TRYAGAIN
 --          until the keys are together, where a key computed inside the script could have moved
 --          and stop the script halfway.
@@ -69,6 +69,11 @@ redis.call('ZADD', KEYS[5], ARGV[5], num)
 redis.call('ZADD', KEYS[6], 0, num)
 if parent ~= '0' then redis.call('HINCRBY', KEYS[4], 'replies', 1) end
 redis.call('HINCRBY', post, 'comments', 1)
+-- The post's last activity and a new version, for its ACTIVE and MOST_COMMENTS rankings.
+if tonumber(ARGV[5]) > tonumber(redis.call('HGET', post, 'active') or '0') then
+  redis.call('HSET', post, 'active', ARGV[5])
+end
+redis.call('HINCRBY', post, 'ver', 1)
 redis.call('SADD', KEYS[2], num)
 redis.call('SET', KEYS[3], num, 'EX', ARGV[8])
 return {num, redis.call('HGETALL', KEYS[7])}

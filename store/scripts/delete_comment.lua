@@ -51,6 +51,7 @@ if redis.call('HGET', c, 'removed') == '1' then
 end
 if tonumber(redis.call('HGET', c, 'replies')) > 0 then
   redis.call('HINCRBY', post, 'comments', -1)
+  redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   redis.call('HSET', c, 'deleted', '1')
   redis.call('HDEL', c, 'body')
   redis.call('HINCRBY', c, 'ver', 1)
@@ -68,6 +69,7 @@ while true do
   n = n + 1
 end
 redis.call('HINCRBY', post, 'comments', -1)
+redis.call('HINCRBY', post, 'ver', 1)
 local kept = false
 for i = 1, n do
   local num, parent, h = chain[i], chain[i + 1], key(i, 0)

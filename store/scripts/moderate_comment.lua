@@ -87,6 +87,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   end
   ver = redis.call('HINCRBY', c, 'ver', 1)
   redis.call('HINCRBY', post, 'comments', remove and -1 or 1)
+  redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   for i = 1, n do
     local num, parent, h = chain[i], chain[i + 1], key(i, 0)
     if remove then

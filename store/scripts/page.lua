@@ -12,6 +12,10 @@
 -- ARGV[6]  before cursor score ("" for the end of the list)   ARGV[7] before cursor member
 -- ARGV[8]  optional, "asc" only: a floor score; the members scored at or below it are not part of
 --          the list (per-member expiry: ended bans, say): they are neither returned nor counted
+-- ARGV[9]  optional, "desc" only: a cutoff (ms); with KEYS[2] a publish-time set and KEYS[3] a trim
+--          marks hash whose field ARGV[10] holds the set's mark, the members KEYS[2] scores in
+--          [mark, cutoff) are not part of the list (a windowed TOP's posts past its window that
+--          no write has trimmed yet; see windows.lua): they are neither returned nor counted
 -- Reply    {total, start, member1, score1, member2, score2, ...}; start is the 0-based position of
 --          the first member returned (of where it would be, for an empty page), so members
 --          precede the page when start > 0 and follow it when start + its length < total.
@@ -63,6 +67,35 @@ local floor = 0
 if not desc and ARGV[8] and ARGV[8] ~= '' then
   floor = redis.call('ZCOUNT', key, '-inf', ARGV[8])
 end
+-- The members past a window, and their positions in the set, ascending.
+local gone, ranks = {}, {}
+if desc and ARGV[9] and ARGV[9] ~= '' then
+  local mark = redis.call('HGET', KEYS[3], ARGV[10])
+  if mark and tonumber(mark) < tonumber(ARGV[9]) then
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], mark, '(' .. ARGV[9])) do
+      local r = redis.call('ZREVRANK', key, m)
+      if r then
+        gone[m] = true
+        ranks[#ranks + 1] = r
+      end
+    end
+    table.sort(ranks)
+  end
+end
+-- shown maps a position in the set to one in the list; stored maps back.
+local function shown(p)
+  local n = 0
+  for _, r in ipairs(ranks) do
+    if r < p then n = n + 1 else break end
+  end
+  return p - n
+end
+local function stored(p)
+  for _, r in ipairs(ranks) do
+    if r <= p then p = p + 1 else break end
+  end
+  return p
+end
 -- The window is the positions [lo, hi): after the after cursor and before the before cursor.
 local lo, hi = floor, total
 if ARGV[4] ~= '' then
@@ -72,6 +105,7 @@ end
 if ARGV[6] ~= '' then
   hi = place(ARGV[6], ARGV[7])
 end
+lo, hi, total = shown(lo), shown(hi), total - #ranks
 if hi < lo then hi = lo end
 local start, stop
 if last then
@@ -82,11 +116,19 @@ end
 local reply = {total - floor, start - floor}
 if stop > start then
   local items
+  local from = stored(start)
   if desc then
-    items = redis.call('ZREVRANGE', key, start, stop - 1, 'WITHSCORES')
+    items = redis.call('ZREVRANGE', key, from, from + stop - start + #ranks - 1, 'WITHSCORES')
   else
-    items = redis.call('ZRANGE', key, start, stop - 1, 'WITHSCORES')
+    items = redis.call('ZRANGE', key, from, from + stop - start - 1, 'WITHSCORES')
   end
-  for i = 1, #items do reply[#reply + 1] = items[i] end
+  local n = 0
+  for i = 1, #items, 2 do
+    if n < stop - start and not gone[items[i]] then
+      reply[#reply + 1] = items[i]
+      reply[#reply + 1] = items[i + 1]
+      n = n + 1
+    end
+  end
 end
 return reply
