@@ -89,6 +89,7 @@ type ComplexityRoot struct {
 		Replies         func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
 		ReplyCount      func(childComplexity int) int
 		ReportCount     func(childComplexity int) int
+		Score           func(childComplexity int) int
 		Upvotes         func(childComplexity int) int
 		ViewerVote      func(childComplexity int) int
 	}
@@ -251,6 +252,7 @@ type ComplexityRoot struct {
 		Downvotes      func(childComplexity int) int
 		EditedAt       func(childComplexity int) int
 		Groups         func(childComplexity int) int
+		HotRank        func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Locked         func(childComplexity int) int
 		PinnedIn       func(childComplexity int) int
@@ -720,6 +722,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.ReportCount(childComplexity), true
+	case "Comment.score":
+		if e.ComplexityRoot.Comment.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Score(childComplexity), true
 	case "Comment.upvotes":
 		if e.ComplexityRoot.Comment.Upvotes == nil {
 			break
@@ -1630,6 +1638,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Groups(childComplexity), true
+	case "Post.hotRank":
+		if e.ComplexityRoot.Post.HotRank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.HotRank(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -2496,8 +2510,10 @@ type Post implements Node {
   createdAt: Time!
   upvotes: Int!
   downvotes: Int!
-  "The HOT ranking score."
-  score: Float!
+  "Upvotes − downvotes."
+  score: Int!
+  "The HOT ranking key: publish time in Unix seconds + 432 × (upvotes − downvotes); HOT lists posts by it, highest first."
+  hotRank: Float!
   "The viewer's vote; NONE when anonymous or not voted. The author always sees UP."
   viewerVote: VoteDirection!
   votingClosesAt: Time!
@@ -2539,6 +2555,8 @@ type Comment implements Node {
   depth: Int!
   upvotes: Int!
   downvotes: Int!
+  "Upvotes − downvotes."
+  score: Int!
   viewerVote: VoteDirection!
   "Direct replies, deleted ones with live replies included."
   replyCount: Int!
@@ -2941,7 +2959,7 @@ events kept ends the stream with RESYNC_REQUIRED (refetch, then subscribe withou
 type Subscription {
   "Any new comment or reply in the post's thread. after: resume after this event cursor."
   commentAdded(postId: ID!, after: String): Comment!
-  "Votes, score, comment count or groups changed. Resuming sends the current post once when anything changed after the cursor."
+  "Votes (and so score and hotRank), comment count or groups changed. Resuming sends the current post once when anything changed after the cursor."
   postChanged(postId: ID!, after: String): Post!
   "New posts, all or in one group. after: resume after this event cursor."
   postPublished(group: String, after: String): Post!
@@ -3034,6 +3052,8 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_upvotes(ctx, field)
 	case "downvotes":
 		return ec.fieldContext_Comment_downvotes(ctx, field)
+	case "score":
+		return ec.fieldContext_Comment_score(ctx, field)
 	case "viewerVote":
 		return ec.fieldContext_Comment_viewerVote(ctx, field)
 	case "replyCount":
@@ -3280,6 +3300,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_downvotes(ctx, field)
 	case "score":
 		return ec.fieldContext_Post_score(ctx, field)
+	case "hotRank":
+		return ec.fieldContext_Post_hotRank(ctx, field)
 	case "viewerVote":
 		return ec.fieldContext_Post_viewerVote(ctx, field)
 	case "votingClosesAt":
@@ -6252,6 +6274,29 @@ func (ec *executionContext) _Comment_downvotes(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Comment_downvotes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Comment_score(ctx context.Context, field graphql.CollectedField, obj *store.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Comment_viewerVote(ctx context.Context, field graphql.CollectedField, obj *store.Comment) (ret graphql.Marshaler) {
@@ -10111,7 +10156,30 @@ func (ec *executionContext) _Post_score(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Post_score(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Score, nil
+			return obj.Score(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Post_hotRank(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_hotRank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HotRank, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
@@ -10121,7 +10189,7 @@ func (ec *executionContext) _Post_score(ctx context.Context, field graphql.Colle
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Post_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Post_hotRank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
@@ -14590,6 +14658,11 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "score":
+			out.Values[i] = ec._Comment_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "viewerVote":
 			field := field
 
@@ -16427,6 +16500,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "score":
 			out.Values[i] = ec._Post_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hotRank":
+			out.Values[i] = ec._Post_hotRank(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

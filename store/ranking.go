@@ -39,7 +39,7 @@ func (s *Store) rankingCall(group string, p *Post, pid string, version int64, ad
 	r := s.k.ranking(group)
 	var scores []any
 	if add {
-		scores = []any{formatScore(p.Score), p.CreatedAt.UnixMilli(), p.Net()}
+		scores = []any{formatScore(p.HotRank), p.CreatedAt.UnixMilli(), p.Net()}
 	}
 	c := indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.top}, scores)
 	if add && group != "" {

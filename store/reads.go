@@ -404,7 +404,7 @@ func (s *Store) postFromFields(pid string, v []string) *Post {
 		t := fromMillis(atoi64(e))
 		p.EditedAt = &t
 	}
-	p.Score = s.hotScore(created, p.Net())
+	p.HotRank = s.hotScore(created, p.Net())
 	return p
 }
 

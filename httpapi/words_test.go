@@ -1,0 +1,44 @@
+package httpapi_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestScoresAreNetVotes checks that score means one thing on posts and comments, upvotes minus
+// downvotes, and that the HOT ranking key of a post is hotRank.
+func TestScoresAreNetVotes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		alice, _ := a.signUp("alice")
+		bob, _ := a.signUp("bob")
+		carol, _ := a.signUp("carol")
+		pid := a.createPost(alice, "Scores")
+		var c struct{ CreateComment struct{ ID string } }
+		a.do(alice, `mutation($p:ID!){createComment(postId:$p, body:"a comment"){id}}`, map[string]any{"p": pid}).decode(t, &c)
+		for _, tok := range []string{bob, carol} {
+			a.do(tok, `mutation($p:ID!){votePost(postId:$p, direction:DOWN){id}}`, map[string]any{"p": pid}).decode(t, &struct{}{})
+			a.do(tok, `mutation($c:ID!){voteComment(commentId:$c, direction:DOWN){id}}`, map[string]any{"c": c.CreateComment.ID}).decode(t, &struct{}{})
+		}
+		var got struct {
+			Post struct {
+				CreatedAt                 time.Time
+				Upvotes, Downvotes, Score int
+				HotRank                   float64
+			}
+			Comment struct{ Upvotes, Downvotes, Score int }
+		}
+		a.do("", `query($p:ID!, $c:ID!){post(id:$p){createdAt upvotes downvotes score hotRank}
+			comment(id:$c){upvotes downvotes score}}`, map[string]any{"p": pid, "c": c.CreateComment.ID}).decode(t, &got)
+		p := got.Post
+		if p.Downvotes != 2 || p.Score != p.Upvotes-2 || p.HotRank != float64(p.CreatedAt.Unix()+432*int64(p.Score)) {
+			t.Fatalf("post %+v: want score upvotes − downvotes and hotRank createdAt + 432 × score", p)
+		}
+		if c := got.Comment; c.Downvotes != 2 || c.Score != c.Upvotes-2 {
+			t.Fatalf("comment %+v: want score upvotes − downvotes", c)
+		}
+	})
+}
