@@ -414,14 +414,14 @@ type MutationResolver interface {
 	LogIn(ctx context.Context, name string, password string) (*model.AuthPayload, error)
 	LogOut(ctx context.Context) (bool, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*store.Post, error)
-	DeletePost(ctx context.Context, id string) (bool, error)
+	DeletePost(ctx context.Context, id string) (string, error)
 	ReschedulePost(ctx context.Context, id string, publishAt time.Time) (*store.Post, error)
-	CancelScheduledPost(ctx context.Context, id string) (bool, error)
+	CancelScheduledPost(ctx context.Context, id string) (string, error)
 	VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error)
 	SetPostGroups(ctx context.Context, postID string, add []string, remove []string) (*store.Post, error)
 	CreateComment(ctx context.Context, postID string, parentID *string, body string, idempotencyKey *string) (*store.Comment, error)
 	EditComment(ctx context.Context, id string, body string) (*store.Comment, error)
-	DeleteComment(ctx context.Context, id string) (bool, error)
+	DeleteComment(ctx context.Context, id string) (string, error)
 	VoteComment(ctx context.Context, commentID string, direction model.VoteDirection) (*store.Comment, error)
 	Follow(ctx context.Context, userID string) (*store.User, error)
 	Unfollow(ctx context.Context, userID string) (*store.User, error)
@@ -2883,17 +2883,19 @@ type Mutation {
   "Ends the session of the token the request carries."
   logOut: Boolean!
   createPost(input: CreatePostInput!): Post!
-  deletePost(id: ID!): Boolean!
+  "Delete a post of the viewer's; returns its id, for a client cache to evict. Deleting it again returns the id too."
+  deletePost(id: ID!): ID!
   "Move a scheduled post of the viewer's to a new publish time (at least one minute and at most 90 days ahead)."
   reschedulePost(id: ID!, publishAt: Time!): Post!
-  "Delete a scheduled post of the viewer's before it is published."
-  cancelScheduledPost(id: ID!): Boolean!
+  "Delete a scheduled post of the viewer's before it is published; returns its id."
+  cancelScheduledPost(id: ID!): ID!
   votePost(postId: ID!, direction: VoteDirection!): Post!
   setPostGroups(postId: ID!, add: [String!], remove: [String!]): Post!
   "agora: idempotencyKey (1–64 characters) makes a retried request return the first comment."
   createComment(postId: ID!, parentId: ID, body: String!, idempotencyKey: String): Comment!
   editComment(id: ID!, body: String!): Comment!
-  deleteComment(id: ID!): Boolean!
+  "Delete a comment of the viewer's; returns its id. One with live replies stays in the thread as a tombstone (deleted: true): refetch it, or its parent's replies, rather than evict it."
+  deleteComment(id: ID!): ID!
   voteComment(commentId: ID!, direction: VoteDirection!): Comment!
   follow(userId: ID!): User!
   unfollow(userId: ID!): User!
@@ -7906,8 +7908,8 @@ func (ec *executionContext) _Mutation_deletePost(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().DeletePost(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7920,7 +7922,7 @@ func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {
@@ -7994,8 +7996,8 @@ func (ec *executionContext) _Mutation_cancelScheduledPost(ctx context.Context, f
 			return ec.Resolvers.Mutation().CancelScheduledPost(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8008,7 +8010,7 @@ func (ec *executionContext) fieldContext_Mutation_cancelScheduledPost(ctx contex
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {
@@ -8214,8 +8216,8 @@ func (ec *executionContext) _Mutation_deleteComment(ctx context.Context, field g
 			return ec.Resolvers.Mutation().DeleteComment(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8228,7 +8230,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteComment(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {

@@ -42,3 +42,36 @@ func TestScoresAreNetVotes(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletionsReturnTheDeletedID checks that every mutation that deletes a node returns its
+// global id, so that a normalized client cache can evict it, and that deleting again does too.
+func TestDeletionsReturnTheDeletedID(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		alice, _ := a.signUp("alice")
+		post := a.createPost(alice, "to delete")
+		other := a.createPost(alice, "with comments")
+		var c struct{ CreateComment struct{ ID string } }
+		a.do(alice, `mutation($p:ID!){createComment(postId:$p, body:"gone soon"){id}}`, map[string]any{"p": other}).decode(t, &c)
+		var s struct{ CreatePost struct{ ID string } }
+		a.do(alice, `mutation($t:Time!){createPost(input:{title:"later", publishAt:$t}){id}}`,
+			map[string]any{"t": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}).decode(t, &s)
+		for _, c := range []struct{ name, mutation, id string }{
+			{"deletePost", `mutation($id:ID!){deletePost(id:$id)}`, post},
+			{"deletePost again", `mutation($id:ID!){deletePost(id:$id)}`, post},
+			{"deleteComment", `mutation($id:ID!){deleteComment(id:$id)}`, c.CreateComment.ID},
+			{"deleteComment again", `mutation($id:ID!){deleteComment(id:$id)}`, c.CreateComment.ID},
+			{"cancelScheduledPost", `mutation($id:ID!){cancelScheduledPost(id:$id)}`, s.CreatePost.ID},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				var got map[string]any
+				a.do(alice, c.mutation, map[string]any{"id": c.id}).decode(t, &got)
+				for _, v := range got {
+					if v != c.id {
+						t.Fatalf("%s returned %v, want the id %s", c.name, v, c.id)
+					}
+				}
+			})
+		}
+	})
+}
