@@ -55,6 +55,7 @@ type ComplexityRoot struct {
 	Ban struct {
 		CreatedAt func(childComplexity int) int
 		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
 		Moderator func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Until     func(childComplexity int) int
@@ -439,7 +440,7 @@ type MutationResolver interface {
 	LockPost(ctx context.Context, id string, locked bool, reason *string) (*store.Post, error)
 	PinPost(ctx context.Context, id string, group string, pinned bool, reason *string) (*store.Post, error)
 	BanUser(ctx context.Context, userID string, group *string, until *time.Time, reason string) (*store.Ban, error)
-	UnbanUser(ctx context.Context, userID string, group *string) (bool, error)
+	UnbanUser(ctx context.Context, userID string, group *string) (*store.Ban, error)
 	ReportPost(ctx context.Context, id string, reason string) (*store.Report, error)
 	ReportComment(ctx context.Context, id string, reason string) (*store.Report, error)
 	ResolveReport(ctx context.Context, id string) (*store.Report, error)
@@ -564,6 +565,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Ban.Group(childComplexity), true
+	case "Ban.id":
+		if e.ComplexityRoot.Ban.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ban.ID(childComplexity), true
 	case "Ban.moderator":
 		if e.ComplexityRoot.Ban.Moderator == nil {
 			break
@@ -2606,12 +2613,18 @@ type GroupConnection {
   totalCount: Int!
 }
 
-"A ban in force: the user's writes in its scope are refused with BANNED."
-type Ban {
+"""
+A user's ban from a group or from the site: while in force, the user's writes in its scope are
+refused with BANNED. Its id names the ban of that user in that scope: banning again replaces the
+ban under the same id, and unbanUser returns it ended. node(id) finds it while in force and for
+24 hours after it ends, for the site admins and, for a group ban, the group's moderators.
+"""
+type Ban implements Node {
+  id: ID!
   user: User!
   "Null for a site ban."
   group: Group
-  "When the ban ends, to the second; null when permanent."
+  "When the ban ends (or ended: when it was lifted), to the second; null when permanent."
   until: Time
   reason: String!
   createdAt: Time!
@@ -2928,8 +2941,8 @@ type Mutation {
   pinPost(id: ID!, group: String!, pinned: Boolean!, reason: String): Post!
   "Ban a user from a group, or from the whole site when group is null (admins only), until a time (null: for good). Banning again replaces the ban."
   banUser(userId: ID!, group: String, until: Time, reason: String!): Ban!
-  "Lift a ban; true when there was one in force."
-  unbanUser(userId: ID!, group: String): Boolean!
+  "Lift a ban and return it, ended now. A ban that ended less than 24 hours ago returns as it ended; otherwise a user not banned there is NOT_FOUND."
+  unbanUser(userId: ID!, group: String): Ban!
 
   "Report a post to its groups' moderators (the site admins for a post in no group). A user may hold 20 open reports (LIMIT_REACHED)."
   reportPost(id: ID!, reason: String!): Report!
@@ -2990,6 +3003,8 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 
 func (ec *executionContext) childFields_Ban(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Ban_id(ctx, field)
 	case "user":
 		return ec.fieldContext_Ban_user(ctx, field)
 	case "group":
@@ -5657,6 +5672,29 @@ func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Ban_id(ctx context.Context, field graphql.CollectedField, obj *store.Ban) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ban_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ban_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ban", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _Ban_user(ctx context.Context, field graphql.CollectedField, obj *store.Ban) (ret graphql.Marshaler) {
@@ -9008,8 +9046,8 @@ func (ec *executionContext) _Mutation_unbanUser(ctx context.Context, field graph
 			return ec.Resolvers.Mutation().UnbanUser(ctx, fc.Args["userId"].(string), fc.Args["group"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Ban) graphql.Marshaler {
+			return ec.marshalNBan2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐBan(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9022,7 +9060,7 @@ func (ec *executionContext) fieldContext_Mutation_unbanUser(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return ec.childFields_Ban(ctx, field)
 		},
 	}
 	defer func() {
@@ -14180,6 +14218,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Comment(ctx, sel, obj)
+	case *store.Ban:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Ban(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -14236,7 +14279,7 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var banImplementors = []string{"Ban"}
+var banImplementors = []string{"Ban", "Node"}
 
 func (ec *executionContext) _Ban(ctx context.Context, sel ast.SelectionSet, obj *store.Ban) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, banImplementors)
@@ -14248,6 +14291,11 @@ func (ec *executionContext) _Ban(ctx context.Context, sel ast.SelectionSet, obj 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Ban")
+		case "id":
+			out.Values[i] = ec._Ban_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "user":
 			field := field
 

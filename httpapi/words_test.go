@@ -75,3 +75,87 @@ func TestDeletionsReturnTheDeletedID(t *testing.T) {
 		}
 	})
 }
+
+// TestBansAreNodes checks that a ban has a global id that node and nodes find, for those who may
+// see it (the site admins; a group ban's moderators too), in force and once unbanUser ended it,
+// and that unbanUser returns the ban, as banUser does, under the same id.
+func TestBansAreNodes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		bt := newBanTest(t, b)
+		var banned struct{ BanUser struct{ ID, Reason string } }
+		bt.ban(bt.mia, bt.benID, "go", nil, "spam").decode(t, &banned)
+		var site struct{ BanUser struct{ ID string } }
+		bt.ban(bt.root, bt.amyID, nil, nil, "flood").decode(t, &site)
+		if banned.BanUser.ID != "ban:g:go:ben" || site.BanUser.ID != "ban:site:amy" {
+			t.Fatalf("ban ids %q and %q", banned.BanUser.ID, site.BanUser.ID)
+		}
+		type ban struct {
+			Typename string `json:"__typename"`
+			ID       string
+			Reason   string
+			Until    *string
+			User     struct{ Name string }
+		}
+		read := func(token, id string) (node *ban, nodes []*ban) {
+			t.Helper()
+			var d struct {
+				Node  *ban
+				Nodes []*ban
+			}
+			bt.do(token, `query($id:ID!){node(id:$id){__typename id ... on Ban{reason until user{name}}}
+				nodes(ids:[$id]){__typename id ... on Ban{reason until user{name}}}}`, map[string]any{"id": id}).decode(t, &d)
+			return d.Node, d.Nodes
+		}
+		for _, c := range []struct {
+			name, token, id string
+			visible         bool
+		}{
+			{"group ban, its moderator", bt.mia, banned.BanUser.ID, true},
+			{"group ban, an admin", bt.root, banned.BanUser.ID, true},
+			{"group ban, the banned user", bt.ben, banned.BanUser.ID, false},
+			{"group ban, another user", bt.amy, banned.BanUser.ID, false},
+			{"group ban, anonymous", "", banned.BanUser.ID, false},
+			{"site ban, an admin", bt.root, site.BanUser.ID, true},
+			{"site ban, a group moderator", bt.mia, site.BanUser.ID, false},
+			{"no such ban", bt.root, "ban:g:go:amy", false},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				node, nodes := read(c.token, c.id)
+				if !c.visible {
+					if node != nil || len(nodes) != 1 || nodes[0] != nil {
+						t.Fatalf("node %+v, nodes %+v; want null", node, nodes)
+					}
+					return
+				}
+				if node == nil || node.Typename != "Ban" || node.ID != c.id || len(nodes) != 1 || nodes[0] == nil || *nodes[0] != *node {
+					t.Fatalf("node %+v, nodes %+v; want the ban %s", node, nodes, c.id)
+				}
+			})
+		}
+		for _, bad := range []string{"ban:go:ben", "ban:g:go", "ban:site:", "ban:g:Go!:ben"} {
+			if r := bt.do(bt.root, `query($id:ID!){node(id:$id){id}}`, map[string]any{"id": bad}); r.code() != "BAD_USER_INPUT" {
+				t.Errorf("node(%q): %+v, want BAD_USER_INPUT", bad, r.Errors)
+			}
+		}
+
+		var lifted struct {
+			UnbanUser struct {
+				ID, Reason, Until string
+				User              struct{ Name string }
+			}
+		}
+		bt.unban(bt.mia, bt.benID, "go").decode(t, &lifted)
+		until, _ := time.Parse(time.RFC3339, lifted.UnbanUser.Until)
+		if u := lifted.UnbanUser; u.ID != banned.BanUser.ID || u.Reason != "spam" || !until.Equal(bt.clk.Now().Truncate(time.Millisecond)) {
+			t.Fatalf("unbanUser returned %+v; want the ban %s, ended now", u, banned.BanUser.ID)
+		}
+		node, _ := read(bt.mia, banned.BanUser.ID)
+		if node == nil || node.Until == nil || *node.Until != lifted.UnbanUser.Until {
+			t.Fatalf("the ended ban reads %+v, want it ended at %s", node, lifted.UnbanUser.Until)
+		}
+		bt.clk.Add(25 * time.Hour)
+		if node, _ := read(bt.mia, banned.BanUser.ID); node != nil {
+			t.Fatalf("a ban ended 25 hours ago reads %+v, want null", node)
+		}
+	})
+}

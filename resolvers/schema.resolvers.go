@@ -350,7 +350,7 @@ func (r *mutationResolver) BanUser(ctx context.Context, userID string, group *st
 	return banUser(ctx, r.Store, userID, group, until, reason)
 }
 
-func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *string) (bool, error) {
+func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *string) (*store.Ban, error) {
 	return unbanUser(ctx, r.Store, userID, group)
 }
 
