@@ -2917,7 +2917,7 @@ type Mutation {
 
   "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT."
   createGroup(name: String!, description: String): Group!
-  "Change a group's description (null clears it). Moderators of the group and admins."
+  "Change a group's description: left out leaves it, null or \"\" clears it (as in every editor). Moderators of the group and admins."
   updateGroup(name: String!, description: String): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
   addModerator(group: String!, userId: ID!): Group!
@@ -2950,14 +2950,14 @@ type Mutation {
   "Mark a report dealt with. Moderators of its groups and admins."
   resolveReport(id: ID!): Report!
 
-  "Edit a post of the viewer's: the fields given change (url \"\" clears it)."
+  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT)."
   editPost(id: ID!, title: String, body: String, url: String): Post!
   savePost(id: ID!): Post!
   unsavePost(id: ID!): Post!
   "Block a user: their posts leave the viewer's listings and feeds, their comments come collapsed, and they cannot notify the viewer."
   blockUser(userId: ID!): User!
   unblockUser(userId: ID!): User!
-  "Set the viewer's bio and picture; a null argument leaves it, an empty string clears it. avatarUrl must be https."
+  "Set the viewer's bio and picture. As in every editor, an argument left out leaves its field and null or \"\" clears it. avatarUrl must be https."
   updateProfile(bio: String, avatarUrl: String): User!
   "Change the viewer's password: every other session ends."
   changePassword(current: String!, new: String!): Boolean!

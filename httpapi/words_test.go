@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,6 +158,103 @@ func TestBansAreNodes(t *testing.T) {
 		bt.clk.Add(25 * time.Hour)
 		if node, _ := read(bt.mia, banned.BanUser.ID); node != nil {
 			t.Fatalf("a ban ended 25 hours ago reads %+v, want null", node)
+		}
+	})
+}
+
+// TestEditorsShareOneNullRule checks the one rule of every editor's optional arguments: an
+// argument left out (in the document, or a variable the request leaves out) leaves its field;
+// null (written, or a variable sent as null) or "" clears it; a field that cannot be empty (a
+// post's title) refuses both.
+func TestEditorsShareOneNullRule(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		ann, _ := a.signUp("ann")
+		a.do(ann, `mutation{createGroup(name:"editors"){name}}`, nil).decode(t, &struct{}{})
+		post := a.createPost(ann, "Edited")
+		// op wraps a selection into an operation that declares the variables it uses.
+		op := func(kind, sel string) string {
+			var decl []string
+			if strings.Contains(sel, "$p") {
+				decl = append(decl, "$p:ID!")
+			}
+			if strings.Contains(sel, "$v") {
+				decl = append(decl, "$v:String")
+			}
+			if len(decl) > 0 {
+				kind += "(" + strings.Join(decl, ",") + ")"
+			}
+			return kind + "{" + sel + "}"
+		}
+		// Each editor's mutation has ARG where its argument goes; read selects the field.
+		editors := []struct{ name, arg, mutation, read, value string }{
+			{"updateGroup", "description", `updateGroup(name:"editors" ARG){name}`, `group(name:"editors"){v:description}`, "about editors"},
+			{"updateProfile", "bio", `updateProfile(ARG){name}`, `viewer{v:bio}`, "a bio"},
+			{"updateProfile", "avatarUrl", `updateProfile(ARG){name}`, `viewer{v:avatarUrl}`, "https://x.example/a.png"},
+			{"editPost", "body", `editPost(id:$p ARG){id}`, `post(id:$p){v:body}`, "a body"},
+			{"editPost", "url", `editPost(id:$p ARG){id}`, `post(id:$p){v:url}`, "https://x.example/"},
+		}
+		for _, e := range editors {
+			// write runs the editor with the argument written as lit ("" leaves it out); a
+			// request variable v is sent when send is set.
+			write := func(t *testing.T, lit string, send bool, v any) {
+				t.Helper()
+				if lit != "" {
+					lit = ", " + e.arg + ":" + lit
+				}
+				vars := map[string]any{"p": post}
+				if send {
+					vars["v"] = v
+				}
+				sel := strings.Replace(strings.Replace(e.mutation, "ARG", lit, 1), "()", "", 1)
+				a.do(ann, op("mutation", sel), vars).decode(t, &struct{}{})
+			}
+			// read returns the field; "" when null (a post's body is empty rather than null).
+			read := func(t *testing.T) string {
+				t.Helper()
+				var d map[string]map[string]*string
+				a.do(ann, op("query", e.read), map[string]any{"p": post}).decode(t, &d)
+				for _, f := range d {
+					if f["v"] != nil {
+						return *f["v"]
+					}
+				}
+				return ""
+			}
+			for _, c := range []struct {
+				name string
+				lit  string
+				send bool
+				v    any
+				kept bool
+			}{
+				{"left out", "", false, nil, true},
+				{"variable left out", "$v", false, nil, true},
+				{"null", "null", false, nil, false},
+				{"variable null", "$v", true, nil, false},
+				{`""`, `""`, false, nil, false},
+				{`variable ""`, "$v", true, "", false},
+			} {
+				t.Run(e.name+" "+e.arg+"/"+c.name, func(t *testing.T) {
+					write(t, strconv.Quote(e.value), false, nil)
+					if got := read(t); got != e.value {
+						t.Fatalf("set: %q, want %q", got, e.value)
+					}
+					write(t, c.lit, c.send, c.v)
+					want := ""
+					if c.kept {
+						want = e.value
+					}
+					if got := read(t); got != want {
+						t.Fatalf("after %s: %q, want %q", c.name, got, want)
+					}
+				})
+			}
+		}
+		for _, v := range []string{`null`, `""`} {
+			if r := a.do(ann, `mutation($p:ID!){editPost(id:$p,title:`+v+`){id}}`, map[string]any{"p": post}); r.code() != "BAD_USER_INPUT" {
+				t.Errorf("editPost title %s: %+v, want BAD_USER_INPUT", v, r.Errors)
+			}
 		}
 	})
 }
