@@ -55,6 +55,7 @@ type ComplexityRoot struct {
 	Ban struct {
 		CreatedAt func(childComplexity int) int
 		Group     func(childComplexity int) int
+		ID        func(childComplexity int) int
 		Moderator func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Until     func(childComplexity int) int
@@ -89,6 +90,7 @@ type ComplexityRoot struct {
 		Replies         func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
 		ReplyCount      func(childComplexity int) int
 		ReportCount     func(childComplexity int) int
+		Score           func(childComplexity int) int
 		Upvotes         func(childComplexity int) int
 		ViewerVote      func(childComplexity int) int
 	}
@@ -251,6 +253,7 @@ type ComplexityRoot struct {
 		Downvotes      func(childComplexity int) int
 		EditedAt       func(childComplexity int) int
 		Groups         func(childComplexity int) int
+		HotRank        func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Locked         func(childComplexity int) int
 		PinnedIn       func(childComplexity int) int
@@ -414,14 +417,14 @@ type MutationResolver interface {
 	LogIn(ctx context.Context, name string, password string) (*model.AuthPayload, error)
 	LogOut(ctx context.Context) (bool, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*store.Post, error)
-	DeletePost(ctx context.Context, id string) (bool, error)
+	DeletePost(ctx context.Context, id string) (string, error)
 	ReschedulePost(ctx context.Context, id string, publishAt time.Time) (*store.Post, error)
-	CancelScheduledPost(ctx context.Context, id string) (bool, error)
+	CancelScheduledPost(ctx context.Context, id string) (string, error)
 	VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error)
 	SetPostGroups(ctx context.Context, postID string, add []string, remove []string) (*store.Post, error)
 	CreateComment(ctx context.Context, postID string, parentID *string, body string, idempotencyKey *string) (*store.Comment, error)
 	EditComment(ctx context.Context, id string, body string) (*store.Comment, error)
-	DeleteComment(ctx context.Context, id string) (bool, error)
+	DeleteComment(ctx context.Context, id string) (string, error)
 	VoteComment(ctx context.Context, commentID string, direction model.VoteDirection) (*store.Comment, error)
 	Follow(ctx context.Context, userID string) (*store.User, error)
 	Unfollow(ctx context.Context, userID string) (*store.User, error)
@@ -439,7 +442,7 @@ type MutationResolver interface {
 	LockPost(ctx context.Context, id string, locked bool, reason *string) (*store.Post, error)
 	PinPost(ctx context.Context, id string, group string, pinned bool, reason *string) (*store.Post, error)
 	BanUser(ctx context.Context, userID string, group *string, until *time.Time, reason string) (*store.Ban, error)
-	UnbanUser(ctx context.Context, userID string, group *string) (bool, error)
+	UnbanUser(ctx context.Context, userID string, group *string) (*store.Ban, error)
 	ReportPost(ctx context.Context, id string, reason string) (*store.Report, error)
 	ReportComment(ctx context.Context, id string, reason string) (*store.Report, error)
 	ResolveReport(ctx context.Context, id string) (*store.Report, error)
@@ -566,6 +569,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Ban.Group(childComplexity), true
+	case "Ban.id":
+		if e.ComplexityRoot.Ban.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Ban.ID(childComplexity), true
 	case "Ban.moderator":
 		if e.ComplexityRoot.Ban.Moderator == nil {
 			break
@@ -724,6 +733,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.ReportCount(childComplexity), true
+	case "Comment.score":
+		if e.ComplexityRoot.Comment.Score == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Score(childComplexity), true
 	case "Comment.upvotes":
 		if e.ComplexityRoot.Comment.Upvotes == nil {
 			break
@@ -1634,6 +1649,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Groups(childComplexity), true
+	case "Post.hotRank":
+		if e.ComplexityRoot.Post.HotRank == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.HotRank(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -2538,8 +2559,10 @@ type Post implements Node {
   createdAt: Time!
   upvotes: Int!
   downvotes: Int!
-  "The HOT ranking score."
-  score: Float!
+  "Upvotes − downvotes."
+  score: Int!
+  "The HOT ranking key: publish time in Unix seconds + 432 × (upvotes − downvotes); HOT lists posts by it, highest first."
+  hotRank: Float!
   "The viewer's vote; NONE when anonymous or not voted. The author always sees UP."
   viewerVote: VoteDirection!
   votingClosesAt: Time!
@@ -2581,6 +2604,8 @@ type Comment implements Node {
   depth: Int!
   upvotes: Int!
   downvotes: Int!
+  "Upvotes − downvotes."
+  score: Int!
   viewerVote: VoteDirection!
   "Direct replies, deleted ones with live replies included."
   replyCount: Int!
@@ -2630,12 +2655,18 @@ type GroupConnection {
   totalCount: Int!
 }
 
-"A ban in force: the user's writes in its scope are refused with BANNED."
-type Ban {
+"""
+A user's ban from a group or from the site: while in force, the user's writes in its scope are
+refused with BANNED. Its id names the ban of that user in that scope: banning again replaces the
+ban under the same id, and unbanUser returns it ended. node(id) finds it while in force and for
+24 hours after it ends, for the site admins and, for a group ban, the group's moderators.
+"""
+type Ban implements Node {
+  id: ID!
   user: User!
   "Null for a site ban."
   group: Group
-  "When the ban ends, to the second; null when permanent."
+  "When the ban ends (or ended: when it was lifted), to the second; null when permanent."
   until: Time
   reason: String!
   createdAt: Time!
@@ -2911,17 +2942,19 @@ type Mutation {
   "Ends the session of the token the request carries."
   logOut: Boolean!
   createPost(input: CreatePostInput!): Post!
-  deletePost(id: ID!): Boolean!
+  "Delete a post of the viewer's; returns its id, for a client cache to evict. Deleting it again returns the id too."
+  deletePost(id: ID!): ID!
   "Move a scheduled post of the viewer's to a new publish time (at least one minute and at most 90 days ahead)."
   reschedulePost(id: ID!, publishAt: Time!): Post!
-  "Delete a scheduled post of the viewer's before it is published."
-  cancelScheduledPost(id: ID!): Boolean!
+  "Delete a scheduled post of the viewer's before it is published; returns its id."
+  cancelScheduledPost(id: ID!): ID!
   votePost(postId: ID!, direction: VoteDirection!): Post!
   setPostGroups(postId: ID!, add: [String!], remove: [String!]): Post!
   "agora: idempotencyKey (1–64 characters) makes a retried request return the first comment."
   createComment(postId: ID!, parentId: ID, body: String!, idempotencyKey: String): Comment!
   editComment(id: ID!, body: String!): Comment!
-  deleteComment(id: ID!): Boolean!
+  "Delete a comment of the viewer's; returns its id. One with live replies stays in the thread as a tombstone (deleted: true): refetch it, or its parent's replies, rather than evict it."
+  deleteComment(id: ID!): ID!
   voteComment(commentId: ID!, direction: VoteDirection!): Comment!
   follow(userId: ID!): User!
   unfollow(userId: ID!): User!
@@ -2930,7 +2963,7 @@ type Mutation {
 
   "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT."
   createGroup(name: String!, description: String): Group!
-  "Change a group's description (null clears it). Moderators of the group and admins."
+  "Change a group's description: left out leaves it, null or \"\" clears it (as in every editor). Moderators of the group and admins."
   updateGroup(name: String!, description: String): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
   addModerator(group: String!, userId: ID!): Group!
@@ -2954,8 +2987,8 @@ type Mutation {
   pinPost(id: ID!, group: String!, pinned: Boolean!, reason: String): Post!
   "Ban a user from a group, or from the whole site when group is null (admins only), until a time (null: for good). Banning again replaces the ban."
   banUser(userId: ID!, group: String, until: Time, reason: String!): Ban!
-  "Lift a ban; true when there was one in force."
-  unbanUser(userId: ID!, group: String): Boolean!
+  "Lift a ban and return it, ended now. A ban that ended less than 24 hours ago returns as it ended; otherwise a user not banned there is NOT_FOUND."
+  unbanUser(userId: ID!, group: String): Ban!
 
   "Report a post to its groups' moderators (the site admins for a post in no group). A user may hold 20 open reports (LIMIT_REACHED)."
   reportPost(id: ID!, reason: String!): Report!
@@ -2963,14 +2996,14 @@ type Mutation {
   "Mark a report dealt with. Moderators of its groups and admins."
   resolveReport(id: ID!): Report!
 
-  "Edit a post of the viewer's: the fields given change (url \"\" clears it)."
+  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT)."
   editPost(id: ID!, title: String, body: String, url: String): Post!
   savePost(id: ID!): Post!
   unsavePost(id: ID!): Post!
   "Block a user: their posts leave the viewer's listings and feeds, their comments come collapsed, and they cannot notify the viewer."
   blockUser(userId: ID!): User!
   unblockUser(userId: ID!): User!
-  "Set the viewer's bio and picture; a null argument leaves it, an empty string clears it. avatarUrl must be https."
+  "Set the viewer's bio and picture. As in every editor, an argument left out leaves its field and null or \"\" clears it. avatarUrl must be https."
   updateProfile(bio: String, avatarUrl: String): User!
   "Change the viewer's password: every other session ends."
   changePassword(current: String!, new: String!): Boolean!
@@ -2987,7 +3020,7 @@ events kept ends the stream with RESYNC_REQUIRED (refetch, then subscribe withou
 type Subscription {
   "Any new comment or reply in the post's thread. after: resume after this event cursor."
   commentAdded(postId: ID!, after: String): Comment!
-  "Votes, score, comment count or groups changed. Resuming sends the current post once when anything changed after the cursor."
+  "Votes (and so score and hotRank), comment count or groups changed. Resuming sends the current post once when anything changed after the cursor."
   postChanged(postId: ID!, after: String): Post!
   "New posts, all or in one group. after: resume after this event cursor."
   postPublished(group: String, after: String): Post!
@@ -3016,6 +3049,8 @@ func (ec *executionContext) childFields_AuthPayload(ctx context.Context, field g
 
 func (ec *executionContext) childFields_Ban(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
+	case "id":
+		return ec.fieldContext_Ban_id(ctx, field)
 	case "user":
 		return ec.fieldContext_Ban_user(ctx, field)
 	case "group":
@@ -3080,6 +3115,8 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_upvotes(ctx, field)
 	case "downvotes":
 		return ec.fieldContext_Comment_downvotes(ctx, field)
+	case "score":
+		return ec.fieldContext_Comment_score(ctx, field)
 	case "viewerVote":
 		return ec.fieldContext_Comment_viewerVote(ctx, field)
 	case "replyCount":
@@ -3326,6 +3363,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_downvotes(ctx, field)
 	case "score":
 		return ec.fieldContext_Post_score(ctx, field)
+	case "hotRank":
+		return ec.fieldContext_Post_hotRank(ctx, field)
 	case "viewerVote":
 		return ec.fieldContext_Post_viewerVote(ctx, field)
 	case "votingClosesAt":
@@ -5773,6 +5812,29 @@ func (ec *executionContext) fieldContext_AuthPayload_user(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Ban_id(ctx context.Context, field graphql.CollectedField, obj *store.Ban) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Ban_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Ban_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Ban", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _Ban_user(ctx context.Context, field graphql.CollectedField, obj *store.Ban) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6390,6 +6452,29 @@ func (ec *executionContext) _Comment_downvotes(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Comment_downvotes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Comment_score(ctx context.Context, field graphql.CollectedField, obj *store.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_score(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Score(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Comment_viewerVote(ctx context.Context, field graphql.CollectedField, obj *store.Comment) (ret graphql.Marshaler) {
@@ -7999,8 +8084,8 @@ func (ec *executionContext) _Mutation_deletePost(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().DeletePost(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8013,7 +8098,7 @@ func (ec *executionContext) fieldContext_Mutation_deletePost(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {
@@ -8087,8 +8172,8 @@ func (ec *executionContext) _Mutation_cancelScheduledPost(ctx context.Context, f
 			return ec.Resolvers.Mutation().CancelScheduledPost(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8101,7 +8186,7 @@ func (ec *executionContext) fieldContext_Mutation_cancelScheduledPost(ctx contex
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {
@@ -8307,8 +8392,8 @@ func (ec *executionContext) _Mutation_deleteComment(ctx context.Context, field g
 			return ec.Resolvers.Mutation().DeleteComment(ctx, fc.Args["id"].(string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -8321,7 +8406,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteComment(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {
@@ -9099,8 +9184,8 @@ func (ec *executionContext) _Mutation_unbanUser(ctx context.Context, field graph
 			return ec.Resolvers.Mutation().UnbanUser(ctx, fc.Args["userId"].(string), fc.Args["group"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Ban) graphql.Marshaler {
+			return ec.marshalNBan2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐBan(ctx, selections, v)
 		},
 		true,
 		true,
@@ -9113,7 +9198,7 @@ func (ec *executionContext) fieldContext_Mutation_unbanUser(ctx context.Context,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return ec.childFields_Ban(ctx, field)
 		},
 	}
 	defer func() {
@@ -10249,7 +10334,30 @@ func (ec *executionContext) _Post_score(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Post_score(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Score, nil
+			return obj.Score(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Post_hotRank(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_hotRank(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HotRank, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
@@ -10259,7 +10367,7 @@ func (ec *executionContext) _Post_score(ctx context.Context, field graphql.Colle
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Post_score(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Post_hotRank(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
@@ -14336,6 +14444,11 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Comment(ctx, sel, obj)
+	case *store.Ban:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Ban(ctx, sel, obj)
 	default:
 		if typedObj, ok := obj.(graphql.Marshaler); ok {
 			return typedObj
@@ -14392,7 +14505,7 @@ func (ec *executionContext) _AuthPayload(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var banImplementors = []string{"Ban"}
+var banImplementors = []string{"Ban", "Node"}
 
 func (ec *executionContext) _Ban(ctx context.Context, sel ast.SelectionSet, obj *store.Ban) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, banImplementors)
@@ -14404,6 +14517,11 @@ func (ec *executionContext) _Ban(ctx context.Context, sel ast.SelectionSet, obj 
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Ban")
+		case "id":
+			out.Values[i] = ec._Ban_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "user":
 			field := field
 
@@ -14813,6 +14931,11 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "downvotes":
 			out.Values[i] = ec._Comment_downvotes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "score":
+			out.Values[i] = ec._Comment_score(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -16653,6 +16776,11 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "score":
 			out.Values[i] = ec._Post_score(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hotRank":
+			out.Values[i] = ec._Post_hotRank(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -55,13 +55,14 @@ func TestFirstSession(t *testing.T) {
 		var voted struct {
 			VotePost struct {
 				Upvotes, Downvotes int
-				Score              float64
+				Score              int
+				HotRank            float64
 				ViewerVote         string
 			}
 		}
-		a.do(bob, `mutation($id: ID!) { votePost(postId: $id, direction: UP) { upvotes downvotes score viewerVote } }`,
+		a.do(bob, `mutation($id: ID!) { votePost(postId: $id, direction: UP) { upvotes downvotes score hotRank viewerVote } }`,
 			map[string]any{"id": p.ID}).decode(t, &voted)
-		if v := voted.VotePost; v.Upvotes != 1 || v.ViewerVote != "UP" || v.Score != float64(p.CreatedAt.Unix()+432) {
+		if v := voted.VotePost; v.Upvotes != 1 || v.ViewerVote != "UP" || v.Score != 1 || v.HotRank != float64(p.CreatedAt.Unix()+432) {
 			t.Fatalf("voted %+v", v)
 		}
 		var list struct {

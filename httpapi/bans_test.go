@@ -12,7 +12,7 @@ import (
 )
 
 const banQuery = `mutation($u:ID!,$g:String,$until:Time,$r:String!){banUser(userId:$u,group:$g,until:$until,reason:$r){
-	user{name} group{name} until reason createdAt moderator{name}}}`
+	id user{name} group{name} until reason createdAt moderator{name}}}`
 
 const groupBansQuery = `query($g:String!,$first:Int,$after:String){group(name:$g){bans(first:$first,after:$after){
 	totalCount pageInfo{hasNextPage endCursor} edges{cursor node{user{name} group{name} until reason moderator{name}}}}}}`
@@ -61,7 +61,7 @@ func newBanTest(t *testing.T, b storetest.Backend) *banTest {
 		return a.do(token, banQuery, map[string]any{"u": user, "g": group, "until": until, "r": reason})
 	}
 	bt.unban = func(token, user string, group any) response {
-		return a.do(token, `mutation($u:ID!,$g:String){unbanUser(userId:$u,group:$g)}`, map[string]any{"u": user, "g": group})
+		return a.do(token, `mutation($u:ID!,$g:String){unbanUser(userId:$u,group:$g){id until reason}}`, map[string]any{"u": user, "g": group})
 	}
 	bt.vote = func(token, post string) response {
 		return a.do(token, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`, map[string]any{"p": post})
@@ -177,14 +177,16 @@ func TestAPIBanFromAGroup(t *testing.T) {
 			t.Fatalf("ban into the past: %s", r.code())
 		}
 
-		var u struct{ UnbanUser bool }
-		bt.unban(bt.mia, bt.benID, "go").decode(t, &u)
-		if !u.UnbanUser {
-			t.Fatal("unban: false")
+		var u, again struct {
+			UnbanUser struct{ ID, Until, Reason string }
 		}
 		bt.unban(bt.mia, bt.benID, "go").decode(t, &u)
-		if u.UnbanUser {
-			t.Fatal("unban again: true")
+		if u.UnbanUser.ID != "ban:g:go:ben" || u.UnbanUser.Until == "" {
+			t.Fatalf("unban: %+v, want the ended ban", u.UnbanUser)
+		}
+		bt.unban(bt.mia, bt.benID, "go").decode(t, &again)
+		if again != u {
+			t.Fatalf("unban again: %+v, want %+v", again.UnbanUser, u.UnbanUser)
 		}
 		if r := bt.vote(bt.ben, bt.inGo); len(r.Errors) > 0 {
 			t.Fatalf("after the unban: %+v", r.Errors)
@@ -218,10 +220,10 @@ func TestAPISiteBan(t *testing.T) {
 		if me.Viewer.Name != "ben" {
 			t.Fatalf("viewer %+v", me)
 		}
-		var u struct{ UnbanUser bool }
+		var u struct{ UnbanUser struct{ ID, Reason string } }
 		bt.unban(bt.root, bt.benID, nil).decode(t, &u)
-		if !u.UnbanUser {
-			t.Fatal("unban: false")
+		if u.UnbanUser.ID != "ban:site:ben" || u.UnbanUser.Reason != "spam" {
+			t.Fatalf("unban: %+v, want the ended site ban", u.UnbanUser)
 		}
 		if r := bt.createPostIn(bt.ben, ""); len(r.Errors) > 0 {
 			t.Fatalf("after the unban: %+v", r.Errors)

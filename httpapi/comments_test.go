@@ -156,10 +156,10 @@ func TestCommentThreadAPI(t *testing.T) {
 		if vd.VoteComment.Downvotes != 1 || vd.VoteComment.ViewerVote != "DOWN" {
 			t.Errorf("voted: %+v", vd.VoteComment)
 		}
-		var del struct{ DeleteComment bool }
+		var del struct{ DeleteComment string }
 		a.do(bob, `mutation($id:ID!){deleteComment(id:$id)}`, map[string]any{"id": top.ID}).decode(t, &del)
-		if !del.DeleteComment {
-			t.Error("deleteComment returned false")
+		if del.DeleteComment != top.ID {
+			t.Errorf("deleteComment returned %q, want %q", del.DeleteComment, top.ID)
 		}
 		a.do("", `query($id:ID!,$m:ID!){comment(id:$id){...C} node(id:$id){id ... on Comment{body}}
 		  missing: comment(id:$m){...C} noNode: node(id:$m){id}}`+commentFields,
@@ -246,7 +246,7 @@ func TestCommentErrorsAPI(t *testing.T) {
 		post := a.createPost(alice, "Errors")
 		top := a.comment(alice, post, "", "top")
 		reply := a.comment(bob, post, top.ID, "reply")
-		var gone struct{ DeletePost bool }
+		var gone struct{ DeletePost string }
 		deleted := a.createPost(alice, "gone")
 		a.do(alice, `mutation($id:ID!){deletePost(id:$id)}`, map[string]any{"id": deleted}).decode(t, &gone)
 

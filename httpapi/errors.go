@@ -24,29 +24,33 @@ const (
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	CodeForbidden       = "FORBIDDEN"
 	CodeNotFound        = "NOT_FOUND"
-	CodeConflict        = "CONFLICT"
-	CodeVotingClosed    = "VOTING_CLOSED"
-	CodeRateLimited     = "RATE_LIMITED"
-	CodeResyncRequired  = "RESYNC_REQUIRED"
-	CodeLimitReached    = "LIMIT_REACHED"
-	CodeBanned          = "BANNED"
-	CodeLocked          = "LOCKED"
-	CodeInternal        = "INTERNAL_SERVER_ERROR"
+	CodeConflict        = "CONFLICT" // a name that is taken: do not retry
+	// CodeConcurrentChange is a write that met concurrent changes on every try: nothing was
+	// done; retry it.
+	CodeConcurrentChange = "CONCURRENT_CHANGE"
+	CodeVotingClosed     = "VOTING_CLOSED"
+	CodeRateLimited      = "RATE_LIMITED"
+	CodeResyncRequired   = "RESYNC_REQUIRED"
+	CodeLimitReached     = "LIMIT_REACHED"
+	CodeBanned           = "BANNED"
+	CodeLocked           = "LOCKED"
+	CodeInternal         = "INTERNAL_SERVER_ERROR"
 )
 
 var kindCodes = map[store.Kind]string{
-	store.KindInvalid:         CodeBadUserInput,
-	store.KindUnauthenticated: CodeUnauthenticated,
-	store.KindForbidden:       CodeForbidden,
-	store.KindNotFound:        CodeNotFound,
-	store.KindConflict:        CodeConflict,
-	store.KindVotingClosed:    CodeVotingClosed,
-	store.KindRateLimited:     CodeRateLimited,
-	store.KindResync:          CodeResyncRequired,
-	store.KindUnavailable:     CodeUnavailable,
-	store.KindLimitReached:    CodeLimitReached,
-	store.KindBanned:          CodeBanned,
-	store.KindLocked:          CodeLocked,
+	store.KindInvalid:          CodeBadUserInput,
+	store.KindUnauthenticated:  CodeUnauthenticated,
+	store.KindForbidden:        CodeForbidden,
+	store.KindNotFound:         CodeNotFound,
+	store.KindConflict:         CodeConflict,
+	store.KindVotingClosed:     CodeVotingClosed,
+	store.KindRateLimited:      CodeRateLimited,
+	store.KindResync:           CodeResyncRequired,
+	store.KindUnavailable:      CodeUnavailable,
+	store.KindLimitReached:     CodeLimitReached,
+	store.KindBanned:           CodeBanned,
+	store.KindLocked:           CodeLocked,
+	store.KindConcurrentChange: CodeConcurrentChange,
 }
 
 // logFailure logs err, met while serving ctx, at ERROR, unless the client went away: a cancelled

@@ -39,6 +39,27 @@ func TestPresentUnavailable(t *testing.T) {
 	}
 }
 
+// TestPresentConflicts checks that a name that is taken (final) and a write that met concurrent
+// changes (retryable) carry different codes.
+func TestPresentConflicts(t *testing.T) {
+	present := presentError(slog.New(slog.DiscardHandler))
+	for _, c := range []struct {
+		name string
+		kind store.Kind
+		code string
+	}{
+		{"name taken", store.KindConflict, CodeConflict},
+		{"concurrent change", store.KindConcurrentChange, "CONCURRENT_CHANGE"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := present(context.Background(), &store.Error{Kind: c.kind, Msg: c.name})
+			if got.Extensions["code"] != c.code {
+				t.Fatalf("code %v, want %s", got.Extensions["code"], c.code)
+			}
+		})
+	}
+}
+
 // levelOf is a slog.Handler that remembers the level of the last record.
 type levelOf struct{ level *slog.Level }
 

@@ -468,9 +468,9 @@ func TestAPIUpdateProfile(t *testing.T) {
 			{"bio only", map[string]any{"b": longBio}, str(longBio), str(pic)},
 			{"again", map[string]any{"b": longBio}, str(longBio), str(pic)},
 			{"avatar only", map[string]any{"u": "https://x.example/a"}, str(longBio), str("https://x.example/a")},
-			{"nulls leave", map[string]any{"b": nil, "u": nil}, str(longBio), str("https://x.example/a")},
-			{"clear bio", map[string]any{"b": ""}, nil, str("https://x.example/a")},
-			{"clear avatar", map[string]any{"u": ""}, nil, nil},
+			{"left out leaves", map[string]any{}, str(longBio), str("https://x.example/a")},
+			{"null clears bio", map[string]any{"b": nil}, nil, str("https://x.example/a")},
+			{"empty clears avatar", map[string]any{"u": ""}, nil, nil},
 		}
 		for _, st := range steps {
 			var d struct{ UpdateProfile profile }

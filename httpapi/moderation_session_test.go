@@ -182,10 +182,10 @@ func TestModerationSession(t *testing.T) {
 		if got, n := titles(dan); len(got) != 3 || n != 3 {
 			t.Fatalf("after the restore dan sees %v (%d posts)", got, n)
 		}
-		var lifted struct{ UnbanUser bool }
-		ok(root, `mutation($u:ID!){unbanUser(userId:$u,group:"meta")}`, map[string]any{"u": benID}, &lifted)
-		if !lifted.UnbanUser {
-			t.Fatal("unbanUser: no ban was in force")
+		var lifted struct{ UnbanUser struct{ ID, Until string } }
+		ok(root, `mutation($u:ID!){unbanUser(userId:$u,group:"meta"){id until}}`, map[string]any{"u": benID}, &lifted)
+		if lifted.UnbanUser.ID != "ban:g:meta:ben" || lifted.UnbanUser.Until == "" {
+			t.Fatalf("unbanUser: %+v, want the ended ban", lifted.UnbanUser)
 		}
 		a.createPost(ben, "Back", "meta")
 

@@ -262,11 +262,11 @@ func diffDocs(w *diffWorld) []diffDoc {
 	cur := func(list string, i int) string { return w.cursors[list][i%len(w.cursors[list])] }
 	const postFields = `__typename id title body url author { __typename id name createdAt karma rank followerCount
 		followingCount viewerFollows followsViewer isAdmin bio avatarUrl viewerBlocks } createdAt upvotes downvotes
-		score viewerVote votingClosesAt commentCount comments { __typename totalCount pageInfo { __typename hasNextPage
+		score hotRank viewerVote votingClosesAt commentCount comments { __typename totalCount pageInfo { __typename hasNextPage
 		hasPreviousPage startCursor endCursor } edges { __typename cursor node { __typename id } } nodes { id } }
 		publishAt editedAt removed locked viewerSaved`
 	const commentFields = `__typename id post { id title } parent { id body } author { id name viewerBlocks } body
-		deleted createdAt editedAt depth upvotes downvotes viewerVote replyCount replies { totalCount nodes { id body }
+		deleted createdAt editedAt depth upvotes downvotes score viewerVote replyCount replies { totalCount nodes { id body }
 		pageInfo { hasNextPage endCursor } } removed blockedByViewer`
 	const userFields = `__typename id name createdAt karma rank followerCount followingCount viewerFollows
 		followsViewer isAdmin bio avatarUrl viewerBlocks`
@@ -387,7 +387,7 @@ func diffDocs(w *diffWorld) []diffDoc {
 			comments(first: $f, sort: $s) { nodes { id } } } }`,
 			vars: p(main, map[string]any{"p": w.main, "f": nil}, map[string]any{"p": w.main, "f": 1, "s": "TOP"})},
 		{name: "Query.posts by sort and group", query: `query($g: String) {
-			hot: posts { totalCount nodes { id score } } new: posts(sort: NEW) { nodes { id createdAt } }
+			hot: posts { totalCount nodes { id score hotRank } } new: posts(sort: NEW) { nodes { id createdAt } }
 			top: posts(sort: TOP, first: 3) { edges { cursor node { id upvotes downvotes } } pageInfo { hasNextPage endCursor } }
 			go: posts(group: "go") { nodes { id title } } news: posts(group: "news", sort: NEW, first: 2) { nodes { id } }
 			none: posts(group: "nonexistent") { totalCount nodes { id } pageInfo { hasNextPage startCursor } }
@@ -670,12 +670,12 @@ func genSchema() map[string][]genField {
 	return map[string][]genField{
 		"Query": {{"post", postIDArg, "Post"}, {"comment", commentIDArg, "Comment"}, {"user", nameArg, "User"},
 			{"viewer", noArgs, "User"}, {"posts", postListArgs, "PostConnection"}, {"group", groupNameArg, "Group"}},
-		"Post": append(leaves("id", "title", "body", "url", "createdAt", "upvotes", "downvotes", "score", "viewerVote",
-			"votingClosesAt", "commentCount", "publishAt", "editedAt", "removed", "locked", "viewerSaved"),
+		"Post": append(leaves("id", "title", "body", "url", "createdAt", "upvotes", "downvotes", "score", "hotRank",
+			"viewerVote", "votingClosesAt", "commentCount", "publishAt", "editedAt", "removed", "locked", "viewerSaved"),
 			genField{"author", noArgs, "User"}, genField{"comments", commentListArgs, "CommentConnection"},
 			genField{"groups", noArgs, "Group"}),
 		"Comment": append(leaves("id", "body", "deleted", "createdAt", "editedAt", "depth", "upvotes", "downvotes",
-			"viewerVote", "replyCount", "removed", "blockedByViewer"),
+			"score", "viewerVote", "replyCount", "removed", "blockedByViewer"),
 			genField{"post", noArgs, "Post"}, genField{"parent", noArgs, "Comment"}, genField{"author", noArgs, "User"},
 			genField{"replies", commentListArgs, "CommentConnection"}),
 		"User": leaves("id", "name", "createdAt", "karma", "rank", "followerCount", "followingCount", "viewerFollows",

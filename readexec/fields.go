@@ -46,6 +46,7 @@ const (
 	postUpvotes
 	postDownvotes
 	postScore
+	postHotRank
 	postViewerVote
 	postVotingClosesAt
 	postCommentCount
@@ -68,6 +69,7 @@ const (
 	commentDepth
 	commentUpvotes
 	commentDownvotes
+	commentScore
 	commentViewerVote
 	commentReplyCount
 	commentReplies
@@ -163,6 +165,7 @@ var types = [typeCount]typeInfo{
 		"upvotes":        {id: postUpvotes},
 		"downvotes":      {id: postDownvotes},
 		"score":          {id: postScore},
+		"hotRank":        {id: postHotRank},
 		"viewerVote":     {id: postViewerVote, resolver: true},
 		"votingClosesAt": {id: postVotingClosesAt},
 		"commentCount":   {id: postCommentCount},
@@ -186,6 +189,7 @@ var types = [typeCount]typeInfo{
 		"depth":           {id: commentDepth},
 		"upvotes":         {id: commentUpvotes},
 		"downvotes":       {id: commentDownvotes},
+		"score":           {id: commentScore},
 		"viewerVote":      {id: commentViewerVote, resolver: true},
 		"replyCount":      {id: commentReplyCount},
 		"replies":         {id: commentReplies, child: typeCommentConnection, resolver: true, args: argsCommentList},

@@ -208,7 +208,9 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postDownvotes:
 		r.int(p.Downvotes)
 	case postScore:
-		return r.float(f, p.Score)
+		r.int(p.Score())
+	case postHotRank:
+		return r.float(f, p.HotRank)
 	case postViewerVote:
 		v, err := r.post.ViewerVote(r.at(f).ctx, p)
 		return r.enum(f, string(v), err)
@@ -270,6 +272,8 @@ func (r *run) commentField(f *field, c *store.Comment) bool {
 		r.int(c.Upvotes)
 	case commentDownvotes:
 		r.int(c.Downvotes)
+	case commentScore:
+		r.int(c.Score())
 	case commentViewerVote:
 		v, err := r.comment.ViewerVote(r.at(f).ctx, c)
 		return r.enum(f, string(v), err)

@@ -30,21 +30,21 @@ func banUser(ctx context.Context, st *store.Store, userID string, group *string,
 }
 
 // unbanUser answers Mutation.unbanUser.
-func unbanUser(ctx context.Context, st *store.Store, userID string, group *string) (bool, error) {
+func unbanUser(ctx context.Context, st *store.Store, userID string, group *string) (*store.Ban, error) {
 	viewer, err := requireViewer(ctx)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	uid, err := store.ParseUserID(userID)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	lifted, err := st.UnbanUser(ctx, viewer, uid, deref(group))
+	b, err := st.UnbanUser(ctx, viewer, uid, deref(group))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	wrote(ctx)
-	return lifted, nil
+	return b, nil
 }
 
 // groupBans answers Group.bans: the bans in force, for the group's moderators and the admins.

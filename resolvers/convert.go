@@ -57,6 +57,36 @@ func window(first *int, after *string, last *int, before *string, firstGiven boo
 	return w, nil
 }
 
+// edited returns what an editor's optional String argument name (its value v) asks of its field,
+// by the one rule of every editor (editPost, updateGroup, updateProfile): an argument left out
+// leaves the field (nil); null or "" clears it (""); any other string sets it.
+func edited(ctx context.Context, name string, v *string) *string {
+	if v != nil || !argPresent(ctx, name) {
+		return v
+	}
+	clear := ""
+	return &clear
+}
+
+// argPresent reports whether the field being resolved was given its argument name, null
+// included: written in the document, or a variable that the request provides or that has a
+// default. A variable the request leaves out leaves the argument out.
+func argPresent(ctx context.Context, name string) bool {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Field.Field == nil {
+		return false
+	}
+	a := fc.Field.Arguments.ForName(name)
+	if a == nil || a.Value == nil {
+		return false
+	}
+	if a.Value.Kind == ast.Variable {
+		_, ok := graphql.GetOperationContext(ctx).Variables[a.Value.Raw]
+		return ok
+	}
+	return true
+}
+
 // argGiven reports whether a field's argument is set by the query, to a value or to a variable
 // that has one (from the request or the variable's default), rather than left to the schema's
 // default or set to null.

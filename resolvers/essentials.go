@@ -14,7 +14,9 @@ func editPost(ctx context.Context, st *store.Store, id string, title, body, url 
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.EditPost(ctx, uid, id, store.PostEdit{Title: title, Body: body, URL: url})
+	p, err := st.EditPost(ctx, uid, id, store.PostEdit{
+		Title: edited(ctx, "title", title), Body: edited(ctx, "body", body), URL: edited(ctx, "url", url),
+	})
 	wrote(ctx)
 	return p, err
 }
@@ -50,7 +52,7 @@ func updateProfile(ctx context.Context, st *store.Store, bio, avatarURL *string)
 	if err != nil {
 		return nil, err
 	}
-	u, err := st.UpdateProfile(ctx, uid, store.ProfileEdit{Bio: bio, AvatarURL: avatarURL})
+	u, err := st.UpdateProfile(ctx, uid, store.ProfileEdit{Bio: edited(ctx, "bio", bio), AvatarURL: edited(ctx, "avatarUrl", avatarURL)})
 	wrote(ctx)
 	return u, err
 }

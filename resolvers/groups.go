@@ -37,7 +37,7 @@ func updateGroup(ctx context.Context, s *store.Store, name string, description *
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.UpdateGroup(ctx, uid, name, description)
+	g, err := s.UpdateGroup(ctx, uid, name, edited(ctx, "description", description))
 	return groupWrite(ctx, g, err)
 }
 

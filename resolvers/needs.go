@@ -160,8 +160,9 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 // commentFields maps the Comment fields that show stored data to the stored fields they read.
 var commentFields = map[string]store.CommentFields{
 	"body": store.CommentBody, "editedAt": store.CommentEdited, "depth": store.CommentDepth,
-	"upvotes": store.CommentUp, "downvotes": store.CommentDown, "replyCount": store.CommentReplies,
-	"parent": store.CommentParent,
+	"upvotes": store.CommentUp, "downvotes": store.CommentDown, "score": store.CommentUp | store.CommentDown,
+	"replyCount": store.CommentReplies,
+	"parent":     store.CommentParent,
 }
 
 // list adds to n the page a connection field below an object reads: its arguments and what it

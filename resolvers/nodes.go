@@ -50,6 +50,10 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 		if r, err := loadReport(ctx, id); r != nil || err != nil {
 			return r, err
 		}
+	case store.TypeBan:
+		if b, err := l.Ban(ctx, viewerFrom(ctx), id); b != nil || err != nil {
+			return b, err
+		}
 	}
 	return nil, nil // never a typed nil: GraphQL must see null
 }

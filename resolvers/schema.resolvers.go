@@ -159,14 +159,17 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	return p, err
 }
 
-func (r *mutationResolver) DeletePost(ctx context.Context, id string) (bool, error) {
+func (r *mutationResolver) DeletePost(ctx context.Context, id string) (string, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	err = r.Store.DeletePost(ctx, uid, id)
 	wrote(ctx)
-	return err == nil, err
+	if err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
 func (r *mutationResolver) ReschedulePost(ctx context.Context, id string, publishAt time.Time) (*store.Post, error) {
@@ -179,14 +182,17 @@ func (r *mutationResolver) ReschedulePost(ctx context.Context, id string, publis
 	return p, err
 }
 
-func (r *mutationResolver) CancelScheduledPost(ctx context.Context, id string) (bool, error) {
+func (r *mutationResolver) CancelScheduledPost(ctx context.Context, id string) (string, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	err = r.Store.CancelScheduledPost(ctx, uid, id)
 	wrote(ctx)
-	return err == nil, err
+	if err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
 func (r *mutationResolver) VotePost(ctx context.Context, postID string, direction model.VoteDirection) (*store.Post, error) {
@@ -231,14 +237,17 @@ func (r *mutationResolver) EditComment(ctx context.Context, id string, body stri
 	return c, err
 }
 
-func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (bool, error) {
+func (r *mutationResolver) DeleteComment(ctx context.Context, id string) (string, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	err = r.Store.DeleteComment(ctx, uid, id)
 	wrote(ctx)
-	return err == nil, err
+	if err != nil {
+		return "", err
+	}
+	return id, nil
 }
 
 func (r *mutationResolver) VoteComment(ctx context.Context, commentID string, direction model.VoteDirection) (*store.Comment, error) {
@@ -341,7 +350,7 @@ func (r *mutationResolver) BanUser(ctx context.Context, userID string, group *st
 	return banUser(ctx, r.Store, userID, group, until, reason)
 }
 
-func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *string) (bool, error) {
+func (r *mutationResolver) UnbanUser(ctx context.Context, userID string, group *string) (*store.Ban, error) {
 	return unbanUser(ctx, r.Store, userID, group)
 }
 

@@ -61,7 +61,7 @@ const banKeep = 24 * time.Hour
 type banRecord struct {
 	Ver    int64  `json:"v,string"`
 	By     string `json:"by"`
-	At     int64  `json:"at,string"` // when it was set, or lifted (Unix ms)
+	At     int64  `json:"at,string"` // when it was set (Unix ms); a lifted ban keeps it
 	Reason string `json:"r,omitempty"`
 	Off    bool   `json:"off,omitempty"` // lifted by unbanUser
 	Nonce  string `json:"n,omitempty"`   // the call that wrote it (see ban.lua)
@@ -178,29 +178,67 @@ func (s *Store) BanUser(ctx context.Context, actor, user UserKey, group string, 
 	return banFrom(scope, user, step.score, step.rec), nil
 }
 
-// UnbanUser lifts the ban of user from group ("" for the site ban, admins only), as actor. It
-// reports whether a ban was in force.
-func (s *Store) UnbanUser(ctx context.Context, actor, user UserKey, group string) (bool, error) {
+// UnbanUser lifts the ban of user from group ("" for the site ban, admins only), as actor, and
+// returns the ended ban: its reason, moderator and start as they were, ending now. A ban that had
+// already ended (lifted before, or run out) and whose record is kept is returned as it ended, so
+// that a repeated call answers as the first did; with no record at all it is KindNotFound.
+func (s *Store) UnbanUser(ctx context.Context, actor, user UserKey, group string) (*Ban, error) {
 	scope, err := s.banScope(actor, group)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := s.checkBanTarget(ctx, actor, user); err != nil {
-		return false, err
+		return nil, err
 	}
 	n, err := s.allowWrite(ctx, string(actor), banItem(scope, user), banWriteScope(scope))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	step, err := s.banStep(ctx, "unban", scope, actor, user, s.now(), 0, "")
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := s.applyBan(ctx, scope, string(user), step); err != nil {
-		return false, err
+		return nil, err
 	}
 	s.settled(ctx, n)
-	return step.rec != nil, nil
+	if step.rec == nil {
+		where := "group " + scope
+		if scope == siteScope {
+			where = "the site"
+		}
+		return nil, notFoundf("%s has no ban from %s", user, where)
+	}
+	return banFrom(scope, user, step.score, step.rec), nil
+}
+
+// banID is the global id of user's ban in scope: "ban:site:<user>" or "ban:g:<group>:<user>".
+// It names the ban of that user in that scope, whichever record holds it: banning again replaces
+// the ban under the same id, and lifting it leaves the ended ban there while its record is kept.
+func banID(scope string, user UserKey) string {
+	if scope == siteScope {
+		return TypeBan + ":site:" + string(user)
+	}
+	return TypeBan + ":g:" + scope + ":" + string(user)
+}
+
+// splitBanKey splits the key of a ban id (after "ban:") into its scope and user.
+func splitBanKey(key string) (scope string, user UserKey, ok bool) {
+	kind, rest, _ := strings.Cut(key, ":")
+	switch kind {
+	case "site":
+		scope, user = siteScope, UserKey(rest)
+	case "g":
+		var u string
+		scope, u, _ = strings.Cut(rest, ":")
+		if !validGroupName(scope) {
+			return "", "", false
+		}
+		user = UserKey(u)
+	default:
+		return "", "", false
+	}
+	return scope, user, validUserName(string(user))
 }
 
 // banItem is the repair item of user's ban in scope.
@@ -219,7 +257,7 @@ func banWriteScope(scope string) writeScope {
 // moderation outbox.
 type banReply struct {
 	score  int64
-	rec    *banRecord // nil: an unban that found no ban in force
+	rec    *banRecord // nil: an unban that found no record of a ban
 	outbox map[string]string
 }
 
@@ -280,7 +318,7 @@ func untilOf(score int64) *time.Time {
 
 // banFrom is the Ban a record of user in scope describes.
 func banFrom(scope string, user UserKey, score int64, rec *banRecord) *Ban {
-	b := &Ban{User: user, Until: untilOf(score), Reason: rec.Reason, CreatedAt: fromMillis(rec.At), Moderator: UserKey(rec.By)}
+	b := &Ban{ID: banID(scope, user), User: user, Until: untilOf(score), Reason: rec.Reason, CreatedAt: fromMillis(rec.At), Moderator: UserKey(rec.By)}
 	if scope != siteScope {
 		b.Group = scope
 	}
@@ -488,6 +526,47 @@ func (l *Loader) GroupBans(ctx context.Context, viewer UserKey, group string, w 
 		p.Cursors = append(p.Cursors, all[i])
 	}
 	return p, nil
+}
+
+// Ban loads the ban a global id names (see banID), in force or ended less than banKeep ago, for
+// viewer: a site ban for the site admins, a group ban for them and the group's moderators. For
+// anyone else, and when there is no such ban, it is nil. One round trip.
+func (l *Loader) Ban(ctx context.Context, viewer UserKey, id string) (*Ban, error) {
+	key, err := parseTypedID(id, TypeBan)
+	if err != nil {
+		return nil, err
+	}
+	scope, user, _ := splitBanKey(key)
+	admin := l.s.IsAdmin(viewer)
+	if viewer == "" || (!admin && scope == siteScope) {
+		return nil, nil
+	}
+	if l.revs != nil {
+		l.revs.timeDependent()
+	}
+	keys := l.s.banKeys(scope)
+	reads := []read{zscoreRead(keys[0], string(user)), hashFieldRead(keys[1], string(user))}
+	if !admin {
+		reads = append(reads, zscoreRead(l.s.k.groupMods(scope), string(viewer)))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	for _, c := range calls {
+		if errors.Is(c.cmd.Err(), redis.Nil) {
+			return nil, nil // no record, or a viewer who does not moderate the group
+		}
+	}
+	end := int64(calls[0].cmd.(*redis.FloatCmd).Val())
+	if end <= l.s.now().Add(-banKeep).UnixMilli() {
+		return nil, nil // ended too long ago: the next ban of the scope drops it
+	}
+	rec, err := parseBanRecord(calls[1].cmd.(*redis.StringCmd).Val())
+	if err != nil {
+		return nil, err
+	}
+	return banFrom(scope, user, end, rec), nil
 }
 
 // bansPageRead reads the page sp of a scope's bans in force at now: the page script, with the

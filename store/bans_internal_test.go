@@ -32,7 +32,7 @@ func TestBanScriptRepeat(t *testing.T) {
 		arr, _ := v.([]any)
 		return arr
 	}
-	// The reply: {changed, outbox, score, record}; {0, outbox} for an unban of no ban in force.
+	// The reply: {changed, outbox, score, record}; {0, outbox} for an unban that finds no record.
 	first := run("ban", "n1", "spam")
 	if again := run("ban", "n1", "other"); again[0] != int64(0) || again[2] != first[2] || again[3] != first[3] {
 		t.Fatalf("a repeat changed the record: %v, then %v", first, again)
@@ -41,8 +41,11 @@ func TestBanScriptRepeat(t *testing.T) {
 	if again := run("unban", "n2", ""); len(again) != 4 || again[0] != int64(0) || again[3] != lifted[3] {
 		t.Fatalf("a repeated unban answered %v, want %v", again, lifted)
 	}
-	if again := run("unban", "n3", ""); len(again) != 2 || again[0] != int64(0) {
-		t.Fatalf("a second unban found a ban in force: %v", again)
+	if again := run("unban", "n3", ""); len(again) != 4 || again[0] != int64(0) || again[3] != lifted[3] {
+		t.Fatalf("a second unban answered %v, want the ended ban unchanged %v", again, lifted)
+	}
+	if none, _ := s.run(ctx, "ban", s.banKeys("ops"), "unban", "ben", "root", "1", ms, "n4", ms-banKeep.Milliseconds(), 0, "", "ops"); len(none.([]any)) != 2 {
+		t.Fatalf("an unban with no record answered %v, want {0, outbox}", none)
 	}
 	// One entry per action in the outbox, the repeats' none.
 	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 2 {

@@ -237,8 +237,8 @@ func TestSiteBan(t *testing.T) {
 		if _, err := s.BanUser(ctx, "mia", "amy", "go", nil, "x"); !store.IsKind(err, store.KindBanned) {
 			t.Fatalf("a banned moderator bans: %v", err)
 		}
-		if lifted, err := s.UnbanUser(ctx, "root", "ben", ""); err != nil || !lifted {
-			t.Fatalf("unban: %v %v", lifted, err)
+		if ended, err := s.UnbanUser(ctx, "root", "ben", ""); err != nil || ended.Group != "" || ended.User != "ben" {
+			t.Fatalf("unban: %+v %v", ended, err)
 		}
 		if _, err := s.CreatePost(ctx, "ben", store.NewPost{Title: "back"}); err != nil {
 			t.Fatalf("post after the unban: %v", err)
@@ -271,8 +271,8 @@ func TestBanEndsAtItsSecond(t *testing.T) {
 		if page := w.bans("mia", "go", store.Window{First: 10}); len(page.Items) != 0 || page.Total != 0 || page.HasPrev {
 			t.Fatalf("bans in force at the end: %+v", page)
 		}
-		if lifted, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go"); err != nil || lifted {
-			t.Fatalf("unban an ended ban: %v %v", lifted, err)
+		if ended, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go"); err != nil || ended.Until == nil || ended.Until.After(w.clk.Now()) {
+			t.Fatalf("unban an ended ban: %+v %v; want it as it ended", ended, err)
 		}
 	})
 }
@@ -364,11 +364,13 @@ func TestBanReplacedAndLifted(t *testing.T) {
 		_, err = w.s.VotePost(w.ctx, "ben", p.ID, 1)
 		wantBanned(t, "shortened", err, third)
 
-		if lifted, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go"); err != nil || !lifted {
-			t.Fatalf("unban: %v %v", lifted, err)
+		ended, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go")
+		if err != nil || ended.Reason != "less" || ended.Moderator != "mia" || ended.Until == nil || !ended.Until.Equal(w.clk.Now()) {
+			t.Fatalf("unban: %+v %v; want the ban, ended now", ended, err)
 		}
-		if lifted, err := w.s.UnbanUser(w.ctx, "mia", "ben", "GO"); err != nil || lifted {
-			t.Fatalf("unban again: %v %v", lifted, err)
+		if again, err := w.s.UnbanUser(w.ctx, "mia", "ben", "GO"); err != nil || again.ID != ended.ID || again.ID != "ban:g:go:ben" ||
+			again.Until == nil || !again.Until.Equal(*ended.Until) || again.Reason != ended.Reason || !again.CreatedAt.Equal(ended.CreatedAt) {
+			t.Fatalf("unban again: %+v %v; want %+v", again, err, ended)
 		}
 		if _, err := w.s.VotePost(w.ctx, "ben", p.ID, 1); err != nil {
 			t.Fatalf("after the unban: %v", err)
@@ -399,8 +401,8 @@ func TestBanModLogOncePerAction(t *testing.T) {
 		}
 		w.clk.Add(time.Second)
 		for i := range 2 {
-			if lifted, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go"); err != nil || lifted != (i == 0) {
-				t.Fatalf("unban %d: %v %v", i, lifted, err)
+			if ended, err := w.s.UnbanUser(w.ctx, "mia", "ben", "go"); err != nil || ended.Reason != "spam" {
+				t.Fatalf("unban %d: %+v %v", i, ended, err)
 			}
 		}
 		p, err := w.s.NewLoader().ModLog(w.ctx, "", store.Window{First: 10})

@@ -59,6 +59,9 @@ func (c *Comment) Masked() *Comment {
 // Net is upvotes minus downvotes.
 func (c *Comment) Net() int { return c.Upvotes - c.Downvotes }
 
+// Score is upvotes minus downvotes (Comment.score), as Post.Score is.
+func (c *Comment) Score() int { return c.Net() }
+
 // CommentSort orders a list of comments.
 type CommentSort int
 

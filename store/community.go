@@ -57,6 +57,7 @@ func (a *ModAction) NodeID() string { return a.ID }
 
 // Ban is a ban in force: the user's writes in its scope are refused with KindBanned.
 type Ban struct {
+	ID        string // the global id: "ban:g:<group>:<user>" or "ban:site:<user>" (see banID)
 	User      UserKey
 	Group     string     // "" for a site ban
 	Until     *time.Time // nil when permanent
@@ -64,6 +65,9 @@ type Ban struct {
 	CreatedAt time.Time
 	Moderator UserKey // who banned the user
 }
+
+// NodeID returns the ban's global id.
+func (b *Ban) NodeID() string { return b.ID }
 
 // Report is a user's report of a post or a comment.
 type Report struct {

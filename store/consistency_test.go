@@ -70,7 +70,7 @@ func (w *world) checkDerived(t *testing.T) {
 		if p == nil {
 			continue // deleted
 		}
-		v := want{hot: p.Score, new: float64(p.CreatedAt.UnixMilli()), top: float64(p.Net())}
+		v := want{hot: p.HotRank, new: float64(p.CreatedAt.UnixMilli()), top: float64(p.Net())}
 		site[p.Key()] = v
 		for _, g := range p.GroupNames {
 			if byGroup[g] == nil {

@@ -25,6 +25,8 @@ const (
 	KindUnauthenticated
 	KindForbidden
 	KindNotFound
+	// KindConflict is a name that is taken: a user or a group that exists already. Retrying
+	// the same write cannot succeed.
 	KindConflict
 	KindVotingClosed
 	KindRateLimited
@@ -42,6 +44,9 @@ const (
 	KindBanned
 	// KindLocked is a comment or vote on a post a moderator locked.
 	KindLocked
+	// KindConcurrentChange is a write that met concurrent changes of what it reads on every one
+	// of its tries: nothing was done, and the same write may succeed when retried.
+	KindConcurrentChange
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
@@ -101,9 +106,9 @@ func invalidf(format string, args ...any) error {
 }
 
 // busyf is the error of a write that met concurrent changes on every one of its tries: nothing
-// was done, and the client may retry (KindConflict).
+// was done, and the client may retry (KindConcurrentChange).
 func busyf(format string, args ...any) error {
-	return &Error{Kind: KindConflict, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Kind: KindConcurrentChange, Msg: fmt.Sprintf(format, args...)}
 }
 
 func notFoundf(format string, args ...any) error {

@@ -67,9 +67,13 @@ func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, des
 	return NewGroup(g), nil
 }
 
-// UpdateGroup sets a group's description (nil or empty clears it). Moderators of the group and
-// admins only (KindForbidden); it is logged as UPDATE_GROUP once, however often it is repeated.
+// UpdateGroup sets a group's description: nil leaves it, empty clears it. Moderators of the group
+// and admins only (KindForbidden), whether or not it changes anything; it is logged as
+// UPDATE_GROUP once, however often it is repeated, and not when it changes nothing.
 func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, description *string) (*Group, error) {
+	if description == nil {
+		return s.changeGroup(ctx, actor, name, groupCheck, "")
+	}
 	desc, err := groupDescription(description)
 	if err != nil {
 		return nil, err
@@ -103,6 +107,7 @@ func (s *Store) RemoveModerator(ctx context.Context, actor UserKey, group string
 // The changes group_change.lua makes.
 const (
 	groupDescribe = "describe"
+	groupCheck    = "check" // no change: only the checks of who may change the group
 	groupAddMod   = "addmod"
 	groupRemMod   = "remmod"
 )

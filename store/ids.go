@@ -7,7 +7,8 @@ import (
 // Global ids are "<type>:<key>", for example "post:17", "user:alice", "group:golang",
 // "comment:17:4" (a comment's id names its post) and "notification:alice:c:17:4" (a
 // notification's id names its recipient and its cause), "modaction:rp:17:3" (an entry of the
-// moderation log, named for what it did) and "report:9". Clients treat them as opaque.
+// moderation log, named for what it did), "report:9" and "ban:g:golang:alice" or "ban:site:alice"
+// (a user's ban from a group, or from the site). Clients treat them as opaque.
 const (
 	TypeUser         = "user"
 	TypePost         = "post"
@@ -16,6 +17,7 @@ const (
 	TypeNotification = "notification"
 	TypeModAction    = "modaction"
 	TypeReport       = "report"
+	TypeBan          = "ban"
 )
 
 // Node is anything with a global id.
@@ -63,6 +65,11 @@ func ParseID(id string) (typ, key string, err error) {
 		return typ, key, nil
 	case TypeReport:
 		if !isDigits(key) {
+			break
+		}
+		return typ, key, nil
+	case TypeBan:
+		if _, _, ok := splitBanKey(key); !ok {
 			break
 		}
 		return typ, key, nil

@@ -87,7 +87,7 @@ func TestRemovedPostLeavesEveryListingAndComesBack(t *testing.T) {
 		}
 		p1 := f.post(ann, "first", "go")
 		p2 := f.post(ann, "second", "go", "ops")
-		scoreBefore := f.vote(bob, p1.ID, 1).Score
+		scoreBefore := f.vote(bob, p1.ID, 1).HotRank
 		settle(t, f.s)
 
 		listings := func() map[string][]string {
@@ -156,7 +156,7 @@ func TestRemovedPostLeavesEveryListingAndComesBack(t *testing.T) {
 
 		// The admin restores it: everything comes back, with its score.
 		p, err := f.s.RestorePost(f.ctx, "root", p1.ID)
-		if err != nil || p.Removed || p.Score != scoreBefore {
+		if err != nil || p.Removed || p.HotRank != scoreBefore {
 			t.Fatalf("restore: %+v %v (score before %v)", p, err, scoreBefore)
 		}
 		settle(t, f.s)

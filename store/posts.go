@@ -20,7 +20,7 @@ type Post struct {
 	CreatedAt      time.Time
 	Upvotes        int
 	Downvotes      int
-	Score          float64 // the HOT score
+	HotRank        float64 // the HOT ranking key: publish time in Unix seconds + K × net votes
 	VotingClosesAt time.Time
 	GroupNames     []string
 	CommentCount   int
@@ -48,6 +48,10 @@ func (p *Post) Key() string { return strings.TrimPrefix(p.ID, TypePost+":") }
 
 // Net is upvotes minus downvotes.
 func (p *Post) Net() int { return p.Upvotes - p.Downvotes }
+
+// Score is what clients call a post's score: upvotes minus downvotes (Post.score). The HOT
+// ranking key is HotRank.
+func (p *Post) Score() int { return p.Net() }
 
 // NewPost is the input of CreatePost.
 type NewPost struct {

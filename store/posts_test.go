@@ -99,8 +99,8 @@ func TestCreatePost(t *testing.T) {
 		if !p.VotingClosesAt.Equal(p.CreatedAt.Add(7 * 24 * time.Hour)) {
 			t.Fatalf("voting closes %v for a post of %v", p.VotingClosesAt, p.CreatedAt)
 		}
-		if want := float64(p.CreatedAt.Unix()); p.Score != want {
-			t.Fatalf("score %v, want %v", p.Score, want)
+		if want := float64(p.CreatedAt.Unix()); p.HotRank != want || p.Score() != 0 {
+			t.Fatalf("hot rank %v, score %d; want %v, 0", p.HotRank, p.Score(), want)
 		}
 		got, err := f.s.NewLoader().Post(f.ctx, p.ID)
 		if err != nil || got == nil || got.Title != "Héllo" {

@@ -91,7 +91,7 @@ func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, a
 	var scores []any
 	wargs := []any{pid, version, "rem", 0, 0, trimLimit}
 	if add {
-		scores = []any{formatScore(p.Score), p.CreatedAt.UnixMilli(), p.ActiveAt.UnixMilli(),
+		scores = []any{formatScore(p.HotRank), p.CreatedAt.UnixMilli(), p.ActiveAt.UnixMilli(),
 			formatScore(Controversy(p.Upvotes, p.Downvotes)), p.CommentCount, p.Net()}
 		wargs = []any{pid, version, "add", p.Net(), p.CreatedAt.UnixMilli(), trimLimit}
 	}

@@ -448,7 +448,7 @@ func (s *Store) postFromFields(pid string, v []string) *Post {
 	if a := atoi64(v[16]); a > created {
 		p.ActiveAt = fromMillis(a)
 	}
-	p.Score = s.hotScore(created, p.Net())
+	p.HotRank = s.hotScore(created, p.Net())
 	return p
 }
 

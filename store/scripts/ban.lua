@@ -7,7 +7,8 @@
 --          (expired, or lifted: a lifted ban is scored by when it was lifted)
 -- KEYS[2]  hash of the records ({g:<group>}:bans:info or {site}:bans:info): user key → JSON
 --          {v: version, by: moderator, at: ms, r: reason, off: true when lifted, n: nonce}; numbers
---          as strings, so that they survive cjson whole
+--          as strings, so that they survive cjson whole. Lifting a ban keeps its moderator, start
+--          and reason: the record then holds the ended ban.
 -- KEYS[3]  the scope's moderation outbox ({g:<group>}:modlog or {site}:modlog): hash action key →
 --          action JSON
 -- KEYS[4]  a group's only: zset of the group's moderators
@@ -18,7 +19,7 @@
 -- ARGV[8]  ban: when it ends (Unix ms, 2^53 for good)   ARGV[9] ban: the reason
 -- ARGV[10] the group ("" for a site ban)
 -- Reply    {changed (0|1), outbox (HGETALL), score, record JSON} with the user's record as the
---          call leaves it; {0, outbox} for an unban that found no ban in force.
+--          call leaves it; {0, outbox} for an unban that found no record.
 -- Errors   FORBIDDEN: the moderator moderates neither the group nor the site, or bans (or lifts
 --          the ban of) another moderator of the group, which only an admin may.
 -- Version  a record's version is the value of the slot's revision counter when it was written: it
@@ -61,8 +62,11 @@ local inForce = rec and not rec.off and score and tonumber(score) > now
 local entry = {m = by, t = 'user:' .. user, at = now}
 if group ~= '' then entry.g = group end
 if op == 'unban' then
-  if not inForce then return {0, redis.call('HGETALL', outbox)} end
-  rec = {v = tostring(ver), by = by, at = ARGV[5], off = true, n = nonce}
+  if not inForce then
+    if rec and score then return {0, redis.call('HGETALL', outbox), score, raw} end
+    return {0, redis.call('HGETALL', outbox)}
+  end
+  rec = {v = tostring(ver), by = rec.by, at = rec.at, r = rec.r, off = true, n = nonce}
   score = ARGV[5]
   entry.a = 'UNBAN_USER'
 else

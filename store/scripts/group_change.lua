@@ -2,8 +2,9 @@
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:mods   KEYS[3] zset {g:<name>}:new
 -- KEYS[4]  the group's moderation outbox {g:<name>}:modlog (hash action key → action JSON)
 -- ARGV[1]  actor user key   ARGV[2] "1" when the actor is a site admin, else "0"
--- ARGV[3]  "describe" | "addmod" | "remmod"   ARGV[4] the description ("" clears it) or the
---          user key of the moderator added or removed   ARGV[5] now (Unix ms)
+-- ARGV[3]  "describe" | "addmod" | "remmod" | "check" (no change: the checks only)
+-- ARGV[4]  the description ("" clears it), or the user key of the moderator added or removed
+-- ARGV[5]  now (Unix ms)
 -- ARGV[6]  the most moderators a group may have   ARGV[7] the group's name
 -- Reply    {changed (0|1), outbox (HGETALL)}
 -- Writes   every change raises the info's ver and records one outbox entry whose key is
@@ -35,6 +36,7 @@ end
 local function unchanged()
   return {0, redis.call('HGETALL', outbox)}
 end
+if op == 'check' then return unchanged() end
 -- change records the change just made, of kind action on target (a global id).
 local function change(action, target)
   if redis.call('HEXISTS', info, 'created') == 0 then
