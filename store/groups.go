@@ -63,6 +63,9 @@ func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, des
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
+	if err := s.syncDirectory(ctx, g); err != nil {
+		return nil, err
+	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil
 }
@@ -173,7 +176,7 @@ func groupDescription(d *string) (string, error) {
 	return *d, nil
 }
 
-// repairGroupItem registers a group that exists and logs what the group's moderation outbox
+// repairGroupItem registers a group that exists, syncs its directory entries and logs what the group's moderation outbox
 // holds: a moderator's change whose request was cut off before it logged it. An item of an older
 // form, with more after the group's name, repairs the group the same way.
 func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
@@ -189,6 +192,9 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 		if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 			return fmt.Errorf("register group %s: %w", g, err)
 		}
+	}
+	if err := s.syncDirectory(ctx, g); err != nil {
+		return err
 	}
 	return s.flushModOutbox(ctx, s.k.groupModOutbox(g))
 }
@@ -279,8 +285,10 @@ func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
 		}
 		return err
 	}
-	_, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0)
-	return err
+	if _, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0); err != nil {
+		return err
+	}
+	return s.syncDirectory(ctx, g)
 }
 
 // resyncMembers brings the members sets of every group uid joined up to date from uid's

@@ -141,8 +141,24 @@ func (k keys) ranking(group string) ranking {
 	return ranking{hot: tag + ":hot", new: tag + ":new", top: tag + ":top", ver: tag + ":ver"}
 }
 
-// groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.
+// groups is a sorted set (all scores 0) of the names of the groups that exist, for BYLEX lookups;
+// read in rank order it is the directory of groups by NAME.
 func (k keys) groups() string { return k.prefix + "{groups}" }
+
+// groupDir holds the keys of the directory of groups (see directory.go), in the registry's slot:
+// sorted sets of the groups that exist, scored by minus what they are ordered by, so that
+// ascending order is "most first" with ties by name.
+type groupDir struct {
+	pop    string // minus the member count
+	new    string // minus the creation time (ms)
+	active string // minus the publish time of the latest post (ms); the creation time without posts
+	ver    string // hash group name → the group's revision the directory last applied
+}
+
+func (k keys) groupDir() groupDir {
+	tag := k.groups()
+	return groupDir{pop: tag + ":pop", new: tag + ":new", active: tag + ":active", ver: tag + ":ver"}
+}
 
 // A post's comment thread lives in the post's hash slot. Comments are numbered per post; inside
 // Redis a comment number is written with 12 digits ("000000000004"), so that the members of the
