@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -70,14 +71,82 @@ func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, des
 	return NewGroup(g), nil
 }
 
-// UpdateGroup sets a group's description (nil or empty clears it). Moderators of the group and
-// admins only (KindForbidden); it is logged as UPDATE_GROUP once, however often it is repeated.
-func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, description *string) (*Group, error) {
-	desc, err := groupDescription(description)
+// The limits of a group's page.
+const (
+	MaxGroupTitle = 100  // characters of a group's title
+	MaxGroupRules = 5000 // characters of a group's rules
+)
+
+// GroupEdit is a change to what a group's page shows: a nil field is left as it is, "" clears a
+// text field. The fields live in the group's info hash (title, icon, banner, rules, restricted);
+// a value over 64 bytes turns that one hash from listpack to hashtable encoding (about 200
+// bytes more per group), as a long description already does.
+type GroupEdit struct {
+	Description *string
+	Title       *string
+	IconURL     *string // an https URL (checkImageURL)
+	BannerURL   *string // an https URL (checkImageURL)
+	Rules       *string
+	// PostingRestricted lets only the group's moderators (and the site admins) post into it.
+	PostingRestricted *bool
+}
+
+// fields checks the edit and returns the info fields it sets, "" for one it clears, as JSON for
+// group_change.lua; invalid values are KindInvalid.
+func (e GroupEdit) fields() (string, error) {
+	out := map[string]string{}
+	if e.Description != nil {
+		d, err := groupDescription(e.Description)
+		if err != nil {
+			return "", err
+		}
+		out["description"] = d
+	}
+	if e.Title != nil {
+		if err := checkText("title", *e.Title, 0, MaxGroupTitle); err != nil {
+			return "", err
+		}
+		out["title"] = *e.Title
+	}
+	for _, u := range []struct {
+		arg, field string
+		v          *string
+	}{{"iconUrl", "icon", e.IconURL}, {"bannerUrl", "banner", e.BannerURL}} {
+		if u.v == nil {
+			continue
+		}
+		if *u.v != "" {
+			if err := checkImageURL(u.arg, *u.v); err != nil {
+				return "", err
+			}
+		}
+		out[u.field] = *u.v
+	}
+	if e.Rules != nil {
+		if err := checkText("rules", *e.Rules, 0, MaxGroupRules); err != nil {
+			return "", err
+		}
+		out["rules"] = *e.Rules
+	}
+	if e.PostingRestricted != nil {
+		out["restricted"] = ""
+		if *e.PostingRestricted {
+			out["restricted"] = "1"
+		}
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
+}
+
+// UpdateGroup changes what a group's page shows (see GroupEdit), in one script on the group's
+// slot. Moderators of the group and admins only (KindForbidden); a change is logged as
+// UPDATE_GROUP once, however often it is repeated, and an edit that changes nothing is not.
+func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edit GroupEdit) (*Group, error) {
+	fields, err := edit.fields()
 	if err != nil {
 		return nil, err
 	}
-	return s.changeGroup(ctx, actor, name, groupDescribe, desc)
+	return s.changeGroup(ctx, actor, name, groupEditPage, fields)
 }
 
 // AddModerator makes the user target a moderator of a group. Moderators of the group and admins
@@ -98,7 +167,7 @@ func (s *Store) RemoveModerator(ctx context.Context, actor UserKey, group string
 
 // The changes group_change.lua makes.
 const (
-	groupDescribe = "describe"
+	groupEditPage = "page"
 	groupAddMod   = "addmod"
 	groupRemMod   = "remmod"
 )

@@ -92,7 +92,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 			return nil, err
 		}
 	}
-	name, err := s.allowAuthor(ctx, uid, inGroups(groups...))
+	name, err := s.allowAuthor(ctx, uid, postingIn(groups...))
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), inGroups(addN...))
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), postingIn(addN...))
 	if err != nil {
 		return nil, err
 	}
