@@ -205,6 +205,9 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if err := s.indexComment(ctx, c); err != nil {
 			return nil, err
 		}
+		if err := s.listComment(ctx, string(c.Author), c); err != nil {
+			return nil, err
+		}
 		s.settled(ctx, n)
 		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil
@@ -270,6 +273,10 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 			return err
 		}
 		if arr, _ := reply.([]any); len(arr) == 0 || arr[0] != "again" {
+			// Out of its author's list for good (only its author deletes a comment).
+			if err := s.runMany(ctx, []scriptCall{s.userCommentCall(uid, pid, num, nil)}); err != nil {
+				return fmt.Errorf("unlist comment %s: %w", commentID(pid, num), err)
+			}
 			s.publishPostChanged(ctx, pid) // the comment count moved
 			return nil
 		}
@@ -385,6 +392,11 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		}
 		if len(nums) == 0 {
 			return nil
+		}
+		// The comments leave their authors' lists before their keys go, so that a sweep cut off
+		// between the two leaves nothing to find them by.
+		if err := s.unlistThread(ctx, pid, nums); err != nil {
+			return err
 		}
 		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
 		args := make([]any, len(nums))

@@ -18,6 +18,12 @@ func (k keys) userPosts(uid string) string { return k.user(uid) + ":posts" }
 // userPostsVer is a hash post id → post version guarding userPosts.
 func (k keys) userPostsVer(uid string) string { return k.user(uid) + ":posts:ver" }
 
+// userComments is a sorted set of the user's live comments ("<post>:<number>", "17:4") scored by
+// creation time (ms); userCommentsVer a hash member → comment version guarding it (see
+// user_comments.go).
+func (k keys) userComments(uid string) string    { return k.user(uid) + ":comments" }
+func (k keys) userCommentsVer(uid string) string { return k.user(uid) + ":comments:ver" }
+
 // userIdem is a string holding the post id a client's idempotency key created (expires).
 func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:" + digest }
 

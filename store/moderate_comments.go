@@ -75,6 +75,9 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 		if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
 			return nil, err
 		}
+		if err := s.listComment(ctx, string(c.Author), c); err != nil {
+			return nil, err
+		}
 		s.settled(ctx, n)
 		s.publishPostChanged(ctx, pid) // the comment count moved
 		return c, nil

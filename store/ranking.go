@@ -172,6 +172,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if st.Orphans, err = s.dropOrphans(ctx); err != nil {
 		return st, err
 	}
+	n, err := s.userCommentOrphans(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Orphans += n
 	// Groups made by createGroup (or a moderator's change) that hold no post: a creation cut off
 	// before it registered its group.
 	if _, err = s.registerLastingGroups(ctx); err != nil {

@@ -173,7 +173,8 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 }
 
-// repairComment records a comment's net votes in its author's karma and indexes its text.
+// repairComment records a comment's net votes in its author's karma, indexes its text and lists
+// it in its author's comments.
 func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	h, err := s.rdb.HGetAll(ctx, s.k.comment(pid, num)).Result()
 	if err != nil {
@@ -184,6 +185,9 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 		return nil
 	}
 	if err := s.indexComment(ctx, c); err != nil {
+		return err
+	}
+	if err := s.listComment(ctx, string(c.Author), c); err != nil {
 		return err
 	}
 	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)
