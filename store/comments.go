@@ -153,7 +153,14 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	name, err := s.allowAuthor(ctx, uid, onPost(pid))
+	// The author's name and the post's groups (for the groups' active users) ride in the round
+	// trip of the rate limit and the bans, as allowAuthor reads the name.
+	nameOp, authorName := s.nameRead(ctx, uid)
+	groupsOp, postGroups := s.postGroupsRead(ctx, pid)
+	if _, err := s.allowWriteWith(ctx, uid, "", []op{nameOp, groupsOp}, onPost(pid)); err != nil {
+		return nil, err
+	}
+	name, err := authorName()
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +215,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if err := s.listComment(ctx, string(c.Author), c); err != nil {
 			return nil, err
 		}
+		s.recordActivity(ctx, uid, postGroups())
 		s.settled(ctx, n)
 		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil

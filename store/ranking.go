@@ -56,6 +56,12 @@ func (s *Store) rankingCall(group string, p *Post, pid string, version int64, ad
 // extra are more derived writes of the post to send in the same pipeline: its search index
 // (searchCalls), which a removed post keeps (reads check what the post is now).
 func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...scriptCall) error {
+	return s.indexPostIn(ctx, p, left, true, extra...)
+}
+
+// indexPostIn is indexPost; dir says whether the groups' entries in the directory of groups may
+// have changed (not after a vote, which moves no group's order: that saves two round trips).
+func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, extra ...scriptCall) error {
 	pid := p.Key()
 	uid := string(p.Author)
 	if p.Removed {
@@ -86,7 +92,7 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...
 			return fmt.Errorf("register groups: %w", err)
 		}
 	}
-	if err := s.pruneGroups(ctx, left); err != nil {
+	if err := s.pruneGroups(ctx, left); err != nil || !dir {
 		return err
 	}
 	return s.syncDirectory(ctx, append(append([]string{}, p.GroupNames...), left...)...)
