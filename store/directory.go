@@ -57,13 +57,26 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 	if len(groups) == 0 {
 		return nil
 	}
+	calls, err := s.directoryCalls(ctx, groups)
+	if err != nil {
+		return err
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("write the directory entries of groups: %w", err)
+	}
+	return nil
+}
+
+// directoryCalls reads what the directory orders groups by, under their revisions, and returns
+// the guarded writes of their entries.
+func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCall, error) {
 	stats := make([]scriptCall, len(groups))
 	for i, g := range groups {
 		stats[i] = scriptCall{name: "group_stat", keys: []string{s.k.groupInfo(g), s.k.groupMembers(g), s.k.ranking(g).new}}
 	}
 	replies, err := s.runScripts(ctx, stats)
 	if err != nil {
-		return fmt.Errorf("read the directory entries of groups: %w", err)
+		return nil, fmt.Errorf("read the directory entries of groups: %w", err)
 	}
 	d := s.k.groupDir()
 	sets := []string{d.pop, d.new, d.active, s.k.groups()}
@@ -71,7 +84,7 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 	for i, g := range groups {
 		arr, _ := replies[i].([]any)
 		if len(arr) < 2 {
-			return fmt.Errorf("group_stat: unexpected reply %v", replies[i])
+			return nil, fmt.Errorf("group_stat: unexpected reply %v", replies[i])
 		}
 		ver, _ := arr[0].(int64)
 		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 5 {
@@ -84,10 +97,7 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 		calls[i] = indexCall(d.ver, g, ver, true, sets,
 			[]any{-members, "-" + created, "-" + latest, 0})
 	}
-	if err := s.runMany(ctx, calls); err != nil {
-		return fmt.Errorf("write the directory entries of groups: %w", err)
-	}
-	return nil
+	return calls, nil
 }
 
 // rebuildDirectory syncs every group the directory names or that has an info hash or a ranking

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agora/agora/store"
@@ -65,7 +66,8 @@ func TestGroupPage(t *testing.T) {
 			{"http icon", store.GroupEdit{IconURL: str("http://x.test/i.png")}},
 			{"script banner", store.GroupEdit{BannerURL: str("javascript:alert(1)")}},
 			{"icon with credentials", store.GroupEdit{IconURL: str("https://u:p@x.test/i.png")}},
-			{"long title", store.GroupEdit{Title: str(string(make([]byte, store.MaxGroupTitle+1)))}},
+			{"long title", store.GroupEdit{Title: str(strings.Repeat("a", store.MaxGroupTitle+1))}},
+			{"control character in the rules", store.GroupEdit{Rules: str("be\x00kind")}},
 		} {
 			if _, err := f.s.UpdateGroup(f.ctx, mia, "go", tc.edit); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: %v, want BAD_USER_INPUT", tc.name, err)
