@@ -108,15 +108,21 @@ type ComplexityRoot struct {
 	}
 
 	Group struct {
+		ActiveUsers       func(childComplexity int, window *model.Window) int
+		BannerURL         func(childComplexity int) int
 		Bans              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		CreatedAt         func(childComplexity int) int
 		Description       func(childComplexity int) int
 		ID                func(childComplexity int) int
+		IconURL           func(childComplexity int) int
 		MemberCount       func(childComplexity int) int
 		Moderators        func(childComplexity int) int
 		Name              func(childComplexity int) int
 		PostCount         func(childComplexity int) int
+		PostingRestricted func(childComplexity int) int
 		Posts             func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
+		Rules             func(childComplexity int) int
+		Title             func(childComplexity int) int
 		ViewerIsMember    func(childComplexity int) int
 		ViewerIsModerator func(childComplexity int) int
 	}
@@ -209,7 +215,7 @@ type ComplexityRoot struct {
 		UnblockUser           func(childComplexity int, userID string) int
 		Unfollow              func(childComplexity int, userID string) int
 		UnsavePost            func(childComplexity int, id string) int
-		UpdateGroup           func(childComplexity int, name string, description *string) int
+		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) int
 		UpdateProfile         func(childComplexity int, bio *string, avatarURL *string) int
 		VoteComment           func(childComplexity int, commentID string, direction model.VoteDirection) int
 		VotePost              func(childComplexity int, postID string, direction model.VoteDirection) int
@@ -286,6 +292,7 @@ type ComplexityRoot struct {
 		Feed                    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Group                   func(childComplexity int, name string) int
 		GroupFeed               func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
+		Groups                  func(childComplexity int, sort *model.GroupSort, first *int, after *string, last *int, before *string) int
 		Leaderboard             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LeaderboardAround       func(childComplexity int, userID string, radius *int) int
 		ModLog                  func(childComplexity int, group *string, first *int, after *string, last *int, before *string) int
@@ -345,6 +352,8 @@ type ComplexityRoot struct {
 		Admin          func(childComplexity int) int
 		AvatarURL      func(childComplexity int) int
 		Bio            func(childComplexity int) int
+		CommentCount   func(childComplexity int) int
+		Comments       func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
 		CreatedAt      func(childComplexity int) int
 		FollowerCount  func(childComplexity int) int
 		Followers      func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -355,6 +364,7 @@ type ComplexityRoot struct {
 		ID             func(childComplexity int) int
 		Karma          func(childComplexity int) int
 		Name           func(childComplexity int) int
+		PostCount      func(childComplexity int) int
 		Posts          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Rank           func(childComplexity int) int
 		ViewerBlocks   func(childComplexity int) int
@@ -397,6 +407,12 @@ type CommentResolver interface {
 }
 type GroupResolver interface {
 	Description(ctx context.Context, obj *store.Group) (*string, error)
+	Title(ctx context.Context, obj *store.Group) (*string, error)
+	IconURL(ctx context.Context, obj *store.Group) (*string, error)
+	BannerURL(ctx context.Context, obj *store.Group) (*string, error)
+	Rules(ctx context.Context, obj *store.Group) (*string, error)
+	PostingRestricted(ctx context.Context, obj *store.Group) (bool, error)
+	ActiveUsers(ctx context.Context, obj *store.Group, window *model.Window) (int, error)
 	CreatedAt(ctx context.Context, obj *store.Group) (*time.Time, error)
 	PostCount(ctx context.Context, obj *store.Group) (int, error)
 	Posts(ctx context.Context, obj *store.Group, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
@@ -430,7 +446,7 @@ type MutationResolver interface {
 	Unfollow(ctx context.Context, userID string) (*store.User, error)
 	MarkNotificationsRead(ctx context.Context, ids []string, all *bool) (int, error)
 	CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error)
-	UpdateGroup(ctx context.Context, name string, description *string) (*store.Group, error)
+	UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) (*store.Group, error)
 	AddModerator(ctx context.Context, group string, userID string) (*store.Group, error)
 	RemoveModerator(ctx context.Context, group string, userID string) (*store.Group, error)
 	JoinGroup(ctx context.Context, name string) (*store.Group, error)
@@ -489,6 +505,7 @@ type QueryResolver interface {
 	SearchGroups(ctx context.Context, query string, first *int, after *string, last *int, before *string) (*model.GroupConnection, error)
 	SearchUsers(ctx context.Context, query string, first *int, after *string, last *int, before *string) (*model.UserConnection, error)
 	SuggestUsers(ctx context.Context, prefix string, first *int) ([]*store.User, error)
+	Groups(ctx context.Context, sort *model.GroupSort, first *int, after *string, last *int, before *string) (*model.GroupConnection, error)
 	SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error)
 	Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error)
 	UnreadNotificationCount(ctx context.Context) (int, error)
@@ -521,6 +538,9 @@ type UserResolver interface {
 	ViewerFollows(ctx context.Context, obj *store.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *store.User) (bool, error)
 	Posts(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	PostCount(ctx context.Context, obj *store.User) (int, error)
+	Comments(ctx context.Context, obj *store.User, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
+	CommentCount(ctx context.Context, obj *store.User) (int, error)
 
 	Groups(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.GroupConnection, error)
 	ViewerBlocks(ctx context.Context, obj *store.User) (bool, error)
@@ -790,6 +810,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CommentEdge.Node(childComplexity), true
 
+	case "Group.activeUsers":
+		if e.ComplexityRoot.Group.ActiveUsers == nil {
+			break
+		}
+
+		args, err := ec.field_Group_activeUsers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Group.ActiveUsers(childComplexity, args["window"].(*model.Window)), true
+	case "Group.bannerUrl":
+		if e.ComplexityRoot.Group.BannerURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.BannerURL(childComplexity), true
 	case "Group.bans":
 		if e.ComplexityRoot.Group.Bans == nil {
 			break
@@ -819,6 +856,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.ID(childComplexity), true
+	case "Group.iconUrl":
+		if e.ComplexityRoot.Group.IconURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.IconURL(childComplexity), true
 	case "Group.memberCount":
 		if e.ComplexityRoot.Group.MemberCount == nil {
 			break
@@ -843,6 +886,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.PostCount(childComplexity), true
+	case "Group.postingRestricted":
+		if e.ComplexityRoot.Group.PostingRestricted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.PostingRestricted(childComplexity), true
 	case "Group.posts":
 		if e.ComplexityRoot.Group.Posts == nil {
 			break
@@ -854,6 +903,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.Posts(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Group.rules":
+		if e.ComplexityRoot.Group.Rules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Rules(childComplexity), true
+	case "Group.title":
+		if e.ComplexityRoot.Group.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Title(childComplexity), true
 	case "Group.viewerIsMember":
 		if e.ComplexityRoot.Group.ViewerIsMember == nil {
 			break
@@ -1455,7 +1516,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["name"].(string), args["description"].(*string)), true
+		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["title"].(*string), args["iconUrl"].(*string), args["bannerUrl"].(*string), args["rules"].(*string), args["postingRestricted"].(*bool)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -1816,6 +1877,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.GroupFeed(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.groups":
+		if e.ComplexityRoot.Query.Groups == nil {
+			break
+		}
+
+		args, err := ec.field_Query_groups_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Groups(childComplexity, args["sort"].(*model.GroupSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.leaderboard":
 		if e.ComplexityRoot.Query.Leaderboard == nil {
@@ -2201,6 +2273,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Bio(childComplexity), true
+	case "User.commentCount":
+		if e.ComplexityRoot.User.CommentCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.CommentCount(childComplexity), true
+	case "User.comments":
+		if e.ComplexityRoot.User.Comments == nil {
+			break
+		}
+
+		args, err := ec.field_User_comments_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.User.Comments(childComplexity, args["sort"].(*model.CommentSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.createdAt":
 		if e.ComplexityRoot.User.CreatedAt == nil {
 			break
@@ -2276,6 +2365,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Name(childComplexity), true
+	case "User.postCount":
+		if e.ComplexityRoot.User.PostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.PostCount(childComplexity), true
 	case "User.posts":
 		if e.ComplexityRoot.User.Posts == nil {
 			break
@@ -2509,6 +2604,27 @@ enum CommentSort {
   TOP
 }
 
+"How the directory of groups is ordered."
+enum GroupSort {
+  "Most members first, then by name."
+  POPULAR
+  "Most recently created first, then by name."
+  NEW
+  "Most recent post first (a group without posts by its creation), then by name."
+  ACTIVE
+  "By name."
+  NAME
+}
+
+"A span of time back from now."
+enum Window {
+  HOUR
+  DAY
+  WEEK
+  MONTH
+  YEAR
+}
+
 "A vote; NONE withdraws an earlier vote."
 enum VoteDirection {
   UP
@@ -2537,6 +2653,16 @@ type User implements Node {
   followsViewer: Boolean!
   "The user's posts, newest first."
   posts(first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  "The user's published posts that are neither deleted nor removed."
+  postCount: Int!
+  """
+  The user's comments, NEW (newest first) or OLD; TOP is BAD_USER_INPUT. Deleted and removed
+  comments are left out, and so are those the viewer may not read (on a removed post, or of a
+  post's author the viewer blocks): a page may then hold fewer than asked.
+  """
+  comments(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
+  "The user's comments that are neither deleted nor removed, on posts that are not deleted."
+  commentCount: Int!
   "A site admin (named in the server's -admins)."
   isAdmin: Boolean!
   "Up to 500 characters the user wrote about themselves; null when none."
@@ -2628,6 +2754,22 @@ type Group implements Node {
   name: String!
   "Up to 500 characters; null when none."
   description: String
+  "A display title of up to 100 characters; null when none."
+  title: String
+  "An https URL of the group's icon; null when none."
+  iconUrl: String
+  "An https URL of the group's banner; null when none."
+  bannerUrl: String
+  "Up to 5000 characters of rules; null when none."
+  rules: String
+  "Only the group's moderators (and the site admins) may post into it; anyone may still comment."
+  postingRestricted: Boolean!
+  """
+  About how many distinct users posted, commented or voted on a post in the group within window:
+  approximate (a HyperLogLog, within about 1%), and counted in whole hours (HOUR, DAY), days
+  (WEEK, MONTH) or months (YEAR) UTC, so it may reach up to one such unit further back.
+  """
+  activeUsers(window: Window = DAY): Int!
   createdAt: Time!
   postCount: Int!
   "Pinned posts first (most recently pinned first), then the rest in sort order."
@@ -2920,6 +3062,8 @@ type Query {
   searchUsers(query: String!, first: Int = 20, after: String, last: Int, before: String): UserConnection!
   "Users whose name starts with prefix, ignoring case."
   suggestUsers(prefix: String!, first: Int = 10): [User!]!
+  "The directory of every group."
+  groups(sort: GroupSort = POPULAR, first: Int = 20, after: String, last: Int, before: String): GroupConnection!
   "Groups whose name starts with prefix, ignoring case."
   suggestGroups(prefix: String!, first: Int = 10): [Group!]!
   "agora: the viewer's notifications, newest first; only the unread ones with unreadOnly. Signed-in only."
@@ -2963,8 +3107,12 @@ type Mutation {
 
   "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT."
   createGroup(name: String!, description: String): Group!
-  "Change a group's description: left out leaves it, null or \"\" clears it (as in every editor). Moderators of the group and admins."
-  updateGroup(name: String!, description: String): Group!
+  """
+  Change what a group's page shows. Moderators of the group and admins. An argument left out
+  leaves its field as it is; null or "" clears it (postingRestricted: null leaves it). iconUrl
+  and bannerUrl must be https (BAD_USER_INPUT).
+  """
+  updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
   addModerator(group: String!, userId: ID!): Group!
   "Take a user's moderation of a group away; a moderator may step down. Moderators of the group and admins."
@@ -3165,6 +3313,18 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_name(ctx, field)
 	case "description":
 		return ec.fieldContext_Group_description(ctx, field)
+	case "title":
+		return ec.fieldContext_Group_title(ctx, field)
+	case "iconUrl":
+		return ec.fieldContext_Group_iconUrl(ctx, field)
+	case "bannerUrl":
+		return ec.fieldContext_Group_bannerUrl(ctx, field)
+	case "rules":
+		return ec.fieldContext_Group_rules(ctx, field)
+	case "postingRestricted":
+		return ec.fieldContext_Group_postingRestricted(ctx, field)
+	case "activeUsers":
+		return ec.fieldContext_Group_activeUsers(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Group_createdAt(ctx, field)
 	case "postCount":
@@ -3493,6 +3653,12 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_followsViewer(ctx, field)
 	case "posts":
 		return ec.fieldContext_User_posts(ctx, field)
+	case "postCount":
+		return ec.fieldContext_User_postCount(ctx, field)
+	case "comments":
+		return ec.fieldContext_User_comments(ctx, field)
+	case "commentCount":
+		return ec.fieldContext_User_commentCount(ctx, field)
 	case "isAdmin":
 		return ec.fieldContext_User_isAdmin(ctx, field)
 	case "bio":
@@ -3690,6 +3856,20 @@ func (ec *executionContext) field_Comment_replies_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["before"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Group_activeUsers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "window",
+		func(ctx context.Context, v any) (*model.Window, error) {
+			return ec.unmarshalOWindow2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWindow(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["window"] = arg0
 	return args, nil
 }
 
@@ -4526,6 +4706,46 @@ func (ec *executionContext) field_Mutation_updateGroup_args(ctx context.Context,
 		return nil, err
 	}
 	args["description"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["title"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "iconUrl",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["iconUrl"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "bannerUrl",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["bannerUrl"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "rules",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rules"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "postingRestricted",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postingRestricted"] = arg6
 	return args, nil
 }
 
@@ -4764,6 +4984,52 @@ func (ec *executionContext) field_Query_group_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_groups_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*model.GroupSort, error) {
+			return ec.unmarshalOGroupSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐGroupSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -5542,6 +5808,52 @@ func (ec *executionContext) field_Subscription_postPublished_args(ctx context.Co
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_User_comments_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*model.CommentSort, error) {
+			return ec.unmarshalOCommentSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐCommentSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -6877,6 +7189,165 @@ func (ec *executionContext) _Group_description(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Group_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_title(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().Title(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_iconUrl(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_iconUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().IconURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_iconUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_bannerUrl(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_bannerUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().BannerURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_bannerUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_rules(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_rules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().Rules(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_rules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Group_postingRestricted(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_postingRestricted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().PostingRestricted(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_postingRestricted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Group_activeUsers(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_activeUsers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Group().ActiveUsers(ctx, obj, fc.Args["window"].(*model.Window))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_activeUsers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Group",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Group_activeUsers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Group_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
@@ -8653,7 +9124,7 @@ func (ec *executionContext) _Mutation_updateGroup(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string))
+			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["title"].(*string), fc.Args["iconUrl"].(*string), fc.Args["bannerUrl"].(*string), fc.Args["rules"].(*string), fc.Args["postingRestricted"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Group) graphql.Marshaler {
@@ -11596,6 +12067,50 @@ func (ec *executionContext) fieldContext_Query_suggestUsers(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_groups(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_groups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Groups(ctx, fc.Args["sort"].(*model.GroupSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupConnection) graphql.Marshaler {
+			return ec.marshalNGroupConnection2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐGroupConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_groups(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_groups_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_suggestGroups(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12965,6 +13480,96 @@ func (ec *executionContext) fieldContext_User_posts(ctx context.Context, field g
 		return fc, err
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _User_postCount(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_postCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().PostCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _User_comments(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_comments(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.User().Comments(ctx, obj, fc.Args["sort"].(*model.CommentSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
+			return ec.marshalNCommentConnection2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐCommentConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_comments(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "User",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_User_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _User_commentCount(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_commentCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().CommentCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_commentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _User_isAdmin(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
@@ -15218,6 +15823,234 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 				}()
 				res = ec._Group_description(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "title":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_title(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "iconUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_iconUrl(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "bannerUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_bannerUrl(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rules":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_rules(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "postingRestricted":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_postingRestricted(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "activeUsers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_activeUsers(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -17520,6 +18353,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "groups":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_groups(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "suggestGroups":
 			field := field
 
@@ -18389,6 +19244,120 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._User_posts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "postCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_postCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "comments":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_comments(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "commentCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_commentCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -20023,6 +20992,22 @@ func (ec *executionContext) marshalOGroup2ᚖgithubᚗcomᚋagoraᚋagoraᚋstor
 	return ec._Group(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOGroupSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐGroupSort(ctx context.Context, v any) (*model.GroupSort, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.GroupSort)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOGroupSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐGroupSort(ctx context.Context, sel ast.SelectionSet, v *model.GroupSort) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -20216,6 +21201,22 @@ func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋagoraᚋagoraᚋstore
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWindow2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWindow(ctx context.Context, v any) (*model.Window, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.Window)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWindow2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWindow(ctx context.Context, sel ast.SelectionSet, v *model.Window) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -46,3 +46,16 @@ func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
 	}
 	return author(ctx, c.Author, c)
 }
+
+// userComments is User.comments: a page of the user's comments by time.
+func userComments(ctx context.Context, u *store.User, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).UserComments(ctx, u.Key(), commentSort(sort), w)
+	if err != nil {
+		return nil, err
+	}
+	return commentConnection(p), nil
+}

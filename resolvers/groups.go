@@ -32,13 +32,78 @@ func createGroup(ctx context.Context, s *store.Store, name string, description *
 	return groupWrite(ctx, g, err)
 }
 
-func updateGroup(ctx context.Context, s *store.Store, name string, description *string) (*store.Group, error) {
+// updateGroup is Mutation.updateGroup: an argument left out leaves its field, null clears it
+// (as "" does), except postingRestricted, which null leaves.
+func updateGroup(ctx context.Context, s *store.Store, name string, edit store.GroupEdit) (*store.Group, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.UpdateGroup(ctx, uid, name, edited(ctx, "description", description))
+	for arg, v := range map[string]**string{"description": &edit.Description, "title": &edit.Title,
+		"iconUrl": &edit.IconURL, "bannerUrl": &edit.BannerURL, "rules": &edit.Rules} {
+		*v = edited(ctx, arg, *v)
+	}
+	g, err := s.UpdateGroup(ctx, uid, name, edit)
 	return groupWrite(ctx, g, err)
+}
+
+// directory is Query.groups: a page of the directory of groups.
+func directory(ctx context.Context, sort *model.GroupSort, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {
+	w, err := pageWindow(ctx, first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	p, err := loaderFrom(ctx).Groups(ctx, groupSort(sort), w, fieldNeeds(ctx, "Group", true))
+	if err != nil {
+		return nil, err
+	}
+	return groupConnection(p), nil
+}
+
+// groupSort is the store's order of the directory; POPULAR by default.
+func groupSort(s *model.GroupSort) store.GroupSort {
+	if s == nil {
+		return store.GroupsPopular
+	}
+	switch *s {
+	case model.GroupSortNew:
+		return store.GroupsNew
+	case model.GroupSortActive:
+		return store.GroupsActive
+	case model.GroupSortName:
+		return store.GroupsName
+	}
+	return store.GroupsPopular
+}
+
+// activityWindow is the store's window of Group.activeUsers; DAY by default.
+func activityWindow(w *model.Window) store.ActivityWindow {
+	if w == nil {
+		return store.ActiveDay
+	}
+	switch *w {
+	case model.WindowHour:
+		return store.ActiveHour
+	case model.WindowWeek:
+		return store.ActiveWeek
+	case model.WindowMonth:
+		return store.ActiveMonth
+	case model.WindowYear:
+		return store.ActiveYear
+	}
+	return store.ActiveDay
+}
+
+// groupPage is what a group's page shows of its info.
+type groupPage struct {
+	title, icon, banner *string
+	restricted          bool
+}
+
+// loadGroupPage loads a group's page fields (one read, shared by the fields through the loader).
+func loadGroupPage(ctx context.Context, g *store.Group) (groupPage, error) {
+	t, i, b, r, err := loaderFrom(ctx).GroupPage(ctx, g)
+	return groupPage{t, i, b, r}, err
 }
 
 // setModerator adds (add) or removes the user userID as a moderator of group.

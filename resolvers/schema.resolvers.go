@@ -68,6 +68,34 @@ func (r *groupResolver) Description(ctx context.Context, obj *store.Group) (*str
 	return loaderFrom(ctx).GroupDescription(ctx, obj)
 }
 
+func (r *groupResolver) Title(ctx context.Context, obj *store.Group) (*string, error) {
+	p, err := loadGroupPage(ctx, obj)
+	return p.title, err
+}
+
+func (r *groupResolver) IconURL(ctx context.Context, obj *store.Group) (*string, error) {
+	p, err := loadGroupPage(ctx, obj)
+	return p.icon, err
+}
+
+func (r *groupResolver) BannerURL(ctx context.Context, obj *store.Group) (*string, error) {
+	p, err := loadGroupPage(ctx, obj)
+	return p.banner, err
+}
+
+func (r *groupResolver) Rules(ctx context.Context, obj *store.Group) (*string, error) {
+	return loaderFrom(ctx).GroupRules(ctx, obj)
+}
+
+func (r *groupResolver) PostingRestricted(ctx context.Context, obj *store.Group) (bool, error) {
+	p, err := loadGroupPage(ctx, obj)
+	return p.restricted, err
+}
+
+func (r *groupResolver) ActiveUsers(ctx context.Context, obj *store.Group, window *model.Window) (int, error) {
+	return loaderFrom(ctx).GroupActiveUsers(ctx, obj, activityWindow(window))
+}
+
 func (r *groupResolver) CreatedAt(ctx context.Context, obj *store.Group) (*time.Time, error) {
 	return groupCreatedAt(ctx, obj)
 }
@@ -302,8 +330,9 @@ func (r *mutationResolver) CreateGroup(ctx context.Context, name string, descrip
 	return createGroup(ctx, r.Store, name, description)
 }
 
-func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	return updateGroup(ctx, r.Store, name, description)
+func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) (*store.Group, error) {
+	return updateGroup(ctx, r.Store, name, store.GroupEdit{Description: description, Title: title, IconURL: iconURL,
+		BannerURL: bannerURL, Rules: rules, PostingRestricted: postingRestricted})
 }
 
 func (r *mutationResolver) AddModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
@@ -594,6 +623,10 @@ func (r *queryResolver) SuggestUsers(ctx context.Context, prefix string, first *
 	return loaderFrom(ctx).SuggestUsers(ctx, prefix, intOr(first, 10), listNeeds(ctx, "User"))
 }
 
+func (r *queryResolver) Groups(ctx context.Context, sort *model.GroupSort, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {
+	return directory(ctx, sort, first, after, last, before)
+}
+
 func (r *queryResolver) SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error) {
 	return loaderFrom(ctx).SuggestGroups(ctx, prefix, intOr(first, 10), listNeeds(ctx, "Group"))
 }
@@ -736,6 +769,18 @@ func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, a
 		return nil, err
 	}
 	return postConnection(p), nil
+}
+
+func (r *userResolver) PostCount(ctx context.Context, obj *store.User) (int, error) {
+	return loaderFrom(ctx).UserPostCount(ctx, obj.Key())
+}
+
+func (r *userResolver) Comments(ctx context.Context, obj *store.User, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	return userComments(ctx, obj, sort, first, after, last, before)
+}
+
+func (r *userResolver) CommentCount(ctx context.Context, obj *store.User) (int, error) {
+	return loaderFrom(ctx).UserCommentCount(ctx, obj.Key())
 }
 
 func (r *userResolver) Groups(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.GroupConnection, error) {

@@ -376,7 +376,13 @@ type writeScope struct {
 	groups []string // groups the write puts something into
 	post   string   // the post the write is on (its key): a ban from any of its groups refuses it
 	free   bool     // no ban refuses it: taking back what one wrote, reading one's inbox
+	// posting marks a post into groups: a group whose posting is restricted refuses it unless
+	// its author moderates the group or is an admin (KindForbidden).
+	posting bool
 }
+
+// postingIn is the scope of a post into groups.
+func postingIn(groups ...string) writeScope { return writeScope{groups: groups, posting: true} }
 
 // banFree is the scope of the writes a banned user may still make.
 var banFree = writeScope{free: true}
@@ -394,6 +400,10 @@ type banCheck struct {
 	now    int64
 	bans   *redis.ZSliceCmd
 	groups *redis.StringCmd
+	// For a post into groups by one who is not an admin: each group's restricted flag and the
+	// author's moderator score in it.
+	restricted []*redis.StringCmd
+	moderates  []*redis.FloatCmd
 }
 
 // banReads returns the check of uid's write in scope (the first of scopes; none is the site's)
@@ -418,7 +428,40 @@ func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (
 			return c.groups, nil
 		}})
 	}
+	if c.scope.posting && !s.IsAdmin(UserKey(uid)) {
+		c.restricted = make([]*redis.StringCmd, len(c.scope.groups))
+		c.moderates = make([]*redis.FloatCmd, len(c.scope.groups))
+		for i, g := range c.scope.groups {
+			info := s.k.groupInfo(g)
+			ops = append(ops, op{key: info, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				c.restricted[i] = p.HGet(ctx, info, "restricted")
+				c.moderates[i] = p.ZScore(ctx, s.k.groupMods(g), uid)
+				return c.restricted[i], c.moderates[i]
+			}})
+		}
+	}
 	return c, ops
+}
+
+// restrictedErr refuses a post into a group whose posting is restricted by one who does not
+// moderate it (KindForbidden).
+func (c *banCheck) restrictedErr() error {
+	for i, g := range c.scope.groups[:len(c.restricted)] {
+		v, err := c.restricted[i].Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("read the posting rule of group %s: %w", g, err)
+		}
+		if v != "1" {
+			continue
+		}
+		if err := c.moderates[i].Err(); err == nil {
+			continue
+		} else if !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("read the moderators of group %s: %w", g, err)
+		}
+		return &Error{Kind: KindForbidden, Msg: "only the moderators of group " + g + " may post in it"}
+	}
+	return nil
 }
 
 // err returns the refusal of the write (KindBanned, until the ban that ends last), or nil.
@@ -431,7 +474,7 @@ func (c *banCheck) err() error {
 		return fmt.Errorf("read bans: %w", err)
 	}
 	if len(bans) == 0 {
-		return nil
+		return c.restrictedErr()
 	}
 	groups := c.scope.groups
 	if c.groups != nil {
@@ -450,7 +493,7 @@ func (c *banCheck) err() error {
 		}
 	}
 	if scope == "" {
-		return nil
+		return c.restrictedErr()
 	}
 	where := "group " + scope
 	if scope == siteScope {

@@ -156,7 +156,14 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	if err := checkIdempotencyKey(in.IdempotencyKey); err != nil {
 		return nil, err
 	}
-	name, err := s.allowAuthor(ctx, uid, onPost(pid))
+	// The author's name and the post's groups (for the groups' active users) ride in the round
+	// trip of the rate limit and the bans, as allowAuthor reads the name.
+	nameOp, authorName := s.nameRead(ctx, uid)
+	groupsOp, postGroups := s.postGroupsRead(ctx, pid)
+	if _, err := s.allowWriteWith(ctx, uid, "", []op{nameOp, groupsOp}, onPost(pid)); err != nil {
+		return nil, err
+	}
+	name, err := authorName()
 	if err != nil {
 		return nil, err
 	}
@@ -211,6 +218,10 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if err := s.rerankPost(ctx, pid); err != nil { // its last activity and comment count
 			return nil, err
 		}
+		if err := s.listComment(ctx, string(c.Author), c); err != nil {
+			return nil, err
+		}
+		s.recordActivity(ctx, uid, postGroups())
 		s.settled(ctx, n)
 		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
 		return c, nil
@@ -278,6 +289,10 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 		if arr, _ := reply.([]any); len(arr) == 0 || arr[0] != "again" {
 			if err := s.rerankPost(ctx, pid); err != nil {
 				return err
+			}
+			// Out of its author's list for good (only its author deletes a comment).
+			if err := s.runMany(ctx, []scriptCall{s.userCommentCall(uid, pid, num, nil)}); err != nil {
+				return fmt.Errorf("unlist comment %s: %w", commentID(pid, num), err)
 			}
 			s.publishPostChanged(ctx, pid) // the comment count moved
 			return nil
@@ -394,6 +409,11 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		}
 		if len(nums) == 0 {
 			return nil
+		}
+		// The comments leave their authors' lists before their keys go, so that a sweep cut off
+		// between the two leaves nothing to find them by.
+		if err := s.unlistThread(ctx, pid, nums); err != nil {
+			return err
 		}
 		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
 		args := make([]any, len(nums))

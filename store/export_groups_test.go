@@ -40,9 +40,16 @@ func (s *Store) DropGroupInfo(ctx context.Context, group string) error {
 // registered and nothing is logged. kind is ModUpdateGroup (arg: the description),
 // ModAddModerator or ModRemoveModerator (arg: the user).
 func (s *Store) GroupChangeScriptOnly(ctx context.Context, actor UserKey, group string, kind ModActionKind, arg string) error {
-	op := map[ModActionKind]string{ModUpdateGroup: groupDescribe, ModAddModerator: groupAddMod, ModRemoveModerator: groupRemMod}[kind]
+	op := map[ModActionKind]string{ModUpdateGroup: groupEditPage, ModAddModerator: groupAddMod, ModRemoveModerator: groupRemMod}[kind]
 	if op == "" {
 		return fmt.Errorf("no group change %s", kind)
+	}
+	if kind == ModUpdateGroup {
+		fields, err := GroupEdit{Description: &arg}.fields()
+		if err != nil {
+			return err
+		}
+		arg = fields
 	}
 	if _, err := s.allowWrite(ctx, string(actor), repairGroup+":"+group); err != nil {
 		return err

@@ -72,3 +72,8 @@ func (s *Store) ApplyFollowMode(ctx context.Context, a, b string, version int64,
 // RefreshAdmins reads the operator's grants of site admin again, as RunBackground does every
 // few seconds.
 func (s *Store) RefreshAdmins(ctx context.Context) error { return s.refreshAdmins(ctx) }
+
+// DropUserComments deletes user's comment list and its guard, as a loss of derived data would.
+func (s *Store) DropUserComments(ctx context.Context, user string) error {
+	return s.rdb.Del(ctx, s.k.userComments(user), s.k.userCommentsVer(user)).Err()
+}

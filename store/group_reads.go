@@ -13,10 +13,21 @@ import (
 // group's fields then find their reads in the loader.
 
 // groupInfoFieldArgs are the fields of a group's info hash that reads return, as HMGET arguments.
-var groupInfoFieldArgs = boxed([]string{"created", "creator", "description", "ver"})
+// A group's rules, which may be long, are read apart, only by a response that shows them.
+var groupInfoFieldArgs = boxed([]string{"created", "creator", "description", "ver", "title", "icon", "banner", "restricted"})
 
 func (l *Loader) groupInfoRead(g string) read {
 	return hashFieldsRead(l.s.k.groupInfo(g), groupInfoFieldArgs)
+}
+
+// groupRulesFieldArgs are the HMGET arguments of a group's rules.
+var groupRulesFieldArgs = boxed([]string{"rules"})
+
+// groupRulesRead reads a group's rules from its info hash, cached apart from groupInfoRead.
+func (l *Loader) groupRulesRead(g string) read {
+	r := hashFieldsRead(l.s.k.groupInfo(g), groupRulesFieldArgs)
+	r.key += "#rules"
+	return r
 }
 
 // groupModsRead reads a group's moderators, in the order they became moderators.
@@ -81,19 +92,29 @@ type groupInfo struct {
 	created     int64   // Unix ms; 0 when not recorded
 	description *string // nil when none
 	lasting     bool    // the info holds a version: the group exists without posts
+	title       *string // nil when none
+	icon        *string // nil when none
+	banner      *string // nil when none
+	restricted  bool    // only moderators post
 }
 
 // groupInfoOf parses a done info read.
 func (l *Loader) groupInfoOf(c *call) groupInfo {
 	gi, _ := l.parsed(c, func(c *call) any {
 		v := fields(c)
-		gi := groupInfo{created: atoi64(v[0]), lasting: v[3] != ""}
-		if d := v[2]; d != "" {
-			gi.description = &d
-		}
+		gi := groupInfo{created: atoi64(v[0]), lasting: v[3] != "", restricted: v[7] == "1",
+			description: optional(v[2]), title: optional(v[4]), icon: optional(v[5]), banner: optional(v[6])}
 		return gi
 	}).(groupInfo)
 	return gi
+}
+
+// optional is v, or nil for "".
+func optional(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // groupExists reads whether groups exist, in one pipeline (cached with the walk's reads): a group
@@ -168,6 +189,26 @@ func (l *Loader) GroupDescription(ctx context.Context, g *Group) (*string, error
 		return nil, err
 	}
 	return l.groupInfoOf(c).description, nil
+}
+
+// GroupPage loads what a group's page shows of its info: title, icon and banner URLs (nil
+// when none) and whether only its moderators post.
+func (l *Loader) GroupPage(ctx context.Context, g *Group) (title, icon, banner *string, restricted bool, err error) {
+	c, err := l.get(ctx, l.groupInfoRead(g.Name))
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	gi := l.groupInfoOf(c)
+	return gi.title, gi.icon, gi.banner, gi.restricted, nil
+}
+
+// GroupRules loads a group's rules; nil when it has none.
+func (l *Loader) GroupRules(ctx context.Context, g *Group) (*string, error) {
+	c, err := l.get(ctx, l.groupRulesRead(g.Name))
+	if err != nil {
+		return nil, err
+	}
+	return optional(fields(c)[0]), nil
 }
 
 // GroupCreatedAt loads when a group was made: by createGroup, or by its oldest post (see

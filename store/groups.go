@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -63,27 +64,96 @@ func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, des
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
+	if err := s.syncDirectory(ctx, g); err != nil {
+		return nil, err
+	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil
 }
 
-// UpdateGroup sets a group's description: nil leaves it, empty clears it. Moderators of the group
-// and admins only (KindForbidden), whether or not it changes anything; it is logged as
-// UPDATE_GROUP once, however often it is repeated, and not when it changes nothing.
-func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, description *string) (*Group, error) {
-	if description == nil {
-		return s.changeGroup(ctx, actor, name, groupCheck, "")
+// The limits of a group's page.
+const (
+	MaxGroupTitle = 100  // characters of a group's title
+	MaxGroupRules = 5000 // characters of a group's rules
+)
+
+// GroupEdit is a change to what a group's page shows: a nil field is left as it is, "" clears a
+// text field. The fields live in the group's info hash (title, icon, banner, rules, restricted);
+// a value over 64 bytes turns that one hash from listpack to hashtable encoding (about 200
+// bytes more per group), as a long description already does.
+type GroupEdit struct {
+	Description *string
+	Title       *string
+	IconURL     *string // an https URL (checkImageURL)
+	BannerURL   *string // an https URL (checkImageURL)
+	Rules       *string
+	// PostingRestricted lets only the group's moderators (and the site admins) post into it.
+	PostingRestricted *bool
+}
+
+// fields checks the edit and returns the info fields it sets, "" for one it clears, as JSON for
+// group_change.lua; invalid values are KindInvalid.
+func (e GroupEdit) fields() (string, error) {
+	out := map[string]string{}
+	if e.Description != nil {
+		d, err := groupDescription(e.Description)
+		if err != nil {
+			return "", err
+		}
+		out["description"] = d
 	}
-	desc, err := groupDescription(description)
+	if e.Title != nil {
+		if err := checkText("title", *e.Title, 0, MaxGroupTitle); err != nil {
+			return "", err
+		}
+		out["title"] = *e.Title
+	}
+	for _, u := range []struct {
+		arg, field string
+		v          *string
+	}{{"iconUrl", "icon", e.IconURL}, {"bannerUrl", "banner", e.BannerURL}} {
+		if u.v == nil {
+			continue
+		}
+		if *u.v != "" {
+			if err := checkImageURL(u.arg, *u.v); err != nil {
+				return "", err
+			}
+		}
+		out[u.field] = *u.v
+	}
+	if e.Rules != nil {
+		if err := checkText("rules", *e.Rules, 0, MaxGroupRules); err != nil {
+			return "", err
+		}
+		out["rules"] = *e.Rules
+	}
+	if e.PostingRestricted != nil {
+		out["restricted"] = ""
+		if *e.PostingRestricted {
+			out["restricted"] = "1"
+		}
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
+}
+
+// UpdateGroup changes what a group's page shows (see GroupEdit), in one script on the group's
+// slot. Moderators of the group and admins only (KindForbidden); a change is logged as
+// UPDATE_GROUP once, however often it is repeated, and an edit that changes nothing is not.
+func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edit GroupEdit) (*Group, error) {
+	fields, err := edit.fields()
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.changeGroup(ctx, actor, name, groupDescribe, desc)
+	g, err := s.changeGroup(ctx, actor, name, groupEditPage, fields)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.indexGroup(ctx, g.Name, &desc, false); err != nil {
-		return nil, err
+	if edit.Description != nil || edit.Title != nil { // the words searchGroups finds it by
+		if err := s.indexNames(ctx, searchGroupsKind, []string{g.Name}, false); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
 }
@@ -106,8 +176,7 @@ func (s *Store) RemoveModerator(ctx context.Context, actor UserKey, group string
 
 // The changes group_change.lua makes.
 const (
-	groupDescribe = "describe"
-	groupCheck    = "check" // no change: only the checks of who may change the group
+	groupEditPage = "page"
 	groupAddMod   = "addmod"
 	groupRemMod   = "remmod"
 )
@@ -185,7 +254,7 @@ func groupDescription(d *string) (string, error) {
 	return *d, nil
 }
 
-// repairGroupItem registers a group that exists and logs what the group's moderation outbox
+// repairGroupItem registers a group that exists, syncs its directory entries and logs what the group's moderation outbox
 // holds: a moderator's change whose request was cut off before it logged it. An item of an older
 // form, with more after the group's name, repairs the group the same way.
 func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
@@ -201,6 +270,9 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 		if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 			return fmt.Errorf("register group %s: %w", g, err)
 		}
+	}
+	if err := s.syncDirectory(ctx, g); err != nil {
+		return err
 	}
 	return s.flushModOutbox(ctx, s.k.groupModOutbox(g))
 }
@@ -291,8 +363,10 @@ func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
 		}
 		return err
 	}
-	_, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0)
-	return err
+	if _, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0); err != nil {
+		return err
+	}
+	return s.syncDirectory(ctx, g)
 }
 
 // resyncMembers brings the members sets of every group uid joined up to date from uid's

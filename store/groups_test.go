@@ -188,7 +188,7 @@ func TestGroupChangeIsLoggedAfterACrash(t *testing.T) {
 		}
 		// The clients retry: the state is as they ask, and nothing more is logged.
 		desc := "all things go"
-		if _, err := f.s.UpdateGroup(f.ctx, "mia", "gophers", &desc); err != nil {
+		if _, err := f.s.UpdateGroup(f.ctx, "mia", "gophers", store.GroupEdit{Description: &desc}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.s.RemoveModerator(f.ctx, "mia", "gophers", "ben"); err != nil {

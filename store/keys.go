@@ -18,6 +18,12 @@ func (k keys) userPosts(uid string) string { return k.user(uid) + ":posts" }
 // userPostsVer is a hash post id → post version guarding userPosts.
 func (k keys) userPostsVer(uid string) string { return k.user(uid) + ":posts:ver" }
 
+// userComments is a sorted set of the user's live comments ("<post>:<number>", "17:4") scored by
+// creation time (ms); userCommentsVer a hash member → comment version guarding it (see
+// user_comments.go).
+func (k keys) userComments(uid string) string    { return k.user(uid) + ":comments" }
+func (k keys) userCommentsVer(uid string) string { return k.user(uid) + ":comments:ver" }
+
 // userIdem is a string holding the post id a client's idempotency key created (expires).
 func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:" + digest }
 
@@ -160,8 +166,24 @@ func (r ranking) sets() []string {
 	return append([]string{r.hot, r.new, r.active, r.controversial, r.comments}, append(r.windows[:], r.top)...)
 }
 
-// groups is a sorted set (all scores 0) of the names of groups that hold posts, for BYLEX lookups.
+// groups is a sorted set (all scores 0) of the names of the groups that exist, for BYLEX lookups;
+// read in rank order it is the directory of groups by NAME.
 func (k keys) groups() string { return k.prefix + "{groups}" }
+
+// groupDir holds the keys of the directory of groups (see directory.go), in the registry's slot:
+// sorted sets of the groups that exist, scored by minus what they are ordered by, so that
+// ascending order is "most first" with ties by name.
+type groupDir struct {
+	pop    string // minus the member count
+	new    string // minus the creation time (ms)
+	active string // minus the publish time of the latest post (ms); the creation time without posts
+	ver    string // hash group name → the group's revision the directory last applied
+}
+
+func (k keys) groupDir() groupDir {
+	tag := k.groups()
+	return groupDir{pop: tag + ":pop", new: tag + ":new", active: tag + ":active", ver: tag + ":ver"}
+}
 
 // A post's comment thread lives in the post's hash slot. Comments are numbered per post; inside
 // Redis a comment number is written with 12 digits ("000000000004"), so that the members of the

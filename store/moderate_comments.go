@@ -78,6 +78,9 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 		if err := s.rerankPost(ctx, pid); err != nil { // its comment count
 			return nil, err
 		}
+		if err := s.listComment(ctx, string(c.Author), c); err != nil {
+			return nil, err
+		}
 		s.settled(ctx, n)
 		s.publishPostChanged(ctx, pid) // the comment count moved
 		return c, nil

@@ -55,7 +55,7 @@ func TestModerationScriptsAreSafeToRunTwice(t *testing.T) {
 	info := s.k.groupInfo("go")
 	rdb.HSet(ctx, info, "ver", 1)
 	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupAddMod, "ben", 5000, MaxGroupModerators, "go")
-	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupDescribe, "all things go", 6000, MaxGroupModerators, "go")
+	twice("group_change", s.groupChangeKeys("go"), "root", "1", groupEditPage, `{"description":"all things go","title":"Go"}`, 6000, MaxGroupModerators, "go")
 	if n := rdb.HLen(ctx, s.k.groupModOutbox("go")).Val(); n != 3 || rdb.HGet(ctx, info, "ver").Val() != "3" {
 		t.Fatalf("info %v, outbox %d after two group changes sent twice", rdb.HGetAll(ctx, info).Val(), n)
 	}

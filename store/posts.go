@@ -99,7 +99,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 			return nil, err
 		}
 	}
-	name, err := s.allowAuthor(ctx, uid, inGroups(groups...))
+	name, err := s.allowAuthor(ctx, uid, postingIn(groups...))
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +130,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err := s.queuePostJobs(ctx, pid); err != nil {
 		return nil, err
 	}
+	s.recordActivity(ctx, uid, p.GroupNames)
 	s.settled(ctx, n)
 	s.publishPostPublished(ctx, p)
 	return p, nil
@@ -255,9 +256,10 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	}
 	// Re-index even when this vote changed nothing: that completes an earlier vote whose derived
 	// writes were cut off, and the version guard makes it free otherwise.
-	if err := s.indexPost(ctx, p, nil); err != nil {
+	if err := s.indexPostIn(ctx, p, nil, false); err != nil {
 		return nil, err
 	}
+	s.recordActivity(ctx, uid, p.GroupNames)
 	// Likewise for the author's karma: the post's version guards it.
 	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
 		return nil, err
@@ -284,7 +286,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), inGroups(addN...))
+	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), postingIn(addN...))
 	if err != nil {
 		return nil, err
 	}

@@ -56,23 +56,26 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 	return u, nil
 }
 
-// checkAvatarURL accepts an absolute https URL with a host, of at most MaxURLBytes of valid
+// checkAvatarURL is checkImageURL of a user's picture.
+func checkAvatarURL(s string) error { return checkImageURL("avatarUrl", s) }
+
+// checkImageURL accepts an absolute https URL with a host, of at most MaxURLBytes of valid
 // UTF-8, without spaces, control characters or credentials (user:pass@host): a picture every
 // reader's browser loads must not leak over plain http, run script (javascript:) or carry a
-// password.
-func checkAvatarURL(s string) error {
+// password. arg names the argument in the error.
+func checkImageURL(arg, s string) error {
 	if len(s) > MaxURLBytes || !utf8.ValidString(s) {
-		return invalidf("avatarUrl must be valid UTF-8 of at most %d bytes", MaxURLBytes)
+		return invalidf("%s must be valid UTF-8 of at most %d bytes", arg, MaxURLBytes)
 	}
 	if strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return invalidf("avatarUrl must not contain spaces or control characters")
+		return invalidf("%s must not contain spaces or control characters", arg)
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "https" || u.Opaque != "" || u.Hostname() == "" {
-		return invalidf("avatarUrl must be an absolute https URL")
+		return invalidf("%s must be an absolute https URL", arg)
 	}
 	if u.User != nil {
-		return invalidf("avatarUrl must not carry credentials")
+		return invalidf("%s must not carry credentials", arg)
 	}
 	return nil
 }

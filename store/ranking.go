@@ -136,6 +136,12 @@ func (s *Store) rerankPost(ctx context.Context, pid string) error {
 // extra are more derived writes of the post to send in the same pipeline: its search index
 // (searchCalls), which a removed post keeps (reads check what the post is now).
 func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...scriptCall) error {
+	return s.indexPostIn(ctx, p, left, true, extra...)
+}
+
+// indexPostIn is indexPost; dir says whether the groups' entries in the directory of groups may
+// have changed (not after a vote, which moves no group's order: that saves two round trips).
+func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, extra ...scriptCall) error {
 	pid := p.Key()
 	uid := string(p.Author)
 	if p.Removed {
@@ -164,7 +170,10 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...
 			return fmt.Errorf("register groups: %w", err)
 		}
 	}
-	return s.pruneGroups(ctx, left)
+	if err := s.pruneGroups(ctx, left); err != nil || !dir {
+		return err
+	}
+	return s.syncDirectory(ctx, append(append([]string{}, p.GroupNames...), left...)...)
 }
 
 // unindexPost takes a deleted or removed post out of every derived structure, its groups' pins
@@ -178,7 +187,10 @@ func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []strin
 	if err := s.runMany(ctx, calls); err != nil {
 		return fmt.Errorf("unindex post %s: %w", pid, err)
 	}
-	return s.pruneGroups(ctx, groups)
+	if err := s.pruneGroups(ctx, groups); err != nil {
+		return err
+	}
+	return s.syncDirectory(ctx, groups...)
 }
 
 // RebuildStats reports what Rebuild did.
@@ -189,7 +201,7 @@ type RebuildStats struct {
 	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
 }
 
-// Rebuild re-derives the rankings, group indexes and user post lists from the post hashes, for
+// Rebuild re-derives the rankings, group indexes, the directory of groups and user post lists from the post hashes, for
 // recovery after a crash between a write and its derived writes, or after changing HotK; it also
 // drops the comments left behind by a post deletion that was cut off, and gives posts and
 // comments written before names were kept their author's name. It scans the keyspace (SCAN,
@@ -245,9 +257,19 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if err := s.reindexGroups(ctx); err != nil {
 		return st, err
 	}
+	n, err := s.userCommentOrphans(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Orphans += n
 	// Groups made by createGroup (or a moderator's change) that hold no post: a creation cut off
 	// before it registered its group.
 	if _, err = s.registerLastingGroups(ctx); err != nil {
+		return st, err
+	}
+	// The directory of groups, from the groups' own slots: those it names that no longer exist
+	// leave it.
+	if _, err = s.rebuildDirectory(ctx); err != nil {
 		return st, err
 	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep

@@ -43,7 +43,7 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return nil
 		}
 		st.Users++
-		if err := s.indexNewNames(ctx, searchUsersKind, []string{uid}); err != nil {
+		if err := s.indexNames(ctx, searchUsersKind, []string{uid}, true); err != nil {
 			return err
 		}
 		if err := s.register(ctx, s.k.userNames(), true, uid); err != nil {

@@ -174,7 +174,8 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 }
 
 // repairComment ranks the comment's post again (its comment count and last activity), records the
-// comment's net votes in its author's karma and indexes its text.
+// comment's net votes in its author's karma, indexes its text and lists it in its author's
+// comments.
 func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	if err := s.rerankPost(ctx, pid); err != nil {
 		return err
@@ -188,6 +189,9 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 		return nil
 	}
 	if err := s.indexComment(ctx, c); err != nil {
+		return err
+	}
+	if err := s.listComment(ctx, string(c.Author), c); err != nil {
 		return err
 	}
 	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)

@@ -82,21 +82,22 @@ type scriptCall struct {
 
 // unrevised are the scripts that write nothing a response reads, so they raise no revision: the
 // idempotency claim, the rate limit, the job engine's queues (repair notes among them), the live
-// events' logs (and replay, which only reads), and sessions with the password hash. Every other write script takes its aggregate's revision counter as its last
+// events' logs (and replay, which only reads), sessions with the password hash, and the groups'
+// active users (read only by responses that are never cached). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
-var unrevised = map[string]bool{"claim": true, "ratelimit": true, "publish": true, "replay": true, "persisted": true,
+var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "publish": true, "replay": true, "persisted": true,
 	"session_start": true, "sessions_end": true, "known_address": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
 // (a rate limit forgets a write; a persisted query lost is sent again by its client) or nearly so
-// (a live event lost with its log makes its resuming subscribers refetch), or that only read
-// (replay).
+// (a live event lost with its log makes its resuming subscribers refetch; an active user lost
+// undercounts an approximate count), or that only read (replay).
 //
 // Of the job engine's scripts only an enqueue must survive a failover (a scheduled post's
 // publication, a write's repair note): a claim or an outcome lost with it makes a job run once
 // more, which handlers allow, and a lock lost with it is taken again.
-var unreplicated = map[string]bool{"ratelimit": true, "known_address": true, "publish": true, "replay": true, "persisted": true,
+var unreplicated = map[string]bool{"ratelimit": true, "active": true, "known_address": true, "publish": true, "replay": true, "persisted": true,
 	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).

@@ -768,12 +768,10 @@ func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit) ([]sear
 	return hits, nil
 }
 
-// indexThread indexes the text of every live comment of post pid: rebuild's step for comments,
-// in sorted order so that every list is written in document order.
+// indexThread indexes the text of every live comment of post pid, and lists every comment in
+// (or out of) its author's comments: rebuild's step for comments, in sorted order so that every
+// list is written in document order.
 func (s *Store) indexThread(ctx context.Context, pid string) error {
-	if !s.opts.searchOn() {
-		return nil
-	}
 	ids := s.k.threadIDs(pid)
 	var members *redis.StringSliceCmd
 	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
@@ -805,7 +803,10 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 			if cm == nil {
 				continue
 			}
-			if d, ok := commentSearchDoc(cm); ok {
+			if cm.Author != "" {
+				calls = append(calls, s.userCommentCall(string(cm.Author), pid, part[i], cm))
+			}
+			if d, ok := commentSearchDoc(cm); ok && s.opts.searchOn() {
 				d.isNew = true
 				calls = append(calls, s.searchCalls(d)...)
 			}

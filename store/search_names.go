@@ -18,39 +18,45 @@ var (
 	searchUsersKind  = searchKind{code: "u", codec: search.Text, avgLen: 20}
 )
 
-// searchNameWeight is how many words of a description or bio one word of a name counts as.
-const searchNameWeight = 5
+// The weights of the fields of a group or a user: a word of a name counts as five words of a
+// description or bio, a word of a group's title as three.
+const (
+	searchNameWeight  = 5
+	searchTitleOfName = 3
+)
 
-// nameSearchDoc is the document of a group or a user.
-func nameSearchDoc(kind searchKind, key, name, text string, isNew bool) searchDoc {
-	return searchDoc{
-		kind:   kind,
-		doc:    search.Doc{S: key},
-		fields: []search.Field{{Text: name, Weight: searchNameWeight}, {Text: text, Weight: searchBodyWeight}},
-		isNew:  isNew,
+// nameSearchDoc is the document of a group (its name, title and description) or a user (name and
+// bio); texts are the fields after the name.
+func nameSearchDoc(kind searchKind, key, name string, isNew bool, texts ...string) searchDoc {
+	fields := []search.Field{{Text: name, Weight: searchNameWeight}}
+	if kind == searchGroupsKind {
+		fields = append(fields, search.Field{Text: texts[0], Weight: searchTitleOfName}, search.Field{Text: texts[1], Weight: searchBodyWeight})
+	} else {
+		fields = append(fields, search.Field{Text: texts[0], Weight: searchBodyWeight})
 	}
+	return searchDoc{kind: kind, doc: search.Doc{S: key}, fields: fields, isNew: isNew}
 }
 
-// indexName writes a group's or a user's words into the search index.
-func (s *Store) indexName(ctx context.Context, kind searchKind, key, name, text string, isNew bool) error {
-	calls := s.searchCalls(nameSearchDoc(kind, key, name, text, isNew))
-	if len(calls) == 0 {
-		return nil
+// nameTokens returns the tokens of a group's or a user's fields, as a query matches them.
+func nameTokens(name string, texts ...string) []string {
+	fields := []search.Field{{Text: name, Weight: 1}}
+	for _, t := range texts {
+		fields = append(fields, search.Field{Text: t, Weight: 1})
 	}
-	if err := s.runMany(ctx, calls); err != nil {
-		return fmt.Errorf("index %s %s: %w", kind.code, key, err)
-	}
-	return nil
-}
-
-// indexGroup indexes a group's name and description.
-func (s *Store) indexGroup(ctx context.Context, name string, description *string, isNew bool) error {
-	return s.indexName(ctx, searchGroupsKind, name, name, deref(description), isNew)
+	_, tokens := search.Impacts(fields, 1)
+	return tokens
 }
 
 // indexUser indexes a user's name and bio.
 func (s *Store) indexUser(ctx context.Context, uid, name string, bio *string, isNew bool) error {
-	return s.indexName(ctx, searchUsersKind, uid, name, deref(bio), isNew)
+	calls := s.searchCalls(nameSearchDoc(searchUsersKind, uid, name, isNew, deref(bio)))
+	if len(calls) == 0 {
+		return nil
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("index user %s: %w", uid, err)
+	}
+	return nil
 }
 
 // deref is *p, or "" for nil.
@@ -84,7 +90,7 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 		for i, h := range hs {
 			names[i] = h.Doc.S
 		}
-		exists, err := l.groupExists(ctx, names) // reads the info with the description too
+		exists, err := l.groupExists(ctx, names) // reads the info with the title and description too
 		if err != nil {
 			return nil, nil, err
 		}
@@ -95,8 +101,8 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 				continue
 			}
 			c, _ := l.get(ctx, l.groupInfoRead(g)) // already read by groupExists
-			_, tokens := search.Impacts([]search.Field{{Text: g, Weight: 1}, {Text: deref(l.groupInfoOf(c).description), Weight: 1}}, 1)
-			if q.Match(tokens) {
+			gi := l.groupInfoOf(c)
+			if q.Match(nameTokens(g, deref(gi.title), deref(gi.description))) {
 				out, idx = append(out, NewGroup(g)), append(idx, i)
 			}
 		}
@@ -137,8 +143,7 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 			if u == nil {
 				continue
 			}
-			_, tokens := search.Impacts([]search.Field{{Text: u.Name, Weight: 1}, {Text: deref(u.Bio), Weight: 1}}, 1)
-			if q.Match(tokens) {
+			if q.Match(nameTokens(u.Name, deref(u.Bio))) {
 				out, idx = append(out, u), append(idx, i)
 			}
 		}
@@ -162,23 +167,24 @@ func (s *Store) reindexGroups(ctx context.Context) error {
 	all := names.Val()
 	const batch = 200
 	for start := 0; start < len(all); start += batch {
-		if err := s.indexNewNames(ctx, searchGroupsKind, all[start:min(start+batch, len(all))]); err != nil {
+		if err := s.indexNames(ctx, searchGroupsKind, all[start:min(start+batch, len(all))], true); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// indexNewNames indexes groups or users that have just come to exist, reading what they say of
-// themselves (a group's description, a user's name as written and bio) in one pipeline.
-func (s *Store) indexNewNames(ctx context.Context, kind searchKind, keys []string) error {
+// indexNames indexes groups or users, reading what they say of themselves (a group's title and
+// description, a user's name as written and bio) in one pipeline. isNew counts them as new
+// documents: they have just come to exist, or the index is being rebuilt.
+func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, isNew bool) error {
 	if !s.opts.searchOn() {
 		return nil
 	}
 	ops := make([]op, len(keys))
 	cmds := make([]*redis.SliceCmd, len(keys))
 	for i, k := range keys {
-		key, fields := s.k.groupInfo(k), []string{"description", "description"}
+		key, fields := s.k.groupInfo(k), []string{"title", "description"}
 		if kind == searchUsersKind {
 			key, fields = s.k.user(k), []string{"name", "bio"}
 		}
@@ -188,25 +194,29 @@ func (s *Store) indexNewNames(ctx context.Context, kind searchKind, keys []strin
 		}}
 	}
 	if err := s.pipeline(ctx, ops, false); err != nil {
-		return fmt.Errorf("read new names: %w", err)
+		return fmt.Errorf("read names to index: %w", err)
 	}
 	var calls []scriptCall
 	for i, k := range keys {
-		v := cmds[i].Val()
-		name, text := k, ""
-		if len(v) == 2 {
-			text, _ = v[1].(string)
-			if n, ok := v[0].(string); ok && kind == searchUsersKind {
-				name = n
-			}
+		v := make([]string, 2)
+		for j, x := range cmds[i].Val() {
+			v[j], _ = x.(string)
 		}
-		calls = append(calls, s.searchCalls(nameSearchDoc(kind, k, name, text, true))...)
+		d := nameSearchDoc(searchGroupsKind, k, k, isNew, v[0], v[1])
+		if kind == searchUsersKind {
+			name := v[0]
+			if name == "" {
+				name = k
+			}
+			d = nameSearchDoc(searchUsersKind, k, name, isNew, v[1])
+		}
+		calls = append(calls, s.searchCalls(d)...)
 	}
 	if len(calls) == 0 {
 		return nil
 	}
 	if err := s.runMany(ctx, calls); err != nil {
-		return fmt.Errorf("index new names: %w", err)
+		return fmt.Errorf("index names: %w", err)
 	}
 	return nil
 }

@@ -502,7 +502,7 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 		}
 		// Edits are searchable at once, and old words no longer find them.
 		desc2 := "Barn owls only"
-		if _, err := f.s.UpdateGroup(f.ctx, uk(alice), "owls", &desc2); err != nil {
+		if _, err := f.s.UpdateGroup(f.ctx, uk(alice), "owls", store.GroupEdit{Description: &desc2}); err != nil {
 			t.Fatal(err)
 		}
 		if got := groups("prey"); len(got) != 0 {
@@ -510,6 +510,13 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 		}
 		if got := groups("barn"); !slices.Equal(got, []string{"owls"}) {
 			t.Errorf("barn: %q", got)
+		}
+		title := "The night watch"
+		if _, err := f.s.UpdateGroup(f.ctx, uk(alice), "owls", store.GroupEdit{Title: &title}); err != nil {
+			t.Fatal(err)
+		}
+		if got := groups("watch"); !slices.Equal(got, []string{"owls"}) {
+			t.Errorf("a group's title: %q", got)
 		}
 		if _, err := f.s.Rebuild(f.ctx); err != nil {
 			t.Fatal(err)

@@ -143,9 +143,9 @@ func (s *Store) register(ctx context.Context, registry string, add bool, names .
 	case len(added) == 0:
 		return nil
 	case registry == s.k.groups():
-		return s.indexNewNames(ctx, searchGroupsKind, added)
+		return s.indexNames(ctx, searchGroupsKind, added, true)
 	case registry == s.k.userNames():
-		return s.indexNewNames(ctx, searchUsersKind, added)
+		return s.indexNames(ctx, searchUsersKind, added, true)
 	}
 	return nil
 }

@@ -237,6 +237,70 @@ func (e CommentSort) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How the directory of groups is ordered.
+type GroupSort string
+
+const (
+	// Most members first, then by name.
+	GroupSortPopular GroupSort = "POPULAR"
+	// Most recently created first, then by name.
+	GroupSortNew GroupSort = "NEW"
+	// Most recent post first (a group without posts by its creation), then by name.
+	GroupSortActive GroupSort = "ACTIVE"
+	// By name.
+	GroupSortName GroupSort = "NAME"
+)
+
+var AllGroupSort = []GroupSort{
+	GroupSortPopular,
+	GroupSortNew,
+	GroupSortActive,
+	GroupSortName,
+}
+
+func (e GroupSort) IsValid() bool {
+	switch e {
+	case GroupSortPopular, GroupSortNew, GroupSortActive, GroupSortName:
+		return true
+	}
+	return false
+}
+
+func (e GroupSort) String() string {
+	return string(e)
+}
+
+func (e *GroupSort) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = GroupSort(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid GroupSort", str)
+	}
+	return nil
+}
+
+func (e GroupSort) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *GroupSort) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e GroupSort) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // How a list of posts is ordered.
 type PostSort string
 
@@ -435,6 +499,68 @@ func (e *VoteDirection) UnmarshalJSON(b []byte) error {
 }
 
 func (e VoteDirection) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A span of time back from now.
+type Window string
+
+const (
+	WindowHour  Window = "HOUR"
+	WindowDay   Window = "DAY"
+	WindowWeek  Window = "WEEK"
+	WindowMonth Window = "MONTH"
+	WindowYear  Window = "YEAR"
+)
+
+var AllWindow = []Window{
+	WindowHour,
+	WindowDay,
+	WindowWeek,
+	WindowMonth,
+	WindowYear,
+}
+
+func (e Window) IsValid() bool {
+	switch e {
+	case WindowHour, WindowDay, WindowWeek, WindowMonth, WindowYear:
+		return true
+	}
+	return false
+}
+
+func (e Window) String() string {
+	return string(e)
+}
+
+func (e *Window) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Window(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Window", str)
+	}
+	return nil
+}
+
+func (e Window) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Window) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Window) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,10 +1,10 @@
--- group_change: a moderator's change to a group: its description, or who moderates it.
+-- group_change: a moderator's change to a group: its page (description, title, icon, banner,
+-- rules, whether only moderators post), or who moderates it.
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:mods   KEYS[3] zset {g:<name>}:new
 -- KEYS[4]  the group's moderation outbox {g:<name>}:modlog (hash action key → action JSON)
 -- ARGV[1]  actor user key   ARGV[2] "1" when the actor is a site admin, else "0"
--- ARGV[3]  "describe" | "addmod" | "remmod" | "check" (no change: the checks only)
--- ARGV[4]  the description ("" clears it), or the user key of the moderator added or removed
--- ARGV[5]  now (Unix ms)
+-- ARGV[3]  "page" | "addmod" | "remmod"   ARGV[4] for "page" a JSON object info field →
+--          value ("" deletes the field), else the user key of the moderator added or removed   ARGV[5] now (Unix ms)
 -- ARGV[6]  the most moderators a group may have   ARGV[7] the group's name
 -- Reply    {changed (0|1), outbox (HGETALL)}
 -- Writes   every change raises the info's ver and records one outbox entry whose key is
@@ -48,13 +48,19 @@ local function change(action, target)
   redis.call('HSET', outbox, 'group:' .. group .. ':' .. ver, cjson.encode(rec))
   return {1, redis.call('HGETALL', outbox)}
 end
-if op == 'describe' then
-  if (redis.call('HGET', info, 'description') or '') == arg then return unchanged() end
-  if arg == '' then
-    redis.call('HDEL', info, 'description')
-  else
-    redis.call('HSET', info, 'description', arg)
+if op == 'page' then
+  local changed = false
+  for field, value in pairs(cjson.decode(arg)) do
+    if (redis.call('HGET', info, field) or '') ~= value then
+      changed = true
+      if value == '' then
+        redis.call('HDEL', info, field)
+      else
+        redis.call('HSET', info, field, value)
+      end
+    end
   end
+  if not changed then return unchanged() end
   return change('UPDATE_GROUP', 'group:' .. group)
 end
 local present = redis.call('ZSCORE', mods, arg)

@@ -1,0 +1,136 @@
+package httpapi_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestAPIGroupDirectory pages Query.groups both ways over HTTP, edits a group's page with
+// updateGroup (an argument left out stays, null clears), refuses posts into a restricted group,
+// counts active users, and reads a user's comments and counts.
+func TestAPIGroupDirectory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		ann, _ := a.signUp("ann")
+		ben, _ := a.signUp("ben")
+		for _, g := range []string{"a1", "a2", "a3"} {
+			a.do(ann, `mutation($n:String!){createGroup(name:$n){id}}`, map[string]any{"n": g}).decode(t, &struct{}{})
+		}
+		for _, g := range []string{"a2", "a3"} {
+			a.do(ben, `mutation($n:String!){joinGroup(name:$n){id}}`, map[string]any{"n": g}).decode(t, &struct{}{})
+		}
+		a.do(ann, `mutation{joinGroup(name:"a3"){id}}`, nil).decode(t, &struct{}{})
+
+		type page struct {
+			Groups struct {
+				Nodes    []struct{ Name string }
+				PageInfo struct {
+					HasNextPage, HasPreviousPage bool
+					StartCursor, EndCursor       string
+				}
+				TotalCount int
+			}
+		}
+		read := func(sort string, backward bool) []string {
+			t.Helper()
+			var out []string
+			cursor := ""
+			for range 10 {
+				q := `query($s:GroupSort,$c:String){groups(sort:$s,first:2,after:$c){nodes{name} pageInfo{hasNextPage hasPreviousPage startCursor endCursor} totalCount}}`
+				if backward {
+					q = `query($s:GroupSort,$c:String){groups(sort:$s,last:2,before:$c){nodes{name} pageInfo{hasNextPage hasPreviousPage startCursor endCursor} totalCount}}`
+				}
+				vars := map[string]any{"s": sort}
+				if cursor != "" {
+					vars["c"] = cursor
+				}
+				var p page
+				a.do("", q, vars).decode(t, &p)
+				if p.Groups.TotalCount != 3 {
+					t.Fatalf("totalCount %d", p.Groups.TotalCount)
+				}
+				var names []string
+				for _, n := range p.Groups.Nodes {
+					names = append(names, n.Name)
+				}
+				if backward {
+					out = append(names, out...)
+					if !p.Groups.PageInfo.HasPreviousPage {
+						return out
+					}
+					cursor = p.Groups.PageInfo.StartCursor
+				} else {
+					out = append(out, names...)
+					if !p.Groups.PageInfo.HasNextPage {
+						return out
+					}
+					cursor = p.Groups.PageInfo.EndCursor
+				}
+			}
+			t.Fatal("too many pages")
+			return nil
+		}
+		for sort, want := range map[string][]string{
+			"POPULAR": {"a3", "a2", "a1"}, "NEW": {"a3", "a2", "a1"}, "NAME": {"a1", "a2", "a3"}, "ACTIVE": {"a3", "a2", "a1"},
+		} {
+			for _, backward := range []bool{false, true} {
+				if got := read(sort, backward); !slices.Equal(got, want) {
+					t.Errorf("groups(sort:%s) backward %v = %v, want %v", sort, backward, got, want)
+				}
+			}
+		}
+
+		// The page of a group.
+		type pageView struct {
+			Description, Title, IconURL, BannerURL, Rules *string
+			PostingRestricted                             bool
+		}
+		var u struct{ UpdateGroup pageView }
+		fields := `{description title iconUrl bannerUrl rules postingRestricted}`
+		a.do(ann, `mutation{updateGroup(name:"a1",description:"d",title:"A one",iconUrl:"https://x.test/i.png",bannerUrl:"https://x.test/b.png",rules:"be kind",postingRestricted:true)`+fields+`}`, nil).decode(t, &u)
+		if v := u.UpdateGroup; v.Title == nil || *v.Title != "A one" || v.IconURL == nil || v.Rules == nil || v.Description == nil || !v.PostingRestricted {
+			t.Fatalf("updateGroup: %+v", v)
+		}
+		// Left out: unchanged; null: cleared, by a literal or a variable.
+		a.do(ann, `mutation($b:String){updateGroup(name:"a1",title:null,bannerUrl:$b)`+fields+`}`, map[string]any{"b": nil}).decode(t, &u)
+		if v := u.UpdateGroup; v.Title != nil || v.BannerURL != nil || v.IconURL == nil || v.Description == nil || v.Rules == nil || !v.PostingRestricted {
+			t.Fatalf("updateGroup with nulls: %+v", v)
+		}
+		if r := a.do(ann, `mutation{updateGroup(name:"a1",iconUrl:"http://x.test/i.png"){name}}`, nil); r.code() != "BAD_USER_INPUT" {
+			t.Errorf("an http icon: %+v, want BAD_USER_INPUT", r.Errors)
+		}
+		if r := a.do(ben, `mutation{createPost(input:{title:"hi",groups:["a1"]}){id}}`, nil); r.code() != "FORBIDDEN" {
+			t.Errorf("a member posts into a restricted group: %+v, want FORBIDDEN", r.Errors)
+		}
+
+		// Activity and a person's history.
+		pid := a.createPost(ann, "news", "a2")
+		a.do(ben, `mutation($p:ID!){createComment(postId:$p,body:"first"){id}}`, map[string]any{"p": pid}).decode(t, &struct{}{})
+		a.do(ben, `mutation($p:ID!){createComment(postId:$p,body:"second"){id}}`, map[string]any{"p": pid}).decode(t, &struct{}{})
+		var g struct {
+			Group struct{ ActiveUsers, Week int }
+			User  struct {
+				PostCount, CommentCount int
+				Comments                struct {
+					Nodes      []struct{ Body string }
+					TotalCount int
+				}
+			}
+		}
+		a.do("", `{group(name:"a2"){activeUsers week:activeUsers(window:WEEK)} user(name:"ben"){postCount commentCount comments(first:5){nodes{body} totalCount}}}`, nil).decode(t, &g)
+		if g.Group.ActiveUsers != 2 || g.Group.Week != 2 {
+			t.Errorf("activeUsers = %+v, want 2", g.Group)
+		}
+		if u := g.User; u.PostCount != 0 || u.CommentCount != 2 || u.Comments.TotalCount != 2 || len(u.Comments.Nodes) != 2 || u.Comments.Nodes[0].Body != "second" {
+			t.Errorf("ben's history = %+v", u)
+		}
+		var p struct{ User struct{ PostCount int } }
+		a.do("", `{user(name:"ann"){postCount}}`, nil).decode(t, &p)
+		if p.User.PostCount != 1 {
+			t.Errorf("ann's postCount = %d, want 1", p.User.PostCount)
+		}
+	})
+}

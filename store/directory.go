@@ -1,0 +1,161 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// The directory of groups: every group that exists, in four orders (Query.groups).
+//
+// NAME is the registry of groups ({groups}, all scores 0, so rank order is name order); POPULAR,
+// NEW and ACTIVE are sorted sets beside it in the same slot (keys.groupDir), derived from the
+// groups' own slots like every ranking: syncDirectory reads a group's member count, creation time
+// and latest post in one script on the group's slot (group_stat.lua) that raises the group's
+// revision, then writes the absolute scores with index.lua, guarded by that revision. A later
+// read carries a later revision and saw at least as much, so however the writes of two
+// concurrent joins interleave, the last read wins and no score moves backwards. A group that no
+// longer exists is taken out of all four the same way.
+//
+// Every change of what the directory orders by syncs the group: membership (syncMember, its
+// repairs included), a post indexed into or out of the group (indexPost, unindexPost, so
+// creation, deletion, removal, group changes, repairs and Rebuild), createGroup. Rebuild syncs
+// every group the directory or the group keys name (rebuildDirectory).
+//
+// Cost: per group, one member in each of the three sorted sets (about 60 bytes plus the name in
+// a skiplist, far less while the directory holds under 128 groups) and one field in the guard
+// hash; one more script on the group's slot and one on {groups} per join, leave and post write.
+
+// GroupSort orders the directory of groups.
+type GroupSort int
+
+// The orders of the directory of groups.
+const (
+	GroupsPopular GroupSort = iota // most members first
+	GroupsNew                      // most recently created first
+	GroupsActive                   // most recent post first
+	GroupsName                     // by name
+)
+
+// directoryKey is the sorted set of the directory in order sort, and its cursor tag.
+func (s *Store) directoryKey(sort GroupSort) (key, tag string) {
+	d := s.k.groupDir()
+	switch sort {
+	case GroupsNew:
+		return d.new, "gdn"
+	case GroupsActive:
+		return d.active, "gda"
+	case GroupsName:
+		return s.k.groups(), "gdl"
+	default:
+		return d.pop, "gdp"
+	}
+}
+
+// syncDirectory brings the directory's entries of groups up to date from the groups' slots: two
+// round trips, one pipeline each, for any number of groups.
+func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
+	if len(groups) == 0 {
+		return nil
+	}
+	calls, err := s.directoryCalls(ctx, groups)
+	if err != nil {
+		return err
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("write the directory entries of groups: %w", err)
+	}
+	return nil
+}
+
+// directoryCalls reads what the directory orders groups by, under their revisions, and returns
+// the guarded writes of their entries.
+func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCall, error) {
+	stats := make([]scriptCall, len(groups))
+	for i, g := range groups {
+		stats[i] = scriptCall{name: "group_stat", keys: []string{s.k.groupInfo(g), s.k.groupMembers(g), s.k.ranking(g).new}}
+	}
+	replies, err := s.runScripts(ctx, stats)
+	if err != nil {
+		return nil, fmt.Errorf("read the directory entries of groups: %w", err)
+	}
+	d := s.k.groupDir()
+	sets := []string{d.pop, d.new, d.active, s.k.groups()}
+	calls := make([]scriptCall, len(groups))
+	for i, g := range groups {
+		arr, _ := replies[i].([]any)
+		if len(arr) < 2 {
+			return nil, fmt.Errorf("group_stat: unexpected reply %v", replies[i])
+		}
+		ver, _ := arr[0].(int64)
+		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 5 {
+			calls[i] = indexCall(d.ver, g, ver, false, sets, nil)
+			continue
+		}
+		members, _ := arr[2].(int64)
+		created, _ := arr[3].(string)
+		latest, _ := arr[4].(string)
+		calls[i] = indexCall(d.ver, g, ver, true, sets,
+			[]any{-members, "-" + created, "-" + latest, 0})
+	}
+	return calls, nil
+}
+
+// rebuildDirectory syncs every group the directory names or that has an info hash or a ranking
+// (SCAN, for maintenance), and returns how many it synced.
+func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
+	seen := map[string]bool{}
+	var groups []string
+	add := func(names []string) {
+		for _, g := range names {
+			if validGroupName(g) && !seen[g] {
+				seen[g] = true
+				groups = append(groups, g)
+			}
+		}
+	}
+	names, err := s.rdb.HKeys(ctx, s.k.groupDir().ver).Result()
+	if err != nil {
+		return 0, fmt.Errorf("list the directory: %w", err)
+	}
+	add(names)
+	names, err = s.rdb.ZRange(ctx, s.k.groups(), 0, -1).Result()
+	if err != nil {
+		return 0, fmt.Errorf("list the registry of groups: %w", err)
+	}
+	add(names)
+	for _, suffix := range []string{":info", ":new", ":members"} {
+		names, err := s.scanGroups(ctx, suffix)
+		if err != nil {
+			return 0, err
+		}
+		add(names)
+	}
+	const batch = 200
+	for i := 0; i < len(groups); i += batch {
+		if err := s.syncDirectory(ctx, groups[i:min(i+batch, len(groups))]...); err != nil {
+			return i, err
+		}
+	}
+	return len(groups), nil
+}
+
+// Groups loads one page of the directory of groups in order sort, and what needs says the
+// response reads of them.
+func (l *Loader) Groups(ctx context.Context, sort GroupSort, w Window, needs func() *Needs) (*Page[*Group], error) {
+	key, tag := l.s.directoryKey(sort)
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := l.page(ctx, key, false, sp)
+	if err != nil {
+		return nil, err
+	}
+	l.Walk(ctx, Items{Kind: ItemGroup, Keys: rp.members}, evalNeeds(needs))
+	p := &Page[*Group]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev, Cursors: rp.cursors(tag),
+		Items: make([]*Group, len(rp.members))}
+	for i, g := range rp.members {
+		p.Items[i] = NewGroup(g)
+	}
+	return p, nil
+}

@@ -1,0 +1,22 @@
+-- group_stat: read what the directory of groups orders a group by, under a version for the
+-- directory's guard (directory.go).
+-- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:members   KEYS[3] zset {g:<name>}:new
+--          (the group's NEW ranking, by publish time)
+-- Reply    {version, 0} when the group does not exist (no info version and no posts), else
+--          {version, 1, member count, created (ms), latest post's publish time (ms; created
+--          when it holds no post)}. version is the group's revision after this run: raised with
+--          the read, so that a later read carries a later version and sees at least as much.
+-- Repeat   it writes nothing but the revision; a second run reads again under a newer version.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+local ver = redis.call('INCR', KEYS[#KEYS])
+local posts = redis.call('ZCARD', KEYS[3])
+if redis.call('HEXISTS', KEYS[1], 'ver') == 0 and posts == 0 then return {ver, 0} end
+local created = redis.call('HGET', KEYS[1], 'created')
+local latest
+if posts > 0 then
+  created = created or redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')[2]
+  latest = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+end
+created = created or '0'
+return {ver, 1, redis.call('ZCARD', KEYS[2]), created, latest or created}
