@@ -2602,6 +2602,10 @@ enum CommentSort {
   OLD
   "Upvotes − downvotes, highest first, then newest."
   TOP
+  "Best first (Reddit's default): the lower bound of the Wilson score interval of the share of upvotes at 95 % confidence (z = 1.96), highest first, then newest; 0 without upvotes."
+  BEST
+  "Most controversial first (Reddit's formula, as for posts): (upvotes + downvotes) ^ (min(upvotes, downvotes) / max(upvotes, downvotes)), 0 when either is 0; then newest."
+  CONTROVERSIAL
 }
 
 "How the directory of groups is ordered."

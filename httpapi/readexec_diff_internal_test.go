@@ -114,8 +114,8 @@ type diffWorld struct {
 	postIDs    []string
 	commentIDs []string
 	// cursors of several lists, taken from a first response: "comments" of the main post (NEW)
-	// and "top" (TOP), "replies" to its top comment, "posts" (HOT) and "new" (Query.posts, NEW),
-	// and "all" of them.
+	// and "top" (TOP), "best" (BEST), "con" (CONTROVERSIAL), "replies" to its top comment, "posts"
+	// (HOT) and "new" (Query.posts, NEW), and "all" of them.
 	cursors map[string][]string
 }
 
@@ -220,7 +220,7 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 		id   string
 		dir  int
 	}{{ann, w.top, 1}, {carol, w.top, 1}, {dave, w.top, -1}, {bob, w.chain[0], -1}, {ann, w.chain[3], 1},
-		{bob, w.edited, 1}, {carol, w.edited, 1}, {root, w.blocked, -1}}
+		{bob, w.edited, 1}, {carol, w.edited, 1}, {dave, w.edited, -1}, {root, w.blocked, -1}}
 	for _, v := range votes {
 		_, err = st.VoteComment(ctx, v.user, v.id, v.dir)
 		check("vote comment", err)
@@ -349,6 +349,18 @@ func diffDocs(w *diffWorld) []diffDoc {
 			new: comments(sort: NEW) { nodes { id } } old: comments(sort: OLD) { nodes { id } }
 			top: comments(sort: TOP) { nodes { id upvotes downvotes } } v: comments(sort: $s, first: 3) { nodes { id } }
 		} }`, vars: p(map[string]any{"p": w.main, "s": "TOP"}, map[string]any{"p": w.main, "s": nil}, main)},
+		{name: "the BEST and CONTROVERSIAL comment sorts", query: `query($p: ID!, $c: ID!, $s: CommentSort, $c1: String, $c2: String) {
+			post(id: $p) {
+				best: comments(sort: BEST) { totalCount nodes { id upvotes downvotes } pageInfo { hasNextPage endCursor } }
+				con: comments(sort: CONTROVERSIAL, first: 4) { edges { cursor node { id upvotes downvotes } } pageInfo { hasNextPage endCursor } }
+				ba: comments(sort: BEST, first: 2, after: $c1) { nodes { id } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }
+				cb: comments(sort: CONTROVERSIAL, last: 2, before: $c2) { nodes { id } pageInfo { hasNextPage hasPreviousPage startCursor } }
+				v: comments(sort: $s, last: 3) { nodes { id replies(sort: $s, first: 2) { totalCount nodes { id } } } }
+			}
+			comment(id: $c) { best: replies(sort: BEST) { nodes { id upvotes } } con: replies(sort: CONTROVERSIAL, last: 2) { nodes { id } } } }`,
+			vars: p(map[string]any{"p": w.main, "c": w.top, "s": "BEST", "c1": cur("best", 1), "c2": cur("con", 5)},
+				map[string]any{"p": w.main, "c": w.top, "s": "CONTROVERSIAL", "c1": cur("best", 4), "c2": cur("con", 2)},
+				map[string]any{"p": w.main, "c": w.chain[0], "s": "TOP", "c1": cur("top", 1), "c2": cur("best", 2)})},
 		{name: "paging with cursors", query: `query($p: ID!, $c1: String, $c2: String) { post(id: $p) {
 			f2: comments(first: 2) { edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }
 			a: comments(first: 2, after: $c1) { edges { cursor node { id } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } }
@@ -589,7 +601,8 @@ func (d *differ) compare(name, viewer, query, op string, vars map[string]any) {
 func (d *differ) cursors(w *diffWorld) map[string][]string {
 	d.t.Helper()
 	a := d.send(d.slow, "", `query($p: ID!, $c: ID!) {
-		post(id: $p) { n: comments(first: 100) { edges { cursor } } t: comments(sort: TOP, first: 100) { edges { cursor } } }
+		post(id: $p) { n: comments(first: 100) { edges { cursor } } t: comments(sort: TOP, first: 100) { edges { cursor } }
+			b: comments(sort: BEST, first: 100) { edges { cursor } } c: comments(sort: CONTROVERSIAL, first: 100) { edges { cursor } } }
 		comment(id: $c) { replies { edges { cursor } } }
 		h: posts(first: 100) { edges { cursor } } o: posts(sort: NEW, first: 100) { edges { cursor } } }`,
 		"", map[string]any{"p": w.main, "c": w.top})
@@ -598,7 +611,7 @@ func (d *differ) cursors(w *diffWorld) map[string][]string {
 	}
 	type edges struct{ Edges []struct{ Cursor string } }
 	var data struct {
-		Post    struct{ N, T edges }
+		Post    struct{ N, T, B, C edges }
 		Comment struct{ Replies edges }
 		H, O    edges
 	}
@@ -606,8 +619,9 @@ func (d *differ) cursors(w *diffWorld) map[string][]string {
 		d.t.Fatalf("read the cursors: %v", err)
 	}
 	out := map[string][]string{}
-	for name, l := range map[string]edges{"comments": data.Post.N, "top": data.Post.T, "replies": data.Comment.Replies,
-		"posts": data.H, "new": data.O} {
+	for name, l := range map[string]edges{"comments": data.Post.N, "top": data.Post.T, "best": data.Post.B, "con": data.Post.C,
+		"replies": data.Comment.Replies,
+		"posts":   data.H, "new": data.O} {
 		if len(l.Edges) < 3 {
 			d.t.Fatalf("read the cursors: only %d of %s", len(l.Edges), name)
 		}
@@ -849,10 +863,10 @@ func (g *docGen) args(f genField) string {
 		}
 	case postListArgs, commentListArgs, groupPostsArgs:
 		if g.chance(0.3) {
-			sorts := []string{"NEW", "OLD", "TOP"}
+			sorts := []string{"NEW", "OLD", "TOP", "BEST", "CONTROVERSIAL"}
 			typ := "CommentSort"
 			if shape != commentListArgs {
-				sorts[1], typ = "HOT", "PostSort"
+				sorts, typ = []string{"NEW", "HOT", "TOP"}, "PostSort"
 			}
 			s := pick(g, sorts...)
 			if g.chance(0.3) {

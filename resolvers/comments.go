@@ -18,6 +18,10 @@ func commentSort(s *model.CommentSort) store.CommentSort {
 		return store.CommentsOld
 	case model.CommentSortTop:
 		return store.CommentsTop
+	case model.CommentSortBest:
+		return store.CommentsBest
+	case model.CommentSortControversial:
+		return store.CommentsControversial
 	}
 	return store.CommentsNew
 }

@@ -73,6 +73,10 @@ func (l *Loader) commentList(pid, parent string, sort CommentSort) (key string, 
 		desc = false
 	case CommentsTop:
 		key = l.s.k.repliesByTop(pid, parent)
+	case CommentsBest:
+		key = l.s.k.repliesByBest(pid, parent)
+	case CommentsControversial:
+		key = l.s.k.repliesByControversy(pid, parent)
 	}
 	return key, desc, commentListTag(pid, parent, sort)
 }

@@ -67,9 +67,11 @@ type CommentSort int
 
 // The comment orders of the contract.
 const (
-	CommentsNew CommentSort = iota // newest first
-	CommentsOld                    // oldest first
-	CommentsTop                    // most net votes first, then newest
+	CommentsNew           CommentSort = iota // newest first
+	CommentsOld                              // oldest first
+	CommentsTop                              // most net votes first, then newest
+	CommentsBest                             // highest Wilson lower bound of the upvote share first, then newest
+	CommentsControversial                    // most controversial first (see Controversy), then newest
 )
 
 // DefaultMaxCommentDepth is the deepest a reply may nest unless Options.MaxCommentDepth says
@@ -191,8 +193,8 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	idemKey := s.k.commentIdem(pid, idemDigest(uid+"\x00"+idem))
 	for range 2 {
 		reply, err := s.run(ctx, "create_comment",
-			[]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent),
-				s.k.repliesByTime(pid, parent), s.k.repliesByTop(pid, parent), s.k.comment(pid, num)},
+			append(append([]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent)},
+				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num)),
 			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
 			s.opts.MaxCommentDepth, int(ttl.Seconds()), name)
 		if err != nil {
@@ -279,7 +281,7 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
 		args := []any{uid, int(tombstoneTTL.Seconds())}
 		for _, n := range chain {
-			keys = append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n), s.k.repliesByTime(pid, n), s.k.repliesByTop(pid, n))
+			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)
 			args = append(args, n)
 		}
 		reply, err := s.run(ctx, "delete_comment", keys, args...)
@@ -360,7 +362,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	}
 	var arr []any
 	for range 2 {
-		// The script moves the comment in its parent's TOP index, so it must name that key.
+		// The script moves the comment in its parent's vote orders, so it must name those keys.
 		parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
 		if err != nil && !isNil(err) {
 			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
@@ -369,7 +371,8 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 			parent = topLevel // no such comment (yet): the script says so, or asks again
 		}
 		reply, err := s.run(ctx, "vote_comment",
-			[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num), s.k.repliesByTop(pid, parent)},
+			[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num), s.k.repliesByTop(pid, parent),
+				s.k.repliesByBest(pid, parent), s.k.repliesByControversy(pid, parent)},
 			parent, num, uid, dir, s.now().UnixMilli())
 		if err != nil {
 			return nil, err
@@ -418,7 +421,7 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
 		args := make([]any, len(nums))
 		for i, n := range nums {
-			keys = append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n), s.k.repliesByTime(pid, n), s.k.repliesByTop(pid, n))
+			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)
 			args[i] = n
 		}
 		v, err := s.run(ctx, "sweep_thread", keys, args...)

@@ -151,8 +151,10 @@ func (th *thread) check() int {
 				live++
 			}
 		}
-		if p := th.page(parent, store.CommentsTop, 1, ""); p.Total != len(kids) {
-			th.t.Errorf("TOP total %d, OLD has %d", p.Total, len(kids))
+		for _, sort := range []store.CommentSort{store.CommentsTop, store.CommentsBest, store.CommentsControversial} {
+			if p := th.page(parent, sort, 1, ""); p.Total != len(kids) {
+				th.t.Errorf("sort %d total %d, OLD has %d", sort, p.Total, len(kids))
+			}
 		}
 		return len(kids)
 	}
@@ -962,14 +964,14 @@ func (h *failSweeps) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set, four keys
+// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set, six keys
 // per comment and the revision counter, and ARGV the comments' 12-digit numbers.
 func isSweep(args []any) bool {
 	if len(args) < 5 || (args[0] != "evalsha" && args[0] != "eval") {
 		return false
 	}
 	n, err := strconv.Atoi(fmt.Sprint(args[2]))
-	if err != nil || n < 3 || (n-3)%4 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
+	if err != nil || n < 3 || (n-3)%6 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
 		return false
 	}
 	first := fmt.Sprint(args[3+n])

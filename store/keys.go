@@ -218,6 +218,22 @@ func (k keys) repliesByTime(pid, num string) string { return k.inThread(pid, num
 // read backwards it is "most net votes first, then newest".
 func (k keys) repliesByTop(pid, num string) string { return k.inThread(pid, num, ":rs") }
 
+// repliesByBest is a sorted set of the same replies scored by the lower bound of the Wilson score
+// interval of their votes (see Wilson); ties order by number, as in repliesByTop.
+func (k keys) repliesByBest(pid, num string) string { return k.inThread(pid, num, ":rb") }
+
+// repliesByControversy is a sorted set of the same replies scored by Controversy; ties order by
+// number, as in repliesByTop.
+func (k keys) repliesByControversy(pid, num string) string { return k.inThread(pid, num, ":rc") }
+
+// replyOrders lists the sorted sets of the direct replies of num (topLevel for the post) in the
+// order the comment scripts take them: time, TOP, BEST, CONTROVERSIAL. Every order holds the same
+// members; a script that adds or removes a reply writes them all.
+func (k keys) replyOrders(pid, num string) []string {
+	return []string{k.repliesByTime(pid, num), k.repliesByTop(pid, num), k.repliesByBest(pid, num),
+		k.repliesByControversy(pid, num)}
+}
+
 // threadIDs is a set of the numbers of the comments in the thread (tombstones included), so that
 // deleting the post can find and drop every comment key in bounded steps.
 func (k keys) threadIDs(pid string) string { return k.inThread(pid, "ids", "") }

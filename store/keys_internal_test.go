@@ -16,6 +16,8 @@ func TestThreadKeys(t *testing.T) {
 			{"commentVotes", k.commentVotes(pid, num), thread + num + ":votes"},
 			{"repliesByTime", k.repliesByTime(pid, num), thread + num + ":rt"},
 			{"repliesByTop", k.repliesByTop(pid, num), thread + num + ":rs"},
+			{"repliesByBest", k.repliesByBest(pid, num), thread + num + ":rb"},
+			{"repliesByControversy", k.repliesByControversy(pid, num), thread + num + ":rc"},
 			{"threadIDs", k.threadIDs(pid), thread + "ids"},
 			{"commentIdem", k.commentIdem(pid, "ab"), thread + "idem:ab"},
 		} {

@@ -54,7 +54,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 		keys := []string{s.k.post(pid), outbox}
 		args := []any{string(kind), string(actor), via, flag, text, s.now().UnixMilli(), pid}
 		for _, c := range chain {
-			keys = append(keys, s.k.comment(pid, c), s.k.repliesByTime(pid, c), s.k.repliesByTop(pid, c))
+			keys = append(append(keys, s.k.comment(pid, c)), s.k.replyOrders(pid, c)...)
 			args = append(args, c)
 		}
 		reply, err := s.run(ctx, "moderate_comment", keys, args...)

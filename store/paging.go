@@ -168,7 +168,9 @@ type rawPage struct {
 	hasPrev bool
 }
 
-// parsePage reads the page script's reply.
+// parsePage reads the page script's reply. Its scores are written as a plain ZRANGE's are (see
+// pageOf): Redis before 7.2 replies with 17 significant digits ("0.10000000000000001") where Go's
+// shortest form is "0.1", and a cursor must not depend on which read made it.
 func parsePage(v any) (rawPage, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) < 2 {
@@ -180,6 +182,9 @@ func parsePage(v any) (rawPage, error) {
 	for i := 2; i+1 < len(arr); i += 2 {
 		m, _ := arr[i].(string)
 		sc, _ := arr[i+1].(string)
+		if f, err := strconv.ParseFloat(sc, 64); err == nil {
+			sc = formatScore(f)
+		}
 		rp.members = append(rp.members, m)
 		rp.scores = append(rp.scores, sc)
 	}

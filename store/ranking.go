@@ -199,14 +199,16 @@ type RebuildStats struct {
 	Deleted int // tombstones whose derived entries were removed
 	Orphans int // entries of posts that no longer exist at all, removed
 	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
+	Scored  int // comments written into their parent's vote orders (see rescoreThread)
 }
 
 // Rebuild re-derives the rankings, group indexes, the directory of groups and user post lists from the post hashes, for
 // recovery after a crash between a write and its derived writes, or after changing HotK; it also
-// drops the comments left behind by a post deletion that was cut off, and gives posts and
-// comments written before names were kept their author's name. It scans the keyspace (SCAN,
-// never KEYS) and is meant for maintenance, not request paths; it is safe to run beside live
-// traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
+// drops the comments left behind by a post deletion that was cut off, gives posts and comments
+// written before names were kept their author's name, and writes every comment into its parent's
+// vote orders (TOP, BEST, CONTROVERSIAL) from its votes, which backfills the orders added after
+// the comment was written. It scans the keyspace (SCAN, never KEYS) and is meant for
+// maintenance, not request paths; it is safe to run beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
 	// The search index is written anew, compact: the posts' loop below indexes every post.
@@ -244,6 +246,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 			return err
 		}
 		if err := s.indexThread(ctx, pid); err != nil {
+			return err
+		}
+		scored, err := s.rescoreThread(ctx, pid)
+		st.Scored += scored
+		if err != nil {
 			return err
 		}
 		return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)

@@ -174,6 +174,9 @@ var relayKinds = []struct {
 	{"comments NEW", store.Options{}, commentsOf(store.CommentsNew, false)},
 	{"comments OLD", store.Options{}, commentsOf(store.CommentsOld, false)},
 	{"comments TOP", store.Options{}, commentsOf(store.CommentsTop, false)},
+	{"comments BEST", store.Options{}, commentsOf(store.CommentsBest, false)},
+	{"comments CONTROVERSIAL", store.Options{}, commentsOf(store.CommentsControversial, false)},
+	{"replies BEST", store.Options{}, commentsOf(store.CommentsBest, true)},
 	{"replies NEW", store.Options{}, commentsOf(store.CommentsNew, true)},
 	{"followers", store.Options{}, func(w *relayWorld) relayList {
 		target := w.user()
@@ -293,8 +296,12 @@ func commentsOf(sort store.CommentSort, replies bool) func(w *relayWorld) relayL
 		}
 		for i := range 10 {
 			c := w.comment(b, post, parent)
-			if i%4 == 1 {
+			if i%4 == 1 || i%4 == 2 {
 				_, err := w.s.VoteComment(w.ctx, a, c.ID, 1)
+				w.must(err)
+			}
+			if i%4 == 2 { // split votes, for CONTROVERSIAL
+				_, err := w.s.VoteComment(w.ctx, w.user(), c.ID, -1)
 				w.must(err)
 			}
 		}

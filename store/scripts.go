@@ -16,8 +16,12 @@ import (
 	"github.com/agora/agora/jobs"
 )
 
-//go:embed scripts/*.lua
+//go:embed scripts/*.lua scripts/lib/*.lua
 var scriptFS embed.FS
+
+// includeMark starts a line of a script that names a file of scripts/lib (without ".lua") to put
+// in its place: Lua code that several scripts share, such as a formula, is written once.
+const includeMark = "--!include "
 
 // scripts holds every Lua script by its file name without ".lua".
 type scripts map[string]*redis.Script
@@ -35,10 +39,32 @@ func loadScripts() (scripts, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read script %s: %w", f, err)
 			}
-			out[strings.TrimSuffix(path.Base(f), ".lua")] = redis.NewScript(string(src))
+			text, err := withLibs(string(src))
+			if err != nil {
+				return nil, fmt.Errorf("script %s: %w", f, err)
+			}
+			out[strings.TrimSuffix(path.Base(f), ".lua")] = redis.NewScript(text)
 		}
 	}
 	return out, nil
+}
+
+// withLibs returns src with each line "--!include NAME" replaced by the text of
+// scripts/lib/NAME.lua.
+func withLibs(src string) (string, error) {
+	lines := strings.SplitAfter(src, "\n")
+	for i, line := range lines {
+		name, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), includeMark)
+		if !ok {
+			continue
+		}
+		lib, err := fs.ReadFile(scriptFS, "scripts/lib/"+name+".lua")
+		if err != nil {
+			return "", fmt.Errorf("include %s: %w", name, err)
+		}
+		lines[i] = string(lib)
+	}
+	return strings.Join(lines, ""), nil
 }
 
 // must returns v, panicking on err: for calls that cannot fail on embedded data.

@@ -186,17 +186,23 @@ const (
 	CommentSortOld CommentSort = "OLD"
 	// Upvotes − downvotes, highest first, then newest.
 	CommentSortTop CommentSort = "TOP"
+	// Best first (Reddit's default): the lower bound of the Wilson score interval of the share of upvotes at 95 % confidence (z = 1.96), highest first, then newest; 0 without upvotes.
+	CommentSortBest CommentSort = "BEST"
+	// Most controversial first (Reddit's formula, as for posts): (upvotes + downvotes) ^ (min(upvotes, downvotes) / max(upvotes, downvotes)), 0 when either is 0; then newest.
+	CommentSortControversial CommentSort = "CONTROVERSIAL"
 )
 
 var AllCommentSort = []CommentSort{
 	CommentSortNew,
 	CommentSortOld,
 	CommentSortTop,
+	CommentSortBest,
+	CommentSortControversial,
 }
 
 func (e CommentSort) IsValid() bool {
 	switch e {
-	case CommentSortNew, CommentSortOld, CommentSortTop:
+	case CommentSortNew, CommentSortOld, CommentSortTop, CommentSortBest, CommentSortControversial:
 		return true
 	}
 	return false

@@ -1,21 +1,21 @@
 -- create_comment: add a comment to a post's thread, or return the one an idempotency key made.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3] idempotency
 --          string {p:<id>}:c:idem:<digest>   KEYS[4] parent comment hash {p:<id>}:c:<parent>
---          (for a top-level comment {p:<id>}:c:0, which is not read)   KEYS[5] and KEYS[6] the
---          parent's time and TOP reply indexes {p:<id>}:c:<parent>:rt and :rs   KEYS[7] the new
---          comment's hash {p:<id>}:c:<number>
+--          (for a top-level comment {p:<id>}:c:0, which is not read)   KEYS[5..8] the parent's
+--          reply orders {p:<id>}:c:<parent>:rt, :rs, :rb and :rc (time, TOP, BEST,
+--          CONTROVERSIAL)   KEYS[9] the new comment's hash {p:<id>}:c:<number>
 -- ARGV[1]  number (from comment_num)   ARGV[2] parent number ("0" for a top-level comment)
 -- ARGV[3]  author user key   ARGV[4] body   ARGV[5] now (Unix ms)   ARGV[6] voting closes (ms)
 -- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds   ARGV[9] the author's
 --          name, kept with the comment so that a listing need not read the author ("" when
 --          unknown: the field is left out)
 -- Reply    {number, HGETALL of the comment}; {"again", number} when the idempotency key names an
---          earlier comment whose key is not KEYS[7]: run again with that number.
+--          earlier comment whose key is not KEYS[9]: run again with that number.
 -- Errors   NOTFOUND (no post, deleted post, a removed post unless the author writes, no parent, a
 --          removed parent or a deleted one out of the tree, or the key's comment was removed
 --          since), FORBIDDEN (the author of a removed post), LOCKED (a locked post), INVALID (the
 --          reply would nest too deep).
--- Writes   only KEYS: the comment; the parent's reply indexes and replies; the post's comments
+-- Writes   only KEYS: the comment; the parent's reply orders and replies; the post's comments
 --          (live comments), last activity (active) and version; the ids set; the idempotency key. On Redis Cluster every key a script
 --          touches must be among its KEYS: while a slot migrates, Redis then answers TRYAGAIN
 --          until the keys are together, where a key computed inside the script could have moved
@@ -39,12 +39,12 @@ end
 local done = redis.call('GET', KEYS[3])
 if done then
   if done ~= num then return {'again', done} end
-  if redis.call('HEXISTS', KEYS[7], 'created') == 0 then
+  if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
     return redis.error_reply('NOTFOUND the comment made with this idempotency key was deleted')
   end
-  return {done, redis.call('HGETALL', KEYS[7])}
+  return {done, redis.call('HGETALL', KEYS[9])}
 end
-if redis.call('EXISTS', KEYS[7]) == 1 then
+if redis.call('EXISTS', KEYS[9]) == 1 then
   return redis.error_reply('comment number ' .. num .. ' is taken')
 end
 local depth = 0
@@ -62,11 +62,14 @@ if parent ~= '0' then
     return redis.error_reply('INVALID replies nest at most ' .. ARGV[7] .. ' levels below a top-level comment')
   end
 end
-redis.call('HSET', KEYS[7], 'parent', parent, 'author', ARGV[3], 'body', ARGV[4], 'created', ARGV[5],
+redis.call('HSET', KEYS[9], 'parent', parent, 'author', ARGV[3], 'body', ARGV[4], 'created', ARGV[5],
   'closes', ARGV[6], 'depth', depth, 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
-if ARGV[9] ~= '' then redis.call('HSET', KEYS[7], 'aname', ARGV[9]) end
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[9], 'aname', ARGV[9]) end
 redis.call('ZADD', KEYS[5], ARGV[5], num)
+-- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).
 redis.call('ZADD', KEYS[6], 0, num)
+redis.call('ZADD', KEYS[7], 0, num)
+redis.call('ZADD', KEYS[8], 0, num)
 if parent ~= '0' then redis.call('HINCRBY', KEYS[4], 'replies', 1) end
 redis.call('HINCRBY', post, 'comments', 1)
 -- The post's last activity and a new version, for its ACTIVE and MOST_COMMENTS rankings.
@@ -76,4 +79,4 @@ end
 redis.call('HINCRBY', post, 'ver', 1)
 redis.call('SADD', KEYS[2], num)
 redis.call('SET', KEYS[3], num, 'EX', ARGV[8])
-return {num, redis.call('HGETALL', KEYS[7])}
+return {num, redis.call('HGETALL', KEYS[9])}

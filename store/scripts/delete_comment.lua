@@ -4,9 +4,9 @@
 -- childless in the tree. A comment that holds removed comments out of the tree (held > 0, see
 -- moderate_comment), or that is removed itself, leaves the tree but keeps its hash, so that a
 -- restore can bring it back; a removed comment deleted by its author only loses its text.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] four keys per
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] six keys per
 --          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, votes :votes, and reply
---          indexes :rt and :rs (for "0", the post's top-level indexes)
+--          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders)
 -- ARGV[1]  the deleting user key   ARGV[2] TTL in seconds of the marker a removed comment leaves
 -- ARGV[3..] the chain: the comment's number, its parent's, and so on up to the first ancestor
 --          that is not removed with it, or "0" (the caller reads it beforehand; parents never
@@ -25,8 +25,8 @@ redis.call('INCR', KEYS[#KEYS])
 local post, ids = KEYS[1], KEYS[2]
 local chain = {}
 for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end
-local function key(i, part) -- part 0 hash, 1 votes, 2 time index, 3 TOP index of chain[i]
-  return KEYS[3 + 4 * (i - 1) + part]
+local function key(i, part) -- part 0 hash, 1 votes, 2..5 the reply orders of chain[i]
+  return KEYS[3 + 6 * (i - 1) + part]
 end
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
@@ -73,8 +73,7 @@ redis.call('HINCRBY', post, 'ver', 1)
 local kept = false
 for i = 1, n do
   local num, parent, h = chain[i], chain[i + 1], key(i, 0)
-  redis.call('ZREM', key(i + 1, 2), num)
-  redis.call('ZREM', key(i + 1, 3), num)
+  for part = 2, 5 do redis.call('ZREM', key(i + 1, part), num) end
   if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'replies', -1) end
   if redis.call('HGET', h, 'removed') == '1' or tonumber(redis.call('HGET', h, 'held') or '0') > 0 then
     -- It holds what a restore may bring back: it leaves the tree, held by its parent.
@@ -87,7 +86,7 @@ for i = 1, n do
     if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'held', 1) end
   else
     local by = redis.call('HGET', h, 'author')
-    redis.call('UNLINK', h, key(i, 1), key(i, 2), key(i, 3))
+    redis.call('UNLINK', h, key(i, 1), key(i, 2), key(i, 3), key(i, 4), key(i, 5))
     redis.call('HSET', h, 'author', by, 'gone', '1')
     redis.call('EXPIRE', h, ARGV[2])
     redis.call('SREM', ids, num)

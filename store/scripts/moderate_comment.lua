@@ -8,8 +8,9 @@
 -- comment (with its ancestors) comes back in its place on restore and no deletion drops a parent
 -- that holds one (see delete_comment).
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog
--- KEYS[3..] three keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
---          indexes :rt and :rs (for "0", the post's top-level indexes; its hash is not used)
+-- KEYS[3..] five keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
+--          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders; its hash is not
+--          used)
 -- ARGV[1]  REMOVE_COMMENT | RESTORE_COMMENT   ARGV[2] the moderator's user key   ARGV[3] via:
 --          the group the moderator's authority comes through, or "*" for a site admin
 -- ARGV[4]  "1" when a reason is given, else "0"   ARGV[5] the reason   ARGV[6] now (Unix ms)
@@ -29,13 +30,14 @@
 --          the outbox, so that its caller logs what an earlier run left unlogged.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_scores
 redis.call('INCR', KEYS[#KEYS])
 local post, outbox = KEYS[1], KEYS[2]
 local action, actor, via = ARGV[1], ARGV[2], ARGV[3]
 local chain = {}
 for i = 8, #ARGV do chain[#chain + 1] = ARGV[i] end
-local function key(i, part) -- part 0 hash, 1 time index, 2 TOP index of chain[i]
-  return KEYS[3 + 3 * (i - 1) + part]
+local function key(i, part) -- part 0 hash, 1..4 the reply orders of chain[i]
+  return KEYS[3 + 5 * (i - 1) + part]
 end
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
@@ -91,12 +93,13 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   for i = 1, n do
     local num, parent, h = chain[i], chain[i + 1], key(i, 0)
     if remove then
-      redis.call('ZREM', key(i + 1, 1), num)
-      redis.call('ZREM', key(i + 1, 2), num)
+      for part = 1, 4 do redis.call('ZREM', key(i + 1, part), num) end
     else
-      local net = tonumber(redis.call('HGET', h, 'up')) - tonumber(redis.call('HGET', h, 'down'))
+      local net, best, con = commentScores(h)
       redis.call('ZADD', key(i + 1, 1), redis.call('HGET', h, 'created'), num)
       redis.call('ZADD', key(i + 1, 2), net, num)
+      redis.call('ZADD', key(i + 1, 3), best, num)
+      redis.call('ZADD', key(i + 1, 4), con, num)
     end
     if parent ~= '0' then
       local d = remove and 1 or -1

@@ -1,7 +1,8 @@
 -- sweep_thread: drop the comment keys of a deleted post's thread, a bounded number per run, so
 -- that deleting a post with a huge thread never blocks Redis for long.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] four keys per
---          comment of ARGV: its hash {p:<id>}:c:<n>, votes :votes, and reply indexes :rt and :rs
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] six keys per
+--          comment of ARGV: its hash {p:<id>}:c:<n>, votes :votes, and reply orders :rt, :rs, :rb
+--          and :rc
 -- ARGV     the numbers of the comments to drop (the caller picks them with SRANDMEMBER)
 -- Reply    how many comments are left to drop; -1 when the post is live (nothing is dropped).
 -- Writes   only KEYS (see create_comment for why).
@@ -14,8 +15,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'deleted')
 end
 for i, num in ipairs(ARGV) do
   if redis.call('SREM', KEYS[2], num) == 1 then
-    local k = 3 + 4 * (i - 1)
-    redis.call('UNLINK', KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3])
+    local k = 3 + 6 * (i - 1)
+    redis.call('UNLINK', KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5])
   end
 end
 return redis.call('SCARD', KEYS[2])

@@ -1,8 +1,8 @@
 -- vote_comment: record one user's vote on a comment, move its counters by the exact difference and
--- move it in its parent's TOP index.
+-- move it in its parent's TOP, BEST and CONTROVERSIAL reply orders.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] votes hash
---          {p:<id>}:c:<number>:votes (voter → 1 | -1)   KEYS[4] the parent's TOP index
---          {p:<id>}:c:<parent>:rs
+--          {p:<id>}:c:<number>:votes (voter → 1 | -1)   KEYS[4..6] the parent's TOP, BEST and
+--          CONTROVERSIAL orders {p:<id>}:c:<parent>:rs, :rb and :rc
 -- ARGV[1]  parent number, as the caller read it (parents never change)   ARGV[2] comment number
 -- ARGV[3]  voter user key   ARGV[4] direction 1 | -1 | 0 (withdraw)   ARGV[5] now (Unix ms)
 -- Reply    {changed (0|1), HGETALL of the comment...}; {"again"} when the comment's parent is not
@@ -13,6 +13,7 @@
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_scores
 redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
@@ -49,8 +50,10 @@ if old ~= new then
   if new == 1 then redis.call('HINCRBY', c, 'up', 1) elseif new == -1 then redis.call('HINCRBY', c, 'down', 1) end
   if new == 0 then redis.call('HDEL', KEYS[3], ARGV[3]) else redis.call('HSET', KEYS[3], ARGV[3], new) end
   redis.call('HINCRBY', c, 'ver', 1)
-  local net = tonumber(redis.call('HGET', c, 'up')) - tonumber(redis.call('HGET', c, 'down'))
+  local net, best, con = commentScores(c)
   redis.call('ZADD', KEYS[4], net, ARGV[2])
+  redis.call('ZADD', KEYS[5], best, ARGV[2])
+  redis.call('ZADD', KEYS[6], con, ARGV[2])
   changed = 1
 end
 local reply = redis.call('HGETALL', c)

@@ -1,0 +1,68 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// rescoreBatch bounds the comments one rescore_comments call writes.
+const rescoreBatch = 200
+
+// rescoreThread writes every comment in the tree of post pid's thread into its parent's TOP, BEST
+// and CONTROVERSIAL reply orders, scored from its votes: Rebuild's backfill of orders added after
+// the comments were written, in bounded batches. The time order says which comments are in the
+// tree; it is left as it is. It returns how many comments it scored.
+func (s *Store) rescoreThread(ctx context.Context, pid string) (int, error) {
+	ids := s.k.threadIDs(pid)
+	var members *redis.StringSliceCmd
+	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		members = p.SMembers(ctx, ids)
+		return members, nil
+	}}}, false); err != nil {
+		return 0, fmt.Errorf("list the comments of post %s: %w", pid, err)
+	}
+	nums := members.Val()
+	slices.Sort(nums) // 12 digits: byte order is number order
+	scored := 0
+	for start := 0; start < len(nums); start += rescoreBatch {
+		part := nums[start:min(start+rescoreBatch, len(nums))]
+		ops := make([]op, len(part))
+		cmds := make([]*redis.StringCmd, len(part))
+		for i, num := range part {
+			key := s.k.comment(pid, num)
+			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.HGet(ctx, key, "parent")
+				return cmds[i], nil
+			}}
+		}
+		if err := s.pipeline(ctx, ops, false); err != nil {
+			return scored, fmt.Errorf("read the comments of post %s: %w", pid, err)
+		}
+		keys := []string{s.k.post(pid)}
+		var args []any
+		for i, c := range cmds {
+			parent, err := c.Result()
+			if err != nil && !isNil(err) {
+				return scored, fmt.Errorf("read comment %s: %w", commentID(pid, part[i]), err)
+			}
+			if parent == "" {
+				continue // dropped since it was listed
+			}
+			keys = append(append(keys, s.k.comment(pid, part[i])), s.k.replyOrders(pid, parent)...)
+			args = append(args, part[i])
+		}
+		if len(args) == 0 {
+			continue
+		}
+		v, err := s.run(ctx, "rescore_comments", keys, args...)
+		if err != nil {
+			return scored, fmt.Errorf("score the comments of post %s: %w", pid, err)
+		}
+		n, _ := v.(int64)
+		scored += int(n)
+	}
+	return scored, nil
+}
