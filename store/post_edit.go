@@ -55,10 +55,8 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}
-	if calls := s.searchCalls(postSearchDoc(p, false)); len(calls) > 0 {
-		if err := s.runMany(ctx, calls); err != nil {
-			return nil, fmt.Errorf("index the edit of post %s: %w", pid, err)
-		}
+	if err := s.writeSearch(ctx, postSearchDoc(p, false)); err != nil {
+		return nil, fmt.Errorf("index the edit of post %s: %w", pid, err)
 	}
 	s.settled(ctx, n)
 	// Published even when the edit changed nothing, as a vote is: a repeat completes an earlier

@@ -124,7 +124,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if p == nil {
 		return nil, notFoundf("post %s was deleted", postID(pid))
 	}
-	if err := s.indexPost(ctx, p, nil, s.searchCalls(postSearchDoc(p, true))...); err != nil {
+	if err := s.indexPost(ctx, p, nil, s.searchWrites(postSearchDoc(p, true))); err != nil {
 		return nil, err
 	}
 	if err := s.queuePostJobs(ctx, pid); err != nil {
@@ -321,7 +321,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	}
 	// The post's new groups go into its search index too (an old group's mark stays; reads check
 	// the post's groups as they are now).
-	if err := s.indexPost(ctx, p, left, s.searchCalls(postSearchDoc(p, false))...); err != nil {
+	if err := s.indexPost(ctx, p, left, s.searchWrites(postSearchDoc(p, false))); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)

@@ -133,21 +133,28 @@ func (s *Store) rerankPost(ctx context.Context, pid string) error {
 // indexPost writes the derived structures of a live post: the site and group rankings, the
 // author's post list and the group registry. left lists groups the post has just left, whose
 // pins it leaves too. A removed post is taken out of all of them instead (see moderate_posts.go).
-// extra are more derived writes of the post to send in the same pipeline: its search index
-// (searchCalls), which a removed post keeps (reads check what the post is now).
-func (s *Store) indexPost(ctx context.Context, p *Post, left []string, extra ...scriptCall) error {
-	return s.indexPostIn(ctx, p, left, true, extra...)
+// sx, when not nil, is the post's search index (searchWrites), written in the same pipeline; a
+// removed post keeps it too (reads check what the post is now).
+func (s *Store) indexPost(ctx context.Context, p *Post, left []string, sx ...*searchWrite) error {
+	return s.indexPostIn(ctx, p, left, true, sx...)
 }
 
 // indexPostIn is indexPost; dir says whether the groups' entries in the directory of groups may
 // have changed (not after a vote, which moves no group's order: that saves two round trips).
-func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, extra ...scriptCall) error {
+func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, sxs ...*searchWrite) error {
 	pid := p.Key()
 	uid := string(p.Author)
+	var sx *searchWrite
+	if len(sxs) > 0 {
+		sx = sxs[0]
+	}
 	if p.Removed {
-		if len(extra) > 0 {
-			if err := s.runMany(ctx, extra); err != nil {
-				return fmt.Errorf("index post %s: %w", pid, err)
+		if sx != nil {
+			if err := s.pipeline(ctx, sx.ops(), true); err != nil {
+				return fmt.Errorf("index post %s for search: %w", pid, err)
+			}
+			if err := s.finishSearch(ctx, sx); err != nil {
+				return err
 			}
 		}
 		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
@@ -161,9 +168,11 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 	for _, g := range left {
 		calls = append(append(calls, s.rankingCalls(g, nil, pid, p.Version, false)...), s.unpinCall(g, pid))
 	}
-	calls = append(calls, extra...)
-	if err := s.runMany(ctx, calls); err != nil {
+	if _, err := s.runScripts(ctx, calls, sx.ops()...); err != nil {
 		return fmt.Errorf("index post %s: %w", pid, err)
+	}
+	if err := s.finishSearch(ctx, sx); err != nil {
+		return err
 	}
 	if len(p.GroupNames) > 0 {
 		if err := s.register(ctx, s.k.groups(), true, p.GroupNames...); err != nil {
@@ -242,7 +251,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 			return err
 		}
 		st.Named += named
-		if err := s.indexPost(ctx, p, nil, s.searchCalls(postSearchDoc(p, true))...); err != nil {
+		if err := s.indexPost(ctx, p, nil, s.searchWrites(postSearchDoc(p, true))); err != nil {
 			return err
 		}
 		if err := s.indexThread(ctx, pid); err != nil {

@@ -160,7 +160,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 			gone = append(gone, g)
 		}
 	}
-	if err := s.indexPost(ctx, p, gone, s.searchCalls(postSearchDoc(p, false))...); err != nil {
+	if err := s.indexPost(ctx, p, gone, s.searchWrites(postSearchDoc(p, false))); err != nil {
 		return err
 	}
 	if p.Removed {

@@ -257,7 +257,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
 		return err
 	}
-	if err := s.indexPost(ctx, p, nil, s.searchCalls(postSearchDoc(p, true))...); err != nil {
+	if err := s.indexPost(ctx, p, nil, s.searchWrites(postSearchDoc(p, true))); err != nil {
 		return err
 	}
 	if err := s.queuePostJobs(ctx, pid); err != nil {

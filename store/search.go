@@ -91,8 +91,9 @@ func (k keys) searchList(kind string, bucket int, term string, block int64) stri
 // searchDict is a sorted set (all scores 0) of the words with lists in one bucket, for prefixes.
 func (k keys) searchDict(kind string, bucket int) string { return k.searchTag(kind, bucket) + ":d" }
 
-// searchCounts is a hash of one bucket: docs (documents first indexed in the bucket: the sum over
-// buckets is the kind's count, for IDF) and top (the newest block written in the bucket).
+// searchCounts is a sorted set of one bucket whose scores are its counts: docs (documents first
+// indexed in the bucket: the sum over buckets is the kind's count, for IDF) and top (the newest
+// block written in the bucket).
 func (k keys) searchCounts(kind string, bucket int) string { return k.searchTag(kind, bucket) + ":n" }
 
 // searchFilter returns the pseudo-term that marks a document's group or author: "#g:golang",
@@ -109,67 +110,127 @@ type searchDoc struct {
 	isNew   bool     // first indexed: counted for IDF
 }
 
-// searchCalls returns the script calls that index d: one per bucket its terms fall in.
-func (s *Store) searchCalls(d searchDoc) []scriptCall {
-	if !s.opts.searchOn() {
+// searchWrite is the index writes of some documents, in two steps. First (ops) every posting is
+// appended to its list with a plain APPEND, each document is counted (ZINCRBY) and each bucket's
+// newest block recorded (ZADD GT); these ride in the pipeline of the write's other derived writes.
+// Then, once Redis has applied them all (finish), the words whose list in a block has just begun
+// join their bucket's dictionary and every bucket written raises its revision. A revision raised
+// only after the data it guards keeps the response cache exact: a response that read a bucket
+// before an append holds an older revision than the bucket has after it. No Lua: a script call
+// costs Redis about 16 µs on top of its commands, and a post touches every bucket.
+type searchWrite struct {
+	appends  []op
+	lengths  []*redis.IntCmd // the lists' lengths after each APPEND
+	postings []int           // the length of each posting appended
+	words    []string        // the word of each list, "" for a mark
+	dicts    []string        // the dictionary of each list's bucket
+	revs     []string        // the revision counters of the buckets written
+}
+
+// searchWrites returns the index writes of docs; nil when the index is off or docs have no terms.
+func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
+	if !s.opts.searchOn() || len(docs) == 0 {
 		return nil
 	}
-	impacts, _ := search.Impacts(d.fields, d.kind.avgLen)
-	for _, f := range d.filters {
-		impacts[f] = 1
-	}
-	type bucket struct {
-		lists, postings []any
-		words           []any
-	}
-	byBucket := map[int]*bucket{}
-	terms := make([]string, 0, len(impacts))
-	for t := range impacts {
-		terms = append(terms, t)
-	}
-	slices.Sort(terms)
-	for _, t := range terms {
-		b := searchBucket(t)
-		bk := byBucket[b]
-		if bk == nil {
-			bk = &bucket{}
-			byBucket[b] = bk
+	w := &searchWrite{}
+	seenRev := map[string]bool{}
+	for _, d := range docs {
+		impacts, _ := search.Impacts(d.fields, d.kind.avgLen)
+		for _, f := range d.filters {
+			impacts[f] = 1
 		}
-		bk.lists = append(bk.lists, s.k.searchList(d.kind.code, b, t, d.block))
-		bk.postings = append(bk.postings, string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]})))
-		word := t
-		if strings.HasPrefix(t, "#") {
-			word = "" // a mark, not a word: no prefix finds it
+		terms := make([]string, 0, len(impacts))
+		for t := range impacts {
+			terms = append(terms, t)
 		}
-		bk.words = append(bk.words, word)
+		slices.Sort(terms)
+		touched := map[int]bool{}
+		for _, t := range terms {
+			b := searchBucket(t)
+			touched[b] = true
+			list := s.k.searchList(d.kind.code, b, t, d.block)
+			posting := string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]}))
+			word := t
+			if strings.HasPrefix(t, "#") {
+				word = "" // a mark, not a word: no prefix finds it
+			}
+			i := len(w.lengths)
+			w.lengths = append(w.lengths, nil)
+			w.postings = append(w.postings, len(posting))
+			w.words = append(w.words, word)
+			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b))
+			w.appends = append(w.appends, op{key: list, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				w.lengths[i] = p.Append(context.Background(), list, posting)
+				return w.lengths[i], nil
+			}})
+		}
+		for b := range touched {
+			counts, block := s.k.searchCounts(d.kind.code, b), float64(d.block)
+			count := d.isNew && len(terms) > 0 && b == searchBucket(terms[0]) // in its first term's bucket
+			w.appends = append(w.appends, op{key: counts, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				top := p.ZAddGT(context.Background(), counts, redis.Z{Score: block, Member: "top"})
+				if !count {
+					return top, nil
+				}
+				return top, p.ZIncrBy(context.Background(), counts, 1, "docs")
+			}})
+			if rev := s.k.revOf(counts); !seenRev[rev] {
+				seenRev[rev] = true
+				w.revs = append(w.revs, rev)
+			}
+		}
 	}
-	// The document is counted in the bucket of its first term.
-	countIn := -1
-	if len(terms) > 0 {
-		countIn = searchBucket(terms[0])
+	if len(w.appends) == 0 {
+		return nil
 	}
-	calls := make([]scriptCall, 0, len(byBucket))
-	for b := range searchBuckets {
-		bk := byBucket[b]
-		if bk == nil {
-			continue
-		}
-		keys := make([]string, 0, 2+len(bk.lists))
-		keys = append(keys, s.k.searchDict(d.kind.code, b), s.k.searchCounts(d.kind.code, b))
-		for _, l := range bk.lists {
-			keys = append(keys, l.(string))
-		}
-		count := "0"
-		if d.isNew && b == countIn {
-			count = "1"
-		}
-		args := make([]any, 0, 3+len(bk.postings)+len(bk.words))
-		args = append(args, count, d.block, len(bk.postings))
-		args = append(args, bk.postings...)
-		args = append(args, bk.words...)
-		calls = append(calls, scriptCall{name: "search_add", keys: keys, args: args})
+	return w
+}
+
+// ops returns the first step's operations, for the pipeline of a write's derived writes.
+func (w *searchWrite) ops() []op {
+	if w == nil {
+		return nil
 	}
-	return calls
+	return w.appends
+}
+
+// finishSearch is the second step of w, after its ops have run: the dictionaries, then the
+// revisions.
+func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
+	if w == nil {
+		return nil
+	}
+	var ops []op
+	for i, n := range w.lengths {
+		if n == nil || n.Val() != int64(w.postings[i]) || w.words[i] == "" {
+			continue // the list was there already: so is its word
+		}
+		dict, word := w.dicts[i], w.words[i]
+		ops = append(ops, op{key: dict, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			return p.ZAdd(ctx, dict, redis.Z{Member: word}), nil
+		}})
+	}
+	for _, rev := range w.revs {
+		ops = append(ops, op{key: rev, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			return p.Incr(ctx, rev), nil
+		}})
+	}
+	if err := s.pipeline(ctx, ops, true); err != nil {
+		return fmt.Errorf("finish the search index: %w", err)
+	}
+	return nil
+}
+
+// writeSearch indexes docs in its two steps.
+func (s *Store) writeSearch(ctx context.Context, docs ...searchDoc) error {
+	w := s.searchWrites(docs...)
+	if w == nil {
+		return nil
+	}
+	if err := s.pipeline(ctx, w.ops(), true); err != nil {
+		return fmt.Errorf("index for search: %w", err)
+	}
+	return s.finishSearch(ctx, w)
 }
 
 // postSearchDoc is the document of a live post.
@@ -243,7 +304,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	for b := range searchBuckets {
 		key := k.searchCounts(code, b)
 		reads = append(reads, read{key: "sxn:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			c.cmd = p.HMGet(ctx, key, "docs", "top")
+			c.cmd = p.ZMScore(ctx, key, "docs", "top")
 		}})
 	}
 	if pl.q.Prefix != "" {
@@ -261,18 +322,11 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	var docs int64
 	top := int64(-1)
 	for _, c := range calls[:searchBuckets] {
-		v := c.cmd.(*redis.SliceCmd).Val()
+		v := c.cmd.(*redis.FloatSliceCmd).Val() // a missing count reads 0
 		if len(v) == 2 {
-			if s, ok := v[0].(string); ok {
-				docs += atoi64(s)
-			}
-			if s, ok := v[1].(string); ok {
-				top = max(top, atoi64(s))
-			}
+			docs += int64(v[0])
+			top = max(top, int64(v[1]))
 		}
-	}
-	if top < 0 {
-		return nil, nil // nothing indexed yet
 	}
 	var expansions []string
 	for _, c := range calls[searchBuckets:] {
@@ -646,11 +700,7 @@ func (s *Store) indexComment(ctx context.Context, c *Comment) error {
 		return nil
 	}
 	d.isNew = c.EditedAt == nil
-	calls := s.searchCalls(d)
-	if len(calls) == 0 {
-		return nil
-	}
-	if err := s.runMany(ctx, calls); err != nil {
+	if err := s.writeSearch(ctx, d); err != nil {
 		return fmt.Errorf("index comment %s: %w", c.ID, err)
 	}
 	return nil
@@ -798,6 +848,7 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 			return fmt.Errorf("read the comments of post %s: %w", pid, err)
 		}
 		var calls []scriptCall
+		var docs []searchDoc
 		for i, c := range cmds {
 			cm := commentFromHash(pid, part[i], c.Val())
 			if cm == nil {
@@ -806,15 +857,19 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 			if cm.Author != "" {
 				calls = append(calls, s.userCommentCall(string(cm.Author), pid, part[i], cm))
 			}
-			if d, ok := commentSearchDoc(cm); ok && s.opts.searchOn() {
+			if d, ok := commentSearchDoc(cm); ok {
 				d.isNew = true
-				calls = append(calls, s.searchCalls(d)...)
+				docs = append(docs, d)
 			}
 		}
-		if len(calls) > 0 {
-			if err := s.runMany(ctx, calls); err != nil {
+		sx := s.searchWrites(docs...)
+		if len(calls) > 0 || sx != nil {
+			if _, err := s.runScripts(ctx, calls, sx.ops()...); err != nil {
 				return fmt.Errorf("index the comments of post %s: %w", pid, err)
 			}
+		}
+		if err := s.finishSearch(ctx, sx); err != nil {
+			return err
 		}
 	}
 	return nil

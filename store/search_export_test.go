@@ -37,7 +37,7 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 			}
 			out = append(out, fmt.Sprintf("%s %v", key, ps))
 		case "zset":
-			v, err := s.rdb.ZRange(ctx, key, 0, -1).Result()
+			v, err := s.rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
 			if err != nil {
 				return err
 			}

@@ -49,11 +49,7 @@ func nameTokens(name string, texts ...string) []string {
 
 // indexUser indexes a user's name and bio.
 func (s *Store) indexUser(ctx context.Context, uid, name string, bio *string, isNew bool) error {
-	calls := s.searchCalls(nameSearchDoc(searchUsersKind, uid, name, isNew, deref(bio)))
-	if len(calls) == 0 {
-		return nil
-	}
-	if err := s.runMany(ctx, calls); err != nil {
+	if err := s.writeSearch(ctx, nameSearchDoc(searchUsersKind, uid, name, isNew, deref(bio))); err != nil {
 		return fmt.Errorf("index user %s: %w", uid, err)
 	}
 	return nil
@@ -196,7 +192,7 @@ func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, 
 	if err := s.pipeline(ctx, ops, false); err != nil {
 		return fmt.Errorf("read names to index: %w", err)
 	}
-	var calls []scriptCall
+	var docs []searchDoc
 	for i, k := range keys {
 		v := make([]string, 2)
 		for j, x := range cmds[i].Val() {
@@ -210,12 +206,9 @@ func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, 
 			}
 			d = nameSearchDoc(searchUsersKind, k, name, isNew, v[1])
 		}
-		calls = append(calls, s.searchCalls(d)...)
+		docs = append(docs, d)
 	}
-	if len(calls) == 0 {
-		return nil
-	}
-	if err := s.runMany(ctx, calls); err != nil {
+	if err := s.writeSearch(ctx, docs...); err != nil {
 		return fmt.Errorf("index names: %w", err)
 	}
 	return nil
