@@ -82,8 +82,8 @@ func (h *Handler) Metrics() http.Handler { return h.metrics.handler() }
 // transport.
 func (h *Handler) LiveSubscriptions() int { return h.ops.Subscriptions() }
 
-// New returns agora's HTTP handler: /query, / (GraphiQL, when Config.GraphiQL is set), /healthz,
-// /readyz, and /metrics when Config.MetricsPublic is set.
+// New returns agora's HTTP handler: /query, /export (see export.go), / (GraphiQL, when
+// Config.GraphiQL is set), /healthz, /readyz, and /metrics when Config.MetricsPublic is set.
 func New(cfg Config) *Handler {
 	if cfg.Store == nil || cfg.Hub == nil {
 		panic("httpapi: Config needs a Store and a Hub")
@@ -151,6 +151,7 @@ func New(cfg Config) *Handler {
 		gql = cache.wrap(srv)
 	}
 	mux.Handle("/query", m.countResponses(cors(cfg, negotiate(liveRequests(cfg, budget, onlyQueriesOverGET(cfg.Limits.MaxTokens, capBody(cfg.Limits.MaxBodyBytes, cfg.Limits.BodyTimeout, withRequest(cfg, tr, persisted(cfg, gql)))))))))
+	mux.Handle("/export", cors(cfg, exportHandler(cfg)))
 	if cfg.MetricsPublic {
 		mux.Handle("GET /metrics", m.handler())
 	}

@@ -30,6 +30,10 @@ func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:
 // userRate is a sorted set of the user's recent writes scored by time (ms), for rate limiting.
 func (k keys) userRate(uid string) string { return k.user(uid) + ":rate" }
 
+// userExports is a sorted set of the user's recent exports scored by time (ms), for the limit
+// on exports (Options.ExportsPerDay).
+func (k keys) userExports(uid string) string { return k.user(uid) + ":exports" }
+
 // userFails is a sorted set of the recent failed log-ins on the account, scored by time (ms).
 func (k keys) userFails(uid string) string { return k.user(uid) + ":fails" }
 

@@ -34,6 +34,9 @@ type Options struct {
 	// limit. Default 120 per minute.
 	WriteLimit  int
 	WriteWindow time.Duration
+	// ExportsPerDay is how many exports of their account (Export) one user may make per 24
+	// hours. Default 3. Off, like every limit, with a negative WriteLimit.
+	ExportsPerDay int
 	// Auth bounds failed log-ins and sign-ups; see AuthLimits. Off with a negative WriteLimit.
 	Auth AuthLimits
 	// Password sets the argon2id cost. Default: 19 MiB, 2 passes, 1 lane (OWASP's minimum).
@@ -95,6 +98,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteWindow == 0 {
 		o.WriteWindow = time.Minute
+	}
+	if o.ExportsPerDay <= 0 {
+		o.ExportsPerDay = 3
 	}
 	if o.Password == (PasswordParams{}) {
 		o.Password = DefaultPasswordParams

@@ -1,0 +1,503 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The export of an account (GDPR Art. 20): one JSON document of everything the account owns,
+// written as it is read. Every list is read a page of ExportPage members at a time — the members
+// of a sorted set, then their records in one pipeline — encoded, and flushed to the client before
+// the next page is read, so that the memory an export holds does not grow with the account.
+//
+// Lists are paged by position (score, member), oldest first: a page starts at the last score seen,
+// skipping the members of that score already written, so that items added or removed while the
+// export runs move no other item in or out of it.
+//
+// What is not exported, for want of an index: the votes the account cast (a vote is kept on the
+// item voted on, in a hash keyed by voter, and nothing lists the items one user voted on: finding
+// them would scan every post and comment), and when each session started (a session keeps only
+// its expiry; its last use follows from it).
+
+// ExportPage is how many members of a list one page of an export reads.
+const ExportPage = 200
+
+// ExportFormat names the export's document format, written as its "format" field.
+const ExportFormat = "agora-export/1"
+
+// exportWindow is the window of the limit on exports (Options.ExportsPerDay).
+const exportWindow = 24 * time.Hour
+
+// Flusher is a writer that can push what it buffered to its client (an HTTP response through
+// http.ResponseController). Export flushes a Flusher after every page.
+type Flusher interface {
+	Flush() error
+}
+
+// Export writes to w the export of the account user as one JSON document (see README,
+// "Exporting your account"): the profile, posts, scheduled posts, comments, saved posts, follows,
+// followers, blocks, group memberships, notifications and sessions, ending with "complete":
+// true. token is the session the request came with, marked "current" among the sessions; no
+// token or digest is written.
+//
+// An account may export Options.ExportsPerDay times per 24 hours (KindRateLimited beyond,
+// with the wait); nothing is written to w before that check and the profile's read have passed,
+// so that an error returned while nothing was written can still be answered as an error. An
+// error after that leaves the document unfinished (no "complete"): the caller must not present it
+// as whole.
+func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Writer) error {
+	uid := string(user)
+	if s.opts.WriteLimit >= 0 {
+		l := limit{"exports", s.opts.ExportsPerDay, exportWindow}
+		if err := s.allow(ctx, s.k.userExports(uid), l, true); err != nil {
+			return err
+		}
+	}
+	profile, err := s.exportProfile(ctx, uid)
+	if err != nil {
+		return err
+	}
+	_, current, _ := parseToken(token)
+	e := &exporter{s: s, uid: uid, out: w, bw: bufio.NewWriterSize(w, 32<<10)}
+	e.enc = json.NewEncoder(e.bw)
+	e.enc.SetEscapeHTML(false)
+	e.raw(`{"format":`)
+	e.value(ExportFormat)
+	e.raw(`,"exportedAt":`)
+	e.value(s.now().UTC())
+	e.raw(`,"user":`)
+	e.value(profile)
+	// The account's email address: null until accounts have one.
+	e.raw(`,"email":null`)
+	if e.err != nil {
+		return fmt.Errorf("export %s: %w", uid, e.err)
+	}
+	sections := []struct {
+		name  string
+		write func(context.Context) error
+	}{
+		{"posts", e.posts},
+		{"scheduledPosts", e.scheduled},
+		{"comments", e.comments},
+		{"savedPosts", e.zlist(s.k.saved(uid), "postId", "savedAt", postID)},
+		{"following", e.zlist(s.k.following(uid), "userId", "since", userID)},
+		{"followers", e.zlist(s.k.followers(uid), "userId", "since", userID)},
+		{"blocks", e.zlist(s.k.blocks(uid), "userId", "since", userID)},
+		{"groups", e.zlist(s.k.userGroups(uid), "groupId", "joinedAt", groupID)},
+		{"notifications", e.notifications},
+		{"sessions", func(ctx context.Context) error { return e.sessions(ctx, current) }},
+	}
+	for _, sec := range sections {
+		e.raw(`,"` + sec.name + `":[`)
+		e.n = 0
+		if err := sec.write(ctx); err != nil {
+			return fmt.Errorf("export %s: %s: %w", uid, sec.name, err)
+		}
+		e.raw("]")
+	}
+	e.raw(`,"complete":true}` + "\n")
+	if err := e.flush(); err != nil {
+		return fmt.Errorf("export %s: %w", uid, err)
+	}
+	return nil
+}
+
+// exportUser is the profile of an export.
+type exportUser struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+	Bio       *string   `json:"bio"`
+	AvatarURL *string   `json:"avatarUrl"`
+	Admin     bool      `json:"admin"`
+	Karma     int64     `json:"karma"`
+}
+
+// exportProfile reads the account's profile and karma in one round trip; KindNotFound when the
+// account does not exist.
+func (s *Store) exportProfile(ctx context.Context, uid string) (*exportUser, error) {
+	userKey, karmaKey := s.k.user(uid), s.k.karma(uid)
+	var u *redis.SliceCmd
+	var karma *redis.StringCmd
+	err := s.pipeline(ctx, []op{
+		{key: userKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			u = p.HMGet(ctx, userKey, userFields...)
+			return u, nil
+		}},
+		{key: karmaKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			karma = p.HGet(ctx, karmaKey, "total")
+			return karma, nil
+		}},
+	}, false)
+	if err == nil {
+		err = firstErr([2]redis.Cmder{u, karma})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("export %s: read the profile: %w", uid, err)
+	}
+	v := strs(u.Val())
+	if v[0] == "" {
+		return nil, notFoundf("no user %q", uid)
+	}
+	p := s.userFromFields(uid, v)
+	return &exportUser{ID: p.ID, Name: p.Name, CreatedAt: p.CreatedAt, Bio: p.Bio, AvatarURL: p.AvatarURL,
+		Admin: p.Admin, Karma: atoi64(karma.Val())}, nil
+}
+
+// exporter writes one export: JSON text into bw, flushed to out page by page. The first error
+// of a write sticks in err, and makes every later write a no-op.
+type exporter struct {
+	s   *Store
+	uid string
+	out io.Writer
+	bw  *bufio.Writer
+	enc *json.Encoder
+	n   int // items written in the current list
+	err error
+}
+
+// raw writes JSON text as is.
+func (e *exporter) raw(text string) {
+	if e.err == nil {
+		_, e.err = e.bw.WriteString(text)
+	}
+}
+
+// value writes v as JSON (followed by a newline, which JSON allows between tokens).
+func (e *exporter) value(v any) {
+	if e.err == nil {
+		e.err = e.enc.Encode(v)
+	}
+}
+
+// item writes v as the next item of the current list.
+func (e *exporter) item(v any) {
+	if e.n > 0 {
+		e.raw(",")
+	}
+	e.n++
+	e.value(v)
+}
+
+// flush sends what was written to out, and out's buffer to its client when it has one.
+func (e *exporter) flush() error {
+	if e.err != nil {
+		return e.err
+	}
+	if e.err = e.bw.Flush(); e.err != nil {
+		return e.err
+	}
+	if f, ok := e.out.(Flusher); ok {
+		e.err = f.Flush()
+	}
+	return e.err
+}
+
+// zpages calls page with the members of the sorted set key and their scores, ExportPage at a
+// time, lowest score first, and flushes the export after each page.
+func (e *exporter) zpages(ctx context.Context, key string, page func(ctx context.Context, zs []redis.Z) error) error {
+	min, ties := "-inf", int64(0) // ties: the members scored min already seen
+	for {
+		var cmd *redis.ZSliceCmd
+		by := &redis.ZRangeBy{Min: min, Max: "+inf", Offset: ties, Count: ExportPage}
+		err := e.s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cmd = p.ZRangeByScoreWithScores(ctx, key, by)
+			return cmd, nil
+		}}}, false)
+		if err == nil {
+			err = cmd.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		zs := cmd.Val()
+		if len(zs) == 0 {
+			return nil
+		}
+		if err := page(ctx, zs); err != nil {
+			return err
+		}
+		if err := e.flush(); err != nil {
+			return err
+		}
+		if len(zs) < ExportPage {
+			return nil
+		}
+		last := zs[len(zs)-1].Score
+		n := int64(0)
+		for _, z := range zs {
+			if z.Score == last {
+				n++
+			}
+		}
+		if next := strconv.FormatFloat(last, 'f', -1, 64); next == min {
+			ties += n
+		} else {
+			min, ties = next, n
+		}
+	}
+}
+
+// zlist returns the writer of a list of the members of the sorted set key, each written as
+// {idField: id(member), atField: its score as a time}.
+func (e *exporter) zlist(key, idField, atField string, id func(string) string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		return e.zpages(ctx, key, func(_ context.Context, zs []redis.Z) error {
+			for _, z := range zs {
+				e.item(map[string]any{idField: id(str(z.Member)), atField: fromMillis(int64(z.Score))})
+			}
+			return e.err
+		})
+	}
+}
+
+// exportPost is a post of an export: what its author wrote and what became of it.
+type exportPost struct {
+	ID           string     `json:"id"`
+	Title        string     `json:"title"`
+	Body         string     `json:"body"`
+	URL          *string    `json:"url"`
+	Groups       []string   `json:"groups"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	EditedAt     *time.Time `json:"editedAt"`
+	PublishAt    *time.Time `json:"publishAt,omitempty"`
+	Upvotes      int        `json:"upvotes"`
+	Downvotes    int        `json:"downvotes"`
+	CommentCount int        `json:"commentCount"`
+	Removed      bool       `json:"removed"`
+	Locked       bool       `json:"locked"`
+}
+
+func newExportPost(p *Post) exportPost {
+	groups := p.GroupNames
+	if groups == nil {
+		groups = []string{}
+	}
+	return exportPost{ID: p.ID, Title: p.Title, Body: p.Body, URL: p.URL, Groups: groups, CreatedAt: p.CreatedAt,
+		EditedAt: p.EditedAt, PublishAt: p.PublishAt, Upvotes: p.Upvotes, Downvotes: p.Downvotes,
+		CommentCount: p.CommentCount, Removed: p.Removed, Locked: p.Locked}
+}
+
+// posts writes the account's published posts (its post list), oldest first.
+func (e *exporter) posts(ctx context.Context) error {
+	return e.zpages(ctx, e.s.k.userPosts(e.uid), func(ctx context.Context, zs []redis.Z) error {
+		cmds := make([]*redis.SliceCmd, len(zs))
+		ops := make([]op, len(zs))
+		for i, z := range zs {
+			key := e.s.k.post(str(z.Member))
+			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.HMGet(ctx, key, postFields...)
+				return cmds[i], nil
+			}}
+		}
+		if err := e.s.pipeline(ctx, ops, false); err != nil {
+			return fmt.Errorf("read posts: %w", err)
+		}
+		for i, z := range zs {
+			if err := cmds[i].Err(); err != nil {
+				return fmt.Errorf("read post %v: %w", z.Member, err)
+			}
+			p := e.s.postFromFields(str(z.Member), strs(cmds[i].Val()))
+			if p == nil || p.Author != UserKey(e.uid) {
+				continue // deleted since it was listed
+			}
+			e.item(newExportPost(p))
+		}
+		return e.err
+	})
+}
+
+// scheduled writes the account's scheduled posts still pending, in their drafts' hash order.
+// The drafts are few (Options.MaxScheduledPosts), and read with HSCAN all the same.
+func (e *exporter) scheduled(ctx context.Context) error {
+	key := e.s.k.drafts(e.uid)
+	now := e.s.now()
+	var cursor uint64
+	for {
+		var cmd *redis.ScanCmd
+		err := e.s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cmd = p.HScan(ctx, key, cursor, "", ExportPage)
+			return cmd, nil
+		}}}, false)
+		if err == nil {
+			err = cmd.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", key, err)
+		}
+		kv, next := cmd.Val()
+		for i := 0; i+1 < len(kv); i += 2 {
+			d, err := parseDraft(kv[i+1])
+			if err != nil {
+				return err
+			}
+			if p := d.post(kv[i], UserKey(e.uid), e.s.opts.VotingWindow); !d.Taken && p.PublishAt.After(now) {
+				e.item(newExportPost(p))
+			}
+		}
+		if err := e.flush(); err != nil {
+			return err
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// exportComment is a comment of an export.
+type exportComment struct {
+	ID        string     `json:"id"`
+	PostID    string     `json:"postId"`
+	ParentID  *string    `json:"parentId"`
+	Text      string     `json:"text"`
+	CreatedAt time.Time  `json:"createdAt"`
+	EditedAt  *time.Time `json:"editedAt"`
+	Upvotes   int        `json:"upvotes"`
+	Downvotes int        `json:"downvotes"`
+	Removed   bool       `json:"removed"`
+}
+
+// comments writes the account's live comments (its comment list), oldest first.
+func (e *exporter) comments(ctx context.Context) error {
+	return e.zpages(ctx, e.s.k.userComments(e.uid), func(ctx context.Context, zs []redis.Z) error {
+		cmds := make([]*redis.SliceCmd, len(zs))
+		ops := make([]op, len(zs))
+		nums := make([][2]string, len(zs))
+		for i, z := range zs {
+			pid, short, _ := strings.Cut(str(z.Member), ":")
+			nums[i] = [2]string{pid, padNum(short)}
+			key := e.s.k.comment(pid, nums[i][1])
+			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.HMGet(ctx, key, commentFields[:]...)
+				return cmds[i], nil
+			}}
+		}
+		if err := e.s.pipeline(ctx, ops, false); err != nil {
+			return fmt.Errorf("read comments: %w", err)
+		}
+		for i, z := range zs {
+			if err := cmds[i].Err(); err != nil {
+				return fmt.Errorf("read comment %v: %w", z.Member, err)
+			}
+			pid, num := nums[i][0], nums[i][1]
+			c := commentFromFields(pid, postID(pid), num, strs(cmds[i].Val()))
+			if c == nil || c.Deleted || c.Author != UserKey(e.uid) {
+				continue // deleted since it was listed
+			}
+			ec := exportComment{ID: c.ID, PostID: c.PostID, Text: c.Text, CreatedAt: c.CreatedAt, EditedAt: c.EditedAt,
+				Upvotes: c.Upvotes, Downvotes: c.Downvotes, Removed: c.Removed}
+			if c.ParentID != "" {
+				ec.ParentID = &c.ParentID
+			}
+			e.item(ec)
+		}
+		return e.err
+	})
+}
+
+// exportNotification is a notification of an export.
+type exportNotification struct {
+	ID        string           `json:"id"`
+	Kind      NotificationKind `json:"kind"`
+	CreatedAt time.Time        `json:"createdAt"`
+	Read      bool             `json:"read"`
+	ActorID   string           `json:"actorId"`
+	PostID    *string          `json:"postId"`
+	CommentID *string          `json:"commentId"`
+}
+
+// notifications writes the account's inbox, oldest first, with each notification's read state
+// read in the same round trip as its record.
+func (e *exporter) notifications(ctx context.Context) error {
+	notes, unread := e.s.k.inboxNotes(e.uid), e.s.k.inboxUnread(e.uid)
+	return e.zpages(ctx, e.s.k.inbox(e.uid), func(ctx context.Context, zs []redis.Z) error {
+		causes := make([]string, len(zs))
+		args := make([]string, len(zs))
+		for i, z := range zs {
+			causes[i] = str(z.Member)
+			args[i] = causes[i]
+		}
+		var recs *redis.SliceCmd
+		var states *redis.FloatSliceCmd
+		err := e.s.pipeline(ctx, []op{
+			{key: notes, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				recs = p.HMGet(ctx, notes, causes...)
+				return recs, nil
+			}},
+			{key: unread, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				states = p.ZMScore(ctx, unread, args...)
+				return states, nil
+			}},
+		}, false)
+		if err == nil {
+			err = firstErr([2]redis.Cmder{recs, states})
+		}
+		if err != nil {
+			return fmt.Errorf("read notifications: %w", err)
+		}
+		raw, un := strs(recs.Val()), states.Val()
+		for i, cause := range causes {
+			n := notificationFromRecord(e.uid, cause, raw[i], un[i] != 0)
+			if n == nil {
+				continue
+			}
+			en := exportNotification{ID: n.ID, Kind: n.Kind, CreatedAt: n.CreatedAt, Read: n.Read, ActorID: userID(string(n.Actor))}
+			if n.PostID != "" {
+				en.PostID = &n.PostID
+			}
+			if n.CommentID != "" {
+				en.CommentID = &n.CommentID
+			}
+			e.item(en)
+		}
+		return e.err
+	})
+}
+
+// exportSession is a session of an export: never its token nor the token's digest.
+type exportSession struct {
+	Current    bool      `json:"current"`
+	LastUsedAt time.Time `json:"lastUsedAt"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+}
+
+// sessions writes the account's live sessions, those to expire first first; current is the
+// digest of the session the export was asked with. A session's TTL is renewed to SessionTTL by
+// each use, so its last use is its expiry less SessionTTL.
+func (e *exporter) sessions(ctx context.Context, current string) error {
+	return e.zpages(ctx, e.s.k.userSessions(e.uid), func(ctx context.Context, zs []redis.Z) error {
+		cmds := make([]*redis.DurationCmd, len(zs))
+		ops := make([]op, len(zs))
+		for i, z := range zs {
+			key := e.s.k.userSession(e.uid, str(z.Member))
+			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.PTTL(ctx, key)
+				return cmds[i], nil
+			}}
+		}
+		if err := e.s.pipeline(ctx, ops, false); err != nil {
+			return fmt.Errorf("read sessions: %w", err)
+		}
+		now := e.s.now().Truncate(time.Millisecond)
+		for i, z := range zs {
+			left, err := cmds[i].Result()
+			if err != nil {
+				return fmt.Errorf("read a session: %w", err)
+			}
+			if left <= 0 {
+				continue // expired (or gone) since it was listed
+			}
+			exp := now.Add(left).UTC()
+			e.item(exportSession{Current: str(z.Member) == current, LastUsedAt: exp.Add(-e.s.opts.SessionTTL), ExpiresAt: exp})
+		}
+		return e.err
+	})
+}
