@@ -40,8 +40,8 @@ import (
 	"github.com/agora/agora/gctune"
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/jobs"
-	"github.com/agora/agora/mail"
 	"github.com/agora/agora/live"
+	"github.com/agora/agora/mail"
 	"github.com/agora/agora/store"
 )
 
