@@ -41,6 +41,7 @@ import (
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/live"
+	"github.com/agora/agora/mail"
 	"github.com/agora/agora/store"
 )
 
@@ -59,6 +60,7 @@ func main() {
 // config is everything the flags and environment set.
 type config struct {
 	addr          string
+	mail          mailConfig
 	redis         store.ClientConfig
 	waitReplicas  int
 	waitTimeout   time.Duration
@@ -208,6 +210,13 @@ Flags:
 	var admins string
 	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site; "+
 		"a name makes an admin only of an account created before the setting first named it (see `agora admin grant`)")
+	m := &c.mail
+	str(&m.smtpURL, "smtp-url", "AGORA_SMTP_URL", "", "SMTP server for mail: smtp://user:pass@host:port (STARTTLS, port 587) or smtps:// (TLS, port 465); "+
+		"none writes each mail to the log instead")
+	str(&m.from, "mail-from", "AGORA_MAIL_FROM", "", "sender address of mails (required with -smtp-url)")
+	str(&m.publicURL, "public-url", "AGORA_PUBLIC_URL", "http://localhost:8080", "the site's public address, the start of the links in mails")
+	str(&m.templates, "mail-templates", "AGORA_MAIL_TEMPLATES", "", "directory whose verify.txt, verify.html, reset.txt, reset.html replace the embedded mail templates")
+	dur(&m.resetTTL, "reset-ttl", "AGORA_RESET_TTL", time.Hour, "how long a password-reset link works")
 	num(&c.jobWorkers, "job-workers", "AGORA_JOB_WORKERS", 16, "background jobs this process runs at once")
 	num(&c.jobTries, "job-tries", "AGORA_JOB_TRIES", 10, "tries of a failing background job before it is set aside as a dead letter")
 	d := httpapi.DefaultLimits
@@ -336,12 +345,17 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	defer closeRedis()
 
+	mailOpts, err := cfg.mail.options(log)
+	if err != nil {
+		return err
+	}
 	st, err := store.New(ctx, rdb, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
+		Mail: mailOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
@@ -629,4 +643,30 @@ func cacheMiB(flag int) int {
 		return -1
 	}
 	return flag
+}
+
+// mailConfig is the flags of mail delivery.
+type mailConfig struct {
+	smtpURL, from, publicURL, templates string
+	resetTTL                            time.Duration
+}
+
+// options builds the store's mail options: an SMTP sender with -smtp-url, else the log.
+func (m mailConfig) options(log *slog.Logger) (store.MailOptions, error) {
+	o := store.MailOptions{PublicURL: m.publicURL, ResetTTL: m.resetTTL}
+	t, err := mail.LoadTemplates(m.templates)
+	if err != nil {
+		return o, err
+	}
+	o.Templates = t
+	if m.smtpURL == "" {
+		o.Sender = mail.Log{Log: log}
+		return o, nil
+	}
+	smtp, err := mail.NewSMTP(m.smtpURL, m.from, mail.SMTPOptions{})
+	if err != nil {
+		return o, err
+	}
+	o.Sender = smtp
+	return o, nil
 }

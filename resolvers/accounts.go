@@ -60,3 +60,43 @@ func (r *Resolver) logOutEverywhere(ctx context.Context) (bool, error) {
 	}
 	return true, nil
 }
+
+// setEmail sets the viewer's email address and mails its verification link.
+func (r *Resolver) setEmail(ctx context.Context, email, password string) (*store.User, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	u, err := r.Store.SetEmail(ctx, uid, email, password)
+	wrote(ctx)
+	return u, err
+}
+
+// sendPasswordReset mails a reset link to a user, for a site admin.
+func (r *Resolver) sendPasswordReset(ctx context.Context, userID string) (bool, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !r.Store.IsAdmin(uid) {
+		return false, &store.Error{Kind: store.KindForbidden, Msg: "only a site admin may send a password reset"}
+	}
+	target, err := store.ParseUserID(userID)
+	if err != nil {
+		return false, err
+	}
+	if err := r.Store.SendPasswordReset(ctx, target); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// email returns u's address and whether it is verified when the viewer is u or a site admin;
+// nothing for everyone else.
+func (r *Resolver) email(ctx context.Context, u *store.User) (string, bool, error) {
+	v := viewerFrom(ctx)
+	if v == "" || (v != u.Key() && !r.Store.IsAdmin(v)) {
+		return "", false, nil
+	}
+	return r.Store.Email(ctx, u.Key())
+}

@@ -427,6 +427,36 @@ func (r *mutationResolver) LogOutEverywhere(ctx context.Context) (bool, error) {
 	return r.logOutEverywhere(ctx)
 }
 
+func (r *mutationResolver) SetEmail(ctx context.Context, email string, password string) (*store.User, error) {
+	return r.setEmail(ctx, email, password)
+}
+
+func (r *mutationResolver) VerifyEmail(ctx context.Context, token string) (*store.User, error) {
+	u, err := r.Store.VerifyEmail(ctx, token)
+	wrote(ctx)
+	return u, err
+}
+
+func (r *mutationResolver) RequestPasswordReset(ctx context.Context, email string) (bool, error) {
+	if err := r.Store.RequestPasswordReset(ctx, email); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+func (r *mutationResolver) ResetPassword(ctx context.Context, token string, newPassword string) (*model.AuthPayload, error) {
+	s, err := r.Store.ResetPassword(ctx, token, newPassword)
+	wrote(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &model.AuthPayload{Token: s.Token, User: s.User}, nil
+}
+
+func (r *mutationResolver) SendPasswordReset(ctx context.Context, userID string) (bool, error) {
+	return r.sendPasswordReset(ctx, userID)
+}
+
 func (r *notificationResolver) Actor(ctx context.Context, obj *store.Notification) (*store.User, error) {
 	return notificationActor(ctx, obj)
 }
@@ -789,6 +819,19 @@ func (r *userResolver) Groups(ctx context.Context, obj *store.User, first *int, 
 
 func (r *userResolver) ViewerBlocks(ctx context.Context, obj *store.User) (bool, error) {
 	return viewerBlocks(ctx, obj), nil
+}
+
+func (r *userResolver) Email(ctx context.Context, obj *store.User) (*string, error) {
+	addr, _, err := r.email(ctx, obj)
+	if addr == "" {
+		return nil, err
+	}
+	return &addr, err
+}
+
+func (r *userResolver) EmailVerified(ctx context.Context, obj *store.User) (bool, error) {
+	_, ok, err := r.email(ctx, obj)
+	return ok, err
 }
 
 func (r *Resolver) Ban() graph.BanResolver { return &banResolver{r} }

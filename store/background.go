@@ -29,6 +29,8 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobNotifyComment, s.runNotifyComment)
 	s.jobs.Handle(jobNotifyPost, s.runNotifyPost)
 	s.jobs.Handle(jobNotifyFollow, s.runNotifyFollow)
+	s.jobs.Handle(jobMail, s.runMailJob)
+	s.jobs.Handle(jobMailDecoy, s.runMailDecoy)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

@@ -113,6 +113,7 @@ type scriptCall struct {
 // key and raises it (see revisions.go).
 var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "publish": true, "replay": true, "persisted": true,
 	"session_start": true, "sessions_end": true, "known_address": true,
+	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/mail"
 )
 
 // Options configures a Store. The zero value of each field selects its default.
@@ -74,6 +75,8 @@ type Options struct {
 	// NoSearch turns the full-text index off: writes index nothing and searches fail with
 	// KindForbidden (-search=false).
 	NoSearch bool
+	// Mail configures email addresses, password resets and their mails; see MailOptions.
+	Mail MailOptions
 	// Admins names the site admins (user names, any case): they moderate every group and may
 	// ban users from the whole site. A name makes an admin only of an account created before
 	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.
@@ -116,6 +119,7 @@ func (o Options) withDefaults() Options {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
+	o.Mail = o.Mail.withDefaults(func() mail.Sender { return mail.Log{Log: o.Log} })
 	if o.WaitTimeout <= 0 {
 		o.WaitTimeout = time.Second
 	}

@@ -1,0 +1,385 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	netmail "net/mail"
+	"strings"
+	"time"
+
+	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/mail"
+)
+
+// Email addresses, verification and password resets.
+//
+//   - A user's address is the field email of their hash, emailv "1" once verified.
+//   - An address belongs to one account: the hash {e:<address>} (the address lower-cased) names
+//     its user. setEmail claims it (email_claim.lua, one script on the address's slot) before it
+//     writes the user's hash, and releases the old address after; a claim whose user's hash does
+//     not hold the address (a process died between the two) is taken over once it is older than
+//     emailClaimGrace.
+//   - Tokens look like session tokens, "<user key>.<43 characters>", and only their digest is
+//     stored, as {u:<user>}:verify:<digest> or {u:<user>}:reset:<digest> holding the address
+//     they were sent to and their expiry: token_take.lua deletes it and compares the expiry with
+//     the clock, so a token works once and expires to the millisecond.
+//   - Mails are jobs (jobMail) whose id derives from their token: see runMailJob.
+
+// emailClaimGrace is how old a claim on an address whose user's hash does not hold it must be
+// before another account may take the address over.
+const emailClaimGrace = time.Minute
+
+// mailSentTTL is how long the record that a mail was sent is kept.
+const mailSentTTL = 7 * 24 * time.Hour
+
+// MailOptions configures the mails the store sends.
+type MailOptions struct {
+	// Sender delivers mails. Default: the log (mail.Log with Options.Log).
+	Sender mail.Sender
+	// Templates render them. Default: the embedded templates.
+	Templates *mail.Templates
+	// PublicURL is the site's address, the start of the links in mails. Default
+	// "http://localhost:8080".
+	PublicURL string
+	// ResetTTL is how long a password reset's link works. Default 1 hour.
+	ResetTTL time.Duration
+	// VerifyTTL is how long an address verification's link works. Default 24 hours.
+	VerifyTTL time.Duration
+	// ResetsPerEmail and ResetsPerClient bound password-reset requests per address and per
+	// client address per ResetWindow. Default 5 and 20 per hour. Off with a negative
+	// Options.WriteLimit.
+	ResetsPerEmail, ResetsPerClient int
+	ResetWindow                     time.Duration
+}
+
+func (o MailOptions) withDefaults(log func() mail.Sender) MailOptions {
+	if o.Sender == nil {
+		o.Sender = log()
+	}
+	if o.Templates == nil {
+		o.Templates = must(mail.LoadTemplates(""))
+	}
+	if o.PublicURL == "" {
+		o.PublicURL = "http://localhost:8080"
+	}
+	o.PublicURL = strings.TrimRight(o.PublicURL, "/")
+	if o.ResetTTL <= 0 {
+		o.ResetTTL = time.Hour
+	}
+	if o.VerifyTTL <= 0 {
+		o.VerifyTTL = 24 * time.Hour
+	}
+	if o.ResetsPerEmail <= 0 {
+		o.ResetsPerEmail = 5
+	}
+	if o.ResetsPerClient <= 0 {
+		o.ResetsPerClient = 20
+	}
+	if o.ResetWindow <= 0 {
+		o.ResetWindow = time.Hour
+	}
+	return o
+}
+
+const (
+	jobMail      = "mail"       // a mailJob in JSON: send one mail
+	jobMailDecoy = "mail-decoy" // the job of a reset for an unknown address: does nothing
+)
+
+// mailJob is the argument of a mail job.
+type mailJob struct {
+	Kind  string `json:"kind"` // mail.KindVerify, mail.KindReset
+	To    string `json:"to"`
+	Name  string `json:"name"`
+	Token string `json:"token"` // the link's token; the job is deleted once done
+	Exp   int64  `json:"exp"`   // the token's expiry (Unix ms)
+}
+
+// normalEmail checks an address and returns it as stored and as keyed (lower-cased).
+func normalEmail(addr string) (stored, key string, err error) {
+	addr = strings.TrimSpace(addr)
+	a, perr := netmail.ParseAddress(addr)
+	if perr != nil || a.Address != addr || len(addr) > 254 || strings.ContainsAny(addr, " \r\n{}") {
+		return "", "", invalidf("not an email address: %q", addr)
+	}
+	return addr, strings.ToLower(addr), nil
+}
+
+func (k keys) emailOwner(addr string) string  { return k.prefix + "{e:" + addr + "}" }
+func (k keys) emailResets(addr string) string { return k.emailOwner(addr) + ":resets" }
+func (k keys) addrResets(addr string) string  { return k.prefix + "{a:" + addr + "}:resets" }
+func (k keys) userToken(uid, purpose, dig string) string {
+	return k.user(uid) + ":" + purpose + ":" + dig
+}
+func (k keys) mailSent(id string) string { return k.prefix + "{m:" + id + "}:sent" }
+
+// newUserToken returns a fresh token of uid and its digest.
+func newUserToken(uid string) (token, dig string) {
+	token = uid + "." + base64.RawURLEncoding.EncodeToString(randomBytes(32))
+	return token, digest(token)
+}
+
+// Email returns the address of uid and whether it is verified; "" when none.
+func (s *Store) Email(ctx context.Context, uid UserKey) (string, bool, error) {
+	v, err := s.rdb.HMGet(ctx, s.k.user(string(uid)), "email", "emailv").Result()
+	if err != nil {
+		return "", false, fmt.Errorf("read email: %w", unavailable(ctx, err))
+	}
+	addr, _ := v[0].(string)
+	ok, _ := v[1].(string)
+	return addr, ok == "1", nil
+}
+
+// SetEmail sets the address of uid, who proves it is them with password (a wrong one counts as a
+// failed log-in), and mails a verification link to it. An address held by another account
+// (ignoring case) is KindConflict.
+func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string) (*User, error) {
+	stored, key, err := normalEmail(addr)
+	if err != nil {
+		return nil, err
+	}
+	if len(password) > MaxPasswordBytes {
+		return nil, &Error{Kind: KindForbidden, Msg: "the password is wrong"}
+	}
+	vals, _, err := s.checkCredentials(ctx, string(uid), password)
+	if errors.Is(err, errWrongPassword) {
+		return nil, &Error{Kind: KindForbidden, Msg: "the password is wrong"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.claimEmail(ctx, string(uid), key); err != nil {
+		return nil, err
+	}
+	u := s.userFromFields(string(uid), strs(vals))
+	token, dig := newUserToken(string(uid))
+	exp := s.now().Add(s.opts.Mail.VerifyTTL)
+	old, err := s.run(ctx, "email_set", []string{s.k.user(string(uid)), s.k.userToken(string(uid), "verify", dig)},
+		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds())
+	if err != nil {
+		return nil, fmt.Errorf("set email: %w", err)
+	}
+	if o, _ := old.(string); o != "" && strings.ToLower(o) != key {
+		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, string(uid)); err != nil {
+			return nil, fmt.Errorf("set email: %w", err)
+		}
+	}
+	if err := s.enqueueMail(ctx, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: u.Name, Token: token, Exp: exp.UnixMilli()}); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// claimEmail claims the address key for uid, taking over a stale claim (see above).
+func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
+	stale := ""
+	for range 2 {
+		v, err := s.run(ctx, "email_claim", []string{s.k.emailOwner(key)}, uid, s.now().UnixMilli(), stale)
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
+		owner, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		other, _ := owner[0].(string)
+		at, _ := owner[1].(string)
+		held, err := s.rdb.HGet(ctx, s.k.user(other), "email").Result()
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("claim email: %w", unavailable(ctx, err))
+		}
+		if strings.ToLower(held) == key || s.now().Sub(fromMillis(atoi64(at))) < emailClaimGrace {
+			break
+		}
+		stale = other
+	}
+	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
+}
+
+// VerifyEmail marks the address a verification token was sent to as verified, once.
+func (s *Store) VerifyEmail(ctx context.Context, token string) (*User, error) {
+	uid, err := s.takeToken(ctx, token, "verify")
+	if err != nil {
+		return nil, err
+	}
+	return s.userByKey(ctx, uid)
+}
+
+// takeToken uses a token of purpose and returns its user and their password hash.
+func (s *Store) takeToken(ctx context.Context, token, purpose string) (string, error) {
+	bad := invalidf("invalid or expired token")
+	uid, dig, ok := parseToken(token)
+	if !ok {
+		return "", bad
+	}
+	if _, err := s.run(ctx, "token_take", []string{s.k.userToken(uid, purpose, dig), s.k.user(uid)}, s.now().UnixMilli()); err != nil {
+		return "", err
+	}
+	return uid, nil
+}
+
+// userByKey reads a user.
+func (s *Store) userByKey(ctx context.Context, uid string) (*User, error) {
+	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read user: %w", unavailable(ctx, err))
+	}
+	if vals[0] == nil {
+		return nil, notFoundf("no such user")
+	}
+	return s.userFromFields(uid, strs(vals)), nil
+}
+
+// RequestPasswordReset mails a reset link to the account of addr, if there is one. Its answer
+// and its work are the same whether or not there is (an unknown address enqueues a decoy job),
+// so that it does not tell which addresses have accounts; it is limited per address and per
+// client address (WithClient).
+func (s *Store) RequestPasswordReset(ctx context.Context, addr string) error {
+	_, key, err := normalEmail(addr)
+	if err != nil {
+		return err
+	}
+	m := s.opts.Mail
+	if err := s.allow(ctx, s.k.emailResets(key), limit{"password resets for this address", m.ResetsPerEmail, m.ResetWindow}, true); err != nil {
+		return err
+	}
+	if client := ClientFrom(ctx); client != "" {
+		if err := s.allow(ctx, s.k.addrResets(client), limit{"password resets from this address", m.ResetsPerClient, m.ResetWindow}, true); err != nil {
+			return err
+		}
+	}
+	owner, err := s.rdb.HGet(ctx, s.k.emailOwner(key), "user").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
+	}
+	return s.sendReset(ctx, owner, key)
+}
+
+// SendPasswordReset mails a reset link to the user uid (an admin's help); a user with no
+// address is KindInvalid.
+func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
+	addr, _, err := s.Email(ctx, uid)
+	if err != nil {
+		return err
+	}
+	if addr == "" {
+		return invalidf("this user has no email address")
+	}
+	return s.sendReset(ctx, string(uid), strings.ToLower(addr))
+}
+
+// sendReset stores a reset token of owner (the claim of the address key; "" for none) and
+// enqueues its mail; for an address that is not owner's it does the same work on a decoy.
+func (s *Store) sendReset(ctx context.Context, owner, key string) error {
+	uid, name, to := owner, "", ""
+	if owner != "" {
+		v, err := s.rdb.HMGet(ctx, s.k.user(owner), "name", "email").Result()
+		if err != nil {
+			return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
+		}
+		name, _ = v[0].(string)
+		to, _ = v[1].(string)
+	}
+	decoy := to == "" || strings.ToLower(to) != key
+	if decoy {
+		uid = "~decoy" // no user has this key: its tokens work for nobody
+	}
+	token, dig := newUserToken(uid)
+	exp := s.now().Add(s.opts.Mail.ResetTTL)
+	if _, err := s.run(ctx, "token_put", []string{s.k.userToken(uid, "reset", dig), s.k.user(uid)},
+		to, exp.UnixMilli(), s.opts.Mail.ResetTTL.Milliseconds()); err != nil {
+		return fmt.Errorf("request password reset: %w", err)
+	}
+	return s.enqueueMailAs(ctx, decoy, "reset:"+dig, mailJob{Kind: mail.KindReset, To: to, Name: name, Token: token, Exp: exp.UnixMilli()})
+}
+
+// ResetPassword sets a new password for the user of a reset token, once, ends every session of
+// theirs and starts a new one.
+func (s *Store) ResetPassword(ctx context.Context, token, next string) (*Session, error) {
+	if err := checkPassword(next); err != nil {
+		return nil, err
+	}
+	uid, dig, ok := parseToken(token)
+	if !ok {
+		return nil, invalidf("invalid or expired token")
+	}
+	v, err := s.run(ctx, "token_take", []string{s.k.userToken(uid, "reset", dig), s.k.user(uid)}, s.now().UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	old, _ := v.(string)
+	hash := s.hashPassword(next)
+	if err := s.endSessions(ctx, uid, "", old, hash); err != nil {
+		return nil, fmt.Errorf("reset password: %w", err)
+	}
+	u, err := s.userByKey(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	return s.newSession(ctx, u, hash)
+}
+
+// enqueueMail enqueues the mail of cause.
+func (s *Store) enqueueMail(ctx context.Context, cause string, m mailJob) error {
+	return s.enqueueMailAs(ctx, false, cause, m)
+}
+
+func (s *Store) enqueueMailAs(ctx context.Context, decoy bool, cause string, m mailJob) error {
+	arg, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("mail job: %w", err)
+	}
+	kind := jobMail
+	if decoy {
+		kind = jobMailDecoy
+	}
+	if err := s.jobs.Enqueue(ctx, jobs.Job{ID: "mail:" + cause, Kind: kind, Arg: string(arg)}); err != nil {
+		return fmt.Errorf("queue mail: %w", err)
+	}
+	return nil
+}
+
+// runMailJob sends one mail, once: its message id derives from the job's id (its cause), and
+// the mail is recorded as sent ({m:<id>}:sent) after the server took it, so that a job that runs
+// again after that sends nothing. A process killed between the claim and the send leaves the job
+// to be claimed again when its lease ends; one killed between the send and the record sends the
+// mail again, with the same Message-ID.
+func (s *Store) runMailJob(ctx context.Context, j jobs.Job) error {
+	var m mailJob
+	if err := json.Unmarshal([]byte(j.Arg), &m); err != nil {
+		return fmt.Errorf("mail job %s: %w", j.ID, err)
+	}
+	id := strings.ReplaceAll(strings.TrimPrefix(j.ID, "mail:"), ":", ".")
+	sent := s.k.mailSent(id)
+	if n, err := s.rdb.Exists(ctx, sent).Result(); err != nil {
+		return fmt.Errorf("mail job %s: %w", j.ID, err)
+	} else if n == 1 {
+		return nil
+	}
+	o := s.opts.Mail
+	path := "/verify-email"
+	if m.Kind == mail.KindReset {
+		path = "/reset-password"
+	}
+	exp := fromMillis(m.Exp)
+	msg, err := o.Templates.Render(m.Kind, "<"+id+"@agora>", m.To, mail.Data{
+		Site: o.PublicURL, Name: m.Name, Link: o.PublicURL + path + "?token=" + m.Token,
+		Expires: exp.Format("2006-01-02 15:04 MST"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := o.Sender.Send(ctx, msg); err != nil {
+		return err
+	}
+	if _, err := s.run(context.WithoutCancel(ctx), "mail_sent", []string{sent}, mailSentTTL.Milliseconds()); err != nil {
+		return fmt.Errorf("mail job %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+// runMailDecoy is the job of a reset for an unknown address: it does nothing.
+func (s *Store) runMailDecoy(context.Context, jobs.Job) error { return nil }

@@ -1,0 +1,22 @@
+-- token_take: use a single-use token of a user: verify an email address, or start a password reset.
+-- KEYS[1]  the token string {u:<user>}:<purpose>:<digest>   KEYS[2] user hash {u:<user>}
+-- ARGV[1]  now (Unix ms)
+-- Reply    the user's password hash; error "INVALID ..." when the token is unknown, used or
+--          expired (its expiry is compared with ARGV[1], so it is exact at read time), or when
+--          the address it was sent to is no longer the user's. The token is deleted, and the
+--          address marked verified (a reset's mail proves it too).
+-- Repeat   a second run finds the token gone: the token is single-use.
+-- Revision KEYS[#KEYS] (the user's aggregate).
+local v = redis.call('GET', KEYS[1])
+if not v then return redis.error_reply('INVALID invalid or expired token') end
+local addr, exp = string.match(v, '^(.*)\n(%d+)$')
+redis.call('DEL', KEYS[1])
+if not exp or tonumber(exp) <= tonumber(ARGV[1]) then
+  return redis.error_reply('INVALID invalid or expired token')
+end
+if redis.call('HGET', KEYS[2], 'email') ~= addr then
+  return redis.error_reply('INVALID invalid or expired token')
+end
+redis.call('INCR', KEYS[#KEYS])
+redis.call('HSET', KEYS[2], 'emailv', '1')
+return redis.call('HGET', KEYS[2], 'pass') or ''
