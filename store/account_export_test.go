@@ -136,6 +136,23 @@ func TestExportAccount(t *testing.T) {
 		if e, ok := raw["email"]; !ok || string(e) != "null" {
 			t.Errorf("email = %s (present %v), want null", e, ok)
 		}
+		// With an address, the export holds it and whether it is verified.
+		if _, err := s.SetEmail(ctx, "ann", "Ann@Example.com", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		var withEmail bytes.Buffer
+		if err := s.Export(ctx, "ann", second.Token, &withEmail); err != nil {
+			t.Fatal(err)
+		}
+		var mailed struct {
+			Email *struct {
+				Address  string
+				Verified bool
+			}
+		}
+		if err := json.Unmarshal(withEmail.Bytes(), &mailed); err != nil || mailed.Email == nil || !strings.EqualFold(mailed.Email.Address, "ann@example.com") || mailed.Email.Verified {
+			t.Errorf("email in the export: %+v (%v)", mailed.Email, err)
+		}
 		check := func(what string, got, want any) {
 			t.Helper()
 			if fmt.Sprint(got) != fmt.Sprint(want) {

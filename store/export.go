@@ -65,6 +65,10 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 	if err != nil {
 		return err
 	}
+	addr, verified, err := s.Email(ctx, UserKey(uid))
+	if err != nil {
+		return err
+	}
 	_, current, _ := parseToken(token)
 	e := &exporter{s: s, uid: uid, out: w, bw: bufio.NewWriterSize(w, 32<<10)}
 	e.enc = json.NewEncoder(e.bw)
@@ -75,8 +79,16 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 	e.value(s.now().UTC())
 	e.raw(`,"user":`)
 	e.value(profile)
-	// The account's email address: null until accounts have one.
-	e.raw(`,"email":null`)
+	// The account's email address, null when it has none.
+	e.raw(`,"email":`)
+	if addr == "" {
+		e.raw(`null`)
+	} else {
+		e.value(struct {
+			Address  string `json:"address"`
+			Verified bool   `json:"verified"`
+		}{addr, verified})
+	}
 	if e.err != nil {
 		return fmt.Errorf("export %s: %w", uid, e.err)
 	}
