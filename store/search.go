@@ -588,6 +588,9 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		for i, h := range hs {
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
 		}
+		// The candidates and what the response reads below them go level by level, as a listing's
+		// page does (postPage): the posts read for the check are the ones the response shows.
+		l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, evalNeeds(needs))
 		posts, kept, err := l.postsByKey(ctx, pids)
 		if err != nil {
 			return nil, nil, err
@@ -610,11 +613,6 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]string, len(page.Items))
-	for i, p := range page.Items {
-		keys[i] = p.Key()
-	}
-	l.Walk(ctx, Items{Kind: ItemPost, Keys: keys}, evalNeeds(needs))
 	return page, nil
 }
 

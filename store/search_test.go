@@ -532,3 +532,28 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 		}
 	})
 }
+
+// A search costs a fixed number of round trips whatever the page size: the counts (and the
+// prefix's words), the lists, then the page's posts.
+func TestSearchRoundTrips(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		cb, rt := b.Counted(t)
+		f := newFixture(t, cb, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		for i := range 30 {
+			f.postBody(alice, fmt.Sprintf("Phalarope %d", i), "red-necked and grey")
+		}
+		var counts []int64
+		for _, n := range []int{1, 5, 25} {
+			rt.Reset()
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "phalarope gre"}, store.Window{First: n}, nil)
+			if err != nil || len(p.Items) != n {
+				t.Fatalf("page of %d: %d items, %v", n, len(p.Items), err)
+			}
+			counts = append(counts, rt.Count())
+		}
+		if counts[0] != counts[1] || counts[1] != counts[2] || counts[0] > 3 {
+			t.Fatalf("round trips for pages of 1, 5, 25: %v, want the same, at most 3", counts)
+		}
+	})
+}
