@@ -76,6 +76,9 @@ func (c Codec) Append(dst []byte, p Posting) []byte {
 // where a document was appended more than once, the last posting stands.
 func (c Codec) Decode(dst []Posting, list []byte) ([]Posting, error) {
 	start := len(dst)
+	if c == Number {
+		return decodeNumbers(dst, list)
+	}
 	for len(list) > 0 {
 		var p Posting
 		var n int
@@ -104,6 +107,44 @@ func (c Codec) Decode(dst []Posting, list []byte) ([]Posting, error) {
 		}
 		p.Impact, list = list[0], list[1:]
 		dst = append(dst, p)
+	}
+	return dst[:start+normalize(dst[start:])], nil
+}
+
+// decodeNumbers is Decode for Number, the codec of the longest lists: one pass that also checks
+// the order, sorting only a list that has a document indexed again.
+func decodeNumbers(dst []Posting, list []byte) ([]Posting, error) {
+	start := len(dst)
+	dst = slices.Grow(dst, len(list)/3)
+	sorted := true
+	var last uint64
+	for i := 0; i < len(list); {
+		var a uint64
+		var shift uint
+		for {
+			if i >= len(list) || shift > 63 {
+				return dst, ErrCorrupt
+			}
+			b := list[i]
+			i++
+			a |= uint64(b&0x7f) << shift
+			if b < 0x80 {
+				break
+			}
+			shift += 7
+		}
+		if i >= len(list) {
+			return dst, ErrCorrupt
+		}
+		if len(dst) > start && a <= last {
+			sorted = false
+		}
+		last = a
+		dst = append(dst, Posting{Doc: Doc{A: a}, Impact: list[i]})
+		i++
+	}
+	if sorted {
+		return dst, nil
 	}
 	return dst[:start+normalize(dst[start:])], nil
 }
