@@ -533,55 +533,87 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 // searchRounds bounds how many rounds of verification one page takes.
 const searchRounds = 6
 
-// SearchPosts finds posts by words (see package search for the query syntax) and loads one page
-// of them in the order asked for, with what needs says the response reads of them. Only what the
-// viewer may see is returned, checked against the posts as they are now.
-func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs func() *Needs) (*Page[*Post], error) {
+// searchArgs are what a search of posts or comments shares: the words, an author, a time, an
+// order and a scope (a group of posts, or the post of comments) with its mark.
+type searchArgs struct {
+	query, author string
+	since         *time.Time
+	sort          SearchSort
+	scope         string
+	scopeMark     byte
+	byVotes       func(context.Context, []search.Hit) ([]search.Hit, error) // scores hits for TOP
+}
+
+// searchRun is a search read from the index and ordered, before its page is checked.
+type searchRun struct {
+	q      search.Query
+	author string // the author asked for, as a user key; "" for any
+	hits   []search.Hit
+	tag    string
+	sp     span
+}
+
+// runSearch parses a search of posts or comments, reads its matches and orders them.
+func (l *Loader) runSearch(ctx context.Context, kind searchKind, a searchArgs, w Window) (*searchRun, error) {
 	if !l.s.opts.searchOn() {
 		return nil, errSearchOff()
 	}
-	q, err := parseSearch(in.Query)
+	q, err := parseSearch(a.query)
 	if err != nil {
 		return nil, err
 	}
-	pl := searchPlan{kind: searchPosts, q: q}
-	var group string
-	if in.Group != "" {
-		if group, err = NormalizeGroupName(in.Group); err != nil {
-			return nil, err
-		}
-		pl.filters = append(pl.filters, searchFilter('g', group))
+	pl := searchPlan{kind: kind, q: q}
+	if a.scope != "" {
+		pl.filters = append(pl.filters, searchFilter(a.scopeMark, a.scope))
 	}
-	author := strings.ToLower(strings.TrimSpace(in.Author))
-	if in.Author != "" {
+	author := strings.ToLower(strings.TrimSpace(a.author))
+	if a.author != "" {
 		if !validUserName(author) {
-			return nil, invalidf("author %q is not a user name", truncate(in.Author, 40))
+			return nil, invalidf("author %q is not a user name", truncate(a.author, 40))
 		}
 		pl.filters = append(pl.filters, searchFilter('a', author))
 	}
 	since := ""
-	if in.Since != nil {
-		since = strconv.FormatInt(in.Since.UnixMilli(), 10)
+	if a.since != nil {
+		since = strconv.FormatInt(a.since.UnixMilli(), 10)
 	}
-	tag := searchCursorTag("p", in.Sort, q.Key(), group, author, since)
-	sp, err := w.decode(tag)
-	if err != nil {
+	r := &searchRun{q: q, author: author, tag: searchCursorTag(kind.code, a.sort, q.Key(), a.scope, author, since)}
+	if r.sp, err = w.decode(r.tag); err != nil {
 		return nil, err
 	}
-	hits, err := l.searchHits(ctx, pl)
-	if err != nil {
+	if r.hits, err = l.searchHits(ctx, pl); err != nil {
 		return nil, err
 	}
-	switch in.Sort {
+	switch a.sort {
 	case SearchNew:
-		for i := range hits {
-			hits[i].Score = 0
+		for i := range r.hits {
+			r.hits[i].Score = 0
 		}
 	case SearchTop:
-		if hits, err = l.byVotes(ctx, hits); err != nil {
+		if r.hits, err = a.byVotes(ctx, r.hits); err != nil {
 			return nil, err
 		}
 	}
+	return r, nil
+}
+
+// SearchPosts finds posts by words (see package search for the query syntax) and loads one page
+// of them in the order asked for, with what needs says the response reads of them. Only what the
+// viewer may see is returned, checked against the posts as they are now.
+func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs func() *Needs) (*Page[*Post], error) {
+	var group string
+	if in.Group != "" {
+		var err error
+		if group, err = NormalizeGroupName(in.Group); err != nil {
+			return nil, err
+		}
+	}
+	r, err := l.runSearch(ctx, searchPosts, searchArgs{query: in.Query, author: in.Author, since: in.Since,
+		sort: in.Sort, scope: group, scopeMark: 'g', byVotes: l.byVotes}, w)
+	if err != nil {
+		return nil, err
+	}
+	q, author, hits, tag, sp := r.q, r.author, r.hits, r.tag, r.sp
 	blocks := l.viewerBlocks()
 	page, err := searchPage(ctx, hits, tag, sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
 		pids := make([]string, len(hs))
@@ -717,51 +749,19 @@ type CommentSearch struct {
 // while the viewer may read it and its post: deleted, removed and blocked comments, and comments
 // of removed or deleted posts, are left out.
 func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window) (*Page[*Comment], error) {
-	if !l.s.opts.searchOn() {
-		return nil, errSearchOff()
-	}
-	q, err := parseSearch(in.Query)
-	if err != nil {
-		return nil, err
-	}
-	pl := searchPlan{kind: searchComments, q: q}
 	var onPost string
 	if in.PostID != "" {
+		var err error
 		if onPost, err = PostKey(in.PostID); err != nil {
 			return nil, err
 		}
-		pl.filters = append(pl.filters, searchFilter('p', onPost))
 	}
-	author := strings.ToLower(strings.TrimSpace(in.Author))
-	if in.Author != "" {
-		if !validUserName(author) {
-			return nil, invalidf("author %q is not a user name", truncate(in.Author, 40))
-		}
-		pl.filters = append(pl.filters, searchFilter('a', author))
-	}
-	since := ""
-	if in.Since != nil {
-		since = strconv.FormatInt(in.Since.UnixMilli(), 10)
-	}
-	tag := searchCursorTag("c", in.Sort, q.Key(), onPost, author, since)
-	sp, err := w.decode(tag)
+	r, err := l.runSearch(ctx, searchComments, searchArgs{query: in.Query, author: in.Author, since: in.Since,
+		sort: in.Sort, scope: onPost, scopeMark: 'p', byVotes: l.commentsByVotes}, w)
 	if err != nil {
 		return nil, err
 	}
-	hits, err := l.searchHits(ctx, pl)
-	if err != nil {
-		return nil, err
-	}
-	switch in.Sort {
-	case SearchNew:
-		for i := range hits {
-			hits[i].Score = 0
-		}
-	case SearchTop:
-		if hits, err = l.commentsByVotes(ctx, hits); err != nil {
-			return nil, err
-		}
-	}
+	q, author, hits, tag, sp := r.q, r.author, r.hits, r.tag, r.sp
 	blocks := l.viewerBlocks()
 	return searchPage(ctx, hits, tag, sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
 		reads := make([]read, 0, 2*len(hs))
