@@ -86,15 +86,10 @@ func (s *Store) nameAuthors(ctx context.Context, pid string, h map[string]string
 	if h["aname"] == "" && h["author"] != "" && h["deleted"] != "1" {
 		keys, authors = append(keys, s.k.post(pid)), append(authors, h["author"])
 	}
-	ids := s.k.threadIDs(pid)
-	var members *redis.StringSliceCmd
-	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-		members = p.SMembers(ctx, ids)
-		return members, nil
-	}}}, false); err != nil {
-		return 0, fmt.Errorf("list the comments of post %s: %w", pid, err)
+	nums, err := s.threadNums(ctx, pid)
+	if err != nil {
+		return 0, err
 	}
-	nums := members.Val()
 	ops := make([]op, len(nums))
 	cmds := make([]*redis.StringSliceCmd, len(nums))
 	for i, num := range nums {

@@ -8,6 +8,22 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// threadNums lists the numbers of the comments of post pid's thread (tombstones included), in
+// order: what Rebuild's steps over a thread walk in bounded batches.
+func (s *Store) threadNums(ctx context.Context, pid string) ([]string, error) {
+	ids := s.k.threadIDs(pid)
+	var members *redis.StringSliceCmd
+	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		members = p.SMembers(ctx, ids)
+		return members, nil
+	}}}, false); err != nil {
+		return nil, fmt.Errorf("list the comments of post %s: %w", pid, err)
+	}
+	nums := members.Val()
+	slices.Sort(nums) // 12 digits: byte order is number order
+	return nums, nil
+}
+
 // rescoreBatch bounds the comments one rescore_comments call writes.
 const rescoreBatch = 200
 
@@ -16,16 +32,10 @@ const rescoreBatch = 200
 // the comments were written, in bounded batches. The time order says which comments are in the
 // tree; it is left as it is. It returns how many comments it scored.
 func (s *Store) rescoreThread(ctx context.Context, pid string) (int, error) {
-	ids := s.k.threadIDs(pid)
-	var members *redis.StringSliceCmd
-	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-		members = p.SMembers(ctx, ids)
-		return members, nil
-	}}}, false); err != nil {
-		return 0, fmt.Errorf("list the comments of post %s: %w", pid, err)
+	nums, err := s.threadNums(ctx, pid)
+	if err != nil {
+		return 0, err
 	}
-	nums := members.Val()
-	slices.Sort(nums) // 12 digits: byte order is number order
 	scored := 0
 	for start := 0; start < len(nums); start += rescoreBatch {
 		part := nums[start:min(start+rescoreBatch, len(nums))]

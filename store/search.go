@@ -820,16 +820,10 @@ func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit) ([]sear
 // (or out of) its author's comments: rebuild's step for comments, in sorted order so that every
 // list is written in document order.
 func (s *Store) indexThread(ctx context.Context, pid string) error {
-	ids := s.k.threadIDs(pid)
-	var members *redis.StringSliceCmd
-	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-		members = p.SMembers(ctx, ids)
-		return members, nil
-	}}}, false); err != nil {
-		return fmt.Errorf("list the comments of post %s: %w", pid, err)
+	nums, err := s.threadNums(ctx, pid)
+	if err != nil {
+		return err
 	}
-	nums := members.Val()
-	slices.Sort(nums) // 12 digits: byte order is number order
 	const batch = 200
 	for start := 0; start < len(nums); start += batch {
 		part := nums[start:min(start+batch, len(nums))]
