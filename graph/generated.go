@@ -186,8 +186,10 @@ type ComplexityRoot struct {
 		CreateComment         func(childComplexity int, postID string, parentID *string, body string, idempotencyKey *string) int
 		CreateGroup           func(childComplexity int, name string, description *string) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
+		DeleteAccount         func(childComplexity int, password string, eraseContent bool) int
 		DeleteComment         func(childComplexity int, id string) int
 		DeletePost            func(childComplexity int, id string) int
+		DeleteUser            func(childComplexity int, userID string, eraseContent bool) int
 		EditComment           func(childComplexity int, id string, body string) int
 		EditPost              func(childComplexity int, id string, title *string, body *string, url *string) int
 		Follow                func(childComplexity int, userID string) int
@@ -482,6 +484,8 @@ type MutationResolver interface {
 	RequestPasswordReset(ctx context.Context, email string) (bool, error)
 	ResetPassword(ctx context.Context, token string, newPassword string) (*model.AuthPayload, error)
 	SendPasswordReset(ctx context.Context, userID string) (bool, error)
+	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
+	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
 }
 type NotificationResolver interface {
 	Actor(ctx context.Context, obj *store.Notification) (*store.User, error)
@@ -1211,6 +1215,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePost(childComplexity, args["input"].(model.CreatePostInput)), true
+	case "Mutation.deleteAccount":
+		if e.ComplexityRoot.Mutation.DeleteAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteAccount(childComplexity, args["password"].(string), args["eraseContent"].(bool)), true
 	case "Mutation.deleteComment":
 		if e.ComplexityRoot.Mutation.DeleteComment == nil {
 			break
@@ -1233,6 +1248,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteUser":
+		if e.ComplexityRoot.Mutation.DeleteUser == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteUser_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteUser(childComplexity, args["userId"].(string), args["eraseContent"].(bool)), true
 	case "Mutation.editComment":
 		if e.ComplexityRoot.Mutation.EditComment == nil {
 			break
@@ -2770,6 +2796,7 @@ type Post implements Node {
   title: String!
   body: String!
   url: String
+  "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id User:[deleted], created at the zero time), the same for every deleted account."
   author: User!
   createdAt: Time!
   upvotes: Int!
@@ -2808,7 +2835,7 @@ type Comment implements Node {
   post: Post!
   "Null for a top-level comment."
   parent: Comment
-  "Null once deleted."
+  "Null once deleted, and once its author deleted their account."
   author: User
   "Null once deleted."
   body: String
@@ -2934,6 +2961,8 @@ enum ModActionKind {
   REMOVE_MODERATOR
   UPDATE_GROUP
   RESOLVE_REPORT
+  "A site admin deleted an account (deleteUser); the target is the user's id."
+  DELETE_USER
 }
 
 "An entry of the public moderation log."
@@ -3256,6 +3285,16 @@ type Mutation {
   resetPassword(token: String!, newPassword: String!): AuthPayload!
   "Site admins: mail a password-reset link to a user's address."
   sendPasswordReset(userId: ID!): Boolean!
+  """
+  Delete the viewer's account, proved with the password (FORBIDDEN when wrong): every session ends
+  at once and the name stays reserved for ever. The profile, email, saved posts, follows, blocks,
+  memberships, notifications, scheduled posts and password go; with eraseContent every post and
+  comment becomes a tombstone ("[deleted]"), without it they stay with no author. The rest runs in
+  background jobs that finish after a crash; see the README.
+  """
+  deleteAccount(password: String!, eraseContent: Boolean!): Boolean!
+  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER)."
+  deleteUser(userId: ID!, eraseContent: Boolean!): Boolean!
 }
 
 """
@@ -4244,6 +4283,28 @@ func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "password",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["password"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "eraseContent",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["eraseContent"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4269,6 +4330,28 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteUser_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "eraseContent",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["eraseContent"] = arg1
 	return args, nil
 }
 
@@ -10552,6 +10635,94 @@ func (ec *executionContext) fieldContext_Mutation_sendPasswordReset(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_sendPasswordReset_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteAccount(ctx, fc.Args["password"].(string), fc.Args["eraseContent"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteUser(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteUser(ctx, fc.Args["userId"].(string), fc.Args["eraseContent"].(bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteUser(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17675,6 +17846,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "deleteAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteAccount(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteUser":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteUser(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20977,6 +21162,7 @@ var (
 		"REMOVE_MODERATOR": store.ModRemoveModerator,
 		"UPDATE_GROUP":     store.ModUpdateGroup,
 		"RESOLVE_REPORT":   store.ModResolveReport,
+		"DELETE_USER":      store.ModDeleteUser,
 	}
 	marshalNModActionKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐModActionKind = map[store.ModActionKind]string{
 		store.ModRemovePost:      "REMOVE_POST",
@@ -20993,6 +21179,7 @@ var (
 		store.ModRemoveModerator: "REMOVE_MODERATOR",
 		store.ModUpdateGroup:     "UPDATE_GROUP",
 		store.ModResolveReport:   "RESOLVE_REPORT",
+		store.ModDeleteUser:      "DELETE_USER",
 	}
 )
 

@@ -100,3 +100,29 @@ func (r *Resolver) email(ctx context.Context, u *store.User) (string, bool, erro
 	}
 	return r.Store.Email(ctx, u.Key())
 }
+
+// deleteAccount deletes the viewer's account (see store.DeleteAccount).
+func (r *Resolver) deleteAccount(ctx context.Context, password string, erase bool) (bool, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	err = r.Store.DeleteAccount(ctx, uid, password, erase)
+	wrote(ctx)
+	return err == nil, err
+}
+
+// deleteUser deletes a user's account, for a site admin (see store.DeleteUser).
+func (r *Resolver) deleteUser(ctx context.Context, userID string, erase bool) (bool, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return false, err
+	}
+	target, err := store.ParseUserID(userID)
+	if err != nil {
+		return false, err
+	}
+	err = r.Store.DeleteUser(ctx, uid, target, erase)
+	wrote(ctx)
+	return err == nil, err
+}

@@ -48,7 +48,11 @@ func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
 	if c.Deleted || c.Author == "" {
 		return nil, nil
 	}
-	return author(ctx, c.Author, c)
+	u, err := author(ctx, c.Author, c)
+	if u != nil && u.Name == store.DeletedUser().Name {
+		return nil, err // by a deleted account: no author
+	}
+	return u, err
 }
 
 // userComments is User.comments: a page of the user's comments by time.

@@ -88,6 +88,15 @@ func author(ctx context.Context, uid store.UserKey, item store.Named) (*store.Us
 			return u, nil
 		}
 	}
+	u, err := loaderFrom(ctx).User(ctx, uid)
+	if err != nil || u != nil {
+		return u, err
+	}
+	// A deleted account's kept posts show a placeholder (Post.author is non-null); its comments
+	// show none (see commentAuthor).
+	if gone, err := loaderFrom(ctx).DeletedAccount(ctx, uid); err != nil || gone {
+		return store.DeletedUser(), err
+	}
 	return mustUser(ctx, uid)
 }
 

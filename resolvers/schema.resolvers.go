@@ -457,6 +457,14 @@ func (r *mutationResolver) SendPasswordReset(ctx context.Context, userID string)
 	return r.sendPasswordReset(ctx, userID)
 }
 
+func (r *mutationResolver) DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error) {
+	return r.deleteAccount(ctx, password, eraseContent)
+}
+
+func (r *mutationResolver) DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error) {
+	return r.deleteUser(ctx, userID, eraseContent)
+}
+
 func (r *notificationResolver) Actor(ctx context.Context, obj *store.Notification) (*store.User, error) {
 	return notificationActor(ctx, obj)
 }

@@ -31,6 +31,7 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobNotifyFollow, s.runNotifyFollow)
 	s.jobs.Handle(jobMail, s.runMailJob)
 	s.jobs.Handle(jobMailDecoy, s.runMailDecoy)
+	s.jobs.Handle(jobEraseUser, s.runEraseJob)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

@@ -273,6 +273,12 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return err
 	}
+	return s.deleteComment(ctx, uid, pid, num)
+}
+
+// deleteComment deletes comment num of post pid, whose author is uid: DeleteComment's work once
+// the write is allowed, and an account deletion's for each comment it erases.
+func (s *Store) deleteComment(ctx context.Context, uid, pid, num string) error {
 	for range maxChainReads {
 		chain, err := s.removalChain(ctx, pid, num)
 		if err != nil {

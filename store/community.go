@@ -38,6 +38,7 @@ const (
 	ModRemoveModerator ModActionKind = "REMOVE_MODERATOR"
 	ModUpdateGroup     ModActionKind = "UPDATE_GROUP"
 	ModResolveReport   ModActionKind = "RESOLVE_REPORT"
+	ModDeleteUser      ModActionKind = "DELETE_USER" // an admin deleted an account (DeleteUser)
 )
 
 // ModAction is an entry of the moderation log.

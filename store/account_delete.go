@@ -1,0 +1,283 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agora/agora/jobs"
+)
+
+// Deleting an account (DeleteAccount, DeleteUser) is one atomic step on the user's slot and then
+// a chain of jobs. The step (account_delete.lua) reduces the user's hash to a marker — created,
+// deleted = 1, erase — so that the name stays reserved for ever (signup refuses it; ids derive
+// from names), every read finds no such user and no session can start (the password hash is
+// gone); it drops the private keys of the user's slot (saved posts, blocks, drafts, feeds,
+// karma). The sessions end at once, with their live streams (sessions_end.lua), and the
+// notification inbox goes.
+//
+// The chain (jobEraseUser, "<user> <step> <batch>") then works through the user's lists, a bounded batch
+// per job, each job queueing the next before it returns: posts and comments (anonymized, or with
+// erase made tombstones that leave every listing, feed and count), follows both ways, group
+// memberships, and last the email address, the karma leaderboard and the name registry. Each
+// batch takes the head of its list and leaves the list without it, so a job that runs again, or
+// a chain cut off and started again (a repeated deletion), goes on where it stopped.
+//
+// Votes the user cast stay counted: each lives in its item's votes hash keyed by the voter, which
+// no response reads by voter except viewerVote, and no session of the user can ever ask that
+// again, so the attribution is unreachable. Comments and posts kept without erase read as by a
+// deleted user: a comment's author is null, a post's is DeletedUser.
+
+// jobEraseUser is the kind of the deletion's jobs: "<user> <step> <batch>".
+const jobEraseUser = "erase-user"
+
+// The steps of a deletion's chain, in order.
+var eraseSteps = []string{"posts", "comments", "following", "followers", "groups", "finish"}
+
+// eraseBatch bounds the items one job of a deletion's chain handles.
+const eraseBatch = 100
+
+// deletedName is the name DeletedUser shows; no user can have it (see validUserName).
+const deletedName = "[deleted]"
+
+// DeletedUser is the author a post of a deleted account shows (Post.author is non-null): a
+// placeholder named "[deleted]", the same for every deleted account, that names nobody.
+func DeletedUser() *User { return &User{ID: userID(deletedName), Name: deletedName} }
+
+// DeleteAccount deletes the account of uid, who proves it with password (a wrong one is
+// KindForbidden and counts as a failed log-in). erase makes every post and comment of theirs a
+// tombstone; without it they stay, without author. See above.
+func (s *Store) DeleteAccount(ctx context.Context, uid UserKey, password string, erase bool) error {
+	if len(password) > MaxPasswordBytes {
+		return &Error{Kind: KindForbidden, Msg: "the password is wrong"}
+	}
+	if _, _, err := s.checkCredentials(ctx, string(uid), password); err != nil {
+		if err == errWrongPassword {
+			return &Error{Kind: KindForbidden, Msg: "the password is wrong"}
+		}
+		return err
+	}
+	return s.deleteAccount(ctx, string(uid), erase)
+}
+
+// DeleteUser is a site admin's deletion of the account of target, recorded in the moderation
+// log. Deleting a deleted account again runs its chain again (and may turn erase on).
+func (s *Store) DeleteUser(ctx context.Context, actor, target UserKey, erase bool) error {
+	if !s.IsAdmin(actor) {
+		return &Error{Kind: KindForbidden, Msg: "only site admins can delete an account"}
+	}
+	if !validUserName(string(target)) {
+		return invalidf("malformed user %q", truncate(string(target), 40))
+	}
+	if err := s.deleteAccount(ctx, string(target), erase); err != nil {
+		return err
+	}
+	mode := "keep"
+	if erase {
+		mode = "erase"
+	}
+	return s.logAction(ctx, ModAction{ID: modActionID("delete:" + string(target) + ":" + mode), Action: ModDeleteUser,
+		Moderator: actor, TargetID: userID(string(target)), CreatedAt: s.now()})
+}
+
+// deleteAccount does the atomic step of a deletion, ends the sessions and queues the chain.
+func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error {
+	keys := []string{s.k.user(uid), s.k.saved(uid), s.k.blocks(uid), s.k.drafts(uid), s.k.scheduled(uid),
+		s.k.feed(uid), s.k.feedBy(uid), s.k.push(uid), s.k.pull(uid), s.k.pullVer(uid), s.k.karma(uid),
+		s.k.karmaItems(uid), s.k.userKnown(uid), s.k.userExports(uid), s.k.userReports(uid), s.k.userReportTargets(uid)}
+	flag := "0"
+	if erase {
+		flag = "1"
+	}
+	if _, err := s.run(ctx, "account_delete", keys, flag); err != nil {
+		return fmt.Errorf("delete account %s: %w", uid, err)
+	}
+	if err := s.endSessions(ctx, uid, "", "", ""); err != nil {
+		return fmt.Errorf("delete account %s: %w", uid, err)
+	}
+	inbox := []string{s.k.inbox(uid), s.k.inboxUnread(uid), s.k.inboxNotes(uid), s.k.inboxUnannounced(uid)}
+	if err := s.rdb.Unlink(ctx, inbox...).Err(); err != nil {
+		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
+	}
+	if err := s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[0], 0)); err != nil {
+		return fmt.Errorf("delete account %s: %w", uid, err)
+	}
+	s.jobs.Wake()
+	return nil
+}
+
+// eraseJob is the job of batch n of a step of uid's deletion; each batch's job is queued by the
+// one before.
+func eraseJob(uid, step string, n int) jobs.Job {
+	arg := uid + " " + step + " " + strconv.Itoa(n)
+	return jobs.Job{ID: jobEraseUser + ":" + strings.ReplaceAll(arg, " ", ":"), Kind: jobEraseUser, Arg: arg}
+}
+
+// runEraseJob does one batch of a deletion's step and queues what follows: the same step while
+// its list holds items, else the next step.
+func (s *Store) runEraseJob(ctx context.Context, j jobs.Job) error {
+	f := strings.Fields(j.Arg)
+	if len(f) != 3 || !validUserName(f[0]) {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	uid, step, n := f[0], f[1], int(atoi64(f[2]))
+	h, err := s.rdb.HMGet(ctx, s.k.user(uid), "deleted", "erase").Result()
+	if err != nil {
+		return fmt.Errorf("delete account %s: %w", uid, err)
+	}
+	if str(h[0]) != "1" {
+		return nil // not a deleted account
+	}
+	more, err := s.eraseStep(ctx, uid, step, str(h[1]) == "1")
+	if err != nil {
+		return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
+	}
+	if more {
+		return s.jobs.Enqueue(ctx, eraseJob(uid, step, n+1))
+	}
+	i := indexOf(eraseSteps, step)
+	if i < 0 || i == len(eraseSteps)-1 {
+		return nil
+	}
+	return s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[i+1], 0))
+}
+
+func indexOf(list []string, v string) int {
+	for i, x := range list {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// eraseStep does one batch of step for the deleted user uid and reports whether its list holds
+// more. Every list it pages is of the user's slot; what a batch handled leaves the list.
+func (s *Store) eraseStep(ctx context.Context, uid, step string, erase bool) (bool, error) {
+	var list string
+	var each func(member string) error
+	switch step {
+	case "posts":
+		list, each = s.k.userPosts(uid), func(pid string) error { return s.disownPost(ctx, uid, pid, erase) }
+	case "comments":
+		list, each = s.k.userComments(uid), func(m string) error { return s.disownComment(ctx, uid, m, erase) }
+	case "following":
+		list, each = s.k.following(uid), func(b string) error { return s.syncFollow(ctx, uid, b, false) }
+	case "followers":
+		list, each = s.k.followers(uid), func(a string) error { return s.syncFollow(ctx, a, uid, false) }
+	case "groups":
+		list, each = s.k.userGroups(uid), func(g string) error { return s.syncMember(ctx, uid, g, followRemove) }
+	case "finish":
+		return false, s.eraseFinish(ctx, uid)
+	default:
+		return false, fmt.Errorf("unknown step %q", step)
+	}
+	batch, err := s.rdb.ZRange(ctx, list, 0, eraseBatch-1).Result()
+	if err != nil {
+		return false, err
+	}
+	for _, m := range batch {
+		if err := each(m); err != nil {
+			return false, err
+		}
+	}
+	if len(batch) == 0 {
+		return false, nil
+	}
+	members := make([]any, len(batch))
+	for i, m := range batch {
+		members[i] = m
+	}
+	if err := s.rdb.ZRem(ctx, list, members...).Err(); err != nil {
+		return false, err
+	}
+	return len(batch) == eraseBatch, nil
+}
+
+// disownPost takes uid's name off post pid; with erase it makes it a tombstone that leaves every
+// ranking, listing and feed and the search index's matches, its thread kept.
+func (s *Store) disownPost(ctx context.Context, uid, pid string, erase bool) error {
+	mode := "anon"
+	if erase {
+		mode = "erase"
+	}
+	reply, err := s.run(ctx, "disown", []string{s.k.post(pid)}, uid, mode)
+	if err != nil {
+		return err
+	}
+	if arr, _ := reply.([]any); len(arr) == 2 {
+		arr := strs(arr)
+		if err := s.unindexPost(ctx, pid, uid, splitGroups(arr[0]), atoi64(arr[1])); err != nil {
+			return err
+		}
+		if err := s.unfeedPost(ctx, pid, uid); err != nil {
+			return err
+		}
+	}
+	if erase {
+		// The index drops the old words; a repeat indexes "[deleted]" again, which changes nothing.
+		h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+		if err != nil {
+			return err
+		}
+		if p := s.postFromHash(pid, h); p != nil {
+			if err := s.writeSearch(ctx, postSearchDoc(p, false)); err != nil {
+				return err
+			}
+		}
+	}
+	s.publishPostChanged(ctx, pid)
+	return nil
+}
+
+// disownComment takes uid's name off the comment member of their list ("<post>:<number>"); with
+// erase it deletes it as its author would (a tombstone while it has live replies).
+func (s *Store) disownComment(ctx context.Context, uid, member string, erase bool) error {
+	pid, short, ok := strings.Cut(member, ":")
+	if !ok {
+		return nil
+	}
+	num := padNum(short)
+	if erase {
+		err := s.deleteComment(ctx, uid, pid, num)
+		if IsKind(err, KindNotFound) || IsKind(err, KindForbidden) {
+			return nil // gone already, or no longer theirs
+		}
+		return err
+	}
+	_, err := s.run(ctx, "disown", []string{s.k.comment(pid, num)}, uid, "anon")
+	return err
+}
+
+// eraseFinish releases the deleted user's email address and takes them off the karma
+// leaderboard (for good: a late vote on a kept post cannot bring them back) and out of the name
+// registry (autocomplete); the user search index finds no such user at read time.
+func (s *Store) eraseFinish(ctx context.Context, uid string) error {
+	addr, err := s.rdb.HGet(ctx, s.k.user(uid), "email").Result()
+	if err != nil && !isNil(err) {
+		return err
+	}
+	if addr != "" {
+		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(addr))}, uid); err != nil {
+			return err
+		}
+	}
+	if err := s.runMany(ctx, []scriptCall{indexCall(s.k.leaderboardVer(), uid, deletedVersion, false, []string{s.k.leaderboard()}, nil)}); err != nil {
+		return err
+	}
+	if err := s.register(ctx, s.k.userNames(), false, uid); err != nil {
+		return err
+	}
+	return s.rdb.HDel(ctx, s.k.user(uid), "email").Err()
+}
+
+// deletedVersion is the leaderboard version of a deleted user: above any karma version, so that
+// no later karma write puts them back (index.lua keeps the highest version applied).
+const deletedVersion = int64(1) << 52
+
+// DeletedAccount reports whether uid names a deleted account (its marker; see above).
+func (l *Loader) DeletedAccount(ctx context.Context, uid UserKey) (bool, error) {
+	v, err := l.hashField(ctx, l.s.k.user(string(uid)), "deleted")
+	return v == "1", err
+}

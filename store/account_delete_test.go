@@ -1,0 +1,153 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestDeleteAccountErase deletes an account with erase, cut off after one batch of its chain and
+// then started again, and checks that its sessions, name, listings, feeds, search and
+// leaderboard are exact afterwards.
+func TestDeleteAccountErase(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1})
+		sess, err := s.SignUp(ctx, "Ann", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		signUp(t, s, "bob")
+		if _, err := s.Follow(ctx, "bob", "ann"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.JoinGroup(ctx, "ann", "gophers"); err != nil && !store.IsKind(err, store.KindNotFound) {
+			t.Fatal(err)
+		}
+		var posts []*store.Post
+		for _, title := range []string{"curlew one", "curlew two", "curlew three"} {
+			p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: title, Body: "plover"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts = append(posts, p)
+		}
+		if _, err := s.VotePost(ctx, "bob", posts[0].ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		bobs, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: bobs.ID, Body: "curlew comment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: bobs.ID, ParentID: top.ID, Body: "a reply"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		if err := s.DeleteAccount(ctx, "ann", "wrong-password", true); !store.IsKind(err, store.KindForbidden) {
+			t.Fatalf("wrong password: %v, want FORBIDDEN", err)
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", true); err != nil {
+			t.Fatal(err)
+		}
+		// Cut off: one batch of the first step runs, then the process dies and the deletion is
+		// asked again (an admin's repeat), which runs the chain from the start.
+		if _, err := s.EraseStep(ctx, "ann", "posts", true); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteUser(ctx, "ann", "ann", true); !store.IsKind(err, store.KindForbidden) {
+			t.Fatalf("delete by a non-admin: %v, want FORBIDDEN", err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		if ok, err := s.SessionActive(ctx, sess.Token); err != nil || ok {
+			t.Fatalf("session still active: %v %v", ok, err)
+		}
+		if _, err := s.SignUp(ctx, "ANN", "password2"); !store.IsKind(err, store.KindConflict) {
+			t.Fatalf("sign-up with a deleted name: %v, want CONFLICT", err)
+		}
+		if _, err := s.LogIn(ctx, "ann", "password1"); !store.IsKind(err, store.KindUnauthenticated) {
+			t.Fatalf("log-in of a deleted account: %v", err)
+		}
+		l := s.NewLoader()
+		if u, err := l.UserByName(ctx, "ann"); err != nil || u != nil {
+			t.Fatalf("user(ann) = %v, %v; want nil", u, err)
+		}
+		if ok, err := l.DeletedAccount(ctx, "ann"); err != nil || !ok {
+			t.Fatalf("DeletedAccount = %v, %v", ok, err)
+		}
+		for _, p := range posts {
+			got, err := l.Post(ctx, p.ID)
+			if err != nil || got == nil {
+				t.Fatalf("erased post %s: %v %v; want a tombstone", p.ID, got, err)
+			}
+			if got.Title != "[deleted]" || got.Body != "" || got.URL != nil {
+				t.Fatalf("erased post %s reads %q %q %v", p.ID, got.Title, got.Body, got.URL)
+			}
+		}
+		all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Items) != 1 || all.Items[0].ID != bobs.ID || all.Total != 1 {
+			t.Fatalf("front page holds %d posts (total %d), want bob's only", len(all.Items), all.Total)
+		}
+		feed, err := l.Feed(ctx, "bob", store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(feed.Items) != 0 {
+			t.Fatalf("bob's feed holds %d posts of a deleted account", len(feed.Items))
+		}
+		found, err := l.SearchPosts(ctx, store.PostSearch{Query: "curlew"}, store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(found.Items) != 0 {
+			t.Fatalf("search finds %d erased posts", len(found.Items))
+		}
+		comments, err := l.SearchComments(ctx, store.CommentSearch{Query: "curlew"}, store.Window{First: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(comments.Items) != 0 {
+			t.Fatalf("search finds %d erased comments", len(comments.Items))
+		}
+		thread, err := l.Post(ctx, bobs.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if thread.CommentCount != 1 {
+			t.Fatalf("bob's post counts %d comments, want 1 (the reply; ann's is a tombstone)", thread.CommentCount)
+		}
+		board, err := l.Leaderboard(ctx, store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range board.Items {
+			if r.User == nil || r.User.Name == "Ann" {
+				t.Fatalf("the leaderboard still ranks a deleted account: %+v", r)
+			}
+		}
+		if board.Total != 1 {
+			t.Fatalf("leaderboard total %d, want 1", board.Total)
+		}
+		bob, err := l.UserByName(ctx, "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := l.FollowingCount(ctx, bob); err != nil || n != 0 {
+			t.Fatalf("bob follows %d, %v; want 0", n, err)
+		}
+	})
+}
