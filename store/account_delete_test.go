@@ -116,6 +116,17 @@ func TestDeleteAccountErase(t *testing.T) {
 		if len(found.Items) != 0 {
 			t.Fatalf("search finds %d erased posts", len(found.Items))
 		}
+		// A tombstone's "[deleted]" is no word to find it by, and rebuild keeps it out of the
+		// rankings.
+		if tomb, err := l.SearchPosts(ctx, store.PostSearch{Query: "deleted "}, store.Window{First: 20}, nil); err != nil || len(tomb.Items) != 0 {
+			t.Fatalf("search for the tombstones' title: %d, %v", len(tomb.Items), err)
+		}
+		if _, err := s.Rebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if again, err := s.NewLoader().Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil); err != nil || again.Total != 1 {
+			t.Fatalf("after rebuild the front page totals %d, %v; want bob's only", again.Total, err)
+		}
 		comments, err := l.SearchComments(ctx, store.CommentSearch{Query: "curlew"}, store.Window{First: 20})
 		if err != nil {
 			t.Fatal(err)

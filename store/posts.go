@@ -36,6 +36,9 @@ type Post struct {
 	// author and its groups' moderators (and admins) see it.
 	Removed bool
 	Locked  bool // no new comments or votes
+	// Erased is a post whose author deleted their account with eraseContent: a tombstone in
+	// place ("[deleted]"), out of every listing, feed, count and search, its thread kept.
+	Erased bool
 
 	authorName string // the author's name as the post's hash keeps it; see Loader.NamedAuthor
 }

@@ -132,7 +132,8 @@ func (s *Store) rerankPost(ctx context.Context, pid string) error {
 
 // indexPost writes the derived structures of a live post: the site and group rankings, the
 // author's post list and the group registry. left lists groups the post has just left, whose
-// pins it leaves too. A removed post is taken out of all of them instead (see moderate_posts.go).
+// pins it leaves too. A removed or erased post is taken out of all of them instead (see
+// moderate_posts.go, account deletion).
 // sx, when not nil, is the post's search index (searchWrites), written in the same pipeline; a
 // removed post keeps it too (reads check what the post is now).
 func (s *Store) indexPost(ctx context.Context, p *Post, left []string, sx ...*searchWrite) error {
@@ -148,7 +149,7 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 	if len(sxs) > 0 {
 		sx = sxs[0]
 	}
-	if p.Removed {
+	if p.Removed || p.Erased {
 		if sx != nil {
 			if err := s.pipeline(ctx, sx.ops(), true); err != nil {
 				return fmt.Errorf("index post %s for search: %w", pid, err)

@@ -38,7 +38,7 @@ var userFields = []string{"name", "created", "bio", "avatar"}
 
 // postFields are the fields of a post hash that Post holds.
 var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted",
-	"edited", "removed", "locked", "aname", "active"}
+	"edited", "removed", "locked", "aname", "active", "erased"}
 
 // commentFields are the fields of a comment hash that Comment holds.
 var commentFields = [...]string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
@@ -436,6 +436,7 @@ func (s *Store) postFromFields(pid string, v []string) *Post {
 		Removed:        v[13] == "1",
 		Locked:         v[14] == "1",
 		authorName:     v[15],
+		Erased:         v[17] == "1",
 	}
 	if u := v[2]; u != "" {
 		p.URL = &u

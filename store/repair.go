@@ -163,7 +163,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	if err := s.indexPost(ctx, p, gone, s.searchWrites(postSearchDoc(p, false))); err != nil {
 		return err
 	}
-	if p.Removed {
+	if p.Removed || p.Erased {
 		if err := s.unfeedPost(ctx, pid, string(p.Author)); err != nil {
 			return err
 		}

@@ -581,6 +581,16 @@ func (l *Loader) runSearch(ctx context.Context, kind searchKind, a searchArgs, w
 	if r.sp, err = w.decode(r.tag); err != nil {
 		return nil, err
 	}
+	if author != "" {
+		// A deleted account's kept posts and comments show no author: its name finds nothing.
+		c, err := l.get(ctx, l.userRead(author))
+		if err != nil {
+			return nil, err
+		}
+		if l.userOf(c, author) == nil {
+			return r, nil
+		}
+	}
 	if r.hits, err = l.searchHits(ctx, pl); err != nil {
 		return nil, err
 	}
@@ -631,7 +641,7 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		var idx []int
 		for i, p := range posts {
 			switch {
-			case p.Removed || p.PublishAt != nil || blocks.Has(p.Author):
+			case p.Removed || p.Erased || p.PublishAt != nil || blocks.Has(p.Author):
 			case group != "" && !slices.Contains(p.GroupNames, group):
 			case author != "" && string(p.Author) != author:
 			case in.Since != nil && p.CreatedAt.Before(*in.Since):
