@@ -51,7 +51,12 @@ var kindCodes = map[store.Kind]string{
 	store.KindBanned:           CodeBanned,
 	store.KindLocked:           CodeLocked,
 	store.KindConcurrentChange: CodeConcurrentChange,
+	store.KindStorageFull:      CodeUnavailable, // with extensions.reason ReasonStorageFull
 }
+
+// ReasonStorageFull is the extensions.reason of an UNAVAILABLE error for a write refused because
+// Redis is at its maxmemory: nothing was written; retry once memory is freed.
+const ReasonStorageFull = "STORAGE_FULL"
 
 // logFailure logs err, met while serving ctx, at ERROR, unless the client went away: a cancelled
 // request, socket or operation (the client hung up, completed or stopped it) is not a failure of
@@ -90,6 +95,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				secs := int(math.Ceil(se.RetryAfter.Seconds()))
 				gerr.Extensions["retryAfter"] = secs
 				setRetryAfter(ctx, secs)
+			}
+			if se.Kind == store.KindStorageFull {
+				gerr.Extensions["reason"] = ReasonStorageFull
 			}
 			if se.Kind == store.KindBanned {
 				var until any // null for a permanent ban

@@ -94,3 +94,15 @@ func TestLogFailureLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestPresentStorageFull checks that a write refused because Redis is full is UNAVAILABLE (retry
+// later) with extensions.reason STORAGE_FULL, however wrapped.
+func TestPresentStorageFull(t *testing.T) {
+	present := presentError(slog.New(slog.DiscardHandler))
+	full := &store.Error{Kind: store.KindStorageFull, Msg: "the store is full: the write was refused; retry later"}
+	got := present(context.Background(), fmt.Errorf("create post: %w", full))
+	if got.Extensions["code"] != CodeUnavailable || got.Extensions["reason"] != ReasonStorageFull || got.Message != full.Msg {
+		t.Fatalf("code %v, reason %v, message %q; want %s, %s, %q", got.Extensions["code"], got.Extensions["reason"], got.Message,
+			CodeUnavailable, ReasonStorageFull, full.Msg)
+	}
+}

@@ -47,6 +47,11 @@ const (
 	// KindConcurrentChange is a write that met concurrent changes of what it reads on every one
 	// of its tries: nothing was done, and the same write may succeed when retried.
 	KindConcurrentChange
+	// KindStorageFull is a write that Redis refused because it is at its maxmemory (with
+	// maxmemory-policy noeviction): the script that met it wrote nothing, and the same write
+	// succeeds once memory is freed. A write's derived writes cut off by it are finished by its
+	// repair job (see repair.go).
+	KindStorageFull
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
@@ -65,6 +70,19 @@ func (e *Error) Error() string { return e.Msg }
 // Unwrap returns the underlying cause, if any: the Redis or network error behind a
 // KindUnavailable.
 func (e *Error) Unwrap() error { return e.cause }
+
+// msgStorageFull is the message of every KindStorageFull error.
+const msgStorageFull = "the store is full: the write was refused; retry later"
+
+// storageFull returns err as an Error of KindStorageFull when it is Redis's OOM reply ("OOM
+// command not allowed when used memory > 'maxmemory'"), and err unchanged otherwise.
+func storageFull(err error) error {
+	var reply redis.Error
+	if errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "OOM ") {
+		return &Error{Kind: KindStorageFull, Msg: msgStorageFull, cause: err}
+	}
+	return err
+}
 
 // msgUnavailable is the message of every KindUnavailable error.
 const msgUnavailable = "Redis did not answer in time; retry"
@@ -129,10 +147,14 @@ var scriptKinds = map[string]Kind{
 
 // scriptError turns the error replies of the Lua scripts into typed errors. Scripts reply with
 // redis.error_reply("<KIND> <message>"), and a ban with "BANNED <until> <message>", until in Unix
-// ms or "inf" for a permanent ban; any other error passes through wrapped.
+// ms or "inf" for a permanent ban; Redis's own OOM reply is KindStorageFull; any other error passes
+// through wrapped.
 func scriptError(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if err := storageFull(err); IsKind(err, KindStorageFull) {
+		return err
 	}
 	word, rest, _ := strings.Cut(err.Error(), " ")
 	k, ok := scriptKinds[word]

@@ -169,7 +169,7 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 	for range maxIDAttempts {
 		seq, err := s.rdb.Incr(ctx, s.k.postSeq()).Result()
 		if err != nil {
-			return "", nil, fmt.Errorf("allocate post id: %w", err)
+			return "", nil, fmt.Errorf("allocate post id: %w", storageFull(err))
 		}
 		pid := strconv.FormatInt(seq, 10)
 		if idem != "" {

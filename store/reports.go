@@ -271,7 +271,7 @@ func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) 
 	for range maxIDAttempts {
 		seq, err := s.rdb.Incr(ctx, s.k.reportSeq()).Result()
 		if err != nil {
-			return nil, fmt.Errorf("allocate report id: %w", err)
+			return nil, fmt.Errorf("allocate report id: %w", storageFull(err))
 		}
 		rec.ID = strconv.FormatInt(seq, 10)
 		raw, err := json.Marshal(rec)
