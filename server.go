@@ -4,6 +4,7 @@
 //
 //	agora [flags]          serve (see -h for the flags and their environment variables)
 //	agora [flags] rebuild  re-derive rankings and indexes from the posts, then exit
+//	agora [flags] migrate [--dry-run]   bring the keyspace to this release's layout, then exit
 //	agora [flags] dead-jobs             list the jobs set aside after failing, then exit
 //	agora [flags] retry-job <id>        put a dead job back in the queue, then exit
 //	agora [flags] admin grant|revoke <name>   make an account a site admin, or no longer, then exit
@@ -91,6 +92,7 @@ type config struct {
 	logJSON       bool
 	graphiql      bool
 	search        bool              // keep the full-text index and answer searches
+	allowEviction bool              // start on a Redis whose maxmemory-policy evicts keys
 	ready         func(addr string) // called with the listening address; for tests
 }
 
@@ -111,6 +113,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
   agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma and the follow graph's
                          derived records from the primary data, finish interrupted thread deletions,
                          then exit (needs a real Redis: -redis, -redis-cluster or -redis-sentinel)
+  agora [flags] migrate [--dry-run]
+                         bring the keyspace to this release's layout (the server does it in the
+                         background too), then exit; --dry-run prints what would run
   agora [flags] dead-jobs
                          list the background jobs set aside after failing -job-tries times, with
                          their last error, then exit
@@ -260,6 +265,8 @@ Flags:
 	c.gogcSet = getenv("GOGC") != ""
 	boolean(&c.logJSON, "log-json", "AGORA_LOG_JSON", false, "log as JSON lines")
 	boolean(&c.search, "search", "AGORA_SEARCH", true, "keep the full-text search index; false indexes nothing and answers the search fields with FORBIDDEN")
+	boolean(&c.allowEviction, "allow-eviction", "AGORA_ALLOW_EVICTION", false, "start on a Redis whose maxmemory-policy evicts keys "+
+		"(anything but noeviction), which loses data silently when memory is full; without it such a Redis is refused")
 	boolean(&c.graphiql, "graphiql", "AGORA_GRAPHIQL", true, "serve the GraphiQL IDE at / (embedded: it needs no internet access); false answers / with 404")
 	if len(envErrs) > 0 {
 		return nil, nil, fmt.Errorf("bad environment: %w", errors.Join(envErrs...))
@@ -362,6 +369,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 
 	if len(rest) > 0 {
+		if rest[0] == "migrate" {
+			return migrateCommand(ctx, cfg, st, rest[1:], stdout, log)
+		}
+		if l, err := st.ReadLayout(ctx); err != nil {
+			return err
+		} else if l.Version > store.Layout {
+			return fmt.Errorf("%w: layout %d, this binary knows up to %d: use the release that wrote it", store.ErrLayoutTooNew, l.Version, store.Layout)
+		}
 		if rest[0] == "admin" {
 			if cfg.redis.Mode() == "" {
 				return errors.New("admin needs the Redis of the deployment: set -redis, -redis-cluster or -redis-sentinel (the embedded Redis starts empty)")
@@ -412,8 +427,22 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 				"memberships", ustats.Memberships, "bans", ustats.Bans)
 			return nil
 		default:
-			return fmt.Errorf("unknown command %q (the commands are rebuild, dead-jobs, retry-job and admin)", rest[0])
+			return fmt.Errorf("unknown command %q (the commands are rebuild, migrate, dead-jobs, retry-job and admin)", rest[0])
 		}
+	}
+	if err := checkRedis(ctx, cfg, st, log); err != nil {
+		return err
+	}
+	layout, err := st.CheckLayout(ctx)
+	if err != nil {
+		return err
+	}
+	if layout.Version < store.Layout {
+		log.Warn("the keyspace has an older layout: one replica at a time migrates it in the background while all serve; "+
+			"until it is done, what the migration derives (see `agora migrate --dry-run`) is incomplete",
+			"layout", layout.String(), "target", store.Layout)
+	} else {
+		log.Info("keyspace layout", "layout", layout.Version)
 	}
 	// Every replica runs jobs (publications, fan-out, repairs of half-done writes). On the way
 	// out, running jobs finish or go back to the queue before Redis is closed.
@@ -669,4 +698,126 @@ func (m mailConfig) options(log *slog.Logger) (store.MailOptions, error) {
 	}
 	o.Sender = smtp
 	return o, nil
+}
+
+// minRedisVersion is the oldest Redis the store's scripts and commands run on.
+const minRedisVersion = "6.2"
+
+// checkRedis is the start-up check of the Redis the server is given, on every master: it refuses
+// an eviction policy other than noeviction (an evicted key is lost data) unless -allow-eviction
+// is set, warns where nothing is kept on disk (a restart loses everything) and where the version
+// is older than minRedisVersion, and says so where CONFIG is disabled (managed Redis) and it
+// could not check. The embedded Redis is not checked.
+func checkRedis(ctx context.Context, cfg *config, st *store.Store, log *slog.Logger) error {
+	if cfg.redis.Mode() == "" {
+		log.Info("embedded Redis: its eviction policy and persistence are not checked")
+		return nil
+	}
+	nodes, err := st.RedisConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("check the Redis configuration: %w", err)
+	}
+	var evicting []string
+	for _, n := range nodes {
+		l := log.With("node", n.Addr, "version", n.Version)
+		if olderVersion(n.Version, minRedisVersion) {
+			l.Warn("Redis is older than " + minRedisVersion + ", which agora needs")
+		}
+		switch {
+		case n.Unchecked != "":
+			l.Warn("could not check the eviction policy and persistence of Redis: CONFIG is disabled or denied (as on managed Redis); "+
+				"make sure that maxmemory-policy is noeviction and that persistence is on", "err", n.Unchecked)
+			continue
+		case n.Evicting() && cfg.allowEviction:
+			l.Warn("Redis evicts keys when memory is full (-allow-eviction): every evicted key is lost data", "maxmemory_policy", n.Policy)
+		case n.Evicting():
+			evicting = append(evicting, n.Addr+" ("+n.Policy+")")
+		}
+		if !n.Persistent() {
+			l.Warn("Redis keeps nothing on disk (appendonly no, no save schedule): a restart loses every piece of data",
+				"hint", "turn on AOF: appendonly yes, appendfsync everysec")
+		}
+		l.Info("redis checked", "maxmemory_policy", n.Policy, "appendonly", n.AppendOnly, "save", n.Save, "maxmemory", n.MaxMemory)
+	}
+	if len(evicting) > 0 {
+		return fmt.Errorf("refusing a Redis that evicts keys when memory is full, losing data silently: maxmemory-policy of %s; "+
+			"set it to noeviction (CONFIG SET maxmemory-policy noeviction, and in redis.conf), or start with -allow-eviction if you mean it",
+			strings.Join(evicting, ", "))
+	}
+	return nil
+}
+
+// olderVersion reports whether the dotted version v is older than min; an unknown v is not.
+func olderVersion(v, min string) bool {
+	if v == "" {
+		return false
+	}
+	a, b := strings.Split(v, "."), strings.Split(min, ".")
+	for i := range b {
+		if i >= len(a) {
+			return true
+		}
+		x, err1 := strconv.Atoi(a[i])
+		y, err2 := strconv.Atoi(b[i])
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// migrateCommand runs `agora migrate [--dry-run]`: it prints the keyspace's layout and the
+// migrations that bring it to this release's, and runs them in the foreground (under the lock
+// the servers' background migration takes, so it waits for or takes over one in progress), or
+// with --dry-run only prints them and changes nothing.
+func migrateCommand(ctx context.Context, cfg *config, st *store.Store, args []string, stdout io.Writer, log *slog.Logger) error {
+	dry := false
+	for _, a := range args {
+		if a != "--dry-run" && a != "-dry-run" {
+			return fmt.Errorf("migrate: unexpected argument %q (usage: agora [flags] migrate [--dry-run])", a)
+		}
+		dry = true
+	}
+	if cfg.redis.Mode() == "" {
+		return errors.New("migrate needs the Redis of the deployment: set -redis, -redis-cluster or -redis-sentinel (the embedded Redis starts empty)")
+	}
+	layout, err := st.ReadLayout(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "keyspace layout: %s\nthis release's layout: %d\n", layout, store.Layout)
+	if layout.Version > store.Layout {
+		return fmt.Errorf("%w: layout %d, this binary knows up to %d: use the release that wrote it", store.ErrLayoutTooNew, layout.Version, store.Layout)
+	}
+	pending := layout.Pending()
+	if dry {
+		switch {
+		case layout.Version == 0:
+			fmt.Fprintf(stdout, "nothing to migrate: a fresh keyspace starts at layout %d\n", store.Layout)
+		case len(pending) == 0:
+			fmt.Fprintln(stdout, "nothing to migrate")
+		}
+		for _, m := range pending {
+			fmt.Fprintf(stdout, "would migrate %d → %d: %s\n", m.From, m.From+1, m.Does)
+		}
+		return nil
+	}
+	if err := checkRedis(ctx, cfg, st, log); err != nil {
+		return err
+	}
+	ran, err := st.Migrate(ctx, time.Second)
+	for _, m := range ran {
+		fmt.Fprintf(stdout, "migrated %d → %d: %s\n", m.From, m.From+1, m.Does)
+	}
+	if err != nil {
+		return err
+	}
+	if len(ran) == 0 {
+		fmt.Fprintln(stdout, "nothing left to migrate")
+	}
+	fmt.Fprintf(stdout, "keyspace layout: %d\n", store.Layout)
+	return nil
 }

@@ -177,6 +177,9 @@ func New(cfg Config) *Handler {
 			return
 		}
 		_, _ = io.WriteString(w, "ok\n")
+		if mu, ok := cfg.Store.Memory(); ok {
+			_, _ = io.WriteString(w, "redis memory: "+mu.String()+"\n")
+		}
 	})
 	return &Handler{Handler: mux, ops: ops, metrics: m, docs: docs}
 }

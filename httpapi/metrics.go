@@ -24,7 +24,7 @@ import (
 
 // Prometheus metrics, in a registry of the handler's own (served on -metrics-addr, or at /metrics
 // of the handler with Config.MetricsPublic): operations, their latency and Redis work, errors by
-// code, HTTP statuses, live subscriptions, the response cache, jobs, and the Go runtime and
+// code, HTTP statuses, live subscriptions, the response cache, jobs, the memory of Redis, and the Go runtime and
 // process. Labels stay bounded, whatever clients send: an operation is counted under its name
 // only when its document is one the server knows — a trusted document, or a persisted query sent
 // by its hash — and then for the first maxOperationNames names seen of at most
@@ -100,6 +100,27 @@ func newMetrics(st *store.Store, hub *live.Hub, ops *resolvers.Operations, cache
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agora_live_events_dropped_total",
 			Help: "Live events a full execution buffer could not take (caught up from the channel's log instead)."},
 			func() float64 { return float64(hub.Stats().Dropped) }),
+	)
+	// The memory of Redis, as the store's background loop last read it (every 15s) on the fullest
+	// master: not read per scrape, so that scrapes never cost Redis an INFO.
+	memory := func(f func(store.MemoryUsage) float64) func() float64 {
+		return func() float64 {
+			if mu, ok := st.Memory(); ok {
+				return f(mu)
+			}
+			return 0
+		}
+	}
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agora_redis_memory_used_bytes",
+			Help: "Memory Redis uses (used_memory) on its fullest master, read every 15s; 0 until read."},
+			memory(func(mu store.MemoryUsage) float64 { return float64(mu.Used) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agora_redis_memory_max_bytes",
+			Help: "maxmemory of that master; 0 is no limit."},
+			memory(func(mu store.MemoryUsage) float64 { return float64(mu.Max) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agora_redis_memory_used_ratio",
+			Help: "Memory used over maxmemory on the fullest master (0 without a limit); the log warns at 0.8 and 0.95."},
+			memory(func(mu store.MemoryUsage) float64 { return mu.Ratio() })),
 	)
 	jobs := st.Jobs()
 	for _, c := range []struct {

@@ -42,8 +42,9 @@ func (s *Store) Jobs() *jobs.Engine { return s.jobs }
 const censusInterval = time.Minute
 
 // RunBackground does this process's share of the background work until ctx ends: it runs jobs
-// (see package jobs), reads the site admins the operator grants (see admins.go) and, in one
-// process at a time under a lock, reports the queues and warns of dead letters. Every server
+// (see package jobs), reads the site admins the operator grants (see admins.go), reads the memory
+// of Redis (see Memory) and, in one process at a time under a lock, reports the queues, warns of
+// dead letters and migrates a keyspace whose recorded layout is older than Layout (see Migrate). Every server
 // process runs it; none needs to be configured apart. It returns once running jobs have finished
 // or gone back to the queue.
 func (s *Store) RunBackground(ctx context.Context) {
@@ -51,6 +52,8 @@ func (s *Store) RunBackground(ctx context.Context) {
 	wg.Go(func() { s.jobs.Run(ctx) })
 	wg.Go(func() { s.jobs.Every(ctx, "census", censusInterval, s.census) })
 	wg.Go(func() { s.watchAdmins(ctx) })
+	wg.Go(func() { s.migrateInBackground(ctx) })
+	wg.Go(func() { s.watchMemory(ctx) })
 	wg.Wait()
 }
 

@@ -126,6 +126,9 @@ func (k keys) leaderboard() string { return k.prefix + "{lb}:karma" }
 // leaderboardVer is a hash user key → the karma version leaderboard() last applied.
 func (k keys) leaderboardVer() string { return k.prefix + "{lb}:karma:ver" }
 
+// layout is the hash that records the layout of the keyspace (see layout.go).
+func (k keys) layout() string { return k.prefix + "{meta}:layout" }
+
 // postSeq is a string counter that allocates post ids.
 func (k keys) postSeq() string { return k.prefix + "seq:post" }
 

@@ -114,7 +114,7 @@ type scriptCall struct {
 var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "publish": true, "replay": true, "persisted": true,
 	"session_start": true, "sessions_end": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
-	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
+	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
 // (a rate limit forgets a write; a persisted query lost is sent again by its client) or nearly so

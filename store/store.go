@@ -158,6 +158,8 @@ type Store struct {
 	// admins is who is a site admin (admins.go); adminMu orders its refreshes.
 	admins  atomic.Pointer[adminSet]
 	adminMu sync.Mutex
+	// memory is the memory of Redis last read by RunBackground (redischeck.go).
+	memory atomic.Pointer[MemoryUsage]
 	// onVerify, when set (by tests), is called before each argon2id verification of a password.
 	onVerify func()
 }

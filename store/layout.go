@@ -1,0 +1,315 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agora/agora/jobs"
+)
+
+// The layout of the keyspace is how the store keeps its data: which keys exist, what they hold.
+// Its version is recorded in the hash {meta}:layout (fields version, migrating, started,
+// finished). A binary knows the layouts up to Layout: it refuses a keyspace of a newer one
+// (CheckLayout), and brings an older one up to Layout by running its migrations in order, one
+// process at a time under the job engine's lock while the others serve (Migrate,
+// RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
+// version hash, but data. A fresh keyspace starts at Layout.
+const Layout = 2
+
+// A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
+// beside traffic: a migration cut off (its process died) is resumed by running the step again,
+// from the start, once the lock's lease has ended.
+type Migration struct {
+	From int
+	// Does says what the migration does, for `agora migrate --dry-run` and the log.
+	Does string
+	run  func(ctx context.Context, s *Store) error
+}
+
+// migrations are the store's migrations, one per layout from 1 to Layout-1.
+var migrations = []Migration{
+	{From: 1, Does: "derive what the previous release did not keep (the search index, the windowed TOP, ACTIVE, " +
+		"CONTROVERSIAL and MOST_COMMENTS rankings, the BEST and CONTROVERSIAL comment orders, the users' comment " +
+		"lists, the directory of groups) by running rebuild's steps (Rebuild, RebuildUsers)",
+		run: func(ctx context.Context, s *Store) error {
+			if _, err := s.Rebuild(ctx); err != nil {
+				return err
+			}
+			_, err := s.RebuildUsers(ctx)
+			return err
+		}},
+}
+
+// LayoutState is what the keyspace's version hash says.
+type LayoutState struct {
+	// Version is the layout of the data: 0 for a fresh keyspace (no data, nothing recorded), 1
+	// for data without a version hash (written before layouts were recorded).
+	Version int
+	// Recorded says that the version hash exists.
+	Recorded bool
+	// Migrating is the layout a migration in progress (or cut off) is making, 0 when none.
+	Migrating int
+	// Started and Finished are the times of the last migration, zero when none.
+	Started, Finished time.Time
+}
+
+// Pending returns the migrations that would bring the keyspace from l to Layout, in order: none
+// for a fresh keyspace, which starts at Layout.
+func (l LayoutState) Pending() []Migration {
+	if l.Version == 0 {
+		return nil
+	}
+	var out []Migration
+	for _, m := range migrations {
+		if m.From >= l.Version {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ErrLayoutTooNew is returned by CheckLayout and Migrate for a keyspace written by a newer
+// release, whose layout this binary does not know.
+var ErrLayoutTooNew = errors.New("the keyspace has a newer layout than this binary knows")
+
+// ReadLayout returns the layout of the keyspace without changing anything. Where no version hash
+// exists it looks for data (posts, users, groups) to tell the previous release's data (layout 1)
+// from a fresh keyspace (0).
+func (s *Store) ReadLayout(ctx context.Context) (LayoutState, error) {
+	h, err := s.rdb.HGetAll(ctx, s.k.layout()).Result()
+	if err != nil {
+		return LayoutState{}, fmt.Errorf("read layout: %w", unavailable(ctx, err))
+	}
+	if v, ok := h["version"]; ok {
+		st := LayoutState{Recorded: true, Version: int(atoi64(v)), Migrating: int(atoi64(h["migrating"]))}
+		if ms := atoi64(h["started"]); ms > 0 {
+			st.Started = time.UnixMilli(ms).UTC()
+		}
+		if ms := atoi64(h["finished"]); ms > 0 {
+			st.Finished = time.UnixMilli(ms).UTC()
+		}
+		return st, nil
+	}
+	data, err := s.hasData(ctx)
+	if err != nil {
+		return LayoutState{}, err
+	}
+	if data {
+		return LayoutState{Version: 1}, nil
+	}
+	return LayoutState{}, nil
+}
+
+// errFound stops a scan at its first key.
+var errFound = errors.New("found")
+
+// hasData reports whether the keyspace holds any data: the post counter, the user or group
+// registries, or else (a SCAN that stops at the first) any user.
+func (s *Store) hasData(ctx context.Context) (bool, error) {
+	for _, k := range []string{s.k.postSeq(), s.k.userNames(), s.k.groups()} {
+		n, err := s.rdb.Exists(ctx, k).Result()
+		if err != nil {
+			return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
+		}
+		if n > 0 {
+			return true, nil
+		}
+	}
+	err := s.scanKeys(ctx, s.k.prefix+"{u:*", func(string) error { return errFound })
+	switch {
+	case errors.Is(err, errFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
+	}
+	return false, nil
+}
+
+// CheckLayout is the start-up check of the layout: it refuses a keyspace of a newer layout than
+// Layout with ErrLayoutTooNew, and records the layout where none is recorded yet (Layout for a
+// fresh keyspace, 1 for the previous release's data), so that the migrations of RunBackground
+// or Migrate find it. It returns the layout found.
+func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
+	st, err := s.ReadLayout(ctx)
+	if err != nil {
+		return st, err
+	}
+	if st.Version > Layout {
+		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
+			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
+	}
+	if !st.Recorded {
+		v := st.Version
+		if v == 0 {
+			v = Layout
+		}
+		if _, err := s.setLayout(ctx, "init", 0, v); err != nil {
+			return st, err
+		}
+		return s.ReadLayout(ctx)
+	}
+	return st, nil
+}
+
+// setLayout runs the layout script's op and returns the version recorded after it.
+func (s *Store) setLayout(ctx context.Context, op string, from, to int) (int, error) {
+	reply, err := s.run(ctx, "layout", []string{s.k.layout()}, op, from, to, s.now().UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("layout %s %d→%d: %w", op, from, to, err)
+	}
+	n, _ := reply.(int64)
+	return int(n), nil
+}
+
+// migrateLockTTL is the lease of the migration lock: a process that dies while migrating is
+// taken over within it. The holder renews it every third of it.
+const migrateLockTTL = 30 * time.Second
+
+// Migrate brings the keyspace to Layout, if it is older, and returns the migrations this process
+// ran. It runs them under the job engine's lock named "migrate", one process at a time: while
+// another holds it, it waits (polling every poll) and returns once the layout is Layout, or takes
+// the migration over when the holder's lease ends. Each migration is marked in progress in the
+// version hash before its step runs and recorded as done after, so a process cut off leaves it
+// to be run again. A keyspace whose layout is not recorded is checked first (CheckLayout).
+func (s *Store) Migrate(ctx context.Context, poll time.Duration) ([]Migration, error) {
+	if _, err := s.CheckLayout(ctx); err != nil {
+		return nil, err
+	}
+	lock := s.jobs.NewLock("migrate", migrateLockTTL)
+	var ran []Migration
+	for {
+		st, err := s.ReadLayout(ctx)
+		if err != nil {
+			return ran, err
+		}
+		if st.Version > Layout {
+			return ran, fmt.Errorf("%w: layout %d, this binary knows up to %d", ErrLayoutTooNew, st.Version, Layout)
+		}
+		if st.Version >= Layout {
+			return ran, nil
+		}
+		held, err := lock.Acquire(ctx)
+		if err != nil {
+			return ran, err
+		}
+		if !held {
+			select {
+			case <-ctx.Done():
+				return ran, ctx.Err()
+			case <-time.After(poll):
+			}
+			continue
+		}
+		done, err := s.migrateHolding(ctx, lock)
+		ran = append(ran, done...)
+		if rerr := lock.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return ran, err
+		}
+	}
+}
+
+// migrateHolding runs the pending migrations while this process holds lock, renewing it; it
+// stops with an error when the lock is lost (another process then carries on).
+func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migration, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		t := time.NewTicker(migrateLockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if held, err := lock.Renew(ctx); err == nil && !held {
+				cancel(errors.New("lost the migration lock to another process"))
+				return
+			}
+		}
+	}()
+	st, err := s.ReadLayout(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ran []Migration
+	for _, m := range st.Pending() {
+		log := s.opts.Log.With("from", m.From, "to", m.From+1)
+		if _, err := s.setLayout(ctx, "begin", m.From, m.From+1); err != nil {
+			return ran, err
+		}
+		log.InfoContext(ctx, "migrating the keyspace", "does", m.Does)
+		start := time.Now()
+		if err := m.run(ctx, s); err != nil {
+			if c := context.Cause(ctx); c != nil {
+				err = fmt.Errorf("%w (%w)", err, c)
+			}
+			return ran, fmt.Errorf("migrate layout %d→%d: %w", m.From, m.From+1, err)
+		}
+		v, err := s.setLayout(ctx, "finish", m.From, m.From+1)
+		if err != nil {
+			return ran, err
+		}
+		if v != m.From+1 {
+			return ran, fmt.Errorf("migrate layout %d→%d: the version hash says %d after it", m.From, m.From+1, v)
+		}
+		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
+		ran = append(ran, m)
+	}
+	return ran, nil
+}
+
+// migrateInBackground is RunBackground's share of migrations: where the keyspace's recorded
+// layout is older than Layout (CheckLayout recorded it at start-up), it runs Migrate, so that
+// one process migrates while the others serve, and a process that takes the lock over after the
+// migrating one died resumes it. A keyspace whose layout is not recorded is left alone (a test's
+// store, or a tool that did not run CheckLayout).
+func (s *Store) migrateInBackground(ctx context.Context) {
+	st, err := s.ReadLayout(ctx)
+	for err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		s.opts.Log.WarnContext(ctx, "read the layout", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(migrateLockTTL / 3):
+		}
+		st, err = s.ReadLayout(ctx)
+	}
+	if !st.Recorded || st.Version >= Layout {
+		return
+	}
+	for {
+		_, err := s.Migrate(ctx, time.Second)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		s.opts.Log.ErrorContext(ctx, "migration failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(migrateLockTTL / 3):
+		}
+	}
+}
+
+// String describes l for the log and `agora migrate`.
+func (l LayoutState) String() string {
+	switch {
+	case l.Version == 0:
+		return "fresh (no data, nothing recorded)"
+	case !l.Recorded:
+		return strconv.Itoa(l.Version) + " (data of the previous release, no version recorded)"
+	case l.Migrating > 0:
+		return fmt.Sprintf("%d (migration to %d in progress or cut off, started %s)", l.Version, l.Migrating, l.Started.Format(time.RFC3339))
+	}
+	return strconv.Itoa(l.Version)
+}
