@@ -47,6 +47,9 @@ const (
 	// KindConcurrentChange is a write that met concurrent changes of what it reads on every one
 	// of its tries: nothing was done, and the same write may succeed when retried.
 	KindConcurrentChange
+	// KindEmailUnverified is a write by an account whose email address is not verified, under
+	// Options.RequireEmail: it succeeds once the account verifies an address.
+	KindEmailUnverified
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
