@@ -34,7 +34,10 @@ const (
 	CodeLimitReached     = "LIMIT_REACHED"
 	CodeBanned           = "BANNED"
 	CodeLocked           = "LOCKED"
-	CodeInternal         = "INTERNAL_SERVER_ERROR"
+	// CodeEmailUnverified is a write by an account that has not verified its email address,
+	// on a server run with -require-email: retry once it has.
+	CodeEmailUnverified = "EMAIL_UNVERIFIED"
+	CodeInternal        = "INTERNAL_SERVER_ERROR"
 )
 
 var kindCodes = map[store.Kind]string{
@@ -51,6 +54,7 @@ var kindCodes = map[store.Kind]string{
 	store.KindBanned:           CodeBanned,
 	store.KindLocked:           CodeLocked,
 	store.KindConcurrentChange: CodeConcurrentChange,
+	store.KindEmailUnverified:  CodeEmailUnverified,
 }
 
 // logFailure logs err, met while serving ctx, at ERROR, unless the client went away: a cancelled
