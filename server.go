@@ -77,6 +77,7 @@ type config struct {
 	commentDepth  int
 	maxScheduled  int
 	admins        []string // user names of the site admins
+	requireEmail  bool     // sign-up takes an address; unverified accounts cannot write
 	jobWorkers    int
 	jobTries      int
 	limits        httpapi.Limits
@@ -222,6 +223,8 @@ Flags:
 	str(&m.publicURL, "public-url", "AGORA_PUBLIC_URL", "http://localhost:8080", "the site's public address, the start of the links in mails")
 	str(&m.templates, "mail-templates", "AGORA_MAIL_TEMPLATES", "", "directory whose verify.txt, verify.html, reset.txt, reset.html replace the embedded mail templates")
 	dur(&m.resetTTL, "reset-ttl", "AGORA_RESET_TTL", time.Hour, "how long a password-reset link works")
+	boolean(&c.requireEmail, "require-email", "AGORA_REQUIRE_EMAIL", false, "sign-up requires an email address, and an account cannot write "+
+		"(EMAIL_UNVERIFIED) until it verifies its address; site admins are exempt")
 	num(&c.jobWorkers, "job-workers", "AGORA_JOB_WORKERS", 16, "background jobs this process runs at once")
 	num(&c.jobTries, "job-tries", "AGORA_JOB_TRIES", 10, "tries of a failing background job before it is set aside as a dead letter")
 	d := httpapi.DefaultLimits
@@ -362,7 +365,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
-		Mail: mailOpts,
+		Mail: mailOpts, RequireEmail: cfg.requireEmail,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)

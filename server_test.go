@@ -187,7 +187,7 @@ func TestFlags(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH", "rebuild", "AGORA_RESPONSE_CACHE", "migrate", "--dry-run", "-allow-eviction", "AGORA_ALLOW_EVICTION"} {
+	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH", "rebuild", "AGORA_RESPONSE_CACHE", "migrate", "--dry-run", "-allow-eviction", "AGORA_ALLOW_EVICTION", "-require-email", "AGORA_REQUIRE_EMAIL"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-h does not mention %s", want)
 		}
@@ -201,6 +201,23 @@ func TestFlags(t *testing.T) {
 	}
 	if cfg.addr != ":9999" || cfg.hotK != 100 || cfg.votingWindow != 48*time.Hour {
 		t.Fatalf("config %+v", cfg)
+	}
+	if cfg.requireEmail {
+		t.Fatal("-require-email is on by default")
+	}
+	for _, tc := range []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{nil, "true", true},
+		{[]string{"-require-email"}, "", true},
+		{[]string{"-require-email=false"}, "1", false},
+	} {
+		cfg, _, err := parseFlags(tc.args, func(k string) string { return map[string]string{"AGORA_REQUIRE_EMAIL": tc.env}[k] }, io.Discard)
+		if err != nil || cfg.requireEmail != tc.want {
+			t.Errorf("%v, AGORA_REQUIRE_EMAIL=%q: require-email %v, %v; want %v", tc.args, tc.env, cfg.requireEmail, err, tc.want)
+		}
 	}
 	// The collector's headroom: 128 MiB unless set; GOGC, when set, keeps Go's pacing.
 	for _, tc := range []struct {

@@ -216,7 +216,7 @@ type ComplexityRoot struct {
 		SendPasswordReset     func(childComplexity int, userID string) int
 		SetEmail              func(childComplexity int, email string, password string) int
 		SetPostGroups         func(childComplexity int, postID string, add []string, remove []string) int
-		SignUp                func(childComplexity int, name string, password string) int
+		SignUp                func(childComplexity int, name string, password string, email *string) int
 		UnbanUser             func(childComplexity int, userID string, group *string) int
 		UnblockUser           func(childComplexity int, userID string) int
 		Unfollow              func(childComplexity int, userID string) int
@@ -438,7 +438,7 @@ type ModActionResolver interface {
 	Target(ctx context.Context, obj *store.ModAction) (store.Node, error)
 }
 type MutationResolver interface {
-	SignUp(ctx context.Context, name string, password string) (*model.AuthPayload, error)
+	SignUp(ctx context.Context, name string, password string, email *string) (*model.AuthPayload, error)
 	LogIn(ctx context.Context, name string, password string) (*model.AuthPayload, error)
 	LogOut(ctx context.Context) (bool, error)
 	CreatePost(ctx context.Context, input model.CreatePostInput) (*store.Post, error)
@@ -1545,7 +1545,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SignUp(childComplexity, args["name"].(string), args["password"].(string)), true
+		return e.ComplexityRoot.Mutation.SignUp(childComplexity, args["name"].(string), args["password"].(string), args["email"].(*string)), true
 	case "Mutation.unbanUser":
 		if e.ComplexityRoot.Mutation.UnbanUser == nil {
 			break
@@ -3199,7 +3199,8 @@ type Query {
 }
 
 type Mutation {
-  signUp(name: String!, password: String!): AuthPayload!
+  "Create an account and sign in. With email, the address is the account's (CONFLICT when another holds it) and a link to verify it is mailed; a server run with -require-email requires it (BAD_USER_INPUT without), and refuses the writes of an account until it verifies its address (EMAIL_UNVERIFIED)."
+  signUp(name: String!, password: String!, email: String): AuthPayload!
   logIn(name: String!, password: String!): AuthPayload!
   "Ends the session of the token the request carries."
   logOut: Boolean!
@@ -4878,6 +4879,14 @@ func (ec *executionContext) field_Mutation_signUp_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["password"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "email",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["email"] = arg2
 	return args, nil
 }
 
@@ -8669,7 +8678,7 @@ func (ec *executionContext) _Mutation_signUp(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SignUp(ctx, fc.Args["name"].(string), fc.Args["password"].(string))
+			return ec.Resolvers.Mutation().SignUp(ctx, fc.Args["name"].(string), fc.Args["password"].(string), fc.Args["email"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthPayload) graphql.Marshaler {

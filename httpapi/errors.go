@@ -34,7 +34,10 @@ const (
 	CodeLimitReached     = "LIMIT_REACHED"
 	CodeBanned           = "BANNED"
 	CodeLocked           = "LOCKED"
-	CodeInternal         = "INTERNAL_SERVER_ERROR"
+	// CodeEmailUnverified is a write by an account that has not verified its email address,
+	// on a server run with -require-email: retry once it has.
+	CodeEmailUnverified = "EMAIL_UNVERIFIED"
+	CodeInternal        = "INTERNAL_SERVER_ERROR"
 )
 
 var kindCodes = map[store.Kind]string{
@@ -52,6 +55,7 @@ var kindCodes = map[store.Kind]string{
 	store.KindLocked:           CodeLocked,
 	store.KindConcurrentChange: CodeConcurrentChange,
 	store.KindStorageFull:      CodeUnavailable, // with extensions.reason ReasonStorageFull
+	store.KindEmailUnverified:  CodeEmailUnverified,
 }
 
 // ReasonStorageFull is the extensions.reason of an UNAVAILABLE error for a write refused because

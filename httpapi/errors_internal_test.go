@@ -50,6 +50,7 @@ func TestPresentConflicts(t *testing.T) {
 	}{
 		{"name taken", store.KindConflict, CodeConflict},
 		{"concurrent change", store.KindConcurrentChange, "CONCURRENT_CHANGE"},
+		{"email unverified", store.KindEmailUnverified, "EMAIL_UNVERIFIED"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := present(context.Background(), &store.Error{Kind: c.kind, Msg: c.name})

@@ -148,8 +148,12 @@ func (r *modActionResolver) Target(ctx context.Context, obj *store.ModAction) (s
 	return loadNode(ctx, obj.TargetID)
 }
 
-func (r *mutationResolver) SignUp(ctx context.Context, name string, password string) (*model.AuthPayload, error) {
-	s, err := r.Store.SignUp(ctx, name, password)
+func (r *mutationResolver) SignUp(ctx context.Context, name string, password string, email *string) (*model.AuthPayload, error) {
+	addr := ""
+	if email != nil {
+		addr = *email
+	}
+	s, err := r.Store.SignUpWithEmail(ctx, name, password, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -404,6 +404,9 @@ type banCheck struct {
 	// author's moderator score in it.
 	restricted []*redis.StringCmd
 	moderates  []*redis.FloatCmd
+	// verified is the author's emailv field, read under Options.RequireEmail unless they are
+	// a site admin.
+	verified *redis.StringCmd
 }
 
 // banReads returns the check of uid's write in scope (the first of scopes; none is the site's)
@@ -417,9 +420,14 @@ func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (
 		return nil, nil
 	}
 	key := s.k.userBans(uid)
+	email := s.opts.RequireEmail && !s.IsAdmin(UserKey(uid))
 	ops := []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 		c.bans = p.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: "(" + strconv.FormatInt(c.now, 10), Max: "+inf"})
-		return c.bans, nil
+		if !email {
+			return c.bans, nil
+		}
+		c.verified = p.HGet(ctx, s.k.user(uid), "emailv") // the same slot, the same round trip
+		return c.bans, c.verified
 	}}}
 	if c.scope.post != "" {
 		pk := s.k.post(c.scope.post)
@@ -464,11 +472,36 @@ func (c *banCheck) restrictedErr() error {
 	return nil
 }
 
-// err returns the refusal of the write (KindBanned, until the ban that ends last), or nil.
+// err returns the refusal of the write (KindBanned, until the ban that ends last; then
+// KindForbidden, KindEmailUnverified), or nil.
 func (c *banCheck) err() error {
 	if c == nil {
 		return nil
 	}
+	if err := c.banErr(); err != nil {
+		return err
+	}
+	return c.emailErr()
+}
+
+// emailErr refuses the write of an author whose email address is not verified
+// (KindEmailUnverified), when it was read (Options.RequireEmail).
+func (c *banCheck) emailErr() error {
+	if c.verified == nil {
+		return nil
+	}
+	v, err := c.verified.Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("read whether the email address is verified: %w", err)
+	}
+	if v == "1" {
+		return nil
+	}
+	return &Error{Kind: KindEmailUnverified, Msg: "verify your email address first: setEmail mails you a link"}
+}
+
+// banErr returns the refusal of the write by a ban or a restricted group, or nil.
+func (c *banCheck) banErr() error {
 	bans, err := c.bans.Result()
 	if err != nil {
 		return fmt.Errorf("read bans: %w", err)

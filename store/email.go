@@ -155,22 +155,28 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 		return nil, err
 	}
 	u := s.userFromFields(string(uid), strs(vals))
-	token, dig := newUserToken(string(uid))
-	exp := s.now().Add(s.opts.Mail.VerifyTTL)
-	old, err := s.run(ctx, "email_set", []string{s.k.user(string(uid)), s.k.userToken(string(uid), "verify", dig)},
-		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds())
-	if err != nil {
-		return nil, fmt.Errorf("set email: %w", err)
-	}
-	if o, _ := old.(string); o != "" && strings.ToLower(o) != key {
-		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, string(uid)); err != nil {
-			return nil, fmt.Errorf("set email: %w", err)
-		}
-	}
-	if err := s.enqueueMail(ctx, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: u.Name, Token: token, Exp: exp.UnixMilli()}); err != nil {
+	if err := s.writeEmail(ctx, string(uid), u.Name, stored, key); err != nil {
 		return nil, err
 	}
 	return u, nil
+}
+
+// writeEmail sets the address of uid (stored; key lower-cased), which claimEmail claimed for
+// them, unverified, releases the address it replaces, and mails a verification link to it.
+func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) error {
+	token, dig := newUserToken(uid)
+	exp := s.now().Add(s.opts.Mail.VerifyTTL)
+	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
+		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds())
+	if err != nil {
+		return fmt.Errorf("set email: %w", err)
+	}
+	if o, _ := old.(string); o != "" && strings.ToLower(o) != key {
+		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, uid); err != nil {
+			return fmt.Errorf("set email: %w", err)
+		}
+	}
+	return s.enqueueMail(ctx, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: name, Token: token, Exp: exp.UnixMilli()})
 }
 
 // claimEmail claims the address key for uid, taking over a stale claim (see above).

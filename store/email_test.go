@@ -20,14 +20,21 @@ import (
 // AUTH), with a driven clock.
 func mailStore(t *testing.T, b storetest.Backend) (*store.Store, *mailtest.Server, *storetest.Clock) {
 	t.Helper()
+	return mailStoreWith(t, b, store.Options{})
+}
+
+// mailStoreWith is mailStore with the settings of o besides those mailStore sets.
+func mailStoreWith(t *testing.T, b storetest.Backend, o store.Options) (*store.Store, *mailtest.Server, *storetest.Clock) {
+	t.Helper()
 	srv := mailtest.Start(t)
 	sender, err := mail.NewSMTP(srv.URL(), "agora@example.org", mail.SMTPOptions{TLS: srv.ClientTLS, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := storetest.NewClock()
-	s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: -1, Now: clock.Now,
-		Mail: store.MailOptions{Sender: sender, PublicURL: "https://agora.example"}})
+	o.Prefix, o.WriteLimit, o.Now = storetest.Prefix(), -1, clock.Now
+	o.Mail = store.MailOptions{Sender: sender, PublicURL: "https://agora.example"}
+	s := b.NewStore(t, o)
 	return s, srv, clock
 }
 

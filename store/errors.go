@@ -52,6 +52,9 @@ const (
 	// succeeds once memory is freed. A write's derived writes cut off by it are finished by its
 	// repair job (see repair.go).
 	KindStorageFull
+	// KindEmailUnverified is a write by an account whose email address is not verified, under
+	// Options.RequireEmail: it succeeds once the account verifies an address.
+	KindEmailUnverified
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.

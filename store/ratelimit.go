@@ -62,7 +62,11 @@ func (o AuthLimits) withDefaults() AuthLimits {
 // window is full. With an item, it notes the write for repair (see repair.go) in the
 // same round trip, and returns the note to settle once the write's derived writes are done. In
 // the same round trip it reads uid's bans in force, and fails with KindBanned when one covers
-// the write's scope (see bans.go): the first of scope, or the site when none is given.
+// the write's scope (see bans.go): the first of scope, or the site when none is given; and,
+// under Options.RequireEmail, whether uid's email address is verified, failing with
+// KindEmailUnverified when it is not for any write a site ban refuses (site admins are exempt).
+// Every write of a signed-in user passes here; an account's own email, password and session
+// changes (SetEmail, VerifyEmail, ChangePassword, LogOut…) do not, and stay open.
 func (s *Store) allowWrite(ctx context.Context, uid, item string, scope ...writeScope) (note, error) {
 	return s.allowWriteWith(ctx, uid, item, nil, scope...)
 }

@@ -77,6 +77,10 @@ type Options struct {
 	NoSearch bool
 	// Mail configures email addresses, password resets and their mails; see MailOptions.
 	Mail MailOptions
+	// RequireEmail makes sign-up take an email address (KindInvalid without one) and refuses the
+	// writes a site ban refuses (see bans.go) by an account whose address is not verified, with
+	// KindEmailUnverified; site admins are exempt (-require-email).
+	RequireEmail bool
 	// Admins names the site admins (user names, any case): they moderate every group and may
 	// ban users from the whole site. A name makes an admin only of an account created before
 	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.

@@ -47,14 +47,31 @@ type Session struct {
 	User  *User
 }
 
-// SignUp creates a user and a first session. Names are unique ignoring case. A client address
-// (WithClient) may sign up Options.Auth.SignUpsPerAddress times per window.
+// SignUp creates a user and a first session; see SignUpWithEmail.
 func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, error) {
+	return s.SignUpWithEmail(ctx, name, password, "")
+}
+
+// SignUpWithEmail creates a user and a first session. Names are unique ignoring case. A client
+// address (WithClient) may sign up Options.Auth.SignUpsPerAddress times per window. With an
+// email address (required under Options.RequireEmail, KindInvalid without one) the address is
+// claimed for the account before it is created, as SetEmail claims it (KindConflict when another
+// account holds it), and a link to verify it is mailed.
+func (s *Store) SignUpWithEmail(ctx context.Context, name, password, email string) (*Session, error) {
 	if !validUserName(name) {
 		return nil, invalidf("name must be 3–32 of A-Z a-z 0-9 _ -")
 	}
 	if err := checkPassword(password); err != nil {
 		return nil, err
+	}
+	var stored, key string
+	if email != "" {
+		var err error
+		if stored, key, err = normalEmail(email); err != nil {
+			return nil, err
+		}
+	} else if s.opts.RequireEmail {
+		return nil, invalidf("an email address is required to sign up")
 	}
 	if addr := ClientFrom(ctx); addr != "" {
 		a := s.opts.Auth
@@ -63,6 +80,19 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 		}
 	}
 	uid := strings.ToLower(name)
+	if key != "" {
+		// A name that is taken claims no address: the one who tries another name may keep it.
+		taken, err := s.rdb.Exists(ctx, s.k.user(uid)).Result()
+		if err != nil {
+			return nil, fmt.Errorf("sign up: %w", unavailable(ctx, err))
+		}
+		if taken == 1 {
+			return s.signUpAgain(ctx, name, password, stored, key, &Error{Kind: KindConflict, Msg: fmt.Sprintf("the name %q is taken", name)})
+		}
+		if err := s.claimEmail(ctx, uid, key); err != nil {
+			return nil, err
+		}
+	}
 	hash := s.hashPassword(password)
 	now := s.now()
 	n, err := s.noteRepair(ctx, repairUser+":"+uid)
@@ -71,7 +101,7 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 	}
 	if _, err := s.run(ctx, "signup", []string{s.k.user(uid)}, name, hash, now.UnixMilli()); err != nil {
 		if IsKind(err, KindConflict) {
-			return s.signUpAgain(ctx, name, password, err)
+			return s.signUpAgain(ctx, name, password, stored, key, err)
 		}
 		return nil, err
 	}
@@ -81,6 +111,11 @@ func (s *Store) SignUp(ctx context.Context, name, password string) (*Session, er
 	s.settled(ctx, n)
 	if err := s.rememberAddress(ctx, uid); err != nil {
 		return nil, err
+	}
+	if key != "" {
+		if err := s.writeEmail(ctx, uid, name, stored, key); err != nil {
+			return nil, err
+		}
 	}
 	return s.newSession(ctx, &User{ID: userID(uid), Name: name, CreatedAt: fromMillis(now.UnixMilli())}, hash)
 }
@@ -93,8 +128,12 @@ const signUpReplayWindow = 24 * time.Hour
 // signUpReplayWindow, the request may be a retry of the sign-up that created it, whose answer
 // the client never got: it is then a log-in (with the log-in's limits on failures, so that it
 // is no way around them), and a wrong password gets conflict. An older account gets conflict.
-func (s *Store) signUpAgain(ctx context.Context, name, password string, conflict error) (*Session, error) {
-	created, err := s.rdb.HGet(ctx, s.k.user(strings.ToLower(name)), "created").Result()
+// A retry with an email address (stored; key lower-cased) that the account has not verified
+// sets it again, as SetEmail does, so that a retry whose first attempt was cut off before its
+// verification mail was queued gets one.
+func (s *Store) signUpAgain(ctx context.Context, name, password, stored, key string, conflict error) (*Session, error) {
+	uid := strings.ToLower(name)
+	created, err := s.rdb.HGet(ctx, s.k.user(uid), "created").Result()
 	if err != nil && !isNil(err) {
 		return nil, fmt.Errorf("sign up: %w", err)
 	}
@@ -105,7 +144,23 @@ func (s *Store) signUpAgain(ctx context.Context, name, password string, conflict
 	if IsKind(err, KindUnauthenticated) {
 		return nil, conflict
 	}
-	return sess, err
+	if err != nil || key == "" {
+		return sess, err
+	}
+	addr, verified, err := s.Email(ctx, UserKey(uid))
+	if err != nil {
+		return nil, err
+	}
+	if verified && strings.ToLower(addr) == key {
+		return sess, nil
+	}
+	if err := s.claimEmail(ctx, uid, key); err != nil {
+		return nil, err
+	}
+	if err := s.writeEmail(ctx, uid, sess.User.Name, stored, key); err != nil {
+		return nil, err
+	}
+	return sess, nil
 }
 
 // LogIn checks a name and password and starts a session. Failed log-ins are limited per account
