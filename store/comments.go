@@ -214,7 +214,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 			return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
 		}
 		s.promoteCommentNotice(ctx, pid, num)
-		if err := s.indexComment(ctx, c); err != nil {
+		if err := s.indexComment(ctx, c, false); err != nil {
 			return nil, err
 		}
 		if err := s.rerankPost(ctx, pid); err != nil { // its last activity and comment count
@@ -254,7 +254,7 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	if c == nil {
 		return nil, notFoundf("no such comment")
 	}
-	if err := s.indexComment(ctx, c); err != nil {
+	if err := s.indexComment(ctx, c, false); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
@@ -270,10 +270,17 @@ func (s *Store) DeleteComment(ctx context.Context, user UserKey, id string) erro
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
+	// The deletion's derived writes (the post's rankings, the author's list) are finished by the
+	// comment's repair if the process stops, or Redis refuses them, after the atomic step.
+	n, err := s.allowWrite(ctx, uid, repairComment+":"+pid+":"+num, banFree)
+	if err != nil {
 		return err
 	}
-	return s.deleteComment(ctx, uid, pid, num)
+	if err := s.deleteComment(ctx, uid, pid, num); err != nil {
+		return err
+	}
+	s.settled(ctx, n)
+	return nil
 }
 
 // deleteComment deletes comment num of post pid, whose author is uid: DeleteComment's work once

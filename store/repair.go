@@ -160,7 +160,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 			gone = append(gone, g)
 		}
 	}
-	if err := s.indexPost(ctx, p, gone, s.searchWrites(postSearchDoc(p, false))); err != nil {
+	if err := s.indexPost(ctx, p, gone, s.searchWrites(postSearchDoc(p, false)).repairing()); err != nil {
 		return err
 	}
 	if p.Removed || p.Erased {
@@ -186,9 +186,14 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	}
 	c := commentFromHash(pid, num, h)
 	if c == nil || c.Author == "" {
+		// A deleted comment (a tombstone, or the marker of one removed for good): out of its
+		// author's list, the deletion's step.
+		if a := h["author"]; a != "" && (h["deleted"] == "1" || h["gone"] == "1") {
+			return s.runMany(ctx, []scriptCall{s.userCommentCall(a, pid, num, nil)})
+		}
 		return nil
 	}
-	if err := s.indexComment(ctx, c); err != nil {
+	if err := s.indexComment(ctx, c, true); err != nil {
 		return err
 	}
 	if err := s.listComment(ctx, string(c.Author), c); err != nil {

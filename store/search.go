@@ -125,6 +125,17 @@ type searchWrite struct {
 	words    []string        // the word of each list, "" for a mark
 	dicts    []string        // the dictionary of each list's bucket
 	revs     []string        // the revision counters of the buckets written
+	// full adds every word to its dictionary, not only those whose list began: a repair's
+	// writes, after a write whose appends went in but whose dictionary step was cut off.
+	full bool
+}
+
+// repairing makes w add every word to its dictionary (see full); it returns w.
+func (w *searchWrite) repairing() *searchWrite {
+	if w != nil {
+		w.full = true
+	}
+	return w
 }
 
 // searchWrites returns the index writes of docs; nil when the index is off or docs have no terms.
@@ -202,7 +213,7 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 	}
 	var ops []op
 	for i, n := range w.lengths {
-		if n == nil || n.Val() != int64(w.postings[i]) || w.words[i] == "" {
+		if w.words[i] == "" || !w.full && (n == nil || n.Val() != int64(w.postings[i])) {
 			continue // the list was there already: so is its word
 		}
 		dict, word := w.dicts[i], w.words[i]
@@ -223,7 +234,11 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 
 // writeSearch indexes docs in its two steps.
 func (s *Store) writeSearch(ctx context.Context, docs ...searchDoc) error {
-	w := s.searchWrites(docs...)
+	return s.runSearchWrite(ctx, s.searchWrites(docs...))
+}
+
+// runSearchWrite runs w's two steps.
+func (s *Store) runSearchWrite(ctx context.Context, w *searchWrite) error {
 	if w == nil {
 		return nil
 	}
@@ -733,14 +748,19 @@ func commentSearchDoc(c *Comment) (searchDoc, bool) {
 	}, true
 }
 
-// indexComment writes a live comment's text into the search index; a tombstone has none.
-func (s *Store) indexComment(ctx context.Context, c *Comment) error {
+// indexComment writes a live comment's text into the search index; a tombstone has none. A
+// repair's (repair) adds every word to the dictionaries (see searchWrite.full).
+func (s *Store) indexComment(ctx context.Context, c *Comment, repair bool) error {
 	d, ok := commentSearchDoc(c)
 	if !ok {
 		return nil
 	}
-	d.isNew = c.EditedAt == nil
-	if err := s.writeSearch(ctx, d); err != nil {
+	d.isNew = c.EditedAt == nil && !repair
+	w := s.searchWrites(d)
+	if repair {
+		w.repairing()
+	}
+	if err := s.runSearchWrite(ctx, w); err != nil {
 		return fmt.Errorf("index comment %s: %w", c.ID, err)
 	}
 	return nil
