@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -390,30 +392,30 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 		}
 		return ps, nil
 	}
-	var required [][]search.Posting
-	for i := range terms {
-		ps, err := decode(calls[i*nBlocks : (i+1)*nBlocks])
-		if err != nil {
-			return nil, err
-		}
+	// The lists decode side by side: a common word's list is most of a search's own work.
+	lists := make([][]search.Posting, len(terms)+len(expansions))
+	errs := make([]error, len(lists))
+	var wg sync.WaitGroup
+	for i := range lists {
+		wg.Go(func() { lists[i], errs[i] = decode(calls[i*nBlocks : (i+1)*nBlocks]) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	required := lists[:len(terms)]
+	for _, ps := range required {
 		if len(ps) == 0 {
 			return nil, nil // a required term matches nothing
 		}
-		required = append(required, ps)
 	}
 	var prefix *search.Prefix
 	if pl.q.Prefix != "" {
-		prefix = &search.Prefix{Exact: -1}
+		prefix = &search.Prefix{Exact: -1, Lists: lists[len(terms):]}
 		for i, word := range expansions {
-			j := len(terms) + i
-			ps, err := decode(calls[j*nBlocks : (j+1)*nBlocks])
-			if err != nil {
-				return nil, err
-			}
 			if word == pl.q.Prefix {
 				prefix.Exact = i
 			}
-			prefix.Lists = append(prefix.Lists, ps)
 		}
 	}
 	return search.Match(required, prefix, int(docs)), nil
