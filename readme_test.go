@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,9 +21,10 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// TestREADMEExamples runs the examples of README.md, in the order they appear, against a fresh
-// server (the program itself, as `go run .` starts it, on its embedded Redis), and then a second
-// time against the same server: a reader may run them twice.
+// TestREADMEExamples runs the examples of the documentation — README.md, then the files of
+// readmeDocs in their order — in the order they appear, against a fresh server (the program
+// itself, as `go run .` starts it, on its embedded Redis), and then a second time against the
+// same server: a reader may run them twice.
 //
 // Which blocks run, and how:
 //
@@ -53,13 +55,17 @@ import (
 // README tells a reader to: log in with the README's password ("correct horse"), or sign up when
 // that fails; sessions are kept for the rest of the pass. Unknown markers fail the test.
 func TestREADMEExamples(t *testing.T) {
-	src, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks, err := readmeBlocks(string(src))
-	if err != nil {
-		t.Fatal(err)
+	var blocks []readmeBlock
+	for _, file := range readmeDocs {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := readmeBlocks(file, string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, bs...)
 	}
 	sdl, err := os.ReadFile("schema.graphqls")
 	if err != nil {
@@ -71,17 +77,17 @@ func TestREADMEExamples(t *testing.T) {
 	}
 
 	// Every graphql block is valid against the schema, whether it runs or not.
-	docs := map[int]*ast.QueryDocument{}
+	docs := map[string]*ast.QueryDocument{}
 	for _, b := range blocks {
 		if b.lang != "graphql" {
 			continue
 		}
 		doc, errs := gqlparser.LoadQuery(schema, b.text)
 		if errs != nil {
-			t.Errorf("README.md:%d: the graphql block is not valid against schema.graphqls: %v", b.line, errs)
+			t.Errorf("%s:%d: the graphql block is not valid against schema.graphqls: %v", b.file, b.line, errs)
 			continue
 		}
-		docs[b.line] = doc
+		docs[b.pos()] = doc
 	}
 	if t.Failed() {
 		t.FailNow()
@@ -93,19 +99,19 @@ func TestREADMEExamples(t *testing.T) {
 	for pass := 1; pass <= 2; pass++ {
 		r := &readmeRun{t: t, url: srv.url, tokens: map[string]string{}}
 		for _, b := range blocks {
-			name := fmt.Sprintf("pass%d/%s/L%d", pass, b.lang, b.line)
+			name := fmt.Sprintf("pass%d/%s/%s/L%d", pass, strings.TrimSuffix(filepath.Base(b.file), ".md"), b.lang, b.line)
 			t.Run(name, func(t *testing.T) {
 				r.t = t
 				switch {
 				case b.notRun != "":
-					t.Skipf("README.md:%d (%s): marked not-run: %s", b.line, b.section, b.notRun)
+					t.Skipf("%s (%s): marked not-run: %s", b.pos(), b.section, b.notRun)
 				case b.lang == "graphql":
-					r.graphql(b, docs[b.line])
+					r.graphql(b, docs[b.pos()])
 				case !strings.Contains(b.text, readmeServer):
-					t.Skipf("README.md:%d (%s): a sh block that does not name %s is not run against the server: %s",
-						b.line, b.section, readmeServer, firstLine(b.text))
+					t.Skipf("%s (%s): a sh block that does not name %s is not run against the server: %s",
+						b.pos(), b.section, readmeServer, firstLine(b.text))
 				case bashErr != nil || curlErr != nil:
-					t.Skipf("README.md:%d: the sh examples need bash and curl: %v %v", b.line, bashErr, curlErr)
+					t.Skipf("%s: the sh examples need bash and curl: %v %v", b.pos(), bashErr, curlErr)
 				default:
 					r.sh(b)
 				}
@@ -117,6 +123,10 @@ func TestREADMEExamples(t *testing.T) {
 	}
 }
 
+// readmeDocs are the documents whose examples TestREADMEExamples checks, in the order they run:
+// the README's first session signs up the users that the API's examples go on with.
+var readmeDocs = []string{"README.md", "docs/API.md", "docs/OPERATIONS.md", "docs/ARCHITECTURE.md", "docs/PERFORMANCE.md"}
+
 // readmeServer is the address the README's examples use; the test replaces it by its server's.
 const readmeServer = "http://localhost:8080"
 
@@ -126,8 +136,9 @@ const readmePassword = "correct horse"
 // readmeStreamWait is how long a subscription must stay open without an error.
 const readmeStreamWait = 300 * time.Millisecond
 
-// readmeBlock is one fenced block of the README with the markers before it.
+// readmeBlock is one fenced block of a document with the markers before it.
 type readmeBlock struct {
+	file    string // the document's path, from the repository's root
 	lang    string // the fence's info string: "graphql", "sh"
 	line    int    // line of the opening fence, from 1
 	section string // the heading it is under
@@ -141,8 +152,12 @@ type readmeBlock struct {
 
 var readmeMarker = regexp.MustCompile(`^<!--\s*(.*?)\s*-->$`)
 
-// readmeBlocks returns the graphql and sh blocks of a README, with their markers.
-func readmeBlocks(src string) ([]readmeBlock, error) {
+// pos is where the block starts: file:line.
+func (b readmeBlock) pos() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// readmeBlocks returns the graphql and sh blocks of the document file, whose text is src, with
+// their markers.
+func readmeBlocks(file, src string) ([]readmeBlock, error) {
 	var (
 		blocks  []readmeBlock
 		cur     *readmeBlock
@@ -163,7 +178,7 @@ func readmeBlocks(src string) ([]readmeBlock, error) {
 			cur.text += line + "\n"
 		case strings.HasPrefix(line, "```"):
 			b := pending
-			b.lang, b.line, b.section, b.prose = strings.TrimSpace(line[3:]), i+1, section, prose.String()
+			b.file, b.lang, b.line, b.section, b.prose = file, strings.TrimSpace(line[3:]), i+1, section, prose.String()
 			cur = &b
 		case readmeMarker.MatchString(line):
 			key, val, _ := strings.Cut(readmeMarker.FindStringSubmatch(line)[1], ":")
@@ -173,7 +188,7 @@ func readmeBlocks(src string) ([]readmeBlock, error) {
 				pending.as = val
 			case "variables":
 				if !json.Valid([]byte(val)) {
-					return nil, fmt.Errorf("README.md:%d: the variables are not JSON: %s", i+1, val)
+					return nil, fmt.Errorf("%s:%d: the variables are not JSON: %s", file, i+1, val)
 				}
 				pending.vars = val
 			case "either":
@@ -184,7 +199,7 @@ func readmeBlocks(src string) ([]readmeBlock, error) {
 				}
 				pending.notRun = val
 			default:
-				return nil, fmt.Errorf("README.md:%d: unknown marker %q (TestREADMEExamples knows as, variables, either, not-run)", i+1, line)
+				return nil, fmt.Errorf("%s:%d: unknown marker %q (TestREADMEExamples knows as, variables, either, not-run)", file, i+1, line)
 			}
 		case strings.TrimSpace(line) == "":
 			prose.WriteString("\n")
@@ -193,23 +208,23 @@ func readmeBlocks(src string) ([]readmeBlock, error) {
 				section = strings.TrimSpace(strings.TrimLeft(line, "#"))
 			}
 			if pending != (readmeBlock{}) {
-				return nil, fmt.Errorf("README.md:%d: a marker must come just before a fence, not before %q", i+1, line)
+				return nil, fmt.Errorf("%s:%d: a marker must come just before a fence, not before %q", file, i+1, line)
 			}
 			prose.WriteString(line + "\n")
 		}
 	}
 	if cur != nil {
-		return nil, fmt.Errorf("README.md:%d: the fence is not closed", cur.line)
+		return nil, fmt.Errorf("%s: the fence is not closed", cur.pos())
 	}
 	for _, b := range blocks {
 		if b.vars != "" && !strings.Contains(b.prose, "`"+b.vars+"`") {
-			return nil, fmt.Errorf("README.md:%d: the prose before the block must show its variables as `%s`", b.line, b.vars)
+			return nil, fmt.Errorf("%s: the prose before the block must show its variables as `%s`", b.pos(), b.vars)
 		}
 	}
 	return blocks, nil
 }
 
-// readmeRun is one pass over the README against the server at url.
+// readmeRun is one pass over the documents' examples against the server at url.
 type readmeRun struct {
 	t      *testing.T
 	url    string
@@ -243,18 +258,18 @@ func (r *readmeRun) graphql(b readmeBlock, doc *ast.QueryDocument) {
 		}
 		switch {
 		case err == nil && b.either:
-			t.Logf("README.md:%d: ran %s (of the alternatives)", b.line, op.Name)
+			t.Logf("%s: ran %s (of the alternatives)", b.pos(), op.Name)
 			return
 		case err == nil:
 			continue
 		case b.either:
 			failures = append(failures, fmt.Sprintf("%s: %v", op.Name, err))
 		default:
-			t.Errorf("README.md:%d (%s): operation %q: %v\n%s", b.line, b.section, op.Name, err, b.text)
+			t.Errorf("%s (%s): operation %q: %v\n%s", b.pos(), b.section, op.Name, err, b.text)
 		}
 	}
 	if b.either {
-		t.Errorf("README.md:%d (%s): none of the alternatives ran: %s", b.line, b.section, strings.Join(failures, "; "))
+		t.Errorf("%s (%s): none of the alternatives ran: %s", b.pos(), b.section, strings.Join(failures, "; "))
 	}
 }
 
@@ -354,12 +369,12 @@ func (r *readmeRun) sh(b readmeBlock) {
 	defer cancel()
 	script := strings.ReplaceAll(b.text, readmeServer, r.url)
 	out, err := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script).CombinedOutput()
-	t.Logf("README.md:%d output:\n%s", b.line, out)
+	t.Logf("%s output:\n%s", b.pos(), out)
 	if err != nil {
-		t.Errorf("README.md:%d (%s): bash: %v\n%s", b.line, b.section, err, out)
+		t.Errorf("%s (%s): bash: %v\n%s", b.pos(), b.section, err, out)
 	}
 	if bytes.Contains(out, []byte(`"errors"`)) {
-		t.Errorf("README.md:%d (%s): the output holds errors:\n%s", b.line, b.section, out)
+		t.Errorf("%s (%s): the output holds errors:\n%s", b.pos(), b.section, out)
 	}
 }
 

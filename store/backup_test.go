@@ -15,7 +15,7 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestBackupRestoreDrill runs the README's backup and restore procedure on a redis-server of its
+// TestBackupRestoreDrill runs the backup and restore procedure of docs/OPERATIONS.md on a redis-server of its
 // own: a community is written, BGSAVE takes a snapshot, writing goes on, then the snapshot is
 // restored into a fresh redis-server and `rebuild` (Rebuild, RebuildUsers) runs. Every listing,
 // count, ranking, feed and leaderboard of the restored site must equal those of a site that got

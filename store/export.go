@@ -42,7 +42,7 @@ type Flusher interface {
 	Flush() error
 }
 
-// Export writes to w the export of the account user as one JSON document (see README,
+// Export writes to w the export of the account user as one JSON document (see docs/API.md,
 // "Exporting your account"): the profile, posts, scheduled posts, comments, saved posts, follows,
 // followers, blocks, group memberships, notifications and sessions, ending with "complete":
 // true. token is the session the request came with, marked "current" among the sessions; no

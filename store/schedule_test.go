@@ -361,7 +361,7 @@ func TestScheduledPostsAcrossProcessesWithOneKilled(t *testing.T) {
 		}
 		slices.Sort(lateness)
 		p50, p99, worst := lateness[n/2], lateness[n*99/100], lateness[n-1]
-		// The figures are for the README, from a run on a quiet machine: under -race with every
+		// The figures are for docs/API.md, from a run on a quiet machine: under -race with every
 		// backend at once they say more about the machine than about the engine, so the test
 		// holds only what must hold — every post published once, none lost.
 		t.Logf("%d posts over %s on 3 processes, one killed: lateness p50 %s, p99 %s, max %s", n, span, p50, p99, worst)
