@@ -162,3 +162,134 @@ func TestDeleteAccountErase(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteAccountKeep deletes an account without erase and checks that its posts and comments
+// stay in listings, counts and search without an author, that its name finds nothing and stays
+// reserved, and that the leaderboard, autocomplete and user search drop it.
+func TestDeleteAccountKeep(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1})
+		if _, err := s.SignUp(ctx, "Ann", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		signUp(t, s, "bob", "annabel")
+		post, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew kept", Body: "plover"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.VotePost(ctx, "bob", post.ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		bobs, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: bobs.ID, Body: "curlew comment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		l := s.NewLoader()
+		got, err := l.Post(ctx, post.ID)
+		if err != nil || got == nil {
+			t.Fatalf("kept post: %v %v", got, err)
+		}
+		if got.Title != "curlew kept" || got.Body != "plover" || got.Erased {
+			t.Fatalf("kept post reads %q %q erased=%v", got.Title, got.Body, got.Erased)
+		}
+		if u := l.NamedAuthor(got); u != nil {
+			t.Fatalf("kept post still names its author: %+v", u)
+		}
+		if u, err := l.User(ctx, got.Author); err != nil || u != nil {
+			t.Fatalf("kept post's author reads %+v, %v; want none", u, err)
+		}
+		all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Items) != 2 || all.Total != 2 {
+			t.Fatalf("front page holds %d posts (total %d), want 2", len(all.Items), all.Total)
+		}
+		thread, err := l.Post(ctx, bobs.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if thread.CommentCount != 1 {
+			t.Fatalf("bob's post counts %d comments, want 1", thread.CommentCount)
+		}
+		c, err := l.Comment(ctx, comment.ID)
+		if err != nil || c == nil || c.Text != "curlew comment" {
+			t.Fatalf("kept comment: %+v, %v", c, err)
+		}
+		if u := l.NamedAuthor(c); u != nil {
+			t.Fatalf("kept comment still names its author: %+v", u)
+		}
+		found, err := l.SearchPosts(ctx, store.PostSearch{Query: "curlew"}, store.Window{First: 20}, nil)
+		if err != nil || len(found.Items) != 1 {
+			t.Fatalf("search finds %d kept posts, %v; want 1", len(found.Items), err)
+		}
+		comments, err := l.SearchComments(ctx, store.CommentSearch{Query: "curlew"}, store.Window{First: 20})
+		if err != nil || len(comments.Items) != 1 {
+			t.Fatalf("search finds %d kept comments, %v; want 1", len(comments.Items), err)
+		}
+		for _, name := range []string{"ann", "Ann"} {
+			by, err := l.SearchPosts(ctx, store.PostSearch{Query: "curlew", Author: name}, store.Window{First: 20}, nil)
+			if err != nil || len(by.Items) != 0 {
+				t.Fatalf("searchPosts(author: %q) finds %d, %v; want none", name, len(by.Items), err)
+			}
+			cby, err := l.SearchComments(ctx, store.CommentSearch{Query: "curlew", Author: name}, store.Window{First: 20})
+			if err != nil || len(cby.Items) != 0 {
+				t.Fatalf("searchComments(author: %q) finds %d, %v; want none", name, len(cby.Items), err)
+			}
+		}
+		if _, err := s.SignUp(ctx, "ann", "password2"); !store.IsKind(err, store.KindConflict) {
+			t.Fatalf("sign-up with a deleted name: %v, want CONFLICT", err)
+		}
+		board, err := l.Leaderboard(ctx, store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range board.Items {
+			if r.User == nil || r.User.Name == "Ann" {
+				t.Fatalf("the leaderboard still ranks a deleted account: %+v", r)
+			}
+		}
+		suggested, err := l.SuggestUsers(ctx, "an", 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(suggested) != 1 || suggested[0].Name != "annabel" {
+			t.Fatalf("autocomplete %q offers %v, want annabel only", "an", userNames(suggested))
+		}
+		users, err := l.SearchUsers(ctx, "ann", store.Window{First: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range users.Items {
+			if u.Name == "Ann" {
+				t.Fatalf("user search finds a deleted account: %v", userNames(users.Items))
+			}
+		}
+		// A rebuild derives no name for a kept item of a deleted account.
+		if _, err := s.Rebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l = s.NewLoader()
+		if again, err := l.Post(ctx, post.ID); err != nil || l.NamedAuthor(again) != nil {
+			t.Fatalf("after rebuild the kept post names %+v, %v", l.NamedAuthor(again), err)
+		}
+		if again, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil); err != nil || again.Total != 2 {
+			t.Fatalf("after rebuild the front page totals %d, %v; want 2", again.Total, err)
+		}
+	})
+}
