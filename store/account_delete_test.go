@@ -293,3 +293,54 @@ func TestDeleteAccountKeep(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteAccountNoNotifications checks that a deleted account gets no notifications from
+// what others do after: replies to its kept post and comment, and mentions of its name. Nobody
+// can read them, and its inbox was dropped with the account.
+func TestDeleteAccountNoNotifications(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+		signUp(t, s, "ann", "bob")
+		post, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "kept"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "kept too"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []store.NewComment{
+			{PostID: post.ID, Body: "a reply to the post"},
+			{PostID: post.ID, ParentID: comment.ID, Body: "a reply to the comment"},
+			{PostID: post.ID, Body: "hello @ann"},
+		} {
+			if _, err := s.CreateComment(ctx, "bob", c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "mention", Body: "hi @ann"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := b.Client.Keys(ctx, prefix+"{n:ann}*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 0 {
+			t.Fatalf("a deleted account was notified: %v", keys)
+		}
+	})
+}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Blocking. A user's block list is the zset {u:<user>}:blocks, written by block.lua on the
@@ -107,21 +109,25 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	return u, nil
 }
 
-// blockedNotices reports, for each notice, whether its recipient blocks its actor: one pipeline
-// of ZSCOREs on the recipients' slots.
-func (s *Store) blockedNotices(ctx context.Context, ns []notice) ([]bool, error) {
+// undeliverableNotices reports, for each notice, whether it must not be delivered: its
+// recipient blocks its actor, or is a deleted account (whose kept post or comment can still be
+// replied to, and whose name mentioned). One pipeline of a ZSCORE and an HGET on each
+// recipient's slot.
+func (s *Store) undeliverableNotices(ctx context.Context, ns []notice) ([]bool, error) {
 	l := s.NewLoader()
-	reads := make([]read, len(ns))
-	for i, n := range ns {
-		reads[i] = zscoreRead(s.k.blocks(n.to), n.rec.Actor)
+	reads := make([]read, 0, 2*len(ns))
+	for _, n := range ns {
+		reads = append(reads, zscoreRead(s.k.blocks(n.to), n.rec.Actor), hashFieldRead(s.k.user(n.to), "deleted"))
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
 	out := make([]bool, len(ns))
-	for i, c := range calls {
-		out[i] = c.cmd.Err() == nil
+	for i := range ns {
+		blocked := calls[2*i].cmd.Err() == nil
+		deleted := calls[2*i+1].cmd.(*redis.StringCmd).Val() == "1"
+		out[i] = blocked || deleted
 	}
 	return out, nil
 }

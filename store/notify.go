@@ -204,18 +204,18 @@ func (s *Store) runNotifyFollow(ctx context.Context, j jobs.Job) error {
 
 // deliver inserts notifications, each into its recipient's inbox, in one pipeline, and announces
 // those that were new (notificationAdded). A recipient who blocks the notification's actor, when
-// the job runs, gets nothing.
+// the job runs, gets nothing; nor does a deleted account.
 func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	if len(ns) == 0 {
 		return nil
 	}
-	blocked, err := s.blockedNotices(ctx, ns)
+	dropped, err := s.undeliverableNotices(ctx, ns)
 	if err != nil {
 		return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 	}
 	kept := ns[:0:0]
 	for i, n := range ns {
-		if !blocked[i] {
+		if !dropped[i] {
 			kept = append(kept, n)
 		}
 	}
