@@ -110,14 +110,14 @@ func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, a
 }
 
 // rerankPost writes a post's rankings again after a change that its comments made (its count,
-// its last activity). A post gone or removed is left as it is.
+// its last activity). A post gone, removed or erased is left as it is.
 func (s *Store) rerankPost(ctx context.Context, pid string) error {
 	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
 		return fmt.Errorf("rerank post %s: %w", pid, err)
 	}
 	p := s.postFromHash(pid, h)
-	if p == nil || p.Removed {
+	if p == nil || p.Removed || p.Erased {
 		return nil
 	}
 	calls := s.rankingCalls("", p, pid, p.Version, true)
