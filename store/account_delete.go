@@ -22,7 +22,9 @@ import (
 // erase made tombstones that leave every listing, feed and count), follows both ways, group
 // memberships, and last the email address, the karma leaderboard and the name registry. Each
 // batch takes the head of its list and leaves the list without it, so a job that runs again, or
-// a chain cut off and started again (a repeated deletion), goes on where it stopped.
+// a chain cut off and started again (a repeated deletion), goes on where it stopped. Posts and
+// comments kept without erase stay in their lists (a batch is the nth of them, and anonymizing
+// twice changes nothing), so that a later deletion with erase — an admin's — still finds them.
 //
 // Votes the user cast stay counted: each lives in its item's votes hash keyed by the voter, which
 // no response reads by voter except viewerVote, and no session of the user can ever ask that
@@ -129,7 +131,7 @@ func (s *Store) runEraseJob(ctx context.Context, j jobs.Job) error {
 	if str(h[0]) != "1" {
 		return nil // not a deleted account
 	}
-	more, err := s.eraseStep(ctx, uid, step, str(h[1]) == "1")
+	more, err := s.eraseStep(ctx, uid, step, n, str(h[1]) == "1")
 	if err != nil {
 		return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
 	}
@@ -152,16 +154,19 @@ func indexOf(list []string, v string) int {
 	return -1
 }
 
-// eraseStep does one batch of step for the deleted user uid and reports whether its list holds
-// more. Every list it pages is of the user's slot; what a batch handled leaves the list.
-func (s *Store) eraseStep(ctx context.Context, uid, step string, erase bool) (bool, error) {
+// eraseStep does batch n of step for the deleted user uid and reports whether its list holds
+// more. Every list it pages is of the user's slot; what a batch handled leaves the list, except
+// the posts and comments kept without erase: their lists stay whole (batch n is the nth
+// eraseBatch of them), so that a later deletion with erase finds them.
+func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bool) (bool, error) {
 	var list string
 	var each func(member string) error
+	keep := false
 	switch step {
 	case "posts":
-		list, each = s.k.userPosts(uid), func(pid string) error { return s.disownPost(ctx, uid, pid, erase) }
+		list, each, keep = s.k.userPosts(uid), func(pid string) error { return s.disownPost(ctx, uid, pid, erase) }, !erase
 	case "comments":
-		list, each = s.k.userComments(uid), func(m string) error { return s.disownComment(ctx, uid, m, erase) }
+		list, each, keep = s.k.userComments(uid), func(m string) error { return s.disownComment(ctx, uid, m, erase) }, !erase
 	case "following":
 		list, each = s.k.following(uid), func(b string) error { return s.syncFollow(ctx, uid, b, false) }
 	case "followers":
@@ -173,7 +178,11 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, erase bool) (bo
 	default:
 		return false, fmt.Errorf("unknown step %q", step)
 	}
-	batch, err := s.rdb.ZRange(ctx, list, 0, eraseBatch-1).Result()
+	start := int64(0)
+	if keep {
+		start = int64(n) * eraseBatch
+	}
+	batch, err := s.rdb.ZRange(ctx, list, start, start+eraseBatch-1).Result()
 	if err != nil {
 		return false, err
 	}
@@ -182,8 +191,8 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, erase bool) (bo
 			return false, err
 		}
 	}
-	if len(batch) == 0 {
-		return false, nil
+	if len(batch) == 0 || keep {
+		return len(batch) == eraseBatch, nil
 	}
 	members := make([]any, len(batch))
 	for i, m := range batch {
