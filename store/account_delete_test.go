@@ -431,3 +431,42 @@ func TestDeleteAccountEraseOwnThread(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteAccountRebuildUsers runs RebuildUsers after a deletion: it must not put the deleted
+// account back into the name registry, the user search index or the leaderboard.
+func TestDeleteAccountRebuildUsers(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+		signUp(t, s, "ann", "bob")
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RebuildUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := s.NewLoader()
+		board, err := l.Leaderboard(ctx, store.Window{First: 20}, nil)
+		if err != nil || board.Total != 1 {
+			t.Fatalf("leaderboard total %d, %v; want 1 (bob)", board.Total, err)
+		}
+		// The registry is read directly: autocomplete hides users that do not exist at read
+		// time, but an entry left for a deleted one takes the place of a live one in a page.
+		names, err := b.Client.ZRange(ctx, prefix+"{users}", 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if n == "ann" {
+				t.Fatalf("the name registry holds a deleted account: %v", names)
+			}
+		}
+	})
+}

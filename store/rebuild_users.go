@@ -42,6 +42,15 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		if !ok {
 			return nil
 		}
+		// A deleted account's marker (see DeleteAccount) is no user: its chain takes it out of
+		// the indexes below, and nothing may put it back.
+		deleted, err := s.rdb.HGet(ctx, key, "deleted").Result()
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("read user %s: %w", uid, err)
+		}
+		if deleted == "1" {
+			return nil
+		}
 		st.Users++
 		if err := s.indexNames(ctx, searchUsersKind, []string{uid}, true); err != nil {
 			return err
@@ -53,7 +62,7 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		// wins over the one already there and loses to any karma recorded afterwards.
 		var ver *redis.IntCmd
 		var total *redis.StringCmd
-		_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			ver = p.HIncrBy(ctx, s.k.karma(uid), "ver", 1)
 			total = p.HGet(ctx, s.k.karma(uid), "total")
 			return nil
