@@ -470,3 +470,48 @@ func TestDeleteAccountRebuildUsers(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteAccountLateVotes votes on a deleted account's kept post and comment: their karma went
+// with the account, and no vote may write it again.
+func TestDeleteAccountLateVotes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+		signUp(t, s, "ann", "bob")
+		post, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "kept"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comment, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "kept too"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.VotePost(ctx, "bob", post.ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.VoteComment(ctx, "bob", comment.ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := b.Client.Keys(ctx, prefix+"{u:ann}:karma*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 0 {
+			t.Fatalf("votes wrote a deleted account's karma: %v", keys)
+		}
+		board, err := s.NewLoader().Leaderboard(ctx, store.Window{First: 20}, nil)
+		if err != nil || board.Total != 1 {
+			t.Fatalf("leaderboard total %d, %v; want 1 (bob)", board.Total, err)
+		}
+	})
+}

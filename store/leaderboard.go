@@ -42,7 +42,7 @@ type Ranked struct {
 // vote script, with the net and version that script left; calling it again, or with an older
 // version, changes nothing.
 func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net int, version int64) error {
-	reply, err := s.run(ctx, "karma", []string{s.k.karma(authorKey), s.k.karmaItems(authorKey)}, itemKey, version, net)
+	reply, err := s.run(ctx, "karma", []string{s.k.karma(authorKey), s.k.karmaItems(authorKey), s.k.user(authorKey)}, itemKey, version, net)
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,9 @@ func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net 
 	}
 	total, _ := arr[0].(int64)
 	kver, _ := arr[1].(int64)
+	if kver < 0 {
+		return nil // a deleted account's: off the leaderboard for good
+	}
 	if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(authorKey, total, kver)}); err != nil {
 		return fmt.Errorf("rank %s: %w", authorKey, err)
 	}

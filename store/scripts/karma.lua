@@ -2,13 +2,16 @@
 -- equal to the sum of the recorded nets, moving the total by the exact difference.
 -- KEYS[1]  hash {u:<a>}:karma (total, ver)
 -- KEYS[2]  hash {u:<a>}:karma:items (item global id → "<item version> <net>")
+-- KEYS[3]  hash {u:<a>}: a deleted account's marker (deleted = 1) records nothing
 -- ARGV[1]  item global id   ARGV[2] item version   ARGV[3] the item's net votes at that version
--- Reply    {total, karma version}; the karma version rises whenever the total changes.
+-- Reply    {total, karma version}; the karma version rises whenever the total changes. {0, -1}
+--          for a deleted author: their karma went with the account.
 -- Repeat   the item's version guard makes a repeated or late record (an older version) a no-op,
 --          so concurrent votes recorded in any order leave the total exact.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
+if redis.call('HGET', KEYS[3], 'deleted') == '1' then return {0, -1} end
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
 local curVer, curNet = -1, 0
 if cur then
