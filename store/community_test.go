@@ -4,34 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
 )
 
-// stepClock is a clock that stands still until the test moves it, so that two stores fed the
-// same writes at the same steps hold the same times, ranks and windows.
-type stepClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newStepClock() *stepClock {
-	return &stepClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *stepClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newStepClock returns a clock that stands still until the test moves it, at a fixed start, so
+// that two stores fed the same writes end with the same times.
+func newStepClock() *storetest.Clock {
+	return storetest.NewClockAt(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 }
 
 // community is a small site written through the store in steps, each a minute after the last:
@@ -51,7 +34,7 @@ func newCommunity() *community {
 type write func(ctx context.Context, s *store.Store) error
 
 // run applies the writes in order, moving clock a minute before each, and fails on any error.
-func (c *community) run(t *testing.T, s *store.Store, clock *stepClock, ws []write) {
+func (c *community) run(t *testing.T, s *store.Store, clock *storetest.Clock, ws []write) {
 	t.Helper()
 	for i, w := range ws {
 		clock.Add(time.Minute)

@@ -12,7 +12,10 @@ type Clock struct {
 }
 
 // NewClock returns a Clock at the present, to the millisecond (what Redis scores keep).
-func NewClock() *Clock { return &Clock{t: time.Now().Truncate(time.Millisecond)} }
+func NewClock() *Clock { return NewClockAt(time.Now()) }
+
+// NewClockAt returns a Clock at t, to the millisecond.
+func NewClockAt(t time.Time) *Clock { return &Clock{t: t.Truncate(time.Millisecond)} }
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
