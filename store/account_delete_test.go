@@ -345,91 +345,67 @@ func TestDeleteAccountNoNotifications(t *testing.T) {
 	})
 }
 
-// TestDeleteAccountKeepThenErase deletes an account keeping its content, lets the chain finish,
-// and then has an admin delete it again with erase: its posts and comments must go then.
-func TestDeleteAccountKeepThenErase(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		ctx := context.Background()
-		s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1})
-		signUp(t, s, "ann", "root")
-		if err := s.GrantAdmin(ctx, "root"); err != nil {
-			t.Fatal(err)
-		}
-		post, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew kept"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comment, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "curlew comment"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Jobs().RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Jobs().RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DeleteUser(ctx, "root", "ann", true); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Jobs().RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		l := s.NewLoader()
-		got, err := l.Post(ctx, post.ID)
-		if err != nil || got == nil || got.Title != "[deleted]" {
-			t.Fatalf("post after the erase: %+v, %v; want a tombstone", got, err)
-		}
-		if c, err := l.Comment(ctx, comment.ID); err != nil || c != nil && c.Text != "" {
-			t.Fatalf("comment after the erase: %+v, %v; want it gone", c, err)
-		}
-		all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
-		if err != nil || all.Total != 0 {
-			t.Fatalf("front page totals %d, %v; want 0", all.Total, err)
-		}
-	})
-}
-
-// TestDeleteAccountEraseOwnThread erases an account with a comment on its own post: erasing the
-// comment (after the post) must not put the erased post back into the rankings.
-func TestDeleteAccountEraseOwnThread(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		ctx := context.Background()
-		s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1})
-		signUp(t, s, "ann")
-		post, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comment, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "curlew comment"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Jobs().RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DeleteAccount(ctx, "ann", "password1", true); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Jobs().RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		l := s.NewLoader()
-		got, err := l.Post(ctx, post.ID)
-		if err != nil || got == nil || got.Title != "[deleted]" {
-			t.Fatalf("post after the erase: %+v, %v; want a tombstone", got, err)
-		}
-		if c, err := l.Comment(ctx, comment.ID); err != nil || c != nil && c.Text != "" {
-			t.Fatalf("comment after the erase: %+v, %v; want it gone", c, err)
-		}
-		all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
-		if err != nil || all.Total != 0 {
-			t.Fatalf("front page totals %d, %v; want 0", all.Total, err)
-		}
-	})
+// TestDeleteAccountErasesItsThread erases an account with a comment on its own post, in one step
+// or after a deletion that kept the content: the post is a tombstone, the comment is gone, and
+// erasing the comment (after the post) does not put the erased post back into the rankings.
+func TestDeleteAccountErasesItsThread(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		delete func(ctx context.Context, s *store.Store) error
+	}{
+		{"erase at once", func(ctx context.Context, s *store.Store) error {
+			return s.DeleteAccount(ctx, "ann", "password1", true)
+		}},
+		{"keep, then an admin erases", func(ctx context.Context, s *store.Store) error {
+			if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+				return err
+			}
+			if _, err := s.Jobs().RunDue(ctx); err != nil {
+				return err
+			}
+			return s.DeleteUser(ctx, "root", "ann", true)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1})
+				signUp(t, s, "ann", "root")
+				if err := s.GrantAdmin(ctx, "root"); err != nil {
+					t.Fatal(err)
+				}
+				post, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				comment, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "curlew comment"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Jobs().RunDue(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if err := tc.delete(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Jobs().RunDue(ctx); err != nil {
+					t.Fatal(err)
+				}
+				l := s.NewLoader()
+				got, err := l.Post(ctx, post.ID)
+				if err != nil || got == nil || got.Title != "[deleted]" {
+					t.Fatalf("post after the erase: %+v, %v; want a tombstone", got, err)
+				}
+				if c, err := l.Comment(ctx, comment.ID); err != nil || c != nil && c.Text != "" {
+					t.Fatalf("comment after the erase: %+v, %v; want it gone", c, err)
+				}
+				all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
+				if err != nil || all.Total != 0 {
+					t.Fatalf("front page totals %d, %v; want 0", all.Total, err)
+				}
+			})
+		})
+	}
 }
 
 // TestDeleteAccountRebuildUsers runs RebuildUsers after a deletion: it must not put the deleted
