@@ -67,14 +67,7 @@ func TestREADMEExamples(t *testing.T) {
 		}
 		blocks = append(blocks, bs...)
 	}
-	sdl, err := os.ReadFile("schema.graphqls")
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, gerr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphqls", Input: string(sdl)})
-	if gerr != nil {
-		t.Fatalf("schema.graphqls: %v", gerr)
-	}
+	schema := loadSchema(t)
 
 	// Every graphql block is valid against the schema, whether it runs or not.
 	docs := map[string]*ast.QueryDocument{}
@@ -84,7 +77,7 @@ func TestREADMEExamples(t *testing.T) {
 		}
 		doc, errs := gqlparser.LoadQuery(schema, b.text)
 		if errs != nil {
-			t.Errorf("%s:%d: the graphql block is not valid against schema.graphqls: %v", b.file, b.line, errs)
+			t.Errorf("%s:%d: the graphql block is not valid against the schema: %v", b.file, b.line, errs)
 			continue
 		}
 		docs[b.pos()] = doc
@@ -381,4 +374,26 @@ func (r *readmeRun) sh(b readmeBlock) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// loadSchema parses the schema as gqlgen.yml names it: schema.graphqls and every file in schema/.
+func loadSchema(t *testing.T) *ast.Schema {
+	t.Helper()
+	files, err := filepath.Glob("schema/*.graphqls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []*ast.Source
+	for _, f := range append([]string{"schema.graphqls"}, files...) {
+		sdl, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, &ast.Source{Name: f, Input: string(sdl)})
+	}
+	schema, gerr := gqlparser.LoadSchema(sources...)
+	if gerr != nil {
+		t.Fatalf("the schema: %v", gerr)
+	}
+	return schema
 }
