@@ -136,7 +136,7 @@ func New(cfg Config) *Handler {
 	// metrics' counting presenter: present is looked up when an error is presented.
 	present := presentError(cfg.Log)
 	ops := resolvers.NewOperations(cfg.Store, func(ctx context.Context, err error) *gqlerror.Error { return present(ctx, err) }, cfg.Hub.Options().EventBuffer)
-	m := newMetrics(cfg.Store, cfg.Hub, ops, cache, cfg.TrustedDocuments != nil)
+	m := newMetrics(cfg.Store, cfg.Hub, ops, cache, rx, cfg.TrustedDocuments != nil)
 	present = m.presenting(present)
 	srv.AroundOperations(m.aroundOperations)
 	if tr != nil {
