@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	Post() PostResolver
 	Query() QueryResolver
 	Report() ReportResolver
+	SiteFilters() SiteFiltersResolver
 	Subscription() SubscriptionResolver
 	User() UserResolver
 }
@@ -223,6 +224,7 @@ type ComplexityRoot struct {
 		UnsavePost            func(childComplexity int, id string) int
 		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) int
 		UpdateProfile         func(childComplexity int, bio *string, avatarURL *string) int
+		UpdateSiteFilters     func(childComplexity int, words []string, urlDomains []string, action store.FilterAction) int
 		VerifyEmail           func(childComplexity int, token string) int
 		VoteComment           func(childComplexity int, commentID string, direction model.VoteDirection) int
 		VotePost              func(childComplexity int, postID string, direction model.VoteDirection) int
@@ -315,6 +317,7 @@ type ComplexityRoot struct {
 		SearchGroups            func(childComplexity int, query string, first *int, after *string, last *int, before *string) int
 		SearchPosts             func(childComplexity int, query string, group *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) int
 		SearchUsers             func(childComplexity int, query string, first *int, after *string, last *int, before *string) int
+		SiteFilters             func(childComplexity int) int
 		SuggestGroups           func(childComplexity int, prefix string, first *int) int
 		SuggestUsers            func(childComplexity int, prefix string, first *int) int
 		UnreadNotificationCount func(childComplexity int) int
@@ -345,6 +348,14 @@ type ComplexityRoot struct {
 	ReportEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	SiteFilters struct {
+		Action     func(childComplexity int) int
+		URLDomains func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+		UpdatedBy  func(childComplexity int) int
+		Words      func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -486,6 +497,7 @@ type MutationResolver interface {
 	SendPasswordReset(ctx context.Context, userID string) (bool, error)
 	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
 	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
+	UpdateSiteFilters(ctx context.Context, words []string, urlDomains []string, action store.FilterAction) (*store.SiteFilters, error)
 }
 type NotificationResolver interface {
 	Actor(ctx context.Context, obj *store.Notification) (*store.User, error)
@@ -529,6 +541,7 @@ type QueryResolver interface {
 	SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error)
 	Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error)
+	SiteFilters(ctx context.Context) (*store.SiteFilters, error)
 }
 type ReportResolver interface {
 	Post(ctx context.Context, obj *store.Report) (*store.Post, error)
@@ -536,6 +549,9 @@ type ReportResolver interface {
 	Reporter(ctx context.Context, obj *store.Report) (*store.User, error)
 
 	ResolvedBy(ctx context.Context, obj *store.Report) (*store.User, error)
+}
+type SiteFiltersResolver interface {
+	UpdatedBy(ctx context.Context, obj *store.SiteFilters) (*store.User, error)
 }
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error)
@@ -1612,6 +1628,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["bio"].(*string), args["avatarUrl"].(*string)), true
+	case "Mutation.updateSiteFilters":
+		if e.ComplexityRoot.Mutation.UpdateSiteFilters == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteFilters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteFilters(childComplexity, args["words"].([]string), args["urlDomains"].([]string), args["action"].(store.FilterAction)), true
 	case "Mutation.verifyEmail":
 		if e.ComplexityRoot.Mutation.VerifyEmail == nil {
 			break
@@ -2149,6 +2176,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SearchUsers(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.siteFilters":
+		if e.ComplexityRoot.Query.SiteFilters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SiteFilters(childComplexity), true
 	case "Query.suggestGroups":
 		if e.ComplexityRoot.Query.SuggestGroups == nil {
 			break
@@ -2293,6 +2326,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReportEdge.Node(childComplexity), true
+
+	case "SiteFilters.action":
+		if e.ComplexityRoot.SiteFilters.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.Action(childComplexity), true
+	case "SiteFilters.urlDomains":
+		if e.ComplexityRoot.SiteFilters.URLDomains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.URLDomains(childComplexity), true
+	case "SiteFilters.updatedAt":
+		if e.ComplexityRoot.SiteFilters.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.UpdatedAt(childComplexity), true
+	case "SiteFilters.updatedBy":
+		if e.ComplexityRoot.SiteFilters.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.UpdatedBy(childComplexity), true
+	case "SiteFilters.words":
+		if e.ComplexityRoot.SiteFilters.Words == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.Words(childComplexity), true
 
 	case "Subscription.commentAdded":
 		if e.ComplexityRoot.Subscription.CommentAdded == nil {
@@ -3317,6 +3381,42 @@ type Subscription {
   notificationAdded(after: String): Notification!
 }
 `, BuiltIn: false},
+	{Name: "../schema/safety.graphqls", Input: `# Keeping a community safe before harm is done: site filters (docs/API.md, "Site filters").
+
+"What the site filters do with a text that holds a filtered word or domain."
+enum FilterAction {
+  "Refuse the write with FILTERED, naming the field."
+  REFUSE
+  "Replace each matched word or domain by asterisks, one per character. Names and URLs are refused under either action."
+  REPLACE
+}
+
+"The site's filters of words and link domains, checked on every write of text (admins only)."
+type SiteFilters {
+  "Filtered words and phrases, matched as whole words, ignoring case, accents, width and look-alike letters."
+  words: [String!]!
+  "Filtered domains: a host name on one of them or under one (a subdomain) is filtered, in URLs and in text."
+  urlDomains: [String!]!
+  action: FilterAction!
+  "When an admin last changed them; null when never set."
+  updatedAt: Time
+  "The admin who last changed them; null when never set."
+  updatedBy: User
+}
+
+extend type Query {
+  "The site filters; site admins only (FORBIDDEN otherwise)."
+  siteFilters: SiteFilters!
+}
+
+extend type Mutation {
+  """
+  Replaces the site filters (site admins only): words and urlDomains left out stay as they are, an
+  empty list clears them. A change applies on every server within a second.
+  """
+  updateSiteFilters(words: [String!], urlDomains: [String!], action: FilterAction!): SiteFilters!
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -3764,6 +3864,22 @@ func (ec *executionContext) childFields_ReportEdge(ctx context.Context, field gr
 		return ec.fieldContext_ReportEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReportEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteFilters(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "words":
+		return ec.fieldContext_SiteFilters_words(ctx, field)
+	case "urlDomains":
+		return ec.fieldContext_SiteFilters_urlDomains(ctx, field)
+	case "action":
+		return ec.fieldContext_SiteFilters_action(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_SiteFilters_updatedAt(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_SiteFilters_updatedBy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteFilters", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5035,6 +5151,36 @@ func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Contex
 		return nil, err
 	}
 	args["avatarUrl"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteFilters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "words",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["words"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "urlDomains",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["urlDomains"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (store.FilterAction, error) {
+			return ec.unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg2
 	return args, nil
 }
 
@@ -10738,6 +10884,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteUser(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateSiteFilters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteFilters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteFilters(ctx, fc.Args["words"].([]string), fc.Args["urlDomains"].([]string), fc.Args["action"].(store.FilterAction))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteFilters) graphql.Marshaler {
+			return ec.marshalNSiteFilters2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐSiteFilters(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteFilters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteFilters(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteFilters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *store.Notification) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12987,6 +13177,38 @@ func (ec *executionContext) fieldContext_Query_reports(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_siteFilters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_siteFilters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SiteFilters(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteFilters) graphql.Marshaler {
+			return ec.marshalNSiteFilters2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐSiteFilters(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_siteFilters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteFilters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13507,6 +13729,130 @@ func (ec *executionContext) fieldContext_ReportEdge_node(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Report(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteFilters_words(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_words(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Words, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_words(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_urlDomains(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_urlDomains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URLDomains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_urlDomains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_action(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.FilterAction) graphql.Marshaler {
+			return ec.marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type FilterAction does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_updatedBy(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteFilters().UpdatedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteFilters",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17869,6 +18215,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateSiteFilters":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteFilters(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19213,6 +19566,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "siteFilters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_siteFilters(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -19538,6 +19913,97 @@ func (ec *executionContext) _ReportEdge(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteFiltersImplementors = []string{"SiteFilters"}
+
+func (ec *executionContext) _SiteFilters(ctx context.Context, sel ast.SelectionSet, obj *store.SiteFilters) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteFiltersImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteFilters")
+		case "words":
+			out.Values[i] = ec._SiteFilters_words(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urlDomains":
+			out.Values[i] = ec._SiteFilters_urlDomains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._SiteFilters_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._SiteFilters_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteFilters_updatedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20901,6 +21367,34 @@ func (ec *executionContext) unmarshalNCreatePostInput2githubᚗcomᚋagoraᚋago
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx context.Context, v any) (store.FilterAction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx context.Context, sel ast.SelectionSet, v store.FilterAction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction = map[string]store.FilterAction{
+		"REFUSE":  store.FilterRefuse,
+		"REPLACE": store.FilterReplace,
+	}
+	marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction = map[store.FilterAction]string{
+		store.FilterRefuse:  "REFUSE",
+		store.FilterReplace: "REPLACE",
+	}
+)
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21428,6 +21922,16 @@ func (ec *executionContext) marshalNReportEdge2ᚖgithubᚗcomᚋagoraᚋagora�
 	return ec._ReportEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSiteFilters2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐSiteFilters(ctx context.Context, sel ast.SelectionSet, v *store.SiteFilters) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteFilters(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21442,6 +21946,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {

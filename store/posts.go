@@ -102,8 +102,12 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 			return nil, err
 		}
 	}
-	name, err := s.allowAuthor(ctx, uid, postingIn(groups...))
+	links := in.URL != "" || hasLink(in.Title) || hasLink(in.Body)
+	name, err := s.allowAuthor(ctx, uid, &writeGuard{count: "posts", links: links}, postingIn(groups...))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.filterPost(&in.Title, &in.Body, &in.URL, groups); err != nil {
 		return nil, err
 	}
 	if !in.PublishAt.IsZero() {
