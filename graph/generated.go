@@ -160,6 +160,7 @@ type ComplexityRoot struct {
 		Group     func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Moderator func(childComplexity int) int
+		NoticeID  func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Target    func(childComplexity int) int
 		TargetID  func(childComplexity int) int
@@ -236,6 +237,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Kind      func(childComplexity int) int
+		ModAction func(childComplexity int) int
 		Post      func(childComplexity int) int
 		Read      func(childComplexity int) int
 	}
@@ -447,6 +449,8 @@ type ModActionResolver interface {
 	Group(ctx context.Context, obj *store.ModAction) (*store.Group, error)
 
 	Target(ctx context.Context, obj *store.ModAction) (store.Node, error)
+
+	NoticeID(ctx context.Context, obj *store.ModAction) (*string, error)
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, name string, password string, email *string) (*model.AuthPayload, error)
@@ -503,6 +507,7 @@ type NotificationResolver interface {
 	Actor(ctx context.Context, obj *store.Notification) (*store.User, error)
 	Post(ctx context.Context, obj *store.Notification) (*store.Post, error)
 	Comment(ctx context.Context, obj *store.Notification) (*store.Comment, error)
+	ModAction(ctx context.Context, obj *store.Notification) (*store.ModAction, error)
 }
 type PostResolver interface {
 	Author(ctx context.Context, obj *store.Post) (*store.User, error)
@@ -1080,6 +1085,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ModAction.Moderator(childComplexity), true
+	case "ModAction.noticeId":
+		if e.ComplexityRoot.ModAction.NoticeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModAction.NoticeID(childComplexity), true
 	case "ModAction.reason":
 		if e.ComplexityRoot.ModAction.Reason == nil {
 			break
@@ -1703,6 +1714,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Notification.Kind(childComplexity), true
+	case "Notification.modAction":
+		if e.ComplexityRoot.Notification.ModAction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ModAction(childComplexity), true
 	case "Notification.post":
 		if e.ComplexityRoot.Notification.Post == nil {
 			break
@@ -3416,6 +3433,23 @@ extend type Mutation {
   """
   updateSiteFilters(words: [String!], urlDomains: [String!], action: FilterAction!): SiteFilters!
 }
+
+# Removal notices (docs/API.md, "Removal notices").
+
+extend enum NotificationKind {
+  "A moderator removed, restored, locked or unlocked your post, removed or restored your comment, or banned or unbanned you: modAction says what, where and why."
+  MOD_ACTION
+}
+
+extend type Notification {
+  "For a MOD_ACTION: the moderation log's entry — the action, the group, the moderator's reason. Null otherwise."
+  modAction: ModAction
+}
+
+extend type ModAction {
+  "The id of the MOD_ACTION notification that told the author (or the banned user) of this action; null when none was sent (yet)."
+  noticeId: ID
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3656,6 +3690,8 @@ func (ec *executionContext) childFields_ModAction(ctx context.Context, field gra
 		return ec.fieldContext_ModAction_until(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_ModAction_createdAt(ctx, field)
+	case "noticeId":
+		return ec.fieldContext_ModAction_noticeId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ModAction", field.Name)
 }
@@ -3700,6 +3736,8 @@ func (ec *executionContext) childFields_Notification(ctx context.Context, field 
 		return ec.fieldContext_Notification_post(ctx, field)
 	case "comment":
 		return ec.fieldContext_Notification_comment(ctx, field)
+	case "modAction":
+		return ec.fieldContext_Notification_modAction(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Notification", field.Name)
 }
@@ -8640,6 +8678,29 @@ func (ec *executionContext) fieldContext_ModAction_createdAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("ModAction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _ModAction_noticeId(ctx context.Context, field graphql.CollectedField, obj *store.ModAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModAction_noticeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ModAction().NoticeID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ModAction_noticeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModAction", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _ModActionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ModActionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11111,6 +11172,38 @@ func (ec *executionContext) fieldContext_Notification_comment(_ context.Context,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Notification_modAction(ctx context.Context, field graphql.CollectedField, obj *store.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_modAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Notification().ModAction(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ModAction) graphql.Marshaler {
+			return ec.marshalOModAction2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐModAction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_modAction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Notification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModAction(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17742,6 +17835,44 @@ func (ec *executionContext) _ModAction(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "noticeId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ModAction_noticeId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18361,6 +18492,44 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Notification_comment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "modAction":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Notification_modAction(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -21777,14 +21946,16 @@ func (ec *executionContext) marshalNNotificationKind2githubᚗcomᚋagoraᚋagor
 
 var (
 	unmarshalNNotificationKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNotificationKind = map[string]store.NotificationKind{
-		"REPLY":   store.NotificationReply,
-		"MENTION": store.NotificationMention,
-		"FOLLOW":  store.NotificationFollow,
+		"REPLY":      store.NotificationReply,
+		"MENTION":    store.NotificationMention,
+		"FOLLOW":     store.NotificationFollow,
+		"MOD_ACTION": store.NotificationModAction,
 	}
 	marshalNNotificationKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNotificationKind = map[store.NotificationKind]string{
-		store.NotificationReply:   "REPLY",
-		store.NotificationMention: "MENTION",
-		store.NotificationFollow:  "FOLLOW",
+		store.NotificationReply:     "REPLY",
+		store.NotificationMention:   "MENTION",
+		store.NotificationFollow:    "FOLLOW",
+		store.NotificationModAction: "MOD_ACTION",
 	}
 )
 
@@ -22372,6 +22543,13 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOModAction2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐModAction(ctx context.Context, sel ast.SelectionSet, v *store.ModAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ModAction(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalONode2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNode(ctx context.Context, sel ast.SelectionSet, v store.Node) graphql.Marshaler {

@@ -35,3 +35,20 @@ func updateSiteFilters(ctx context.Context, s *store.Store, words, domains []str
 	wrote(ctx)
 	return f, err
 }
+
+// modActionNotice answers ModAction.noticeId.
+func modActionNotice(ctx context.Context, a *store.ModAction) (*string, error) {
+	id, err := loaderFrom(ctx).ModActionNotice(ctx, a)
+	if err != nil || id == "" {
+		return nil, err
+	}
+	return &id, nil
+}
+
+// notificationModAction answers Notification.modAction.
+func notificationModAction(ctx context.Context, n *store.Notification) (*store.ModAction, error) {
+	if n.ModActionID == "" {
+		return nil, nil
+	}
+	return loaderFrom(ctx).ModAction(ctx, n.ModActionID)
+}

@@ -12,8 +12,16 @@ import (
 	"github.com/agora/agora/store"
 )
 
+func (r *modActionResolver) NoticeID(ctx context.Context, obj *store.ModAction) (*string, error) {
+	return modActionNotice(ctx, obj)
+}
+
 func (r *mutationResolver) UpdateSiteFilters(ctx context.Context, words []string, urlDomains []string, action store.FilterAction) (*store.SiteFilters, error) {
 	return updateSiteFilters(ctx, r.Store, words, urlDomains, action)
+}
+
+func (r *notificationResolver) ModAction(ctx context.Context, obj *store.Notification) (*store.ModAction, error) {
+	return notificationModAction(ctx, obj)
 }
 
 func (r *queryResolver) SiteFilters(ctx context.Context) (*store.SiteFilters, error) {

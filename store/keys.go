@@ -494,3 +494,7 @@ func (k keys) filters() string { return k.prefix + "{filters}" }
 // userNewWrites is a sorted set of a new account's recent posts or comments (what: "posts" or
 // "comments"), scored by time (ms), for the new-account limits (newaccounts.go).
 func (k keys) userNewWrites(uid, what string) string { return k.user(uid) + ":new:" + what }
+
+// modLogNotices is a hash action key → the global id of the notification that told whom the
+// action concerns of it (modnotices.go).
+func (k keys) modLogNotices() string { return k.prefix + "{modlog}:notices" }
