@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/agora/agora/search"
 )
@@ -60,8 +59,8 @@ func isCJKRune(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// textWords cuts text into its words: runs of word characters, an apostrophe between two letters
-// joining them ("don't" is one word).
+// textWords cuts text into its words: runs of word characters. An apostrophe separates words, so
+// that a filtered word is found in its possessive ("ass's").
 func textWords(text string) []textWord {
 	var out []textWord
 	start := -1
@@ -78,11 +77,6 @@ func textWords(text string) []textWord {
 		case filterWordRune(r):
 			if start < 0 {
 				start = i
-			}
-		case (r == '\'' || r == '’') && start >= 0 && i+utf8.RuneLen(r) < len(text):
-			next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
-			if !filterWordRune(next) {
-				flush(i)
 			}
 		default:
 			flush(i)
