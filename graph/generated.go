@@ -211,7 +211,7 @@ type ComplexityRoot struct {
 		RequestPasswordReset  func(childComplexity int, email string) int
 		ReschedulePost        func(childComplexity int, id string, publishAt time.Time) int
 		ResetPassword         func(childComplexity int, token string, newPassword string) int
-		ResolveReport         func(childComplexity int, id string) int
+		ResolveReport         func(childComplexity int, id string, resolution *store.ReportResolution) int
 		RestoreComment        func(childComplexity int, id string) int
 		RestorePost           func(childComplexity int, id string) int
 		SavePost              func(childComplexity int, id string) int
@@ -335,6 +335,7 @@ type ComplexityRoot struct {
 		Post       func(childComplexity int) int
 		Reason     func(childComplexity int) int
 		Reporter   func(childComplexity int) int
+		Resolution func(childComplexity int) int
 		Resolved   func(childComplexity int) int
 		ResolvedAt func(childComplexity int) int
 		ResolvedBy func(childComplexity int) int
@@ -485,7 +486,7 @@ type MutationResolver interface {
 	UnbanUser(ctx context.Context, userID string, group *string) (*store.Ban, error)
 	ReportPost(ctx context.Context, id string, reason string) (*store.Report, error)
 	ReportComment(ctx context.Context, id string, reason string) (*store.Report, error)
-	ResolveReport(ctx context.Context, id string) (*store.Report, error)
+	ResolveReport(ctx context.Context, id string, resolution *store.ReportResolution) (*store.Report, error)
 	EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error)
 	SavePost(ctx context.Context, id string) (*store.Post, error)
 	UnsavePost(ctx context.Context, id string) (*store.Post, error)
@@ -1495,7 +1496,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ResolveReport(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Mutation.ResolveReport(childComplexity, args["id"].(string), args["resolution"].(*store.ReportResolution)), true
 	case "Mutation.restoreComment":
 		if e.ComplexityRoot.Mutation.RestoreComment == nil {
 			break
@@ -2287,6 +2288,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Report.Reporter(childComplexity), true
+	case "Report.resolution":
+		if e.ComplexityRoot.Report.Resolution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Resolution(childComplexity), true
 	case "Report.resolved":
 		if e.ComplexityRoot.Report.Resolved == nil {
 			break
@@ -3342,7 +3349,7 @@ type Mutation {
   reportPost(id: ID!, reason: String!): Report!
   reportComment(id: ID!, reason: String!): Report!
   "Mark a report dealt with. Moderators of its groups and admins."
-  resolveReport(id: ID!): Report!
+  resolveReport(id: ID!, resolution: ReportResolution = ACTIONED): Report!
 
   "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT)."
   editPost(id: ID!, title: String, body: String, url: String): Post!
@@ -3449,6 +3456,21 @@ extend type Notification {
 extend type ModAction {
   "The id of the MOD_ACTION notification that told the author (or the banned user) of this action; null when none was sent (yet)."
   noticeId: ID
+}
+
+# Reporting the reporter (docs/API.md, "Reports").
+
+"How a moderator resolved a report."
+enum ReportResolution {
+  "The moderator acted on it (the default)."
+  ACTIONED
+  "The report was unfounded: it counts against its reporter, who loses the right to report for a while after -report-dismissals of them in 30 days."
+  DISMISSED
+}
+
+extend type Report {
+  "How it was resolved; null while open."
+  resolution: ReportResolution
 }
 `, BuiltIn: false},
 }
@@ -3876,6 +3898,8 @@ func (ec *executionContext) childFields_Report(ctx context.Context, field graphq
 		return ec.fieldContext_Report_resolvedBy(ctx, field)
 	case "groups":
 		return ec.fieldContext_Report_groups(ctx, field)
+	case "resolution":
+		return ec.fieldContext_Report_resolution(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Report", field.Name)
 }
@@ -4903,6 +4927,14 @@ func (ec *executionContext) field_Mutation_resolveReport_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "resolution",
+		func(ctx context.Context, v any) (*store.ReportResolution, error) {
+			return ec.unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["resolution"] = arg1
 	return args, nil
 }
 
@@ -10272,7 +10304,7 @@ func (ec *executionContext) _Mutation_resolveReport(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ResolveReport(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Mutation().ResolveReport(ctx, fc.Args["id"].(string), fc.Args["resolution"].(*store.ReportResolution))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Report) graphql.Marshaler {
@@ -13651,6 +13683,29 @@ func (ec *executionContext) fieldContext_Report_groups(_ context.Context, field 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Report_resolution(ctx context.Context, field graphql.CollectedField, obj *store.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_resolution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ReportResolution) graphql.Marshaler {
+			return ec.marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_resolution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type ReportResolution does not have child fields"))
 }
 
 func (ec *executionContext) _ReportConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ReportConnection) (ret graphql.Marshaler) {
@@ -19986,6 +20041,11 @@ func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "resolution":
+			out.Values[i] = ec._Report_resolution(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22581,6 +22641,36 @@ func (ec *executionContext) marshalOPostSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋg
 	}
 	return v
 }
+
+func (ec *executionContext) unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx context.Context, v any) (*store.ReportResolution, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx context.Context, sel ast.SelectionSet, v *store.ReportResolution) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution[*v])
+	return res
+}
+
+var (
+	unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution = map[string]store.ReportResolution{
+		"ACTIONED":  store.ReportActioned,
+		"DISMISSED": store.ReportDismissed,
+	}
+	marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution = map[store.ReportResolution]string{
+		store.ReportActioned:  "ACTIONED",
+		store.ReportDismissed: "DISMISSED",
+	}
+)
 
 func (ec *executionContext) unmarshalOSearchSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐSearchSort(ctx context.Context, v any) (*model.SearchSort, error) {
 	if v == nil {

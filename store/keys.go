@@ -498,3 +498,7 @@ func (k keys) userNewWrites(uid, what string) string { return k.user(uid) + ":ne
 // modLogNotices is a hash action key → the global id of the notification that told whom the
 // action concerns of it (modnotices.go).
 func (k keys) modLogNotices() string { return k.prefix + "{modlog}:notices" }
+
+// userDismissed is a sorted set of the user's reports that moderators dismissed, report id → when
+// (ms), for the limit on reporting (reportdismissals.go).
+func (k keys) userDismissed(uid string) string { return k.user(uid) + ":dismissed" }

@@ -55,6 +55,9 @@ func (o NewAccountLimits) withDefaults() NewAccountLimits {
 type writeGuard struct {
 	count string // "posts" or "comments": the window the write counts in; "" for none (an edit)
 	links bool   // the write carries a link
+	// reporting marks a report: refused while the reporter's dismissed reports fill their window
+	// (reportdismissals.go).
+	reporting bool
 }
 
 // newAccountCall returns the call that checks and records uid's write against the new-account

@@ -111,6 +111,11 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 		newIdx = len(calls)
 		calls = append(calls, c)
 	}
+	dismissIdx, dl := -1, s.dismissalLimit()
+	if g != nil && g.reporting && s.opts.WriteLimit >= 0 && !s.IsAdmin(UserKey(uid)) {
+		dismissIdx = len(calls)
+		calls = append(calls, s.rateCall(s.k.userDismissed(uid), dl, ""))
+	}
 	check, reads := s.banReads(ctx, uid, scope)
 	reads = append(reads, extra...)
 	if len(calls) == 0 && len(reads) == 0 {
@@ -128,6 +133,11 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 	}
 	if s.opts.WriteLimit >= 0 {
 		if err := rateResult(vals[0], l); err != nil {
+			return n, err
+		}
+	}
+	if dismissIdx >= 0 {
+		if err := rateResult(vals[dismissIdx], dl); err != nil {
 			return n, err
 		}
 	}
