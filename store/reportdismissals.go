@@ -58,3 +58,26 @@ func (s *Store) recordDismissal(ctx context.Context, id string, rec *reportRecor
 	}
 	return nil
 }
+
+// rebuildDismissals counts every dismissed report within the window against its reporter again,
+// from the reports themselves (agora rebuild): a count lost with a failover comes back.
+func (s *Store) rebuildDismissals(ctx context.Context) error {
+	iter := s.rdb.HScan(ctx, s.k.reportEntries(), 0, "", 500).Iterator()
+	for iter.Next(ctx) {
+		id := iter.Val()
+		if !iter.Next(ctx) {
+			break
+		}
+		rec := parseReportRecord(iter.Val())
+		if rec == nil || !rec.Resolved {
+			continue
+		}
+		if err := s.recordDismissal(ctx, id, rec); err != nil {
+			return err
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("rebuild the dismissed reports: %w", err)
+	}
+	return nil
+}
