@@ -76,9 +76,6 @@ type config struct {
 	feed          store.FeedOptions
 	commentDepth  int
 	maxScheduled  int
-	// safety: the new-account limits (hours, karma, posts and comments per hour) and the
-	// dismissed reports that take the right to report away.
-	newAccountHours, newAccountKarma, newAccountPosts, newAccountComments, reportDismissals int
 	admins        []string // user names of the site admins
 	requireEmail  bool     // sign-up takes an address; unverified accounts cannot write
 	jobWorkers    int
@@ -98,6 +95,10 @@ type config struct {
 	search        bool              // keep the full-text index and answer searches
 	allowEviction bool              // start on a Redis whose maxmemory-policy evicts keys
 	ready         func(addr string) // called with the listening address; for tests
+
+	// safety: the new-account limits (hours, karma, posts and comments per hour) and the
+	// dismissed reports that take the right to report away.
+	newAccountHours, newAccountKarma, newAccountPosts, newAccountComments, reportDismissals int
 }
 
 // envOr returns the environment value of key, or def.
