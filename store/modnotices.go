@@ -113,12 +113,12 @@ func (s *Store) runNotifyMod(ctx context.Context, j jobs.Job) error {
 	return err
 }
 
-// modNoticesRead reads the notification ids of actions by key.
+// modNotices reads the global id of the notification of the action with key key; "" when none.
 func (l *Loader) modNotices(ctx context.Context, key string) (string, error) {
 	c, err := l.get(ctx, read{key: "mn:" + key, rkey: l.s.k.modLogNotices(), fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
 		c.cmd = p.HGet(ctx, l.s.k.modLogNotices(), key)
 	}})
-	if err != nil && !isNil(err) {
+	if err != nil {
 		return "", err
 	}
 	return c.cmd.(*redis.StringCmd).Val(), nil

@@ -297,6 +297,9 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
+	if err := s.filterPost(nil, nil, nil, addN); err != nil {
+		return nil, err
+	}
 	args := []any{uid, MaxGroupsPerPost, len(addN)}
 	for _, g := range addN {
 		args = append(args, g)

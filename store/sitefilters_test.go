@@ -122,6 +122,7 @@ func TestSiteFiltersRefuseAcrossReplicas(t *testing.T) {
 			{"bio", ignore(w.b.UpdateProfile(ctx, w.author, store.ProfileEdit{Bio: &bad})), "bio"},
 			{"good bio", ignore(w.b.UpdateProfile(ctx, w.author, store.ProfileEdit{Bio: &good})), ""},
 			{"group page", ignore(w.b.UpdateGroup(ctx, w.author, "fine", store.GroupEdit{Rules: &bad})), "rules"},
+			{"a post's new group", ignore(w.b.SetPostGroups(ctx, w.author, p.ID, []string{"ass"}, nil)), "groups"},
 		}
 		for _, c := range checks {
 			if got := filtered(t, c.err); got != c.field {
