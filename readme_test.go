@@ -88,8 +88,7 @@ func TestREADMEExamples(t *testing.T) {
 
 	_, bashErr := exec.LookPath("bash")
 	_, curlErr := exec.LookPath("curl")
-	// The examples post more, and more links, than a new account may (the new-account limits).
-	srv := start(t, nil, "-new-account-hours", "0")
+	srv := start(t, nil)
 	for pass := 1; pass <= 2; pass++ {
 		r := &readmeRun{t: t, url: srv.url, tokens: map[string]string{}}
 		for _, b := range blocks {

@@ -217,7 +217,8 @@ Flags:
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
 	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
-	num(&c.newAccountHours, "new-account-hours", "AGORA_NEW_ACCOUNT_HOURS", 24, "an account younger than this many hours is new: a few posts and comments an hour, no links in posts; 0: none by age")
+	num(&c.newAccountHours, "new-account-hours", "AGORA_NEW_ACCOUNT_HOURS", 24, "an account younger than this many hours is new: a few posts and comments an hour, no links in posts; 0: none by age "+
+		"(with the embedded Redis, 0 unless set)")
 	num(&c.newAccountKarma, "new-account-karma", "AGORA_NEW_ACCOUNT_KARMA", 0, "an account with less karma than this is new, whatever its age; 0 disables the karma gate")
 	num(&c.newAccountPosts, "new-account-posts", "AGORA_NEW_ACCOUNT_POSTS", 3, "posts a new account may make per sliding hour; one more is RATE_LIMITED")
 	num(&c.newAccountComments, "new-account-comments", "AGORA_NEW_ACCOUNT_COMMENTS", 20, "comments a new account may make per sliding hour; one more is RATE_LIMITED")
@@ -313,6 +314,12 @@ Flags:
 	r.ClusterAddrs, r.SentinelAddrs = store.SplitAddrs(cluster), store.SplitAddrs(sentinels)
 	if err := r.Validate(); err != nil {
 		return nil, nil, err
+	}
+	// The embedded Redis is for trying agora out, its data gone with the process: there the
+	// new-account limits, which would refuse a first session's fourth post or first link, are off
+	// unless -new-account-hours asks for them.
+	if r.Mode() == "" && !isSet(fs, getenv, "new-account-hours", "AGORA_NEW_ACCOUNT_HOURS") {
+		c.newAccountHours = 0
 	}
 	c.limits.MaxBodyBytes = int64(max)
 	c.live.MaxSocketBytes = int64(socketBytes)
@@ -835,6 +842,14 @@ func migrateCommand(ctx context.Context, cfg *config, st *store.Store, args []st
 	}
 	fmt.Fprintf(stdout, "keyspace layout: %d\n", store.Layout)
 	return nil
+}
+
+// isSet reports whether the flag name was given on the command line or its variable env in the
+// environment.
+func isSet(fs *flag.FlagSet, getenv func(string) string, name, env string) bool {
+	set := getenv(env) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // newAccountAge is -new-account-hours as NewAccountLimits.Age: 0 (or less) makes no account new by
