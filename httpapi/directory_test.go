@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -13,10 +14,13 @@ import (
 // counts active users, and reads a user's comments and counts.
 func TestAPIGroupDirectory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		// A driven clock: groups made in one millisecond would tie in NEW and ACTIVE.
+		clk := storetest.NewClock()
+		a := newAPI(t, b, store.Options{WriteLimit: -1, Now: clk.Now})
 		ann, _ := a.signUp("ann")
 		ben, _ := a.signUp("ben")
 		for _, g := range []string{"a1", "a2", "a3"} {
+			clk.Add(time.Second)
 			a.do(ann, `mutation($n:String!){createGroup(name:$n){id}}`, map[string]any{"n": g}).decode(t, &struct{}{})
 		}
 		for _, g := range []string{"a2", "a3"} {
