@@ -208,11 +208,19 @@ func (k keys) inThread(pid, num, suffix string) string {
 }
 
 // comment is a hash: parent (number, "0" for top level), author, aname (the author's name; see
-// NamedAuthor), body, created (ms), closes (ms),
+// NamedAuthor), created (ms), closes (ms),
 // edited (ms, absent until edited), depth, up, down, replies (direct replies in the tree), ver,
-// deleted ("1" on a tombstone, which has no body). A comment removed for good leaves a short-lived
+// deleted ("1" on a tombstone, which has no body). Its body is in commentBodies. A comment removed for good leaves a short-lived
 // marker instead: gone = "1" and author, so that a repeated delete succeeds.
 func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
+
+// commentBodies is a hash of the texts of the thread's comments: number → body. The body lives
+// here, apart from the comment's hash, so that the hash holds only short values and stays
+// listpack-encoded: one value longer than hash-max-listpack-value (64 bytes by default) turns the
+// whole hash into a hashtable, ~960 bytes for a comment with a 200-byte body instead of ~300
+// (layout 3; before it the body was the hash's field body, which readers still take when the
+// thread has no entry, so that a keyspace being migrated reads right).
+func (k keys) commentBodies(pid string) string { return k.inThread(pid, "body", "") }
 
 // commentVotes is a hash voter user id → "1" or "-1".
 func (k keys) commentVotes(pid, num string) string { return k.inThread(pid, num, ":votes") }

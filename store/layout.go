@@ -17,7 +17,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 2
+const Layout = 3
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -41,6 +41,50 @@ var migrations = []Migration{
 			_, err := s.RebuildUsers(ctx)
 			return err
 		}},
+	{From: 2, Does: "move every comment's body out of its hash into its thread's bodies ({p:<id>}:c:body), " +
+		"so that comment hashes stay listpack-encoded (about 650 bytes less per comment with a 200-byte body)",
+		run: func(ctx context.Context, s *Store) error { _, err := s.moveCommentBodies(ctx); return err }},
+}
+
+// moveBatch bounds the comments one move_bodies call moves.
+const moveBatch = 200
+
+// moveCommentBodies moves the bodies of every thread's comments out of their hashes into the
+// thread's bodies (the migration from layout 2), in bounded batches, and returns how many moved.
+// Each batch is one script on the thread's slot, safe beside traffic and to run again.
+func (s *Store) moveCommentBodies(ctx context.Context) (int, error) {
+	var pids []string
+	err := s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
+		if pid, ok := threadPostKey(s.k.prefix, key); ok {
+			pids = append(pids, pid)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	moved := 0
+	for _, pid := range pids {
+		nums, err := s.threadNums(ctx, pid)
+		if err != nil {
+			return moved, err
+		}
+		for start := 0; start < len(nums); start += moveBatch {
+			part := nums[start:min(start+moveBatch, len(nums))]
+			keys := []string{s.k.commentBodies(pid)}
+			args := make([]any, len(part))
+			for i, n := range part {
+				keys, args[i] = append(keys, s.k.comment(pid, n)), n
+			}
+			v, err := s.run(ctx, "move_bodies", keys, args...)
+			if err != nil {
+				return moved, fmt.Errorf("move the comment bodies of post %s: %w", pid, err)
+			}
+			n, _ := v.(int64)
+			moved += int(n)
+		}
+	}
+	return moved, nil
 }
 
 // LayoutState is what the keyspace's version hash says.
