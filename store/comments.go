@@ -423,6 +423,9 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		if err != nil {
 			return fmt.Errorf("drop thread of post %s: %w", pid, err)
 		}
+		for i, n := range nums {
+			nums[i] = padNum(n) // kept short (keys.go threadIDs)
+		}
 		if len(nums) == 0 {
 			return nil
 		}

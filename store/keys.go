@@ -250,7 +250,9 @@ func (k keys) replyOrders(pid, num string) []string {
 }
 
 // threadIDs is a set of the numbers of the comments in the thread (tombstones included), so that
-// deleting the post can find and drop every comment key in bounded steps.
+// deleting the post can find and drop every comment key in bounded steps. Its members are the
+// numbers as in ids ("4", not "000000000004"), which Redis keeps as an intset: 2 to 8 bytes a
+// comment instead of a hashtable's ~60 (layout 3).
 func (k keys) threadIDs(pid string) string { return k.inThread(pid, "ids", "") }
 
 // commentIdem is a string holding the comment number an idempotency key created (expires).

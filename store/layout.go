@@ -42,7 +42,8 @@ var migrations = []Migration{
 			return err
 		}},
 	{From: 2, Does: "move every comment's body out of its hash into its thread's bodies ({p:<id>}:c:body), " +
-		"so that comment hashes stay listpack-encoded (about 650 bytes less per comment with a 200-byte body)",
+		"so that comment hashes stay listpack-encoded (about 650 bytes less per comment with a 200-byte body), " +
+		"and keep the threads' comment numbers short, so that their sets are intsets",
 		run: func(ctx context.Context, s *Store) error { _, err := s.moveCommentBodies(ctx); return err }},
 }
 
@@ -50,7 +51,8 @@ var migrations = []Migration{
 const moveBatch = 200
 
 // moveCommentBodies moves the bodies of every thread's comments out of their hashes into the
-// thread's bodies (the migration from layout 2), in bounded batches, and returns how many moved.
+// thread's bodies and shortens the numbers in its ids set (the migration from layout 2), in
+// bounded batches, and returns how many bodies moved.
 // Each batch is one script on the thread's slot, safe beside traffic and to run again.
 func (s *Store) moveCommentBodies(ctx context.Context) (int, error) {
 	var pids []string
@@ -65,6 +67,9 @@ func (s *Store) moveCommentBodies(ctx context.Context) (int, error) {
 	}
 	moved := 0
 	for _, pid := range pids {
+		if _, err := s.run(ctx, "shorten_ids", []string{s.k.threadIDs(pid)}); err != nil {
+			return moved, fmt.Errorf("shorten the comment numbers of post %s: %w", pid, err)
+		}
 		nums, err := s.threadNums(ctx, pid)
 		if err != nil {
 			return moved, err

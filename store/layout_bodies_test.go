@@ -74,9 +74,13 @@ func TestMigrateCommentBodies(t *testing.T) {
 		gone := add(ann, "", "to be deleted")
 		_ = reply
 
-		// Layout 2: every body in its comment's hash, no thread bodies.
+		// Layout 2: every body in its comment's hash, no thread bodies, 12-digit numbers in the
+		// thread's ids.
 		pid, _, _ := store.CommentKey(top)
-		bk := prefix + "{p:" + pid + "}:c:body"
+		bk, idsKey := prefix+"{p:"+pid+"}:c:body", prefix+"{p:"+pid+"}:c:ids"
+		if err := b.Client.Del(ctx, idsKey).Err(); err != nil {
+			t.Fatal(err)
+		}
 		for _, id := range ids {
 			_, num, _ := store.CommentKey(id)
 			key := prefix + "{p:" + pid + "}:c:" + num
@@ -85,6 +89,9 @@ func TestMigrateCommentBodies(t *testing.T) {
 				t.Fatalf("comment %s has no entry in the thread's bodies: %v", id, err)
 			}
 			if err := b.Client.HSet(ctx, key, "body", body).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Client.SAdd(ctx, idsKey, num).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -136,6 +143,26 @@ func TestMigrateCommentBodies(t *testing.T) {
 		}
 		if n, err := b.Client.HLen(ctx, bk).Result(); err != nil || n != 3 {
 			t.Errorf("the thread's bodies hold %d entries (%v), want the 3 live comments'", n, err)
+		}
+		if b.Name != "miniredis" {
+			_, num, _ := store.CommentKey(top)
+			if enc, err := b.Client.ObjectEncoding(ctx, prefix+"{p:"+pid+"}:c:"+num).Result(); err != nil || enc != "listpack" {
+				t.Errorf("a migrated comment's hash is encoded %q (%v), want listpack", enc, err)
+			}
+		}
+		members, err := b.Client.SMembers(ctx, idsKey).Result()
+		if err != nil || len(members) != 3 {
+			t.Errorf("the thread's ids hold %q (%v), want the 3 live comments", members, err)
+		}
+		for _, m := range members {
+			if strings.HasPrefix(m, "0") {
+				t.Errorf("the thread's ids hold %q: want numbers as in ids", m)
+			}
+		}
+		if b.Name != "miniredis" {
+			if enc, err := b.Client.ObjectEncoding(ctx, idsKey).Result(); err != nil || enc != "intset" {
+				t.Errorf("the thread's ids are encoded %q (%v), want intset", enc, err)
+			}
 		}
 		if ran, err := f.s.Migrate(context.Background(), 10*time.Millisecond); err != nil || len(ran) != 0 {
 			t.Fatalf("second run: ran %d, %v; want nothing", len(ran), err)

@@ -86,6 +86,6 @@ if tonumber(ARGV[5]) > tonumber(redis.call('HGET', post, 'active') or '0') then
   redis.call('HSET', post, 'active', ARGV[5])
 end
 redis.call('HINCRBY', post, 'ver', 1)
-redis.call('SADD', KEYS[2], num)
+redis.call('SADD', KEYS[2], string.format('%d', tonumber(num))) -- as in ids: an intset (keys.go threadIDs)
 redis.call('SET', KEYS[3], num, 'EX', ARGV[8])
 return {num, withBody(KEYS[9], num)}

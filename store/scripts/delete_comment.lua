@@ -93,7 +93,7 @@ for i = 1, n do
     redis.call('UNLINK', h, key(i, 1), key(i, 2), key(i, 3), key(i, 4), key(i, 5))
     redis.call('HSET', h, 'author', by, 'gone', '1')
     redis.call('EXPIRE', h, ARGV[2])
-    redis.call('SREM', ids, num)
+    redis.call('SREM', ids, string.format('%d', tonumber(num)), num) -- either form (keys.go threadIDs)
     redis.call('HDEL', bodies, num)
   end
 end

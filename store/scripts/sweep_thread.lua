@@ -15,7 +15,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'deleted')
   return -1
 end
 for i, num in ipairs(ARGV) do
-  if redis.call('SREM', KEYS[2], num) == 1 then
+  if redis.call('SREM', KEYS[2], string.format('%d', tonumber(num)), num) > 0 then -- either form (keys.go threadIDs)
     local k = 4 + 6 * (i - 1)
     redis.call('UNLINK', KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5])
     redis.call('HDEL', KEYS[3], num)
