@@ -9,7 +9,7 @@ import "strings"
 // rankings.
 type keys struct{ prefix string }
 
-// user is a hash: name, created (Unix ms), pass (argon2id encoded hash).
+// user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash).
 func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
 
 // userPosts is a sorted set of the user's post ids scored by publish time (ms).

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agora/agora/jobs"
 )
 
@@ -43,8 +45,47 @@ var migrations = []Migration{
 		}},
 	{From: 2, Does: "move every comment's body out of its hash into its thread's bodies ({p:<id>}:c:body), " +
 		"so that comment hashes stay listpack-encoded (about 650 bytes less per comment with a 200-byte body), " +
-		"and keep the threads' comment numbers short, so that their sets are intsets",
-		run: func(ctx context.Context, s *Store) error { _, err := s.moveCommentBodies(ctx); return err }},
+		"and keep the threads' comment numbers short, so that their sets are intsets; write users' password " +
+		"hashes compactly, so that user hashes stay listpack-encoded",
+		run: func(ctx context.Context, s *Store) error {
+			if _, err := s.moveCommentBodies(ctx); err != nil {
+				return err
+			}
+			_, err := s.compactPasswords(ctx)
+			return err
+		}},
+}
+
+// compactPasswords writes every user's password hash in the compact encoding (see encodeHash)
+// and returns how many it rewrote: the migration from layout 2's step for users.
+func (s *Store) compactPasswords(ctx context.Context) (int, error) {
+	n := 0
+	err := s.scanKeys(ctx, s.k.prefix+"{u:*}", func(key string) error {
+		if _, ok := userKeyFromHashKey(s.k.prefix, key); !ok {
+			return nil
+		}
+		var pass *redis.StringCmd
+		if err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			pass = p.HGet(ctx, key, "pass")
+			return pass, nil
+		}}}, false); err != nil && !isNil(err) {
+			return fmt.Errorf("read the password hash of %s: %w", key, err)
+		}
+		old := pass.Val()
+		compact := compactedHash(old)
+		if compact == old {
+			return nil
+		}
+		v, err := s.run(ctx, "compact_user", []string{key}, old, compact)
+		if err != nil {
+			return fmt.Errorf("compact the password hash of %s: %w", key, err)
+		}
+		if done, _ := v.(int64); done == 1 {
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // moveBatch bounds the comments one move_bodies call moves.

@@ -170,3 +170,53 @@ func TestMigrateCommentBodies(t *testing.T) {
 		check("after a second run")
 	})
 }
+
+// TestMigrateCompactPasswords: a user's password hash as layout 2 stored it (a PHC string, longer
+// than a listpack value) still logs in, and the migration writes it compactly and the user's hash
+// anew, a listpack again, without changing what logs in.
+func TestMigrateCompactPasswords(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, WriteLimit: -1})
+		ctx := f.ctx
+		f.user("carol")
+		key := prefix + "{u:carol}"
+		compact, err := b.Client.HGet(ctx, key, "pass").Result()
+		if err != nil || len(compact) > 64 {
+			t.Fatalf("a new password hash is %d bytes (%v), want at most 64", len(compact), err)
+		}
+		if b.Name != "miniredis" {
+			if enc, err := b.Client.ObjectEncoding(ctx, key).Result(); err != nil || enc != "listpack" {
+				t.Fatalf("a new user's hash is encoded %q (%v), want listpack", enc, err)
+			}
+		}
+		// Layout 2: the same hash as a PHC string.
+		phc := store.PHCForTest(compact)
+		if err := b.Client.HSet(ctx, key, "pass", phc).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 2).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.LogIn(ctx, "carol", "password1"); err != nil {
+			t.Fatalf("log in with a layout-2 hash: %v", err)
+		}
+		if _, err := f.s.Migrate(ctx, 10*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.Client.HGet(ctx, key, "pass").Result(); err != nil || got != compact {
+			t.Fatalf("after the migration the hash is %q (%v), want the compact form", got, err)
+		}
+		if b.Name != "miniredis" {
+			if enc, err := b.Client.ObjectEncoding(ctx, key).Result(); err != nil || enc != "listpack" {
+				t.Errorf("a migrated user's hash is encoded %q (%v), want listpack", enc, err)
+			}
+		}
+		if _, err := f.s.LogIn(ctx, "carol", "password1"); err != nil {
+			t.Fatalf("log in after the migration: %v", err)
+		}
+		if _, err := f.s.LogIn(ctx, "carol", "password2"); err == nil {
+			t.Fatal("a wrong password logs in after the migration")
+		}
+	})
+}
