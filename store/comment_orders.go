@@ -20,6 +20,9 @@ func (s *Store) threadNums(ctx context.Context, pid string) ([]string, error) {
 		return nil, fmt.Errorf("list the comments of post %s: %w", pid, err)
 	}
 	nums := members.Val()
+	for i, n := range nums {
+		nums[i] = padNum(n) // kept short (keys.go threadIDs); a layout-2 member is padded already
+	}
 	slices.Sort(nums) // 12 digits: byte order is number order
 	return nums, nil
 }

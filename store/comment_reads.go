@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Comment loads a comment by global id; nil when there is none or its post was deleted. A deleted
@@ -112,4 +115,34 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 		return nil, err
 	}
 	return pageItems(rp, tag, calls, func(c *call, m string) *Comment { return l.commentOf(c, pid, m, fs) }), nil
+}
+
+// commentHashes reads the whole hashes of comments nums of post pid, each with its body from the
+// thread's bodies (keys.commentBodies) as the field body, in one pipeline: what repair, rebuild
+// and export read of a comment. A comment that does not exist has an empty map.
+func (s *Store) commentHashes(ctx context.Context, pid string, nums []string) ([]map[string]string, error) {
+	hashes := make([]*redis.MapStringStringCmd, len(nums))
+	bodies := make([]*redis.SliceCmd, len(nums))
+	ops := make([]op, len(nums))
+	bk := s.k.commentBodies(pid)
+	for i, num := range nums {
+		key := s.k.comment(pid, num)
+		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			hashes[i], bodies[i] = p.HGetAll(ctx, key), p.HMGet(ctx, bk, num)
+			return hashes[i], bodies[i]
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil {
+		return nil, fmt.Errorf("read the comments of post %s: %w", pid, err)
+	}
+	out := make([]map[string]string, len(nums))
+	for i := range nums {
+		h := hashes[i].Val()
+		// A body in the hash is newer: only a binary of layout 2 writes it there.
+		if b := str(bodies[i].Val()[0]); b != "" && len(h) > 0 && h["body"] == "" {
+			h["body"] = b
+		}
+		out[i] = h
+	}
+	return out, nil
 }

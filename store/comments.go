@@ -197,7 +197,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	for range 2 {
 		reply, err := s.run(ctx, "create_comment",
 			append(append([]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent)},
-				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num)),
+				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num), s.k.commentBodies(pid)),
 			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
 			s.opts.MaxCommentDepth, int(ttl.Seconds()), name)
 		if err != nil {
@@ -251,8 +251,8 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	if body, err = s.filterText("body", body); err != nil {
 		return nil, err
 	}
-	reply, err := s.run(ctx, "edit_comment", []string{s.k.post(pid), s.k.comment(pid, num)},
-		uid, body, s.now().UnixMilli())
+	reply, err := s.run(ctx, "edit_comment", []string{s.k.post(pid), s.k.comment(pid, num), s.k.commentBodies(pid)},
+		uid, body, s.now().UnixMilli(), num)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,7 @@ func (s *Store) deleteComment(ctx context.Context, uid, pid, num string) error {
 		if err != nil {
 			return err
 		}
-		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
+		keys := []string{s.k.post(pid), s.k.threadIDs(pid), s.k.commentBodies(pid)}
 		args := []any{uid, int(tombstoneTTL.Seconds())}
 		for _, n := range chain {
 			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)
@@ -391,7 +391,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 		}
 		reply, err := s.run(ctx, "vote_comment",
 			[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num), s.k.repliesByTop(pid, parent),
-				s.k.repliesByBest(pid, parent), s.k.repliesByControversy(pid, parent)},
+				s.k.repliesByBest(pid, parent), s.k.repliesByControversy(pid, parent), s.k.commentBodies(pid)},
 			parent, num, uid, dir, s.now().UnixMilli())
 		if err != nil {
 			return nil, err
@@ -429,6 +429,9 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		if err != nil {
 			return fmt.Errorf("drop thread of post %s: %w", pid, err)
 		}
+		for i, n := range nums {
+			nums[i] = padNum(n) // kept short (keys.go threadIDs)
+		}
 		if len(nums) == 0 {
 			return nil
 		}
@@ -437,7 +440,7 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		if err := s.unlistThread(ctx, pid, nums); err != nil {
 			return err
 		}
-		keys := []string{s.k.post(pid), s.k.threadIDs(pid)}
+		keys := []string{s.k.post(pid), s.k.threadIDs(pid), s.k.commentBodies(pid)}
 		args := make([]any, len(nums))
 		for i, n := range nums {
 			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)

@@ -380,16 +380,16 @@ type exportComment struct {
 // comments writes the account's live comments (its comment list), oldest first.
 func (e *exporter) comments(ctx context.Context) error {
 	return e.zpages(ctx, e.s.k.userComments(e.uid), func(ctx context.Context, zs []redis.Z) error {
-		cmds := make([]*redis.SliceCmd, len(zs))
+		cmds, bodies := make([]*redis.SliceCmd, len(zs)), make([]*redis.SliceCmd, len(zs))
 		ops := make([]op, len(zs))
 		nums := make([][2]string, len(zs))
 		for i, z := range zs {
 			pid, short, _ := strings.Cut(str(z.Member), ":")
 			nums[i] = [2]string{pid, padNum(short)}
-			key := e.s.k.comment(pid, nums[i][1])
+			key, bk := e.s.k.comment(pid, nums[i][1]), e.s.k.commentBodies(pid)
 			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-				cmds[i] = p.HMGet(ctx, key, commentFields[:]...)
-				return cmds[i], nil
+				cmds[i], bodies[i] = p.HMGet(ctx, key, commentFields[:]...), p.HMGet(ctx, bk, nums[i][1])
+				return cmds[i], bodies[i]
 			}}
 		}
 		if err := e.s.pipeline(ctx, ops, false); err != nil {
@@ -400,7 +400,11 @@ func (e *exporter) comments(ctx context.Context) error {
 				return fmt.Errorf("read comment %v: %w", z.Member, err)
 			}
 			pid, num := nums[i][0], nums[i][1]
-			c := commentFromFields(pid, postID(pid), num, strs(cmds[i].Val()))
+			v := strs(cmds[i].Val())
+			if v[2] == "" { // a body in the hash is newer: only a binary of layout 2 writes it there
+				v[2] = str(bodies[i].Val()[0])
+			}
+			c := commentFromFields(pid, postID(pid), num, v)
 			if c == nil || c.Deleted || c.Author != UserKey(e.uid) {
 				continue // deleted since it was listed
 			}

@@ -1,5 +1,10 @@
 package store
 
+import (
+	"encoding/base64"
+	"fmt"
+)
+
 // Key names for the deployment tests of package store_test (cluster, failover, rebuild).
 
 // RankingKeysForTest returns the HOT, NEW and TOP sorted sets and the version hash of the site's
@@ -37,3 +42,10 @@ func (s *Store) ThreadIDsKeyForTest(pid string) string { return s.k.threadIDs(pi
 
 // ThreadNumForTest returns a comment number (as in ids) as stored in the reply indexes.
 func (s *Store) ThreadNumForTest(num string) string { return padNum(num) }
+
+// PHCForTest returns a compact password hash in the PHC string form layout 2 stored.
+func PHCForTest(compact string) string {
+	m, t, p, salt, key, _ := decodeHash(compact)
+	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", m, t, p,
+		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+}

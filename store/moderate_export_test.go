@@ -43,7 +43,7 @@ func (s *Store) PinScriptOnly(ctx context.Context, actor UserKey, id, group stri
 // replies kept out of the tree), and that the reply indexes hold exactly the comments in the
 // tree — those live or with replies there.
 func (s *Store) CheckThread(ctx context.Context, pid string) error {
-	nums, err := s.rdb.SMembers(ctx, s.k.threadIDs(pid)).Result()
+	nums, err := s.threadNums(ctx, pid)
 	if err != nil {
 		return err
 	}

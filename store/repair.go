@@ -180,10 +180,11 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	if err := s.rerankPost(ctx, pid); err != nil {
 		return err
 	}
-	h, err := s.rdb.HGetAll(ctx, s.k.comment(pid, num)).Result()
+	hs, err := s.commentHashes(ctx, pid, []string{num})
 	if err != nil {
 		return fmt.Errorf("repair comment %s: %w", commentID(pid, num), err)
 	}
+	h := hs[0]
 	c := commentFromHash(pid, num, h)
 	if c == nil || c.Author == "" {
 		// A deleted comment (a tombstone, or the marker of one removed for good): out of its

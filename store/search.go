@@ -859,22 +859,14 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 	const batch = 200
 	for start := 0; start < len(nums); start += batch {
 		part := nums[start:min(start+batch, len(nums))]
-		ops := make([]op, len(part))
-		cmds := make([]*redis.MapStringStringCmd, len(part))
-		for i, num := range part {
-			key := s.k.comment(pid, num)
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-				cmds[i] = p.HGetAll(ctx, key)
-				return cmds[i], nil
-			}}
-		}
-		if err := s.pipeline(ctx, ops, false); err != nil {
-			return fmt.Errorf("read the comments of post %s: %w", pid, err)
+		hashes, err := s.commentHashes(ctx, pid, part)
+		if err != nil {
+			return err
 		}
 		var calls []scriptCall
 		var docs []searchDoc
-		for i, c := range cmds {
-			cm := commentFromHash(pid, part[i], c.Val())
+		for i, h := range hashes {
+			cm := commentFromHash(pid, part[i], h)
 			if cm == nil {
 				continue
 			}

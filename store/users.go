@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -210,15 +212,79 @@ func digest(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// hashPassword returns the PHC-style encoding $argon2id$v=19$m=..,t=..,p=..$salt$hash.
+// hashPassword returns the compact encoding of password's argon2id hash under the configured
+// cost (see encodeHash).
 func (s *Store) hashPassword(password string) string {
 	release := s.acquireHashing()
 	defer release()
 	p := s.opts.Password
 	salt := randomBytes(16)
 	key := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, 32)
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads,
-		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+	return encodeHash(p.Memory, p.Time, p.Threads, salt, key)
+}
+
+// compactHash is the first byte of the compact encoding of an argon2id hash (version 0x13).
+const compactHash = 0x13
+
+// encodeHash writes an argon2id hash compactly, in binary: the byte compactHash, the memory and
+// passes as uvarints, the lanes, the 16-byte salt and the 32-byte key — 54 bytes for the default
+// cost. The PHC string ($argon2id$v=19$m=…,t=…,p=…$salt$key, ~97 bytes) is longer than Redis's
+// hash-max-listpack-value (64), which would turn every user's hash into a hashtable (~260 bytes
+// more per user); the compact form keeps it a listpack.
+func encodeHash(m, t uint32, p uint8, salt, key []byte) string {
+	b := make([]byte, 0, 1+2*binary.MaxVarintLen32+1+len(salt)+len(key))
+	b = append(b, compactHash)
+	b = binary.AppendUvarint(b, uint64(m))
+	b = binary.AppendUvarint(b, uint64(t))
+	b = append(b, p)
+	b = append(b, salt...)
+	return string(append(b, key...))
+}
+
+// decodeHash reads a hash written by encodeHash, or one in the PHC string form that layouts
+// before 3 stored.
+func decodeHash(encoded string) (m, t uint32, p uint8, salt, key []byte, ok bool) {
+	if strings.HasPrefix(encoded, "$") {
+		parts := strings.Split(encoded, "$")
+		if len(parts) != 6 || parts[1] != "argon2id" {
+			return 0, 0, 0, nil, nil, false
+		}
+		if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil {
+			return 0, 0, 0, nil, nil, false
+		}
+		salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+		key, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+		return m, t, p, salt, key, err1 == nil && err2 == nil
+	}
+	b := []byte(encoded)
+	if len(b) == 0 || b[0] != compactHash {
+		return 0, 0, 0, nil, nil, false
+	}
+	b = b[1:]
+	m64, n := binary.Uvarint(b)
+	if n <= 0 || m64 > math.MaxUint32 {
+		return 0, 0, 0, nil, nil, false
+	}
+	b = b[n:]
+	t64, n := binary.Uvarint(b)
+	if n <= 0 || t64 > math.MaxUint32 || len(b) < n+1+16+16 {
+		return 0, 0, 0, nil, nil, false
+	}
+	b = b[n:]
+	return uint32(m64), uint32(t64), b[0], b[1:17], b[17:], true
+}
+
+// compactedHash returns a PHC string hash in the compact encoding, unchanged otherwise: the
+// migration from layout 2's step for users.
+func compactedHash(encoded string) string {
+	if !strings.HasPrefix(encoded, "$") {
+		return encoded
+	}
+	m, t, p, salt, key, ok := decodeHash(encoded)
+	if !ok {
+		return encoded
+	}
+	return encodeHash(m, t, p, salt, key)
 }
 
 // acquireHashing waits for a hashing slot and returns its release.
@@ -227,21 +293,12 @@ func (s *Store) acquireHashing() func() {
 	return func() { <-s.hashing }
 }
 
-// verifyPassword checks password against an encoding made by hashPassword, with the cost recorded
-// in the encoding (so the cost can be raised without invalidating old hashes).
+// verifyPassword checks password against an encoding made by hashPassword (or a PHC string from
+// before layout 3), with the cost recorded in the encoding (so the cost can be raised without
+// invalidating old hashes).
 func (s *Store) verifyPassword(password, encoded string) bool {
-	parts := strings.Split(encoded, "$")
-	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false
-	}
-	var m, t uint32
-	var th uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &th); err != nil {
-		return false
-	}
-	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
-	want, err2 := base64.RawStdEncoding.DecodeString(parts[5])
-	if err1 != nil || err2 != nil {
+	m, t, th, salt, want, ok := decodeHash(encoded)
+	if !ok {
 		return false
 	}
 	if s.onVerify != nil {

@@ -3,13 +3,14 @@
 --          string {p:<id>}:c:idem:<digest>   KEYS[4] parent comment hash {p:<id>}:c:<parent>
 --          (for a top-level comment {p:<id>}:c:0, which is not read)   KEYS[5..8] the parent's
 --          reply orders {p:<id>}:c:<parent>:rt, :rs, :rb and :rc (time, TOP, BEST,
---          CONTROVERSIAL)   KEYS[9] the new comment's hash {p:<id>}:c:<number>
+--          CONTROVERSIAL)   KEYS[9] the new comment's hash {p:<id>}:c:<number>   KEYS[10] the
+--          thread's bodies {p:<id>}:c:body (number → text; see keys.go commentBodies)
 -- ARGV[1]  number (from comment_num)   ARGV[2] parent number ("0" for a top-level comment)
 -- ARGV[3]  author user key   ARGV[4] body   ARGV[5] now (Unix ms)   ARGV[6] voting closes (ms)
 -- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds   ARGV[9] the author's
 --          name, kept with the comment so that a listing need not read the author ("" when
 --          unknown: the field is left out)
--- Reply    {number, HGETALL of the comment}; {"again", number} when the idempotency key names an
+-- Reply    {number, HGETALL of the comment with its body}; {"again", number} when the idempotency key names an
 --          earlier comment whose key is not KEYS[9]: run again with that number.
 -- Errors   NOTFOUND (no post, deleted post, a removed post unless the author writes, no parent, a
 --          removed parent or a deleted one out of the tree, or the key's comment was removed
@@ -36,13 +37,20 @@ end
 if redis.call('HGET', post, 'locked') == '1' then
   return redis.error_reply('LOCKED a moderator locked the post: no new comments')
 end
+-- withBody returns the HGETALL of comment hash h with its body, as if it were a field of h.
+local function withBody(h, num)
+  local all = redis.call('HGETALL', h)
+  local body = redis.call('HGET', KEYS[10], num)
+  if body and redis.call('HEXISTS', h, 'body') == 0 then all[#all + 1] = 'body'; all[#all + 1] = body end
+  return all
+end
 local done = redis.call('GET', KEYS[3])
 if done then
   if done ~= num then return {'again', done} end
   if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
     return redis.error_reply('NOTFOUND the comment made with this idempotency key was deleted')
   end
-  return {done, redis.call('HGETALL', KEYS[9])}
+  return {done, withBody(KEYS[9], done)}
 end
 if redis.call('EXISTS', KEYS[9]) == 1 then
   return redis.error_reply('comment number ' .. num .. ' is taken')
@@ -62,7 +70,8 @@ if parent ~= '0' then
     return redis.error_reply('INVALID replies nest at most ' .. ARGV[7] .. ' levels below a top-level comment')
   end
 end
-redis.call('HSET', KEYS[9], 'parent', parent, 'author', ARGV[3], 'body', ARGV[4], 'created', ARGV[5],
+redis.call('HSET', KEYS[10], num, ARGV[4])
+redis.call('HSET', KEYS[9], 'parent', parent, 'author', ARGV[3], 'created', ARGV[5],
   'closes', ARGV[6], 'depth', depth, 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[9], 'aname', ARGV[9]) end
 redis.call('ZADD', KEYS[5], ARGV[5], num)
@@ -77,6 +86,6 @@ if tonumber(ARGV[5]) > tonumber(redis.call('HGET', post, 'active') or '0') then
   redis.call('HSET', post, 'active', ARGV[5])
 end
 redis.call('HINCRBY', post, 'ver', 1)
-redis.call('SADD', KEYS[2], num)
+redis.call('SADD', KEYS[2], string.format('%d', tonumber(num))) -- as in ids: an intset (keys.go threadIDs)
 redis.call('SET', KEYS[3], num, 'EX', ARGV[8])
-return {num, redis.call('HGETALL', KEYS[9])}
+return {num, withBody(KEYS[9], num)}

@@ -4,7 +4,8 @@
 -- childless in the tree. A comment that holds removed comments out of the tree (held > 0, see
 -- moderate_comment), or that is removed itself, leaves the tree but keeps its hash, so that a
 -- restore can bring it back; a removed comment deleted by its author only loses its text.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] six keys per
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3] the thread's
+--          bodies {p:<id>}:c:body   KEYS[4..] six keys per
 --          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, votes :votes, and reply
 --          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders)
 -- ARGV[1]  the deleting user key   ARGV[2] TTL in seconds of the marker a removed comment leaves
@@ -22,11 +23,11 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
-local post, ids = KEYS[1], KEYS[2]
+local post, ids, bodies = KEYS[1], KEYS[2], KEYS[3]
 local chain = {}
 for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end
 local function key(i, part) -- part 0 hash, 1 votes, 2..5 the reply orders of chain[i]
-  return KEYS[3 + 6 * (i - 1) + part]
+  return KEYS[4 + 6 * (i - 1) + part]
 end
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
@@ -46,6 +47,7 @@ if redis.call('HGET', c, 'removed') == '1' then
   -- tree; it only loses its text.
   redis.call('HSET', c, 'deleted', '1')
   redis.call('HDEL', c, 'body')
+  redis.call('HDEL', bodies, chain[1])
   redis.call('HINCRBY', c, 'ver', 1)
   return {'tombstone', 0}
 end
@@ -54,6 +56,7 @@ if tonumber(redis.call('HGET', c, 'replies')) > 0 then
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   redis.call('HSET', c, 'deleted', '1')
   redis.call('HDEL', c, 'body')
+  redis.call('HDEL', bodies, chain[1])
   redis.call('HINCRBY', c, 'ver', 1)
   return {'tombstone', 0}
 end
@@ -80,6 +83,7 @@ for i = 1, n do
     if i == 1 then
       redis.call('HSET', h, 'deleted', '1')
       redis.call('HDEL', h, 'body')
+      redis.call('HDEL', bodies, num)
       redis.call('HINCRBY', h, 'ver', 1)
       kept = true
     end
@@ -89,7 +93,8 @@ for i = 1, n do
     redis.call('UNLINK', h, key(i, 1), key(i, 2), key(i, 3), key(i, 4), key(i, 5))
     redis.call('HSET', h, 'author', by, 'gone', '1')
     redis.call('EXPIRE', h, ARGV[2])
-    redis.call('SREM', ids, num)
+    redis.call('SREM', ids, string.format('%d', tonumber(num)), num) -- either form (keys.go threadIDs)
+    redis.call('HDEL', bodies, num)
   end
 end
 if kept then return {'tombstone', n} end

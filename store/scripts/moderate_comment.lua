@@ -10,14 +10,14 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog
 -- KEYS[3..] five keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
 --          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders; its hash is not
---          used)
+--          used)   KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body (read only)
 -- ARGV[1]  REMOVE_COMMENT | RESTORE_COMMENT   ARGV[2] the moderator's user key   ARGV[3] via:
 --          the group the moderator's authority comes through, or "*" for a site admin
 -- ARGV[4]  "1" when a reason is given, else "0"   ARGV[5] the reason   ARGV[6] now (Unix ms)
 -- ARGV[7]  the post's key   ARGV[8..] the chain: the comment's number, its parent's, and so on
 --          up to the first ancestor whose place does not change, or "0" (the caller reads it
 --          beforehand; parents never change)
--- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the comment...}; {"again"} when the chain
+-- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the comment with its body...}; {"again"} when the chain
 --          is too short (an ancestor's replies changed since it was read): read it again.
 -- Errors   NOTFOUND (no post, a deleted post, no comment, a deleted comment), FORBIDDEN (via is
 --          a group the post is no longer in; or a restore through another group than the
@@ -115,6 +115,8 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   changed = 1
 end
 local reply = redis.call('HGETALL', c)
+local body = redis.call('HGET', KEYS[#KEYS - 1], chain[1])
+if body and redis.call('HEXISTS', c, 'body') == 0 then reply[#reply + 1] = 'body'; reply[#reply + 1] = body end
 table.insert(reply, 1, redis.call('HGETALL', outbox))
 table.insert(reply, 1, changed)
 return reply

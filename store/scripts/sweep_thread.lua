@@ -1,6 +1,7 @@
 -- sweep_thread: drop the comment keys of a deleted post's thread, a bounded number per run, so
 -- that deleting a post with a huge thread never blocks Redis for long.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3..] six keys per
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3] the thread's
+--          bodies {p:<id>}:c:body   KEYS[4..] six keys per
 --          comment of ARGV: its hash {p:<id>}:c:<n>, votes :votes, and reply orders :rt, :rs, :rb
 --          and :rc
 -- ARGV     the numbers of the comments to drop (the caller picks them with SRANDMEMBER)
@@ -14,9 +15,12 @@ if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HGET', KEYS[1], 'deleted')
   return -1
 end
 for i, num in ipairs(ARGV) do
-  if redis.call('SREM', KEYS[2], num) == 1 then
-    local k = 3 + 6 * (i - 1)
+  if redis.call('SREM', KEYS[2], string.format('%d', tonumber(num)), num) > 0 then -- either form (keys.go threadIDs)
+    local k = 4 + 6 * (i - 1)
     redis.call('UNLINK', KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5])
+    redis.call('HDEL', KEYS[3], num)
   end
 end
-return redis.call('SCARD', KEYS[2])
+local left = redis.call('SCARD', KEYS[2])
+if left == 0 then redis.call('UNLINK', KEYS[3]) end
+return left

@@ -2,10 +2,11 @@
 -- move it in its parent's TOP, BEST and CONTROVERSIAL reply orders.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] votes hash
 --          {p:<id>}:c:<number>:votes (voter → 1 | -1)   KEYS[4..6] the parent's TOP, BEST and
---          CONTROVERSIAL orders {p:<id>}:c:<parent>:rs, :rb and :rc
+--          CONTROVERSIAL orders {p:<id>}:c:<parent>:rs, :rb and :rc   KEYS[7] the thread's bodies
+--          {p:<id>}:c:body (read only)
 -- ARGV[1]  parent number, as the caller read it (parents never change)   ARGV[2] comment number
 -- ARGV[3]  voter user key   ARGV[4] direction 1 | -1 | 0 (withdraw)   ARGV[5] now (Unix ms)
--- Reply    {changed (0|1), HGETALL of the comment...}; {"again"} when the comment's parent is not
+-- Reply    {changed (0|1), HGETALL of the comment with its body...}; {"again"} when the comment's parent is not
 --          ARGV[1] (it did not exist yet when the caller read it): read it again.
 -- Errors   NOTFOUND (no post, no comment, or a deleted or removed one), LOCKED (a locked post),
 --          FORBIDDEN (the author), CLOSED (after the voting window).
@@ -57,5 +58,7 @@ if old ~= new then
   changed = 1
 end
 local reply = redis.call('HGETALL', c)
+local body = redis.call('HGET', KEYS[7], ARGV[2])
+if body and redis.call('HEXISTS', c, 'body') == 0 then reply[#reply + 1] = 'body'; reply[#reply + 1] = body end
 table.insert(reply, 1, changed)
 return reply
