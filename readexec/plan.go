@@ -146,6 +146,8 @@ type args struct {
 	first, last *int
 	after       *string
 	before      *string
+	// revealSpoiler is Post.body's argument.
+	revealSpoiler *bool
 }
 
 // plan returns the plan of the operation, planned once per operation of the executor's query

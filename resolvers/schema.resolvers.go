@@ -186,6 +186,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	p, err := r.Store.CreatePost(ctx, uid, store.NewPost{
 		Title: input.Title, Body: deref(input.Body), URL: deref(input.URL), Groups: input.Groups,
 		IdempotencyKey: deref(input.IdempotencyKey), PublishAt: derefTime(input.PublishAt),
+		NSFW: derefBool(input.Nsfw), Spoiler: derefBool(input.Spoiler),
 	})
 	wrote(ctx)
 	return p, err
@@ -399,8 +400,8 @@ func (r *mutationResolver) ResolveReport(ctx context.Context, id string) (*store
 	return resolveReport(ctx, r.Store, id)
 }
 
-func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error) {
-	return editPost(ctx, r.Store, id, title, body, url)
+func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string, nsfw *bool, spoiler *bool) (*store.Post, error) {
+	return editPost(ctx, r.Store, id, store.PostEdit{Title: title, Body: body, URL: url, NSFW: nsfw, Spoiler: spoiler})
 }
 
 func (r *mutationResolver) SavePost(ctx context.Context, id string) (*store.Post, error) {
@@ -419,8 +420,8 @@ func (r *mutationResolver) UnblockUser(ctx context.Context, userID string) (*sto
 	return r.setBlock(ctx, userID, false)
 }
 
-func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error) {
-	return updateProfile(ctx, r.Store, bio, avatarURL)
+func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string, showNsfw *bool) (*store.User, error) {
+	return updateProfile(ctx, r.Store, store.ProfileEdit{Bio: bio, AvatarURL: avatarURL, ShowNSFW: showNsfw})
 }
 
 func (r *mutationResolver) ChangePassword(ctx context.Context, current string, new string) (bool, error) {

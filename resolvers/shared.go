@@ -116,6 +116,9 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 	if perViewer = readsViewer(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}); perViewer {
 		viewer = "v:" + string(r.Viewer)
 	}
+	if r.ShowNSFW {
+		viewer += "\x00nsfw" // one run per setting: each delivers what its setting lets through
+	}
 	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
 }
 

@@ -46,6 +46,9 @@ func (l *Loader) groupOldestRead(g string) read {
 func (l *Loader) groupNeeds(g string, n *Needs, reads []read) []read {
 	k := l.s.k
 	reads = append(reads, zcardRead(k.ranking(g).new))
+	if l.hidesNSFW() { // the post count its viewer sees (GroupPostCount)
+		reads = append(reads, zcardRead(k.sfwRanking(g).new))
+	}
 	if n.GroupCreated {
 		reads = append(reads, l.groupOldestRead(g))
 	}

@@ -159,6 +159,24 @@ func (k keys) ranking(group string) ranking {
 	if group != "" {
 		tag = k.prefix + "{g:" + group + "}"
 	}
+	return rankingAt(tag)
+}
+
+// sfwRanking is the NSFW-free copy of ranking(group): the same sorted sets (and their own version
+// hash and trim marks) in the same slot, under "<tag>:s:", holding only the posts that are not
+// NSFW, for the viewers who do not show NSFW posts (see labels.go).
+func (k keys) sfwRanking(group string) ranking {
+	r := k.ranking(group)
+	return rankingAt(strings.TrimSuffix(r.ver, ":ver") + ":s")
+}
+
+// userPostsSFW and userPostsSFWVer are userPosts and userPostsVer of the user's posts that are not
+// NSFW (see labels.go).
+func (k keys) userPostsSFW(uid string) string    { return k.user(uid) + ":posts:s" }
+func (k keys) userPostsSFWVer(uid string) string { return k.user(uid) + ":posts:s:ver" }
+
+// rankingAt is the set of rankings whose keys start with tag.
+func rankingAt(tag string) ranking {
 	r := ranking{hot: tag + ":hot", new: tag + ":new", top: tag + ":top", ver: tag + ":ver",
 		active: tag + ":act", controversial: tag + ":con", comments: tag + ":cmt", trim: tag + ":trim"}
 	for i, w := range TopWindows {

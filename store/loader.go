@@ -20,6 +20,8 @@ type Loader struct {
 	revs *Revisions // records what the response read, for the response cache; nil when off
 
 	blocks *Blocks // the viewer's block list (SetBlocks); guarded by mu
+	// hideNSFW: the viewer does not show NSFW posts (HideNSFW, labels.go); guarded by mu
+	hideNSFW bool
 
 	mu    sync.Mutex
 	cache map[string]*call
