@@ -108,7 +108,9 @@ func checkLabelViews(t *testing.T, a *api, who, tok string, want []string) {
 		conn("feed", d["feed"], false)
 	}
 	conn("searchPosts", d["searchPosts"], false)
-	var sc struct{ Edges []struct{ Node struct{ Body string } } }
+	var sc struct {
+		Edges []struct{ Node struct{ Body string } }
+	}
 	mustJSON(t, d["searchComments"], &sc)
 	if len(sc.Edges) != len(want) {
 		t.Errorf("searchComments: %s sees %d comments, want %d (one on each post seen)", who, len(sc.Edges), len(want))
