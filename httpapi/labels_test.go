@@ -325,3 +325,78 @@ func TestLabelsCacheOneAnswerPerSetting(t *testing.T) {
 		_ = httpapi.CacheHeader
 	})
 }
+
+// TestLabelsLiveFeeds: postPublished and feed deliver a new NSFW post to a subscriber who shows
+// NSFW posts and not to one who does not (nor to an anonymous one), over every transport, while
+// both get the posts that are not; postChanged of an NSFW post comes withheld to the latter.
+func TestLabelsLiveFeeds(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		author, authorID := a.signUp("poster")
+		hide, _ := a.signUp("hider")
+		show, _ := a.signUp("shower")
+		a.do(show, `mutation{updateProfile(showNsfw:true){id}}`, nil).decode(t, &struct{}{})
+		for _, tok := range []string{hide, show} {
+			a.do(tok, `mutation($id:ID!){follow(userId:$id){id}}`, map[string]any{"id": authorID}).decode(t, &struct{}{})
+		}
+		var adult struct{ CreatePost struct{ ID string } }
+		a.do(author, `mutation{createPost(input:{title:"old adult",nsfw:true}){id}}`, nil).decode(t, &adult)
+		post := func(title string, nsfw bool) {
+			t.Helper()
+			a.do(author, `mutation($t:String!,$n:Boolean){createPost(input:{title:$t,nsfw:$n}){id}}`,
+				map[string]any{"t": title, "n": nsfw}).decode(t, &struct{}{})
+		}
+		for _, proto := range protos {
+			t.Run(proto, func(t *testing.T) {
+				published := `subscription{postPublished{title nsfw}}`
+				anonPosts := subscribe(t, a.srv.URL, proto, "", published, nil)
+				hidePosts := subscribe(t, a.srv.URL, proto, hide, published, nil)
+				showPosts := subscribe(t, a.srv.URL, proto, show, published, nil)
+				hideFeed := subscribe(t, a.srv.URL, proto, hide, `subscription{feed{title}}`, nil)
+				showFeed := subscribe(t, a.srv.URL, proto, show, `subscription{feed{title}}`, nil)
+				changed := `subscription($p:ID!){postChanged(postId:$p){title nsfwHidden upvotes}}`
+				hideChanged := subscribe(t, a.srv.URL, proto, hide, changed, map[string]any{"p": adult.CreatePost.ID})
+				showChanged := subscribe(t, a.srv.URL, proto, show, changed, map[string]any{"p": adult.CreatePost.ID})
+				all := []sub{anonPosts, hidePosts, showPosts, hideFeed, showFeed, hideChanged, showChanged}
+				defer func() {
+					for _, s := range all {
+						s.close()
+					}
+					waitSubscribers(t, a, 0)
+				}()
+				waitSubscribers(t, a, len(all))
+
+				post("adult "+proto, true)
+				post("plain "+proto, false)
+				a.do(hide, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`, map[string]any{"p": adult.CreatePost.ID}).decode(t, &struct{}{})
+				title := func(s sub, field string) string {
+					t.Helper()
+					var d map[string]struct{ Title *string }
+					next(t, s, &d)
+					if d[field].Title == nil {
+						return "<withheld>"
+					}
+					return *d[field].Title
+				}
+				for _, tc := range []struct{ who, got, want string }{
+					{"an anonymous postPublished", title(anonPosts, "postPublished"), "plain " + proto},
+					{"a hider's postPublished", title(hidePosts, "postPublished"), "plain " + proto},
+					{"a shower's postPublished", title(showPosts, "postPublished"), "adult " + proto},
+					{"a shower's postPublished", title(showPosts, "postPublished"), "plain " + proto},
+					{"a hider's feed", title(hideFeed, "feed"), "plain " + proto},
+					{"a shower's feed", title(showFeed, "feed"), "adult " + proto},
+					{"a shower's feed", title(showFeed, "feed"), "plain " + proto},
+					{"a hider's postChanged", title(hideChanged, "postChanged"), "<withheld>"},
+					{"a shower's postChanged", title(showChanged, "postChanged"), "old adult"},
+				} {
+					if tc.got != tc.want {
+						t.Errorf("%s: %q, want %q", tc.who, tc.got, tc.want)
+					}
+				}
+				a.do(hide, `mutation($p:ID!){votePost(postId:$p,direction:NONE){id}}`, map[string]any{"p": adult.CreatePost.ID}).decode(t, &struct{}{})
+				title(hideChanged, "postChanged")
+				title(showChanged, "postChanged")
+			})
+		}
+	})
+}
