@@ -17,7 +17,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 2
+const Layout = 3
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -39,6 +39,12 @@ var migrations = []Migration{
 				return err
 			}
 			_, err := s.RebuildUsers(ctx)
+			return err
+		}},
+	{From: 2, Does: "derive the NSFW-free copies of the site's and groups' rankings and of the users' post lists " +
+		"(content labels) by running rebuild's steps (Rebuild)",
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.Rebuild(ctx)
 			return err
 		}},
 }
