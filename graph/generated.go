@@ -118,6 +118,7 @@ type ComplexityRoot struct {
 		MemberCount       func(childComplexity int) int
 		Moderators        func(childComplexity int) int
 		Name              func(childComplexity int) int
+		Nsfw              func(childComplexity int) int
 		PostCount         func(childComplexity int) int
 		PostingRestricted func(childComplexity int) int
 		Posts             func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
@@ -184,7 +185,7 @@ type ComplexityRoot struct {
 		CancelScheduledPost   func(childComplexity int, id string) int
 		ChangePassword        func(childComplexity int, current string, new string) int
 		CreateComment         func(childComplexity int, postID string, parentID *string, body string, idempotencyKey *string) int
-		CreateGroup           func(childComplexity int, name string, description *string) int
+		CreateGroup           func(childComplexity int, name string, description *string, nsfw *bool) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
 		DeleteAccount         func(childComplexity int, password string, eraseContent bool) int
 		DeleteComment         func(childComplexity int, id string) int
@@ -222,7 +223,7 @@ type ComplexityRoot struct {
 		UnblockUser           func(childComplexity int, userID string) int
 		Unfollow              func(childComplexity int, userID string) int
 		UnsavePost            func(childComplexity int, id string) int
-		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) int
+		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) int
 		UpdateProfile         func(childComplexity int, bio *string, avatarURL *string, showNsfw *bool) int
 		VerifyEmail           func(childComplexity int, token string) int
 		VoteComment           func(childComplexity int, commentID string, direction model.VoteDirection) int
@@ -435,6 +436,7 @@ type GroupResolver interface {
 	ViewerIsMember(ctx context.Context, obj *store.Group) (bool, error)
 	ViewerIsModerator(ctx context.Context, obj *store.Group) (bool, error)
 	Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error)
+	Nsfw(ctx context.Context, obj *store.Group) (bool, error)
 }
 type ModActionResolver interface {
 	Moderator(ctx context.Context, obj *store.ModAction) (*store.User, error)
@@ -459,8 +461,8 @@ type MutationResolver interface {
 	Follow(ctx context.Context, userID string) (*store.User, error)
 	Unfollow(ctx context.Context, userID string) (*store.User, error)
 	MarkNotificationsRead(ctx context.Context, ids []string, all *bool) (int, error)
-	CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error)
-	UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) (*store.Group, error)
+	CreateGroup(ctx context.Context, name string, description *string, nsfw *bool) (*store.Group, error)
+	UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) (*store.Group, error)
 	AddModerator(ctx context.Context, group string, userID string) (*store.Group, error)
 	RemoveModerator(ctx context.Context, group string, userID string) (*store.Group, error)
 	JoinGroup(ctx context.Context, name string) (*store.Group, error)
@@ -905,6 +907,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.Name(childComplexity), true
+	case "Group.nsfw":
+		if e.ComplexityRoot.Group.Nsfw == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Nsfw(childComplexity), true
 	case "Group.postCount":
 		if e.ComplexityRoot.Group.PostCount == nil {
 			break
@@ -1210,7 +1218,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateGroup(childComplexity, args["name"].(string), args["description"].(*string)), true
+		return e.ComplexityRoot.Mutation.CreateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["nsfw"].(*bool)), true
 	case "Mutation.createPost":
 		if e.ComplexityRoot.Mutation.CreatePost == nil {
 			break
@@ -1618,7 +1626,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["title"].(*string), args["iconUrl"].(*string), args["bannerUrl"].(*string), args["rules"].(*string), args["postingRestricted"].(*bool)), true
+		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["title"].(*string), args["iconUrl"].(*string), args["bannerUrl"].(*string), args["rules"].(*string), args["postingRestricted"].(*bool), args["nsfw"].(*bool)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -3274,14 +3282,15 @@ type Mutation {
   "agora: marks the viewer's notifications read, all of them or those ids names (ids no longer kept are ignored), and returns the new unread count. Neither ids nor all is BAD_USER_INPUT; another user's notification is FORBIDDEN."
   markNotificationsRead(ids: [ID!], all: Boolean): Int!
 
-  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT."
-  createGroup(name: String!, description: String): Group!
+  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT. nsfw labels it NSFW: every post in it is NSFW."
+  createGroup(name: String!, description: String, nsfw: Boolean): Group!
   """
   Change what a group's page shows. Moderators of the group and admins. An argument left out
   leaves its field as it is; null or "" clears it (postingRestricted: null leaves it). iconUrl
-  and bannerUrl must be https (BAD_USER_INPUT).
+  and bannerUrl must be https (BAD_USER_INPUT). nsfw labels the group NSFW or takes the label off
+  (null leaves it): every post in an NSFW group is NSFW.
   """
-  updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean): Group!
+  updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean, nsfw: Boolean): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
   addModerator(group: String!, userId: ID!): Group!
   "Take a user's moderation of a group away; a moderator may step down. Moderators of the group and admins."
@@ -3389,6 +3398,11 @@ extend type Post {
 extend type User {
   "Whether posts labelled NSFW reach this user: for the user themselves only (false for everyone else); set with updateProfile(showNsfw:)."
   showNsfw: Boolean!
+}
+
+extend type Group {
+  "The group is labelled NSFW: every post in it is NSFW (Post.nsfw). Set by createGroup and updateGroup."
+  nsfw: Boolean!
 }
 
 extend input CreatePostInput {
@@ -3570,6 +3584,8 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_viewerIsModerator(ctx, field)
 	case "bans":
 		return ec.fieldContext_Group_bans(ctx, field)
+	case "nsfw":
+		return ec.fieldContext_Group_nsfw(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
 }
@@ -4365,6 +4381,14 @@ func (ec *executionContext) field_Mutation_createGroup_args(ctx context.Context,
 		return nil, err
 	}
 	args["description"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "nsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nsfw"] = arg2
 	return args, nil
 }
 
@@ -5157,6 +5181,14 @@ func (ec *executionContext) field_Mutation_updateGroup_args(ctx context.Context,
 		return nil, err
 	}
 	args["postingRestricted"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "nsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nsfw"] = arg7
 	return args, nil
 }
 
@@ -8032,6 +8064,29 @@ func (ec *executionContext) fieldContext_Group_bans(ctx context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Group_nsfw(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_nsfw(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().Nsfw(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_nsfw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _GroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GroupConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9527,7 +9582,7 @@ func (ec *executionContext) _Mutation_createGroup(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string))
+			return ec.Resolvers.Mutation().CreateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["nsfw"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Group) graphql.Marshaler {
@@ -9571,7 +9626,7 @@ func (ec *executionContext) _Mutation_updateGroup(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["title"].(*string), fc.Args["iconUrl"].(*string), fc.Args["bannerUrl"].(*string), fc.Args["rules"].(*string), fc.Args["postingRestricted"].(*bool))
+			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["title"].(*string), fc.Args["iconUrl"].(*string), fc.Args["bannerUrl"].(*string), fc.Args["rules"].(*string), fc.Args["postingRestricted"].(*bool), fc.Args["nsfw"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Group) graphql.Marshaler {
@@ -17326,6 +17381,44 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 					}
 				}()
 				res = ec._Group_bans(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "nsfw":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_nsfw(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

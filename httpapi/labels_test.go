@@ -400,3 +400,101 @@ func TestLabelsLiveFeeds(t *testing.T) {
 		}
 	})
 }
+
+// TestLabelsNSFWGroup: every post of a group labelled NSFW is NSFW — in that group and in every
+// other list it is in (a post in two groups included) — from the moment the label is set, before
+// the job that re-indexes the group's posts has run, and with totals that agree once it has; the
+// label taken off brings them back. Only the group's moderators and admins label it.
+func TestLabelsNSFWGroup(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		owner, _ := a.signUp("owner")
+		hide, _ := a.signUp("hides")
+		show, _ := a.signUp("shows")
+		a.do(show, `mutation{updateProfile(showNsfw:true){id}}`, nil).decode(t, &struct{}{})
+		var den struct{ CreateGroup struct{ NSFW bool } }
+		a.do(owner, `mutation{createGroup(name:"den",nsfw:true){nsfw}}`, nil).decode(t, &den)
+		if !den.CreateGroup.NSFW {
+			t.Fatal("createGroup(nsfw: true) answered nsfw false")
+		}
+		a.do(owner, `mutation{createGroup(name:"open"){nsfw}}`, nil).decode(t, &struct{}{})
+		post := func(title string, groups ...string) string {
+			t.Helper()
+			var d struct{ CreatePost struct{ ID string } }
+			a.do(owner, `mutation($t:String!,$g:[String!]){createPost(input:{title:$t,groups:$g}){id}}`,
+				map[string]any{"t": title, "g": groups}).decode(t, &d)
+			return d.CreatePost.ID
+		}
+		post("in den", "den")
+		cross := post("cross", "den", "open")
+		post("free", "open")
+		type view struct {
+			Posts struct {
+				TotalCount int
+				Nodes      []struct {
+					Title *string
+					NSFW  bool
+				}
+			}
+			Open struct {
+				Posts struct {
+					TotalCount int
+					Nodes      []struct{ Title *string }
+				}
+			}
+			Post struct {
+				NSFW, NSFWHidden bool
+			}
+		}
+		read := func(tok string) (titles []string, total int, open []string, openTotal int, p struct{ NSFW, NSFWHidden bool }) {
+			t.Helper()
+			var d view
+			a.do(tok, `query($p:ID!){posts(sort:NEW){totalCount nodes{title nsfw}}
+				open:group(name:"open"){posts(sort:NEW){totalCount nodes{title}}} post(id:$p){nsfw nsfwHidden}}`,
+				map[string]any{"p": cross}).decode(t, &d)
+			for _, n := range d.Posts.Nodes {
+				titles = append(titles, *n.Title)
+			}
+			for _, n := range d.Open.Posts.Nodes {
+				open = append(open, *n.Title)
+			}
+			slices.Sort(titles)
+			slices.Sort(open)
+			return titles, d.Posts.TotalCount, open, d.Open.Posts.TotalCount, d.Post
+		}
+		check := func(when string, wantHidden, wantOpen []string, totals bool) {
+			t.Helper()
+			got, total, open, openTotal, p := read(hide)
+			if !slices.Equal(got, wantHidden) || !slices.Equal(open, wantOpen) {
+				t.Errorf("%s: a viewer hiding NSFW sees %v and in open %v, want %v and %v", when, got, open, wantHidden, wantOpen)
+			}
+			if totals && (total != len(wantHidden) || openTotal != len(wantOpen)) {
+				t.Errorf("%s: a viewer hiding NSFW sees totals %d and %d, want %d and %d", when, total, openTotal, len(wantHidden), len(wantOpen))
+			}
+			if !p.NSFW || !p.NSFWHidden {
+				t.Errorf("%s: the post in den and open, read by id by a viewer hiding NSFW: %+v", when, p)
+			}
+			all, total, _, _, p := read(show)
+			if len(all) != 3 || total != 3 || !p.NSFW || p.NSFWHidden {
+				t.Errorf("%s: a viewer showing NSFW sees %v (total %d), %+v", when, all, total, p)
+			}
+		}
+		check("den labelled at its creation", []string{"free"}, []string{"free"}, true)
+
+		if code := a.do(hide, `mutation{updateGroup(name:"open",nsfw:true){nsfw}}`, nil).code(); code != "FORBIDDEN" {
+			t.Fatalf("a stranger labelling a group: %q, want FORBIDDEN", code)
+		}
+		var upd struct{ UpdateGroup struct{ NSFW bool } }
+		a.do(owner, `mutation{updateGroup(name:"open",nsfw:true){nsfw}}`, nil).decode(t, &upd)
+		if !upd.UpdateGroup.NSFW {
+			t.Fatal("updateGroup(nsfw: true) answered nsfw false")
+		}
+		// At once, before the job re-indexes the group's posts: none reaches a viewer hiding NSFW.
+		check("open labelled, its posts not yet re-indexed", nil, nil, false)
+		a.settle()
+		check("open labelled and its posts re-indexed", nil, nil, true)
+		a.do(owner, `mutation{updateGroup(name:"open",nsfw:false){nsfw}}`, nil).decode(t, &struct{}{})
+		a.settle()
+		check("open's label taken off", []string{"free"}, []string{"free"}, true)
+	})
+}

@@ -178,6 +178,9 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 	w.nsfw = post(carol, store.NewPost{Title: "an NSFW post", Body: "not for work", URL: "https://example.com/nsfw",
 		Groups: []string{"go"}, NSFW: true})
 	w.spoiler = post(dave, store.NewPost{Title: "a spoiler", Body: "the ending", Groups: []string{"news"}, Spoiler: true})
+	_, err = st.CreateGroupLabelled(ctx, mia, "late", nil, true)
+	check("create the NSFW group late", err)
+	post(mia, store.NewPost{Title: "in an NSFW group", Body: "late at night", Groups: []string{"late", "news"}})
 	w.deleted = post(carol, store.NewPost{Title: "regretted"})
 	check("delete post", st.DeletePost(ctx, carol, w.deleted))
 
@@ -703,7 +706,7 @@ func genSchema() map[string][]genField {
 		"User": leaves("id", "name", "createdAt", "karma", "rank", "followerCount", "followingCount", "viewerFollows",
 			"followsViewer", "isAdmin", "bio", "avatarUrl", "viewerBlocks", "showNsfw"),
 		"Group": append(leaves("id", "name", "description", "createdAt", "postCount", "memberCount", "viewerIsMember",
-			"viewerIsModerator"), genField{"moderators", noArgs, "User"}, genField{"posts", groupPostsArgs, "PostConnection"}),
+			"viewerIsModerator", "nsfw"), genField{"moderators", noArgs, "User"}, genField{"posts", groupPostsArgs, "PostConnection"}),
 		"PostConnection":    connection("PostEdge", "Post"),
 		"PostEdge":          {{name: "cursor"}, {name: "node", child: "Post"}},
 		"CommentConnection": connection("CommentEdge", "Comment"),
@@ -870,7 +873,7 @@ func (g *docGen) args(f genField) string {
 			add("name", quoteGraphQL(name))
 		}
 	case groupNameArg:
-		name := pick(g, "go", "news", "GO", "nonexistent", "not a group!")
+		name := pick(g, "go", "news", "late", "GO", "nonexistent", "not a group!")
 		if g.chance(0.3) {
 			add("name", g.variable("String!", name, true))
 		} else {

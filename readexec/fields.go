@@ -104,6 +104,7 @@ const (
 	groupMemberCount
 	groupViewerIsMember
 	groupViewerIsModerator
+	groupNSFW
 
 	connEdges
 	connNodes
@@ -233,6 +234,7 @@ var types = [typeCount]typeInfo{
 		"memberCount":       {id: groupMemberCount, resolver: true},
 		"viewerIsMember":    {id: groupViewerIsMember, resolver: true},
 		"viewerIsModerator": {id: groupViewerIsModerator, resolver: true},
+		"nsfw":              {id: groupNSFW, resolver: true},
 	}},
 	typePostConnection:    connection("PostConnection", typePostEdge, typePost),
 	typePostEdge:          edge("PostEdge", typePost),

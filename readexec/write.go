@@ -401,6 +401,9 @@ func (r *run) groupField(f *field, g *store.Group) bool {
 	case groupViewerIsModerator:
 		v, err := r.group.ViewerIsModerator(r.at(f).ctx, g)
 		return r.boolResult(f, v, err)
+	case groupNSFW:
+		v, err := r.group.Nsfw(r.at(f).ctx, g)
+		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for Group." + f.alias)
 	}

@@ -11,6 +11,10 @@ import (
 	"github.com/agora/agora/store"
 )
 
+func (r *groupResolver) Nsfw(ctx context.Context, obj *store.Group) (bool, error) {
+	return loaderFrom(ctx).GroupNSFW(ctx, obj)
+}
+
 func (r *mutationResolver) SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool) (*store.Post, error) {
 	return setPostLabels(ctx, r.Store, id, nsfw, spoiler)
 }

@@ -331,13 +331,13 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, ids []stri
 	return n, err
 }
 
-func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	return createGroup(ctx, r.Store, name, description)
+func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string, nsfw *bool) (*store.Group, error) {
+	return createGroup(ctx, r.Store, name, description, derefBool(nsfw))
 }
 
-func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) (*store.Group, error) {
+func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) (*store.Group, error) {
 	return updateGroup(ctx, r.Store, name, store.GroupEdit{Description: description, Title: title, IconURL: iconURL,
-		BannerURL: bannerURL, Rules: rules, PostingRestricted: postingRestricted})
+		BannerURL: bannerURL, Rules: rules, PostingRestricted: postingRestricted, NSFW: nsfw})
 }
 
 func (r *mutationResolver) AddModerator(ctx context.Context, group string, userID string) (*store.Group, error) {

@@ -170,6 +170,10 @@ func (k keys) sfwRanking(group string) ranking {
 	return rankingAt(strings.TrimSuffix(r.ver, ":ver") + ":s")
 }
 
+// nsfwGroups is a set of the names of the groups labelled NSFW, mirrored from their info hashes'
+// nsfw field (see labels.go); every loader reads it in its first pipeline.
+func (k keys) nsfwGroups() string { return k.prefix + "{nsfw}:groups" }
+
 // userPostsSFW and userPostsSFWVer are userPosts and userPostsVer of the user's posts that are not
 // NSFW (see labels.go).
 func (k keys) userPostsSFW(uid string) string    { return k.user(uid) + ":posts:s" }

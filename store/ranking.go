@@ -130,6 +130,9 @@ func (s *Store) rerankPost(ctx context.Context, pid string) error {
 	if p == nil || p.Removed || p.Erased {
 		return nil
 	}
+	if err := s.groupLabels(ctx, p); err != nil {
+		return err
+	}
 	calls := s.rankingCalls("", p, pid, p.Version, true)
 	for _, g := range p.GroupNames {
 		calls = append(calls, s.rankingCalls(g, p, pid, p.Version, true)...)
@@ -169,6 +172,9 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 			}
 		}
 		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
+	}
+	if err := s.groupLabels(ctx, p); err != nil {
+		return err
 	}
 	calls := append(s.rankingCalls("", p, pid, p.Version, true),
 		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
@@ -234,6 +240,10 @@ type RebuildStats struct {
 // maintenance, not request paths; it is safe to run beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
+	// The labels of groups first: indexing a post reads them.
+	if err := s.relabelGroups(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err

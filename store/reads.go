@@ -116,8 +116,12 @@ func (l *Loader) userOf(c *call, uid string) *User {
 // postOf parses a done post read: nil when there is none or it was deleted.
 func (l *Loader) postOf(c *call, pid string) *Post {
 	hide := l.hidesNSFW()
+	groups := l.nsfwGroupSet()
 	p, _ := l.parsed(c, func(c *call) any {
 		p := l.s.postFromFields(pid, fields(c))
+		if p != nil && !p.NSFW {
+			p.NSFW = groups.any(p.GroupNames)
+		}
 		if hide {
 			p = Withheld(p)
 		}
