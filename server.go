@@ -95,6 +95,10 @@ type config struct {
 	search        bool              // keep the full-text index and answer searches
 	allowEviction bool              // start on a Redis whose maxmemory-policy evicts keys
 	ready         func(addr string) // called with the listening address; for tests
+
+	// safety: the new-account limits (hours, karma, posts and comments per hour) and the
+	// dismissed reports that take the right to report away.
+	newAccountHours, newAccountKarma, newAccountPosts, newAccountComments, reportDismissals int
 }
 
 // envOr returns the environment value of key, or def.
@@ -213,6 +217,12 @@ Flags:
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
 	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
+	num(&c.newAccountHours, "new-account-hours", "AGORA_NEW_ACCOUNT_HOURS", 24, "an account younger than this many hours is new: a few posts and comments an hour, no links in posts; 0: none by age "+
+		"(with the embedded Redis, 0 unless set)")
+	num(&c.newAccountKarma, "new-account-karma", "AGORA_NEW_ACCOUNT_KARMA", 0, "an account with less karma than this is new, whatever its age; 0 disables the karma gate")
+	num(&c.newAccountPosts, "new-account-posts", "AGORA_NEW_ACCOUNT_POSTS", 3, "posts a new account may make per sliding hour; one more is RATE_LIMITED")
+	num(&c.newAccountComments, "new-account-comments", "AGORA_NEW_ACCOUNT_COMMENTS", 20, "comments a new account may make per sliding hour; one more is RATE_LIMITED")
+	num(&c.reportDismissals, "report-dismissals", "AGORA_REPORT_DISMISSALS", 10, "dismissed reports in 30 days that take a user's right to report away until the oldest is 30 days old")
 	var admins string
 	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site; "+
 		"a name makes an admin only of an account created before the setting first named it (see `agora admin grant`)")
@@ -305,6 +315,12 @@ Flags:
 	if err := r.Validate(); err != nil {
 		return nil, nil, err
 	}
+	// The embedded Redis is for trying agora out, its data gone with the process: there the
+	// new-account limits, which would refuse a first session's fourth post or first link, are off
+	// unless -new-account-hours asks for them.
+	if r.Mode() == "" && !isSet(fs, getenv, "new-account-hours", "AGORA_NEW_ACCOUNT_HOURS") {
+		c.newAccountHours = 0
+	}
 	c.limits.MaxBodyBytes = int64(max)
 	c.live.MaxSocketBytes = int64(socketBytes)
 	if c.writeLimit < 0 {
@@ -366,6 +382,9 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
 		Mail: mailOpts, RequireEmail: cfg.requireEmail,
+		NewAccount: store.NewAccountLimits{Age: newAccountAge(cfg.newAccountHours), Karma: cfg.newAccountKarma,
+			Posts: cfg.newAccountPosts, Comments: cfg.newAccountComments},
+		ReportDismissals: cfg.reportDismissals,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
@@ -823,4 +842,21 @@ func migrateCommand(ctx context.Context, cfg *config, st *store.Store, args []st
 	}
 	fmt.Fprintf(stdout, "keyspace layout: %d\n", store.Layout)
 	return nil
+}
+
+// isSet reports whether the flag name was given on the command line or its variable env in the
+// environment.
+func isSet(fs *flag.FlagSet, getenv func(string) string, name, env string) bool {
+	set := getenv(env) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// newAccountAge is -new-account-hours as NewAccountLimits.Age: 0 (or less) makes no account new by
+// its age.
+func newAccountAge(hours int) time.Duration {
+	if hours <= 0 {
+		return -1
+	}
+	return time.Duration(hours) * time.Hour
 }

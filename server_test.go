@@ -219,6 +219,26 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%v, AGORA_REQUIRE_EMAIL=%q: require-email %v, %v; want %v", tc.args, tc.env, cfg.requireEmail, err, tc.want)
 		}
 	}
+	// New accounts: new for 24 hours, except with the embedded Redis (for trying agora out) unless
+	// -new-account-hours says so.
+	for _, tc := range []struct {
+		args  []string
+		env   map[string]string
+		hours int
+	}{
+		{nil, nil, 0},
+		{[]string{"-new-account-hours", "24"}, nil, 24},
+		{nil, map[string]string{"AGORA_NEW_ACCOUNT_HOURS": "6"}, 6},
+		{[]string{"-redis", "127.0.0.1:6379"}, nil, 24},
+		{nil, map[string]string{"REDIS_CLUSTER_ADDRS": "127.0.0.1:7000"}, 24},
+	} {
+		cfg, _, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		if err != nil {
+			t.Errorf("%v %v: %v", tc.args, tc.env, err)
+		} else if cfg.newAccountHours != tc.hours {
+			t.Errorf("%v %v: new for %d hours, want %d", tc.args, tc.env, cfg.newAccountHours, tc.hours)
+		}
+	}
 	// The collector's headroom: 128 MiB unless set; GOGC, when set, keeps Go's pacing.
 	for _, tc := range []struct {
 		args     []string

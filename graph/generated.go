@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	Post() PostResolver
 	Query() QueryResolver
 	Report() ReportResolver
+	SiteFilters() SiteFiltersResolver
 	Subscription() SubscriptionResolver
 	User() UserResolver
 }
@@ -160,6 +161,7 @@ type ComplexityRoot struct {
 		Group     func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Moderator func(childComplexity int) int
+		NoticeID  func(childComplexity int) int
 		Reason    func(childComplexity int) int
 		Target    func(childComplexity int) int
 		TargetID  func(childComplexity int) int
@@ -210,7 +212,7 @@ type ComplexityRoot struct {
 		RequestPasswordReset  func(childComplexity int, email string) int
 		ReschedulePost        func(childComplexity int, id string, publishAt time.Time) int
 		ResetPassword         func(childComplexity int, token string, newPassword string) int
-		ResolveReport         func(childComplexity int, id string) int
+		ResolveReport         func(childComplexity int, id string, resolution *store.ReportResolution) int
 		RestoreComment        func(childComplexity int, id string) int
 		RestorePost           func(childComplexity int, id string) int
 		SavePost              func(childComplexity int, id string) int
@@ -225,6 +227,7 @@ type ComplexityRoot struct {
 		UnsavePost            func(childComplexity int, id string) int
 		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) int
 		UpdateProfile         func(childComplexity int, bio *string, avatarURL *string, showNsfw *bool) int
+		UpdateSiteFilters     func(childComplexity int, words []string, urlDomains []string, action store.FilterAction) int
 		VerifyEmail           func(childComplexity int, token string) int
 		VoteComment           func(childComplexity int, commentID string, direction model.VoteDirection) int
 		VotePost              func(childComplexity int, postID string, direction model.VoteDirection) int
@@ -236,6 +239,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Kind      func(childComplexity int) int
+		ModAction func(childComplexity int) int
 		Post      func(childComplexity int) int
 		Read      func(childComplexity int) int
 	}
@@ -320,6 +324,7 @@ type ComplexityRoot struct {
 		SearchGroups            func(childComplexity int, query string, first *int, after *string, last *int, before *string) int
 		SearchPosts             func(childComplexity int, query string, group *string, author *string, since *time.Time, sort *model.SearchSort, first *int, after *string, last *int, before *string) int
 		SearchUsers             func(childComplexity int, query string, first *int, after *string, last *int, before *string) int
+		SiteFilters             func(childComplexity int) int
 		SuggestGroups           func(childComplexity int, prefix string, first *int) int
 		SuggestUsers            func(childComplexity int, prefix string, first *int) int
 		UnreadNotificationCount func(childComplexity int) int
@@ -335,6 +340,7 @@ type ComplexityRoot struct {
 		Post       func(childComplexity int) int
 		Reason     func(childComplexity int) int
 		Reporter   func(childComplexity int) int
+		Resolution func(childComplexity int) int
 		Resolved   func(childComplexity int) int
 		ResolvedAt func(childComplexity int) int
 		ResolvedBy func(childComplexity int) int
@@ -350,6 +356,14 @@ type ComplexityRoot struct {
 	ReportEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	SiteFilters struct {
+		Action     func(childComplexity int) int
+		URLDomains func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+		UpdatedBy  func(childComplexity int) int
+		Words      func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -443,6 +457,8 @@ type ModActionResolver interface {
 	Group(ctx context.Context, obj *store.ModAction) (*store.Group, error)
 
 	Target(ctx context.Context, obj *store.ModAction) (store.Node, error)
+
+	NoticeID(ctx context.Context, obj *store.ModAction) (*string, error)
 }
 type MutationResolver interface {
 	SignUp(ctx context.Context, name string, password string, email *string) (*model.AuthPayload, error)
@@ -477,7 +493,7 @@ type MutationResolver interface {
 	UnbanUser(ctx context.Context, userID string, group *string) (*store.Ban, error)
 	ReportPost(ctx context.Context, id string, reason string) (*store.Report, error)
 	ReportComment(ctx context.Context, id string, reason string) (*store.Report, error)
-	ResolveReport(ctx context.Context, id string) (*store.Report, error)
+	ResolveReport(ctx context.Context, id string, resolution *store.ReportResolution) (*store.Report, error)
 	EditPost(ctx context.Context, id string, title *string, body *string, url *string, nsfw *bool, spoiler *bool) (*store.Post, error)
 	SavePost(ctx context.Context, id string) (*store.Post, error)
 	UnsavePost(ctx context.Context, id string) (*store.Post, error)
@@ -494,11 +510,13 @@ type MutationResolver interface {
 	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
 	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
 	SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool) (*store.Post, error)
+	UpdateSiteFilters(ctx context.Context, words []string, urlDomains []string, action store.FilterAction) (*store.SiteFilters, error)
 }
 type NotificationResolver interface {
 	Actor(ctx context.Context, obj *store.Notification) (*store.User, error)
 	Post(ctx context.Context, obj *store.Notification) (*store.Post, error)
 	Comment(ctx context.Context, obj *store.Notification) (*store.Comment, error)
+	ModAction(ctx context.Context, obj *store.Notification) (*store.ModAction, error)
 }
 type PostResolver interface {
 	Author(ctx context.Context, obj *store.Post) (*store.User, error)
@@ -537,6 +555,7 @@ type QueryResolver interface {
 	SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error)
 	Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error)
+	SiteFilters(ctx context.Context) (*store.SiteFilters, error)
 }
 type ReportResolver interface {
 	Post(ctx context.Context, obj *store.Report) (*store.Post, error)
@@ -544,6 +563,9 @@ type ReportResolver interface {
 	Reporter(ctx context.Context, obj *store.Report) (*store.User, error)
 
 	ResolvedBy(ctx context.Context, obj *store.Report) (*store.User, error)
+}
+type SiteFiltersResolver interface {
+	UpdatedBy(ctx context.Context, obj *store.SiteFilters) (*store.User, error)
 }
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error)
@@ -1079,6 +1101,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ModAction.Moderator(childComplexity), true
+	case "ModAction.noticeId":
+		if e.ComplexityRoot.ModAction.NoticeID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModAction.NoticeID(childComplexity), true
 	case "ModAction.reason":
 		if e.ComplexityRoot.ModAction.Reason == nil {
 			break
@@ -1483,7 +1511,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.ResolveReport(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Mutation.ResolveReport(childComplexity, args["id"].(string), args["resolution"].(*store.ReportResolution)), true
 	case "Mutation.restoreComment":
 		if e.ComplexityRoot.Mutation.RestoreComment == nil {
 			break
@@ -1638,6 +1666,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["bio"].(*string), args["avatarUrl"].(*string), args["showNsfw"].(*bool)), true
+	case "Mutation.updateSiteFilters":
+		if e.ComplexityRoot.Mutation.UpdateSiteFilters == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteFilters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteFilters(childComplexity, args["words"].([]string), args["urlDomains"].([]string), args["action"].(store.FilterAction)), true
 	case "Mutation.verifyEmail":
 		if e.ComplexityRoot.Mutation.VerifyEmail == nil {
 			break
@@ -1702,6 +1741,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Notification.Kind(childComplexity), true
+	case "Notification.modAction":
+		if e.ComplexityRoot.Notification.ModAction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Notification.ModAction(childComplexity), true
 	case "Notification.post":
 		if e.ComplexityRoot.Notification.Post == nil {
 			break
@@ -2198,6 +2243,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.SearchUsers(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.siteFilters":
+		if e.ComplexityRoot.Query.SiteFilters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SiteFilters(childComplexity), true
 	case "Query.suggestGroups":
 		if e.ComplexityRoot.Query.SuggestGroups == nil {
 			break
@@ -2286,6 +2337,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Report.Reporter(childComplexity), true
+	case "Report.resolution":
+		if e.ComplexityRoot.Report.Resolution == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Report.Resolution(childComplexity), true
 	case "Report.resolved":
 		if e.ComplexityRoot.Report.Resolved == nil {
 			break
@@ -2342,6 +2399,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReportEdge.Node(childComplexity), true
+
+	case "SiteFilters.action":
+		if e.ComplexityRoot.SiteFilters.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.Action(childComplexity), true
+	case "SiteFilters.urlDomains":
+		if e.ComplexityRoot.SiteFilters.URLDomains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.URLDomains(childComplexity), true
+	case "SiteFilters.updatedAt":
+		if e.ComplexityRoot.SiteFilters.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.UpdatedAt(childComplexity), true
+	case "SiteFilters.updatedBy":
+		if e.ComplexityRoot.SiteFilters.UpdatedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.UpdatedBy(childComplexity), true
+	case "SiteFilters.words":
+		if e.ComplexityRoot.SiteFilters.Words == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFilters.Words(childComplexity), true
 
 	case "Subscription.commentAdded":
 		if e.ComplexityRoot.Subscription.CommentAdded == nil {
@@ -3320,7 +3408,7 @@ type Mutation {
   reportPost(id: ID!, reason: String!): Report!
   reportComment(id: ID!, reason: String!): Report!
   "Mark a report dealt with. Moderators of its groups and admins."
-  resolveReport(id: ID!): Report!
+  resolveReport(id: ID!, resolution: ReportResolution = ACTIONED): Report!
 
   "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels."
   editPost(id: ID!, title: String, body: String, url: String, nsfw: Boolean, spoiler: Boolean): Post!
@@ -3419,6 +3507,74 @@ extend type Mutation {
   viewers who do not show NSFW posts see, at once.
   """
   setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean): Post!
+}
+`, BuiltIn: false},
+	{Name: "../schema/safety.graphqls", Input: `# Keeping a community safe before harm is done: site filters (docs/API.md, "Site filters").
+
+"What the site filters do with a text that holds a filtered word or domain."
+enum FilterAction {
+  "Refuse the write with FILTERED, naming the field."
+  REFUSE
+  "Replace each matched word or domain by asterisks, one per character. Names and URLs are refused under either action."
+  REPLACE
+}
+
+"The site's filters of words and link domains, checked on every write of text (admins only)."
+type SiteFilters {
+  "Filtered words and phrases, matched as whole words, ignoring case, accents, width and look-alike letters."
+  words: [String!]!
+  "Filtered domains: a host name on one of them or under one (a subdomain) is filtered, in URLs and in text."
+  urlDomains: [String!]!
+  action: FilterAction!
+  "When an admin last changed them; null when never set."
+  updatedAt: Time
+  "The admin who last changed them; null when never set."
+  updatedBy: User
+}
+
+extend type Query {
+  "The site filters; site admins only (FORBIDDEN otherwise)."
+  siteFilters: SiteFilters!
+}
+
+extend type Mutation {
+  """
+  Replaces the site filters (site admins only): words and urlDomains left out stay as they are, an
+  empty list clears them. A change applies on every server within a second.
+  """
+  updateSiteFilters(words: [String!], urlDomains: [String!], action: FilterAction!): SiteFilters!
+}
+
+# Removal notices (docs/API.md, "Removal notices").
+
+extend enum NotificationKind {
+  "A moderator removed, restored, locked or unlocked your post, removed or restored your comment, or banned or unbanned you: modAction says what, where and why."
+  MOD_ACTION
+}
+
+extend type Notification {
+  "For a MOD_ACTION: the moderation log's entry — the action, the group, the moderator's reason. Null otherwise."
+  modAction: ModAction
+}
+
+extend type ModAction {
+  "The id of the MOD_ACTION notification that told the author (or the banned user) of this action; null when none was sent (yet)."
+  noticeId: ID
+}
+
+# Reporting the reporter (docs/API.md, "Reports").
+
+"How a moderator resolved a report."
+enum ReportResolution {
+  "The moderator acted on it (the default)."
+  ACTIONED
+  "The report was unfounded: it counts against its reporter, who loses the right to report for a while after -report-dismissals of them in 30 days."
+  DISMISSED
+}
+
+extend type Report {
+  "How it was resolved; null while open."
+  resolution: ReportResolution
 }
 `, BuiltIn: false},
 }
@@ -3662,6 +3818,8 @@ func (ec *executionContext) childFields_ModAction(ctx context.Context, field gra
 		return ec.fieldContext_ModAction_until(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_ModAction_createdAt(ctx, field)
+	case "noticeId":
+		return ec.fieldContext_ModAction_noticeId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ModAction", field.Name)
 }
@@ -3706,6 +3864,8 @@ func (ec *executionContext) childFields_Notification(ctx context.Context, field 
 		return ec.fieldContext_Notification_post(ctx, field)
 	case "comment":
 		return ec.fieldContext_Notification_comment(ctx, field)
+	case "modAction":
+		return ec.fieldContext_Notification_modAction(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Notification", field.Name)
 }
@@ -3850,6 +4010,8 @@ func (ec *executionContext) childFields_Report(ctx context.Context, field graphq
 		return ec.fieldContext_Report_resolvedBy(ctx, field)
 	case "groups":
 		return ec.fieldContext_Report_groups(ctx, field)
+	case "resolution":
+		return ec.fieldContext_Report_resolution(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Report", field.Name)
 }
@@ -3876,6 +4038,22 @@ func (ec *executionContext) childFields_ReportEdge(ctx context.Context, field gr
 		return ec.fieldContext_ReportEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReportEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteFilters(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "words":
+		return ec.fieldContext_SiteFilters_words(ctx, field)
+	case "urlDomains":
+		return ec.fieldContext_SiteFilters_urlDomains(ctx, field)
+	case "action":
+		return ec.fieldContext_SiteFilters_action(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_SiteFilters_updatedAt(ctx, field)
+	case "updatedBy":
+		return ec.fieldContext_SiteFilters_updatedBy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteFilters", field.Name)
 }
 
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4887,6 +5065,14 @@ func (ec *executionContext) field_Mutation_resolveReport_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "resolution",
+		func(ctx context.Context, v any) (*store.ReportResolution, error) {
+			return ec.unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["resolution"] = arg1
 	return args, nil
 }
 
@@ -5219,6 +5405,36 @@ func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Contex
 		return nil, err
 	}
 	args["showNsfw"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteFilters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "words",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["words"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "urlDomains",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["urlDomains"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "action",
+		func(ctx context.Context, v any) (store.FilterAction, error) {
+			return ec.unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["action"] = arg2
 	return args, nil
 }
 
@@ -8715,6 +8931,29 @@ func (ec *executionContext) fieldContext_ModAction_createdAt(_ context.Context, 
 	return graphql.NewScalarFieldContext("ModAction", field, false, false, errors.New("field of type Time does not have child fields"))
 }
 
+func (ec *executionContext) _ModAction_noticeId(ctx context.Context, field graphql.CollectedField, obj *store.ModAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModAction_noticeId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ModAction().NoticeID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ModAction_noticeId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModAction", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _ModActionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ModActionConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10286,7 +10525,7 @@ func (ec *executionContext) _Mutation_resolveReport(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().ResolveReport(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Mutation().ResolveReport(ctx, fc.Args["id"].(string), fc.Args["resolution"].(*store.ReportResolution))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Report) graphql.Marshaler {
@@ -11003,6 +11242,50 @@ func (ec *executionContext) fieldContext_Mutation_setPostLabels(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateSiteFilters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteFilters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteFilters(ctx, fc.Args["words"].([]string), fc.Args["urlDomains"].([]string), fc.Args["action"].(store.FilterAction))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteFilters) graphql.Marshaler {
+			return ec.marshalNSiteFilters2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐSiteFilters(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteFilters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteFilters(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteFilters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Notification_id(ctx context.Context, field graphql.CollectedField, obj *store.Notification) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11186,6 +11469,38 @@ func (ec *executionContext) fieldContext_Notification_comment(_ context.Context,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Notification_modAction(ctx context.Context, field graphql.CollectedField, obj *store.Notification) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Notification_modAction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Notification().ModAction(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ModAction) graphql.Marshaler {
+			return ec.marshalOModAction2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐModAction(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Notification_modAction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Notification",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ModAction(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13342,6 +13657,38 @@ func (ec *executionContext) fieldContext_Query_reports(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_siteFilters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_siteFilters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SiteFilters(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteFilters) graphql.Marshaler {
+			return ec.marshalNSiteFilters2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐSiteFilters(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_siteFilters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteFilters(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13693,6 +14040,29 @@ func (ec *executionContext) fieldContext_Report_groups(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Report_resolution(ctx context.Context, field graphql.CollectedField, obj *store.Report) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Report_resolution(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Resolution, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ReportResolution) graphql.Marshaler {
+			return ec.marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Report_resolution(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Report", field, false, false, errors.New("field of type ReportResolution does not have child fields"))
+}
+
 func (ec *executionContext) _ReportConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ReportConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13862,6 +14232,130 @@ func (ec *executionContext) fieldContext_ReportEdge_node(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Report(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteFilters_words(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_words(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Words, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_words(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_urlDomains(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_urlDomains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URLDomains, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_urlDomains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_action(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_action(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Action, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.FilterAction) graphql.Marshaler {
+			return ec.marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_action(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type FilterAction does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalOTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFilters", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFilters_updatedBy(ctx context.Context, field graphql.CollectedField, obj *store.SiteFilters) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFilters_updatedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteFilters().UpdatedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFilters_updatedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteFilters",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17826,6 +18320,44 @@ func (ec *executionContext) _ModAction(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "noticeId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ModAction_noticeId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18306,6 +18838,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateSiteFilters":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteFilters(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18445,6 +18984,44 @@ func (ec *executionContext) _Notification(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Notification_comment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "modAction":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Notification_modAction(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -19665,6 +20242,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "siteFilters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_siteFilters(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -19894,6 +20493,11 @@ func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "resolution":
+			out.Values[i] = ec._Report_resolution(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19990,6 +20594,97 @@ func (ec *executionContext) _ReportEdge(ctx context.Context, sel ast.SelectionSe
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteFiltersImplementors = []string{"SiteFilters"}
+
+func (ec *executionContext) _SiteFilters(ctx context.Context, sel ast.SelectionSet, obj *store.SiteFilters) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteFiltersImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteFilters")
+		case "words":
+			out.Values[i] = ec._SiteFilters_words(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urlDomains":
+			out.Values[i] = ec._SiteFilters_urlDomains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "action":
+			out.Values[i] = ec._SiteFilters_action(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._SiteFilters_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteFilters_updatedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -21391,6 +22086,34 @@ func (ec *executionContext) unmarshalNCreatePostInput2githubᚗcomᚋagoraᚋago
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx context.Context, v any) (store.FilterAction, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction[tmp]
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction(ctx context.Context, sel ast.SelectionSet, v store.FilterAction) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction[v])
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+var (
+	unmarshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction = map[string]store.FilterAction{
+		"REFUSE":  store.FilterRefuse,
+		"REPLACE": store.FilterReplace,
+	}
+	marshalNFilterAction2githubᚗcomᚋagoraᚋagoraᚋstoreᚐFilterAction = map[store.FilterAction]string{
+		store.FilterRefuse:  "REFUSE",
+		store.FilterReplace: "REPLACE",
+	}
+)
+
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
 	res, err := graphql.UnmarshalFloatContext(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21773,14 +22496,16 @@ func (ec *executionContext) marshalNNotificationKind2githubᚗcomᚋagoraᚋagor
 
 var (
 	unmarshalNNotificationKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNotificationKind = map[string]store.NotificationKind{
-		"REPLY":   store.NotificationReply,
-		"MENTION": store.NotificationMention,
-		"FOLLOW":  store.NotificationFollow,
+		"REPLY":      store.NotificationReply,
+		"MENTION":    store.NotificationMention,
+		"FOLLOW":     store.NotificationFollow,
+		"MOD_ACTION": store.NotificationModAction,
 	}
 	marshalNNotificationKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNotificationKind = map[store.NotificationKind]string{
-		store.NotificationReply:   "REPLY",
-		store.NotificationMention: "MENTION",
-		store.NotificationFollow:  "FOLLOW",
+		store.NotificationReply:     "REPLY",
+		store.NotificationMention:   "MENTION",
+		store.NotificationFollow:    "FOLLOW",
+		store.NotificationModAction: "MOD_ACTION",
 	}
 )
 
@@ -21918,6 +22643,16 @@ func (ec *executionContext) marshalNReportEdge2ᚖgithubᚗcomᚋagoraᚋagora�
 	return ec._ReportEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSiteFilters2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐSiteFilters(ctx context.Context, sel ast.SelectionSet, v *store.SiteFilters) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteFilters(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -21932,6 +22667,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
@@ -22331,6 +23095,13 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalOModAction2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐModAction(ctx context.Context, sel ast.SelectionSet, v *store.ModAction) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ModAction(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNode(ctx context.Context, sel ast.SelectionSet, v store.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -22360,6 +23131,36 @@ func (ec *executionContext) marshalOPostSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋg
 	}
 	return v
 }
+
+func (ec *executionContext) unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx context.Context, v any) (*store.ReportResolution, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution(ctx context.Context, sel ast.SelectionSet, v *store.ReportResolution) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution[*v])
+	return res
+}
+
+var (
+	unmarshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution = map[string]store.ReportResolution{
+		"ACTIONED":  store.ReportActioned,
+		"DISMISSED": store.ReportDismissed,
+	}
+	marshalOReportResolution2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐReportResolution = map[store.ReportResolution]string{
+		store.ReportActioned:  "ACTIONED",
+		store.ReportDismissed: "DISMISSED",
+	}
+)
 
 func (ec *executionContext) unmarshalOSearchSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐSearchSort(ctx context.Context, v any) (*model.SearchSort, error) {
 	if v == nil {

@@ -37,7 +37,10 @@ const (
 	// CodeEmailUnverified is a write by an account that has not verified its email address,
 	// on a server run with -require-email: retry once it has.
 	CodeEmailUnverified = "EMAIL_UNVERIFIED"
-	CodeInternal        = "INTERNAL_SERVER_ERROR"
+	// CodeFiltered is text refused by the site filters; extensions.field names the argument.
+	// The same text is refused again: do not retry it.
+	CodeFiltered = "FILTERED"
+	CodeInternal = "INTERNAL_SERVER_ERROR"
 )
 
 var kindCodes = map[store.Kind]string{
@@ -56,6 +59,7 @@ var kindCodes = map[store.Kind]string{
 	store.KindConcurrentChange: CodeConcurrentChange,
 	store.KindStorageFull:      CodeUnavailable, // with extensions.reason ReasonStorageFull
 	store.KindEmailUnverified:  CodeEmailUnverified,
+	store.KindFiltered:         CodeFiltered,
 }
 
 // ReasonStorageFull is the extensions.reason of an UNAVAILABLE error for a write refused because
@@ -99,6 +103,9 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 				secs := int(math.Ceil(se.RetryAfter.Seconds()))
 				gerr.Extensions["retryAfter"] = secs
 				setRetryAfter(ctx, secs)
+			}
+			if se.Kind == store.KindFiltered {
+				gerr.Extensions["field"] = se.Field
 			}
 			if se.Kind == store.KindStorageFull {
 				gerr.Extensions["reason"] = ReasonStorageFull

@@ -73,6 +73,7 @@ type Handler struct {
 	ops     *resolvers.Operations
 	metrics *metrics
 	docs    *docCache
+	rx      *readexec.Schema // nil when gqlgen executes everything (tracing, tests)
 }
 
 // Metrics returns the handler of the Prometheus metrics, to serve on an address of its own.
@@ -97,10 +98,11 @@ func New(cfg Config) *Handler {
 	var es graphql.ExecutableSchema = graph.NewExecutableSchema(graph.Config{Resolvers: root})
 	tr := newTracing(cfg.Tracing)
 	var forget func(*ast.QueryDocument)
+	var rx *readexec.Schema
 	if tr == nil && !cfg.gqlgenOnly {
 		// Queries of known fields skip gqlgen's per-field machinery (see readexec). Traced
 		// servers keep gqlgen's executor, whose field middleware makes a span of each resolver.
-		rx := readexec.Wrap(es, root)
+		rx = readexec.Wrap(es, root)
 		es, forget = rx, rx.Forget
 	}
 
@@ -134,7 +136,7 @@ func New(cfg Config) *Handler {
 	// metrics' counting presenter: present is looked up when an error is presented.
 	present := presentError(cfg.Log)
 	ops := resolvers.NewOperations(cfg.Store, func(ctx context.Context, err error) *gqlerror.Error { return present(ctx, err) }, cfg.Hub.Options().EventBuffer)
-	m := newMetrics(cfg.Store, cfg.Hub, ops, cache, cfg.TrustedDocuments != nil)
+	m := newMetrics(cfg.Store, cfg.Hub, ops, cache, rx, cfg.TrustedDocuments != nil)
 	present = m.presenting(present)
 	srv.AroundOperations(m.aroundOperations)
 	if tr != nil {
@@ -181,7 +183,7 @@ func New(cfg Config) *Handler {
 			_, _ = io.WriteString(w, "redis memory: "+mu.String()+"\n")
 		}
 	})
-	return &Handler{Handler: mux, ops: ops, metrics: m, docs: docs}
+	return &Handler{Handler: mux, ops: ops, metrics: m, docs: docs, rx: rx}
 }
 
 // withRequest authenticates the bearer token, if any, and installs the request state: the

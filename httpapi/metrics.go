@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/agora/agora/live"
+	"github.com/agora/agora/readexec"
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
 )
@@ -57,9 +58,9 @@ type metrics struct {
 }
 
 // newMetrics registers the handler's collectors; the func-backed ones read their values from
-// st, hub, ops and cache (nil when off) at scrape time. trusted says that the server runs only
-// trusted documents.
-func newMetrics(st *store.Store, hub *live.Hub, ops *resolvers.Operations, cache *responseCache, trusted bool) *metrics {
+// st, hub, ops, cache and rx (nil when off) at scrape time. trusted says that the server runs
+// only trusted documents.
+func newMetrics(st *store.Store, hub *live.Hub, ops *resolvers.Operations, cache *responseCache, rx *readexec.Schema, trusted bool) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(), trusted: trusted,
 		operations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "agora_operations_total",
@@ -143,6 +144,19 @@ func newMetrics(st *store.Store, hub *live.Hub, ops *resolvers.Operations, cache
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "agora_response_cache_bytes",
 				Help: "Bytes of answers the response cache holds."}, func() float64 { _, b := cache.stats(); return float64(b) }),
 		)
+	}
+	if rx != nil {
+		for _, e := range []struct {
+			executor string
+			value    func() uint64
+		}{
+			{"readexec", func() uint64 { ran, _ := rx.Counts(); return ran }},
+			{"gqlgen", func() uint64 { _, handed := rx.Counts(); return handed }},
+		} {
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "agora_queries_executed_total",
+				Help:        "Queries executed, by executor: readexec plans known fields, gqlgen runs the rest.",
+				ConstLabels: prometheus.Labels{"executor": e.executor}}, func() float64 { return float64(e.value()) }))
+		}
 	}
 	return m
 }

@@ -93,6 +93,9 @@ func TestMetrics(t *testing.T) {
 		{"agora_operation_redis_round_trips", map[string]string{"type": "mutation"}, 2}, // signUp, createPost
 		{"agora_errors_total", map[string]string{"code": "BAD_USER_INPUT"}, 1},
 		{"agora_response_cache_hits_total", nil, 4},
+		// Executed: the first Count (the others are hits), Bad and the 206 names; none handed on.
+		{"agora_queries_executed_total", map[string]string{"executor": "readexec"}, 1 + 1 + 206},
+		{"agora_queries_executed_total", map[string]string{"executor": "gqlgen"}, 0},
 		{"agora_http_responses_total", map[string]string{"status": "200"}, 4 + 2 + 1 + 1 + 205 + 1},
 	} {
 		got, ok := value(m, tc.family, tc.labels)

@@ -164,9 +164,9 @@ var types = [typeCount]typeInfo{
 	typePost: {name: "Post", implements: []string{"Post", "Node"}, fields: map[string]spec{
 		"id":    {id: postID},
 		"title": {id: postTitle},
-		// body takes an argument (revealSpoiler): it has a slot, for its arguments, though gqlgen
-		// binds it to a method (Post.ShownBody).
-		"body":           {id: postBody, resolver: true, args: argsReveal},
+		// body takes an argument (revealSpoiler): it has a slot for it, bound to a method of the
+		// model (Post.ShownBody) and not a resolver.
+		"body":           {id: postBody, args: argsReveal},
 		"url":            {id: postURL},
 		"author":         {id: postAuthor, child: typeUser, resolver: true},
 		"createdAt":      {id: postCreatedAt},

@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -44,7 +45,14 @@ type Schema struct {
 	// document per query text, parsed once). A plan holds what its variables do not change;
 	// the arguments that name variables are bound per response (see run.bind).
 	plans *lru.Cache[*ast.OperationDefinition, *plan]
+
+	// ran and handed count the queries readexec executed and those it handed to gqlgen.
+	ran, handed atomic.Uint64
 }
+
+// Counts returns how many queries readexec has executed itself and how many it handed to the
+// schema it wraps (mutations and subscriptions are not counted).
+func (s *Schema) Counts() (ran, handed uint64) { return s.ran.Load(), s.handed.Load() }
 
 // planCacheSize is how many operations' plans are kept at most; a plan also goes when the
 // executor's cache lets its document go (Forget).
@@ -79,8 +87,10 @@ func (s *Schema) Exec(ctx context.Context) graphql.ResponseHandler {
 	}
 	pl := s.plan(oc)
 	if pl.root == nil {
+		s.handed.Add(1)
 		return s.ExecutableSchema.Exec(ctx)
 	}
+	s.ran.Add(1)
 	done := false
 	return func(ctx context.Context) *graphql.Response {
 		if done {
@@ -268,8 +278,8 @@ func (p planner) object(sel ast.SelectionSet, t objectType, slots *int) (*object
 			}
 			f.child = child
 		}
-		if spec.resolver {
-			f.fc = &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: true}
+		if spec.resolver || spec.args != argsNone { // a slot: a resolver's context, a field's arguments
+			f.fc = &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: spec.resolver}
 			f.slot, f.argKind, f.varArgs = *slots, spec.args, anyVariable(cf.Arguments)
 			*slots++
 			if !f.varArgs && (len(cf.Arguments) > 0 || len(cf.Definition.Arguments) > 0) {

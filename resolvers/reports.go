@@ -29,13 +29,17 @@ func reportTarget(ctx context.Context, s *store.Store, id, reason string, commen
 	return r, err
 }
 
-// resolveReport answers Mutation.resolveReport.
-func resolveReport(ctx context.Context, s *store.Store, id string) (*store.Report, error) {
+// resolveReport answers Mutation.resolveReport: resolution nil is ACTIONED.
+func resolveReport(ctx context.Context, s *store.Store, id string, resolution *store.ReportResolution) (*store.Report, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r, err := s.ResolveReport(ctx, uid, id)
+	res := store.ReportActioned
+	if resolution != nil {
+		res = *resolution
+	}
+	r, err := s.ResolveReportAs(ctx, uid, id, res)
 	wrote(ctx)
 	return r, err
 }

@@ -396,8 +396,8 @@ func (r *mutationResolver) ReportComment(ctx context.Context, id string, reason 
 	return reportTarget(ctx, r.Store, id, reason, true)
 }
 
-func (r *mutationResolver) ResolveReport(ctx context.Context, id string) (*store.Report, error) {
-	return resolveReport(ctx, r.Store, id)
+func (r *mutationResolver) ResolveReport(ctx context.Context, id string, resolution *store.ReportResolution) (*store.Report, error) {
+	return resolveReport(ctx, r.Store, id, resolution)
 }
 
 func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string, nsfw *bool, spoiler *bool) (*store.Post, error) {

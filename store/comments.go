@@ -162,7 +162,10 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	// trip of the rate limit and the bans, as allowAuthor reads the name.
 	nameOp, authorName := s.nameRead(ctx, uid)
 	groupsOp, postGroups := s.postGroupsRead(ctx, pid)
-	if _, err := s.allowWriteWith(ctx, uid, "", []op{nameOp, groupsOp}, onPost(pid)); err != nil {
+	if _, err := s.allowGuarded(ctx, uid, "", []op{nameOp, groupsOp}, &writeGuard{count: "comments"}, onPost(pid)); err != nil {
+		return nil, err
+	}
+	if in.Body, err = s.filterText("body", in.Body); err != nil {
 		return nil, err
 	}
 	name, err := authorName()
@@ -243,6 +246,9 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	}
 	n, err := s.allowWrite(ctx, uid, repairComment+":"+pid+":"+num, onPost(pid))
 	if err != nil {
+		return nil, err
+	}
+	if body, err = s.filterText("body", body); err != nil {
 		return nil, err
 	}
 	reply, err := s.run(ctx, "edit_comment", []string{s.k.post(pid), s.k.comment(pid, num)},

@@ -81,6 +81,8 @@ type Report struct {
 	Resolved   bool
 	ResolvedAt *time.Time
 	ResolvedBy UserKey // "" until resolved
+	// Resolution is how it was resolved: ReportActioned or ReportDismissed; nil while open.
+	Resolution *ReportResolution
 	GroupNames []string
 }
 

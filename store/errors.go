@@ -55,6 +55,9 @@ const (
 	// KindEmailUnverified is a write by an account whose email address is not verified, under
 	// Options.RequireEmail: it succeeds once the account verifies an address.
 	KindEmailUnverified
+	// KindFiltered is text refused by the site filters (sitefilters.go); Field names the field.
+	// The same text is refused again: do not retry it.
+	KindFiltered
 )
 
 // Error is the store's typed error. Its message is safe to show to the client.
@@ -63,6 +66,7 @@ type Error struct {
 	Msg        string
 	RetryAfter time.Duration // only for KindRateLimited
 	Until      *time.Time    // only for KindBanned: when the ban ends; nil when permanent
+	Field      string        // only for KindFiltered: the argument whose text was refused
 
 	cause error // what went wrong underneath, for logs and errors.Is; never shown to the client
 }

@@ -64,6 +64,12 @@ func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name str
 	if err != nil {
 		return nil, err
 	}
+	if err := s.filterStrict("name", g); err != nil {
+		return nil, err
+	}
+	if desc, err = s.filterText("description", desc); err != nil {
+		return nil, err
+	}
 	if _, err := s.run(ctx, "group_create", s.groupKeys(g), string(actor), desc, s.now().UnixMilli(), flag(nsfw)); err != nil {
 		return nil, err
 	}
@@ -156,11 +162,23 @@ func (e GroupEdit) fields() (string, error) {
 // slot. Moderators of the group and admins only (KindForbidden); a change is logged as
 // UPDATE_GROUP once, however often it is repeated, and an edit that changes nothing is not.
 func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edit GroupEdit) (*Group, error) {
-	fields, err := edit.fields()
-	if err != nil {
+	if _, err := edit.fields(); err != nil {
 		return nil, err
 	}
-	g, err := s.changeGroup(ctx, actor, name, groupEditPage, fields)
+	g, err := s.changeGroupWith(ctx, actor, name, groupEditPage, func() (string, error) {
+		// After the write's first round trip, which brings the site filters up to date.
+		if err := s.filterTexts(map[string]*string{"description": edit.Description, "title": edit.Title, "rules": edit.Rules}); err != nil {
+			return "", err
+		}
+		for arg, u := range map[string]*string{"iconUrl": edit.IconURL, "bannerUrl": edit.BannerURL} {
+			if u != nil {
+				if err := s.filterStrict(arg, *u); err != nil {
+					return "", err
+				}
+			}
+		}
+		return edit.fields()
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +230,21 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 // changeGroup runs one change of group_change.lua, then registers the group and logs what the
 // group's moderation outbox holds; the group's repair note covers both.
 func (s *Store) changeGroup(ctx context.Context, actor UserKey, name, op, arg string) (*Group, error) {
+	return s.changeGroupWith(ctx, actor, name, op, func() (string, error) { return arg, nil })
+}
+
+// changeGroupWith is changeGroup with the change's argument made by argOf after the write's
+// first round trip.
+func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op string, argOf func() (string, error)) (*Group, error) {
 	g, err := NormalizeGroupName(name)
 	if err != nil {
 		return nil, err
 	}
 	n, err := s.allowWrite(ctx, string(actor), repairGroup+":"+g, inGroups(g)) // a moderator banned from the group cannot act in it
+	if err != nil {
+		return nil, err
+	}
+	arg, err := argOf()
 	if err != nil {
 		return nil, err
 	}

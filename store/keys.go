@@ -507,3 +507,20 @@ func (k keys) reportCounts() string { return k.prefix + "{reports}:counts" }
 // each one's latest report (ms), so that a moderator's reports can be merged from their groups'
 // lists.
 func (k keys) reportGroups() string { return k.prefix + "{reports}:groups" }
+
+// filters is a hash of the site filters (sitefilters.go): v (version, raised by every change),
+// a (action: REFUSE or REPLACE), w and d (the words and the domains, each a JSON array), by and at
+// (who changed them last, when: Unix ms).
+func (k keys) filters() string { return k.prefix + "{filters}" }
+
+// userNewWrites is a sorted set of a new account's recent posts or comments (what: "posts" or
+// "comments"), scored by time (ms), for the new-account limits (newaccounts.go).
+func (k keys) userNewWrites(uid, what string) string { return k.user(uid) + ":new:" + what }
+
+// modLogNotices is a hash action key → the global id of the notification that told whom the
+// action concerns of it (modnotices.go).
+func (k keys) modLogNotices() string { return k.prefix + "{modlog}:notices" }
+
+// userDismissed is a sorted set of the user's reports that moderators dismissed, report id → when
+// (ms), for the limit on reporting (reportdismissals.go).
+func (k keys) userDismissed(uid string) string { return k.user(uid) + ":dismissed" }

@@ -299,6 +299,11 @@ func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[stri
 			return err
 		}
 		calls = append(calls, c)
+		notices, err := s.modNoticeCalls(key, a)
+		if err != nil {
+			return err
+		}
+		calls = append(calls, notices...)
 	}
 	if len(calls) > 0 {
 		if err := s.runMany(ctx, calls); err != nil { // one pipeline, however many entries

@@ -55,6 +55,8 @@ type Notification struct {
 	Actor     UserKey // who caused it
 	PostID    string  // the global id of the post it is about; "" for a FOLLOW
 	CommentID string  // the global id of the comment that caused it; "" unless a comment did
+	// ModActionID is the global id of the moderation log's entry of a MOD_ACTION; "" otherwise.
+	ModActionID string
 }
 
 // NodeID returns the notification's global id.
@@ -67,6 +69,7 @@ type noticeRecord struct {
 	Actor   string           `json:"a"`           // user key
 	Post    string           `json:"p,omitempty"` // post key
 	Comment string           `json:"c,omitempty"` // comment number, short form ("4")
+	Mod     string           `json:"m,omitempty"` // MOD_ACTION: the action's key in the moderation log
 }
 
 // Cause ids: what a notification is about, unique within one inbox.
@@ -93,6 +96,8 @@ func splitNotificationKey(key string) (recipient, cause string, ok bool) {
 		ok = isDigits(rest)
 	case "f":
 		ok = validUserName(rest)
+	case "m":
+		ok = validModKey(rest)
 	}
 	return recipient, cause, ok
 }
@@ -120,6 +125,9 @@ func notificationFromRecord(uid, cause string, raw string, unread bool) *Notific
 	}
 	n := &Notification{ID: notificationID(uid, cause), Kind: rec.Kind, CreatedAt: fromMillis(rec.At),
 		Read: !unread, Actor: UserKey(rec.Actor)}
+	if rec.Mod != "" {
+		n.ModActionID = modActionID(rec.Mod)
+	}
 	if rec.Post != "" {
 		n.PostID = postID(rec.Post)
 		if rec.Comment != "" {

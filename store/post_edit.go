@@ -41,8 +41,12 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	}
 	// The edit's new words go into the search index after its atomic step: the repair note
 	// finishes that if the process stops in between.
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid, onPost(pid))
+	links := in.URL != nil && *in.URL != "" || in.Title != nil && hasLink(*in.Title) || in.Body != nil && hasLink(*in.Body)
+	n, err := s.allowGuarded(ctx, uid, repairPost+":"+pid, nil, &writeGuard{links: links}, onPost(pid))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.filterPost(in.Title, in.Body, in.URL, nil); err != nil {
 		return nil, err
 	}
 	args := []any{uid, s.now().UnixMilli()}

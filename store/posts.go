@@ -109,8 +109,12 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 			return nil, err
 		}
 	}
-	name, err := s.allowAuthor(ctx, uid, postingIn(groups...))
+	links := in.URL != "" || hasLink(in.Title) || hasLink(in.Body)
+	name, err := s.allowAuthor(ctx, uid, &writeGuard{count: "posts", links: links}, postingIn(groups...))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.filterPost(&in.Title, &in.Body, &in.URL, groups); err != nil {
 		return nil, err
 	}
 	if !in.PublishAt.IsZero() {
@@ -298,6 +302,9 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	}
 	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), postingIn(addN...))
 	if err != nil {
+		return nil, err
+	}
+	if err := s.filterPost(nil, nil, nil, addN); err != nil {
 		return nil, err
 	}
 	args := []any{uid, MaxGroupsPerPost, len(addN)}

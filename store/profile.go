@@ -37,6 +37,14 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
 		return nil, err
 	}
+	if err := s.filterTexts(map[string]*string{"bio": in.Bio}); err != nil {
+		return nil, err
+	}
+	if in.AvatarURL != nil {
+		if err := s.filterStrict("avatarUrl", *in.AvatarURL); err != nil {
+			return nil, err
+		}
+	}
 	args := append(append(optionalArg(in.Bio), optionalArg(in.AvatarURL)...), labelArgs(in.ShowNSFW)...)
 	for _, f := range userFields {
 		args = append(args, f)

@@ -312,6 +312,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err = s.rebuildDirectory(ctx); err != nil {
 		return st, err
 	}
+	// The dismissed reports that count against their reporters (reportdismissals.go).
+	if err := s.rebuildDismissals(ctx); err != nil {
+		return st, err
+	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
 	// does nothing on a live post.
 	err = s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {

@@ -73,9 +73,9 @@ func (s *Store) allowWrite(ctx context.Context, uid, item string, scope ...write
 
 // allowAuthor is allowWrite for a write that keeps its author's name (a post, a comment; see
 // Loader.NamedAuthor): it reads the name in the same round trip, "" when uid has no user hash.
-func (s *Store) allowAuthor(ctx context.Context, uid string, scope writeScope) (string, error) {
+func (s *Store) allowAuthor(ctx context.Context, uid string, g *writeGuard, scope writeScope) (string, error) {
 	o, name := s.nameRead(ctx, uid)
-	if _, err := s.allowWriteWith(ctx, uid, "", []op{o}, scope); err != nil {
+	if _, err := s.allowGuarded(ctx, uid, "", []op{o}, g, scope); err != nil {
 		return "", err
 	}
 	return name()
@@ -83,6 +83,13 @@ func (s *Store) allowAuthor(ctx context.Context, uid string, scope writeScope) (
 
 // allowWriteWith is allowWrite that also sends extra reads in its round trip.
 func (s *Store) allowWriteWith(ctx context.Context, uid, item string, extra []op, scope ...writeScope) (note, error) {
+	return s.allowGuarded(ctx, uid, item, extra, nil, scope...)
+}
+
+// allowGuarded is allowWriteWith that also checks the write against the new-account limits g asks
+// for (newaccounts.go). Its round trip also reads the site filters when they are due to be checked
+// (sitefilters.go), for the write's filterText.
+func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, g *writeGuard, scope ...writeScope) (note, error) {
 	var calls []scriptCall
 	l := limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}
 	if s.opts.WriteLimit >= 0 {
@@ -94,6 +101,21 @@ func (s *Store) allowWriteWith(ctx context.Context, uid, item string, extra []op
 		n, call = s.noteCall(item)
 		calls = append(calls, call)
 	}
+	filterAt, filterIdx := s.now(), -1
+	if c, ok := s.filterCall(); ok {
+		filterIdx = len(calls)
+		calls = append(calls, c)
+	}
+	newIdx := -1
+	if c, ok := s.newAccountCall(uid, g); ok {
+		newIdx = len(calls)
+		calls = append(calls, c)
+	}
+	dismissIdx, dl := -1, s.dismissalLimit()
+	if g != nil && g.reporting && s.opts.WriteLimit >= 0 && !s.IsAdmin(UserKey(uid)) {
+		dismissIdx = len(calls)
+		calls = append(calls, s.rateCall(s.k.userDismissed(uid), dl, ""))
+	}
 	check, reads := s.banReads(ctx, uid, scope)
 	reads = append(reads, extra...)
 	if len(calls) == 0 && len(reads) == 0 {
@@ -103,11 +125,24 @@ func (s *Store) allowWriteWith(ctx context.Context, uid, item string, extra []op
 	if err != nil {
 		return n, err
 	}
+	if filterIdx >= 0 {
+		s.applyFilters(vals[filterIdx], filterAt)
+	}
 	if err := check.err(); err != nil {
 		return n, err
 	}
 	if s.opts.WriteLimit >= 0 {
-		return n, rateResult(vals[0], l)
+		if err := rateResult(vals[0], l); err != nil {
+			return n, err
+		}
+	}
+	if dismissIdx >= 0 {
+		if err := rateResult(vals[dismissIdx], dl); err != nil {
+			return n, err
+		}
+	}
+	if newIdx >= 0 {
+		return n, s.newAccountResult(ctx, uid, g, vals[newIdx], check)
 	}
 	return n, nil
 }

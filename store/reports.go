@@ -73,7 +73,8 @@ type reportRecord struct {
 	Resolved   bool   `json:"resolved"`
 	ResolvedAt int64  `json:"resolvedAt,string,omitempty"`
 	ResolvedBy string `json:"resolvedBy,omitempty"`
-	Ver        int64  `json:"ver,string"` // 1 when open, 2 once resolved
+	Resolution string `json:"resolution,omitempty"` // "actioned" or "dismissed" (reportdismissals.go)
+	Ver        int64  `json:"ver,string"`           // 1 when open, 2 once resolved
 }
 
 // target is the global id of what the report is about.
@@ -165,6 +166,11 @@ func (r *reportRecord) report(id string) *Report {
 	if r.Resolved {
 		t := fromMillis(r.ResolvedAt)
 		out.ResolvedAt = &t
+		res := ReportActioned
+		if r.Resolution == resolutionDismissed {
+			res = ReportDismissed
+		}
+		out.Resolution = &res
 	}
 	return out
 }
@@ -204,7 +210,7 @@ func (s *Store) report(ctx context.Context, user UserKey, target, reason string)
 	rec.Reporter, rec.Reason, rec.At, rec.Ver = string(user), reason, s.now().UnixMilli(), 1
 	// Reports are in a group ban's scope: a user banned from one of the post's groups may not
 	// report in it (nor flood its moderators with reports).
-	n, err := s.allowWrite(ctx, string(user), repairReport+":"+string(user)+":"+target, inGroups(rec.groups()...))
+	n, err := s.allowGuarded(ctx, string(user), repairReport+":"+string(user)+":"+target, nil, &writeGuard{reporting: true}, inGroups(rec.groups()...))
 	if err != nil {
 		return nil, err
 	}
@@ -385,6 +391,17 @@ func (s *Store) repairReport(ctx context.Context, uid, target string) error {
 // ResolveReport marks a report resolved, as actor: a moderator of one of its groups or an admin.
 // Resolving a resolved report changes nothing and returns it.
 func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*Report, error) {
+	return s.ResolveReportAs(ctx, actor, id, ReportActioned)
+}
+
+// ResolveReportAs is ResolveReport with how the report was resolved: ReportActioned, or
+// ReportDismissed, which counts against its reporter (reportdismissals.go). The first resolution
+// stays: resolving again changes nothing.
+func (s *Store) ResolveReportAs(ctx context.Context, actor UserKey, id string, resolution ReportResolution) (*Report, error) {
+	res, err := resolution.stored()
+	if err != nil {
+		return nil, err
+	}
 	key, err := parseTypedID(id, TypeReport)
 	if err != nil {
 		return nil, err
@@ -431,7 +448,7 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.run(ctx, "report_resolve", s.resolveKeys(rec.scopes()), key, string(actor), s.now().UnixMilli(), via)
+	v, err := s.run(ctx, "report_resolve", s.resolveKeys(rec.scopes()), key, string(actor), s.now().UnixMilli(), via, res)
 	if err != nil {
 		return nil, err
 	}
@@ -461,12 +478,16 @@ func (s *Store) resolveKeys(scopes []string) []string {
 	return keys
 }
 
-// releaseResolved takes a resolved report out of its reporter's open reports.
+// releaseResolved takes a resolved report out of its reporter's open reports and, when it was
+// dismissed, counts the dismissal against the reporter (reportdismissals.go).
 func (s *Store) releaseResolved(ctx context.Context, id string, rec *reportRecord) error {
 	if rec == nil || !rec.Resolved {
 		return nil
 	}
-	return s.releaseReport(ctx, rec.Reporter, id, rec.target())
+	if err := s.releaseReport(ctx, rec.Reporter, id, rec.target()); err != nil {
+		return err
+	}
+	return s.recordDismissal(ctx, id, rec)
 }
 
 // repairResolve finishes a resolve cut off after its atomic step: the reporter's side, and the

@@ -81,6 +81,14 @@ type Options struct {
 	// writes a site ban refuses (see bans.go) by an account whose address is not verified, with
 	// KindEmailUnverified; site admins are exempt (-require-email).
 	RequireEmail bool
+	// NewAccount limits what new accounts may write; see NewAccountLimits. Off with a negative
+	// WriteLimit.
+	NewAccount NewAccountLimits
+	// ReportDismissals is how many of a user's reports may be dismissed within
+	// ReportDismissalWindow before they lose the right to report until the oldest of them leaves
+	// it (KindRateLimited). Default 10 in 30 days. Off with a negative WriteLimit.
+	ReportDismissals      int
+	ReportDismissalWindow time.Duration
 	// Admins names the site admins (user names, any case): they moderate every group and may
 	// ban users from the whole site. A name makes an admin only of an account created before
 	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.
@@ -120,6 +128,13 @@ func (o Options) withDefaults() Options {
 	}
 	o.Feed = o.Feed.withDefaults()
 	o.Auth = o.Auth.withDefaults()
+	o.NewAccount = o.NewAccount.withDefaults()
+	if o.ReportDismissals <= 0 {
+		o.ReportDismissals = 10
+	}
+	if o.ReportDismissalWindow <= 0 {
+		o.ReportDismissalWindow = 30 * 24 * time.Hour
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -162,6 +177,8 @@ type Store struct {
 	// admins is who is a site admin (admins.go); adminMu orders its refreshes.
 	admins  atomic.Pointer[adminSet]
 	adminMu sync.Mutex
+	// filters is this process's copy of the site filters (sitefilters.go).
+	filters atomic.Pointer[filterState]
 	// memory is the memory of Redis last read by RunBackground (redischeck.go).
 	memory atomic.Pointer[MemoryUsage]
 	// onVerify, when set (by tests), is called before each argon2id verification of a password.

@@ -73,11 +73,8 @@ func (s *Store) SignUpWithEmail(ctx context.Context, name, password, email strin
 	} else if s.opts.RequireEmail {
 		return nil, invalidf("an email address is required to sign up")
 	}
-	if addr := ClientFrom(ctx); addr != "" {
-		a := s.opts.Auth
-		if err := s.allow(ctx, s.k.addrSignUps(addr), limit{"sign-ups from this address", a.SignUpsPerAddress, a.SignUpWindow}, true); err != nil {
-			return nil, err
-		}
+	if err := s.signUpChecks(ctx, name); err != nil {
+		return nil, err
 	}
 	uid := strings.ToLower(name)
 	if key != "" {

@@ -5,6 +5,7 @@
 -- KEYS[5…] the report's open lists: of every report ("") and of each of its groups
 -- ARGV[1]  the report's id   ARGV[2] the moderator's user key   ARGV[3] now (Unix ms)
 -- ARGV[4]  the group the moderator's authority comes through ("" for none), logged with it
+-- ARGV[5]  how it was resolved: "actioned" or "dismissed" (absent: neither said)
 -- Reply    {changed (0|1), outbox (HGETALL), JSON}: 1 when resolved now, 0 when it already was;
 --          the report as it is.
 -- Errors   NOTFOUND when there is no such report.
@@ -23,6 +24,7 @@ if r.resolved then return {0, redis.call('HGETALL', outbox), cur} end
 r.resolved = true
 r.resolvedAt = ARGV[3]
 r.resolvedBy = ARGV[2]
+if ARGV[5] and ARGV[5] ~= '' then r.resolution = ARGV[5] end
 r.ver = tostring((tonumber(r.ver) or 1) + 1)
 local enc = cjson.encode(r)
 redis.call('HSET', KEYS[1], id, enc)

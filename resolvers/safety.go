@@ -1,0 +1,54 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/agora/agora/store"
+)
+
+// Site filters: admins read and replace them; every write of text is checked against them in the
+// store (store/sitefilters.go).
+
+// siteFilters answers Query.siteFilters.
+func siteFilters(ctx context.Context) (*store.SiteFilters, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return loaderFrom(ctx).SiteFilters(ctx, uid)
+}
+
+// updateSiteFilters answers Mutation.updateSiteFilters: a list left out (nil) stays as it is.
+func updateSiteFilters(ctx context.Context, s *store.Store, words, domains []string, action store.FilterAction) (*store.SiteFilters, error) {
+	uid, err := requireViewer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var w, d *[]string
+	if words != nil {
+		w = &words
+	}
+	if domains != nil {
+		d = &domains
+	}
+	f, err := s.UpdateSiteFilters(ctx, uid, w, d, action)
+	wrote(ctx)
+	return f, err
+}
+
+// modActionNotice answers ModAction.noticeId.
+func modActionNotice(ctx context.Context, a *store.ModAction) (*string, error) {
+	id, err := loaderFrom(ctx).ModActionNotice(ctx, a)
+	if err != nil || id == "" {
+		return nil, err
+	}
+	return &id, nil
+}
+
+// notificationModAction answers Notification.modAction.
+func notificationModAction(ctx context.Context, n *store.Notification) (*store.ModAction, error) {
+	if n.ModActionID == "" {
+		return nil, nil
+	}
+	return loaderFrom(ctx).ModAction(ctx, n.ModActionID)
+}

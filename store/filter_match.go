@@ -1,0 +1,235 @@
+package store
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/agora/agora/search"
+)
+
+// The site filters (sitefilters.go) compare words as a reader sees them, not as they are typed:
+// each word of a text and of a filter is compared by its skeleton — the search index's
+// normalization (compatibility forms, so full-width and mathematical letters become plain ones;
+// case folding; Latin, Greek and Cyrillic accents removed), then the letters of other scripts
+// that look like Latin ones (Cyrillic "а", Greek "ο") mapped to them, with invisible format
+// characters (zero-width spaces and joiners, soft hyphens) dropped. A filter matches whole words
+// only: "ass" refuses "ass" and "Аss" but not "class" or "assess". A filter of several words
+// matches them in a row, whatever separates them. A filter in a script written without spaces
+// (Chinese, Japanese, Korean) matches anywhere inside a run of that script.
+
+// confusables maps lower-case letters of Cyrillic and Greek that readers take for Latin ones.
+var confusables = map[rune]rune{
+	'а': 'a', 'в': 'b', 'е': 'e', 'к': 'k', 'м': 'm', 'н': 'h', 'о': 'o', 'р': 'p', 'с': 'c',
+	'т': 't', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's', 'һ': 'h', 'ԁ': 'd', 'ԛ': 'q',
+	'ԝ': 'w', 'ɑ': 'a', 'ɡ': 'g', 'α': 'a', 'ο': 'o', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'ν': 'v',
+	'τ': 't', 'υ': 'u', 'χ': 'x', 'ε': 'e', 'ѵ': 'v', 'ӏ': 'l',
+}
+
+// skeleton returns the form in which a word is compared (see above).
+func skeleton(word string) string {
+	n := search.Normalize(word)
+	return strings.Map(func(r rune) rune {
+		if c, ok := confusables[r]; ok {
+			return c
+		}
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, n)
+}
+
+// textWord is one word of a text: its bytes [start, end) in the text and its skeleton.
+type textWord struct {
+	start, end int
+	skel       string
+	cjk        bool
+}
+
+// filterWordRune reports whether r belongs to a word of a filtered text: letters, digits and
+// marks, and the invisible format characters that may hide inside a word.
+func filterWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) ||
+		unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Cf, r)
+}
+
+// isCJKRune reports whether r belongs to a script written without spaces between words.
+func isCJKRune(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// textWords cuts text into its words: runs of word characters. An apostrophe separates words, so
+// that a filtered word is found in its possessive ("ass's").
+func textWords(text string) []textWord {
+	var out []textWord
+	start := -1
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		w := text[start:end]
+		out = append(out, textWord{start: start, end: end, skel: skeleton(w), cjk: strings.IndexFunc(w, isCJKRune) >= 0})
+		start = -1
+	}
+	for i, r := range text {
+		switch {
+		case filterWordRune(r):
+			if start < 0 {
+				start = i
+			}
+		default:
+			flush(i)
+		}
+	}
+	flush(len(text))
+	return out
+}
+
+// wordFilter is a compiled list of filtered words and domains.
+type wordFilter struct {
+	phrases map[string][][]string // a phrase's first word's skeleton → the skeletons of each phrase
+	cjk     []string              // skeletons of filters in scripts without spaces
+	domains []string              // lower-case host names
+}
+
+// compileFilter compiles words and domains as normalized by normalizeFilterWords and
+// normalizeFilterDomains.
+func compileFilter(words, domains []string) *wordFilter {
+	f := &wordFilter{phrases: map[string][][]string{}, domains: domains}
+	for _, w := range words {
+		tw := textWords(w)
+		if len(tw) == 0 {
+			continue
+		}
+		if len(tw) == 1 && tw[0].cjk {
+			f.cjk = append(f.cjk, tw[0].skel)
+			continue
+		}
+		skels := make([]string, len(tw))
+		for i, x := range tw {
+			skels[i] = x.skel
+		}
+		f.phrases[skels[0]] = append(f.phrases[skels[0]], skels)
+	}
+	return f
+}
+
+// empty reports whether the filter filters nothing.
+func (f *wordFilter) empty() bool {
+	return f == nil || len(f.phrases) == 0 && len(f.cjk) == 0 && len(f.domains) == 0
+}
+
+// textSpan is a matched part of a text, in bytes.
+type textSpan struct{ start, end int }
+
+// matches returns the parts of text that the filter matches: filtered words and phrases, and host
+// names on a filtered domain or under one.
+func (f *wordFilter) matches(text string) []textSpan {
+	if f.empty() || text == "" {
+		return nil
+	}
+	var out []textSpan
+	words := textWords(text)
+	for i, w := range words {
+		if w.cjk {
+			for _, c := range f.cjk {
+				if strings.Contains(w.skel, c) {
+					out = append(out, textSpan{w.start, w.end})
+					break
+				}
+			}
+		}
+		for _, p := range f.phrases[w.skel] {
+			if i+len(p) > len(words) {
+				continue
+			}
+			ok := true
+			for j := 1; j < len(p); j++ {
+				if words[i+j].skel != p[j] {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				out = append(out, textSpan{w.start, words[i+len(p)-1].end})
+				break
+			}
+		}
+	}
+	if len(f.domains) > 0 {
+		for _, m := range hostPattern.FindAllStringIndex(text, -1) {
+			if f.blocksHost(text[m[0]:m[1]]) {
+				out = append(out, textSpan{m[0], m[1]})
+			}
+		}
+	}
+	return out
+}
+
+// hostPattern finds host names in text: labels of letters, digits and hyphens joined by dots
+// (full-width and ideographic ones too), ending in a label of two letters or more.
+var hostPattern = regexp.MustCompile(`(?:[\p{L}\p{N}-]+[.．。｡])+\p{L}{2,}`)
+
+// normalHost returns a host name as the domain filter compares it: compatibility-composed,
+// lower-cased, with ideographic dots as dots and no trailing dot.
+func normalHost(h string) string {
+	h = strings.NewReplacer("。", ".", "｡", ".", "．", ".").Replace(h)
+	return strings.TrimSuffix(skeletonHost(h), ".")
+}
+
+// skeletonHost is skeleton applied label by label, keeping the dots and hyphens.
+func skeletonHost(h string) string {
+	labels := strings.Split(h, ".")
+	for i, l := range labels {
+		parts := strings.Split(l, "-")
+		for j, p := range parts {
+			parts[j] = skeleton(p)
+		}
+		labels[i] = strings.Join(parts, "-")
+	}
+	return strings.Join(labels, ".")
+}
+
+// blocksHost reports whether host is a filtered domain or under one.
+func (f *wordFilter) blocksHost(host string) bool {
+	if f == nil {
+		return false
+	}
+	h := normalHost(host)
+	for _, d := range f.domains {
+		if h == d || strings.HasSuffix(h, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// mask returns text with every rune of the spans but white space replaced by an asterisk.
+func mask(text string, spans []textSpan) string {
+	if len(spans) == 0 {
+		return text
+	}
+	masked := make([]bool, len(text))
+	for _, s := range spans {
+		for i := s.start; i < s.end; i++ {
+			masked[i] = true
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	for i, r := range text {
+		if masked[i] && !unicode.IsSpace(r) {
+			b.WriteByte('*')
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// linkPattern finds links in text: an http or https URL, or a host name starting with www.
+var linkPattern = regexp.MustCompile(`(?i)\bhttps?://|\bwww\.[\p{L}\p{N}-]+\.`)
+
+// hasLink reports whether text holds a link (see linkPattern).
+func hasLink(text string) bool { return linkPattern.MatchString(text) }

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// New-account limits, as Discourse's trust levels and Reddit's age and karma gates: an account
+// younger than NewAccountLimits.Age, or with less karma than NewAccountLimits.Karma, makes at most
+// Posts posts and Comments comments per sliding Window, and no post with a link (a URL post, or
+// an http(s):// or www. link in its body or an edit of it). Each window is a sorted set in the
+// user's slot ({u:<user>}:new:posts, …:new:comments) with one member per write scored by its
+// time, exact at read time (newaccount.lua); the check rides in the write's first round trip
+// with its rate limit and bans. Refusals are KindRateLimited with the time until the window has
+// room (or, for a link, until the account is old enough). Site admins are exempt everywhere and
+// moderators in their groups: a post into groups that they all moderate, a comment on a post in a
+// group they moderate. Off, like every limit, with a negative Options.WriteLimit.
+
+// NewAccountLimits are the limits on new accounts (-new-account-*). The zero value of each field
+// selects its default.
+type NewAccountLimits struct {
+	// Age is how long an account is new after signing up; negative: never by age. Default 24 h.
+	Age time.Duration
+	// Karma is the karma below which an account is new, whatever its age; 0 (the default)
+	// disables the karma gate.
+	Karma int
+	// Posts and Comments are how many of each a new account makes per Window. Defaults 3 and 20.
+	Posts, Comments int
+	// Window is the sliding window of Posts and Comments. Default 1 hour.
+	Window time.Duration
+}
+
+func (o NewAccountLimits) withDefaults() NewAccountLimits {
+	if o.Age == 0 {
+		o.Age = 24 * time.Hour
+	}
+	if o.Posts <= 0 {
+		o.Posts = 3
+	}
+	if o.Comments <= 0 {
+		o.Comments = 20
+	}
+	if o.Window <= 0 {
+		o.Window = time.Hour
+	}
+	return o
+}
+
+// writeGuard is what a write of text asks its first round trip beyond the rate limit and bans:
+// the new-account limit it counts against.
+type writeGuard struct {
+	count string // "posts" or "comments": the window the write counts in; "" for none (an edit)
+	links bool   // the write carries a link
+	// reporting marks a report: refused while the reporter's dismissed reports fill their window
+	// (reportdismissals.go).
+	reporting bool
+}
+
+// newAccountCall returns the call that checks and records uid's write against the new-account
+// limits, and false when none applies (limits off, an admin, nothing to check).
+func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
+	o := s.opts.NewAccount
+	if g == nil || uid == "" || s.opts.WriteLimit < 0 || (g.count == "" && !g.links) || s.IsAdmin(UserKey(uid)) {
+		return scriptCall{}, false
+	}
+	if o.Age < 0 && o.Karma <= 0 {
+		return scriptCall{}, false
+	}
+	limit, member, what := o.Posts, "", g.count
+	if what == "comments" {
+		limit = o.Comments
+	}
+	if what == "" {
+		what = "posts"
+	} else {
+		member = randomHex(8)
+	}
+	return scriptCall{name: "newaccount",
+		keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, what)},
+		args: []any{s.now().UnixMilli(), max(o.Age.Milliseconds(), 0), o.Karma, limit, o.Window.Milliseconds(), member, boolArg(g.links)}}, true
+}
+
+// newAccountResult turns the reply of newaccount.lua into KindRateLimited, unless uid moderates
+// where the write goes (check: the write's bans check, which read the groups).
+func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard, reply any, check *banCheck) error {
+	v, _ := reply.([]any)
+	if len(v) != 2 {
+		return fmt.Errorf("newaccount: unexpected reply %v", reply)
+	}
+	wait, _ := v[0].(int64)
+	why, _ := v[1].(int64)
+	if wait <= 0 {
+		return nil
+	}
+	mod, err := s.moderatesWhere(ctx, uid, check)
+	if err != nil || mod {
+		return err
+	}
+	retry := time.Duration(wait) * time.Millisecond
+	secs := int((retry + time.Second - 1) / time.Second)
+	msg := fmt.Sprintf("new accounts make at most %d %s an hour; retry in %d s", s.opts.NewAccount.Posts, g.count, secs)
+	if g.count == "comments" {
+		msg = fmt.Sprintf("new accounts make at most %d comments an hour; retry in %d s", s.opts.NewAccount.Comments, secs)
+	}
+	if why == 2 {
+		msg = fmt.Sprintf("new accounts cannot post links; retry in %d s", secs)
+	}
+	return &Error{Kind: KindRateLimited, Msg: msg, RetryAfter: time.Duration(secs) * time.Second}
+}
+
+// moderatesWhere reports whether uid moderates where a write goes: every group of a post into
+// groups (read with the write's bans), or a group of the post the write is on (read now: this
+// runs only for a write the new-account limits would refuse).
+func (s *Store) moderatesWhere(ctx context.Context, uid string, check *banCheck) (bool, error) {
+	if check == nil {
+		return false, nil
+	}
+	if check.scope.posting {
+		if len(check.moderates) == 0 {
+			return false, nil
+		}
+		for _, m := range check.moderates {
+			if m == nil || m.Err() != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	if check.groups == nil {
+		return false, nil
+	}
+	var groups []string
+	for g := range strings.SplitSeq(check.groups.Val(), ",") {
+		if g != "" {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		return false, nil
+	}
+	cmds := make([]*redis.FloatCmd, len(groups))
+	ops := make([]op, len(groups))
+	for i, g := range groups {
+		key := s.k.groupMods(g)
+		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cmds[i] = p.ZScore(ctx, key, uid)
+			return cmds[i], nil
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil && !isNil(err) {
+		return false, fmt.Errorf("read the moderators: %w", err)
+	}
+	for _, c := range cmds {
+		if c.Err() == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}

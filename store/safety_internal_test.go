@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestSafetyScriptsAreSafeToRunTwice sends the site filters', new-account limits' and removal
+// notices' write scripts twice, as go-redis does when a reply is lost: the second run changes
+// nothing.
+func TestSafetyScriptsAreSafeToRunTwice(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	defer rdb.Close()
+	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := func(name string, keys []string, args ...any) {
+		t.Helper()
+		for i := range 2 {
+			if _, err := s.run(ctx, name, keys, args...); err != nil {
+				t.Fatalf("%s run %d: %v", name, i+1, err)
+			}
+		}
+	}
+	twice("filters_set", []string{s.k.filters()}, "REFUSE", `["ass"]`, `[]`, "root", 1000)
+	if v := rdb.HGet(ctx, s.k.filters(), "v").Val(); v != "1" {
+		t.Fatalf("filters version %q after one change sent twice", v)
+	}
+	if rev := rdb.Get(ctx, s.k.revOf(s.k.filters())).Val(); rev != "1" {
+		t.Fatalf("filters revision %q after one change sent twice", rev)
+	}
+	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1000)
+	w := s.k.userNewWrites("ann", "posts")
+	twice("newaccount", []string{s.k.user("ann"), s.k.karma("ann"), w}, 2000, 86400000, 0, 3, 3600000, "p1", "0")
+	if n := rdb.ZCard(ctx, w).Val(); n != 1 {
+		t.Fatalf("the new-account window holds %d posts after one sent twice", n)
+	}
+	twice("modlog_notice", []string{s.k.modLogNotices()}, "rm:1:2", "notification:ann:m:rm:1:2")
+	if rev := rdb.Get(ctx, s.k.revOf(s.k.modLogNotices())).Val(); rev != "1" {
+		t.Fatalf("modlog revision %q after one link sent twice", rev)
+	}
+}
+
+func TestFilterMatches(t *testing.T) {
+	f := compileFilter([]string{"ass", "buy now", "词语"}, []string{"spam.example"})
+	for _, c := range []struct{ in, want string }{
+		{"you ass", "you ***"},
+		{"class, assess, bass, ass's", "class, assess, bass, ***'s"},
+		{"Ａｓｓ", "***"},
+		{"ÁSS!", "***!"},
+		{"а\u200bss", "****"},
+		{"buy   now", "***   ***"},
+		{"buy, then now", "buy, then now"},
+		{"这个词语不好", "******"},
+		{"go to x.spam.example.", "go to **************."},
+		{"spam.examples", "spam.examples"},
+	} {
+		if got := mask(c.in, f.matches(c.in)); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		link bool
+	}{{"see https://x.example", true}, {"WWW.x.example", true}, {"node.js and e.g.", false}, {"http:/nope", false}} {
+		if hasLink(c.in) != c.link {
+			t.Errorf("hasLink(%q) = %v", c.in, !c.link)
+		}
+	}
+}
