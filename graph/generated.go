@@ -119,6 +119,7 @@ type ComplexityRoot struct {
 		MemberCount       func(childComplexity int) int
 		Moderators        func(childComplexity int) int
 		Name              func(childComplexity int) int
+		Nsfw              func(childComplexity int) int
 		PostCount         func(childComplexity int) int
 		PostingRestricted func(childComplexity int) int
 		Posts             func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
@@ -186,14 +187,14 @@ type ComplexityRoot struct {
 		CancelScheduledPost   func(childComplexity int, id string) int
 		ChangePassword        func(childComplexity int, current string, new string) int
 		CreateComment         func(childComplexity int, postID string, parentID *string, body string, idempotencyKey *string) int
-		CreateGroup           func(childComplexity int, name string, description *string) int
+		CreateGroup           func(childComplexity int, name string, description *string, nsfw *bool) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
 		DeleteAccount         func(childComplexity int, password string, eraseContent bool) int
 		DeleteComment         func(childComplexity int, id string) int
 		DeletePost            func(childComplexity int, id string) int
 		DeleteUser            func(childComplexity int, userID string, eraseContent bool) int
 		EditComment           func(childComplexity int, id string, body string) int
-		EditPost              func(childComplexity int, id string, title *string, body *string, url *string) int
+		EditPost              func(childComplexity int, id string, title *string, body *string, url *string, nsfw *bool, spoiler *bool) int
 		Follow                func(childComplexity int, userID string) int
 		JoinGroup             func(childComplexity int, name string) int
 		LeaveGroup            func(childComplexity int, name string) int
@@ -218,13 +219,14 @@ type ComplexityRoot struct {
 		SendPasswordReset     func(childComplexity int, userID string) int
 		SetEmail              func(childComplexity int, email string, password string) int
 		SetPostGroups         func(childComplexity int, postID string, add []string, remove []string) int
+		SetPostLabels         func(childComplexity int, id string, nsfw *bool, spoiler *bool) int
 		SignUp                func(childComplexity int, name string, password string, email *string) int
 		UnbanUser             func(childComplexity int, userID string, group *string) int
 		UnblockUser           func(childComplexity int, userID string) int
 		Unfollow              func(childComplexity int, userID string) int
 		UnsavePost            func(childComplexity int, id string) int
-		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) int
-		UpdateProfile         func(childComplexity int, bio *string, avatarURL *string) int
+		UpdateGroup           func(childComplexity int, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) int
+		UpdateProfile         func(childComplexity int, bio *string, avatarURL *string, showNsfw *bool) int
 		UpdateSiteFilters     func(childComplexity int, words []string, urlDomains []string, action store.FilterAction) int
 		VerifyEmail           func(childComplexity int, token string) int
 		VoteComment           func(childComplexity int, commentID string, direction model.VoteDirection) int
@@ -263,7 +265,6 @@ type ComplexityRoot struct {
 
 	Post struct {
 		Author         func(childComplexity int) int
-		Body           func(childComplexity int) int
 		CommentCount   func(childComplexity int) int
 		Comments       func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
 		CreatedAt      func(childComplexity int) int
@@ -273,12 +274,16 @@ type ComplexityRoot struct {
 		HotRank        func(childComplexity int) int
 		ID             func(childComplexity int) int
 		Locked         func(childComplexity int) int
+		NSFW           func(childComplexity int) int
+		NSFWHidden     func(childComplexity int) int
 		PinnedIn       func(childComplexity int) int
 		PublishAt      func(childComplexity int) int
 		Removed        func(childComplexity int) int
 		ReportCount    func(childComplexity int) int
 		Score          func(childComplexity int) int
-		Title          func(childComplexity int) int
+		ShownBody      func(childComplexity int, revealSpoiler *bool) int
+		ShownTitle     func(childComplexity int) int
+		Spoiler        func(childComplexity int) int
 		URL            func(childComplexity int) int
 		Upvotes        func(childComplexity int) int
 		ViewerSaved    func(childComplexity int) int
@@ -390,6 +395,7 @@ type ComplexityRoot struct {
 		PostCount      func(childComplexity int) int
 		Posts          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Rank           func(childComplexity int) int
+		ShowNsfw       func(childComplexity int) int
 		ViewerBlocks   func(childComplexity int) int
 		ViewerFollows  func(childComplexity int) int
 	}
@@ -444,6 +450,7 @@ type GroupResolver interface {
 	ViewerIsMember(ctx context.Context, obj *store.Group) (bool, error)
 	ViewerIsModerator(ctx context.Context, obj *store.Group) (bool, error)
 	Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error)
+	Nsfw(ctx context.Context, obj *store.Group) (bool, error)
 }
 type ModActionResolver interface {
 	Moderator(ctx context.Context, obj *store.ModAction) (*store.User, error)
@@ -470,8 +477,8 @@ type MutationResolver interface {
 	Follow(ctx context.Context, userID string) (*store.User, error)
 	Unfollow(ctx context.Context, userID string) (*store.User, error)
 	MarkNotificationsRead(ctx context.Context, ids []string, all *bool) (int, error)
-	CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error)
-	UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) (*store.Group, error)
+	CreateGroup(ctx context.Context, name string, description *string, nsfw *bool) (*store.Group, error)
+	UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) (*store.Group, error)
 	AddModerator(ctx context.Context, group string, userID string) (*store.Group, error)
 	RemoveModerator(ctx context.Context, group string, userID string) (*store.Group, error)
 	JoinGroup(ctx context.Context, name string) (*store.Group, error)
@@ -487,12 +494,12 @@ type MutationResolver interface {
 	ReportPost(ctx context.Context, id string, reason string) (*store.Report, error)
 	ReportComment(ctx context.Context, id string, reason string) (*store.Report, error)
 	ResolveReport(ctx context.Context, id string, resolution *store.ReportResolution) (*store.Report, error)
-	EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error)
+	EditPost(ctx context.Context, id string, title *string, body *string, url *string, nsfw *bool, spoiler *bool) (*store.Post, error)
 	SavePost(ctx context.Context, id string) (*store.Post, error)
 	UnsavePost(ctx context.Context, id string) (*store.Post, error)
 	BlockUser(ctx context.Context, userID string) (*store.User, error)
 	UnblockUser(ctx context.Context, userID string) (*store.User, error)
-	UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error)
+	UpdateProfile(ctx context.Context, bio *string, avatarURL *string, showNsfw *bool) (*store.User, error)
 	ChangePassword(ctx context.Context, current string, new string) (bool, error)
 	LogOutEverywhere(ctx context.Context) (bool, error)
 	SetEmail(ctx context.Context, email string, password string) (*store.User, error)
@@ -502,6 +509,7 @@ type MutationResolver interface {
 	SendPasswordReset(ctx context.Context, userID string) (bool, error)
 	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
 	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
+	SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool) (*store.Post, error)
 	UpdateSiteFilters(ctx context.Context, words []string, urlDomains []string, action store.FilterAction) (*store.SiteFilters, error)
 }
 type NotificationResolver interface {
@@ -584,6 +592,7 @@ type UserResolver interface {
 	ViewerBlocks(ctx context.Context, obj *store.User) (bool, error)
 	Email(ctx context.Context, obj *store.User) (*string, error)
 	EmailVerified(ctx context.Context, obj *store.User) (bool, error)
+	ShowNsfw(ctx context.Context, obj *store.User) (bool, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -920,6 +929,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.Name(childComplexity), true
+	case "Group.nsfw":
+		if e.ComplexityRoot.Group.Nsfw == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.Nsfw(childComplexity), true
 	case "Group.postCount":
 		if e.ComplexityRoot.Group.PostCount == nil {
 			break
@@ -1231,7 +1246,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreateGroup(childComplexity, args["name"].(string), args["description"].(*string)), true
+		return e.ComplexityRoot.Mutation.CreateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["nsfw"].(*bool)), true
 	case "Mutation.createPost":
 		if e.ComplexityRoot.Mutation.CreatePost == nil {
 			break
@@ -1308,7 +1323,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.EditPost(childComplexity, args["id"].(string), args["title"].(*string), args["body"].(*string), args["url"].(*string)), true
+		return e.ComplexityRoot.Mutation.EditPost(childComplexity, args["id"].(string), args["title"].(*string), args["body"].(*string), args["url"].(*string), args["nsfw"].(*bool), args["spoiler"].(*bool)), true
 	case "Mutation.follow":
 		if e.ComplexityRoot.Mutation.Follow == nil {
 			break
@@ -1563,6 +1578,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPostGroups(childComplexity, args["postId"].(string), args["add"].([]string), args["remove"].([]string)), true
+	case "Mutation.setPostLabels":
+		if e.ComplexityRoot.Mutation.SetPostLabels == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setPostLabels_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetPostLabels(childComplexity, args["id"].(string), args["nsfw"].(*bool), args["spoiler"].(*bool)), true
 	case "Mutation.signUp":
 		if e.ComplexityRoot.Mutation.SignUp == nil {
 			break
@@ -1628,7 +1654,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["title"].(*string), args["iconUrl"].(*string), args["bannerUrl"].(*string), args["rules"].(*string), args["postingRestricted"].(*bool)), true
+		return e.ComplexityRoot.Mutation.UpdateGroup(childComplexity, args["name"].(string), args["description"].(*string), args["title"].(*string), args["iconUrl"].(*string), args["bannerUrl"].(*string), args["rules"].(*string), args["postingRestricted"].(*bool), args["nsfw"].(*bool)), true
 	case "Mutation.updateProfile":
 		if e.ComplexityRoot.Mutation.UpdateProfile == nil {
 			break
@@ -1639,7 +1665,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["bio"].(*string), args["avatarUrl"].(*string)), true
+		return e.ComplexityRoot.Mutation.UpdateProfile(childComplexity, args["bio"].(*string), args["avatarUrl"].(*string), args["showNsfw"].(*bool)), true
 	case "Mutation.updateSiteFilters":
 		if e.ComplexityRoot.Mutation.UpdateSiteFilters == nil {
 			break
@@ -1803,12 +1829,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Author(childComplexity), true
-	case "Post.body":
-		if e.ComplexityRoot.Post.Body == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Post.Body(childComplexity), true
 	case "Post.commentCount":
 		if e.ComplexityRoot.Post.CommentCount == nil {
 			break
@@ -1868,6 +1888,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Locked(childComplexity), true
+	case "Post.nsfw":
+		if e.ComplexityRoot.Post.NSFW == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.NSFW(childComplexity), true
+	case "Post.nsfwHidden":
+		if e.ComplexityRoot.Post.NSFWHidden == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.NSFWHidden(childComplexity), true
 	case "Post.pinnedIn":
 		if e.ComplexityRoot.Post.PinnedIn == nil {
 			break
@@ -1898,12 +1930,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Score(childComplexity), true
-	case "Post.title":
-		if e.ComplexityRoot.Post.Title == nil {
+	case "Post.body":
+		if e.ComplexityRoot.Post.ShownBody == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Post.Title(childComplexity), true
+		args, err := ec.field_Post_body_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.ShownBody(childComplexity, args["revealSpoiler"].(*bool)), true
+	case "Post.title":
+		if e.ComplexityRoot.Post.ShownTitle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ShownTitle(childComplexity), true
+	case "Post.spoiler":
+		if e.ComplexityRoot.Post.Spoiler == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Spoiler(childComplexity), true
 	case "Post.url":
 		if e.ComplexityRoot.Post.URL == nil {
 			break
@@ -2583,6 +2632,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.User.Rank(childComplexity), true
+	case "User.showNsfw":
+		if e.ComplexityRoot.User.ShowNsfw == nil {
+			break
+		}
+
+		return e.ComplexityRoot.User.ShowNsfw(childComplexity), true
 	case "User.viewerBlocks":
 		if e.ComplexityRoot.User.ViewerBlocks == nil {
 			break
@@ -2881,8 +2936,11 @@ type User implements Node {
 "A link or text post."
 type Post implements Node {
   id: ID!
-  title: String!
-  body: String!
+  "The title; null only when the post is withheld from the viewer (nsfwHidden)."
+  title: String
+  "The text (\"\" when none); null when withheld: the post is nsfwHidden, or a spoiler asked for without revealSpoiler (see labels in docs/API.md)."
+  body(revealSpoiler: Boolean = false): String
+  "The link; null when none, or when the post is withheld from the viewer (nsfwHidden)."
   url: String
   "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id User:[deleted], created at the zero time), the same for every deleted account."
   author: User!
@@ -3312,14 +3370,15 @@ type Mutation {
   "agora: marks the viewer's notifications read, all of them or those ids names (ids no longer kept are ignored), and returns the new unread count. Neither ids nor all is BAD_USER_INPUT; another user's notification is FORBIDDEN."
   markNotificationsRead(ids: [ID!], all: Boolean): Int!
 
-  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT."
-  createGroup(name: String!, description: String): Group!
+  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT. nsfw labels it NSFW: every post in it is NSFW."
+  createGroup(name: String!, description: String, nsfw: Boolean): Group!
   """
   Change what a group's page shows. Moderators of the group and admins. An argument left out
   leaves its field as it is; null or "" clears it (postingRestricted: null leaves it). iconUrl
-  and bannerUrl must be https (BAD_USER_INPUT).
+  and bannerUrl must be https (BAD_USER_INPUT). nsfw labels the group NSFW or takes the label off
+  (null leaves it): every post in an NSFW group is NSFW.
   """
-  updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean): Group!
+  updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean, nsfw: Boolean): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
   addModerator(group: String!, userId: ID!): Group!
   "Take a user's moderation of a group away; a moderator may step down. Moderators of the group and admins."
@@ -3351,15 +3410,15 @@ type Mutation {
   "Mark a report dealt with. Moderators of its groups and admins."
   resolveReport(id: ID!, resolution: ReportResolution = ACTIONED): Report!
 
-  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT)."
-  editPost(id: ID!, title: String, body: String, url: String): Post!
+  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels."
+  editPost(id: ID!, title: String, body: String, url: String, nsfw: Boolean, spoiler: Boolean): Post!
   savePost(id: ID!): Post!
   unsavePost(id: ID!): Post!
   "Block a user: their posts leave the viewer's listings and feeds, their comments come collapsed, and they cannot notify the viewer."
   blockUser(userId: ID!): User!
   unblockUser(userId: ID!): User!
-  "Set the viewer's bio and picture. As in every editor, an argument left out leaves its field and null or \"\" clears it. avatarUrl must be https."
-  updateProfile(bio: String, avatarUrl: String): User!
+  "Set the viewer's bio and picture. As in every editor, an argument left out leaves its field and null or \"\" clears it. avatarUrl must be https. showNsfw: whether posts labelled NSFW reach the viewer (null leaves it; false for a new account)."
+  updateProfile(bio: String, avatarUrl: String, showNsfw: Boolean): User!
   "Change the viewer's password: every other session ends."
   changePassword(current: String!, new: String!): Boolean!
   "End every session of the viewer's, this one included."
@@ -3403,6 +3462,51 @@ type Subscription {
   feed(after: String): Post!
   "agora: the viewer's new notifications. Signed-in only. after: resume after this event cursor."
   notificationAdded(after: String): Notification!
+}
+`, BuiltIn: false},
+	{Name: "../schema/labels.graphqls", Input: `# Content labels: NSFW and spoiler posts, NSFW groups, and the viewer's showNsfw setting
+# (docs/API.md, "Content labels").
+
+extend type Post {
+  """
+  The post is labelled NSFW (not safe for work), by its author or a moderator, or because one of
+  its groups is. A viewer whose showNsfw is false finds it in no listing, feed, search or live
+  feed; read by id it comes withheld (nsfwHidden).
+  """
+  nsfw: Boolean!
+  "The post is labelled a spoiler: it is listed, but its body is null unless asked for with body(revealSpoiler: true)."
+  spoiler: Boolean!
+  """
+  The post is NSFW and the viewer does not show NSFW posts: its title, body and url are null, so
+  that a client can show a click-through (turning showNsfw on, with updateProfile, shows it).
+  """
+  nsfwHidden: Boolean!
+}
+
+extend type User {
+  "Whether posts labelled NSFW reach this user: for the user themselves only (false for everyone else); set with updateProfile(showNsfw:)."
+  showNsfw: Boolean!
+}
+
+extend type Group {
+  "The group is labelled NSFW: every post in it is NSFW (Post.nsfw). Set by createGroup and updateGroup."
+  nsfw: Boolean!
+}
+
+extend input CreatePostInput {
+  "Label the post NSFW (not safe for work)."
+  nsfw: Boolean
+  "Label the post a spoiler: its body is withheld unless a reader asks for it."
+  spoiler: Boolean
+}
+
+extend type Mutation {
+  """
+  Set a post's labels, as its author or a moderator of one of its groups (or an admin): an
+  argument left out or null leaves its label. Changing a label moves the post in or out of what
+  viewers who do not show NSFW posts see, at once.
+  """
+  setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean): Post!
 }
 `, BuiltIn: false},
 	{Name: "../schema/safety.graphqls", Input: `# Keeping a community safe before harm is done: site filters (docs/API.md, "Site filters").
@@ -3636,6 +3740,8 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_viewerIsModerator(ctx, field)
 	case "bans":
 		return ec.fieldContext_Group_bans(ctx, field)
+	case "nsfw":
+		return ec.fieldContext_Group_nsfw(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
 }
@@ -3848,6 +3954,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_reportCount(ctx, field)
 	case "viewerSaved":
 		return ec.fieldContext_Post_viewerSaved(ctx, field)
+	case "nsfw":
+		return ec.fieldContext_Post_nsfw(ctx, field)
+	case "spoiler":
+		return ec.fieldContext_Post_spoiler(ctx, field)
+	case "nsfwHidden":
+		return ec.fieldContext_Post_nsfwHidden(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -3990,6 +4102,8 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_email(ctx, field)
 	case "emailVerified":
 		return ec.fieldContext_User_emailVerified(ctx, field)
+	case "showNsfw":
+		return ec.fieldContext_User_showNsfw(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
 }
@@ -4445,6 +4559,14 @@ func (ec *executionContext) field_Mutation_createGroup_args(ctx context.Context,
 		return nil, err
 	}
 	args["description"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "nsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nsfw"] = arg2
 	return args, nil
 }
 
@@ -4591,6 +4713,22 @@ func (ec *executionContext) field_Mutation_editPost_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["url"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "nsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nsfw"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "spoiler",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spoiler"] = arg5
 	return args, nil
 }
 
@@ -5046,6 +5184,36 @@ func (ec *executionContext) field_Mutation_setPostGroups_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setPostLabels_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "nsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nsfw"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "spoiler",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spoiler"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_signUp_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5199,6 +5367,14 @@ func (ec *executionContext) field_Mutation_updateGroup_args(ctx context.Context,
 		return nil, err
 	}
 	args["postingRestricted"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "nsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["nsfw"] = arg7
 	return args, nil
 }
 
@@ -5221,6 +5397,14 @@ func (ec *executionContext) field_Mutation_updateProfile_args(ctx context.Contex
 		return nil, err
 	}
 	args["avatarUrl"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "showNsfw",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["showNsfw"] = arg2
 	return args, nil
 }
 
@@ -5309,6 +5493,20 @@ func (ec *executionContext) field_Mutation_votePost_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["direction"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_body_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "revealSpoiler",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["revealSpoiler"] = arg0
 	return args, nil
 }
 
@@ -8082,6 +8280,29 @@ func (ec *executionContext) fieldContext_Group_bans(ctx context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Group_nsfw(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_nsfw(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().Nsfw(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Group_nsfw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _GroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GroupConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9600,7 +9821,7 @@ func (ec *executionContext) _Mutation_createGroup(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string))
+			return ec.Resolvers.Mutation().CreateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["nsfw"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Group) graphql.Marshaler {
@@ -9644,7 +9865,7 @@ func (ec *executionContext) _Mutation_updateGroup(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["title"].(*string), fc.Args["iconUrl"].(*string), fc.Args["bannerUrl"].(*string), fc.Args["rules"].(*string), fc.Args["postingRestricted"].(*bool))
+			return ec.Resolvers.Mutation().UpdateGroup(ctx, fc.Args["name"].(string), fc.Args["description"].(*string), fc.Args["title"].(*string), fc.Args["iconUrl"].(*string), fc.Args["bannerUrl"].(*string), fc.Args["rules"].(*string), fc.Args["postingRestricted"].(*bool), fc.Args["nsfw"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Group) graphql.Marshaler {
@@ -10348,7 +10569,7 @@ func (ec *executionContext) _Mutation_editPost(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().EditPost(ctx, fc.Args["id"].(string), fc.Args["title"].(*string), fc.Args["body"].(*string), fc.Args["url"].(*string))
+			return ec.Resolvers.Mutation().EditPost(ctx, fc.Args["id"].(string), fc.Args["title"].(*string), fc.Args["body"].(*string), fc.Args["url"].(*string), fc.Args["nsfw"].(*bool), fc.Args["spoiler"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
@@ -10568,7 +10789,7 @@ func (ec *executionContext) _Mutation_updateProfile(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateProfile(ctx, fc.Args["bio"].(*string), fc.Args["avatarUrl"].(*string))
+			return ec.Resolvers.Mutation().UpdateProfile(ctx, fc.Args["bio"].(*string), fc.Args["avatarUrl"].(*string), fc.Args["showNsfw"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
@@ -10971,6 +11192,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteUser(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteUser_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setPostLabels(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setPostLabels(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetPostLabels(ctx, fc.Args["id"].(string), fc.Args["nsfw"].(*bool), fc.Args["spoiler"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setPostLabels(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setPostLabels_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11539,18 +11804,18 @@ func (ec *executionContext) _Post_title(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Post_title(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
+			return obj.ShownTitle(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Post_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Post", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Post_body(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
@@ -11562,18 +11827,39 @@ func (ec *executionContext) _Post_body(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Post_body(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Body, nil
+			fc := graphql.GetFieldContext(ctx)
+			return obj.ShownBody(fc.Args["revealSpoiler"].(*bool)), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
-func (ec *executionContext) fieldContext_Post_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_Post_body(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_body_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Post_url(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
@@ -12059,6 +12345,75 @@ func (ec *executionContext) _Post_viewerSaved(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_Post_viewerSaved(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_nsfw(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_nsfw(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NSFW, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_nsfw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_spoiler(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_spoiler(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spoiler, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_spoiler(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_nsfwHidden(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_nsfwHidden(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NSFWHidden, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_nsfwHidden(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
@@ -14837,6 +15192,29 @@ func (ec *executionContext) fieldContext_User_emailVerified(_ context.Context, f
 	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _User_showNsfw(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_User_showNsfw(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.User().ShowNsfw(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_User_showNsfw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("User", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _UserConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.UserConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16081,7 +16459,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "body", "url", "groups", "idempotencyKey", "publishAt"}
+	fieldsInOrder := [...]string{"title", "body", "url", "groups", "idempotencyKey", "publishAt", "nsfw", "spoiler"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16130,6 +16508,20 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.PublishAt = data
+		case "nsfw":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("nsfw"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Nsfw = data
+		case "spoiler":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spoiler"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Spoiler = data
 		}
 	}
 	return it, nil
@@ -17511,6 +17903,44 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "nsfw":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_nsfw(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18401,6 +18831,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setPostLabels":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setPostLabels(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "updateSiteFilters":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateSiteFilters(ctx, field)
@@ -18802,12 +19239,12 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "title":
 			out.Values[i] = ec._Post_title(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "body":
 			out.Values[i] = ec._Post_body(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "url":
@@ -19103,6 +19540,21 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "nsfw":
+			out.Values[i] = ec._Post_nsfw(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spoiler":
+			out.Values[i] = ec._Post_spoiler(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "nsfwHidden":
+			out.Values[i] = ec._Post_nsfwHidden(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -20904,6 +21356,44 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 					}
 				}()
 				res = ec._User_emailVerified(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "showNsfw":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._User_showNsfw(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

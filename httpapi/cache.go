@@ -95,6 +95,11 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 			return
 		}
 		req := resolvers.RequestFrom(r.Context())
+		if req.ShowNSFW {
+			// One shared answer per setting (store/labels.go): those who show NSFW posts share
+			// theirs, everyone else (anonymous readers included) the other.
+			base += "\x00nsfw"
+		}
 		viewerKey := base + "\x00v:" + string(req.Viewer)
 		// Serve a kept answer that is still current; otherwise join the flight computing this
 		// answer, or be it. The entries are looked up again under the lock that creates flights,

@@ -206,7 +206,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 			var se *store.Error
 			switch {
 			case err == nil:
-				req.Viewer, req.Blocks = v.User, v.Blocks
+				req.Viewer, req.Blocks, req.ShowNSFW = v.User, v.Blocks, v.ShowNSFW
 			case store.IsKind(err, store.KindUnauthenticated) && r.Header.Get("Upgrade") != "":
 				// A WebSocket learns it from its connection_init, closed with 4403 (live.go).
 				req.Token = ""

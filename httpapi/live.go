@@ -166,7 +166,7 @@ func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (co
 	case err != nil:
 		return ctx, fmt.Errorf("authenticate websocket: %w", err)
 	}
-	return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: token, Blocks: v.Blocks}), nil
+	return resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: token, Blocks: v.Blocks, ShowNSFW: v.ShowNSFW}), nil
 }
 
 // socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
@@ -183,7 +183,7 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		v, err := cfg.Store.AuthenticateViewer(ctx, s.token)
 		switch {
 		case err == nil:
-			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: s.token, Blocks: v.Blocks}))
+			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: s.token, Blocks: v.Blocks, ShowNSFW: v.ShowNSFW}))
 		case store.IsKind(err, store.KindUnauthenticated):
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}})
 		}

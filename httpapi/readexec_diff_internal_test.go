@@ -113,6 +113,8 @@ type diffWorld struct {
 	modRemoved string // a comment mia removed
 	edited     string // ann's comment, edited
 	onRemoved  string // ann's comment on the removed post
+	nsfw       string // carol's post in go, labelled NSFW: bob shows NSFW posts, the others do not
+	spoiler    string // dave's post in news, labelled a spoiler
 	postIDs    []string
 	commentIDs []string
 	// cursors of several lists, taken from a first response: "comments" of the main post (NEW)
@@ -146,8 +148,8 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 	bio, avatar := "Writes about \"Go\" & Redis\n<b>and</b> ünïcode ✓ \\o/", "https://example.com/ann.png"
 	_, err = st.UpdateProfile(ctx, ann, store.ProfileEdit{Bio: &bio, AvatarURL: &avatar})
 	check("update ann's profile", err)
-	bobBio := "just bob"
-	_, err = st.UpdateProfile(ctx, bob, store.ProfileEdit{Bio: &bobBio})
+	bobBio, shows := "just bob", true
+	_, err = st.UpdateProfile(ctx, bob, store.ProfileEdit{Bio: &bobBio, ShowNSFW: &shows})
 	check("update bob's profile", err)
 
 	w := &diffWorld{}
@@ -175,6 +177,12 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 			Title: fmt.Sprintf("other post %d", i), Groups: [][]string{{"news"}, {"go"}, nil, {"news", "go"}}[i]}))
 	}
 	w.scheduled = post(ann, store.NewPost{Title: "later", PublishAt: time.Now().Add(2 * time.Hour)})
+	w.nsfw = post(carol, store.NewPost{Title: "an NSFW post", Body: "not for work", URL: "https://example.com/nsfw",
+		Groups: []string{"go"}, NSFW: true})
+	w.spoiler = post(dave, store.NewPost{Title: "a spoiler", Body: "the ending", Groups: []string{"news"}, Spoiler: true})
+	_, err = st.CreateGroupLabelled(ctx, mia, "late", nil, true)
+	check("create the NSFW group late", err)
+	post(mia, store.NewPost{Title: "in an NSFW group", Body: "late at night", Groups: []string{"late", "news"}})
 	w.deleted = post(carol, store.NewPost{Title: "regretted"})
 	check("delete post", st.DeletePost(ctx, carol, w.deleted))
 
@@ -266,12 +274,13 @@ func diffDocs(w *diffWorld) []diffDoc {
 		followingCount viewerFollows followsViewer isAdmin bio avatarUrl viewerBlocks } createdAt upvotes downvotes
 		score hotRank viewerVote votingClosesAt commentCount comments { __typename totalCount pageInfo { __typename hasNextPage
 		hasPreviousPage startCursor endCursor } edges { __typename cursor node { __typename id } } nodes { id } }
-		publishAt editedAt removed locked viewerSaved`
+		publishAt editedAt removed locked viewerSaved nsfw spoiler nsfwHidden revealed: body(revealSpoiler: true)
+		hidden: body(revealSpoiler: false)`
 	const commentFields = `__typename id post { id title } parent { id body } author { id name viewerBlocks } body
 		deleted createdAt editedAt depth upvotes downvotes score viewerVote replyCount replies { totalCount nodes { id body }
 		pageInfo { hasNextPage endCursor } } removed blockedByViewer`
 	const userFields = `__typename id name createdAt karma rank followerCount followingCount viewerFollows
-		followsViewer isAdmin bio avatarUrl viewerBlocks`
+		followsViewer isAdmin bio avatarUrl viewerBlocks showNsfw`
 	allPosts := []map[string]any{}
 	for _, id := range append(slices.Clone(w.postIDs), "post:999999") {
 		allPosts = append(allPosts, map[string]any{"p": id})
@@ -672,6 +681,7 @@ const (
 	commentListArgs // sort: CommentSort, first, after, last, before
 	groupNameArg
 	groupPostsArgs // sort: PostSort, first, after, last, before
+	revealArg      // revealSpoiler: Boolean (Post.body)
 )
 
 // genField is a field of the random documents: its name, its arguments and, for an object or a
@@ -704,6 +714,8 @@ func genSchema() map[string][]genField {
 				g.args = postListArgs
 			case f.Args == "commentList":
 				g.args = commentListArgs
+			case f.Args == "reveal":
+				g.args = revealArg
 			case f.Args != "":
 				panic(fmt.Sprintf("genSchema: %s.%s takes arguments %q the random documents cannot make", typ, f.Name, f.Args))
 			}
@@ -849,6 +861,13 @@ func (g *docGen) args(f genField) string {
 	switch shape {
 	case noArgs:
 		return ""
+	case revealArg:
+		switch {
+		case g.chance(0.3):
+			add("revealSpoiler", g.variable("Boolean", g.chance(0.5), g.chance(0.8)))
+		case g.chance(0.5):
+			add("revealSpoiler", pick(g, "true", "false", "null"))
+		}
 	case postIDArg:
 		add("id", g.idArg(pick(g, w.postIDs...), pick(g, w.commentIDs...)))
 	case commentIDArg:
@@ -864,7 +883,7 @@ func (g *docGen) args(f genField) string {
 			add("name", quoteGraphQL(name))
 		}
 	case groupNameArg:
-		name := pick(g, "go", "news", "GO", "nonexistent", "not a group!")
+		name := pick(g, "go", "news", "late", "GO", "nonexistent", "not a group!")
 		if g.chance(0.3) {
 			add("name", g.variable("String!", name, true))
 		} else {

@@ -57,6 +57,9 @@ const (
 	postLocked
 	postViewerSaved
 	postGroups
+	postNSFW
+	postSpoiler
+	postNSFWHidden
 
 	commentID
 	commentPost
@@ -89,6 +92,7 @@ const (
 	userBio
 	userAvatarURL
 	userViewerBlocks
+	userShowNSFW
 
 	groupID
 	groupName
@@ -100,6 +104,7 @@ const (
 	groupMemberCount
 	groupViewerIsMember
 	groupViewerIsModerator
+	groupNSFW
 
 	connEdges
 	connNodes
@@ -124,6 +129,7 @@ const (
 	argsName
 	argsPostList    // sort: PostSort, group, first, after, last, before
 	argsCommentList // sort: CommentSort, first, after, last, before
+	argsReveal      // revealSpoiler: Boolean (Post.body)
 )
 
 // spec is what readexec knows of a field: which it is, the object type it shows (typeNone for
@@ -156,9 +162,11 @@ var types = [typeCount]typeInfo{
 		"group":   {id: queryGroup, child: typeGroup, resolver: true, args: argsName},
 	}},
 	typePost: {name: "Post", implements: []string{"Post", "Node"}, fields: map[string]spec{
-		"id":             {id: postID},
-		"title":          {id: postTitle},
-		"body":           {id: postBody},
+		"id":    {id: postID},
+		"title": {id: postTitle},
+		// body takes an argument (revealSpoiler): it has a slot for it, bound to a method of the
+		// model (Post.ShownBody) and not a resolver.
+		"body":           {id: postBody, args: argsReveal},
 		"url":            {id: postURL},
 		"author":         {id: postAuthor, child: typeUser, resolver: true},
 		"createdAt":      {id: postCreatedAt},
@@ -176,6 +184,9 @@ var types = [typeCount]typeInfo{
 		"locked":         {id: postLocked},
 		"viewerSaved":    {id: postViewerSaved, resolver: true},
 		"groups":         {id: postGroups, child: typeGroup},
+		"nsfw":           {id: postNSFW},
+		"spoiler":        {id: postSpoiler},
+		"nsfwHidden":     {id: postNSFWHidden},
 	}},
 	typeComment: {name: "Comment", implements: []string{"Comment", "Node"}, fields: map[string]spec{
 		"id":              {id: commentID},
@@ -210,6 +221,7 @@ var types = [typeCount]typeInfo{
 		"bio":            {id: userBio},
 		"avatarUrl":      {id: userAvatarURL},
 		"viewerBlocks":   {id: userViewerBlocks, resolver: true},
+		"showNsfw":       {id: userShowNSFW, resolver: true},
 	}},
 	typeGroup: {name: "Group", implements: []string{"Group", "Node"}, fields: map[string]spec{
 		"id":                {id: groupID},
@@ -222,6 +234,7 @@ var types = [typeCount]typeInfo{
 		"memberCount":       {id: groupMemberCount, resolver: true},
 		"viewerIsMember":    {id: groupViewerIsMember, resolver: true},
 		"viewerIsModerator": {id: groupViewerIsModerator, resolver: true},
+		"nsfw":              {id: groupNSFW, resolver: true},
 	}},
 	typePostConnection:    connection("PostConnection", typePostEdge, typePost),
 	typePostEdge:          edge("PostEdge", typePost),
@@ -273,6 +286,13 @@ func coerce(kind argKind, raw map[string]any) (a args, err error) {
 		if a.group, err = optString(raw["group"]); err != nil {
 			return a, newArgError("group", err)
 		}
+	case argsReveal:
+		if v := raw["revealSpoiler"]; v != nil {
+			b, err := graphql.UnmarshalBoolean(v)
+			a.revealSpoiler = &b
+			return a, newArgError("revealSpoiler", err)
+		}
+		return a, nil
 	case argsCommentList:
 		if v := raw["sort"]; v != nil {
 			a.commentSort = new(model.CommentSort)

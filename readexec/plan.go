@@ -156,6 +156,8 @@ type args struct {
 	first, last *int
 	after       *string
 	before      *string
+	// revealSpoiler is Post.body's argument.
+	revealSpoiler *bool
 }
 
 // plan returns the plan of the operation, planned once per operation of the executor's query
@@ -276,8 +278,8 @@ func (p planner) object(sel ast.SelectionSet, t objectType, slots *int) (*object
 			}
 			f.child = child
 		}
-		if spec.resolver {
-			f.fc = &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: true}
+		if spec.resolver || spec.args != argsNone { // a slot: a resolver's context, a field's arguments
+			f.fc = &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: spec.resolver}
 			f.slot, f.argKind, f.varArgs = *slots, spec.args, anyVariable(cf.Arguments)
 			*slots++
 			if !f.varArgs && (len(cf.Arguments) > 0 || len(cf.Definition.Arguments) > 0) {

@@ -9,11 +9,11 @@ type Field struct {
 	Name     string // the field's name in the schema
 	Child    string // the object type it shows, or "" for a scalar or an enum
 	Resolver bool   // whether gqlgen runs a resolver for it (gqlgen.yml)
-	Args     string // the arguments it takes: "", "id", "name", "postList" or "commentList"
+	Args     string // the arguments it takes: "", "id", "name", "postList", "commentList" or "reveal"
 }
 
 // argNames names each argKind as Field.Args does.
-var argNames = [...]string{argsNone: "", argsID: "id", argsName: "name", argsPostList: "postList", argsCommentList: "commentList"}
+var argNames = [...]string{argsNone: "", argsID: "id", argsName: "name", argsPostList: "postList", argsCommentList: "commentList", argsReveal: "reveal"}
 
 // Tables returns readexec's tables: the fields of every object type it writes, by type name,
 // each type's fields sorted by name. A field not listed sends its operation to gqlgen.

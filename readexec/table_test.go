@@ -19,6 +19,7 @@ var argSets = map[string][]string{
 	"name":        {"name"},
 	"postList":    {"after", "before", "first", "group", "last", "sort"},
 	"commentList": {"after", "before", "first", "last", "sort"},
+	"reveal":      {"revealSpoiler"},
 }
 
 // TestTablesMatchSchema holds readexec's tables (readexec/fields.go) to the schema and to

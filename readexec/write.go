@@ -193,9 +193,13 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postID:
 		r.str(p.ID)
 	case postTitle:
-		r.str(p.Title)
+		r.optStr(p.ShownTitle())
 	case postBody:
-		r.str(p.Body)
+		b := r.at(f)
+		if b.argErr != nil {
+			return r.fail(f, b.argErr)
+		}
+		r.optStr(p.ShownBody(b.args.revealSpoiler))
 	case postURL:
 		r.optStr(p.URL)
 	case postAuthor:
@@ -239,6 +243,12 @@ func (r *run) postField(f *field, p *store.Post) bool {
 		return r.boolResult(f, v, err)
 	case postGroups:
 		return objects(r, f, p.Groups())
+	case postNSFW:
+		r.bool(p.NSFW)
+	case postSpoiler:
+		r.bool(p.Spoiler)
+	case postNSFWHidden:
+		r.bool(p.NSFWHidden)
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}
@@ -338,6 +348,9 @@ func (r *run) userField(f *field, u *store.User) bool {
 	case userViewerBlocks:
 		v, err := r.user.ViewerBlocks(r.at(f).ctx, u)
 		return r.boolResult(f, v, err)
+	case userShowNSFW:
+		v, err := r.user.ShowNsfw(r.at(f).ctx, u)
+		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for User." + f.alias)
 	}
@@ -387,6 +400,9 @@ func (r *run) groupField(f *field, g *store.Group) bool {
 		return r.boolResult(f, v, err)
 	case groupViewerIsModerator:
 		v, err := r.group.ViewerIsModerator(r.at(f).ctx, g)
+		return r.boolResult(f, v, err)
+	case groupNSFW:
+		v, err := r.group.Nsfw(r.at(f).ctx, g)
 		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for Group." + f.alias)

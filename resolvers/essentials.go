@@ -9,14 +9,13 @@ import (
 
 // The everyday essentials of a user's own content: editing a post, saving posts, the profile.
 
-func editPost(ctx context.Context, st *store.Store, id string, title, body, url *string) (*store.Post, error) {
+func editPost(ctx context.Context, st *store.Store, id string, in store.PostEdit) (*store.Post, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.EditPost(ctx, uid, id, store.PostEdit{
-		Title: edited(ctx, "title", title), Body: edited(ctx, "body", body), URL: edited(ctx, "url", url),
-	})
+	in.Title, in.Body, in.URL = edited(ctx, "title", in.Title), edited(ctx, "body", in.Body), edited(ctx, "url", in.URL)
+	p, err := st.EditPost(ctx, uid, id, in)
 	wrote(ctx)
 	return p, err
 }
@@ -47,12 +46,13 @@ func viewerSaved(ctx context.Context, p *store.Post) (bool, error) {
 	return loaderFrom(ctx).Saved(ctx, viewerFrom(ctx), p)
 }
 
-func updateProfile(ctx context.Context, st *store.Store, bio, avatarURL *string) (*store.User, error) {
+func updateProfile(ctx context.Context, st *store.Store, in store.ProfileEdit) (*store.User, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u, err := st.UpdateProfile(ctx, uid, store.ProfileEdit{Bio: edited(ctx, "bio", bio), AvatarURL: edited(ctx, "avatarUrl", avatarURL)})
+	in.Bio, in.AvatarURL = edited(ctx, "bio", in.Bio), edited(ctx, "avatarUrl", in.AvatarURL)
+	u, err := st.UpdateProfile(ctx, uid, in)
 	wrote(ctx)
 	return u, err
 }

@@ -23,12 +23,12 @@ func groupWrite(ctx context.Context, g *store.Group, err error) (*store.Group, e
 	return g, nil
 }
 
-func createGroup(ctx context.Context, s *store.Store, name string, description *string) (*store.Group, error) {
+func createGroup(ctx context.Context, s *store.Store, name string, description *string, nsfw bool) (*store.Group, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.CreateGroup(ctx, uid, name, description)
+	g, err := s.CreateGroupLabelled(ctx, uid, name, description, nsfw)
 	return groupWrite(ctx, g, err)
 }
 

@@ -121,6 +121,7 @@ func (o *Operations) loader(r *Request, revs *store.Revisions) *store.Loader {
 		l = o.store.NewRecordingLoader(revs)
 	}
 	l.SetBlocks(r.Blocks)
+	l.HideNSFW(!r.ShowNSFW)
 	return l
 }
 
@@ -231,8 +232,10 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 		return nil, errors.New("subscription without per-event state: install resolvers.Operations")
 	}
 	blocks := requestFrom(ctx).Blocks // the subscriber's, when the execution is theirs alone
-	last := from.after                // the last event handled, delivered or skipped; "" before the first
-	head := last                      // where a catch-up starts before the first event
+	// Whether the subscribers show NSFW posts: an execution is shared only by those of one setting.
+	hideNSFW := !requestFrom(ctx).ShowNSFW
+	last := from.after // the last event handled, delivered or skipped; "" before the first
+	head := last       // where a catch-up starts before the first event
 	if head == "" {
 		var err error
 		if head, err = sub.Head(ctx); err != nil {
@@ -260,6 +263,12 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 				return true
 			case !ok:
 				return true
+			}
+			if p, isPost := any(v).(*store.Post); isPost && hideNSFW && p.NSFW {
+				if !from.collapse {
+					return true // a new NSFW post: not delivered to those who do not show them
+				}
+				v = any(store.Withheld(p)).(T) // postChanged of a post asked for by id: withheld, as post(id)
 			}
 			var by store.UserKey
 			if from.blockable {

@@ -13,7 +13,10 @@ type Request struct {
 	Viewer store.UserKey // "" when anonymous
 	Token  string        // the bearer token the viewer used
 	Blocks *store.Blocks // the users the viewer blocks, read with the session; nil when anonymous
-	Loader *store.Loader // batches and caches this request's reads
+	// ShowNSFW: the viewer shows NSFW posts (read with the session; false when anonymous). The
+	// request's loader hides NSFW posts unless it is set, and the response cache keys on it.
+	ShowNSFW bool
+	Loader   *store.Loader // batches and caches this request's reads
 	// LastEventID is the Last-Event-ID header of a server-sent-events request: the cursor its
 	// subscription resumes from when it gives no after argument.
 	LastEventID string

@@ -186,6 +186,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	p, err := r.Store.CreatePost(ctx, uid, store.NewPost{
 		Title: input.Title, Body: deref(input.Body), URL: deref(input.URL), Groups: input.Groups,
 		IdempotencyKey: deref(input.IdempotencyKey), PublishAt: derefTime(input.PublishAt),
+		NSFW: derefBool(input.Nsfw), Spoiler: derefBool(input.Spoiler),
 	})
 	wrote(ctx)
 	return p, err
@@ -330,13 +331,13 @@ func (r *mutationResolver) MarkNotificationsRead(ctx context.Context, ids []stri
 	return n, err
 }
 
-func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string) (*store.Group, error) {
-	return createGroup(ctx, r.Store, name, description)
+func (r *mutationResolver) CreateGroup(ctx context.Context, name string, description *string, nsfw *bool) (*store.Group, error) {
+	return createGroup(ctx, r.Store, name, description, derefBool(nsfw))
 }
 
-func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool) (*store.Group, error) {
+func (r *mutationResolver) UpdateGroup(ctx context.Context, name string, description *string, title *string, iconURL *string, bannerURL *string, rules *string, postingRestricted *bool, nsfw *bool) (*store.Group, error) {
 	return updateGroup(ctx, r.Store, name, store.GroupEdit{Description: description, Title: title, IconURL: iconURL,
-		BannerURL: bannerURL, Rules: rules, PostingRestricted: postingRestricted})
+		BannerURL: bannerURL, Rules: rules, PostingRestricted: postingRestricted, NSFW: nsfw})
 }
 
 func (r *mutationResolver) AddModerator(ctx context.Context, group string, userID string) (*store.Group, error) {
@@ -399,8 +400,8 @@ func (r *mutationResolver) ResolveReport(ctx context.Context, id string, resolut
 	return resolveReport(ctx, r.Store, id, resolution)
 }
 
-func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string) (*store.Post, error) {
-	return editPost(ctx, r.Store, id, title, body, url)
+func (r *mutationResolver) EditPost(ctx context.Context, id string, title *string, body *string, url *string, nsfw *bool, spoiler *bool) (*store.Post, error) {
+	return editPost(ctx, r.Store, id, store.PostEdit{Title: title, Body: body, URL: url, NSFW: nsfw, Spoiler: spoiler})
 }
 
 func (r *mutationResolver) SavePost(ctx context.Context, id string) (*store.Post, error) {
@@ -419,8 +420,8 @@ func (r *mutationResolver) UnblockUser(ctx context.Context, userID string) (*sto
 	return r.setBlock(ctx, userID, false)
 }
 
-func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string) (*store.User, error) {
-	return updateProfile(ctx, r.Store, bio, avatarURL)
+func (r *mutationResolver) UpdateProfile(ctx context.Context, bio *string, avatarURL *string, showNsfw *bool) (*store.User, error) {
+	return updateProfile(ctx, r.Store, store.ProfileEdit{Bio: bio, AvatarURL: avatarURL, ShowNSFW: showNsfw})
 }
 
 func (r *mutationResolver) ChangePassword(ctx context.Context, current string, new string) (bool, error) {

@@ -71,7 +71,7 @@ func (s *sharedSub) close(err error) {
 var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true,
 	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true,
 	"viewerBlocks": true, "viewerSaved": true, "viewerIsMember": true, "viewerIsModerator": true, "blockedByViewer": true,
-	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true}
+	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true, "showNsfw": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.
@@ -115,6 +115,9 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 	viewer := ""
 	if perViewer = readsViewer(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}); perViewer {
 		viewer = "v:" + string(r.Viewer)
+	}
+	if r.ShowNSFW {
+		viewer += "\x00nsfw" // one run per setting: each delivers what its setting lets through
 	}
 	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
 }

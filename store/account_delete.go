@@ -26,16 +26,17 @@ import (
 // comments kept without erase stay in their lists (a batch is the nth of them, and anonymizing
 // twice changes nothing), so that a later deletion with erase — an admin's — still finds them.
 //
-// Votes the user cast stay counted: each lives in its item's votes hash keyed by the voter, which
-// no response reads by voter except viewerVote, and no session of the user can ever ask that
-// again, so the attribution is unreachable. Comments and posts kept without erase read as by a
-// deleted user: a comment's author is null, a post's is DeletedUser.
+// Votes the user cast stay counted, without the voter's name: the "votes" step walks the user's
+// vote log (votes_log.go) a window per job (its batch number is the window's offset in the log)
+// and takes the user off each item's votes hash; the finish drops the log. Comments and posts
+// kept without erase read as by a deleted user: a comment's author is null, a post's is
+// DeletedUser.
 
 // jobEraseUser is the kind of the deletion's jobs: "<user> <step> <batch>".
 const jobEraseUser = "erase-user"
 
 // The steps of a deletion's chain, in order.
-var eraseSteps = []string{"posts", "comments", "following", "followers", "groups", "finish"}
+var eraseSteps = []string{"posts", "comments", "votes", "following", "followers", "groups", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -131,12 +132,22 @@ func (s *Store) runEraseJob(ctx context.Context, j jobs.Job) error {
 	if str(h[0]) != "1" {
 		return nil // not a deleted account
 	}
-	more, err := s.eraseStep(ctx, uid, step, n, str(h[1]) == "1")
-	if err != nil {
-		return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
-	}
-	if more {
-		return s.jobs.Enqueue(ctx, eraseJob(uid, step, n+1))
+	if step == "votes" { // n is the offset in the vote log of the window to do
+		next, err := s.eraseVotes(ctx, uid, int64(n))
+		if err != nil {
+			return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
+		}
+		if next >= 0 {
+			return s.jobs.Enqueue(ctx, eraseJob(uid, step, int(next)))
+		}
+	} else {
+		more, err := s.eraseStep(ctx, uid, step, n, str(h[1]) == "1")
+		if err != nil {
+			return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
+		}
+		if more {
+			return s.jobs.Enqueue(ctx, eraseJob(uid, step, n+1))
+		}
 	}
 	i := indexOf(eraseSteps, step)
 	if i < 0 || i == len(eraseSteps)-1 {
@@ -276,6 +287,9 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 		return err
 	}
 	if err := s.register(ctx, s.k.userNames(), false, uid); err != nil {
+		return err
+	}
+	if err := s.rdb.Del(ctx, s.k.userVoted(uid)).Err(); err != nil {
 		return err
 	}
 	return s.rdb.HDel(ctx, s.k.user(uid), "email").Err()

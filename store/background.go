@@ -33,6 +33,7 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobMail, s.runMailJob)
 	s.jobs.Handle(jobMailDecoy, s.runMailDecoy)
 	s.jobs.Handle(jobEraseUser, s.runEraseJob)
+	s.jobs.Handle(jobRelabel, s.runRelabelJob)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Comment is a comment on a post or a reply to another comment.
@@ -375,14 +377,27 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	n, err := s.allowWrite(ctx, uid, repairComment+":"+pid+":"+num, onPost(pid))
+	// The script moves the comment in its parent's vote orders, so it must name those keys: the
+	// parent is read in the write's first round trip, with the entry of the voter's vote log.
+	key := s.k.comment(pid, num)
+	var parentCmd *redis.StringCmd
+	readParent := op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		parentCmd = p.HGet(ctx, key, "parent")
+		return parentCmd, nil
+	}}
+	n, err := s.allowWriteWith(ctx, uid, repairComment+":"+pid+":"+num,
+		[]op{s.votedOp(ctx, uid, commentVoteEntry(pid, num)), readParent}, onPost(pid))
 	if err != nil {
 		return nil, err
 	}
 	var arr []any
-	for range 2 {
-		// The script moves the comment in its parent's vote orders, so it must name those keys.
-		parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
+	for i := range 2 {
+		if i > 0 { // asked again: the parent read did not find the comment yet
+			if err := s.pipeline(ctx, []op{readParent}, false); err != nil && !isNil(err) {
+				return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
+			}
+		}
+		parent, err := parentCmd.Result()
 		if err != nil && !isNil(err) {
 			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
 		}

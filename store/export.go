@@ -22,10 +22,9 @@ import (
 // skipping the members of that score already written, so that items added or removed while the
 // export runs move no other item in or out of it.
 //
-// What is not exported, for want of an index: the votes the account cast (a vote is kept on the
-// item voted on, in a hash keyed by voter, and nothing lists the items one user voted on: finding
-// them would scan every post and comment), and when each session started (a session keeps only
-// its expiry; its last use follows from it).
+// The votes the account cast come from its vote log (votes_log.go), each with the vote the item
+// holds now. What is not exported: when each session started (a session keeps only its expiry;
+// its last use follows from it).
 
 // ExportPage is how many members of a list one page of an export reads.
 const ExportPage = 200
@@ -99,6 +98,7 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 		{"posts", e.posts},
 		{"scheduledPosts", e.scheduled},
 		{"comments", e.comments},
+		{"votes", e.votes},
 		{"savedPosts", e.zlist(s.k.saved(uid), "postId", "savedAt", postID)},
 		{"following", e.zlist(s.k.following(uid), "userId", "since", userID)},
 		{"followers", e.zlist(s.k.followers(uid), "userId", "since", userID)},

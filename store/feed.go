@@ -242,7 +242,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 	// Round two: a page of each pulled author's posts and how many are within the horizon.
 	reads := make([]read, 0, 2*len(pulled))
 	for _, a := range pulled {
-		key := k.userPosts(a)
+		key := l.userPostsOf(a)
 		reads = append(reads, l.pageRead(key, true, pullSpan), zcountRead(key, horizon, "+inf"))
 	}
 	r2 := l.getAll(ctx, reads...)

@@ -14,7 +14,7 @@ import (
 
 // groupInfoFieldArgs are the fields of a group's info hash that reads return, as HMGET arguments.
 // A group's rules, which may be long, are read apart, only by a response that shows them.
-var groupInfoFieldArgs = boxed([]string{"created", "creator", "description", "ver", "title", "icon", "banner", "restricted"})
+var groupInfoFieldArgs = boxed([]string{"created", "creator", "description", "ver", "title", "icon", "banner", "restricted", "nsfw"})
 
 func (l *Loader) groupInfoRead(g string) read {
 	return hashFieldsRead(l.s.k.groupInfo(g), groupInfoFieldArgs)
@@ -46,6 +46,9 @@ func (l *Loader) groupOldestRead(g string) read {
 func (l *Loader) groupNeeds(g string, n *Needs, reads []read) []read {
 	k := l.s.k
 	reads = append(reads, zcardRead(k.ranking(g).new))
+	if l.hidesNSFW() { // the post count its viewer sees (GroupPostCount)
+		reads = append(reads, zcardRead(k.sfwRanking(g).new))
+	}
 	if n.GroupCreated {
 		reads = append(reads, l.groupOldestRead(g))
 	}
@@ -96,13 +99,14 @@ type groupInfo struct {
 	icon        *string // nil when none
 	banner      *string // nil when none
 	restricted  bool    // only moderators post
+	nsfw        bool    // labelled NSFW (see labels.go)
 }
 
 // groupInfoOf parses a done info read.
 func (l *Loader) groupInfoOf(c *call) groupInfo {
 	gi, _ := l.parsed(c, func(c *call) any {
 		v := fields(c)
-		gi := groupInfo{created: atoi64(v[0]), lasting: v[3] != "", restricted: v[7] == "1",
+		gi := groupInfo{created: atoi64(v[0]), lasting: v[3] != "", restricted: v[7] == "1", nsfw: v[8] == "1",
 			description: optional(v[2]), title: optional(v[4]), icon: optional(v[5]), banner: optional(v[6])}
 		return gi
 	}).(groupInfo)

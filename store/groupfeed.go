@@ -63,9 +63,9 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 	// Round two: the window of each group's ranking.
 	reads := make([]read, len(joined.members))
 	for i, g := range joined.members {
-		key, _ := l.s.rankingList(sort, g)
+		key, _ := l.rankingList(sort, g)
 		gsp := sp
-		gsp.cut = l.s.rankingCut(sort, g)
+		gsp.cut = l.rankingCut(sort, g)
 		reads[i] = l.pageRead(key, true, gsp)
 	}
 	calls := l.getAll(ctx, reads...)
@@ -81,6 +81,6 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 		srcs[i] = feedSource{rp: rp, within: rp.total}
 	}
 	items, total, prev, more := mergeSources(srcs, sp, math.Inf(-1))
-	return withinWindow(l.s.rankingCut(sort, ""))(
+	return withinWindow(l.rankingCut(sort, ""))(
 		l.feedPage(ctx, items, tag, needs, &Page[*Post]{Total: total, HasNext: more, HasPrev: prev}))
 }

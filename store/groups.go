@@ -46,6 +46,12 @@ const (
 // group that exists already is KindConflict, except for a repeat of actor's own creation, which
 // returns the group.
 func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, description *string) (*Group, error) {
+	return s.CreateGroupLabelled(ctx, actor, name, description, false)
+}
+
+// CreateGroupLabelled is CreateGroup of a group labelled NSFW (nsfw true) or not: every post in
+// an NSFW group is NSFW (see labels.go).
+func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name string, description *string, nsfw bool) (*Group, error) {
 	g, err := NormalizeGroupName(name)
 	if err != nil {
 		return nil, err
@@ -64,7 +70,10 @@ func (s *Store) CreateGroup(ctx context.Context, actor UserKey, name string, des
 	if desc, err = s.filterText("description", desc); err != nil {
 		return nil, err
 	}
-	if _, err := s.run(ctx, "group_create", s.groupKeys(g), string(actor), desc, s.now().UnixMilli()); err != nil {
+	if _, err := s.run(ctx, "group_create", s.groupKeys(g), string(actor), desc, s.now().UnixMilli(), flag(nsfw)); err != nil {
+		return nil, err
+	}
+	if err := s.labelGroup(ctx, g); err != nil {
 		return nil, err
 	}
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
@@ -95,6 +104,8 @@ type GroupEdit struct {
 	Rules       *string
 	// PostingRestricted lets only the group's moderators (and the site admins) post into it.
 	PostingRestricted *bool
+	// NSFW labels the group NSFW, or takes the label off (see labels.go).
+	NSFW *bool
 }
 
 // fields checks the edit and returns the info fields it sets, "" for one it clears, as JSON for
@@ -139,6 +150,9 @@ func (e GroupEdit) fields() (string, error) {
 		if *e.PostingRestricted {
 			out["restricted"] = "1"
 		}
+	}
+	if e.NSFW != nil {
+		out["nsfw"] = flag(*e.NSFW)
 	}
 	b, err := json.Marshal(out)
 	return string(b), err
@@ -248,6 +262,13 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), hashFromReply(arr[1])); err != nil {
 		return nil, err
 	}
+	if op == groupEditPage && strings.Contains(arg, `"nsfw"`) {
+		// The set of NSFW groups follows the label (labels.go); the repair of the group does it
+		// if the process stops first.
+		if err := s.labelGroup(ctx, g); err != nil {
+			return nil, err
+		}
+	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil
 }
@@ -300,6 +321,9 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 		}
 	}
 	if err := s.syncDirectory(ctx, g); err != nil {
+		return err
+	}
+	if err := s.labelGroup(ctx, g); err != nil {
 		return err
 	}
 	return s.flushModOutbox(ctx, s.k.groupModOutbox(g))

@@ -45,6 +45,9 @@ func (k keys) userAddrFails(uid, addr string) string { return k.userFails(uid) +
 // when the account knows it (Unix ms).
 func (k keys) userKnown(uid string) string { return k.user(uid) + ":known" }
 
+// userVoted is a string: the log of the items the user voted on (see votes_log.go).
+func (k keys) userVoted(uid string) string { return k.user(uid) + ":voted" }
+
 // admins is a hash of the accounts granted site admin by the operator (`agora admin grant`),
 // user key → when (Unix ms); adminNames a hash of the names the admins setting has named,
 // name → when it first named it (Unix ms). See admins.go.
@@ -159,6 +162,28 @@ func (k keys) ranking(group string) ranking {
 	if group != "" {
 		tag = k.prefix + "{g:" + group + "}"
 	}
+	return rankingAt(tag)
+}
+
+// sfwRanking is the NSFW-free copy of ranking(group): the same sorted sets (and their own version
+// hash and trim marks) in the same slot, under "<tag>:s:", holding only the posts that are not
+// NSFW, for the viewers who do not show NSFW posts (see labels.go).
+func (k keys) sfwRanking(group string) ranking {
+	r := k.ranking(group)
+	return rankingAt(strings.TrimSuffix(r.ver, ":ver") + ":s")
+}
+
+// nsfwGroups is a set of the names of the groups labelled NSFW, mirrored from their info hashes'
+// nsfw field (see labels.go); every loader reads it in its first pipeline.
+func (k keys) nsfwGroups() string { return k.prefix + "{nsfw}:groups" }
+
+// userPostsSFW and userPostsSFWVer are userPosts and userPostsVer of the user's posts that are not
+// NSFW (see labels.go).
+func (k keys) userPostsSFW(uid string) string    { return k.user(uid) + ":posts:s" }
+func (k keys) userPostsSFWVer(uid string) string { return k.user(uid) + ":posts:s:ver" }
+
+// rankingAt is the set of rankings whose keys start with tag.
+func rankingAt(tag string) ranking {
 	r := ranking{hot: tag + ":hot", new: tag + ":new", top: tag + ":top", ver: tag + ":ver",
 		active: tag + ":act", controversial: tag + ":con", comments: tag + ":cmt", trim: tag + ":trim"}
 	for i, w := range TopWindows {

@@ -46,12 +46,16 @@ var migrations = []Migration{
 	{From: 2, Does: "move every comment's body out of its hash into its thread's bodies ({p:<id>}:c:body), " +
 		"so that comment hashes stay listpack-encoded (about 650 bytes less per comment with a 200-byte body), " +
 		"and keep the threads' comment numbers short, so that their sets are intsets; write users' password " +
-		"hashes compactly, so that user hashes stay listpack-encoded",
+		"hashes compactly, so that user hashes stay listpack-encoded; derive the NSFW-free copies of the site's and " +
+		"groups' rankings and of the users' post lists (content labels) by running rebuild's steps (Rebuild)",
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.moveCommentBodies(ctx); err != nil {
 				return err
 			}
-			_, err := s.compactPasswords(ctx)
+			if _, err := s.compactPasswords(ctx); err != nil {
+				return err
+			}
+			_, err := s.Rebuild(ctx)
 			return err
 		}},
 }

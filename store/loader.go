@@ -20,6 +20,11 @@ type Loader struct {
 	revs *Revisions // records what the response read, for the response cache; nil when off
 
 	blocks *Blocks // the viewer's block list (SetBlocks); guarded by mu
+	// hideNSFW: the viewer does not show NSFW posts (HideNSFW, labels.go); guarded by mu
+	hideNSFW bool
+	// nsfwGroups is the read of the set of NSFW groups, which the first batch makes (labels.go);
+	// guarded by mu
+	nsfwGroups *call
 
 	mu    sync.Mutex
 	cache map[string]*call
@@ -104,6 +109,14 @@ func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
 		}
 		calls[i] = c
 	}
+	if l.nsfwGroups == nil && len(batch) > 0 {
+		// The labels of groups ride with the first batch: posts read in it or later are marked
+		// NSFW by their groups without a round trip of their own (labels.go).
+		r := l.nsfwGroupsRead()
+		c := &call{r: r, done: done}
+		l.cache[r.key], l.nsfwGroups = c, c
+		batch = append(batch, c)
+	}
 	return calls, batch
 }
 
@@ -182,7 +195,7 @@ func (l *Loader) parsed(c *call, parse func(c *call) any) any {
 func (l *Loader) Clear() {
 	l.mu.Lock()
 	l.cache = make(map[string]*call)
-	l.pages, l.users = nil, nil
+	l.pages, l.users, l.nsfwGroups = nil, nil, nil
 	l.mu.Unlock()
 }
 

@@ -336,7 +336,7 @@ func pinnedCursor(c cursor) (string, bool) {
 // groupPosts loads one page of a group's posts in sort order with its pins first (see above), in
 // the round trips of any page of posts: the pins and the ranked page, then the posts.
 func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w Window, needs func() *Needs) (*Page[*Post], error) {
-	key, tag := l.s.rankingList(sort, group)
+	key, tag := l.rankingList(sort, group)
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
@@ -346,7 +346,7 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	// The ranked part, read with room for the pins it leaves out.
 	rsp := sp
 	rsp.n += MaxPins
-	rsp.cut = l.s.rankingCut(sort, group)
+	rsp.cut = l.rankingCut(sort, group)
 	if pinAfter {
 		rsp.after = cursor{list: tag}
 	}
@@ -462,7 +462,7 @@ func withoutRemoved(p *Page[*Post], err error) (*Page[*Post], error) {
 // listedPost parses a done post read for a list: nil for a post that is gone or removed, which
 // lists leave out even while its removal is in flight.
 func (l *Loader) listedPost(c *call, pid string) *Post {
-	if p := l.postOf(c, pid); p != nil && !p.Removed {
+	if p := l.postOf(c, pid); p != nil && !p.Removed && !p.NSFWHidden {
 		return p
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 // of "" clears it.
 type PostEdit struct {
 	Title, Body, URL *string
+	// NSFW and Spoiler set the post's labels when not nil (see labels.go).
+	NSFW, Spoiler *bool
 }
 
 // EditPost changes the fields of a post of user's that in gives, checked as CreatePost checks
@@ -51,6 +53,7 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	for _, f := range []*string{in.Title, in.Body, in.URL} {
 		args = append(args, optionalArg(f)...)
 	}
+	args = append(append(args, labelArgs(in.NSFW)...), labelArgs(in.Spoiler)...)
 	reply, err := s.run(ctx, "edit_post", []string{s.k.post(pid)}, args...)
 	if err != nil {
 		return nil, err
@@ -61,6 +64,12 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	}
 	if err := s.writeSearch(ctx, postSearchDoc(p, false)); err != nil {
 		return nil, fmt.Errorf("index the edit of post %s: %w", pid, err)
+	}
+	if in.NSFW != nil {
+		// A label moves the post in or out of the NSFW-free copies of its lists (labels.go).
+		if err := s.indexPost(ctx, p, nil); err != nil {
+			return nil, err
+		}
 	}
 	s.settled(ctx, n)
 	// Published even when the edit changed nothing, as a vote is: a repeat completes an earlier

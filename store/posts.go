@@ -39,6 +39,11 @@ type Post struct {
 	// Erased is a post whose author deleted their account with eraseContent: a tombstone in
 	// place ("[deleted]"), out of every listing, feed, count and search, its thread kept.
 	Erased bool
+	// NSFW is a post labelled not safe for work (see labels.go); Spoiler one labelled a spoiler.
+	NSFW, Spoiler bool
+	// NSFWHidden is an NSFW post read by a viewer who does not show NSFW posts: its title, body
+	// and URL are withheld (empty here, null in the API).
+	NSFWHidden bool
 
 	authorName string // the author's name as the post's hash keeps it; see Loader.NamedAuthor
 }
@@ -65,6 +70,8 @@ type NewPost struct {
 	IdempotencyKey string
 	// PublishAt, if set, schedules the post: it is published then (see schedule.go).
 	PublishAt time.Time
+	// NSFW and Spoiler are the post's labels (see labels.go).
+	NSFW, Spoiler bool
 }
 
 // idempotencyTTL is how long a client's idempotency key keeps naming the post it created.
@@ -122,7 +129,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		}
 		return s.run(ctx, "create_post", []string{s.k.post(pid)},
 			in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-			strings.Join(groups, ","), nonce, name)
+			strings.Join(groups, ","), nonce, name, flag(in.NSFW), flag(in.Spoiler))
 	})
 	if err != nil {
 		return nil, err
@@ -245,7 +252,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid, onPost(pid))
+	n, err := s.allowWriteWith(ctx, uid, repairPost+":"+pid, []op{s.votedOp(ctx, uid, "p"+pid)}, onPost(pid))
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,8 @@ const MaxBioRunes = 500
 type ProfileEdit struct {
 	Bio       *string
 	AvatarURL *string
+	// ShowNSFW, when not nil, sets whether NSFW posts reach the user (see labels.go).
+	ShowNSFW *bool
 }
 
 // UpdateProfile sets or clears user's bio (at most MaxBioRunes characters, checked like other
@@ -43,7 +45,7 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 			return nil, err
 		}
 	}
-	args := append(optionalArg(in.Bio), optionalArg(in.AvatarURL)...)
+	args := append(append(optionalArg(in.Bio), optionalArg(in.AvatarURL)...), labelArgs(in.ShowNSFW)...)
 	for _, f := range userFields {
 		args = append(args, f)
 	}

@@ -86,8 +86,18 @@ func indexCall(verKey, member string, version int64, add bool, sets []string, sc
 // (windows.lua), then the others (index.lua), which records the version. Adding a post to a
 // group's rankings also records the group's created time in its info (see index.lua): a group
 // made by posting into it is as old as its oldest post.
+//
+// Each set of rankings has an NSFW-free copy (sfwRanking, see labels.go) written by the same
+// calls: a post that is not NSFW is added to both, an NSFW one is added to the first and taken
+// out of the copy.
 func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, add bool) []scriptCall {
-	r := s.k.ranking(group)
+	calls := s.rankingCallsIn(s.k.ranking(group), group, p, pid, version, add)
+	return append(calls, s.rankingCallsIn(s.k.sfwRanking(group), "", p, pid, version, add && !p.NSFW)...)
+}
+
+// rankingCallsIn is rankingCalls of one set of rankings, r; group is "" for the site's rankings
+// and for the NSFW-free copies, which record no group info.
+func (s *Store) rankingCallsIn(r ranking, group string, p *Post, pid string, version int64, add bool) []scriptCall {
 	var scores []any
 	wargs := []any{pid, version, "rem", 0, 0, trimLimit}
 	if add {
@@ -119,6 +129,9 @@ func (s *Store) rerankPost(ctx context.Context, pid string) error {
 	p := s.postFromHash(pid, h)
 	if p == nil || p.Removed || p.Erased {
 		return nil
+	}
+	if err := s.groupLabels(ctx, p); err != nil {
+		return err
 	}
 	calls := s.rankingCalls("", p, pid, p.Version, true)
 	for _, g := range p.GroupNames {
@@ -160,8 +173,13 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 		}
 		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
 	}
+	if err := s.groupLabels(ctx, p); err != nil {
+		return err
+	}
 	calls := append(s.rankingCalls("", p, pid, p.Version, true),
 		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
+			[]any{p.CreatedAt.UnixMilli()}),
+		indexCall(s.k.userPostsSFWVer(uid), pid, p.Version, !p.NSFW, []string{s.k.userPostsSFW(uid)},
 			[]any{p.CreatedAt.UnixMilli()}))
 	for _, g := range p.GroupNames {
 		calls = append(calls, s.rankingCalls(g, p, pid, p.Version, true)...)
@@ -190,7 +208,8 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 // included.
 func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64) error {
 	calls := append(s.rankingCalls("", nil, pid, version, false),
-		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil))
+		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil),
+		indexCall(s.k.userPostsSFWVer(uid), pid, version, false, []string{s.k.userPostsSFW(uid)}, nil))
 	for _, g := range groups {
 		calls = append(append(calls, s.rankingCalls(g, nil, pid, version, false)...), s.unpinCall(g, pid))
 	}
@@ -221,6 +240,10 @@ type RebuildStats struct {
 // maintenance, not request paths; it is safe to run beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
+	// The labels of groups first: indexing a post reads them.
+	if err := s.relabelGroups(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err
@@ -351,13 +374,13 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 		group string // a group's ranking
 		user  string // a user's post list
 	}
-	site := s.k.ranking("")
-	lists := []list{{ver: site.ver, sets: site.sets()}}
+	site, sfw := s.k.ranking(""), s.k.sfwRanking("")
+	lists := []list{{ver: site.ver, sets: site.sets()}, {ver: sfw.ver, sets: sfw.sets()}}
 	// Every group ranking and user post list there is, registered or not (SCAN on every master).
 	err := s.scanKeys(ctx, s.k.prefix+"{g:*}:new", func(key string) error {
 		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}:new"); ok && validGroupName(g) {
-			r := s.k.ranking(g)
-			lists = append(lists, list{ver: r.ver, sets: r.sets(), group: g})
+			r, sfw := s.k.ranking(g), s.k.sfwRanking(g)
+			lists = append(lists, list{ver: r.ver, sets: r.sets(), group: g}, list{ver: sfw.ver, sets: sfw.sets(), group: g})
 		}
 		return nil
 	})
@@ -366,7 +389,8 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 	}
 	err = s.scanKeys(ctx, s.k.prefix+"{u:*}:posts", func(key string) error {
 		if u, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{u:"), "}:posts"); ok && validUserName(u) {
-			lists = append(lists, list{ver: s.k.userPostsVer(u), sets: []string{s.k.userPosts(u)}, user: u})
+			lists = append(lists, list{ver: s.k.userPostsVer(u), sets: []string{s.k.userPosts(u)}, user: u},
+				list{ver: s.k.userPostsSFWVer(u), sets: []string{s.k.userPostsSFW(u)}, user: u})
 		}
 		return nil
 	})

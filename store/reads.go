@@ -38,7 +38,7 @@ var userFields = []string{"name", "created", "bio", "avatar"}
 
 // postFields are the fields of a post hash that Post holds.
 var postFields = []string{"title", "body", "url", "author", "created", "closes", "up", "down", "ver", "groups", "comments", "deleted",
-	"edited", "removed", "locked", "aname", "active", "erased"}
+	"edited", "removed", "locked", "aname", "active", "erased", "nsfw", "spoiler"}
 
 // commentFields are the fields of a comment hash that Comment holds.
 var commentFields = [...]string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
@@ -141,7 +141,18 @@ func (l *Loader) userOf(c *call, uid string) *User {
 
 // postOf parses a done post read: nil when there is none or it was deleted.
 func (l *Loader) postOf(c *call, pid string) *Post {
-	p, _ := l.parsed(c, func(c *call) any { return l.s.postFromFields(pid, fields(c)) }).(*Post)
+	hide := l.hidesNSFW()
+	groups := l.nsfwGroupSet()
+	p, _ := l.parsed(c, func(c *call) any {
+		p := l.s.postFromFields(pid, fields(c))
+		if p != nil && !p.NSFW {
+			p.NSFW = groups.any(p.GroupNames)
+		}
+		if hide {
+			p = Withheld(p)
+		}
+		return p
+	}).(*Post)
 	return p
 }
 
@@ -292,7 +303,7 @@ func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int,
 	var out []*Post
 	var kept []int
 	for i, c := range calls {
-		if p := l.postOf(c, pids[i]); p != nil {
+		if p := l.postOf(c, pids[i]); p != nil && !p.NSFWHidden {
 			out = append(out, p)
 			kept = append(kept, i)
 		}
@@ -327,9 +338,10 @@ func (l *Loader) vote(ctx context.Context, votesKey string, author, viewer UserK
 	return 0, nil
 }
 
-// rankingList returns the sorted set of a post ranking and the tag of its cursors.
-func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
-	r := s.k.ranking(group)
+// rankingList returns the sorted set of a post ranking and the tag of its cursors: the NSFW-free
+// copy for a viewer who does not show NSFW posts (see labels.go).
+func (l *Loader) rankingList(sort PostSort, group string) (key, tag string) {
+	r := l.rankingOf(group)
 	key, tag = r.hot, "ph"
 	switch sort {
 	case SortNew:
@@ -353,13 +365,13 @@ func (s *Store) rankingList(sort PostSort, group string) (key, tag string) {
 }
 
 // rankingCut is the read-time filter of a windowed TOP ranking now; zero for other sorts.
-func (s *Store) rankingCut(sort PostSort, group string) windowCut {
+func (l *Loader) rankingCut(sort PostSort, group string) windowCut {
 	i := sort.window()
 	if i < 0 {
 		return windowCut{}
 	}
-	r := s.k.ranking(group)
-	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: s.now().Add(-TopWindows[i].Length).UnixMilli()}
+	r := l.rankingOf(group)
+	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli()}
 }
 
 // withinWindow leaves out of a windowed TOP's page the posts published before its cutoff: those
@@ -395,8 +407,8 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 		}
 		return l.WithoutBlocked(p), nil
 	}
-	key, tag := l.s.rankingList(sort, group)
-	cut := l.s.rankingCut(sort, group)
+	key, tag := l.rankingList(sort, group)
+	cut := l.rankingCut(sort, group)
 	p, err := withinWindow(cut)(withoutRemoved(l.postPage(ctx, key, tag, cut, w, needs)))
 	if err != nil {
 		return nil, err
@@ -406,7 +418,7 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
 func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", windowCut{}, w, needs))
+	return withoutRemoved(l.postPage(ctx, l.userPostsOf(string(uid)), "pu", windowCut{}, w, needs))
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
@@ -439,7 +451,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 
 // GroupPostCount returns how many posts a group holds.
 func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
-	return l.zcard(ctx, l.s.k.ranking(name).new)
+	return l.zcard(ctx, l.rankingOf(name).new)
 }
 
 // postFromFields builds a Post from the values of postFields, or returns nil for a missing or
@@ -466,6 +478,8 @@ func (s *Store) postFromFields(pid string, v []string) *Post {
 		Locked:         v[14] == "1",
 		authorName:     v[15],
 		Erased:         v[17] == "1",
+		NSFW:           v[18] == "1",
+		Spoiler:        v[19] == "1",
 	}
 	if u := v[2]; u != "" {
 		p.URL = &u

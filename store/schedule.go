@@ -52,13 +52,16 @@ type draft struct {
 	Groups string `json:"groups,omitempty"` // comma-separated
 	At     string `json:"at"`               // publish time, Unix ms
 	Taken  bool   `json:"taken,omitempty"`  // its publish job has begun
+	// NSFW and Spoiler are the post's labels (see labels.go).
+	NSFW    bool `json:"nsfw,omitempty"`
+	Spoiler bool `json:"spoiler,omitempty"`
 }
 
 // post returns the draft as the Post its author sees.
 func (d *draft) post(pid string, author UserKey, window time.Duration) *Post {
 	at := fromMillis(atoi64(d.At))
 	p := &Post{ID: postID(pid), Title: d.Title, Body: d.Body, Author: author, CreatedAt: at,
-		VotingClosesAt: at.Add(window), GroupNames: splitGroups(d.Groups), PublishAt: &at}
+		VotingClosesAt: at.Add(window), GroupNames: splitGroups(d.Groups), PublishAt: &at, NSFW: d.NSFW, Spoiler: d.Spoiler}
 	if d.URL != "" {
 		p.URL = &d.URL
 	}
@@ -104,7 +107,7 @@ func jobCall(c jobs.Call) scriptCall { return scriptCall{name: c.Script, keys: c
 func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups []string) (*Post, error) {
 	at := in.PublishAt
 	raw, err := json.Marshal(draft{Title: in.Title, Body: in.Body, URL: in.URL, Groups: strings.Join(groups, ","),
-		At: strconv.FormatInt(at.UnixMilli(), 10)})
+		At: strconv.FormatInt(at.UnixMilli(), 10), NSFW: in.NSFW, Spoiler: in.Spoiler})
 	if err != nil {
 		return nil, fmt.Errorf("schedule post: %w", err)
 	}
@@ -238,7 +241,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 		return err
 	}
 	created, err := s.run(ctx, "create_post", []string{s.k.post(pid)},
-		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid, name)
+		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid, name, flag(d.NSFW), flag(d.Spoiler))
 	if err != nil {
 		return err
 	}

@@ -812,7 +812,7 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 			p := l.postOf(calls[2*i], pid)
 			c := l.commentOf(calls[2*i+1], pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
 			switch {
-			case p == nil || p.Removed || p.PublishAt != nil || blocks.Has(p.Author):
+			case p == nil || p.Removed || p.PublishAt != nil || p.NSFWHidden || blocks.Has(p.Author):
 			case c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author == "":
 			case author != "" && string(c.Author) != author:
 			case in.Since != nil && c.CreatedAt.Before(*in.Since):

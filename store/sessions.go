@@ -51,6 +51,8 @@ func parseToken(token string) (uid, dig string, ok bool) {
 type Viewer struct {
 	User   UserKey
 	Blocks *Blocks
+	// ShowNSFW: the viewer shows NSFW posts (see labels.go), read with the session.
+	ShowNSFW bool
 }
 
 // Authenticate returns the user of a session token and extends the session's life. An unknown,
@@ -70,6 +72,7 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 	revKey, sessKey, blocksKey := s.k.revOf(s.k.user(uid)), s.k.userSession(uid, dig), s.k.blocks(uid)
 	var rev, sess *redis.StringCmd
 	var blocks *redis.StringSliceCmd
+	var nsfw *redis.StringCmd
 	err := s.pipeline(ctx, []op{
 		{key: revKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			rev = p.Get(ctx, revKey) // before the block list: the revision is never newer than it
@@ -83,6 +86,7 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 			blocks = p.ZRange(ctx, blocksKey, 0, -1)
 			return blocks, nil
 		}},
+		s.showNSFWRead(ctx, uid, &nsfw),
 	}, false)
 	if err == nil {
 		err = firstErr([2]redis.Cmder{rev, sess})
@@ -90,13 +94,16 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 	if err == nil {
 		err = blocks.Err()
 	}
+	if err == nil && !isNil(nsfw.Err()) {
+		err = nsfw.Err()
+	}
 	if err != nil {
 		return Viewer{}, fmt.Errorf("authenticate: %w", err)
 	}
 	if errors.Is(sess.Err(), redis.Nil) || sess.Val() != uid {
 		return Viewer{}, errBadToken
 	}
-	return Viewer{User: UserKey(uid), Blocks: newBlocks(revKey, rev.Val(), blocks.Val())}, nil
+	return Viewer{User: UserKey(uid), Blocks: newBlocks(revKey, rev.Val(), blocks.Val()), ShowNSFW: nsfw.Val() == "1"}, nil
 }
 
 // newSession starts a session of u, whose password hash pass the caller checked the password

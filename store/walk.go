@@ -333,7 +333,7 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		author, named = p.Author, p.authorName != ""
 		if n.GroupSizes {
 			for _, g := range p.GroupNames {
-				reads = append(reads, zcardRead(l.s.k.ranking(g).new))
+				reads = append(reads, zcardRead(l.rankingOf(g).new))
 			}
 		}
 		if n.PinnedIn && !p.Removed {
@@ -552,7 +552,7 @@ func (l *Loader) userListKey(kind ListKind, uid string) (key, tag string, items 
 	case ListFollowing:
 		return l.s.k.following(uid), "ug", ItemUser
 	}
-	return l.s.k.userPosts(uid), "pu", ItemPost
+	return l.userPostsOf(uid), "pu", ItemPost
 }
 
 // evalNeeds evaluates lazy needs; nil reads nothing below the items.

@@ -52,6 +52,10 @@ type CreatePostInput struct {
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 	// Schedule the post: it is published at this time (at least one minute and at most 90 days ahead) as if created then; until then only its author sees it.
 	PublishAt *time.Time `json:"publishAt,omitempty"`
+	// Label the post NSFW (not safe for work).
+	Nsfw *bool `json:"nsfw,omitempty"`
+	// Label the post a spoiler: its body is withheld unless a reader asks for it.
+	Spoiler *bool `json:"spoiler,omitempty"`
 }
 
 type GroupConnection struct {

@@ -5,6 +5,8 @@
 -- ARGV[8]  nonce: a value unique to this creation (the same for every repeat of it)
 -- ARGV[9]  the author's name, kept with the post so that a listing need not read the author
 --          ("" when unknown: the field is left out)
+-- ARGV[10] "1" to label the post NSFW   ARGV[11] "1" to label it a spoiler (see labels.go);
+--          anything else leaves the label out
 -- Reply    HGETALL of the post; nil when the id already belongs to another post. That happens
 --          only when the id counter lost its last increments in a failover (it lives on another
 --          node than the posts on a cluster): the caller then allocates the next id.
@@ -18,6 +20,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
     'author', ARGV[4], 'created', ARGV[5], 'closes', ARGV[6], 'groups', ARGV[7],
     'up', 0, 'down', 0, 'comments', 0, 'ver', 1, 'nonce', ARGV[8])
   if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'aname', ARGV[9]) end
+  if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'nsfw', '1') end
+  if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'spoiler', '1') end
 elseif redis.call('HGET', KEYS[1], 'nonce') ~= ARGV[8] then
   return false
 end

@@ -4,6 +4,10 @@
 -- ARGV[3]  "1" to set the title, "0" to leave it   ARGV[4] the title
 -- ARGV[5]  "1" to set the body, "0" to leave it    ARGV[6] the body
 -- ARGV[7]  "1" to set the url, "0" to leave it     ARGV[8] the url ("" clears it)
+-- ARGV[9]  "1" to set the NSFW label, "0" (or none) to leave it   ARGV[10] "1" labels, "" clears
+-- ARGV[11] "1" to set the spoiler label, "0" (or none) to leave it   ARGV[12] likewise
+--          A label that changes raises the version (the rankings move the post in or out of
+--          their NSFW-free copies, see labels.go) but is not an edit of the text: edited stays.
 -- Reply    HGETALL of the post.
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one and not its author), FORBIDDEN (not
 --          the author).
@@ -29,8 +33,17 @@ for i, field in ipairs({'title', 'body', 'url'}) do
     changed = true
   end
 end
+local relabelled = false
+for i, field in ipairs({'nsfw', 'spoiler'}) do
+  if ARGV[7 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[8 + 2 * i] then
+    if ARGV[8 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field) end
+    relabelled = true
+  end
+end
 if changed then
   redis.call('HSET', p, 'edited', ARGV[2])
+end
+if changed or relabelled then
   redis.call('HINCRBY', p, 'ver', 1)
 end
 return redis.call('HGETALL', p)

@@ -2,6 +2,7 @@
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:mods   KEYS[3] zset {g:<name>}:new
 --          (the group's NEW ranking: a group holding posts exists already)
 -- ARGV[1]  creator user key   ARGV[2] description ("" for none)   ARGV[3] now (Unix ms)
+-- ARGV[4]  "1" to label the group NSFW (field nsfw, see labels.go)
 -- Reply    1 when the group was made, 0 for a repeat of the creator's own creation (nothing
 --          changes: the group is replied as it is).
 -- Errors   CONFLICT when the group exists: its info holds a version (it was made, or changed by a
@@ -22,5 +23,6 @@ local gen = tonumber(redis.call('HGET', KEYS[1], 'gen') or '0') + 1
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('HSET', KEYS[1], 'created', ARGV[3], 'creator', ARGV[1], 'ver', 1, 'gen', gen)
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'description', ARGV[2]) end
+if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'nsfw', '1') end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return 1

@@ -2,7 +2,9 @@
 -- KEYS[1]  user hash {u:<user>}
 -- ARGV[1]  "1" to set the bio, "0" to leave it      ARGV[2] the bio ("" clears it)
 -- ARGV[3]  "1" to set the avatar, "0" to leave it   ARGV[4] the avatar URL ("" clears it)
--- ARGV[5..] the fields of the user hash to reply with (never the password hash)
+-- ARGV[5]  "1" to set whether the user shows NSFW posts (field nsfw), "0" to leave it
+-- ARGV[6]  "1" shows them, "" does not (the field is dropped: false is the default)
+-- ARGV[7..] the fields of the user hash to reply with (never the password hash)
 -- Reply    HMGET of those fields.
 -- Errors   NOTFOUND (no such user).
 -- Repeat   a second run sets the same values again, which changes nothing.
@@ -11,7 +13,7 @@
 redis.call('INCR', KEYS[#KEYS])
 local u = KEYS[1]
 if redis.call('HEXISTS', u, 'name') == 0 then return redis.error_reply('NOTFOUND no such user') end
-for i, field in ipairs({'bio', 'avatar'}) do
+for i, field in ipairs({'bio', 'avatar', 'nsfw'}) do
   if ARGV[2 * i - 1] == '1' then
     if ARGV[2 * i] == '' then
       redis.call('HDEL', u, field)
@@ -20,4 +22,4 @@ for i, field in ipairs({'bio', 'avatar'}) do
     end
   end
 end
-return redis.call('HMGET', u, unpack(ARGV, 5))
+return redis.call('HMGET', u, unpack(ARGV, 7))

@@ -1,0 +1,42 @@
+-- post_labels: set or clear the labels of a post (NSFW, spoiler), as its author or a moderator.
+-- KEYS[1]  post hash {p:<id>}
+-- ARGV[1]  the acting user key
+-- ARGV[2]  via: "" when acting as the author; else the group the actor moderates among the
+--          post's groups (checked again here: the post may have left it), or "*" for a site admin
+-- ARGV[3]  "1" to set the NSFW label, "0" to leave it       ARGV[4] "1" labels, "" clears
+-- ARGV[5]  "1" to set the spoiler label, "0" to leave it    ARGV[6] likewise
+-- Reply    HGETALL of the post.
+-- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
+--          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
+-- Writes   the labels; a change raises the version, so that the derived writes that follow move
+--          the post in or out of the rankings' NSFW-free copies (labels.go). edited stays.
+-- Repeat   a second run finds the labels already set and changes nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local p, actor, via = KEYS[1], ARGV[1], ARGV[2]
+local author = redis.call('HGET', p, 'author')
+if not author or redis.call('HGET', p, 'deleted') == '1' then
+  return redis.error_reply('NOTFOUND no such post')
+end
+if via == '' then
+  if author ~= actor then
+    if redis.call('HGET', p, 'removed') == '1' then return redis.error_reply('NOTFOUND no such post') end
+    return redis.error_reply('FORBIDDEN only the author or a moderator of its groups can label a post')
+  end
+elseif via ~= '*' then
+  local inVia = false
+  for g in string.gmatch(redis.call('HGET', p, 'groups') or '', '[^,]+') do
+    if g == via then inVia = true end
+  end
+  if not inVia then return redis.error_reply('FORBIDDEN the post is no longer in group ' .. via) end
+end
+local changed = false
+for i, field in ipairs({'nsfw', 'spoiler'}) do
+  if ARGV[1 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[2 + 2 * i] then
+    if ARGV[2 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field) end
+    changed = true
+  end
+end
+if changed then redis.call('HINCRBY', p, 'ver', 1) end
+return redis.call('HGETALL', p)
