@@ -2,13 +2,17 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"mime/quotedprintable"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/mail"
 	"github.com/agora/agora/mail/mailtest"
@@ -225,5 +229,87 @@ func TestEmailRace(t *testing.T) {
 		if _, err := s.SetEmail(ctx, loser, "same@example.org", "password1"); err != nil {
 			t.Errorf("the address released: %v", err)
 		}
+	})
+}
+
+// dyingSender is the mail sender of a process that dies while it sends: it signals that it was
+// called, and from then on its store's Redis connection fails every command (dead), so the
+// process records nothing — not the send, not the job's outcome — as a killed one would not.
+type dyingSender struct {
+	called chan struct{}
+	dead   *atomic.Bool
+}
+
+func (d dyingSender) Send(ctx context.Context, _ mail.Message) error {
+	d.dead.Store(true)
+	close(d.called)
+	return errors.New("killed")
+}
+
+// deadHook fails every command once dead is set.
+type deadHook struct{ dead *atomic.Bool }
+
+func (h deadHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h deadHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.dead.Load() {
+			cmd.SetErr(errors.New("process killed"))
+			return cmd.Err()
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h deadHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.dead.Load() {
+			for _, c := range cmds {
+				c.SetErr(errors.New("process killed"))
+			}
+			return errors.New("process killed")
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestMailSurvivesAKilledProcess: a process claims a mail job and dies before the mail leaves;
+// the job's lease ends, another process claims it and sends the mail, and the mail arrives once.
+func TestMailSurvivesAKilledProcess(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s, srv, clock := mailStore(t, b)
+		if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		// The process that dies: the same Redis and prefix, its own connection.
+		dead := new(atomic.Bool)
+		client := b.NewClient(t)
+		client.AddHook(deadHook{dead})
+		dying := dyingSender{called: make(chan struct{}), dead: dead}
+		doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{
+			Prefix: s.Options().Prefix, WriteLimit: -1, Now: clock.Now,
+			Mail: store.MailOptions{Sender: dying, PublicURL: "https://agora.example"},
+		})
+		// The mail is queued through the live process, then claimed by the doomed one.
+		if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = doomed.Jobs().RunDue(ctx) // its connection dies mid-way: what it reports does not matter
+		select {
+		case <-dying.called:
+		default:
+			t.Fatal("the doomed process did not claim the mail job")
+		}
+		// Within the lease, the live process leaves the job alone.
+		settle(t, s)
+		if n := len(srv.Mails()); n != 0 {
+			t.Fatalf("%d mails within the dead process's lease, want 0", n)
+		}
+		// After it, the live process sends the mail, once.
+		clock.Add(time.Minute)
+		for range 3 {
+			settle(t, s)
+			clock.Add(10 * time.Minute)
+		}
+		mailToken(t, srv, 1)
 	})
 }
