@@ -15,22 +15,40 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestBackupRestoreDrill runs the backup and restore procedure of docs/OPERATIONS.md on a redis-server of its
-// own: a community is written, BGSAVE takes a snapshot, writing goes on, then the snapshot is
-// restored into a fresh redis-server and `rebuild` (Rebuild, RebuildUsers) runs. Every listing,
-// count, ranking, feed and leaderboard of the restored site must equal those of a site that got
-// only the writes before the snapshot: nothing written after it survives, nothing before it is
-// lost. The snapshot is taken with a write cut off between its atomic step and its derived
-// writes (a post missing from its rankings and lists), as a snapshot taken mid-write holds it.
-// A Cluster snapshots each master on its own; this drill covers one Redis.
+// TestBackupRestoreDrill runs the backup and restore procedure of docs/OPERATIONS.md on a
+// redis-server of its own: BGSAVE takes the snapshot, and the restore puts the RDB file alone in
+// a fresh directory under a fresh redis-server (runDrill says what is written and compared).
 func TestBackupRestoreDrill(t *testing.T) {
-	ctx := context.Background()
 	primary := startServer(t, "--dir", t.TempDir())
 	rdb := redis.NewClient(&redis.Options{Addr: primary.Addr})
 	t.Cleanup(func() { _ = rdb.Close() })
+	var snapshot string
+	runDrill(t, storetest.Backend{Name: "redis", Client: rdb},
+		func() { snapshot = bgsave(t, rdb) },
+		func() storetest.Backend {
+			primary.Stop()
+			dir := t.TempDir()
+			copyFile(t, snapshot, filepath.Join(dir, "dump.rdb"))
+			restored := startServer(t, "--dir", dir)
+			rr := redis.NewClient(&redis.Options{Addr: restored.Addr})
+			t.Cleanup(func() { _ = rr.Close() })
+			return storetest.Backend{Name: "redis", Client: rr}
+		})
+}
+
+// runDrill runs a backup and restore drill on the Redis of b: a community is written, snapshot
+// takes a snapshot, writing goes on, then restore stops that Redis, restores the snapshot into a
+// fresh one and returns it, and `rebuild` (Rebuild, RebuildUsers) runs there. Every listing,
+// count, ranking, feed and leaderboard of the restored site must equal those of a site that got
+// only the writes before the snapshot: nothing written after it survives, nothing before it is
+// lost. The snapshot is taken with a write cut off between its atomic step and its derived
+// writes (a post missing from its rankings), as a snapshot taken mid-write holds it.
+func runDrill(t *testing.T, b storetest.Backend, snapshot func(), restore func() storetest.Backend) {
+	t.Helper()
+	ctx := context.Background()
 	prefix := storetest.Prefix()
 	clock := newStepClock()
-	s := storetest.Backend{Name: "redis", Client: rdb}.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
+	s := b.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
 
 	c := newCommunity()
 	c.run(t, s, clock, c.first())
@@ -39,27 +57,21 @@ func TestBackupRestoreDrill(t *testing.T) {
 	lastKey := strings.TrimPrefix(last, "post:")
 	hot, newest, top, _ := s.RankingKeysForTest("")
 	for _, k := range []string{hot, newest, top} {
-		if err := rdb.ZRem(ctx, k, lastKey).Err(); err != nil {
+		if err := b.Client.ZRem(ctx, k, lastKey).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	snapshot := bgsave(t, rdb)
+	snapshot()
 	afterSnapshot := clock.Now()
 
 	c2 := *c
 	c.run(t, s, clock, c.then())
 	written := c.render(t, s)
-	primary.Stop()
 
-	// Restore: the RDB file alone, in a fresh directory, under a fresh server.
-	dir := t.TempDir()
-	copyFile(t, snapshot, filepath.Join(dir, "dump.rdb"))
-	restored := startServer(t, "--dir", dir)
-	rr := redis.NewClient(&redis.Options{Addr: restored.Addr})
-	t.Cleanup(func() { _ = rr.Close() })
+	rb := restore()
 	rclock := newStepClock()
 	rclock.Add(afterSnapshot.Sub(rclock.Now()))
-	rs := storetest.Backend{Name: "redis", Client: rr}.NewStore(t, store.Options{Prefix: prefix, Now: rclock.Now})
+	rs := rb.NewStore(t, store.Options{Prefix: prefix, Now: rclock.Now})
 	if _, err := rs.Rebuild(ctx); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
@@ -70,7 +82,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 	// What the restored primary data implies: the writes before the snapshot, replayed on a
 	// store of their own.
 	wclock := newStepClock()
-	want := storetest.Backend{Name: "redis", Client: rr}.NewStore(t, store.Options{Now: wclock.Now})
+	want := rb.NewStore(t, store.Options{Now: wclock.Now})
 	c2.posts, c2.users = nil, nil
 	c2.run(t, want, wclock, c2.first())
 	if !wclock.Now().Equal(afterSnapshot) {
