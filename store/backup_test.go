@@ -105,9 +105,10 @@ func snapshotCluster(t *testing.T, cc *redis.ClusterClient) []nodeSnapshot {
 	}
 	// Each master forks its snapshot while writes wait on all of them (BGSAVE, INFO and CONFIG
 	// GET do not wait), so that the snapshots hold one instant of the site; writes go on once
-	// every fork is done, while the snapshots are written. The pause would end by itself.
+	// every fork is done, while the snapshots are written. The pause would end by itself, as
+	// docs/OPERATIONS.md has it: before the servers' -redis-timeout.
 	for _, m := range masters {
-		if err := m.Do(ctx, "CLIENT", "PAUSE", 10_000, "WRITE").Err(); err != nil {
+		if err := m.Do(ctx, "CLIENT", "PAUSE", 2000, "WRITE").Err(); err != nil {
 			t.Fatalf("CLIENT PAUSE on %s: %v", m.Options().Addr, err)
 		}
 	}
