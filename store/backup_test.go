@@ -43,9 +43,10 @@ func TestBackupRestoreDrill(t *testing.T) {
 
 // TestBackupRestoreDrillCluster runs the drill on a private 3-master Redis Cluster
 // (scripts/redis-cluster.sh), with the Cluster steps of docs/OPERATIONS.md. Snapshot: writes
-// are paused on every master (CLIENT PAUSE WRITE) while each master takes its BGSAVE in turn, so
-// that all the snapshots hold the same instant of the site; each master's RDB file and cluster
-// configuration file (its node id, its slots, its peers' addresses) are copied. Restore: every
+// are paused on every master (CLIENT PAUSE WRITE) while each master forks for its BGSAVE in
+// turn, so that all the snapshots hold the same instant of the site; once written, each master's
+// RDB file and cluster configuration file (its node id, its slots, its peers' addresses) are
+// copied. Restore: every
 // node is stopped, and a fresh one starts on each node's port from its two files, in a directory
 // of its own; the restored nodes know each other again as the cluster they were.
 func TestBackupRestoreDrillCluster(t *testing.T) {
