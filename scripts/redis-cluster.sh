@@ -5,7 +5,8 @@
 #   eval "$(scripts/redis-cluster.sh start DIR [N])"   # sets REDIS_CLUSTER_ADDRS
 #   scripts/redis-cluster.sh stop DIR
 #
-# DIR holds the nodes' configuration, logs and pid files. start prints
+# DIR holds the nodes' configuration (nodes-PORT.conf), logs and pid files, and a node's snapshot
+# when it is asked for one (BGSAVE writes dump-PORT.rdb: the nodes share DIR). start prints
 # `export REDIS_CLUSTER_ADDRS=host:port,...` once every node reports cluster_state:ok with all
 # 16384 slots covered; agora then runs on it with -redis-cluster "$REDIS_CLUSTER_ADDRS". A
 # production cluster wants replicas (redis-cli --cluster create ... --cluster-replicas 1) and
@@ -31,7 +32,8 @@ ports=()
 for _ in $(seq 1 "$n"); do
   start_server "$dir" redis --port PORT --bind 127.0.0.1 --dir "$dir" \
     --cluster-enabled yes --cluster-config-file nodes-PORT.conf --cluster-node-timeout 2000 \
-    --save '' --appendonly no --enable-debug-command local --loglevel warning
+    --save '' --dbfilename dump-PORT.rdb --appendonly no \
+    --enable-debug-command local --loglevel warning
   ports+=("$port")
 done
 

@@ -2,10 +2,15 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,22 +20,192 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestBackupRestoreDrill runs the backup and restore procedure of docs/OPERATIONS.md on a redis-server of its
-// own: a community is written, BGSAVE takes a snapshot, writing goes on, then the snapshot is
-// restored into a fresh redis-server and `rebuild` (Rebuild, RebuildUsers) runs. Every listing,
-// count, ranking, feed and leaderboard of the restored site must equal those of a site that got
-// only the writes before the snapshot: nothing written after it survives, nothing before it is
-// lost. The snapshot is taken with a write cut off between its atomic step and its derived
-// writes (a post missing from its rankings and lists), as a snapshot taken mid-write holds it.
-// A Cluster snapshots each master on its own; this drill covers one Redis.
+// TestBackupRestoreDrill runs the backup and restore procedure of docs/OPERATIONS.md on a
+// redis-server of its own: BGSAVE takes the snapshot, and the restore puts the RDB file alone in
+// a fresh directory under a fresh redis-server (runDrill says what is written and compared).
 func TestBackupRestoreDrill(t *testing.T) {
-	ctx := context.Background()
 	primary := startServer(t, "--dir", t.TempDir())
 	rdb := redis.NewClient(&redis.Options{Addr: primary.Addr})
 	t.Cleanup(func() { _ = rdb.Close() })
+	var snapshot string
+	runDrill(t, storetest.Backend{Name: "redis", Client: rdb},
+		func() { snapshot = bgsave(t, rdb) },
+		func() storetest.Backend {
+			primary.Stop()
+			dir := t.TempDir()
+			copyFile(t, snapshot, filepath.Join(dir, "dump.rdb"))
+			restored := startServer(t, "--dir", dir)
+			rr := redis.NewClient(&redis.Options{Addr: restored.Addr})
+			t.Cleanup(func() { _ = rr.Close() })
+			return storetest.Backend{Name: "redis", Client: rr}
+		})
+}
+
+// TestBackupRestoreDrillCluster runs the drill on a private 3-master Redis Cluster
+// (scripts/redis-cluster.sh), with the Cluster steps of docs/OPERATIONS.md. Snapshot: writes
+// are paused on every master (CLIENT PAUSE WRITE) while each master forks for its BGSAVE in
+// turn, so that all the snapshots hold the same instant of the site; once written, each master's
+// RDB file and cluster configuration file (its node id, its slots, its peers' addresses) are
+// copied. Restore: every
+// node is stopped, and a fresh one starts on each node's port from its two files, in a directory
+// of its own; the restored nodes know each other again as the cluster they were.
+func TestBackupRestoreDrillCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster, stops and restores it: not with -short")
+	}
+	d := storetest.StartDeployment(t, "redis-cluster.sh")
+	addrs := strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")
+	cc := storetest.NewClusterClient(t, addrs)
+	ids := clusterMasters(t, cc)
+	var snaps []nodeSnapshot
+	runDrill(t, storetest.Backend{Name: "cluster", Client: cc},
+		func() { snaps = snapshotCluster(t, cc) },
+		func() storetest.Backend {
+			d.Stop()
+			rb := restoreCluster(t, snaps)
+			// The same nodes serve again, each with keys of its own.
+			rc := rb.Client.(*redis.ClusterClient)
+			if got := clusterMasters(t, rc); !maps.Equal(got, ids) {
+				t.Fatalf("restored masters %v, want %v", got, ids)
+			}
+			if err := rc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+				n, err := c.DBSize(ctx).Result()
+				if err == nil && n == 0 {
+					err = fmt.Errorf("master %s restored no key", c.Options().Addr)
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return rb
+		})
+}
+
+// nodeSnapshot is the backup of one master of a cluster: copies of its RDB file and of its
+// cluster configuration file, and the port it served on.
+type nodeSnapshot struct {
+	port      int
+	rdb, conf string
+}
+
+// snapshotCluster takes a snapshot of every master of cc at one instant (writes paused on all of
+// them while each starts its BGSAVE) and copies each master's RDB and cluster configuration
+// files once written.
+func snapshotCluster(t *testing.T, cc *redis.ClusterClient) []nodeSnapshot {
+	t.Helper()
+	ctx := context.Background()
+	var masters []*redis.Client
+	var mu sync.Mutex
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		masters = append(masters, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Each master forks its snapshot while writes wait on all of them (BGSAVE, INFO and CONFIG
+	// GET do not wait), so that the snapshots hold one instant of the site; writes go on once
+	// every fork is done, while the snapshots are written. The pause would end by itself, as
+	// docs/OPERATIONS.md has it: before the servers' -redis-timeout.
+	for _, m := range masters {
+		if err := m.Do(ctx, "CLIENT", "PAUSE", 2000, "WRITE").Err(); err != nil {
+			t.Fatalf("CLIENT PAUSE on %s: %v", m.Options().Addr, err)
+		}
+	}
+	for _, m := range masters {
+		startBgsave(t, m)
+	}
+	for _, m := range masters {
+		if err := m.Do(ctx, "CLIENT", "UNPAUSE").Err(); err != nil {
+			t.Fatalf("CLIENT UNPAUSE on %s: %v", m.Options().Addr, err)
+		}
+	}
+	dir := t.TempDir()
+	var out []nodeSnapshot
+	for _, m := range masters {
+		addr := m.Options().Addr
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port, err := strconv.Atoi(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := nodeSnapshot{port: port, rdb: filepath.Join(dir, "dump-"+p+".rdb"), conf: filepath.Join(dir, "nodes-"+p+".conf")}
+		copyFile(t, savedRDB(t, m), n.rdb)
+		cfg, err := m.ConfigGet(ctx, "dir").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := m.ConfigGet(ctx, "cluster-config-file").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, filepath.Join(cfg["dir"], file["cluster-config-file"]), n.conf)
+		if b, err := os.ReadFile(n.conf); err != nil || !strings.Contains(string(b), "myself") {
+			t.Fatalf("cluster configuration of %s: %v\n%s", addr, err, b)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// restoreCluster starts a fresh node for every snapshot, on the snapshot's port, from its RDB
+// file and cluster configuration file put in a directory of its own, and returns the restored
+// cluster once every node reports cluster_state:ok with every slot served.
+func restoreCluster(t *testing.T, snaps []nodeSnapshot) storetest.Backend {
+	t.Helper()
+	var addrs []string
+	for _, n := range snaps {
+		dir := t.TempDir()
+		copyFile(t, n.rdb, filepath.Join(dir, "dump.rdb"))
+		copyFile(t, n.conf, filepath.Join(dir, "nodes.conf"))
+		srv, err := storetest.StartServerOn(n.port, "--dir", dir, "--cluster-enabled", "yes",
+			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+		if err != nil {
+			t.Fatalf("restore the node of port %d: %v", n.port, err)
+		}
+		t.Cleanup(srv.Stop)
+		addrs = append(addrs, srv.Addr)
+	}
+	want := []string{"cluster_state:ok", "cluster_slots_ok:16384", fmt.Sprintf("cluster_known_nodes:%d", len(snaps))}
+	for _, addr := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		t.Cleanup(func() { _ = c.Close() })
+		var info string
+		// Generous: the machine is shared, and a node that saw its peers fail waits before it
+		// serves again.
+		waitUntilFor(t, 60*time.Second, "cluster_state:ok on "+addr, func() bool {
+			var err error
+			if info, err = c.ClusterInfo(context.Background()).Result(); err != nil {
+				return false
+			}
+			for _, w := range want {
+				if !strings.Contains(info, w+"\r\n") {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return storetest.Backend{Name: "cluster", Client: storetest.NewClusterClient(t, addrs)}
+}
+
+// runDrill runs a backup and restore drill on the Redis of b: a community is written, snapshot
+// takes a snapshot, writing goes on, then restore stops that Redis, restores the snapshot into a
+// fresh one and returns it, and `rebuild` (Rebuild, RebuildUsers) runs there. Every listing,
+// count, ranking, feed and leaderboard of the restored site must equal those of a site that got
+// only the writes before the snapshot: nothing written after it survives, nothing before it is
+// lost. The snapshot is taken with a write cut off between its atomic step and its derived
+// writes (a post missing from its rankings), as a snapshot taken mid-write holds it.
+func runDrill(t *testing.T, b storetest.Backend, snapshot func(), restore func() storetest.Backend) {
+	t.Helper()
+	ctx := context.Background()
 	prefix := storetest.Prefix()
 	clock := newStepClock()
-	s := storetest.Backend{Name: "redis", Client: rdb}.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
+	s := b.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
 
 	c := newCommunity()
 	c.run(t, s, clock, c.first())
@@ -39,27 +214,21 @@ func TestBackupRestoreDrill(t *testing.T) {
 	lastKey := strings.TrimPrefix(last, "post:")
 	hot, newest, top, _ := s.RankingKeysForTest("")
 	for _, k := range []string{hot, newest, top} {
-		if err := rdb.ZRem(ctx, k, lastKey).Err(); err != nil {
+		if err := b.Client.ZRem(ctx, k, lastKey).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	snapshot := bgsave(t, rdb)
+	snapshot()
 	afterSnapshot := clock.Now()
 
 	c2 := *c
 	c.run(t, s, clock, c.then())
 	written := c.render(t, s)
-	primary.Stop()
 
-	// Restore: the RDB file alone, in a fresh directory, under a fresh server.
-	dir := t.TempDir()
-	copyFile(t, snapshot, filepath.Join(dir, "dump.rdb"))
-	restored := startServer(t, "--dir", dir)
-	rr := redis.NewClient(&redis.Options{Addr: restored.Addr})
-	t.Cleanup(func() { _ = rr.Close() })
+	rb := restore()
 	rclock := newStepClock()
 	rclock.Add(afterSnapshot.Sub(rclock.Now()))
-	rs := storetest.Backend{Name: "redis", Client: rr}.NewStore(t, store.Options{Prefix: prefix, Now: rclock.Now})
+	rs := rb.NewStore(t, store.Options{Prefix: prefix, Now: rclock.Now})
 	if _, err := rs.Rebuild(ctx); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
@@ -70,7 +239,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 	// What the restored primary data implies: the writes before the snapshot, replayed on a
 	// store of their own.
 	wclock := newStepClock()
-	want := storetest.Backend{Name: "redis", Client: rr}.NewStore(t, store.Options{Now: wclock.Now})
+	want := rb.NewStore(t, store.Options{Now: wclock.Now})
 	c2.posts, c2.users = nil, nil
 	c2.run(t, want, wclock, c2.first())
 	if !wclock.Now().Equal(afterSnapshot) {
@@ -117,11 +286,25 @@ func startServer(t *testing.T, extra ...string) *storetest.Server {
 // RDB file.
 func bgsave(t *testing.T, rdb *redis.Client) string {
 	t.Helper()
-	ctx := context.Background()
-	// BGSAVE forks its child before it answers: from then on, in progress until written.
-	if err := rdb.BgSave(ctx).Err(); err != nil {
-		t.Fatalf("BGSAVE: %v", err)
+	startBgsave(t, rdb)
+	return savedRDB(t, rdb)
+}
+
+// startBgsave starts a snapshot with BGSAVE. BGSAVE forks its child before it answers, so the
+// snapshot holds the data as it was at the answer, however long the child takes to write it.
+func startBgsave(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	if err := rdb.BgSave(context.Background()).Err(); err != nil {
+		t.Fatalf("BGSAVE on %s: %v", rdb.Options().Addr, err)
 	}
+}
+
+// savedRDB waits until the snapshot that BGSAVE started is written, and returns the path of the
+// RDB file.
+func savedRDB(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
+	ctx := context.Background()
+	// From BGSAVE's answer on, in progress until written.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		info, err := rdb.Info(ctx, "persistence").Result()
 		if err != nil {

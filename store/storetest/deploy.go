@@ -78,7 +78,7 @@ func StartDeployment(t testing.TB, script string, args ...string) *Deployment {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", append([]string{d.script, "start", d.Dir}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	t.Cleanup(d.stop) // registered before the start, so a half-started deployment is stopped too
+	t.Cleanup(d.Stop) // registered before the start, so a half-started deployment is stopped too
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s start: %v\n%s", script, err, stderr.String())
 	}
@@ -90,7 +90,9 @@ func StartDeployment(t testing.TB, script string, args ...string) *Deployment {
 	return d
 }
 
-func (d *Deployment) stop() {
+// Stop stops the deployment's processes, by the process ids its script recorded in Dir, and waits
+// until they have exited. It is called when the test ends; a test may call it before.
+func (d *Deployment) Stop() {
 	_ = exec.Command("bash", d.script, "stop", d.Dir).Run()
 }
 

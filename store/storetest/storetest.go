@@ -93,11 +93,26 @@ func StartServer(extra ...string) (*Server, error) {
 	return nil, last
 }
 
+// StartServerOn starts a redis-server without persistence on port, as StartServer does, for a
+// server that must come back on the address it had (a Cluster's node, whose peers know it by its
+// address). It fails when another process answers on port.
+func StartServerOn(port int, extra ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not on PATH: %w", err)
+	}
+	return startOnPort(bin, port, extra)
+}
+
 func startOn(bin string, extra []string) (*Server, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
+	return startOnPort(bin, port, extra)
+}
+
+func startOnPort(bin string, port int, extra []string) (*Server, error) {
 	args := append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--loglevel", "warning", "--daemonize", "no"}, extra...)
 	cmd := exec.Command(bin, args...)
