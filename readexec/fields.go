@@ -57,6 +57,8 @@ const (
 	postLocked
 	postViewerSaved
 	postGroups
+	postUnreadCommentCount
+	postViewerHasRead
 
 	commentID
 	commentPost
@@ -176,6 +178,9 @@ var types = [typeCount]typeInfo{
 		"locked":         {id: postLocked},
 		"viewerSaved":    {id: postViewerSaved, resolver: true},
 		"groups":         {id: postGroups, child: typeGroup},
+		// Read state (schema/readstate.graphqls).
+		"unreadCommentCount": {id: postUnreadCommentCount, resolver: true},
+		"viewerHasRead":      {id: postViewerHasRead, resolver: true},
 	}},
 	typeComment: {name: "Comment", implements: []string{"Comment", "Node"}, fields: map[string]spec{
 		"id":              {id: commentID},
@@ -272,6 +277,13 @@ func coerce(kind argKind, raw map[string]any) (a args, err error) {
 		}
 		if a.group, err = optString(raw["group"]); err != nil {
 			return a, newArgError("group", err)
+		}
+		if v := raw["hideRead"]; v != nil {
+			b, err := graphql.UnmarshalBoolean(v)
+			if err != nil {
+				return a, newArgError("hideRead", err)
+			}
+			a.hideRead = &b
 		}
 	case argsCommentList:
 		if v := raw["sort"]; v != nil {

@@ -179,7 +179,7 @@ func (r *run) queryField(f *field) bool {
 		u, err := r.queries.Viewer(b.ctx)
 		return r.resolved(f, u, u == nil, err)
 	case queryPosts:
-		c, err := r.queries.Posts(b.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before)
+		c, err := r.queries.Posts(b.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before, a.hideRead)
 		return r.resolved(f, c, c == nil, err)
 	case queryGroup:
 		g, err := r.queries.Group(b.ctx, a.name)
@@ -239,6 +239,12 @@ func (r *run) postField(f *field, p *store.Post) bool {
 		return r.boolResult(f, v, err)
 	case postGroups:
 		return objects(r, f, p.Groups())
+	case postUnreadCommentCount:
+		v, err := r.post.UnreadCommentCount(r.at(f).ctx, p)
+		return r.intResult(f, v, err)
+	case postViewerHasRead:
+		v, err := r.post.ViewerHasRead(r.at(f).ctx, p)
+		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}

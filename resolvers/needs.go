@@ -102,6 +102,10 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			n.Vote, n.Viewer = true, b.viewer()
 		case "Post.viewerSaved":
 			n.Saved, n.Viewer = true, b.viewer()
+		case "Post.unreadCommentCount", "Post.viewerHasRead":
+			n.ReadState, n.Viewer = true, b.viewer()
+		case "Post.viewerWatch", "Group.viewerWatch":
+			n.Watch, n.Viewer = true, b.viewer()
 		case "Post.reportCount", "Comment.reportCount":
 			n.ReportCount, n.Viewer = true, b.viewer()
 		case "Post.groups":

@@ -10,7 +10,8 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog
 -- KEYS[3..] five keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
 --          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders; its hash is not
---          used)
+--          used); KEYS[#KEYS - 1] the thread's live bitmap {p:<id>}:c:live, whose bit of the
+--          comment (ord) follows the live count
 -- ARGV[1]  REMOVE_COMMENT | RESTORE_COMMENT   ARGV[2] the moderator's user key   ARGV[3] via:
 --          the group the moderator's authority comes through, or "*" for a site admin
 -- ARGV[4]  "1" when a reason is given, else "0"   ARGV[5] the reason   ARGV[6] now (Unix ms)
@@ -89,6 +90,8 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   end
   ver = redis.call('HINCRBY', c, 'ver', 1)
   redis.call('HINCRBY', post, 'comments', remove and -1 or 1)
+  local ord = redis.call('HGET', c, 'ord')
+  if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, remove and 0 or 1) end
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   for i = 1, n do
     local num, parent, h = chain[i], chain[i + 1], key(i, 0)
