@@ -1,0 +1,267 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// readState returns uid's unread count of the post and whether they marked it read.
+func readState(t *testing.T, s *store.Store, uid, postID string) (int, bool) {
+	t.Helper()
+	ctx := context.Background()
+	l := s.NewLoader()
+	p, err := l.Post(ctx, postID)
+	if err != nil || p == nil {
+		t.Fatalf("post %s: %v, %v", postID, p, err)
+	}
+	n, read, err := l.ReadState(ctx, uk(uid), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, read
+}
+
+// TestUnreadCommentCountExact: 50 writers comment, delete and are moderated concurrently, every
+// script sent twice; the reader's unread count is exactly the comments written after their
+// mark that are still there, whatever happened to those written before it.
+func TestUnreadCommentCountExact(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		const writers = 50
+		names := []string{"rita", "root"}
+		for i := range writers {
+			names = append(names, fmt.Sprintf("w%02d", i))
+		}
+		w := newInboxWorld(t, b, store.Options{}, names...)
+		s := w.s
+		if err := s.GrantAdmin(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		if n, read := readState(t, s, "rita", w.post.ID); n != 0 || read {
+			t.Fatalf("no comments, never read: %d, %v", n, read)
+		}
+		// Before the mark: one comment per writer, and a reply to the first that makes it stay
+		// as a tombstone when deleted.
+		before := make([]*store.Comment, writers)
+		for i := range writers {
+			before[i] = w.comment(names[2+i], nil, "before")
+		}
+		if n, read := readState(t, s, "rita", w.post.ID); n != writers || read {
+			t.Fatalf("never read: %d unread, read %v; want all %d", n, read, writers)
+		}
+		if err := s.MarkPostRead(ctx, "rita", w.post.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n, read := readState(t, s, "rita", w.post.ID); n != 0 || !read {
+			t.Fatalf("just read: %d unread, read %v", n, read)
+		}
+		hook := &twice{}
+		b.Client.AddHook(hook)
+		hook.on.Store(true)
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*8)
+		removed := make(chan *store.Comment, writers)
+		for i := range writers {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				uid := uk(names[2+i])
+				var mine []*store.Comment
+				for j := range 3 {
+					c, err := s.CreateComment(ctx, uid, store.NewComment{PostID: w.post.ID, Body: fmt.Sprintf("after %d", j)})
+					if err != nil {
+						errs <- err
+						return
+					}
+					mine = append(mine, c)
+				}
+				// A reply to the first: deleting the first leaves a tombstone, which counts no more.
+				if _, err := s.CreateComment(ctx, uid, store.NewComment{PostID: w.post.ID, ParentID: mine[0].ID, Body: "reply"}); err != nil {
+					errs <- err
+				}
+				for _, c := range []*store.Comment{mine[0], mine[1], before[i]} {
+					if err := s.DeleteComment(ctx, uid, c.ID); err != nil {
+						errs <- err
+					}
+				}
+				removed <- mine[2]
+			}(i)
+		}
+		wg.Wait()
+		close(removed)
+		// A moderator removes half of the third comments, and restores one of those.
+		var gone []*store.Comment
+		i := 0
+		for c := range removed {
+			if i%2 == 0 {
+				if _, err := s.RemoveComment(ctx, "root", c.ID, "spam"); err != nil {
+					t.Fatal(err)
+				}
+				gone = append(gone, c)
+			}
+			i++
+		}
+		if _, err := s.RestoreComment(ctx, "root", gone[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		hook.on.Store(false)
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		// Per writer: 4 written after the mark, 2 deleted; 25 of the 50 thirds removed, 1 back.
+		want := writers*2 - (len(gone) - 1)
+		if n, read := readState(t, s, "rita", w.post.ID); n != want || !read {
+			t.Errorf("after the writers: %d unread, read %v; want %d", n, read, want)
+		}
+		p, err := s.NewLoader().Post(ctx, w.post.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.CommentCount != want { // the "before" comments are all deleted
+			t.Errorf("commentCount %d, want %d", p.CommentCount, want)
+		}
+		// Marking again reads everything; a later comment is the one unread, until deleted.
+		for range 2 {
+			if err := s.MarkPostRead(ctx, "rita", w.post.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, _ := readState(t, s, "rita", w.post.ID); n != 0 {
+			t.Errorf("read again: %d unread", n)
+		}
+		c := w.comment("w00", nil, "late")
+		if n, _ := readState(t, s, "rita", w.post.ID); n != 1 {
+			t.Errorf("one more: %d unread", n)
+		}
+		if err := s.DeleteComment(ctx, "w00", c.ID); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := readState(t, s, "rita", w.post.ID); n != 0 {
+			t.Errorf("the late one deleted: %d unread", n)
+		}
+		if n, read := readState(t, s, "", w.post.ID); n != 0 || read {
+			t.Errorf("anonymous: %d, %v", n, read)
+		}
+		if err := s.MarkPostRead(ctx, "rita", "post:999999"); !store.IsKind(err, store.KindNotFound) {
+			t.Errorf("mark a missing post: %v, want not found", err)
+		}
+	})
+}
+
+// TestReadMarksStayBounded: the marks keep the newest posts' and stay listpack-sized.
+func TestReadMarksStayBounded(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Now: tickingClock()})
+		signUp(t, s, "ann", "rita")
+		var posts []*store.Post
+		for i := range store.ReadMarkCap + store.ReadMarkSlack + 1 {
+			p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: fmt.Sprintf("p%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts = append(posts, p)
+			if err := s.MarkPostRead(ctx, "rita", p.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kept := 0
+		for i, p := range posts {
+			_, read := readState(t, s, "rita", p.ID)
+			if read {
+				kept++
+			}
+			if oldest := i < len(posts)-store.ReadMarkCap; read == oldest {
+				t.Errorf("post %d of %d: read %v", i, len(posts), read)
+			}
+		}
+		if kept != store.ReadMarkCap {
+			t.Errorf("%d marks kept, want %d", kept, store.ReadMarkCap)
+		}
+	})
+}
+
+// TestHideReadPagingStable: paging with hideRead while comments arrive on read and unread posts
+// lists every unread post once, in order, and none that was read.
+func TestHideReadPagingStable(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Now: tickingClock()})
+		signUp(t, s, "ann", "rita", "bob")
+		var want []string
+		var all []*store.Post
+		for i := range 30 {
+			p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: fmt.Sprintf("p%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, p)
+			if i%3 == 0 {
+				if err := s.MarkPostRead(ctx, "rita", p.ID); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				want = append([]string{p.ID}, want...) // NEW: newest first
+			}
+		}
+		unread := map[string]bool{}
+		for _, id := range want {
+			unread[id] = true
+		}
+		for _, sort := range []store.PostSort{store.SortNew, store.SortHot} {
+			// What the page should list: the whole list in its order, without the read posts.
+			whole, err := s.NewLoader().Posts(ctx, sort, "", store.Window{First: 100}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = want[:0]
+			for _, it := range whole.Items {
+				if unread[it.ID] {
+					want = append(want, it.ID)
+				}
+			}
+			if len(want) != 20 {
+				t.Fatalf("%d unread posts listed, want 20", len(want))
+			}
+			var got []string
+			after := ""
+			for page := 0; page < 40; page++ {
+				l := s.NewLoader()
+				p, err := l.Posts(ctx, sort, "", store.Window{First: 4, After: after}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p, err = l.WithoutRead(ctx, "rita", p); err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range p.Items {
+					got = append(got, it.ID)
+				}
+				// New comments on a read and an unread post between pages.
+				for _, q := range []*store.Post{all[page%30], all[(page+1)%30]} {
+					if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: q.ID, Body: "new"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !p.HasNext {
+					break
+				}
+				if len(p.Cursors) > 0 {
+					after = p.EndCursor()
+				} else {
+					t.Fatalf("page %d: every post read, no cursor to go on from", page)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("sort %d with hideRead: %v, want %v", sort, got, want)
+			}
+		}
+	})
+}
