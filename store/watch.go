@@ -22,7 +22,8 @@ import (
 //     returns: the feed's fan-out (runFeedJob), for watchers.
 //   - REPLIES: today's notifications (REPLY, MENTION) and nothing more.
 //   - MUTED: no REPLY and no MENTION from the thread, or from any post of the group. A post's own
-//     mode wins over its groups': ALL (or MUTED) on a post of a muted group is what it says.
+//     mode, once chosen, wins over its groups': REPLIES or ALL on a post of a muted group is what
+//     it says.
 //
 // Exactly once: a notification's id in an inbox is its cause — the comment ("c:17:4") or the
 // post ("p:17") — whatever its kind, and notify.lua adds an id once. So a chunk that runs again
@@ -53,7 +54,8 @@ const (
 	jobWatchPost    = "watch-post"    // "<group> <post> <cursor>": a chunk of a post's WATCHED_POSTs
 )
 
-// watchCode is how a mode is stored: "A", "M", or no entry for REPLIES.
+// watchCode is how a mode is stored: "A", "M", "R". No entry is REPLIES too; a post's "R" says
+// the user chose it, which wins over a muted group.
 func watchCode(m WatchMode) (string, error) {
 	switch m {
 	case WatchAll:
@@ -61,7 +63,7 @@ func watchCode(m WatchMode) (string, error) {
 	case WatchMuted:
 		return "M", nil
 	case WatchReplies:
-		return "", nil
+		return "R", nil
 	}
 	return "", invalidf("unknown watch mode %q", m)
 }

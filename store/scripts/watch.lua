@@ -2,7 +2,8 @@
 -- KEYS[1]  hash {p:<id>}:watch or {g:<name>}:watch (user key → "A" | "M")   KEYS[2] set
 --          {p:<id>}:watch:all or {g:<name>}:watch:all (the users with "A")   KEYS[3] (posts only)
 --          the post hash {p:<id>}, which must be live
--- ARGV[1]  user key   ARGV[2] "A" (ALL), "M" (MUTED) or "" (REPLIES, the default: no entry)
+-- ARGV[1]  user key   ARGV[2] "A" (ALL), "M" (MUTED), "R" (REPLIES, chosen: it wins over a
+--          muted group), or "" (no entry: REPLIES by default)
 -- Reply    1
 -- Errors   NOTFOUND (KEYS[3] given and the post missing or deleted).
 -- Repeat   it sets absolute state: a second run changes nothing.
