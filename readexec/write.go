@@ -239,12 +239,27 @@ func (r *run) postField(f *field, p *store.Post) bool {
 		return r.boolResult(f, v, err)
 	case postGroups:
 		return objects(r, f, p.Groups())
-	case postUnreadCommentCount:
-		v, err := r.post.UnreadCommentCount(r.at(f).ctx, p)
+	case postUnreadCommentCount, postViewerHasRead:
+		ctx := r.at(f).ctx
+		if store.ReadStateSpliceOf(ctx) != nil {
+			// Left as a hole, filled per reader: the response stays shared (store/readsplice.go).
+			i, err := r.post.UnreadCommentCount(store.ForHole(ctx), p)
+			if err != nil {
+				return r.fail(f, err)
+			}
+			kind := byte(store.HoleUnread)
+			if f.id == postViewerHasRead {
+				kind = store.HoleRead
+			}
+			r.buf = store.AppendHole(r.buf, kind, i)
+			return true
+		}
+		if f.id == postViewerHasRead {
+			v, err := r.post.ViewerHasRead(ctx, p)
+			return r.boolResult(f, v, err)
+		}
+		v, err := r.post.UnreadCommentCount(ctx, p)
 		return r.intResult(f, v, err)
-	case postViewerHasRead:
-		v, err := r.post.ViewerHasRead(r.at(f).ctx, p)
-		return r.boolResult(f, v, err)
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}

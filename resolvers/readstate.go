@@ -10,7 +10,14 @@ import (
 // Read state and watching: the resolvers' side of store/readstate.go and store/watch.go.
 
 // unreadCommentCount is Post.unreadCommentCount: 0 for an anonymous viewer.
+//
+// Called by readexec for a hole (store.ForHole) while the response cache makes a response, it
+// registers the post with the response's splice and returns its index instead: the value is
+// written per reader (store/readsplice.go), so the response stays shared.
 func unreadCommentCount(ctx context.Context, p *store.Post) (int, error) {
+	if sp := store.HoleSplice(ctx); sp != nil {
+		return loaderFrom(ctx).Hole(ctx, sp, p)
+	}
 	n, _, err := loaderFrom(ctx).ReadState(ctx, viewerFrom(ctx), p)
 	return n, err
 }

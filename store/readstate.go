@@ -119,10 +119,15 @@ func (l *Loader) readStateReads(viewer, pid string) []read {
 
 // readStateWalkReads adds the read state of a post to a walk's round, when the needs ask for it.
 func (l *Loader) readStateWalkReads(it walkItem, reads []read) []read {
-	if !it.needs.ReadState || it.needs.Viewer == "" || it.kind != ItemPost {
+	switch {
+	case it.kind != ItemPost:
 		return reads
+	case it.needs.ReadState && it.needs.Viewer != "":
+		return append(reads, l.readStateReads(string(it.needs.Viewer), it.key)...)
+	case it.needs.LiveComments:
+		return append(reads, stringRead(l.s.k.liveComments(it.key)))
 	}
-	return append(reads, l.readStateReads(string(it.needs.Viewer), it.key)...)
+	return reads
 }
 
 // stringRead reads a string key (GET).

@@ -55,6 +55,9 @@ type Needs struct {
 	Saved bool
 	// ReadState (posts): the viewer's read mark and the thread's live bitmap (see readstate.go).
 	ReadState bool
+	// LiveComments (posts): the thread's live bitmap alone, for read state left as holes (see
+	// readsplice.go); nothing of the viewer.
+	LiveComments bool
 	// Watch (posts, groups): the viewer's watch mode (see watch.go).
 	Watch bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
