@@ -27,9 +27,12 @@ redis.call('INCR', KEYS[#KEYS])
 local post, ids = KEYS[1], KEYS[2]
 local chain = {}
 for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end
+-- unlive clears the comment's bit in the live bitmap, after the live count has moved; a thread
+-- left with no live comment drops its bitmap, which then holds no bit.
 local function unlive(h)
   local ord = redis.call('HGET', h, 'ord')
   if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, 0) end
+  if tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then redis.call('UNLINK', KEYS[#KEYS - 1]) end
 end
 local function key(i, part) -- part 0 hash, 1 votes, 2..5 the reply orders of chain[i]
   return KEYS[3 + 6 * (i - 1) + part]

@@ -92,6 +92,9 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   redis.call('HINCRBY', post, 'comments', remove and -1 or 1)
   local ord = redis.call('HGET', c, 'ord')
   if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, remove and 0 or 1) end
+  if remove and tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then
+    redis.call('UNLINK', KEYS[#KEYS - 1]) -- no live comment: no bit set
+  end
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   for i = 1, n do
     local num, parent, h = chain[i], chain[i + 1], key(i, 0)
