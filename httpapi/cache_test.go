@@ -119,6 +119,9 @@ var cacheReads = []string{
 	`{feed(first:5){edges{node{id title}}}}`,
 	`{searchPosts(query:"post",first:5){totalCount edges{cursor node{id title upvotes}}}}`,
 	`{searchPosts(query:"pos",sort:TOP,first:5){edges{node{id upvotes viewerVote}}}}`,
+	// Read state, left as holes in a shared entry and filled per reader (store/readsplice.go).
+	`query($p:ID!){post(id:$p){id commentCount unreadCommentCount viewerHasRead comments(first:5){edges{node{id body}}}}}`,
+	`{posts(sort:NEW,first:10,hideRead:true){edges{node{id unreadCommentCount viewerHasRead}}}}`,
 }
 
 // TestResponseCacheNeverStale interleaves writes through two replicas with cached reads through
@@ -136,7 +139,7 @@ func TestResponseCacheNeverStale(t *testing.T) {
 			}
 			u := r.IntN(4)
 			if r.IntN(3) == 0 { // a write, through either replica
-				switch r.IntN(6) {
+				switch r.IntN(7) {
 				case 0:
 					raw(t, h, w.tokens[u], `mutation($p:ID!,$d:VoteDirection!){votePost(postId:$p,direction:$d){id}}`,
 						map[string]any{"p": w.posts[r.IntN(len(w.posts))], "d": dirs[r.IntN(3)]})
@@ -170,6 +173,8 @@ func TestResponseCacheNeverStale(t *testing.T) {
 					raw(t, h, w.tokens[u], `mutation($u:ID!){`+m+`(userId:$u){id}}`, map[string]any{"u": w.ids[(u+1+r.IntN(3))%4]})
 				case 5:
 					w.createPost(u)
+				case 6: // read state: changes no revision a shared entry records
+					raw(t, h, w.tokens[u], `mutation($p:ID!){markPostRead(id:$p){id}}`, map[string]any{"p": w.posts[r.IntN(len(w.posts))]})
 				}
 				continue
 			}
