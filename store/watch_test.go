@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -172,5 +173,49 @@ func TestWatchModeShown(t *testing.T) {
 		if err := w.s.WatchPost(ctx, "bob", w.post.ID, "LOUD"); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("an unknown mode: %v", err)
 		}
+	})
+}
+
+// TestWatchFanoutChunks: a comment on a thread watched by more watchers than one chunk takes
+// reaches each of them exactly once, also when the fan-out runs again from its start, as after
+// a crash mid-chunk.
+func TestWatchFanoutChunks(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		w := newInboxWorld(t, b, store.Options{WriteLimit: -1}, "bob")
+		const watchers = 1100 // three chunks of at most 500
+		names := make([]string, watchers)
+		for i := range names {
+			names[i] = fmt.Sprintf("watcher%04d", i)
+			if err := w.s.WatchPost(ctx, uk(names[i]), w.post.ID, store.WatchAll); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := w.comment("bob", nil, "to everyone")
+		check := func(when string) {
+			t.Helper()
+			for _, n := range names {
+				notes, inbox, unread, err := w.s.InboxSizes(ctx, uk(n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if notes != 1 || inbox != 1 || unread != 1 {
+					t.Fatalf("%s: %s has %d/%d/%d notifications, want one", when, n, notes, inbox, unread)
+				}
+			}
+		}
+		w.settle()
+		w.settle() // each chunk queues the next
+		w.settle()
+		check("first run")
+		for range 2 {
+			if err := w.s.RequeueWatchFanout(ctx, c.ID); err != nil {
+				t.Fatal(err)
+			}
+			w.settle()
+			w.settle()
+			w.settle()
+		}
+		check("run again")
 	})
 }
