@@ -27,13 +27,13 @@ func viewerHasRead(ctx context.Context, p *store.Post) (bool, error) {
 	return loaderFrom(ctx).HasRead(ctx, viewerFrom(ctx), p.Key())
 }
 
-// withoutRead leaves the posts the viewer marked read out of a page when on is set; an anonymous
-// viewer has read nothing.
-func withoutRead(ctx context.Context, on *bool, p *store.Page[*store.Post]) (*store.Page[*store.Post], error) {
-	if on == nil || !*on {
-		return p, nil
+// postsMaybeUnread loads a page of posts with load, or, with hide set, of the posts the viewer
+// has not marked read (store.Loader.PageWithoutRead); an anonymous viewer has read nothing.
+func postsMaybeUnread(ctx context.Context, hide *bool, w store.Window, load func(store.Window) (*store.Page[*store.Post], error)) (*store.Page[*store.Post], error) {
+	if hide == nil || !*hide {
+		return load(w)
 	}
-	return loaderFrom(ctx).WithoutRead(ctx, viewerFrom(ctx), p)
+	return loaderFrom(ctx).PageWithoutRead(ctx, viewerFrom(ctx), w, load)
 }
 
 // markPostRead is Mutation.markPostRead.

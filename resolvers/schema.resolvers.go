@@ -568,10 +568,9 @@ func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *
 	if err != nil {
 		return nil, err
 	}
-	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), w, fieldNeeds(ctx, "Post", true))
-	if err == nil {
-		p, err = withoutRead(ctx, hideRead, p)
-	}
+	p, err := postsMaybeUnread(ctx, hideRead, w, func(w store.Window) (*store.Page[*store.Post], error) {
+		return loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), w, fieldNeeds(ctx, "Post", true))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -580,11 +579,9 @@ func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *
 
 func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error) {
 	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
-		p, err := l.Feed(ctx, uid, w, needs)
-		if err != nil {
-			return nil, err
-		}
-		return withoutRead(ctx, hideRead, p)
+		return postsMaybeUnread(ctx, hideRead, w, func(w store.Window) (*store.Page[*store.Post], error) {
+			return l.Feed(ctx, uid, w, needs)
+		})
 	})
 }
 

@@ -155,10 +155,80 @@ func UnreadAfter(live []byte, mark int64) int {
 	return n
 }
 
-// WithoutRead leaves out of a page the posts the viewer marked read (hideRead). The marks are
-// read in one pipeline (or were, with the posts, when the response shows read state). Like the
-// other filters of a page, it keeps every remaining item's cursor: a page may hold fewer items
-// than asked for, and paging on from its cursors skips and repeats nothing.
+// hideReadRounds bounds how many more pages PageWithoutRead reads: of MaxFirst posts each, they
+// reach past more posts than a reader can have marked (ReadMarkCap + ReadMarkSlack).
+const hideReadRounds = 2
+
+// PageWithoutRead is a page of posts without those the viewer marked read (hideRead): it loads
+// the window with load, leaves out the read posts, and while that leaves it short and the list
+// goes on, loads the next MaxFirst posts past it (before it, paging backwards) and takes what it
+// needs of them. A reader has at most ReadMarkCap + ReadMarkSlack marks, so the page is full
+// unless the list ends. The cursors are the posts' own: paging on from them skips and repeats
+// nothing, whatever comments arrive (they do not change what is read). Total is the whole list's.
+func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, load func(Window) (*Page[*Post], error)) (*Page[*Post], error) {
+	if viewer == "" {
+		return load(w)
+	}
+	w.NoCursors = false // the rounds after the first start from a cursor
+	p, err := load(w)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.WithoutRead(ctx, viewer, p)
+	if err != nil {
+		return nil, err
+	}
+	backward, n := w.Last != 0, w.First
+	if backward {
+		n = w.Last
+	}
+	for range hideReadRounds {
+		more := p.HasNext
+		if backward {
+			more = p.HasPrev
+		}
+		if len(out.Items) >= n || !more || len(p.Cursors) == 0 {
+			break
+		}
+		next := w
+		if backward {
+			next.Last, next.Before = MaxFirst, p.StartCursor()
+		} else {
+			next.First, next.After = MaxFirst, p.EndCursor()
+		}
+		if p, err = load(next); err != nil {
+			return nil, err
+		}
+		kept, err := l.WithoutRead(ctx, viewer, p)
+		if err != nil {
+			return nil, err
+		}
+		need := n - len(out.Items)
+		items, cursors := kept.Items, kept.Cursors
+		if backward {
+			out.HasPrev = p.HasPrev
+			if len(items) > need {
+				items, cursors = items[len(items)-need:], cursors[len(cursors)-need:]
+				out.HasPrev = true
+			}
+			out.Items = append(items[:len(items):len(items)], out.Items...)
+			out.Cursors = append(cursors[:len(cursors):len(cursors)], out.Cursors...)
+		} else {
+			out.HasNext = p.HasNext
+			if len(items) > need {
+				items, cursors = items[:need], cursors[:need]
+				out.HasNext = true
+			}
+			out.Items = append(out.Items, items...)
+			out.Cursors = append(out.Cursors, cursors...)
+		}
+	}
+	return out, nil
+}
+
+// WithoutRead leaves out of a page the posts the viewer marked read. The marks are read in one
+// pipeline (or were, with the posts, when the response shows read state). It keeps every
+// remaining item's cursor.
 func (l *Loader) WithoutRead(ctx context.Context, viewer UserKey, p *Page[*Post]) (*Page[*Post], error) {
 	if p == nil || viewer == "" || len(p.Items) == 0 {
 		return p, nil

@@ -188,79 +188,90 @@ func TestReadMarksStayBounded(t *testing.T) {
 	})
 }
 
-// TestHideReadPagingStable: paging with hideRead while comments arrive on read and unread posts
-// lists every unread post once, in order, and none that was read.
+// TestHideReadPagingStable: paging with hideRead, forwards and backwards, while comments arrive
+// on read and unread posts, lists every unread post once, in order, and none that was read; every
+// page is full but the last, however many read posts lie between the unread ones.
 func TestHideReadPagingStable(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		s := b.NewStore(t, store.Options{Now: tickingClock()})
 		signUp(t, s, "ann", "rita", "bob")
-		var want []string
+		unread := map[string]bool{}
 		var all []*store.Post
-		for i := range 30 {
+		for i := range 60 {
 			p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: fmt.Sprintf("p%d", i)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			all = append(all, p)
-			if i%3 == 0 {
-				if err := s.MarkPostRead(ctx, "rita", p.ID); err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				want = append([]string{p.ID}, want...) // NEW: newest first
+			// Runs of read posts longer than a page: 15 unread of 60.
+			if i%10 == 0 || i > 50 {
+				unread[p.ID] = true
+			} else if err := s.MarkPostRead(ctx, "rita", p.ID); err != nil {
+				t.Fatal(err)
 			}
 		}
-		unread := map[string]bool{}
-		for _, id := range want {
-			unread[id] = true
+		comment := func(n int) {
+			for _, q := range []*store.Post{all[n%60], all[(n*7+1)%60]} {
+				if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: q.ID, Body: "new"}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		for _, sort := range []store.PostSort{store.SortNew, store.SortHot} {
-			// What the page should list: the whole list in its order, without the read posts.
+			// What the pages should list: the whole list in its order, without the read posts.
+			var want []string
 			whole, err := s.NewLoader().Posts(ctx, sort, "", store.Window{First: 100}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want = want[:0]
 			for _, it := range whole.Items {
 				if unread[it.ID] {
 					want = append(want, it.ID)
 				}
 			}
-			if len(want) != 20 {
-				t.Fatalf("%d unread posts listed, want 20", len(want))
+			if len(want) != len(unread) {
+				t.Fatalf("%d unread posts listed, want %d", len(want), len(unread))
 			}
-			var got []string
-			after := ""
-			for page := 0; page < 40; page++ {
-				l := s.NewLoader()
-				p, err := l.Posts(ctx, sort, "", store.Window{First: 4, After: after}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p, err = l.WithoutRead(ctx, "rita", p); err != nil {
-					t.Fatal(err)
-				}
-				for _, it := range p.Items {
-					got = append(got, it.ID)
-				}
-				// New comments on a read and an unread post between pages.
-				for _, q := range []*store.Post{all[page%30], all[(page+1)%30]} {
-					if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: q.ID, Body: "new"}); err != nil {
+			for _, backward := range []bool{false, true} {
+				var got []string
+				cursor := ""
+				for page := 0; ; page++ {
+					if page > 20 {
+						t.Fatal("the pages do not end")
+					}
+					w := store.Window{First: 3, After: cursor, NoCursors: true, NoTotal: true}
+					if backward {
+						w = store.Window{Last: 3, Before: cursor, NoCursors: true, NoTotal: true}
+					}
+					l := s.NewLoader()
+					p, err := l.PageWithoutRead(ctx, "rita", w, func(w store.Window) (*store.Page[*store.Post], error) {
+						return l.Posts(ctx, sort, "", w, nil)
+					})
+					if err != nil {
 						t.Fatal(err)
 					}
+					var ids []string
+					for _, it := range p.Items {
+						ids = append(ids, it.ID)
+					}
+					more := p.HasNext
+					if backward {
+						got, more, cursor = append(ids, got...), p.HasPrev, p.StartCursor()
+					} else {
+						got, cursor = append(got, ids...), p.EndCursor()
+					}
+					comment(page)
+					if !more {
+						break
+					}
+					if len(ids) != 3 {
+						t.Errorf("sort %d backward %v: page %d holds %d posts, and more follow", sort, backward, page, len(ids))
+					}
 				}
-				if !p.HasNext {
-					break
+				if !slices.Equal(got, want) {
+					t.Errorf("sort %d backward %v with hideRead: %v, want %v", sort, backward, got, want)
 				}
-				if len(p.Cursors) > 0 {
-					after = p.EndCursor()
-				} else {
-					t.Fatalf("page %d: every post read, no cursor to go on from", page)
-				}
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("sort %d with hideRead: %v, want %v", sort, got, want)
 			}
 		}
 	})
