@@ -65,9 +65,8 @@ type cacheEntry struct {
 	revKeys     []string
 	revVals     []string
 	// splice and holes are the read state the body leaves to fill per reader; nil without.
-	splice *store.ReadStateSplice
+	splice *store.ReadStateHoles
 	holes  []store.Hole
-	pids   []string // splice.Posts()
 }
 
 func (e *cacheEntry) bytes() int64 {
@@ -177,24 +176,25 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 	ctx := store.WithReadStateSplice(resolvers.WithRequest(r.Context(), &own), sp)
 	next.ServeHTTP(cw, r.WithContext(ctx))
 	var holes []store.Hole
-	var pids []string
+	var filling *store.ReadStateHoles
 	if sp.Len() > 0 {
-		holes, pids = store.FindHoles(cw.buf.Bytes()), sp.Posts()
+		holes, filling = store.FindHoles(cw.buf.Bytes()), sp.Freeze()
 	}
 	var marks []string
 	if len(holes) > 0 && req.Viewer != "" {
 		var err error
-		if _, marks, err = c.st.RevisionsAndMarks(r.Context(), nil, nil, req.Viewer, pids); err != nil {
+		if _, marks, err = c.st.RevisionsAndMarks(r.Context(), nil, nil, req.Viewer, filling.Posts); err != nil {
 			c.log.WarnContext(r.Context(), "response cache: read marks", "err", err)
 			writeError(w, http.StatusServiceUnavailable, "the store is unavailable; retry", CodeUnavailable)
 			return nil
 		}
 	}
+	fill := newFilling(holes, filling, req.Viewer, marks)
 	if len(holes) > 0 {
-		w.Header().Set("Content-Length", strconv.Itoa(filledLen(cw.buf.Bytes(), holes, sp, req.Viewer, marks)))
+		w.Header().Set("Content-Length", strconv.Itoa(fill.len(cw.buf.Bytes())))
 	}
 	w.WriteHeader(cw.status)
-	writeFilled(w, cw.buf.Bytes(), holes, sp, req.Viewer, marks)
+	fill.write(w, cw.buf.Bytes())
 	if cw.status != http.StatusOK || !rec.Query() || hasErrors(cw.buf.Bytes()) {
 		return nil
 	}
@@ -208,7 +208,7 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 	}
 	e := &cacheEntry{key: key, body: bytes.Clone(cw.buf.Bytes()), contentType: cw.Header().Get("Content-Type"), revKeys: keys, revVals: vals}
 	if len(holes) > 0 {
-		e.splice, e.holes, e.pids = sp, holes, pids
+		e.splice, e.holes = filling, holes
 	}
 	c.put(e)
 	return e
@@ -247,7 +247,7 @@ func (c *responseCache) baseKey(r *http.Request) (string, bool) {
 func (c *responseCache) current(ctx context.Context, e *cacheEntry, viewer store.UserKey) ([]string, bool) {
 	var pids []string
 	if e.splice != nil {
-		pids = e.pids
+		pids = e.splice.Posts
 	}
 	ok, marks, err := c.st.RevisionsAndMarks(ctx, e.revKeys, e.revVals, viewer, pids)
 	if err != nil {
@@ -273,38 +273,45 @@ func (c *responseCache) serve(w http.ResponseWriter, e *cacheEntry, viewer store
 		_, _ = w.Write(e.body)
 		return
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(filledLen(e.body, e.holes, e.splice, viewer, marks)))
-	writeFilled(w, e.body, e.holes, e.splice, viewer, marks)
+	fill := newFilling(e.holes, e.splice, viewer, marks)
+	w.Header().Set("Content-Length", strconv.Itoa(fill.len(e.body)))
+	fill.write(w, e.body)
 }
 
-// filledLen is the length of body once writeFilled has filled its holes.
-func filledLen(body []byte, holes []store.Hole, sp *store.ReadStateSplice, viewer store.UserKey, marks []string) int {
-	if len(holes) == 0 {
-		return len(body)
+// filling is the reader's read state for the holes of a response.
+type filling struct {
+	holes        []store.Hole
+	unread, read [][]byte // by post index: the JSON values
+}
+
+// newFilling computes the values of a response's holes for viewer, whose marks of the holes'
+// posts are marks.
+func newFilling(holes []store.Hole, h *store.ReadStateHoles, viewer store.UserKey, marks []string) filling {
+	f := filling{holes: holes}
+	if len(holes) > 0 {
+		f.unread, f.read = h.Values(viewer != "", marks)
 	}
-	unread, read := sp.Values(viewer != "", marks)
+	return f
+}
+
+// len is the length of body once its holes are filled.
+func (f filling) len(body []byte) int {
 	n := len(body)
-	for _, h := range holes {
-		n -= h.End - h.Start
-		n += len(holeValue(h, unread, read))
+	for _, h := range f.holes {
+		n += len(f.value(h)) - (h.End - h.Start)
 	}
 	return n
 }
 
-// writeFilled writes body with its holes filled with the reader's read state: the stretches
-// between the holes as they are, without copying them.
-func writeFilled(w io.Writer, body []byte, holes []store.Hole, sp *store.ReadStateSplice, viewer store.UserKey, marks []string) {
-	if len(holes) == 0 {
-		_, _ = w.Write(body)
-		return
-	}
-	unread, read := sp.Values(viewer != "", marks)
+// write writes body with its holes filled: the stretches between them as they are, without
+// copying them.
+func (f filling) write(w io.Writer, body []byte) {
 	at := 0
-	for _, h := range holes {
+	for _, h := range f.holes {
 		if _, err := w.Write(body[at:h.Start]); err != nil {
 			return // the client went away
 		}
-		if _, err := w.Write(holeValue(h, unread, read)); err != nil {
+		if _, err := w.Write(f.value(h)); err != nil {
 			return
 		}
 		at = h.End
@@ -312,11 +319,11 @@ func writeFilled(w io.Writer, body []byte, holes []store.Hole, sp *store.ReadSta
 	_, _ = w.Write(body[at:])
 }
 
-// holeValue is the JSON value of a hole.
-func holeValue(h store.Hole, unread, read [][]byte) []byte {
-	vals := unread
+// value is the JSON value of a hole.
+func (f filling) value(h store.Hole) []byte {
+	vals := f.unread
 	if h.Kind == store.HoleRead {
-		vals = read
+		vals = f.read
 	}
 	if h.Post < 0 || h.Post >= len(vals) {
 		return []byte("null") // cannot happen: holes name the splice's posts

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -74,15 +75,23 @@ func (sp *ReadStateSplice) Len() int {
 	return len(sp.posts)
 }
 
-// Posts returns the keys of the posts with holes, in the order of their indexes.
-func (sp *ReadStateSplice) Posts() []string {
+// Freeze returns what the holes need once the response is made: it never changes after, so the
+// answers served from one entry read it without a lock.
+func (sp *ReadStateSplice) Freeze() *ReadStateHoles {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	out := make([]string, len(sp.posts))
+	h := &ReadStateHoles{posts: slices.Clone(sp.posts), Posts: make([]string, len(sp.posts))}
 	for i, p := range sp.posts {
-		out[i] = p.pid
+		h.Posts[i] = p.pid
 	}
-	return out
+	return h
+}
+
+// ReadStateHoles is what the holes of one response need: each post's live bitmap and comment
+// count, and the posts' keys (Posts) in the order of their indexes, whose marks fill them.
+type ReadStateHoles struct {
+	posts []splicePost
+	Posts []string
 }
 
 // Hole registers post p with sp, reading its live bitmap through the loader (the walk has
@@ -151,11 +160,9 @@ func FindHoles(body []byte) []Hole {
 // Values returns the value of every post's holes for a reader with the marks given (in the order
 // of Posts; "" for a post never marked read): the unread count and viewerHasRead of each, as
 // JSON. An anonymous reader (signedIn false) has 0 and false everywhere.
-func (sp *ReadStateSplice) Values(signedIn bool, marks []string) (unread, read [][]byte) {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	unread, read = make([][]byte, len(sp.posts)), make([][]byte, len(sp.posts))
-	for i, p := range sp.posts {
+func (h *ReadStateHoles) Values(signedIn bool, marks []string) (unread, read [][]byte) {
+	unread, read = make([][]byte, len(h.posts)), make([][]byte, len(h.posts))
+	for i, p := range h.posts {
 		n, r := 0, false
 		if signedIn {
 			if i < len(marks) && marks[i] != "" {
