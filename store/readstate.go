@@ -28,8 +28,9 @@ import (
 //     (as mature clients do: a prefetch or a crawler is not a reader).
 //   - The marks are bounded: ReadMarkCap marks per reader, those of the newest posts (by id); a
 //     trim drops the oldest ReadMarkSlack at a time. The hash stays under Redis's default
-//     hash-max-listpack-entries (128), so it is listpack-encoded: about 12 bytes per mark,
-//     ~1.5 KB per reader at the cap (MEMORY USAGE, TestReadMarksStaySmall).
+//     hash-max-listpack-entries (128), so it is listpack-encoded: 712 bytes for 126 marks of
+//     three-digit post ids (MEMORY USAGE, TestReadMarksStayBounded), about 14 bytes a mark with
+//     seven-digit ids: under 2 KB per reader.
 //   - The bitmap costs one bit per comment ever written to the thread (an 800-comment thread:
 //     100 bytes), and a response that shows unreadCommentCount reads it whole, with the mark, in
 //     the pipeline of the post itself: no extra round trip.

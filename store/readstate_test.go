@@ -155,7 +155,8 @@ func TestUnreadCommentCountExact(t *testing.T) {
 	})
 }
 
-// TestReadMarksStayBounded: the marks keep the newest posts' and stay listpack-sized.
+// TestReadMarksStayBounded: the marks keep the newest posts', and at their fullest stay one
+// listpack-encoded hash under 2 KB (on Redis; miniredis cannot say).
 func TestReadMarksStayBounded(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -184,6 +185,36 @@ func TestReadMarksStayBounded(t *testing.T) {
 		}
 		if kept != store.ReadMarkCap {
 			t.Errorf("%d marks kept, want %d", kept, store.ReadMarkCap)
+		}
+		if b.Name == "miniredis" {
+			return // no OBJECT ENCODING, no MEMORY USAGE
+		}
+		// At its fullest (ReadMarkCap + ReadMarkSlack marks) the hash is still listpack-encoded.
+		for i := range store.ReadMarkSlack {
+			p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: fmt.Sprintf("q%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.MarkPostRead(ctx, "rita", p.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		key := s.Options().Prefix + "{rd:rita}:marks"
+		enc, err := b.Client.ObjectEncoding(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := b.Client.HLen(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, err := b.Client.MemoryUsage(ctx, key).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d marks: %s, %d bytes", n, enc, mem)
+		if enc != "listpack" || n != store.ReadMarkCap+store.ReadMarkSlack || mem > 2048 {
+			t.Errorf("%d marks: %s, %d bytes; want %d marks, listpack, at most 2 KB", n, enc, mem, store.ReadMarkCap+store.ReadMarkSlack)
 		}
 	})
 }
