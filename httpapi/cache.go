@@ -74,6 +74,9 @@ func (e *cacheEntry) bytes() int64 {
 	for i := range e.revKeys {
 		n += len(e.revKeys[i]) + len(e.revVals[i]) + 32
 	}
+	if e.splice != nil {
+		n += e.splice.Bytes() + 40*len(e.holes)
+	}
 	return int64(n)
 }
 
@@ -185,6 +188,7 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 		var err error
 		if _, marks, err = c.st.RevisionsAndMarks(r.Context(), nil, nil, req.Viewer, filling.Posts); err != nil {
 			c.log.WarnContext(r.Context(), "response cache: read marks", "err", err)
+			w.Header().Del("Content-Length") // the held answer's
 			writeError(w, http.StatusServiceUnavailable, "the store is unavailable; retry", CodeUnavailable)
 			return nil
 		}

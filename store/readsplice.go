@@ -157,6 +157,15 @@ func FindHoles(body []byte) []Hole {
 	return out
 }
 
+// Bytes is about how much memory the holes' data takes.
+func (h *ReadStateHoles) Bytes() int {
+	n := 48
+	for _, p := range h.posts {
+		n += len(p.pid) + len(p.live) + 64
+	}
+	return n
+}
+
 // Values returns the value of every post's holes for a reader with the marks given (in the order
 // of Posts; "" for a post never marked read): the unread count and viewerHasRead of each, as
 // JSON. An anonymous reader (signedIn false) has 0 and false everywhere.
