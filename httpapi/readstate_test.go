@@ -18,7 +18,7 @@ import (
 func TestAPIReadStateAndWatching(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		a := newAPI(t, b, store.Options{})
-		ann, _ := a.signUp("ann")
+		ann, annID := a.signUp("ann")
 		rita, _ := a.signUp("rita")
 		p1 := a.createPost(ann, "one", "golang")
 		p2 := a.createPost(ann, "two", "golang")
@@ -67,15 +67,29 @@ func TestAPIReadStateAndWatching(t *testing.T) {
 		if r := a.do(rita, `mutation{markPostRead(id:"post:9999"){id}}`, nil); r.code() != "NOT_FOUND" {
 			t.Errorf("markPostRead of a missing post: %+v", r.Errors)
 		}
-		list := `query($h:Boolean){posts(sort:NEW,hideRead:$h){edges{node{title}}} groupFeed{edges{node{title}}}}`
-		var l struct{ Posts titles }
-		a.do(rita, list, map[string]any{"h": true}).decode(t, &l)
-		if got := l.Posts.list(); !slices.Equal(got, []string{"two"}) {
-			t.Errorf("hideRead: %q", got)
+		a.do(rita, `mutation($id:ID!){follow(userId:$id){id}}`, map[string]any{"id": annID}).decode(t, &struct{}{})
+		a.do(rita, `mutation{joinGroup(name:"golang"){id}}`, nil).decode(t, &struct{}{})
+		a.settle() // the feed's backfill
+		list := `query($h:Boolean){
+			posts(sort:NEW,hideRead:$h){edges{node{title}}}
+			groupFeed(sort:NEW,hideRead:$h){edges{node{title}}}
+			feed(hideRead:$h){edges{node{title}}}
+		}`
+		var l struct{ Posts, GroupFeed, Feed titles }
+		for _, tc := range []struct {
+			hide bool
+			want []string
+		}{{true, []string{"two"}}, {false, []string{"two", "one"}}} {
+			a.do(rita, list, map[string]any{"h": tc.hide}).decode(t, &l)
+			for name, c := range map[string]titles{"posts": l.Posts, "groupFeed": l.GroupFeed, "feed": l.Feed} {
+				if got := c.list(); !slices.Equal(got, tc.want) {
+					t.Errorf("%s, hideRead %v: %q, want %q", name, tc.hide, got, tc.want)
+				}
+			}
 		}
-		a.do(rita, list, map[string]any{"h": false}).decode(t, &l)
+		a.do("", `query{posts(sort:NEW,hideRead:true){edges{node{title}}}}`, nil).decode(t, &l)
 		if got := l.Posts.list(); !slices.Equal(got, []string{"two", "one"}) {
-			t.Errorf("hideRead false: %q", got)
+			t.Errorf("anonymous hideRead: %q", got)
 		}
 		var w struct{ WatchPost struct{ ViewerWatch string } }
 		a.do(rita, `mutation($p:ID!){watchPost(id:$p,mode:ALL){viewerWatch}}`, map[string]any{"p": p2}).decode(t, &w)
