@@ -231,6 +231,7 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 	check("save post", err)
 	check("mark read", st.MarkPostRead(ctx, carol, w.main))
 	comment(bob, w.main, "", "after carol read the thread")
+	check("watch", st.WatchPost(ctx, carol, w.main, store.WatchMuted))
 	for _, f := range [][2]store.UserKey{{bob, ann}, {carol, ann}, {ann, bob}, {dave, carol}, {root, ann}} {
 		_, err = st.Follow(ctx, f[0], f[1])
 		check("follow", err)
@@ -266,7 +267,7 @@ func diffDocs(w *diffWorld) []diffDoc {
 		followingCount viewerFollows followsViewer isAdmin bio avatarUrl viewerBlocks } createdAt upvotes downvotes
 		score hotRank viewerVote votingClosesAt commentCount comments { __typename totalCount pageInfo { __typename hasNextPage
 		hasPreviousPage startCursor endCursor } edges { __typename cursor node { __typename id } } nodes { id } }
-		publishAt editedAt removed locked viewerSaved unreadCommentCount viewerHasRead`
+		publishAt editedAt removed locked viewerSaved unreadCommentCount viewerHasRead viewerWatch`
 	const commentFields = `__typename id post { id title } parent { id body } author { id name viewerBlocks } body
 		deleted createdAt editedAt depth upvotes downvotes score viewerVote replyCount replies { totalCount nodes { id body }
 		pageInfo { hasNextPage endCursor } } removed blockedByViewer`
@@ -688,7 +689,7 @@ func genSchema() map[string][]genField {
 			{"viewer", noArgs, "User"}, {"posts", postListArgs, "PostConnection"}, {"group", groupNameArg, "Group"}},
 		"Post": append(leaves("id", "title", "body", "url", "createdAt", "upvotes", "downvotes", "score", "hotRank",
 			"viewerVote", "votingClosesAt", "commentCount", "publishAt", "editedAt", "removed", "locked", "viewerSaved",
-			"unreadCommentCount", "viewerHasRead"),
+			"unreadCommentCount", "viewerHasRead", "viewerWatch"),
 			genField{"author", noArgs, "User"}, genField{"comments", commentListArgs, "CommentConnection"},
 			genField{"groups", noArgs, "Group"}),
 		"Comment": append(leaves("id", "body", "deleted", "createdAt", "editedAt", "depth", "upvotes", "downvotes",

@@ -59,6 +59,7 @@ const (
 	postGroups
 	postUnreadCommentCount
 	postViewerHasRead
+	postViewerWatch
 
 	commentID
 	commentPost
@@ -181,6 +182,7 @@ var types = [typeCount]typeInfo{
 		// Read state (schema/readstate.graphqls).
 		"unreadCommentCount": {id: postUnreadCommentCount, resolver: true},
 		"viewerHasRead":      {id: postViewerHasRead, resolver: true},
+		"viewerWatch":        {id: postViewerWatch, resolver: true},
 	}},
 	typeComment: {name: "Comment", implements: []string{"Comment", "Node"}, fields: map[string]spec{
 		"id":              {id: commentID},

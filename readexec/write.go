@@ -260,6 +260,15 @@ func (r *run) postField(f *field, p *store.Post) bool {
 		}
 		v, err := r.post.UnreadCommentCount(ctx, p)
 		return r.intResult(f, v, err)
+	case postViewerWatch:
+		v, err := r.post.ViewerWatch(r.at(f).ctx, p)
+		if err == nil && v == nil {
+			return r.null(f)
+		}
+		if err != nil {
+			return r.fail(f, err)
+		}
+		return r.enum(f, string(*v), nil)
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}
