@@ -127,6 +127,7 @@ type ComplexityRoot struct {
 		Title             func(childComplexity int) int
 		ViewerIsMember    func(childComplexity int) int
 		ViewerIsModerator func(childComplexity int) int
+		ViewerWatch       func(childComplexity int) int
 	}
 
 	GroupConnection struct {
@@ -203,6 +204,7 @@ type ComplexityRoot struct {
 		LogOut                func(childComplexity int) int
 		LogOutEverywhere      func(childComplexity int) int
 		MarkNotificationsRead func(childComplexity int, ids []string, all *bool) int
+		MarkPostRead          func(childComplexity int, id string) int
 		PinPost               func(childComplexity int, id string, group string, pinned bool, reason *string) int
 		RemoveComment         func(childComplexity int, id string, reason string) int
 		RemoveModerator       func(childComplexity int, group string, userID string) int
@@ -231,6 +233,8 @@ type ComplexityRoot struct {
 		VerifyEmail           func(childComplexity int, token string) int
 		VoteComment           func(childComplexity int, commentID string, direction model.VoteDirection) int
 		VotePost              func(childComplexity int, postID string, direction model.VoteDirection) int
+		WatchGroup            func(childComplexity int, name string, mode model.WatchMode) int
+		WatchPost             func(childComplexity int, id string, mode model.WatchMode) int
 	}
 
 	Notification struct {
@@ -264,31 +268,34 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author         func(childComplexity int) int
-		CommentCount   func(childComplexity int) int
-		Comments       func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
-		CreatedAt      func(childComplexity int) int
-		Downvotes      func(childComplexity int) int
-		EditedAt       func(childComplexity int) int
-		Groups         func(childComplexity int) int
-		HotRank        func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Locked         func(childComplexity int) int
-		NSFW           func(childComplexity int) int
-		NSFWHidden     func(childComplexity int) int
-		PinnedIn       func(childComplexity int) int
-		PublishAt      func(childComplexity int) int
-		Removed        func(childComplexity int) int
-		ReportCount    func(childComplexity int) int
-		Score          func(childComplexity int) int
-		ShownBody      func(childComplexity int, revealSpoiler *bool) int
-		ShownTitle     func(childComplexity int) int
-		Spoiler        func(childComplexity int) int
-		URL            func(childComplexity int) int
-		Upvotes        func(childComplexity int) int
-		ViewerSaved    func(childComplexity int) int
-		ViewerVote     func(childComplexity int) int
-		VotingClosesAt func(childComplexity int) int
+		Author             func(childComplexity int) int
+		CommentCount       func(childComplexity int) int
+		Comments           func(childComplexity int, sort *model.CommentSort, first *int, after *string, last *int, before *string) int
+		CreatedAt          func(childComplexity int) int
+		Downvotes          func(childComplexity int) int
+		EditedAt           func(childComplexity int) int
+		Groups             func(childComplexity int) int
+		HotRank            func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Locked             func(childComplexity int) int
+		NSFW               func(childComplexity int) int
+		NSFWHidden         func(childComplexity int) int
+		PinnedIn           func(childComplexity int) int
+		PublishAt          func(childComplexity int) int
+		Removed            func(childComplexity int) int
+		ReportCount        func(childComplexity int) int
+		Score              func(childComplexity int) int
+		ShownBody          func(childComplexity int, revealSpoiler *bool) int
+		ShownTitle         func(childComplexity int) int
+		Spoiler            func(childComplexity int) int
+		URL                func(childComplexity int) int
+		UnreadCommentCount func(childComplexity int) int
+		Upvotes            func(childComplexity int) int
+		ViewerHasRead      func(childComplexity int) int
+		ViewerSaved        func(childComplexity int) int
+		ViewerVote         func(childComplexity int) int
+		ViewerWatch        func(childComplexity int) int
+		VotingClosesAt     func(childComplexity int) int
 	}
 
 	PostConnection struct {
@@ -305,9 +312,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Comment                 func(childComplexity int, id string) int
-		Feed                    func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Feed                    func(childComplexity int, first *int, after *string, last *int, before *string, hideRead *bool) int
 		Group                   func(childComplexity int, name string) int
-		GroupFeed               func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
+		GroupFeed               func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string, hideRead *bool) int
 		Groups                  func(childComplexity int, sort *model.GroupSort, first *int, after *string, last *int, before *string) int
 		Leaderboard             func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LeaderboardAround       func(childComplexity int, userID string, radius *int) int
@@ -316,7 +323,7 @@ type ComplexityRoot struct {
 		Nodes                   func(childComplexity int, ids []string) int
 		Notifications           func(childComplexity int, first *int, after *string, last *int, before *string, unreadOnly *bool) int
 		Post                    func(childComplexity int, id string) int
-		Posts                   func(childComplexity int, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) int
+		Posts                   func(childComplexity int, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string, hideRead *bool) int
 		Reports                 func(childComplexity int, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) int
 		SavedPosts              func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ScheduledPosts          func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -451,6 +458,7 @@ type GroupResolver interface {
 	ViewerIsModerator(ctx context.Context, obj *store.Group) (bool, error)
 	Bans(ctx context.Context, obj *store.Group, first *int, after *string, last *int, before *string) (*model.BanConnection, error)
 	Nsfw(ctx context.Context, obj *store.Group) (bool, error)
+	ViewerWatch(ctx context.Context, obj *store.Group) (*model.WatchMode, error)
 }
 type ModActionResolver interface {
 	Moderator(ctx context.Context, obj *store.ModAction) (*store.User, error)
@@ -510,6 +518,9 @@ type MutationResolver interface {
 	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
 	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
 	SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool) (*store.Post, error)
+	MarkPostRead(ctx context.Context, id string) (*store.Post, error)
+	WatchPost(ctx context.Context, id string, mode model.WatchMode) (*store.Post, error)
+	WatchGroup(ctx context.Context, name string, mode model.WatchMode) (*store.Group, error)
 	UpdateSiteFilters(ctx context.Context, words []string, urlDomains []string, action store.FilterAction) (*store.SiteFilters, error)
 }
 type NotificationResolver interface {
@@ -528,6 +539,10 @@ type PostResolver interface {
 	PinnedIn(ctx context.Context, obj *store.Post) ([]*store.Group, error)
 	ReportCount(ctx context.Context, obj *store.Post) (*int, error)
 	ViewerSaved(ctx context.Context, obj *store.Post) (bool, error)
+
+	UnreadCommentCount(ctx context.Context, obj *store.Post) (int, error)
+	ViewerHasRead(ctx context.Context, obj *store.Post) (bool, error)
+	ViewerWatch(ctx context.Context, obj *store.Post) (*model.WatchMode, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (store.Node, error)
@@ -537,8 +552,8 @@ type QueryResolver interface {
 	Post(ctx context.Context, id string) (*store.Post, error)
 	Comment(ctx context.Context, id string) (*store.Comment, error)
 	Group(ctx context.Context, name string) (*store.Group, error)
-	Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
-	Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error)
+	Feed(ctx context.Context, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error)
 	ScheduledPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Leaderboard(ctx context.Context, first *int, after *string, last *int, before *string) (*model.LeaderboardConnection, error)
 	LeaderboardAround(ctx context.Context, userID string, radius *int) ([]*model.LeaderboardEdge, error)
@@ -551,7 +566,7 @@ type QueryResolver interface {
 	SuggestGroups(ctx context.Context, prefix string, first *int) ([]*store.Group, error)
 	Notifications(ctx context.Context, first *int, after *string, last *int, before *string, unreadOnly *bool) (*model.NotificationConnection, error)
 	UnreadNotificationCount(ctx context.Context) (int, error)
-	GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error)
 	SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	ModLog(ctx context.Context, group *string, first *int, after *string, last *int, before *string) (*model.ModActionConnection, error)
 	Reports(ctx context.Context, group *string, unresolvedOnly *bool, first *int, after *string, last *int, before *string) (*model.ReportConnection, error)
@@ -982,6 +997,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Group.ViewerIsModerator(childComplexity), true
+	case "Group.viewerWatch":
+		if e.ComplexityRoot.Group.ViewerWatch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Group.ViewerWatch(childComplexity), true
 
 	case "GroupConnection.edges":
 		if e.ComplexityRoot.GroupConnection.Edges == nil {
@@ -1402,6 +1423,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MarkNotificationsRead(childComplexity, args["ids"].([]string), args["all"].(*bool)), true
+	case "Mutation.markPostRead":
+		if e.ComplexityRoot.Mutation.MarkPostRead == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_markPostRead_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MarkPostRead(childComplexity, args["id"].(string)), true
 	case "Mutation.pinPost":
 		if e.ComplexityRoot.Mutation.PinPost == nil {
 			break
@@ -1710,6 +1742,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.VotePost(childComplexity, args["postId"].(string), args["direction"].(model.VoteDirection)), true
+	case "Mutation.watchGroup":
+		if e.ComplexityRoot.Mutation.WatchGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_watchGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.WatchGroup(childComplexity, args["name"].(string), args["mode"].(model.WatchMode)), true
+	case "Mutation.watchPost":
+		if e.ComplexityRoot.Mutation.WatchPost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_watchPost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.WatchPost(childComplexity, args["id"].(string), args["mode"].(model.WatchMode)), true
 
 	case "Notification.actor":
 		if e.ComplexityRoot.Notification.Actor == nil {
@@ -1959,12 +2013,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.URL(childComplexity), true
+	case "Post.unreadCommentCount":
+		if e.ComplexityRoot.Post.UnreadCommentCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.UnreadCommentCount(childComplexity), true
 	case "Post.upvotes":
 		if e.ComplexityRoot.Post.Upvotes == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.Upvotes(childComplexity), true
+	case "Post.viewerHasRead":
+		if e.ComplexityRoot.Post.ViewerHasRead == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerHasRead(childComplexity), true
 	case "Post.viewerSaved":
 		if e.ComplexityRoot.Post.ViewerSaved == nil {
 			break
@@ -1977,6 +2043,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ViewerVote(childComplexity), true
+	case "Post.viewerWatch":
+		if e.ComplexityRoot.Post.ViewerWatch == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerWatch(childComplexity), true
 	case "Post.votingClosesAt":
 		if e.ComplexityRoot.Post.VotingClosesAt == nil {
 			break
@@ -2043,7 +2115,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Feed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.Feed(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["hideRead"].(*bool)), true
 	case "Query.group":
 		if e.ComplexityRoot.Query.Group == nil {
 			break
@@ -2065,7 +2137,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.GroupFeed(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.GroupFeed(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["hideRead"].(*bool)), true
 	case "Query.groups":
 		if e.ComplexityRoot.Query.Groups == nil {
 			break
@@ -2165,7 +2237,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["sort"].(*model.PostSort), args["group"].(*string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["sort"].(*model.PostSort), args["group"].(*string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["hideRead"].(*bool)), true
 	case "Query.reports":
 		if e.ComplexityRoot.Query.Reports == nil {
 			break
@@ -3298,9 +3370,9 @@ type Query {
   post(id: ID!): Post
   comment(id: ID!): Comment
   group(name: String!): Group
-  posts(sort: PostSort = HOT, group: String, first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  posts(sort: PostSort = HOT, group: String, first: Int = 20, after: String, last: Int, before: String, "agora: leave out the posts the viewer marked read (see Read state and watching)." hideRead: Boolean = false): PostConnection!
   "Posts by users the viewer follows, newest first."
-  feed(first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  feed(first: Int = 20, after: String, last: Int, before: String, "agora: leave out the posts the viewer marked read." hideRead: Boolean = false): PostConnection!
   "The viewer's scheduled posts that are not published yet, soonest first."
   scheduledPosts(first: Int = 20, after: String, last: Int, before: String): PostConnection!
   leaderboard(first: Int = 20, after: String, last: Int, before: String): LeaderboardConnection!
@@ -3335,7 +3407,7 @@ type Query {
   "agora: how many of the viewer's notifications are unread. Signed-in only."
   unreadNotificationCount: Int!
   "Posts in the groups the viewer joined, merged in sort order (at most the 100 groups joined most recently are merged). Signed-in only."
-  groupFeed(sort: PostSort = HOT, first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  groupFeed(sort: PostSort = HOT, first: Int = 20, after: String, last: Int, before: String, "agora: leave out the posts the viewer marked read." hideRead: Boolean = false): PostConnection!
   "The viewer's saved posts, most recently saved first. Signed-in only."
   savedPosts(first: Int = 20, after: String, last: Int, before: String): PostConnection!
   "The public moderation log, newest first: one group's, or the whole site's when group is null."
@@ -3507,6 +3579,57 @@ extend type Mutation {
   viewers who do not show NSFW posts see, at once.
   """
   setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean): Post!
+}
+`, BuiltIn: false},
+	{Name: "../schema/readstate.graphqls", Input: `"""
+agora: how closely the viewer follows a post's thread or a group.
+ALL: a notification of every new comment in the thread (WATCHED_COMMENT), or of every new post in
+the group (WATCHED_POST). REPLIES: today's behaviour, the default: replies to the viewer's post or
+comments, and mentions. MUTED: no replies and no mentions from the thread, or from any post of the
+group (a post's own mode wins over its groups').
+"""
+enum WatchMode {
+  ALL
+  REPLIES
+  MUTED
+}
+
+extend enum NotificationKind {
+  "A new comment in a thread the viewer watches with ALL."
+  WATCHED_COMMENT
+  "A new post in a group the viewer watches with ALL."
+  WATCHED_POST
+}
+
+extend type Post {
+  """
+  agora: comments added to the thread since the viewer last marked it read (markPostRead) that are
+  still there: a comment deleted or removed since stops counting. For a post the viewer never
+  marked read, its commentCount. 0 for an anonymous viewer.
+  """
+  unreadCommentCount: Int!
+  "agora: the viewer marked the post read at least once (false for an anonymous viewer)."
+  viewerHasRead: Boolean!
+  "agora: the viewer's watch mode of the thread: REPLIES unless they chose another; null when anonymous."
+  viewerWatch: WatchMode
+}
+
+extend type Group {
+  "agora: the viewer's watch mode of the group: REPLIES unless they chose another; null when anonymous."
+  viewerWatch: WatchMode
+}
+
+extend type Mutation {
+  """
+  agora: mark the post's thread read up to its newest comment: its unreadCommentCount becomes 0
+  and viewerHasRead true. Reading a thread does not mark it; clients call this when they show it.
+  Signed-in only.
+  """
+  markPostRead(id: ID!): Post!
+  "agora: set how the viewer follows a post's thread. Signed-in only."
+  watchPost(id: ID!, mode: WatchMode!): Post!
+  "agora: set how the viewer follows a group. Signed-in only."
+  watchGroup(name: String!, mode: WatchMode!): Group!
 }
 `, BuiltIn: false},
 	{Name: "../schema/safety.graphqls", Input: `# Keeping a community safe before harm is done: site filters (docs/API.md, "Site filters").
@@ -3742,6 +3865,8 @@ func (ec *executionContext) childFields_Group(ctx context.Context, field graphql
 		return ec.fieldContext_Group_bans(ctx, field)
 	case "nsfw":
 		return ec.fieldContext_Group_nsfw(ctx, field)
+	case "viewerWatch":
+		return ec.fieldContext_Group_viewerWatch(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Group", field.Name)
 }
@@ -3960,6 +4085,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_spoiler(ctx, field)
 	case "nsfwHidden":
 		return ec.fieldContext_Post_nsfwHidden(ctx, field)
+	case "unreadCommentCount":
+		return ec.fieldContext_Post_unreadCommentCount(ctx, field)
+	case "viewerHasRead":
+		return ec.fieldContext_Post_viewerHasRead(ctx, field)
+	case "viewerWatch":
+		return ec.fieldContext_Post_viewerWatch(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -4848,6 +4979,20 @@ func (ec *executionContext) field_Mutation_markNotificationsRead_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_markPostRead_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pinPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5496,6 +5641,50 @@ func (ec *executionContext) field_Mutation_votePost_args(ctx context.Context, ra
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_watchGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "mode",
+		func(ctx context.Context, v any) (model.WatchMode, error) {
+			return ec.unmarshalNWatchMode2githubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mode"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_watchPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "mode",
+		func(ctx context.Context, v any) (model.WatchMode, error) {
+			return ec.unmarshalNWatchMode2githubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["mode"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Post_body_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5619,6 +5808,14 @@ func (ec *executionContext) field_Query_feed_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "hideRead",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hideRead"] = arg4
 	return args, nil
 }
 
@@ -5665,6 +5862,14 @@ func (ec *executionContext) field_Query_groupFeed_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["before"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "hideRead",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hideRead"] = arg5
 	return args, nil
 }
 
@@ -5973,6 +6178,14 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["before"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "hideRead",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["hideRead"] = arg6
 	return args, nil
 }
 
@@ -8301,6 +8514,29 @@ func (ec *executionContext) _Group_nsfw(ctx context.Context, field graphql.Colle
 }
 func (ec *executionContext) fieldContext_Group_nsfw(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Group_viewerWatch(ctx context.Context, field graphql.CollectedField, obj *store.Group) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Group_viewerWatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Group().ViewerWatch(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WatchMode) graphql.Marshaler {
+			return ec.marshalOWatchMode2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Group_viewerWatch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Group", field, true, true, errors.New("field of type WatchMode does not have child fields"))
 }
 
 func (ec *executionContext) _GroupConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.GroupConnection) (ret graphql.Marshaler) {
@@ -11242,6 +11478,138 @@ func (ec *executionContext) fieldContext_Mutation_setPostLabels(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_markPostRead(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_markPostRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MarkPostRead(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_markPostRead(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_markPostRead_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_watchPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_watchPost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().WatchPost(ctx, fc.Args["id"].(string), fc.Args["mode"].(model.WatchMode))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_watchPost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_watchPost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_watchGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_watchGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().WatchGroup(ctx, fc.Args["name"].(string), fc.Args["mode"].(model.WatchMode))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Group) graphql.Marshaler {
+			return ec.marshalNGroup2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_watchGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Group(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_watchGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_updateSiteFilters(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12416,6 +12784,75 @@ func (ec *executionContext) fieldContext_Post_nsfwHidden(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Post_unreadCommentCount(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_unreadCommentCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().UnreadCommentCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_unreadCommentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Post_viewerHasRead(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerHasRead(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerHasRead(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerHasRead(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_viewerWatch(ctx context.Context, field graphql.CollectedField, obj *store.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerWatch(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerWatch(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WatchMode) graphql.Marshaler {
+			return ec.marshalOWatchMode2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerWatch(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type WatchMode does not have child fields"))
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12896,7 +13333,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["sort"].(*model.PostSort), fc.Args["group"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["sort"].(*model.PostSort), fc.Args["group"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["hideRead"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -12940,7 +13377,7 @@ func (ec *executionContext) _Query_feed(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Feed(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().Feed(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["hideRead"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -13491,7 +13928,7 @@ func (ec *executionContext) _Query_groupFeed(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().GroupFeed(ctx, fc.Args["sort"].(*model.PostSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().GroupFeed(ctx, fc.Args["sort"].(*model.PostSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["hideRead"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -17941,6 +18378,44 @@ func (ec *executionContext) _Group(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "viewerWatch":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Group_viewerWatch(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18838,6 +19313,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "markPostRead":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_markPostRead(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "watchPost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_watchPost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "watchGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_watchGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "updateSiteFilters":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateSiteFilters(ctx, field)
@@ -19555,6 +20051,120 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "unreadCommentCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_unreadCommentCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "viewerHasRead":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_viewerHasRead(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "viewerWatch":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_viewerWatch(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22496,16 +23106,20 @@ func (ec *executionContext) marshalNNotificationKind2githubᚗcomᚋagoraᚋagor
 
 var (
 	unmarshalNNotificationKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNotificationKind = map[string]store.NotificationKind{
-		"REPLY":      store.NotificationReply,
-		"MENTION":    store.NotificationMention,
-		"FOLLOW":     store.NotificationFollow,
-		"MOD_ACTION": store.NotificationModAction,
+		"REPLY":           store.NotificationReply,
+		"MENTION":         store.NotificationMention,
+		"FOLLOW":          store.NotificationFollow,
+		"WATCHED_COMMENT": store.NotificationWatchedComment,
+		"WATCHED_POST":    store.NotificationWatchedPost,
+		"MOD_ACTION":      store.NotificationModAction,
 	}
 	marshalNNotificationKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐNotificationKind = map[store.NotificationKind]string{
-		store.NotificationReply:     "REPLY",
-		store.NotificationMention:   "MENTION",
-		store.NotificationFollow:    "FOLLOW",
-		store.NotificationModAction: "MOD_ACTION",
+		store.NotificationReply:          "REPLY",
+		store.NotificationMention:        "MENTION",
+		store.NotificationFollow:         "FOLLOW",
+		store.NotificationWatchedComment: "WATCHED_COMMENT",
+		store.NotificationWatchedPost:    "WATCHED_POST",
+		store.NotificationModAction:      "MOD_ACTION",
 	}
 )
 
@@ -22805,6 +23419,16 @@ func (ec *executionContext) unmarshalNVoteDirection2githubᚗcomᚋagoraᚋagora
 }
 
 func (ec *executionContext) marshalNVoteDirection2githubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐVoteDirection(ctx context.Context, sel ast.SelectionSet, v model.VoteDirection) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNWatchMode2githubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx context.Context, v any) (model.WatchMode, error) {
+	var res model.WatchMode
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWatchMode2githubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx context.Context, sel ast.SelectionSet, v model.WatchMode) graphql.Marshaler {
 	return v
 }
 
@@ -23254,6 +23878,22 @@ func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋagoraᚋagoraᚋstore
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWatchMode2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx context.Context, v any) (*model.WatchMode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.WatchMode)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWatchMode2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWatchMode(ctx context.Context, sel ast.SelectionSet, v *model.WatchMode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOWindow2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐWindow(ctx context.Context, v any) (*model.Window, error) {

@@ -34,6 +34,10 @@ import (
 //     list records their user revision, which blocking and unblocking raise (store.Blocks).
 //   - Concurrent misses of one entry run the query once; the others then check its revisions
 //     like any hit, so a reader who arrived after a write never gets an answer older than it.
+//   - Read state (unreadCommentCount, viewerHasRead) is left out of the entry: a query the cache
+//     computes writes holes in its place (store.ReadStateSplice), and every answer served from
+//     the entry fills them with the reader's values, read with the revision check in one round
+//     trip (store.RevisionsAndMarks). Reading a thread with read state keeps it shared.
 //   - Memory is bounded by bytes, least recently used out first. Only complete answers to queries
 //     are kept: no errors, status 200.
 //   - When Redis cannot be reached, nothing is served from the cache.
@@ -60,12 +64,18 @@ type cacheEntry struct {
 	contentType string
 	revKeys     []string
 	revVals     []string
+	// splice and holes are the read state the body leaves to fill per reader; nil without.
+	splice *store.ReadStateHoles
+	holes  []store.Hole
 }
 
 func (e *cacheEntry) bytes() int64 {
 	n := len(e.key) + len(e.body) + len(e.contentType) + 64
 	for i := range e.revKeys {
 		n += len(e.revKeys[i]) + len(e.revVals[i]) + 32
+	}
+	if e.splice != nil {
+		n += e.splice.Bytes() + 40*len(e.holes)
 	}
 	return int64(n)
 }
@@ -121,9 +131,9 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 			if e != nil && e != tried {
 				c.mu.Unlock()
 				tried = e
-				if c.current(r.Context(), e) {
+				if marks, ok := c.current(r.Context(), e, req.Viewer); ok {
 					c.touch(e)
-					c.serve(w, e)
+					c.serve(w, e, req.Viewer, marks)
 					return
 				}
 				continue
@@ -140,9 +150,11 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 			case <-r.Context().Done():
 				return
 			}
-			if e := f.entry; e != nil && e != tried && c.current(r.Context(), e) {
-				c.serve(w, e)
-				return
+			if e := f.entry; e != nil && e != tried {
+				if marks, ok := c.current(r.Context(), e, req.Viewer); ok {
+					c.serve(w, e, req.Viewer, marks)
+					return
+				}
 			}
 			c.compute(w, r, next, req, base, viewerKey)
 			return
@@ -165,8 +177,33 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 	own := *req
 	own.Recording = rec
 	w.Header().Set(CacheHeader, "miss")
-	cw := &captureWriter{ResponseWriter: w, status: http.StatusOK}
-	next.ServeHTTP(cw, r.WithContext(resolvers.WithRequest(r.Context(), &own)))
+	// The answer is held until it is complete: the read state it leaves as holes is filled in
+	// for this reader before it goes out.
+	sp := store.NewReadStateSplice()
+	cw := &captureWriter{ResponseWriter: w, status: http.StatusOK, hold: true}
+	ctx := store.WithReadStateSplice(resolvers.WithRequest(r.Context(), &own), sp)
+	next.ServeHTTP(cw, r.WithContext(ctx))
+	var holes []store.Hole
+	var filling *store.ReadStateHoles
+	if sp.Len() > 0 {
+		holes, filling = store.FindHoles(cw.buf.Bytes()), sp.Freeze()
+	}
+	var marks []string
+	if len(holes) > 0 && req.Viewer != "" {
+		var err error
+		if _, marks, err = c.st.RevisionsAndMarks(r.Context(), nil, nil, req.Viewer, filling.Posts); err != nil {
+			c.log.WarnContext(r.Context(), "response cache: read marks", "err", err)
+			w.Header().Del("Content-Length") // the held answer's
+			writeError(w, http.StatusServiceUnavailable, "the store is unavailable; retry", CodeUnavailable)
+			return nil
+		}
+	}
+	fill := newFilling(holes, filling, req.Viewer, marks)
+	if len(holes) > 0 {
+		w.Header().Set("Content-Length", strconv.Itoa(fill.len(cw.buf.Bytes())))
+	}
+	w.WriteHeader(cw.status)
+	fill.write(w, cw.buf.Bytes())
 	if cw.status != http.StatusOK || !rec.Query() || hasErrors(cw.buf.Bytes()) {
 		return nil
 	}
@@ -179,6 +216,9 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 		return nil
 	}
 	e := &cacheEntry{key: key, body: bytes.Clone(cw.buf.Bytes()), contentType: cw.Header().Get("Content-Type"), revKeys: keys, revVals: vals}
+	if len(holes) > 0 {
+		e.splice, e.holes = filling, holes
+	}
 	c.put(e)
 	return e
 }
@@ -212,29 +252,92 @@ func (c *responseCache) baseKey(r *http.Request) (string, bool) {
 }
 
 // current reports whether an entry's revisions are all still current; false when Redis cannot
-// say.
-func (c *responseCache) current(ctx context.Context, e *cacheEntry) bool {
-	ok, err := c.st.RevisionsCurrent(ctx, e.revKeys, e.revVals)
+// say. For an entry with read state to fill, it reads the viewer's marks in the same round trip.
+func (c *responseCache) current(ctx context.Context, e *cacheEntry, viewer store.UserKey) ([]string, bool) {
+	var pids []string
+	if e.splice != nil {
+		pids = e.splice.Posts
+	}
+	ok, marks, err := c.st.RevisionsAndMarks(ctx, e.revKeys, e.revVals, viewer, pids)
 	if err != nil {
 		c.log.WarnContext(ctx, "response cache: check revisions", "err", err)
-		return false
+		return nil, false
 	}
-	return ok
+	return marks, ok
 }
 
 // CacheHeader names the response header that says whether the response cache answered a query:
 // "hit", or "miss" when the query ran.
 const CacheHeader = "X-Agora-Cache"
 
-// serve writes a kept answer.
-func (c *responseCache) serve(w http.ResponseWriter, e *cacheEntry) {
+// serve writes a kept answer, with viewer's read state (marks) in its holes.
+func (c *responseCache) serve(w http.ResponseWriter, e *cacheEntry, viewer store.UserKey, marks []string) {
 	c.hits.Add(1)
 	if e.contentType != "" {
 		w.Header().Set("Content-Type", e.contentType)
 	}
 	w.Header().Set(CacheHeader, "hit")
-	w.Header().Set("Content-Length", strconv.Itoa(len(e.body))) // one write, not chunks
-	_, _ = w.Write(e.body)
+	if e.splice == nil {
+		w.Header().Set("Content-Length", strconv.Itoa(len(e.body))) // one write, not chunks
+		_, _ = w.Write(e.body)
+		return
+	}
+	fill := newFilling(e.holes, e.splice, viewer, marks)
+	w.Header().Set("Content-Length", strconv.Itoa(fill.len(e.body)))
+	fill.write(w, e.body)
+}
+
+// filling is the reader's read state for the holes of a response.
+type filling struct {
+	holes        []store.Hole
+	unread, read [][]byte // by post index: the JSON values
+}
+
+// newFilling computes the values of a response's holes for viewer, whose marks of the holes'
+// posts are marks.
+func newFilling(holes []store.Hole, h *store.ReadStateHoles, viewer store.UserKey, marks []string) filling {
+	f := filling{holes: holes}
+	if len(holes) > 0 {
+		f.unread, f.read = h.Values(viewer != "", marks)
+	}
+	return f
+}
+
+// len is the length of body once its holes are filled.
+func (f filling) len(body []byte) int {
+	n := len(body)
+	for _, h := range f.holes {
+		n += len(f.value(h)) - (h.End - h.Start)
+	}
+	return n
+}
+
+// write writes body with its holes filled: the stretches between them as they are, without
+// copying them.
+func (f filling) write(w io.Writer, body []byte) {
+	at := 0
+	for _, h := range f.holes {
+		if _, err := w.Write(body[at:h.Start]); err != nil {
+			return // the client went away
+		}
+		if _, err := w.Write(f.value(h)); err != nil {
+			return
+		}
+		at = h.End
+	}
+	_, _ = w.Write(body[at:])
+}
+
+// value is the JSON value of a hole.
+func (f filling) value(h store.Hole) []byte {
+	vals := f.unread
+	if h.Kind == store.HoleRead {
+		vals = f.read
+	}
+	if h.Post < 0 || h.Post >= len(vals) {
+		return []byte("null") // cannot happen: holes name the splice's posts
+	}
+	return vals[h.Post]
 }
 
 // peek returns the entry of key, or nil; c.mu is held.
@@ -290,20 +393,27 @@ func hasErrors(body []byte) bool {
 	return !bytes.HasPrefix(body, []byte(`{"data":`))
 }
 
-// captureWriter passes a response through and keeps a copy of it.
+// captureWriter passes a response through and keeps a copy of it; with hold, it only keeps it,
+// for its caller to write.
 type captureWriter struct {
 	http.ResponseWriter
 	status int
 	buf    bytes.Buffer
+	hold   bool
 }
 
 func (w *captureWriter) WriteHeader(status int) {
 	w.status = status
-	w.ResponseWriter.WriteHeader(status)
+	if !w.hold {
+		w.ResponseWriter.WriteHeader(status)
+	}
 }
 
 func (w *captureWriter) Write(b []byte) (int, error) {
 	w.buf.Write(b)
+	if w.hold {
+		return len(b), nil
+	}
 	return w.ResponseWriter.Write(b)
 }
 

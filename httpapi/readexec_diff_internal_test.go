@@ -239,6 +239,9 @@ func seedDiffWorld(t *testing.T, st *store.Store, tokens map[string]string) *dif
 	check("save post", err)
 	_, err = st.SavePost(ctx, ann, w.main)
 	check("save post", err)
+	check("mark read", st.MarkPostRead(ctx, carol, w.main))
+	comment(bob, w.main, "", "after carol read the thread")
+	check("watch", st.WatchPost(ctx, carol, w.main, store.WatchMuted))
 	for _, f := range [][2]store.UserKey{{bob, ann}, {carol, ann}, {ann, bob}, {dave, carol}, {root, ann}} {
 		_, err = st.Follow(ctx, f[0], f[1])
 		check("follow", err)
@@ -275,7 +278,7 @@ func diffDocs(w *diffWorld) []diffDoc {
 		score hotRank viewerVote votingClosesAt commentCount comments { __typename totalCount pageInfo { __typename hasNextPage
 		hasPreviousPage startCursor endCursor } edges { __typename cursor node { __typename id } } nodes { id } }
 		publishAt editedAt removed locked viewerSaved nsfw spoiler nsfwHidden revealed: body(revealSpoiler: true)
-		hidden: body(revealSpoiler: false)`
+		hidden: body(revealSpoiler: false) unreadCommentCount viewerHasRead viewerWatch`
 	const commentFields = `__typename id post { id title } parent { id body } author { id name viewerBlocks } body
 		deleted createdAt editedAt depth upvotes downvotes score viewerVote replyCount replies { totalCount nodes { id body }
 		pageInfo { hasNextPage endCursor } } removed blockedByViewer`

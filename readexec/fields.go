@@ -60,6 +60,9 @@ const (
 	postNSFW
 	postSpoiler
 	postNSFWHidden
+	postUnreadCommentCount
+	postViewerHasRead
+	postViewerWatch
 
 	commentID
 	commentPost
@@ -187,6 +190,10 @@ var types = [typeCount]typeInfo{
 		"nsfw":           {id: postNSFW},
 		"spoiler":        {id: postSpoiler},
 		"nsfwHidden":     {id: postNSFWHidden},
+		// Read state (schema/readstate.graphqls).
+		"unreadCommentCount": {id: postUnreadCommentCount, resolver: true},
+		"viewerHasRead":      {id: postViewerHasRead, resolver: true},
+		"viewerWatch":        {id: postViewerWatch, resolver: true},
 	}},
 	typeComment: {name: "Comment", implements: []string{"Comment", "Node"}, fields: map[string]spec{
 		"id":              {id: commentID},
@@ -285,6 +292,13 @@ func coerce(kind argKind, raw map[string]any) (a args, err error) {
 		}
 		if a.group, err = optString(raw["group"]); err != nil {
 			return a, newArgError("group", err)
+		}
+		if v := raw["hideRead"]; v != nil {
+			b, err := graphql.UnmarshalBoolean(v)
+			if err != nil {
+				return a, newArgError("hideRead", err)
+			}
+			a.hideRead = &b
 		}
 	case argsReveal:
 		if v := raw["revealSpoiler"]; v != nil {

@@ -153,6 +153,7 @@ type args struct {
 	commentSort *model.CommentSort
 	postSort    *model.PostSort
 	group       *string
+	hideRead    *bool // Query.posts only
 	first, last *int
 	after       *string
 	before      *string

@@ -179,7 +179,7 @@ func (r *run) queryField(f *field) bool {
 		u, err := r.queries.Viewer(b.ctx)
 		return r.resolved(f, u, u == nil, err)
 	case queryPosts:
-		c, err := r.queries.Posts(b.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before)
+		c, err := r.queries.Posts(b.ctx, a.postSort, a.group, a.first, a.after, a.last, a.before, a.hideRead)
 		return r.resolved(f, c, c == nil, err)
 	case queryGroup:
 		g, err := r.queries.Group(b.ctx, a.name)
@@ -249,6 +249,36 @@ func (r *run) postField(f *field, p *store.Post) bool {
 		r.bool(p.Spoiler)
 	case postNSFWHidden:
 		r.bool(p.NSFWHidden)
+	case postUnreadCommentCount, postViewerHasRead:
+		ctx := r.at(f).ctx
+		if store.ReadStateSpliceOf(ctx) != nil {
+			// Left as a hole, filled per reader: the response stays shared (store/readsplice.go).
+			i, err := r.post.UnreadCommentCount(store.ForHole(ctx), p)
+			if err != nil {
+				return r.fail(f, err)
+			}
+			kind := byte(store.HoleUnread)
+			if f.id == postViewerHasRead {
+				kind = store.HoleRead
+			}
+			r.buf = store.AppendHole(r.buf, kind, i)
+			return true
+		}
+		if f.id == postViewerHasRead {
+			v, err := r.post.ViewerHasRead(ctx, p)
+			return r.boolResult(f, v, err)
+		}
+		v, err := r.post.UnreadCommentCount(ctx, p)
+		return r.intResult(f, v, err)
+	case postViewerWatch:
+		v, err := r.post.ViewerWatch(r.at(f).ctx, p)
+		if err == nil && v == nil {
+			return r.null(f)
+		}
+		if err != nil {
+			return r.fail(f, err)
+		}
+		return r.enum(f, string(*v), nil)
 	default:
 		panic("readexec: no writer for Post." + f.alias)
 	}

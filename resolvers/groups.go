@@ -168,8 +168,10 @@ func groupConnection(p *store.Page[*store.Group]) *model.GroupConnection {
 }
 
 // groupFeed is Query.groupFeed: the posts of the viewer's groups, merged in sort order.
-func groupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+func groupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string, hide *bool) (*model.PostConnection, error) {
 	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
-		return l.GroupFeed(ctx, uid, postSort(sort), w, needs)
+		return postsMaybeUnread(ctx, hide, w, func(w store.Window) (*store.Page[*store.Post], error) {
+			return l.GroupFeed(ctx, uid, postSort(sort), w, needs)
+		})
 	})
 }

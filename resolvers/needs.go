@@ -44,11 +44,12 @@ type needsBuilder struct {
 	op     *graphql.OperationContext
 	viewer func() store.UserKey
 	shown  *shownMemo // the request's; may be nil
+	splice bool       // read state may be left as holes (store.ReadStateSplice)
 }
 
 // newNeedsBuilder returns the needsBuilder of the operation of ctx.
 func newNeedsBuilder(ctx context.Context) needsBuilder {
-	b := needsBuilder{op: graphql.GetOperationContext(ctx), viewer: viewerKey(ctx)}
+	b := needsBuilder{op: graphql.GetOperationContext(ctx), viewer: viewerKey(ctx), splice: store.ReadStateSpliceOf(ctx) != nil}
 	if r := RequestFrom(ctx); r != nil {
 		b.shown = r.shown
 	}
@@ -102,6 +103,14 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			n.Vote, n.Viewer = true, b.viewer()
 		case "Post.viewerSaved":
 			n.Saved, n.Viewer = true, b.viewer()
+		case "Post.unreadCommentCount", "Post.viewerHasRead":
+			if b.splice {
+				n.LiveComments = true // the values are filled in per reader (store/readsplice.go)
+				continue
+			}
+			n.ReadState, n.Viewer = true, b.viewer()
+		case "Post.viewerWatch", "Group.viewerWatch":
+			n.Watch, n.Viewer = true, b.viewer()
 		case "Post.reportCount", "Comment.reportCount":
 			n.ReportCount, n.Viewer = true, b.viewer()
 		case "Post.groups":

@@ -564,21 +564,25 @@ func (r *queryResolver) Group(ctx context.Context, name string) (*store.Group, e
 	return loaderFrom(ctx).WalkGroup(ctx, name, fieldNeeds(ctx, "Group", false))
 }
 
-func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+func (r *queryResolver) Posts(ctx context.Context, sort *model.PostSort, group *string, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error) {
 	w, err := pageWindow(ctx, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	p, err := loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), w, fieldNeeds(ctx, "Post", true))
+	p, err := postsMaybeUnread(ctx, hideRead, w, func(w store.Window) (*store.Page[*store.Post], error) {
+		return loaderFrom(ctx).Posts(ctx, postSort(sort), deref(group), w, fieldNeeds(ctx, "Post", true))
+	})
 	if err != nil {
 		return nil, err
 	}
 	return postConnection(p), nil
 }
 
-func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+func (r *queryResolver) Feed(ctx context.Context, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error) {
 	return viewerPosts(ctx, first, after, last, before, func(l *store.Loader, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
-		return l.Feed(ctx, uid, w, needs)
+		return postsMaybeUnread(ctx, hideRead, w, func(w store.Window) (*store.Page[*store.Post], error) {
+			return l.Feed(ctx, uid, w, needs)
+		})
 	})
 }
 
@@ -698,8 +702,8 @@ func (r *queryResolver) UnreadNotificationCount(ctx context.Context) (int, error
 	return loaderFrom(ctx).UnreadNotificationCount(ctx, uid)
 }
 
-func (r *queryResolver) GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
-	return groupFeed(ctx, sort, first, after, last, before)
+func (r *queryResolver) GroupFeed(ctx context.Context, sort *model.PostSort, first *int, after *string, last *int, before *string, hideRead *bool) (*model.PostConnection, error) {
+	return groupFeed(ctx, sort, first, after, last, before, hideRead)
 }
 
 func (r *queryResolver) SavedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {

@@ -103,6 +103,9 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.rdb.Unlink(ctx, inbox...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
 	}
+	if err := s.rdb.Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
+		return fmt.Errorf("delete account %s: drop read marks: %w", uid, err)
+	}
 	if err := s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[0], 0)); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}

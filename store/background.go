@@ -30,6 +30,8 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobNotifyPost, s.runNotifyPost)
 	s.jobs.Handle(jobNotifyFollow, s.runNotifyFollow)
 	s.jobs.Handle(jobNotifyMod, s.runNotifyMod)
+	s.jobs.Handle(jobWatchComment, s.runWatchJob)
+	s.jobs.Handle(jobWatchPost, s.runWatchJob)
 	s.jobs.Handle(jobMail, s.runMailJob)
 	s.jobs.Handle(jobMailDecoy, s.runMailDecoy)
 	s.jobs.Handle(jobEraseUser, s.runEraseJob)

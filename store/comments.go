@@ -199,7 +199,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	for range 2 {
 		reply, err := s.run(ctx, "create_comment",
 			append(append([]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent)},
-				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num), s.k.commentBodies(pid)),
+				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num), s.k.commentBodies(pid), s.k.liveComments(pid)),
 			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
 			s.opts.MaxCommentDepth, int(ttl.Seconds()), name)
 		if err != nil {
@@ -305,6 +305,7 @@ func (s *Store) deleteComment(ctx context.Context, uid, pid, num string) error {
 			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)
 			args = append(args, n)
 		}
+		keys = append(keys, s.k.liveComments(pid))
 		reply, err := s.run(ctx, "delete_comment", keys, args...)
 		if err != nil {
 			return err

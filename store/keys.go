@@ -280,6 +280,29 @@ func (k keys) replyOrders(pid, num string) []string {
 // comment instead of a hashtable's ~60 (layout 3).
 func (k keys) threadIDs(pid string) string { return k.inThread(pid, "ids", "") }
 
+// liveComments is a bitmap of the thread's live comments by creation ordinal (the comment hash's
+// ord, 1, 2, …): a bit is set while the comment counts in the post's comments. Read state counts
+// the bits past a reader's mark (see readstate.go). Comments written before it existed have no
+// ordinal and no bit.
+func (k keys) liveComments(pid string) string { return k.inThread(pid, "live", "") }
+
+// postWatch is a hash user key → watch mode ("A" ALL, "M" MUTED) of the users who chose a mode
+// other than REPLIES for the post's thread; postWatchAll is a set of those with ALL, which the
+// fan-out of a new comment scans (see watch.go).
+func (k keys) postWatch(pid string) string    { return k.post(pid) + ":watch" }
+func (k keys) postWatchAll(pid string) string { return k.post(pid) + ":watch:all" }
+
+// groupWatch and groupWatchAll are postWatch and postWatchAll for a group: ALL there notifies of
+// new posts.
+func (k keys) groupWatch(group string) string    { return k.prefix + "{g:" + group + "}:watch" }
+func (k keys) groupWatchAll(group string) string { return k.prefix + "{g:" + group + "}:watch:all" }
+
+// readMarks is a hash post id → the post's comment ordinal (cord) when uid last marked it read,
+// bounded to Options.ReadMarks entries (see readstate.go). It has an aggregate of its own,
+// {rd:<user>}, for the reason the inbox has: marking a thread read must not make every cached
+// response that shows the user stale.
+func (k keys) readMarks(uid string) string { return k.prefix + "{rd:" + uid + "}:marks" }
+
 // commentIdem is a string holding the comment number an idempotency key created (expires).
 func (k keys) commentIdem(pid, digest string) string { return k.inThread(pid, "idem:", digest) }
 

@@ -57,7 +57,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 			keys = append(append(keys, s.k.comment(pid, c)), s.k.replyOrders(pid, c)...)
 			args = append(args, c)
 		}
-		keys = append(keys, s.k.commentBodies(pid))
+		keys = append(keys, s.k.commentBodies(pid), s.k.liveComments(pid))
 		reply, err := s.run(ctx, "moderate_comment", keys, args...)
 		if err != nil {
 			return nil, err

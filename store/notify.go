@@ -155,7 +155,19 @@ func (s *Store) runNotifyComment(ctx context.Context, j jobs.Job) error {
 			out = append(out, notice{to: n, cause: cause, rec: r})
 		}
 	}
-	return s.deliver(ctx, out)
+	// Muted recipients hear nothing; the watchers with ALL hear of it after the others (see
+	// watch.go), so that a recipient of both keeps the REPLY or MENTION.
+	out, fans, err := s.withoutMuted(ctx, l, pid, p.GroupNames, out, true)
+	if err != nil {
+		return fmt.Errorf("notifications of comment %s: %w", c.ID, err)
+	}
+	if err := s.deliver(ctx, out); err != nil {
+		return err
+	}
+	if fans[0] {
+		return s.queueWatchComment(ctx, pid, num)
+	}
+	return nil
 }
 
 // runNotifyPost delivers the mentions of a new post ("<post>").
@@ -181,7 +193,21 @@ func (s *Store) runNotifyPost(ctx context.Context, j jobs.Job) error {
 				rec: noticeRecord{Kind: NotificationMention, At: p.CreatedAt.UnixMilli(), Actor: string(p.Author), Post: pid}})
 		}
 	}
-	return s.deliver(ctx, out)
+	out, fans, err := s.withoutMuted(ctx, l, pid, p.GroupNames, out, false)
+	if err != nil {
+		return fmt.Errorf("notifications of post %s: %w", pid, err)
+	}
+	if err := s.deliver(ctx, out); err != nil {
+		return err
+	}
+	for i, g := range p.GroupNames {
+		if fans[i] {
+			if err := s.queueWatchPost(ctx, g, pid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // runNotifyFollow tells b that a follows them ("<a> <b>"), if a still does; the notification's

@@ -44,3 +44,13 @@ func (s *Store) InboxSizes(ctx context.Context, uid UserKey) (notes, inbox, unre
 	unread, err = s.rdb.ZCard(ctx, s.k.inboxUnread(u)).Result()
 	return
 }
+
+// RequeueWatchFanout queues the first chunk of a comment's fan-out to its thread's watchers
+// again, as a retried or repeated job would.
+func (s *Store) RequeueWatchFanout(ctx context.Context, commentID string) error {
+	pid, num, err := CommentKey(commentID)
+	if err != nil {
+		return err
+	}
+	return s.queueWatchComment(ctx, pid, num)
+}

@@ -239,7 +239,8 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 // postSubKeys lists the keys of a post's aggregate other than its hash and its comments, for
 // deletion: the post's votes and the orders of its top-level comments.
 func (s *Store) postSubKeys(pid string) []string {
-	return append([]string{s.k.postVotes(pid)}, s.k.replyOrders(pid, topLevel)...)
+	return append([]string{s.k.postVotes(pid), s.k.liveComments(pid), s.k.postWatch(pid), s.k.postWatchAll(pid)},
+		s.k.replyOrders(pid, topLevel)...)
 }
 
 // VotePost records uid's vote on a post: dir is 1 (up), -1 (down) or 0 (withdraw).

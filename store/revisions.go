@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"sync"
 
@@ -153,25 +152,6 @@ func (r *Revisions) Snapshot(forViewer bool) (keys, values []string, ok bool) {
 // are still the same, in one round trip: a pipeline of GETs (on a cluster, one per master, sent in
 // parallel). An error means Redis could not say.
 func (s *Store) RevisionsCurrent(ctx context.Context, keys, values []string) (bool, error) {
-	cmds := make([]*redis.StringCmd, len(keys))
-	ops := make([]op, len(keys))
-	for i, k := range keys {
-		ops[i] = op{key: k, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			cmds[i] = p.Get(ctx, k)
-			return cmds[i], nil
-		}}
-	}
-	if err := s.pipeline(ctx, ops, false); err != nil {
-		return false, fmt.Errorf("read revisions: %w", err)
-	}
-	for i, c := range cmds {
-		v, err := c.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return false, fmt.Errorf("read revisions: %w", err)
-		}
-		if v != values[i] {
-			return false, nil
-		}
-	}
-	return true, nil
+	ok, _, err := s.RevisionsAndMarks(ctx, keys, values, "", nil)
+	return ok, err
 }

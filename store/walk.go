@@ -53,6 +53,13 @@ type Needs struct {
 	Vote bool
 	// Saved (posts): whether the viewer saved it.
 	Saved bool
+	// ReadState (posts): the viewer's read mark and the thread's live bitmap (see readstate.go).
+	ReadState bool
+	// LiveComments (posts): the thread's live bitmap alone, for read state left as holes (see
+	// readsplice.go); nothing of the viewer.
+	LiveComments bool
+	// Watch (posts, groups): the viewer's watch mode (see watch.go).
+	Watch bool
 	// GroupSizes (posts): how many posts each of the post's groups holds.
 	GroupSizes bool
 	// PinnedIn (posts): whether each of the post's groups pins it.
@@ -230,6 +237,8 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			if v := l.savedRead(it); v != nil {
 				reads = append(reads, *v)
 			}
+			reads = l.readStateWalkReads(it, reads)
+			reads = l.watchWalkReads(it, reads)
 			reads = l.reportCountReads(it, reads)
 			for j := range n.Lists {
 				wl, lr, err := l.listRead(it, &n.Lists[j])

@@ -514,6 +514,68 @@ func (e VoteDirection) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// agora: how closely the viewer follows a post's thread or a group.
+// ALL: a notification of every new comment in the thread (WATCHED_COMMENT), or of every new post in
+// the group (WATCHED_POST). REPLIES: today's behaviour, the default: replies to the viewer's post or
+// comments, and mentions. MUTED: no replies and no mentions from the thread, or from any post of the
+// group (a post's own mode wins over its groups').
+type WatchMode string
+
+const (
+	WatchModeAll     WatchMode = "ALL"
+	WatchModeReplies WatchMode = "REPLIES"
+	WatchModeMuted   WatchMode = "MUTED"
+)
+
+var AllWatchMode = []WatchMode{
+	WatchModeAll,
+	WatchModeReplies,
+	WatchModeMuted,
+}
+
+func (e WatchMode) IsValid() bool {
+	switch e {
+	case WatchModeAll, WatchModeReplies, WatchModeMuted:
+		return true
+	}
+	return false
+}
+
+func (e WatchMode) String() string {
+	return string(e)
+}
+
+func (e *WatchMode) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WatchMode(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WatchMode", str)
+	}
+	return nil
+}
+
+func (e WatchMode) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WatchMode) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WatchMode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // A span of time back from now.
 type Window string
 

@@ -4,7 +4,8 @@
 --          (for a top-level comment {p:<id>}:c:0, which is not read)   KEYS[5..8] the parent's
 --          reply orders {p:<id>}:c:<parent>:rt, :rs, :rb and :rc (time, TOP, BEST,
 --          CONTROVERSIAL)   KEYS[9] the new comment's hash {p:<id>}:c:<number>   KEYS[10] the
---          thread's bodies {p:<id>}:c:body (number → text; see keys.go commentBodies)
+--          thread's bodies {p:<id>}:c:body (number → text; see keys.go commentBodies)   KEYS[11] the
+--          thread's live bitmap {p:<id>}:c:live (see store/readstate.go)
 -- ARGV[1]  number (from comment_num)   ARGV[2] parent number ("0" for a top-level comment)
 -- ARGV[3]  author user key   ARGV[4] body   ARGV[5] now (Unix ms)   ARGV[6] voting closes (ms)
 -- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds   ARGV[9] the author's
@@ -81,6 +82,11 @@ redis.call('ZADD', KEYS[7], 0, num)
 redis.call('ZADD', KEYS[8], 0, num)
 if parent ~= '0' then redis.call('HINCRBY', KEYS[4], 'replies', 1) end
 redis.call('HINCRBY', post, 'comments', 1)
+-- The comment's creation ordinal (1, 2, … in the order the comments were written) and its bit in
+-- the live bitmap: read state counts the live comments past a reader's ordinal.
+local ord = redis.call('HINCRBY', post, 'cord', 1)
+redis.call('HSET', KEYS[9], 'ord', ord)
+redis.call('SETBIT', KEYS[11], ord, 1)
 -- The post's last activity and a new version, for its ACTIVE and MOST_COMMENTS rankings.
 if tonumber(ARGV[5]) > tonumber(redis.call('HGET', post, 'active') or '0') then
   redis.call('HSET', post, 'active', ARGV[5])

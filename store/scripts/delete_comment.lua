@@ -7,7 +7,9 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3] the thread's
 --          bodies {p:<id>}:c:body   KEYS[4..] six keys per
 --          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, votes :votes, and reply
---          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders)
+--          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders); KEYS[#KEYS - 1] the
+--          thread's live bitmap {p:<id>}:c:live, whose bit of the comment (ord) clears with the
+--          live count
 -- ARGV[1]  the deleting user key   ARGV[2] TTL in seconds of the marker a removed comment leaves
 -- ARGV[3..] the chain: the comment's number, its parent's, and so on up to the first ancestor
 --          that is not removed with it, or "0" (the caller reads it beforehand; parents never
@@ -26,6 +28,13 @@ redis.call('INCR', KEYS[#KEYS])
 local post, ids, bodies = KEYS[1], KEYS[2], KEYS[3]
 local chain = {}
 for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end
+-- unlive clears the comment's bit in the live bitmap, after the live count has moved; a thread
+-- left with no live comment drops its bitmap, which then holds no bit.
+local function unlive(h)
+  local ord = redis.call('HGET', h, 'ord')
+  if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, 0) end
+  if tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then redis.call('UNLINK', KEYS[#KEYS - 1]) end
+end
 local function key(i, part) -- part 0 hash, 1 votes, 2..5 the reply orders of chain[i]
   return KEYS[4 + 6 * (i - 1) + part]
 end
@@ -53,6 +62,7 @@ if redis.call('HGET', c, 'removed') == '1' then
 end
 if tonumber(redis.call('HGET', c, 'replies')) > 0 then
   redis.call('HINCRBY', post, 'comments', -1)
+  unlive(c)
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   redis.call('HSET', c, 'deleted', '1')
   redis.call('HDEL', c, 'body')
@@ -72,6 +82,7 @@ while true do
   n = n + 1
 end
 redis.call('HINCRBY', post, 'comments', -1)
+unlive(c)
 redis.call('HINCRBY', post, 'ver', 1)
 local kept = false
 for i = 1, n do

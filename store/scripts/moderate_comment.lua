@@ -10,7 +10,9 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog
 -- KEYS[3..] five keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
 --          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders; its hash is not
---          used)   KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body (read only)
+--          used); KEYS[#KEYS - 2] the thread's bodies {p:<id>}:c:body (read only); KEYS[#KEYS - 1]
+--          the thread's live bitmap {p:<id>}:c:live, whose bit of the comment (ord) follows the
+--          live count
 -- ARGV[1]  REMOVE_COMMENT | RESTORE_COMMENT   ARGV[2] the moderator's user key   ARGV[3] via:
 --          the group the moderator's authority comes through, or "*" for a site admin
 -- ARGV[4]  "1" when a reason is given, else "0"   ARGV[5] the reason   ARGV[6] now (Unix ms)
@@ -89,6 +91,11 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   end
   ver = redis.call('HINCRBY', c, 'ver', 1)
   redis.call('HINCRBY', post, 'comments', remove and -1 or 1)
+  local ord = redis.call('HGET', c, 'ord')
+  if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, remove and 0 or 1) end
+  if remove and tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then
+    redis.call('UNLINK', KEYS[#KEYS - 1]) -- no live comment: no bit set
+  end
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   for i = 1, n do
     local num, parent, h = chain[i], chain[i + 1], key(i, 0)
@@ -115,7 +122,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   changed = 1
 end
 local reply = redis.call('HGETALL', c)
-local body = redis.call('HGET', KEYS[#KEYS - 1], chain[1])
+local body = redis.call('HGET', KEYS[#KEYS - 2], chain[1])
 if body and redis.call('HEXISTS', c, 'body') == 0 then reply[#reply + 1] = 'body'; reply[#reply + 1] = body end
 table.insert(reply, 1, redis.call('HGETALL', outbox))
 table.insert(reply, 1, changed)

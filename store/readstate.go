@@ -1,0 +1,257 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Read state: what a signed-in reader has not seen of a thread.
+//
+//   - Every comment gets a creation ordinal when it is written (the post's cord counter, raised by
+//     create_comment: 1, 2, … in the order the comments were written, unlike their numbers, which
+//     are allocated before the write) and a bit at that ordinal in the thread's live bitmap
+//     ({p:17}:c:live). The bit is set while the comment counts in the post's commentCount: the
+//     scripts that move that count (create_comment, delete_comment, moderate_comment) move the
+//     bit in the same step, so the two cannot drift.
+//   - markPostRead records the post's ordinal in the reader's marks ({rd:alice}:marks, post id →
+//     ordinal), only ever forwards. The unread count is the number of bits set past the mark: the
+//     comments written since that are still there. A comment deleted or removed since stops
+//     counting; one restored counts again; one written before the mark never counts.
+//   - A post the reader never marked has all its comments unread (its commentCount), and
+//     viewerHasRead false.
+//   - Reading a thread marks nothing: the client calls markPostRead when it has shown the thread
+//     (as mature clients do: a prefetch or a crawler is not a reader).
+//   - The marks are bounded: ReadMarkCap marks per reader, those of the newest posts (by id); a
+//     trim drops the oldest ReadMarkSlack at a time. The hash stays under Redis's default
+//     hash-max-listpack-entries (128), so it is listpack-encoded: 712 bytes for 126 marks of
+//     three-digit post ids (MEMORY USAGE, TestReadMarksStayBounded), about 14 bytes a mark with
+//     seven-digit ids: under 2 KB per reader.
+//   - The bitmap costs one bit per comment ever written to the thread (an 800-comment thread:
+//     100 bytes), and a response that shows unreadCommentCount reads it whole, with the mark, in
+//     the pipeline of the post itself: no extra round trip.
+
+// ReadMarkCap is how many read marks one reader keeps: those of the newest posts.
+const ReadMarkCap = 112
+
+// ReadMarkSlack is how far past ReadMarkCap the marks grow before a trim takes them back to it.
+const ReadMarkSlack = 14
+
+// MarkPostRead records that viewer has read the thread of the post id up to its newest comment.
+// A missing or deleted post is KindNotFound. Marking is not a write the rate limit counts: it
+// changes nothing anyone else sees, and its cost is bounded by ReadMarkCap.
+func (s *Store) MarkPostRead(ctx context.Context, viewer UserKey, id string) error {
+	pid, err := PostKey(id)
+	if err != nil {
+		return err
+	}
+	l := s.NewLoader()
+	calls := l.getAll(ctx, l.postRead(pid), hashFieldRead(s.k.post(pid), "cord"))
+	if err := waitAll(ctx, calls); err != nil {
+		return fmt.Errorf("mark post %s read: %w", pid, err)
+	}
+	if l.postOf(calls[0], pid) == nil {
+		return notFoundf("no post %s", truncate(id, 40))
+	}
+	ord, err := calls[1].cmd.(*redis.StringCmd).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("mark post %s read: %w", pid, err)
+	}
+	if ord == "" {
+		ord = "0"
+	}
+	if _, err := s.run(ctx, "read_mark", []string{s.k.readMarks(string(viewer))}, pid, ord, ReadMarkCap, ReadMarkSlack); err != nil {
+		return fmt.Errorf("mark post %s read: %w", pid, err)
+	}
+	return nil
+}
+
+// ReadState returns the viewer's unread comment count of a post and whether they marked it
+// read; 0 and false for an anonymous viewer. Walk reads it for a whole list at once
+// (Needs.ReadState).
+func (l *Loader) ReadState(ctx context.Context, viewer UserKey, p *Post) (unread int, read bool, err error) {
+	if viewer == "" || p == nil {
+		return 0, false, nil
+	}
+	calls := l.getAll(ctx, l.readStateReads(string(viewer), p.Key())...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, false, err
+	}
+	mark, err := calls[0].cmd.(*redis.StringCmd).Result()
+	if errors.Is(err, redis.Nil) {
+		return p.CommentCount, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	live, err := calls[1].cmd.(*redis.StringCmd).Bytes()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, false, err
+	}
+	w, _ := strconv.ParseInt(mark, 10, 64)
+	return UnreadAfter(live, w), true, nil
+}
+
+// HasRead reports whether the viewer marked the post read; false for an anonymous viewer.
+func (l *Loader) HasRead(ctx context.Context, viewer UserKey, pid string) (bool, error) {
+	if viewer == "" {
+		return false, nil
+	}
+	c, err := l.get(ctx, hashFieldRead(l.s.k.readMarks(string(viewer)), pid))
+	if err != nil {
+		return false, err
+	}
+	err = c.cmd.(*redis.StringCmd).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// readStateReads are the reads of a viewer's read state of post pid: the mark, and the thread's
+// live bitmap.
+func (l *Loader) readStateReads(viewer, pid string) []read {
+	return []read{hashFieldRead(l.s.k.readMarks(viewer), pid), stringRead(l.s.k.liveComments(pid))}
+}
+
+// readStateWalkReads adds the read state of a post to a walk's round, when the needs ask for it.
+func (l *Loader) readStateWalkReads(it walkItem, reads []read) []read {
+	switch {
+	case it.kind != ItemPost:
+		return reads
+	case it.needs.ReadState && it.needs.Viewer != "":
+		return append(reads, l.readStateReads(string(it.needs.Viewer), it.key)...)
+	case it.needs.LiveComments:
+		return append(reads, stringRead(l.s.k.liveComments(it.key)))
+	}
+	return reads
+}
+
+// stringRead reads a string key (GET).
+func stringRead(key string) read {
+	return read{key: "g:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.Get(ctx, key)
+	}}
+}
+
+// UnreadAfter counts the bits of a live bitmap (SETBIT order: bit 0 is the high bit of the first
+// byte) set at offsets past mark.
+func UnreadAfter(live []byte, mark int64) int {
+	n := 0
+	from := mark + 1
+	if from < 0 {
+		from = 0
+	}
+	for i := int(from / 8); i < len(live); i++ {
+		b := live[i]
+		if int64(i) == from/8 {
+			b &= 0xff >> (from % 8)
+		}
+		n += bits.OnesCount8(b)
+	}
+	return n
+}
+
+// hideReadRounds bounds how many more pages PageWithoutRead reads: of MaxFirst posts each, they
+// reach past more posts than a reader can have marked (ReadMarkCap + ReadMarkSlack).
+const hideReadRounds = 2
+
+// PageWithoutRead is a page of posts without those the viewer marked read (hideRead): it loads
+// the window with load, leaves out the read posts, and while that leaves it short and the list
+// goes on, loads the next MaxFirst posts past it (before it, paging backwards) and takes what it
+// needs of them. A reader has at most ReadMarkCap + ReadMarkSlack marks, so the page is full
+// unless the list ends. The cursors are the posts' own: paging on from them skips and repeats
+// nothing, whatever comments arrive (they do not change what is read). Total is the whole list's.
+func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, load func(Window) (*Page[*Post], error)) (*Page[*Post], error) {
+	if viewer == "" {
+		return load(w)
+	}
+	w.NoCursors = false // the rounds after the first start from a cursor
+	p, err := load(w)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.WithoutRead(ctx, viewer, p)
+	if err != nil {
+		return nil, err
+	}
+	backward, n := w.Last != 0, w.First
+	if backward {
+		n = w.Last
+	}
+	for range hideReadRounds {
+		more := p.HasNext
+		if backward {
+			more = p.HasPrev
+		}
+		if len(out.Items) >= n || !more || len(p.Cursors) == 0 {
+			break
+		}
+		next := w
+		if backward {
+			next.Last, next.Before = MaxFirst, p.StartCursor()
+		} else {
+			next.First, next.After = MaxFirst, p.EndCursor()
+		}
+		if p, err = load(next); err != nil {
+			return nil, err
+		}
+		kept, err := l.WithoutRead(ctx, viewer, p)
+		if err != nil {
+			return nil, err
+		}
+		need := n - len(out.Items)
+		items, cursors := kept.Items, kept.Cursors
+		if backward {
+			out.HasPrev = p.HasPrev
+			if len(items) > need {
+				items, cursors = items[len(items)-need:], cursors[len(cursors)-need:]
+				out.HasPrev = true
+			}
+			out.Items = append(items[:len(items):len(items)], out.Items...)
+			out.Cursors = append(cursors[:len(cursors):len(cursors)], out.Cursors...)
+		} else {
+			out.HasNext = p.HasNext
+			if len(items) > need {
+				items, cursors = items[:need], cursors[:need]
+				out.HasNext = true
+			}
+			out.Items = append(out.Items, items...)
+			out.Cursors = append(out.Cursors, cursors...)
+		}
+	}
+	return out, nil
+}
+
+// WithoutRead leaves out of a page the posts the viewer marked read. The marks are read in one
+// pipeline (or were, with the posts, when the response shows read state). It keeps every
+// remaining item's cursor.
+func (l *Loader) WithoutRead(ctx context.Context, viewer UserKey, p *Page[*Post]) (*Page[*Post], error) {
+	if p == nil || viewer == "" || len(p.Items) == 0 {
+		return p, nil
+	}
+	reads := make([]read, len(p.Items))
+	for i, it := range p.Items {
+		reads[i] = hashFieldRead(l.s.k.readMarks(string(viewer)), it.Key())
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	out := *p
+	out.Items, out.Cursors = nil, nil
+	for i, it := range p.Items {
+		err := calls[i].cmd.(*redis.StringCmd).Err()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, err
+		}
+		if errors.Is(err, redis.Nil) {
+			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
+		}
+	}
+	return &out, nil
+}

@@ -1,0 +1,301 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/jobs"
+)
+
+// Watching and muting. A user's watch mode of a post's thread or of a group is REPLIES unless
+// they chose another (a post's author too: they watch their own post at REPLIES):
+//
+//   - ALL: every new comment in the thread is a WATCHED_COMMENT notification, every new post in
+//     the group a WATCHED_POST. The watchers with ALL are a set beside the mode hash, in the
+//     post's (or group's) slot; a new comment's notification job queues the fan-out, which scans
+//     that set in chunks of fanoutBatch, one job per chunk, each queueing the next before it
+//     returns: the feed's fan-out (runFeedJob), for watchers.
+//   - REPLIES: today's notifications (REPLY, MENTION) and nothing more.
+//   - MUTED: no REPLY and no MENTION from the thread, or from any post of the group. A post's own
+//     mode, once chosen, wins over its groups': REPLIES or ALL on a post of a muted group is what
+//     it says.
+//
+// Exactly once: a notification's id in an inbox is its cause — the comment ("c:17:4") or the
+// post ("p:17") — whatever its kind, and notify.lua adds an id once. So a chunk that runs again
+// (a retry, a crash mid-chunk, a job queued twice) adds nothing, and a watcher who also gets the
+// REPLY or MENTION of the same comment gets one notification, the REPLY or MENTION, which the
+// comment's job delivers before it queues the fan-out.
+
+// WatchMode is how closely a user follows a thread or a group.
+type WatchMode string
+
+// The watch modes.
+const (
+	WatchAll     WatchMode = "ALL"
+	WatchReplies WatchMode = "REPLIES"
+	WatchMuted   WatchMode = "MUTED"
+)
+
+// The kinds of notification watching adds.
+const (
+	// NotificationWatchedComment is a new comment in a thread the recipient watches with ALL.
+	NotificationWatchedComment NotificationKind = "WATCHED_COMMENT"
+	// NotificationWatchedPost is a new post in a group the recipient watches with ALL.
+	NotificationWatchedPost NotificationKind = "WATCHED_POST"
+)
+
+const (
+	jobWatchComment = "watch-comment" // "<post> <number> <cursor>": a chunk of a comment's WATCHED_COMMENTs
+	jobWatchPost    = "watch-post"    // "<group> <post> <cursor>": a chunk of a post's WATCHED_POSTs
+)
+
+// watchCode is how a mode is stored: "A", "M", "R". No entry is REPLIES too; a post's "R" says
+// the user chose it, which wins over a muted group.
+func watchCode(m WatchMode) (string, error) {
+	switch m {
+	case WatchAll:
+		return "A", nil
+	case WatchMuted:
+		return "M", nil
+	case WatchReplies:
+		return "R", nil
+	}
+	return "", invalidf("unknown watch mode %q", m)
+}
+
+// watchMode is the mode a stored code names.
+func watchMode(code string) WatchMode {
+	switch code {
+	case "A":
+		return WatchAll
+	case "M":
+		return WatchMuted
+	}
+	return WatchReplies
+}
+
+// WatchPost sets how user follows the thread of the post id. A missing or deleted post is
+// KindNotFound.
+func (s *Store) WatchPost(ctx context.Context, user UserKey, id string, mode WatchMode) error {
+	pid, err := PostKey(id)
+	if err != nil {
+		return err
+	}
+	code, err := watchCode(mode)
+	if err != nil {
+		return err
+	}
+	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "watch", []string{s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.post(pid)}, string(user), code)
+	return err
+}
+
+// WatchGroup sets how user follows the group name. A group that does not exist is KindNotFound.
+func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode WatchMode) error {
+	g, err := NormalizeGroupName(name)
+	if err != nil {
+		return err
+	}
+	code, err := watchCode(mode)
+	if err != nil {
+		return err
+	}
+	ok, err := s.NewLoader().groupExists(ctx, []string{g})
+	if err != nil {
+		return err
+	}
+	if !ok[0] {
+		return notFoundf("no group %q", g)
+	}
+	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "watch", []string{s.k.groupWatch(g), s.k.groupWatchAll(g)}, string(user), code)
+	return err
+}
+
+// PostWatch returns the viewer's watch mode of a post's thread; "" for an anonymous viewer.
+func (l *Loader) PostWatch(ctx context.Context, viewer UserKey, pid string) (WatchMode, error) {
+	return l.watchOf(ctx, viewer, l.s.k.postWatch(pid))
+}
+
+// GroupWatch returns the viewer's watch mode of a group; "" for an anonymous viewer.
+func (l *Loader) GroupWatch(ctx context.Context, viewer UserKey, group string) (WatchMode, error) {
+	return l.watchOf(ctx, viewer, l.s.k.groupWatch(group))
+}
+
+func (l *Loader) watchOf(ctx context.Context, viewer UserKey, key string) (WatchMode, error) {
+	if viewer == "" {
+		return "", nil
+	}
+	c, err := l.get(ctx, hashFieldRead(key, string(viewer)))
+	if err != nil {
+		return "", err
+	}
+	v, err := c.cmd.(*redis.StringCmd).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return "", err
+	}
+	return watchMode(v), nil
+}
+
+// watchWalkReads adds the viewer's watch mode of a post or group to a walk's round, when the
+// needs ask for it.
+func (l *Loader) watchWalkReads(it walkItem, reads []read) []read {
+	if !it.needs.Watch || it.needs.Viewer == "" {
+		return reads
+	}
+	switch it.kind {
+	case ItemPost:
+		return append(reads, hashFieldRead(l.s.k.postWatch(it.key), string(it.needs.Viewer)))
+	case ItemGroup:
+		return append(reads, hashFieldRead(l.s.k.groupWatch(it.key), string(it.needs.Viewer)))
+	}
+	return reads
+}
+
+// withoutMuted leaves out the notices whose recipients muted the post pid (in groups), or, with
+// no mode of the post, one of its groups; and reports whether the post (with comment true) or
+// any of its groups (comment false) has watchers with ALL. One round trip.
+func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups []string, ns []notice, comment bool) ([]notice, []bool, error) {
+	var reads []read
+	for _, n := range ns {
+		reads = append(reads, hashFieldRead(s.k.postWatch(pid), n.to))
+		for _, g := range groups {
+			reads = append(reads, hashFieldRead(s.k.groupWatch(g), n.to))
+		}
+	}
+	fanKeys := []string{}
+	if comment {
+		fanKeys = append(fanKeys, s.k.postWatchAll(pid))
+	} else {
+		for _, g := range groups {
+			fanKeys = append(fanKeys, s.k.groupWatchAll(g))
+		}
+	}
+	base := len(reads)
+	for _, k := range fanKeys {
+		reads = append(reads, scardRead(k))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, nil, err
+	}
+	val := func(c *call) string { return c.cmd.(*redis.StringCmd).Val() }
+	kept := ns[:0:0]
+	i := 0
+	for _, n := range ns {
+		muted := false
+		if m := val(calls[i]); m != "" {
+			muted = m == "M"
+		} else {
+			for j := range groups {
+				muted = muted || val(calls[i+1+j]) == "M"
+			}
+		}
+		i += 1 + len(groups)
+		if !muted {
+			kept = append(kept, n)
+		}
+	}
+	fans := make([]bool, len(fanKeys))
+	for j := range fanKeys {
+		fans[j] = calls[base+j].cmd.(*redis.IntCmd).Val() > 0
+	}
+	return kept, fans, nil
+}
+
+// scardRead reads the size of a set (SCARD).
+func scardRead(key string) read {
+	return read{key: "sc:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.SCard(ctx, key)
+	}}
+}
+
+// watchJob is the job of the chunk of a watchers' fan-out that starts at cursor.
+func watchJob(kind, arg, cursor string) jobs.Job {
+	return jobs.Job{ID: kind + ":" + strings.ReplaceAll(arg, " ", ":") + ":" + cursor, Kind: kind, Arg: arg + " " + cursor}
+}
+
+// queueWatchComment queues the fan-out of a new comment to the thread's watchers with ALL.
+func (s *Store) queueWatchComment(ctx context.Context, pid, num string) error {
+	if err := s.jobs.Enqueue(ctx, watchJob(jobWatchComment, pid+" "+num, "0")); err != nil {
+		return fmt.Errorf("queue the watchers of comment %s: %w", commentID(pid, num), err)
+	}
+	return nil
+}
+
+// queueWatchPost queues the fan-out of a new post to the watchers of its group with ALL.
+func (s *Store) queueWatchPost(ctx context.Context, group, pid string) error {
+	if err := s.jobs.Enqueue(ctx, watchJob(jobWatchPost, group+" "+pid, "0")); err != nil {
+		return fmt.Errorf("queue the watchers of post %s in %s: %w", pid, group, err)
+	}
+	return nil
+}
+
+// runWatchJob delivers one chunk of a fan-out to watchers with ALL: "<post> <number> <cursor>" for
+// a comment, "<group> <post> <cursor>" for a post. It reads the item again (nothing goes out for
+// one deleted since), takes the next fanoutBatch members of the watchers' set from the cursor
+// (SSCAN returns every member present for the whole scan), delivers to them, and queues the
+// next chunk before it returns, so an interrupted chain goes on from its last finished chunk.
+func (s *Store) runWatchJob(ctx context.Context, j jobs.Job) error {
+	f := strings.Fields(j.Arg)
+	if len(f) != 3 {
+		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
+	}
+	at, err := strconv.ParseUint(f[2], 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s job: bad cursor %q", j.Kind, f[2])
+	}
+	l := s.NewLoader()
+	var set, cause string
+	var rec noticeRecord
+	switch j.Kind {
+	case jobWatchComment:
+		pid, num := f[0], f[1]
+		c, err := l.Comment(ctx, commentID(pid, num))
+		if err != nil {
+			return fmt.Errorf("watchers of comment %s: %w", commentID(pid, num), err)
+		}
+		if c == nil || c.Deleted || c.Removed || c.Author == "" {
+			return nil
+		}
+		set, cause = s.k.postWatchAll(pid), commentCause(pid, num)
+		rec = noticeRecord{Kind: NotificationWatchedComment, At: c.CreatedAt.UnixMilli(), Actor: string(c.Author), Post: pid, Comment: shortNum(num)}
+	default:
+		group, pid := f[0], f[1]
+		p, err := l.Post(ctx, postID(pid))
+		if err != nil {
+			return fmt.Errorf("watchers of post %s: %w", pid, err)
+		}
+		if p == nil || p.Removed {
+			return nil
+		}
+		set, cause = s.k.groupWatchAll(group), postCause(pid)
+		rec = noticeRecord{Kind: NotificationWatchedPost, At: p.CreatedAt.UnixMilli(), Actor: string(p.Author), Post: pid}
+	}
+	watchers, next, err := s.rdb.SScan(ctx, set, at, "", fanoutBatch).Result()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", j.Kind, j.Arg, err)
+	}
+	ns := make([]notice, 0, len(watchers))
+	for _, w := range watchers {
+		if w != rec.Actor {
+			ns = append(ns, notice{to: w, cause: cause, rec: rec})
+		}
+	}
+	if err := s.deliver(ctx, ns); err != nil {
+		return err
+	}
+	if next == 0 {
+		return nil
+	}
+	return s.jobs.Enqueue(ctx, watchJob(j.Kind, f[0]+" "+f[1], strconv.FormatUint(next, 10)))
+}
