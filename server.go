@@ -74,6 +74,7 @@ type config struct {
 	maxConns      int
 	auth          store.AuthLimits
 	feed          store.FeedOptions
+	messages      store.MessageOptions
 	commentDepth  int
 	maxScheduled  int
 	admins        []string // user names of the site admins
@@ -212,6 +213,10 @@ Flags:
 	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
+	dur(&c.messages.RequestCooldown, "request-cooldown", "AGORA_REQUEST_COOLDOWN", store.DefaultRequestCooldown,
+		"how long declining a message request refuses further requests from its sender")
+	num(&c.messages.PerWindow, "message-limit", "AGORA_MESSAGE_LIMIT", store.DefaultMessagesPerMinute,
+		"private messages one user may send per minute (besides -write-limit); off with -write-limit -1")
 	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
 	var admins string
 	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site; "+
@@ -365,7 +370,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
-		Mail: mailOpts, RequireEmail: cfg.requireEmail,
+		Mail: mailOpts, RequireEmail: cfg.requireEmail, Messages: cfg.messages,
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)

@@ -1,0 +1,385 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// send sends a message and fails the test on an error.
+func send(t testing.TB, s *store.Store, from, to, body string) *store.Message {
+	t.Helper()
+	m, err := s.SendMessage(context.Background(), uk(from), uk(to), body, "")
+	if err != nil {
+		t.Fatalf("%s sends %q to %s: %v", from, body, to, err)
+	}
+	return m
+}
+
+// unread returns a user's unread message count.
+func unread(t testing.TB, s *store.Store, uid string) int {
+	t.Helper()
+	n, err := s.NewLoader().UnreadMessageCount(context.Background(), uk(uid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// convsOf returns the other users of uid's conversations (or requests), in order, with their
+// unread counts.
+func convsOf(t testing.TB, s *store.Store, uid string, requests bool) []string {
+	t.Helper()
+	l := s.NewLoader()
+	list := l.Conversations
+	if requests {
+		list = l.MessageRequests
+	}
+	p, err := list(context.Background(), uk(uid), store.Window{First: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range p.Items {
+		out = append(out, fmt.Sprintf("%s:%d", c.With, c.UnreadCount))
+	}
+	return out
+}
+
+// TestMessagesBothWaysPaged has two users write to each other and pages their conversation
+// forwards and backwards from both sides, while a third conversation moves the list's order.
+func TestMessagesBothWaysPaged(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
+		signUp(t, s, "alice", "bob", "carol")
+		var sent []string
+		for i := range 12 {
+			from, to := "alice", "bob"
+			if i%2 == 1 {
+				from, to = "bob", "alice"
+			}
+			clk.Add(time.Millisecond)
+			sent = append(sent, send(t, s, from, to, fmt.Sprint("m", i)).ID)
+		}
+		clk.Add(time.Millisecond)
+		send(t, s, "carol", "alice", "hi alice") // a request: not in alice's conversations
+		clk.Add(time.Millisecond)
+		send(t, s, "alice", "carol", "hi carol") // a reply accepts it, and is the newest activity
+		if got, want := convsOf(t, s, "alice", false), []string{"carol:0", "bob:1"}; !slices.Equal(got, want) {
+			t.Errorf("alice's conversations %v, want %v (newest first; sending reads)", got, want)
+		}
+		if got, want := convsOf(t, s, "bob", false), []string{"alice:0"}; !slices.Equal(got, want) {
+			t.Errorf("bob's conversations %v, want %v", got, want)
+		}
+		for _, viewer := range []string{"alice", "bob"} {
+			with := map[string]string{"alice": "bob", "bob": "alice"}[viewer]
+			// Forwards, five at a time, then backwards from the end.
+			var fwd, bwd []string
+			after := ""
+			for {
+				p, err := s.NewLoader().Messages(ctx, uk(viewer), uk(with), store.Window{First: 5, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Total != 12 {
+					t.Fatalf("total %d, want 12", p.Total)
+				}
+				for _, m := range p.Items {
+					fwd = append(fwd, m.ID)
+				}
+				if !p.HasNext {
+					break
+				}
+				after = p.EndCursor()
+			}
+			before := ""
+			for {
+				p, err := s.NewLoader().Messages(ctx, uk(viewer), uk(with), store.Window{Last: 5, Before: before})
+				if err != nil {
+					t.Fatal(err)
+				}
+				bwd = append(append([]string{}, idsOf(p.Items)...), bwd...)
+				if !p.HasPrev {
+					break
+				}
+				before = p.StartCursor()
+			}
+			if !slices.Equal(fwd, sent) || !slices.Equal(bwd, sent) {
+				t.Errorf("%s paged %v forwards and %v backwards, want %v", viewer, fwd, bwd, sent)
+			}
+		}
+		// A cursor stays valid while messages are added and deleted around it.
+		p, err := s.NewLoader().Messages(ctx, "bob", "alice", store.Window{First: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteMessage(ctx, "alice", sent[4]); err != nil {
+			t.Fatal(err)
+		}
+		send(t, s, "bob", "alice", "later")
+		p2, err := s.NewLoader().Messages(ctx, "bob", "alice", store.Window{First: 2, After: p.EndCursor()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := idsOf(p2.Items); !slices.Equal(got, sent[4:6]) || p2.Items[0].Body() != nil || !p2.Items[0].Deleted {
+			t.Errorf("after the cursor: %v (first deleted %v), want %v with a tombstone first", got, p2.Items[0].Deleted, sent[4:6])
+		}
+		// Only the two can read the conversation.
+		if m, err := s.NewLoader().Message(ctx, "carol", sent[0]); err != nil || m != nil {
+			t.Errorf("carol reads alice's message to bob: %v, %v", m, err)
+		}
+	})
+}
+
+func idsOf(ms []*store.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// TestMessageRequests: a stranger's first message is a request, kept out of the unread count
+// until accepted; a decline refuses the sender's requests for the cooldown, on the driven clock.
+func TestMessageRequests(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now, Messages: store.MessageOptions{RequestCooldown: time.Hour}})
+		signUp(t, s, "dan", "eve", "fay")
+		send(t, s, "eve", "dan", "buy my stuff")
+		send(t, s, "eve", "dan", "please")
+		send(t, s, "fay", "dan", "hello dan")
+		if n := unread(t, s, "dan"); n != 0 {
+			t.Errorf("requests count %d unread, want 0", n)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string{"fay:1", "eve:2"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests %v, want %v", got, want)
+		}
+		if got := convsOf(t, s, "dan", false); len(got) != 0 {
+			t.Errorf("dan's conversations %v, want none before accepting", got)
+		}
+		if got, want := convsOf(t, s, "eve", false), []string{"dan:0"}; !slices.Equal(got, want) {
+			t.Errorf("the sender's conversations %v, want %v", got, want)
+		}
+		// Accept fay: her message counts.
+		c, err := s.AcceptMessageRequest(ctx, "dan", "fay")
+		if err != nil || c.IsRequest || c.UnreadCount != 1 {
+			t.Fatalf("accept: %+v, %v", c, err)
+		}
+		if n := unread(t, s, "dan"); n != 1 {
+			t.Errorf("unread %d after accepting, want 1", n)
+		}
+		send(t, s, "fay", "dan", "thanks")
+		if n := unread(t, s, "dan"); n != 2 {
+			t.Errorf("unread %d, want 2", n)
+		}
+		// Decline eve: her requests are refused for the cooldown.
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string(nil); !slices.Equal(got, want) {
+			t.Errorf("requests after declining %v, want none", got)
+		}
+		if _, err := s.SendMessage(ctx, "eve", "dan", "again", ""); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("a request within the cooldown: %v, want FORBIDDEN", err)
+		}
+		if _, err := s.AcceptMessageRequest(ctx, "dan", "eve"); !store.IsKind(err, store.KindNotFound) {
+			t.Errorf("accepting a declined request: %v, want NOT_FOUND", err)
+		}
+		clk.Add(time.Hour - time.Millisecond)
+		if _, err := s.SendMessage(ctx, "eve", "dan", "again", ""); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("a request a millisecond before the cooldown ends: %v, want FORBIDDEN", err)
+		}
+		clk.Add(time.Millisecond)
+		send(t, s, "eve", "dan", "after the cooldown")
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("requests after the cooldown %v, want %v (the declined ones read)", got, want)
+		}
+		// Replying accepts a request; an accepted conversation cannot be declined.
+		send(t, s, "dan", "eve", "fine, what?")
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("declining an accepted conversation: %v, want BAD_USER_INPUT", err)
+		}
+		if got, want := convsOf(t, s, "dan", false), []string{"eve:0", "fay:2"}; !slices.Equal(got, want) {
+			t.Errorf("dan's conversations %v, want %v", got, want)
+		}
+		// Marking read zeroes the conversation, exactly.
+		c, err = s.MarkConversationRead(ctx, "dan", "fay")
+		if err != nil || c.UnreadCount != 0 || c.LastMessage == nil || c.LastMessage.Text != "thanks" {
+			t.Fatalf("mark read: %+v, %v", c, err)
+		}
+		if n := unread(t, s, "dan"); n != 0 {
+			t.Errorf("unread %d after reading all, want 0", n)
+		}
+		if _, err := s.MarkConversationRead(ctx, "dan", "alice"); !store.IsKind(err, store.KindNotFound) && !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("marking a conversation that does not exist: %v", err)
+		}
+	})
+}
+
+// TestMessagesRefused: blocks stop messages both ways, a site ban stops the banned, the message
+// limit applies and switches off with the write limit, and bodies are checked.
+func TestMessagesRefused(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{WriteLimit: 1000, Messages: store.MessageOptions{PerWindow: 3}})
+		signUp(t, s, "root", "gus", "hal", "ivy")
+		if err := s.GrantAdmin(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Block(ctx, "gus", "hal"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ from, to string }{{"gus", "hal"}, {"hal", "gus"}} {
+			if _, err := s.SendMessage(ctx, uk(c.from), uk(c.to), "hi", ""); !store.IsKind(err, store.KindForbidden) {
+				t.Errorf("%s to %s across a block: %v, want FORBIDDEN", c.from, c.to, err)
+			}
+		}
+		for _, c := range []struct {
+			name, to, body string
+			kind           store.Kind
+		}{
+			{"empty", "ivy", "", store.KindInvalid},
+			{"too long", "ivy", string(make([]byte, store.MaxMessageBodyRunes+1)), store.KindInvalid},
+			{"yourself", "gus", "me", store.KindInvalid},
+			{"nobody", "nobody", "hi", store.KindNotFound},
+		} {
+			if _, err := s.SendMessage(ctx, "gus", uk(c.to), c.body, ""); !store.IsKind(err, c.kind) {
+				t.Errorf("%s: %v, want kind %v", c.name, err, c.kind)
+			}
+		}
+		for i := range 3 {
+			send(t, s, "ivy", "gus", fmt.Sprint("n", i))
+		}
+		if _, err := s.SendMessage(ctx, "ivy", "gus", "one too many", ""); !store.IsKind(err, store.KindRateLimited) {
+			t.Errorf("past the message limit: %v, want RATE_LIMITED", err)
+		}
+		if _, err := s.BanUser(ctx, "root", "ivy", "", nil, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SendMessage(ctx, "ivy", "hal", "hi", ""); !store.IsKind(err, store.KindBanned) {
+			t.Errorf("a site-banned sender: %v, want BANNED", err)
+		}
+		// AGORA_WRITE_LIMIT=-1 switches the message limit off.
+		off := b.NewStore(t, store.Options{WriteLimit: -1, Messages: store.MessageOptions{PerWindow: 1}})
+		signUp(t, off, "jay", "kim")
+		for i := range 5 {
+			send(t, off, "jay", "kim", fmt.Sprint("x", i))
+		}
+	})
+}
+
+// TestUnreadMessagesExactUnderConcurrency has 50 writers message one reader at once, each
+// sending, retrying a send with its idempotency key, deleting one message and editing another,
+// while the reader reads some conversations: every count comes out exact.
+func TestUnreadMessagesExactUnderConcurrency(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
+		const writers = 50
+		signUp(t, s, "reader")
+		names := make([]string, writers)
+		for i := range names {
+			names[i] = fmt.Sprintf("w%02d", i)
+			signUp(t, s, names[i])
+			if i%2 == 0 {
+				send(t, s, "reader", names[i], "hello") // the reader accepts the even ones
+			}
+		}
+		clk.Add(time.Second) // every message after the reader's own
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for i, w := range names {
+			wg.Go(func() {
+				var ids []string
+				for j := range 4 {
+					key := fmt.Sprintf("k%d", j)
+					for range 1 + j%2 { // the odd sends are retried with their key
+						m, err := s.SendMessage(ctx, uk(w), "reader", fmt.Sprint("m", j), key)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if len(ids) == j+1 && ids[j] != m.ID {
+							errs <- fmt.Errorf("%s: a retry sent %s, then %s", w, ids[j], m.ID)
+							return
+						}
+						if len(ids) == j {
+							ids = append(ids, m.ID)
+						}
+					}
+				}
+				if err := s.DeleteMessage(ctx, uk(w), ids[0]); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.EditMessage(ctx, uk(w), ids[1], "edited"); err != nil {
+					errs <- err
+					return
+				}
+				if i%10 == 0 {
+					// A read in the middle of the writes: it marks what came before it.
+					if _, err := s.MarkConversationRead(ctx, "reader", uk(w)); err != nil && i%2 == 0 {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		// Each even writer's conversation holds 3 unread messages, unless the reader read it
+		// after the writer's last send (every 10th); the odd ones are requests, not counted.
+		want := 0
+		for i := range names {
+			if i%2 == 0 && i%10 != 0 {
+				want += 3
+			}
+		}
+		if got := unread(t, s, "reader"); got != want {
+			t.Errorf("unread %d, want %d", got, want)
+		}
+		sum := 0
+		p, err := s.NewLoader().Conversations(ctx, "reader", store.Window{First: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Items {
+			sum += c.UnreadCount
+		}
+		if sum != want || len(p.Items) != writers/2 {
+			t.Errorf("conversations sum to %d unread over %d, want %d over %d", sum, len(p.Items), want, writers/2)
+		}
+		reqs := convsOf(t, s, "reader", true)
+		if len(reqs) != writers/2 {
+			t.Errorf("%d requests, want %d", len(reqs), writers/2)
+		}
+		for _, r := range reqs {
+			if r[len(r)-2:] != ":3" {
+				t.Errorf("request %s, want 3 unread", r)
+			}
+		}
+		// The repair of a conversation derives the same mailboxes again.
+		before := unread(t, s, "reader")
+		for _, w := range names {
+			if err := s.RepairConversation(ctx, "reader", uk(w)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after := unread(t, s, "reader"); after != before || !slices.Equal(convsOf(t, s, "reader", true), reqs) {
+			t.Errorf("after repair: unread %d (was %d), requests %v (were %v)", after, before, convsOf(t, s, "reader", true), reqs)
+		}
+	})
+}

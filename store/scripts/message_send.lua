@@ -1,0 +1,45 @@
+-- message_send: add a private message to a conversation, or return the one an idempotency key
+-- sent.
+-- KEYS[1]  conversation hash {m:<a>:<b>}   KEYS[2] zset {m:<a>:<b>}:msgs (message id → created
+--          ms)   KEYS[3] the new message's hash {m:<a>:<b>}:m:<id>   KEYS[4] hash
+--          {m:<a>:<b>}:last (a copy of the last message)   KEYS[5] idempotency string
+--          {m:<a>:<b>}:idem:<digest>
+-- ARGV[1]  message id (13 digits of created ms, then random hex)   ARGV[2] sender user key
+--          ARGV[3] recipient user key   ARGV[4] body   ARGV[5] now (Unix ms): the message's
+--          creation time   ARGV[6] idempotency TTL in seconds
+-- Reply    {"ok", id}, or {"again", id} when the idempotency key names an earlier message.
+-- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
+--          ago and has not accepted the conversation since.
+-- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
+--          to now (r:<sender>); a reply to a pending request accepts it (q:<sender> goes). A
+--          message to one who has not accepted the conversation is a request (q:<recipient>).
+--          The recipient's mailbox (mailbox.lua "in") applies the same rules to its own copy of
+--          the state, in the same pipeline, so that both agree whatever order they run in.
+-- Repeat   a second run finds the message (or the idempotency key) and changes nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local conv, msgs, msg, last, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, from, to, body, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local prior = redis.call('GET', idem)
+if prior then return {'again', prior} end
+if redis.call('EXISTS', msg) == 1 then return {'ok', id} end
+if redis.call('HGET', conv, 'a:' .. to) ~= '1' then
+  local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
+  if declined > ms then
+    return redis.error_reply('FORBIDDEN ' .. to .. ' declined your messages; you can write again after ' .. declined)
+  end
+  redis.call('HSET', conv, 'q:' .. to, '1')
+end
+redis.call('HSET', msg, 'f', from, 'b', body, 't', ms)
+redis.call('ZADD', msgs, ms, id)
+if redis.call('ZRANGE', msgs, -1, -1)[1] == id then
+  redis.call('DEL', last)
+  redis.call('HSET', last, 'id', id, 'f', from, 'b', body, 't', ms)
+end
+redis.call('HSET', conv, 'a:' .. from, '1')
+redis.call('HDEL', conv, 'q:' .. from)
+if ms > tonumber(redis.call('HGET', conv, 'r:' .. from) or '0') then redis.call('HSET', conv, 'r:' .. from, ms) end
+if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
+redis.call('SET', idem, id, 'EX', ARGV[6])
+return {'ok', id}
