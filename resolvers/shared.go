@@ -71,7 +71,8 @@ func (s *sharedSub) close(err error) {
 var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true,
 	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true,
 	"viewerBlocks": true, "viewerSaved": true, "viewerIsMember": true, "viewerIsModerator": true, "blockedByViewer": true,
-	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true}
+	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true,
+	"conversations": true, "messageRequests": true, "messages": true, "conversation": true, "unreadMessageCount": true, "messageAdded": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

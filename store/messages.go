@@ -43,7 +43,7 @@ import (
 // written to the sender, nor accepted them, is a request: it waits in the recipient's
 // messageRequests, does not count in their unreadMessageCount, until they accept it (or reply);
 // declining it refuses further requests from the sender for MessageOptions.RequestCooldown.
-// Sending marks the conversation read for the sender.
+// Sending marks the conversation read for the sender, up to the message sent.
 
 // Defaults of MessageOptions.
 const (
@@ -148,6 +148,10 @@ const msgIDLen = 19
 func (s *Store) newMessageID(t time.Time) string {
 	return fmt.Sprintf("%013d%06x", t.UnixMilli(), s.msgSeq.Add(1)&0xffffff)
 }
+
+// readPosition is the read position of everything sent up to t (see mailbox.lua): after every
+// message id of t's millisecond.
+func readPosition(t time.Time) string { return fmt.Sprintf("%013dffffff", t.UnixMilli()) }
 
 // validMessageID reports whether id is a message id.
 func validMessageID(id string) bool {
@@ -425,10 +429,19 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 	if err != nil {
 		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
 	}
-	since := min(numField(conv, "r:"+a), numField(conv, "r:"+b))
+	// The messages after the earlier of the two read positions: a position's first 13 digits
+	// are the ms of the last message read, so every message after it is scored at or after them.
+	since := min(conv["r:"+a], conv["r:"+b])
+	minScore := "-inf"
+	if len(since) >= 13 {
+		minScore = strings.TrimLeft(since[:13], "0")
+		if minScore == "" {
+			minScore = "0"
+		}
+	}
 	c, err := l.get(ctx, read{key: "zs:" + s.k.convMsgs(a, b), rkey: s.k.convMsgs(a, b),
 		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			c.cmd = p.ZRangeByScoreWithScores(ctx, s.k.convMsgs(a, b), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(since, 10), Max: "+inf"})
+			c.cmd = p.ZRangeByScoreWithScores(ctx, s.k.convMsgs(a, b), &redis.ZRangeBy{Min: minScore, Max: "+inf"})
 		}})
 	if err != nil {
 		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
@@ -450,7 +463,7 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		if u == b {
 			o = a
 		}
-		r := numField(conv, "r:"+u)
+		r := conv["r:"+u]
 		list := "-"
 		switch {
 		case conv["a:"+u] == "1":
@@ -462,8 +475,8 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		if list != "-" {
 			for i, z := range zs {
 				f := fields(calls[i])
-				if f[0] == o && f[1] != "1" && int64(z.Score) > r {
-					args = append(args, z.Member)
+				if id, _ := z.Member.(string); f[0] == o && f[1] != "1" && id > r {
+					args = append(args, id)
 				}
 			}
 		}
@@ -560,7 +573,7 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) 
 		return nil, err
 	}
 	a, b := pair(v, o)
-	now := s.now().UnixMilli()
+	now := readPosition(s.now())
 	cr := s.convReads(ctx, v, o)
 	out, err := s.runScripts(ctx, []scriptCall{
 		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{"read", v, now}},
@@ -635,8 +648,8 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	until := now.Add(s.opts.Messages.RequestCooldown).UnixMilli()
 	cr := s.convReads(ctx, v, o)
 	_, err := s.runScripts(ctx, []scriptCall{
-		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{step, v, now.UnixMilli(), until}},
-		s.mailboxCall(v, o, step, now.UnixMilli(), until),
+		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{step, v, readPosition(now), until}},
+		s.mailboxCall(v, o, step, readPosition(now), until),
 	}, cr.ops...)
 	if err != nil {
 		// The mailbox took a step that the conversation refused (the request changed since the

@@ -204,7 +204,8 @@ func TestMessageRequests(t *testing.T) {
 		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
 			t.Errorf("requests after the cooldown %v, want %v (the declined ones read)", got, want)
 		}
-		// Replying accepts a request; an accepted conversation cannot be declined.
+		// Replying accepts a request, and reads what came before it; an accepted conversation
+		// cannot be declined.
 		send(t, s, "dan", "eve", "fine, what?")
 		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("declining an accepted conversation: %v, want BAD_USER_INPUT", err)

@@ -7,17 +7,19 @@
 --          r:<other>, as the conversation keeps them for u)
 -- ARGV[1]  the step   ARGV[2] the other user   ARGV[3..] the step's arguments:
 --          out ID MS       u sent message ID at MS: u accepts the conversation (a reply accepts a
---                          request) and has read it up to MS
+--                          request) and has read what precedes ID
 --          in ID MS        the other sent message ID at MS: unread unless u has read the
---                          conversation up to MS already; a request unless u accepted; nothing
+--                          conversation past ID already; a request unless u accepted; nothing
 --                          while u's decline lasts (as message_send.lua refuses it)
---          read T          u read the conversation up to T
+--          read P          u read the conversation up to the position P
 --          accept          u accepts the request: its unread messages count, it moves to convs
---          decline T UNTIL u declines the request at T: its messages count as read, requests are
---                          refused until UNTIL
+--          decline P UNTIL u declines the request, having read up to P: requests are refused
+--                          until UNTIL (ms)
+--          Read positions are message ids, or 13 digits of ms and "ffffff" (everything sent up to
+--          that ms), compared as strings.
 --          remove ID       message ID is deleted: it is no longer unread
 --          sync A D R LIST AT ID...  the conversation as it is (the repair): a:, d:, r: (""
---                          or 0 for none), LIST "c" (accepted), "r" (a pending request) or "-"
+--                          or 0 for none; R a read position), LIST "c" (accepted), "r" (a pending request) or "-"
 --                          (neither), the last activity AT, and the ids of u's unread messages
 -- Reply    the number of u's unread messages in accepted conversations.
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
@@ -32,15 +34,15 @@ local convs, reqs, unread, runread, state = KEYS[1], KEYS[2], KEYS[3], KEYS[4], 
 local step, o = ARGV[1], ARGV[2]
 local lo, hi = '[' .. o .. ':', '(' .. o .. ';'
 local function num(field) return tonumber(redis.call('HGET', state, field .. o) or '0') or 0 end
-local function readTo(t)
-  local r = num('r:')
-  if t > r then
-    redis.call('HSET', state, 'r:' .. o, t)
-    r = t
+local function readPos() return redis.call('HGET', state, 'r:' .. o) or '' end
+local function readTo(p)
+  local r = readPos()
+  if p > r then
+    redis.call('HSET', state, 'r:' .. o, p)
+    r = p
   end
-  local upto = '(' .. o .. ':' .. string.format('%013d', r + 1)
-  redis.call('ZREMRANGEBYLEX', unread, lo, upto)
-  redis.call('ZREMRANGEBYLEX', runread, lo, upto)
+  redis.call('ZREMRANGEBYLEX', unread, lo, '[' .. o .. ':' .. r)
+  redis.call('ZREMRANGEBYLEX', runread, lo, '[' .. o .. ':' .. r)
 end
 local function move(from, to)
   local members = redis.call('ZRANGEBYLEX', from, lo, hi)
@@ -63,10 +65,10 @@ local function toConvs()
   move(runread, unread)
 end
 if step == 'out' then
-  local ms = tonumber(ARGV[4])
+  local id, ms = ARGV[3], tonumber(ARGV[4])
   redis.call('HSET', state, 'a:' .. o, '1')
   toConvs()
-  readTo(ms)
+  readTo(id)
   redis.call('ZADD', convs, 'GT', ms, o)
 elseif step == 'in' then
   local id, ms = ARGV[3], tonumber(ARGV[4])
@@ -74,11 +76,11 @@ elseif step == 'in' then
   if accepted or num('d:') <= ms then
     local set, list = unread, convs
     if not accepted then set, list = runread, reqs end
-    if ms > num('r:') then redis.call('ZADD', set, 0, o .. ':' .. id) end
+    if id > readPos() then redis.call('ZADD', set, 0, o .. ':' .. id) end
     redis.call('ZADD', list, 'GT', ms, o)
   end
 elseif step == 'read' then
-  readTo(tonumber(ARGV[3]))
+  readTo(ARGV[3])
 elseif step == 'accept' then
   redis.call('HSET', state, 'a:' .. o, '1')
   redis.call('HDEL', state, 'd:' .. o)
@@ -87,16 +89,16 @@ elseif step == 'decline' then
   if redis.call('HGET', state, 'a:' .. o) ~= '1' then
     redis.call('HSET', state, 'd:' .. o, ARGV[4])
     redis.call('ZREM', reqs, o)
-    readTo(tonumber(ARGV[3]))
+    readTo(ARGV[3])
   end
 elseif step == 'remove' then
   redis.call('ZREM', unread, o .. ':' .. ARGV[3])
   redis.call('ZREM', runread, o .. ':' .. ARGV[3])
 elseif step == 'sync' then
-  local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, tonumber(ARGV[5]) or 0, ARGV[6], ARGV[7]
+  local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
   if a == '1' then redis.call('HSET', state, 'a:' .. o, '1') else redis.call('HDEL', state, 'a:' .. o) end
   if d > 0 then redis.call('HSET', state, 'd:' .. o, d) else redis.call('HDEL', state, 'd:' .. o) end
-  if r > 0 then redis.call('HSET', state, 'r:' .. o, r) else redis.call('HDEL', state, 'r:' .. o) end
+  if r ~= '' then redis.call('HSET', state, 'r:' .. o, r) else redis.call('HDEL', state, 'r:' .. o) end
   redis.call('ZREMRANGEBYLEX', unread, lo, hi)
   redis.call('ZREMRANGEBYLEX', runread, lo, hi)
   redis.call('ZREM', convs, o)

@@ -11,9 +11,11 @@
 -- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
 --          ago and has not accepted the conversation since.
 -- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
---          to now (r:<sender>); a reply to a pending request accepts it (q:<sender> goes). A
+--          to their message (r:<sender>); a reply to a pending request accepts it (q:<sender> goes). A
 --          message to one who has not accepted the conversation is a request (q:<recipient>).
---          The recipient's mailbox (mailbox.lua "in") applies the same rules to its own copy of
+--          Read state is a position in the conversation: a message id, or 13 digits of ms and
+--          "ffffff" for "everything sent up to that ms"; the sender has read what precedes their
+--          message. The recipient's mailbox (mailbox.lua "in") applies the same rules to its own copy of
 --          the state, in the same pipeline, so that both agree whatever order they run in.
 -- Repeat   a second run finds the message (or the idempotency key) and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
@@ -39,7 +41,7 @@ if redis.call('ZRANGE', msgs, -1, -1)[1] == id then
 end
 redis.call('HSET', conv, 'a:' .. from, '1')
 redis.call('HDEL', conv, 'q:' .. from)
-if ms > tonumber(redis.call('HGET', conv, 'r:' .. from) or '0') then redis.call('HSET', conv, 'r:' .. from, ms) end
+if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
 if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
 redis.call('SET', idem, id, 'EX', ARGV[6])
 return {'ok', id}
