@@ -28,6 +28,16 @@ func messageConnection(p *store.Page[*store.Message]) *model.MessageConnection {
 		}), Nodes: p.Items}
 }
 
+// participant loads a participant of a conversation: DeletedUser once their account is deleted
+// (a conversation outlives either account).
+func participant(ctx context.Context, uid store.UserKey) (*store.User, error) {
+	u, err := loaderFrom(ctx).User(ctx, uid)
+	if err != nil || u != nil {
+		return u, err
+	}
+	return store.DeletedUser(), nil
+}
+
 // viewerAndPeer returns the signed-in viewer and the user a userId argument names.
 func viewerAndPeer(ctx context.Context, userID string) (viewer, peer store.UserKey, err error) {
 	if viewer, err = requireViewer(ctx); err != nil {

@@ -14,15 +14,15 @@ import (
 )
 
 func (r *conversationResolver) With(ctx context.Context, obj *store.Conversation) (*store.User, error) {
-	return loaderFrom(ctx).User(ctx, obj.With)
+	return participant(ctx, obj.With)
 }
 
 func (r *messageResolver) Sender(ctx context.Context, obj *store.Message) (*store.User, error) {
-	return loaderFrom(ctx).User(ctx, obj.Sender)
+	return participant(ctx, obj.Sender)
 }
 
 func (r *messageResolver) Recipient(ctx context.Context, obj *store.Message) (*store.User, error) {
-	return loaderFrom(ctx).User(ctx, obj.Recipient)
+	return participant(ctx, obj.Recipient)
 }
 
 func (r *mutationResolver) SendMessage(ctx context.Context, toUserID string, body string, idempotencyKey *string) (*store.Message, error) {

@@ -35,7 +35,7 @@ import (
 const jobEraseUser = "erase-user"
 
 // The steps of a deletion's chain, in order.
-var eraseSteps = []string{"posts", "comments", "following", "followers", "groups", "finish"}
+var eraseSteps = []string{"posts", "comments", "following", "followers", "groups", "messages", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -101,6 +101,10 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	inbox := []string{s.k.inbox(uid), s.k.inboxUnread(uid), s.k.inboxNotes(uid), s.k.inboxUnannounced(uid)}
 	if err := s.rdb.Unlink(ctx, inbox...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
+	}
+	// The mailbox but its conversations, which the chain's messages step works through.
+	if err := s.rdb.Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
+		return fmt.Errorf("delete account %s: drop the mailbox: %w", uid, err)
 	}
 	if err := s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[0], 0)); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
@@ -173,6 +177,8 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 		list, each = s.k.followers(uid), func(a string) error { return s.syncFollow(ctx, a, uid, false) }
 	case "groups":
 		list, each = s.k.userGroups(uid), func(g string) error { return s.syncMember(ctx, uid, g, followRemove) }
+	case "messages":
+		list, each = s.k.mailbox(uid).convs, func(o string) error { return s.eraseMessagesWith(ctx, uid, o, erase) }
 	case "finish":
 		return false, s.eraseFinish(ctx, uid)
 	default:

@@ -524,6 +524,13 @@ func (k keys) mailbox(uid string) mailbox {
 	return mailbox{convs: tag + ":convs", reqs: tag + ":reqs", unread: tag + ":unread", runread: tag + ":runread", state: tag + ":state"}
 }
 
+// mailboxKeysBut lists the keys of uid's mailbox but its conversations (convs), which an
+// account's deletion works through before they go.
+func (k keys) mailboxKeysBut(uid string) []string {
+	mb := k.mailbox(uid)
+	return []string{mb.reqs, mb.unread, mb.runread, mb.state}
+}
+
 // msgRate is a sorted set of the user's recent messages scored by time (ms), for the limit on
 // messages (MessageOptions.PerWindow).
 func (k keys) msgRate(uid string) string { return k.user(uid) + ":msgrate" }

@@ -271,13 +271,13 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	n, nc := s.noteCall(repairConversation + ":" + a + ":" + b)
 	calls = append(calls, nc)
 	check, reads := s.banReads(ctx, from, nil)
-	var exists *redis.IntCmd
+	var name *redis.StringCmd
 	var blocked, blocking *redis.FloatCmd
 	reads = append(reads,
 		op{key: s.k.user(to), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			exists = p.Exists(ctx, s.k.user(to))
+			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
 			blocked = p.ZScore(ctx, s.k.blocks(to), from)
-			return exists, blocked
+			return name, blocked
 		}},
 		op{key: s.k.blocks(from), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			blocking = p.ZScore(ctx, s.k.blocks(from), to)
@@ -297,7 +297,7 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 			}
 		}
 	}
-	if exists.Val() == 0 {
+	if name.Val() == "" {
 		return n, notFoundf("no user %s", userID(to))
 	}
 	if blocking.Err() == nil {
@@ -425,10 +425,12 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		return fmt.Errorf("repair conversation %q %q: malformed", a, b)
 	}
 	l := s.NewLoader()
-	conv, err := l.hashAll(ctx, s.k.conv(a, b))
-	if err != nil {
+	first := l.getAll(ctx, hashAllRead(s.k.conv(a, b)), hashFieldRead(s.k.user(a), "deleted"), hashFieldRead(s.k.user(b), "deleted"))
+	if err := waitAll(ctx, first); err != nil {
 		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
 	}
+	conv := first[0].cmd.(*redis.MapStringStringCmd).Val()
+	deleted := map[string]bool{a: first[1].cmd.(*redis.StringCmd).Val() == "1", b: first[2].cmd.(*redis.StringCmd).Val() == "1"}
 	// The messages after the earlier of the two read positions: a position's first 13 digits
 	// are the ms of the last message read, so every message after it is scored at or after them.
 	since := min(conv["r:"+a], conv["r:"+b])
@@ -463,6 +465,9 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		if u == b {
 			o = a
 		}
+		if deleted[u] {
+			continue // a deleted account keeps no mailbox
+		}
 		r := conv["r:"+u]
 		list := "-"
 		switch {
@@ -494,15 +499,11 @@ func numField(h map[string]string, field string) int64 {
 	return n
 }
 
-// hashAll loads a whole hash (HGETALL).
-func (l *Loader) hashAll(ctx context.Context, key string) (map[string]string, error) {
-	c, err := l.get(ctx, read{key: "ha:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+// hashAllRead reads a whole hash (HGETALL).
+func hashAllRead(key string) read {
+	return read{key: "ha:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
 		c.cmd = p.HGetAll(ctx, key)
-	}})
-	if err != nil {
-		return nil, err
-	}
-	return c.cmd.(*redis.MapStringStringCmd).Val(), nil
+	}}
 }
 
 // changeMessage edits or deletes a message of user's (message_change.lua) and returns it as it
@@ -914,4 +915,106 @@ func (l *Loader) Message(ctx context.Context, viewer UserKey, gid string) (*Mess
 		return nil, err
 	}
 	return messageOf(c, string(a), string(b), id), nil
+}
+
+// eraseBatchMessages bounds the messages one pipeline of an account's erasure reads or writes.
+const eraseBatchMessages = 200
+
+// eraseMessagesWith is the deletion of uid's account in its conversation with o: with erase,
+// every message uid sent becomes a tombstone for both, and leaves o's unread messages; without,
+// the messages stay, shown as sent by a deleted user. The conversation stays for o either way.
+func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool) error {
+	if !erase || !validUserName(o) {
+		return nil
+	}
+	a, b := pair(uid, o)
+	l := s.NewLoader()
+	c, err := l.get(ctx, read{key: "zr:" + s.k.convMsgs(a, b), rkey: s.k.convMsgs(a, b),
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.ZRange(ctx, s.k.convMsgs(a, b), 0, -1)
+		}})
+	if err != nil {
+		return err
+	}
+	ids := c.cmd.(*redis.StringSliceCmd).Val()
+	for start := 0; start < len(ids); start += eraseBatchMessages {
+		batch := ids[start:min(start+eraseBatchMessages, len(ids))]
+		reads := make([]read, len(batch))
+		for i, id := range batch {
+			reads[i] = hashFieldsRead(s.k.convMsg(a, b, id), boxed([]string{"f", "d"}))
+		}
+		calls := l.getAll(ctx, reads...)
+		if err := waitAll(ctx, calls); err != nil {
+			return err
+		}
+		var writes []scriptCall
+		for i, id := range batch {
+			if f := fields(calls[i]); f[0] == uid && f[1] != "1" {
+				writes = append(writes, scriptCall{name: "message_change",
+					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli()}},
+					s.mailboxCall(o, uid, "remove", id))
+			}
+		}
+		if err := s.runMany(ctx, writes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportMessage is a private message of an export: the messages of the account's conversations
+// and pending requests, both directions, a conversation at a time, oldest first.
+type exportMessage struct {
+	ID           string     `json:"id"`
+	Conversation string     `json:"conversationId"`
+	Sender       string     `json:"senderId"`
+	Recipient    string     `json:"recipientId"`
+	Body         *string    `json:"body"` // null once deleted
+	Deleted      bool       `json:"deleted"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	EditedAt     *time.Time `json:"editedAt"`
+}
+
+// messages writes the messages of the account's conversations, then of its pending requests.
+func (e *exporter) messages(ctx context.Context) error {
+	mb := e.s.k.mailbox(e.uid)
+	for _, list := range []string{mb.convs, mb.reqs} {
+		err := e.zpages(ctx, list, func(ctx context.Context, zs []redis.Z) error {
+			for _, z := range zs {
+				if err := e.conversation(ctx, str(z.Member)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// conversation writes the messages of the account's conversation with o.
+func (e *exporter) conversation(ctx context.Context, o string) error {
+	a, b := pair(e.uid, o)
+	return e.zpages(ctx, e.s.k.convMsgs(a, b), func(ctx context.Context, zs []redis.Z) error {
+		l := e.s.NewLoader()
+		reads := make([]read, len(zs))
+		for i, z := range zs {
+			reads[i] = l.messageRead(a, b, str(z.Member))
+		}
+		calls := l.getAll(ctx, reads...)
+		if err := waitAll(ctx, calls); err != nil {
+			return fmt.Errorf("read the messages with %s: %w", o, err)
+		}
+		for i, z := range zs {
+			m := messageOf(calls[i], a, b, str(z.Member))
+			if m == nil {
+				continue
+			}
+			e.item(exportMessage{ID: m.ID, Conversation: conversationID(a, b), Sender: m.Sender.ID(),
+				Recipient: m.Recipient.ID(), Body: m.Body(), Deleted: m.Deleted, CreatedAt: m.CreatedAt, EditedAt: m.EditedAt})
+		}
+		return e.err
+	})
 }

@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -383,4 +385,93 @@ func TestUnreadMessagesExactUnderConcurrency(t *testing.T) {
 			t.Errorf("after repair: unread %d (was %d), requests %v (were %v)", after, before, convsOf(t, s, "reader", true), reqs)
 		}
 	})
+}
+
+// TestMessagesExportedAndDeletedWithTheAccount: an account's export holds its messages, both
+// directions; deleting it with erase makes the messages it sent tombstones for the other side
+// (and no longer unread), without erase leaves them; either way its mailbox goes, the
+// conversation stays for the other side, and nobody can write to it any more.
+func TestMessagesExportedAndDeletedWithTheAccount(t *testing.T) {
+	for _, erase := range []bool{true, false} {
+		t.Run(fmt.Sprintf("erase=%v", erase), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				clk := storetest.NewClock()
+				s := b.NewStore(t, store.Options{Now: clk.Now})
+				signUp(t, s, "ann", "ben")
+				ids := []string{send(t, s, "ann", "ben", "one").ID}
+				clk.Add(time.Millisecond)
+				ids = append(ids, send(t, s, "ben", "ann", "two").ID)
+				clk.Add(time.Millisecond)
+				ids = append(ids, send(t, s, "ann", "ben", "three").ID)
+				var buf bytes.Buffer
+				if err := s.Export(ctx, "ann", "", &buf); err != nil {
+					t.Fatal(err)
+				}
+				var doc struct {
+					Messages []struct {
+						ID, ConversationID, SenderID, RecipientID string
+						Body                                      *string
+					}
+				}
+				if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, m := range doc.Messages {
+					got = append(got, fmt.Sprintf("%s %s>%s %s", m.ConversationID, m.SenderID, m.RecipientID, *m.Body))
+				}
+				want := []string{"conversation:ann:ben user:ann>user:ben one", "conversation:ann:ben user:ben>user:ann two",
+					"conversation:ann:ben user:ann>user:ben three"}
+				if !slices.Equal(got, want) {
+					t.Errorf("exported %v, want %v", got, want)
+				}
+				if n := unread(t, s, "ben"); n != 1 {
+					t.Fatalf("ben's unread %d, want 1", n)
+				}
+				if err := s.DeleteAccount(ctx, "ann", "password1", erase); err != nil {
+					t.Fatal(err)
+				}
+				settle(t, s)
+				p, err := s.NewLoader().Messages(ctx, "ben", "ann", store.Window{First: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var bodies []string
+				for _, m := range p.Items {
+					body := "<deleted>"
+					if m.Body() != nil {
+						body = *m.Body()
+					}
+					bodies = append(bodies, body)
+				}
+				wantBodies, wantUnread := []string{"one", "two", "three"}, 1
+				if erase {
+					wantBodies, wantUnread = []string{"<deleted>", "two", "<deleted>"}, 0
+				}
+				if !slices.Equal(bodies, wantBodies) || !slices.Equal(idsOf(p.Items), ids) {
+					t.Errorf("ben sees %v, want %v", bodies, wantBodies)
+				}
+				if n := unread(t, s, "ben"); n != wantUnread {
+					t.Errorf("ben's unread %d, want %d", n, wantUnread)
+				}
+				if got := convsOf(t, s, "ben", false); !slices.Equal(got, []string{fmt.Sprintf("ann:%d", wantUnread)}) {
+					t.Errorf("ben's conversations %v", got)
+				}
+				if got := convsOf(t, s, "ann", false); len(got) != 0 {
+					t.Errorf("the deleted account's conversations %v, want none", got)
+				}
+				if _, err := s.SendMessage(ctx, "ben", "ann", "still there?", ""); !store.IsKind(err, store.KindNotFound) {
+					t.Errorf("writing to a deleted account: %v, want NOT_FOUND", err)
+				}
+				// The repair keeps the deleted account without a mailbox.
+				if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
+					t.Fatal(err)
+				}
+				if got := convsOf(t, s, "ann", false); len(got) != 0 {
+					t.Errorf("after a repair, the deleted account's conversations %v, want none", got)
+				}
+			})
+		})
+	}
 }
