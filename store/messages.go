@@ -1018,3 +1018,23 @@ func (e *exporter) conversation(ctx context.Context, o string) error {
 		return e.err
 	})
 }
+
+// rebuildMailboxes derives the mailboxes of the participants of every conversation again (for
+// `agora rebuild`), and returns how many conversations it found. The conversations' hashes are
+// the keys "<prefix>{m:<a>:<b>}" exactly; a conversation's other keys carry a suffix.
+func (s *Store) rebuildMailboxes(ctx context.Context) (int, error) {
+	n := 0
+	err := s.scanKeys(ctx, s.k.prefix+"{m:*}", func(key string) error {
+		rest, ok := strings.CutPrefix(key, s.k.prefix+"{m:")
+		if !ok || !strings.HasSuffix(rest, "}") {
+			return nil
+		}
+		a, b, ok := splitConversationKey(strings.TrimSuffix(rest, "}"))
+		if !ok {
+			return nil
+		}
+		n++
+		return s.syncConversation(ctx, a, b)
+	})
+	return n, err
+}

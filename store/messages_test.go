@@ -475,3 +475,45 @@ func TestMessagesExportedAndDeletedWithTheAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestRebuildDerivesMailboxes loses every mailbox and rebuilds them from the conversations.
+func TestRebuildDerivesMailboxes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
+		signUp(t, s, "lea", "max", "ned")
+		send(t, s, "lea", "max", "request")
+		send(t, s, "ned", "lea", "another request")
+		clk.Add(time.Millisecond)
+		send(t, s, "lea", "ned", "accepted by replying")
+		clk.Add(time.Millisecond)
+		send(t, s, "ned", "lea", "unread")
+		state := func() []string {
+			var out []string
+			for _, u := range []string{"lea", "max", "ned"} {
+				out = append(out, fmt.Sprint(u, convsOf(t, s, u, false), convsOf(t, s, u, true), unread(t, s, u)))
+			}
+			return out
+		}
+		before := state()
+		for _, u := range []string{"lea", "max", "ned"} {
+			for _, suffix := range []string{"convs", "reqs", "unread", "runread", "state"} {
+				if err := b.Client.Del(ctx, prefix+"{mb:"+u+"}:"+suffix).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if lost := state(); slices.Equal(lost, before) {
+			t.Fatalf("deleting the mailboxes changed nothing: %v", lost)
+		}
+		st, err := s.Rebuild(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := state(); !slices.Equal(after, before) || st.Conversations != 2 {
+			t.Errorf("rebuilt %d conversations: %v, want 2: %v", st.Conversations, after, before)
+		}
+	})
+}

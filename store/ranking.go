@@ -210,6 +210,9 @@ type RebuildStats struct {
 	Orphans int // entries of posts that no longer exist at all, removed
 	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
 	Scored  int // comments written into their parent's vote orders (see rescoreThread)
+	// Conversations is the private conversations whose participants' mailboxes were derived
+	// again (see syncConversation).
+	Conversations int
 }
 
 // Rebuild re-derives the rankings, group indexes, the directory of groups and user post lists from the post hashes, for
@@ -297,6 +300,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return st, err
+	}
+	st.Conversations, err = s.rebuildMailboxes(ctx)
 	return st, err
 }
 
