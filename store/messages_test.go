@@ -138,6 +138,11 @@ func TestMessagesBothWaysPaged(t *testing.T) {
 		if m, err := s.NewLoader().Message(ctx, "carol", sent[0]); err != nil || m != nil {
 			t.Errorf("carol reads alice's message to bob: %v, %v", m, err)
 		}
+		// Every send settled its repair note: none is left to run.
+		clk.Add(store.RepairGrace + time.Second)
+		if n, err := s.Jobs().RunDue(ctx); err != nil || n != 0 {
+			t.Errorf("%d jobs left due after the sends (%v), want none", n, err)
+		}
 	})
 }
 
