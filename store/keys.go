@@ -516,7 +516,7 @@ type mailbox struct {
 	reqs    string // sorted set: the users whose message requests are pending, by last activity (ms)
 	unread  string // sorted set, all scores 0: "<other>:<message id>" of the unread messages of accepted conversations
 	runread string // sorted set, all scores 0: the same for pending requests
-	state   string // hash: a:<other>, d:<other>, r:<other>, as conv keeps them for this user
+	state   string // hash: other user → "<a> <d> <r>", u's state in the conversation as conv keeps it
 }
 
 func (k keys) mailbox(uid string) mailbox {

@@ -632,12 +632,12 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	var accepted *redis.StringCmd
 	if _, err := s.allowWriteWith(ctx, v, "", []op{{key: mb.reqs, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 		pending = p.ZScore(ctx, mb.reqs, o)
-		accepted = p.HGet(ctx, mb.state, "a:"+o)
+		accepted = p.HGet(ctx, mb.state, o) // "<a> <d> <r>" (see mailbox.lua)
 		return pending, accepted
 	}}}, banFree); err != nil {
 		return nil, err
 	}
-	isAccepted := accepted.Val() == "1"
+	isAccepted := strings.HasPrefix(accepted.Val(), "1 ")
 	switch {
 	case isAccepted && step == "decline":
 		return nil, invalidf("the conversation is accepted: block the user instead")

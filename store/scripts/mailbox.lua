@@ -3,8 +3,9 @@
 -- KEYS[1]  zset {mb:<u>}:convs (other user → last activity ms)   KEYS[2] zset {mb:<u>}:reqs (the
 --          same for pending requests)   KEYS[3] zset {mb:<u>}:unread and KEYS[4] zset
 --          {mb:<u>}:runread (scores 0, members "<other>:<message id>": the unread messages of
---          accepted conversations and of pending requests)   KEYS[5] hash {mb:<u>}:state (a:, d:,
---          r:<other>, as the conversation keeps them for u)
+--          accepted conversations and of pending requests)   KEYS[5] hash {mb:<u>}:state, other user →
+--          "<a> <d> <r>": u's a:, d: and r: in the conversation with them, as it keeps them ("0"
+--          for none), one short field per conversation so that the hash stays small
 -- ARGV[1]  the step   ARGV[2] the other user   ARGV[3..] the step's arguments:
 --          out ID MS       u sent message ID at MS: u accepts the conversation (a reply accepts a
 --                          request) and has read what precedes ID
@@ -33,12 +34,22 @@ redis.call('INCR', KEYS[#KEYS])
 local convs, reqs, unread, runread, state = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local step, o = ARGV[1], ARGV[2]
 local lo, hi = '[' .. o .. ':', '(' .. o .. ';'
-local function num(field) return tonumber(redis.call('HGET', state, field .. o) or '0') or 0 end
-local function readPos() return redis.call('HGET', state, 'r:' .. o) or '' end
+local st = {'0', '0', '0'} -- a, d, r
+do
+  local packed = redis.call('HGET', state, o)
+  if packed then
+    local i = 1
+    for part in string.gmatch(packed, '%S+') do st[i] = part; i = i + 1 end
+  end
+end
+local function save() redis.call('HSET', state, o, st[1] .. ' ' .. st[2] .. ' ' .. st[3]) end
+local function accepted() return st[1] == '1' end
+local function declinedUntil() return tonumber(st[2]) or 0 end
+local function readPos() if st[3] == '0' then return '' end return st[3] end
 local function readTo(p)
   local r = readPos()
   if p > r then
-    redis.call('HSET', state, 'r:' .. o, p)
+    st[3] = p
     r = p
   end
   redis.call('ZREMRANGEBYLEX', unread, lo, '[' .. o .. ':' .. r)
@@ -66,39 +77,42 @@ local function toConvs()
 end
 if step == 'out' then
   local id, ms = ARGV[3], tonumber(ARGV[4])
-  redis.call('HSET', state, 'a:' .. o, '1')
+  st[1] = '1'
   toConvs()
   readTo(id)
   redis.call('ZADD', convs, 'GT', ms, o)
+  save()
 elseif step == 'in' then
   local id, ms = ARGV[3], tonumber(ARGV[4])
-  local accepted = redis.call('HGET', state, 'a:' .. o) == '1'
-  if accepted or num('d:') <= ms then
+  if accepted() or declinedUntil() <= ms then
     local set, list = unread, convs
-    if not accepted then set, list = runread, reqs end
+    if not accepted() then set, list = runread, reqs end
     if id > readPos() then redis.call('ZADD', set, 0, o .. ':' .. id) end
     redis.call('ZADD', list, 'GT', ms, o)
   end
 elseif step == 'read' then
   readTo(ARGV[3])
+  save()
 elseif step == 'accept' then
-  redis.call('HSET', state, 'a:' .. o, '1')
-  redis.call('HDEL', state, 'd:' .. o)
+  st[1], st[2] = '1', '0'
   toConvs()
+  save()
 elseif step == 'decline' then
-  if redis.call('HGET', state, 'a:' .. o) ~= '1' then
-    redis.call('HSET', state, 'd:' .. o, ARGV[4])
+  if not accepted() then
+    st[2] = ARGV[4]
     redis.call('ZREM', reqs, o)
     readTo(ARGV[3])
+    save()
   end
 elseif step == 'remove' then
   redis.call('ZREM', unread, o .. ':' .. ARGV[3])
   redis.call('ZREM', runread, o .. ':' .. ARGV[3])
 elseif step == 'sync' then
   local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
-  if a == '1' then redis.call('HSET', state, 'a:' .. o, '1') else redis.call('HDEL', state, 'a:' .. o) end
-  if d > 0 then redis.call('HSET', state, 'd:' .. o, d) else redis.call('HDEL', state, 'd:' .. o) end
-  if r ~= '' then redis.call('HSET', state, 'r:' .. o, r) else redis.call('HDEL', state, 'r:' .. o) end
+  st[1], st[2], st[3] = '0', tostring(d), '0'
+  if a == '1' then st[1] = '1' end
+  if r ~= '' then st[3] = r end
+  save()
   redis.call('ZREMRANGEBYLEX', unread, lo, hi)
   redis.call('ZREMRANGEBYLEX', runread, lo, hi)
   redis.call('ZREM', convs, o)
