@@ -360,18 +360,25 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 		calls = append(calls, pc)
 	}
 	out, errs, perr := s.runScriptsEach(ctx, calls)
-	if perr != nil || firstError(errs) != nil {
-		// Part of the pipeline failed: derive the mailboxes again now, and note the repair again
-		// should that fail too (the settle may have gone through).
+	switch {
+	case perr != nil || errs[0] != nil:
+		// The message was refused (a decline that raced the checks), or the pipeline failed: the
+		// mailboxes may have taken their steps for nothing, so derive them again now (noting the
+		// repair again should that fail too: the settle may have gone through).
 		s.resync(ctx, a, b)
 		if errs[0] != nil {
 			return nil, errs[0]
 		}
-		if perr != nil {
-			return nil, perr
-		}
-		return nil, firstError(errs)
+		return nil, perr
+	case errs[1] != nil || errs[2] != nil:
+		// The message is written; a mailbox missed its step.
+		s.opts.Log.WarnContext(ctx, "messages: a mailbox missed a step; derived again", "message", gid, "err", firstError(errs[1:3]))
+		s.resync(ctx, a, b)
+	case firstError(errs[4:]) != nil:
+		// Written, but not announced: as for every write, a failed publish is logged, not returned.
+		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:]))
 	}
+	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
 	arr, _ := out[0].([]any)
 	if len(arr) != 2 {
 		return nil, fmt.Errorf("message_send: unexpected reply %v", out[0])

@@ -522,3 +522,37 @@ func TestRebuildDerivesMailboxes(t *testing.T) {
 		}
 	})
 }
+
+// TestMessageRefusedByItsConversationLeavesNoTrace: when the conversation refuses a message that
+// the mailboxes took (a decline that reached the conversation but not yet the recipient's
+// mailbox), the write derives the mailboxes again, so the refused message counts nowhere.
+func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "first")
+		// Half a decline: the conversation's step only.
+		conv := prefix + "{m:dan:eve}"
+		until := clk.Now().Add(time.Hour).UnixMilli()
+		if err := b.Client.HSet(ctx, conv, "d:dan", until).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.HDel(ctx, conv, "q:dan").Err(); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Millisecond)
+		if _, err := s.SendMessage(ctx, "eve", "dan", "second", ""); !store.IsKind(err, store.KindForbidden) {
+			t.Fatalf("a message the conversation refuses: %v, want FORBIDDEN", err)
+		}
+		if got := convsOf(t, s, "dan", true); len(got) != 0 {
+			t.Errorf("dan's requests %v, want none: the conversation declined them", got)
+		}
+		p, err := s.NewLoader().Messages(ctx, "dan", "eve", store.Window{First: 10})
+		if err != nil || p.Total != 1 {
+			t.Errorf("the conversation holds %d messages (%v), want the first only", p.Total, err)
+		}
+	})
+}
