@@ -214,10 +214,14 @@ func other(u, a, b UserKey) UserKey {
 	return ""
 }
 
-// messageFromHash builds a message of the conversation of a and b from its hash fields; nil
-// when there is none.
-func messageFromHash(a, b, id string, h map[string]string) *Message {
-	from := h["f"]
+// messageFields are the fields of a message's hash a read of it asks for (HMGET), in the order
+// messageFromFields takes them.
+var messageFields = []string{"f", "b", "t", "e", "d"}
+
+// messageFromFields builds a message of the conversation of a and b from the values of
+// messageFields; nil when there is none.
+func messageFromFields(a, b, id string, v []string) *Message {
+	from := v[0]
 	if from == "" {
 		return nil
 	}
@@ -225,10 +229,10 @@ func messageFromHash(a, b, id string, h map[string]string) *Message {
 	if from == a {
 		to = b
 	}
-	t, _ := strconv.ParseInt(h["t"], 10, 64)
-	m := &Message{ID: messageID(a, b, id), Sender: UserKey(from), Recipient: UserKey(to), Text: h["b"],
-		Deleted: h["d"] == "1", CreatedAt: fromMillis(t)}
-	if e, err := strconv.ParseInt(h["e"], 10, 64); err == nil && e > 0 {
+	t, _ := strconv.ParseInt(v[2], 10, 64)
+	m := &Message{ID: messageID(a, b, id), Sender: UserKey(from), Recipient: UserKey(to), Text: v[1],
+		Deleted: v[4] == "1", CreatedAt: fromMillis(t)}
+	if e, err := strconv.ParseInt(v[3], 10, 64); err == nil && e > 0 {
 		et := fromMillis(e)
 		m.EditedAt = &et
 	}
@@ -236,6 +240,12 @@ func messageFromHash(a, b, id string, h map[string]string) *Message {
 		m.Text = ""
 	}
 	return m
+}
+
+// messageFromHash builds a message of the conversation of a and b from its hash; nil when there
+// is none.
+func messageFromHash(a, b, id string, h map[string]string) *Message {
+	return messageFromFields(a, b, id, []string{h["f"], h["b"], h["t"], h["e"], h["d"]})
 }
 
 // checkMessageBody checks a message body as it is sent or edited, and returns the body to keep:
@@ -674,7 +684,7 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 type convRead struct {
 	v, o            string
 	state           *redis.SliceCmd
-	last            *redis.MapStringStringCmd
+	last            *redis.StringSliceCmd
 	unread, runread *redis.IntCmd
 	ops             []op
 }
@@ -687,7 +697,7 @@ func (s *Store) convReads(ctx context.Context, v, o string) *convRead {
 	cr.ops = []op{
 		{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			cr.state = p.HMGet(ctx, s.k.conv(a, b), "at", "q:"+v)
-			cr.last = p.HGetAll(ctx, s.k.convLast(a, b))
+			cr.last = hmget(ctx, p, s.k.convLast(a, b), lastFieldArgs)
 			return cr.state, cr.last
 		}},
 		{key: mb.unread, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
@@ -713,13 +723,17 @@ func (cr *convRead) conversation() *Conversation {
 	return buildConversation(cr.v, cr.o, at, str(1) == "1", cr.last.Val(), int(cr.unread.Val()+cr.runread.Val()))
 }
 
+// lastFieldArgs are the fields of the copy of a conversation's last message a read asks for:
+// its id, then messageFields.
+var lastFieldArgs = boxed(append([]string{"id"}, messageFields...))
+
 // buildConversation makes the conversation of viewer v with o.
-func buildConversation(v, o string, at int64, request bool, last map[string]string, unread int) *Conversation {
+func buildConversation(v, o string, at int64, request bool, last []string, unread int) *Conversation {
 	a, b := pair(v, o)
 	c := &Conversation{ID: conversationID(a, b), Viewer: UserKey(v), With: UserKey(o), UpdatedAt: fromMillis(at),
 		UnreadCount: unread, IsRequest: request}
-	if id := last["id"]; validMessageID(id) {
-		c.LastMessage = messageFromHash(a, b, id, last)
+	if id := last[0]; validMessageID(id) {
+		c.LastMessage = messageFromFields(a, b, id, last[1:])
 	}
 	return c
 }
@@ -788,7 +802,7 @@ func (l *Loader) conversationRead(v, o string) read {
 	key := l.s.k.conv(a, b)
 	return read{key: "cv:" + key + "\x00" + v, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
 		c.cmd = p.HMGet(ctx, key, "at", "q:"+v)
-		c.cmd2 = p.HGetAll(ctx, l.s.k.convLast(a, b))
+		c.cmd2 = hmget(ctx, p, l.s.k.convLast(a, b), lastFieldArgs)
 	}}
 }
 
@@ -825,7 +839,7 @@ func (l *Loader) conversations(ctx context.Context, v string, others []string) (
 			continue
 		}
 		unread := ur.cmd.(*redis.IntCmd).Val() + ur.cmd2.(*redis.IntCmd).Val()
-		out[i] = buildConversation(v, o, at, reqS == "1", cv.cmd2.(*redis.MapStringStringCmd).Val(), int(unread))
+		out[i] = buildConversation(v, o, at, reqS == "1", cv.cmd2.(*redis.StringSliceCmd).Val(), int(unread))
 	}
 	return out, nil
 }
@@ -858,14 +872,14 @@ func (l *Loader) ConversationWith(ctx context.Context, viewer, with UserKey) (*C
 
 // messageRead reads the hash of message id of the conversation of a and b.
 func (l *Loader) messageRead(a, b, id string) read {
-	return hashFieldsRead(l.s.k.convMsg(a, b, id), boxed([]string{"f", "b", "t", "e", "d"}))
+	return hashFieldsRead(l.s.k.convMsg(a, b, id), messageFieldArgs)
 }
 
 // messageOf builds a message from its done read; nil when it has none.
-func messageOf(c *call, a, b, id string) *Message {
-	f := fields(c)
-	return messageFromHash(a, b, id, map[string]string{"f": f[0], "b": f[1], "t": f[2], "e": f[3], "d": f[4]})
-}
+func messageOf(c *call, a, b, id string) *Message { return messageFromFields(a, b, id, fields(c)) }
+
+// messageFieldArgs are messageFields boxed for a read (see hashFieldsRead).
+var messageFieldArgs = boxed(messageFields)
 
 // Messages loads a page of the viewer's conversation with another user, in both directions, in
 // the order they were sent (oldest first: first pages from the start, last from the newest).
