@@ -816,13 +816,15 @@ func (l *Loader) unreadRead(v, o string) read {
 	}}
 }
 
-// conversations loads v's conversations with others, and the others as users, in one round
-// trip; a conversation that has no state (the mailbox lists it before its first message is
+// conversations loads v's conversations with others, and the users in them, in one round trip; a conversation that has no state (the mailbox lists it before its first message is
 // written, or after it is gone) is nil at its index.
 func (l *Loader) conversations(ctx context.Context, v string, others []string) ([]*Conversation, error) {
-	reads := make([]read, 0, 3*len(others))
+	reads := make([]read, 0, 3*len(others)+1)
 	for _, o := range others {
 		reads = append(reads, l.conversationRead(v, o), l.unreadRead(v, o), l.userRead(o))
+	}
+	if len(others) > 0 {
+		reads = append(reads, l.userRead(v)) // the sender of last messages the viewer sent
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {

@@ -54,9 +54,11 @@ func messageRoundTrips(t testing.TB, s *store.Store, rt *storetest.RoundTrips, r
 		if err != nil {
 			return err
 		}
-		for _, c := range p.Items { // the users, as Conversation.with reads them
-			if u, err := l.User(ctx, c.With); err != nil || u == nil {
-				return fmt.Errorf("user %s: %v %v", c.With, u, err)
+		for _, c := range p.Items { // the users, as Conversation.with and lastMessage read them
+			for _, uid := range []store.UserKey{c.With, c.LastMessage.Sender, c.LastMessage.Recipient} {
+				if u, err := l.User(ctx, uid); err != nil || u == nil {
+					return fmt.Errorf("user %s: %v %v", uid, u, err)
+				}
 			}
 		}
 		return nil
