@@ -167,6 +167,29 @@ func TestMessagesThroughTheAPI(t *testing.T) {
 		if r := a.do(carol, `mutation($to: ID!) { sendMessage(toUserId: $to, body: "again") { id } }`, map[string]any{"to": bobID}); r.code() != httpapi.CodeForbidden {
 			t.Errorf("a request after a decline: %+v", r.Errors)
 		}
+		// A request from a user the recipient blocks since is left out of their requests.
+		dan, danID := a.signUp("dan")
+		a.sendMessage(dan, bobID, "buy now")
+		requesters := func() []string {
+			var d struct {
+				MessageRequests struct {
+					Nodes []struct{ With struct{ Name string } }
+				}
+			}
+			a.do(bob, `{ messageRequests { nodes { with { name } } } }`, nil).decode(t, &d)
+			var out []string
+			for _, n := range d.MessageRequests.Nodes {
+				out = append(out, n.With.Name)
+			}
+			return out
+		}
+		if got := requesters(); !slices.Equal(got, []string{"dan"}) {
+			t.Errorf("bob's requests %v, want [dan]", got)
+		}
+		a.do(bob, `mutation($u: ID!) { blockUser(userId: $u) { id } }`, map[string]any{"u": danID}).decode(t, &struct{}{})
+		if got := requesters(); len(got) != 0 {
+			t.Errorf("bob's requests after blocking dan %v, want none", got)
+		}
 		if r := a.do(carol, `mutation($to: ID!) { sendMessage(toUserId: $to, body: "") { id } }`, map[string]any{"to": aliceID}); r.code() != httpapi.CodeBadUserInput {
 			t.Errorf("an empty message: %+v", r.Errors)
 		}

@@ -763,9 +763,24 @@ func (l *Loader) Conversations(ctx context.Context, viewer UserKey, w Window) (*
 	return l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).convs, convsTag)
 }
 
-// MessageRequests loads a page of the message requests pending to the viewer, newest first.
+// MessageRequests loads a page of the message requests pending to the viewer, newest first,
+// without those of users the viewer blocks (the filter of every listing: see WithoutBlocked).
 func (l *Loader) MessageRequests(ctx context.Context, viewer UserKey, w Window) (*Page[*Conversation], error) {
-	return l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).reqs, reqsTag)
+	p, err := l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).reqs, reqsTag)
+	if err != nil {
+		return nil, err
+	}
+	if b := l.viewerBlocks(); b.Len() > 0 {
+		out := *p
+		out.Items, out.Cursors = nil, nil
+		for i, c := range p.Items {
+			if !b.Has(c.With) {
+				out.Items, out.Cursors = append(out.Items, c), append(out.Cursors, p.Cursors[i])
+			}
+		}
+		p = &out
+	}
+	return p, nil
 }
 
 func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window, key, tag string) (*Page[*Conversation], error) {
