@@ -348,16 +348,18 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 	now := s.now()
 	ms := now.UnixMilli()
 	id := s.newMessageID(now)
-	idem, ttl := idempotencyKey, idempotencyTTL
+	// Without a client's key, a resent script call (go-redis repeats a command whose reply was
+	// lost) finds its message by id: no key is kept.
+	idem, ttl := idempotencyKey, int(idempotencyTTL.Seconds())
 	if idem == "" {
-		idem, ttl = "gen:"+id, generatedIdemTTL
+		ttl = 0
 	}
 	a, b := pair(from, to)
 	gid := messageID(a, b, id)
 	calls := []scriptCall{
 		{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
 			s.k.convIdem(a, b, idemDigest(from+"\x00"+idem))},
-			args: []any{id, from, to, body, ms, int(ttl.Seconds())}},
+			args: []any{id, from, to, body, ms, ttl}},
 		s.mailboxCall(to, from, "in", id, ms),
 		s.mailboxCall(from, to, "out", id, ms),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),

@@ -6,7 +6,8 @@
 --          {m:<a>:<b>}:idem:<digest>
 -- ARGV[1]  message id (13 digits of created ms, then random hex)   ARGV[2] sender user key
 --          ARGV[3] recipient user key   ARGV[4] body   ARGV[5] now (Unix ms): the message's
---          creation time   ARGV[6] idempotency TTL in seconds
+--          creation time   ARGV[6] idempotency TTL in seconds; "0" without a client's key
+--          (KEYS[5] is then left alone: a resent call finds its message by id)
 -- Reply    {"ok", id}, or {"again", id} when the idempotency key names an earlier message.
 -- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
 --          ago and has not accepted the conversation since.
@@ -23,8 +24,11 @@
 redis.call('INCR', KEYS[#KEYS])
 local conv, msgs, msg, last, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, from, to, body, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
-local prior = redis.call('GET', idem)
-if prior then return {'again', prior} end
+local keyed = ARGV[6] ~= '0'
+if keyed then
+  local prior = redis.call('GET', idem)
+  if prior then return {'again', prior} end
+end
 if redis.call('EXISTS', msg) == 1 then return {'ok', id} end
 if redis.call('HGET', conv, 'a:' .. to) ~= '1' then
   local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
@@ -43,5 +47,5 @@ redis.call('HSET', conv, 'a:' .. from, '1')
 redis.call('HDEL', conv, 'q:' .. from)
 if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
 if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
-redis.call('SET', idem, id, 'EX', ARGV[6])
+if keyed then redis.call('SET', idem, id, 'EX', ARGV[6]) end
 return {'ok', id}
