@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -286,12 +288,35 @@ func TestMessagesRefused(t *testing.T) {
 	})
 }
 
+// resend is a go-redis hook that sends every pipeline with a script twice, as a client does
+// when the replies were lost and it sends the commands again.
+type resend struct{}
+
+func (resend) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (resend) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (resend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "evalsha" {
+				if err := next(ctx, cmds); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
 // TestUnreadMessagesExactUnderConcurrency has 50 writers message one reader at once, each
 // sending, retrying a send with its idempotency key, deleting one message and editing another,
-// while the reader reads some conversations: every count comes out exact.
+// while the reader reads some conversations, and every pipeline of scripts is sent twice (lost
+// replies): every count comes out exact.
 func TestUnreadMessagesExactUnderConcurrency(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
+		b.Client = b.NewClient(t)
+		b.Client.AddHook(resend{})
 		clk := storetest.NewClock()
 		s := b.NewStore(t, store.Options{Now: clk.Now})
 		const writers = 50
