@@ -112,8 +112,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
   agora [flags]          serve GraphQL on -addr (the API at /query, GraphiQL at / unless -graphiql=false)
-  agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma and the follow graph's
-                         derived records from the primary data, finish interrupted thread deletions,
+  agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma, the follow graph's
+                         derived records and the message mailboxes from the primary data, finish
+                         interrupted thread deletions,
                          then exit (needs a real Redis: -redis, -redis-cluster or -redis-sentinel)
   agora [flags] migrate [--dry-run]
                          bring the keyspace to this release's layout (the server does it in the

@@ -220,7 +220,7 @@ type RebuildStats struct {
 // drops the comments left behind by a post deletion that was cut off, gives posts and comments
 // written before names were kept their author's name, and writes every comment into its parent's
 // vote orders (TOP, BEST, CONTROVERSIAL) from its votes, which backfills the orders added after
-// the comment was written. It scans the keyspace (SCAN, never KEYS) and is meant for
+// the comment was written, and derives every private conversation's mailboxes again. It scans the keyspace (SCAN, never KEYS) and is meant for
 // maintenance, not request paths; it is safe to run beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
