@@ -249,7 +249,8 @@ func messageFromHash(a, b, id string, h map[string]string) *Message {
 }
 
 // checkMessageBody checks a message body as it is sent or edited, and returns the body to keep:
-// the one place message bodies pass before they are written, where the site's filters apply.
+// the one place message bodies pass before they are written (SendMessage, EditMessage), and so
+// the place where the site's content filters (issue 29) apply to them.
 func (s *Store) checkMessageBody(body string) (string, error) {
 	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
 		return "", err
