@@ -266,8 +266,8 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 }
 
 // sendGate checks, in one round trip, that from may send to to now: the write limit and the
-// message limit (recording the attempt), from's site bans, that to exists, and that neither
-// blocks the other. It notes the conversation for repair in the same round trip and returns the
+// message limit (recording the attempt), from's site bans, that to exists, that neither blocks
+// the other, and that to's decline of from's requests is over. It notes the conversation for repair in the same round trip and returns the
 // note.
 func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	var calls []scriptCall
@@ -284,7 +284,12 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	check, reads := s.banReads(ctx, from, nil)
 	var name *redis.StringCmd
 	var blocked, blocking *redis.FloatCmd
+	var state *redis.SliceCmd
 	reads = append(reads,
+		op{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
+			return state, nil
+		}},
 		op{key: s.k.user(to), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
 			blocked = p.ZScore(ctx, s.k.blocks(to), from)
@@ -316,6 +321,15 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	}
 	if blocked.Err() == nil {
 		return n, &Error{Kind: KindForbidden, Msg: "this user does not accept your messages"}
+	}
+	// The conversation's script decides; this only says until when, which it cannot.
+	if v := state.Val(); len(v) == 2 && v[0] != "1" {
+		if d, _ := v[1].(string); d != "" {
+			if until := atoi64(d); until > s.now().UnixMilli() {
+				return n, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
+					to, fromMillis(until).UTC().Format(time.RFC3339))}
+			}
+		}
 	}
 	return n, nil
 }

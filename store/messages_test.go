@@ -548,27 +548,65 @@ func TestRebuildDerivesMailboxes(t *testing.T) {
 	})
 }
 
+// armed is a go-redis hook that runs f once, just before the pipeline of scripts it is armed
+// for (the first one after arm).
+type armed struct {
+	mu sync.Mutex
+	f  func()
+}
+
+func (h *armed) arm(f func()) { h.mu.Lock(); h.f = f; h.mu.Unlock() }
+
+func (*armed) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*armed) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *armed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "evalsha" {
+				h.mu.Lock()
+				f := h.f
+				h.f = nil
+				h.mu.Unlock()
+				if f != nil {
+					f()
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
 // TestMessageRefusedByItsConversationLeavesNoTrace: when the conversation refuses a message that
-// the mailboxes took (a decline that reached the conversation but not yet the recipient's
-// mailbox), the write derives the mailboxes again, so the refused message counts nowhere.
+// the mailboxes took — a decline that reached the conversation after the send's checks, and its
+// mailbox not yet — the write derives the mailboxes again, so the refused message counts nowhere.
 func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		prefix := storetest.Prefix()
 		clk := storetest.NewClock()
+		other := b.Client
+		b.Client = b.NewClient(t)
+		hook := &armed{}
+		b.Client.AddHook(hook)
 		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
 		signUp(t, s, "dan", "eve")
 		send(t, s, "eve", "dan", "first")
-		// Half a decline: the conversation's step only.
-		conv := prefix + "{m:dan:eve}"
-		until := clk.Now().Add(time.Hour).UnixMilli()
-		if err := b.Client.HSet(ctx, conv, "d:dan", until).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Client.HDel(ctx, conv, "q:dan").Err(); err != nil {
-			t.Fatal(err)
-		}
 		clk.Add(time.Millisecond)
+		// The send's checks pass (their pipeline runs the rate limit's and the repair note's
+		// scripts); then, before its write, half a decline: the conversation's step only.
+		conv := prefix + "{m:dan:eve}"
+		hook.arm(func() {
+			hook.arm(func() {
+				until := clk.Now().Add(time.Hour).UnixMilli()
+				if err := other.HSet(ctx, conv, "d:dan", until).Err(); err != nil {
+					t.Error(err)
+				}
+				if err := other.HDel(ctx, conv, "q:dan").Err(); err != nil {
+					t.Error(err)
+				}
+			})
+		})
 		if _, err := s.SendMessage(ctx, "eve", "dan", "second", ""); !store.IsKind(err, store.KindForbidden) {
 			t.Fatalf("a message the conversation refuses: %v, want FORBIDDEN", err)
 		}

@@ -33,7 +33,7 @@ if redis.call('EXISTS', msg) == 1 then return {'ok', id} end
 if redis.call('HGET', conv, 'a:' .. to) ~= '1' then
   local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
   if declined > ms then
-    return redis.error_reply('FORBIDDEN ' .. to .. ' declined your messages; you can write again after ' .. declined)
+    return redis.error_reply('FORBIDDEN ' .. to .. ' declined your message requests')
   end
   redis.call('HSET', conv, 'q:' .. to, '1')
 end
