@@ -74,6 +74,7 @@ type config struct {
 	maxConns      int
 	auth          store.AuthLimits
 	feed          store.FeedOptions
+	messages      store.MessageOptions
 	commentDepth  int
 	maxScheduled  int
 	admins        []string // user names of the site admins
@@ -115,8 +116,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (*c
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
   agora [flags]          serve GraphQL on -addr (the API at /query, GraphiQL at / unless -graphiql=false)
-  agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma and the follow graph's
-                         derived records from the primary data, finish interrupted thread deletions,
+  agora [flags] rebuild  re-derive rankings, group indexes, user lists, karma, the follow graph's
+                         derived records and the message mailboxes from the primary data, finish
+                         interrupted thread deletions,
                          then exit (needs a real Redis: -redis, -redis-cluster or -redis-sentinel)
   agora [flags] migrate [--dry-run]
                          bring the keyspace to this release's layout (the server does it in the
@@ -216,6 +218,10 @@ Flags:
 	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
+	dur(&c.messages.RequestCooldown, "request-cooldown", "AGORA_REQUEST_COOLDOWN", store.DefaultRequestCooldown,
+		"how long declining a message request refuses further requests from its sender")
+	num(&c.messages.PerWindow, "message-limit", "AGORA_MESSAGE_LIMIT", store.DefaultMessagesPerMinute,
+		"private messages one user may send per minute (besides -write-limit); off with -write-limit -1")
 	num(&c.maxScheduled, "max-scheduled-posts", "AGORA_MAX_SCHEDULED_POSTS", 10, "scheduled posts one user may have pending; one more is LIMIT_REACHED")
 	num(&c.newAccountHours, "new-account-hours", "AGORA_NEW_ACCOUNT_HOURS", 24, "an account younger than this many hours is new: a few posts and comments an hour, no links in posts; 0: none by age "+
 		"(with the embedded Redis, 0 unless set)")
@@ -381,7 +387,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
-		Mail: mailOpts, RequireEmail: cfg.requireEmail,
+		Mail: mailOpts, RequireEmail: cfg.requireEmail, Messages: cfg.messages,
 		NewAccount: store.NewAccountLimits{Age: newAccountAge(cfg.newAccountHours), Karma: cfg.newAccountKarma,
 			Posts: cfg.newAccountPosts, Comments: cfg.newAccountComments},
 		ReportDismissals: cfg.reportDismissals,
@@ -440,7 +446,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return fmt.Errorf("rebuild: %w", err)
 			}
-			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted, "orphans", stats.Orphans, "named", stats.Named, "scored", stats.Scored)
+			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted, "orphans", stats.Orphans, "named", stats.Named, "scored", stats.Scored, "conversations", stats.Conversations)
 			ustats, err := st.RebuildUsers(ctx)
 			if err != nil {
 				return fmt.Errorf("rebuild users: %w", err)

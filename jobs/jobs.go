@@ -291,10 +291,16 @@ func (e *Engine) Settle(ctx context.Context, id string, at time.Time) error {
 	return e.cancel(ctx, id, score(at))
 }
 
-func (e *Engine) cancel(ctx context.Context, id string, at string) error {
+// SettleCall is Settle as a call, for a caller that sends it in a pipeline of its own.
+func (e *Engine) SettleCall(id string, at time.Time) Call { return e.cancelCall(id, score(at)) }
+
+func (e *Engine) cancelCall(id string, at string) Call {
 	k := e.keys(e.shard(id))
-	if _, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
-		Args: []any{id, "", at, "cancel"}}}); err != nil {
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]}, Args: []any{id, "", at, "cancel"}}
+}
+
+func (e *Engine) cancel(ctx context.Context, id string, at string) error {
+	if _, err := e.r.RunScripts(ctx, []Call{e.cancelCall(id, at)}); err != nil {
 		return fmt.Errorf("cancel job %s: %w", id, err)
 	}
 	return nil

@@ -129,6 +129,15 @@ func (h *Hub) SubscribeNotificationAdded(ctx context.Context, viewer store.UserK
 	return h.subscribe(ctx, h.ch.Notifications(string(viewer)))
 }
 
+// SubscribeMessageAdded subscribes to the private messages sent to and by viewer. Each event's
+// Message is the new message's global id; read it with Loader.Message.
+func (h *Hub) SubscribeMessageAdded(ctx context.Context, viewer store.UserKey) (*EventStream, error) {
+	if _, err := store.ParseUserID(viewer.ID()); err != nil {
+		return nil, err
+	}
+	return h.subscribe(ctx, h.ch.Messages(string(viewer)))
+}
+
 // replay returns the events of channel after the cursor after, oldest first, each with a fresh
 // Loader; store.KindResync when some of them may no longer be kept.
 func (h *Hub) replay(ctx context.Context, channel, after string) ([]Event, error) {

@@ -54,6 +54,14 @@ func loadNode(ctx context.Context, id string) (store.Node, error) {
 		if b, err := l.Ban(ctx, viewerFrom(ctx), id); b != nil || err != nil {
 			return b, err
 		}
+	case store.TypeMessage:
+		if m, err := l.Message(ctx, viewerFrom(ctx), id); m != nil || err != nil {
+			return m, err
+		}
+	case store.TypeConversation:
+		if c, err := l.Conversation(ctx, viewerFrom(ctx), id); c != nil || err != nil {
+			return c, err
+		}
 	}
 	return nil, nil // never a typed nil: GraphQL must see null
 }

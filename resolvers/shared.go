@@ -72,7 +72,8 @@ var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFo
 	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true,
 	"viewerBlocks": true, "viewerSaved": true, "viewerIsMember": true, "viewerIsModerator": true, "blockedByViewer": true,
 	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true, "showNsfw": true,
-	"unreadCommentCount": true, "viewerHasRead": true, "viewerWatch": true}
+	"unreadCommentCount": true, "viewerHasRead": true, "viewerWatch": true,
+	"conversations": true, "messageRequests": true, "messages": true, "conversation": true, "unreadMessageCount": true, "messageAdded": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

@@ -36,7 +36,7 @@ import (
 const jobEraseUser = "erase-user"
 
 // The steps of a deletion's chain, in order.
-var eraseSteps = []string{"posts", "comments", "votes", "following", "followers", "groups", "finish"}
+var eraseSteps = []string{"posts", "comments", "votes", "following", "followers", "groups", "messages", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -105,6 +105,10 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	}
 	if err := s.rdb.Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
 		return fmt.Errorf("delete account %s: drop read marks: %w", uid, err)
+	}
+	// The mailbox but its conversations, which the chain's messages step works through.
+	if err := s.rdb.Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
+		return fmt.Errorf("delete account %s: drop the mailbox: %w", uid, err)
 	}
 	if err := s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[0], 0)); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
@@ -187,6 +191,8 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 		list, each = s.k.followers(uid), func(a string) error { return s.syncFollow(ctx, a, uid, false) }
 	case "groups":
 		list, each = s.k.userGroups(uid), func(g string) error { return s.syncMember(ctx, uid, g, followRemove) }
+	case "messages":
+		list, each = s.k.mailbox(uid).convs, func(o string) error { return s.eraseMessagesWith(ctx, uid, o, erase) }
 	case "finish":
 		return false, s.eraseFinish(ctx, uid)
 	default:

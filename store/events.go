@@ -22,6 +22,7 @@ import (
 //	<prefix>{r:all}:ev:posts        {"post":"post:17","author":"user:alice"}      postPublished, feed
 //	<prefix>{g:<group>}:ev:posts    {"post":"post:17","author":"user:alice"}      postPublished(group)
 //	<prefix>{n:<user>}:ev:notifications  {"notification":"notification:alice:c:17:4"}  notificationAdded
+//	<prefix>{mb:<user>}:ev:messages  {"message":"message:alice:bob:<id>"}  messageAdded (sent and received)
 //	<prefix>{u:<user>}:ev:sessions  {"sessions":"<digest> <digest> ..."}        sessions ended (no log)
 //
 // Each event is also appended to its channel's log, a stream beside the channel
@@ -49,6 +50,8 @@ type EventIDs struct {
 	// sessions_end.lua publishes it on the user's Sessions channel, without a log: a stream that
 	// may have missed it checks its session (SessionActive).
 	Sessions string `json:"sessions,omitempty"`
+	// Message is a new private message's global id (messageAdded; see messages.go).
+	Message string `json:"message,omitempty"`
 }
 
 // LoggedEvent is one event of a channel's log.
@@ -120,25 +123,35 @@ type message struct {
 // cancellation: the write it announces has happened.
 func (s *Store) publish(ctx context.Context, msgs ...message) error {
 	ctx = context.WithoutCancel(ctx)
-	sharded := "0"
-	if s.sharded {
-		sharded = "1" // SPUBLISH on a cluster
-	}
 	calls := make([]scriptCall, 0, len(msgs))
 	for _, m := range msgs {
-		b, err := json.Marshal(m.event)
+		c, err := s.publishCall(m)
 		if err != nil {
 			s.opts.Log.ErrorContext(ctx, "live event: encode", "channel", m.channel, "err", err)
-			return fmt.Errorf("encode live event: %w", err)
+			return err
 		}
-		calls = append(calls, scriptCall{name: "publish", keys: []string{s.k.logOf(m.channel)},
-			args: []any{m.channel, b, s.logLengthOf(m.channel), int(logTTL.Seconds()), sharded}})
+		calls = append(calls, c)
 	}
 	if err := s.runMany(ctx, calls); err != nil {
 		s.opts.Log.ErrorContext(ctx, "live event: publish", "channels", len(msgs), "err", err)
 		return err
 	}
 	return nil
+}
+
+// publishCall is the script call that appends m to its channel's log and publishes it, for a
+// write that sends it in a pipeline of its own (see publish).
+func (s *Store) publishCall(m message) (scriptCall, error) {
+	sharded := "0"
+	if s.sharded {
+		sharded = "1" // SPUBLISH on a cluster
+	}
+	b, err := json.Marshal(m.event)
+	if err != nil {
+		return scriptCall{}, fmt.Errorf("encode live event: %w", err)
+	}
+	return scriptCall{name: "publish", keys: []string{s.k.logOf(m.channel)},
+		args: []any{m.channel, b, s.logLengthOf(m.channel), int(logTTL.Seconds()), sharded}}, nil
 }
 
 // publishPostChanged announces that a post's votes, score, comment count or groups changed, or

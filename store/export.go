@@ -43,7 +43,7 @@ type Flusher interface {
 
 // Export writes to w the export of the account user as one JSON document (see docs/API.md,
 // "Exporting your account"): the profile, posts, scheduled posts, comments, saved posts, follows,
-// followers, blocks, group memberships, notifications and sessions, ending with "complete":
+// followers, blocks, group memberships, notifications, private messages and sessions, ending with "complete":
 // true. token is the session the request came with, marked "current" among the sessions; no
 // token or digest is written.
 //
@@ -105,6 +105,7 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 		{"blocks", e.zlist(s.k.blocks(uid), "userId", "since", userID)},
 		{"groups", e.zlist(s.k.userGroups(uid), "groupId", "joinedAt", groupID)},
 		{"notifications", e.notifications},
+		{"messages", e.messages},
 		{"sessions", func(ctx context.Context) error { return e.sessions(ctx, current) }},
 	}
 	for _, sec := range sections {

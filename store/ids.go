@@ -18,6 +18,8 @@ const (
 	TypeModAction    = "modaction"
 	TypeReport       = "report"
 	TypeBan          = "ban"
+	TypeMessage      = "message"
+	TypeConversation = "conversation"
 )
 
 // Node is anything with a global id.
@@ -70,6 +72,16 @@ func ParseID(id string) (typ, key string, err error) {
 		return typ, key, nil
 	case TypeBan:
 		if _, _, ok := splitBanKey(key); !ok {
+			break
+		}
+		return typ, key, nil
+	case TypeMessage:
+		if _, _, _, ok := splitMessageKey(key); !ok {
+			break
+		}
+		return typ, key, nil
+	case TypeConversation:
+		if _, _, ok := splitConversationKey(key); !ok {
 			break
 		}
 		return typ, key, nil

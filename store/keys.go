@@ -560,3 +560,58 @@ func (k keys) modLogNotices() string { return k.prefix + "{modlog}:notices" }
 // userDismissed is a sorted set of the user's reports that moderators dismissed, report id → when
 // (ms), for the limit on reporting (reportdismissals.go).
 func (k keys) userDismissed(uid string) string { return k.user(uid) + ":dismissed" }
+
+// Private messages (see messages.go). A conversation between two users is its own aggregate,
+// {m:<a>:<b>} with a < b, holding its messages; each user's mailbox — their conversation lists
+// and unread messages — is {mb:<user>}, apart from {u:<user>} for the reason the inbox is.
+
+// conv is a hash of a conversation's state: at (last activity, ms) and, for each participant u,
+// a:<u> ("1": u accepts the conversation), q:<u> ("1": a request to u is pending), d:<u> (until
+// when, ms, u's decline refuses the other's requests) and r:<u> (u has read it up to, ms).
+func (k keys) conv(a, b string) string { return k.prefix + "{m:" + a + ":" + b + "}" }
+
+// convMsgs is a sorted set of a conversation's message ids scored by creation time (ms).
+func (k keys) convMsgs(a, b string) string { return k.conv(a, b) + ":msgs" }
+
+// convMsg is a hash, one message: f (sender), b (body; absent once deleted), t (created, ms),
+// e (edited, ms), d ("1" on a tombstone).
+func (k keys) convMsg(a, b, id string) string { return k.conv(a, b) + ":m:" + id }
+
+// convLast is a hash, a copy of the conversation's last message (convMsg's fields and id), so
+// that a list of conversations reads each one's last message without a round trip of its own.
+func (k keys) convLast(a, b string) string { return k.conv(a, b) + ":last" }
+
+// convIdem is a string holding the id of the message a sender's idempotency key sent (expires).
+func (k keys) convIdem(a, b, digest string) string { return k.conv(a, b) + ":idem:" + digest }
+
+// mailbox holds the keys of a user's mailbox, all derived from the conversations (see
+// messages.go) and rebuilt from them by the repair of a conversation.
+type mailbox struct {
+	convs   string // sorted set: the other users of the accepted conversations, by last activity (ms)
+	reqs    string // sorted set: the users whose message requests are pending, by last activity (ms)
+	unread  string // sorted set, all scores 0: "<other>:<message id>" of the unread messages of accepted conversations
+	runread string // sorted set, all scores 0: the same for pending requests
+	state   string // hash: other user → "<a> <d> <r>", u's state in the conversation as conv keeps it
+}
+
+func (k keys) mailbox(uid string) mailbox {
+	tag := k.prefix + "{mb:" + uid + "}"
+	return mailbox{convs: tag + ":convs", reqs: tag + ":reqs", unread: tag + ":unread", runread: tag + ":runread", state: tag + ":state"}
+}
+
+// mailboxKeysBut lists the keys of uid's mailbox but its conversations (convs), which an
+// account's deletion works through before they go.
+func (k keys) mailboxKeysBut(uid string) []string {
+	mb := k.mailbox(uid)
+	return []string{mb.reqs, mb.unread, mb.runread, mb.state}
+}
+
+// msgRate is a sorted set of the user's recent messages scored by time (ms), for the limit on
+// messages (MessageOptions.PerWindow).
+func (k keys) msgRate(uid string) string { return k.user(uid) + ":msgrate" }
+
+// chanMessages is the live-event channel of the messages sent to and by uid (messageAdded).
+func (k keys) chanMessages(uid string) string { return k.prefix + "{mb:" + uid + "}:ev:messages" }
+
+// Messages is the channel of the messages sent to and by a user.
+func (c Channels) Messages(uid string) string { return c.k.chanMessages(uid) }

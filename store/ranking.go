@@ -229,6 +229,9 @@ type RebuildStats struct {
 	Orphans int // entries of posts that no longer exist at all, removed
 	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
 	Scored  int // comments written into their parent's vote orders (see rescoreThread)
+	// Conversations is the private conversations whose participants' mailboxes were derived
+	// again (see syncConversation).
+	Conversations int
 }
 
 // Rebuild re-derives the rankings, group indexes, the directory of groups and user post lists from the post hashes, for
@@ -236,7 +239,7 @@ type RebuildStats struct {
 // drops the comments left behind by a post deletion that was cut off, gives posts and comments
 // written before names were kept their author's name, and writes every comment into its parent's
 // vote orders (TOP, BEST, CONTROVERSIAL) from its votes, which backfills the orders added after
-// the comment was written. It scans the keyspace (SCAN, never KEYS) and is meant for
+// the comment was written, and derives every private conversation's mailboxes again. It scans the keyspace (SCAN, never KEYS) and is meant for
 // maintenance, not request paths; it is safe to run beside live traffic. Ranking entries whose post hash has expired entirely are skipped by reads.
 func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	var st RebuildStats
@@ -324,6 +327,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return st, err
+	}
+	st.Conversations, err = s.rebuildMailboxes(ctx)
 	return st, err
 }
 

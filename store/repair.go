@@ -122,6 +122,9 @@ func (s *Store) repair(ctx context.Context, item string) error {
 	case repairBan:
 		scope, user, _ := strings.Cut(rest, ":")
 		return s.repairBan(ctx, scope, user)
+	case repairConversation:
+		a, b, _ := strings.Cut(rest, ":")
+		return s.syncConversation(ctx, a, b)
 	}
 	s.opts.Log.WarnContext(ctx, "repair: unknown item dropped", "item", item)
 	return nil

@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -93,6 +94,8 @@ type Options struct {
 	// ban users from the whole site. A name makes an admin only of an account created before
 	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.
 	Admins []string
+	// Messages configures private messages; see MessageOptions.
+	Messages MessageOptions
 }
 
 func (o Options) withDefaults() Options {
@@ -127,6 +130,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Feed = o.Feed.withDefaults()
+	o.Messages = o.Messages.withDefaults()
 	o.Auth = o.Auth.withDefaults()
 	o.NewAccount = o.NewAccount.withDefaults()
 	if o.ReportDismissals <= 0 {
@@ -183,6 +187,8 @@ type Store struct {
 	memory atomic.Pointer[MemoryUsage]
 	// onVerify, when set (by tests), is called before each argon2id verification of a password.
 	onVerify func()
+	// msgSeq makes the last digits of the message ids this store makes (see newMessageID).
+	msgSeq atomic.Uint32
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
@@ -191,6 +197,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 		return nil, err
 	}
 	s := &Store{rdb: rdb, opts: opts.withDefaults()}
+	s.msgSeq.Store(binary.BigEndian.Uint32(randomBytes(4))) // see newMessageID
 	for _, a := range s.opts.Admins {
 		if !validUserName(a) {
 			return nil, fmt.Errorf("admin %q is not a user name (3–32 of A-Z a-z 0-9 _ -)", a)

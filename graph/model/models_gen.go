@@ -43,6 +43,19 @@ type CommentEdge struct {
 	Node   *store.Comment `json:"node"`
 }
 
+type ConversationConnection struct {
+	Edges []*ConversationEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Conversation `json:"nodes"`
+	PageInfo   *PageInfo             `json:"pageInfo"`
+	TotalCount int                   `json:"totalCount"`
+}
+
+type ConversationEdge struct {
+	Cursor string              `json:"cursor"`
+	Node   *store.Conversation `json:"node"`
+}
+
 type CreatePostInput struct {
 	Title  string   `json:"title"`
 	Body   *string  `json:"body,omitempty"`
@@ -84,6 +97,19 @@ type LeaderboardEdge struct {
 	Node   *store.User `json:"node"`
 	Rank   int         `json:"rank"`
 	Karma  int         `json:"karma"`
+}
+
+type MessageConnection struct {
+	Edges []*MessageEdge `json:"edges"`
+	// The edges' nodes, for clients that need no cursor per item.
+	Nodes      []*store.Message `json:"nodes"`
+	PageInfo   *PageInfo        `json:"pageInfo"`
+	TotalCount int              `json:"totalCount"`
+}
+
+type MessageEdge struct {
+	Cursor string         `json:"cursor"`
+	Node   *store.Message `json:"node"`
 }
 
 type ModActionConnection struct {

@@ -1,0 +1,1109 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Private messages.
+//
+// A conversation between two users is its own aggregate, {m:<a>:<b>} with the two user keys in
+// order (keys.go): its messages, each one's hash, a copy of the last one, and a small hash of
+// each participant's state — whether they accept the conversation (a:), a request pending to
+// them (q:), their decline and until when it refuses requests (d:), and up to when they have read
+// it (r:). A message's global id names the pair and the message: "message:alice:bob:<id>", the id
+// being 13 digits of its creation time (ms) and random hex, so that ids sort by time.
+//
+// Each user's mailbox, {mb:<user>}, holds what the user's lists need: the accepted
+// conversations and the pending requests by last activity, and the unread messages themselves,
+// as members "<other>:<message id>" of two sets (accepted conversations, requests). The unread
+// count is the size of the first set, so it is exact by construction: a message is unread or
+// not, whatever the number of retries. The mailbox keeps its own copy of the participant's
+// state (a:, d:, r:).
+//
+// A write sends the conversation's script (message_send.lua, message_state.lua) and each
+// mailbox's step (mailbox.lua) in one pipeline. Each applies the same rules to its own copy of
+// the state, and the steps commute — unread sets are sets, read times and activity only move
+// forward, a decline and a message agree whichever comes first — so the mailbox and the
+// conversation agree whatever order the steps reach them in; the cluster runs them on different
+// masters in parallel. Where one of them refuses what the other did (a race with a decline, an
+// idempotency key that names an earlier message), the write derives both mailboxes again from
+// the conversation (syncConversation), and the repair job noted before the write does the same
+// should the process stop half-way.
+//
+// Rules: a user cannot message themselves; blocks stop messages both ways (either user blocking
+// the other, FORBIDDEN); a site ban refuses sending (BANNED); every message counts against the
+// write limit and against MessageOptions.PerWindow. A first message to someone who has not
+// written to the sender, nor accepted them, is a request: it waits in the recipient's
+// messageRequests, does not count in their unreadMessageCount, until they accept it (or reply);
+// declining it refuses further requests from the sender for MessageOptions.RequestCooldown.
+// Sending marks the conversation read for the sender, up to the message sent.
+
+// Defaults of MessageOptions.
+const (
+	DefaultRequestCooldown   = 30 * 24 * time.Hour
+	DefaultMessagesPerMinute = 30
+)
+
+// MaxMessageBodyRunes is the longest message body, as long as a comment's.
+const MaxMessageBodyRunes = MaxCommentBodyRunes
+
+// MessageOptions configures private messages.
+type MessageOptions struct {
+	// RequestCooldown is how long declining a message request refuses further requests from its
+	// sender (-request-cooldown). Default 30 days.
+	RequestCooldown time.Duration
+	// PerWindow is how many messages one user may send per Window, on top of the write limit
+	// (-message-limit). Off, like every limit, with a negative Options.WriteLimit. Default 30.
+	PerWindow int
+	// Window is the window of PerWindow. Default one minute.
+	Window time.Duration
+}
+
+func (o MessageOptions) withDefaults() MessageOptions {
+	if o.RequestCooldown <= 0 {
+		o.RequestCooldown = DefaultRequestCooldown
+	}
+	if o.PerWindow <= 0 {
+		o.PerWindow = DefaultMessagesPerMinute
+	}
+	if o.Window <= 0 {
+		o.Window = time.Minute
+	}
+	return o
+}
+
+// repairConversation is the repair item of a conversation: conversation:<a>:<b> derives both
+// mailboxes again from it.
+const repairConversation = "conversation"
+
+// Message is one private message.
+type Message struct {
+	ID        string // the global id: "message:<a>:<b>:<id>"
+	Sender    UserKey
+	Recipient UserKey
+	Text      string // "" once deleted
+	Deleted   bool
+	CreatedAt time.Time
+	EditedAt  *time.Time
+}
+
+// NodeID returns the message's global id.
+func (m *Message) NodeID() string { return m.ID }
+
+// Body returns the message's text, nil once deleted.
+func (m *Message) Body() *string {
+	if m.Deleted {
+		return nil
+	}
+	return &m.Text
+}
+
+// Conversation is a viewer's conversation with one other user.
+type Conversation struct {
+	ID          string  // the global id: "conversation:<a>:<b>"
+	Viewer      UserKey // whose view this is
+	With        UserKey // the other user
+	UpdatedAt   time.Time
+	LastMessage *Message // nil when it has none
+	UnreadCount int      // the viewer's unread messages in it
+	IsRequest   bool     // a message request pending to the viewer
+}
+
+// NodeID returns the conversation's global id.
+func (c *Conversation) NodeID() string { return c.ID }
+
+// pair orders two user keys: a conversation's aggregate is named by the pair in order.
+func pair(u, v string) (a, b string) {
+	if u < v {
+		return u, v
+	}
+	return v, u
+}
+
+// conversationID returns the global id of the conversation of u and v.
+func conversationID(u, v string) string {
+	a, b := pair(u, v)
+	return TypeConversation + ":" + a + ":" + b
+}
+
+// messageID returns the global id of message id of the conversation of u and v.
+func messageID(u, v, id string) string {
+	a, b := pair(u, v)
+	return TypeMessage + ":" + a + ":" + b + ":" + id
+}
+
+// msgIDLen is the length of a message id: 13 digits of ms and 6 hex digits.
+const msgIDLen = 19
+
+// newMessageID returns a fresh message id for a message created at t: 13 digits of ms, then 6
+// hex digits of a counter that starts at random for each Store, so that the messages one process
+// sends within a millisecond keep their order, and those of two processes are unlikely to meet.
+func (s *Store) newMessageID(t time.Time) string {
+	return fmt.Sprintf("%013d%06x", t.UnixMilli(), s.msgSeq.Add(1)&0xffffff)
+}
+
+// readPosition is the read position of everything sent up to t (see mailbox.lua): after every
+// message id of t's millisecond.
+func readPosition(t time.Time) string { return fmt.Sprintf("%013dffffff", t.UnixMilli()) }
+
+// validMessageID reports whether id is a message id.
+func validMessageID(id string) bool {
+	if len(id) != msgIDLen || !isDigits(id[:13]) {
+		return false
+	}
+	for _, c := range id[13:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitConversationKey splits the key of a conversation's global id ("alice:bob").
+func splitConversationKey(key string) (a, b string, ok bool) {
+	a, b, _ = strings.Cut(key, ":")
+	return a, b, validUserName(a) && validUserName(b) && a < b
+}
+
+// splitMessageKey splits the key of a message's global id ("alice:bob:<id>").
+func splitMessageKey(key string) (a, b, id string, ok bool) {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return "", "", "", false
+	}
+	a, b, ok = splitConversationKey(key[:i])
+	id = key[i+1:]
+	return a, b, id, ok && validMessageID(id)
+}
+
+// ParseMessageID returns the participants and the id of a message's global id, or KindInvalid.
+func ParseMessageID(gid string) (a, b UserKey, id string, err error) {
+	key, err := parseTypedID(gid, TypeMessage)
+	if err != nil {
+		return "", "", "", err
+	}
+	x, y, id, _ := splitMessageKey(key)
+	return UserKey(x), UserKey(y), id, nil
+}
+
+// ParseConversationID returns the participants of a conversation's global id, or KindInvalid.
+func ParseConversationID(gid string) (a, b UserKey, err error) {
+	key, err := parseTypedID(gid, TypeConversation)
+	if err != nil {
+		return "", "", err
+	}
+	x, y, _ := splitConversationKey(key)
+	return UserKey(x), UserKey(y), nil
+}
+
+// other returns the participant of a and b who is not u; "" when u is neither.
+func other(u, a, b UserKey) UserKey {
+	switch u {
+	case a:
+		return b
+	case b:
+		return a
+	}
+	return ""
+}
+
+// messageFields are the fields of a message's hash a read of it asks for (HMGET), in the order
+// messageFromFields takes them.
+var messageFields = []string{"f", "b", "t", "e", "d"}
+
+// messageFromFields builds a message of the conversation of a and b from the values of
+// messageFields; nil when there is none.
+func messageFromFields(a, b, id string, v []string) *Message {
+	from := v[0]
+	if from == "" {
+		return nil
+	}
+	to := a
+	if from == a {
+		to = b
+	}
+	t, _ := strconv.ParseInt(v[2], 10, 64)
+	m := &Message{ID: messageID(a, b, id), Sender: UserKey(from), Recipient: UserKey(to), Text: v[1],
+		Deleted: v[4] == "1", CreatedAt: fromMillis(t)}
+	if e, err := strconv.ParseInt(v[3], 10, 64); err == nil && e > 0 {
+		et := fromMillis(e)
+		m.EditedAt = &et
+	}
+	if m.Deleted {
+		m.Text = ""
+	}
+	return m
+}
+
+// messageFromHash builds a message of the conversation of a and b from its hash; nil when there
+// is none.
+func messageFromHash(a, b, id string, h map[string]string) *Message {
+	return messageFromFields(a, b, id, []string{h["f"], h["b"], h["t"], h["e"], h["d"]})
+}
+
+// checkMessageBody checks a message body as it is sent or edited, and returns the body to keep:
+// the one place message bodies pass before they are written (SendMessage, EditMessage). It
+// applies the site filters (filterText), so call it after the write's first round trip, which
+// refreshes them.
+func (s *Store) checkMessageBody(body string) (string, error) {
+	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
+		return "", err
+	}
+	return s.filterText("body", body)
+}
+
+// mailboxCall is the call of one mailbox step (see mailbox.lua) of user uid about other.
+func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptCall {
+	mb := s.k.mailbox(uid)
+	return scriptCall{name: "mailbox", keys: []string{mb.convs, mb.reqs, mb.unread, mb.runread, mb.state},
+		args: append([]any{step, other}, args...)}
+}
+
+// sendGate checks, in one round trip, that from may send to to now: the write limit and the
+// message limit (recording the attempt), from's site bans, that to exists, that neither blocks
+// the other, and that to's decline of from's requests is over. It notes the conversation for repair in the same round trip and returns the
+// note.
+func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
+	var calls []scriptCall
+	limits := []limit{{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, {"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}}
+	keys := []string{s.k.userRate(from), s.k.msgRate(from)}
+	if s.opts.WriteLimit >= 0 {
+		for i, l := range limits {
+			calls = append(calls, s.rateCall(keys[i], l, randomHex(8)))
+		}
+	}
+	a, b := pair(from, to)
+	n, nc := s.noteCall(repairConversation + ":" + a + ":" + b)
+	calls = append(calls, nc)
+	filterAt, filterIdx := s.now(), -1
+	if c, ok := s.filterCall(); ok { // the site filters, for checkMessageBody
+		filterIdx = len(calls)
+		calls = append(calls, c)
+	}
+	check, reads := s.banReads(ctx, from, nil)
+	var name *redis.StringCmd
+	var blocked, blocking *redis.FloatCmd
+	var state *redis.SliceCmd
+	reads = append(reads,
+		op{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
+			return state, nil
+		}},
+		op{key: s.k.user(to), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
+			blocked = p.ZScore(ctx, s.k.blocks(to), from)
+			return name, blocked
+		}},
+		op{key: s.k.blocks(from), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			blocking = p.ZScore(ctx, s.k.blocks(from), to)
+			return blocking, nil
+		}})
+	vals, err := s.runScripts(ctx, calls, reads...)
+	if err != nil {
+		return n, err
+	}
+	if filterIdx >= 0 {
+		s.applyFilters(vals[filterIdx], filterAt)
+	}
+	if err := check.err(); err != nil {
+		return n, err
+	}
+	if s.opts.WriteLimit >= 0 {
+		for i, l := range limits {
+			if err := rateResult(vals[i], l); err != nil {
+				return n, err
+			}
+		}
+	}
+	if name.Val() == "" {
+		return n, notFoundf("no user %s", userID(to))
+	}
+	if blocking.Err() == nil {
+		return n, &Error{Kind: KindForbidden, Msg: "you block this user: unblock them to write to them"}
+	}
+	if blocked.Err() == nil {
+		return n, &Error{Kind: KindForbidden, Msg: "this user does not accept your messages"}
+	}
+	// The conversation's script decides; this only says until when, which it cannot.
+	if v := state.Val(); len(v) == 2 && v[0] != "1" {
+		if d, _ := v[1].(string); d != "" {
+			if until := atoi64(d); until > s.now().UnixMilli() {
+				return n, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
+					to, fromMillis(until).UTC().Format(time.RFC3339))}
+			}
+		}
+	}
+	return n, nil
+}
+
+// SendMessage sends a private message from one user to another and returns it. A message to one
+// who has not accepted the conversation is a message request (see the rules above). With an
+// idempotencyKey (1–64 characters), a retried request returns the first message; without one,
+// a resent script call still sends one message.
+//
+// It costs two round trips: the checks (limits, bans, blocks, the recipient), then the message,
+// both mailboxes, its live events and the settling of its repair note in one pipeline.
+func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body, idempotencyKey string) (*Message, error) {
+	from, to := string(sender), string(recipient)
+	if !validUserName(to) {
+		return nil, invalidf("malformed user %q", truncate(to, 40))
+	}
+	if from == to {
+		return nil, invalidf("you cannot send a message to yourself")
+	}
+	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
+		return nil, err
+	}
+	if err := checkIdempotencyKey(idempotencyKey); err != nil {
+		return nil, err
+	}
+	n, err := s.sendGate(ctx, from, to)
+	if err == nil {
+		body, err = s.checkMessageBody(body)
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	ms := now.UnixMilli()
+	id := s.newMessageID(now)
+	// Without a client's key, a resent script call (go-redis repeats a command whose reply was
+	// lost) finds its message by id: no key is kept.
+	idem, ttl := idempotencyKey, int(idempotencyTTL.Seconds())
+	if idem == "" {
+		ttl = 0
+	}
+	a, b := pair(from, to)
+	gid := messageID(a, b, id)
+	calls := []scriptCall{
+		{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
+			s.k.convIdem(a, b, idemDigest(from+"\x00"+idem))},
+			args: []any{id, from, to, body, ms, ttl}},
+		s.mailboxCall(to, from, "in", id, ms),
+		s.mailboxCall(from, to, "out", id, ms),
+		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
+	}
+	for _, uid := range []string{to, from} {
+		pc, err := s.publishCall(message{s.k.chanMessages(uid), EventIDs{Message: gid}})
+		if err != nil {
+			return nil, err
+		}
+		calls = append(calls, pc)
+	}
+	out, errs, perr := s.runScriptsEach(ctx, calls)
+	switch {
+	case perr != nil || errs[0] != nil:
+		// The message was refused (a decline that raced the checks), or the pipeline failed: the
+		// mailboxes may have taken their steps for nothing, so derive them again now (noting the
+		// repair again should that fail too: the settle may have gone through).
+		s.resync(ctx, a, b)
+		if errs[0] != nil {
+			return nil, errs[0]
+		}
+		return nil, perr
+	case errs[1] != nil || errs[2] != nil:
+		// The message is written; a mailbox missed its step.
+		s.opts.Log.WarnContext(ctx, "messages: a mailbox missed a step; derived again", "message", gid, "err", firstError(errs[1:3]))
+		s.resync(ctx, a, b)
+	case firstError(errs[4:]) != nil:
+		// Written, but not announced: as for every write, a failed publish is logged, not returned.
+		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:]))
+	}
+	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
+	arr, _ := out[0].([]any)
+	if len(arr) != 2 {
+		return nil, fmt.Errorf("message_send: unexpected reply %v", out[0])
+	}
+	if again, _ := arr[0].(string); again == "again" {
+		// The idempotency key names an earlier message: the mailboxes took this one's steps for a
+		// message that does not exist, so derive them again, and answer with the first message.
+		prior, _ := arr[1].(string)
+		s.resync(ctx, a, b)
+		m, err := s.NewLoader().Message(ctx, sender, messageID(a, b, prior))
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			return nil, notFoundf("the message this idempotency key sent is gone")
+		}
+		return m, nil
+	}
+	return &Message{ID: gid, Sender: sender, Recipient: recipient, Text: body, CreatedAt: fromMillis(ms)}, nil
+}
+
+// firstError returns the first non-nil error of errs.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resync derives both mailboxes of the conversation of a and b again, now, after a write whose
+// steps disagreed; should that fail it queues the conversation's repair.
+func (s *Store) resync(ctx context.Context, a, b string) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.syncConversation(ctx, a, b)
+	if err == nil {
+		return
+	}
+	_, c := s.noteCall(repairConversation + ":" + a + ":" + b)
+	if err := s.runMany(ctx, []scriptCall{c}); err != nil {
+		s.opts.Log.WarnContext(ctx, "messages: could not queue the repair of a conversation", "a", a, "b", b, "err", err)
+	}
+}
+
+// syncConversation derives the mailboxes of both participants of the conversation of a and b
+// from it (mailbox.lua "sync"): the repair of a conversation, and of a write whose steps
+// disagreed.
+func (s *Store) syncConversation(ctx context.Context, a, b string) error {
+	if !validUserName(a) || !validUserName(b) {
+		return fmt.Errorf("repair conversation %q %q: malformed", a, b)
+	}
+	l := s.NewLoader()
+	first := l.getAll(ctx, hashAllRead(s.k.conv(a, b)), hashFieldRead(s.k.user(a), "deleted"), hashFieldRead(s.k.user(b), "deleted"))
+	if err := waitAll(ctx, first); err != nil {
+		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+	}
+	conv := first[0].cmd.(*redis.MapStringStringCmd).Val()
+	deleted := map[string]bool{a: first[1].cmd.(*redis.StringCmd).Val() == "1", b: first[2].cmd.(*redis.StringCmd).Val() == "1"}
+	// The messages after the earlier of the two read positions: a position's first 13 digits
+	// are the ms of the last message read, so every message after it is scored at or after them.
+	since := min(conv["r:"+a], conv["r:"+b])
+	minScore := "-inf"
+	if len(since) >= 13 {
+		minScore = strings.TrimLeft(since[:13], "0")
+		if minScore == "" {
+			minScore = "0"
+		}
+	}
+	c, err := l.get(ctx, read{key: "zs:" + s.k.convMsgs(a, b), rkey: s.k.convMsgs(a, b),
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.ZRangeByScoreWithScores(ctx, s.k.convMsgs(a, b), &redis.ZRangeBy{Min: minScore, Max: "+inf"})
+		}})
+	if err != nil {
+		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+	}
+	zs := c.cmd.(*redis.ZSliceCmd).Val()
+	reads := make([]read, len(zs))
+	for i, z := range zs {
+		id, _ := z.Member.(string)
+		reads[i] = hashFieldsRead(s.k.convMsg(a, b, id), boxed([]string{"f", "d"}))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+	}
+	at := numField(conv, "at")
+	var steps []scriptCall
+	for _, u := range []string{a, b} {
+		o := b
+		if u == b {
+			o = a
+		}
+		if deleted[u] {
+			continue // a deleted account keeps no mailbox
+		}
+		r := conv["r:"+u]
+		list := "-"
+		switch {
+		case conv["a:"+u] == "1":
+			list = "c"
+		case conv["q:"+u] == "1":
+			list = "r"
+		}
+		args := []any{conv["a:"+u], numField(conv, "d:"+u), r, list, at}
+		if list != "-" {
+			for i, z := range zs {
+				f := fields(calls[i])
+				if id, _ := z.Member.(string); f[0] == o && f[1] != "1" && id > r {
+					args = append(args, id)
+				}
+			}
+		}
+		steps = append(steps, s.mailboxCall(u, o, "sync", args...))
+	}
+	if err := s.runMany(ctx, steps); err != nil {
+		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+	}
+	return nil
+}
+
+// numField reads an integer field of a hash read with hashAll; 0 when absent.
+func numField(h map[string]string, field string) int64 {
+	n, _ := strconv.ParseInt(h[field], 10, 64)
+	return n
+}
+
+// hashAllRead reads a whole hash (HGETALL).
+func hashAllRead(key string) read {
+	return read{key: "ha:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.HGetAll(ctx, key)
+	}}
+}
+
+// changeMessage edits or deletes a message of user's (message_change.lua) and returns it as it
+// is now, with the steps of the other side in the same pipeline.
+func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body string, extra func(a, b, id string, o UserKey) []scriptCall) (*Message, error) {
+	a, b, id, err := ParseMessageID(gid)
+	if err != nil {
+		return nil, err
+	}
+	o := other(user, a, b)
+	if o == "" {
+		return nil, notFoundf("no message %s", truncate(gid, 80))
+	}
+	calls := append([]scriptCall{{name: "message_change",
+		keys: []string{s.k.convMsg(string(a), string(b), id), s.k.convLast(string(a), string(b))},
+		args: []any{step, id, string(user), body, s.now().UnixMilli()}}}, extra(string(a), string(b), id, o)...)
+	out, err := s.runScripts(ctx, calls)
+	if err != nil {
+		return nil, err
+	}
+	m := messageFromHash(string(a), string(b), id, hashFromReply(out[0]))
+	if m == nil {
+		return nil, fmt.Errorf("message_change: message %s missing from reply", gid)
+	}
+	return m, nil
+}
+
+// EditMessage replaces the body of a message the user sent and returns it; another's message is
+// KindForbidden, a deleted one KindNotFound.
+func (s *Store) EditMessage(ctx context.Context, user UserKey, gid, body string) (*Message, error) {
+	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
+		return nil, err
+	}
+	if _, _, _, err := ParseMessageID(gid); err != nil {
+		return nil, err
+	}
+	if _, err := s.allowWrite(ctx, string(user), ""); err != nil {
+		return nil, err
+	}
+	body, err := s.checkMessageBody(body)
+	if err != nil {
+		return nil, err
+	}
+	return s.changeMessage(ctx, user, gid, "edit", body, func(a, b, id string, o UserKey) []scriptCall { return nil })
+}
+
+// DeleteMessage deletes a message the user sent: it stays in the conversation for both as a
+// tombstone, and is no longer unread. Deleting it again succeeds; another's message is
+// KindForbidden.
+func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) error {
+	if _, _, _, err := ParseMessageID(gid); err != nil {
+		return err
+	}
+	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
+		return err
+	}
+	// The recipient's step removes "<sender>:<id>" from their unread sets: when user is not the
+	// sender, no such member exists (ids are unique) and the step changes nothing.
+	_, err := s.changeMessage(ctx, user, gid, "delete", "", func(a, b, id string, o UserKey) []scriptCall {
+		return []scriptCall{s.mailboxCall(string(o), string(user), "remove", id)}
+	})
+	return err
+}
+
+// MarkConversationRead marks the viewer's conversation with another user read, up to now, and
+// returns it, in one round trip; KindNotFound when there is no such conversation. It is not rate
+// limited: it is idempotent and changes nothing but the viewer's read state.
+func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
+	v, o := string(viewer), string(with)
+	if err := checkPeer(v, o); err != nil {
+		return nil, err
+	}
+	a, b := pair(v, o)
+	now := readPosition(s.now())
+	cr := s.convReads(ctx, v, o)
+	out, err := s.runScripts(ctx, []scriptCall{
+		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{"read", v, now}},
+		s.mailboxCall(v, o, "read", now),
+	}, cr.ops...)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := out[0].(int64); n == 0 {
+		return nil, notFoundf("no conversation with %s", userID(o))
+	}
+	return cr.conversation(), nil
+}
+
+// checkPeer checks that o names a user other than the viewer v.
+func checkPeer(v, o string) error {
+	if !validUserName(v) || !validUserName(o) {
+		return invalidf("malformed user %q", truncate(o, 40))
+	}
+	if v == o {
+		return invalidf("a conversation is with another user")
+	}
+	return nil
+}
+
+// AcceptMessageRequest accepts the message request of another user: the conversation moves to
+// the viewer's conversations and its unread messages count. Accepting an accepted conversation
+// returns it; no request from the user is KindNotFound.
+func (s *Store) AcceptMessageRequest(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
+	return s.answerRequest(ctx, viewer, with, "accept")
+}
+
+// DeclineMessageRequest declines the message request of another user: it leaves the viewer's
+// requests, what it holds counts as read, and the user's further requests are refused for
+// MessageOptions.RequestCooldown (their messages already sent stay in the conversation). An
+// accepted conversation cannot be declined (KindInvalid: block the user instead); no request is
+// KindNotFound. It returns the conversation's global id.
+func (s *Store) DeclineMessageRequest(ctx context.Context, viewer, with UserKey) (string, error) {
+	c, err := s.answerRequest(ctx, viewer, with, "decline")
+	if err != nil {
+		return "", err
+	}
+	return c.ID, nil
+}
+
+// answerRequest accepts or declines a request: the checks, with the request's presence in the
+// viewer's mailbox, in one round trip; the conversation's step and the mailbox's in the next.
+func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step string) (*Conversation, error) {
+	v, o := string(viewer), string(with)
+	if err := checkPeer(v, o); err != nil {
+		return nil, err
+	}
+	mb := s.k.mailbox(v)
+	var pending *redis.FloatCmd
+	var accepted *redis.StringCmd
+	if _, err := s.allowWriteWith(ctx, v, "", []op{{key: mb.reqs, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		pending = p.ZScore(ctx, mb.reqs, o)
+		accepted = p.HGet(ctx, mb.state, o) // "<a> <d> <r>" (see mailbox.lua)
+		return pending, accepted
+	}}}, banFree); err != nil {
+		return nil, err
+	}
+	isAccepted := strings.HasPrefix(accepted.Val(), "1 ")
+	switch {
+	case isAccepted && step == "decline":
+		return nil, invalidf("the conversation is accepted: block the user instead")
+	case !isAccepted && errors.Is(pending.Err(), redis.Nil):
+		return nil, notFoundf("no message request from %s", userID(o))
+	}
+	a, b := pair(v, o)
+	now := s.now()
+	until := now.Add(s.opts.Messages.RequestCooldown).UnixMilli()
+	cr := s.convReads(ctx, v, o)
+	_, err := s.runScripts(ctx, []scriptCall{
+		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{step, v, readPosition(now), until}},
+		s.mailboxCall(v, o, step, readPosition(now), until),
+	}, cr.ops...)
+	if err != nil {
+		// The mailbox took a step that the conversation refused (the request changed since the
+		// check): derive it again.
+		s.resync(ctx, a, b)
+		return nil, err
+	}
+	return cr.conversation(), nil
+}
+
+// convReads are the reads of a viewer's conversation with o, sent as plain commands after a
+// write in its pipeline: the conversation's state and last message, and the viewer's unread
+// messages in it.
+type convRead struct {
+	v, o            string
+	state           *redis.SliceCmd
+	last            *redis.StringSliceCmd
+	unread, runread *redis.IntCmd
+	ops             []op
+}
+
+func (s *Store) convReads(ctx context.Context, v, o string) *convRead {
+	a, b := pair(v, o)
+	mb := s.k.mailbox(v)
+	cr := &convRead{v: v, o: o}
+	lo, hi := "["+o+":", "("+o+";"
+	cr.ops = []op{
+		{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cr.state = p.HMGet(ctx, s.k.conv(a, b), "at", "q:"+v)
+			cr.last = hmget(ctx, p, s.k.convLast(a, b), lastFieldArgs)
+			return cr.state, cr.last
+		}},
+		{key: mb.unread, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			cr.unread = p.ZLexCount(ctx, mb.unread, lo, hi)
+			cr.runread = p.ZLexCount(ctx, mb.runread, lo, hi)
+			return cr.unread, cr.runread
+		}},
+	}
+	return cr
+}
+
+// conversation builds the conversation the reads found.
+func (cr *convRead) conversation() *Conversation {
+	vals := cr.state.Val()
+	str := func(i int) string {
+		if i < len(vals) {
+			s, _ := vals[i].(string)
+			return s
+		}
+		return ""
+	}
+	at, _ := strconv.ParseInt(str(0), 10, 64)
+	return buildConversation(cr.v, cr.o, at, str(1) == "1", cr.last.Val(), int(cr.unread.Val()+cr.runread.Val()))
+}
+
+// lastFieldArgs are the fields of the copy of a conversation's last message a read asks for:
+// its id, then messageFields.
+var lastFieldArgs = boxed(append([]string{"id"}, messageFields...))
+
+// buildConversation makes the conversation of viewer v with o.
+func buildConversation(v, o string, at int64, request bool, last []string, unread int) *Conversation {
+	a, b := pair(v, o)
+	c := &Conversation{ID: conversationID(a, b), Viewer: UserKey(v), With: UserKey(o), UpdatedAt: fromMillis(at),
+		UnreadCount: unread, IsRequest: request}
+	if id := last[0]; validMessageID(id) {
+		c.LastMessage = messageFromFields(a, b, id, last[1:])
+	}
+	return c
+}
+
+// Reads.
+
+// UnreadMessageCount returns how many messages of the viewer's accepted conversations are
+// unread: requests do not count until accepted.
+func (l *Loader) UnreadMessageCount(ctx context.Context, viewer UserKey) (int, error) {
+	if !validUserName(string(viewer)) {
+		return 0, invalidf("malformed user %q", truncate(string(viewer), 40))
+	}
+	return l.zcard(ctx, l.s.k.mailbox(string(viewer)).unread)
+}
+
+// Cursor tags of the lists of messages.
+const (
+	convsTag = "cv"
+	reqsTag  = "rq"
+	msgsTag  = "ms"
+)
+
+// Conversations loads a page of the viewer's conversations, newest activity first: each with the
+// other user, the last message and the viewer's unread count. A first page costs two round trips
+// whatever the number of conversations: the page, then every conversation with its user.
+func (l *Loader) Conversations(ctx context.Context, viewer UserKey, w Window) (*Page[*Conversation], error) {
+	return l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).convs, convsTag)
+}
+
+// MessageRequests loads a page of the message requests pending to the viewer, newest first,
+// without those of users the viewer blocks (the filter of every listing: see WithoutBlocked).
+func (l *Loader) MessageRequests(ctx context.Context, viewer UserKey, w Window) (*Page[*Conversation], error) {
+	p, err := l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).reqs, reqsTag)
+	if err != nil {
+		return nil, err
+	}
+	if b := l.viewerBlocks(); b.Len() > 0 {
+		out := *p
+		out.Items, out.Cursors = nil, nil
+		for i, c := range p.Items {
+			if !b.Has(c.With) {
+				out.Items, out.Cursors = append(out.Items, c), append(out.Cursors, p.Cursors[i])
+			}
+		}
+		p = &out
+	}
+	return p, nil
+}
+
+func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window, key, tag string) (*Page[*Conversation], error) {
+	v := string(viewer)
+	if !validUserName(v) {
+		return nil, invalidf("malformed user %q", truncate(v, 40))
+	}
+	sp, err := w.decode(tag)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := l.page(ctx, key, true, sp)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := l.conversations(ctx, v, rp.members)
+	if err != nil {
+		return nil, err
+	}
+	all := rp.cursors(tag)
+	p := &Page[*Conversation]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
+	for i, c := range cs {
+		if c != nil { // nil: no longer there
+			p.Items, p.Cursors = append(p.Items, c), append(p.Cursors, all[i])
+		}
+	}
+	return p, nil
+}
+
+// conversationRead reads, on the conversation's slot, what a conversation shows of it: its
+// activity and the request flag of v (HMGET), and its last message (HGETALL).
+func (l *Loader) conversationRead(v, o string) read {
+	a, b := pair(v, o)
+	key := l.s.k.conv(a, b)
+	return read{key: "cv:" + key + "\x00" + v, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.HMGet(ctx, key, "at", "q:"+v)
+		c.cmd2 = hmget(ctx, p, l.s.k.convLast(a, b), lastFieldArgs)
+	}}
+}
+
+// unreadRead reads, on v's mailbox, how many of o's messages v has not read.
+func (l *Loader) unreadRead(v, o string) read {
+	mb := l.s.k.mailbox(v)
+	lo, hi := "["+o+":", "("+o+";"
+	return read{key: "ur:" + mb.unread + "\x00" + o, rkey: mb.unread, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd = p.ZLexCount(ctx, mb.unread, lo, hi)
+		c.cmd2 = p.ZLexCount(ctx, mb.runread, lo, hi)
+	}}
+}
+
+// conversations loads v's conversations with others, and the users in them, in one round trip; a conversation that has no state (the mailbox lists it before its first message is
+// written, or after it is gone) is nil at its index.
+func (l *Loader) conversations(ctx context.Context, v string, others []string) ([]*Conversation, error) {
+	reads := make([]read, 0, 3*len(others)+1)
+	for _, o := range others {
+		reads = append(reads, l.conversationRead(v, o), l.unreadRead(v, o), l.userRead(o))
+	}
+	if len(others) > 0 {
+		reads = append(reads, l.userRead(v)) // the sender of last messages the viewer sent
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	out := make([]*Conversation, len(others))
+	for i, o := range others {
+		cv, ur := calls[3*i], calls[3*i+1]
+		vals := cv.cmd.(*redis.SliceCmd).Val()
+		atS, _ := vals[0].(string)
+		reqS, _ := vals[1].(string)
+		at, err := strconv.ParseInt(atS, 10, 64)
+		if err != nil {
+			continue
+		}
+		unread := ur.cmd.(*redis.IntCmd).Val() + ur.cmd2.(*redis.IntCmd).Val()
+		out[i] = buildConversation(v, o, at, reqS == "1", cv.cmd2.(*redis.StringSliceCmd).Val(), int(unread))
+	}
+	return out, nil
+}
+
+// Conversation loads a conversation of the viewer's by global id; nil when the viewer is not in
+// it (an anonymous viewer is in none) or it has no message.
+func (l *Loader) Conversation(ctx context.Context, viewer UserKey, gid string) (*Conversation, error) {
+	a, b, err := ParseConversationID(gid)
+	if err != nil {
+		return nil, err
+	}
+	o := other(viewer, a, b)
+	if viewer == "" || o == "" {
+		return nil, nil
+	}
+	cs, err := l.conversations(ctx, string(viewer), []string{string(o)})
+	if err != nil {
+		return nil, err
+	}
+	return cs[0], nil
+}
+
+// ConversationWith loads the viewer's conversation with another user; nil when they have none.
+func (l *Loader) ConversationWith(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
+	if err := checkPeer(string(viewer), string(with)); err != nil {
+		return nil, err
+	}
+	return l.Conversation(ctx, viewer, conversationID(string(viewer), string(with)))
+}
+
+// messageRead reads the hash of message id of the conversation of a and b.
+func (l *Loader) messageRead(a, b, id string) read {
+	return hashFieldsRead(l.s.k.convMsg(a, b, id), messageFieldArgs)
+}
+
+// messageOf builds a message from its done read; nil when it has none.
+func messageOf(c *call, a, b, id string) *Message { return messageFromFields(a, b, id, fields(c)) }
+
+// messageFieldArgs are messageFields boxed for a read (see hashFieldsRead).
+var messageFieldArgs = boxed(messageFields)
+
+// Messages loads a page of the viewer's conversation with another user, in both directions, in
+// the order they were sent (oldest first: first pages from the start, last from the newest).
+// The cursors stay valid while messages are added and deleted (a deleted message stays as a
+// tombstone). A viewer with no conversation with the user gets an empty page. The page costs
+// two round trips, and the two users are read in the second.
+func (l *Loader) Messages(ctx context.Context, viewer, with UserKey, w Window) (*Page[*Message], error) {
+	v, o := string(viewer), string(with)
+	if err := checkPeer(v, o); err != nil {
+		return nil, err
+	}
+	sp, err := w.decode(msgsTag)
+	if err != nil {
+		return nil, err
+	}
+	a, b := pair(v, o)
+	rp, err := l.page(ctx, l.s.k.convMsgs(a, b), false, sp)
+	if err != nil {
+		return nil, err
+	}
+	reads := make([]read, 0, len(rp.members)+2)
+	for _, id := range rp.members {
+		reads = append(reads, l.messageRead(a, b, id))
+	}
+	if len(rp.members) > 0 {
+		reads = append(reads, l.userRead(a), l.userRead(b))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	all := rp.cursors(msgsTag)
+	p := &Page[*Message]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
+	for i, id := range rp.members {
+		if m := messageOf(calls[i], a, b, id); m != nil {
+			p.Items, p.Cursors = append(p.Items, m), append(p.Cursors, all[i])
+		}
+	}
+	return p, nil
+}
+
+// Message loads a message by global id; nil when the viewer is not in its conversation (an
+// anonymous viewer is in none) or there is no such message.
+func (l *Loader) Message(ctx context.Context, viewer UserKey, gid string) (*Message, error) {
+	a, b, id, err := ParseMessageID(gid)
+	if err != nil {
+		return nil, err
+	}
+	if viewer == "" || other(viewer, a, b) == "" {
+		return nil, nil
+	}
+	c, err := l.get(ctx, l.messageRead(string(a), string(b), id))
+	if err != nil {
+		return nil, err
+	}
+	return messageOf(c, string(a), string(b), id), nil
+}
+
+// eraseBatchMessages bounds the messages one pipeline of an account's erasure reads or writes.
+const eraseBatchMessages = 200
+
+// eraseMessagesWith is the deletion of uid's account in its conversation with o: with erase,
+// every message uid sent becomes a tombstone for both, and leaves o's unread messages; without,
+// the messages stay, shown as sent by a deleted user. The conversation stays for o either way.
+func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool) error {
+	if !erase || !validUserName(o) {
+		return nil
+	}
+	a, b := pair(uid, o)
+	l := s.NewLoader()
+	c, err := l.get(ctx, read{key: "zr:" + s.k.convMsgs(a, b), rkey: s.k.convMsgs(a, b),
+		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.ZRange(ctx, s.k.convMsgs(a, b), 0, -1)
+		}})
+	if err != nil {
+		return err
+	}
+	ids := c.cmd.(*redis.StringSliceCmd).Val()
+	for start := 0; start < len(ids); start += eraseBatchMessages {
+		batch := ids[start:min(start+eraseBatchMessages, len(ids))]
+		reads := make([]read, len(batch))
+		for i, id := range batch {
+			reads[i] = hashFieldsRead(s.k.convMsg(a, b, id), boxed([]string{"f", "d"}))
+		}
+		calls := l.getAll(ctx, reads...)
+		if err := waitAll(ctx, calls); err != nil {
+			return err
+		}
+		var writes []scriptCall
+		for i, id := range batch {
+			if f := fields(calls[i]); f[0] == uid && f[1] != "1" {
+				writes = append(writes, scriptCall{name: "message_change",
+					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli()}},
+					s.mailboxCall(o, uid, "remove", id))
+			}
+		}
+		if err := s.runMany(ctx, writes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportMessage is a private message of an export: the messages of the account's conversations
+// and pending requests, both directions, a conversation at a time, oldest first.
+type exportMessage struct {
+	ID           string     `json:"id"`
+	Conversation string     `json:"conversationId"`
+	Sender       string     `json:"senderId"`
+	Recipient    string     `json:"recipientId"`
+	Body         *string    `json:"body"` // null once deleted
+	Deleted      bool       `json:"deleted"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	EditedAt     *time.Time `json:"editedAt"`
+}
+
+// messages writes the messages of the account's conversations, then of its pending requests.
+func (e *exporter) messages(ctx context.Context) error {
+	mb := e.s.k.mailbox(e.uid)
+	for _, list := range []string{mb.convs, mb.reqs} {
+		err := e.zpages(ctx, list, func(ctx context.Context, zs []redis.Z) error {
+			for _, z := range zs {
+				if err := e.conversation(ctx, str(z.Member)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// conversation writes the messages of the account's conversation with o.
+func (e *exporter) conversation(ctx context.Context, o string) error {
+	a, b := pair(e.uid, o)
+	return e.zpages(ctx, e.s.k.convMsgs(a, b), func(ctx context.Context, zs []redis.Z) error {
+		l := e.s.NewLoader()
+		reads := make([]read, len(zs))
+		for i, z := range zs {
+			reads[i] = l.messageRead(a, b, str(z.Member))
+		}
+		calls := l.getAll(ctx, reads...)
+		if err := waitAll(ctx, calls); err != nil {
+			return fmt.Errorf("read the messages with %s: %w", o, err)
+		}
+		for i, z := range zs {
+			m := messageOf(calls[i], a, b, str(z.Member))
+			if m == nil {
+				continue
+			}
+			e.item(exportMessage{ID: m.ID, Conversation: conversationID(a, b), Sender: m.Sender.ID(),
+				Recipient: m.Recipient.ID(), Body: m.Body(), Deleted: m.Deleted, CreatedAt: m.CreatedAt, EditedAt: m.EditedAt})
+		}
+		return e.err
+	})
+}
+
+// rebuildMailboxes derives the mailboxes of the participants of every conversation again (for
+// `agora rebuild`), and returns how many conversations it found. The conversations' hashes are
+// the keys "<prefix>{m:<a>:<b>}" exactly; a conversation's other keys carry a suffix.
+func (s *Store) rebuildMailboxes(ctx context.Context) (int, error) {
+	n := 0
+	err := s.scanKeys(ctx, s.k.prefix+"{m:*}", func(key string) error {
+		rest, ok := strings.CutPrefix(key, s.k.prefix+"{m:")
+		if !ok || !strings.HasSuffix(rest, "}") {
+			return nil
+		}
+		a, b, ok := splitConversationKey(strings.TrimSuffix(rest, "}"))
+		if !ok {
+			return nil
+		}
+		n++
+		return s.syncConversation(ctx, a, b)
+	})
+	return n, err
+}

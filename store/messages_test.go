@@ -1,0 +1,621 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// send sends a message and fails the test on an error.
+func send(t testing.TB, s *store.Store, from, to, body string) *store.Message {
+	t.Helper()
+	m, err := s.SendMessage(context.Background(), uk(from), uk(to), body, "")
+	if err != nil {
+		t.Fatalf("%s sends %q to %s: %v", from, body, to, err)
+	}
+	return m
+}
+
+// unread returns a user's unread message count.
+func unread(t testing.TB, s *store.Store, uid string) int {
+	t.Helper()
+	n, err := s.NewLoader().UnreadMessageCount(context.Background(), uk(uid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// convsOf returns the other users of uid's conversations (or requests), in order, with their
+// unread counts.
+func convsOf(t testing.TB, s *store.Store, uid string, requests bool) []string {
+	t.Helper()
+	l := s.NewLoader()
+	list := l.Conversations
+	if requests {
+		list = l.MessageRequests
+	}
+	p, err := list(context.Background(), uk(uid), store.Window{First: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range p.Items {
+		out = append(out, fmt.Sprintf("%s:%d", c.With, c.UnreadCount))
+	}
+	return out
+}
+
+// TestMessagesBothWaysPaged has two users write to each other and pages their conversation
+// forwards and backwards from both sides, while a third conversation moves the list's order.
+func TestMessagesBothWaysPaged(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
+		signUp(t, s, "alice", "bob", "carol")
+		var sent []string
+		for i := range 12 {
+			from, to := "alice", "bob"
+			if i%2 == 1 {
+				from, to = "bob", "alice"
+			}
+			clk.Add(time.Millisecond)
+			sent = append(sent, send(t, s, from, to, fmt.Sprint("m", i)).ID)
+		}
+		clk.Add(time.Millisecond)
+		send(t, s, "carol", "alice", "hi alice") // a request: not in alice's conversations
+		clk.Add(time.Millisecond)
+		send(t, s, "alice", "carol", "hi carol") // a reply accepts it, and is the newest activity
+		if got, want := convsOf(t, s, "alice", false), []string{"carol:0", "bob:1"}; !slices.Equal(got, want) {
+			t.Errorf("alice's conversations %v, want %v (newest first; sending reads)", got, want)
+		}
+		if got, want := convsOf(t, s, "bob", false), []string{"alice:0"}; !slices.Equal(got, want) {
+			t.Errorf("bob's conversations %v, want %v", got, want)
+		}
+		for _, viewer := range []string{"alice", "bob"} {
+			with := map[string]string{"alice": "bob", "bob": "alice"}[viewer]
+			// Forwards, five at a time, then backwards from the end.
+			var fwd, bwd []string
+			after := ""
+			for {
+				p, err := s.NewLoader().Messages(ctx, uk(viewer), uk(with), store.Window{First: 5, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Total != 12 {
+					t.Fatalf("total %d, want 12", p.Total)
+				}
+				for _, m := range p.Items {
+					fwd = append(fwd, m.ID)
+				}
+				if !p.HasNext {
+					break
+				}
+				after = p.EndCursor()
+			}
+			before := ""
+			for {
+				p, err := s.NewLoader().Messages(ctx, uk(viewer), uk(with), store.Window{Last: 5, Before: before})
+				if err != nil {
+					t.Fatal(err)
+				}
+				bwd = append(append([]string{}, idsOf(p.Items)...), bwd...)
+				if !p.HasPrev {
+					break
+				}
+				before = p.StartCursor()
+			}
+			if !slices.Equal(fwd, sent) || !slices.Equal(bwd, sent) {
+				t.Errorf("%s paged %v forwards and %v backwards, want %v", viewer, fwd, bwd, sent)
+			}
+		}
+		// A cursor stays valid while messages are added and deleted around it.
+		p, err := s.NewLoader().Messages(ctx, "bob", "alice", store.Window{First: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteMessage(ctx, "alice", sent[4]); err != nil {
+			t.Fatal(err)
+		}
+		send(t, s, "bob", "alice", "later")
+		p2, err := s.NewLoader().Messages(ctx, "bob", "alice", store.Window{First: 2, After: p.EndCursor()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := idsOf(p2.Items); !slices.Equal(got, sent[4:6]) || p2.Items[0].Body() != nil || !p2.Items[0].Deleted {
+			t.Errorf("after the cursor: %v (first deleted %v), want %v with a tombstone first", got, p2.Items[0].Deleted, sent[4:6])
+		}
+		// Only the two can read the conversation.
+		if m, err := s.NewLoader().Message(ctx, "carol", sent[0]); err != nil || m != nil {
+			t.Errorf("carol reads alice's message to bob: %v, %v", m, err)
+		}
+		// Every send settled its repair note: none is left to run.
+		clk.Add(store.RepairGrace + time.Second)
+		if n, err := s.Jobs().RunDue(ctx); err != nil || n != 0 {
+			t.Errorf("%d jobs left due after the sends (%v), want none", n, err)
+		}
+	})
+}
+
+func idsOf(ms []*store.Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
+
+// TestMessageRequests: a stranger's first message is a request, kept out of the unread count
+// until accepted; a decline refuses the sender's requests for the cooldown, on the driven clock.
+func TestMessageRequests(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now, Messages: store.MessageOptions{RequestCooldown: time.Hour}})
+		signUp(t, s, "dan", "eve", "fay")
+		send(t, s, "eve", "dan", "buy my stuff")
+		send(t, s, "eve", "dan", "please")
+		send(t, s, "fay", "dan", "hello dan")
+		if n := unread(t, s, "dan"); n != 0 {
+			t.Errorf("requests count %d unread, want 0", n)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string{"fay:1", "eve:2"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests %v, want %v", got, want)
+		}
+		if got := convsOf(t, s, "dan", false); len(got) != 0 {
+			t.Errorf("dan's conversations %v, want none before accepting", got)
+		}
+		if got, want := convsOf(t, s, "eve", false), []string{"dan:0"}; !slices.Equal(got, want) {
+			t.Errorf("the sender's conversations %v, want %v", got, want)
+		}
+		// Accept fay: her message counts.
+		c, err := s.AcceptMessageRequest(ctx, "dan", "fay")
+		if err != nil || c.IsRequest || c.UnreadCount != 1 {
+			t.Fatalf("accept: %+v, %v", c, err)
+		}
+		if n := unread(t, s, "dan"); n != 1 {
+			t.Errorf("unread %d after accepting, want 1", n)
+		}
+		send(t, s, "fay", "dan", "thanks")
+		if n := unread(t, s, "dan"); n != 2 {
+			t.Errorf("unread %d, want 2", n)
+		}
+		// Decline eve: her requests are refused for the cooldown.
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string(nil); !slices.Equal(got, want) {
+			t.Errorf("requests after declining %v, want none", got)
+		}
+		if _, err := s.SendMessage(ctx, "eve", "dan", "again", ""); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("a request within the cooldown: %v, want FORBIDDEN", err)
+		}
+		if _, err := s.AcceptMessageRequest(ctx, "dan", "eve"); !store.IsKind(err, store.KindNotFound) {
+			t.Errorf("accepting a declined request: %v, want NOT_FOUND", err)
+		}
+		clk.Add(time.Hour - time.Millisecond)
+		if _, err := s.SendMessage(ctx, "eve", "dan", "again", ""); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("a request a millisecond before the cooldown ends: %v, want FORBIDDEN", err)
+		}
+		clk.Add(time.Millisecond)
+		send(t, s, "eve", "dan", "after the cooldown")
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("requests after the cooldown %v, want %v (the declined ones read)", got, want)
+		}
+		// Replying accepts a request, and reads what came before it; an accepted conversation
+		// cannot be declined.
+		send(t, s, "dan", "eve", "fine, what?")
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("declining an accepted conversation: %v, want BAD_USER_INPUT", err)
+		}
+		if got, want := convsOf(t, s, "dan", false), []string{"eve:0", "fay:2"}; !slices.Equal(got, want) {
+			t.Errorf("dan's conversations %v, want %v", got, want)
+		}
+		// Marking read zeroes the conversation, exactly.
+		c, err = s.MarkConversationRead(ctx, "dan", "fay")
+		if err != nil || c.UnreadCount != 0 || c.LastMessage == nil || c.LastMessage.Text != "thanks" {
+			t.Fatalf("mark read: %+v, %v", c, err)
+		}
+		if n := unread(t, s, "dan"); n != 0 {
+			t.Errorf("unread %d after reading all, want 0", n)
+		}
+		if _, err := s.MarkConversationRead(ctx, "dan", "alice"); !store.IsKind(err, store.KindNotFound) && !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("marking a conversation that does not exist: %v", err)
+		}
+	})
+}
+
+// TestMessagesRefused: blocks stop messages both ways, a site ban stops the banned, the message
+// limit applies and switches off with the write limit, and bodies are checked.
+func TestMessagesRefused(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{WriteLimit: 1000, Messages: store.MessageOptions{PerWindow: 3}})
+		signUp(t, s, "root", "gus", "hal", "ivy")
+		if err := s.GrantAdmin(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Block(ctx, "gus", "hal"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ from, to string }{{"gus", "hal"}, {"hal", "gus"}} {
+			if _, err := s.SendMessage(ctx, uk(c.from), uk(c.to), "hi", ""); !store.IsKind(err, store.KindForbidden) {
+				t.Errorf("%s to %s across a block: %v, want FORBIDDEN", c.from, c.to, err)
+			}
+		}
+		for _, c := range []struct {
+			name, to, body string
+			kind           store.Kind
+		}{
+			{"empty", "ivy", "", store.KindInvalid},
+			{"too long", "ivy", string(make([]byte, store.MaxMessageBodyRunes+1)), store.KindInvalid},
+			{"yourself", "gus", "me", store.KindInvalid},
+			{"nobody", "nobody", "hi", store.KindNotFound},
+		} {
+			if _, err := s.SendMessage(ctx, "gus", uk(c.to), c.body, ""); !store.IsKind(err, c.kind) {
+				t.Errorf("%s: %v, want kind %v", c.name, err, c.kind)
+			}
+		}
+		for i := range 3 {
+			send(t, s, "ivy", "gus", fmt.Sprint("n", i))
+		}
+		if _, err := s.SendMessage(ctx, "ivy", "gus", "one too many", ""); !store.IsKind(err, store.KindRateLimited) {
+			t.Errorf("past the message limit: %v, want RATE_LIMITED", err)
+		}
+		if _, err := s.BanUser(ctx, "root", "ivy", "", nil, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SendMessage(ctx, "ivy", "hal", "hi", ""); !store.IsKind(err, store.KindBanned) {
+			t.Errorf("a site-banned sender: %v, want BANNED", err)
+		}
+		// AGORA_WRITE_LIMIT=-1 switches the message limit off.
+		off := b.NewStore(t, store.Options{WriteLimit: -1, Messages: store.MessageOptions{PerWindow: 1}})
+		signUp(t, off, "jay", "kim")
+		for i := range 5 {
+			send(t, off, "jay", "kim", fmt.Sprint("x", i))
+		}
+	})
+}
+
+// resend is a go-redis hook that sends every pipeline with a script twice, as a client does
+// when the replies were lost and it sends the commands again.
+type resend struct{}
+
+func (resend) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (resend) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (resend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "evalsha" {
+				if err := next(ctx, cmds); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestUnreadMessagesExactUnderConcurrency has 50 writers message one reader at once, each
+// sending, retrying a send with its idempotency key, deleting one message and editing another,
+// while the reader reads some conversations, and every pipeline of scripts is sent twice (lost
+// replies): every count comes out exact.
+func TestUnreadMessagesExactUnderConcurrency(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		b.Client = b.NewClient(t)
+		b.Client.AddHook(resend{})
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
+		const writers = 50
+		signUp(t, s, "reader")
+		names := make([]string, writers)
+		for i := range names {
+			names[i] = fmt.Sprintf("w%02d", i)
+			signUp(t, s, names[i])
+			if i%2 == 0 {
+				send(t, s, "reader", names[i], "hello") // the reader accepts the even ones
+			}
+		}
+		clk.Add(time.Second) // every message after the reader's own
+		var wg sync.WaitGroup
+		errs := make(chan error, writers)
+		for i, w := range names {
+			wg.Go(func() {
+				var ids []string
+				for j := range 4 {
+					key := fmt.Sprintf("k%d", j)
+					for range 1 + j%2 { // the odd sends are retried with their key
+						m, err := s.SendMessage(ctx, uk(w), "reader", fmt.Sprint("m", j), key)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if len(ids) == j+1 && ids[j] != m.ID {
+							errs <- fmt.Errorf("%s: a retry sent %s, then %s", w, ids[j], m.ID)
+							return
+						}
+						if len(ids) == j {
+							ids = append(ids, m.ID)
+						}
+					}
+				}
+				if err := s.DeleteMessage(ctx, uk(w), ids[0]); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := s.EditMessage(ctx, uk(w), ids[1], "edited"); err != nil {
+					errs <- err
+					return
+				}
+				if i%10 == 0 {
+					// A read in the middle of the writes: it marks what came before it.
+					if _, err := s.MarkConversationRead(ctx, "reader", uk(w)); err != nil && i%2 == 0 {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		// Each even writer's conversation holds 3 unread messages, unless the reader read it
+		// after the writer's last send (every 10th); the odd ones are requests, not counted.
+		want := 0
+		for i := range names {
+			if i%2 == 0 && i%10 != 0 {
+				want += 3
+			}
+		}
+		if got := unread(t, s, "reader"); got != want {
+			t.Errorf("unread %d, want %d", got, want)
+		}
+		sum := 0
+		p, err := s.NewLoader().Conversations(ctx, "reader", store.Window{First: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range p.Items {
+			sum += c.UnreadCount
+		}
+		if sum != want || len(p.Items) != writers/2 {
+			t.Errorf("conversations sum to %d unread over %d, want %d over %d", sum, len(p.Items), want, writers/2)
+		}
+		reqs := convsOf(t, s, "reader", true)
+		if len(reqs) != writers/2 {
+			t.Errorf("%d requests, want %d", len(reqs), writers/2)
+		}
+		for _, r := range reqs {
+			if r[len(r)-2:] != ":3" {
+				t.Errorf("request %s, want 3 unread", r)
+			}
+		}
+		// The repair of a conversation derives the same mailboxes again.
+		before := unread(t, s, "reader")
+		for _, w := range names {
+			if err := s.RepairConversation(ctx, "reader", uk(w)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after := unread(t, s, "reader"); after != before || !slices.Equal(convsOf(t, s, "reader", true), reqs) {
+			t.Errorf("after repair: unread %d (was %d), requests %v (were %v)", after, before, convsOf(t, s, "reader", true), reqs)
+		}
+	})
+}
+
+// TestMessagesExportedAndDeletedWithTheAccount: an account's export holds its messages, both
+// directions; deleting it with erase makes the messages it sent tombstones for the other side
+// (and no longer unread), without erase leaves them; either way its mailbox goes, the
+// conversation stays for the other side, and nobody can write to it any more.
+func TestMessagesExportedAndDeletedWithTheAccount(t *testing.T) {
+	for _, erase := range []bool{true, false} {
+		t.Run(fmt.Sprintf("erase=%v", erase), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				clk := storetest.NewClock()
+				s := b.NewStore(t, store.Options{Now: clk.Now})
+				signUp(t, s, "ann", "ben")
+				ids := []string{send(t, s, "ann", "ben", "one").ID}
+				clk.Add(time.Millisecond)
+				ids = append(ids, send(t, s, "ben", "ann", "two").ID)
+				clk.Add(time.Millisecond)
+				ids = append(ids, send(t, s, "ann", "ben", "three").ID)
+				var buf bytes.Buffer
+				if err := s.Export(ctx, "ann", "", &buf); err != nil {
+					t.Fatal(err)
+				}
+				var doc struct {
+					Messages []struct {
+						ID, ConversationID, SenderID, RecipientID string
+						Body                                      *string
+					}
+				}
+				if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, m := range doc.Messages {
+					got = append(got, fmt.Sprintf("%s %s>%s %s", m.ConversationID, m.SenderID, m.RecipientID, *m.Body))
+				}
+				want := []string{"conversation:ann:ben user:ann>user:ben one", "conversation:ann:ben user:ben>user:ann two",
+					"conversation:ann:ben user:ann>user:ben three"}
+				if !slices.Equal(got, want) {
+					t.Errorf("exported %v, want %v", got, want)
+				}
+				if n := unread(t, s, "ben"); n != 1 {
+					t.Fatalf("ben's unread %d, want 1", n)
+				}
+				if err := s.DeleteAccount(ctx, "ann", "password1", erase); err != nil {
+					t.Fatal(err)
+				}
+				settle(t, s)
+				p, err := s.NewLoader().Messages(ctx, "ben", "ann", store.Window{First: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var bodies []string
+				for _, m := range p.Items {
+					body := "<deleted>"
+					if m.Body() != nil {
+						body = *m.Body()
+					}
+					bodies = append(bodies, body)
+				}
+				wantBodies, wantUnread := []string{"one", "two", "three"}, 1
+				if erase {
+					wantBodies, wantUnread = []string{"<deleted>", "two", "<deleted>"}, 0
+				}
+				if !slices.Equal(bodies, wantBodies) || !slices.Equal(idsOf(p.Items), ids) {
+					t.Errorf("ben sees %v, want %v", bodies, wantBodies)
+				}
+				if n := unread(t, s, "ben"); n != wantUnread {
+					t.Errorf("ben's unread %d, want %d", n, wantUnread)
+				}
+				if got := convsOf(t, s, "ben", false); !slices.Equal(got, []string{fmt.Sprintf("ann:%d", wantUnread)}) {
+					t.Errorf("ben's conversations %v", got)
+				}
+				if got := convsOf(t, s, "ann", false); len(got) != 0 {
+					t.Errorf("the deleted account's conversations %v, want none", got)
+				}
+				if _, err := s.SendMessage(ctx, "ben", "ann", "still there?", ""); !store.IsKind(err, store.KindNotFound) {
+					t.Errorf("writing to a deleted account: %v, want NOT_FOUND", err)
+				}
+				// The repair keeps the deleted account without a mailbox.
+				if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
+					t.Fatal(err)
+				}
+				if got := convsOf(t, s, "ann", false); len(got) != 0 {
+					t.Errorf("after a repair, the deleted account's conversations %v, want none", got)
+				}
+			})
+		})
+	}
+}
+
+// TestRebuildDerivesMailboxes loses every mailbox and rebuilds them from the conversations.
+func TestRebuildDerivesMailboxes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
+		signUp(t, s, "lea", "max", "ned")
+		send(t, s, "lea", "max", "request")
+		send(t, s, "ned", "lea", "another request")
+		clk.Add(time.Millisecond)
+		send(t, s, "lea", "ned", "accepted by replying")
+		clk.Add(time.Millisecond)
+		send(t, s, "ned", "lea", "unread")
+		state := func() []string {
+			var out []string
+			for _, u := range []string{"lea", "max", "ned"} {
+				out = append(out, fmt.Sprint(u, convsOf(t, s, u, false), convsOf(t, s, u, true), unread(t, s, u)))
+			}
+			return out
+		}
+		before := state()
+		for _, u := range []string{"lea", "max", "ned"} {
+			for _, suffix := range []string{"convs", "reqs", "unread", "runread", "state"} {
+				if err := b.Client.Del(ctx, prefix+"{mb:"+u+"}:"+suffix).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if lost := state(); slices.Equal(lost, before) {
+			t.Fatalf("deleting the mailboxes changed nothing: %v", lost)
+		}
+		st, err := s.Rebuild(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after := state(); !slices.Equal(after, before) || st.Conversations != 2 {
+			t.Errorf("rebuilt %d conversations: %v, want 2: %v", st.Conversations, after, before)
+		}
+	})
+}
+
+// armed is a go-redis hook that runs f once, just before the pipeline of scripts it is armed
+// for (the first one after arm).
+type armed struct {
+	mu sync.Mutex
+	f  func()
+}
+
+func (h *armed) arm(f func()) { h.mu.Lock(); h.f = f; h.mu.Unlock() }
+
+func (*armed) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (*armed) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *armed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == "evalsha" {
+				h.mu.Lock()
+				f := h.f
+				h.f = nil
+				h.mu.Unlock()
+				if f != nil {
+					f()
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestMessageRefusedByItsConversationLeavesNoTrace: when the conversation refuses a message that
+// the mailboxes took — a decline that reached the conversation after the send's checks, and its
+// mailbox not yet — the write derives the mailboxes again, so the refused message counts nowhere.
+func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		other := b.Client
+		b.Client = b.NewClient(t)
+		hook := &armed{}
+		b.Client.AddHook(hook)
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "first")
+		clk.Add(time.Millisecond)
+		// The send's checks pass (their pipeline runs the rate limit's and the repair note's
+		// scripts); then, before its write, half a decline: the conversation's step only.
+		conv := prefix + "{m:dan:eve}"
+		hook.arm(func() {
+			hook.arm(func() {
+				until := clk.Now().Add(time.Hour).UnixMilli()
+				if err := other.HSet(ctx, conv, "d:dan", until).Err(); err != nil {
+					t.Error(err)
+				}
+				if err := other.HDel(ctx, conv, "q:dan").Err(); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+		if _, err := s.SendMessage(ctx, "eve", "dan", "second", ""); !store.IsKind(err, store.KindForbidden) {
+			t.Fatalf("a message the conversation refuses: %v, want FORBIDDEN", err)
+		}
+		if got := convsOf(t, s, "dan", true); len(got) != 0 {
+			t.Errorf("dan's requests %v, want none: the conversation declined them", got)
+		}
+		p, err := s.NewLoader().Messages(ctx, "dan", "eve", store.Window{First: 10})
+		if err != nil || p.Total != 1 {
+			t.Errorf("the conversation holds %d messages (%v), want the first only", p.Total, err)
+		}
+	})
+}

@@ -1,0 +1,134 @@
+-- mailbox: apply one step of a conversation to one participant's mailbox, the lists and unread
+-- messages derived from the conversations (see store/messages.go).
+-- KEYS[1]  zset {mb:<u>}:convs (other user → last activity ms)   KEYS[2] zset {mb:<u>}:reqs (the
+--          same for pending requests)   KEYS[3] zset {mb:<u>}:unread and KEYS[4] zset
+--          {mb:<u>}:runread (scores 0, members "<other>:<message id>": the unread messages of
+--          accepted conversations and of pending requests)   KEYS[5] hash {mb:<u>}:state, other user →
+--          "<a> <d> <r>": u's a:, d: and r: in the conversation with them, as it keeps them ("0"
+--          for none), one short field per conversation so that the hash stays small
+-- ARGV[1]  the step   ARGV[2] the other user   ARGV[3..] the step's arguments:
+--          out ID MS       u sent message ID at MS: u accepts the conversation (a reply accepts a
+--                          request) and has read what precedes ID
+--          in ID MS        the other sent message ID at MS: unread unless u has read the
+--                          conversation past ID already; a request unless u accepted; nothing
+--                          while u's decline lasts (as message_send.lua refuses it)
+--          read P          u read the conversation up to the position P
+--          accept          u accepts the request: its unread messages count, it moves to convs
+--          decline P UNTIL u declines the request, having read up to P: requests are refused
+--                          until UNTIL (ms)
+--          Read positions are message ids, or 13 digits of ms and "ffffff" (everything sent up to
+--          that ms), compared as strings.
+--          remove ID       message ID is deleted: it is no longer unread
+--          sync A D R LIST AT ID...  the conversation as it is (the repair): a:, d:, r: (""
+--                          or 0 for none; R a read position), LIST "c" (accepted), "r" (a pending request) or "-"
+--                          (neither), the last activity AT, and the ids of u's unread messages
+-- Reply    the number of u's unread messages in accepted conversations.
+-- Rules    Every step but sync commutes with every other one a conversation's writes make
+--          concurrently (the unread sets are sets, read times only move forward, activity only
+--          moves forward), so that the mailbox and the conversation agree whatever order their
+--          steps reach them in; the unread count is the size of KEYS[3], exact by construction.
+-- Repeat   every step is idempotent.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local convs, reqs, unread, runread, state = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local step, o = ARGV[1], ARGV[2]
+local lo, hi = '[' .. o .. ':', '(' .. o .. ';'
+local st = {'0', '0', '0'} -- a, d, r
+do
+  local packed = redis.call('HGET', state, o)
+  if packed then
+    local i = 1
+    for part in string.gmatch(packed, '%S+') do st[i] = part; i = i + 1 end
+  end
+end
+local function save() redis.call('HSET', state, o, st[1] .. ' ' .. st[2] .. ' ' .. st[3]) end
+local function accepted() return st[1] == '1' end
+local function declinedUntil() return tonumber(st[2]) or 0 end
+local function readPos() if st[3] == '0' then return '' end return st[3] end
+local function readTo(p)
+  local r = readPos()
+  if p > r then
+    st[3] = p
+    r = p
+  end
+  redis.call('ZREMRANGEBYLEX', unread, lo, '[' .. o .. ':' .. r)
+  redis.call('ZREMRANGEBYLEX', runread, lo, '[' .. o .. ':' .. r)
+end
+local function move(from, to)
+  local members = redis.call('ZRANGEBYLEX', from, lo, hi)
+  for i = 1, #members, 500 do
+    local args = {}
+    for j = i, math.min(i + 499, #members) do
+      args[#args + 1] = 0
+      args[#args + 1] = members[j]
+    end
+    redis.call('ZADD', to, unpack(args))
+  end
+  redis.call('ZREMRANGEBYLEX', from, lo, hi)
+end
+local function toConvs()
+  local at = redis.call('ZSCORE', reqs, o)
+  if at then
+    redis.call('ZREM', reqs, o)
+    redis.call('ZADD', convs, 'GT', at, o)
+  end
+  move(runread, unread)
+end
+if step == 'out' then
+  local id, ms = ARGV[3], tonumber(ARGV[4])
+  st[1] = '1'
+  toConvs()
+  readTo(id)
+  redis.call('ZADD', convs, 'GT', ms, o)
+  save()
+elseif step == 'in' then
+  local id, ms = ARGV[3], tonumber(ARGV[4])
+  if accepted() or declinedUntil() <= ms then
+    local set, list = unread, convs
+    if not accepted() then set, list = runread, reqs end
+    if id > readPos() then redis.call('ZADD', set, 0, o .. ':' .. id) end
+    redis.call('ZADD', list, 'GT', ms, o)
+  end
+elseif step == 'read' then
+  readTo(ARGV[3])
+  save()
+elseif step == 'accept' then
+  st[1], st[2] = '1', '0'
+  toConvs()
+  save()
+elseif step == 'decline' then
+  if not accepted() then
+    st[2] = ARGV[4]
+    redis.call('ZREM', reqs, o)
+    readTo(ARGV[3])
+    save()
+  end
+elseif step == 'remove' then
+  redis.call('ZREM', unread, o .. ':' .. ARGV[3])
+  redis.call('ZREM', runread, o .. ':' .. ARGV[3])
+elseif step == 'sync' then
+  local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
+  st[1], st[2], st[3] = '0', tostring(d), '0'
+  if a == '1' then st[1] = '1' end
+  if r ~= '' then st[3] = r end
+  save()
+  redis.call('ZREMRANGEBYLEX', unread, lo, hi)
+  redis.call('ZREMRANGEBYLEX', runread, lo, hi)
+  redis.call('ZREM', convs, o)
+  redis.call('ZREM', reqs, o)
+  local set = nil
+  if list == 'c' then
+    redis.call('ZADD', convs, at, o)
+    set = unread
+  elseif list == 'r' then
+    redis.call('ZADD', reqs, at, o)
+    set = runread
+  end
+  if set then
+    for i = 8, #ARGV do redis.call('ZADD', set, 0, o .. ':' .. ARGV[i]) end
+  end
+else
+  return redis.error_reply('INVALID unknown mailbox step ' .. step)
+end
+return redis.call('ZCARD', unread)

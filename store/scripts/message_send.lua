@@ -1,0 +1,51 @@
+-- message_send: add a private message to a conversation, or return the one an idempotency key
+-- sent.
+-- KEYS[1]  conversation hash {m:<a>:<b>}   KEYS[2] zset {m:<a>:<b>}:msgs (message id → created
+--          ms)   KEYS[3] the new message's hash {m:<a>:<b>}:m:<id>   KEYS[4] hash
+--          {m:<a>:<b>}:last (a copy of the last message)   KEYS[5] idempotency string
+--          {m:<a>:<b>}:idem:<digest>
+-- ARGV[1]  message id (13 digits of created ms, then random hex)   ARGV[2] sender user key
+--          ARGV[3] recipient user key   ARGV[4] body   ARGV[5] now (Unix ms): the message's
+--          creation time   ARGV[6] idempotency TTL in seconds; "0" without a client's key
+--          (KEYS[5] is then left alone: a resent call finds its message by id)
+-- Reply    {"ok", id}, or {"again", id} when the idempotency key names an earlier message.
+-- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
+--          ago and has not accepted the conversation since.
+-- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
+--          to their message (r:<sender>); a reply to a pending request accepts it (q:<sender> goes). A
+--          message to one who has not accepted the conversation is a request (q:<recipient>).
+--          Read state is a position in the conversation: a message id, or 13 digits of ms and
+--          "ffffff" for "everything sent up to that ms"; the sender has read what precedes their
+--          message. The recipient's mailbox (mailbox.lua "in") applies the same rules to its own copy of
+--          the state, in the same pipeline, so that both agree whatever order they run in.
+-- Repeat   a second run finds the message (or the idempotency key) and changes nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local conv, msgs, msg, last, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, from, to, body, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local keyed = ARGV[6] ~= '0'
+if keyed then
+  local prior = redis.call('GET', idem)
+  if prior then return {'again', prior} end
+end
+if redis.call('EXISTS', msg) == 1 then return {'ok', id} end
+if redis.call('HGET', conv, 'a:' .. to) ~= '1' then
+  local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
+  if declined > ms then
+    return redis.error_reply('FORBIDDEN ' .. to .. ' declined your message requests')
+  end
+  redis.call('HSET', conv, 'q:' .. to, '1')
+end
+redis.call('HSET', msg, 'f', from, 'b', body, 't', ms)
+redis.call('ZADD', msgs, ms, id)
+if redis.call('ZRANGE', msgs, -1, -1)[1] == id then
+  redis.call('DEL', last)
+  redis.call('HSET', last, 'id', id, 'f', from, 'b', body, 't', ms)
+end
+redis.call('HSET', conv, 'a:' .. from, '1')
+redis.call('HDEL', conv, 'q:' .. from)
+if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
+if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
+if keyed then redis.call('SET', idem, id, 'EX', ARGV[6]) end
+return {'ok', id}

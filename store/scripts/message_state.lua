@@ -1,0 +1,46 @@
+-- message_state: one participant marks a conversation read, or accepts or declines the other's
+-- message request.
+-- KEYS[1]  conversation hash {m:<a>:<b>}
+-- ARGV[1]  "read" | "accept" | "decline"   ARGV[2] the participant's user key   ARGV[3] the read
+--          position of now (13 digits of Unix ms and "ffffff": every message sent up to now)
+--          ARGV[4] with "decline", until when (ms) the other's requests are refused
+-- Reply    1 when the conversation exists, 0 when it does not (a "read" of it then writes nothing).
+-- Errors   NOTFOUND (accept or decline with no request pending), INVALID (decline an accepted
+--          conversation).
+-- Rules    read: the participant has read it up to now (r:<u>, a position compared as a string,
+--          never moving back). accept: a:<u>,
+--          the request and any decline go. decline: the request goes, d:<u> refuses the other's
+--          requests until ARGV[4], and what they sent counts as read. The participant's mailbox
+--          (mailbox.lua) applies the same step to its copy in the same pipeline.
+-- Repeat   read keeps the later time; accept of an accepted conversation and a decline repeated
+--          with the same end change nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local conv, op, u, now = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+if redis.call('EXISTS', conv) == 0 then
+  if op == 'read' then return 0 end
+  return redis.error_reply('NOTFOUND no message request from this user')
+end
+local function readTo(t)
+  if t > (redis.call('HGET', conv, 'r:' .. u) or '') then redis.call('HSET', conv, 'r:' .. u, t) end
+end
+if op == 'read' then
+  readTo(now)
+elseif op == 'accept' then
+  if redis.call('HGET', conv, 'a:' .. u) ~= '1' then
+    if redis.call('HGET', conv, 'q:' .. u) ~= '1' then return redis.error_reply('NOTFOUND no message request from this user') end
+    redis.call('HSET', conv, 'a:' .. u, '1')
+    redis.call('HDEL', conv, 'q:' .. u, 'd:' .. u)
+  end
+elseif op == 'decline' then
+  if redis.call('HGET', conv, 'a:' .. u) == '1' then return redis.error_reply('INVALID the conversation is accepted: block the user instead') end
+  if redis.call('HGET', conv, 'q:' .. u) ~= '1' then
+    if redis.call('HGET', conv, 'd:' .. u) == ARGV[4] then return 1 end
+    return redis.error_reply('NOTFOUND no message request from this user')
+  end
+  redis.call('HDEL', conv, 'q:' .. u)
+  redis.call('HSET', conv, 'd:' .. u, ARGV[4])
+  readTo(now)
+end
+return 1
