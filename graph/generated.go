@@ -3367,10 +3367,10 @@ type User implements Node {
 "A link or text post."
 type Post implements Node {
   id: ID!
-  "The title; null only when the post is withheld from the viewer (nsfwHidden)."
-  title: String
-  "The text (\"\" when none); null when withheld: the post is nsfwHidden, or a spoiler asked for without revealSpoiler (see labels in docs/API.md)."
-  body(revealSpoiler: Boolean = false): String
+  "The title; \"\" only when the post is withheld from the viewer (nsfwHidden)."
+  title: String!
+  "The text (\"\" when none); \"\" too when withheld: the post is nsfwHidden, or a spoiler asked for without revealSpoiler (see labels in docs/API.md)."
+  body(revealSpoiler: Boolean = false): String!
   "The link; null when none, or when the post is withheld from the viewer (nsfwHidden)."
   url: String
   "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id User:[deleted], created at the zero time), the same for every deleted account."
@@ -13929,11 +13929,11 @@ func (ec *executionContext) _Post_title(ctx context.Context, field graphql.Colle
 			return obj.ShownTitle(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Post_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -13953,11 +13953,11 @@ func (ec *executionContext) _Post_body(ctx context.Context, field graphql.Collec
 			return obj.ShownBody(fc.Args["revealSpoiler"].(*bool)), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
 		},
 		true,
-		false,
+		true,
 	)
 }
 func (ec *executionContext) fieldContext_Post_body(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -22206,12 +22206,12 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 		case "title":
 			out.Values[i] = ec._Post_title(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "body":
 			out.Values[i] = ec._Post_body(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "url":

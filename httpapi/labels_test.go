@@ -50,7 +50,7 @@ type labelConn struct {
 func (c labelConn) titles() []string {
 	var out []string
 	for _, e := range c.Edges {
-		if e.Node.Title == nil {
+		if e.Node.Title == nil || *e.Node.Title == "" {
 			out = append(out, "<withheld>")
 		} else {
 			out = append(out, *e.Node.Title)
@@ -205,7 +205,7 @@ func TestLabelsNSFWReachesOnlyThoseWhoShowIt(t *testing.T) {
 			return d.Post
 		}
 		for _, tok := range []string{"", hide} {
-			if p := read(tok, adult); !p.NSFW || !p.NSFWHidden || p.Title != nil || p.URL != nil || p.Body != nil {
+			if p := read(tok, adult); !p.NSFW || !p.NSFWHidden || deref(p.Title) != "" || p.URL != nil || deref(p.Body) != "" {
 				t.Errorf("the NSFW post read by id by one who hides NSFW: %+v, want it marked and withheld", p)
 			}
 		}
@@ -234,7 +234,7 @@ func TestLabelsNSFWReachesOnlyThoseWhoShowIt(t *testing.T) {
 	})
 }
 
-// TestLabelsSpoilerBody: a spoiler is listed with its body withheld (null) unless asked for with
+// TestLabelsSpoilerBody: a spoiler is listed with its body withheld ("") unless asked for with
 // revealSpoiler, for every viewer, in both executors' answers (a listing and a single post).
 func TestLabelsSpoilerBody(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
@@ -253,10 +253,10 @@ func TestLabelsSpoilerBody(t *testing.T) {
 		}
 		a.do("", `query($p:ID!){post(id:$p){spoiler body revealed:body(revealSpoiler:true)}
 			posts(sort:NEW){nodes{body revealed:body(revealSpoiler:true)}}}`, map[string]any{"p": c.CreatePost.ID}).decode(t, &d)
-		if !d.Post.Spoiler || d.Post.Body != nil || d.Post.Revealed == nil || *d.Post.Revealed != "rosebud" {
+		if !d.Post.Spoiler || deref(d.Post.Body) != "" || d.Post.Revealed == nil || *d.Post.Revealed != "rosebud" {
 			t.Errorf("spoiler read by id: spoiler %v body %v revealed %v", d.Post.Spoiler, d.Post.Body, d.Post.Revealed)
 		}
-		if len(d.Posts.Nodes) != 1 || d.Posts.Nodes[0].Body != nil || d.Posts.Nodes[0].Revealed == nil {
+		if len(d.Posts.Nodes) != 1 || deref(d.Posts.Nodes[0].Body) != "" || d.Posts.Nodes[0].Revealed == nil {
 			t.Errorf("spoiler listed: %+v", d.Posts.Nodes)
 		}
 	})
@@ -288,7 +288,7 @@ func TestLabelsCacheOneAnswerPerSetting(t *testing.T) {
 		}{
 			{`{posts(sort:NEW){totalCount nodes{title}}}`, nil, `"totalCount":1,"nodes":[{"title":"plain"}]`, `"totalCount":2,"nodes":[{"title":"adult"},{"title":"plain"}]`},
 			{`{group(name:"mix"){postCount posts(sort:HOT){totalCount nodes{title}}}}`, nil, `"postCount":1`, `"postCount":2`},
-			{`query($p:ID!){post(id:$p){title nsfwHidden}}`, map[string]any{"p": adult.CreatePost.ID}, `{"title":null,"nsfwHidden":true}`, `{"title":"adult","nsfwHidden":false}`},
+			{`query($p:ID!){post(id:$p){title nsfwHidden}}`, map[string]any{"p": adult.CreatePost.ID}, `{"title":"","nsfwHidden":true}`, `{"title":"adult","nsfwHidden":false}`},
 		}
 		var wg sync.WaitGroup
 		errs := make(chan string, 1000)
@@ -380,7 +380,7 @@ func TestLabelsLiveFeeds(t *testing.T) {
 					t.Helper()
 					var d map[string]struct{ Title *string }
 					next(t, s, &d)
-					if d[field].Title == nil {
+					if d[field].Title == nil || *d[field].Title == "" {
 						return "<withheld>"
 					}
 					return *d[field].Title
@@ -504,4 +504,12 @@ func TestLabelsNSFWGroup(t *testing.T) {
 		a.settle()
 		check("open's label taken off", []string{"free"}, []string{"free"}, true)
 	})
+}
+
+// deref is *s, "" for nil: a withheld title or body is "".
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

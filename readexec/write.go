@@ -193,13 +193,13 @@ func (r *run) postField(f *field, p *store.Post) bool {
 	case postID:
 		r.str(p.ID)
 	case postTitle:
-		r.optStr(p.ShownTitle())
+		r.str(p.ShownTitle())
 	case postBody:
 		b := r.at(f)
 		if b.argErr != nil {
 			return r.fail(f, b.argErr)
 		}
-		r.optStr(p.ShownBody(b.args.revealSpoiler))
+		r.str(p.ShownBody(b.args.revealSpoiler))
 	case postURL:
 		r.optStr(p.URL)
 	case postAuthor:

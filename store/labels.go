@@ -57,21 +57,22 @@ func labelArgs(b *bool) []any {
 	return []any{"1", flag(*b)}
 }
 
-// ShownTitle is the title as the API shows it: nil when the post is withheld from the viewer.
-func (p *Post) ShownTitle() *string {
+// ShownTitle is the title as the API shows it: "" when the post is withheld from the viewer
+// (NSFWHidden; the contract keeps Post.title non-null).
+func (p *Post) ShownTitle() string {
 	if p.NSFWHidden {
-		return nil
+		return ""
 	}
-	return &p.Title
+	return p.Title
 }
 
-// ShownBody is the body as the API shows it: nil when the post is withheld from the viewer, and
-// for a spoiler unless revealSpoiler.
-func (p *Post) ShownBody(revealSpoiler *bool) *string {
+// ShownBody is the body as the API shows it: "" when the post is withheld from the viewer, and
+// for a spoiler unless revealSpoiler (the contract keeps Post.body non-null).
+func (p *Post) ShownBody(revealSpoiler *bool) string {
 	if p.NSFWHidden || (p.Spoiler && (revealSpoiler == nil || !*revealSpoiler)) {
-		return nil
+		return ""
 	}
-	return &p.Body
+	return p.Body
 }
 
 // Withheld returns the post as a viewer who does not show NSFW posts may read it: an NSFW post
