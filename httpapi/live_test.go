@@ -592,7 +592,10 @@ func TestStoppingServerEndsSubscriptionsWithAnError(t *testing.T) {
 func TestDisconnectStormLeaksNothing(t *testing.T) {
 	for _, b := range storetest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+			// The per-address limits off: the storm's drops are released asynchronously, and on a
+			// loaded machine the next opens would meet a budget still held (429); leaks are what
+			// this test is about (the limits have tests of their own).
+			a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{MaxStreamsPerAddress: -1, MaxAddressCost: -1, MaxAnonAddressCost: -1})
 			alice, _ := a.signUp("alice")
 			bob, _ := a.signUp("bob")
 			post := a.createPost(alice, "popular")
