@@ -101,7 +101,7 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 func (s *Store) refreshAdmins(ctx context.Context) error {
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
-	all, err := s.rdb.HGetAll(ctx, s.k.admins()).Result()
+	all, err := s.cmd().HGetAll(ctx, s.k.admins()).Result()
 	if err != nil {
 		return fmt.Errorf("read the admins: %w", unavailable(ctx, err))
 	}
@@ -165,7 +165,7 @@ func (s *Store) GrantAdmin(ctx context.Context, name string) error {
 	if !validUserName(name) {
 		return notFoundf("no user %q", name)
 	}
-	created, err := s.rdb.HGet(ctx, s.k.user(uid), "created").Result()
+	created, err := s.cmd().HGet(ctx, s.k.user(uid), "created").Result()
 	if err != nil && !isNil(err) {
 		return fmt.Errorf("grant admin: %w", unavailable(ctx, err))
 	}

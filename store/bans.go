@@ -120,7 +120,7 @@ func (s *Store) checkBanTarget(ctx context.Context, actor, user UserKey) error {
 	if s.IsAdmin(user) {
 		return &Error{Kind: KindForbidden, Msg: "site admins cannot be banned"}
 	}
-	n, err := s.rdb.Exists(ctx, s.k.user(string(user))).Result()
+	n, err := s.cmd().Exists(ctx, s.k.user(string(user))).Result()
 	if err != nil {
 		return fmt.Errorf("read user %s: %w", user, err)
 	}
@@ -665,7 +665,7 @@ func (l *Loader) bansPageRead(key string, sp span, now int64) read {
 // banned from the site or from one of its groups when its time comes: a post they could not make
 // now is not published either. It reports whether it did.
 func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) {
-	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
+	raw, err := s.cmd().HGet(ctx, s.k.drafts(uid), pid).Result()
 	if isNil(err) {
 		return false, nil
 	}
@@ -700,7 +700,7 @@ func (s *Store) rebuildBans(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, scope := range append(groups, siteScope) {
-		users, err := s.rdb.ZRange(ctx, s.banKeys(scope)[0], 0, -1).Result()
+		users, err := s.cmd().ZRange(ctx, s.banKeys(scope)[0], 0, -1).Result()
 		if err != nil {
 			return n, fmt.Errorf("list the bans of %s: %w", scope, err)
 		}

@@ -341,7 +341,7 @@ func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, er
 // which climb, given its replies and whether it is a tombstone (deleted or removed), is false.
 func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(replies int64, tomb bool) bool) ([]string, error) {
 	chain := []string{num}
-	parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
+	parent, err := s.cmd().HGet(ctx, s.k.comment(pid, num), "parent").Result()
 	if err != nil && !isNil(err) {
 		return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
 	}
@@ -353,7 +353,7 @@ func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(r
 		if parent == topLevel {
 			return chain, nil
 		}
-		v, err := s.rdb.HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted", "removed").Result()
+		v, err := s.cmd().HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted", "removed").Result()
 		if err != nil {
 			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, parent), err)
 		}
@@ -440,7 +440,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 // live post, so it is safe to call on any post.
 func (s *Store) dropThread(ctx context.Context, pid string) error {
 	for {
-		nums, err := s.rdb.SRandMemberN(ctx, s.k.threadIDs(pid), sweepBatch).Result()
+		nums, err := s.cmd().SRandMemberN(ctx, s.k.threadIDs(pid), sweepBatch).Result()
 		if err != nil {
 			return fmt.Errorf("drop thread of post %s: %w", pid, err)
 		}

@@ -124,7 +124,7 @@ func newUserToken(uid string) (token, dig string) {
 
 // Email returns the address of uid and whether it is verified; "" when none.
 func (s *Store) Email(ctx context.Context, uid UserKey) (string, bool, error) {
-	v, err := s.rdb.HMGet(ctx, s.k.user(string(uid)), "email", "emailv").Result()
+	v, err := s.cmd().HMGet(ctx, s.k.user(string(uid)), "email", "emailv").Result()
 	if err != nil {
 		return "", false, fmt.Errorf("read email: %w", unavailable(ctx, err))
 	}
@@ -193,7 +193,7 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		}
 		other, _ := owner[0].(string)
 		at, _ := owner[1].(string)
-		held, err := s.rdb.HGet(ctx, s.k.user(other), "email").Result()
+		held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("claim email: %w", unavailable(ctx, err))
 		}
@@ -229,7 +229,7 @@ func (s *Store) takeToken(ctx context.Context, token, purpose string) (string, e
 
 // userByKey reads a user.
 func (s *Store) userByKey(ctx context.Context, uid string) (*User, error) {
-	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read user: %w", unavailable(ctx, err))
 	}
@@ -257,7 +257,7 @@ func (s *Store) RequestPasswordReset(ctx context.Context, addr string) error {
 			return err
 		}
 	}
-	owner, err := s.rdb.HGet(ctx, s.k.emailOwner(key), "user").Result()
+	owner, err := s.cmd().HGet(ctx, s.k.emailOwner(key), "user").Result()
 	if err != nil && !isNil(err) {
 		return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
 	}
@@ -282,7 +282,7 @@ func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
 func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	uid, name, to := owner, "", ""
 	if owner != "" {
-		v, err := s.rdb.HMGet(ctx, s.k.user(owner), "name", "email").Result()
+		v, err := s.cmd().HMGet(ctx, s.k.user(owner), "name", "email").Result()
 		if err != nil {
 			return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
 		}
@@ -360,7 +360,7 @@ func (s *Store) runMailJob(ctx context.Context, j jobs.Job) error {
 	}
 	id := strings.ReplaceAll(strings.TrimPrefix(j.ID, "mail:"), ":", ".")
 	sent := s.k.mailSent(id)
-	if n, err := s.rdb.Exists(ctx, sent).Result(); err != nil {
+	if n, err := s.cmd().Exists(ctx, sent).Result(); err != nil {
 		return fmt.Errorf("mail job %s: %w", j.ID, err)
 	} else if n == 1 {
 		return nil

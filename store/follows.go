@@ -76,7 +76,7 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 // existingUser loads the user uid for a write about them, which checks first and writes after:
 // safe, since users are never deleted. An unknown user is KindNotFound.
 func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
-	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", uid, err)
 	}

@@ -200,7 +200,7 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if err := checkModReason(reason, false); err != nil {
 		return nil, err
 	}
-	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+	h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read post %s: %w", pid, err)
 	}

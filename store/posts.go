@@ -178,7 +178,7 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 	}
 	stale := ""
 	for range maxIDAttempts {
-		seq, err := s.rdb.Incr(ctx, s.k.postSeq()).Result()
+		seq, err := s.cmd().Incr(ctx, s.k.postSeq()).Result()
 		if err != nil {
 			return "", nil, fmt.Errorf("allocate post id: %w", storageFull(err))
 		}
