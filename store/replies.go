@@ -51,14 +51,21 @@ func replyInt(script string, v any) (int64, error) {
 	return n, nil
 }
 
-// replyString returns v, a reply of script or an element of one, as a string; nil (Lua's false
-// or nil) is "".
+// replyString returns v, a reply of script or an element of one, as a string.
 func replyString(script string, v any) (string, error) {
-	switch s := v.(type) {
-	case string:
-		return s, nil
-	case nil:
-		return "", nil
+	str, ok := v.(string)
+	if !ok {
+		return "", &ReplyError{Script: script, Want: "a string", Got: v}
 	}
-	return "", &ReplyError{Script: script, Want: "a string", Got: v}
+	return str, nil
+}
+
+// replyHash returns v, a reply of script or an element of one that is a flat HGETALL (fields and
+// values alternate), as a map.
+func replyHash(script string, v any) (map[string]string, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr)%2 != 0 {
+		return nil, &ReplyError{Script: script, Want: "a hash (fields and values alternating)", Got: v}
+	}
+	return hashFromReply(arr), nil
 }

@@ -25,7 +25,11 @@ func TestReplyDecoders(t *testing.T) {
 		{"int of a string", func() (any, error) { return replyInt("s", "7") }, nil, true},
 		{"int nil", func() (any, error) { return replyInt("s", nil) }, nil, true},
 		{"string", func() (any, error) { return replyString("s", "a") }, "a", false},
-		{"string nil", func() (any, error) { return replyString("s", nil) }, "", false},
+		{"string nil", func() (any, error) { return replyString("s", nil) }, nil, true},
+		{"hash", func() (any, error) { return replyHash("s", []any{"a", "1", "b", "2"}) }, map[string]string{"a": "1", "b": "2"}, false},
+		{"hash empty", func() (any, error) { return replyHash("s", []any{}) }, map[string]string{}, false},
+		{"hash odd", func() (any, error) { return replyHash("s", []any{"a", "1", "b"}) }, nil, true},
+		{"hash nil", func() (any, error) { return replyHash("s", nil) }, nil, true},
 		{"string of an int", func() (any, error) { return replyString("s", int64(1)) }, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
