@@ -277,10 +277,19 @@ func (s *Store) banStep(ctx context.Context, op, scope string, actor, user UserK
 	if len(arr) != 2 && len(arr) != 4 {
 		return banReply{}, fmt.Errorf("ban: unexpected reply %v", reply)
 	}
-	out := banReply{outbox: hashFromReply(arr[1])}
+	out := banReply{}
+	if out.outbox, err = replyHash("ban", arr[1]); err != nil {
+		return banReply{}, err
+	}
 	if len(arr) == 4 {
-		score, _ := arr[2].(string)
-		raw, _ := arr[3].(string)
+		score, err := replyString("ban", arr[2])
+		if err != nil {
+			return banReply{}, err
+		}
+		raw, err := replyString("ban", arr[3])
+		if err != nil {
+			return banReply{}, err
+		}
 		if out.rec, err = parseBanRecord(raw); err != nil {
 			return banReply{}, err
 		}

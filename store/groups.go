@@ -259,7 +259,11 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
-	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), hashFromReply(arr[1])); err != nil {
+	entries, err := replyHash("group_change", arr[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), entries); err != nil {
 		return nil, err
 	}
 	if op == groupEditPage && strings.Contains(arg, `"nsfw"`) {

@@ -462,7 +462,11 @@ func (s *Store) ResolveReportAs(ctx context.Context, actor UserKey, id string, r
 	if err := s.releaseResolved(ctx, key, rec); err != nil {
 		return nil, err
 	}
-	if err := s.flushModLog(ctx, s.k.reportModOutbox(), hashFromReply(arr[1])); err != nil {
+	entries, err := replyHash("report_resolve", arr[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flushModLog(ctx, s.k.reportModOutbox(), entries); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
