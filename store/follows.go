@@ -134,8 +134,14 @@ func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, m
 	if len(arr) != 3 {
 		return relation{}, fmt.Errorf("follow: unexpected reply %v", reply)
 	}
-	present, _ := arr[0].(int64)
-	version, _ := arr[2].(int64)
+	present, err := replyInt("follow", arr[0])
+	if err != nil {
+		return relation{}, err
+	}
+	version, err := replyInt("follow", arr[2])
+	if err != nil {
+		return relation{}, err
+	}
 	return relation{present: present == 1, at: fmt.Sprint(arr[1]), version: version}, nil
 }
 
