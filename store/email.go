@@ -171,7 +171,11 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	if err != nil {
 		return fmt.Errorf("set email: %w", err)
 	}
-	if o, _ := old.(string); o != "" && strings.ToLower(o) != key {
+	o, err := replyString("email_set", old)
+	if err != nil {
+		return fmt.Errorf("set email: %w", err)
+	}
+	if o != "" && strings.ToLower(o) != key {
 		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, uid); err != nil {
 			return fmt.Errorf("set email: %w", err)
 		}
@@ -187,12 +191,21 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		if err != nil {
 			return fmt.Errorf("claim email: %w", err)
 		}
-		owner, ok := v.([]any)
-		if !ok {
-			return nil
+		if v == "OK" {
+			return nil // the address is uid's now
 		}
-		other, _ := owner[0].(string)
-		at, _ := owner[1].(string)
+		owner, err := replyArray("email_claim", v, 2)
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
+		other, err := replyString("email_claim", owner[0])
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
+		at, err := replyString("email_claim", owner[1])
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
 		held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("claim email: %w", unavailable(ctx, err))
@@ -316,7 +329,10 @@ func (s *Store) ResetPassword(ctx context.Context, token, next string) (*Session
 	if err != nil {
 		return nil, err
 	}
-	old, _ := v.(string)
+	old, err := replyString("token_take", v)
+	if err != nil {
+		return nil, err
+	}
 	hash := s.hashPassword(next)
 	if err := s.endSessions(ctx, uid, "", old, hash); err != nil {
 		return nil, fmt.Errorf("reset password: %w", err)
