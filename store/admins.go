@@ -67,7 +67,10 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("record the admin names: %w", err)
 		}
-		firsts, _ := v.([]any)
+		firsts, err := replyArray("admins", v, len(names))
+		if err != nil {
+			return fmt.Errorf("record the admin names: %w", err)
+		}
 		created := make([]*redis.StringCmd, len(names))
 		ops := make([]op, len(names))
 		for i, n := range names {

@@ -88,7 +88,10 @@ func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCa
 		if len(arr) < 2 {
 			return nil, fmt.Errorf("group_stat: unexpected reply %v", replies[i])
 		}
-		ver, _ := arr[0].(int64)
+		ver, err := replyInt("group_stat", arr[0])
+		if err != nil {
+			return nil, err
+		}
 		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 5 {
 			calls[i] = indexCall(d.ver, g, ver, false, sets, nil)
 			continue
