@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/agora/agora/jobs"
 )
 
@@ -100,7 +102,7 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
 	inbox := []string{s.k.inbox(uid), s.k.inboxUnread(uid), s.k.inboxNotes(uid), s.k.inboxUnannounced(uid)}
-	if err := s.rdb.Unlink(ctx, inbox...).Err(); err != nil {
+	if err := s.cmd().Unlink(ctx, inbox...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
 	}
 	if err := s.rdb.Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
@@ -132,7 +134,7 @@ func (s *Store) runEraseJob(ctx context.Context, j jobs.Job) error {
 		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
 	}
 	uid, step, n := f[0], f[1], int(atoi64(f[2]))
-	h, err := s.rdb.HMGet(ctx, s.k.user(uid), "deleted", "erase").Result()
+	h, err := s.cmd().HMGet(ctx, s.k.user(uid), "deleted", "erase").Result()
 	if err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
@@ -202,7 +204,7 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 	if keep {
 		start = int64(n) * eraseBatch
 	}
-	batch, err := s.rdb.ZRange(ctx, list, start, start+eraseBatch-1).Result()
+	batch, err := s.cmd().ZRange(ctx, list, start, start+eraseBatch-1).Result()
 	if err != nil {
 		return false, err
 	}
@@ -218,7 +220,7 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 	for i, m := range batch {
 		members[i] = m
 	}
-	if err := s.rdb.ZRem(ctx, list, members...).Err(); err != nil {
+	if err := s.cmd().ZRem(ctx, list, members...).Err(); err != nil {
 		return false, err
 	}
 	return len(batch) == eraseBatch, nil
@@ -246,7 +248,7 @@ func (s *Store) disownPost(ctx context.Context, uid, pid string, erase bool) err
 	}
 	if erase {
 		// The index drops the old words; a repeat indexes "[deleted]" again, which changes nothing.
-		h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+		h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
 		if err != nil {
 			return err
 		}
@@ -283,7 +285,7 @@ func (s *Store) disownComment(ctx context.Context, uid, member string, erase boo
 // leaderboard (for good: a late vote on a kept post cannot bring them back) and out of the name
 // registry (autocomplete); the user search index finds no such user at read time.
 func (s *Store) eraseFinish(ctx context.Context, uid string) error {
-	addr, err := s.rdb.HGet(ctx, s.k.user(uid), "email").Result()
+	addr, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
 	if err != nil && !isNil(err) {
 		return err
 	}
@@ -298,10 +300,16 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 	if err := s.register(ctx, s.k.userNames(), false, uid); err != nil {
 		return err
 	}
-	if err := s.rdb.Del(ctx, s.k.userVoted(uid)).Err(); err != nil {
+	// The vote log and the address go in one round trip (one slot).
+	var voted, email *redis.IntCmd
+	err = s.pipeline(ctx, []op{{key: s.k.user(uid), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		voted, email = p.Del(ctx, s.k.userVoted(uid)), p.HDel(ctx, s.k.user(uid), "email")
+		return voted, email
+	}}}, false)
+	if err != nil {
 		return err
 	}
-	return s.rdb.HDel(ctx, s.k.user(uid), "email").Err()
+	return firstErr([2]redis.Cmder{voted, email})
 }
 
 // deletedVersion is the leaderboard version of a deleted user: above any karma version, so that

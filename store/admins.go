@@ -67,7 +67,10 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("record the admin names: %w", err)
 		}
-		firsts, _ := v.([]any)
+		firsts, err := replyArray("admins", v, len(names))
+		if err != nil {
+			return fmt.Errorf("record the admin names: %w", err)
+		}
 		created := make([]*redis.StringCmd, len(names))
 		ops := make([]op, len(names))
 		for i, n := range names {
@@ -101,7 +104,7 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 func (s *Store) refreshAdmins(ctx context.Context) error {
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
-	all, err := s.rdb.HGetAll(ctx, s.k.admins()).Result()
+	all, err := s.cmd().HGetAll(ctx, s.k.admins()).Result()
 	if err != nil {
 		return fmt.Errorf("read the admins: %w", unavailable(ctx, err))
 	}
@@ -165,7 +168,7 @@ func (s *Store) GrantAdmin(ctx context.Context, name string) error {
 	if !validUserName(name) {
 		return notFoundf("no user %q", name)
 	}
-	created, err := s.rdb.HGet(ctx, s.k.user(uid), "created").Result()
+	created, err := s.cmd().HGet(ctx, s.k.user(uid), "created").Result()
 	if err != nil && !isNil(err) {
 		return fmt.Errorf("grant admin: %w", unavailable(ctx, err))
 	}

@@ -120,7 +120,7 @@ func (s *Store) checkBanTarget(ctx context.Context, actor, user UserKey) error {
 	if s.IsAdmin(user) {
 		return &Error{Kind: KindForbidden, Msg: "site admins cannot be banned"}
 	}
-	n, err := s.rdb.Exists(ctx, s.k.user(string(user))).Result()
+	n, err := s.cmd().Exists(ctx, s.k.user(string(user))).Result()
 	if err != nil {
 		return fmt.Errorf("read user %s: %w", user, err)
 	}
@@ -277,10 +277,19 @@ func (s *Store) banStep(ctx context.Context, op, scope string, actor, user UserK
 	if len(arr) != 2 && len(arr) != 4 {
 		return banReply{}, fmt.Errorf("ban: unexpected reply %v", reply)
 	}
-	out := banReply{outbox: hashFromReply(arr[1])}
+	out := banReply{}
+	if out.outbox, err = replyHash("ban", arr[1]); err != nil {
+		return banReply{}, err
+	}
 	if len(arr) == 4 {
-		score, _ := arr[2].(string)
-		raw, _ := arr[3].(string)
+		score, err := replyString("ban", arr[2])
+		if err != nil {
+			return banReply{}, err
+		}
+		raw, err := replyString("ban", arr[3])
+		if err != nil {
+			return banReply{}, err
+		}
 		if out.rec, err = parseBanRecord(raw); err != nil {
 			return banReply{}, err
 		}
@@ -665,7 +674,7 @@ func (l *Loader) bansPageRead(key string, sp span, now int64) read {
 // banned from the site or from one of its groups when its time comes: a post they could not make
 // now is not published either. It reports whether it did.
 func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) {
-	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
+	raw, err := s.cmd().HGet(ctx, s.k.drafts(uid), pid).Result()
 	if isNil(err) {
 		return false, nil
 	}
@@ -700,7 +709,7 @@ func (s *Store) rebuildBans(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, scope := range append(groups, siteScope) {
-		users, err := s.rdb.ZRange(ctx, s.banKeys(scope)[0], 0, -1).Result()
+		users, err := s.cmd().ZRange(ctx, s.banKeys(scope)[0], 0, -1).Result()
 		if err != nil {
 			return n, fmt.Errorf("list the bans of %s: %w", scope, err)
 		}

@@ -185,7 +185,10 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	if err != nil {
 		return nil, err
 	}
-	num, _ := v.(string)
+	num, err := replyString("comment_num", v)
+	if err != nil {
+		return nil, err
+	}
 	// The job of the comment's notifications is queued before the comment is written, due only
 	// later, so that no crash between the two can lose it; the write moves it to now once done.
 	// The comment's repair note goes with it: it indexes the comment for search if the process
@@ -211,10 +214,16 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		}
 		if again, _ := arr[0].(string); again == "again" {
 			// The idempotency key names the comment an earlier attempt made: read that one.
-			num, _ = arr[1].(string)
+			if num, err = replyString("create_comment", arr[1]); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		c := commentFromHash(pid, num, hashFromReply(arr[1]))
+		h, err := replyHash("create_comment", arr[1])
+		if err != nil {
+			return nil, err
+		}
+		c := commentFromHash(pid, num, h)
 		if c == nil {
 			return nil, fmt.Errorf("create_comment: comment %s missing from reply", num)
 		}
@@ -258,7 +267,11 @@ func (s *Store) EditComment(ctx context.Context, user UserKey, id, body string) 
 	if err != nil {
 		return nil, err
 	}
-	c := commentFromHash(pid, num, hashFromReply(reply))
+	h, err := replyHash("edit_comment", reply)
+	if err != nil {
+		return nil, err
+	}
+	c := commentFromHash(pid, num, h)
 	if c == nil {
 		return nil, notFoundf("no such comment")
 	}
@@ -310,7 +323,11 @@ func (s *Store) deleteComment(ctx context.Context, uid, pid, num string) error {
 		if err != nil {
 			return err
 		}
-		if arr, _ := reply.([]any); len(arr) == 0 || arr[0] != "again" {
+		arr, err := replyArray("delete_comment", reply, 1)
+		if err != nil {
+			return err
+		}
+		if arr[0] != "again" {
 			if err := s.rerankPost(ctx, pid); err != nil {
 				return err
 			}
@@ -342,7 +359,7 @@ func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, er
 // which climb, given its replies and whether it is a tombstone (deleted or removed), is false.
 func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(replies int64, tomb bool) bool) ([]string, error) {
 	chain := []string{num}
-	parent, err := s.rdb.HGet(ctx, s.k.comment(pid, num), "parent").Result()
+	parent, err := s.cmd().HGet(ctx, s.k.comment(pid, num), "parent").Result()
 	if err != nil && !isNil(err) {
 		return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
 	}
@@ -354,7 +371,7 @@ func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(r
 		if parent == topLevel {
 			return chain, nil
 		}
-		v, err := s.rdb.HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted", "removed").Result()
+		v, err := s.cmd().HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted", "removed").Result()
 		if err != nil {
 			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, parent), err)
 		}
@@ -412,8 +429,8 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 		if err != nil {
 			return nil, err
 		}
-		if arr, _ = reply.([]any); len(arr) == 0 {
-			return nil, fmt.Errorf("vote_comment: empty reply")
+		if arr, err = replyArray("vote_comment", reply, 1); err != nil {
+			return nil, err
 		}
 		if arr[0] != "again" {
 			break
@@ -422,7 +439,11 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	if arr[0] == "again" {
 		return nil, fmt.Errorf("vote_comment: the parent of comment %s keeps changing", commentID(pid, num))
 	}
-	c := commentFromHash(pid, num, hashFromReply(arr[1:]))
+	h, err := replyHash("vote_comment", arr[1:])
+	if err != nil {
+		return nil, err
+	}
+	c := commentFromHash(pid, num, h)
 	if c == nil {
 		return nil, notFoundf("no such comment")
 	}
@@ -441,7 +462,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 // live post, so it is safe to call on any post.
 func (s *Store) dropThread(ctx context.Context, pid string) error {
 	for {
-		nums, err := s.rdb.SRandMemberN(ctx, s.k.threadIDs(pid), sweepBatch).Result()
+		nums, err := s.cmd().SRandMemberN(ctx, s.k.threadIDs(pid), sweepBatch).Result()
 		if err != nil {
 			return fmt.Errorf("drop thread of post %s: %w", pid, err)
 		}
@@ -466,7 +487,11 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		if err != nil {
 			return fmt.Errorf("drop thread of post %s: %w", pid, err)
 		}
-		if left, _ := v.(int64); left <= 0 {
+		left, err := replyInt("sweep_thread", v)
+		if err != nil {
+			return fmt.Errorf("drop thread of post %s: %w", pid, err)
+		}
+		if left <= 0 {
 			return nil
 		}
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The directory of groups: every group that exists, in four orders (Query.groups).
@@ -86,7 +88,10 @@ func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCa
 		if len(arr) < 2 {
 			return nil, fmt.Errorf("group_stat: unexpected reply %v", replies[i])
 		}
-		ver, _ := arr[0].(int64)
+		ver, err := replyInt("group_stat", arr[0])
+		if err != nil {
+			return nil, err
+		}
 		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 5 {
 			calls[i] = indexCall(d.ver, g, ver, false, sets, nil)
 			continue
@@ -113,16 +118,23 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	names, err := s.rdb.HKeys(ctx, s.k.groupDir().ver).Result()
+	// The directory and the registry, in one round trip (one slot).
+	var dir, registry *redis.StringSliceCmd
+	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		dir, registry = p.HKeys(ctx, s.k.groupDir().ver), p.ZRange(ctx, s.k.groups(), 0, -1)
+		return dir, registry
+	}}}, false)
+	if err == nil {
+		err = dir.Err()
+	}
 	if err != nil {
 		return 0, fmt.Errorf("list the directory: %w", err)
 	}
-	add(names)
-	names, err = s.rdb.ZRange(ctx, s.k.groups(), 0, -1).Result()
-	if err != nil {
+	if err := registry.Err(); err != nil {
 		return 0, fmt.Errorf("list the registry of groups: %w", err)
 	}
-	add(names)
+	add(dir.Val())
+	add(registry.Val())
 	for _, suffix := range []string{":info", ":new", ":members"} {
 		names, err := s.scanGroups(ctx, suffix)
 		if err != nil {

@@ -124,7 +124,7 @@ func newUserToken(uid string) (token, dig string) {
 
 // Email returns the address of uid and whether it is verified; "" when none.
 func (s *Store) Email(ctx context.Context, uid UserKey) (string, bool, error) {
-	v, err := s.rdb.HMGet(ctx, s.k.user(string(uid)), "email", "emailv").Result()
+	v, err := s.cmd().HMGet(ctx, s.k.user(string(uid)), "email", "emailv").Result()
 	if err != nil {
 		return "", false, fmt.Errorf("read email: %w", unavailable(ctx, err))
 	}
@@ -171,7 +171,11 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	if err != nil {
 		return fmt.Errorf("set email: %w", err)
 	}
-	if o, _ := old.(string); o != "" && strings.ToLower(o) != key {
+	o, err := replyString("email_set", old)
+	if err != nil {
+		return fmt.Errorf("set email: %w", err)
+	}
+	if o != "" && strings.ToLower(o) != key {
 		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, uid); err != nil {
 			return fmt.Errorf("set email: %w", err)
 		}
@@ -187,13 +191,22 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		if err != nil {
 			return fmt.Errorf("claim email: %w", err)
 		}
-		owner, ok := v.([]any)
-		if !ok {
-			return nil
+		if v == "OK" {
+			return nil // the address is uid's now
 		}
-		other, _ := owner[0].(string)
-		at, _ := owner[1].(string)
-		held, err := s.rdb.HGet(ctx, s.k.user(other), "email").Result()
+		owner, err := replyArray("email_claim", v, 2)
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
+		other, err := replyString("email_claim", owner[0])
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
+		at, err := replyString("email_claim", owner[1])
+		if err != nil {
+			return fmt.Errorf("claim email: %w", err)
+		}
+		held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("claim email: %w", unavailable(ctx, err))
 		}
@@ -229,7 +242,7 @@ func (s *Store) takeToken(ctx context.Context, token, purpose string) (string, e
 
 // userByKey reads a user.
 func (s *Store) userByKey(ctx context.Context, uid string) (*User, error) {
-	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read user: %w", unavailable(ctx, err))
 	}
@@ -257,7 +270,7 @@ func (s *Store) RequestPasswordReset(ctx context.Context, addr string) error {
 			return err
 		}
 	}
-	owner, err := s.rdb.HGet(ctx, s.k.emailOwner(key), "user").Result()
+	owner, err := s.cmd().HGet(ctx, s.k.emailOwner(key), "user").Result()
 	if err != nil && !isNil(err) {
 		return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
 	}
@@ -282,7 +295,7 @@ func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
 func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	uid, name, to := owner, "", ""
 	if owner != "" {
-		v, err := s.rdb.HMGet(ctx, s.k.user(owner), "name", "email").Result()
+		v, err := s.cmd().HMGet(ctx, s.k.user(owner), "name", "email").Result()
 		if err != nil {
 			return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
 		}
@@ -316,7 +329,10 @@ func (s *Store) ResetPassword(ctx context.Context, token, next string) (*Session
 	if err != nil {
 		return nil, err
 	}
-	old, _ := v.(string)
+	old, err := replyString("token_take", v)
+	if err != nil {
+		return nil, err
+	}
 	hash := s.hashPassword(next)
 	if err := s.endSessions(ctx, uid, "", old, hash); err != nil {
 		return nil, fmt.Errorf("reset password: %w", err)
@@ -360,7 +376,7 @@ func (s *Store) runMailJob(ctx context.Context, j jobs.Job) error {
 	}
 	id := strings.ReplaceAll(strings.TrimPrefix(j.ID, "mail:"), ":", ".")
 	sent := s.k.mailSent(id)
-	if n, err := s.rdb.Exists(ctx, sent).Result(); err != nil {
+	if n, err := s.cmd().Exists(ctx, sent).Result(); err != nil {
 		return fmt.Errorf("mail job %s: %w", j.ID, err)
 	} else if n == 1 {
 		return nil

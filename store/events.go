@@ -101,9 +101,9 @@ func (s *Store) PubSubClient() (rdb redis.UniversalClient, sharded bool) { retur
 func (s *Store) Publish(ctx context.Context, channel, msg string) error {
 	var err error
 	if s.sharded {
-		err = s.rdb.SPublish(ctx, channel, msg).Err()
+		err = s.cmd().SPublish(ctx, channel, msg).Err()
 	} else {
-		err = s.rdb.Publish(ctx, channel, msg).Err()
+		err = s.cmd().Publish(ctx, channel, msg).Err()
 	}
 	if err != nil {
 		return fmt.Errorf("publish on %s: %w", channel, err)
@@ -196,7 +196,7 @@ const FromStart = "0-0"
 // LogHead returns the cursor of the last event in channel's log, FromStart when there is none:
 // where a subscriber that has received nothing yet catches up from after a gap.
 func (s *Store) LogHead(ctx context.Context, channel string) (string, error) {
-	msgs, err := s.rdb.XRevRangeN(ctx, s.k.logOf(channel), "+", "-", 1).Result()
+	msgs, err := s.cmd().XRevRangeN(ctx, s.k.logOf(channel), "+", "-", 1).Result()
 	if err != nil {
 		return "", fmt.Errorf("read the head of a live-event log: %w", err)
 	}

@@ -109,7 +109,7 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 	if j.Kind != jobFanout && len(f) != 3 {
 		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
 	}
-	h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "created", "deleted", "removed").Result()
+	h, err := s.cmd().HMGet(ctx, s.k.post(pid), "author", "created", "deleted", "removed").Result()
 	if err != nil {
 		return fmt.Errorf("%s of post %s: %w", j.Kind, pid, err)
 	}
@@ -131,7 +131,7 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("%s job: bad cursor %q", j.Kind, cursor)
 	}
-	readers, next, err := s.rdb.SScan(ctx, s.k.push(author), at, "", fanoutBatch).Result()
+	readers, next, err := s.cmd().SScan(ctx, s.k.push(author), at, "", fanoutBatch).Result()
 	if err != nil {
 		return fmt.Errorf("%s of post %s: %w", j.Kind, pid, err)
 	}
@@ -158,7 +158,7 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 
 // backfillFeed copies b's latest posts into a's feed, if a follows b.
 func (s *Store) backfillFeed(ctx context.Context, a, b string) error {
-	zs, err := s.rdb.ZRevRangeWithScores(ctx, s.k.userPosts(b), 0, int64(s.opts.Feed.Backfill-1)).Result()
+	zs, err := s.cmd().ZRevRangeWithScores(ctx, s.k.userPosts(b), 0, int64(s.opts.Feed.Backfill-1)).Result()
 	if err != nil {
 		return fmt.Errorf("backfill feed of %s: %w", a, err)
 	}

@@ -76,7 +76,7 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 // existingUser loads the user uid for a write about them, which checks first and writes after:
 // safe, since users are never deleted. An unknown user is KindNotFound.
 func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
-	vals, err := s.rdb.HMGet(ctx, s.k.user(uid), userFields...).Result()
+	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", uid, err)
 	}
@@ -134,8 +134,14 @@ func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, m
 	if len(arr) != 3 {
 		return relation{}, fmt.Errorf("follow: unexpected reply %v", reply)
 	}
-	present, _ := arr[0].(int64)
-	version, _ := arr[2].(int64)
+	present, err := replyInt("follow", arr[0])
+	if err != nil {
+		return relation{}, err
+	}
+	version, err := replyInt("follow", arr[2])
+	if err != nil {
+		return relation{}, err
+	}
 	return relation{present: present == 1, at: fmt.Sprint(arr[1]), version: version}, nil
 }
 

@@ -217,7 +217,7 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 	if !validUserName(string(target)) {
 		return nil, invalidf("malformed user %q", truncate(string(target), 40))
 	}
-	exists, err := s.rdb.Exists(ctx, s.k.user(string(target))).Result()
+	exists, err := s.cmd().Exists(ctx, s.k.user(string(target))).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", target, err)
 	}
@@ -259,7 +259,11 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
-	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), hashFromReply(arr[1])); err != nil {
+	entries, err := replyHash("group_change", arr[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), entries); err != nil {
 		return nil, err
 	}
 	if op == groupEditPage && strings.Contains(arg, `"nsfw"`) {
@@ -377,7 +381,7 @@ func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Gr
 	}
 	if len(in) == 0 {
 		// A member may still leave a group made by posts that has lost them all.
-		err := s.rdb.ZScore(ctx, s.k.userGroups(uid), g).Err()
+		err := s.cmd().ZScore(ctx, s.k.userGroups(uid), g).Err()
 		if join || isNil(err) {
 			return nil, notFoundf("no such group %s", g)
 		}
@@ -424,7 +428,7 @@ func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
 // resyncMembers brings the members sets of every group uid joined up to date from uid's
 // authoritative groups set, and returns how many memberships it synced.
 func (s *Store) resyncMembers(ctx context.Context, uid string) (int, error) {
-	groups, err := s.rdb.ZRange(ctx, s.k.userGroups(uid), 0, -1).Result()
+	groups, err := s.cmd().ZRange(ctx, s.k.userGroups(uid), 0, -1).Result()
 	if err != nil {
 		return 0, fmt.Errorf("list groups of %s: %w", uid, err)
 	}
@@ -445,7 +449,7 @@ func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, g := range groups {
-		iter := s.rdb.ZScan(ctx, s.k.groupMembers(g), 0, "", 500).Iterator()
+		iter := s.cmd().ZScanIterator(s.k.groupMembers(g), "", 500)
 		var members []string
 		for i := 0; iter.Next(ctx); i++ {
 			if i%2 == 0 {
@@ -456,7 +460,7 @@ func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("scan members of %s: %w", g, err)
 		}
 		for _, uid := range members {
-			err := s.rdb.ZScore(ctx, s.k.userGroups(uid), g).Err()
+			err := s.cmd().ZScore(ctx, s.k.userGroups(uid), g).Err()
 			if err == nil {
 				continue
 			}

@@ -139,7 +139,7 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	if actor == "" {
 		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to label a post"}
 	}
-	h, err := s.rdb.HMGet(ctx, s.k.post(pid), "author", "groups", "deleted").Result()
+	h, err := s.cmd().HMGet(ctx, s.k.post(pid), "author", "groups", "deleted").Result()
 	if err != nil {
 		return nil, fmt.Errorf("read post %s: %w", pid, err)
 	}
@@ -256,7 +256,7 @@ func (s *Store) groupLabels(ctx context.Context, p *Post) error {
 	if p == nil || p.NSFW || len(p.GroupNames) == 0 {
 		return nil
 	}
-	in, err := s.rdb.SMIsMember(ctx, s.k.nsfwGroups(), strs2any(p.GroupNames)...).Result()
+	in, err := s.cmd().SMIsMember(ctx, s.k.nsfwGroups(), strs2any(p.GroupNames)...).Result()
 	if err != nil {
 		return fmt.Errorf("read the labels of the groups of post %s: %w", p.Key(), err)
 	}
@@ -287,7 +287,7 @@ func (l *Loader) GroupNSFW(ctx context.Context, g *Group) (bool, error) {
 // that changed the set, queues the re-index of its posts. A group's creation, its update and its
 // repair call it after the group's script.
 func (s *Store) labelGroup(ctx context.Context, g string) error {
-	v, err := s.rdb.HMGet(ctx, s.k.groupInfo(g), "nsfw", "ver").Result()
+	v, err := s.cmd().HMGet(ctx, s.k.groupInfo(g), "nsfw", "ver").Result()
 	if err != nil {
 		return fmt.Errorf("read the label of group %s: %w", g, err)
 	}
@@ -323,7 +323,7 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("%s job: bad cursor %q", j.Kind, cursor)
 	}
-	pids, next, err := s.rdb.ZScan(ctx, s.k.ranking(g).new, at, "", relabelBatch).Result()
+	pids, next, err := s.cmd().ZScan(ctx, s.k.ranking(g).new, at, "", relabelBatch).Result()
 	if err != nil {
 		return fmt.Errorf("relabel group %s: %w", g, err)
 	}
@@ -355,7 +355,7 @@ func (s *Store) relabelGroups(ctx context.Context) error {
 		if !ok || !validGroupName(g) {
 			return nil
 		}
-		nsfw, err := s.rdb.HGet(ctx, key, "nsfw").Result()
+		nsfw, err := s.cmd().HGet(ctx, key, "nsfw").Result()
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("read the label of group %s: %w", g, err)
 		}

@@ -173,7 +173,7 @@ var ErrLayoutTooNew = errors.New("the keyspace has a newer layout than this bina
 // exists it looks for data (posts, users, groups) to tell the previous release's data (layout 1)
 // from a fresh keyspace (0).
 func (s *Store) ReadLayout(ctx context.Context) (LayoutState, error) {
-	h, err := s.rdb.HGetAll(ctx, s.k.layout()).Result()
+	h, err := s.cmd().HGetAll(ctx, s.k.layout()).Result()
 	if err != nil {
 		return LayoutState{}, fmt.Errorf("read layout: %w", unavailable(ctx, err))
 	}
@@ -203,8 +203,21 @@ var errFound = errors.New("found")
 // hasData reports whether the keyspace holds any data: the post counter, the user or group
 // registries, or else (a SCAN that stops at the first) any user.
 func (s *Store) hasData(ctx context.Context) (bool, error) {
-	for _, k := range []string{s.k.postSeq(), s.k.userNames(), s.k.groups()} {
-		n, err := s.rdb.Exists(ctx, k).Result()
+	// The three keys, on three slots, in one round trip.
+	keys := []string{s.k.postSeq(), s.k.userNames(), s.k.groups()}
+	found := make([]*redis.IntCmd, len(keys))
+	ops := make([]op, len(keys))
+	for i, k := range keys {
+		ops[i] = op{key: k, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			found[i] = p.Exists(ctx, k)
+			return found[i], nil
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil {
+		return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
+	}
+	for _, c := range found {
+		n, err := c.Result()
 		if err != nil {
 			return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
 		}

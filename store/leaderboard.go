@@ -50,8 +50,14 @@ func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net 
 	if len(arr) != 2 {
 		return fmt.Errorf("karma: unexpected reply %v", reply)
 	}
-	total, _ := arr[0].(int64)
-	kver, _ := arr[1].(int64)
+	total, err := replyInt("karma", arr[0])
+	if err != nil {
+		return err
+	}
+	kver, err := replyInt("karma", arr[1])
+	if err != nil {
+		return err
+	}
 	if kver < 0 {
 		return nil // a deleted account's: off the leaderboard for good
 	}

@@ -69,11 +69,19 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 		if len(arr) < 2 {
 			return nil, fmt.Errorf("moderate_comment: unexpected reply %v", reply)
 		}
-		c := commentFromHash(pid, num, hashFromReply(arr[2:]))
+		h, err := replyHash("moderate_comment", arr[2:])
+		if err != nil {
+			return nil, err
+		}
+		entries, err := replyHash("moderate_comment", arr[1])
+		if err != nil {
+			return nil, err
+		}
+		c := commentFromHash(pid, num, h)
 		if c == nil {
 			return nil, notFoundf("no such comment")
 		}
-		if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
+		if err := s.flushModLog(ctx, outbox, entries); err != nil {
 			return nil, err
 		}
 		if err := s.rerankPost(ctx, pid); err != nil { // its comment count

@@ -151,7 +151,15 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	if len(arr) < 2 {
 		return nil, fmt.Errorf("moderate_post: unexpected reply %v", reply)
 	}
-	p := s.postFromHash(pid, hashFromReply(arr[2:]))
+	h, err := replyHash("moderate_post", arr[2:])
+	if err != nil {
+		return nil, err
+	}
+	entries, err := replyHash("moderate_post", arr[1])
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, h)
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}
@@ -161,7 +169,7 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 			return nil, err
 		}
 	}
-	if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
+	if err := s.flushModLog(ctx, outbox, entries); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
@@ -200,7 +208,7 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if err := checkModReason(reason, false); err != nil {
 		return nil, err
 	}
-	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+	h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read post %s: %w", pid, err)
 	}
@@ -233,7 +241,11 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if len(arr) != 2 {
 		return nil, fmt.Errorf("pin_post: unexpected reply %v", reply)
 	}
-	if err := s.flushModLog(ctx, outbox, hashFromReply(arr[1])); err != nil {
+	entries, err := replyHash("pin_post", arr[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flushModLog(ctx, outbox, entries); err != nil {
 		return nil, err
 	}
 	if err := s.keepGroups(ctx, g); err != nil { // its pins now belong to it

@@ -91,8 +91,14 @@ func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard,
 	if len(v) != 2 {
 		return fmt.Errorf("newaccount: unexpected reply %v", reply)
 	}
-	wait, _ := v[0].(int64)
-	why, _ := v[1].(int64)
+	wait, err := replyInt("newaccount", v[0])
+	if err != nil {
+		return err
+	}
+	why, err := replyInt("newaccount", v[1])
+	if err != nil {
+		return err
+	}
 	if wait <= 0 {
 		return nil
 	}

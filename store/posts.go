@@ -134,7 +134,11 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if err != nil {
 		return nil, err
 	}
-	p := s.postFromHash(pid, hashFromReply(reply))
+	h, err := replyHash("create_post", reply)
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, h)
 	if p == nil {
 		return nil, notFoundf("post %s was deleted", postID(pid))
 	}
@@ -178,7 +182,7 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 	}
 	stale := ""
 	for range maxIDAttempts {
-		seq, err := s.rdb.Incr(ctx, s.k.postSeq()).Result()
+		seq, err := s.cmd().Incr(ctx, s.k.postSeq()).Result()
 		if err != nil {
 			return "", nil, fmt.Errorf("allocate post id: %w", storageFull(err))
 		}
@@ -191,7 +195,9 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 			if err != nil {
 				return "", nil, err
 			}
-			pid, _ = v.(string)
+			if pid, err = replyString("claim", v); err != nil {
+				return "", nil, err
+			}
 		}
 		reply, err := create(pid, nonce)
 		if err != nil || reply != nil {
@@ -218,7 +224,10 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err != nil {
 		return err
 	}
-	h := hashFromReply(reply)
+	h, err := replyHash("delete_post", reply)
+	if err != nil {
+		return err
+	}
 	if err := s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"])); err != nil {
 		return err
 	}
@@ -261,11 +270,15 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) == 0 {
-		return nil, fmt.Errorf("vote_post: empty reply")
+	arr, err := replyArray("vote_post", reply, 1)
+	if err != nil {
+		return nil, err
 	}
-	p := s.postFromHash(pid, hashFromReply(arr[1:]))
+	h, err := replyHash("vote_post", arr[1:])
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, h)
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}
@@ -319,12 +332,19 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) == 0 {
-		return nil, fmt.Errorf("set_groups: empty reply")
+	arr, err := replyArray("set_groups", reply, 1)
+	if err != nil {
+		return nil, err
 	}
-	before, _ := arr[0].(string)
-	p := s.postFromHash(pid, hashFromReply(arr[1:]))
+	before, err := replyString("set_groups", arr[0])
+	if err != nil {
+		return nil, err
+	}
+	h, err := replyHash("set_groups", arr[1:])
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, h)
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}

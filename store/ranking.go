@@ -122,7 +122,7 @@ func (s *Store) rankingCallsIn(r ranking, group string, p *Post, pid string, ver
 // rerankPost writes a post's rankings again after a change that its comments made (its count,
 // its last activity). A post gone, removed or erased is left as it is.
 func (s *Store) rerankPost(ctx context.Context, pid string) error {
-	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+	h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
 		return fmt.Errorf("rerank post %s: %w", pid, err)
 	}
@@ -406,7 +406,7 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 	}
 	dropped := 0
 	for _, l := range lists {
-		iter := s.rdb.ZScan(ctx, l.sets[len(l.sets)-1], 0, "", 500).Iterator()
+		iter := s.cmd().ZScanIterator(l.sets[len(l.sets)-1], "", 500)
 		var pids []string
 		for i := 0; iter.Next(ctx); i++ {
 			if i%2 == 0 { // members and scores alternate
@@ -439,7 +439,7 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 			if belongs {
 				continue
 			}
-			guard, err := s.rdb.HGet(ctx, l.ver, pid).Result()
+			guard, err := s.cmd().HGet(ctx, l.ver, pid).Result()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				return dropped, fmt.Errorf("read guard of %s: %w", pid, err)
 			}

@@ -175,7 +175,10 @@ func (s *Store) rateCall(key string, l limit, member string) scriptCall {
 // rateResult turns the reply of a rate-limit call into KindRateLimited, with the time until the
 // window has room, when the window is full.
 func rateResult(v any, l limit) error {
-	wait, _ := v.(int64)
+	wait, err := replyInt("ratelimit", v)
+	if err != nil {
+		return err
+	}
 	if wait <= 0 {
 		return nil
 	}

@@ -44,7 +44,7 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		}
 		// A deleted account's marker (see DeleteAccount) is no user: its chain takes it out of
 		// the indexes below, and nothing may put it back.
-		deleted, err := s.rdb.HGet(ctx, key, "deleted").Result()
+		deleted, err := s.cmd().HGet(ctx, key, "deleted").Result()
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("read user %s: %w", uid, err)
 		}
@@ -60,18 +60,23 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		}
 		// Raise the karma version and read the total at one instant, so that the entry written
 		// wins over the one already there and loses to any karma recorded afterwards.
-		var ver *redis.IntCmd
-		var total *redis.StringCmd
-		_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			ver = p.HIncrBy(ctx, s.k.karma(uid), "ver", 1)
-			total = p.HGet(ctx, s.k.karma(uid), "total")
-			return nil
-		})
-		if err != nil && !isNil(err) {
+		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)})
+		if err != nil {
 			return fmt.Errorf("read karma of %s: %w", uid, err)
 		}
-		karma := atoi64(total.Val())
-		if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(uid, karma, ver.Val())}); err != nil {
+		kv, err := replyArray("karma_version", reply, 2)
+		if err != nil {
+			return err
+		}
+		karma, err := replyInt("karma_version", kv[0])
+		if err != nil {
+			return err
+		}
+		ver, err := replyInt("karma_version", kv[1])
+		if err != nil {
+			return err
+		}
+		if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(uid, karma, ver)}); err != nil {
 			return fmt.Errorf("rank %s: %w", uid, err)
 		}
 		n, err := s.resyncFollows(ctx, uid)
@@ -104,7 +109,7 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 // (syncPublishJob): a job a failover lost is queued again, one a cut-off reschedule left at the
 // old time is moved.
 func (s *Store) requeueDrafts(ctx context.Context, uid string) (int, error) {
-	pids, err := s.rdb.HKeys(ctx, s.k.drafts(uid)).Result()
+	pids, err := s.cmd().HKeys(ctx, s.k.drafts(uid)).Result()
 	if err != nil {
 		return 0, fmt.Errorf("list scheduled posts of %s: %w", uid, err)
 	}
@@ -120,7 +125,7 @@ func (s *Store) requeueDrafts(ctx context.Context, uid string) (int, error) {
 // and any follower whose following set no longer names uid (as an unfollow).
 func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	n := 0
-	followees, err := s.rdb.ZRange(ctx, s.k.following(uid), 0, -1).Result()
+	followees, err := s.cmd().ZRange(ctx, s.k.following(uid), 0, -1).Result()
 	if err != nil {
 		return n, fmt.Errorf("list followees of %s: %w", uid, err)
 	}
@@ -130,12 +135,12 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 		}
 		n++
 	}
-	followers, err := s.rdb.ZRange(ctx, s.k.followers(uid), 0, -1).Result()
+	followers, err := s.cmd().ZRange(ctx, s.k.followers(uid), 0, -1).Result()
 	if err != nil {
 		return n, fmt.Errorf("list followers of %s: %w", uid, err)
 	}
 	for _, a := range followers {
-		err := s.rdb.ZScore(ctx, s.k.following(a), uid).Err()
+		err := s.cmd().ZScore(ctx, s.k.following(a), uid).Err()
 		if err == nil {
 			continue
 		}

@@ -140,7 +140,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	if err := s.flushModOutbox(ctx, s.k.postModOutbox(pid)); err != nil {
 		return err
 	}
-	h, err := s.rdb.HGetAll(ctx, s.k.post(pid)).Result()
+	h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
 	if err != nil {
 		return fmt.Errorf("repair post %s: %w", pid, err)
 	}
@@ -208,7 +208,7 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 
 // repairUser puts an existing user into the name index and on the leaderboard.
 func (s *Store) repairUser(ctx context.Context, uid string) error {
-	n, err := s.rdb.Exists(ctx, s.k.user(uid)).Result()
+	n, err := s.cmd().Exists(ctx, s.k.user(uid)).Result()
 	if err != nil {
 		return fmt.Errorf("repair user %s: %w", uid, err)
 	}

@@ -62,7 +62,7 @@ func (s *Store) recordDismissal(ctx context.Context, id string, rec *reportRecor
 // rebuildDismissals counts every dismissed report within the window against its reporter again,
 // from the reports themselves (agora rebuild): a count lost with a failover comes back.
 func (s *Store) rebuildDismissals(ctx context.Context) error {
-	iter := s.rdb.HScan(ctx, s.k.reportEntries(), 0, "", 500).Iterator()
+	iter := s.cmd().HScanIterator(s.k.reportEntries(), "", 500)
 	for iter.Next(ctx) {
 		id := iter.Val()
 		if !iter.Next(ctx) {

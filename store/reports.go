@@ -275,7 +275,7 @@ func (s *Store) reportTarget(ctx context.Context, user UserKey, target string) (
 // reporter's report of the same target already open. stale is an id a step 2 found taken.
 func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) (*Report, error) {
 	for range maxIDAttempts {
-		seq, err := s.rdb.Incr(ctx, s.k.reportSeq()).Result()
+		seq, err := s.cmd().Incr(ctx, s.k.reportSeq()).Result()
 		if err != nil {
 			return nil, fmt.Errorf("allocate report id: %w", storageFull(err))
 		}
@@ -367,7 +367,7 @@ func (s *Store) releaseReport(ctx context.Context, uid, id, target string) error
 // it writes it in {reports}, or takes it out of the reporter's side when it was resolved or
 // another report of the target is open.
 func (s *Store) repairReport(ctx context.Context, uid, target string) error {
-	v, err := s.rdb.HGet(ctx, s.k.userReportTargets(uid), "t:"+target).Result()
+	v, err := s.cmd().HGet(ctx, s.k.userReportTargets(uid), "t:"+target).Result()
 	if err != nil {
 		if isNil(err) {
 			return nil
@@ -462,7 +462,11 @@ func (s *Store) ResolveReportAs(ctx context.Context, actor UserKey, id string, r
 	if err := s.releaseResolved(ctx, key, rec); err != nil {
 		return nil, err
 	}
-	if err := s.flushModLog(ctx, s.k.reportModOutbox(), hashFromReply(arr[1])); err != nil {
+	entries, err := replyHash("report_resolve", arr[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := s.flushModLog(ctx, s.k.reportModOutbox(), entries); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)

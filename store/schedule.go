@@ -170,7 +170,7 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 // rebuild does for every draft. Like a reschedule it only moves the job earlier, so that it
 // cannot undo a reschedule that ran after it read the draft.
 func (s *Store) syncPublishJob(ctx context.Context, uid, pid string) error {
-	raw, err := s.rdb.HGet(ctx, s.k.drafts(uid), pid).Result()
+	raw, err := s.cmd().HGet(ctx, s.k.drafts(uid), pid).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil // published or cancelled
 	}

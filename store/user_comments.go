@@ -122,7 +122,7 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 	}
 	dropped := 0
 	for _, u := range users {
-		members, err := s.rdb.ZRange(ctx, s.k.userComments(u), 0, -1).Result()
+		members, err := s.cmd().ZRange(ctx, s.k.userComments(u), 0, -1).Result()
 		if err != nil {
 			return dropped, fmt.Errorf("read the comments of %s: %w", u, err)
 		}

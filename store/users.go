@@ -81,7 +81,7 @@ func (s *Store) SignUpWithEmail(ctx context.Context, name, password, email strin
 	uid := strings.ToLower(name)
 	if key != "" {
 		// A name that is taken claims no address: the one who tries another name may keep it.
-		taken, err := s.rdb.Exists(ctx, s.k.user(uid)).Result()
+		taken, err := s.cmd().Exists(ctx, s.k.user(uid)).Result()
 		if err != nil {
 			return nil, fmt.Errorf("sign up: %w", unavailable(ctx, err))
 		}
@@ -132,7 +132,7 @@ const signUpReplayWindow = 24 * time.Hour
 // verification mail was queued gets one.
 func (s *Store) signUpAgain(ctx context.Context, name, password, stored, key string, conflict error) (*Session, error) {
 	uid := strings.ToLower(name)
-	created, err := s.rdb.HGet(ctx, s.k.user(uid), "created").Result()
+	created, err := s.cmd().HGet(ctx, s.k.user(uid), "created").Result()
 	if err != nil && !isNil(err) {
 		return nil, fmt.Errorf("sign up: %w", err)
 	}
