@@ -105,11 +105,11 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.cmd().Unlink(ctx, inbox...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
 	}
-	if err := s.rdb.Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
+	if err := s.cmd().Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
 		return fmt.Errorf("delete account %s: drop read marks: %w", uid, err)
 	}
 	// The mailbox but its conversations, which the chain's messages step works through.
-	if err := s.rdb.Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
+	if err := s.cmd().Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop the mailbox: %w", uid, err)
 	}
 	if err := s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[0], 0)); err != nil {

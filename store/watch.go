@@ -281,7 +281,7 @@ func (s *Store) runWatchJob(ctx context.Context, j jobs.Job) error {
 		set, cause = s.k.groupWatchAll(group), postCause(pid)
 		rec = noticeRecord{Kind: NotificationWatchedPost, At: p.CreatedAt.UnixMilli(), Actor: string(p.Author), Post: pid}
 	}
-	watchers, next, err := s.rdb.SScan(ctx, set, at, "", fanoutBatch).Result()
+	watchers, next, err := s.cmd().SScan(ctx, set, at, "", fanoutBatch).Result()
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", j.Kind, j.Arg, err)
 	}
