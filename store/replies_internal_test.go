@@ -1,10 +1,15 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestReplyDecoders checks that a reply of the expected shape decodes and any other is an error
@@ -46,6 +51,61 @@ func TestReplyDecoders(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Fatalf("got %v; want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMalformedRepliesFailWrites runs writes whose script is swapped for one that answers in
+// another shape, and checks that each fails with a ReplyError naming the script: before the
+// checked decoders, a short email_claim reply panicked, a malformed rate-limit reply let the write
+// through, a karma reply of strings ranked the author at 0, and a vote's odd hash read as a
+// missing post.
+func TestMalformedRepliesFailWrites(t *testing.T) {
+	for _, tc := range []struct {
+		script, body string
+		write        func(ctx context.Context, s *Store, post string) error
+	}{
+		{"email_claim", "return {}", func(ctx context.Context, s *Store, _ string) error {
+			return s.claimEmail(ctx, "ann", "ann@example.com")
+		}},
+		{"ratelimit", "return 'soon'", func(ctx context.Context, s *Store, _ string) error {
+			return s.allow(ctx, s.k.userRate("ann"), limit{"writes", 5, time.Minute}, true)
+		}},
+		{"karma", "return {'a', 'b'}", func(ctx context.Context, s *Store, _ string) error {
+			return s.recordKarma(ctx, "ann", "post:1", 1, 1)
+		}},
+		{"vote_post", "return {1, 'author'}", func(ctx context.Context, s *Store, post string) error {
+			_, err := s.VotePost(ctx, "bob", post, 1)
+			return err
+		}},
+		{"delete_post", "return 7", func(ctx context.Context, s *Store, post string) error {
+			return s.DeletePost(ctx, "ann", post)
+		}},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			ctx := context.Background()
+			m := miniredis.RunT(t)
+			rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+			t.Cleanup(func() { _ = rdb.Close() })
+			s, err := New(ctx, rdb, Options{Prefix: "x:", Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range []string{"ann", "bob"} {
+				if _, err := s.SignUp(ctx, u, "password "+u); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := s.CreatePost(ctx, "ann", NewPost{Title: "t", Body: "b"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.scripts[tc.script] = redis.NewScript(tc.body) // the runner loads it on NOSCRIPT
+			err = tc.write(ctx, s, p.ID)
+			var re *ReplyError
+			if !errors.Is(err, ErrBadReply) || !errors.As(err, &re) || re.Script != tc.script {
+				t.Fatalf("error %v; want a ReplyError of %s", err, tc.script)
 			}
 		})
 	}

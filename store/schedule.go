@@ -224,9 +224,12 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 2 {
+	if reply == nil {
 		return nil // cancelled, or published by an earlier run
+	}
+	arr, err := replyArray("schedule", reply, 2)
+	if err != nil {
+		return err
 	}
 	if arr[0] == "later" {
 		return jobs.Later{At: fromMillis(atoi64(fmt.Sprint(arr[1])))}
