@@ -44,6 +44,7 @@ type call struct {
 	args []any // an HMGET's arguments, when exec gave them out (see fillHMGET)
 	cmd  redis.Cmder
 	cmd2 redis.Cmder
+	body string // a comment read's body from its thread's bodies (read.body)
 	err  error
 	done chan struct{}
 	val  any
@@ -57,6 +58,10 @@ type read struct {
 	rkey   string
 	fields []any // an HMGET's field names (see hmget), for fillHMGET
 	fill   func(ctx context.Context, p redis.Pipeliner, c *call)
+	// body marks a comment read that also reads the comment's body from its thread's bodies
+	// (keys.commentBodies): exec reads the bodies of a batch's comments of one thread in one
+	// HMGET, not one command each.
+	body bool
 }
 
 // NewLoader returns a Loader for one request.
@@ -162,6 +167,10 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	for _, c := range batch {
 		ops = append(ops, op{key: c.r.rkey, read: c, ctx: ctx})
 	}
+	bodies := bodyReads(ctx, batch)
+	for _, br := range bodies {
+		ops = append(ops, op{key: br.args[1].(string), fill: br.fill})
+	}
 	err := l.s.pipeline(ctx, ops, false)
 	if l.revs != nil {
 		l.revs.finish(revs, err)
@@ -169,8 +178,13 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	if err != nil {
 		err = fmt.Errorf("redis read: %w", err)
 	}
+	for _, br := range bodies {
+		br.done(err)
+	}
 	for _, c := range batch {
-		c.err = err
+		if c.err == nil {
+			c.err = err
+		}
 		if c.err == nil {
 			c.err = firstErr([2]redis.Cmder{c.cmd, c.cmd2})
 			if c.err != nil {
@@ -449,4 +463,68 @@ func tagOf(key string) string {
 		return ""
 	}
 	return key[i : i+j+1]
+}
+
+// bodyRead is the HMGET of the bodies of a batch's comments of one thread: args are the command
+// (HMGET, the thread's bodies, a field per comment), calls the comment reads the values go to.
+type bodyRead struct {
+	ctx   context.Context
+	args  []any
+	calls []*call
+	cmd   *redis.StringSliceCmd
+}
+
+// fill adds the HMGET to a pipeline (an op's fill).
+func (br *bodyRead) fill(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	br.cmd = sendHMGET(br.ctx, p, br.args)
+	return br.cmd, nil
+}
+
+// done hands each comment read its body once the pipeline ran (err: the pipeline's).
+func (br *bodyRead) done(err error) {
+	if err == nil && br.cmd != nil {
+		err = br.cmd.Err()
+	}
+	if err != nil {
+		for _, c := range br.calls {
+			c.err = fmt.Errorf("redis read: %w", err)
+		}
+		return
+	}
+	if br.cmd == nil {
+		return
+	}
+	vals := br.cmd.Val()
+	for i, c := range br.calls {
+		if i < len(vals) {
+			c.body = vals[i]
+		}
+	}
+}
+
+// bodyReads groups the comment reads of batch that read a body by thread, in the order the
+// threads first appear: one HMGET each. A comment read's key is <thread>000000000004; its body
+// is field 000000000004 of <thread>body.
+func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
+	var out []*bodyRead
+	var byKey map[string]*bodyRead
+	for _, c := range batch {
+		if !c.r.body {
+			continue
+		}
+		key := c.r.rkey
+		i := strings.LastIndexByte(key, ':') + 1
+		bk := key[:i] + "body"
+		br := byKey[bk]
+		if br == nil {
+			if byKey == nil {
+				byKey = map[string]*bodyRead{}
+			}
+			br = &bodyRead{ctx: ctx, args: []any{"hmget", bk}}
+			byKey[bk] = br
+			out = append(out, br)
+		}
+		br.args, br.calls = append(br.args, key[i:]), append(br.calls, c)
+	}
+	return out
 }

@@ -51,36 +51,13 @@ func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(ui
 func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFieldArgs) }
 
 // commentRead reads the fields of a comment that fs names, with those always read, and its body
-// from the thread's bodies (keys.commentBodies) when fs names it.
+// from the thread's bodies (keys.commentBodies) when fs names it: the loader reads the bodies of
+// the comments of one thread that a batch asks for in one HMGET (Loader.exec).
 func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
 	set := commentFieldSets[fs.normal()]
 	key := l.s.k.comment(pid, num)
-	fill := fillHMGET
-	if fs.normal()&CommentBody != 0 {
-		fill = fillCommentWithBody
-	}
-	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fields: set.args, fill: fill}
-}
-
-// fillCommentWithBody adds the HMGET of a comment read and the HMGET of its body in the thread's
-// bodies, named from the comment's key (<thread>000000000004 → <thread>body, field
-// 000000000004), to a pipeline.
-func fillCommentWithBody(ctx context.Context, p redis.Pipeliner, c *call) {
-	fillHMGET(ctx, p, c)
-	key := c.r.rkey
-	i := strings.LastIndexByte(key, ':') + 1
-	c.cmd2 = sendHMGET(ctx, p, []any{"hmget", key[:i] + "body", key[i:]})
-}
-
-// bodyOf returns the body a comment read found in the thread's bodies, or "" (none, or a read
-// without its body).
-func bodyOf(c *call) string {
-	if b, ok := c.cmd2.(*redis.StringSliceCmd); ok {
-		if v := b.Val(); len(v) == 1 {
-			return v[0]
-		}
-	}
-	return ""
+	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fields: set.args, fill: fillHMGET,
+		body: fs.normal()&CommentBody != 0}
 }
 
 // normal is the fields fs reads: every field for zero.
@@ -170,7 +147,7 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 			all[at] = v[i]
 		}
 		if all[2] == "" { // a body in the hash is newer: only a binary of layout 2 writes it there
-			all[2] = bodyOf(c)
+			all[2] = c.body
 		}
 		if l.postGID.pid != pid { // the comments of a page share their post's id
 			l.postGID.pid, l.postGID.id = pid, postID(pid)
