@@ -831,14 +831,7 @@ func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window,
 	if err != nil {
 		return nil, err
 	}
-	all := rp.cursors(tag)
-	p := &Page[*Conversation]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
-	for i, c := range cs {
-		if c != nil { // nil: no longer there
-			p.Items, p.Cursors = append(p.Items, c), append(p.Cursors, all[i])
-		}
-	}
-	return p, nil
+	return keptItems(rp, tag, cs), nil // nil: no longer there
 }
 
 // conversationRead reads, on the conversation's slot, what a conversation shows of it: its
@@ -959,14 +952,7 @@ func (l *Loader) Messages(ctx context.Context, viewer, with UserKey, w Window) (
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	all := rp.cursors(msgsTag)
-	p := &Page[*Message]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
-	for i, id := range rp.members {
-		if m := messageOf(calls[i], a, b, id); m != nil {
-			p.Items, p.Cursors = append(p.Items, m), append(p.Cursors, all[i])
-		}
-	}
-	return p, nil
+	return pageItems(rp, msgsTag, calls[:len(rp.members)], func(c *call, id string) *Message { return messageOf(c, a, b, id) }), nil
 }
 
 // Message loads a message by global id; nil when the viewer is not in its conversation (an

@@ -268,14 +268,7 @@ func (l *Loader) ModLog(ctx context.Context, group string, w Window) (*Page[*Mod
 	if err != nil {
 		return nil, err
 	}
-	all := rp.cursors(tag)
-	p := &Page[*ModAction]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
-	for i, a := range as {
-		if a != nil {
-			p.Items, p.Cursors = append(p.Items, a), append(p.Cursors, all[i])
-		}
-	}
-	return p, nil
+	return keptItems(rp, tag, as), nil
 }
 
 // flushModLog copies the entries of a moderation outbox (action key → action JSON, as the

@@ -231,13 +231,7 @@ func (l *Loader) Notifications(ctx context.Context, viewer UserKey, w Window, un
 	if err != nil {
 		return nil, err
 	}
-	all := rp.cursors(tag)
-	p := &Page[*Notification]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
-	for i, n := range ns {
-		if n != nil { // nil: trimmed since the page was read
-			p.Items, p.Cursors = append(p.Items, n), append(p.Cursors, all[i])
-		}
-	}
+	p := keptItems(rp, tag, ns) // nil: trimmed since the page was read
 	if needs != nil {
 		l.WalkNotifications(ctx, p.Items, needs())
 	}

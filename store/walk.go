@@ -533,12 +533,22 @@ type keptPageEntry struct {
 // pageItems builds the page of a raw page whose items' reads are done: parse turns each read into
 // an item, or nil for one gone since the page was read, which the page then leaves out.
 func pageItems[T comparable](rp rawPage, tag string, items []*call, parse func(c *call, member string) T) *Page[T] {
+	parsed := make([]T, len(items))
+	for i, c := range items {
+		parsed[i] = parse(c, rp.members[i])
+	}
+	return keptItems(rp, tag, parsed)
+}
+
+// keptItems builds the page of a raw page whose members became items, in order, leaving out with
+// their cursors the items gone since the page was read (the zero T).
+func keptItems[T comparable](rp rawPage, tag string, items []T) *Page[T] {
 	var none T
 	all := rp.cursors(tag)
 	p := &Page[T]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev,
 		Items: make([]T, 0, len(items)), Cursors: make([]string, 0, len(items))}
-	for i, c := range items {
-		if it := parse(c, rp.members[i]); it != none {
+	for i, it := range items {
+		if it != none {
 			p.Items, p.Cursors = append(p.Items, it), append(p.Cursors, all[i])
 		}
 	}
