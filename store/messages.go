@@ -268,59 +268,34 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 
 // sendGate checks, in one round trip, that from may send to to now: the write limit and the
 // message limit (recording the attempt), from's site bans, that to exists, that neither blocks
-// the other, and that to's decline of from's requests is over. It notes the conversation for repair in the same round trip and returns the
-// note.
+// the other, and that to's decline of from's requests is over (allowGuarded, with the reads of
+// the recipient and the conversation). It notes the conversation for repair in the same round
+// trip and returns the note.
 func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
-	var calls []scriptCall
-	limits := []limit{{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, {"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}}
-	keys := []string{s.k.userRate(from), s.k.msgRate(from)}
-	if s.opts.WriteLimit >= 0 {
-		for i, l := range limits {
-			calls = append(calls, s.rateCall(keys[i], l, randomHex(8)))
-		}
-	}
 	a, b := pair(from, to)
-	n, nc := s.noteCall(repairConversation + ":" + a + ":" + b)
-	calls = append(calls, nc)
-	filterAt, filterIdx := s.now(), -1
-	if c, ok := s.filterCall(); ok { // the site filters, for checkMessageBody
-		filterIdx = len(calls)
-		calls = append(calls, c)
-	}
-	check, reads := s.banReads(ctx, from, nil)
 	var name *redis.StringCmd
 	var blocked, blocking *redis.FloatCmd
 	var state *redis.SliceCmd
-	reads = append(reads,
-		op{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	reads := []op{
+		{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
 			return state, nil
 		}},
-		op{key: s.k.user(to), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: s.k.user(to), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
 			blocked = p.ZScore(ctx, s.k.blocks(to), from)
 			return name, blocked
 		}},
-		op{key: s.k.blocks(from), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: s.k.blocks(from), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 			blocking = p.ZScore(ctx, s.k.blocks(from), to)
 			return blocking, nil
-		}})
-	vals, err := s.runScripts(ctx, calls, reads...)
+		}},
+	}
+	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
+	// reads above, in one round trip.
+	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, &writeGuard{messaging: true})
 	if err != nil {
 		return n, err
-	}
-	if filterIdx >= 0 {
-		s.applyFilters(vals[filterIdx], filterAt)
-	}
-	if err := check.err(); err != nil {
-		return n, err
-	}
-	if s.opts.WriteLimit >= 0 {
-		for i, l := range limits {
-			if err := rateResult(vals[i], l); err != nil {
-				return n, err
-			}
-		}
 	}
 	if name.Val() == "" {
 		return n, notFoundf("no user %s", userID(to))

@@ -58,6 +58,9 @@ type writeGuard struct {
 	// reporting marks a report: refused while the reporter's dismissed reports fill their window
 	// (reportdismissals.go).
 	reporting bool
+	// messaging marks a private message: it counts in the sender's message limit too
+	// (MessageOptions.PerWindow).
+	messaging bool
 }
 
 // newAccountCall returns the call that checks and records uid's write against the new-account

@@ -116,6 +116,11 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 		dismissIdx = len(calls)
 		calls = append(calls, s.rateCall(s.k.userDismissed(uid), dl, ""))
 	}
+	msgIdx, ml := -1, limit{"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}
+	if g != nil && g.messaging && s.opts.WriteLimit >= 0 {
+		msgIdx = len(calls)
+		calls = append(calls, s.rateCall(s.k.msgRate(uid), ml, randomHex(8)))
+	}
 	check, reads := s.banReads(ctx, uid, scope)
 	reads = append(reads, extra...)
 	if len(calls) == 0 && len(reads) == 0 {
@@ -138,6 +143,11 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 	}
 	if dismissIdx >= 0 {
 		if err := rateResult(vals[dismissIdx], dl); err != nil {
+			return n, err
+		}
+	}
+	if msgIdx >= 0 {
+		if err := rateResult(vals[msgIdx], ml); err != nil {
 			return n, err
 		}
 	}
