@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +107,7 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 		{"blocks", e.zlist(s.k.blocks(uid), "userId", "since", userID)},
 		{"groups", e.zlist(s.k.userGroups(uid), "groupId", "joinedAt", groupID)},
 		{"notifications", e.notifications},
+		{"readMarks", e.readMarks},
 		{"messages", e.messages},
 		{"sessions", func(ctx context.Context) error { return e.sessions(ctx, current) }},
 	}
@@ -517,4 +520,24 @@ func (e *exporter) sessions(ctx context.Context, current string) error {
 		}
 		return e.err
 	})
+}
+
+// exportReadMark is one read mark of an export: the post marked read and how many of its comments
+// had been written then (the post's comment ordinal; see readstate.go).
+type exportReadMark struct {
+	PostID   string `json:"postId"`
+	Comments int64  `json:"commentsWritten"`
+}
+
+// readMarks writes the account's read marks (at most Options.ReadMarks: one small hash, read in
+// one round trip), by post id.
+func (e *exporter) readMarks(ctx context.Context) error {
+	marks, err := e.s.cmd().HGetAll(ctx, e.s.k.readMarks(e.uid)).Result()
+	if err != nil {
+		return fmt.Errorf("read marks: %w", err)
+	}
+	for _, pid := range slices.Sorted(maps.Keys(marks)) {
+		e.item(exportReadMark{PostID: postID(pid), Comments: atoi64(marks[pid])})
+	}
+	return e.flush()
 }

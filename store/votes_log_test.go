@@ -11,7 +11,7 @@ import (
 )
 
 // TestVotesExportedAndUnnamedOnDeletion: an account's export lists the votes it holds now — a
-// changed vote as it is, a withdrawn or refused one not at all — and deleting the account takes
+// changed vote as it is, a withdrawn or refused one not at all — and its read marks; deleting the account takes
 // its name off every vote it cast while the votes stay counted.
 func TestVotesExportedAndUnnamedOnDeletion(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
@@ -56,6 +56,9 @@ func TestVotesExportedAndUnnamedOnDeletion(t *testing.T) {
 			t.Fatalf("a vote on one's own post: %v, want FORBIDDEN", err)
 		}
 
+		if err := s.MarkPostRead(ctx, "ann", p1.ID); err != nil {
+			t.Fatal(err)
+		}
 		var buf bytes.Buffer
 		if err := s.Export(ctx, "ann", "", &buf); err != nil {
 			t.Fatal(err)
@@ -65,6 +68,10 @@ func TestVotesExportedAndUnnamedOnDeletion(t *testing.T) {
 				ItemID string `json:"itemId"`
 				Vote   int    `json:"vote"`
 			} `json:"votes"`
+			ReadMarks []struct {
+				PostID   string `json:"postId"`
+				Comments int    `json:"commentsWritten"`
+			} `json:"readMarks"`
 		}
 		if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 			t.Fatalf("decode the export: %v", err)
@@ -75,6 +82,9 @@ func TestVotesExportedAndUnnamedOnDeletion(t *testing.T) {
 		}
 		if len(doc.Votes) != 2 || got[p1.ID] != 1 || got[c1.ID] != 1 {
 			t.Fatalf("exported votes %+v, want %s up and %s up, once each", doc.Votes, p1.ID, c1.ID)
+		}
+		if len(doc.ReadMarks) != 1 || doc.ReadMarks[0].PostID != p1.ID || doc.ReadMarks[0].Comments != 1 {
+			t.Fatalf("exported read marks %+v, want %s read with its one comment", doc.ReadMarks, p1.ID)
 		}
 
 		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
