@@ -22,8 +22,8 @@ import (
 // The chain (jobEraseUser, "<user> <step> <batch>") then works through the user's lists, a bounded batch
 // per job, each job queueing the next before it returns: posts and comments (anonymized, or with
 // erase made tombstones that leave every listing, feed and count), follows both ways, group
-// memberships, and last the email address, the karma leaderboard and the name registry. Each
-// batch takes the head of its list and leaves the list without it, so a job that runs again, or
+// memberships, conversations, the watch modes (watch.go), and last the email address, the karma
+// leaderboard and the name registry. Each batch takes the head of its list and leaves the list without it, so a job that runs again, or
 // a chain cut off and started again (a repeated deletion), goes on where it stopped. Posts and
 // comments kept without erase stay in their lists (a batch is the nth of them, and anonymizing
 // twice changes nothing), so that a later deletion with erase — an admin's — still finds them.
@@ -38,7 +38,7 @@ import (
 const jobEraseUser = "erase-user"
 
 // The steps of a deletion's chain, in order.
-var eraseSteps = []string{"posts", "comments", "votes", "following", "followers", "groups", "messages", "finish"}
+var eraseSteps = []string{"posts", "comments", "votes", "following", "followers", "groups", "messages", "watches", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -195,6 +195,8 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 		list, each = s.k.userGroups(uid), func(g string) error { return s.syncMember(ctx, uid, g, followRemove) }
 	case "messages":
 		list, each = s.k.mailbox(uid).convs, func(o string) error { return s.eraseMessagesWith(ctx, uid, o, erase) }
+	case "watches":
+		list, each = s.k.userWatches(uid), func(item string) error { return s.unwatch(ctx, uid, item) }
 	case "finish":
 		return false, s.eraseFinish(ctx, uid)
 	default:

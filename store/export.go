@@ -108,6 +108,7 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 		{"groups", e.zlist(s.k.userGroups(uid), "groupId", "joinedAt", groupID)},
 		{"notifications", e.notifications},
 		{"readMarks", e.readMarks},
+		{"watches", e.watches},
 		{"messages", e.messages},
 		{"sessions", func(ctx context.Context) error { return e.sessions(ctx, current) }},
 	}

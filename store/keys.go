@@ -209,12 +209,20 @@ type groupDir struct {
 	pop    string // minus the member count
 	new    string // minus the creation time (ms)
 	active string // minus the publish time of the latest post (ms); the creation time without posts
+	name   string // all scores 0: name order (the full directory's is the registry, groups())
 	ver    string // hash group name → the group's revision the directory last applied
 }
 
 func (k keys) groupDir() groupDir {
 	tag := k.groups()
-	return groupDir{pop: tag + ":pop", new: tag + ":new", active: tag + ":active", ver: tag + ":ver"}
+	return groupDir{pop: tag + ":pop", new: tag + ":new", active: tag + ":active", name: tag, ver: tag + ":ver"}
+}
+
+// sfwGroupDir is the directory's NSFW-free copy (see directory.go), in the same slot: the groups
+// that are not labelled NSFW, in the same four orders, with guards of its own.
+func (k keys) sfwGroupDir() groupDir {
+	tag := k.groups() + ":s"
+	return groupDir{pop: tag + ":pop", new: tag + ":new", active: tag + ":active", name: tag + ":name", ver: tag + ":ver"}
 }
 
 // A post's comment thread lives in the post's hash slot. Comments are numbered per post; inside
@@ -296,6 +304,11 @@ func (k keys) postWatchAll(pid string) string { return k.post(pid) + ":watch:all
 // new posts.
 func (k keys) groupWatch(group string) string    { return k.prefix + "{g:" + group + "}:watch" }
 func (k keys) groupWatchAll(group string) string { return k.prefix + "{g:" + group + "}:watch:all" }
+
+// userWatches is a sorted set of what the user chose a watch mode for — "p:<post>" or
+// "g:<group>" → when they last chose one (Unix ms) — for the account's export and deletion (see
+// watch.go). The mode itself lives on the watched side (postWatch, groupWatch).
+func (k keys) userWatches(uid string) string { return k.user(uid) + ":watches" }
 
 // readMarks is a hash post id → the post's comment ordinal (cord) when uid last marked it read,
 // bounded to Options.ReadMarks entries (see readstate.go). It has an aggregate of its own,

@@ -232,6 +232,9 @@ type RebuildStats struct {
 	// Conversations is the private conversations whose participants' mailboxes were derived
 	// again (see syncConversation).
 	Conversations int
+	// Watches is the watch modes found on the watched side, each given its entry in its user's
+	// watch index (see rebuildWatchIndex).
+	Watches int
 }
 
 // Rebuild re-derives the rankings, group indexes, the directory of groups and user post lists from the post hashes, for
@@ -330,7 +333,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if err != nil {
 		return st, err
 	}
-	st.Conversations, err = s.rebuildMailboxes(ctx)
+	if st.Conversations, err = s.rebuildMailboxes(ctx); err != nil {
+		return st, err
+	}
+	st.Watches, err = s.rebuildWatchIndex(ctx)
 	return st, err
 }
 

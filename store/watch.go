@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,6 +25,14 @@ import (
 //   - MUTED: no REPLY and no MENTION from the thread, or from any post of the group. A post's own
 //     mode, once chosen, wins over its groups': REPLIES or ALL on a post of a muted group is what
 //     it says.
+//
+// The user's side. The modes live on the watched side, which is what notifications read; each user
+// also keeps an index of what they chose a mode for ({u:<name>}:watches, userWatches), written in
+// the watch's first round trip, before its script runs, like the vote log: an entry may name an
+// item the script never reached, which readers skip (the item holds no mode of the user), but no
+// mode is ever missing from it. The account's export lists the modes through it, its deletion
+// takes the user off every mode it names ("watches" step), and Rebuild derives it again from the
+// watched side (rebuildWatchIndex). One member per thread or group watched, ~30 bytes.
 //
 // Exactly once: a notification's id in an inbox is its cause — the comment ("c:17:4") or the
 // post ("p:17") — whatever its kind, and notify.lua adds an id once. So a chunk that runs again
@@ -90,7 +99,7 @@ func (s *Store) WatchPost(ctx context.Context, user UserKey, id string, mode Wat
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
+	if _, err := s.allowWriteWith(ctx, string(user), "", []op{s.watchedOp(ctx, string(user), "p:"+pid)}, banFree); err != nil {
 		return err
 	}
 	_, err = s.run(ctx, "watch", []string{s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.post(pid)}, string(user), code)
@@ -114,11 +123,144 @@ func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode 
 	if !ok[0] {
 		return notFoundf("no group %q", g)
 	}
-	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
+	if _, err := s.allowWriteWith(ctx, string(user), "", []op{s.watchedOp(ctx, string(user), "g:"+g)}, banFree); err != nil {
 		return err
 	}
 	_, err = s.run(ctx, "watch", []string{s.k.groupWatch(g), s.k.groupWatchAll(g)}, string(user), code)
 	return err
+}
+
+// watchedOp records item ("p:<post>" or "g:<group>") in uid's index of what they watch: an op for
+// the watch's first round trip.
+func (s *Store) watchedOp(ctx context.Context, uid, item string) op {
+	key := s.k.userWatches(uid)
+	at := s.now().UnixMilli()
+	return op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		return p.ZAdd(ctx, key, redis.Z{Score: float64(at), Member: item}), nil
+	}}
+}
+
+// watchKeys are the mode hash and the ALL set of an entry of a user's watch index; false for an
+// entry that names nothing.
+func (s *Store) watchKeys(item string) (mode, all string, ok bool) {
+	typ, name, _ := strings.Cut(item, ":")
+	switch typ {
+	case "p":
+		if _, err := PostKey(postID(name)); err != nil {
+			return "", "", false
+		}
+		return s.k.postWatch(name), s.k.postWatchAll(name), true
+	case "g":
+		if !validGroupName(name) {
+			return "", "", false
+		}
+		return s.k.groupWatch(name), s.k.groupWatchAll(name), true
+	}
+	return "", "", false
+}
+
+// unwatch takes the deleted user uid off the modes of item, an entry of their watch index (the
+// deletion's "watches" step): no mode, as if they never chose one.
+func (s *Store) unwatch(ctx context.Context, uid, item string) error {
+	mode, all, ok := s.watchKeys(item)
+	if !ok {
+		return nil
+	}
+	_, err := s.run(ctx, "watch", []string{mode, all}, uid, "")
+	return err
+}
+
+// exportWatch is one watch mode of an export: the thread (postId) or group (groupId) and the mode
+// chosen for it.
+type exportWatch struct {
+	PostID  string    `json:"postId,omitempty"`
+	GroupID string    `json:"groupId,omitempty"`
+	Mode    WatchMode `json:"mode"`
+	Since   time.Time `json:"since"`
+}
+
+// watches writes the modes the account chose, a page of its watch index per round trip with the
+// modes of that page in the next: each entry whose item holds a mode of the user (an entry whose
+// watch never landed, or whose mode went back to the default, is left out).
+func (e *exporter) watches(ctx context.Context) error {
+	return e.zpages(ctx, e.s.k.userWatches(e.uid), func(ctx context.Context, zs []redis.Z) error {
+		items := make([]redis.Z, 0, len(zs))
+		cmds := make([]*redis.StringCmd, 0, len(zs))
+		ops := make([]op, 0, len(zs))
+		for _, z := range zs {
+			key, _, ok := e.s.watchKeys(str(z.Member))
+			if !ok {
+				continue
+			}
+			i := len(cmds)
+			items, cmds = append(items, z), append(cmds, nil)
+			ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+				cmds[i] = p.HGet(ctx, key, e.uid)
+				return cmds[i], nil
+			}})
+		}
+		if len(ops) == 0 {
+			return nil
+		}
+		if err := e.s.pipeline(ctx, ops, false); err != nil && !isNil(err) {
+			return fmt.Errorf("read watch modes: %w", err)
+		}
+		for i, c := range cmds {
+			if c.Val() == "" {
+				continue
+			}
+			w := exportWatch{Mode: watchMode(c.Val()), Since: fromMillis(int64(items[i].Score))}
+			typ, name, _ := strings.Cut(str(items[i].Member), ":")
+			if typ == "p" {
+				w.PostID = postID(name)
+			} else {
+				w.GroupID = groupID(name)
+			}
+			e.item(w)
+		}
+		return e.err
+	})
+}
+
+// rebuildWatchIndex derives every user's watch index from the watched side (SCAN of the mode
+// hashes, for Rebuild): each mode a user holds gets its entry, with the time it already had or,
+// when missing, the rebuild's. It returns how many modes it found.
+func (s *Store) rebuildWatchIndex(ctx context.Context) (int, error) {
+	n := 0
+	at := float64(s.now().UnixMilli())
+	for _, pat := range []string{"{p:*}:watch", "{g:*}:watch"} {
+		err := s.scanKeys(ctx, s.k.prefix+pat, func(key string) error {
+			inner := strings.TrimPrefix(key, s.k.prefix+"{")
+			tag, _, ok := strings.Cut(inner, "}")
+			if !ok {
+				return nil
+			}
+			item := tag // "p:17" or "g:golang"
+			if mode, _, ok := s.watchKeys(item); !ok || mode != key {
+				return nil
+			}
+			users, err := s.cmd().HKeys(ctx, key).Result()
+			if err != nil {
+				return fmt.Errorf("read the watchers of %s: %w", item, err)
+			}
+			ops := make([]op, len(users))
+			for i, u := range users {
+				idx := s.k.userWatches(u)
+				ops[i] = op{key: idx, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+					return p.ZAddNX(ctx, idx, redis.Z{Score: at, Member: item}), nil
+				}}
+			}
+			n += len(users)
+			if err := s.pipeline(ctx, ops, false); err != nil {
+				return fmt.Errorf("index the watchers of %s: %w", item, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // PostWatch returns the viewer's watch mode of a post's thread; "" for an anonymous viewer.
