@@ -23,9 +23,18 @@ import (
 // creation, deletion, removal, group changes, repairs and Rebuild), createGroup. Rebuild syncs
 // every group the directory or the group keys name (rebuildDirectory).
 //
+// NSFW groups. The directory has an NSFW-free copy (sfwGroupDir: the same four orders and a guard
+// hash of its own, in the same slot), written by the same sync: group_stat.lua reads the group's
+// label from its info with the rest, and the copy's index call adds the group, or takes it out
+// when it is labelled NSFW, under the same revision. A reader who does not show NSFW posts
+// (Loader.HideNSFW) reads the copy: NSFW groups are in none of their pages, and totalCount counts
+// what they see, at the same cost as the directory itself. A label change syncs the group
+// (changeGroupWith), so the copy follows it in the request that made it (its repair too).
+//
 // Cost: per group, one member in each of the three sorted sets (about 60 bytes plus the name in
 // a skiplist, far less while the directory holds under 128 groups) and one field in the guard
-// hash; one more script on the group's slot and one on {groups} per join, leave and post write.
+// hash, and as much again in the NSFW-free copy for a group that is not NSFW; one more script on
+// the group's slot and two on {groups} per join, leave and post write (in one pipeline).
 
 // GroupSort orders the directory of groups.
 type GroupSort int
@@ -38,16 +47,21 @@ const (
 	GroupsName                     // by name
 )
 
-// directoryKey is the sorted set of the directory in order sort, and its cursor tag.
-func (s *Store) directoryKey(sort GroupSort) (key, tag string) {
+// directoryKey is the sorted set of the directory in order sort, and its cursor tag: the whole
+// directory's, or with sfw its NSFW-free copy's. A cursor names a place (score and name) that
+// means the same in both.
+func (s *Store) directoryKey(sort GroupSort, sfw bool) (key, tag string) {
 	d := s.k.groupDir()
+	if sfw {
+		d = s.k.sfwGroupDir()
+	}
 	switch sort {
 	case GroupsNew:
 		return d.new, "gdn"
 	case GroupsActive:
 		return d.active, "gda"
 	case GroupsName:
-		return s.k.groups(), "gdl"
+		return d.name, "gdl"
 	default:
 		return d.pop, "gdp"
 	}
@@ -80,9 +94,10 @@ func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCa
 	if err != nil {
 		return nil, fmt.Errorf("read the directory entries of groups: %w", err)
 	}
-	d := s.k.groupDir()
-	sets := []string{d.pop, d.new, d.active, s.k.groups()}
-	calls := make([]scriptCall, len(groups))
+	d, sfw := s.k.groupDir(), s.k.sfwGroupDir()
+	sets := []string{d.pop, d.new, d.active, d.name}
+	sfwSets := []string{sfw.pop, sfw.new, sfw.active, sfw.name}
+	calls := make([]scriptCall, 0, 2*len(groups))
 	for i, g := range groups {
 		arr, _ := replies[i].([]any)
 		if len(arr) < 2 {
@@ -92,15 +107,17 @@ func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCa
 		if err != nil {
 			return nil, err
 		}
-		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 5 {
-			calls[i] = indexCall(d.ver, g, ver, false, sets, nil)
+		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 6 {
+			calls = append(calls, indexCall(d.ver, g, ver, false, sets, nil), indexCall(sfw.ver, g, ver, false, sfwSets, nil))
 			continue
 		}
 		members, _ := arr[2].(int64)
 		created, _ := arr[3].(string)
 		latest, _ := arr[4].(string)
-		calls[i] = indexCall(d.ver, g, ver, true, sets,
-			[]any{-members, "-" + created, "-" + latest, 0})
+		nsfw, _ := arr[5].(string)
+		scores := []any{-members, "-" + created, "-" + latest, 0}
+		calls = append(calls, indexCall(d.ver, g, ver, true, sets, scores),
+			indexCall(sfw.ver, g, ver, nsfw != "1", sfwSets, scores))
 	}
 	return calls, nil
 }
@@ -119,10 +136,11 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 		}
 	}
 	// The directory and the registry, in one round trip (one slot).
-	var dir, registry *redis.StringSliceCmd
+	var dir, sfwDir, registry *redis.StringSliceCmd
 	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
 		dir, registry = p.HKeys(ctx, s.k.groupDir().ver), p.ZRange(ctx, s.k.groups(), 0, -1)
-		return dir, registry
+		sfwDir = p.HKeys(ctx, s.k.sfwGroupDir().ver)
+		return dir, sfwDir
 	}}}, false)
 	if err == nil {
 		err = dir.Err()
@@ -133,7 +151,11 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 	if err := registry.Err(); err != nil {
 		return 0, fmt.Errorf("list the registry of groups: %w", err)
 	}
+	if err := sfwDir.Err(); err != nil {
+		return 0, fmt.Errorf("list the directory's NSFW-free copy: %w", err)
+	}
 	add(dir.Val())
+	add(sfwDir.Val())
 	add(registry.Val())
 	for _, suffix := range []string{":info", ":new", ":members"} {
 		names, err := s.scanGroups(ctx, suffix)
@@ -154,7 +176,7 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 // Groups loads one page of the directory of groups in order sort, and what needs says the
 // response reads of them.
 func (l *Loader) Groups(ctx context.Context, sort GroupSort, w Window, needs func() *Needs) (*Page[*Group], error) {
-	key, tag := l.s.directoryKey(sort)
+	key, tag := l.s.directoryKey(sort, l.hidesNSFW())
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err

@@ -272,6 +272,10 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 		if err := s.labelGroup(ctx, g); err != nil {
 			return nil, err
 		}
+		// And the directory's NSFW-free copy (directory.go).
+		if err := s.syncDirectory(ctx, g); err != nil {
+			return nil, err
+		}
 	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil

@@ -81,6 +81,7 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 	if err != nil {
 		return nil, err
 	}
+	hits = l.withoutNSFWGroups(hits)
 	return searchPage(ctx, hits, tag, sp, searchGroupsKind, func(ctx context.Context, hs []search.Hit) ([]*Group, []int, error) {
 		names := make([]string, len(hs))
 		for i, h := range hs {
@@ -98,6 +99,9 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 			}
 			c, _ := l.get(ctx, l.groupInfoRead(g)) // already read by groupExists
 			gi := l.groupInfoOf(c)
+			if gi.nsfw && l.hidesNSFW() { // labelled since the set of NSFW groups was read
+				continue
+			}
 			if q.Match(nameTokens(g, deref(gi.title), deref(gi.description))) {
 				out, idx = append(out, NewGroup(g)), append(idx, i)
 			}
@@ -212,4 +216,24 @@ func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, 
 		return fmt.Errorf("index names: %w", err)
 	}
 	return nil
+}
+
+// withoutNSFWGroups leaves the NSFW groups (the set the loader read with its first pipeline) out
+// of the hits of a group search, for a reader who does not show NSFW posts: they are in none of
+// the pages, and totalCount does not count them. Other readers get hits as they are.
+func (l *Loader) withoutNSFWGroups(hits []search.Hit) []search.Hit {
+	if !l.hidesNSFW() {
+		return hits
+	}
+	nsfw := l.nsfwGroupSet()
+	if len(nsfw) == 0 {
+		return hits
+	}
+	kept := make([]search.Hit, 0, len(hits))
+	for _, h := range hits {
+		if !nsfw[h.Doc.S] {
+			kept = append(kept, h)
+		}
+	}
+	return kept
 }

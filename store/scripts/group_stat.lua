@@ -4,7 +4,7 @@
 --          (the group's NEW ranking, by publish time)
 -- Reply    {version, 0} when the group does not exist (no info version and no posts), else
 --          {version, 1, member count, created (ms), latest post's publish time (ms; created
---          when it holds no post)}. version is the group's revision after this run: raised with
+--          when it holds no post), nsfw ("1" when the group is labelled NSFW, else "")}. version is the group's revision after this run: raised with
 --          the read, so that a later read carries a later version and sees at least as much.
 -- Repeat   it writes nothing but the revision; a second run reads again under a newer version.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
@@ -19,4 +19,4 @@ if posts > 0 then
   latest = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
 end
 created = created or '0'
-return {ver, 1, redis.call('ZCARD', KEYS[2]), created, latest or created}
+return {ver, 1, redis.call('ZCARD', KEYS[2]), created, latest or created, redis.call('HGET', KEYS[1], 'nsfw') or ''}
