@@ -229,6 +229,7 @@ type RebuildStats struct {
 	Orphans int // entries of posts that no longer exist at all, removed
 	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
 	Scored  int // comments written into their parent's vote orders (see rescoreThread)
+	Live    int // comments given their bit in their thread's live bitmap (see rebuildLiveBits)
 	// Conversations is the private conversations whose participants' mailboxes were derived
 	// again (see syncConversation).
 	Conversations int
@@ -285,6 +286,13 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 			return err
 		}
 		if err := s.indexThread(ctx, pid); err != nil {
+			return err
+		}
+		// The thread's live bitmap (read state), from the comments; h's cord was read before
+		// the comments are listed.
+		live, err := s.rebuildLiveBits(ctx, pid, atoi64(h["cord"]))
+		st.Live += live
+		if err != nil {
 			return err
 		}
 		scored, err := s.rescoreThread(ctx, pid)

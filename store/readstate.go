@@ -31,6 +31,8 @@ import (
 //     hash-max-listpack-entries (128), so it is listpack-encoded: 712 bytes for 126 marks of
 //     three-digit post ids (MEMORY USAGE, TestReadMarksStayBounded), about 14 bytes a mark with
 //     seven-digit ids: under 2 KB per reader.
+//   - The bitmap is derived from the comments' own hashes (their ord, deleted and removed): `agora
+//     rebuild` writes it again (rebuildLiveBits), bit for bit as the scripts leave it.
 //   - The bitmap costs one bit per comment ever written to the thread (an 800-comment thread:
 //     100 bytes), and a response that shows unreadCommentCount reads it whole, with the mark, in
 //     the pipeline of the post itself: no extra round trip.
@@ -254,4 +256,62 @@ func (l *Loader) WithoutRead(ctx context.Context, viewer UserKey, p *Page[*Post]
 		}
 	}
 	return &out, nil
+}
+
+// liveBatch bounds the comments one live_bits call reads.
+const liveBatch = 200
+
+// rebuildLiveBits derives the live bitmap of post pid's thread again from its comments (Rebuild):
+// every comment with an ordinal gets its bit as its hash says now (live_bits.lua, a batch per
+// call, each bit read and written in one step), then the ordinals up to cord — the post's
+// ordinal counter, read before the comments were listed — that no comment holds any longer
+// (deleted without replies, so dropped) are cleared, and a thread that counts no comment drops
+// its bitmap. A comment written after cord was read sets its own bit. It returns how many
+// comments it gave a bit.
+func (s *Store) rebuildLiveBits(ctx context.Context, pid string, cord int64) (int, error) {
+	nums, err := s.threadNums(ctx, pid)
+	if err != nil {
+		return 0, err
+	}
+	post, live := s.k.post(pid), s.k.liveComments(pid)
+	seen := make(map[int64]bool, len(nums))
+	for start := 0; start < len(nums); start += liveBatch {
+		part := nums[start:min(start+liveBatch, len(nums))]
+		keys := []string{post, live}
+		for _, n := range part {
+			keys = append(keys, s.k.comment(pid, n))
+		}
+		reply, err := s.run(ctx, "live_bits", keys, "set")
+		if err != nil {
+			return 0, fmt.Errorf("derive the live bitmap of post %s: %w", pid, err)
+		}
+		ords, _ := reply.([]any)
+		for _, o := range ords {
+			if v, err := strconv.ParseInt(str(o), 10, 64); err == nil {
+				seen[v] = true
+			}
+		}
+	}
+	clear := []any{"clear"}
+	flush := func() error {
+		if _, err := s.run(ctx, "live_bits", []string{post, live}, clear...); err != nil {
+			return fmt.Errorf("derive the live bitmap of post %s: %w", pid, err)
+		}
+		clear = clear[:1]
+		return nil
+	}
+	for ord := int64(1); ord <= cord; ord++ {
+		if seen[ord] {
+			continue
+		}
+		if clear = append(clear, ord); len(clear) > 1000 {
+			if err := flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	return len(seen), nil
 }
