@@ -206,6 +206,7 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		Group     func(childComplexity int) int
 		ID        func(childComplexity int) int
+		Label     func(childComplexity int) int
 		Moderator func(childComplexity int) int
 		NoticeID  func(childComplexity int) int
 		Reason    func(childComplexity int) int
@@ -1348,6 +1349,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ModAction.ID(childComplexity), true
+	case "ModAction.label":
+		if e.ComplexityRoot.ModAction.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ModAction.Label(childComplexity), true
 	case "ModAction.moderator":
 		if e.ComplexityRoot.ModAction.Moderator == nil {
 			break
@@ -3939,6 +3946,30 @@ extend type Mutation {
   """
   setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean): Post!
 }
+
+# Label changes in the moderation log (docs/API.md, "Content labels").
+
+"A content label, as a label action of the moderation log names it."
+enum ContentLabel {
+  NSFW
+  SPOILER
+}
+
+extend enum ModActionKind {
+  "A moderator (or an admin) put a content label on someone's post (setPostLabels); ModAction.label says which. The author gets a MOD_ACTION notice."
+  LABEL_POST
+  "A moderator (or an admin) took a content label off someone's post; ModAction.label says which. The author gets a MOD_ACTION notice."
+  UNLABEL_POST
+  "A moderator of the group (or an admin) labelled the group NSFW (updateGroup); the target is the group."
+  LABEL_GROUP
+  "A moderator of the group (or an admin) took the group's NSFW label off."
+  UNLABEL_GROUP
+}
+
+extend type ModAction {
+  "The label a LABEL_POST, UNLABEL_POST, LABEL_GROUP or UNLABEL_GROUP action put on or took off; null for every other action."
+  label: ContentLabel
+}
 `, BuiltIn: false},
 	{Name: "../schema/messages.graphqls", Input: `# Private messages (docs/API.md, "Private messages").
 
@@ -4492,6 +4523,8 @@ func (ec *executionContext) childFields_ModAction(ctx context.Context, field gra
 		return ec.fieldContext_ModAction_until(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_ModAction_createdAt(ctx, field)
+	case "label":
+		return ec.fieldContext_ModAction_label(ctx, field)
 	case "noticeId":
 		return ec.fieldContext_ModAction_noticeId(ctx, field)
 	}
@@ -10655,6 +10688,29 @@ func (ec *executionContext) _ModAction_createdAt(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_ModAction_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ModAction", field, false, false, errors.New("field of type Time does not have child fields"))
+}
+
+func (ec *executionContext) _ModAction_label(ctx context.Context, field graphql.CollectedField, obj *store.ModAction) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ModAction_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ContentLabel) graphql.Marshaler {
+			return ec.marshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ModAction_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ModAction", field, false, false, errors.New("field of type ContentLabel does not have child fields"))
 }
 
 func (ec *executionContext) _ModAction_noticeId(ctx context.Context, field graphql.CollectedField, obj *store.ModAction) (ret graphql.Marshaler) {
@@ -21224,6 +21280,11 @@ func (ec *executionContext) _ModAction(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "label":
+			out.Values[i] = ec._ModAction_label(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "noticeId":
 			field := field
 
@@ -25702,6 +25763,10 @@ var (
 		"UPDATE_GROUP":     store.ModUpdateGroup,
 		"RESOLVE_REPORT":   store.ModResolveReport,
 		"DELETE_USER":      store.ModDeleteUser,
+		"LABEL_POST":       store.ModLabelPost,
+		"UNLABEL_POST":     store.ModUnlabelPost,
+		"LABEL_GROUP":      store.ModLabelGroup,
+		"UNLABEL_GROUP":    store.ModUnlabelGroup,
 	}
 	marshalNModActionKind2githubᚗcomᚋagoraᚋagoraᚋstoreᚐModActionKind = map[store.ModActionKind]string{
 		store.ModRemovePost:      "REMOVE_POST",
@@ -25719,6 +25784,10 @@ var (
 		store.ModUpdateGroup:     "UPDATE_GROUP",
 		store.ModResolveReport:   "RESOLVE_REPORT",
 		store.ModDeleteUser:      "DELETE_USER",
+		store.ModLabelPost:       "LABEL_POST",
+		store.ModUnlabelPost:     "UNLABEL_POST",
+		store.ModLabelGroup:      "LABEL_GROUP",
+		store.ModUnlabelGroup:    "UNLABEL_GROUP",
 	}
 )
 
@@ -26331,6 +26400,36 @@ func (ec *executionContext) marshalOCommentSort2ᚖgithubᚗcomᚋagoraᚋagora�
 	}
 	return v
 }
+
+func (ec *executionContext) unmarshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel(ctx context.Context, v any) (*store.ContentLabel, error) {
+	if v == nil {
+		return nil, nil
+	}
+	tmp, err := graphql.UnmarshalString(v)
+	res := unmarshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel[tmp]
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel(ctx context.Context, sel ast.SelectionSet, v *store.ContentLabel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(marshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel[*v])
+	return res
+}
+
+var (
+	unmarshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel = map[string]store.ContentLabel{
+		"NSFW":    store.LabelNSFW,
+		"SPOILER": store.LabelSpoiler,
+	}
+	marshalOContentLabel2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐContentLabel = map[store.ContentLabel]string{
+		store.LabelNSFW:    "NSFW",
+		store.LabelSpoiler: "SPOILER",
+	}
+)
 
 func (ec *executionContext) marshalOConversation2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐConversation(ctx context.Context, sel ast.SelectionSet, v *store.Conversation) graphql.Marshaler {
 	if v == nil {

@@ -39,6 +39,22 @@ const (
 	ModUpdateGroup     ModActionKind = "UPDATE_GROUP"
 	ModResolveReport   ModActionKind = "RESOLVE_REPORT"
 	ModDeleteUser      ModActionKind = "DELETE_USER" // an admin deleted an account (DeleteUser)
+	// A moderator put a content label on someone's post (setPostLabels), or took one off; the
+	// action's Label says which.
+	ModLabelPost   ModActionKind = "LABEL_POST"
+	ModUnlabelPost ModActionKind = "UNLABEL_POST"
+	// A group's moderator labelled the group NSFW (updateGroup), or took the label off.
+	ModLabelGroup   ModActionKind = "LABEL_GROUP"
+	ModUnlabelGroup ModActionKind = "UNLABEL_GROUP"
+)
+
+// ContentLabel is a content label, as a label action of the moderation log names it.
+type ContentLabel string
+
+// The content labels (labels.go).
+const (
+	LabelNSFW    ContentLabel = "NSFW"
+	LabelSpoiler ContentLabel = "SPOILER"
 )
 
 // ModAction is an entry of the moderation log.
@@ -50,6 +66,8 @@ type ModAction struct {
 	TargetID  string // the global id of the post, comment, user or report it was done to
 	Reason    *string
 	Until     *time.Time // BAN_USER: when the ban ends; nil when permanent
+	// Label is the label a LABEL_* or UNLABEL_* action put on or took off; nil for the others.
+	Label     *ContentLabel
 	CreatedAt time.Time
 }
 

@@ -130,7 +130,9 @@ func (l *Loader) ShowsNSFW(ctx context.Context, user UserKey) (bool, error) {
 // SetPostLabels sets or clears a post's labels (nil leaves one as it is), as its author, a
 // moderator of one of its groups or an admin (KindForbidden for anyone else). A change moves the
 // post in or out of the NSFW-free copies of its rankings and of its author's list, and is
-// announced to its postChanged subscribers.
+// announced to its postChanged subscribers. A change by anyone but the author is a moderator's:
+// each label put on or taken off is recorded in the moderation log (LABEL_POST, UNLABEL_POST,
+// with the label), and the author gets its MOD_ACTION notice (modnotices.go).
 func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsfw, spoiler *bool) (*Post, error) {
 	pid, err := PostKey(id)
 	if err != nil {
@@ -157,15 +159,34 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 		return nil, err
 	}
 	args := append(append([]any{string(actor), via}, labelArgs(nsfw)...), labelArgs(spoiler)...)
-	reply, err := s.run(ctx, "post_labels", []string{s.k.post(pid)}, args...)
+	args = append(args, s.now().UnixMilli(), pid)
+	outbox := s.k.postModOutbox(pid)
+	reply, err := s.run(ctx, "post_labels", []string{s.k.post(pid), outbox}, args...)
 	if err != nil {
 		return nil, err
 	}
-	p := s.postFromHash(pid, hashFromReply(reply))
+	arr, _ := reply.([]any)
+	if len(arr) < 1 {
+		return nil, fmt.Errorf("post_labels: unexpected reply %v", reply)
+	}
+	entries, err := replyHash("post_labels", arr[0])
+	if err != nil {
+		return nil, err
+	}
+	ph, err := replyHash("post_labels", arr[1:])
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, ph)
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}
 	if err := s.indexPost(ctx, p, nil); err != nil {
+		return nil, err
+	}
+	// A moderator's change is in the moderation log (LABEL_POST, UNLABEL_POST), with its notice
+	// to the author; the post's repair flushes the outbox if the process stops first.
+	if err := s.flushModLog(ctx, outbox, entries); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)

@@ -109,6 +109,7 @@ type modRecord struct {
 	Target    string        `json:"t"`           // global id
 	Reason    *string       `json:"r,omitempty"` // nil: none given
 	Until     int64         `json:"u,omitempty"` // BAN_USER: Unix ms; 0 when permanent
+	Label     ContentLabel  `json:"l,omitempty"` // LABEL_* and UNLABEL_*: the label
 	At        int64         `json:"at"`          // Unix ms
 }
 
@@ -174,6 +175,9 @@ func (s *Store) logCall(a ModAction) (scriptCall, error) {
 	}
 	rec := modRecord{Action: a.Action, Moderator: string(a.Moderator), Group: a.Group, Target: a.TargetID,
 		Reason: a.Reason, At: a.CreatedAt.UnixMilli()}
+	if a.Label != nil {
+		rec.Label = *a.Label
+	}
 	if a.Until != nil {
 		rec.Until = a.Until.UnixMilli()
 	}
@@ -202,6 +206,10 @@ func modActionFromRecord(key string, raw string) *ModAction {
 	if rec.Until != 0 {
 		t := fromMillis(rec.Until)
 		a.Until = &t
+	}
+	if rec.Label != "" {
+		l := rec.Label
+		a.Label = &l
 	}
 	return a
 }

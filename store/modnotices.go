@@ -10,11 +10,12 @@ import (
 	"github.com/agora/agora/jobs"
 )
 
-// Removal notices. Removing, restoring or locking (and unlocking) a post, removing or restoring a
-// comment, and banning (or unbanning) a user tells the post's or comment's author, or the banned
-// user, with a MOD_ACTION notification in their inbox: its actor is the moderator, its post and
-// comment what was acted on, and its modAction the entry of the moderation log — the action, the
-// group and the moderator's reason. Nobody is told of their own action, and, as for every
+// Removal notices. Removing, restoring or locking (and unlocking) a post, putting a content label
+// on someone's post or taking one off, removing or restoring a comment, and banning (or
+// unbanning) a user tells the post's or comment's author, or the banned user, with a MOD_ACTION
+// notification in their inbox: its actor is the moderator, its post and comment what was acted
+// on, and its modAction the entry of the moderation log — the action, the group and the
+// moderator's reason (or the label). Nobody is told of their own action, and, as for every
 // notification, nobody by a moderator they block.
 //
 // Exactly once: the notification's cause is the action's key in the log ("m:<key>"), and the
@@ -37,6 +38,7 @@ const NotificationModAction NotificationKind = "MOD_ACTION"
 var noticeActions = map[ModActionKind]bool{
 	ModRemovePost: true, ModRestorePost: true, ModLockPost: true, ModUnlockPost: true,
 	ModRemoveComment: true, ModRestoreComment: true, ModBanUser: true, ModUnbanUser: true,
+	ModLabelPost: true, ModUnlabelPost: true,
 }
 
 // modCause is the cause of the notice of the action with key key.

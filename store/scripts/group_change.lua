@@ -8,7 +8,10 @@
 -- ARGV[6]  the most moderators a group may have   ARGV[7] the group's name
 -- Reply    {changed (0|1), outbox (HGETALL)}
 -- Writes   every change raises the info's ver and records one outbox entry whose key is
---          "group:<name>:<ver after the change>", so that every change has its own entry and id.
+--          "group:<name>:<ver after the change>", so that every change has its own entry and id;
+--          a change of the NSFW label (the page's nsfw field) is LABEL_GROUP or UNLABEL_GROUP,
+--          keyed "<action>:<name>:<ver>" (lower case), beside the UPDATE_GROUP of the other
+--          fields changed with it, if any.
 -- Errors   NOTFOUND when the group does not exist (no info version and no posts), FORBIDDEN when
 --          the actor neither moderates it nor is an admin (a user may always remove themselves:
 --          a moderator steps down, and a repeat of that changes nothing), or when a moderator
@@ -37,22 +40,25 @@ local function unchanged()
   return {0, redis.call('HGETALL', outbox)}
 end
 if op == 'check' then return unchanged() end
--- change records the change just made, of kind action on target (a global id).
-local function change(action, target)
+-- change records the change just made, of kind action on target (a global id); label names
+-- the content label of a LABEL_GROUP or UNLABEL_GROUP.
+local function change(action, target, label)
   if redis.call('HEXISTS', info, 'created') == 0 then
     local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
     redis.call('HSET', info, 'created', oldest[2] or ARGV[5])
   end
   local ver = redis.call('HINCRBY', info, 'ver', 1)
-  local rec = {a = action, m = actor, g = group, t = target, at = tonumber(ARGV[5])}
-  redis.call('HSET', outbox, 'group:' .. group .. ':' .. ver, cjson.encode(rec))
+  local rec = {a = action, m = actor, g = group, t = target, at = tonumber(ARGV[5]), l = label}
+  local key = 'group:' .. group .. ':' .. ver
+  if label then key = string.lower(action) .. ':' .. group .. ':' .. ver end
+  redis.call('HSET', outbox, key, cjson.encode(rec))
   return {1, redis.call('HGETALL', outbox)}
 end
 if op == 'page' then
-  local changed = false
+  local changed, label = false, nil
   for field, value in pairs(cjson.decode(arg)) do
     if (redis.call('HGET', info, field) or '') ~= value then
-      changed = true
+      if field == 'nsfw' then label = value == '1' else changed = true end
       if value == '' then
         redis.call('HDEL', info, field)
       else
@@ -60,8 +66,18 @@ if op == 'page' then
       end
     end
   end
-  if not changed then return unchanged() end
-  return change('UPDATE_GROUP', 'group:' .. group)
+  if not changed and label == nil then return unchanged() end
+  if not changed then
+    return change(label and 'LABEL_GROUP' or 'UNLABEL_GROUP', 'group:' .. group, 'NSFW')
+  end
+  local reply = change('UPDATE_GROUP', 'group:' .. group)
+  if label == nil then return reply end
+  -- The label is an action of its own, under the same version.
+  local ver = redis.call('HGET', info, 'ver')
+  local action = label and 'LABEL_GROUP' or 'UNLABEL_GROUP'
+  local rec = {a = action, m = actor, g = group, t = 'group:' .. group, at = tonumber(ARGV[5]), l = 'NSFW'}
+  redis.call('HSET', outbox, string.lower(action) .. ':' .. group .. ':' .. ver, cjson.encode(rec))
+  return {1, redis.call('HGETALL', outbox)}
 end
 local present = redis.call('ZSCORE', mods, arg)
 if op == 'addmod' then

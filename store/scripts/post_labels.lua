@@ -1,15 +1,20 @@
 -- post_labels: set or clear the labels of a post (NSFW, spoiler), as its author or a moderator.
--- KEYS[1]  post hash {p:<id>}
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog (hash
+--          action key → action JSON; see moderate_post.lua)
 -- ARGV[1]  the acting user key
 -- ARGV[2]  via: "" when acting as the author; else the group the actor moderates among the
 --          post's groups (checked again here: the post may have left it), or "*" for a site admin
 -- ARGV[3]  "1" to set the NSFW label, "0" to leave it       ARGV[4] "1" labels, "" clears
 -- ARGV[5]  "1" to set the spoiler label, "0" to leave it    ARGV[6] likewise
--- Reply    HGETALL of the post.
+-- ARGV[7]  now (Unix ms)   ARGV[8] the post's key ("17")
+-- Reply    {outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
 --          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
 -- Writes   the labels; a change raises the version, so that the derived writes that follow move
---          the post in or out of the rankings' NSFW-free copies (labels.go). edited stays.
+--          the post in or out of the rankings' NSFW-free copies (labels.go). edited stays. A
+--          moderator's change (via not "") records one outbox entry per label it put on or took
+--          off, LABEL_POST or UNLABEL_POST, keyed "<action>:<post>:<version after>:<label>"
+--          (lower case), so that each has its own entry and id in the moderation log.
 -- Repeat   a second run finds the labels already set and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
@@ -31,12 +36,26 @@ elseif via ~= '*' then
   end
   if not inVia then return redis.error_reply('FORBIDDEN the post is no longer in group ' .. via) end
 end
-local changed = false
+local outbox = KEYS[2]
+local changes = {}
 for i, field in ipairs({'nsfw', 'spoiler'}) do
   if ARGV[1 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[2 + 2 * i] then
     if ARGV[2 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field) end
-    changed = true
+    table.insert(changes, {field, ARGV[2 + 2 * i] == '1'})
   end
 end
-if changed then redis.call('HINCRBY', p, 'ver', 1) end
-return redis.call('HGETALL', p)
+if #changes > 0 then
+  local ver = redis.call('HINCRBY', p, 'ver', 1)
+  if via ~= '' then
+    local first = string.match(redis.call('HGET', p, 'groups') or '', '[^,]+')
+    for _, c in ipairs(changes) do
+      local action = c[2] and 'LABEL_POST' or 'UNLABEL_POST'
+      local rec = {a = action, m = actor, t = 'post:' .. ARGV[8], at = tonumber(ARGV[7]), l = string.upper(c[1])}
+      if via ~= '*' then rec.g = via elseif first then rec.g = first end
+      redis.call('HSET', outbox, string.lower(action) .. ':' .. ARGV[8] .. ':' .. ver .. ':' .. c[1], cjson.encode(rec))
+    end
+  end
+end
+local reply = redis.call('HGETALL', p)
+table.insert(reply, 1, redis.call('HGETALL', outbox))
+return reply
