@@ -36,6 +36,7 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobMailDecoy, s.runMailDecoy)
 	s.jobs.Handle(jobEraseUser, s.runEraseJob)
 	s.jobs.Handle(jobRelabel, s.runRelabelJob)
+	s.jobs.Handle(jobCompactVotes, s.runCompactVotes)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

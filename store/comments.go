@@ -403,8 +403,9 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 		parentCmd = p.HGet(ctx, key, "parent")
 		return parentCmd, nil
 	}}
+	var appended *redis.IntCmd
 	n, err := s.allowWriteWith(ctx, uid, repairComment+":"+pid+":"+num,
-		[]op{s.votedOp(ctx, uid, commentVoteEntry(pid, num)), readParent}, onPost(pid))
+		[]op{s.votedOp(ctx, uid, commentVoteEntry(pid, num), &appended), readParent}, onPost(pid))
 	if err != nil {
 		return nil, err
 	}
@@ -455,6 +456,7 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 		}
 	}
 	s.settled(ctx, n)
+	s.compactVotedLater(ctx, uid, commentVoteEntry(pid, num), appended)
 	return c, nil
 }
 

@@ -48,6 +48,9 @@ func (k keys) userKnown(uid string) string { return k.user(uid) + ":known" }
 // userVoted is a string: the log of the items the user voted on (see votes_log.go).
 func (k keys) userVoted(uid string) string { return k.user(uid) + ":voted" }
 
+// userVotedGen is a string: how many times the user's vote log was compacted (see votes_log.go).
+func (k keys) userVotedGen(uid string) string { return k.user(uid) + ":voted:n" }
+
 // admins is a hash of the accounts granted site admin by the operator (`agora admin grant`),
 // user key → when (Unix ms); adminNames a hash of the names the admins setting has named,
 // name → when it first named it (Unix ms). See admins.go.

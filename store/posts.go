@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Post is a link or text post.
@@ -262,7 +264,8 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	n, err := s.allowWriteWith(ctx, uid, repairPost+":"+pid, []op{s.votedOp(ctx, uid, "p"+pid)}, onPost(pid))
+	var appended *redis.IntCmd
+	n, err := s.allowWriteWith(ctx, uid, repairPost+":"+pid, []op{s.votedOp(ctx, uid, "p"+pid, &appended)}, onPost(pid))
 	if err != nil {
 		return nil, err
 	}
@@ -293,6 +296,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 		return nil, err
 	}
 	s.settled(ctx, n)
+	s.compactVotedLater(ctx, uid, "p"+pid, appended)
 	// Published even when the vote changed nothing, like the re-index above: a repeat completes
 	// an earlier attempt that was cut off before it could publish.
 	s.publishPostChanged(ctx, pid)
