@@ -513,3 +513,68 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// TestLabelsNSFWGroupsDirectory: through the API and its response cache, a viewer hiding NSFW
+// (anonymous too) finds no NSFW group in the directory nor in searchGroups, with totals that
+// count what they see, while one showing NSFW sees them all; a group's label change reaches both
+// answers at once; and the moderator's label is in the group's moderation log.
+func TestLabelsNSFWGroupsDirectory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		owner, _ := a.signUp("owner")
+		show, _ := a.signUp("shows")
+		a.do(show, `mutation{updateProfile(showNsfw:true){id}}`, nil).decode(t, &struct{}{})
+		a.do(owner, `mutation{createGroup(name:"den-owls",nsfw:true,description:"owls at night"){nsfw}}`, nil).decode(t, &struct{}{})
+		a.do(owner, `mutation{createGroup(name:"open-owls",description:"owls by day"){nsfw}}`, nil).decode(t, &struct{}{})
+		type conn struct {
+			TotalCount int
+			Nodes      []struct{ Name string }
+		}
+		read := func(tok string) (dir, found []string, dirTotal, foundTotal int) {
+			t.Helper()
+			var d struct{ Groups, SearchGroups conn }
+			a.do(tok, `{groups(sort:NAME,first:10){totalCount nodes{name}} searchGroups(query:"owls"){totalCount nodes{name}}}`, nil).decode(t, &d)
+			for _, n := range d.Groups.Nodes {
+				dir = append(dir, n.Name)
+			}
+			for _, n := range d.SearchGroups.Nodes {
+				found = append(found, n.Name)
+			}
+			slices.Sort(found)
+			return dir, found, d.Groups.TotalCount, d.SearchGroups.TotalCount
+		}
+		check := func(when string, hidden, all []string) {
+			t.Helper()
+			for range 2 { // the second read is served by the cache
+				for _, tok := range []string{"", owner, show} {
+					want := hidden
+					if tok == show {
+						want = all
+					}
+					dir, found, dt, ft := read(tok)
+					if !slices.Equal(dir, want) || !slices.Equal(found, want) || dt != len(want) || ft != len(want) {
+						t.Errorf("%s: viewer %q sees directory %v (%d) and search %v (%d), want %v", when, tok, dir, dt, found, ft, want)
+					}
+				}
+			}
+		}
+		check("den labelled at creation", []string{"open-owls"}, []string{"den-owls", "open-owls"})
+		a.do(owner, `mutation{updateGroup(name:"open-owls",nsfw:true){nsfw}}`, nil).decode(t, &struct{}{})
+		check("both labelled", nil, []string{"den-owls", "open-owls"})
+		a.do(owner, `mutation{updateGroup(name:"den-owls",nsfw:false){nsfw}}`, nil).decode(t, &struct{}{})
+		check("den's label taken off", []string{"den-owls"}, []string{"den-owls", "open-owls"})
+
+		var log struct {
+			ModLog struct {
+				Nodes []struct {
+					Action string
+					Label  *string
+				}
+			}
+		}
+		a.do("", `{modLog(group:"den-owls",first:5){nodes{action label}}}`, nil).decode(t, &log)
+		if n := log.ModLog.Nodes; len(n) != 1 || n[0].Action != "UNLABEL_GROUP" || n[0].Label == nil || *n[0].Label != "NSFW" {
+			t.Errorf("den-owls' moderation log: %+v, want one UNLABEL_GROUP of NSFW", n)
+		}
+	})
+}
