@@ -248,13 +248,17 @@ func TestScheduledPostsAcrossProcessesWithOneKilled(t *testing.T) {
 		}
 		const lease = 2 * time.Second
 		ctx := context.Background()
-		// The clock runs in real time, offset so that posts scheduled a minute ahead come due
-		// during the test.
+		// The clock stands still while the posts are scheduled (however long a loaded machine
+		// takes to write them), then runs in real time, offset so that posts scheduled a minute
+		// ahead come due during the test.
 		var offset sync.Mutex
-		shift := time.Duration(0)
+		shift, frozen := time.Duration(0), time.Now()
 		now := func() time.Time {
 			offset.Lock()
 			defer offset.Unlock()
+			if !frozen.IsZero() {
+				return frozen
+			}
 			return time.Now().Add(shift)
 		}
 		prefix := storetest.Prefix()
@@ -305,6 +309,7 @@ func TestScheduledPostsAcrossProcessesWithOneKilled(t *testing.T) {
 			return
 		}
 		offset.Lock()
+		frozen = time.Time{}
 		shift = base.Sub(time.Now()) - 200*time.Millisecond // the first comes due in 200ms
 		offset.Unlock()
 		for i, st := range procs {
