@@ -315,10 +315,10 @@ func (l *Loader) vote(ctx context.Context, votesKey string, author, viewer UserK
 	return 0, nil
 }
 
-// rankingList returns the sorted set of a post ranking and the tag of its cursors: the NSFW-free
-// copy for a viewer who does not show NSFW posts (see labels.go).
+// rankingList returns the sorted set of a post ranking and the tag of its cursors (the part that
+// is not NSFW: see nsfw_lists.go).
 func (l *Loader) rankingList(sort PostSort, group string) (key, tag string) {
-	r := l.rankingOf(group)
+	r := l.s.k.ranking(group)
 	key, tag = r.hot, "ph"
 	switch sort {
 	case SortNew:
@@ -347,7 +347,7 @@ func (l *Loader) rankingCut(sort PostSort, group string) windowCut {
 	if i < 0 {
 		return windowCut{}
 	}
-	r := l.rankingOf(group)
+	r := l.s.k.ranking(group)
 	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli()}
 }
 
@@ -395,7 +395,7 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
 func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	return withoutRemoved(l.postPage(ctx, l.userPostsOf(string(uid)), "pu", windowCut{}, w, needs))
+	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", windowCut{}, w, needs))
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
@@ -409,7 +409,11 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 	if p := keptPage[*Post](l, pageKey(key, true, w)); p != nil && cut.set == "" {
 		return p, nil
 	}
-	rp, err := l.shownPage(ctx, key, true, sp, w)
+	c, err := l.get(ctx, l.postListRead(key, sp, !w.NoTotal, !w.NoCursors))
+	if err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(c, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +432,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 
 // GroupPostCount returns how many posts a group holds.
 func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
-	return l.zcard(ctx, l.rankingOf(name).new)
+	return l.postCount(ctx, l.s.k.ranking(name).new)
 }
 
 // postFromFields builds a Post from the values of postFields, or returns nil for a missing or
