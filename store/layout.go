@@ -342,6 +342,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	if err != nil {
 		return st, err
 	}
+	s.bodiesInHashes.Store(st.Version > 0 && st.Version < 3)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -463,6 +464,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		}
 		if v != m.From+1 {
 			return ran, fmt.Errorf("migrate layout %d→%d: the version hash says %d after it", m.From, m.From+1, v)
+		}
+		if m.From == 2 {
+			s.bodiesInHashes.Store(false) // every comment's body is in its thread's bodies now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)
