@@ -61,10 +61,7 @@ func oldestOf(c *call) (ms int64, ok bool) {
 // exists needs it, with the info), and what n asks.
 func (l *Loader) groupNeeds(g string, n *Needs, reads []read) []read {
 	k := l.s.k
-	reads = append(reads, postsCountRead(k.ranking(g).new))
-	if l.hidesNSFW() { // the post count its viewer sees (GroupPostCount)
-		reads = append(reads, zcardRead(k.ranking(g).new))
-	}
+	reads = append(reads, partCountReads(k.ranking(g).new)...) // whether it exists, its post count
 	if n.GroupCreated {
 		reads = append(reads, l.groupOldestRead(g))
 	}
@@ -140,9 +137,9 @@ func optional(v string) *string {
 // groupExists reads whether groups exist, in one pipeline (cached with the walk's reads): a group
 // exists while it holds posts or once its info holds a version.
 func (l *Loader) groupExists(ctx context.Context, names []string) ([]bool, error) {
-	reads := make([]read, 0, 2*len(names))
+	reads := make([]read, 0, 3*len(names))
 	for _, g := range names {
-		reads = append(reads, l.groupInfoRead(g), postsCountRead(l.s.k.ranking(g).new))
+		reads = append(append(reads, l.groupInfoRead(g)), partCountReads(l.s.k.ranking(g).new)...)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -150,7 +147,7 @@ func (l *Loader) groupExists(ctx context.Context, names []string) ([]bool, error
 	}
 	out := make([]bool, len(names))
 	for i := range names {
-		out[i] = l.groupInfoOf(calls[2*i]).lasting || countOf(calls[2*i+1]) > 0
+		out[i] = l.groupInfoOf(calls[3*i]).lasting || countOf(calls[3*i+1], calls[3*i+2]) > 0
 	}
 	return out, nil
 }

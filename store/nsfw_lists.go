@@ -116,39 +116,38 @@ func ranksFirst(s1, m1, s2, m2 string) bool {
 	return m1 > m2
 }
 
-// postCountRead is the read of how many posts a post list holds that the loader's viewer sees:
-// the part that is not NSFW, or both (postsCountRead).
-func (l *Loader) postCountRead(key string) read {
+// postCountReads are the reads of how many posts a post list holds that the loader's viewer
+// sees: the size of the part that is not NSFW, and of the NSFW part for a viewer who shows NSFW
+// posts (postCount adds them up). They are the reads of the sizes of the parts any other read
+// makes (groupNeeds, groupExists), so that a response reads each once.
+func (l *Loader) postCountReads(key string) []read {
 	if l.hidesNSFW() {
-		return zcardRead(key)
+		return []read{zcardRead(key)}
 	}
-	return postsCountRead(key)
+	return partCountReads(key)
 }
 
-// postsCountRead is the read of how many posts a post list holds, both parts.
-func postsCountRead(key string) read {
-	nkey := nsfwKey(key)
-	return read{key: "zc2:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-		c.cmd, c.cmd2 = p.ZCard(ctx, key), p.ZCard(ctx, nkey)
-	}}
+// partCountReads are the reads of the sizes of both parts of a post list.
+func partCountReads(key string) []read {
+	return []read{zcardRead(key), zcardRead(nsfwKey(key))}
 }
 
-// countOf is the count a done postCountRead or postsCountRead read.
-func countOf(c *call) int {
-	n := c.cmd.(*redis.IntCmd).Val()
-	if c.cmd2 != nil {
-		n += c.cmd2.(*redis.IntCmd).Val()
+// countOf adds up the sizes that done zcardReads read.
+func countOf(calls ...*call) int {
+	n := int64(0)
+	for _, c := range calls {
+		n += c.cmd.(*redis.IntCmd).Val()
 	}
 	return int(n)
 }
 
-// postCount loads postCountRead.
+// postCount loads the count of postCountReads.
 func (l *Loader) postCount(ctx context.Context, key string) (int, error) {
-	c, err := l.get(ctx, l.postCountRead(key))
-	if err != nil {
+	calls := l.getAll(ctx, l.postCountReads(key)...)
+	if err := waitAll(ctx, calls); err != nil {
 		return 0, err
 	}
-	return countOf(c), nil
+	return countOf(calls...), nil
 }
 
 // nsfwPart is the NSFW part of the post list key for a viewer who shows NSFW posts, "" for one

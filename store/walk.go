@@ -342,7 +342,7 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		author, named = p.Author, p.authorName != ""
 		if n.GroupSizes {
 			for _, g := range p.GroupNames {
-				reads = append(reads, l.postCountRead(l.s.k.ranking(g).new))
+				reads = append(reads, l.postCountReads(l.s.k.ranking(g).new)...)
 			}
 		}
 		if n.PinnedIn && !p.Removed {
