@@ -315,6 +315,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if st.Orphans, err = s.dropOrphans(ctx); err != nil {
 		return st, err
 	}
+	// The NSFW-free copies of layout 3 that a replica of that release wrote during an upgrade.
+	if _, err := s.dropSFWCopies(ctx); err != nil {
+		return st, err
+	}
 	if err := s.reindexGroups(ctx); err != nil {
 		return st, err
 	}

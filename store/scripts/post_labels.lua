@@ -9,7 +9,7 @@
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
 --          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
 -- Writes   the labels; a change raises the version, so that the derived writes that follow move
---          the post in or out of the rankings' NSFW-free copies (labels.go). edited stays.
+--          the post between the parts of its lists, NSFW or not (labels.go). edited stays.
 -- Repeat   a second run finds the labels already set and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
