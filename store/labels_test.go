@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -285,4 +286,62 @@ func allKeys(t *testing.T, b storetest.Backend, pattern string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestLabelsExportAndDeleteReadBothParts: an account's export lists its posts from both parts of
+// its post list, oldest first, and its deletion with erase makes every one of them a tombstone,
+// NSFW ones too, leaving both parts empty.
+func TestLabelsExportAndDeleteReadBothParts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+		sess, err := s.SignUp(ctx, "ivy", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i := range 5 {
+			p, err := s.CreatePost(ctx, "ivy", store.NewPost{Title: fmt.Sprintf("post %d", i), NSFW: i%2 == 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, p.ID)
+		}
+		var buf strings.Builder
+		if err := s.Export(ctx, "ivy", sess.Token, &buf); err != nil {
+			t.Fatal(err)
+		}
+		var d exportDoc
+		if err := json.Unmarshal([]byte(buf.String()), &d); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range d.Posts {
+			got = append(got, p.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("the export lists posts %v, want %v (oldest first, both parts)", got, want)
+		}
+		if err := s.DeleteAccount(ctx, "ivy", "password1", true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := s.NewLoader()
+		for _, id := range want {
+			if p, err := l.Post(ctx, id); err != nil || p == nil || p.Title != "[deleted]" {
+				t.Errorf("post %s after the deletion: %+v, %v; want a tombstone", id, p, err)
+			}
+		}
+		if all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil); err != nil || len(all.Items) != 0 || all.Total != 0 {
+			t.Errorf("the front page after the deletion: %v, %v; want empty", all, err)
+		}
+		for _, key := range []string{prefix + "{u:ivy}:posts", prefix + "{u:ivy}:n:posts"} {
+			if n, err := b.Client.ZCard(ctx, key).Result(); err != nil || n != 0 {
+				t.Errorf("%s holds %d posts (%v) after the deletion", key, n, err)
+			}
+		}
+	})
 }
