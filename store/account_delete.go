@@ -38,7 +38,8 @@ import (
 const jobEraseUser = "erase-user"
 
 // The steps of a deletion's chain, in order.
-var eraseSteps = []string{"posts", "comments", "votes", "following", "followers", "groups", "messages", "watches", "finish"}
+// "nsfw-posts" is the NSFW part of the user's post list (nsfw_lists.go).
+var eraseSteps = []string{"posts", "nsfw-posts", "comments", "votes", "following", "followers", "groups", "messages", "watches", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -183,8 +184,11 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 	var each func(member string) error
 	keep := false
 	switch step {
-	case "posts":
+	case "posts", "nsfw-posts":
 		list, each, keep = s.k.userPosts(uid), func(pid string) error { return s.disownPost(ctx, uid, pid, erase) }, !erase
+		if step == "nsfw-posts" {
+			list = s.k.userPostsNSFW(uid)
+		}
 	case "comments":
 		list, each, keep = s.k.userComments(uid), func(m string) error { return s.disownComment(ctx, uid, m, erase) }, !erase
 	case "following":

@@ -88,7 +88,8 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCall, error) {
 	stats := make([]scriptCall, len(groups))
 	for i, g := range groups {
-		stats[i] = scriptCall{name: "group_stat", keys: []string{s.k.groupInfo(g), s.k.groupMembers(g), s.k.ranking(g).new}}
+		stats[i] = scriptCall{name: "group_stat", keys: []string{s.k.groupInfo(g), s.k.groupMembers(g), s.k.ranking(g).new,
+			nsfwKey(s.k.ranking(g).new)}}
 	}
 	replies, err := s.runScripts(ctx, stats)
 	if err != nil {
@@ -157,7 +158,7 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 	add(dir.Val())
 	add(sfwDir.Val())
 	add(registry.Val())
-	for _, suffix := range []string{":info", ":new", ":members"} {
+	for _, suffix := range []string{":info", ":new", ":n:new", ":members"} {
 		names, err := s.scanGroups(ctx, suffix)
 		if err != nil {
 			return 0, err

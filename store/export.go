@@ -221,46 +221,98 @@ func (e *exporter) flush() error {
 // zpages calls page with the members of the sorted set key and their scores, ExportPage at a
 // time, lowest score first, and flushes the export after each page.
 func (e *exporter) zpages(ctx context.Context, key string, page func(ctx context.Context, zs []redis.Z) error) error {
-	min, ties := "-inf", int64(0) // ties: the members scored min already seen
+	return e.zpagesOf(ctx, page, key)
+}
+
+// zpagesOf is zpages of several sorted sets merged: the two parts of a post list
+// (nsfw_lists.go), lowest score first, ties by member.
+func (e *exporter) zpagesOf(ctx context.Context, page func(ctx context.Context, zs []redis.Z) error, keys ...string) error {
+	rs := make([]*zreader, len(keys))
+	for i, k := range keys {
+		rs[i] = &zreader{e: e, key: k, min: "-inf"}
+	}
+	out := make([]redis.Z, 0, ExportPage)
 	for {
-		var cmd *redis.ZSliceCmd
-		by := &redis.ZRangeBy{Min: min, Max: "+inf", Offset: ties, Count: ExportPage}
-		err := e.s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			cmd = p.ZRangeByScoreWithScores(ctx, key, by)
-			return cmd, nil
-		}}}, false)
-		if err == nil {
-			err = cmd.Err()
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", key, err)
-		}
-		zs := cmd.Val()
-		if len(zs) == 0 {
-			return nil
-		}
-		if err := page(ctx, zs); err != nil {
-			return err
-		}
-		if err := e.flush(); err != nil {
-			return err
-		}
-		if len(zs) < ExportPage {
-			return nil
-		}
-		last := zs[len(zs)-1].Score
-		n := int64(0)
-		for _, z := range zs {
-			if z.Score == last {
-				n++
+		var next *zreader // the reader whose head comes first
+		for _, r := range rs {
+			if err := r.fill(ctx); err != nil {
+				return err
+			}
+			if len(r.buf) > 0 && (next == nil || zBefore(r.buf[0], next.buf[0])) {
+				next = r
 			}
 		}
-		if next := strconv.FormatFloat(last, 'f', -1, 64); next == min {
-			ties += n
-		} else {
-			min, ties = next, n
+		if next != nil {
+			out, next.buf = append(out, next.buf[0]), next.buf[1:]
+		}
+		if len(out) == ExportPage || (next == nil && len(out) > 0) {
+			if err := page(ctx, out); err != nil {
+				return err
+			}
+			if err := e.flush(); err != nil {
+				return err
+			}
+			out = make([]redis.Z, 0, ExportPage)
+		}
+		if next == nil {
+			return nil
 		}
 	}
+}
+
+// zBefore orders sorted set entries as ZRANGE does: by score, ties by member bytes.
+func zBefore(a, b redis.Z) bool {
+	if a.Score != b.Score {
+		return a.Score < b.Score
+	}
+	return str(a.Member) < str(b.Member)
+}
+
+// zreader reads a sorted set ExportPage members at a time, lowest score first, for zpages.
+type zreader struct {
+	e     *exporter
+	key   string
+	min   string // the score of the last member read
+	ties  int64  // the members scored min already read
+	buf   []redis.Z
+	ended bool
+}
+
+// fill reads the next page when the last one is used up.
+func (r *zreader) fill(ctx context.Context) error {
+	if len(r.buf) > 0 || r.ended {
+		return nil
+	}
+	var cmd *redis.ZSliceCmd
+	by := &redis.ZRangeBy{Min: r.min, Max: "+inf", Offset: r.ties, Count: ExportPage}
+	err := r.e.s.pipeline(ctx, []op{{key: r.key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		cmd = p.ZRangeByScoreWithScores(ctx, r.key, by)
+		return cmd, nil
+	}}}, false)
+	if err == nil {
+		err = cmd.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r.key, err)
+	}
+	zs := cmd.Val()
+	r.buf, r.ended = zs, len(zs) < ExportPage
+	if len(zs) == 0 {
+		return nil
+	}
+	last := zs[len(zs)-1].Score
+	n := int64(0)
+	for _, z := range zs {
+		if z.Score == last {
+			n++
+		}
+	}
+	if next := strconv.FormatFloat(last, 'f', -1, 64); next == r.min {
+		r.ties += n
+	} else {
+		r.min, r.ties = next, n
+	}
+	return nil
 }
 
 // zlist returns the writer of a list of the members of the sorted set key, each written as
@@ -305,7 +357,7 @@ func newExportPost(p *Post) exportPost {
 
 // posts writes the account's published posts (its post list), oldest first.
 func (e *exporter) posts(ctx context.Context) error {
-	return e.zpages(ctx, e.s.k.userPosts(e.uid), func(ctx context.Context, zs []redis.Z) error {
+	return e.zpagesOf(ctx, func(ctx context.Context, zs []redis.Z) error {
 		cmds := make([]*redis.SliceCmd, len(zs))
 		ops := make([]op, len(zs))
 		for i, z := range zs {
@@ -329,7 +381,7 @@ func (e *exporter) posts(ctx context.Context) error {
 			e.item(newExportPost(p))
 		}
 		return e.err
-	})
+	}, e.s.k.userPosts(e.uid), e.s.k.userPostsNSFW(e.uid))
 }
 
 // scheduled writes the account's scheduled posts still pending, in their drafts' hash order.

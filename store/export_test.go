@@ -77,3 +77,13 @@ func (s *Store) RefreshAdmins(ctx context.Context) error { return s.refreshAdmin
 func (s *Store) DropUserComments(ctx context.Context, user string) error {
 	return s.rdb.Del(ctx, s.k.userComments(user), s.k.userCommentsVer(user)).Err()
 }
+
+// MigrateNSFWPartsForTest runs the step of the migration from layout 3 again: the NSFW posts it
+// re-indexed and the copies it deleted.
+func (s *Store) MigrateNSFWPartsForTest(ctx context.Context) (moved, dropped int, err error) {
+	if moved, err = s.splitNSFWPosts(ctx); err != nil {
+		return moved, 0, err
+	}
+	dropped, err = s.dropSFWCopies(ctx)
+	return moved, dropped, err
+}

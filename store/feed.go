@@ -156,9 +156,34 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 	return s.jobs.Enqueue(ctx, feedJob(j.Kind, arg, strconv.FormatUint(next, 10)))
 }
 
+// latestPosts returns uid's latest n posts, newest first, from both parts of their post list
+// (nsfw_lists.go).
+func (s *Store) latestPosts(ctx context.Context, uid string, n int) ([]redis.Z, error) {
+	key := s.k.userPosts(uid)
+	var a, b *redis.ZSliceCmd
+	err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		a, b = p.ZRevRangeWithScores(ctx, key, 0, int64(n-1)), p.ZRevRangeWithScores(ctx, nsfwKey(key), 0, int64(n-1))
+		return a, b
+	}}}, false)
+	if err == nil {
+		err = firstErr([2]redis.Cmder{a, b})
+	}
+	if err != nil {
+		return nil, err
+	}
+	zs := append(a.Val(), b.Val()...)
+	sort.Slice(zs, func(i, j int) bool {
+		if zs[i].Score != zs[j].Score {
+			return zs[i].Score > zs[j].Score
+		}
+		return str(zs[i].Member) > str(zs[j].Member)
+	})
+	return zs[:min(n, len(zs))], nil
+}
+
 // backfillFeed copies b's latest posts into a's feed, if a follows b.
 func (s *Store) backfillFeed(ctx context.Context, a, b string) error {
-	zs, err := s.cmd().ZRevRangeWithScores(ctx, s.k.userPosts(b), 0, int64(s.opts.Feed.Backfill-1)).Result()
+	zs, err := s.latestPosts(ctx, b, s.opts.Feed.Backfill)
 	if err != nil {
 		return fmt.Errorf("backfill feed of %s: %w", a, err)
 	}
@@ -240,23 +265,28 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		}
 	}
 	// Round two: a page of each pulled author's posts and how many are within the horizon.
-	reads := make([]read, 0, 2*len(pulled))
+	// Each author's posts are a source, and their NSFW posts another for a viewer who shows them
+	// (nsfw_lists.go).
+	reads := make([]read, 0, 4*len(pulled))
 	for _, a := range pulled {
-		key := l.userPostsOf(a)
+		key := l.s.k.userPosts(a)
 		reads = append(reads, l.pageRead(key, true, pullSpan), zcountRead(key, horizon, "+inf"))
+		if nkey := l.nsfwPart(key); nkey != "" {
+			reads = append(reads, l.pageRead(nkey, true, pullSpan), zcountRead(nkey, horizon, "+inf"))
+		}
 	}
 	r2 := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, r2); err != nil {
 		return nil, err
 	}
-	srcs := make([]feedSource, 0, 1+len(pulled))
+	srcs := make([]feedSource, 0, 1+len(reads)/2)
 	srcs = append(srcs, feedSource{rp: own, within: own.total})
-	for i := range pulled {
-		rp, err := pageOf(r2[2*i], pullSpan)
+	for i := 0; i < len(r2); i += 2 {
+		rp, err := pageOf(r2[i], pullSpan)
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[2*i+1].cmd.(*redis.IntCmd).Val())})
+		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[i+1].cmd.(*redis.IntCmd).Val())})
 	}
 
 	floor := math.Inf(-1)

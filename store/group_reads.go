@@ -37,18 +37,31 @@ func (l *Loader) groupModsRead(g string) read {
 
 // groupOldestRead reads the oldest post of a group, with its publish time: the created time of a
 // group that holds posts indexed before groups recorded one.
+// Both parts of the NEW ranking are read (see nsfw_lists.go); oldestOf takes the older.
 func (l *Loader) groupOldestRead(g string) read {
-	return zrangeRead(l.s.k.ranking(g).new, 0, 0)
+	key := l.s.k.ranking(g).new
+	nkey := nsfwKey(key)
+	return read{key: "old:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		c.cmd, c.cmd2 = p.ZRangeWithScores(ctx, key, 0, 0), p.ZRangeWithScores(ctx, nkey, 0, 0)
+	}}
+}
+
+// oldestOf is the publish time (ms) of the oldest post a done groupOldestRead found; ok is false
+// when the group holds none.
+func oldestOf(c *call) (ms int64, ok bool) {
+	for _, cmd := range []redis.Cmder{c.cmd, c.cmd2} {
+		if zs := cmd.(*redis.ZSliceCmd).Val(); len(zs) > 0 && (!ok || int64(zs[0].Score) < ms) {
+			ms, ok = int64(zs[0].Score), true
+		}
+	}
+	return ms, ok
 }
 
 // groupNeeds adds the reads of a group that its name decides: always its post count (whether it
 // exists needs it, with the info), and what n asks.
 func (l *Loader) groupNeeds(g string, n *Needs, reads []read) []read {
 	k := l.s.k
-	reads = append(reads, zcardRead(k.ranking(g).new))
-	if l.hidesNSFW() { // the post count its viewer sees (GroupPostCount)
-		reads = append(reads, zcardRead(k.sfwRanking(g).new))
-	}
+	reads = append(reads, partCountReads(k.ranking(g).new)...) // whether it exists, its post count
 	if n.GroupCreated {
 		reads = append(reads, l.groupOldestRead(g))
 	}
@@ -124,9 +137,9 @@ func optional(v string) *string {
 // groupExists reads whether groups exist, in one pipeline (cached with the walk's reads): a group
 // exists while it holds posts or once its info holds a version.
 func (l *Loader) groupExists(ctx context.Context, names []string) ([]bool, error) {
-	reads := make([]read, 0, 2*len(names))
+	reads := make([]read, 0, 3*len(names))
 	for _, g := range names {
-		reads = append(reads, l.groupInfoRead(g), zcardRead(l.s.k.ranking(g).new))
+		reads = append(append(reads, l.groupInfoRead(g)), partCountReads(l.s.k.ranking(g).new)...)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -134,7 +147,7 @@ func (l *Loader) groupExists(ctx context.Context, names []string) ([]bool, error
 	}
 	out := make([]bool, len(names))
 	for i := range names {
-		out[i] = l.groupInfoOf(calls[2*i]).lasting || calls[2*i+1].cmd.(*redis.IntCmd).Val() > 0
+		out[i] = l.groupInfoOf(calls[3*i]).lasting || countOf(calls[3*i+1], calls[3*i+2]) > 0
 	}
 	return out, nil
 }
@@ -226,8 +239,8 @@ func (l *Loader) GroupCreatedAt(ctx context.Context, g *Group) (time.Time, error
 	if ms := l.groupInfoOf(calls[0]).created; ms != 0 {
 		return fromMillis(ms), nil
 	}
-	if zs := calls[1].cmd.(*redis.ZSliceCmd).Val(); len(zs) > 0 {
-		return fromMillis(int64(zs[0].Score)), nil
+	if ms, ok := oldestOf(calls[1]); ok {
+		return fromMillis(ms), nil
 	}
 	return time.Time{}, nil
 }

@@ -66,7 +66,7 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 		key, _ := l.rankingList(sort, g)
 		gsp := sp
 		gsp.cut = l.rankingCut(sort, g)
-		reads[i] = l.pageRead(key, true, gsp)
+		reads[i] = l.postListRead(key, gsp, true, true)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {

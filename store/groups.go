@@ -70,7 +70,7 @@ func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name str
 	if desc, err = s.filterText("description", desc); err != nil {
 		return nil, err
 	}
-	if _, err := s.run(ctx, "group_create", s.groupKeys(g), string(actor), desc, s.now().UnixMilli(), flag(nsfw)); err != nil {
+	if _, err := s.run(ctx, "group_create", append(s.groupKeys(g), nsfwKey(s.k.ranking(g).new)), string(actor), desc, s.now().UnixMilli(), flag(nsfw)); err != nil {
 		return nil, err
 	}
 	if err := s.labelGroup(ctx, g); err != nil {
@@ -283,7 +283,7 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 
 // groupChangeKeys are the keys of group_change.lua: the group scripts' and its moderation outbox.
 func (s *Store) groupChangeKeys(g string) []string {
-	return append(s.groupKeys(g), s.k.groupModOutbox(g))
+	return append(s.groupKeys(g), s.k.groupModOutbox(g), nsfwKey(s.k.ranking(g).new))
 }
 
 // groupChangeArgs are the arguments of group_change.lua for actor's change op (arg) of group g.
@@ -340,14 +340,14 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 // groupsInUse returns those of groups that exist (in) or do not (!in): a group exists while it
 // holds posts or once its info holds a version (see above).
 func (s *Store) groupsInUse(ctx context.Context, groups []string, in bool) ([]string, error) {
-	counts := make([]*redis.IntCmd, len(groups))
+	counts, ncounts := make([]*redis.IntCmd, len(groups)), make([]*redis.IntCmd, len(groups))
 	vers := make([]*redis.BoolCmd, len(groups))
 	ops := make([]op, len(groups))
 	for i, g := range groups {
 		ops[i] = op{key: s.k.groupInfo(g), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			counts[i] = p.ZCard(ctx, s.k.ranking(g).new)
+			counts[i], ncounts[i] = p.ZCard(ctx, s.k.ranking(g).new), p.ZCard(ctx, nsfwKey(s.k.ranking(g).new))
 			vers[i] = p.HExists(ctx, s.k.groupInfo(g), "ver")
-			return counts[i], vers[i]
+			return counts[i], ncounts[i]
 		}}
 	}
 	if err := s.pipeline(ctx, ops, false); err != nil {
@@ -355,7 +355,7 @@ func (s *Store) groupsInUse(ctx context.Context, groups []string, in bool) ([]st
 	}
 	var out []string
 	for i, g := range groups {
-		if (counts[i].Val() > 0 || vers[i].Val()) == in {
+		if (counts[i].Val()+ncounts[i].Val() > 0 || vers[i].Val()) == in {
 			out = append(out, g)
 		}
 	}

@@ -168,22 +168,49 @@ func (k keys) ranking(group string) ranking {
 	return rankingAt(tag)
 }
 
-// sfwRanking is the NSFW-free copy of ranking(group): the same sorted sets (and their own version
-// hash and trim marks) in the same slot, under "<tag>:s:", holding only the posts that are not
-// NSFW, for the viewers who do not show NSFW posts (see labels.go).
-func (k keys) sfwRanking(group string) ranking {
-	r := k.ranking(group)
-	return rankingAt(strings.TrimSuffix(r.ver, ":ver") + ":s")
+// nsfwKey is the key of the NSFW part of a post list (see labels.go): the list's key with ":n"
+// after its hash tag, in the same slot. The site's and groups' rankings ("{r:all}:hot" and
+// "{r:all}:n:hot") and the users' post lists ("{u:ann}:posts" and "{u:ann}:n:posts") keep the
+// posts that are not NSFW under their key and the NSFW ones under this one, disjoint.
+func nsfwKey(key string) string {
+	i := strings.IndexByte(key, '{')
+	if i < 0 {
+		return key + ":n"
+	}
+	j := strings.IndexByte(key[i:], '}')
+	if j < 0 {
+		return key + ":n"
+	}
+	return key[:i+j+1] + ":n" + key[i+j+1:]
+}
+
+// nsfw is the NSFW part of a set of rankings: its sorted sets, under nsfwKey of each, sharing the
+// rankings' version hash and trim marks (one guard per post for both parts, so that one index
+// call moves a post from one part to the other).
+func (r ranking) nsfw() ranking {
+	n := ranking{hot: nsfwKey(r.hot), new: nsfwKey(r.new), top: nsfwKey(r.top), active: nsfwKey(r.active),
+		controversial: nsfwKey(r.controversial), comments: nsfwKey(r.comments), trim: r.trim, ver: r.ver}
+	for i, w := range r.windows {
+		n.windows[i] = nsfwKey(w)
+	}
+	return n
 }
 
 // nsfwGroups is a set of the names of the groups labelled NSFW, mirrored from their info hashes'
 // nsfw field (see labels.go); every loader reads it in its first pipeline.
 func (k keys) nsfwGroups() string { return k.prefix + "{nsfw}:groups" }
 
-// userPostsSFW and userPostsSFWVer are userPosts and userPostsVer of the user's posts that are not
-// NSFW (see labels.go).
-func (k keys) userPostsSFW(uid string) string    { return k.user(uid) + ":posts:s" }
-func (k keys) userPostsSFWVer(uid string) string { return k.user(uid) + ":posts:s:ver" }
+// userPostsNSFW is the NSFW part of userPosts: the user's NSFW posts, guarded by userPostsVer.
+func (k keys) userPostsNSFW(uid string) string { return nsfwKey(k.userPosts(uid)) }
+
+// legacySFWRanking and legacyUserPostsSFW(Ver) are the NSFW-free copies of layout 3 (a second
+// entry for every post that is not NSFW), which the migration to layout 4 deletes.
+func (k keys) legacySFWRanking(group string) ranking {
+	r := k.ranking(group)
+	return rankingAt(strings.TrimSuffix(r.ver, ":ver") + ":s")
+}
+func (k keys) legacyUserPostsSFW(uid string) string    { return k.user(uid) + ":posts:s" }
+func (k keys) legacyUserPostsSFWVer(uid string) string { return k.user(uid) + ":posts:s:ver" }
 
 // rankingAt is the set of rankings whose keys start with tag.
 func rankingAt(tag string) ranking {
@@ -193,6 +220,12 @@ func rankingAt(tag string) ranking {
 		r.windows[i] = tag + ":t" + w.Name
 	}
 	return r
+}
+
+// indexed lists the sorted sets of the rankings that index.lua writes, in the order of
+// rankingCalls' scores: HOT, NEW, ACTIVE, CONTROVERSIAL, MOST_COMMENTS, TOP.
+func (r ranking) indexed() []string {
+	return []string{r.hot, r.new, r.active, r.controversial, r.comments, r.top}
 }
 
 // sets lists every sorted set of the rankings, the windows last but one and top last (see

@@ -19,16 +19,17 @@ import (
 // and for every anonymous reader), read by AuthenticateViewer with the session, in the same
 // pipeline.
 //
-//   - NSFW-free copies. Every set of rankings — the site's and each group's, every sort and TOP
-//     window — and every user's post list has a copy that holds only the posts that are not
-//     NSFW (sfwRanking, userPostsSFW), in the same slot, written by the same derived writes
-//     (rankingCalls, indexPost: the atomic step, then the copies with the version guard of
-//     index.lua), so repairs and Rebuild keep them too. A viewer who does not show NSFW posts
-//     reads the copy in place of the whole list: the same one pipeline per level, and a
-//     totalCount that counts what they see. A label change raises the post's version, and the
-//     post's re-index moves it in or out of every copy.
+//   - Two parts. Every set of rankings — the site's and each group's, every sort and TOP
+//     window — and every user's post list keeps the posts that are not NSFW under its keys and
+//     the NSFW posts apart, under their nsfwKey, in the same slot, disjoint (nsfw_lists.go). One
+//     index call, under the list's one version guard, writes a post into its part and out of
+//     the other (rankingCalls, userPostsCall), so the derived writes' repairs and Rebuild keep
+//     the parts too. A viewer who does not show NSFW posts reads the first part: the same one
+//     pipeline per level, and a totalCount that counts what they see. Any other viewer reads
+//     both in the same pipeline, merged (postListRead): one command more, no copy. A label
+//     change raises the post's version, and the post's re-index moves it between the parts.
 //   - Read-time guard. The loader of such a viewer (HideNSFW) also leaves NSFW posts out of every
-//     page it builds (listedPost, postsByKey), which covers the lists that have no copy (saved
+//     page it builds (listedPost, postsByKey), which covers the lists that are not in two parts (saved
 //     posts, search, the pushed part of the home feed) and a label change whose re-index is still
 //     in flight; and a post read by id comes withheld (NSFWHidden: no title, body or URL), so
 //     that a client can show a click-through.
@@ -36,9 +37,8 @@ import (
 //   - The response cache keys every answer by the setting too (one shared answer per setting),
 //     since the setting is known before the query runs.
 //
-// Memory: a post that is not NSFW is one more member in each of the 11 sorted sets of the site's
-// rankings and of each of its groups', one more in its author's list, and one more version entry
-// per set of rankings (the copies keep their own guards) — see docs/API.md, "Content labels".
+// Memory: the parts cost nothing per post (each post is in one of them); a list holding both
+// kinds of posts has a few more keys — see docs/API.md, "Content labels".
 
 // flag is a label as a script argument: "1" when set, "" when not.
 func flag(b bool) string {
@@ -87,7 +87,7 @@ func Withheld(p *Post) *Post {
 }
 
 // HideNSFW makes the loader read for a viewer who does not show NSFW posts: listings read the
-// NSFW-free copies, pages leave NSFW posts out, and a post read by id comes withheld. Call it
+// part of their lists that is not NSFW, pages leave NSFW posts out, and a post read by id comes withheld. Call it
 // before the first read. A new Loader hides nothing (the store's own reads see every post).
 func (l *Loader) HideNSFW(hide bool) {
 	l.mu.Lock()
@@ -102,22 +102,6 @@ func (l *Loader) hidesNSFW() bool {
 	return l.hideNSFW
 }
 
-// rankingOf is the set of rankings of group ("" for the site) the loader's viewer reads.
-func (l *Loader) rankingOf(group string) ranking {
-	if l.hidesNSFW() {
-		return l.s.k.sfwRanking(group)
-	}
-	return l.s.k.ranking(group)
-}
-
-// userPostsOf is the list of a user's posts the loader's viewer reads.
-func (l *Loader) userPostsOf(uid string) string {
-	if l.hidesNSFW() {
-		return l.s.k.userPostsSFW(uid)
-	}
-	return l.s.k.userPosts(uid)
-}
-
 // ShowsNSFW reports whether user shows NSFW posts (false for "" and for a user who never said).
 func (l *Loader) ShowsNSFW(ctx context.Context, user UserKey) (bool, error) {
 	if user == "" {
@@ -129,7 +113,7 @@ func (l *Loader) ShowsNSFW(ctx context.Context, user UserKey) (bool, error) {
 
 // SetPostLabels sets or clears a post's labels (nil leaves one as it is), as its author, a
 // moderator of one of its groups or an admin (KindForbidden for anyone else). A change moves the
-// post in or out of the NSFW-free copies of its rankings and of its author's list, and is
+// post between the parts (NSFW or not) of its rankings and of its author's list, and is
 // announced to its postChanged subscribers. A change by anyone but the author is a moderator's:
 // each label put on or taken off is recorded in the moderation log (LABEL_POST, UNLABEL_POST,
 // with the label), and the author gets its MOD_ACTION notice (modnotices.go).
@@ -208,13 +192,14 @@ func (s *Store) showNSFWRead(ctx context.Context, uid string, dst **redis.String
 // labels, written after the group's script (nsfw_group.lua) and derived again by the group's
 // repair and by Rebuild. Every loader reads the set in its first pipeline (enqueue), so a post
 // read in that pipeline or a later one is marked NSFW by its groups at no round trip of its own:
-// reads are exact from the moment the set changes. The NSFW-free copies follow: indexing a post
+// reads are exact from the moment the set changes. The lists' parts follow: indexing a post
 // takes its groups' labels into account (groupLabels), and a label change re-indexes the
 // group's posts in the job engine, in chunks of relabelBatch from a cursor, like a fan-out, then
 // once more a minute later for the posts indexed while the first pass ran. Until the passes are
-// done the copies still hold posts of a group just labelled (reads leave them out: the items
-// shown are exact, but a page may be short and totalCount counts them), or miss those of a group
-// whose label was taken off (they come in as the job reaches them).
+// done the parts that are not NSFW still hold posts of a group just labelled (reads leave them
+// out: the items shown are exact, but a page may be short and totalCount counts them), and
+// those of a group whose label was taken off are still in the NSFW parts (they come in as the
+// job reaches them). A viewer who shows NSFW posts reads both parts and sees every post.
 
 // relabelBatch is how many posts one job of a group's label change re-indexes.
 const relabelBatch = 100
@@ -271,8 +256,8 @@ func (l *Loader) nsfwGroupSet() groupSet {
 	return s
 }
 
-// groupLabels marks p NSFW when one of its groups is, for the writes that derive its NSFW-free
-// copies.
+// groupLabels marks p NSFW when one of its groups is, for the writes that put it in the NSFW
+// parts of its lists.
 func (s *Store) groupLabels(ctx context.Context, p *Post) error {
 	if p == nil || p.NSFW || len(p.GroupNames) == 0 {
 		return nil
@@ -330,7 +315,8 @@ func relabelJob(g, ver string, pass int, cursor string, at time.Time) jobs.Job {
 }
 
 // runRelabelJob re-indexes one chunk of a group's posts (the members of its NEW ranking, by
-// ZSCAN, which returns every member present for the whole scan): each post's version is raised
+// ZSCAN, which returns every member present for the whole scan: the part that is not NSFW, then
+// the NSFW part): each post's version is raised
 // (bump.lua), so that the derived writes that follow replace its entries, and the post indexed
 // again with its groups' labels. It queues the next chunk before it returns; after the last
 // chunk of the first pass, the second pass is queued to start relabelAgain later.
@@ -340,11 +326,16 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
 	}
 	g, ver, pass, cursor := f[0], f[1], f[2], f[3]
+	// The part that is not NSFW is scanned first, then the NSFW part ("n" before the cursor).
+	set, part := s.k.ranking(g).new, ""
+	if c, ok := strings.CutPrefix(cursor, "n"); ok {
+		set, part, cursor = nsfwKey(set), "n", c
+	}
 	at, err := strconv.ParseUint(cursor, 10, 64)
 	if err != nil {
 		return fmt.Errorf("%s job: bad cursor %q", j.Kind, cursor)
 	}
-	pids, next, err := s.cmd().ZScan(ctx, s.k.ranking(g).new, at, "", relabelBatch).Result()
+	pids, next, err := s.cmd().ZScan(ctx, set, at, "", relabelBatch).Result()
 	if err != nil {
 		return fmt.Errorf("relabel group %s: %w", g, err)
 	}
@@ -361,7 +352,9 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 	}
 	switch {
 	case next != 0:
-		return s.jobs.Enqueue(ctx, relabelJob(g, ver, int(atoi64(pass)), strconv.FormatUint(next, 10), time.Time{}))
+		return s.jobs.Enqueue(ctx, relabelJob(g, ver, int(atoi64(pass)), part+strconv.FormatUint(next, 10), time.Time{}))
+	case part == "":
+		return s.jobs.Enqueue(ctx, relabelJob(g, ver, int(atoi64(pass)), "n0", time.Time{}))
 	case pass == "1":
 		return s.jobs.Enqueue(ctx, relabelJob(g, ver, 2, "0", s.now().Add(relabelAgain)))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 3
+const Layout = 4
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -58,6 +59,111 @@ var migrations = []Migration{
 			_, err := s.Rebuild(ctx)
 			return err
 		}},
+	{From: 3, Does: "keep every post list (the site's and groups' rankings, the users' post lists) in two disjoint " +
+		"parts, the NSFW posts apart ({r:all}:n:hot, {u:<name>}:n:posts, ...), in place of the NSFW-free copies of " +
+		"layout 3: re-index every NSFW post, which moves it into the NSFW parts, then delete the copies " +
+		"({r:all}:s:*, {g:<name>}:s:*, {u:<name>}:posts:s and :posts:s:ver; about 1,100 bytes less per post); " +
+		"derive the directory of groups with its NSFW-free orders and each user's index of what they watch " +
+		"(rebuild's steps)",
+		run: func(ctx context.Context, s *Store) error {
+			if _, err := s.splitNSFWPosts(ctx); err != nil {
+				return err
+			}
+			if _, err := s.dropSFWCopies(ctx); err != nil {
+				return err
+			}
+			if _, err := s.rebuildDirectory(ctx); err != nil {
+				return err
+			}
+			_, err := s.rebuildWatchIndex(ctx)
+			return err
+		}},
+}
+
+// splitNSFWPosts re-indexes every live NSFW post (labelled, or in an NSFW group), which moves it
+// out of its lists' first parts into their NSFW parts, and returns how many it re-indexed: the
+// first step of the migration from layout 3. Each post's version is raised first (bump.lua), so
+// that its entries replace the ones layout 3 wrote; running it again re-indexes the same posts.
+func (s *Store) splitNSFWPosts(ctx context.Context) (int, error) {
+	if err := s.relabelGroups(ctx); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
+		pid, ok := postKeyFromHashKey(s.k.prefix, key)
+		if !ok {
+			return nil
+		}
+		v, err := s.cmd().HMGet(ctx, key, "nsfw", "groups").Result()
+		if err != nil {
+			return fmt.Errorf("read the labels of post %s: %w", pid, err)
+		}
+		if str(v[0]) != "1" {
+			p := &Post{GroupNames: splitGroups(str(v[1]))}
+			if err := s.groupLabels(ctx, p); err != nil || !p.NSFW {
+				return err
+			}
+		}
+		reply, err := s.run(ctx, "bump", []string{key})
+		if err != nil {
+			return err
+		}
+		h := hashFromReply(reply)
+		p := s.postFromHash(pid, h)
+		if p == nil || h["deleted"] == "1" {
+			return nil
+		}
+		n++
+		return s.indexPostIn(ctx, p, nil, false)
+	})
+	return n, err
+}
+
+// dropSFWCopies deletes the NSFW-free copies of layout 3 (legacySFWRanking, legacyUserPostsSFW)
+// and returns how many keys it deleted: the second step of the migration from layout 3.
+func (s *Store) dropSFWCopies(ctx context.Context) (int, error) {
+	var doomed []string
+	copies := func(group string) map[string]bool {
+		r := s.k.legacySFWRanking(group)
+		out := map[string]bool{r.ver: true, r.trim: true}
+		for _, k := range r.sets() {
+			out[k] = true
+		}
+		return out
+	}
+	site := copies("")
+	patterns := []string{s.k.prefix + "{r:all}:s:*", s.k.prefix + "{g:*}:s:*", s.k.prefix + "{u:*}:posts:s*"}
+	for _, pat := range patterns {
+		err := s.scanKeys(ctx, pat, func(key string) error {
+			rest := strings.TrimPrefix(key, s.k.prefix)
+			switch {
+			case site[key]:
+			case strings.HasPrefix(rest, "{g:"):
+				g, _, ok := strings.Cut(strings.TrimPrefix(rest, "{g:"), "}:s:")
+				if !ok || !validGroupName(g) || !copies(g)[key] {
+					return nil
+				}
+			case strings.HasPrefix(rest, "{u:"):
+				u, _, ok := strings.Cut(strings.TrimPrefix(rest, "{u:"), "}:posts:s")
+				if !ok || !validUserName(u) || (key != s.k.legacyUserPostsSFW(u) && key != s.k.legacyUserPostsSFWVer(u)) {
+					return nil
+				}
+			default:
+				return nil
+			}
+			doomed = append(doomed, key)
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("list the NSFW-free copies: %w", err)
+		}
+	}
+	for _, key := range doomed {
+		if err := s.cmd().Unlink(ctx, key).Err(); err != nil {
+			return 0, fmt.Errorf("delete %s: %w", key, err)
+		}
+	}
+	return len(doomed), nil
 }
 
 // compactPasswords writes every user's password hash in the compact encoding (see encodeHash)
@@ -244,6 +350,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	if err != nil {
 		return st, err
 	}
+	s.bodiesInHashes.Store(st.Version > 0 && st.Version < 3)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -365,6 +472,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		}
 		if v != m.From+1 {
 			return ran, fmt.Errorf("migrate layout %d→%d: the version hash says %d after it", m.From, m.From+1, v)
+		}
+		if m.From == 2 {
+			s.bodiesInHashes.Store(false) // every comment's body is in its thread's bodies now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

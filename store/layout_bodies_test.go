@@ -101,6 +101,11 @@ func TestMigrateCommentBodies(t *testing.T) {
 		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 2).Err(); err != nil {
 			t.Fatal(err)
 		}
+		// As a server does at start-up: a layout before 3 makes reads ask comment hashes for
+		// their bodies too.
+		if _, err := f.s.CheckLayout(ctx); err != nil {
+			t.Fatal(err)
+		}
 		check := func(when string) {
 			t.Helper()
 			l := f.s.NewLoader()
@@ -131,8 +136,8 @@ func TestMigrateCommentBodies(t *testing.T) {
 		check("during the migration")
 
 		ran, err := f.s.Migrate(ctx, 10*time.Millisecond)
-		if err != nil || len(ran) != 1 || ran[0].From != 2 {
-			t.Fatalf("ran %+v, %v; want the migration from layout 2", ran, err)
+		if err != nil || len(ran) != store.Layout-2 || ran[0].From != 2 {
+			t.Fatalf("ran %+v, %v; want the migrations from layout 2", ran, err)
 		}
 		check("after the migration")
 		for id := range bodies {

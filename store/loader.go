@@ -45,9 +45,12 @@ type call struct {
 	cmd  redis.Cmder
 	cmd2 redis.Cmder
 	body string // a comment read's body from its thread's bodies (read.body)
-	err  error
-	done chan struct{}
-	val  any
+	// parts are the reads of a read that merges two (postListRead): filled, sent and checked
+	// with it.
+	parts []*call
+	err   error
+	done  chan struct{}
+	val   any
 }
 
 // read is one read of Redis data. key names it in the loader's cache (two reads with one key are
@@ -62,6 +65,8 @@ type read struct {
 	// (keys.commentBodies): exec reads the bodies of a batch's comments of one thread in one
 	// HMGET, not one command each.
 	body bool
+	// merge, for a read of both parts of a post list (postListRead), says how to merge them.
+	merge *pageMerge
 }
 
 // NewLoader returns a Loader for one request.
@@ -187,6 +192,11 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 		}
 		if c.err == nil {
 			c.err = firstErr([2]redis.Cmder{c.cmd, c.cmd2})
+			for _, pc := range c.parts {
+				if c.err == nil {
+					c.err = firstErr([2]redis.Cmder{pc.cmd, pc.cmd2})
+				}
+			}
 			if c.err != nil {
 				c.err = fmt.Errorf("redis read: %w", c.err)
 			}
@@ -395,6 +405,17 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *redis.Scri
 
 // pageOf parses a done page read of the span sp.
 func pageOf(c *call, sp span) (rawPage, error) {
+	if c.parts != nil {
+		a, err := pageOf(c.parts[0], sp)
+		if err != nil {
+			return rawPage{}, err
+		}
+		b, err := pageOf(c.parts[1], sp)
+		if err != nil {
+			return rawPage{}, err
+		}
+		return mergePages(a, b, sp, *c.r.merge), nil
+	}
 	if c.cmd2 == nil {
 		return parsePage(c.cmd.(*redis.Cmd).Val())
 	}

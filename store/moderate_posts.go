@@ -362,7 +362,7 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	if pinAfter {
 		rsp.after = cursor{list: tag}
 	}
-	calls := l.getAll(ctx, zrangeRead(l.s.k.groupPins(group), 0, -1), l.pageRead(key, true, rsp))
+	calls := l.getAll(ctx, zrangeRead(l.s.k.groupPins(group), 0, -1), l.postListRead(key, rsp, true, true))
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 		return nil, fmt.Errorf("index the edit of post %s: %w", pid, err)
 	}
 	if in.NSFW != nil {
-		// A label moves the post in or out of the NSFW-free copies of its lists (labels.go).
+		// A label moves the post between the parts of its lists, NSFW or not (labels.go).
 		if err := s.indexPost(ctx, p, nil); err != nil {
 			return nil, err
 		}

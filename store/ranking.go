@@ -87,36 +87,44 @@ func indexCall(verKey, member string, version int64, add bool, sets []string, sc
 // group's rankings also records the group's created time in its info (see index.lua): a group
 // made by posting into it is as old as its oldest post.
 //
-// Each set of rankings has an NSFW-free copy (sfwRanking, see labels.go) written by the same
-// calls: a post that is not NSFW is added to both, an NSFW one is added to the first and taken
-// out of the copy.
+// Each set of rankings is in two disjoint parts (see labels.go): the posts that are not NSFW
+// under its keys, the NSFW ones under their nsfwKey, one version guard for both. Adding a post
+// writes it into its part and takes it out of the other in the same index call; removing it
+// takes it out of both.
 func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, add bool) []scriptCall {
-	calls := s.rankingCallsIn(s.k.ranking(group), group, p, pid, version, add)
-	return append(calls, s.rankingCallsIn(s.k.sfwRanking(group), "", p, pid, version, add && !p.NSFW)...)
-}
-
-// rankingCallsIn is rankingCalls of one set of rankings, r; group is "" for the site's rankings
-// and for the NSFW-free copies, which record no group info.
-func (s *Store) rankingCallsIn(r ranking, group string, p *Post, pid string, version int64, add bool) []scriptCall {
-	var scores []any
-	wargs := []any{pid, version, "rem", 0, 0, trimLimit}
-	if add {
-		scores = []any{formatScore(p.HotRank), p.CreatedAt.UnixMilli(), p.ActiveAt.UnixMilli(),
-			formatScore(Controversy(p.Upvotes, p.Downvotes)), p.CommentCount, p.Net()}
-		wargs = []any{pid, version, "add", p.Net(), p.CreatedAt.UnixMilli(), trimLimit}
+	r := s.k.ranking(group)
+	in, out := r, r.nsfw()
+	if add && p.NSFW {
+		in, out = out, in
 	}
 	now := s.now()
-	for _, w := range TopWindows {
-		wargs = append(wargs, now.Add(-w.Length).UnixMilli())
+	calls := []scriptCall{s.windowsCall(in, p, pid, version, add, now), s.windowsCall(out, nil, pid, version, false, now)}
+	sets := append(in.indexed(), out.indexed()...)
+	var scores []any
+	if add {
+		scores = []any{formatScore(p.HotRank), p.CreatedAt.UnixMilli(), p.ActiveAt.UnixMilli(),
+			formatScore(Controversy(p.Upvotes, p.Downvotes)), p.CommentCount, p.Net(), "", "", "", "", "", ""}
 	}
-	win := scriptCall{name: "windows", keys: append([]string{r.ver, r.new, r.trim}, r.windows[:]...), args: wargs}
-	c := indexCall(r.ver, pid, version, add, []string{r.hot, r.new, r.active, r.controversial, r.comments, r.top}, scores)
+	c := indexCall(r.ver, pid, version, add, sets, scores)
 	if add && group != "" {
 		c.keys = append(c.keys, s.k.groupInfo(group))
 		c.args[2] = "add+info"
 		c.args = append(c.args, p.CreatedAt.UnixMilli())
 	}
-	return []scriptCall{win, c}
+	return append(calls, c)
+}
+
+// windowsCall writes a post into (add) or out of the windowed TOPs of one part of a set of
+// rankings, r, and trims them (windows.lua); p is nil for a removal.
+func (s *Store) windowsCall(r ranking, p *Post, pid string, version int64, add bool, now time.Time) scriptCall {
+	wargs := []any{pid, version, "rem", 0, 0, trimLimit}
+	if add {
+		wargs = []any{pid, version, "add", p.Net(), p.CreatedAt.UnixMilli(), trimLimit}
+	}
+	for _, w := range TopWindows {
+		wargs = append(wargs, now.Add(-w.Length).UnixMilli())
+	}
+	return scriptCall{name: "windows", keys: append([]string{r.ver, r.new, r.trim}, r.windows[:]...), args: wargs}
 }
 
 // rerankPost writes a post's rankings again after a change that its comments made (its count,
@@ -177,10 +185,7 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 		return err
 	}
 	calls := append(s.rankingCalls("", p, pid, p.Version, true),
-		indexCall(s.k.userPostsVer(uid), pid, p.Version, true, []string{s.k.userPosts(uid)},
-			[]any{p.CreatedAt.UnixMilli()}),
-		indexCall(s.k.userPostsSFWVer(uid), pid, p.Version, !p.NSFW, []string{s.k.userPostsSFW(uid)},
-			[]any{p.CreatedAt.UnixMilli()}))
+		s.userPostsCall(uid, p, pid, p.Version, true))
 	for _, g := range p.GroupNames {
 		calls = append(calls, s.rankingCalls(g, p, pid, p.Version, true)...)
 	}
@@ -204,12 +209,25 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 	return s.syncDirectory(ctx, append(append([]string{}, p.GroupNames...), left...)...)
 }
 
+// userPostsCall writes a post into (add) or out of its author's post list: into the part that
+// is not NSFW or the NSFW part, and out of the other, in one index call (see labels.go); p is
+// nil for a removal.
+func (s *Store) userPostsCall(uid string, p *Post, pid string, version int64, add bool) scriptCall {
+	var scores []any
+	if add {
+		scores = []any{p.CreatedAt.UnixMilli(), ""}
+		if p.NSFW {
+			scores[0], scores[1] = "", scores[0]
+		}
+	}
+	return indexCall(s.k.userPostsVer(uid), pid, version, add, []string{s.k.userPosts(uid), s.k.userPostsNSFW(uid)}, scores)
+}
+
 // unindexPost takes a deleted or removed post out of every derived structure, its groups' pins
 // included.
 func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64) error {
 	calls := append(s.rankingCalls("", nil, pid, version, false),
-		indexCall(s.k.userPostsVer(uid), pid, version, false, []string{s.k.userPosts(uid)}, nil),
-		indexCall(s.k.userPostsSFWVer(uid), pid, version, false, []string{s.k.userPostsSFW(uid)}, nil))
+		s.userPostsCall(uid, nil, pid, version, false))
 	for _, g := range groups {
 		calls = append(append(calls, s.rankingCalls(g, nil, pid, version, false)...), s.unpinCall(g, pid))
 	}
@@ -308,6 +326,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if st.Orphans, err = s.dropOrphans(ctx); err != nil {
 		return st, err
 	}
+	// The NSFW-free copies of layout 3 that a replica of that release wrote during an upgrade.
+	if _, err := s.dropSFWCopies(ctx); err != nil {
+		return st, err
+	}
 	if err := s.reindexGroups(ctx); err != nil {
 		return st, err
 	}
@@ -391,44 +413,59 @@ func formatScore(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) 
 func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 	type list struct {
 		ver   string
-		sets  []string
-		group string // a group's ranking
-		user  string // a user's post list
+		sets  []string // both parts of the list (see labels.go)
+		scan  []string // the sets whose members are checked: the TOPs, or a user's two parts
+		group string   // a group's ranking
+		user  string   // a user's post list
 	}
-	site, sfw := s.k.ranking(""), s.k.sfwRanking("")
-	lists := []list{{ver: site.ver, sets: site.sets()}, {ver: sfw.ver, sets: sfw.sets()}}
+	rankings := func(r ranking, group string) list {
+		n := r.nsfw()
+		return list{ver: r.ver, sets: append(r.sets(), n.sets()...), scan: []string{r.top, n.top}, group: group}
+	}
+	lists := []list{rankings(s.k.ranking(""), "")}
 	// Every group ranking and user post list there is, registered or not (SCAN on every master).
-	err := s.scanKeys(ctx, s.k.prefix+"{g:*}:new", func(key string) error {
-		if g, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{g:"), "}:new"); ok && validGroupName(g) {
-			r, sfw := s.k.ranking(g), s.k.sfwRanking(g)
-			lists = append(lists, list{ver: r.ver, sets: r.sets(), group: g}, list{ver: sfw.ver, sets: sfw.sets(), group: g})
+	seen := map[string]bool{}
+	for _, suffix := range []string{":new", ":n:new"} { // a group may hold NSFW posts only
+		groups, err := s.scanGroups(ctx, suffix)
+		if err != nil {
+			return 0, fmt.Errorf("list group rankings: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("list group rankings: %w", err)
+		for _, g := range groups {
+			if !seen[g] {
+				seen[g] = true
+				lists = append(lists, rankings(s.k.ranking(g), g))
+			}
+		}
 	}
-	err = s.scanKeys(ctx, s.k.prefix+"{u:*}:posts", func(key string) error {
-		if u, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{u:"), "}:posts"); ok && validUserName(u) {
-			lists = append(lists, list{ver: s.k.userPostsVer(u), sets: []string{s.k.userPosts(u)}, user: u},
-				list{ver: s.k.userPostsSFWVer(u), sets: []string{s.k.userPostsSFW(u)}, user: u})
+	users := map[string]bool{}
+	for _, suffix := range []string{"}:posts", "}:n:posts"} {
+		err := s.scanKeys(ctx, s.k.prefix+"{u:*"+suffix, func(key string) error {
+			if u, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{u:"), suffix); ok && validUserName(u) {
+				users[u] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("list user post lists: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("list user post lists: %w", err)
+	}
+	for u := range users {
+		sets := []string{s.k.userPosts(u), s.k.userPostsNSFW(u)}
+		lists = append(lists, list{ver: s.k.userPostsVer(u), sets: sets, scan: sets, user: u})
 	}
 	dropped := 0
 	for _, l := range lists {
-		iter := s.cmd().ZScanIterator(l.sets[len(l.sets)-1], "", 500)
 		var pids []string
-		for i := 0; iter.Next(ctx); i++ {
-			if i%2 == 0 { // members and scores alternate
-				pids = append(pids, iter.Val())
+		for _, set := range l.scan {
+			iter := s.cmd().ZScanIterator(set, "", 500)
+			for i := 0; iter.Next(ctx); i++ {
+				if i%2 == 0 { // members and scores alternate
+					pids = append(pids, iter.Val())
+				}
 			}
-		}
-		if err := iter.Err(); err != nil {
-			return dropped, fmt.Errorf("scan %s: %w", l.sets[0], err)
+			if err := iter.Err(); err != nil {
+				return dropped, fmt.Errorf("scan %s: %w", set, err)
+			}
 		}
 		// Every post of the list is checked in one pipeline.
 		cmds := make([]*redis.SliceCmd, len(pids))

@@ -53,8 +53,16 @@ func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pi
 // commentRead reads the fields of a comment that fs names, with those always read, and its body
 // from the thread's bodies (keys.commentBodies) when fs names it: the loader reads the bodies of
 // the comments of one thread that a batch asks for in one HMGET (Loader.exec).
+//
+// The body is read from the thread's bodies (read.body), not from the hash: since layout 3 no
+// comment keeps it there. A process that found the keyspace of an earlier layout at start-up
+// asks the hash for it too until it has migrated it (Store.bodiesInHashes): each field asked
+// of a listpack costs a scan of it.
 func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
 	set := commentFieldSets[fs.normal()]
+	if l.s.bodiesInHashes.Load() {
+		set = legacyCommentFieldSets[fs.normal()]
+	}
 	key := l.s.k.comment(pid, num)
 	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fields: set.args, fill: fillHMGET,
 		body: fs.normal()&CommentBody != 0}
@@ -76,15 +84,26 @@ type commentFieldSet struct {
 	at   []int
 }
 
-// commentFieldSets holds the HMGET of every CommentFields; it never changes after start-up.
-var commentFieldSets = func() []commentFieldSet {
+// commentFieldSets holds the HMGET of every CommentFields, without the field body (see
+// commentRead), and legacyCommentFieldSets with it; they never change after start-up.
+var commentFieldSets, legacyCommentFieldSets = fieldSets(false), fieldSets(true)
+
+// fieldSets makes the HMGET of every CommentFields, asking for the field body (for
+// CommentBody) when body.
+func fieldSets(body bool) []commentFieldSet {
 	always := []int{1, 3, 10, 11} // author, created, deleted, removed
 	bits := map[CommentFields]int{CommentParent: 0, CommentBody: 2, CommentEdited: 4, CommentDepth: 5, CommentUp: 6,
 		CommentDown: 7, CommentReplies: 8, CommentVersion: 9, CommentAuthorName: 12}
 	sets := make([]commentFieldSet, AllCommentFields+1)
 	for fs := range sets {
 		set := commentFieldSet{id: strconv.Itoa(fs)}
+		if body {
+			set.id = "b" + set.id
+		}
 		for i := range commentFields {
+			if i == 2 && !body {
+				continue // the body: from the thread's bodies
+			}
 			in := false
 			for _, a := range always {
 				in = in || a == i
@@ -99,7 +118,7 @@ var commentFieldSets = func() []commentFieldSet {
 		sets[fs] = set
 	}
 	return sets
-}()
+}
 
 // fields returns the values of a done HMGET: "" for a missing field.
 func fields(c *call) []string { return c.cmd.(*redis.StringSliceCmd).Val() }
@@ -142,11 +161,14 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 	if c.val == nil { // parsed once, like parsed, without a closure per comment
 		set := commentFieldSets[fs.normal()]
 		v := fields(c)
+		if len(v) != len(set.at) { // read asking the hash for the body too (see commentRead)
+			set = legacyCommentFieldSets[fs.normal()]
+		}
 		var all [len(commentFields)]string // on the stack: commentFromFields keeps none of it
 		for i, at := range set.at {
 			all[at] = v[i]
 		}
-		if all[2] == "" { // a body in the hash is newer: only a binary of layout 2 writes it there
+		if all[2] == "" { // a body in the hash (read only before layout 3) is newer
 			all[2] = c.body
 		}
 		if l.postGID.pid != pid { // the comments of a page share their post's id
@@ -315,10 +337,10 @@ func (l *Loader) vote(ctx context.Context, votesKey string, author, viewer UserK
 	return 0, nil
 }
 
-// rankingList returns the sorted set of a post ranking and the tag of its cursors: the NSFW-free
-// copy for a viewer who does not show NSFW posts (see labels.go).
+// rankingList returns the sorted set of a post ranking and the tag of its cursors (the part that
+// is not NSFW: see nsfw_lists.go).
 func (l *Loader) rankingList(sort PostSort, group string) (key, tag string) {
-	r := l.rankingOf(group)
+	r := l.s.k.ranking(group)
 	key, tag = r.hot, "ph"
 	switch sort {
 	case SortNew:
@@ -347,7 +369,7 @@ func (l *Loader) rankingCut(sort PostSort, group string) windowCut {
 	if i < 0 {
 		return windowCut{}
 	}
-	r := l.rankingOf(group)
+	r := l.s.k.ranking(group)
 	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli()}
 }
 
@@ -395,7 +417,7 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 
 // UserPosts loads one page of a user's posts, newest first, and what needs says of them.
 func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	return withoutRemoved(l.postPage(ctx, l.userPostsOf(string(uid)), "pu", windowCut{}, w, needs))
+	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", windowCut{}, w, needs))
 }
 
 // postPage pages a sorted set of post ids (highest score first), then loads the posts and what
@@ -409,7 +431,11 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 	if p := keptPage[*Post](l, pageKey(key, true, w)); p != nil && cut.set == "" {
 		return p, nil
 	}
-	rp, err := l.shownPage(ctx, key, true, sp, w)
+	c, err := l.get(ctx, l.postListRead(key, sp, !w.NoTotal, !w.NoCursors))
+	if err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(c, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +454,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 
 // GroupPostCount returns how many posts a group holds.
 func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
-	return l.zcard(ctx, l.rankingOf(name).new)
+	return l.postCount(ctx, l.s.k.ranking(name).new)
 }
 
 // postFromFields builds a Post from the values of postFields, or returns nil for a missing or

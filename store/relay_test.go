@@ -48,11 +48,12 @@ type relayList struct {
 
 // relayWorld is a store in which a test builds one list.
 type relayWorld struct {
-	t     *testing.T
-	s     *store.Store
-	ctx   context.Context
-	now   func() time.Time
-	names int
+	t      *testing.T
+	s      *store.Store
+	ctx    context.Context
+	now    func() time.Time
+	names  int
+	author store.UserKey // the author of the list's posts, for the kinds that need one
 }
 
 // user signs up a new user and returns their key.
@@ -171,6 +172,15 @@ var relayKinds = []struct {
 			return l.UserPosts(w.ctx, a, win, nil)
 		})
 	}},
+	{"posts NEW, NSFW shown", store.Options{}, nsfwPostsOf(nil, func(w *relayWorld, l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
+		return l.Posts(w.ctx, store.SortNew, "", win, nil)
+	})},
+	{"group posts TOP_DAY, NSFW shown", store.Options{}, nsfwPostsOf([]string{"go"}, func(w *relayWorld, l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
+		return l.Posts(w.ctx, store.SortTopDay, "go", win, nil)
+	})},
+	{"user posts, NSFW shown", store.Options{}, nsfwPostsOf(nil, func(w *relayWorld, l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
+		return l.UserPosts(w.ctx, w.author, win, nil)
+	})},
 	{"comments NEW", store.Options{}, commentsOf(store.CommentsNew, false)},
 	{"comments OLD", store.Options{}, commentsOf(store.CommentsOld, false)},
 	{"comments TOP", store.Options{}, commentsOf(store.CommentsTop, false)},
@@ -327,6 +337,35 @@ func commentsOf(sort store.CommentSort, replies bool) func(w *relayWorld) relayL
 			grow:   func() { w.comment(b, post, parent) },
 			shrink: func(id string) { w.must(w.s.DeleteComment(w.ctx, b, id)) },
 		}
+	}
+}
+
+// nsfwPostsOf builds a list of one author's posts in groups, every third NSFW, read by a viewer
+// who shows NSFW posts: the list's two parts merged (nsfw_lists.go). It grows by posts NSFW and
+// not in turn; votes spread the TOP scores.
+func nsfwPostsOf(groups []string, read func(w *relayWorld, l *store.Loader, win store.Window) (*store.Page[*store.Post], error)) func(w *relayWorld) relayList {
+	return func(w *relayWorld) relayList {
+		w.author = w.user()
+		voter := w.user()
+		n := 0
+		add := func() {
+			n++
+			w.names++
+			p, err := w.s.CreatePost(w.ctx, w.author, store.NewPost{Title: fmt.Sprint("post ", w.names), Groups: groups, NSFW: n%3 == 0})
+			w.must(err)
+			if n%4 == 1 {
+				_, err := w.s.VotePost(w.ctx, voter, p.ID, 1)
+				w.must(err)
+			}
+		}
+		for range 10 {
+			add()
+		}
+		l := w.posts(w.author, groups, func(l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
+			return read(w, l, win)
+		})
+		l.grow = add
+		return l
 	}
 }
 

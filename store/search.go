@@ -692,7 +692,8 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, 
 		}
 		ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
 		reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			c.cmd = p.ZMScore(ctx, key, members...)
+			// Both parts of the ranking (nsfw_lists.go): a post is in one, absent (0) from the other.
+			c.cmd, c.cmd2 = p.ZMScore(ctx, key, members...), p.ZMScore(ctx, nsfwKey(key), members...)
 		}})
 	}
 	calls := l.getAll(ctx, reads...)
@@ -701,9 +702,12 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, 
 	}
 	out := hits[:0]
 	for ci, c := range calls {
-		scores := c.cmd.(*redis.FloatSliceCmd).Val()
+		scores, nscores := c.cmd.(*redis.FloatSliceCmd).Val(), c.cmd2.(*redis.FloatSliceCmd).Val()
 		for j, sc := range scores {
 			h := hits[ci*chunk+j]
+			if j < len(nscores) {
+				sc += nscores[j]
+			}
 			h.Score = sc // a post not ranked (removed, not yet derived) scores 0; verify decides
 			out = append(out, h)
 		}

@@ -189,6 +189,10 @@ type Store struct {
 	onVerify func()
 	// msgSeq makes the last digits of the message ids this store makes (see newMessageID).
 	msgSeq atomic.Uint32
+	// bodiesInHashes says that comments may still keep their body in their hash: the keyspace was
+	// of a layout before 3 when CheckLayout read it, and this process has not migrated it past
+	// 2 (see commentRead).
+	bodiesInHashes atomic.Bool
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.

@@ -171,7 +171,7 @@ func (l *Loader) UserCommentCount(ctx context.Context, user UserKey) (int, error
 
 // UserPostCount loads how many published posts user has that are neither deleted nor removed.
 func (l *Loader) UserPostCount(ctx context.Context, user UserKey) (int, error) {
-	return l.zcard(ctx, l.userPostsOf(string(user)))
+	return l.postCount(ctx, l.s.k.userPosts(string(user)))
 }
 
 // UserComments loads one page of user's live comments, newest first (CommentsNew) or oldest

@@ -342,7 +342,7 @@ func (l *Loader) hashNeeds(it walkItem, reads []read, items *[]walkItem) []read 
 		author, named = p.Author, p.authorName != ""
 		if n.GroupSizes {
 			for _, g := range p.GroupNames {
-				reads = append(reads, zcardRead(l.rankingOf(g).new))
+				reads = append(reads, l.postCountReads(l.s.k.ranking(g).new)...)
 			}
 		}
 		if n.PinnedIn && !p.Removed {
@@ -471,6 +471,9 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 		return walkList{}, read{}, err
 	}
 	wl.key = pageKey(key, desc, list.Window)
+	if wl.kind == ItemPost {
+		return wl, l.postListRead(key, wl.span, !list.Window.NoTotal, !list.Window.NoCursors), nil
+	}
 	return wl, l.shownPageRead(key, desc, wl.span, list.Window), nil
 }
 
@@ -571,7 +574,7 @@ func (l *Loader) userListKey(kind ListKind, uid string) (key, tag string, items 
 	case ListFollowing:
 		return l.s.k.following(uid), "ug", ItemUser
 	}
-	return l.userPostsOf(uid), "pu", ItemPost
+	return l.s.k.userPosts(uid), "pu", ItemPost
 }
 
 // evalNeeds evaluates lazy needs; nil reads nothing below the items.

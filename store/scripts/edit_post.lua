@@ -6,8 +6,9 @@
 -- ARGV[7]  "1" to set the url, "0" to leave it     ARGV[8] the url ("" clears it)
 -- ARGV[9]  "1" to set the NSFW label, "0" (or none) to leave it   ARGV[10] "1" labels, "" clears
 -- ARGV[11] "1" to set the spoiler label, "0" (or none) to leave it   ARGV[12] likewise
---          A label that changes raises the version (the rankings move the post in or out of
---          their NSFW-free copies, see labels.go) but is not an edit of the text: edited stays.
+--          A label that changes raises the version (the post's re-index moves it between the
+--          parts of its lists, NSFW or not, see labels.go) but is not an edit of the text: edited
+--          stays.
 -- Reply    HGETALL of the post.
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one and not its author), FORBIDDEN (not
 --          the author).

@@ -2,6 +2,7 @@
 -- rules, whether only moderators post), or who moderates it.
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:mods   KEYS[3] zset {g:<name>}:new
 -- KEYS[4]  the group's moderation outbox {g:<name>}:modlog (hash action key → action JSON)
+-- KEYS[5]  zset the NSFW part of its NEW ranking {g:<name>}:n:new (see store/nsfw_lists.go)
 -- ARGV[1]  actor user key   ARGV[2] "1" when the actor is a site admin, else "0"
 -- ARGV[3]  "page" | "addmod" | "remmod"   ARGV[4] for "page" a JSON object info field →
 --          value ("" deletes the field), else the user key of the moderator added or removed   ARGV[5] now (Unix ms)
@@ -29,7 +30,7 @@
 redis.call('INCR', KEYS[#KEYS])
 local info, mods, outbox = KEYS[1], KEYS[2], KEYS[4]
 local actor, op, arg, group = ARGV[1], ARGV[3], ARGV[4], ARGV[7]
-if redis.call('HEXISTS', info, 'ver') == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
+if redis.call('HEXISTS', info, 'ver') == 0 and redis.call('ZCARD', KEYS[3]) == 0 and redis.call('ZCARD', KEYS[5]) == 0 then
   return redis.error_reply('NOTFOUND no such group')
 end
 local self = op == 'remmod' and arg == actor
@@ -44,8 +45,10 @@ if op == 'check' then return unchanged() end
 -- the content label of a LABEL_GROUP or UNLABEL_GROUP.
 local function change(action, target, label)
   if redis.call('HEXISTS', info, 'created') == 0 then
-    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-    redis.call('HSET', info, 'created', oldest[2] or ARGV[5])
+    local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')[2]
+    local nsfw = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')[2]
+    if nsfw and (not oldest or tonumber(nsfw) < tonumber(oldest)) then oldest = nsfw end
+    redis.call('HSET', info, 'created', oldest or ARGV[5])
   end
   local ver = redis.call('HINCRBY', info, 'ver', 1)
   local rec = {a = action, m = actor, g = group, t = target, at = tonumber(ARGV[5]), l = label}

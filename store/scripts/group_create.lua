@@ -1,6 +1,7 @@
 -- group_create: make a group, its creator its first moderator.
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:mods   KEYS[3] zset {g:<name>}:new
---          (the group's NEW ranking: a group holding posts exists already)
+--          (the group's NEW ranking: a group holding posts exists already)   KEYS[4] zset its NSFW
+--          part {g:<name>}:n:new (see store/nsfw_lists.go)
 -- ARGV[1]  creator user key   ARGV[2] description ("" for none)   ARGV[3] now (Unix ms)
 -- ARGV[4]  "1" to label the group NSFW (field nsfw, see labels.go)
 -- Reply    1 when the group was made, 0 for a repeat of the creator's own creation (nothing
@@ -15,7 +16,7 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
-if redis.call('HEXISTS', KEYS[1], 'ver') == 1 or redis.call('ZCARD', KEYS[3]) > 0 then
+if redis.call('HEXISTS', KEYS[1], 'ver') == 1 or redis.call('ZCARD', KEYS[3]) > 0 or redis.call('ZCARD', KEYS[4]) > 0 then
   if redis.call('HGET', KEYS[1], 'creator') == ARGV[1] then return 0 end
   return redis.error_reply('CONFLICT the group already exists')
 end

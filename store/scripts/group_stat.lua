@@ -1,7 +1,8 @@
 -- group_stat: read what the directory of groups orders a group by, under a version for the
 -- directory's guard (directory.go).
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:members   KEYS[3] zset {g:<name>}:new
---          (the group's NEW ranking, by publish time)
+--          (the group's NEW ranking, by publish time)   KEYS[4] zset its NSFW part {g:<name>}:n:new
+--          (see store/nsfw_lists.go)
 -- Reply    {version, 0} when the group does not exist (no info version and no posts), else
 --          {version, 1, member count, created (ms), latest post's publish time (ms; created
 --          when it holds no post), nsfw ("1" when the group is labelled NSFW, else "")}. version is the group's revision after this run: raised with
@@ -10,13 +11,22 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 local ver = redis.call('INCR', KEYS[#KEYS])
-local posts = redis.call('ZCARD', KEYS[3])
+local posts = redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[4])
 if redis.call('HEXISTS', KEYS[1], 'ver') == 0 and posts == 0 then return {ver, 0} end
 local created = redis.call('HGET', KEYS[1], 'created')
 local latest
+-- ends reads the score at rank i (0 the oldest, -1 the latest) of the part that goes furthest.
+local function ends(i)
+  local a = redis.call('ZRANGE', KEYS[3], i, i, 'WITHSCORES')[2]
+  local b = redis.call('ZRANGE', KEYS[4], i, i, 'WITHSCORES')[2]
+  if not a then return b end
+  if not b then return a end
+  if (i == 0) == (tonumber(b) < tonumber(a)) then return b end
+  return a
+end
 if posts > 0 then
-  created = created or redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')[2]
-  latest = redis.call('ZRANGE', KEYS[3], -1, -1, 'WITHSCORES')[2]
+  created = created or ends(0)
+  latest = ends(-1)
 end
 created = created or '0'
 return {ver, 1, redis.call('ZCARD', KEYS[2]), created, latest or created, redis.call('HGET', KEYS[1], 'nsfw') or ''}

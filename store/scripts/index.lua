@@ -3,7 +3,9 @@
 -- KEYS[1]  version hash (member → last applied version)   KEYS[2..] sorted sets, one hash slot
 --          for "add+info", KEYS[#KEYS-1] is a group's info hash, after the sorted sets
 -- ARGV[1]  member   ARGV[2] version   ARGV[3] "add" | "rem" | "add+info"   ARGV[4..] one score
---          per sorted set; for "add+info" then the post's publish time (Unix ms)
+--          per sorted set, "" to take the member out of that set (a post moving between the part
+--          of a list that is not NSFW and the NSFW part: one call, one guard, both parts); for
+--          "add+info" then the post's publish time (Unix ms)
 -- "add+info" adds a post to a group's rankings and records the group's created time in its info
 --          hash: the post's time, when the info holds none or a later one and the group has no
 --          creator (a group made by posts is as old as the oldest post it has held). This runs
@@ -26,7 +28,7 @@ local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
 if cur >= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 for i = 2, last do
-  if ARGV[3] == 'rem' then
+  if ARGV[3] == 'rem' or ARGV[i + 2] == '' then
     redis.call('ZREM', KEYS[i], ARGV[1])
   else
     redis.call('ZADD', KEYS[i], ARGV[i + 2], ARGV[1])

@@ -11,7 +11,7 @@
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
 --          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
 -- Writes   the labels; a change raises the version, so that the derived writes that follow move
---          the post in or out of the rankings' NSFW-free copies (labels.go). edited stays. A
+--          the post between the parts of its lists, NSFW or not (labels.go). edited stays. A
 --          moderator's change (via not "") records one outbox entry per label it put on or took
 --          off, LABEL_POST or UNLABEL_POST, keyed "<action>:<post>:<version after>:<label>"
 --          (lower case), so that each has its own entry and id in the moderation log.
