@@ -267,10 +267,10 @@ func postSearchDoc(p *Post, isNew bool) searchDoc {
 	}
 }
 
-// searchPostTokens returns the tokens of a post's text as its index has them.
+// searchPostTokens returns the tokens of a post's text as its index has them (search.Impacts):
+// the title's, an empty token, the body's.
 func searchPostTokens(p *Post) []string {
-	_, tokens := search.Impacts([]search.Field{{Text: p.Title, Weight: searchTitleWeight}, {Text: p.Body, Weight: searchBodyWeight}}, searchPosts.avgLen)
-	return tokens
+	return append(append(search.Analyze(p.Title), ""), search.Analyze(p.Body)...)
 }
 
 // SearchSort orders search results.
@@ -476,8 +476,11 @@ func searchCursor(tag string, h search.Hit) string {
 // searchPage pages ranked hits, keeping those verify accepts. It examines hits in rank order in
 // rounds of growing size until the page is full or the hits run out (at most searchRounds
 // rounds): hits that fail verification are skipped, and the cursors are those of the hits kept.
+// The page's Total is count's answer (see searchTotal), or 0 when count is nil: the response does
+// not show it.
 func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind,
-	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error)) (*Page[T], error) {
+	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error),
+	count func(ctx context.Context, hs []search.Hit) (int, error)) (*Page[T], error) {
 	after, hasAfter, err := hitOfCursor(sp.after, kind)
 	if err != nil {
 		return nil, err
@@ -526,7 +529,12 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 			break
 		}
 	}
-	out := &Page[T]{Total: len(hits)}
+	out := &Page[T]{}
+	if count != nil {
+		if out.Total, err = searchTotal(ctx, hits, count); err != nil {
+			return nil, err
+		}
+	}
 	extra := len(got) > sp.n
 	if extra {
 		if sp.backward {
@@ -549,6 +557,143 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 
 // searchRounds bounds how many rounds of verification one page takes.
 const searchRounds = 6
+
+// searchCountCap bounds the work of a totalCount: the newest searchCountCap candidates are each
+// checked as a page's are, the older ones counted as the index proposes them.
+const searchCountCap = 10_000
+
+// searchCountBatch is how many candidates one pipeline of a count checks.
+const searchCountBatch = 1_000
+
+// searchTotal is a search's totalCount: the candidates among the newest searchCountCap (hits
+// are in document order, the newest last) that count says the viewer could page through — the
+// same check as a page's, so that the count is exactly what paging reaches — plus every older
+// candidate, unchecked. The count is exact whenever the index proposes at most searchCountCap
+// candidates (always for TOP, which ranks only the newest searchTopCap).
+func searchTotal(ctx context.Context, hits []search.Hit, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
+	older := max(0, len(hits)-searchCountCap)
+	total := older
+	for i := older; i < len(hits); i += searchCountBatch {
+		n, err := count(ctx, hits[i:min(i+searchCountBatch, len(hits))])
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// searchTextCheck reports whether a result's text as it is now must be matched against the
+// query: when it was edited (its lists may still hold the words it had) or when the query has a
+// phrase (the lists hold no positions). A document never edited has in its lists exactly the
+// terms of its text, so that the lists' match is its text's.
+func searchTextCheck(q search.Query, edited *time.Time) bool {
+	return edited != nil || len(q.Phrases) > 0
+}
+
+// postResults is the check of a search of posts: whether a post is one the viewer could page
+// through.
+type postResults struct {
+	q             search.Query
+	group, author string
+	since         *time.Time
+	blocks        *Blocks
+}
+
+// visible reports whether the viewer may find p, its text aside (see keeps).
+func (f postResults) visible(p *Post) bool {
+	switch {
+	case p == nil || p.NSFWHidden || p.Removed || p.Erased || p.PublishAt != nil || f.blocks.Has(p.Author):
+	case f.group != "" && !slices.Contains(p.GroupNames, f.group):
+	case f.author != "" && string(p.Author) != f.author:
+	case f.since != nil && p.CreatedAt.Before(*f.since):
+	default:
+		return true
+	}
+	return false
+}
+
+// keeps reports whether p, read with its text, is a result.
+func (f postResults) keeps(p *Post) bool {
+	return f.visible(p) && (!searchTextCheck(f.q, p.EditedAt) || f.q.Match(searchPostTokens(p)))
+}
+
+// searchPostFields are the fields of a post that decide whether it is a result, but for its text:
+// what a count reads of every candidate (searchPostOf).
+var searchPostFields = []string{"title", "author", "created", "groups", "deleted", "edited", "removed", "erased", "nsfw"}
+
+// searchPostFieldArgs is searchPostFields as HMGET arguments, and searchPostAt where each goes in
+// postFields.
+var searchPostFieldArgs, searchPostAt = boxed(searchPostFields), func() []int {
+	at := make([]int, len(searchPostFields))
+	for i, f := range searchPostFields {
+		at[i] = slices.Index(postFields, f)
+	}
+	return at
+}()
+
+// searchPostRead reads the fields of searchPostFields of a post.
+func (l *Loader) searchPostRead(pid string) read {
+	key := l.s.k.post(pid)
+	return read{key: "sxm:" + key, rkey: key, fields: searchPostFieldArgs, fill: fillHMGET}
+}
+
+// searchPostOf parses a done searchPostRead: the post without its body (its title is there only
+// to tell that it exists), marked NSFWHidden as postOf marks it; nil when there is none.
+func (l *Loader) searchPostOf(c *call, pid string) *Post {
+	v := make([]string, len(postFields))
+	for i, x := range fields(c) {
+		v[searchPostAt[i]] = x
+	}
+	p := l.s.postFromFields(pid, v)
+	if p != nil && !p.NSFW {
+		p.NSFW = l.nsfwGroupSet().any(p.GroupNames)
+	}
+	if p != nil && p.NSFW && l.hidesNSFW() {
+		p.NSFWHidden = true
+	}
+	return p
+}
+
+// countPosts counts the posts of hs that f keeps: one pipeline of the fields that decide, then
+// one of the whole posts whose text must be matched (searchTextCheck).
+func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit) (int, error) {
+	pids := make([]string, len(hs))
+	reads := make([]read, len(hs))
+	for i, h := range hs {
+		pids[i] = strconv.FormatUint(h.Doc.A, 10)
+		reads[i] = l.searchPostRead(pids[i])
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	n := 0
+	var text []string
+	for i, c := range calls {
+		p := l.searchPostOf(c, pids[i])
+		switch {
+		case !f.visible(p):
+		case searchTextCheck(f.q, p.EditedAt):
+			text = append(text, pids[i])
+		default:
+			n++
+		}
+	}
+	if len(text) == 0 {
+		return n, nil
+	}
+	posts, _, err := l.postsByKey(ctx, text)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range posts {
+		if f.keeps(p) {
+			n++
+		}
+	}
+	return n, nil
+}
 
 // searchArgs are what a search of posts or comments shares: the words, an author, a time, an
 // order and a scope (a group of posts, or the post of comments) with its mark.
@@ -640,9 +785,12 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 	if err != nil {
 		return nil, err
 	}
-	q, author, hits, tag, sp := r.q, r.author, r.hits, r.tag, r.sp
-	blocks := l.viewerBlocks()
-	page, err := searchPage(ctx, hits, tag, sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
+	f := postResults{q: r.q, group: group, author: r.author, since: in.Since, blocks: l.viewerBlocks()}
+	var count func(ctx context.Context, hs []search.Hit) (int, error)
+	if !w.NoTotal {
+		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countPosts(ctx, f, hs) }
+	}
+	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
 		pids := make([]string, len(hs))
 		for i, h := range hs {
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
@@ -657,18 +805,12 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		var out []*Post
 		var idx []int
 		for i, p := range posts {
-			switch {
-			case p.Removed || p.Erased || p.PublishAt != nil || blocks.Has(p.Author):
-			case group != "" && !slices.Contains(p.GroupNames, group):
-			case author != "" && string(p.Author) != author:
-			case in.Since != nil && p.CreatedAt.Before(*in.Since):
-			case !q.Match(searchPostTokens(p)):
-			default:
+			if f.keeps(p) {
 				out, idx = append(out, p), append(idx, kept[i])
 			}
 		}
 		return out, idx, nil
-	})
+	}, count)
 	if err != nil {
 		return nil, err
 	}
@@ -793,13 +935,16 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 	if err != nil {
 		return nil, err
 	}
-	q, author, hits, tag, sp := r.q, r.author, r.hits, r.tag, r.sp
-	blocks := l.viewerBlocks()
-	return searchPage(ctx, hits, tag, sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
+	f := commentResults{q: r.q, author: r.author, since: in.Since, blocks: l.viewerBlocks()}
+	var count func(ctx context.Context, hs []search.Hit) (int, error)
+	if !w.NoTotal {
+		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countComments(ctx, f, hs) }
+	}
+	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
 		reads := make([]read, 0, 2*len(hs))
 		for _, h := range hs {
-			pid := strconv.FormatUint(h.Doc.A, 10)
-			reads = append(reads, l.postRead(pid), l.commentRead(pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields))
+			pid, num := commentOfHit(h)
+			reads = append(reads, l.postRead(pid), l.commentRead(pid, num, AllCommentFields))
 		}
 		calls := l.getAll(ctx, reads...)
 		if err := waitAll(ctx, calls); err != nil {
@@ -808,21 +953,87 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 		var out []*Comment
 		var idx []int
 		for i, h := range hs {
-			pid := strconv.FormatUint(h.Doc.A, 10)
+			pid, num := commentOfHit(h)
 			p := l.postOf(calls[2*i], pid)
-			c := l.commentOf(calls[2*i+1], pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
-			switch {
-			case p == nil || p.Removed || p.PublishAt != nil || p.NSFWHidden || blocks.Has(p.Author):
-			case c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author == "":
-			case author != "" && string(c.Author) != author:
-			case in.Since != nil && c.CreatedAt.Before(*in.Since):
-			case !q.Match(search.Analyze(c.Text)):
-			default:
+			c := l.commentOf(calls[2*i+1], pid, num, AllCommentFields)
+			if f.visible(p, c) && (!searchTextCheck(f.q, c.EditedAt) || f.q.Match(search.Analyze(c.Text))) {
 				out, idx = append(out, c), append(idx, i)
 			}
 		}
 		return out, idx, nil
-	})
+	}, count)
+}
+
+// commentOfHit returns the post and the number of the comment a hit names.
+func commentOfHit(h search.Hit) (pid, num string) {
+	return strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10))
+}
+
+// commentResults is the check of a search of comments: whether a comment is one the viewer could
+// page through.
+type commentResults struct {
+	q      search.Query
+	author string
+	since  *time.Time
+	blocks *Blocks
+}
+
+// visible reports whether the viewer may find comment c of post p, its text aside.
+func (f commentResults) visible(p *Post, c *Comment) bool {
+	switch {
+	case p == nil || p.Removed || p.Erased || p.PublishAt != nil || p.NSFWHidden || f.blocks.Has(p.Author):
+	case c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author == "":
+	case f.author != "" && string(c.Author) != f.author:
+	case f.since != nil && c.CreatedAt.Before(*f.since):
+	default:
+		return true
+	}
+	return false
+}
+
+// countComments counts the comments of hs that f keeps: one pipeline of what decides (each
+// comment's fields but its body, its post's as a count reads them), then one of the bodies of
+// those whose text must be matched.
+func (l *Loader) countComments(ctx context.Context, f commentResults, hs []search.Hit) (int, error) {
+	const fs = CommentFieldsChosen | CommentEdited
+	reads := make([]read, 0, 2*len(hs))
+	for _, h := range hs {
+		pid, num := commentOfHit(h)
+		reads = append(reads, l.searchPostRead(pid), l.commentRead(pid, num, fs))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	n := 0
+	var text []read
+	var textHits []search.Hit
+	for i, h := range hs {
+		pid, num := commentOfHit(h)
+		p, c := l.searchPostOf(calls[2*i], pid), l.commentOf(calls[2*i+1], pid, num, fs)
+		switch {
+		case !f.visible(p, c):
+		case searchTextCheck(f.q, c.EditedAt):
+			text = append(text, l.commentRead(pid, num, CommentFieldsChosen|CommentBody))
+			textHits = append(textHits, h)
+		default:
+			n++
+		}
+	}
+	if len(text) == 0 {
+		return n, nil
+	}
+	calls = l.getAll(ctx, text...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	for i, c := range calls {
+		pid, num := commentOfHit(textHits[i])
+		if cm := l.commentOf(c, pid, num, CommentFieldsChosen|CommentBody); cm != nil && f.q.Match(search.Analyze(cm.Text)) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // commentsByVotes scores the newest searchTopCap hits by their comments' net votes.

@@ -17,13 +17,22 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// search runs a post search and returns the titles of every result, paging n at a time.
+// search runs a post search and returns the titles of every result, paging n at a time. Every
+// page's totalCount must be the number of results that paging reaches.
 func (f *fixture) search(viewer string, in store.PostSearch, n int) []string {
 	f.t.Helper()
+	return f.searchAs(viewer, false, in, n)
+}
+
+// searchAs is search by a viewer who hides NSFW posts or not.
+func (f *fixture) searchAs(viewer string, hideNSFW bool, in store.PostSearch, n int) []string {
+	f.t.Helper()
 	var out []string
+	var totals []int
 	after := ""
 	for {
 		l := f.s.NewLoader()
+		l.HideNSFW(hideNSFW)
 		if viewer != "" {
 			sess, err := f.s.LogIn(f.ctx, viewer, "password1")
 			if err != nil {
@@ -42,7 +51,14 @@ func (f *fixture) search(viewer string, in store.PostSearch, n int) []string {
 		for _, it := range p.Items {
 			out = append(out, it.Title)
 		}
+		totals = append(totals, p.Total)
 		if !p.HasNext {
+			for _, total := range totals {
+				if total != len(out) {
+					f.t.Errorf("search %+v by %q: totalCount %v, but paging finds %d", in, viewer, totals, len(out))
+					break
+				}
+			}
 			return out
 		}
 		after = p.EndCursor()
@@ -142,6 +158,54 @@ func TestSearchPostsIsExact(t *testing.T) {
 		}
 		want(alice, "kestrel")
 		want(bob, "kestrel", "Kestrel by carol")
+	})
+}
+
+// totalCount counts exactly what the viewer could page through: not the NSFW posts a viewer hides,
+// nor posts older than since, out of the group asked for, or whose edit took away a word or a
+// phrase (search checks totals on every page: see fixture.search).
+func TestSearchTotalCountIsExact(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clock := storetest.NewClock()
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Now: clock.Now})
+		alice, bob := f.user("alice"), f.user("bob")
+		if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "Grebe display", Body: "a red grebe", NSFW: true}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(time.Minute)
+		since := clock.Now()
+		moved := f.postBody(alice, "Grebe nest", "a great crested grebe", "birds")
+		phrase := f.postBody(bob, "Grebe dive", "a crested great grebe")
+		want := func(hide bool, in store.PostSearch, titles ...string) {
+			t.Helper()
+			in.Sort = store.SearchNew
+			if got := f.searchAs("", hide, in, 1); !slices.Equal(got, titles) {
+				t.Errorf("%+v (hiding NSFW: %v): %q, want %q", in, hide, got, titles)
+			}
+		}
+		want(false, store.PostSearch{Query: "grebe"}, "Grebe dive", "Grebe nest", "Grebe display")
+		want(true, store.PostSearch{Query: "grebe"}, "Grebe dive", "Grebe nest")
+		want(false, store.PostSearch{Query: "grebe", Since: &since}, "Grebe dive", "Grebe nest")
+		want(false, store.PostSearch{Query: `"great crested"`}, "Grebe nest")
+		want(false, store.PostSearch{Query: "grebe", Group: "birds"}, "Grebe nest")
+
+		// The post leaves its group and loses a phrase; another gains it by an edit.
+		if _, err := f.s.SetPostGroups(f.ctx, uk(alice), moved.ID, nil, []string{"birds"}); err != nil {
+			t.Fatal(err)
+		}
+		body := "a little grebe"
+		if _, err := f.s.EditPost(f.ctx, uk(alice), moved.ID, store.PostEdit{Body: &body}); err != nil {
+			t.Fatal(err)
+		}
+		body = "a great crested grebe, after all"
+		if _, err := f.s.EditPost(f.ctx, uk(bob), phrase.ID, store.PostEdit{Body: &body}); err != nil {
+			t.Fatal(err)
+		}
+		want(false, store.PostSearch{Query: "grebe", Group: "birds"})
+		want(false, store.PostSearch{Query: `"great crested"`}, "Grebe dive")
+		want(false, store.PostSearch{Query: "crested"}, "Grebe dive")
+		want(false, store.PostSearch{Query: "gre"}, "Grebe dive", "Grebe nest", "Grebe display")
+		want(true, store.PostSearch{Query: "red"}) // only in the NSFW post
 	})
 }
 
@@ -333,6 +397,7 @@ func TestSearchComments(t *testing.T) {
 		find := func(in store.CommentSearch) []string {
 			t.Helper()
 			var out []string
+			var totals []int
 			after := ""
 			for {
 				p, err := f.s.NewLoader().SearchComments(f.ctx, in, store.Window{First: 2, After: after})
@@ -342,7 +407,14 @@ func TestSearchComments(t *testing.T) {
 				for _, c := range p.Items {
 					out = append(out, c.Text)
 				}
+				totals = append(totals, p.Total)
 				if !p.HasNext {
+					for _, total := range totals {
+						if total != len(out) {
+							t.Errorf("search %+v: totalCount %v, but paging finds %d", in, totals, len(out))
+							break
+						}
+					}
 					return out
 				}
 				after = p.EndCursor()
@@ -467,6 +539,9 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 			for _, g := range p.Items {
 				out = append(out, g.Name)
 			}
+			if p.Total != len(out) {
+				t.Errorf("groups %q: totalCount %d, found %d", q, p.Total, len(out))
+			}
 			return out
 		}
 		users := func(q string) []string {
@@ -478,6 +553,9 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 			var out []string
 			for _, u := range p.Items {
 				out = append(out, u.Name)
+			}
+			if p.Total != len(out) {
+				t.Errorf("users %q: totalCount %d, found %d", q, p.Total, len(out))
 			}
 			return out
 		}
@@ -534,7 +612,8 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 }
 
 // A search costs a fixed number of round trips whatever the page size: the counts (and the
-// prefix's words), the lists, then the page's posts.
+// prefix's words), the lists, then the page's posts; its totalCount one more per 1,000
+// candidates (here 30), when the response shows it.
 func TestSearchRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		cb, rt := b.Counted(t)
@@ -543,17 +622,25 @@ func TestSearchRoundTrips(t *testing.T) {
 		for i := range 30 {
 			f.postBody(alice, fmt.Sprintf("Phalarope %d", i), "red-necked and grey")
 		}
-		var counts []int64
-		for _, n := range []int{1, 5, 25} {
-			rt.Reset()
-			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "phalarope gre"}, store.Window{First: n}, nil)
-			if err != nil || len(p.Items) != n {
-				t.Fatalf("page of %d: %d items, %v", n, len(p.Items), err)
+		for _, tc := range []struct {
+			noTotal bool
+			most    int64
+		}{{true, 3}, {false, 4}} {
+			var counts []int64
+			for _, n := range []int{1, 5, 25} {
+				rt.Reset()
+				p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "phalarope gre"}, store.Window{First: n, NoTotal: tc.noTotal}, nil)
+				if err != nil || len(p.Items) != n {
+					t.Fatalf("page of %d: %d items, %v", n, len(p.Items), err)
+				}
+				if want := map[bool]int{true: 0, false: 30}[tc.noTotal]; p.Total != want {
+					t.Fatalf("page of %d: total %d, want %d", n, p.Total, want)
+				}
+				counts = append(counts, rt.Count())
 			}
-			counts = append(counts, rt.Count())
-		}
-		if counts[0] != counts[1] || counts[1] != counts[2] || counts[0] > 3 {
-			t.Fatalf("round trips for pages of 1, 5, 25: %v, want the same, at most 3", counts)
+			if counts[0] != counts[1] || counts[1] != counts[2] || counts[0] > tc.most {
+				t.Fatalf("round trips for pages of 1, 5, 25 (no total: %v): %v, want the same, at most %d", tc.noTotal, counts, tc.most)
+			}
 		}
 	})
 }
