@@ -313,10 +313,59 @@ type searchPlan struct {
 	filters []string
 }
 
-// searchHits reads the posting lists of a plan and returns its matches in document order.
+// searchGuesses is what this process last learnt of the index, so that a search reads its
+// counts, its prefix's words and its posting lists in one round trip rather than two: the
+// newest block of each kind, and the words each prefix expanded to. A guess only chooses what
+// the first pipeline reads besides the counts and the dictionaries; those are read in the same
+// pipeline, and whatever the guess missed (a block begun since, a word new to the dictionary)
+// is read in a second one. So a guess never changes an answer, only its round trips.
+type searchGuesses struct {
+	mu         sync.Mutex
+	tops       map[string]int64    // kind → its newest block
+	expansions map[string][]string // kind, prefix → the words it expanded to
+}
+
+// searchGuessesMax bounds how many prefixes searchGuesses remembers: past it, it forgets them all.
+const searchGuessesMax = 4096
+
+// guess returns the newest block of kind last seen (ok false when none was), and the words
+// prefix last expanded to (nil when unknown).
+func (g *searchGuesses) guess(kind, prefix string) (top int64, ok bool, words []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	top, ok = g.tops[kind]
+	if prefix != "" {
+		words = g.expansions[kind+"\x00"+prefix]
+	}
+	return top, ok, words
+}
+
+// learn records what a search read: the newest block of kind, and what prefix expanded to.
+func (g *searchGuesses) learn(kind string, top int64, prefix string, words []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tops == nil || len(g.expansions) >= searchGuessesMax {
+		g.tops, g.expansions = map[string]int64{}, map[string][]string{}
+	}
+	g.tops[kind] = top
+	if prefix != "" {
+		g.expansions[kind+"\x00"+prefix] = words
+	}
+}
+
+// searchHits reads the posting lists of a plan and returns its matches in document order. One
+// pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
+// prefix's words from the dictionaries, and the lists that searchGuesses says the search will
+// need; a second one reads only what the guess missed.
 func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, error) {
 	k, code := l.s.k, pl.kind.code
-	// Round trip 1: every bucket's counts, and the prefix's words.
+	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
+	listRead := func(term string, blk int64) read {
+		key := k.searchList(code, searchBucket(term), term, blk)
+		return read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.Get(ctx, key)
+		}}
+	}
 	var reads []read
 	for b := range searchBuckets {
 		key := k.searchCounts(code, b)
@@ -330,6 +379,18 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
 				c.cmd = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
 			}})
+		}
+	}
+	fixed := len(reads)
+	if top, ok, guessed := l.s.searchGuess.guess(code, pl.q.Prefix); ok {
+		// The block after the newest too: a block begun since costs no second round trip.
+		for blk := max(0, top-searchMaxBlocks+1); blk <= top+1; blk++ {
+			for _, t := range terms {
+				reads = append(reads, listRead(t, blk))
+			}
+			for _, t := range guessed {
+				reads = append(reads, listRead(t, blk))
+			}
 		}
 	}
 	calls := l.getAll(ctx, reads...)
@@ -346,39 +407,28 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 		}
 	}
 	var expansions []string
-	for _, c := range calls[searchBuckets:] {
+	for _, c := range calls[searchBuckets:fixed] {
 		expansions = append(expansions, c.cmd.(*redis.StringSliceCmd).Val()...)
 	}
 	slices.Sort(expansions)
 	if len(expansions) > searchMaxExpansions {
 		expansions = expansions[:searchMaxExpansions]
 	}
-	// Round trip 2: the lists of every term, newest blocks first.
+	l.s.searchGuess.learn(code, top, pl.q.Prefix, expansions)
+	// The lists of every term, newest blocks first; those the first pipeline read are the
+	// loader's already, and the rest go in one more.
 	lowest := max(0, top-searchMaxBlocks+1)
-	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
-	listReads := func(term string) []read {
-		b := searchBucket(term)
-		var out []read
+	nBlocks := int(top - lowest + 1)
+	all := make([]read, 0, (len(terms)+len(expansions))*max(nBlocks, 0))
+	for _, t := range append(terms, expansions...) {
 		for blk := lowest; blk <= top; blk++ {
-			key := k.searchList(code, b, term, blk)
-			out = append(out, read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-				c.cmd = p.Get(ctx, key)
-			}})
+			all = append(all, listRead(t, blk))
 		}
-		return out
-	}
-	var all []read
-	for _, t := range terms {
-		all = append(all, listReads(t)...)
-	}
-	for _, t := range expansions {
-		all = append(all, listReads(t)...)
 	}
 	calls = l.getAll(ctx, all...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	nBlocks := int(top - lowest + 1)
 	decode := func(cs []*call) ([]search.Posting, error) {
 		var ps []search.Posting
 		for _, c := range cs {

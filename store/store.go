@@ -189,6 +189,8 @@ type Store struct {
 	onVerify func()
 	// msgSeq makes the last digits of the message ids this store makes (see newMessageID).
 	msgSeq atomic.Uint32
+	// searchGuess is what searches last read of the index, to read it in fewer round trips.
+	searchGuess searchGuesses
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
