@@ -498,8 +498,15 @@ func hitOfCursor(c cursor, kind searchKind) (search.Hit, bool, error) {
 	return search.Hit{Doc: d, Score: score}, true, nil
 }
 
-// searchDocOfMember parses the member of a search cursor: a post number, or "post:num".
+// searchDocOfMember parses the member of a search cursor: a post number, "post:num" for a
+// comment, or the key of a group or a user.
 func searchDocOfMember(kind searchKind, m string) (search.Doc, error) {
+	if kind.codec == search.Text {
+		if m == "" {
+			return search.Doc{}, invalidf("malformed cursor")
+		}
+		return search.Doc{S: m}, nil
+	}
 	a, b, pair := strings.Cut(m, ":")
 	x, err := strconv.ParseUint(a, 10, 64)
 	if err != nil || pair != (kind.codec == search.Pair) {
@@ -517,7 +524,10 @@ func searchDocOfMember(kind searchKind, m string) (search.Doc, error) {
 // searchCursor encodes the cursor of a hit.
 func searchCursor(tag string, h search.Hit) string {
 	m := strconv.FormatUint(h.Doc.A, 10)
-	if h.Doc.B != 0 {
+	switch {
+	case h.Doc.S != "":
+		m = h.Doc.S
+	case h.Doc.B != 0:
 		m += ":" + strconv.FormatUint(h.Doc.B, 10)
 	}
 	return cursor{list: tag, score: strconv.FormatFloat(h.Score, 'g', -1, 64), member: m}.encode()

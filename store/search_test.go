@@ -667,3 +667,38 @@ func TestSearchRoundTrips(t *testing.T) {
 		}
 	})
 }
+
+// Groups and users found with the same score page by name: a cursor names the group or user,
+// so that paging neither repeats nor skips one.
+func TestSearchNamesPageOnTies(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		var want []string
+		for _, g := range []string{"tern-a", "tern-b", "tern-c", "tern-d", "tern-e"} {
+			if _, err := f.s.CreateGroup(f.ctx, uk(alice), g, nil); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, g)
+		}
+		var got []string
+		after := ""
+		for range 10 {
+			p, err := f.s.NewLoader().SearchGroups(f.ctx, "tern", store.Window{First: 2, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range p.Items {
+				got = append(got, g.Name)
+			}
+			if !p.HasNext {
+				break
+			}
+			after = p.EndCursor()
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("paging by 2: %q, want each of %q once", got, want)
+		}
+	})
+}
