@@ -763,7 +763,8 @@ type searchArgs struct {
 	sort          SearchSort
 	scope         string
 	scopeMark     byte
-	byVotes       func(context.Context, []search.Hit) ([]search.Hit, error) // scores hits for TOP
+	// byVotes scores hits for TOP, leaving out those published before since (when not nil).
+	byVotes func(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error)
 }
 
 // searchRun is a search read from the index and ordered, before its page is checked.
@@ -822,7 +823,7 @@ func (l *Loader) runSearch(ctx context.Context, kind searchKind, a searchArgs, w
 			r.hits[i].Score = 0
 		}
 	case SearchTop:
-		if r.hits, err = a.byVotes(ctx, r.hits); err != nil {
+		if r.hits, err = a.byVotes(ctx, r.hits, a.since); err != nil {
 			return nil, err
 		}
 	}
@@ -878,12 +879,14 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 }
 
 // byVotes scores the newest searchTopCap hits by their posts' net votes (the site's TOP
-// ranking) and drops the rest.
-func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, error) {
+// ranking) and drops the rest. With since, the posts published before it are dropped first, by
+// their publish times in NEW's set read in the same pipeline: a windowed TOP ranks the newest
+// searchTopCap matches of its window, and its pages are not left short by older posts.
+func (l *Loader) byVotes(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error) {
 	if len(hits) > searchTopCap {
 		hits = hits[len(hits)-searchTopCap:] // document order: the newest are last
 	}
-	key := l.s.k.ranking("").top
+	r := l.s.k.ranking("")
 	var reads []read
 	const chunk = 500
 	for i := 0; i < len(hits); i += chunk {
@@ -892,20 +895,36 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, 
 		for j, h := range part {
 			members[j] = strconv.FormatUint(h.Doc.A, 10)
 		}
-		ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
-		reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			c.cmd = p.ZMScore(ctx, key, members...)
-		}})
+		for _, key := range []string{r.top, r.new} {
+			if key == r.new && since == nil {
+				continue
+			}
+			ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
+			reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+				c.cmd = p.ZMScore(ctx, key, members...)
+			}})
+		}
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
+	per := 1
+	if since != nil {
+		per = 2
+	}
 	out := hits[:0]
-	for ci, c := range calls {
-		scores := c.cmd.(*redis.FloatSliceCmd).Val()
+	for ci := 0; ci < len(calls); ci += per {
+		scores := calls[ci].cmd.(*redis.FloatSliceCmd).Val()
+		var published []float64
+		if since != nil {
+			published = calls[ci+1].cmd.(*redis.FloatSliceCmd).Val()
+		}
 		for j, sc := range scores {
-			h := hits[ci*chunk+j]
+			if published != nil && int64(published[j]) < since.UnixMilli() {
+				continue // before the window, or not ranked at all: verification would drop it
+			}
+			h := hits[ci/per*chunk+j]
 			h.Score = sc // a post not ranked (removed, not yet derived) scores 0; verify decides
 			out = append(out, h)
 		}
@@ -1096,27 +1115,36 @@ func (l *Loader) countComments(ctx context.Context, f commentResults, hs []searc
 	return n, nil
 }
 
-// commentsByVotes scores the newest searchTopCap hits by their comments' net votes.
-func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, error) {
+// commentsByVotes scores the newest searchTopCap hits by their comments' net votes, leaving out
+// the comments written before since (when not nil).
+func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error) {
 	if len(hits) > searchTopCap {
 		hits = hits[len(hits)-searchTopCap:]
 	}
 	reads := make([]read, len(hits))
 	for i, h := range hits {
-		reads[i] = l.commentRead(strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
+		pid, num := commentOfHit(h)
+		reads[i] = l.commentRead(pid, num, AllCommentFields)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
+	out := hits[:0]
 	for i, h := range hits {
-		if c := l.commentOf(calls[i], strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields); c != nil {
-			hits[i].Score = float64(c.Upvotes - c.Downvotes)
-		} else {
-			hits[i].Score = 0
+		pid, num := commentOfHit(h)
+		c := l.commentOf(calls[i], pid, num, AllCommentFields)
+		switch {
+		case c == nil:
+			h.Score = 0 // verification drops it
+		case since != nil && c.CreatedAt.Before(*since):
+			continue
+		default:
+			h.Score = float64(c.Upvotes - c.Downvotes)
 		}
+		out = append(out, h)
 	}
-	return hits, nil
+	return out, nil
 }
 
 // indexThread indexes the text of every live comment of post pid, and lists every comment in

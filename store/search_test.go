@@ -294,6 +294,50 @@ func TestSearchTopByVotes(t *testing.T) {
 	})
 }
 
+// A windowed TOP is sort TOP with since: a post published a millisecond before since is out of
+// it, one published at since is in, in pages and totalCount alike, for posts and comments.
+func TestSearchTopSinceToTheMillisecond(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clock := storetest.NewClock()
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Now: clock.Now})
+		alice, bob := f.user("alice"), f.user("bob")
+		old := f.postBody(alice, "Grebe before", "")
+		clock.Add(time.Millisecond)
+		since := clock.Now()
+		in := f.postBody(alice, "Grebe at", "")
+		clock.Add(time.Millisecond)
+		f.postBody(alice, "Grebe after", "")
+		f.vote(bob, old.ID, 1)
+		f.vote(bob, in.ID, 1)
+		got := f.search("", store.PostSearch{Query: "grebe", Sort: store.SearchTop, Since: &since}, 1)
+		if want := []string{"Grebe at", "Grebe after"}; !slices.Equal(got, want) {
+			t.Fatalf("top since %v: %q, want %q", since, got, want)
+		}
+		before := since.Add(-time.Millisecond)
+		got = f.search("", store.PostSearch{Query: "grebe", Sort: store.SearchTop, Since: &before}, 1)
+		if want := []string{"Grebe at", "Grebe before", "Grebe after"}; !slices.Equal(got, want) { // ties: the newer first
+			t.Fatalf("top since %v: %q, want %q", before, got, want)
+		}
+		var texts []string
+		for _, at := range []time.Time{clock.Now(), clock.Now().Add(time.Millisecond)} {
+			clock.Set(at)
+			c, err := f.s.CreateComment(f.ctx, uk(bob), store.NewComment{PostID: old.ID, Body: fmt.Sprint("grebe comment ", len(texts))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, c.Text)
+		}
+		cut := clock.Now()
+		p, err := f.s.NewLoader().SearchComments(f.ctx, store.CommentSearch{Query: "grebe", Sort: store.SearchTop, Since: &cut}, store.Window{First: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Items) != 1 || p.Items[0].Text != texts[1] || p.Total != 1 {
+			t.Fatalf("comments since %v: %d items, total %d, want %q alone", cut, len(p.Items), p.Total, texts[1])
+		}
+	})
+}
+
 func TestSearchRebuildReproducesIndex(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		f := newFixture(t, b, store.Options{WriteLimit: -1})
