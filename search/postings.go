@@ -274,7 +274,10 @@ func Match(terms [][]Posting, prefix *Prefix, n int) []Hit {
 	// The shortest list drives the intersection; the others are searched with galloping steps.
 	slices.SortFunc(lists, func(a, b scored) int { return len(a.ps) - len(b.ps) })
 	pos := make([]int, len(lists))
-	hits := make([]Hit, 0, len(lists[0].ps))
+	var hits []Hit
+	if len(lists) == 1 {
+		hits = make([]Hit, 0, len(lists[0].ps)) // every posting is a hit
+	}
 next:
 	for i, p := range lists[0].ps {
 		score := lists[0].weight(i)
