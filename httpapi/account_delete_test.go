@@ -122,7 +122,7 @@ func TestDeleteUserByAdmin(t *testing.T) {
 		if r := a.do(ann, `mutation{createPost(input:{title:"after"}){id}}`, nil); r.code() != "UNAUTHENTICATED" {
 			t.Fatalf("a deleted user's token writes: %+v, want UNAUTHENTICATED", r.Errors)
 		}
-		// totalCount counts the index's matches (see searchPosts); the erased posts are not shown.
+		// The erased posts are not shown (nor counted: see searchPosts' totalCount).
 		var s struct {
 			SearchPosts struct {
 				Edges []struct{ Node struct{ ID string } }

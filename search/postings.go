@@ -275,6 +275,9 @@ func Match(terms [][]Posting, prefix *Prefix, n int) []Hit {
 	slices.SortFunc(lists, func(a, b scored) int { return len(a.ps) - len(b.ps) })
 	pos := make([]int, len(lists))
 	var hits []Hit
+	if len(lists) == 1 {
+		hits = make([]Hit, 0, len(lists[0].ps)) // every posting is a hit
+	}
 next:
 	for i, p := range lists[0].ps {
 		score := lists[0].weight(i)
@@ -306,38 +309,60 @@ func (s scored) weight(i int) float64 {
 }
 
 // union merges the lists of a prefix's words into one, each document weighing as its best word.
+// The lists are sorted already: the two shortest are merged, again and again, so that the long
+// list of a common word is walked once or twice rather than sorted with the rest.
 func union(pr Prefix, n int) scored {
-	type w struct {
-		doc Doc
-		wt  float64
-	}
-	var all []w
+	var ls []scored
 	for i, l := range pr.Lists {
+		if len(l) == 0 {
+			continue
+		}
 		f := prefixDiscount
 		if i == pr.Exact {
 			f = 1
 		}
-		for _, p := range l {
-			all = append(all, w{p.Doc, f * float64(p.Impact) / 255 * (k1 + 1)})
+		w := make([]float64, len(l))
+		for j, p := range l {
+			w[j] = f * float64(p.Impact) / 255 * (k1 + 1)
 		}
+		ls = append(ls, scored{ps: l, weights: w})
 	}
-	slices.SortFunc(all, func(a, b w) int { return a.doc.Compare(b.doc) })
-	var out scored
-	for _, x := range all {
-		if k := len(out.ps); k > 0 && out.ps[k-1].Doc == x.doc {
-			out.weights[k-1] = max(out.weights[k-1], x.wt)
-			continue
-		}
-		out.ps = append(out.ps, Posting{Doc: x.doc})
-		out.weights = append(out.weights, x.wt)
+	out := scored{weights: []float64{}}
+	for len(ls) > 1 {
+		slices.SortFunc(ls, func(a, b scored) int { return len(b.ps) - len(a.ps) }) // the shortest last
+		a, b := ls[len(ls)-1], ls[len(ls)-2]
+		ls = append(ls[:len(ls)-2], merge(a, b))
+	}
+	if len(ls) == 1 {
+		out = ls[0]
 	}
 	idf := IDF(len(out.ps), n)
 	for i := range out.weights {
 		out.weights[i] *= idf
 	}
-	if out.weights == nil {
-		out.weights = []float64{}
+	return out
+}
+
+// merge merges two weighted lists sorted by document; a document in both weighs as its better.
+func merge(a, b scored) scored {
+	out := scored{ps: make([]Posting, 0, len(a.ps)+len(b.ps)), weights: make([]float64, 0, len(a.ps)+len(b.ps))}
+	i, j := 0, 0
+	for i < len(a.ps) && j < len(b.ps) {
+		switch c := a.ps[i].Doc.Compare(b.ps[j].Doc); {
+		case c < 0:
+			out.ps, out.weights = append(out.ps, a.ps[i]), append(out.weights, a.weights[i])
+			i++
+		case c > 0:
+			out.ps, out.weights = append(out.ps, b.ps[j]), append(out.weights, b.weights[j])
+			j++
+		default:
+			out.ps, out.weights = append(out.ps, a.ps[i]), append(out.weights, max(a.weights[i], b.weights[j]))
+			i++
+			j++
+		}
 	}
+	out.ps, out.weights = append(out.ps, a.ps[i:]...), append(out.weights, a.weights[i:]...)
+	out.ps, out.weights = append(out.ps, b.ps[j:]...), append(out.weights, b.weights[j:]...)
 	return out
 }
 

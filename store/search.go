@@ -267,10 +267,10 @@ func postSearchDoc(p *Post, isNew bool) searchDoc {
 	}
 }
 
-// searchPostTokens returns the tokens of a post's text as its index has them.
+// searchPostTokens returns the tokens of a post's text as its index has them (search.Impacts):
+// the title's, an empty token, the body's.
 func searchPostTokens(p *Post) []string {
-	_, tokens := search.Impacts([]search.Field{{Text: p.Title, Weight: searchTitleWeight}, {Text: p.Body, Weight: searchBodyWeight}}, searchPosts.avgLen)
-	return tokens
+	return append(append(search.Analyze(p.Title), ""), search.Analyze(p.Body)...)
 }
 
 // SearchSort orders search results.
@@ -313,10 +313,59 @@ type searchPlan struct {
 	filters []string
 }
 
-// searchHits reads the posting lists of a plan and returns its matches in document order.
+// searchGuesses is what this process last learnt of the index, so that a search reads its
+// counts, its prefix's words and its posting lists in one round trip rather than two: the
+// newest block of each kind, and the words each prefix expanded to. A guess only chooses what
+// the first pipeline reads besides the counts and the dictionaries; those are read in the same
+// pipeline, and whatever the guess missed (a block begun since, a word new to the dictionary)
+// is read in a second one. So a guess never changes an answer, only its round trips.
+type searchGuesses struct {
+	mu         sync.Mutex
+	tops       map[string]int64    // kind → its newest block
+	expansions map[string][]string // kind, prefix → the words it expanded to
+}
+
+// searchGuessesMax bounds how many prefixes searchGuesses remembers: past it, it forgets them all.
+const searchGuessesMax = 4096
+
+// guess returns the newest block of kind last seen (ok false when none was), and the words
+// prefix last expanded to (nil when unknown).
+func (g *searchGuesses) guess(kind, prefix string) (top int64, ok bool, words []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	top, ok = g.tops[kind]
+	if prefix != "" {
+		words = g.expansions[kind+"\x00"+prefix]
+	}
+	return top, ok, words
+}
+
+// learn records what a search read: the newest block of kind, and what prefix expanded to.
+func (g *searchGuesses) learn(kind string, top int64, prefix string, words []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.tops == nil || len(g.expansions) >= searchGuessesMax {
+		g.tops, g.expansions = map[string]int64{}, map[string][]string{}
+	}
+	g.tops[kind] = top
+	if prefix != "" {
+		g.expansions[kind+"\x00"+prefix] = words
+	}
+}
+
+// searchHits reads the posting lists of a plan and returns its matches in document order. One
+// pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
+// prefix's words from the dictionaries, and the lists that searchGuesses says the search will
+// need; a second one reads only what the guess missed.
 func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, error) {
 	k, code := l.s.k, pl.kind.code
-	// Round trip 1: every bucket's counts, and the prefix's words.
+	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
+	listRead := func(term string, blk int64) read {
+		key := k.searchList(code, searchBucket(term), term, blk)
+		return read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			c.cmd = p.Get(ctx, key)
+		}}
+	}
 	var reads []read
 	for b := range searchBuckets {
 		key := k.searchCounts(code, b)
@@ -330,6 +379,18 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
 				c.cmd = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
 			}})
+		}
+	}
+	fixed := len(reads)
+	if top, ok, guessed := l.s.searchGuess.guess(code, pl.q.Prefix); ok {
+		// The block after the newest too: a block begun since costs no second round trip.
+		for blk := max(0, top-searchMaxBlocks+1); blk <= top+1; blk++ {
+			for _, t := range terms {
+				reads = append(reads, listRead(t, blk))
+			}
+			for _, t := range guessed {
+				reads = append(reads, listRead(t, blk))
+			}
 		}
 	}
 	calls := l.getAll(ctx, reads...)
@@ -346,39 +407,28 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 		}
 	}
 	var expansions []string
-	for _, c := range calls[searchBuckets:] {
+	for _, c := range calls[searchBuckets:fixed] {
 		expansions = append(expansions, c.cmd.(*redis.StringSliceCmd).Val()...)
 	}
 	slices.Sort(expansions)
 	if len(expansions) > searchMaxExpansions {
 		expansions = expansions[:searchMaxExpansions]
 	}
-	// Round trip 2: the lists of every term, newest blocks first.
+	l.s.searchGuess.learn(code, top, pl.q.Prefix, expansions)
+	// The lists of every term, newest blocks first; those the first pipeline read are the
+	// loader's already, and the rest go in one more.
 	lowest := max(0, top-searchMaxBlocks+1)
-	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
-	listReads := func(term string) []read {
-		b := searchBucket(term)
-		var out []read
+	nBlocks := int(top - lowest + 1)
+	all := make([]read, 0, (len(terms)+len(expansions))*max(nBlocks, 0))
+	for _, t := range append(terms, expansions...) {
 		for blk := lowest; blk <= top; blk++ {
-			key := k.searchList(code, b, term, blk)
-			out = append(out, read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-				c.cmd = p.Get(ctx, key)
-			}})
+			all = append(all, listRead(t, blk))
 		}
-		return out
-	}
-	var all []read
-	for _, t := range terms {
-		all = append(all, listReads(t)...)
-	}
-	for _, t := range expansions {
-		all = append(all, listReads(t)...)
 	}
 	calls = l.getAll(ctx, all...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	nBlocks := int(top - lowest + 1)
 	decode := func(cs []*call) ([]search.Posting, error) {
 		var ps []search.Posting
 		for _, c := range cs {
@@ -448,8 +498,15 @@ func hitOfCursor(c cursor, kind searchKind) (search.Hit, bool, error) {
 	return search.Hit{Doc: d, Score: score}, true, nil
 }
 
-// searchDocOfMember parses the member of a search cursor: a post number, or "post:num".
+// searchDocOfMember parses the member of a search cursor: a post number, "post:num" for a
+// comment, or the key of a group or a user.
 func searchDocOfMember(kind searchKind, m string) (search.Doc, error) {
+	if kind.codec == search.Text {
+		if m == "" {
+			return search.Doc{}, invalidf("malformed cursor")
+		}
+		return search.Doc{S: m}, nil
+	}
 	a, b, pair := strings.Cut(m, ":")
 	x, err := strconv.ParseUint(a, 10, 64)
 	if err != nil || pair != (kind.codec == search.Pair) {
@@ -467,7 +524,10 @@ func searchDocOfMember(kind searchKind, m string) (search.Doc, error) {
 // searchCursor encodes the cursor of a hit.
 func searchCursor(tag string, h search.Hit) string {
 	m := strconv.FormatUint(h.Doc.A, 10)
-	if h.Doc.B != 0 {
+	switch {
+	case h.Doc.S != "":
+		m = h.Doc.S
+	case h.Doc.B != 0:
 		m += ":" + strconv.FormatUint(h.Doc.B, 10)
 	}
 	return cursor{list: tag, score: strconv.FormatFloat(h.Score, 'g', -1, 64), member: m}.encode()
@@ -476,8 +536,11 @@ func searchCursor(tag string, h search.Hit) string {
 // searchPage pages ranked hits, keeping those verify accepts. It examines hits in rank order in
 // rounds of growing size until the page is full or the hits run out (at most searchRounds
 // rounds): hits that fail verification are skipped, and the cursors are those of the hits kept.
+// The page's Total is count's answer (see searchTotal), or 0 when count is nil: the response does
+// not show it.
 func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind,
-	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error)) (*Page[T], error) {
+	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error),
+	count func(ctx context.Context, hs []search.Hit) (int, error)) (*Page[T], error) {
 	after, hasAfter, err := hitOfCursor(sp.after, kind)
 	if err != nil {
 		return nil, err
@@ -526,7 +589,12 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 			break
 		}
 	}
-	out := &Page[T]{Total: len(hits)}
+	out := &Page[T]{}
+	if count != nil {
+		if out.Total, err = searchTotal(ctx, hits, count); err != nil {
+			return nil, err
+		}
+	}
 	extra := len(got) > sp.n
 	if extra {
 		if sp.backward {
@@ -550,6 +618,143 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 // searchRounds bounds how many rounds of verification one page takes.
 const searchRounds = 6
 
+// searchCountCap bounds the work of a totalCount: the newest searchCountCap candidates are each
+// checked as a page's are, the older ones counted as the index proposes them.
+const searchCountCap = 10_000
+
+// searchCountBatch is how many candidates one pipeline of a count checks.
+const searchCountBatch = 1_000
+
+// searchTotal is a search's totalCount: the candidates among the newest searchCountCap (hits
+// are in document order, the newest last) that count says the viewer could page through — the
+// same check as a page's, so that the count is exactly what paging reaches — plus every older
+// candidate, unchecked. The count is exact whenever the index proposes at most searchCountCap
+// candidates (always for TOP, which ranks only the newest searchTopCap).
+func searchTotal(ctx context.Context, hits []search.Hit, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
+	older := max(0, len(hits)-searchCountCap)
+	total := older
+	for i := older; i < len(hits); i += searchCountBatch {
+		n, err := count(ctx, hits[i:min(i+searchCountBatch, len(hits))])
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// searchTextCheck reports whether a result's text as it is now must be matched against the
+// query: when it was edited (its lists may still hold the words it had) or when the query has a
+// phrase (the lists hold no positions). A document never edited has in its lists exactly the
+// terms of its text, so that the lists' match is its text's.
+func searchTextCheck(q search.Query, edited *time.Time) bool {
+	return edited != nil || len(q.Phrases) > 0
+}
+
+// postResults is the check of a search of posts: whether a post is one the viewer could page
+// through.
+type postResults struct {
+	q             search.Query
+	group, author string
+	since         *time.Time
+	blocks        *Blocks
+}
+
+// visible reports whether the viewer may find p, its text aside (see keeps).
+func (f postResults) visible(p *Post) bool {
+	switch {
+	case p == nil || p.NSFWHidden || p.Removed || p.Erased || p.PublishAt != nil || f.blocks.Has(p.Author):
+	case f.group != "" && !slices.Contains(p.GroupNames, f.group):
+	case f.author != "" && string(p.Author) != f.author:
+	case f.since != nil && p.CreatedAt.Before(*f.since):
+	default:
+		return true
+	}
+	return false
+}
+
+// keeps reports whether p, read with its text, is a result.
+func (f postResults) keeps(p *Post) bool {
+	return f.visible(p) && (!searchTextCheck(f.q, p.EditedAt) || f.q.Match(searchPostTokens(p)))
+}
+
+// searchPostFields are the fields of a post that decide whether it is a result, but for its text:
+// what a count reads of every candidate (searchPostOf).
+var searchPostFields = []string{"title", "author", "created", "groups", "deleted", "edited", "removed", "erased", "nsfw"}
+
+// searchPostFieldArgs is searchPostFields as HMGET arguments, and searchPostAt where each goes in
+// postFields.
+var searchPostFieldArgs, searchPostAt = boxed(searchPostFields), func() []int {
+	at := make([]int, len(searchPostFields))
+	for i, f := range searchPostFields {
+		at[i] = slices.Index(postFields, f)
+	}
+	return at
+}()
+
+// searchPostRead reads the fields of searchPostFields of a post.
+func (l *Loader) searchPostRead(pid string) read {
+	key := l.s.k.post(pid)
+	return read{key: "sxm:" + key, rkey: key, fields: searchPostFieldArgs, fill: fillHMGET}
+}
+
+// searchPostOf parses a done searchPostRead: the post without its body (its title is there only
+// to tell that it exists), marked NSFWHidden as postOf marks it; nil when there is none.
+func (l *Loader) searchPostOf(c *call, pid string) *Post {
+	v := make([]string, len(postFields))
+	for i, x := range fields(c) {
+		v[searchPostAt[i]] = x
+	}
+	p := l.s.postFromFields(pid, v)
+	if p != nil && !p.NSFW {
+		p.NSFW = l.nsfwGroupSet().any(p.GroupNames)
+	}
+	if p != nil && p.NSFW && l.hidesNSFW() {
+		p.NSFWHidden = true
+	}
+	return p
+}
+
+// countPosts counts the posts of hs that f keeps: one pipeline of the fields that decide, then
+// one of the whole posts whose text must be matched (searchTextCheck).
+func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit) (int, error) {
+	pids := make([]string, len(hs))
+	reads := make([]read, len(hs))
+	for i, h := range hs {
+		pids[i] = strconv.FormatUint(h.Doc.A, 10)
+		reads[i] = l.searchPostRead(pids[i])
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	n := 0
+	var text []string
+	for i, c := range calls {
+		p := l.searchPostOf(c, pids[i])
+		switch {
+		case !f.visible(p):
+		case searchTextCheck(f.q, p.EditedAt):
+			text = append(text, pids[i])
+		default:
+			n++
+		}
+	}
+	if len(text) == 0 {
+		return n, nil
+	}
+	posts, _, err := l.postsByKey(ctx, text)
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range posts {
+		if f.keeps(p) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // searchArgs are what a search of posts or comments shares: the words, an author, a time, an
 // order and a scope (a group of posts, or the post of comments) with its mark.
 type searchArgs struct {
@@ -558,7 +763,8 @@ type searchArgs struct {
 	sort          SearchSort
 	scope         string
 	scopeMark     byte
-	byVotes       func(context.Context, []search.Hit) ([]search.Hit, error) // scores hits for TOP
+	// byVotes scores hits for TOP, leaving out those published before since (when not nil).
+	byVotes func(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error)
 }
 
 // searchRun is a search read from the index and ordered, before its page is checked.
@@ -617,7 +823,7 @@ func (l *Loader) runSearch(ctx context.Context, kind searchKind, a searchArgs, w
 			r.hits[i].Score = 0
 		}
 	case SearchTop:
-		if r.hits, err = a.byVotes(ctx, r.hits); err != nil {
+		if r.hits, err = a.byVotes(ctx, r.hits, a.since); err != nil {
 			return nil, err
 		}
 	}
@@ -640,9 +846,12 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 	if err != nil {
 		return nil, err
 	}
-	q, author, hits, tag, sp := r.q, r.author, r.hits, r.tag, r.sp
-	blocks := l.viewerBlocks()
-	page, err := searchPage(ctx, hits, tag, sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
+	f := postResults{q: r.q, group: group, author: r.author, since: in.Since, blocks: l.viewerBlocks()}
+	var count func(ctx context.Context, hs []search.Hit) (int, error)
+	if !w.NoTotal {
+		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countPosts(ctx, f, hs) }
+	}
+	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
 		pids := make([]string, len(hs))
 		for i, h := range hs {
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
@@ -657,18 +866,12 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		var out []*Post
 		var idx []int
 		for i, p := range posts {
-			switch {
-			case p.Removed || p.Erased || p.PublishAt != nil || blocks.Has(p.Author):
-			case group != "" && !slices.Contains(p.GroupNames, group):
-			case author != "" && string(p.Author) != author:
-			case in.Since != nil && p.CreatedAt.Before(*in.Since):
-			case !q.Match(searchPostTokens(p)):
-			default:
+			if f.keeps(p) {
 				out, idx = append(out, p), append(idx, kept[i])
 			}
 		}
 		return out, idx, nil
-	})
+	}, count)
 	if err != nil {
 		return nil, err
 	}
@@ -676,12 +879,14 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 }
 
 // byVotes scores the newest searchTopCap hits by their posts' net votes (the site's TOP
-// ranking) and drops the rest.
-func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, error) {
+// ranking) and drops the rest. With since, the posts published before it are dropped first, by
+// their publish times in NEW's set read in the same pipeline: a windowed TOP ranks the newest
+// searchTopCap matches of its window, and its pages are not left short by older posts.
+func (l *Loader) byVotes(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error) {
 	if len(hits) > searchTopCap {
 		hits = hits[len(hits)-searchTopCap:] // document order: the newest are last
 	}
-	key := l.s.k.ranking("").top
+	r := l.s.k.ranking("")
 	var reads []read
 	const chunk = 500
 	for i := 0; i < len(hits); i += chunk {
@@ -690,24 +895,47 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, 
 		for j, h := range part {
 			members[j] = strconv.FormatUint(h.Doc.A, 10)
 		}
-		ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
-		reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			// Both parts of the ranking (nsfw_lists.go): a post is in one, absent (0) from the other.
-			c.cmd, c.cmd2 = p.ZMScore(ctx, key, members...), p.ZMScore(ctx, nsfwKey(key), members...)
-		}})
+		for _, key := range []string{r.top, r.new} {
+			if key == r.new && since == nil {
+				continue
+			}
+			ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
+			reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+				// Both parts of the ranking (nsfw_lists.go): a post is in one, absent (0) from the other.
+				c.cmd, c.cmd2 = p.ZMScore(ctx, key, members...), p.ZMScore(ctx, nsfwKey(key), members...)
+			}})
+		}
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
+	per := 1
+	if since != nil {
+		per = 2
+	}
 	out := hits[:0]
-	for ci, c := range calls {
+	// scoresOf is the scores a call read, a post's from whichever part holds it.
+	scoresOf := func(c *call) []float64 {
 		scores, nscores := c.cmd.(*redis.FloatSliceCmd).Val(), c.cmd2.(*redis.FloatSliceCmd).Val()
-		for j, sc := range scores {
-			h := hits[ci*chunk+j]
+		for j := range scores {
 			if j < len(nscores) {
-				sc += nscores[j]
+				scores[j] += nscores[j]
 			}
+		}
+		return scores
+	}
+	for ci := 0; ci < len(calls); ci += per {
+		scores := scoresOf(calls[ci])
+		var published []float64
+		if since != nil {
+			published = scoresOf(calls[ci+1])
+		}
+		for j, sc := range scores {
+			if published != nil && int64(published[j]) < since.UnixMilli() {
+				continue // before the window, or not ranked at all: verification would drop it
+			}
+			h := hits[ci/per*chunk+j]
 			h.Score = sc // a post not ranked (removed, not yet derived) scores 0; verify decides
 			out = append(out, h)
 		}
@@ -797,13 +1025,16 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 	if err != nil {
 		return nil, err
 	}
-	q, author, hits, tag, sp := r.q, r.author, r.hits, r.tag, r.sp
-	blocks := l.viewerBlocks()
-	return searchPage(ctx, hits, tag, sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
+	f := commentResults{q: r.q, author: r.author, since: in.Since, blocks: l.viewerBlocks()}
+	var count func(ctx context.Context, hs []search.Hit) (int, error)
+	if !w.NoTotal {
+		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countComments(ctx, f, hs) }
+	}
+	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
 		reads := make([]read, 0, 2*len(hs))
 		for _, h := range hs {
-			pid := strconv.FormatUint(h.Doc.A, 10)
-			reads = append(reads, l.postRead(pid), l.commentRead(pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields))
+			pid, num := commentOfHit(h)
+			reads = append(reads, l.postRead(pid), l.commentRead(pid, num, AllCommentFields))
 		}
 		calls := l.getAll(ctx, reads...)
 		if err := waitAll(ctx, calls); err != nil {
@@ -812,44 +1043,119 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 		var out []*Comment
 		var idx []int
 		for i, h := range hs {
-			pid := strconv.FormatUint(h.Doc.A, 10)
+			pid, num := commentOfHit(h)
 			p := l.postOf(calls[2*i], pid)
-			c := l.commentOf(calls[2*i+1], pid, padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
-			switch {
-			case p == nil || p.Removed || p.PublishAt != nil || p.NSFWHidden || blocks.Has(p.Author):
-			case c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author == "":
-			case author != "" && string(c.Author) != author:
-			case in.Since != nil && c.CreatedAt.Before(*in.Since):
-			case !q.Match(search.Analyze(c.Text)):
-			default:
+			c := l.commentOf(calls[2*i+1], pid, num, AllCommentFields)
+			if f.visible(p, c) && (!searchTextCheck(f.q, c.EditedAt) || f.q.Match(search.Analyze(c.Text))) {
 				out, idx = append(out, c), append(idx, i)
 			}
 		}
 		return out, idx, nil
-	})
+	}, count)
 }
 
-// commentsByVotes scores the newest searchTopCap hits by their comments' net votes.
-func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit) ([]search.Hit, error) {
+// commentOfHit returns the post and the number of the comment a hit names.
+func commentOfHit(h search.Hit) (pid, num string) {
+	return strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10))
+}
+
+// commentResults is the check of a search of comments: whether a comment is one the viewer could
+// page through.
+type commentResults struct {
+	q      search.Query
+	author string
+	since  *time.Time
+	blocks *Blocks
+}
+
+// visible reports whether the viewer may find comment c of post p, its text aside.
+func (f commentResults) visible(p *Post, c *Comment) bool {
+	switch {
+	case p == nil || p.Removed || p.Erased || p.PublishAt != nil || p.NSFWHidden || f.blocks.Has(p.Author):
+	case c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author == "":
+	case f.author != "" && string(c.Author) != f.author:
+	case f.since != nil && c.CreatedAt.Before(*f.since):
+	default:
+		return true
+	}
+	return false
+}
+
+// countComments counts the comments of hs that f keeps: one pipeline of what decides (each
+// comment's fields but its body, its post's as a count reads them), then one of the bodies of
+// those whose text must be matched.
+func (l *Loader) countComments(ctx context.Context, f commentResults, hs []search.Hit) (int, error) {
+	const fs = CommentFieldsChosen | CommentEdited
+	reads := make([]read, 0, 2*len(hs))
+	for _, h := range hs {
+		pid, num := commentOfHit(h)
+		reads = append(reads, l.searchPostRead(pid), l.commentRead(pid, num, fs))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	n := 0
+	var text []read
+	var textHits []search.Hit
+	for i, h := range hs {
+		pid, num := commentOfHit(h)
+		p, c := l.searchPostOf(calls[2*i], pid), l.commentOf(calls[2*i+1], pid, num, fs)
+		switch {
+		case !f.visible(p, c):
+		case searchTextCheck(f.q, c.EditedAt):
+			text = append(text, l.commentRead(pid, num, CommentFieldsChosen|CommentBody))
+			textHits = append(textHits, h)
+		default:
+			n++
+		}
+	}
+	if len(text) == 0 {
+		return n, nil
+	}
+	calls = l.getAll(ctx, text...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	for i, c := range calls {
+		pid, num := commentOfHit(textHits[i])
+		if cm := l.commentOf(c, pid, num, CommentFieldsChosen|CommentBody); cm != nil && f.q.Match(search.Analyze(cm.Text)) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// commentsByVotes scores the newest searchTopCap hits by their comments' net votes, leaving out
+// the comments written before since (when not nil).
+func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error) {
 	if len(hits) > searchTopCap {
 		hits = hits[len(hits)-searchTopCap:]
 	}
 	reads := make([]read, len(hits))
 	for i, h := range hits {
-		reads[i] = l.commentRead(strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields)
+		pid, num := commentOfHit(h)
+		reads[i] = l.commentRead(pid, num, AllCommentFields)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
+	out := hits[:0]
 	for i, h := range hits {
-		if c := l.commentOf(calls[i], strconv.FormatUint(h.Doc.A, 10), padNum(strconv.FormatUint(h.Doc.B, 10)), AllCommentFields); c != nil {
-			hits[i].Score = float64(c.Upvotes - c.Downvotes)
-		} else {
-			hits[i].Score = 0
+		pid, num := commentOfHit(h)
+		c := l.commentOf(calls[i], pid, num, AllCommentFields)
+		switch {
+		case c == nil:
+			h.Score = 0 // verification drops it
+		case since != nil && c.CreatedAt.Before(*since):
+			continue
+		default:
+			h.Score = float64(c.Upvotes - c.Downvotes)
 		}
+		out = append(out, h)
 	}
-	return hits, nil
+	return out, nil
 }
 
 // indexThread indexes the text of every live comment of post pid, and lists every comment in

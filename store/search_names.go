@@ -37,13 +37,13 @@ func nameSearchDoc(kind searchKind, key, name string, isNew bool, texts ...strin
 	return searchDoc{kind: kind, doc: search.Doc{S: key}, fields: fields, isNew: isNew}
 }
 
-// nameTokens returns the tokens of a group's or a user's fields, as a query matches them.
+// nameTokens returns the tokens of a group's or a user's fields, as a query matches them: the
+// fields' one after another, an empty token between two (as search.Impacts returns them).
 func nameTokens(name string, texts ...string) []string {
-	fields := []search.Field{{Text: name, Weight: 1}}
+	tokens := search.Analyze(name)
 	for _, t := range texts {
-		fields = append(fields, search.Field{Text: t, Weight: 1})
+		tokens = append(append(tokens, ""), search.Analyze(t)...)
 	}
-	_, tokens := search.Impacts(fields, 1)
 	return tokens
 }
 
@@ -82,7 +82,7 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 		return nil, err
 	}
 	hits = l.withoutNSFWGroups(hits)
-	return searchPage(ctx, hits, tag, sp, searchGroupsKind, func(ctx context.Context, hs []search.Hit) ([]*Group, []int, error) {
+	verify := func(ctx context.Context, hs []search.Hit) ([]*Group, []int, error) {
 		names := make([]string, len(hs))
 		for i, h := range hs {
 			names[i] = h.Doc.S
@@ -107,7 +107,20 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 			}
 		}
 		return out, idx, nil
-	})
+	}
+	return searchPage(ctx, hits, tag, sp, searchGroupsKind, verify, countBy(verify, w))
+}
+
+// countBy is the count of a search whose page's check is cheap enough to count with (groups,
+// users): how many of the candidates verify keeps. It is nil when w does not show the count.
+func countBy[T any](verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error), w Window) func(ctx context.Context, hs []search.Hit) (int, error) {
+	if w.NoTotal {
+		return nil
+	}
+	return func(ctx context.Context, hs []search.Hit) (int, error) {
+		items, _, err := verify(ctx, hs)
+		return len(items), err
+	}
 }
 
 // SearchUsers finds users by the words of their name and bio, most relevant first.
@@ -128,7 +141,7 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 	if err != nil {
 		return nil, err
 	}
-	return searchPage(ctx, hits, tag, sp, searchUsersKind, func(ctx context.Context, hs []search.Hit) ([]*User, []int, error) {
+	verify := func(ctx context.Context, hs []search.Hit) ([]*User, []int, error) {
 		uids := make([]string, len(hs))
 		for i, h := range hs {
 			uids[i] = h.Doc.S
@@ -148,7 +161,8 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 			}
 		}
 		return out, idx, nil
-	})
+	}
+	return searchPage(ctx, hits, tag, sp, searchUsersKind, verify, countBy(verify, w))
 }
 
 // reindexGroups indexes every registered group anew: rebuild's step for groups.

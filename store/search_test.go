@@ -17,13 +17,22 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// search runs a post search and returns the titles of every result, paging n at a time.
+// search runs a post search and returns the titles of every result, paging n at a time. Every
+// page's totalCount must be the number of results that paging reaches.
 func (f *fixture) search(viewer string, in store.PostSearch, n int) []string {
 	f.t.Helper()
+	return f.searchAs(viewer, false, in, n)
+}
+
+// searchAs is search by a viewer who hides NSFW posts or not.
+func (f *fixture) searchAs(viewer string, hideNSFW bool, in store.PostSearch, n int) []string {
+	f.t.Helper()
 	var out []string
+	var totals []int
 	after := ""
 	for {
 		l := f.s.NewLoader()
+		l.HideNSFW(hideNSFW)
 		if viewer != "" {
 			sess, err := f.s.LogIn(f.ctx, viewer, "password1")
 			if err != nil {
@@ -42,7 +51,14 @@ func (f *fixture) search(viewer string, in store.PostSearch, n int) []string {
 		for _, it := range p.Items {
 			out = append(out, it.Title)
 		}
+		totals = append(totals, p.Total)
 		if !p.HasNext {
+			for _, total := range totals {
+				if total != len(out) {
+					f.t.Errorf("search %+v by %q: totalCount %v, but paging finds %d", in, viewer, totals, len(out))
+					break
+				}
+			}
 			return out
 		}
 		after = p.EndCursor()
@@ -145,6 +161,54 @@ func TestSearchPostsIsExact(t *testing.T) {
 	})
 }
 
+// totalCount counts exactly what the viewer could page through: not the NSFW posts a viewer hides,
+// nor posts older than since, out of the group asked for, or whose edit took away a word or a
+// phrase (search checks totals on every page: see fixture.search).
+func TestSearchTotalCountIsExact(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clock := storetest.NewClock()
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Now: clock.Now})
+		alice, bob := f.user("alice"), f.user("bob")
+		if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "Grebe display", Body: "a red grebe", NSFW: true}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(time.Minute)
+		since := clock.Now()
+		moved := f.postBody(alice, "Grebe nest", "a great crested grebe", "birds")
+		phrase := f.postBody(bob, "Grebe dive", "a crested great grebe")
+		want := func(hide bool, in store.PostSearch, titles ...string) {
+			t.Helper()
+			in.Sort = store.SearchNew
+			if got := f.searchAs("", hide, in, 1); !slices.Equal(got, titles) {
+				t.Errorf("%+v (hiding NSFW: %v): %q, want %q", in, hide, got, titles)
+			}
+		}
+		want(false, store.PostSearch{Query: "grebe"}, "Grebe dive", "Grebe nest", "Grebe display")
+		want(true, store.PostSearch{Query: "grebe"}, "Grebe dive", "Grebe nest")
+		want(false, store.PostSearch{Query: "grebe", Since: &since}, "Grebe dive", "Grebe nest")
+		want(false, store.PostSearch{Query: `"great crested"`}, "Grebe nest")
+		want(false, store.PostSearch{Query: "grebe", Group: "birds"}, "Grebe nest")
+
+		// The post leaves its group and loses a phrase; another gains it by an edit.
+		if _, err := f.s.SetPostGroups(f.ctx, uk(alice), moved.ID, nil, []string{"birds"}); err != nil {
+			t.Fatal(err)
+		}
+		body := "a little grebe"
+		if _, err := f.s.EditPost(f.ctx, uk(alice), moved.ID, store.PostEdit{Body: &body}); err != nil {
+			t.Fatal(err)
+		}
+		body = "a great crested grebe, after all"
+		if _, err := f.s.EditPost(f.ctx, uk(bob), phrase.ID, store.PostEdit{Body: &body}); err != nil {
+			t.Fatal(err)
+		}
+		want(false, store.PostSearch{Query: "grebe", Group: "birds"})
+		want(false, store.PostSearch{Query: `"great crested"`}, "Grebe dive")
+		want(false, store.PostSearch{Query: "crested"}, "Grebe dive")
+		want(false, store.PostSearch{Query: "gre"}, "Grebe dive", "Grebe nest", "Grebe display")
+		want(true, store.PostSearch{Query: "red"}) // only in the NSFW post
+	})
+}
+
 func TestSearchScheduledPostAppearsWhenPublished(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		clock := storetest.NewClock()
@@ -226,6 +290,50 @@ func TestSearchTopByVotes(t *testing.T) {
 		got := f.search("", store.PostSearch{Query: "grebe", Sort: store.SearchTop}, 2)
 		if want := []string{"Grebe two", "Grebe one", "Grebe three"}; !slices.Equal(got, want) {
 			t.Fatalf("top: %q, want %q", got, want)
+		}
+	})
+}
+
+// A windowed TOP is sort TOP with since: a post published a millisecond before since is out of
+// it, one published at since is in, in pages and totalCount alike, for posts and comments.
+func TestSearchTopSinceToTheMillisecond(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clock := storetest.NewClock()
+		f := newFixture(t, b, store.Options{WriteLimit: -1, Now: clock.Now})
+		alice, bob := f.user("alice"), f.user("bob")
+		old := f.postBody(alice, "Grebe before", "")
+		clock.Add(time.Millisecond)
+		since := clock.Now()
+		in := f.postBody(alice, "Grebe at", "")
+		clock.Add(time.Millisecond)
+		f.postBody(alice, "Grebe after", "")
+		f.vote(bob, old.ID, 1)
+		f.vote(bob, in.ID, 1)
+		got := f.search("", store.PostSearch{Query: "grebe", Sort: store.SearchTop, Since: &since}, 1)
+		if want := []string{"Grebe at", "Grebe after"}; !slices.Equal(got, want) {
+			t.Fatalf("top since %v: %q, want %q", since, got, want)
+		}
+		before := since.Add(-time.Millisecond)
+		got = f.search("", store.PostSearch{Query: "grebe", Sort: store.SearchTop, Since: &before}, 1)
+		if want := []string{"Grebe at", "Grebe before", "Grebe after"}; !slices.Equal(got, want) { // ties: the newer first
+			t.Fatalf("top since %v: %q, want %q", before, got, want)
+		}
+		var texts []string
+		for _, at := range []time.Time{clock.Now(), clock.Now().Add(time.Millisecond)} {
+			clock.Set(at)
+			c, err := f.s.CreateComment(f.ctx, uk(bob), store.NewComment{PostID: old.ID, Body: fmt.Sprint("grebe comment ", len(texts))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, c.Text)
+		}
+		cut := clock.Now()
+		p, err := f.s.NewLoader().SearchComments(f.ctx, store.CommentSearch{Query: "grebe", Sort: store.SearchTop, Since: &cut}, store.Window{First: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Items) != 1 || p.Items[0].Text != texts[1] || p.Total != 1 {
+			t.Fatalf("comments since %v: %d items, total %d, want %q alone", cut, len(p.Items), p.Total, texts[1])
 		}
 	})
 }
@@ -333,6 +441,7 @@ func TestSearchComments(t *testing.T) {
 		find := func(in store.CommentSearch) []string {
 			t.Helper()
 			var out []string
+			var totals []int
 			after := ""
 			for {
 				p, err := f.s.NewLoader().SearchComments(f.ctx, in, store.Window{First: 2, After: after})
@@ -342,7 +451,14 @@ func TestSearchComments(t *testing.T) {
 				for _, c := range p.Items {
 					out = append(out, c.Text)
 				}
+				totals = append(totals, p.Total)
 				if !p.HasNext {
+					for _, total := range totals {
+						if total != len(out) {
+							t.Errorf("search %+v: totalCount %v, but paging finds %d", in, totals, len(out))
+							break
+						}
+					}
 					return out
 				}
 				after = p.EndCursor()
@@ -467,6 +583,9 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 			for _, g := range p.Items {
 				out = append(out, g.Name)
 			}
+			if p.Total != len(out) {
+				t.Errorf("groups %q: totalCount %d, found %d", q, p.Total, len(out))
+			}
 			return out
 		}
 		users := func(q string) []string {
@@ -478,6 +597,9 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 			var out []string
 			for _, u := range p.Items {
 				out = append(out, u.Name)
+			}
+			if p.Total != len(out) {
+				t.Errorf("users %q: totalCount %d, found %d", q, p.Total, len(out))
 			}
 			return out
 		}
@@ -533,8 +655,11 @@ func TestSearchGroupsAndUsers(t *testing.T) {
 	})
 }
 
-// A search costs a fixed number of round trips whatever the page size: the counts (and the
-// prefix's words), the lists, then the page's posts.
+// A search costs a fixed number of round trips whatever the page size: the counts, the prefix's
+// words and the lists (the ones this process guesses it needs) in one, then the page's posts;
+// its totalCount one more per 1,000 candidates (here 30), when the response shows it. What the
+// guess misses — a block begun since, a word new to the dictionary — costs one more, and the
+// answer stays exact.
 func TestSearchRoundTrips(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		cb, rt := b.Counted(t)
@@ -543,17 +668,81 @@ func TestSearchRoundTrips(t *testing.T) {
 		for i := range 30 {
 			f.postBody(alice, fmt.Sprintf("Phalarope %d", i), "red-necked and grey")
 		}
-		var counts []int64
-		for _, n := range []int{1, 5, 25} {
+		search := func(n int, noTotal bool) (*store.Page[*store.Post], int64) {
+			t.Helper()
 			rt.Reset()
-			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "phalarope gre"}, store.Window{First: n}, nil)
-			if err != nil || len(p.Items) != n {
-				t.Fatalf("page of %d: %d items, %v", n, len(p.Items), err)
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "phalarope gre"}, store.Window{First: n, NoTotal: noTotal}, nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-			counts = append(counts, rt.Count())
+			return p, rt.Count()
 		}
-		if counts[0] != counts[1] || counts[1] != counts[2] || counts[0] > 3 {
-			t.Fatalf("round trips for pages of 1, 5, 25: %v, want the same, at most 3", counts)
+		if _, n := search(1, true); n != 3 {
+			t.Fatalf("the process's first search: %d round trips, want 3", n)
+		}
+		for _, tc := range []struct {
+			noTotal bool
+			want    int64
+		}{{true, 2}, {false, 3}} {
+			for _, n := range []int{1, 5, 25} {
+				p, trips := search(n, tc.noTotal)
+				if len(p.Items) != n {
+					t.Fatalf("page of %d: %d items", n, len(p.Items))
+				}
+				if want := map[bool]int{true: 0, false: 30}[tc.noTotal]; p.Total != want {
+					t.Fatalf("page of %d: total %d, want %d", n, p.Total, want)
+				}
+				if trips != tc.want {
+					t.Fatalf("page of %d (no total: %v): %d round trips, want %d", n, tc.noTotal, trips, tc.want)
+				}
+			}
+		}
+		// The next post begins block 1 (posts 16384…) with a word new to the dictionary.
+		if err := b.Client.Set(f.ctx, f.s.Options().Prefix+"seq:post", 20_000, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		f.postBody(alice, "Phalarope and greenshank", "")
+		p, trips := search(1, true)
+		if len(p.Items) != 1 || p.Items[0].Title != "Phalarope and greenshank" || trips != 3 {
+			t.Fatalf("after a new block and a new word: %d posts in %d round trips, want the new post in 3", len(p.Items), trips)
+		}
+		if p, trips := search(31, false); len(p.Items) != 31 || p.Total != 31 || trips != 3 {
+			t.Fatalf("again: %d posts of %d in %d round trips, want 31 in 3", len(p.Items), p.Total, trips)
+		}
+	})
+}
+
+// Groups and users found with the same score page by name: a cursor names the group or user,
+// so that paging neither repeats nor skips one.
+func TestSearchNamesPageOnTies(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		var want []string
+		for _, g := range []string{"tern-a", "tern-b", "tern-c", "tern-d", "tern-e"} {
+			if _, err := f.s.CreateGroup(f.ctx, uk(alice), g, nil); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, g)
+		}
+		var got []string
+		after := ""
+		for range 10 {
+			p, err := f.s.NewLoader().SearchGroups(f.ctx, "tern", store.Window{First: 2, After: after})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range p.Items {
+				got = append(got, g.Name)
+			}
+			if !p.HasNext {
+				break
+			}
+			after = p.EndCursor()
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("paging by 2: %q, want each of %q once", got, want)
 		}
 	})
 }

@@ -193,6 +193,8 @@ type Store struct {
 	// of a layout before 3 when CheckLayout read it, and this process has not migrated it past
 	// 2 (see commentRead).
 	bodiesInHashes atomic.Bool
+	// searchGuess is what searches last read of the index, to read it in fewer round trips.
+	searchGuess searchGuesses
 }
 
 // New returns a Store on rdb and loads its Lua scripts into Redis.
