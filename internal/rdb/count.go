@@ -1,0 +1,47 @@
+package rdb
+
+import (
+	"context"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// RedisCount counts what one operation sent to Redis through the runner: round trips (pipelines;
+// on a cluster, one per master a pipeline went to) and commands.
+type RedisCount struct {
+	RoundTrips atomic.Int64
+	Commands   atomic.Int64
+}
+
+type redisCountKey struct{}
+
+// WithRedisCount returns ctx carrying a new RedisCount, which every pipeline the runner sends
+// with ctx (or a context derived from it) adds to: the reads of a response, its writes' scripts.
+func WithRedisCount(ctx context.Context) (context.Context, *RedisCount) {
+	c := &RedisCount{}
+	return context.WithValue(ctx, redisCountKey{}, c), c
+}
+
+// pipelineSpan starts the span of one pipeline, as a child of the span in ctx: a traced
+// operation's (see httpapi's tracing). Without one it is a no-op.
+func pipelineSpan(ctx context.Context, roundTrips, commands int) (context.Context, trace.Span) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return ctx, trace.SpanFromContext(context.Background()) // a no-op span, to end
+	}
+	return parent.TracerProvider().Tracer("github.com/agora/agora/store").Start(ctx, "redis pipeline",
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+			attribute.String("db.system", "redis"),
+			attribute.Int("agora.redis.round_trips", roundTrips),
+			attribute.Int("agora.redis.commands", commands)))
+}
+
+// countRedis adds one attempt of a pipeline to ctx's RedisCount, if it has one.
+func countRedis(ctx context.Context, roundTrips, commands int) {
+	if c, ok := ctx.Value(redisCountKey{}).(*RedisCount); ok {
+		c.RoundTrips.Add(int64(roundTrips))
+		c.Commands.Add(int64(commands))
+	}
+}
