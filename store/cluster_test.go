@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/agora/agora/live"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -347,7 +347,7 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 	w := newWorld(t, s, cc, writers*3, 60)
 
 	// Sharded subscriptions on channels all over the keyspace.
-	sub := live.NewSubscription(ctx, s)
+	sub := rdb.NewSubscription(ctx, s.Runner())
 	defer sub.Close()
 	var chans []string
 	for i := range 64 {
