@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The directory of groups: every group that exists, in four orders (Query.groups).
@@ -119,8 +119,8 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 		}
 	}
 	// The directory and the registry, in one round trip (one slot).
-	var dir, registry *redis.StringSliceCmd
-	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var dir, registry *rdb.StringSliceCmd
+	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		dir, registry = p.HKeys(ctx, s.k.groupDir().ver), p.ZRange(ctx, s.k.groups(), 0, -1)
 		return dir, registry
 	}}}, false)

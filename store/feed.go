@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 
 	"github.com/agora/agora/jobs"
 )
@@ -225,7 +225,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		return nil, err
 	}
 	pulled := zrangeMembers(r1[1])
-	oldest := r1[2].cmd.(*redis.ZSliceCmd).Val()
+	oldest := r1[2].cmd.(*rdb.ZSliceCmd).Val()
 	// A full feed has dropped older entries; pulled posts older than what it keeps are left out too.
 	full := own.total >= l.s.opts.Feed.Cap && len(oldest) == 1
 	horizon := "-inf"
@@ -256,7 +256,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[2*i+1].cmd.(*redis.IntCmd).Val())})
+		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[2*i+1].cmd.(*rdb.IntCmd).Val())})
 	}
 
 	floor := math.Inf(-1)
@@ -328,14 +328,14 @@ func (l *Loader) feedPage(ctx context.Context, items []feedItem, tag string, nee
 // their scores (ZRANGE WITHSCORES).
 func zrangeRead(key string, start, stop int64) read {
 	ck := "zw:" + key + "\x00" + strconv.FormatInt(start, 10) + "\x00" + strconv.FormatInt(stop, 10)
-	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZRangeWithScores(ctx, key, start, stop)
 	}}
 }
 
 // zrangeMembers returns the members a done zrangeRead read.
 func zrangeMembers(c *call) []string {
-	zs := c.cmd.(*redis.ZSliceCmd).Val()
+	zs := c.cmd.(*rdb.ZSliceCmd).Val()
 	out := make([]string, len(zs))
 	for i, z := range zs {
 		out[i], _ = z.Member.(string)
@@ -346,7 +346,7 @@ func zrangeMembers(c *call) []string {
 // zcountRead reads how many members of a sorted set score between min and max (Redis range
 // syntax).
 func zcountRead(key, min, max string) read {
-	return read{key: "zn:" + key + "\x00" + min + "\x00" + max, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "zn:" + key + "\x00" + min + "\x00" + max, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZCount(ctx, key, min, max)
 	}}
 }

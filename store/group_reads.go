@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The reads of groups. A group is an item of Walk (ItemGroup): a list of groups — a user's, the
@@ -134,7 +134,7 @@ func (l *Loader) groupExists(ctx context.Context, names []string) ([]bool, error
 	}
 	out := make([]bool, len(names))
 	for i := range names {
-		out[i] = l.groupInfoOf(calls[2*i]).lasting || calls[2*i+1].cmd.(*redis.IntCmd).Val() > 0
+		out[i] = l.groupInfoOf(calls[2*i]).lasting || calls[2*i+1].cmd.(*rdb.IntCmd).Val() > 0
 	}
 	return out, nil
 }
@@ -226,7 +226,7 @@ func (l *Loader) GroupCreatedAt(ctx context.Context, g *Group) (time.Time, error
 	if ms := l.groupInfoOf(calls[0]).created; ms != 0 {
 		return fromMillis(ms), nil
 	}
-	if zs := calls[1].cmd.(*redis.ZSliceCmd).Val(); len(zs) > 0 {
+	if zs := calls[1].cmd.(*rdb.ZSliceCmd).Val(); len(zs) > 0 {
 		return fromMillis(int64(zs[0].Score)), nil
 	}
 	return time.Time{}, nil

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -109,7 +109,7 @@ func TestLabelsRebuildDerivesTheNSFWFreeCopies(t *testing.T) {
 func allKeys(t *testing.T, b storetest.Backend, pattern string) []string {
 	t.Helper()
 	ctx := context.Background()
-	cc, ok := b.Client.(*redis.ClusterClient)
+	cc, ok := b.Client.(*rdb.ClusterClient)
 	if !ok {
 		ks, err := b.Client.Keys(ctx, pattern).Result()
 		if err != nil {
@@ -119,7 +119,7 @@ func allKeys(t *testing.T, b storetest.Backend, pattern string) []string {
 	}
 	var mu sync.Mutex
 	var out []string
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		ks, err := c.Keys(ctx, pattern).Result()
 		mu.Lock()
 		out = append(out, ks...)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/agora/agora/internal/rdb"
 	"strconv"
 	"strings"
 	"time"
@@ -184,7 +185,7 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 	for range maxIDAttempts {
 		seq, err := s.cmd().Incr(ctx, s.k.postSeq()).Result()
 		if err != nil {
-			return "", nil, fmt.Errorf("allocate post id: %w", storageFull(err))
+			return "", nil, fmt.Errorf("allocate post id: %w", rdb.StorageFull(err))
 		}
 		pid := strconv.FormatInt(seq, 10)
 		if idem != "" {

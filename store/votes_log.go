@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The votes a user cast are kept on the items voted on — a hash per post and per comment, keyed by
@@ -23,7 +23,7 @@ const votedWindow = 4096
 // votedOp appends entry (see above) to uid's vote log: an op for the vote's first round trip.
 func (s *Store) votedOp(ctx context.Context, uid, entry string) op {
 	key := s.k.userVoted(uid)
-	return op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		return p.Append(ctx, key, entry+","), nil
 	}}
 }
@@ -33,8 +33,8 @@ func (s *Store) votedOp(ctx context.Context, uid, entry string) op {
 // -1 when the log holds no more.
 func (s *Store) votedEntries(ctx context.Context, uid string, from int64) (entries []string, next int64, err error) {
 	key := s.k.userVoted(uid)
-	var rng *redis.StringCmd
-	if err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var rng *rdb.StringCmd
+	if err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		rng = p.GetRange(ctx, key, from, from+votedWindow-1)
 		return rng, nil
 	}}}, false); err != nil {
@@ -97,7 +97,7 @@ func (e *exporter) votes(ctx context.Context) error {
 		}
 		from = next
 		ids := make([]string, 0, len(entries))
-		cmds := make([]*redis.StringCmd, 0, len(entries))
+		cmds := make([]*rdb.StringCmd, 0, len(entries))
 		ops := make([]op, 0, len(entries))
 		for _, en := range entries {
 			key, id, ok := e.s.votedItem(en)
@@ -107,7 +107,7 @@ func (e *exporter) votes(ctx context.Context) error {
 			seen[en] = true
 			i := len(cmds)
 			ids, cmds = append(ids, id), append(cmds, nil)
-			ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HGet(ctx, key, e.uid)
 				return cmds[i], nil
 			}})

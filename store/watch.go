@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 
 	"github.com/agora/agora/jobs"
 )
@@ -139,8 +139,8 @@ func (l *Loader) watchOf(ctx context.Context, viewer UserKey, key string) (Watch
 	if err != nil {
 		return "", err
 	}
-	v, err := c.cmd.(*redis.StringCmd).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := c.cmd.(*rdb.StringCmd).Result()
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return "", err
 	}
 	return watchMode(v), nil
@@ -188,7 +188,7 @@ func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups 
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, nil, err
 	}
-	val := func(c *call) string { return c.cmd.(*redis.StringCmd).Val() }
+	val := func(c *call) string { return c.cmd.(*rdb.StringCmd).Val() }
 	kept := ns[:0:0]
 	i := 0
 	for _, n := range ns {
@@ -207,14 +207,14 @@ func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups 
 	}
 	fans := make([]bool, len(fanKeys))
 	for j := range fanKeys {
-		fans[j] = calls[base+j].cmd.(*redis.IntCmd).Val() > 0
+		fans[j] = calls[base+j].cmd.(*rdb.IntCmd).Val() > 0
 	}
 	return kept, fans, nil
 }
 
 // scardRead reads the size of a set (SCARD).
 func scardRead(key string) read {
-	return read{key: "sc:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "sc:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.SCard(ctx, key)
 	}}
 }
