@@ -63,10 +63,10 @@ type Options struct {
 	WaitTimeout time.Duration
 	// RedisTimeout bounds each attempt of what the store sends to Redis: a pipeline of reads or
 	// scripts, the reload of the scripts, a ping, the confirmation of a live-event subscription
-	// (see Bounded). An attempt Redis has not answered in time fails with an Error of
+	// (see rdb.Runner.Bounded). An attempt Redis has not answered in time fails with an Error of
 	// KindUnavailable; attempts that Redis answered with "try again" (a cluster moving a slot)
 	// are retried up to 8 times, each with its own bound. Make the client with the same bound
-	// (ClientConfig.Timeout) so that the store's single commands and the client's sockets are
+	// (rdb.ClientConfig.Timeout) so that the store's single commands and the client's sockets are
 	// bounded too. Default DefaultRedisTimeout.
 	RedisTimeout time.Duration
 	// Jobs configures the job engine (see package jobs); its Prefix, Now and Log are the store's.
