@@ -29,7 +29,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/agora/agora/gctune"
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/mail"

@@ -13,10 +13,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )

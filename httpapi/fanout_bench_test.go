@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/coder/websocket"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"

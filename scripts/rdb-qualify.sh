@@ -62,6 +62,18 @@ for f in sys.argv[1:]:
         s = s[:i] + s[i:].replace(imp, '', 1)
     if '\t"github.com/agora/agora/store"\n' in s and not re.search(r'(^|[^.\w])store\.[A-Z]', s, re.M):
         s = s.replace('\t"github.com/agora/agora/store"\n', '', 1)
+    # rdb joins the group of agora's other imports, where the import of go-redis stood apart.
+    m = re.search(r'^import \(\n(.*?)^\)', s, re.S | re.M)
+    line = imp.rstrip('\n')
+    if m and imp in m.group(1):
+        groups = [g.split('\n') for g in m.group(1).rstrip('\n').split('\n\n')]
+        own = [i for i, g in enumerate(groups) if line in g]
+        others = [i for i, g in enumerate(groups) if any('"github.com/agora/agora/' in l and l != line for l in g)]
+        if own and others and own[0] not in others:
+            groups[others[-1]].append(line)
+            groups[own[0]].remove(line)
+            groups = [g for g in groups if g]
+            s = s[:m.start(1)] + '\n\n'.join('\n'.join(g) for g in groups) + '\n' + s[m.end(1):]
     open(f, 'w').write(s)
 PY
 gofmt -w "$@"

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/jobs"
 )
 

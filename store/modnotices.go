@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/jobs"
 )
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/jobs"
 )
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/search"
 )
 

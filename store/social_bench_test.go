@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )

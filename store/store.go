@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/mail"
 )

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
-
 	"github.com/agora/agora/jobs"
 )
 

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 )
 
