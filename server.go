@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -40,6 +39,7 @@ import (
 
 	"github.com/agora/agora/gctune"
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/mail"
@@ -62,7 +62,7 @@ func main() {
 type config struct {
 	addr          string
 	mail          mailConfig
-	redis         store.ClientConfig
+	redis         rdb.ClientConfig
 	waitReplicas  int
 	waitTimeout   time.Duration
 	redisTimeout  time.Duration
@@ -317,7 +317,7 @@ Flags:
 		return nil, nil, fmt.Errorf("-redis-wait-timeout (%s) must be shorter than -redis-timeout (%s): the wait for replicas is part of a write's round trip",
 			c.waitTimeout, c.redisTimeout)
 	}
-	r.ClusterAddrs, r.SentinelAddrs = store.SplitAddrs(cluster), store.SplitAddrs(sentinels)
+	r.ClusterAddrs, r.SentinelAddrs = rdb.SplitAddrs(cluster), rdb.SplitAddrs(sentinels)
 	if err := r.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -371,7 +371,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		defer gctune.Start(uint64(cfg.gcHeadroom) << 20).Stop()
 	}
 
-	rdb, closeRedis, err := connect(cfg, log)
+	client, closeRedis, err := connect(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	st, err := store.New(ctx, rdb, store.Options{
+	st, err := store.New(ctx, client, store.Options{
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, Log: log,
@@ -546,7 +546,7 @@ func adminCommand(ctx context.Context, st *store.Store, args []string, stdout io
 
 // connect returns a Redis client for the configuration, starting an embedded one when no Redis is
 // configured.
-func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), error) {
+func connect(cfg *config, log *slog.Logger) (rdb.UniversalClient, func(), error) {
 	if cfg.redis.Mode() == "" {
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true) // let TTLs (sessions, idempotency keys) expire in real time
@@ -555,26 +555,26 @@ func connect(cfg *config, log *slog.Logger) (redis.UniversalClient, func(), erro
 		}
 		log.Warn("no Redis configured: using an embedded in-memory Redis; all data is lost when the process exits",
 			"hint", "set -redis, -redis-cluster or -redis-sentinel for a real Redis")
-		rdb, err := store.NewClient(store.ClientConfig{URL: m.Addr(), Timeout: cfg.redisTimeout})
+		client, err := rdb.NewClient(rdb.ClientConfig{URL: m.Addr(), Timeout: cfg.redisTimeout})
 		if err != nil {
 			m.Close()
 			return nil, nil, fmt.Errorf("connect to the embedded redis: %w", err)
 		}
-		return rdb, func() { _ = rdb.Close(); m.Close() }, nil
+		return client, func() { _ = client.Close(); m.Close() }, nil
 	}
 	rc := cfg.redis
 	rc.Timeout = cfg.redisTimeout
-	rdb, err := store.NewClient(rc)
+	client, err := rdb.NewClient(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to redis: %w", err)
 	}
-	if err := store.CheckConnection(context.Background(), rdb, cfg.redisTimeout); err != nil {
-		_ = rdb.Close()
+	if err := rdb.CheckConnection(context.Background(), client, cfg.redisTimeout); err != nil {
+		_ = client.Close()
 		return nil, nil, fmt.Errorf("%s Redis at %s: %w", cfg.redis.Mode(), strings.Join(cfg.redis.Addrs(), ","), err)
 	}
 	log.Info("using redis", "mode", cfg.redis.Mode(), "addrs", cfg.redis.Addrs(), "master", cfg.redis.SentinelMaster,
 		"tls", cfg.redis.TLS || strings.HasPrefix(cfg.redis.URL, "rediss://"), "wait_replicas", cfg.waitReplicas)
-	return rdb, func() { _ = rdb.Close() }, nil
+	return client, func() { _ = client.Close() }, nil
 }
 
 // serve runs the HTTP server until ctx ends, then drains it for up to 10 seconds: it stops

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -50,7 +49,7 @@ func startServer(t *testing.T, args ...string) (log *syncBuffer, err error) {
 // the operator means it; one that keeps nothing on disk is warned about.
 func TestStartUpChecks(t *testing.T) {
 	srv := storetest.PrivateServer(t) // started with --save "" --appendonly no
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	c := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	defer c.Close()
 	ctx := context.Background()
 	if err := c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
@@ -103,7 +102,7 @@ func TestMigrateCommand(t *testing.T) {
 	addr := storetest.RealServer(t).Addr
 	prefix := storetest.Prefix()
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: addr})
+	c := rdb.NewPlainClient(&rdb.Options{Addr: addr})
 	defer c.Close()
 	st, err := store.New(ctx, c, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {

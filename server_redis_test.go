@@ -24,8 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -38,25 +37,25 @@ func TestRedisFlags(t *testing.T) {
 		name    string
 		args    []string
 		env     map[string]string
-		want    store.ClientConfig
+		want    rdb.ClientConfig
 		wantErr string
 	}{
 		{name: "embedded by default"},
 		{name: "url from the environment", env: map[string]string{"REDIS_URL": "redis://h:1/2"},
-			want: store.ClientConfig{URL: "redis://h:1/2"}},
+			want: rdb.ClientConfig{URL: "redis://h:1/2"}},
 		{name: "cluster seeds", args: []string{"-redis-cluster", "a:1, b:2,,c:3"},
-			want: store.ClientConfig{ClusterAddrs: []string{"a:1", "b:2", "c:3"}}},
+			want: rdb.ClientConfig{ClusterAddrs: []string{"a:1", "b:2", "c:3"}}},
 		{name: "cluster from the environment, flag wins over env",
 			env:  map[string]string{"REDIS_CLUSTER_ADDRS": "a:1", "REDIS_PASSWORD": "envpass"},
 			args: []string{"-redis-password", "flagpass"},
-			want: store.ClientConfig{ClusterAddrs: []string{"a:1"}, Password: "flagpass"}},
+			want: rdb.ClientConfig{ClusterAddrs: []string{"a:1"}, Password: "flagpass"}},
 		{name: "sentinel", env: map[string]string{"REDIS_SENTINEL_ADDRS": "s1:26379,s2:26379", "REDIS_SENTINEL_MASTER": "m",
 			"REDIS_SENTINEL_PASSWORD": "sp", "REDIS_USERNAME": "agora", "REDIS_PASSWORD": "p"},
-			want: store.ClientConfig{SentinelAddrs: []string{"s1:26379", "s2:26379"}, SentinelMaster: "m",
+			want: rdb.ClientConfig{SentinelAddrs: []string{"s1:26379", "s2:26379"}, SentinelMaster: "m",
 				SentinelPassword: "sp", Username: "agora", Password: "p"}},
 		{name: "tls", args: []string{"-redis", "h:6380", "-redis-tls", "-redis-tls-ca", "ca.pem", "-redis-tls-server-name", "redis.internal"},
 			env:  map[string]string{"REDIS_TLS_INSECURE": "true"},
-			want: store.ClientConfig{URL: "h:6380", TLS: true, TLSCAFile: "ca.pem", TLSServerName: "redis.internal", TLSInsecure: true}},
+			want: rdb.ClientConfig{URL: "h:6380", TLS: true, TLSCAFile: "ca.pem", TLSServerName: "redis.internal", TLSInsecure: true}},
 		{name: "two deployments", args: []string{"-redis", "h:1", "-redis-cluster", "a:1"}, wantErr: "one Redis deployment"},
 		{name: "sentinel without master", args: []string{"-redis-sentinel", "s:1"}, wantErr: "name of the master"},
 		{name: "master without sentinel", args: []string{"-redis-master", "m"}, wantErr: "needs sentinel addresses"},
@@ -258,7 +257,7 @@ func TestServeOverTLS(t *testing.T) {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
 	hostport := fmt.Sprintf("127.0.0.1:%d", port)
-	probe := redis.NewClient(&redis.Options{Addr: hostport, Password: "s3cret", TLSConfig: &tls.Config{InsecureSkipVerify: true}})
+	probe := rdb.NewPlainClient(&rdb.Options{Addr: hostport, Password: "s3cret", TLSConfig: &tls.Config{InsecureSkipVerify: true}})
 	defer probe.Close()
 	for i := 0; probe.Ping(context.Background()).Err() != nil; i++ {
 		select {

@@ -15,8 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -346,7 +345,7 @@ func TestDeadJobCommands(t *testing.T) {
 	srv := storetest.RealServer(t)
 	env := map[string]string{"REDIS_URL": "redis://" + srv.Addr, "AGORA_PREFIX": storetest.Prefix()}
 	getenv := func(k string) string { return env[k] }
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	defer rdb.Close()
 	st, err := store.New(ctx, rdb, store.Options{Prefix: env["AGORA_PREFIX"], Jobs: jobs.Options{MaxTries: 1}})
 	if err != nil {
@@ -426,7 +425,7 @@ func TestStartupSaysWhatIsWrongWithRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(guarded.Stop)
-	admin := redis.NewClient(&redis.Options{Addr: guarded.Addr})
+	admin := rdb.NewPlainClient(&rdb.Options{Addr: guarded.Addr})
 	if err := admin.ConfigSet(context.Background(), "requirepass", "the-right-one").Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -82,7 +81,7 @@ func TestOnlyTheGroupOfAnActionUndoesIt(t *testing.T) {
 		a := newModAPI(t, b, "ann", "gil")
 		var mia struct{ User struct{ ID string } }
 		a.as("", `{user(name:"mia"){id}}`, nil).decode(t, &mia)
-		z := redis.Z{Score: float64(time.Now().UnixMilli()), Member: "gil"} // gil moderates go too
+		z := rdb.Z{Score: float64(time.Now().UnixMilli()), Member: "gil"} // gil moderates go too
 		if err := b.Client.ZAdd(context.Background(), a.store.Options().Prefix+"{g:go}:mods", z).Err(); err != nil {
 			t.Fatal(err)
 		}

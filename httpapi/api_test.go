@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
-	"github.com/redis/go-redis/v9"
 )
 
 func TestFirstSession(t *testing.T) {
@@ -620,12 +620,12 @@ type pipelineLog struct {
 	pipes [][]string
 }
 
-func (h *pipelineLog) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *pipelineLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h *pipelineLog) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+func (h *pipelineLog) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 	return next
 }
-func (h *pipelineLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (h *pipelineLog) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		var p []string
 		for _, c := range cmds {
 			p = append(p, strings.TrimSpace(fmt.Sprintln(c.Args()...)))

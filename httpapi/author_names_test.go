@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -94,7 +93,7 @@ func TestAuthorNamesCostNoRoundTrip(t *testing.T) {
 func forgetAuthorNames(t *testing.T, b storetest.Backend, prefix string) {
 	t.Helper()
 	ctx := context.Background()
-	forget := func(ctx context.Context, c redis.Cmdable) error {
+	forget := func(ctx context.Context, c rdb.Cmdable) error {
 		iter := c.Scan(ctx, 0, prefix+"{p:*", 100).Iterator()
 		for iter.Next(ctx) {
 			if c.Type(ctx, iter.Val()).Val() == "hash" {
@@ -106,8 +105,8 @@ func forgetAuthorNames(t *testing.T, b storetest.Backend, prefix string) {
 		return iter.Err()
 	}
 	var err error
-	if cc, ok := b.Client.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return forget(ctx, c) })
+	if cc, ok := b.Client.(*rdb.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error { return forget(ctx, c) })
 	} else {
 		err = forget(ctx, b.Client)
 	}

@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -49,7 +48,7 @@ func newBanTest(t *testing.T, b storetest.Backend) *banTest {
 	bt.amy, bt.amyID = a.signUp("amy")
 	bt.moderate = func(group, user string) {
 		// createGroup comes with another part of the work: the moderators' set is written here.
-		if err := b.Client.ZAdd(context.Background(), prefix+"{g:"+group+"}:mods", redis.Z{Score: 1, Member: user}).Err(); err != nil {
+		if err := b.Client.ZAdd(context.Background(), prefix+"{g:"+group+"}:mods", rdb.Z{Score: 1, Member: user}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

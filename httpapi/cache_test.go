@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -298,7 +298,7 @@ func TestResponseCacheSingleFlight(t *testing.T) {
 // be reached.
 func TestResponseCacheRedisDown(t *testing.T) {
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
 	st, err := store.New(context.Background(), rdb, store.Options{})
 	if err != nil {

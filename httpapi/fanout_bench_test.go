@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -71,7 +71,7 @@ func envInt(b *testing.B, key string, def int) int {
 
 // benchServer is one server process: its own Redis client, store, live events and HTTP server.
 func benchServer(b *testing.B, addr, prefix string) (*store.Store, *live.Hub, *httpapi.Handler, string) {
-	rc := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 64})
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: addr, PoolSize: 64})
 	b.Cleanup(func() { _ = rc.Close() })
 	st, err := store.New(context.Background(), rc, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -36,7 +35,7 @@ func serve(t *testing.T, st *store.Store, settings httpapi.Live) *api {
 // Redis and key prefix, and its own handler.
 func peerOf(t *testing.T, a *api, addr string) *api {
 	t.Helper()
-	rc := redis.NewClient(&redis.Options{Addr: addr})
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: addr})
 	t.Cleanup(func() { _ = rc.Close() })
 	st, err := store.New(context.Background(), rc, a.store.Options())
 	if err != nil {
@@ -48,7 +47,7 @@ func peerOf(t *testing.T, a *api, addr string) *api {
 // addrOf returns the address of a single-node backend, skipping the test on others.
 func addrOf(t *testing.T, b storetest.Backend) string {
 	t.Helper()
-	c, ok := b.Client.(*redis.Client)
+	c, ok := b.Client.(*rdb.Client)
 	if !ok {
 		t.Skip("needs a single-node backend")
 	}
@@ -703,7 +702,7 @@ func TestResubscribesAfterKilledRedisConnectionRealRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	defer rc.Close()
 	st, err := store.New(context.Background(), rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {

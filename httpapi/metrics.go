@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/readexec"
 	"github.com/agora/agora/resolvers"
@@ -200,7 +201,7 @@ func (m *metrics) aroundOperations(ctx context.Context, next graphql.OperationHa
 		return next(ctx)
 	}
 	typ := string(oc.Operation.Operation)
-	ctx, count := store.WithRedisCount(ctx)
+	ctx, count := rdb.WithRedisCount(ctx)
 	h := next(ctx)
 	return func(ctx context.Context) *graphql.Response {
 		resp := h(ctx)

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -32,7 +31,7 @@ func newModAPI(t *testing.T, b storetest.Backend, users ...string) *modAPI {
 	a.grantAdmin("root")
 	prefix := a.store.Options().Prefix
 	for g, u := range map[string]string{"go": "mia", "rust": "rex"} {
-		z := redis.Z{Score: float64(time.Now().UnixMilli()), Member: u}
+		z := rdb.Z{Score: float64(time.Now().UnixMilli()), Member: u}
 		if err := b.Client.ZAdd(context.Background(), prefix+"{g:"+g+"}:mods", z).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -61,7 +60,7 @@ func pageWorld(b *testing.B, be storetest.Backend, page string) (*store.Store, s
 }
 
 // redisCPU returns the microseconds of CPU Redis has spent on commands (INFO commandstats).
-func redisCPU(b *testing.B, c redis.UniversalClient) float64 {
+func redisCPU(b *testing.B, c rdb.UniversalClient) float64 {
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)

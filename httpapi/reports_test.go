@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -19,7 +18,7 @@ import (
 func (a *api) makeModerator(b storetest.Backend, group, uid string) {
 	a.t.Helper()
 	key := a.store.Options().Prefix + "{g:" + group + "}:mods"
-	if err := b.Client.ZAdd(context.Background(), key, redis.Z{Score: 1, Member: uid}).Err(); err != nil {
+	if err := b.Client.ZAdd(context.Background(), key, rdb.Z{Score: 1, Member: uid}).Err(); err != nil {
 		a.t.Fatal(err)
 	}
 }

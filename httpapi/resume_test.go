@@ -6,9 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -44,7 +43,7 @@ func bodies(t *testing.T, s sub, n int) []string {
 
 // writer returns a second server process on a's Redis where the backend allows one, else a.
 func writer(t *testing.T, a *api, b storetest.Backend) *api {
-	if c, ok := b.Client.(*redis.Client); ok {
+	if c, ok := b.Client.(*rdb.Client); ok {
 		return peerOf(t, a, c.Options().Addr)
 	}
 	return a
@@ -259,10 +258,10 @@ func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	direct := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	direct := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	defer direct.Close()
 	g := storetest.NewProxy(t, srv.Addr)
-	viaGate := redis.NewClient(&redis.Options{Addr: g.Addr()})
+	viaGate := rdb.NewPlainClient(&rdb.Options{Addr: g.Addr()})
 	defer viaGate.Close()
 	ctx := context.Background()
 	st, err := store.New(ctx, viaGate, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})

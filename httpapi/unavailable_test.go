@@ -8,15 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
 // apiOn serves the real handler over a store on rdb with the given Redis timeout (0: the default).
-func apiOn(t *testing.T, rdb redis.UniversalClient, timeout time.Duration) *api {
+func apiOn(t *testing.T, rdb rdb.UniversalClient, timeout time.Duration) *api {
 	t.Helper()
 	t.Cleanup(func() { _ = rdb.Close() })
 	st, err := store.New(context.Background(), rdb, store.Options{Prefix: storetest.Prefix(),
@@ -28,9 +27,9 @@ func apiOn(t *testing.T, rdb redis.UniversalClient, timeout time.Duration) *api 
 }
 
 // boundedClient is a client to addr made as the server makes its own.
-func boundedClient(t *testing.T, addr string, timeout time.Duration) redis.UniversalClient {
+func boundedClient(t *testing.T, addr string, timeout time.Duration) rdb.UniversalClient {
 	t.Helper()
-	rdb, err := store.NewClient(store.ClientConfig{URL: addr, Timeout: timeout})
+	rdb, err := rdb.NewClient(rdb.ClientConfig{URL: addr, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +66,7 @@ func TestFrozenRedisAnswersUnavailable(t *testing.T) {
 	}{
 		{"Redis timeout 300ms", a},
 		{"default Redis timeout (3s)", apiOn(t, boundedClient(t, srv.Addr, 0), 0)},
-		{"a client that keeps its sockets past a context's deadline", apiOn(t, redis.NewClient(&redis.Options{Addr: srv.Addr}), 0)},
+		{"a client that keeps its sockets past a context's deadline", apiOn(t, rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr}), 0)},
 	}
 	for _, r := range ready {
 		if code, _ := readyz(t, r.api); code != http.StatusOK {

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -18,7 +17,7 @@ import (
 // do nothing: the engine's own cost (claim, outcome) on a real redis-server.
 func BenchmarkRun(b *testing.B) {
 	srv := storetest.RealServer(b)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	b.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()
 	st, err := store.New(ctx, rdb, store.Options{Prefix: storetest.Prefix(), Jobs: jobs.Options{Workers: 64}})

@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -242,9 +241,9 @@ func TestSubscribeRejectsBadInput(t *testing.T) {
 
 // numsub returns how many connections Redis counts on a channel. On a cluster the store uses
 // sharded pub/sub, which the channel's master counts.
-func numsub(t *testing.T, c redis.UniversalClient, channel string) int64 {
+func numsub(t *testing.T, c rdb.UniversalClient, channel string) int64 {
 	t.Helper()
-	if cc, ok := c.(*redis.ClusterClient); ok {
+	if cc, ok := c.(*rdb.ClusterClient); ok {
 		node, err := cc.MasterForKey(context.Background(), channel)
 		if err != nil {
 			t.Fatal(err)
@@ -525,7 +524,7 @@ func TestResubscribesAfterKilledConnectionRealRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	defer rc.Close()
 	ctx := context.Background()
 	s, err := store.New(ctx, rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})

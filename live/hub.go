@@ -9,8 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 )
 
@@ -23,8 +22,8 @@ var ErrSlowSubscriber = errors.New("the subscriber fell too far behind; events w
 const gapRetry = 20 * time.Millisecond
 
 // ErrClosed ends the subscriptions of a Hub that was closed, and refuses new ones: the server is
-// stopping.
-var ErrClosed = errors.New("live events have stopped")
+// stopping. It is the error of the hub's rdb.Subscription once closed too.
+var ErrClosed = rdb.ErrClosed
 
 // subscribeTimeout bounds how long a new subscription waits for Redis to confirm its channel,
 // and unsubscribeTimeout how long the last subscriber to leave waits for the unsubscription.
@@ -75,28 +74,28 @@ type Hub struct {
 type pubsubConn interface {
 	Subscribe(ctx context.Context, channels ...string) error
 	Unsubscribe(ctx context.Context, channels ...string) error
-	Messages() <-chan *redis.Message
+	Messages() <-chan *rdb.Message
 	Close() error
 }
 
 // boundedPubSub bounds the hub's waits for Redis to confirm a subscription or an unsubscription
 // by the store's RedisTimeout, and makes a wait that ran out an Error of KindUnavailable
-// (store.Bounded): a live subscription started while Redis does not answer fails as soon as a
+// (rdb.Runner.Bounded): a live subscription started while Redis does not answer fails as soon as a
 // query does, with UNAVAILABLE. The wait for messages is not bounded: a subscription may stay
 // quiet for hours.
 type boundedPubSub struct {
 	pubsubConn
-	st *store.Store
+	r *rdb.Runner
 }
 
 // Subscribe subscribes channels within the timeout.
 func (b boundedPubSub) Subscribe(ctx context.Context, channels ...string) error {
-	return b.st.Bounded(ctx, func(ctx context.Context) error { return b.pubsubConn.Subscribe(ctx, channels...) })
+	return b.r.Bounded(ctx, func(ctx context.Context) error { return b.pubsubConn.Subscribe(ctx, channels...) })
 }
 
 // Unsubscribe unsubscribes channels within the timeout.
 func (b boundedPubSub) Unsubscribe(ctx context.Context, channels ...string) error {
-	return b.st.Bounded(ctx, func(ctx context.Context) error { return b.pubsubConn.Unsubscribe(ctx, channels...) })
+	return b.r.Bounded(ctx, func(ctx context.Context) error { return b.pubsubConn.Unsubscribe(ctx, channels...) })
 }
 
 // topic is one subscribed channel and its local subscribers.
@@ -144,7 +143,7 @@ func (h *Hub) subscribeAs(ctx context.Context, channel string, session bool) (*E
 		return sub, nil // subscribed by another while this one waited for ctl
 	}
 	if h.conn == nil {
-		h.conn = boundedPubSub{NewSubscription(context.Background(), h.st), h.st}
+		h.conn = boundedPubSub{rdb.NewSubscription(context.Background(), h.st.Runner()), h.st.Runner()}
 		h.done = make(chan struct{})
 		go h.read(h.conn.Messages())
 	}
@@ -177,7 +176,7 @@ func (h *Hub) join(channel string, sub *EventStream) bool {
 }
 
 // read dispatches every message of the connection until it closes.
-func (h *Hub) read(msgs <-chan *redis.Message) {
+func (h *Hub) read(msgs <-chan *rdb.Message) {
 	defer close(h.done)
 	for m := range msgs {
 		h.dispatch(m)
@@ -187,7 +186,7 @@ func (h *Hub) read(msgs <-chan *redis.Message) {
 // dispatch copies one message to every local subscriber of its channel, never blocking: a
 // subscriber whose buffer is full misses it and is owed a Gap. Every subscriber receives the same Event, with one fresh Loader,
 // so their reads of the event's data share pipelines and cache.
-func (h *Hub) dispatch(m *redis.Message) {
+func (h *Hub) dispatch(m *rdb.Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	t := h.topics[m.Channel]

@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -307,15 +306,15 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 		return err
 	}
 	// The vote log and the address go in one round trip (one slot).
-	var voted, email *redis.IntCmd
-	err = s.pipeline(ctx, []op{{key: s.k.user(uid), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var voted, email *rdb.IntCmd
+	err = s.pipeline(ctx, []op{{key: s.k.user(uid), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		voted, email = p.Del(ctx, s.k.userVoted(uid)), p.HDel(ctx, s.k.user(uid), "email")
 		return voted, email
 	}}}, false)
 	if err != nil {
 		return err
 	}
-	return firstErr([2]redis.Cmder{voted, email})
+	return rdb.FirstErr([2]rdb.Cmder{voted, email})
 }
 
 // deletedVersion is the leaderboard version of a deleted user: above any karma version, so that

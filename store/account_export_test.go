@@ -13,8 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -299,11 +298,11 @@ func exportStreamsFlat(t *testing.T, b storetest.Backend) {
 				at := float64(created + int64(i/3)) // ties of three: pages split runs of equal scores
 				p.HSet(ctx, prefix+"{p:"+pid+"}", "title", "post "+strconv.Itoa(i), "body", body, "author", user,
 					"created", created, "closes", created+1e6, "ver", 1)
-				p.ZAdd(ctx, prefix+"{u:"+user+"}:posts", redis.Z{Score: at, Member: pid})
+				p.ZAdd(ctx, prefix+"{u:"+user+"}:posts", rdb.Z{Score: at, Member: pid})
 				num := fmt.Sprintf("%012d", 1)
 				p.HSet(ctx, prefix+"{p:"+pid+"}:c:"+num, "parent", "0", "author", user, "body", body,
 					"created", created, "depth", 0, "ver", 1)
-				p.ZAdd(ctx, prefix+"{u:"+user+"}:comments", redis.Z{Score: at, Member: pid + ":1"})
+				p.ZAdd(ctx, prefix+"{u:"+user+"}:comments", rdb.Z{Score: at, Member: pid + ":1"})
 				if i%500 == 499 {
 					if _, err := p.Exec(ctx); err != nil {
 						t.Fatal(err)

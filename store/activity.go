@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Active users of a group: how many distinct users posted, commented or voted in it lately,
@@ -135,8 +135,8 @@ func (s *Store) recordActivity(ctx context.Context, uid string, groups []string)
 // postGroupsRead reads the groups of post pid in a write's first round trip.
 func (s *Store) postGroupsRead(ctx context.Context, pid string) (op, func() []string) {
 	key := s.k.post(pid)
-	var cmd *redis.StringCmd
-	o := op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var cmd *rdb.StringCmd
+	o := op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		cmd = p.HGet(ctx, key, "groups")
 		return cmd, nil
 	}}
@@ -145,7 +145,7 @@ func (s *Store) postGroupsRead(ctx context.Context, pid string) (op, func() []st
 			return nil
 		}
 		v, err := cmd.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			return nil
 		}
 		return splitGroups(v)
@@ -164,8 +164,8 @@ func (l *Loader) GroupActiveUsers(ctx context.Context, g *Group, w ActivityWindo
 	for n := now - back; n <= now; n++ {
 		keys = append(keys, l.s.k.groupActive(g.Name, b, n))
 	}
-	var cmd *redis.IntCmd
-	err := l.s.pipeline(ctx, []op{{key: keys[0], fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var cmd *rdb.IntCmd
+	err := l.s.pipeline(ctx, []op{{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		cmd = p.PFCount(ctx, keys...)
 		return cmd, nil
 	}}}, false)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Site admins belong to accounts, never to names, so that nobody becomes an admin by signing up a
@@ -71,11 +71,11 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("record the admin names: %w", err)
 		}
-		created := make([]*redis.StringCmd, len(names))
+		created := make([]*rdb.StringCmd, len(names))
 		ops := make([]op, len(names))
 		for i, n := range names {
 			key := s.k.user(n)
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				created[i] = p.HGet(ctx, key, "created")
 				return created[i], nil
 			}}
@@ -106,7 +106,7 @@ func (s *Store) refreshAdmins(ctx context.Context) error {
 	defer s.adminMu.Unlock()
 	all, err := s.cmd().HGetAll(ctx, s.k.admins()).Result()
 	if err != nil {
-		return fmt.Errorf("read the admins: %w", unavailable(ctx, err))
+		return fmt.Errorf("read the admins: %w", rdb.Unavailable(ctx, err))
 	}
 	granted := make(map[string]bool, len(all))
 	for uid := range all {
@@ -140,7 +140,7 @@ func (s *Store) refreshAdmins(ctx context.Context) error {
 // reviseOp raises the revision of the user uid's aggregate.
 func (s *Store) reviseOp(ctx context.Context, uid string) op {
 	key := s.k.revOf(s.k.user(uid))
-	return op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		return p.Incr(ctx, key), nil
 	}}
 }
@@ -170,7 +170,7 @@ func (s *Store) GrantAdmin(ctx context.Context, name string) error {
 	}
 	created, err := s.cmd().HGet(ctx, s.k.user(uid), "created").Result()
 	if err != nil && !isNil(err) {
-		return fmt.Errorf("grant admin: %w", unavailable(ctx, err))
+		return fmt.Errorf("grant admin: %w", rdb.Unavailable(ctx, err))
 	}
 	if created == "" {
 		return notFoundf("no user %q", name)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // A post's and a comment's hash keep their author's name (field aname) next to the author's key.
@@ -49,8 +49,8 @@ func (l *Loader) NamedAuthor(item Named) *User {
 // allowWrite); name returns it once that ran: "" when the user has no hash.
 func (s *Store) nameRead(ctx context.Context, uid string) (op, func() (string, error)) {
 	key := s.k.user(uid)
-	var cmd *redis.StringCmd
-	o := op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var cmd *rdb.StringCmd
+	o := op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		cmd = p.HGet(ctx, key, "name")
 		return cmd, nil
 	}}
@@ -59,7 +59,7 @@ func (s *Store) nameRead(ctx context.Context, uid string) (op, func() (string, e
 			return "", nil
 		}
 		name, err := cmd.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			return "", fmt.Errorf("read the name of %s: %w", uid, err)
 		}
 		return name, nil
@@ -91,10 +91,10 @@ func (s *Store) nameAuthors(ctx context.Context, pid string, h map[string]string
 		return 0, err
 	}
 	ops := make([]op, len(nums))
-	cmds := make([]*redis.StringSliceCmd, len(nums))
+	cmds := make([]*rdb.StringSliceCmd, len(nums))
 	for i, num := range nums {
 		key := s.k.comment(pid, num)
-		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i] = hmget(ctx, p, key, namingFieldArgs)
 			return cmds[i], nil
 		}}

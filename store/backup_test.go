@@ -14,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -25,17 +24,17 @@ import (
 // a fresh directory under a fresh redis-server (runDrill says what is written and compared).
 func TestBackupRestoreDrill(t *testing.T) {
 	primary := startServer(t, "--dir", t.TempDir())
-	rdb := redis.NewClient(&redis.Options{Addr: primary.Addr})
-	t.Cleanup(func() { _ = rdb.Close() })
+	client := rdb.NewPlainClient(&rdb.Options{Addr: primary.Addr})
+	t.Cleanup(func() { _ = client.Close() })
 	var snapshot string
-	runDrill(t, storetest.Backend{Name: "redis", Client: rdb},
-		func() { snapshot = bgsave(t, rdb) },
+	runDrill(t, storetest.Backend{Name: "redis", Client: client},
+		func() { snapshot = bgsave(t, client) },
 		func() storetest.Backend {
 			primary.Stop()
 			dir := t.TempDir()
 			copyFile(t, snapshot, filepath.Join(dir, "dump.rdb"))
 			restored := startServer(t, "--dir", dir)
-			rr := redis.NewClient(&redis.Options{Addr: restored.Addr})
+			rr := rdb.NewPlainClient(&rdb.Options{Addr: restored.Addr})
 			t.Cleanup(func() { _ = rr.Close() })
 			return storetest.Backend{Name: "redis", Client: rr}
 		})
@@ -64,11 +63,11 @@ func TestBackupRestoreDrillCluster(t *testing.T) {
 			d.Stop()
 			rb := restoreCluster(t, snaps)
 			// The same nodes serve again, each with keys of its own.
-			rc := rb.Client.(*redis.ClusterClient)
+			rc := rb.Client.(*rdb.ClusterClient)
 			if got := clusterMasters(t, rc); !maps.Equal(got, ids) {
 				t.Fatalf("restored masters %v, want %v", got, ids)
 			}
-			if err := rc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+			if err := rc.ForEachMaster(context.Background(), func(ctx context.Context, c *rdb.Client) error {
 				n, err := c.DBSize(ctx).Result()
 				if err == nil && n == 0 {
 					err = fmt.Errorf("master %s restored no key", c.Options().Addr)
@@ -91,12 +90,12 @@ type nodeSnapshot struct {
 // snapshotCluster takes a snapshot of every master of cc at one instant (writes paused on all of
 // them while each starts its BGSAVE) and copies each master's RDB and cluster configuration
 // files once written.
-func snapshotCluster(t *testing.T, cc *redis.ClusterClient) []nodeSnapshot {
+func snapshotCluster(t *testing.T, cc *rdb.ClusterClient) []nodeSnapshot {
 	t.Helper()
 	ctx := context.Background()
-	var masters []*redis.Client
+	var masters []*rdb.Client
 	var mu sync.Mutex
-	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		mu.Lock()
 		defer mu.Unlock()
 		masters = append(masters, c)
@@ -172,7 +171,7 @@ func restoreCluster(t *testing.T, snaps []nodeSnapshot) storetest.Backend {
 	}
 	want := []string{"cluster_state:ok", "cluster_slots_ok:16384", fmt.Sprintf("cluster_known_nodes:%d", len(snaps))}
 	for _, addr := range addrs {
-		c := redis.NewClient(&redis.Options{Addr: addr})
+		c := rdb.NewPlainClient(&rdb.Options{Addr: addr})
 		t.Cleanup(func() { _ = c.Close() })
 		var info string
 		// Generous: the machine is shared, and a node that saw its peers fail waits before it
@@ -284,29 +283,29 @@ func startServer(t *testing.T, extra ...string) *storetest.Server {
 
 // bgsave takes a snapshot with BGSAVE, waits until it is written, and returns the path of the
 // RDB file.
-func bgsave(t *testing.T, rdb *redis.Client) string {
+func bgsave(t *testing.T, client *rdb.Client) string {
 	t.Helper()
-	startBgsave(t, rdb)
-	return savedRDB(t, rdb)
+	startBgsave(t, client)
+	return savedRDB(t, client)
 }
 
 // startBgsave starts a snapshot with BGSAVE. BGSAVE forks its child before it answers, so the
 // snapshot holds the data as it was at the answer, however long the child takes to write it.
-func startBgsave(t *testing.T, rdb *redis.Client) {
+func startBgsave(t *testing.T, client *rdb.Client) {
 	t.Helper()
-	if err := rdb.BgSave(context.Background()).Err(); err != nil {
-		t.Fatalf("BGSAVE on %s: %v", rdb.Options().Addr, err)
+	if err := client.BgSave(context.Background()).Err(); err != nil {
+		t.Fatalf("BGSAVE on %s: %v", client.Options().Addr, err)
 	}
 }
 
 // savedRDB waits until the snapshot that BGSAVE started is written, and returns the path of the
 // RDB file.
-func savedRDB(t *testing.T, rdb *redis.Client) string {
+func savedRDB(t *testing.T, client *rdb.Client) string {
 	t.Helper()
 	ctx := context.Background()
 	// From BGSAVE's answer on, in progress until written.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		info, err := rdb.Info(ctx, "persistence").Result()
+		info, err := client.Info(ctx, "persistence").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,11 +319,11 @@ func savedRDB(t *testing.T, rdb *redis.Client) string {
 			t.Fatalf("BGSAVE did not finish:\n%s", info)
 		}
 	}
-	cfg, err := rdb.ConfigGet(ctx, "dir").Result()
+	cfg, err := client.ConfigGet(ctx, "dir").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := rdb.ConfigGet(ctx, "dbfilename").Result()
+	file, err := client.ConfigGet(ctx, "dbfilename").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Bans. A group's moderators ban users from the group; the site admins ban from any group or from
@@ -359,14 +359,14 @@ func (s *Store) mirrorBan(ctx context.Context, scope, user string, score, ver in
 // outbox holds. A record dropped meanwhile (banKeep after it ended) leaves no copy to make.
 func (s *Store) repairBan(ctx context.Context, scope, user string) error {
 	keys := s.banKeys(scope)
-	var score *redis.FloatCmd
-	var raw *redis.StringCmd
-	var outbox *redis.MapStringStringCmd
-	err := s.pipeline(ctx, []op{{key: keys[0], fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var score *rdb.FloatCmd
+	var raw *rdb.StringCmd
+	var outbox *rdb.MapStringStringCmd
+	err := s.pipeline(ctx, []op{{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		score, raw, outbox = p.ZScore(ctx, keys[0], user), p.HGet(ctx, keys[1], user), p.HGetAll(ctx, s.banOutbox(scope))
 		return score, outbox
 	}}}, false)
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return fmt.Errorf("repair the ban of %s in %s: %w", user, scope, err)
 	}
 	step := banReply{outbox: outbox.Val()}
@@ -407,15 +407,15 @@ func inGroups(groups ...string) writeScope { return writeScope{groups: groups} }
 type banCheck struct {
 	scope  writeScope
 	now    int64
-	bans   *redis.ZSliceCmd
-	groups *redis.StringCmd
+	bans   *rdb.ZSliceCmd
+	groups *rdb.StringCmd
 	// For a post into groups by one who is not an admin: each group's restricted flag and the
 	// author's moderator score in it.
-	restricted []*redis.StringCmd
-	moderates  []*redis.FloatCmd
+	restricted []*rdb.StringCmd
+	moderates  []*rdb.FloatCmd
 	// verified is the author's emailv field, read under Options.RequireEmail unless they are
 	// a site admin.
-	verified *redis.StringCmd
+	verified *rdb.StringCmd
 }
 
 // banReads returns the check of uid's write in scope (the first of scopes; none is the site's)
@@ -430,8 +430,8 @@ func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (
 	}
 	key := s.k.userBans(uid)
 	email := s.opts.RequireEmail && !s.IsAdmin(UserKey(uid))
-	ops := []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-		c.bans = p.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: "(" + strconv.FormatInt(c.now, 10), Max: "+inf"})
+	ops := []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		c.bans = p.ZRangeByScoreWithScores(ctx, key, &rdb.ZRangeBy{Min: "(" + strconv.FormatInt(c.now, 10), Max: "+inf"})
 		if !email {
 			return c.bans, nil
 		}
@@ -440,17 +440,17 @@ func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (
 	}}}
 	if c.scope.post != "" {
 		pk := s.k.post(c.scope.post)
-		ops = append(ops, op{key: pk, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops = append(ops, op{key: pk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			c.groups = p.HGet(ctx, pk, "groups")
 			return c.groups, nil
 		}})
 	}
 	if c.scope.posting && !s.IsAdmin(UserKey(uid)) {
-		c.restricted = make([]*redis.StringCmd, len(c.scope.groups))
-		c.moderates = make([]*redis.FloatCmd, len(c.scope.groups))
+		c.restricted = make([]*rdb.StringCmd, len(c.scope.groups))
+		c.moderates = make([]*rdb.FloatCmd, len(c.scope.groups))
 		for i, g := range c.scope.groups {
 			info := s.k.groupInfo(g)
-			ops = append(ops, op{key: info, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: info, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				c.restricted[i] = p.HGet(ctx, info, "restricted")
 				c.moderates[i] = p.ZScore(ctx, s.k.groupMods(g), uid)
 				return c.restricted[i], c.moderates[i]
@@ -465,7 +465,7 @@ func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (
 func (c *banCheck) restrictedErr() error {
 	for i, g := range c.scope.groups[:len(c.restricted)] {
 		v, err := c.restricted[i].Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			return fmt.Errorf("read the posting rule of group %s: %w", g, err)
 		}
 		if v != "1" {
@@ -473,7 +473,7 @@ func (c *banCheck) restrictedErr() error {
 		}
 		if err := c.moderates[i].Err(); err == nil {
 			continue
-		} else if !errors.Is(err, redis.Nil) {
+		} else if !errors.Is(err, rdb.Nil) {
 			return fmt.Errorf("read the moderators of group %s: %w", g, err)
 		}
 		return &Error{Kind: KindForbidden, Msg: "only the moderators of group " + g + " may post in it"}
@@ -500,7 +500,7 @@ func (c *banCheck) emailErr() error {
 		return nil
 	}
 	v, err := c.verified.Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return fmt.Errorf("read whether the email address is verified: %w", err)
 	}
 	if v == "1" {
@@ -521,7 +521,7 @@ func (c *banCheck) banErr() error {
 	groups := c.scope.groups
 	if c.groups != nil {
 		g, err := c.groups.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			return fmt.Errorf("read the groups of post %s: %w", c.scope.post, err)
 		}
 		groups = append(splitGroups(g), groups...)
@@ -578,10 +578,10 @@ func (l *Loader) GroupBans(ctx context.Context, viewer UserKey, group string, w 
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	if !admin && (viewer == "" || errors.Is(calls[1].cmd.Err(), redis.Nil)) {
+	if !admin && (viewer == "" || errors.Is(calls[1].cmd.Err(), rdb.Nil)) {
 		return nil, &Error{Kind: KindForbidden, Msg: "only the moderators of group " + group + " and the site admins see its bans"}
 	}
-	rp, err := parsePage(calls[0].cmd.(*redis.Cmd).Val())
+	rp, err := parsePage(calls[0].cmd.(*rdb.Cmd).Val())
 	if err != nil {
 		return nil, err
 	}
@@ -639,15 +639,15 @@ func (l *Loader) Ban(ctx context.Context, viewer UserKey, id string) (*Ban, erro
 		return nil, err
 	}
 	for _, c := range calls {
-		if errors.Is(c.cmd.Err(), redis.Nil) {
+		if errors.Is(c.cmd.Err(), rdb.Nil) {
 			return nil, nil // no record, or a viewer who does not moderate the group
 		}
 	}
-	end := int64(calls[0].cmd.(*redis.FloatCmd).Val())
+	end := int64(calls[0].cmd.(*rdb.FloatCmd).Val())
 	if end <= l.s.now().Add(-banKeep).UnixMilli() {
 		return nil, nil // ended too long ago: the next ban of the scope drops it
 	}
-	rec, err := parseBanRecord(calls[1].cmd.(*redis.StringCmd).Val())
+	rec, err := parseBanRecord(calls[1].cmd.(*rdb.StringCmd).Val())
 	if err != nil {
 		return nil, err
 	}
@@ -664,7 +664,7 @@ func (l *Loader) bansPageRead(key string, sp span, now int64) read {
 	}
 	floor := strconv.FormatInt(now, 10)
 	return read{key: "bp:" + key + "\x00" + sp.key() + "\x00" + floor, rkey: key,
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = sc.EvalSha(ctx, p, []string{key}, "asc", sp.n, dir,
 				sp.after.score, sp.after.member, sp.before.score, sp.before.member, floor)
 		}}

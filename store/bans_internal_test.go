@@ -5,15 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestBanScriptRepeat runs ban.lua twice with one nonce, as go-redis resending a call whose reply
 // was lost does: the second run answers the first's record, whatever it asks.
 func TestBanScriptRepeat(t *testing.T) {
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()
 	now := time.Now()

@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Blocking. A user's block list is the zset {u:<user>}:blocks, written by block.lua on the
@@ -126,7 +126,7 @@ func (s *Store) undeliverableNotices(ctx context.Context, ns []notice) ([]bool, 
 	out := make([]bool, len(ns))
 	for i := range ns {
 		blocked := calls[2*i].cmd.Err() == nil
-		deleted := calls[2*i+1].cmd.(*redis.StringCmd).Val() == "1"
+		deleted := calls[2*i+1].cmd.(*rdb.StringCmd).Val() == "1"
 		out[i] = blocked || deleted
 	}
 	return out, nil

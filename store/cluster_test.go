@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/agora/agora/live"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -30,7 +28,7 @@ func TestClusterOperations(t *testing.T) {
 	addrs := strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")
 	cc := storetest.NewClusterClient(t, addrs)
 	ctx := context.Background()
-	if err := cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() }); err != nil {
+	if err := cc.ForEachShard(ctx, func(ctx context.Context, c *rdb.Client) error { return c.Ping(ctx).Err() }); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("script cache lost", func(t *testing.T) { testScriptCacheLost(t, cc) })
@@ -41,13 +39,13 @@ func TestClusterOperations(t *testing.T) {
 
 // newCountingClusterClient returns a cluster client like the server's whose nodes count the
 // redirects they see in r.
-func newCountingClusterClient(t *testing.T, addrs []string, r *redirects) *redis.ClusterClient {
-	c, err := store.NewClient(store.ClientConfig{ClusterAddrs: addrs})
+func newCountingClusterClient(t *testing.T, addrs []string, r *redirects) *rdb.ClusterClient {
+	c, err := rdb.NewClient(rdb.ClientConfig{ClusterAddrs: addrs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := c.(*redis.ClusterClient)
-	cc.OnNewNode(func(c *redis.Client) { c.AddHook(r) })
+	cc := c.(*rdb.ClusterClient)
+	cc.OnNewNode(func(c *rdb.Client) { c.AddHook(r) })
 	cc.AddHook(storetest.SlotCheck{})
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
@@ -61,7 +59,7 @@ type redirects struct {
 	tryAgainSlots        map[int]int
 }
 
-func (r *redirects) count(cmds ...redis.Cmder) {
+func (r *redirects) count(cmds ...rdb.Cmder) {
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
 			switch msg := err.Error(); {
@@ -94,20 +92,20 @@ func (r *redirects) tryAgainIn(slot int) int {
 // migration is one slot being moved by hand, the way redis-cli --cluster reshard does it.
 type migration struct {
 	slot         int
-	src, dst     *redis.Client
+	src, dst     *rdb.Client
 	srcID, dstID string
-	masters      []*redis.Client
+	masters      []*rdb.Client
 }
 
 // beginMigration marks the slot of key as migrating from its master to another and moves the
 // keys in move (and only those) to the importing master.
-func beginMigration(t *testing.T, cc *redis.ClusterClient, key string, move ...string) *migration {
+func beginMigration(t *testing.T, cc *rdb.ClusterClient, key string, move ...string) *migration {
 	t.Helper()
 	ctx := context.Background()
 	m := &migration{slot: storetest.Slot(key)}
 	owner := slotOwners(t, cc)[m.slot] // asked afresh: the client's slot map may lag a migration
 	var mu sync.Mutex
-	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		mu.Lock()
 		defer mu.Unlock()
 		m.masters = append(m.masters, c)
@@ -239,18 +237,18 @@ func testHalfMigratedSlots(t *testing.T, addrs []string) {
 	w.checkDerived(t)
 }
 
-func (r *redirects) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *redirects) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
-func (r *redirects) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (r *redirects) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
 		err := next(ctx, cmd)
 		r.count(cmd)
 		return err
 	}
 }
 
-func (r *redirects) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (r *redirects) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		err := next(ctx, cmds)
 		r.count(cmds...)
 		return err
@@ -260,7 +258,7 @@ func (r *redirects) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // testScriptCacheLost flushes the script cache of every master before each kind of script use —
 // a single script call, a pipeline of script calls across slots, and a loader's pipelined reads —
 // and checks that each reloads the scripts and succeeds.
-func testScriptCacheLost(t *testing.T, cc *redis.ClusterClient) {
+func testScriptCacheLost(t *testing.T, cc *rdb.ClusterClient) {
 	ctx := context.Background()
 	s, err := store.New(ctx, cc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {
@@ -297,11 +295,11 @@ func testScriptCacheLost(t *testing.T, cc *redis.ClusterClient) {
 }
 
 // clusterMasters returns the node id of every master, by address.
-func clusterMasters(t *testing.T, cc *redis.ClusterClient) map[string]string {
+func clusterMasters(t *testing.T, cc *rdb.ClusterClient) map[string]string {
 	t.Helper()
 	var mu sync.Mutex
 	out := map[string]string{}
-	err := cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+	err := cc.ForEachMaster(context.Background(), func(ctx context.Context, c *rdb.Client) error {
 		id, err := c.Do(ctx, "cluster", "myid").Text()
 		mu.Lock()
 		out[c.Options().Addr] = id
@@ -315,7 +313,7 @@ func clusterMasters(t *testing.T, cc *redis.ClusterClient) map[string]string {
 }
 
 // slotOwners maps every slot to the address of its master.
-func slotOwners(t *testing.T, cc *redis.ClusterClient) [16384]string {
+func slotOwners(t *testing.T, cc *rdb.ClusterClient) [16384]string {
 	t.Helper()
 	var owners [16384]string
 	slots, err := cc.ClusterSlots(context.Background()).Result()
@@ -347,7 +345,7 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 	w := newWorld(t, s, cc, writers*3, 60)
 
 	// Sharded subscriptions on channels all over the keyspace.
-	sub := live.NewSubscription(ctx, s)
+	sub := rdb.NewSubscription(ctx, s.Runner())
 	defer sub.Close()
 	var chans []string
 	for i := range 64 {

@@ -7,15 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // newMiniStore returns a Store on a fresh miniredis, and the miniredis.
 func newMiniStore(t *testing.T) (*Store, *miniredis.Miniredis) {
 	t.Helper()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	s, err := New(context.Background(), rdb, Options{Prefix: "x:", WriteLimit: -1})
 	if err != nil {
@@ -25,7 +25,7 @@ func newMiniStore(t *testing.T) (*Store, *miniredis.Miniredis) {
 }
 
 // TestCommandsGoThroughTheRunner checks that a single command is counted like every pipeline and
-// answers as the client would: its value, or redis.Nil for a missing field.
+// answers as the client would: its value, or rdb.Nil for a missing field.
 func TestCommandsGoThroughTheRunner(t *testing.T) {
 	s, m := newMiniStore(t)
 	m.HSet("x:{u:ann}", "created", "17")
@@ -36,7 +36,7 @@ func TestCommandsGoThroughTheRunner(t *testing.T) {
 		{field: "created", want: "17"},
 		{field: "missing", nil: true},
 	} {
-		ctx, count := WithRedisCount(context.Background())
+		ctx, count := rdb.WithRedisCount(context.Background())
 		got, err := s.cmd().HGet(ctx, "x:{u:ann}", tc.field).Result()
 		if tc.nil != isNil(err) || (!tc.nil && err != nil) || got != tc.want {
 			t.Errorf("HGET %s: %q, %v; want %q (nil reply %v)", tc.field, got, err, tc.want, tc.nil)
@@ -64,7 +64,7 @@ func TestScanIteratorWalksEveryPage(t *testing.T) {
 			}
 			for _, tc := range []struct {
 				kind string
-				iter *scanIterator
+				iter *rdb.ScanIterator
 			}{
 				{"ZSCAN", s.cmd().ZScanIterator(zkey, "", 3)},
 				{"HSCAN", s.cmd().HScanIterator(hkey, "", 3)},

@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // threadNums lists the numbers of the comments of post pid's thread (tombstones included), in
 // order: what Rebuild's steps over a thread walk in bounded batches.
 func (s *Store) threadNums(ctx context.Context, pid string) ([]string, error) {
 	ids := s.k.threadIDs(pid)
-	var members *redis.StringSliceCmd
-	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var members *rdb.StringSliceCmd
+	if err := s.pipeline(ctx, []op{{key: ids, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		members = p.SMembers(ctx, ids)
 		return members, nil
 	}}}, false); err != nil {
@@ -43,10 +43,10 @@ func (s *Store) rescoreThread(ctx context.Context, pid string) (int, error) {
 	for start := 0; start < len(nums); start += rescoreBatch {
 		part := nums[start:min(start+rescoreBatch, len(nums))]
 		ops := make([]op, len(part))
-		cmds := make([]*redis.StringCmd, len(part))
+		cmds := make([]*rdb.StringCmd, len(part))
 		for i, num := range part {
 			key := s.k.comment(pid, num)
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HGet(ctx, key, "parent")
 				return cmds[i], nil
 			}}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Comment loads a comment by global id; nil when there is none or its post was deleted. A deleted
@@ -121,13 +121,13 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 // thread's bodies (keys.commentBodies) as the field body, in one pipeline: what repair, rebuild
 // and export read of a comment. A comment that does not exist has an empty map.
 func (s *Store) commentHashes(ctx context.Context, pid string, nums []string) ([]map[string]string, error) {
-	hashes := make([]*redis.MapStringStringCmd, len(nums))
-	bodies := make([]*redis.SliceCmd, len(nums))
+	hashes := make([]*rdb.MapStringStringCmd, len(nums))
+	bodies := make([]*rdb.SliceCmd, len(nums))
 	ops := make([]op, len(nums))
 	bk := s.k.commentBodies(pid)
 	for i, num := range nums {
 		key := s.k.comment(pid, num)
-		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			hashes[i], bodies[i] = p.HGetAll(ctx, key), p.HMGet(ctx, bk, num)
 			return hashes[i], bodies[i]
 		}}

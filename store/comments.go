@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Comment is a comment on a post or a reply to another comment.
@@ -398,12 +398,12 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	// The script moves the comment in its parent's vote orders, so it must name those keys: the
 	// parent is read in the write's first round trip, with the entry of the voter's vote log.
 	key := s.k.comment(pid, num)
-	var parentCmd *redis.StringCmd
-	readParent := op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var parentCmd *rdb.StringCmd
+	readParent := op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		parentCmd = p.HGet(ctx, key, "parent")
 		return parentCmd, nil
 	}}
-	var appended *redis.IntCmd
+	var appended *rdb.IntCmd
 	n, err := s.allowWriteWith(ctx, uid, repairComment+":"+pid+":"+num,
 		[]op{s.votedOp(ctx, uid, commentVoteEntry(pid, num), &appended), readParent}, onPost(pid))
 	if err != nil {

@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -337,10 +336,10 @@ func TestCommentIdempotentCreate(t *testing.T) {
 // and it resends the command.
 type twice struct{ on atomic.Bool }
 
-func (*twice) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*twice) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
-func (h *twice) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (h *twice) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
 		if n := cmd.Name(); h.on.Load() && (n == "evalsha" || n == "eval") {
 			if err := next(ctx, cmd); err != nil {
 				return err
@@ -350,7 +349,7 @@ func (h *twice) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-func (*twice) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (*twice) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
 	return next
 }
 
@@ -950,10 +949,10 @@ func TestCommentThreadGoesWithPost(t *testing.T) {
 // as if the process stopped in the middle.
 type failSweeps struct{ on atomic.Bool }
 
-func (*failSweeps) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*failSweeps) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
-func (h *failSweeps) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (h *failSweeps) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
 		args := cmd.Args()
 		if h.on.Load() && isSweep(args) {
 			err := errors.New("injected: process stopped")
@@ -978,12 +977,12 @@ func isSweep(args []any) bool {
 	return len(first) == 12 && strings.Trim(first, "0123456789") == ""
 }
 
-func (h *failSweeps) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (h *failSweeps) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		if !h.on.Load() {
 			return next(ctx, cmds)
 		}
-		var rest []redis.Cmder
+		var rest []rdb.Cmder
 		var err error
 		for _, cmd := range cmds {
 			if isSweep(cmd.Args()) {

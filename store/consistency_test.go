@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -21,14 +20,14 @@ import (
 // world is a small site: users and posts in groups, built through the store.
 type world struct {
 	s      *store.Store
-	rdb    redis.UniversalClient
+	rdb    rdb.UniversalClient
 	users  []string      // user keys
 	posts  []*store.Post // as created
 	groups []string
 }
 
 // newWorld signs up nUsers users and has them publish nPosts posts spread over three groups.
-func newWorld(t *testing.T, s *store.Store, rdb redis.UniversalClient, nUsers, nPosts int) *world {
+func newWorld(t *testing.T, s *store.Store, rdb rdb.UniversalClient, nUsers, nPosts int) *world {
 	t.Helper()
 	ctx := context.Background()
 	w := &world{s: s, rdb: rdb, groups: []string{"go", "redis", "ops"}}
@@ -193,7 +192,7 @@ func TestRebuildRepairsCorruptDerivedData(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := b.Client.ZAdd(ctx, top, redis.Z{Member: w.posts[5].Key(), Score: 1e9}, redis.Z{Member: deleted.Key(), Score: 3}).Err(); err != nil {
+		if err := b.Client.ZAdd(ctx, top, rdb.Z{Member: w.posts[5].Key(), Score: 1e9}, rdb.Z{Member: deleted.Key(), Score: 3}).Err(); err != nil {
 			t.Fatal(err)
 		}
 		stats, err := s.Rebuild(ctx)
@@ -230,7 +229,7 @@ func TestRebuildAfterLostWrites(t *testing.T) {
 		if err := b.Client.HSet(ctx, ver, voted.Key(), voted.Version+3).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Client.ZAdd(ctx, top, redis.Z{Member: voted.Key(), Score: 7}).Err(); err != nil {
+		if err := b.Client.ZAdd(ctx, top, rdb.Z{Member: voted.Key(), Score: 7}).Err(); err != nil {
 			t.Fatal(err)
 		}
 		// A post id handed out again after the lost creation: entries of the old post stay in
@@ -245,7 +244,7 @@ func TestRebuildAfterLostWrites(t *testing.T) {
 		list, listVer := s.UserPostsKeysForTest(stranger)
 		ghot, gnew, gtop, gver := s.RankingKeysForTest("elsewhere")
 		for _, k := range []string{list, ghot, gnew, gtop} {
-			if err := b.Client.ZAdd(ctx, k, redis.Z{Member: reused.Key(), Score: 1}).Err(); err != nil {
+			if err := b.Client.ZAdd(ctx, k, rdb.Z{Member: reused.Key(), Score: 1}).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -331,7 +330,7 @@ func TestPrefixWithBracesRejected(t *testing.T) {
 }
 
 // TestWaitReplicasFailsUnreplicatedWrites runs writes that demand a replica on servers that have
-// none: the writes must fail with ErrNotReplicated rather than be acknowledged. (The Sentinel
+// none: the writes must fail with rdb.ErrNotReplicated rather than be acknowledged. (The Sentinel
 // failover test covers the case with a replica.)
 func TestWaitReplicasFailsUnreplicatedWrites(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
@@ -342,11 +341,11 @@ func TestWaitReplicasFailsUnreplicatedWrites(t *testing.T) {
 		w := newWorld(t, s, b.Client, 2, 1)
 		strict := b.NewStore(t, store.Options{Prefix: s.Options().Prefix, WaitReplicas: 1, WaitTimeout: 20 * time.Millisecond})
 		ctx := context.Background()
-		if _, err := strict.VotePost(ctx, uk(w.users[1]), w.posts[0].ID, 1); !errors.Is(err, store.ErrNotReplicated) {
-			t.Fatalf("vote: err = %v, want ErrNotReplicated", err)
+		if _, err := strict.VotePost(ctx, uk(w.users[1]), w.posts[0].ID, 1); !errors.Is(err, rdb.ErrNotReplicated) {
+			t.Fatalf("vote: err = %v, want rdb.ErrNotReplicated", err)
 		}
-		if _, err := strict.SignUp(ctx, "nobody", "password1"); !errors.Is(err, store.ErrNotReplicated) {
-			t.Fatalf("sign up: err = %v, want ErrNotReplicated", err)
+		if _, err := strict.SignUp(ctx, "nobody", "password1"); !errors.Is(err, rdb.ErrNotReplicated) {
+			t.Fatalf("sign up: err = %v, want rdb.ErrNotReplicated", err)
 		}
 		// The writes did reach the master: WAIT does not undo them.
 		p, err := s.NewLoader().Post(ctx, w.posts[0].ID)
@@ -357,11 +356,11 @@ func TestWaitReplicasFailsUnreplicatedWrites(t *testing.T) {
 }
 
 // countKeysPerMaster counts the keys starting with prefix on each master of a cluster.
-func countKeysPerMaster(t *testing.T, cc *redis.ClusterClient, prefix string) map[string]int {
+func countKeysPerMaster(t *testing.T, cc *rdb.ClusterClient, prefix string) map[string]int {
 	t.Helper()
 	var mu sync.Mutex
 	out := map[string]int{}
-	err := cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+	err := cc.ForEachMaster(context.Background(), func(ctx context.Context, c *rdb.Client) error {
 		n := 0
 		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
 		for iter.Next(ctx) {

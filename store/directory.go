@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The directory of groups: every group that exists, in four orders (Query.groups).
@@ -137,8 +137,8 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 		}
 	}
 	// The directory and the registry, in one round trip (one slot).
-	var dir, sfwDir, registry *redis.StringSliceCmd
-	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var dir, sfwDir, registry *rdb.StringSliceCmd
+	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		dir, registry = p.HKeys(ctx, s.k.groupDir().ver), p.ZRange(ctx, s.k.groups(), 0, -1)
 		sfwDir = p.HKeys(ctx, s.k.sfwGroupDir().ver)
 		return dir, sfwDir

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/mail"
 )
@@ -126,7 +127,7 @@ func newUserToken(uid string) (token, dig string) {
 func (s *Store) Email(ctx context.Context, uid UserKey) (string, bool, error) {
 	v, err := s.cmd().HMGet(ctx, s.k.user(string(uid)), "email", "emailv").Result()
 	if err != nil {
-		return "", false, fmt.Errorf("read email: %w", unavailable(ctx, err))
+		return "", false, fmt.Errorf("read email: %w", rdb.Unavailable(ctx, err))
 	}
 	addr, _ := v[0].(string)
 	ok, _ := v[1].(string)
@@ -208,7 +209,7 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		}
 		held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
 		if err != nil && !isNil(err) {
-			return fmt.Errorf("claim email: %w", unavailable(ctx, err))
+			return fmt.Errorf("claim email: %w", rdb.Unavailable(ctx, err))
 		}
 		if strings.ToLower(held) == key || s.now().Sub(fromMillis(atoi64(at))) < emailClaimGrace {
 			break
@@ -244,7 +245,7 @@ func (s *Store) takeToken(ctx context.Context, token, purpose string) (string, e
 func (s *Store) userByKey(ctx context.Context, uid string) (*User, error) {
 	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("read user: %w", unavailable(ctx, err))
+		return nil, fmt.Errorf("read user: %w", rdb.Unavailable(ctx, err))
 	}
 	if vals[0] == nil {
 		return nil, notFoundf("no such user")
@@ -272,7 +273,7 @@ func (s *Store) RequestPasswordReset(ctx context.Context, addr string) error {
 	}
 	owner, err := s.cmd().HGet(ctx, s.k.emailOwner(key), "user").Result()
 	if err != nil && !isNil(err) {
-		return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
+		return fmt.Errorf("request password reset: %w", rdb.Unavailable(ctx, err))
 	}
 	return s.sendReset(ctx, owner, key)
 }
@@ -297,7 +298,7 @@ func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	if owner != "" {
 		v, err := s.cmd().HMGet(ctx, s.k.user(owner), "name", "email").Result()
 		if err != nil {
-			return fmt.Errorf("request password reset: %w", unavailable(ctx, err))
+			return fmt.Errorf("request password reset: %w", rdb.Unavailable(ctx, err))
 		}
 		name, _ = v[0].(string)
 		to, _ = v[1].(string)

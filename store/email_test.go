@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/mail"
 	"github.com/agora/agora/mail/mailtest"
 	"github.com/agora/agora/store"
@@ -249,9 +248,9 @@ func (d dyingSender) Send(ctx context.Context, _ mail.Message) error {
 // deadHook fails every command once dead is set.
 type deadHook struct{ dead *atomic.Bool }
 
-func (h deadHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h deadHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (h deadHook) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+func (h deadHook) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
 		if h.dead.Load() {
 			cmd.SetErr(errors.New("process killed"))
 			return cmd.Err()
@@ -259,8 +258,8 @@ func (h deadHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		return next(ctx, cmd)
 	}
 }
-func (h deadHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (h deadHook) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		if h.dead.Load() {
 			for _, c := range cmds {
 				c.SetErr(errors.New("process killed"))

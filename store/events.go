@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Live events, the write side. Every write publishes, after it has succeeded, a small JSON
@@ -35,7 +35,7 @@ import (
 // every node the traffic of every channel. Redis 7's sharded pub/sub (SPUBLISH, SSUBSCRIBE) sends
 // a message only to the shard that owns the channel's hash slot, so pub/sub scales with the
 // cluster like the keyspace does; the store publishes with it wherever the cluster supports it,
-// and live events subscribe the same way (PubSubClient).
+// and live events subscribe the same way (rdb.NewSubscription on Store.Runner).
 
 // EventIDs is what a live event says: the ids of what changed. Its JSON is the message a write
 // publishes and appends to its channel's log.
@@ -77,23 +77,18 @@ func (s *Store) logLengthOf(channel string) int {
 	return logLength
 }
 
-// shardedPubSub reports whether rdb is a cluster that supports sharded pub/sub (Redis 7+).
-func shardedPubSub(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
-	if _, ok := rdb.(*redis.ClusterClient); !ok {
+// shardedPubSub reports whether client is a cluster that supports sharded pub/sub (Redis 7+).
+func shardedPubSub(ctx context.Context, client rdb.UniversalClient) (bool, error) {
+	if _, ok := client.(*rdb.ClusterClient); !ok {
 		return false, nil
 	}
 	// COMMAND INFO replies one entry per name asked, nil for an unknown command.
-	info, err := rdb.Do(ctx, "command", "info", "spublish").Slice()
+	info, err := client.Do(ctx, "command", "info", "spublish").Slice()
 	if err != nil {
 		return false, fmt.Errorf("ask the cluster for SPUBLISH: %w", err)
 	}
 	return len(info) == 1 && info[0] != nil, nil
 }
-
-// PubSubClient returns the Redis client that live events subscribe through, and whether they
-// must subscribe with sharded pub/sub (SSUBSCRIBE on the master of each channel's slot), as the
-// store publishes with SPUBLISH on a Redis 7 cluster, or with classic SUBSCRIBE.
-func (s *Store) PubSubClient() (rdb redis.UniversalClient, sharded bool) { return s.rdb, s.sharded }
 
 // Publish sends msg on channel to its subscribers in every process: SPUBLISH on a cluster that
 // supports it, PUBLISH otherwise. It neither logs the message nor checks it: writes announce

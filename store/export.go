@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The export of an account (GDPR Art. 20): one JSON document of everything the account owns,
@@ -142,20 +142,20 @@ type exportUser struct {
 // account does not exist.
 func (s *Store) exportProfile(ctx context.Context, uid string) (*exportUser, error) {
 	userKey, karmaKey := s.k.user(uid), s.k.karma(uid)
-	var u *redis.SliceCmd
-	var karma *redis.StringCmd
+	var u *rdb.SliceCmd
+	var karma *rdb.StringCmd
 	err := s.pipeline(ctx, []op{
-		{key: userKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: userKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			u = p.HMGet(ctx, userKey, userFields...)
 			return u, nil
 		}},
-		{key: karmaKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: karmaKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			karma = p.HGet(ctx, karmaKey, "total")
 			return karma, nil
 		}},
 	}, false)
 	if err == nil {
-		err = firstErr([2]redis.Cmder{u, karma})
+		err = rdb.FirstErr([2]rdb.Cmder{u, karma})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("export %s: read the profile: %w", uid, err)
@@ -220,18 +220,18 @@ func (e *exporter) flush() error {
 
 // zpages calls page with the members of the sorted set key and their scores, ExportPage at a
 // time, lowest score first, and flushes the export after each page.
-func (e *exporter) zpages(ctx context.Context, key string, page func(ctx context.Context, zs []redis.Z) error) error {
+func (e *exporter) zpages(ctx context.Context, key string, page func(ctx context.Context, zs []rdb.Z) error) error {
 	return e.zpagesOf(ctx, page, key)
 }
 
 // zpagesOf is zpages of several sorted sets merged: the two parts of a post list
 // (nsfw_lists.go), lowest score first, ties by member.
-func (e *exporter) zpagesOf(ctx context.Context, page func(ctx context.Context, zs []redis.Z) error, keys ...string) error {
+func (e *exporter) zpagesOf(ctx context.Context, page func(ctx context.Context, zs []rdb.Z) error, keys ...string) error {
 	rs := make([]*zreader, len(keys))
 	for i, k := range keys {
 		rs[i] = &zreader{e: e, key: k, min: "-inf"}
 	}
-	out := make([]redis.Z, 0, ExportPage)
+	out := make([]rdb.Z, 0, ExportPage)
 	for {
 		var next *zreader // the reader whose head comes first
 		for _, r := range rs {
@@ -252,7 +252,7 @@ func (e *exporter) zpagesOf(ctx context.Context, page func(ctx context.Context, 
 			if err := e.flush(); err != nil {
 				return err
 			}
-			out = make([]redis.Z, 0, ExportPage)
+			out = make([]rdb.Z, 0, ExportPage)
 		}
 		if next == nil {
 			return nil
@@ -261,7 +261,7 @@ func (e *exporter) zpagesOf(ctx context.Context, page func(ctx context.Context, 
 }
 
 // zBefore orders sorted set entries as ZRANGE does: by score, ties by member bytes.
-func zBefore(a, b redis.Z) bool {
+func zBefore(a, b rdb.Z) bool {
 	if a.Score != b.Score {
 		return a.Score < b.Score
 	}
@@ -274,7 +274,7 @@ type zreader struct {
 	key   string
 	min   string // the score of the last member read
 	ties  int64  // the members scored min already read
-	buf   []redis.Z
+	buf   []rdb.Z
 	ended bool
 }
 
@@ -283,9 +283,9 @@ func (r *zreader) fill(ctx context.Context) error {
 	if len(r.buf) > 0 || r.ended {
 		return nil
 	}
-	var cmd *redis.ZSliceCmd
-	by := &redis.ZRangeBy{Min: r.min, Max: "+inf", Offset: r.ties, Count: ExportPage}
-	err := r.e.s.pipeline(ctx, []op{{key: r.key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var cmd *rdb.ZSliceCmd
+	by := &rdb.ZRangeBy{Min: r.min, Max: "+inf", Offset: r.ties, Count: ExportPage}
+	err := r.e.s.pipeline(ctx, []op{{key: r.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		cmd = p.ZRangeByScoreWithScores(ctx, r.key, by)
 		return cmd, nil
 	}}}, false)
@@ -319,7 +319,7 @@ func (r *zreader) fill(ctx context.Context) error {
 // {idField: id(member), atField: its score as a time}.
 func (e *exporter) zlist(key, idField, atField string, id func(string) string) func(context.Context) error {
 	return func(ctx context.Context) error {
-		return e.zpages(ctx, key, func(_ context.Context, zs []redis.Z) error {
+		return e.zpages(ctx, key, func(_ context.Context, zs []rdb.Z) error {
 			for _, z := range zs {
 				e.item(map[string]any{idField: id(str(z.Member)), atField: fromMillis(int64(z.Score))})
 			}
@@ -357,12 +357,12 @@ func newExportPost(p *Post) exportPost {
 
 // posts writes the account's published posts (its post list), oldest first.
 func (e *exporter) posts(ctx context.Context) error {
-	return e.zpagesOf(ctx, func(ctx context.Context, zs []redis.Z) error {
-		cmds := make([]*redis.SliceCmd, len(zs))
+	return e.zpagesOf(ctx, func(ctx context.Context, zs []rdb.Z) error {
+		cmds := make([]*rdb.SliceCmd, len(zs))
 		ops := make([]op, len(zs))
 		for i, z := range zs {
 			key := e.s.k.post(str(z.Member))
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HMGet(ctx, key, postFields...)
 				return cmds[i], nil
 			}}
@@ -391,8 +391,8 @@ func (e *exporter) scheduled(ctx context.Context) error {
 	now := e.s.now()
 	var cursor uint64
 	for {
-		var cmd *redis.ScanCmd
-		err := e.s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		var cmd *rdb.ScanCmd
+		err := e.s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmd = p.HScan(ctx, key, cursor, "", ExportPage)
 			return cmd, nil
 		}}}, false)
@@ -436,15 +436,15 @@ type exportComment struct {
 
 // comments writes the account's live comments (its comment list), oldest first.
 func (e *exporter) comments(ctx context.Context) error {
-	return e.zpages(ctx, e.s.k.userComments(e.uid), func(ctx context.Context, zs []redis.Z) error {
-		cmds, bodies := make([]*redis.SliceCmd, len(zs)), make([]*redis.SliceCmd, len(zs))
+	return e.zpages(ctx, e.s.k.userComments(e.uid), func(ctx context.Context, zs []rdb.Z) error {
+		cmds, bodies := make([]*rdb.SliceCmd, len(zs)), make([]*rdb.SliceCmd, len(zs))
 		ops := make([]op, len(zs))
 		nums := make([][2]string, len(zs))
 		for i, z := range zs {
 			pid, short, _ := strings.Cut(str(z.Member), ":")
 			nums[i] = [2]string{pid, padNum(short)}
 			key, bk := e.s.k.comment(pid, nums[i][1]), e.s.k.commentBodies(pid)
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i], bodies[i] = p.HMGet(ctx, key, commentFields[:]...), p.HMGet(ctx, bk, nums[i][1])
 				return cmds[i], bodies[i]
 			}}
@@ -491,27 +491,27 @@ type exportNotification struct {
 // read in the same round trip as its record.
 func (e *exporter) notifications(ctx context.Context) error {
 	notes, unread := e.s.k.inboxNotes(e.uid), e.s.k.inboxUnread(e.uid)
-	return e.zpages(ctx, e.s.k.inbox(e.uid), func(ctx context.Context, zs []redis.Z) error {
+	return e.zpages(ctx, e.s.k.inbox(e.uid), func(ctx context.Context, zs []rdb.Z) error {
 		causes := make([]string, len(zs))
 		args := make([]string, len(zs))
 		for i, z := range zs {
 			causes[i] = str(z.Member)
 			args[i] = causes[i]
 		}
-		var recs *redis.SliceCmd
-		var states *redis.FloatSliceCmd
+		var recs *rdb.SliceCmd
+		var states *rdb.FloatSliceCmd
 		err := e.s.pipeline(ctx, []op{
-			{key: notes, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			{key: notes, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				recs = p.HMGet(ctx, notes, causes...)
 				return recs, nil
 			}},
-			{key: unread, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			{key: unread, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				states = p.ZMScore(ctx, unread, args...)
 				return states, nil
 			}},
 		}, false)
 		if err == nil {
-			err = firstErr([2]redis.Cmder{recs, states})
+			err = rdb.FirstErr([2]rdb.Cmder{recs, states})
 		}
 		if err != nil {
 			return fmt.Errorf("read notifications: %w", err)
@@ -546,12 +546,12 @@ type exportSession struct {
 // digest of the session the export was asked with. A session's TTL is renewed to SessionTTL by
 // each use, so its last use is its expiry less SessionTTL.
 func (e *exporter) sessions(ctx context.Context, current string) error {
-	return e.zpages(ctx, e.s.k.userSessions(e.uid), func(ctx context.Context, zs []redis.Z) error {
-		cmds := make([]*redis.DurationCmd, len(zs))
+	return e.zpages(ctx, e.s.k.userSessions(e.uid), func(ctx context.Context, zs []rdb.Z) error {
+		cmds := make([]*rdb.DurationCmd, len(zs))
 		ops := make([]op, len(zs))
 		for i, z := range zs {
 			key := e.s.k.userSession(e.uid, str(z.Member))
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.PTTL(ctx, key)
 				return cmds[i], nil
 			}}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Hooks of the group tests.
@@ -12,9 +12,9 @@ import (
 // FillJoinedGroups records uid as a member of n made-up groups on uid's side only, as joining
 // them would.
 func (s *Store) FillJoinedGroups(ctx context.Context, uid string, n int) error {
-	zs := make([]redis.Z, n)
+	zs := make([]rdb.Z, n)
 	for i := range zs {
-		zs[i] = redis.Z{Score: float64(i), Member: fmt.Sprintf("filler%d", i)}
+		zs[i] = rdb.Z{Score: float64(i), Member: fmt.Sprintf("filler%d", i)}
 	}
 	return s.rdb.ZAdd(ctx, s.k.userGroups(uid), zs...).Err()
 }

@@ -10,9 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/agora/agora/live"
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -33,15 +31,15 @@ func TestSentinelFailover(t *testing.T) {
 	d := storetest.StartDeployment(t, "redis-sentinel.sh")
 	addrs, name := strings.Split(d.Env["REDIS_SENTINEL_ADDRS"], ","), d.Env["REDIS_SENTINEL_MASTER"]
 	ctx := context.Background()
-	rdb, err := store.NewClient(store.ClientConfig{SentinelAddrs: addrs, SentinelMaster: name})
+	rc, err := rdb.NewClient(rdb.ClientConfig{SentinelAddrs: addrs, SentinelMaster: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdb.AddHook(storetest.SlotCheck{})
-	defer rdb.Close()
-	sentinels := make([]*redis.SentinelClient, len(addrs))
+	rc.AddHook(storetest.SlotCheck{})
+	defer rc.Close()
+	sentinels := make([]*rdb.SentinelClient, len(addrs))
 	for i, a := range addrs {
-		sentinels[i] = redis.NewSentinelClient(&redis.Options{Addr: a})
+		sentinels[i] = rdb.NewSentinelClient(&rdb.Options{Addr: a})
 		defer sentinels[i].Close()
 	}
 	planned := func(t *testing.T, master string) error { return sentinels[0].Failover(ctx, name).Err() }
@@ -55,7 +53,7 @@ func TestSentinelFailover(t *testing.T) {
 		{"SENTINEL FAILOVER without WAIT", 0, planned},
 		{"SENTINEL FAILOVER", 1, planned},
 		{"master stops answering", 1, func(t *testing.T, master string) error {
-			m := redis.NewClient(&redis.Options{Addr: master, ReadTimeout: 30 * time.Second})
+			m := rdb.NewPlainClient(&rdb.Options{Addr: master, ReadTimeout: 30 * time.Second})
 			// The Sentinels declare the master down after 1s, agree, and promote the replica
 			// while it sleeps; when it wakes they turn it into a replica of the new master. The
 			// sleep outlasts a failed first attempt and the Sentinels' retry (2 × failover-timeout
@@ -74,14 +72,14 @@ func TestSentinelFailover(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			master := waitHealthy(t, sentinels, name)
-			s, err := store.New(ctx, rdb, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords,
+			s, err := store.New(ctx, rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords,
 				WriteLimit: -1, WaitReplicas: c.wait, WaitTimeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
-			old := redis.NewClient(&redis.Options{Addr: master, ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
+			old := rdb.NewPlainClient(&rdb.Options{Addr: master, ReadTimeout: 300 * time.Millisecond, MaxRetries: -1})
 			defer old.Close()
-			runFailover(t, s, rdb, c.wait > 0, func() error { return c.trigger(t, master) }, func() bool {
+			runFailover(t, s, rc, c.wait > 0, func() error { return c.trigger(t, master) }, func() bool {
 				// The Sentinels name a new master, and the old one has stopped taking writes: it
 				// is a replica now, or does not answer. Until then, clients that have not yet
 				// learned of the switch still write to it.
@@ -99,7 +97,7 @@ func TestSentinelFailover(t *testing.T) {
 
 // waitHealthy waits until every Sentinel names the same master, the master has a replica in sync,
 // and the Sentinels can authorize a failover; it returns the master's address.
-func waitHealthy(t *testing.T, sentinels []*redis.SentinelClient, name string) string {
+func waitHealthy(t *testing.T, sentinels []*rdb.SentinelClient, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	var why string
@@ -121,7 +119,7 @@ func waitHealthy(t *testing.T, sentinels []*redis.SentinelClient, name string) s
 		if !agree {
 			continue
 		}
-		m := redis.NewClient(&redis.Options{Addr: master})
+		m := rdb.NewPlainClient(&rdb.Options{Addr: master})
 		info, err := m.Info(ctx, "replication").Result()
 		m.Close()
 		if err != nil || !strings.Contains(info, "role:master") || !strings.Contains(info, "state=online") {
@@ -141,10 +139,10 @@ func waitHealthy(t *testing.T, sentinels []*redis.SentinelClient, name string) s
 // runFailover runs writers on s, calls trigger, waits until switched reports the new master, and
 // then until every writer has made writes on it; then, when durable, it checks that every
 // acknowledged write survived.
-func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durable bool, trigger func() error, switched func() bool) {
+func runFailover(t *testing.T, s *store.Store, rc rdb.UniversalClient, durable bool, trigger func() error, switched func() bool) {
 	ctx := context.Background()
 	const writers = 4
-	w := newWorld(t, s, rdb, writers*2, 8)
+	w := newWorld(t, s, rc, writers*2, 8)
 	type pair struct{ user, post string }
 	var (
 		stop       atomic.Bool
@@ -214,7 +212,7 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 	defer func() { stop.Store(true); wg.Wait() }()
 
 	// A live-event subscription made on the old master must keep delivering after the switch.
-	sub := live.NewSubscription(ctx, s)
+	sub := rdb.NewSubscription(ctx, s.Runner())
 	defer sub.Close()
 	channel := s.Options().Prefix + "{r:all}:failover-test"
 	if err := sub.Subscribe(ctx, channel); err != nil {
@@ -330,7 +328,7 @@ func runFailover(t *testing.T, s *store.Store, rdb redis.UniversalClient, durabl
 	if _, err := s.Rebuild(ctx); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	seq, err := rdb.Get(ctx, s.PostSeqKeyForTest()).Int()
+	seq, err := rc.Get(ctx, s.PostSeqKeyForTest()).Int()
 	if err != nil {
 		t.Fatal(err)
 	}

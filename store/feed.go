@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -158,15 +157,15 @@ func (s *Store) runFeedJob(ctx context.Context, j jobs.Job) error {
 
 // latestPosts returns uid's latest n posts, newest first, from both parts of their post list
 // (nsfw_lists.go).
-func (s *Store) latestPosts(ctx context.Context, uid string, n int) ([]redis.Z, error) {
+func (s *Store) latestPosts(ctx context.Context, uid string, n int) ([]rdb.Z, error) {
 	key := s.k.userPosts(uid)
-	var a, b *redis.ZSliceCmd
-	err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var a, b *rdb.ZSliceCmd
+	err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		a, b = p.ZRevRangeWithScores(ctx, key, 0, int64(n-1)), p.ZRevRangeWithScores(ctx, nsfwKey(key), 0, int64(n-1))
 		return a, b
 	}}}, false)
 	if err == nil {
-		err = firstErr([2]redis.Cmder{a, b})
+		err = rdb.FirstErr([2]rdb.Cmder{a, b})
 	}
 	if err != nil {
 		return nil, err
@@ -250,7 +249,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		return nil, err
 	}
 	pulled := zrangeMembers(r1[1])
-	oldest := r1[2].cmd.(*redis.ZSliceCmd).Val()
+	oldest := r1[2].cmd.(*rdb.ZSliceCmd).Val()
 	// A full feed has dropped older entries; pulled posts older than what it keeps are left out too.
 	full := own.total >= l.s.opts.Feed.Cap && len(oldest) == 1
 	horizon := "-inf"
@@ -286,7 +285,7 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[i+1].cmd.(*redis.IntCmd).Val())})
+		srcs = append(srcs, feedSource{rp: rp, bounded: full, within: int(r2[i+1].cmd.(*rdb.IntCmd).Val())})
 	}
 
 	floor := math.Inf(-1)
@@ -358,14 +357,14 @@ func (l *Loader) feedPage(ctx context.Context, items []feedItem, tag string, nee
 // their scores (ZRANGE WITHSCORES).
 func zrangeRead(key string, start, stop int64) read {
 	ck := "zw:" + key + "\x00" + strconv.FormatInt(start, 10) + "\x00" + strconv.FormatInt(stop, 10)
-	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZRangeWithScores(ctx, key, start, stop)
 	}}
 }
 
 // zrangeMembers returns the members a done zrangeRead read.
 func zrangeMembers(c *call) []string {
-	zs := c.cmd.(*redis.ZSliceCmd).Val()
+	zs := c.cmd.(*rdb.ZSliceCmd).Val()
 	out := make([]string, len(zs))
 	for i, z := range zs {
 		out[i], _ = z.Member.(string)
@@ -376,7 +375,7 @@ func zrangeMembers(c *call) []string {
 // zcountRead reads how many members of a sorted set score between min and max (Redis range
 // syntax).
 func zcountRead(key, min, max string) read {
-	return read{key: "zn:" + key + "\x00" + min + "\x00" + max, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "zn:" + key + "\x00" + min + "\x00" + max, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZCount(ctx, key, min, max)
 	}}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The reads of groups. A group is an item of Walk (ItemGroup): a list of groups — a user's, the
@@ -41,7 +41,7 @@ func (l *Loader) groupModsRead(g string) read {
 func (l *Loader) groupOldestRead(g string) read {
 	key := l.s.k.ranking(g).new
 	nkey := nsfwKey(key)
-	return read{key: "old:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "old:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd, c.cmd2 = p.ZRangeWithScores(ctx, key, 0, 0), p.ZRangeWithScores(ctx, nkey, 0, 0)
 	}}
 }
@@ -49,8 +49,8 @@ func (l *Loader) groupOldestRead(g string) read {
 // oldestOf is the publish time (ms) of the oldest post a done groupOldestRead found; ok is false
 // when the group holds none.
 func oldestOf(c *call) (ms int64, ok bool) {
-	for _, cmd := range []redis.Cmder{c.cmd, c.cmd2} {
-		if zs := cmd.(*redis.ZSliceCmd).Val(); len(zs) > 0 && (!ok || int64(zs[0].Score) < ms) {
+	for _, cmd := range []rdb.Cmder{c.cmd, c.cmd2} {
+		if zs := cmd.(*rdb.ZSliceCmd).Val(); len(zs) > 0 && (!ok || int64(zs[0].Score) < ms) {
 			ms, ok = int64(zs[0].Score), true
 		}
 	}

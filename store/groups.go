@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Groups as aggregates, and membership.
@@ -340,11 +340,11 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 // groupsInUse returns those of groups that exist (in) or do not (!in): a group exists while it
 // holds posts or once its info holds a version (see above).
 func (s *Store) groupsInUse(ctx context.Context, groups []string, in bool) ([]string, error) {
-	counts, ncounts := make([]*redis.IntCmd, len(groups)), make([]*redis.IntCmd, len(groups))
-	vers := make([]*redis.BoolCmd, len(groups))
+	counts, ncounts := make([]*rdb.IntCmd, len(groups)), make([]*rdb.IntCmd, len(groups))
+	vers := make([]*rdb.BoolCmd, len(groups))
 	ops := make([]op, len(groups))
 	for i, g := range groups {
-		ops[i] = op{key: s.k.groupInfo(g), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: s.k.groupInfo(g), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			counts[i], ncounts[i] = p.ZCard(ctx, s.k.ranking(g).new), p.ZCard(ctx, nsfwKey(s.k.ranking(g).new))
 			vers[i] = p.HExists(ctx, s.k.groupInfo(g), "ver")
 			return counts[i], ncounts[i]

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -179,9 +178,9 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 }
 
 // showNSFWRead is the read of whether uid shows NSFW posts, for AuthenticateViewer's pipeline.
-func (s *Store) showNSFWRead(ctx context.Context, uid string, dst **redis.StringCmd) op {
+func (s *Store) showNSFWRead(ctx context.Context, uid string, dst **rdb.StringCmd) op {
 	key := s.k.user(uid)
-	return op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		*dst = p.HGet(ctx, key, "nsfw")
 		return *dst, nil
 	}}
@@ -226,7 +225,7 @@ func (s groupSet) any(names []string) bool {
 // nsfwGroupsRead is the read of the set of NSFW groups.
 func (l *Loader) nsfwGroupsRead() read {
 	key := l.s.k.nsfwGroups()
-	return read{key: "sm:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "sm:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.SMembers(ctx, key)
 	}}
 }
@@ -246,7 +245,7 @@ func (l *Loader) nsfwGroupSet() groupSet {
 		return nil
 	}
 	s, _ := l.parsed(c, func(c *call) any {
-		names := c.cmd.(*redis.StringSliceCmd).Val()
+		names := c.cmd.(*rdb.StringSliceCmd).Val()
 		s := make(groupSet, len(names))
 		for _, n := range names {
 			s[n] = true

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -200,10 +199,10 @@ func TestMigrateNSFWParts(t *testing.T) {
 				cp = key + ":s"
 			}
 			copies = append(copies, cp)
-			if n, err := b.Client.ZUnionStore(ctx, cp, &redis.ZStore{Keys: []string{key}}).Result(); err != nil || n != int64(len(sfw)) {
+			if n, err := b.Client.ZUnionStore(ctx, cp, &rdb.ZStore{Keys: []string{key}}).Result(); err != nil || n != int64(len(sfw)) {
 				t.Fatalf("copy %s: %d, %v", key, n, err)
 			}
-			if err := b.Client.ZUnionStore(ctx, key, &redis.ZStore{Keys: []string{key, nparts[i]}}).Err(); err != nil {
+			if err := b.Client.ZUnionStore(ctx, key, &rdb.ZStore{Keys: []string{key, nparts[i]}}).Err(); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Client.Del(ctx, nparts[i]).Err(); err != nil {
@@ -272,7 +271,7 @@ func TestMigrateNSFWParts(t *testing.T) {
 func allKeys(t *testing.T, b storetest.Backend, pattern string) []string {
 	t.Helper()
 	ctx := context.Background()
-	cc, ok := b.Client.(*redis.ClusterClient)
+	cc, ok := b.Client.(*rdb.ClusterClient)
 	if !ok {
 		ks, err := b.Client.Keys(ctx, pattern).Result()
 		if err != nil {
@@ -282,7 +281,7 @@ func allKeys(t *testing.T, b storetest.Backend, pattern string) []string {
 	}
 	var mu sync.Mutex
 	var out []string
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		ks, err := c.Keys(ctx, pattern).Result()
 		mu.Lock()
 		out = append(out, ks...)

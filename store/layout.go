@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -174,8 +173,8 @@ func (s *Store) compactPasswords(ctx context.Context) (int, error) {
 		if _, ok := userKeyFromHashKey(s.k.prefix, key); !ok {
 			return nil
 		}
-		var pass *redis.StringCmd
-		if err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		var pass *rdb.StringCmd
+		if err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			pass = p.HGet(ctx, key, "pass")
 			return pass, nil
 		}}}, false); err != nil && !isNil(err) {
@@ -281,7 +280,7 @@ var ErrLayoutTooNew = errors.New("the keyspace has a newer layout than this bina
 func (s *Store) ReadLayout(ctx context.Context) (LayoutState, error) {
 	h, err := s.cmd().HGetAll(ctx, s.k.layout()).Result()
 	if err != nil {
-		return LayoutState{}, fmt.Errorf("read layout: %w", unavailable(ctx, err))
+		return LayoutState{}, fmt.Errorf("read layout: %w", rdb.Unavailable(ctx, err))
 	}
 	if v, ok := h["version"]; ok {
 		st := LayoutState{Recorded: true, Version: int(atoi64(v)), Migrating: int(atoi64(h["migrating"]))}
@@ -311,21 +310,21 @@ var errFound = errors.New("found")
 func (s *Store) hasData(ctx context.Context) (bool, error) {
 	// The three keys, on three slots, in one round trip.
 	keys := []string{s.k.postSeq(), s.k.userNames(), s.k.groups()}
-	found := make([]*redis.IntCmd, len(keys))
+	found := make([]*rdb.IntCmd, len(keys))
 	ops := make([]op, len(keys))
 	for i, k := range keys {
-		ops[i] = op{key: k, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: k, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			found[i] = p.Exists(ctx, k)
 			return found[i], nil
 		}}
 	}
 	if err := s.pipeline(ctx, ops, false); err != nil {
-		return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
+		return false, fmt.Errorf("look for data: %w", rdb.Unavailable(ctx, err))
 	}
 	for _, c := range found {
 		n, err := c.Result()
 		if err != nil {
-			return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
+			return false, fmt.Errorf("look for data: %w", rdb.Unavailable(ctx, err))
 		}
 		if n > 0 {
 			return true, nil
@@ -336,7 +335,7 @@ func (s *Store) hasData(ctx context.Context) (bool, error) {
 	case errors.Is(err, errFound):
 		return true, nil
 	case err != nil:
-		return false, fmt.Errorf("look for data: %w", unavailable(ctx, err))
+		return false, fmt.Errorf("look for data: %w", rdb.Unavailable(ctx, err))
 	}
 	return false, nil
 }

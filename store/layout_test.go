@@ -7,17 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
 // deleteMatching deletes, one at a time (each on its own slot), every key matching pattern.
-func deleteMatching(t *testing.T, c redis.UniversalClient, pattern string) {
+func deleteMatching(t *testing.T, c rdb.UniversalClient, pattern string) {
 	t.Helper()
 	ctx := context.Background()
-	del := func(ctx context.Context, n redis.Cmdable) error {
+	del := func(ctx context.Context, n rdb.Cmdable) error {
 		iter := n.Scan(ctx, 0, pattern, 500).Iterator()
 		var found []string
 		for iter.Next(ctx) {
@@ -34,8 +33,8 @@ func deleteMatching(t *testing.T, c redis.UniversalClient, pattern string) {
 		return nil
 	}
 	var err error
-	if cc, ok := c.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return del(ctx, n) })
+	if cc, ok := c.(*rdb.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *rdb.Client) error { return del(ctx, n) })
 	} else {
 		err = del(ctx, c)
 	}

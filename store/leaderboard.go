@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Karma and the karma leaderboard.
@@ -137,7 +137,7 @@ func (l *Loader) LeaderboardAround(ctx context.Context, user UserKey, radius int
 	calls := l.getAll(ctx, l.userRead(uid), read{
 		key:  "around:" + uid + "\x00" + strconv.Itoa(radius),
 		rkey: key,
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = around.EvalSha(ctx, p, []string{key}, uid, radius)
 		},
 	})
@@ -147,7 +147,7 @@ func (l *Loader) LeaderboardAround(ctx context.Context, user UserKey, radius int
 	if l.userOf(calls[0], uid) == nil {
 		return nil, notFoundf("no such user %s", truncate(user.ID(), 40))
 	}
-	arr, _ := calls[1].cmd.(*redis.Cmd).Val().([]any)
+	arr, _ := calls[1].cmd.(*rdb.Cmd).Val().([]any)
 	if len(arr) == 0 {
 		return &Page[*Ranked]{}, nil
 	}

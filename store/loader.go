@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Loader reads for one request. It never waits for more lookups to arrive: a read goes to Redis
@@ -42,8 +42,8 @@ type Loader struct {
 type call struct {
 	r    read
 	args []any // an HMGET's arguments, when exec gave them out (see fillHMGET)
-	cmd  redis.Cmder
-	cmd2 redis.Cmder
+	cmd  rdb.Cmder
+	cmd2 rdb.Cmder
 	body string // a comment read's body from its thread's bodies (read.body)
 	// parts are the reads of a read that merges two (postListRead): filled, sent and checked
 	// with it.
@@ -60,7 +60,7 @@ type read struct {
 	key    string
 	rkey   string
 	fields []any // an HMGET's field names (see hmget), for fillHMGET
-	fill   func(ctx context.Context, p redis.Pipeliner, c *call)
+	fill   func(ctx context.Context, p rdb.Pipeliner, c *call)
 	// body marks a comment read that also reads the comment's body from its thread's bodies
 	// (keys.commentBodies): exec reads the bodies of a batch's comments of one thread in one
 	// HMGET, not one command each.
@@ -164,7 +164,7 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	giveArgs(batch)
 	ops := make([]op, 0, len(revs)+len(batch))
 	for _, rr := range revs {
-		ops = append(ops, op{key: rr.key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops = append(ops, op{key: rr.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			rr.cmd = p.Get(ctx, rr.key)
 			return rr.cmd, nil
 		}})
@@ -191,10 +191,10 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 			c.err = err
 		}
 		if c.err == nil {
-			c.err = firstErr([2]redis.Cmder{c.cmd, c.cmd2})
+			c.err = rdb.FirstErr([2]rdb.Cmder{c.cmd, c.cmd2})
 			for _, pc := range c.parts {
 				if c.err == nil {
-					c.err = firstErr([2]redis.Cmder{pc.cmd, pc.cmd2})
+					c.err = rdb.FirstErr([2]rdb.Cmder{pc.cmd, pc.cmd2})
 				}
 			}
 			if c.err != nil {
@@ -231,7 +231,7 @@ func hashFieldsRead(key string, fields []any) read {
 // fillHMGET adds the HMGET of a hash fields read to a pipeline. It is a plain function, not a
 // closure, so that making the read of an item allocates nothing for it. Every HMGET the loader
 // sends goes through it or hmget.
-func fillHMGET(ctx context.Context, p redis.Pipeliner, c *call) {
+func fillHMGET(ctx context.Context, p rdb.Pipeliner, c *call) {
 	if c.args == nil {
 		c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
 	}
@@ -265,13 +265,13 @@ func hmgetArgs(args []any, key string, fields []any) []any {
 // go-redis's HMGet boxes every name of every read anew, most of the allocations of a thread's
 // reads. The values come back as strings, "" for a missing field (see fields), not boxed in
 // interfaces one by one.
-func hmget(ctx context.Context, p redis.Pipeliner, key string, fields []any) *redis.StringSliceCmd {
+func hmget(ctx context.Context, p rdb.Pipeliner, key string, fields []any) *rdb.StringSliceCmd {
 	return sendHMGET(ctx, p, hmgetArgs(make([]any, 0, 2+len(fields)), key, fields))
 }
 
 // sendHMGET adds an HMGET of args (see hmgetArgs) to a pipeline.
-func sendHMGET(ctx context.Context, p redis.Pipeliner, args []any) *redis.StringSliceCmd {
-	cmd := redis.NewStringSliceCmd(ctx, args...)
+func sendHMGET(ctx context.Context, p rdb.Pipeliner, args []any) *rdb.StringSliceCmd {
+	cmd := rdb.NewStringSliceCmd(ctx, args...)
 	_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
 	return cmd
 }
@@ -287,28 +287,28 @@ func boxed(names []string) []any {
 
 // hashFieldRead reads one field of a hash (HGET).
 func hashFieldRead(key, field string) read {
-	return read{key: "f:" + key + "\x00" + field, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "f:" + key + "\x00" + field, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HGet(ctx, key, field)
 	}}
 }
 
 // zcardRead reads the size of a sorted set (ZCARD).
 func zcardRead(key string) read {
-	return read{key: "zc:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "zc:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZCard(ctx, key)
 	}}
 }
 
 // zscoreRead reads the score of a member of a sorted set (ZSCORE).
 func zscoreRead(key, member string) read {
-	return read{key: "zs:" + key + "\x00" + member, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "zs:" + key + "\x00" + member, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZScore(ctx, key, member)
 	}}
 }
 
 // zrankRead reads the ascending rank of a member of a sorted set (ZRANK).
 func zrankRead(key, member string) read {
-	return read{key: "zr:" + key + "\x00" + member, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "zr:" + key + "\x00" + member, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZRank(ctx, key, member)
 	}}
 }
@@ -319,7 +319,7 @@ func (l *Loader) hashField(ctx context.Context, key, field string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return c.cmd.(*redis.StringCmd).Val(), nil
+	return c.cmd.(*rdb.StringCmd).Val(), nil
 }
 
 // zcard loads the size of a sorted set.
@@ -328,7 +328,7 @@ func (l *Loader) zcard(ctx context.Context, key string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return int(c.cmd.(*redis.IntCmd).Val()), nil
+	return int(c.cmd.(*rdb.IntCmd).Val()), nil
 }
 
 // zscore loads the score of a member of a sorted set; ok is false when it is absent.
@@ -337,8 +337,8 @@ func (l *Loader) zscore(ctx context.Context, key, member string) (score float64,
 	if err != nil {
 		return 0, false, err
 	}
-	fc := c.cmd.(*redis.FloatCmd)
-	if errors.Is(fc.Err(), redis.Nil) {
+	fc := c.cmd.(*rdb.FloatCmd)
+	if errors.Is(fc.Err(), rdb.Nil) {
 		return 0, false, nil
 	}
 	return fc.Val(), true, nil
@@ -350,8 +350,8 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 	if err != nil {
 		return 0, false, err
 	}
-	ic := c.cmd.(*redis.IntCmd)
-	if errors.Is(ic.Err(), redis.Nil) {
+	ic := c.cmd.(*rdb.IntCmd)
+	if errors.Is(ic.Err(), rdb.Nil) {
 		return 0, false, nil
 	}
 	return ic.Val(), true, nil
@@ -362,16 +362,16 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 // more follow (a first page, from rank 0) or precede (a last page, from rank -n-1), with the
 // scores when the cursors are wanted, after ZCARD when the total is. A page after or before a
 // cursor is the page script, which finds the cursors' places among ties in the same call.
-func pageRead(key string, desc bool, sp span, total, scores bool, sc *redis.Script) read {
+func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script) read {
 	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + sp.key()
 	if sp.open() && sp.cut.set == "" {
 		ck += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
-		args := redis.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
+		args := rdb.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
 		if sp.backward {
 			args.Start, args.Stop = int64(-sp.n-1), -1
 		}
-		return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
-			var rng redis.Cmder
+		return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, cl *call) {
+			var rng rdb.Cmder
 			if scores {
 				rng = p.ZRangeArgsWithScores(ctx, args)
 			} else {
@@ -392,12 +392,12 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *redis.Scri
 		dir = "last"
 	}
 	if sp.cut.set != "" {
-		return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
+		return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, cl *call) {
 			cl.cmd = sc.EvalSha(ctx, p, []string{key, sp.cut.times, sp.cut.marks}, order, sp.n, dir,
 				sp.after.score, sp.after.member, sp.before.score, sp.before.member, "", sp.cut.cutoff, sp.cut.set)
 		}}
 	}
-	return read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, cl *call) {
+	return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, cl *call) {
 		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, sp.n, dir,
 			sp.after.score, sp.after.member, sp.before.score, sp.before.member)
 	}}
@@ -417,11 +417,11 @@ func pageOf(c *call, sp span) (rawPage, error) {
 		return mergePages(a, b, sp, *c.r.merge), nil
 	}
 	if c.cmd2 == nil {
-		return parsePage(c.cmd.(*redis.Cmd).Val())
+		return parsePage(c.cmd.(*rdb.Cmd).Val())
 	}
 	var rp rawPage
 	switch rng := c.cmd2.(type) {
-	case *redis.ZSliceCmd:
+	case *rdb.ZSliceCmd:
 		zs := rng.Val()
 		rp.members = make([]string, 0, len(zs))
 		rp.scores = make([]string, 0, len(zs))
@@ -430,12 +430,12 @@ func pageOf(c *call, sp span) (rawPage, error) {
 			rp.members = append(rp.members, m)
 			rp.scores = append(rp.scores, formatScore(z.Score))
 		}
-	case *redis.StringSliceCmd:
+	case *rdb.StringSliceCmd:
 		rp.members = rng.Val()
 	}
 	rp.trim(sp.n, sp.backward)
 	if c.cmd != nil {
-		rp.total = int(c.cmd.(*redis.IntCmd).Val())
+		rp.total = int(c.cmd.(*rdb.IntCmd).Val())
 		if sp.backward {
 			// ZCARD and ZRANGE go in one pipeline, not one script: a write landing between the
 			// two can shift the position of a last page by the items it added or removed.
@@ -492,11 +492,11 @@ type bodyRead struct {
 	ctx   context.Context
 	args  []any
 	calls []*call
-	cmd   *redis.StringSliceCmd
+	cmd   *rdb.StringSliceCmd
 }
 
 // fill adds the HMGET to a pipeline (an op's fill).
-func (br *bodyRead) fill(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+func (br *bodyRead) fill(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 	br.cmd = sendHMGET(br.ctx, p, br.args)
 	return br.cmd, nil
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Limits on failed log-ins. Every log-in reserves an attempt in its windows before its password
@@ -69,14 +69,14 @@ func (s *Store) checkCredentials(ctx context.Context, uid, password string) (val
 // hash, and whether the account knows the client address addr.
 func (s *Store) readCredentials(ctx context.Context, uid, addr string) (vals []any, known bool, err error) {
 	userKey, knownKey := s.k.user(uid), s.k.userKnown(uid)
-	var fields *redis.SliceCmd
-	var until *redis.FloatCmd
-	ops := []op{{key: userKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var fields *rdb.SliceCmd
+	var until *rdb.FloatCmd
+	ops := []op{{key: userKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		fields = p.HMGet(ctx, userKey, slices.Concat(userFields, []string{"pass"})...)
 		return fields, nil
 	}}}
 	if addr != "" && s.opts.WriteLimit >= 0 {
-		ops = append(ops, op{key: knownKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops = append(ops, op{key: knownKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			until = p.ZScore(ctx, knownKey, addr)
 			return until, nil
 		}})
@@ -134,7 +134,7 @@ func (s *Store) reserveLogin(ctx context.Context, uid, addr string, known bool) 
 		ops := make([]op, 0, len(held))
 		for _, i := range held {
 			key, member := calls[i].keys[0], calls[i].args[3]
-			ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				return p.ZRem(ctx, key, member), nil
 			}})
 		}

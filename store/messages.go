@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Private messages.
@@ -273,20 +273,20 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 // trip and returns the note.
 func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	a, b := pair(from, to)
-	var name *redis.StringCmd
-	var blocked, blocking *redis.FloatCmd
-	var state *redis.SliceCmd
+	var name *rdb.StringCmd
+	var blocked, blocking *rdb.FloatCmd
+	var state *rdb.SliceCmd
 	reads := []op{
-		{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
 			return state, nil
 		}},
-		{key: s.k.user(to), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
 			blocked = p.ZScore(ctx, s.k.blocks(to), from)
 			return name, blocked
 		}},
-		{key: s.k.blocks(from), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: s.k.blocks(from), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			blocking = p.ZScore(ctx, s.k.blocks(from), to)
 			return blocking, nil
 		}},
@@ -449,8 +449,8 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 	if err := waitAll(ctx, first); err != nil {
 		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
 	}
-	conv := first[0].cmd.(*redis.MapStringStringCmd).Val()
-	deleted := map[string]bool{a: first[1].cmd.(*redis.StringCmd).Val() == "1", b: first[2].cmd.(*redis.StringCmd).Val() == "1"}
+	conv := first[0].cmd.(*rdb.MapStringStringCmd).Val()
+	deleted := map[string]bool{a: first[1].cmd.(*rdb.StringCmd).Val() == "1", b: first[2].cmd.(*rdb.StringCmd).Val() == "1"}
 	// The messages after the earlier of the two read positions: a position's first 13 digits
 	// are the ms of the last message read, so every message after it is scored at or after them.
 	since := min(conv["r:"+a], conv["r:"+b])
@@ -462,13 +462,13 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		}
 	}
 	c, err := l.get(ctx, read{key: "zs:" + s.k.convMsgs(a, b), rkey: s.k.convMsgs(a, b),
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-			c.cmd = p.ZRangeByScoreWithScores(ctx, s.k.convMsgs(a, b), &redis.ZRangeBy{Min: minScore, Max: "+inf"})
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+			c.cmd = p.ZRangeByScoreWithScores(ctx, s.k.convMsgs(a, b), &rdb.ZRangeBy{Min: minScore, Max: "+inf"})
 		}})
 	if err != nil {
 		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
 	}
-	zs := c.cmd.(*redis.ZSliceCmd).Val()
+	zs := c.cmd.(*rdb.ZSliceCmd).Val()
 	reads := make([]read, len(zs))
 	for i, z := range zs {
 		id, _ := z.Member.(string)
@@ -521,7 +521,7 @@ func numField(h map[string]string, field string) int64 {
 
 // hashAllRead reads a whole hash (HGETALL).
 func hashAllRead(key string) read {
-	return read{key: "ha:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "ha:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HGetAll(ctx, key)
 	}}
 }
@@ -651,9 +651,9 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 		return nil, err
 	}
 	mb := s.k.mailbox(v)
-	var pending *redis.FloatCmd
-	var accepted *redis.StringCmd
-	if _, err := s.allowWriteWith(ctx, v, "", []op{{key: mb.reqs, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var pending *rdb.FloatCmd
+	var accepted *rdb.StringCmd
+	if _, err := s.allowWriteWith(ctx, v, "", []op{{key: mb.reqs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		pending = p.ZScore(ctx, mb.reqs, o)
 		accepted = p.HGet(ctx, mb.state, o) // "<a> <d> <r>" (see mailbox.lua)
 		return pending, accepted
@@ -664,7 +664,7 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	switch {
 	case isAccepted && step == "decline":
 		return nil, invalidf("the conversation is accepted: block the user instead")
-	case !isAccepted && errors.Is(pending.Err(), redis.Nil):
+	case !isAccepted && errors.Is(pending.Err(), rdb.Nil):
 		return nil, notFoundf("no message request from %s", userID(o))
 	}
 	a, b := pair(v, o)
@@ -689,9 +689,9 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 // messages in it.
 type convRead struct {
 	v, o            string
-	state           *redis.SliceCmd
-	last            *redis.StringSliceCmd
-	unread, runread *redis.IntCmd
+	state           *rdb.SliceCmd
+	last            *rdb.StringSliceCmd
+	unread, runread *rdb.IntCmd
 	ops             []op
 }
 
@@ -701,12 +701,12 @@ func (s *Store) convReads(ctx context.Context, v, o string) *convRead {
 	cr := &convRead{v: v, o: o}
 	lo, hi := "["+o+":", "("+o+";"
 	cr.ops = []op{
-		{key: s.k.conv(a, b), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cr.state = p.HMGet(ctx, s.k.conv(a, b), "at", "q:"+v)
 			cr.last = hmget(ctx, p, s.k.convLast(a, b), lastFieldArgs)
 			return cr.state, cr.last
 		}},
-		{key: mb.unread, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: mb.unread, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cr.unread = p.ZLexCount(ctx, mb.unread, lo, hi)
 			cr.runread = p.ZLexCount(ctx, mb.runread, lo, hi)
 			return cr.unread, cr.runread
@@ -814,7 +814,7 @@ func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window,
 func (l *Loader) conversationRead(v, o string) read {
 	a, b := pair(v, o)
 	key := l.s.k.conv(a, b)
-	return read{key: "cv:" + key + "\x00" + v, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "cv:" + key + "\x00" + v, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HMGet(ctx, key, "at", "q:"+v)
 		c.cmd2 = hmget(ctx, p, l.s.k.convLast(a, b), lastFieldArgs)
 	}}
@@ -824,7 +824,7 @@ func (l *Loader) conversationRead(v, o string) read {
 func (l *Loader) unreadRead(v, o string) read {
 	mb := l.s.k.mailbox(v)
 	lo, hi := "["+o+":", "("+o+";"
-	return read{key: "ur:" + mb.unread + "\x00" + o, rkey: mb.unread, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "ur:" + mb.unread + "\x00" + o, rkey: mb.unread, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZLexCount(ctx, mb.unread, lo, hi)
 		c.cmd2 = p.ZLexCount(ctx, mb.runread, lo, hi)
 	}}
@@ -847,15 +847,15 @@ func (l *Loader) conversations(ctx context.Context, v string, others []string) (
 	out := make([]*Conversation, len(others))
 	for i, o := range others {
 		cv, ur := calls[3*i], calls[3*i+1]
-		vals := cv.cmd.(*redis.SliceCmd).Val()
+		vals := cv.cmd.(*rdb.SliceCmd).Val()
 		atS, _ := vals[0].(string)
 		reqS, _ := vals[1].(string)
 		at, err := strconv.ParseInt(atS, 10, 64)
 		if err != nil {
 			continue
 		}
-		unread := ur.cmd.(*redis.IntCmd).Val() + ur.cmd2.(*redis.IntCmd).Val()
-		out[i] = buildConversation(v, o, at, reqS == "1", cv.cmd2.(*redis.StringSliceCmd).Val(), int(unread))
+		unread := ur.cmd.(*rdb.IntCmd).Val() + ur.cmd2.(*rdb.IntCmd).Val()
+		out[i] = buildConversation(v, o, at, reqS == "1", cv.cmd2.(*rdb.StringSliceCmd).Val(), int(unread))
 	}
 	return out, nil
 }
@@ -960,13 +960,13 @@ func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool
 	a, b := pair(uid, o)
 	l := s.NewLoader()
 	c, err := l.get(ctx, read{key: "zr:" + s.k.convMsgs(a, b), rkey: s.k.convMsgs(a, b),
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = p.ZRange(ctx, s.k.convMsgs(a, b), 0, -1)
 		}})
 	if err != nil {
 		return err
 	}
-	ids := c.cmd.(*redis.StringSliceCmd).Val()
+	ids := c.cmd.(*rdb.StringSliceCmd).Val()
 	for start := 0; start < len(ids); start += eraseBatchMessages {
 		batch := ids[start:min(start+eraseBatchMessages, len(ids))]
 		reads := make([]read, len(batch))
@@ -1009,7 +1009,7 @@ type exportMessage struct {
 func (e *exporter) messages(ctx context.Context) error {
 	mb := e.s.k.mailbox(e.uid)
 	for _, list := range []string{mb.convs, mb.reqs} {
-		err := e.zpages(ctx, list, func(ctx context.Context, zs []redis.Z) error {
+		err := e.zpages(ctx, list, func(ctx context.Context, zs []rdb.Z) error {
 			for _, z := range zs {
 				if err := e.conversation(ctx, str(z.Member)); err != nil {
 					return err
@@ -1027,7 +1027,7 @@ func (e *exporter) messages(ctx context.Context) error {
 // conversation writes the messages of the account's conversation with o.
 func (e *exporter) conversation(ctx context.Context, o string) error {
 	a, b := pair(e.uid, o)
-	return e.zpages(ctx, e.s.k.convMsgs(a, b), func(ctx context.Context, zs []redis.Z) error {
+	return e.zpages(ctx, e.s.k.convMsgs(a, b), func(ctx context.Context, zs []rdb.Z) error {
 		l := e.s.NewLoader()
 		reads := make([]read, len(zs))
 		for i, z := range zs {

@@ -6,8 +6,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -101,7 +100,7 @@ func TestMessageRoundTrips(t *testing.T) {
 func BenchmarkMessages(b *testing.B) {
 	ctx := context.Background()
 	srv := storetest.RealServer(b)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	b.Cleanup(func() { _ = rdb.Close() })
 	rt := &storetest.RoundTrips{}
 	rdb.AddHook(rt)

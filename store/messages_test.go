@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -292,10 +291,10 @@ func TestMessagesRefused(t *testing.T) {
 // when the replies were lost and it sends the commands again.
 type resend struct{}
 
-func (resend) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (resend) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (resend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (resend) DialHook(next rdb.DialHook) rdb.DialHook          { return next }
+func (resend) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
+func (resend) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		for _, c := range cmds {
 			if c.Name() == "evalsha" {
 				if err := next(ctx, cmds); err != nil {
@@ -557,10 +556,10 @@ type armed struct {
 
 func (h *armed) arm(f func()) { h.mu.Lock(); h.f = f; h.mu.Unlock() }
 
-func (*armed) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (*armed) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-func (h *armed) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (*armed) DialHook(next rdb.DialHook) rdb.DialHook          { return next }
+func (*armed) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
+func (h *armed) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		for _, c := range cmds {
 			if c.Name() == "evalsha" {
 				h.mu.Lock()

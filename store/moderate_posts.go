@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Moderation of posts: removal, locks and pins.
@@ -62,9 +62,9 @@ func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, 
 		return "", note{}, err
 	}
 	// The post and, for an undo, the group of what it undoes, in one round trip (one slot).
-	var post *redis.SliceCmd
-	var undone *redis.StringCmd
-	err := s.pipeline(ctx, []op{{key: s.k.post(pid), fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var post *rdb.SliceCmd
+	var undone *rdb.StringCmd
+	err := s.pipeline(ctx, []op{{key: s.k.post(pid), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		post = p.HMGet(ctx, s.k.post(pid), "author", "groups", "deleted")
 		if undo.key == "" {
 			return post, nil

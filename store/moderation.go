@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Who may moderate what. A site admin (Options.Admins) moderates everything; a group's
@@ -41,12 +41,12 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 	if len(groups) == 0 {
 		return "", &Error{Kind: KindForbidden, Msg: "only the site admins moderate what is in no group"}
 	}
-	cmds := make([]*redis.FloatCmd, len(groups))
-	sizes := make([]*redis.IntCmd, len(groups))
+	cmds := make([]*rdb.FloatCmd, len(groups))
+	sizes := make([]*rdb.IntCmd, len(groups))
 	ops := make([]op, len(groups))
 	for i, g := range groups {
 		key := s.k.groupMods(g)
-		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i], sizes[i] = p.ZScore(ctx, key, string(actor)), p.ZCard(ctx, key)
 			return cmds[i], sizes[i]
 		}}
@@ -60,9 +60,9 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 		switch {
 		case err == nil && via == "":
 			via = groups[i]
-		case err == redis.Nil && all && sizes[i].Val() > 0: // a group without moderators is the admins'
+		case err == rdb.Nil && all && sizes[i].Val() > 0: // a group without moderators is the admins'
 			return "", &Error{Kind: KindForbidden, Msg: "only a moderator of every one of " + groupList(groups) + ", or a site admin, may do this"}
-		case err != nil && err != redis.Nil:
+		case err != nil && err != rdb.Nil:
 			return "", fmt.Errorf("read the moderators of %s: %w", groups[i], err)
 		}
 	}
@@ -311,8 +311,8 @@ func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[stri
 			return fmt.Errorf("log the moderation outbox %s: %w", outbox, err)
 		}
 	}
-	var del *redis.IntCmd
-	err := s.pipeline(ctx, []op{{key: outbox, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var del *rdb.IntCmd
+	err := s.pipeline(ctx, []op{{key: outbox, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		del = p.HDel(ctx, outbox, done...)
 		return del, nil
 	}}}, false)
@@ -328,8 +328,8 @@ func (s *Store) flushModLog(ctx context.Context, outbox string, entries map[stri
 // flushModOutbox reads a moderation outbox and copies what it holds into the log: what a write
 // cut off after its script left there, for repairs.
 func (s *Store) flushModOutbox(ctx context.Context, outbox string) error {
-	var all *redis.MapStringStringCmd
-	err := s.pipeline(ctx, []op{{key: outbox, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var all *rdb.MapStringStringCmd
+	err := s.pipeline(ctx, []op{{key: outbox, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		all = p.HGetAll(ctx, outbox)
 		return all, nil
 	}}}, false)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Hooks of the moderation plumbing for the external tests of package store_test.
@@ -27,7 +27,7 @@ func (s *Store) LogAction(ctx context.Context, kind ModActionKind, moderator Use
 
 // SetModerator writes uid into a group's moderators directly, as createGroup and addModerator do.
 func (s *Store) SetModerator(ctx context.Context, group string, uid UserKey) error {
-	return s.rdb.ZAdd(ctx, s.k.groupMods(group), redis.Z{Score: float64(s.now().UnixMilli()), Member: string(uid)}).Err()
+	return s.rdb.ZAdd(ctx, s.k.groupMods(group), rdb.Z{Score: float64(s.now().UnixMilli()), Member: string(uid)}).Err()
 }
 
 // newModAction returns the action to log for what moderator did to target at now, with the key

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -117,13 +116,13 @@ func (s *Store) runNotifyMod(ctx context.Context, j jobs.Job) error {
 
 // modNotices reads the global id of the notification of the action with key key; "" when none.
 func (l *Loader) modNotices(ctx context.Context, key string) (string, error) {
-	c, err := l.get(ctx, read{key: "mn:" + key, rkey: l.s.k.modLogNotices(), fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	c, err := l.get(ctx, read{key: "mn:" + key, rkey: l.s.k.modLogNotices(), fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HGet(ctx, l.s.k.modLogNotices(), key)
 	}})
 	if err != nil {
 		return "", err
 	}
-	return c.cmd.(*redis.StringCmd).Val(), nil
+	return c.cmd.(*rdb.StringCmd).Val(), nil
 }
 
 // ModActionNotice returns the global id of the notification that told whom an action concerns of

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // New-account limits, as Discourse's trust levels and Reddit's age and karma gates: an account
@@ -151,11 +151,11 @@ func (s *Store) moderatesWhere(ctx context.Context, uid string, check *banCheck)
 	if len(groups) == 0 {
 		return false, nil
 	}
-	cmds := make([]*redis.FloatCmd, len(groups))
+	cmds := make([]*rdb.FloatCmd, len(groups))
 	ops := make([]op, len(groups))
 	for i, g := range groups {
 		key := s.k.groupMods(g)
-		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i] = p.ZScore(ctx, key, uid)
 			return cmds[i], nil
 		}}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The notification inbox.
@@ -143,7 +143,7 @@ func notificationFromRecord(uid, cause string, raw string, unread bool) *Notific
 func (l *Loader) noticesRead(uid string, causes []string) read {
 	notes, unread := l.s.k.inboxNotes(uid), l.s.k.inboxUnread(uid)
 	return read{key: "nt:" + notes + "\x00" + strings.Join(causes, "\x00"), rkey: notes,
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = hmget(ctx, p, notes, boxed(causes))
 			c.cmd2 = p.ZMScore(ctx, unread, causes...)
 		}}
@@ -161,7 +161,7 @@ func (l *Loader) notices(ctx context.Context, uid string, causes []string) ([]*N
 		return nil, err
 	}
 	recs := fields(c)
-	scores := c.cmd2.(*redis.FloatSliceCmd).Val() // 0 for a member not unread: no creation time is 0
+	scores := c.cmd2.(*rdb.FloatSliceCmd).Val() // 0 for a member not unread: no creation time is 0
 	for i, cause := range causes {
 		out[i] = notificationFromRecord(uid, cause, recs[i], scores[i] != 0)
 	}

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -376,12 +375,12 @@ type dropMoves struct {
 	dropped atomic.Int64
 }
 
-func (*dropMoves) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (*dropMoves) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
-func (*dropMoves) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (*dropMoves) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
 
-func (h *dropMoves) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (h *dropMoves) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		if !h.on.Load() {
 			return next(ctx, cmds)
 		}

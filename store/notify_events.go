@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Live events of the notification inbox: each user has a channel of their new notifications,
@@ -27,7 +27,7 @@ func (s *Store) announceNotifications(ctx context.Context, pending map[string]ma
 			msgs = append(msgs, message{s.k.chanNotifications(to), EventIDs{Notification: notificationID(to, cause)}})
 			members = append(members, cause)
 		}
-		ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.SRem(ctx, key, members...), nil
 		}})
 	}

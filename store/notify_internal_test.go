@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 func TestMentionedUsers(t *testing.T) {
@@ -78,7 +78,7 @@ func TestNotificationIDs(t *testing.T) {
 func TestNotifyScriptsAreSafeToRunTwice(t *testing.T) {
 	ctx := context.Background()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	defer rdb.Close()
 	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
 	if err != nil {
@@ -137,7 +137,7 @@ func TestNotifyScriptsAreSafeToRunTwice(t *testing.T) {
 func TestNotificationAnnouncedAfterACutOffDelivery(t *testing.T) {
 	ctx := context.Background()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
 	if err != nil {

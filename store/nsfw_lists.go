@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Post lists in two parts. Every post list — each sort and TOP window of the site's and each
@@ -35,7 +35,7 @@ func (l *Loader) postListRead(key string, sp span, total, scores bool) read {
 	a, b := pageRead(key, true, sp, total, true, sc), pageRead(nsfwKey(key), true, nsp, total, true, sc)
 	m := &pageMerge{counted: total || !sp.open() || sp.cut.set != "", scores: scores}
 	return read{key: "u" + a.key + "\x00" + strconv.FormatBool(scores), rkey: key, merge: m,
-		fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			parts := [2]call{{r: a}, {r: b}}
 			c.parts = []*call{&parts[0], &parts[1]}
 			for _, pc := range c.parts {
@@ -47,7 +47,7 @@ func (l *Loader) postListRead(key string, sp span, total, scores bool) read {
 }
 
 // lastCmd is the command of a page read that reads its members.
-func lastCmd(c *call) redis.Cmder {
+func lastCmd(c *call) rdb.Cmder {
 	if c.cmd2 != nil {
 		return c.cmd2
 	}
@@ -136,7 +136,7 @@ func partCountReads(key string) []read {
 func countOf(calls ...*call) int {
 	n := int64(0)
 	for _, c := range calls {
-		n += c.cmd.(*redis.IntCmd).Val()
+		n += c.cmd.(*rdb.IntCmd).Val()
 	}
 	return int(n)
 }

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Persisted queries (Apollo's automatic persisted queries): a client sends the SHA-256 of a
@@ -57,17 +57,17 @@ func (s *Store) PersistedQuery(ctx context.Context, hash string) (string, error)
 		return "", err
 	}
 	docs, used := s.k.persistedDocs(hash[0]), s.k.persistedUsed(hash[0])
-	var get *redis.StringCmd
-	err := s.pipeline(ctx, []op{{key: docs, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var get *rdb.StringCmd
+	err := s.pipeline(ctx, []op{{key: docs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		get = p.HGet(ctx, docs, hash)
-		touch := p.ZAddXX(ctx, used, redis.Z{Score: float64(s.now().UnixMilli()), Member: hash})
+		touch := p.ZAddXX(ctx, used, rdb.Z{Score: float64(s.now().UnixMilli()), Member: hash})
 		return get, touch
 	}}}, false)
 	if err != nil {
 		return "", fmt.Errorf("read persisted query: %w", err)
 	}
 	q, err := get.Result()
-	if errors.Is(err, redis.Nil) {
+	if errors.Is(err, rdb.Nil) {
 		return "", nil
 	}
 	if err != nil {

@@ -5,11 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/agora/agora/internal/rdb"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Post is a link or text post.
@@ -186,7 +185,7 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 	for range maxIDAttempts {
 		seq, err := s.cmd().Incr(ctx, s.k.postSeq()).Result()
 		if err != nil {
-			return "", nil, fmt.Errorf("allocate post id: %w", storageFull(err))
+			return "", nil, fmt.Errorf("allocate post id: %w", rdb.StorageFull(err))
 		}
 		pid := strconv.FormatInt(seq, 10)
 		if idem != "" {
@@ -264,7 +263,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if dir < -1 || dir > 1 {
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
-	var appended *redis.IntCmd
+	var appended *rdb.IntCmd
 	n, err := s.allowWriteWith(ctx, uid, repairPost+":"+pid, []op{s.votedOp(ctx, uid, "p"+pid, &appended)}, onPost(pid))
 	if err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // PostSort orders a list of posts.
@@ -374,7 +374,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 // scanned in parallel but fn is called for one key at a time.
 func (s *Store) scanKeys(ctx context.Context, pattern string, fn func(key string) error) error {
 	var mu sync.Mutex
-	scan := func(ctx context.Context, c redis.Cmdable) error {
+	scan := func(ctx context.Context, c rdb.Cmdable) error {
 		iter := c.Scan(ctx, 0, pattern, 500).Iterator()
 		for iter.Next(ctx) {
 			mu.Lock()
@@ -386,8 +386,8 @@ func (s *Store) scanKeys(ctx context.Context, pattern string, fn func(key string
 		}
 		return iter.Err()
 	}
-	if cc, ok := s.rdb.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	if cc, ok := s.rdb.(*rdb.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error { return scan(ctx, c) })
 	}
 	return scan(ctx, s.rdb)
 }
@@ -468,11 +468,11 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 			}
 		}
 		// Every post of the list is checked in one pipeline.
-		cmds := make([]*redis.SliceCmd, len(pids))
+		cmds := make([]*rdb.SliceCmd, len(pids))
 		ops := make([]op, len(pids))
 		for i, pid := range pids {
 			key := s.k.post(pid)
-			ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HMGet(ctx, key, "author", "groups")
 				return cmds[i], nil
 			}}
@@ -491,7 +491,7 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 				continue
 			}
 			guard, err := s.cmd().HGet(ctx, l.ver, pid).Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
+			if err != nil && !errors.Is(err, rdb.Nil) {
 				return dropped, fmt.Errorf("read guard of %s: %w", pid, err)
 			}
 			v, err := s.run(ctx, "unindex_missing", append([]string{l.ver}, l.sets...), pid, guard)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Group is a named collection of posts.
@@ -121,7 +121,7 @@ func fieldSets(body bool) []commentFieldSet {
 }
 
 // fields returns the values of a done HMGET: "" for a missing field.
-func fields(c *call) []string { return c.cmd.(*redis.StringSliceCmd).Val() }
+func fields(c *call) []string { return c.cmd.(*rdb.StringSliceCmd).Val() }
 
 // userOf parses a done user read: nil when there is no such user.
 func (l *Loader) userOf(c *call, uid string) *User {

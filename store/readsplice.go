@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The read state of a cached thread. A response that shows unreadCommentCount or viewerHasRead
@@ -102,8 +102,8 @@ func (l *Loader) Hole(ctx context.Context, sp *ReadStateSplice, p *Post) (int, e
 	if err != nil {
 		return 0, err
 	}
-	live, err := c.cmd.(*redis.StringCmd).Bytes()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	live, err := c.cmd.(*rdb.StringCmd).Bytes()
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return 0, err
 	}
 	sp.mu.Lock()
@@ -191,18 +191,18 @@ func (h *ReadStateHoles) Values(signedIn bool, marks []string) (unread, read [][
 // the same pipeline ("" for a post not marked; nil for an anonymous viewer or no posts): one
 // round trip.
 func (s *Store) RevisionsAndMarks(ctx context.Context, keys, values []string, viewer UserKey, pids []string) (bool, []string, error) {
-	cmds := make([]*redis.StringCmd, len(keys))
+	cmds := make([]*rdb.StringCmd, len(keys))
 	ops := make([]op, len(keys), len(keys)+1)
 	for i, k := range keys {
-		ops[i] = op{key: k, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: k, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i] = p.Get(ctx, k)
 			return cmds[i], nil
 		}}
 	}
-	var marks *redis.SliceCmd
+	var marks *rdb.SliceCmd
 	if viewer != "" && len(pids) > 0 {
 		key := s.k.readMarks(string(viewer))
-		ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			marks = p.HMGet(ctx, key, pids...)
 			return marks, nil
 		}})
@@ -212,7 +212,7 @@ func (s *Store) RevisionsAndMarks(ctx context.Context, keys, values []string, vi
 	}
 	for i, c := range cmds {
 		v, err := c.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			return false, nil, fmt.Errorf("read revisions: %w", err)
 		}
 		if v != values[i] {

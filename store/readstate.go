@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Read state: what a signed-in reader has not seen of a thread.
@@ -59,8 +59,8 @@ func (s *Store) MarkPostRead(ctx context.Context, viewer UserKey, id string) err
 	if l.postOf(calls[0], pid) == nil {
 		return notFoundf("no post %s", truncate(id, 40))
 	}
-	ord, err := calls[1].cmd.(*redis.StringCmd).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	ord, err := calls[1].cmd.(*rdb.StringCmd).Result()
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return fmt.Errorf("mark post %s read: %w", pid, err)
 	}
 	if ord == "" {
@@ -83,15 +83,15 @@ func (l *Loader) ReadState(ctx context.Context, viewer UserKey, p *Post) (unread
 	if err := waitAll(ctx, calls); err != nil {
 		return 0, false, err
 	}
-	mark, err := calls[0].cmd.(*redis.StringCmd).Result()
-	if errors.Is(err, redis.Nil) {
+	mark, err := calls[0].cmd.(*rdb.StringCmd).Result()
+	if errors.Is(err, rdb.Nil) {
 		return p.CommentCount, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	live, err := calls[1].cmd.(*redis.StringCmd).Bytes()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	live, err := calls[1].cmd.(*rdb.StringCmd).Bytes()
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return 0, false, err
 	}
 	w, _ := strconv.ParseInt(mark, 10, 64)
@@ -107,8 +107,8 @@ func (l *Loader) HasRead(ctx context.Context, viewer UserKey, pid string) (bool,
 	if err != nil {
 		return false, err
 	}
-	err = c.cmd.(*redis.StringCmd).Err()
-	if errors.Is(err, redis.Nil) {
+	err = c.cmd.(*rdb.StringCmd).Err()
+	if errors.Is(err, rdb.Nil) {
 		return false, nil
 	}
 	return err == nil, err
@@ -135,7 +135,7 @@ func (l *Loader) readStateWalkReads(it walkItem, reads []read) []read {
 
 // stringRead reads a string key (GET).
 func stringRead(key string) read {
-	return read{key: "g:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "g:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.Get(ctx, key)
 	}}
 }
@@ -247,11 +247,11 @@ func (l *Loader) WithoutRead(ctx context.Context, viewer UserKey, p *Page[*Post]
 	out := *p
 	out.Items, out.Cursors = nil, nil
 	for i, it := range p.Items {
-		err := calls[i].cmd.(*redis.StringCmd).Err()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		err := calls[i].cmd.(*rdb.StringCmd).Err()
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			return nil, err
 		}
-		if errors.Is(err, redis.Nil) {
+		if errors.Is(err, rdb.Nil) {
 			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // UserRebuildStats reports what RebuildUsers did.
@@ -166,4 +166,4 @@ func userKeyFromHashKey(prefix, key string) (string, bool) {
 }
 
 // isNil reports whether err is Redis's nil reply.
-func isNil(err error) bool { return errors.Is(err, redis.Nil) }
+func isNil(err error) bool { return errors.Is(err, rdb.Nil) }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // NodeConfig is what one Redis master says of the settings that decide whether data survives:
@@ -38,7 +38,7 @@ func (n NodeConfig) Persistent() bool { return n.Unchecked != "" || n.AppendOnly
 func (s *Store) RedisConfig(ctx context.Context) ([]NodeConfig, error) {
 	var mu sync.Mutex
 	var out []NodeConfig
-	err := s.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	err := s.eachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		n, err := nodeConfig(ctx, c)
 		if err != nil {
 			return err
@@ -52,21 +52,21 @@ func (s *Store) RedisConfig(ctx context.Context) ([]NodeConfig, error) {
 }
 
 // eachMaster runs fn on every master: on each of a cluster's, else on the one client.
-func (s *Store) eachMaster(ctx context.Context, fn func(ctx context.Context, c *redis.Client) error) error {
+func (s *Store) eachMaster(ctx context.Context, fn func(ctx context.Context, c *rdb.Client) error) error {
 	switch c := s.rdb.(type) {
-	case *redis.ClusterClient:
+	case *rdb.ClusterClient:
 		return c.ForEachMaster(ctx, fn)
-	case *redis.Client:
+	case *rdb.Client:
 		return fn(ctx, c)
 	}
 	return fmt.Errorf("unsupported Redis client %T", s.rdb)
 }
 
-func nodeConfig(ctx context.Context, c *redis.Client) (NodeConfig, error) {
+func nodeConfig(ctx context.Context, c *rdb.Client) (NodeConfig, error) {
 	n := NodeConfig{Addr: c.Options().Addr}
 	info, err := c.Info(ctx, "server").Result()
 	if err != nil {
-		return n, fmt.Errorf("INFO server on %s: %w", n.Addr, unavailable(ctx, err))
+		return n, fmt.Errorf("INFO server on %s: %w", n.Addr, rdb.Unavailable(ctx, err))
 	}
 	n.Version = infoField(info, "redis_version")
 	get := func(name string) (string, error) {
@@ -85,7 +85,7 @@ func nodeConfig(ctx context.Context, c *redis.Client) (NodeConfig, error) {
 		v, err := get(name)
 		if err != nil {
 			if ctx.Err() != nil {
-				return n, fmt.Errorf("CONFIG GET on %s: %w", n.Addr, unavailable(ctx, err))
+				return n, fmt.Errorf("CONFIG GET on %s: %w", n.Addr, rdb.Unavailable(ctx, err))
 			}
 			n.Unchecked = err.Error()
 			return n, nil
@@ -138,7 +138,7 @@ func (s *Store) ReadMemory(ctx context.Context) (MemoryUsage, error) {
 	var mu sync.Mutex
 	var full MemoryUsage
 	first := true
-	err := s.eachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+	err := s.eachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		info, err := c.Info(ctx, "memory").Result()
 		if err != nil {
 			return fmt.Errorf("INFO memory on %s: %w", c.Options().Addr, err)

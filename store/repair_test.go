@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -21,7 +20,7 @@ import (
 // be retried without a conflict.
 func TestNoHalfDoneWritesAfterLostReplies(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		rc, ok := b.Client.(*redis.Client)
+		rc, ok := b.Client.(*rdb.Client)
 		if !ok {
 			t.Skip("the proxy sits in front of one node")
 		}
@@ -30,7 +29,7 @@ func TestNoHalfDoneWritesAfterLostReplies(t *testing.T) {
 		clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 		direct := b.NewStore(t, store.Options{Now: clock})
 		proxy := storetest.NewProxy(t, rc.Options().Addr)
-		lc := redis.NewClient(&redis.Options{Addr: proxy.Addr(), MaxRetries: -1}) // every lost reply is an error
+		lc := rdb.NewPlainClient(&rdb.Options{Addr: proxy.Addr(), MaxRetries: -1}) // every lost reply is an error
 		t.Cleanup(func() { _ = lc.Close() })
 		lossy, err := store.New(ctx, lc, direct.Options())
 		if err != nil {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestReplyDecoders checks that a reply of the expected shape decodes and any other is an error
@@ -86,9 +86,9 @@ func TestMalformedRepliesFailWrites(t *testing.T) {
 		t.Run(tc.script, func(t *testing.T) {
 			ctx := context.Background()
 			m := miniredis.RunT(t)
-			rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-			t.Cleanup(func() { _ = rdb.Close() })
-			s, err := New(ctx, rdb, Options{Prefix: "x:", Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+			client := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+			t.Cleanup(func() { _ = client.Close() })
+			s, err := New(ctx, client, Options{Prefix: "x:", Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestMalformedRepliesFailWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.scripts[tc.script] = redis.NewScript(tc.body) // the runner loads it on NOSCRIPT
+			s.scripts[tc.script] = rdb.NewScript(tc.body) // the runner loads it on NOSCRIPT
 			err = tc.write(ctx, s, p.ID)
 			var re *ReplyError
 			if !errors.Is(err, ErrBadReply) || !errors.As(err, &re) || re.Script != tc.script {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // The reads of reports. Reports are seen by the moderators of their groups and the admins; a
@@ -65,7 +65,7 @@ func (l *Loader) modsAndGens(ctx context.Context, viewer UserKey, groups []strin
 	}
 	gens = make([]int64, len(groups))
 	for i := range groups {
-		gens[i] = atoi64(calls[i].cmd.(*redis.StringCmd).Val())
+		gens[i] = atoi64(calls[i].cmd.(*rdb.StringCmd).Val())
 	}
 	if ask {
 		mods = make([]bool, len(groups))
@@ -108,7 +108,7 @@ func (l *Loader) modReads(viewer UserKey, groups []string, reads []read) []read 
 // moderates reports whether one of done moderator reads found the viewer.
 func moderates(calls []*call) bool {
 	for _, c := range calls {
-		if c.cmd.(*redis.FloatCmd).Err() == nil {
+		if c.cmd.(*rdb.FloatCmd).Err() == nil {
 			return true
 		}
 	}
@@ -216,13 +216,13 @@ func (l *Loader) Reports(ctx context.Context, viewer UserKey, group string, open
 // them, each in the group's present generation: two round trips.
 func (l *Loader) moderatedReportGroups(ctx context.Context, viewer UserKey) ([]string, error) {
 	key := l.s.k.reportGroups()
-	c, err := l.get(ctx, read{key: "zrr:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	c, err := l.get(ctx, read{key: "zrr:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.ZRevRange(ctx, key, 0, MaxReportGroupsScanned-1)
 	}})
 	if err != nil {
 		return nil, err
 	}
-	scopes := c.cmd.(*redis.StringSliceCmd).Val()
+	scopes := c.cmd.(*rdb.StringSliceCmd).Val()
 	names, gens := make([]string, len(scopes)), make([]int64, len(scopes))
 	for i, sc := range scopes {
 		names[i], gens[i] = parseReportScope(sc)
@@ -352,7 +352,7 @@ func (l *Loader) ReportCount(ctx context.Context, viewer UserKey, groups []strin
 	if !admin && !moderates(calls[1:]) {
 		return nil, nil
 	}
-	n := int(atoi64(calls[0].cmd.(*redis.StringCmd).Val()))
+	n := int(atoi64(calls[0].cmd.(*rdb.StringCmd).Val()))
 	return &n, nil
 }
 

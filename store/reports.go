@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agora/agora/internal/rdb"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,7 +278,7 @@ func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) 
 	for range maxIDAttempts {
 		seq, err := s.cmd().Incr(ctx, s.k.reportSeq()).Result()
 		if err != nil {
-			return nil, fmt.Errorf("allocate report id: %w", storageFull(err))
+			return nil, fmt.Errorf("allocate report id: %w", rdb.StorageFull(err))
 		}
 		rec.ID = strconv.FormatInt(seq, 10)
 		raw, err := json.Marshal(rec)

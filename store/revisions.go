@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Every aggregate — the keys that share one hash tag: a post with its thread, a user with their
@@ -37,7 +37,7 @@ func NewRevisions() *Revisions { return &Revisions{revs: make(map[string]string)
 // revRead is the read of one aggregate's revision in a batch.
 type revRead struct {
 	key string
-	cmd *redis.StringCmd
+	cmd *rdb.StringCmd
 }
 
 // start returns the revision reads that go before a batch's data: one per aggregate the batch
@@ -79,7 +79,7 @@ func (r *Revisions) finish(reads []*revRead, err error) {
 			continue
 		}
 		v, err := rr.cmd.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, rdb.Nil) {
 			r.broken = true
 			continue
 		}

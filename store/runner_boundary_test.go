@@ -13,13 +13,10 @@ import (
 // clientUsers are the functions that may use the Store's go-redis client (its rdb field) directly,
 // as "file:Func" or "file:Type.Method"; commands.go says why each must.
 var clientUsers = map[string]bool{
-	"store.go:New":                   true, // sets the client up, loads the scripts
+	"store.go:New":                   true, // sets the client up, loads the scripts, makes the runner
 	"store.go:Store.Ping":            true, // the health check
-	"scripts.go:Store.pipeline":      true, // the runner
-	"scripts.go:Store.pipelineOnce":  true, // the runner
 	"ranking.go:Store.scanKeys":      true, // SCAN on each master's own client
 	"redischeck.go:Store.eachMaster": true, // start-up checks of every master
-	"events.go:Store.PubSubClient":   true, // live's pub/sub connections
 }
 
 // TestOnlyTheRunnerUsesTheClient holds the boundary of commands.go: outside the functions of

@@ -5,27 +5,27 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
-func newEssentialsStore(t *testing.T) (*Store, *redis.Client) {
+func newEssentialsStore(t *testing.T) (*Store, *rdb.Client) {
 	t.Helper()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	s, err := New(context.Background(), rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	client := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = client.Close() })
+	s, err := New(context.Background(), client, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, rdb
+	return s, client
 }
 
 // TestEssentialScriptsAreSafeToRunTwice sends each script of editing, saving and the profile
 // twice, as a retried request would, and checks that the second run changes nothing.
 func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 	ctx := context.Background()
-	s, rdb := newEssentialsStore(t)
+	s, client := newEssentialsStore(t)
 	twice := func(name string, keys []string, args ...any) {
 		t.Helper()
 		for i := range 2 {
@@ -37,24 +37,24 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 	post := s.k.post("1")
 	twice("create_post", []string{post}, "t", "b", "", "ann", 1000, 1e15, "", "nonce1", "Ann")
 	twice("edit_post", []string{post}, "ann", 5000, "1", "t2", "0", "", "1", "https://e.com/")
-	if h := rdb.HGetAll(ctx, post).Val(); h["title"] != "t2" || h["body"] != "b" || h["url"] != "https://e.com/" ||
+	if h := client.HGetAll(ctx, post).Val(); h["title"] != "t2" || h["body"] != "b" || h["url"] != "https://e.com/" ||
 		h["edited"] != "5000" || h["ver"] != "2" {
 		t.Fatalf("after an edit sent twice: %v", h)
 	}
 	saved := s.k.saved("ann")
 	twice("save_post", []string{saved}, "1", 7000, 10)
 	twice("save_post", []string{saved}, "1", 8000, 10) // saving again keeps the first time
-	if sc := rdb.ZScore(ctx, saved, "1").Val(); sc != 7000 {
+	if sc := client.ZScore(ctx, saved, "1").Val(); sc != 7000 {
 		t.Fatalf("saved at %v, want 7000", sc)
 	}
 	twice("unsave_posts", []string{saved}, "1", "2")
-	if n := rdb.ZCard(ctx, saved).Val(); n != 0 {
+	if n := client.ZCard(ctx, saved).Val(); n != 0 {
 		t.Fatalf("%d saved after unsaving", n)
 	}
 	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1)
 	twice("update_profile", []string{s.k.user("ann")}, "1", "bio", "1", "https://e.com/a.png", "0", "", "name", "bio")
 	twice("update_profile", []string{s.k.user("ann")}, "1", "", "0", "", "0", "", "name")
-	if h := rdb.HGetAll(ctx, s.k.user("ann")).Val(); h["bio"] != "" || h["avatar"] != "https://e.com/a.png" || h["name"] != "Ann" {
+	if h := client.HGetAll(ctx, s.k.user("ann")).Val(); h["bio"] != "" || h["avatar"] != "https://e.com/a.png" || h["name"] != "Ann" {
 		t.Fatalf("after profile updates sent twice: %v", h)
 	}
 	if _, err := s.run(ctx, "update_profile", []string{s.k.user("nobody")}, "1", "x", "0", "", "0", "", "name"); !IsKind(err, KindNotFound) {
@@ -66,17 +66,17 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 // until a saved post is deleted, which then stops counting.
 func TestSavedPostsLimit(t *testing.T) {
 	ctx := context.Background()
-	s, rdb := newEssentialsStore(t)
+	s, client := newEssentialsStore(t)
 	ann := UserKey("ann")
 	p, err := s.CreatePost(ctx, "ben", NewPost{Title: "one more"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipe := rdb.Pipeline()
+	pipe := client.Pipeline()
 	for i := range MaxSavedPosts {
 		pid := fmt.Sprint(100000 + i)
 		pipe.HSet(ctx, s.k.post(pid), "title", "t", "author", "ben", "created", 1)
-		pipe.ZAdd(ctx, s.k.saved("ann"), redis.Z{Score: float64(i), Member: pid})
+		pipe.ZAdd(ctx, s.k.saved("ann"), rdb.Z{Score: float64(i), Member: pid})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
@@ -88,15 +88,15 @@ func TestSavedPostsLimit(t *testing.T) {
 	if _, err := s.SavePost(ctx, ann, postID("100007")); err != nil {
 		t.Fatalf("save again at the limit: %v", err)
 	}
-	rdb.HSet(ctx, s.k.post("100003"), "deleted", "1")
-	rdb.Del(ctx, s.k.post("100004"))
+	client.HSet(ctx, s.k.post("100003"), "deleted", "1")
+	client.Del(ctx, s.k.post("100004"))
 	if _, err := s.SavePost(ctx, ann, p.ID); err != nil {
 		t.Fatalf("save after deletions: %v", err)
 	}
-	if n := rdb.ZCard(ctx, s.k.saved("ann")).Val(); n != MaxSavedPosts-1 {
+	if n := client.ZCard(ctx, s.k.saved("ann")).Val(); n != MaxSavedPosts-1 {
 		t.Fatalf("%d saved, want %d: the two deleted posts out, the new one in", n, MaxSavedPosts-1)
 	}
-	if rdb.ZScore(ctx, s.k.saved("ann"), "100003").Err() != redis.Nil {
+	if client.ZScore(ctx, s.k.saved("ann"), "100003").Err() != rdb.Nil {
 		t.Fatal("the deleted post is still saved")
 	}
 }
@@ -106,7 +106,7 @@ func TestSavedPostsLimit(t *testing.T) {
 // author's included, as it leaves every listing.
 func TestRemovedPostsToOthers(t *testing.T) {
 	ctx := context.Background()
-	s, rdb := newEssentialsStore(t)
+	s, client := newEssentialsStore(t)
 	p, err := s.CreatePost(ctx, "ann", NewPost{Title: "soon removed"})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestRemovedPostsToOthers(t *testing.T) {
 	if _, err := s.EditPost(ctx, "ben", p.ID, PostEdit{Title: &title}); !IsKind(err, KindForbidden) {
 		t.Fatalf("edit by another user: %v", err)
 	}
-	rdb.HSet(ctx, s.k.post(p.Key()), "removed", "1")
+	client.HSet(ctx, s.k.post(p.Key()), "removed", "1")
 	if _, err := s.EditPost(ctx, "ben", p.ID, PostEdit{Title: &title}); !IsKind(err, KindNotFound) {
 		t.Fatalf("edit of a removed post by another user: %v", err)
 	}

@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -171,7 +170,7 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 // cannot undo a reschedule that ran after it read the draft.
 func (s *Store) syncPublishJob(ctx context.Context, uid, pid string) error {
 	raw, err := s.cmd().HGet(ctx, s.k.drafts(uid), pid).Result()
-	if errors.Is(err, redis.Nil) {
+	if errors.Is(err, rdb.Nil) {
 		return nil // published or cancelled
 	}
 	if err != nil {
@@ -279,7 +278,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 // draftsRead reads uid's drafts hash.
 func (l *Loader) draftsRead(uid string) read {
 	key := l.s.k.drafts(uid)
-	return read{key: "h:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "h:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HGetAll(ctx, key)
 	}}
 }
@@ -294,7 +293,7 @@ func (l *Loader) pendingDrafts(ctx context.Context, uid string) ([]*Post, error)
 	if l.revs != nil {
 		l.revs.timeDependent()
 	}
-	h, err := c.cmd.(*redis.MapStringStringCmd).Result()
+	h, err := c.cmd.(*rdb.MapStringStringCmd).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read scheduled posts: %w", err)
 	}

@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // scheduleStore returns a store on a private miniredis with a clock the test sets, and amy.
-func scheduleStore(t *testing.T) (*Store, *time.Time, *redis.Client) {
+func scheduleStore(t *testing.T) (*Store, *time.Time, *rdb.Client) {
 	t.Helper()
 	ctx := context.Background()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	now := time.Now().Truncate(time.Millisecond)
 	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Now: func() time.Time { return now },

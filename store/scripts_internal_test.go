@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 // TestScriptsAreSafeToRunTwice sends each write script twice with the same arguments, as go-redis
@@ -13,7 +13,7 @@ import (
 func TestScriptsAreSafeToRunTwice(t *testing.T) {
 	ctx := context.Background()
 	m := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	defer rdb.Close()
 	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
 	if err != nil {

@@ -11,8 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/search"
 )
 
@@ -122,11 +121,11 @@ type searchDoc struct {
 // costs Redis about 16 µs on top of its commands, and a post touches every bucket.
 type searchWrite struct {
 	appends  []op
-	lengths  []*redis.IntCmd // the lists' lengths after each APPEND
-	postings []int           // the length of each posting appended
-	words    []string        // the word of each list, "" for a mark
-	dicts    []string        // the dictionary of each list's bucket
-	revs     []string        // the revision counters of the buckets written
+	lengths  []*rdb.IntCmd // the lists' lengths after each APPEND
+	postings []int         // the length of each posting appended
+	words    []string      // the word of each list, "" for a mark
+	dicts    []string      // the dictionary of each list's bucket
+	revs     []string      // the revision counters of the buckets written
 	// full adds every word to its dictionary, not only those whose list began: a repair's
 	// writes, after a write whose appends went in but whose dictionary step was cut off.
 	full bool
@@ -172,7 +171,7 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			w.postings = append(w.postings, len(posting))
 			w.words = append(w.words, word)
 			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b))
-			w.appends = append(w.appends, op{key: list, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				w.lengths[i] = p.Append(context.Background(), list, posting)
 				return w.lengths[i], nil
 			}})
@@ -180,8 +179,8 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 		for b := range touched {
 			counts, block := s.k.searchCounts(d.kind.code, b), float64(d.block)
 			count := d.isNew && len(terms) > 0 && b == searchBucket(terms[0]) // in its first term's bucket
-			w.appends = append(w.appends, op{key: counts, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-				top := p.ZAddGT(context.Background(), counts, redis.Z{Score: block, Member: "top"})
+			w.appends = append(w.appends, op{key: counts, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				top := p.ZAddGT(context.Background(), counts, rdb.Z{Score: block, Member: "top"})
 				if !count {
 					return top, nil
 				}
@@ -219,12 +218,12 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 			continue // the list was there already: so is its word
 		}
 		dict, word := w.dicts[i], w.words[i]
-		ops = append(ops, op{key: dict, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-			return p.ZAdd(ctx, dict, redis.Z{Member: word}), nil
+		ops = append(ops, op{key: dict, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			return p.ZAdd(ctx, dict, rdb.Z{Member: word}), nil
 		}})
 	}
 	for _, rev := range w.revs {
-		ops = append(ops, op{key: rev, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops = append(ops, op{key: rev, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.Incr(ctx, rev), nil
 		}})
 	}
@@ -362,22 +361,22 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
 	listRead := func(term string, blk int64) read {
 		key := k.searchList(code, searchBucket(term), term, blk)
-		return read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		return read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = p.Get(ctx, key)
 		}}
 	}
 	var reads []read
 	for b := range searchBuckets {
 		key := k.searchCounts(code, b)
-		reads = append(reads, read{key: "sxn:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+		reads = append(reads, read{key: "sxn:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = p.ZMScore(ctx, key, "docs", "top")
 		}})
 	}
 	if pl.q.Prefix != "" {
 		for b := range searchBuckets {
 			key, min := k.searchDict(code, b), "["+pl.q.Prefix
-			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-				c.cmd = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
+			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+				c.cmd = p.ZRangeArgs(ctx, rdb.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
 			}})
 		}
 	}
@@ -400,7 +399,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	var docs int64
 	top := int64(-1)
 	for _, c := range calls[:searchBuckets] {
-		v := c.cmd.(*redis.FloatSliceCmd).Val() // a missing count reads 0
+		v := c.cmd.(*rdb.FloatSliceCmd).Val() // a missing count reads 0
 		if len(v) == 2 {
 			docs += int64(v[0])
 			top = max(top, int64(v[1]))
@@ -408,7 +407,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	var expansions []string
 	for _, c := range calls[searchBuckets:fixed] {
-		expansions = append(expansions, c.cmd.(*redis.StringSliceCmd).Val()...)
+		expansions = append(expansions, c.cmd.(*rdb.StringSliceCmd).Val()...)
 	}
 	slices.Sort(expansions)
 	if len(expansions) > searchMaxExpansions {
@@ -432,8 +431,8 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	decode := func(cs []*call) ([]search.Posting, error) {
 		var ps []search.Posting
 		for _, c := range cs {
-			v, err := c.cmd.(*redis.StringCmd).Bytes()
-			if err != nil && err != redis.Nil {
+			v, err := c.cmd.(*rdb.StringCmd).Bytes()
+			if err != nil && err != rdb.Nil {
 				return nil, err
 			}
 			if ps, err = pl.kind.codec.Decode(ps, v); err != nil {
@@ -900,7 +899,7 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit, since *time.Tim
 				continue
 			}
 			ck := "sxv:" + key + "\x00" + strings.Join(members, ",")
-			reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+			reads = append(reads, read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 				// Both parts of the ranking (nsfw_lists.go): a post is in one, absent (0) from the other.
 				c.cmd, c.cmd2 = p.ZMScore(ctx, key, members...), p.ZMScore(ctx, nsfwKey(key), members...)
 			}})
@@ -917,7 +916,7 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit, since *time.Tim
 	out := hits[:0]
 	// scoresOf is the scores a call read, a post's from whichever part holds it.
 	scoresOf := func(c *call) []float64 {
-		scores, nscores := c.cmd.(*redis.FloatSliceCmd).Val(), c.cmd2.(*redis.FloatSliceCmd).Val()
+		scores, nscores := c.cmd.(*rdb.FloatSliceCmd).Val(), c.cmd2.(*rdb.FloatSliceCmd).Val()
 		for j := range scores {
 			if j < len(nscores) {
 				scores[j] += nscores[j]
@@ -960,7 +959,7 @@ func (s *Store) dropSearchKind(ctx context.Context, kind searchKind) error {
 		if strings.HasSuffix(key, ":rev") {
 			return nil
 		}
-		return s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		return s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.Unlink(ctx, key), nil
 		}}}, false)
 	})

@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/search"
 )
 
@@ -170,9 +169,9 @@ func (s *Store) reindexGroups(ctx context.Context) error {
 	if !s.opts.searchOn() {
 		return nil
 	}
-	var names *redis.StringSliceCmd
+	var names *rdb.StringSliceCmd
 	key := s.k.groups()
-	if err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	if err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		names = p.ZRange(ctx, key, 0, -1)
 		return names, nil
 	}}}, false); err != nil {
@@ -196,13 +195,13 @@ func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, 
 		return nil
 	}
 	ops := make([]op, len(keys))
-	cmds := make([]*redis.SliceCmd, len(keys))
+	cmds := make([]*rdb.SliceCmd, len(keys))
 	for i, k := range keys {
 		key, fields := s.k.groupInfo(k), []string{"title", "description"}
 		if kind == searchUsersKind {
 			key, fields = s.k.user(k), []string{"name", "bio"}
 		}
-		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i] = p.HMGet(ctx, key, fields...)
 			return cmds[i], nil
 		}}

@@ -11,8 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -528,7 +527,7 @@ func TestSearchIndexRepairedAfterACutOffWrite(t *testing.T) {
 // On a Cluster the index spreads over the masters: its buckets are hash tags of their own.
 func TestSearchIndexSpreadsOverTheCluster(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		cc, ok := b.Client.(*redis.ClusterClient)
+		cc, ok := b.Client.(*rdb.ClusterClient)
 		if !ok {
 			t.Skip("a Cluster only")
 		}
@@ -539,7 +538,7 @@ func TestSearchIndexSpreadsOverTheCluster(t *testing.T) {
 		}
 		var mu sync.Mutex
 		masters := 0
-		err := cc.ForEachMaster(f.ctx, func(ctx context.Context, c *redis.Client) error {
+		err := cc.ForEachMaster(f.ctx, func(ctx context.Context, c *rdb.Client) error {
 			iter := c.Scan(ctx, 0, f.s.Options().Prefix+"{sx:p:*", 1000).Iterator()
 			if iter.Next(ctx) {
 				mu.Lock()

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Sessions live in their user's hash slot, so that every session of a user can be ended in one
@@ -70,26 +70,26 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 		return Viewer{}, errBadToken
 	}
 	revKey, sessKey, blocksKey := s.k.revOf(s.k.user(uid)), s.k.userSession(uid, dig), s.k.blocks(uid)
-	var rev, sess *redis.StringCmd
-	var blocks *redis.StringSliceCmd
-	var nsfw *redis.StringCmd
+	var rev, sess *rdb.StringCmd
+	var blocks *rdb.StringSliceCmd
+	var nsfw *rdb.StringCmd
 	err := s.pipeline(ctx, []op{
-		{key: revKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: revKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			rev = p.Get(ctx, revKey) // before the block list: the revision is never newer than it
 			return rev, nil
 		}},
-		{key: sessKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: sessKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			sess = p.GetEx(ctx, sessKey, s.opts.SessionTTL)
 			return sess, nil
 		}},
-		{key: blocksKey, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		{key: blocksKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			blocks = p.ZRange(ctx, blocksKey, 0, -1)
 			return blocks, nil
 		}},
 		s.showNSFWRead(ctx, uid, &nsfw),
 	}, false)
 	if err == nil {
-		err = firstErr([2]redis.Cmder{rev, sess})
+		err = rdb.FirstErr([2]rdb.Cmder{rev, sess})
 	}
 	if err == nil {
 		err = blocks.Err()
@@ -100,7 +100,7 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 	if err != nil {
 		return Viewer{}, fmt.Errorf("authenticate: %w", err)
 	}
-	if errors.Is(sess.Err(), redis.Nil) || sess.Val() != uid {
+	if errors.Is(sess.Err(), rdb.Nil) || sess.Val() != uid {
 		return Viewer{}, errBadToken
 	}
 	return Viewer{User: UserKey(uid), Blocks: newBlocks(revKey, rev.Val(), blocks.Val()), ShowNSFW: nsfw.Val() == "1"}, nil
@@ -133,9 +133,9 @@ func (s *Store) newSession(ctx context.Context, u *User, pass string) (*Session,
 
 // sessionDigests reads the digests of the sessions a user's index holds.
 func (s *Store) sessionDigests(ctx context.Context, uid string) ([]string, error) {
-	var cmd *redis.StringSliceCmd
+	var cmd *rdb.StringSliceCmd
 	key := s.k.userSessions(uid)
-	err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		cmd = p.ZRange(ctx, key, 0, -1)
 		return cmd, nil
 	}}}, false)
@@ -162,8 +162,8 @@ func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
 		return false, nil
 	}
 	key := s.k.userSession(uid, dig)
-	var cmd *redis.IntCmd
-	err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var cmd *rdb.IntCmd
+	err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		cmd = p.Exists(ctx, key)
 		return cmd, nil
 	}}}, false)

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Site filters: words and link domains that the site's admins keep out of every text a user
@@ -216,7 +216,7 @@ func filteredError(field string) error {
 // filtersRead reads the filters' hash through a loader, so that a response showing them records
 // their revision.
 func filtersRead(key string) read {
-	return read{key: "filters:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "filters:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HMGet(ctx, key, "v", "a", "w", "d", "by", "at")
 	}}
 }
@@ -230,7 +230,7 @@ func (l *Loader) SiteFilters(ctx context.Context, viewer UserKey) (*SiteFilters,
 	if err != nil {
 		return nil, err
 	}
-	vals, err := c.cmd.(*redis.SliceCmd).Result()
+	vals, err := c.cmd.(*rdb.SliceCmd).Result()
 	if err != nil {
 		return nil, fmt.Errorf("read the site filters: %w", err)
 	}

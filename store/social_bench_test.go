@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -15,7 +14,7 @@ import (
 func benchStore(b *testing.B, opts store.Options) *store.Store {
 	b.Helper()
 	srv := storetest.RealServer(b)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	b.Cleanup(func() { _ = rdb.Close() })
 	opts.Prefix = storetest.Prefix()
 	opts.Password = storetest.FastPasswords

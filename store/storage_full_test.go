@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -24,15 +23,15 @@ import (
 func TestFullRedis(t *testing.T) {
 	ctx := context.Background()
 	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	admin := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	t.Cleanup(func() { _ = admin.Close() })
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { _ = rdb.Close() })
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rc.Close() })
 	prefix := storetest.Prefix()
 	cut := &oomAfterAtomicStep{admin: admin, prefixes: []string{prefix + "{p:", prefix + "{u:"}}
-	rdb.AddHook(cut)
+	rc.AddHook(cut)
 	clock := newStepClock()
-	s := storetest.Backend{Name: "redis", Client: rdb}.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
+	s := storetest.Backend{Name: "redis", Client: rc}.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
 	setMaxMemory := func(v string) {
 		t.Helper()
 		if err := admin.ConfigSet(ctx, "maxmemory", v).Err(); err != nil {
@@ -89,7 +88,7 @@ func TestFullRedis(t *testing.T) {
 
 		// The same writes on a Redis with room.
 		wclock := newStepClock()
-		want := storetest.Backend{Name: "redis", Client: redis.NewClient(&redis.Options{Addr: storetest.RealServer(t).Addr})}.
+		want := storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: storetest.RealServer(t).Addr})}.
 			NewStore(t, store.Options{Now: wclock.Now})
 		c2 := newCommunity()
 		c2.run(t, want, wclock, c2.first())
@@ -123,7 +122,7 @@ func newCommunityAfter(c *community) *community {
 // right after the first pipeline in which a script on an aggregate (a first key under one of
 // prefixes, and at least 3 keys) succeeded: a write's atomic step. What the write sends after it meets OOM.
 type oomAfterAtomicStep struct {
-	admin    *redis.Client
+	admin    *rdb.Client
 	prefixes []string
 	armed    atomic.Bool
 	fired    atomic.Bool
@@ -134,12 +133,12 @@ func (h *oomAfterAtomicStep) arm() {
 	h.armed.Store(true)
 }
 
-func (h *oomAfterAtomicStep) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *oomAfterAtomicStep) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
-func (h *oomAfterAtomicStep) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *oomAfterAtomicStep) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
 
-func (h *oomAfterAtomicStep) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		err := next(ctx, cmds)
 		if !h.armed.Load() {
 			return err

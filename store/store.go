@@ -16,8 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/mail"
 )
@@ -58,15 +57,15 @@ type Options struct {
 	// lose it. Zero (the default) relies on asynchronous replication. See runWaiting.
 	WaitReplicas int
 	// WaitTimeout bounds the wait for WaitReplicas; a write not acknowledged in time fails with
-	// ErrNotReplicated (it may still have been applied). Default 1s. The wait is part of the
+	// rdb.ErrNotReplicated (it may still have been applied). Default 1s. The wait is part of the
 	// write's round trip, so with WaitReplicas it must be shorter than RedisTimeout.
 	WaitTimeout time.Duration
 	// RedisTimeout bounds each attempt of what the store sends to Redis: a pipeline of reads or
 	// scripts, the reload of the scripts, a ping, the confirmation of a live-event subscription
-	// (see Bounded). An attempt Redis has not answered in time fails with an Error of
+	// (see rdb.Runner.Bounded). An attempt Redis has not answered in time fails with an Error of
 	// KindUnavailable; attempts that Redis answered with "try again" (a cluster moving a slot)
 	// are retried up to 8 times, each with its own bound. Make the client with the same bound
-	// (ClientConfig.Timeout) so that the store's single commands and the client's sockets are
+	// (rdb.ClientConfig.Timeout) so that the store's single commands and the client's sockets are
 	// bounded too. Default DefaultRedisTimeout.
 	RedisTimeout time.Duration
 	// Jobs configures the job engine (see package jobs); its Prefix, Now and Log are the store's.
@@ -163,9 +162,14 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// DefaultRedisTimeout is the default of Options.RedisTimeout: the client's own default
+// (rdb.DefaultTimeout), so that the store's bound and the client's agree.
+const DefaultRedisTimeout = rdb.DefaultTimeout
+
 // Store is agora's data layer. It is safe for concurrent use.
 type Store struct {
-	rdb     redis.UniversalClient
+	rdb     rdb.UniversalClient
+	runner  *rdb.Runner // every command goes through it (see pipeline)
 	k       keys
 	opts    Options
 	scripts scripts
@@ -197,12 +201,12 @@ type Store struct {
 	searchGuess searchGuesses
 }
 
-// New returns a Store on rdb and loads its Lua scripts into Redis.
-func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
+// New returns a Store on client (made by rdb.NewClient) and loads its Lua scripts into Redis.
+func New(ctx context.Context, client rdb.UniversalClient, opts Options) (*Store, error) {
 	if err := checkPrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
-	s := &Store{rdb: rdb, opts: opts.withDefaults()}
+	s := &Store{rdb: client, opts: opts.withDefaults()}
 	s.msgSeq.Store(binary.BigEndian.Uint32(randomBytes(4))) // see newMessageID
 	for _, a := range s.opts.Admins {
 		if !validUserName(a) {
@@ -222,17 +226,23 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	if s.scripts, err = loadScripts(); err != nil {
 		return nil, err
 	}
-	if err := s.scripts.loadAll(ctx, rdb); err != nil {
+	if err := rdb.Scripts(s.scripts).LoadAll(ctx, client); err != nil {
 		return nil, err
 	}
-	if s.sharded, err = shardedPubSub(ctx, rdb); err != nil {
+	if s.sharded, err = shardedPubSub(ctx, client); err != nil {
 		return nil, err
 	}
+	s.runner = rdb.NewRunner(client, rdb.Scripts(s.scripts), rdb.RunnerOptions{Timeout: s.opts.RedisTimeout,
+		WaitReplicas: s.opts.WaitReplicas, WaitTimeout: s.opts.WaitTimeout, ShardedPubSub: s.sharded})
 	if err := s.resolveAdmins(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
+
+// Runner returns the store's runner: live events subscribe through it (rdb.NewSubscription) and
+// bound their waits for Redis by it (Runner.Bounded), as the store bounds its own.
+func (s *Store) Runner() *rdb.Runner { return s.runner }
 
 // Options returns the options in effect, defaults filled in.
 func (s *Store) Options() Options { return s.opts }
@@ -253,7 +263,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("ping redis: %w", unavailable(ctx, err))
+		return fmt.Errorf("ping redis: %w", rdb.Unavailable(ctx, err))
 	}
 	return nil
 }

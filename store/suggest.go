@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Autocomplete.
@@ -85,13 +85,13 @@ func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int, ne
 // zrangeByLex loads up to n members of a sorted set (all scores equal) that start with prefix.
 func (l *Loader) zrangeByLex(ctx context.Context, key, prefix string, n int) ([]string, error) {
 	ck := fmt.Sprintf("zl:%s\x00%s\x00%d", key, prefix, n)
-	c, err := l.get(ctx, read{key: ck, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
-		c.cmd = p.ZRangeByLex(ctx, key, &redis.ZRangeBy{Min: "[" + prefix, Max: "[" + prefix + "\xff", Count: int64(n)})
+	c, err := l.get(ctx, read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = p.ZRangeByLex(ctx, key, &rdb.ZRangeBy{Min: "[" + prefix, Max: "[" + prefix + "\xff", Count: int64(n)})
 	}})
 	if err != nil {
 		return nil, err
 	}
-	return c.cmd.(*redis.StringSliceCmd).Val(), nil
+	return c.cmd.(*rdb.StringSliceCmd).Val(), nil
 }
 
 // pruneGroups removes from the group registry those of groups that no longer exist: that hold no

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // A user's comments: a sorted set in the user's slot, {u:<user>}:comments, of "<post>:<number>"
@@ -71,17 +71,17 @@ func (s *Store) listComment(ctx context.Context, author string, c *Comment) erro
 // never comes back), and does nothing on a live post. It reads the post and the comments'
 // authors in one round trip and writes in another.
 func (s *Store) unlistThread(ctx context.Context, pid string, nums []string) error {
-	cmds := make([]*redis.SliceCmd, len(nums))
+	cmds := make([]*rdb.SliceCmd, len(nums))
 	ops := make([]op, len(nums), len(nums)+1)
 	pk := s.k.post(pid)
-	var post *redis.SliceCmd
-	ops = append(ops, op{key: pk, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var post *rdb.SliceCmd
+	ops = append(ops, op{key: pk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		post = p.HMGet(ctx, pk, "author", "deleted")
 		return post, nil
 	}})
 	for i, n := range nums {
 		key := s.k.comment(pid, n)
-		ops[i] = op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i] = p.HMGet(ctx, key, "author")
 			return cmds[i], nil
 		}}
@@ -126,7 +126,7 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 		if err != nil {
 			return dropped, fmt.Errorf("read the comments of %s: %w", u, err)
 		}
-		cmds := make([]*redis.SliceCmd, len(members))
+		cmds := make([]*rdb.SliceCmd, len(members))
 		ops := make([]op, 0, len(members))
 		for i, m := range members {
 			pid, n, ok := strings.Cut(m, ":")
@@ -134,7 +134,7 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 				continue
 			}
 			key := s.k.comment(pid, padNum(n))
-			ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HMGet(ctx, key, "author", "deleted", "removed")
 				return cmds[i], nil
 			}})

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -83,7 +84,7 @@ func (s *Store) SignUpWithEmail(ctx context.Context, name, password, email strin
 		// A name that is taken claims no address: the one who tries another name may keep it.
 		taken, err := s.cmd().Exists(ctx, s.k.user(uid)).Result()
 		if err != nil {
-			return nil, fmt.Errorf("sign up: %w", unavailable(ctx, err))
+			return nil, fmt.Errorf("sign up: %w", rdb.Unavailable(ctx, err))
 		}
 		if taken == 1 {
 			return s.signUpAgain(ctx, name, password, stored, key, &Error{Kind: KindConflict, Msg: fmt.Sprintf("the name %q is taken", name)})

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -134,7 +133,7 @@ func scanAll(t *testing.T, b storetest.Backend, pattern string) []string {
 	ctx := context.Background()
 	var mu sync.Mutex
 	var keys []string
-	collect := func(ctx context.Context, c *redis.Client) error {
+	collect := func(ctx context.Context, c *rdb.Client) error {
 		ks, err := c.Keys(ctx, pattern).Result() // tests only; the store never uses KEYS
 		mu.Lock()
 		keys = append(keys, ks...)
@@ -142,10 +141,10 @@ func scanAll(t *testing.T, b storetest.Backend, pattern string) []string {
 		return err
 	}
 	var err error
-	if cc, ok := b.Client.(*redis.ClusterClient); ok {
+	if cc, ok := b.Client.(*rdb.ClusterClient); ok {
 		err = cc.ForEachMaster(ctx, collect)
 	} else {
-		err = collect(ctx, b.Client.(*redis.Client))
+		err = collect(ctx, b.Client.(*rdb.Client))
 	}
 	if err != nil {
 		t.Fatal(err)

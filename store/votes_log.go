@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -50,9 +49,9 @@ const jobCompactVotes = "compact-votes"
 
 // votedOp appends entry (see above) to uid's vote log: an op for the vote's first round trip.
 // *dst gets the APPEND, whose reply is the log's length after it (see compactVotedLater).
-func (s *Store) votedOp(ctx context.Context, uid, entry string, dst **redis.IntCmd) op {
+func (s *Store) votedOp(ctx context.Context, uid, entry string, dst **rdb.IntCmd) op {
 	key := s.k.userVoted(uid)
-	return op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		*dst = p.Append(ctx, key, entry+",")
 		return *dst, nil
 	}}
@@ -62,7 +61,7 @@ func (s *Store) votedOp(ctx context.Context, uid, entry string, dst **redis.IntC
 // past a power of two from votedCompactAt up. A job already waiting is left as it is. It costs a
 // round trip only then; a failure to queue is logged, not returned: the vote is done, and the
 // next threshold queues it again.
-func (s *Store) compactVotedLater(ctx context.Context, uid, entry string, appended *redis.IntCmd) {
+func (s *Store) compactVotedLater(ctx context.Context, uid, entry string, appended *rdb.IntCmd) {
 	if appended == nil || appended.Err() != nil {
 		return
 	}
@@ -143,8 +142,8 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 	deadline := s.now().Add(-votedCloseSlack).UnixMilli()
 	for start := 0; start < len(entries); start += batch {
 		part := entries[start:min(start+batch, len(entries))]
-		votes := make([]*redis.StringCmd, len(part))
-		closes := make([]*redis.StringCmd, len(part))
+		votes := make([]*rdb.StringCmd, len(part))
+		closes := make([]*rdb.StringCmd, len(part))
 		var ops []op
 		for i, en := range part {
 			vk, _, ok := s.votedItem(en)
@@ -152,7 +151,7 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 				continue
 			}
 			hk := s.votedItemHash(en)
-			ops = append(ops, op{key: vk, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: vk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				votes[i], closes[i] = p.HGet(ctx, vk, uid), p.HGet(ctx, hk, "closes")
 				return votes[i], closes[i]
 			}})
@@ -192,8 +191,8 @@ func (s *Store) votedItemHash(entry string) string {
 // the log before the compaction.
 func (s *Store) votedEntries(ctx context.Context, uid string, from int64) (entries []string, next, gen int64, err error) {
 	key, genKey := s.k.userVoted(uid), s.k.userVotedGen(uid)
-	var rng, g *redis.StringCmd
-	if err := s.pipeline(ctx, []op{{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+	var rng, g *rdb.StringCmd
+	if err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		rng, g = p.GetRange(ctx, key, from, from+votedWindow-1), p.Get(ctx, genKey)
 		return rng, g
 	}}}, false); err != nil && !isNil(err) {
@@ -265,7 +264,7 @@ func (e *exporter) votes(ctx context.Context) error {
 		}
 		gen, from = g, next
 		ids := make([]string, 0, len(entries))
-		cmds := make([]*redis.StringCmd, 0, len(entries))
+		cmds := make([]*rdb.StringCmd, 0, len(entries))
 		ops := make([]op, 0, len(entries))
 		for _, en := range entries {
 			key, id, ok := e.s.votedItem(en)
@@ -275,7 +274,7 @@ func (e *exporter) votes(ctx context.Context) error {
 			seen[en] = true
 			i := len(cmds)
 			ids, cmds = append(ids, id), append(cmds, nil)
-			ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HGet(ctx, key, e.uid)
 				return cmds[i], nil
 			}})

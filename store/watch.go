@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
 )
 
@@ -135,8 +134,8 @@ func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode 
 func (s *Store) watchedOp(ctx context.Context, uid, item string) op {
 	key := s.k.userWatches(uid)
 	at := s.now().UnixMilli()
-	return op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-		return p.ZAdd(ctx, key, redis.Z{Score: float64(at), Member: item}), nil
+	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		return p.ZAdd(ctx, key, rdb.Z{Score: float64(at), Member: item}), nil
 	}}
 }
 
@@ -183,9 +182,9 @@ type exportWatch struct {
 // modes of that page in the next: each entry whose item holds a mode of the user (an entry whose
 // watch never landed, or whose mode went back to the default, is left out).
 func (e *exporter) watches(ctx context.Context) error {
-	return e.zpages(ctx, e.s.k.userWatches(e.uid), func(ctx context.Context, zs []redis.Z) error {
-		items := make([]redis.Z, 0, len(zs))
-		cmds := make([]*redis.StringCmd, 0, len(zs))
+	return e.zpages(ctx, e.s.k.userWatches(e.uid), func(ctx context.Context, zs []rdb.Z) error {
+		items := make([]rdb.Z, 0, len(zs))
+		cmds := make([]*rdb.StringCmd, 0, len(zs))
 		ops := make([]op, 0, len(zs))
 		for _, z := range zs {
 			key, _, ok := e.s.watchKeys(str(z.Member))
@@ -194,7 +193,7 @@ func (e *exporter) watches(ctx context.Context) error {
 			}
 			i := len(cmds)
 			items, cmds = append(items, z), append(cmds, nil)
-			ops = append(ops, op{key: key, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
+			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HGet(ctx, key, e.uid)
 				return cmds[i], nil
 			}})
@@ -246,8 +245,8 @@ func (s *Store) rebuildWatchIndex(ctx context.Context) (int, error) {
 			ops := make([]op, len(users))
 			for i, u := range users {
 				idx := s.k.userWatches(u)
-				ops[i] = op{key: idx, fill: func(p redis.Pipeliner) (redis.Cmder, redis.Cmder) {
-					return p.ZAddNX(ctx, idx, redis.Z{Score: at, Member: item}), nil
+				ops[i] = op{key: idx, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					return p.ZAddNX(ctx, idx, rdb.Z{Score: at, Member: item}), nil
 				}}
 			}
 			n += len(users)
@@ -281,8 +280,8 @@ func (l *Loader) watchOf(ctx context.Context, viewer UserKey, key string) (Watch
 	if err != nil {
 		return "", err
 	}
-	v, err := c.cmd.(*redis.StringCmd).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	v, err := c.cmd.(*rdb.StringCmd).Result()
+	if err != nil && !errors.Is(err, rdb.Nil) {
 		return "", err
 	}
 	return watchMode(v), nil
@@ -330,7 +329,7 @@ func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups 
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, nil, err
 	}
-	val := func(c *call) string { return c.cmd.(*redis.StringCmd).Val() }
+	val := func(c *call) string { return c.cmd.(*rdb.StringCmd).Val() }
 	kept := ns[:0:0]
 	i := 0
 	for _, n := range ns {
@@ -349,14 +348,14 @@ func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups 
 	}
 	fans := make([]bool, len(fanKeys))
 	for j := range fanKeys {
-		fans[j] = calls[base+j].cmd.(*redis.IntCmd).Val() > 0
+		fans[j] = calls[base+j].cmd.(*rdb.IntCmd).Val() > 0
 	}
 	return kept, fans, nil
 }
 
 // scardRead reads the size of a set (SCARD).
 func scardRead(key string) read {
-	return read{key: "sc:" + key, rkey: key, fill: func(ctx context.Context, p redis.Pipeliner, c *call) {
+	return read{key: "sc:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.SCard(ctx, key)
 	}}
 }

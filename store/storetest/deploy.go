@@ -12,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/agora/agora/store"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // ClusterAddrs returns the seed addresses of the shared test cluster named by
@@ -33,14 +31,14 @@ func ClusterAddrs(t testing.TB) []string {
 }
 
 // NewClusterClient returns a cluster client on addrs configured as the server configures its own
-// (store.NewClient), carrying SlotCheck, closed when the test ends.
-func NewClusterClient(t testing.TB, addrs []string) *redis.ClusterClient {
+// (rdb.NewClient), carrying SlotCheck, closed when the test ends.
+func NewClusterClient(t testing.TB, addrs []string) *rdb.ClusterClient {
 	t.Helper()
-	c, err := store.NewClient(store.ClientConfig{ClusterAddrs: addrs})
+	c, err := rdb.NewClient(rdb.ClientConfig{ClusterAddrs: addrs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc := c.(*redis.ClusterClient)
+	cc := c.(*rdb.ClusterClient)
 	cc.AddHook(SlotCheck{})
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc

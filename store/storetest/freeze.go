@@ -14,6 +14,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) Freeze(t testing.TB) (thaw func()) {
 // which stops it answering until thaw.
 type Freezable struct {
 	Name  string
-	Start func(t *testing.T) (c store.ClientConfig, freeze func(t *testing.T) (thaw func()))
+	Start func(t *testing.T) (c rdb.ClientConfig, freeze func(t *testing.T) (thaw func()))
 }
 
 // Freezables returns the Redis deployments a freeze can be simulated on: miniredis behind a proxy
@@ -59,20 +60,20 @@ type Freezable struct {
 // stopped so.
 func Freezables() []Freezable {
 	return []Freezable{
-		{Name: "miniredis", Start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
+		{Name: "miniredis", Start: func(t *testing.T) (rdb.ClientConfig, func(*testing.T) func()) {
 			p := NewProxy(t, miniredis.RunT(t).Addr())
-			return store.ClientConfig{URL: p.Addr()}, func(t *testing.T) func() { return p.Stall(t) }
+			return rdb.ClientConfig{URL: p.Addr()}, func(t *testing.T) func() { return p.Stall(t) }
 		}},
-		{Name: "redis", Start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
+		{Name: "redis", Start: func(t *testing.T) (rdb.ClientConfig, func(*testing.T) func()) {
 			srv := PrivateServer(t)
-			return store.ClientConfig{URL: srv.Addr}, func(t *testing.T) func() { return srv.Freeze(t) }
+			return rdb.ClientConfig{URL: srv.Addr}, func(t *testing.T) func() { return srv.Freeze(t) }
 		}},
-		{Name: "cluster", Start: func(t *testing.T) (store.ClientConfig, func(*testing.T) func()) {
+		{Name: "cluster", Start: func(t *testing.T) (rdb.ClientConfig, func(*testing.T) func()) {
 			if testing.Short() {
 				t.Skip("starts a Redis Cluster: not with -short")
 			}
 			d := StartDeployment(t, "redis-cluster.sh")
-			return store.ClientConfig{ClusterAddrs: strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")},
+			return rdb.ClientConfig{ClusterAddrs: strings.Split(d.Env["REDIS_CLUSTER_ADDRS"], ",")},
 				func(t *testing.T) func() { return signalAll(t, d.Dir) }
 		}},
 	}
@@ -115,10 +116,10 @@ func signalAll(t *testing.T, dir string) (thaw func()) {
 // NewBoundedStore returns a store on the Redis of c, with a fresh prefix, through a client made
 // as the server makes its own, both bounded by timeout (ClientConfig.Timeout,
 // Options.RedisTimeout). The client is closed when the test ends.
-func NewBoundedStore(t *testing.T, c store.ClientConfig, timeout time.Duration) *store.Store {
+func NewBoundedStore(t *testing.T, c rdb.ClientConfig, timeout time.Duration) *store.Store {
 	t.Helper()
 	c.Timeout = timeout
-	rdb, err := store.NewClient(c)
+	rdb, err := rdb.NewClient(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Slot returns the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash tag — the part
@@ -38,11 +38,11 @@ func Slot(key string) int {
 type SlotCheck struct{}
 
 // DialHook passes dialling through.
-func (SlotCheck) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (SlotCheck) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
 // ProcessHook checks one command.
-func (SlotCheck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (SlotCheck) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
 		if err := checkSlots(cmd.Args(), keysOf(cmd.Args())); err != nil {
 			cmd.SetErr(err)
 			return err
@@ -53,8 +53,8 @@ func (SlotCheck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // ProcessPipelineHook checks every command of a pipeline and, for a transaction, all of them
 // together.
-func (SlotCheck) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (SlotCheck) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		var tx []string
 		multi := len(cmds) > 0 && cmds[0].Name() == "multi"
 		for _, cmd := range cmds {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 )
 
 func TestSlot(t *testing.T) {
@@ -31,7 +31,7 @@ func TestSlot(t *testing.T) {
 
 func TestSlotCheckRejectsCrossSlot(t *testing.T) {
 	m := miniredis.RunT(t)
-	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	c := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	c.AddHook(SlotCheck{})
 	defer c.Close()
 	ctx := context.Background()
@@ -40,7 +40,7 @@ func TestSlotCheckRejectsCrossSlot(t *testing.T) {
 		func() error { return c.Eval(ctx, "return 1", []string{"{u:1}", "{u:1}:x"}).Err() },
 		func() error { return c.Set(ctx, "x", 1, 0).Err() },
 		func() error {
-			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			_, err := c.TxPipelined(ctx, func(p rdb.Pipeliner) error {
 				p.Set(ctx, "{t}a", 1, 0)
 				p.Set(ctx, "{t}b", 1, 0)
 				return nil
@@ -48,7 +48,7 @@ func TestSlotCheckRejectsCrossSlot(t *testing.T) {
 			return err
 		},
 		func() error { // a pipeline may span slots
-			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			_, err := c.Pipelined(ctx, func(p rdb.Pipeliner) error {
 				p.Set(ctx, "a", 1, 0)
 				p.Set(ctx, "b", 1, 0)
 				return nil
@@ -64,9 +64,9 @@ func TestSlotCheckRejectsCrossSlot(t *testing.T) {
 	bad := []func() error{
 		func() error { return c.MGet(ctx, "a", "b").Err() },
 		func() error { return c.Eval(ctx, "return 1", []string{"{u:1}", "{u:2}"}).Err() },
-		func() error { return c.ZUnionStore(ctx, "{x}", &redis.ZStore{Keys: []string{"{x}a", "{y}b"}}).Err() },
+		func() error { return c.ZUnionStore(ctx, "{x}", &rdb.ZStore{Keys: []string{"{x}a", "{y}b"}}).Err() },
 		func() error {
-			_, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			_, err := c.TxPipelined(ctx, func(p rdb.Pipeliner) error {
 				p.Set(ctx, "{t}a", 1, 0)
 				p.Set(ctx, "{s}b", 1, 0)
 				return nil

@@ -21,15 +21,15 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 )
 
 // Backend is one Redis to test against.
 type Backend struct {
 	Name   string
-	Client redis.UniversalClient
+	Client rdb.UniversalClient
 	// Mini is the miniredis behind the backend, nil for real servers. Tests that need it (to
 	// move its clock, say) skip other backends and say so in their names.
 	Mini *miniredis.Miniredis
@@ -121,7 +121,7 @@ func startOnPort(bin string, port int, extra []string) (*Server, error) {
 	}
 	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(s.exited) }()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	c := rdb.NewPlainClient(&rdb.Options{Addr: s.Addr, MaxRetries: -1})
 	defer c.Close()
 	want := fmt.Sprintf("process_id:%d", cmd.Process.Pid)
 	for i := 0; ; i++ {
@@ -165,7 +165,7 @@ func FreePort() (int, error) {
 func Backends(t testing.TB) []Backend {
 	t.Helper()
 	m := miniredis.RunT(t)
-	mc := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	mc := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
 	mc.AddHook(SlotCheck{})
 	t.Cleanup(func() { _ = mc.Close() })
 	out := []Backend{{Name: "miniredis", Client: mc, Mini: m}}
@@ -173,7 +173,7 @@ func Backends(t testing.TB) []Backend {
 	real.once.Do(func() { real.srv, real.err = StartServer() })
 	switch {
 	case real.err == nil:
-		rc := redis.NewClient(&redis.Options{Addr: real.srv.Addr})
+		rc := rdb.NewPlainClient(&rdb.Options{Addr: real.srv.Addr})
 		rc.AddHook(SlotCheck{})
 		t.Cleanup(func() { _ = rc.Close() })
 		out = append(out, Backend{Name: "redis", Client: rc})
@@ -190,16 +190,16 @@ func Backends(t testing.TB) []Backend {
 
 // NewClient returns a new client to the same Redis as b.Client (closed when the test ends), for
 // tests that add hooks without seeing the commands of tests running beside them.
-func (b Backend) NewClient(t testing.TB) redis.UniversalClient {
+func (b Backend) NewClient(t testing.TB) rdb.UniversalClient {
 	t.Helper()
-	var c redis.UniversalClient
+	var c rdb.UniversalClient
 	switch bc := b.Client.(type) {
-	case *redis.Client:
+	case *rdb.Client:
 		o := *bc.Options()
-		c = redis.NewClient(&o)
-	case *redis.ClusterClient:
+		c = rdb.NewPlainClient(&o)
+	case *rdb.ClusterClient:
 		o := *bc.Options()
-		c = redis.NewClusterClient(&o)
+		c = rdb.NewPlainClusterClient(&o)
 	default:
 		t.Fatalf("storetest: unknown client type %T", b.Client)
 	}
@@ -227,19 +227,19 @@ func (r *RoundTrips) Count() int64 { return r.n.Load() }
 func (r *RoundTrips) Reset() { r.n.Store(0) }
 
 // DialHook passes dials through.
-func (r *RoundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *RoundTrips) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
 // ProcessHook counts a single command.
-func (r *RoundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
+func (r *RoundTrips) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
 		r.n.Add(1)
 		return next(ctx, cmd)
 	}
 }
 
 // ProcessPipelineHook counts a pipeline.
-func (r *RoundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
+func (r *RoundTrips) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		r.n.Add(1)
 		return next(ctx, cmds)
 	}

@@ -1,4 +1,4 @@
-package store
+package rdb
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/agora/agora/internal/fault"
 )
 
 // ClientConfig says how to reach Redis. Exactly one of URL, ClusterAddrs and SentinelAddrs
@@ -51,18 +53,18 @@ type ClientConfig struct {
 	TLSInsecure bool
 
 	// Timeout bounds every command and pipeline sent through the client, go-redis's own retries
-	// and reconnections included: one that Redis has not answered in time fails with an Error of
+	// and reconnections included: one that Redis has not answered in time fails with a fault.Error of
 	// KindUnavailable. It also bounds dialling, each socket read and write, and the wait for a
-	// pooled connection. Zero selects DefaultRedisTimeout. Pub/sub connections are not bounded
+	// pooled connection. Zero selects DefaultTimeout. Pub/sub connections are not bounded
 	// while they wait for messages.
 	Timeout time.Duration
 }
 
-// DefaultRedisTimeout is the default of ClientConfig.Timeout and Options.RedisTimeout: long
+// DefaultTimeout is the default of ClientConfig.Timeout and of store.Options.RedisTimeout: long
 // enough for a Redis under load, a TLS handshake to a remote one and go-redis's retries of
 // TRYAGAIN while a cluster moves a slot (about 2.5s), short enough that a frozen Redis costs a
 // request seconds, not minutes.
-const DefaultRedisTimeout = 3 * time.Second
+const DefaultTimeout = 3 * time.Second
 
 // Mode names the deployment the configuration selects: "standalone", "cluster", "sentinel", or
 // "" when nothing is configured.
@@ -119,7 +121,7 @@ func (c ClientConfig) Validate() error {
 	return nil
 }
 
-// NewClient returns the one client the store uses for the configured deployment: a
+// NewClient returns the one client agora uses for the configured deployment: a
 // *redis.Client for a standalone server, a *redis.ClusterClient for a cluster, and a failover
 // *redis.Client (which follows the Sentinels' choice of master) for Sentinel. Every command and
 // pipeline it sends is bounded by c.Timeout (see deadlineHook).
@@ -135,16 +137,16 @@ func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 	}
 	t := c.Timeout
 	if t <= 0 {
-		t = DefaultRedisTimeout
+		t = DefaultTimeout
 	}
-	var rdb redis.UniversalClient
+	var client redis.UniversalClient
 	switch c.Mode() {
 	case "cluster":
 		tc, err := c.tlsConfig(nil)
 		if err != nil {
 			return nil, err
 		}
-		rdb = redis.NewClusterClient(&redis.ClusterOptions{
+		client = redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs: c.ClusterAddrs, Username: c.Username, Password: c.Password, TLSConfig: tc,
 			// While a slot migrates, a script whose keys are split between the two nodes gets
 			// TRYAGAIN until the last of them has moved; go-redis retries with a backoff doubling
@@ -157,7 +159,7 @@ func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
+		client = redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName: c.SentinelMaster, SentinelAddrs: c.SentinelAddrs,
 			SentinelUsername: c.SentinelUsername, SentinelPassword: c.SentinelPassword,
 			Username: c.Username, Password: c.Password, TLSConfig: tc,
@@ -172,17 +174,17 @@ func NewClient(c ClientConfig) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout, o.ContextTimeoutEnabled = t, t, t, t, true
-		rdb = redis.NewClient(o)
+		client = redis.NewClient(o)
 	default:
 		return nil, errors.New("no Redis configured")
 	}
 	h := deadlineHook{timeout: t}
-	rdb.AddHook(h)
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
+	client.AddHook(h)
+	if cc, ok := client.(*redis.ClusterClient); ok {
 		// The store also talks to single nodes: the pipelines that end with WAIT, and SCAN.
 		cc.OnNewNode(func(node *redis.Client) { node.AddHook(h) })
 	}
-	return rdb, nil
+	return client, nil
 }
 
 // deadlineHook bounds each command and each pipeline by timeout, from the call to its last
@@ -203,7 +205,7 @@ func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		ctx, cancel := context.WithTimeout(ctx, h.timeout)
 		defer cancel()
 		err := next(ctx, cmd)
-		if u := unavailable(ctx, err); u != err {
+		if u := Unavailable(ctx, err); u != err {
 			cmd.SetErr(u)
 			return u
 		}
@@ -218,19 +220,19 @@ func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		defer cancel()
 		err := next(ctx, cmds)
 		markUnavailable(ctx, cmds)
-		return unavailable(ctx, err)
+		return Unavailable(ctx, err)
 	}
 }
 
 // markUnavailable gives the commands of a pipeline bounded by ctx that did not complete in time
-// an error of KindUnavailable (see unavailable).
+// an error of KindUnavailable (see Unavailable).
 func markUnavailable(ctx context.Context, cmds []redis.Cmder) {
 	for _, c := range cmds {
 		if c == nil {
 			continue
 		}
 		if err := c.Err(); err != nil {
-			if u := unavailable(ctx, err); u != err {
+			if u := Unavailable(ctx, err); u != err {
 				c.SetErr(u)
 			}
 		}
@@ -311,17 +313,17 @@ func SplitAddrs(s string) []string {
 
 // CheckConnection pings Redis within timeout and, when that fails, says why in one line an
 // operator can act on: unreachable, refused, authentication failed, TLS mismatch, no answer.
-func CheckConnection(ctx context.Context, rdb redis.UniversalClient, timeout time.Duration) error {
+func CheckConnection(ctx context.Context, client redis.UniversalClient, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := rdb.Ping(ctx).Err()
+	err := client.Ping(ctx).Err()
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
-	var se *Error
-	if errors.As(err, &se) && se.cause != nil {
-		msg = se.cause.Error() // what went wrong, under the client's "did not answer in time"
+	var se *fault.Error
+	if errors.As(err, &se) && se.Unwrap() != nil {
+		msg = se.Unwrap().Error() // what went wrong, under the client's "did not answer in time"
 	}
 	var why string
 	switch {
@@ -334,7 +336,7 @@ func CheckConnection(ctx context.Context, rdb redis.UniversalClient, timeout tim
 		why = "connection refused: is Redis listening there?"
 	case strings.Contains(msg, "no such host"), strings.Contains(msg, "server misbehaving"):
 		why = "unknown host"
-	case isTimeout(err): // a deadline or an i/o timeout, typed KindUnavailable by the client or not
+	case IsTimeout(err): // a deadline or an i/o timeout, typed KindUnavailable by the client or not
 		why = fmt.Sprintf("no answer within %s: the host is unreachable, or it does not speak the protocol asked for (TLS to a plain server, or plain to a TLS one)", timeout)
 	case strings.Contains(msg, "EOF"), strings.Contains(msg, "connection reset"):
 		why = "the server closed the connection: a TLS server reached without TLS, or not a Redis server"

@@ -1,25 +1,28 @@
-package live
+package rdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/agora/agora/store"
 )
 
 // Pub/sub that works the same on one Redis, under Sentinel and on a Redis Cluster.
 //
 // On a Redis 7 cluster the store publishes with sharded pub/sub (SPUBLISH), which sends a message
-// only to the shard that owns the channel's hash slot (see store.PubSubClient). A sharded
+// only to the shard that owns the channel's hash slot (see RunnerOptions.ShardedPubSub). A sharded
 // subscription lives on the node of its channel's slot: a Subscription holds one connection per
 // channel there, and when the slot moves (resharding) or its master fails over, Redis drops the
 // subscription and the Subscription makes it again on the slot's new owner. Messages published
 // meanwhile are lost, as pub/sub messages are whenever a subscriber is not connected: the
 // Subscription reports the gap, and the hub's subscribers catch up from the channel's log.
+
+// ErrClosed is the error of a Subscription used after Close. Package live gives it its own name
+// (live.ErrClosed): a closed Hub ends its subscriptions with it.
+var ErrClosed = errors.New("live events have stopped")
 
 // subscriptionBuffer is how many messages a Subscription holds for a slow reader before its
 // channels' readers wait.
@@ -33,8 +36,8 @@ const subscriptionBuffer = 1024
 // up, or the readers behind it wait (Redis buffers for them up to its client-output-buffer-limit
 // for pubsub and then drops the connection).
 type Subscription struct {
-	rdb redis.UniversalClient
-	out chan *redis.Message
+	client redis.UniversalClient
+	out    chan *redis.Message
 
 	ctx    context.Context // ends with Close, stopping every reader
 	cancel context.CancelFunc
@@ -53,15 +56,16 @@ type shardReader struct {
 	done chan struct{}
 }
 
-// NewSubscription returns an empty Subscription on the Redis of st, subscribing as st publishes:
-// with sharded pub/sub on a Redis 7 cluster, on one classic pub/sub connection otherwise.
-func NewSubscription(ctx context.Context, st *store.Store) *Subscription {
-	rdb, sharded := st.PubSubClient()
+// NewSubscription returns an empty Subscription on the Redis of r, subscribing as r's users
+// publish: with sharded pub/sub on a Redis 7 cluster (RunnerOptions.ShardedPubSub), on one
+// classic pub/sub connection otherwise.
+func NewSubscription(ctx context.Context, r *Runner) *Subscription {
+	client, sharded := r.client, r.opts.ShardedPubSub
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sub := &Subscription{rdb: rdb, out: make(chan *redis.Message, subscriptionBuffer), ctx: sctx,
+	sub := &Subscription{client: client, out: make(chan *redis.Message, subscriptionBuffer), ctx: sctx,
 		cancel: cancel, waiting: make(map[string][]chan struct{}), shards: make(map[string]*shardReader)}
 	if !sharded {
-		sub.ps = rdb.Subscribe(ctx)
+		sub.ps = client.Subscribe(ctx)
 		sub.wg.Add(1)
 		go func() {
 			defer sub.wg.Done()
@@ -264,12 +268,12 @@ func (sub *Subscription) Close() error {
 // shardSubscribe subscribes to one sharded channel on the master of its slot and waits for the
 // confirmation. A stale slot map (MOVED) is refreshed and the subscription tried again.
 func (sub *Subscription) shardSubscribe(ctx context.Context, ch string) (*redis.PubSub, error) {
-	cc := sub.rdb.(*redis.ClusterClient)
+	cc := sub.client.(*redis.ClusterClient)
 	var err error
-	for attempt := 0; attempt < store.MaxRedirectAttempts; attempt++ {
+	for attempt := 0; attempt < MaxRedirectAttempts; attempt++ {
 		if attempt > 0 {
 			cc.ReloadState(ctx)
-			if werr := store.Pause(ctx, store.RetryPause(attempt)); werr != nil {
+			if werr := Pause(ctx, RetryPause(attempt)); werr != nil {
 				return nil, werr
 			}
 		}
@@ -303,7 +307,7 @@ func (sub *Subscription) shard(ctx context.Context, ch string, ps *redis.PubSub)
 			if ps, err = sub.shardSubscribe(ctx, ch); err == nil {
 				break
 			}
-			if store.Pause(ctx, time.Second) != nil {
+			if Pause(ctx, time.Second) != nil {
 				return
 			}
 		}

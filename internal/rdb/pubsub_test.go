@@ -1,4 +1,4 @@
-package live_test
+package rdb_test
 
 import (
 	"context"
@@ -7,15 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/agora/agora/internal/rdb"
 
-	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
 // receive waits for the next message, failing the test after a generous deadline.
-func receive(t *testing.T, sub *live.Subscription) *redis.Message {
+func receive(t *testing.T, sub *rdb.Subscription) *rdb.Message {
 	t.Helper()
 	select {
 	case m, ok := <-sub.Messages():
@@ -29,11 +28,10 @@ func receive(t *testing.T, sub *live.Subscription) *redis.Message {
 	return nil
 }
 
-// publishMany publishes on each channel, in one pipeline, its index plus first, as st publishes:
-// SPUBLISH on a cluster that supports it, PUBLISH otherwise.
-func publishMany(ctx context.Context, st *store.Store, channels []string, first int) error {
-	rdb, sharded := st.PubSubClient()
-	pipe := rdb.Pipeline()
+// publishMany publishes on each channel, in one pipeline of client, its index plus first, as the
+// store publishes: SPUBLISH on a cluster that supports it (sharded), PUBLISH otherwise.
+func publishMany(ctx context.Context, client rdb.UniversalClient, sharded bool, channels []string, first int) error {
+	pipe := client.Pipeline()
 	for i, ch := range channels {
 		if sharded {
 			pipe.SPublish(ctx, ch, strconv.Itoa(first+i))
@@ -52,7 +50,7 @@ func TestPubSub(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		s := b.NewStore(t, store.Options{})
 		ctx := context.Background()
-		sub := live.NewSubscription(ctx, s)
+		sub := rdb.NewSubscription(ctx, s.Runner())
 		defer sub.Close()
 		var chans []string
 		for i := range 12 {
@@ -64,7 +62,7 @@ func TestPubSub(t *testing.T) {
 		if err := sub.Subscribe(ctx, chans[0]); err != nil { // subscribing twice is harmless
 			t.Fatal(err)
 		}
-		if cc, ok := b.Client.(*redis.ClusterClient); ok {
+		if cc, ok := b.Client.(*rdb.ClusterClient); ok {
 			// On a cluster the subscriptions are sharded: each lives on its channel's master.
 			for _, ch := range chans {
 				node, err := cc.MasterForKey(ctx, ch)
@@ -83,7 +81,7 @@ func TestPubSub(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := publishMany(ctx, s, chans[len(chans)/2:], len(chans)/2); err != nil {
+		if err := publishMany(ctx, b.Client, s.Runner().ShardedPubSub(), chans[len(chans)/2:], len(chans)/2); err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]string{}

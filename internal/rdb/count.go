@@ -1,4 +1,4 @@
-package store
+package rdb
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// RedisCount counts what one operation sent to Redis through the store: round trips (pipelines;
+// RedisCount counts what one operation sent to Redis through the runner: round trips (pipelines;
 // on a cluster, one per master a pipeline went to) and commands.
 type RedisCount struct {
 	RoundTrips atomic.Int64
@@ -17,7 +17,7 @@ type RedisCount struct {
 
 type redisCountKey struct{}
 
-// WithRedisCount returns ctx carrying a new RedisCount, which every pipeline the store sends
+// WithRedisCount returns ctx carrying a new RedisCount, which every pipeline the runner sends
 // with ctx (or a context derived from it) adds to: the reads of a response, its writes' scripts.
 func WithRedisCount(ctx context.Context) (context.Context, *RedisCount) {
 	c := &RedisCount{}
