@@ -2,6 +2,7 @@ package store
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -17,6 +18,13 @@ import (
 // only: "ass" refuses "ass" and "Аss" but not "class" or "assess". A filter of several words
 // matches them in a row, whatever separates them. A filter in a script written without spaces
 // (Chinese, Japanese, Korean) matches anywhere inside a run of that script.
+//
+// Words spelled with digits and symbols for letters ("a55", "h@te", "sh1t", "k1ll") are compared a
+// second way, by their leet skeleton: the skeleton with 0→o, 1→i, 3→e, 4→a, 5→s, 7→t, 8→b, 9→g,
+// @→a and $→s, and l folded into i (so that "ki11" meets "kill"). A filter matches there only
+// where a word of the text holds such a digit or symbol, so plain words are never folded: "kiil"
+// is not "kill". "@" and "$" belong to a word only after a letter or digit, so a mention
+// ("@alice") is still the word "alice".
 
 // confusables maps lower-case letters of Cyrillic and Greek that readers take for Latin ones.
 var confusables = map[rune]rune{
@@ -40,11 +48,35 @@ func skeleton(word string) string {
 	}, n)
 }
 
-// textWord is one word of a text: its bytes [start, end) in the text and its skeleton.
+// textWord is one word of a text: its bytes [start, end) in the text, its skeleton, and its leet
+// skeleton where it holds digits or symbols standing for letters (leet, "" otherwise).
 type textWord struct {
 	start, end int
 	skel       string
+	leet       string
 	cjk        bool
+}
+
+// leetLetters maps the digits and symbols that stand for letters to those letters.
+var leetLetters = map[rune]rune{
+	'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b', '9': 'g', '@': 'a', '$': 's',
+}
+
+// isLeetRune reports whether r stands for a letter in a leet spelling.
+func isLeetRune(r rune) bool {
+	_, ok := leetLetters[r]
+	return ok
+}
+
+// leetSkeleton returns the leet skeleton of a word (see above).
+func leetSkeleton(word string) string {
+	s := skeleton(strings.Map(func(r rune) rune {
+		if c, ok := leetLetters[r]; ok {
+			return c
+		}
+		return r
+	}, word))
+	return strings.ReplaceAll(s, "l", "i")
 }
 
 // filterWordRune reports whether r belongs to a word of a filtered text: letters, digits and
@@ -69,7 +101,11 @@ func textWords(text string) []textWord {
 			return
 		}
 		w := text[start:end]
-		out = append(out, textWord{start: start, end: end, skel: skeleton(w), cjk: strings.IndexFunc(w, isCJKRune) >= 0})
+		tw := textWord{start: start, end: end, skel: skeleton(w), cjk: strings.IndexFunc(w, isCJKRune) >= 0}
+		if !tw.cjk && strings.IndexFunc(w, isLeetRune) >= 0 {
+			tw.leet = leetSkeleton(w)
+		}
+		out = append(out, tw)
 		start = -1
 	}
 	for i, r := range text {
@@ -78,6 +114,8 @@ func textWords(text string) []textWord {
 			if start < 0 {
 				start = i
 			}
+		case (r == '@' || r == '$') && start >= 0:
+			// inside a word or ending it ("h@te", "a$$"); a mention's "@" starts no word
 		default:
 			flush(i)
 		}
@@ -89,6 +127,7 @@ func textWords(text string) []textWord {
 // wordFilter is a compiled list of filtered words and domains.
 type wordFilter struct {
 	phrases map[string][][]string // a phrase's first word's skeleton → the skeletons of each phrase
+	leet    map[string][][]string // the same by leet skeletons
 	cjk     []string              // skeletons of filters in scripts without spaces
 	domains []string              // lower-case host names
 }
@@ -96,7 +135,7 @@ type wordFilter struct {
 // compileFilter compiles words and domains as normalized by normalizeFilterWords and
 // normalizeFilterDomains.
 func compileFilter(words, domains []string) *wordFilter {
-	f := &wordFilter{phrases: map[string][][]string{}, domains: domains}
+	f := &wordFilter{phrases: map[string][][]string{}, leet: map[string][][]string{}, domains: domains}
 	for _, w := range words {
 		tw := textWords(w)
 		if len(tw) == 0 {
@@ -106,11 +145,12 @@ func compileFilter(words, domains []string) *wordFilter {
 			f.cjk = append(f.cjk, tw[0].skel)
 			continue
 		}
-		skels := make([]string, len(tw))
+		skels, leets := make([]string, len(tw)), make([]string, len(tw))
 		for i, x := range tw {
-			skels[i] = x.skel
+			skels[i], leets[i] = x.skel, leetSkeleton(w[x.start:x.end])
 		}
 		f.phrases[skels[0]] = append(f.phrases[skels[0]], skels)
+		f.leet[leets[0]] = append(f.leet[leets[0]], leets)
 	}
 	return f
 }
@@ -140,21 +180,8 @@ func (f *wordFilter) matches(text string) []textSpan {
 				}
 			}
 		}
-		for _, p := range f.phrases[w.skel] {
-			if i+len(p) > len(words) {
-				continue
-			}
-			ok := true
-			for j := 1; j < len(p); j++ {
-				if words[i+j].skel != p[j] {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out = append(out, textSpan{w.start, words[i+len(p)-1].end})
-				break
-			}
+		if n := f.phraseAt(words, i); n > 0 {
+			out = append(out, textSpan{w.start, words[i+n-1].end})
 		}
 	}
 	if len(f.domains) > 0 {
@@ -165,6 +192,51 @@ func (f *wordFilter) matches(text string) []textSpan {
 		}
 	}
 	return out
+}
+
+// phraseAt returns the number of words of a filtered phrase that starts at words[i], or 0: a
+// phrase whose skeletons the words have, or whose leet skeletons they have where one of them is
+// spelled with digits or symbols.
+func (f *wordFilter) phraseAt(words []textWord, i int) int {
+	if n := phraseIn(f.phrases[words[i].skel], words[i:], func(w textWord) string { return w.skel }); n > 0 {
+		return n
+	}
+	rest := words[i:]
+	lk := func(w textWord) string {
+		if w.leet != "" {
+			return w.leet
+		}
+		return strings.ReplaceAll(w.skel, "l", "i")
+	}
+	for _, p := range f.leet[lk(words[i])] {
+		if len(p) > len(rest) || !slices.ContainsFunc(rest[:len(p)], func(w textWord) bool { return w.leet != "" }) {
+			continue
+		}
+		if n := phraseIn([][]string{p}, rest, lk); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// phraseIn returns the length of the first of phrases that words begin with, compared by key, or 0.
+func phraseIn(phrases [][]string, words []textWord, key func(textWord) string) int {
+	for _, p := range phrases {
+		if len(p) > len(words) {
+			continue
+		}
+		ok := true
+		for j := 1; j < len(p); j++ {
+			if key(words[j]) != p[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return len(p)
+		}
+	}
+	return 0
 }
 
 // hostPattern finds host names in text: labels of letters, digits and hyphens joined by dots

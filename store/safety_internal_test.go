@@ -48,7 +48,7 @@ func TestSafetyScriptsAreSafeToRunTwice(t *testing.T) {
 }
 
 func TestFilterMatches(t *testing.T) {
-	f := compileFilter([]string{"ass", "buy now", "词语"}, []string{"spam.example"})
+	f := compileFilter([]string{"ass", "buy now", "词语", "kill"}, []string{"spam.example"})
 	for _, c := range []struct{ in, want string }{
 		{"you ass", "you ***"},
 		{"class, assess, bass, ass's", "class, assess, bass, ***'s"},
@@ -60,6 +60,18 @@ func TestFilterMatches(t *testing.T) {
 		{"这个词语不好", "******"},
 		{"go to x.spam.example.", "go to **************."},
 		{"spam.examples", "spam.examples"},
+		// Leet spellings: digits and symbols for letters, l and 1 as i.
+		{"you a55", "you ***"},
+		{"you a$$!", "you ***!"},
+		{"4SS", "***"},
+		{"buy n0w", "*** ***"},
+		{"b.u.y now", "b.u.y now"},
+		{"@ass hello", "@*** hello"},
+		{"i h@te it", "i h@te it"},
+		{"kill, k1ll, ki11, K!LL", "****, ****, ****, K!LL"},
+		{"kiil and skill", "kiil and skill"},
+		{"cl4ss, 4ssess", "cl4ss, 4ssess"},
+		{"email a@b.co", "email a@b.co"},
 	} {
 		if got := mask(c.in, f.matches(c.in)); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
