@@ -254,7 +254,7 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 // measureOperation estimates the cost and depth of op, an operation of doc, with vars.
 func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
 	schema := costs.schema
-	m := measurer{schema: schema, lists: costs.lists, own: costs.own, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
+	m := measurer{schema: schema, lists: costs.lists, own: costs.own, counted: costs.counted, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
 	root := schema.Query
 	switch op.Operation {
 	case ast.Mutation:
@@ -265,10 +265,12 @@ func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *
 	return m.selections(op.SelectionSet, root, 1, false)
 }
 
-// measure is the cost and depth of a selection set.
+// measure is the cost and depth of a selection set, and whether it selects totalCount itself
+// (directly or through fragments), which a search charges for (see SearchCountCost).
 type measure struct {
-	cost  int
-	depth int
+	cost   int
+	depth  int
+	counts bool
 }
 
 // measurer estimates a document's cost: every field costs 1, and a field with a page size (first
@@ -280,11 +282,13 @@ type measurer struct {
 	schema *ast.Schema
 	lists  map[listField]listSize
 	own    map[listField]int
-	doc    *ast.QueryDocument
-	op     *ast.OperationDefinition // variable defaults come from the operation being measured
-	vars   map[string]any
-	lim    Limits
-	frags  map[fragmentKey]*measure // nil value while being measured (a cycle)
+	// counted is what a field costs beyond own when its selection asks for totalCount.
+	counted map[listField]int
+	doc     *ast.QueryDocument
+	op      *ast.OperationDefinition // variable defaults come from the operation being measured
+	vars    map[string]any
+	lim     Limits
+	frags   map[fragmentKey]*measure // nil value while being measured (a cycle)
 }
 
 // fragmentKey is a fragment measured for one item of a schema-wide list or not (see costModel).
@@ -330,7 +334,11 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			}
 			if typ != nil {
 				r.cost = satAdd(r.cost, m.own[listField{typ.Name, s.Name}])
+				if sub.counts {
+					r.cost = satAdd(r.cost, m.counted[listField{typ.Name, s.Name}])
+				}
 			}
+			r.counts = s.Name == "totalCount"
 		case *ast.InlineFragment:
 			t := typ
 			if s.TypeCondition != "" {
@@ -342,6 +350,7 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 		}
 		out.cost = satAdd(out.cost, r.cost)
 		out.depth = max(out.depth, r.depth)
+		out.counts = out.counts || r.counts
 	}
 	return out
 }
@@ -353,7 +362,7 @@ func (m *measurer) fragment(name string, depth int, all bool) measure {
 		if r == nil {
 			return measure{depth: depth} // a cycle; validation rejects it
 		}
-		return measure{cost: r.cost, depth: depth - 1 + r.depth}
+		return measure{cost: r.cost, depth: depth - 1 + r.depth, counts: r.counts}
 	}
 	f := m.doc.Fragments.ForName(name)
 	if f == nil {
@@ -362,7 +371,7 @@ func (m *measurer) fragment(name string, depth int, all bool) measure {
 	m.frags[key] = nil
 	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1, all)
 	m.frags[key] = &r
-	return measure{cost: r.cost, depth: depth - 1 + r.depth}
+	return measure{cost: r.cost, depth: depth - 1 + r.depth, counts: r.counts}
 }
 
 // costModel is what the estimate knows of a schema: the sizes of its introspection lists.
@@ -372,11 +381,19 @@ type costModel struct {
 	// own is what a field costs itself beyond 1, for fields whose work does not show in their
 	// page: a search reads the posting lists of its words whatever page it returns.
 	own map[listField]int
+	// counted is what a field costs beyond own when its selection asks for totalCount: a search's
+	// count checks its candidates as a page checks its results.
+	counted map[listField]int
 }
 
 // SearchCost is what one search field costs beyond its page: its reads of the index are bounded
 // (8 words, 32 prefix words, the newest 64 blocks of each list) whatever page it returns.
 const SearchCost = 100
+
+// SearchCountCost is what a search's totalCount costs beyond SearchCost: the count checks up to
+// 10,000 candidates, a few fields each, as a page checks its results (about a quarter of what
+// reading as many items would cost).
+const SearchCountCost = 2500
 
 // listField is a list field of an introspection type: __Schema.types, __Type.fields…
 type listField struct{ typ, field string }
@@ -453,6 +470,11 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Query", "searchComments"}: SearchCost,
 		{"Query", "searchGroups"}:   SearchCost,
 		{"Query", "searchUsers"}:    SearchCost,
+	}, counted: map[listField]int{
+		{"Query", "searchPosts"}:    SearchCountCost,
+		{"Query", "searchComments"}: SearchCountCost,
+		{"Query", "searchGroups"}:   SearchCountCost,
+		{"Query", "searchUsers"}:    SearchCountCost,
 	}}
 }
 

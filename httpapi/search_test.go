@@ -55,6 +55,33 @@ func TestSearchOverHTTP(t *testing.T) {
 		if err := json.Unmarshal(body, &r); err != nil || r.Extensions.Cost.Requested < httpapi.SearchCost {
 			t.Fatalf("cost of a search: %s (%v)", body, err)
 		}
+		// Its totalCount, asked for directly or through fragments, costs SearchCountCost more; a
+		// totalCount further down (a post's comments) does not.
+		cost := func(q string) int {
+			t.Helper()
+			body := raw(t, a.h, "", q, nil)
+			var r struct {
+				Extensions struct{ Cost struct{ Requested int } }
+			}
+			if err := json.Unmarshal(body, &r); err != nil {
+				t.Fatalf("%s: %s (%v)", q, body, err)
+			}
+			return r.Extensions.Cost.Requested
+		}
+		plain := cost(`{searchPosts(query:"river",first:1){edges{node{id}}}}`)
+		for _, c := range []struct {
+			q    string
+			more int
+		}{
+			{`{searchPosts(query:"river",first:1){totalCount edges{node{id}}}}`, httpapi.SearchCountCost + 1},
+			{`{searchPosts(query:"river",first:1){...C edges{node{id}}}} fragment C on PostConnection{totalCount}`, httpapi.SearchCountCost + 1},
+			{`{searchPosts(query:"river",first:1){... on PostConnection{totalCount} edges{node{id}}}}`, httpapi.SearchCountCost + 1},
+			{`{searchPosts(query:"river",first:1){edges{node{id comments(first:1){totalCount}}}}}`, 2},
+		} {
+			if got := cost(c.q) - plain; got != c.more {
+				t.Errorf("%s: costs %d more than the plain search, want %d", c.q, got, c.more)
+			}
+		}
 	})
 }
 
