@@ -199,10 +199,20 @@ type deadlineHook struct{ timeout time.Duration }
 // DialHook passes dialling through: DialTimeout and the command's deadline bound it.
 func (h deadlineHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
+// bound returns ctx bounded by the hook's timeout. A ctx already due within it — every call
+// through the runner, which bounds each attempt (Runner.Bounded) — is returned as it is: a second
+// bound would add a context, and its registration with the first, to every pipeline for nothing.
+func (h deadlineHook) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= h.timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, h.timeout)
+}
+
 // ProcessHook bounds one command.
 func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		ctx, cancel := context.WithTimeout(ctx, h.timeout)
+		ctx, cancel := h.bound(ctx)
 		defer cancel()
 		err := next(ctx, cmd)
 		if u := Unavailable(ctx, err); u != err {
@@ -216,7 +226,7 @@ func (h deadlineHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook bounds one pipeline (or MULTI/EXEC transaction) as a whole.
 func (h deadlineHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		ctx, cancel := context.WithTimeout(ctx, h.timeout)
+		ctx, cancel := h.bound(ctx)
 		defer cancel()
 		err := next(ctx, cmds)
 		markUnavailable(ctx, cmds)
