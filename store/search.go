@@ -914,15 +914,19 @@ func (l *Loader) byVotes(ctx context.Context, hits []search.Hit, since *time.Tim
 		per = 2
 	}
 	out := hits[:0]
-	// scoresOf is the scores a call read, a post's from whichever part holds it.
+	// scoresOf is the scores a call read, a post's from whichever part holds it, in a slice of its
+	// own: the replies are the loader's, shared with every other search of the response that reads
+	// the same members, and must not be written to.
 	scoresOf := func(c *call) []float64 {
 		scores, nscores := c.cmd.(*rdb.FloatSliceCmd).Val(), c.cmd2.(*rdb.FloatSliceCmd).Val()
-		for j := range scores {
+		sum := make([]float64, len(scores))
+		for j, sc := range scores {
+			sum[j] = sc
 			if j < len(nscores) {
-				scores[j] += nscores[j]
+				sum[j] += nscores[j]
 			}
 		}
-		return scores
+		return sum
 	}
 	for ci := 0; ci < len(calls); ci += per {
 		scores := scoresOf(calls[ci])

@@ -745,3 +745,42 @@ func TestSearchNamesPageOnTies(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchTopTwiceInOneLoader: searches by TOP that read the same posts' votes in one response
+// (two aliases of one search) rank alike: the second does not count the NSFW part's votes again
+// on the loader's shared replies.
+func TestSearchTopTwiceInOneLoader(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice, bob, carol := f.user("alice"), f.user("bob"), f.user("carol")
+		n, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "Grebe nsfw", NSFW: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.postBody(alice, "Grebe sfw", "")
+		f.vote(bob, s.ID, 1)
+		f.vote(carol, s.ID, 1)
+		f.vote(bob, n.ID, 1)
+		l := f.s.NewLoader() // shows NSFW posts
+		var first []string
+		for i := range 3 {
+			p, err := l.SearchPosts(f.ctx, store.PostSearch{Query: "grebe", Sort: store.SearchTop}, store.Window{First: 5}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, it := range p.Items {
+				got = append(got, it.Title)
+			}
+			got = append(got, p.Cursors...)
+			if i == 0 {
+				first = got
+				if len(p.Items) != 2 || p.Items[0].Title != "Grebe sfw" {
+					t.Fatalf("the first search: %q, want the safe post (2 votes) first", got)
+				}
+			} else if !slices.Equal(got, first) {
+				t.Errorf("search %d in the same loader: %q, the first: %q", i+1, got, first)
+			}
+		}
+	})
+}
