@@ -98,11 +98,11 @@ func (s *Store) WatchPost(ctx context.Context, user UserKey, id string, mode Wat
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWriteWith(ctx, string(user), "", []op{s.watchedOp(ctx, string(user), "p:"+pid)}, banFree); err != nil {
+	if _, err := s.allowWriteWith(ctx, string(user), "", nil, banFree); err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "watch", []string{s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.post(pid)}, string(user), code)
-	return err
+	return s.watch(ctx, string(user), "p:"+pid, scriptCall{name: "watch",
+		keys: []string{s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.post(pid)}, args: []any{string(user), code}})
 }
 
 // WatchGroup sets how user follows the group name. A group that does not exist is KindNotFound.
@@ -122,21 +122,40 @@ func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode 
 	if !ok[0] {
 		return notFoundf("no group %q", g)
 	}
-	if _, err := s.allowWriteWith(ctx, string(user), "", []op{s.watchedOp(ctx, string(user), "g:"+g)}, banFree); err != nil {
+	if _, err := s.allowWriteWith(ctx, string(user), "", nil, banFree); err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "watch", []string{s.k.groupWatch(g), s.k.groupWatchAll(g)}, string(user), code)
-	return err
+	return s.watch(ctx, string(user), "g:"+g, scriptCall{name: "watch",
+		keys: []string{s.k.groupWatch(g), s.k.groupWatchAll(g)}, args: []any{string(user), code}})
 }
 
-// watchedOp records item ("p:<post>" or "g:<group>") in uid's index of what they watch: an op for
-// the watch's first round trip.
-func (s *Store) watchedOp(ctx context.Context, uid, item string) op {
+// watch runs the watch script call for uid on item, and records item in uid's index of what they
+// watch in the same round trip. A watch refused by its script (a post deleted since, or never
+// there) takes its entry out of the index again, so that refused watches leave nothing behind;
+// a rate limit or ban refuses the watch before anything is written.
+func (s *Store) watch(ctx context.Context, uid, item string, call scriptCall) error {
 	key := s.k.userWatches(uid)
 	at := s.now().UnixMilli()
-	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		return p.ZAdd(ctx, key, rdb.Z{Score: float64(at), Member: item}), nil
+	var indexed *rdb.IntCmd
+	index := op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		indexed = p.ZAdd(ctx, key, rdb.Z{Score: float64(at), Member: item})
+		return indexed, nil
 	}}
+	_, errs, err := s.runScriptsEach(ctx, []scriptCall{call}, index)
+	if err == nil {
+		err = errs[0]
+	}
+	switch {
+	case err != nil && IsKind(err, KindNotFound):
+		if rerr := s.cmd().ZRem(ctx, key, item).Err(); rerr != nil {
+			return fmt.Errorf("%w (and taking it out of the watch index: %v)", err, rerr)
+		}
+	case err == nil && indexed != nil && indexed.Err() != nil:
+		// The mode is set but the index missed it: the watch is safe to repeat, and rebuild
+		// derives the index from the modes.
+		return fmt.Errorf("record the watch in %s's index: %w", uid, indexed.Err())
+	}
+	return err
 }
 
 // watchKeys are the mode hash and the ALL set of an entry of a user's watch index; false for an

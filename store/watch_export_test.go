@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agora/agora/store"
@@ -152,6 +155,50 @@ func TestWatchModesExportedErasedAndRebuilt(t *testing.T) {
 		pid3, _ := store.PostKey(p3.ID)
 		if m, err := b.Client.HGet(ctx, prefix+"{p:"+pid3+"}:watch", "bob").Result(); err != nil || m != "M" {
 			t.Errorf("bob's mode of post three after ann's deletion: %q, %v; want M", m, err)
+		}
+	})
+}
+
+// TestRefusedWatchesLeaveNoIndex: a watch of a post that is not there (never was, or deleted) is
+// refused and leaves nothing in the user's index of watches, so that refused watches cannot grow
+// it; an accepted one is indexed.
+func TestRefusedWatchesLeaveNoIndex(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, WriteLimit: -1})
+		if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "kept"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gone, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "deleted"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeletePost(ctx, "ann", gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20 {
+			if err := s.WatchPost(ctx, "ann", store.TypePost+":"+strconv.Itoa(900000+i), store.WatchAll); !store.IsKind(err, store.KindNotFound) {
+				t.Fatalf("watching a post that never was: %v, want NOT_FOUND", err)
+			}
+		}
+		if err := s.WatchPost(ctx, "ann", gone.ID, store.WatchAll); !store.IsKind(err, store.KindNotFound) {
+			t.Fatalf("watching a deleted post: %v, want NOT_FOUND", err)
+		}
+		if err := s.WatchPost(ctx, "ann", p.ID, store.WatchMuted); err != nil {
+			t.Fatal(err)
+		}
+		items, err := b.Client.ZRange(ctx, prefix+"{u:ann}:watches", 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"p:" + strings.TrimPrefix(p.ID, store.TypePost+":")}
+		if !slices.Equal(items, want) {
+			t.Fatalf("ann's watch index holds %q, want %q", items, want)
 		}
 	})
 }
