@@ -62,19 +62,21 @@ var migrations = []Migration{
 		"parts, the NSFW posts apart ({r:all}:n:hot, {u:<name>}:n:posts, ...), in place of the NSFW-free copies of " +
 		"layout 3: re-index every NSFW post, which moves it into the NSFW parts, then delete the copies " +
 		"({r:all}:s:*, {g:<name>}:s:*, {u:<name>}:posts:s and :posts:s:ver; about 1,100 bytes less per post); " +
-		"derive the directory of groups with its NSFW-free orders and each user's index of what they watch " +
-		"(rebuild's steps)",
+		"first, derive the directory of groups with its NSFW-free orders and each user's index of what they " +
+		"watch (rebuild's steps)",
 		run: func(ctx context.Context, s *Store) error {
-			if _, err := s.splitNSFWPosts(ctx); err != nil {
-				return err
-			}
-			if _, err := s.dropSFWCopies(ctx); err != nil {
-				return err
-			}
+			// The directory and the watch indexes first: they are quick, and until the
+			// directory's NSFW-free orders exist, readers who hide NSFW see an empty directory.
 			if _, err := s.rebuildDirectory(ctx); err != nil {
 				return err
 			}
-			_, err := s.rebuildWatchIndex(ctx)
+			if _, err := s.rebuildWatchIndex(ctx); err != nil {
+				return err
+			}
+			if _, err := s.splitNSFWPosts(ctx); err != nil {
+				return err
+			}
+			_, err := s.dropSFWCopies(ctx)
 			return err
 		}},
 }
