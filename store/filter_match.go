@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agora/agora/search"
 )
@@ -25,6 +26,14 @@ import (
 // where a word of the text holds such a digit or symbol, so plain words are never folded: "kiil"
 // is not "kill". "@" and "$" belong to a word only after a letter or digit, so a mention
 // ("@alice") is still the word "alice".
+//
+// Words spelled one letter at a time ("s l u r", "s.l.u.r", "s-l-u-r", "sh 1 t") are compared a
+// third way: a run of two or more one-character words parted only by short separators (at most
+// two characters, no line break) is joined into one word, compared like any other word and as
+// the first word of a phrase ("b.u.y now"). The run is taken whole, so a spelled word still
+// matches whole words only ("a s s e s s" is "assess", not "ass"); a one-letter word written just
+// before it joins the run too ("I a s s" is "iass"), which is the price of not guessing where a
+// spelled word starts.
 
 // confusables maps lower-case letters of Cyrillic and Greek that readers take for Latin ones.
 var confusables = map[rune]rune{
@@ -184,6 +193,20 @@ func (f *wordFilter) matches(text string) []textSpan {
 			out = append(out, textSpan{w.start, words[i+n-1].end})
 		}
 	}
+	for i := 0; i < len(words); {
+		j := spelledRun(text, words, i)
+		if j-i < 2 {
+			i++
+			continue
+		}
+		// The run as one word, followed by the words after it, for the phrases it may begin.
+		joined := spelledWord(text, words[i:j])
+		rest := append([]textWord{joined}, words[j:]...)
+		if n := f.phraseAt(rest, 0); n > 0 {
+			out = append(out, textSpan{joined.start, rest[n-1].end})
+		}
+		i = j
+	}
 	if len(f.domains) > 0 {
 		for _, m := range hostPattern.FindAllStringIndex(text, -1) {
 			if f.blocksHost(text[m[0]:m[1]]) {
@@ -192,6 +215,40 @@ func (f *wordFilter) matches(text string) []textSpan {
 		}
 	}
 	return out
+}
+
+// spelledRun returns the end of the run of one-character words that starts at words[i] (see
+// above): j such that words[i:j] are one character each, parted by at most two characters and no
+// line break. j is i when words[i] is longer or in a script written without spaces.
+func spelledRun(text string, words []textWord, i int) int {
+	one := func(w textWord) bool {
+		return !w.cjk && utf8.RuneCountInString(text[w.start:w.end]) == 1
+	}
+	j := i
+	for j < len(words) && one(words[j]) {
+		if j > i {
+			gap := text[words[j-1].end:words[j].start]
+			if utf8.RuneCountInString(gap) > 2 || strings.ContainsAny(gap, "\n\r") {
+				break
+			}
+		}
+		j++
+	}
+	return j
+}
+
+// spelledWord joins a run of one-character words into the word they spell.
+func spelledWord(text string, run []textWord) textWord {
+	var b strings.Builder
+	for _, w := range run {
+		b.WriteString(text[w.start:w.end])
+	}
+	word := b.String()
+	tw := textWord{start: run[0].start, end: run[len(run)-1].end, skel: skeleton(word)}
+	if strings.IndexFunc(word, isLeetRune) >= 0 {
+		tw.leet = leetSkeleton(word)
+	}
+	return tw
 }
 
 // phraseAt returns the number of words of a filtered phrase that starts at words[i], or 0: a
