@@ -273,7 +273,7 @@ type ComplexityRoot struct {
 		SendPasswordReset     func(childComplexity int, userID string) int
 		SetEmail              func(childComplexity int, email string, password string) int
 		SetPostGroups         func(childComplexity int, postID string, add []string, remove []string) int
-		SetPostLabels         func(childComplexity int, id string, nsfw *bool, spoiler *bool) int
+		SetPostLabels         func(childComplexity int, id string, nsfw *bool, spoiler *bool, reason *string) int
 		SignUp                func(childComplexity int, name string, password string, email *string) int
 		UnbanUser             func(childComplexity int, userID string, group *string) int
 		UnblockUser           func(childComplexity int, userID string) int
@@ -582,7 +582,7 @@ type MutationResolver interface {
 	SendPasswordReset(ctx context.Context, userID string) (bool, error)
 	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
 	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
-	SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool) (*store.Post, error)
+	SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool, reason *string) (*store.Post, error)
 	SendMessage(ctx context.Context, toUserID string, body string, idempotencyKey *string) (*store.Message, error)
 	EditMessage(ctx context.Context, id string, body string) (*store.Message, error)
 	DeleteMessage(ctx context.Context, id string) (string, error)
@@ -1925,7 +1925,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.SetPostLabels(childComplexity, args["id"].(string), args["nsfw"].(*bool), args["spoiler"].(*bool)), true
+		return e.ComplexityRoot.Mutation.SetPostLabels(childComplexity, args["id"].(string), args["nsfw"].(*bool), args["spoiler"].(*bool), args["reason"].(*string)), true
 	case "Mutation.signUp":
 		if e.ComplexityRoot.Mutation.SignUp == nil {
 			break
@@ -3942,9 +3942,11 @@ extend type Mutation {
   """
   Set a post's labels, as its author or a moderator of one of its groups (or an admin): an
   argument left out or null leaves its label. Changing a label moves the post in or out of what
-  viewers who do not show NSFW posts see, at once.
+  viewers who do not show NSFW posts see, at once. A moderator may give a reason (at most 500
+  characters): it is in the moderation log's entries and the author's MOD_ACTION notice; the
+  author's own change takes none (INVALID_ARGUMENT).
   """
-  setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean): Post!
+  setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean, reason: String): Post!
 }
 
 # Label changes in the moderation log (docs/API.md, "Content labels").
@@ -6046,6 +6048,14 @@ func (ec *executionContext) field_Mutation_setPostLabels_args(ctx context.Contex
 		return nil, err
 	}
 	args["spoiler"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg3
 	return args, nil
 }
 
@@ -12990,7 +13000,7 @@ func (ec *executionContext) _Mutation_setPostLabels(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().SetPostLabels(ctx, fc.Args["id"].(string), fc.Args["nsfw"].(*bool), fc.Args["spoiler"].(*bool))
+			return ec.Resolvers.Mutation().SetPostLabels(ctx, fc.Args["id"].(string), fc.Args["nsfw"].(*bool), fc.Args["spoiler"].(*bool), fc.Args["reason"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Post) graphql.Marshaler {

@@ -10,12 +10,12 @@ import (
 // decides what the request's loader reads (Operations.loader) and the response cache's key.
 
 // setPostLabels sets a post's labels as the viewer: its author, or a moderator of its groups.
-func setPostLabels(ctx context.Context, st *store.Store, id string, nsfw, spoiler *bool) (*store.Post, error) {
+func setPostLabels(ctx context.Context, st *store.Store, id string, nsfw, spoiler *bool, reason *string) (*store.Post, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	p, err := st.SetPostLabels(ctx, uid, id, nsfw, spoiler)
+	p, err := st.SetPostLabels(ctx, uid, id, nsfw, spoiler, reason)
 	wrote(ctx)
 	return p, err
 }

@@ -15,8 +15,8 @@ func (r *groupResolver) Nsfw(ctx context.Context, obj *store.Group) (bool, error
 	return loaderFrom(ctx).GroupNSFW(ctx, obj)
 }
 
-func (r *mutationResolver) SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool) (*store.Post, error) {
-	return setPostLabels(ctx, r.Store, id, nsfw, spoiler)
+func (r *mutationResolver) SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool, reason *string) (*store.Post, error) {
+	return setPostLabels(ctx, r.Store, id, nsfw, spoiler, reason)
 }
 
 func (r *userResolver) ShowNsfw(ctx context.Context, obj *store.User) (bool, error) {

@@ -115,10 +115,14 @@ func (l *Loader) ShowsNSFW(ctx context.Context, user UserKey) (bool, error) {
 // post between the parts (NSFW or not) of its rankings and of its author's list, and is
 // announced to its postChanged subscribers. A change by anyone but the author is a moderator's:
 // each label put on or taken off is recorded in the moderation log (LABEL_POST, UNLABEL_POST,
-// with the label), and the author gets its MOD_ACTION notice (modnotices.go).
-func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsfw, spoiler *bool) (*Post, error) {
+// with the label and the moderator's reason, if any), and the author gets its MOD_ACTION notice
+// (modnotices.go). The author's own change takes no reason (KindInvalid).
+func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsfw, spoiler *bool, reason *string) (*Post, error) {
 	pid, err := PostKey(id)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkModReason(reason, false); err != nil {
 		return nil, err
 	}
 	if actor == "" {
@@ -136,13 +140,16 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 		if via, err = s.authority(ctx, actor, splitGroups(str(h[1]))); err != nil {
 			return nil, err
 		}
+	} else if reason != nil {
+		return nil, &Error{Kind: KindInvalid, Msg: "a reason is for a moderator's change of someone else's post"}
 	}
 	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid, onPost(pid))
 	if err != nil {
 		return nil, err
 	}
 	args := append(append([]any{string(actor), via}, labelArgs(nsfw)...), labelArgs(spoiler)...)
-	args = append(args, s.now().UnixMilli(), pid)
+	flag, text := reasonArgs(reason)
+	args = append(args, s.now().UnixMilli(), pid, flag, text)
 	outbox := s.k.postModOutbox(pid)
 	reply, err := s.run(ctx, "post_labels", []string{s.k.post(pid), outbox}, args...)
 	if err != nil {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agora/agora/store"
@@ -19,18 +20,26 @@ func TestLabelChangesInTheModLog(t *testing.T) {
 		ann := f.user("ann")
 		p := f.post(ann, "after dark", "go")
 		on, off := true, false
+		why := "adult content"
 		for range 2 { // the client's retry changes nothing and logs nothing more
-			if _, err := f.s.SetPostLabels(f.ctx, "mia", p.ID, &on, &on); err != nil {
+			if _, err := f.s.SetPostLabels(f.ctx, "mia", p.ID, &on, &on, &why); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := f.s.SetPostLabels(f.ctx, "mia", p.ID, nil, &off); err != nil {
+		if _, err := f.s.SetPostLabels(f.ctx, "mia", p.ID, nil, &off, nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, &off, &on); err != nil { // the author's own
+		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, &off, &on, &why); !store.IsKind(err, store.KindInvalid) {
+			t.Fatalf("the author's own change with a reason: %v, want INVALID_ARGUMENT", err)
+		}
+		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, &off, &on, nil); err != nil { // the author's own
 			t.Fatal(err)
 		}
-		if _, err := f.s.SetPostLabels(f.ctx, "rex", p.ID, &on, nil); !store.IsKind(err, store.KindForbidden) {
+		long := strings.Repeat("x", store.MaxModReasonRunes+1)
+		if _, err := f.s.SetPostLabels(f.ctx, "mia", p.ID, &on, nil, &long); !store.IsKind(err, store.KindInvalid) {
+			t.Fatalf("a reason of %d characters: %v, want INVALID_ARGUMENT", len(long), err)
+		}
+		if _, err := f.s.SetPostLabels(f.ctx, "rex", p.ID, &on, nil, nil); !store.IsKind(err, store.KindForbidden) {
 			t.Fatalf("a moderator of another group labels the post: %v, want FORBIDDEN", err)
 		}
 		settle(t, f.s)
@@ -46,9 +55,14 @@ func TestLabelChangesInTheModLog(t *testing.T) {
 			if a.Label != nil {
 				label = string(*a.Label)
 			}
-			got = append(got, string(a.Action)+" "+label+" "+a.TargetID+" "+string(a.Moderator))
+			reason := "-"
+			if a.Reason != nil {
+				reason = *a.Reason
+			}
+			got = append(got, string(a.Action)+" "+label+" "+a.TargetID+" "+string(a.Moderator)+" "+reason)
 		}
-		want := []string{"LABEL_POST NSFW " + p.ID + " mia", "LABEL_POST SPOILER " + p.ID + " mia", "UNLABEL_POST SPOILER " + p.ID + " mia"}
+		want := []string{"LABEL_POST NSFW " + p.ID + " mia adult content", "LABEL_POST SPOILER " + p.ID + " mia adult content",
+			"UNLABEL_POST SPOILER " + p.ID + " mia -"}
 		// The two labels of one change share a millisecond: their order is the ids'.
 		if len(got) != 3 || !slices.Equal(slices.Sorted(slices.Values(got[:2])), want[:2]) || got[2] != want[2] {
 			t.Fatalf("group go's log: %q, want %q", got, want)

@@ -138,13 +138,13 @@ func TestLabelsPostListsInTwoParts(t *testing.T) {
 
 		// A label moves a post between the parts, and back.
 		yes, no := true, false
-		if _, err := f.s.SetPostLabels(f.ctx, u, ids[1], &yes, nil); err != nil {
+		if _, err := f.s.SetPostLabels(f.ctx, u, ids[1], &yes, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		checkParts(t, b, prefix, "labelled", slices.DeleteFunc(slices.Clone(sfw), func(id string) bool { return id == sfw[0] }),
 			append(slices.Clone(nsfw), sfw[0]))
 		check("labelled", want[1:], 6)
-		if _, err := f.s.SetPostLabels(f.ctx, u, ids[1], &no, nil); err != nil {
+		if _, err := f.s.SetPostLabels(f.ctx, u, ids[1], &no, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		checkParts(t, b, prefix, "unlabelled", sfw, nsfw)

@@ -7,6 +7,7 @@
 -- ARGV[3]  "1" to set the NSFW label, "0" to leave it       ARGV[4] "1" labels, "" clears
 -- ARGV[5]  "1" to set the spoiler label, "0" to leave it    ARGV[6] likewise
 -- ARGV[7]  now (Unix ms)   ARGV[8] the post's key ("17")
+-- ARGV[9]  "1" when the moderator gave a reason, else "0"   ARGV[10] the reason
 -- Reply    {outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
 --          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
@@ -52,6 +53,7 @@ if #changes > 0 then
       local action = c[2] and 'LABEL_POST' or 'UNLABEL_POST'
       local rec = {a = action, m = actor, t = 'post:' .. ARGV[8], at = tonumber(ARGV[7]), l = string.upper(c[1])}
       if via ~= '*' then rec.g = via elseif first then rec.g = first end
+      if ARGV[9] == '1' then rec.r = ARGV[10] end
       redis.call('HSET', outbox, string.lower(action) .. ':' .. ARGV[8] .. ':' .. ver .. ':' .. c[1], cjson.encode(rec))
     end
   end
