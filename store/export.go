@@ -71,7 +71,7 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 	if err != nil {
 		return err
 	}
-	_, current, _ := parseToken(token)
+	_, current, _ := parseSession(token)
 	e := &exporter{s: s, uid: uid, out: w, bw: bufio.NewWriterSize(w, 32<<10)}
 	e.enc = json.NewEncoder(e.bw)
 	e.enc.SetEscapeHTML(false)

@@ -46,7 +46,18 @@ const sessionIDLen = 32
 // sessionID is the id under which the session of token is stored: the start of its digest.
 func sessionID(token string) string { return digest(token)[:sessionIDLen] }
 
-// parseToken splits a token into its user key and session id; ok is false when it is malformed.
+// parseSession splits a session's token into its user key and session id; ok is false when it
+// is malformed.
+func parseSession(token string) (uid, id string, ok bool) {
+	uid, dig, ok := parseToken(token)
+	if !ok {
+		return "", "", false
+	}
+	return uid, dig[:sessionIDLen], true
+}
+
+// parseToken splits a token (a session's, or one mailed to its user) into its user key and
+// digest; ok is false when it is malformed.
 func parseToken(token string) (uid, dig string, ok bool) {
 	uid, rnd, found := strings.Cut(token, ".")
 	if !found || len(rnd) != tokenRandomLen || !validUserName(uid) || strings.ToLower(uid) != uid {
@@ -55,7 +66,7 @@ func parseToken(token string) (uid, dig string, ok bool) {
 	if _, err := base64.RawURLEncoding.DecodeString(rnd); err != nil {
 		return "", "", false
 	}
-	return uid, sessionID(token), true
+	return uid, digest(token), true
 }
 
 // Viewer is who a request is from: the user of its session and the users they block.
@@ -76,7 +87,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (UserKey, error)
 // AuthenticateViewer is Authenticate that also reads the user's block list, with the revision of
 // the user's aggregate read before it (see Blocks), in the same round trip.
 func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, error) {
-	uid, dig, ok := parseToken(token)
+	uid, dig, ok := parseSession(token)
 	if !ok {
 		return Viewer{}, errBadToken
 	}
@@ -143,7 +154,7 @@ func (s *Store) newSession(ctx context.Context, u *User, pass string) (*Session,
 // Sessions channel name it by (EventIDs.Sessions); ok is false when the token is malformed. It
 // reads nothing: whether the session is still on is SessionActive's question.
 func SessionOf(token string) (user UserKey, id string, ok bool) {
-	uid, dig, ok := parseToken(token)
+	uid, dig, ok := parseSession(token)
 	return UserKey(uid), dig, ok
 }
 
@@ -151,7 +162,7 @@ func SessionOf(token string) (user UserKey, id string, ok bool) {
 // stream checks it after it subscribed to the ends of its user's sessions, and whenever it may
 // have missed one. A malformed token has no session.
 func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
-	uid, dig, ok := parseToken(token)
+	uid, dig, ok := parseSession(token)
 	if !ok {
 		return false, nil
 	}
@@ -194,7 +205,7 @@ func (s *Store) sessionsEndArgs(uid, mode, keep, old, next string) []any {
 // LogOut ends the session of token, and the live streams it opened on every replica (see
 // sessions_end.lua). A malformed token has no session to end.
 func (s *Store) LogOut(ctx context.Context, token string) error {
-	uid, dig, ok := parseToken(token)
+	uid, dig, ok := parseSession(token)
 	if !ok {
 		return nil
 	}
@@ -238,7 +249,7 @@ func (s *Store) ChangePassword(ctx context.Context, uid UserKey, token, current,
 		return err
 	}
 	keep := ""
-	if u, dig, ok := parseToken(token); ok && u == string(uid) {
+	if u, dig, ok := parseSession(token); ok && u == string(uid) {
 		keep = dig
 	}
 	if err := s.endSessions(ctx, string(uid), keep, old, s.hashPassword(next)); err != nil {
