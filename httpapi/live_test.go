@@ -357,9 +357,9 @@ func TestWebSocketSessions(t *testing.T) {
 		t.Run("the session expires while the socket is open", func(t *testing.T) {
 			session, _ := a.signUp("bob")
 			c := signedIn(t, session)
-			// An expiry is not announced: the session's key is gone, and each operation finds it.
+			// An expiry is not announced: the session is gone, and each operation finds it.
 			user, id, _ := store.SessionOf(session)
-			if err := b.Client.Del(context.Background(), a.store.Options().Prefix+"{u:"+string(user)+"}:sess:"+id).Err(); err != nil {
+			if err := b.Client.HDel(context.Background(), a.store.Options().Prefix+"{u:"+string(user)+"}:s", id).Err(); err != nil {
 				t.Fatal(err)
 			}
 			if r := viewer(c, "2"); r.code() != httpapi.CodeUnauthenticated {

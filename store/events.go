@@ -23,7 +23,7 @@ import (
 //	<prefix>{g:<group>}:ev:posts    {"post":"post:17","author":"user:alice"}      postPublished(group)
 //	<prefix>{n:<user>}:ev:notifications  {"notification":"notification:alice:c:17:4"}  notificationAdded
 //	<prefix>{mb:<user>}:ev:messages  {"message":"message:alice:bob:<id>"}  messageAdded (sent and received)
-//	<prefix>{u:<user>}:ev:sessions  {"sessions":"<digest> <digest> ..."}        sessions ended (no log)
+//	<prefix>{u:<user>}:ev:sessions  {"sessions":"<id> <id> ..."}                sessions ended (no log)
 //
 // Each event is also appended to its channel's log, a stream beside the channel
 // (<channel>:log), in the same script that publishes it (publish.lua): its id in the log is the

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,7 +71,7 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 	if err != nil {
 		return err
 	}
-	_, current, _ := parseToken(token)
+	_, current, _ := parseSession(token)
 	e := &exporter{s: s, uid: uid, out: w, bw: bufio.NewWriterSize(w, 32<<10)}
 	e.enc = json.NewEncoder(e.bw)
 	e.enc.SetEscapeHTML(false)
@@ -542,37 +543,41 @@ type exportSession struct {
 	ExpiresAt  time.Time `json:"expiresAt"`
 }
 
-// sessions writes the account's live sessions, those to expire first first; current is the
-// digest of the session the export was asked with. A session's TTL is renewed to SessionTTL by
-// each use, so its last use is its expiry less SessionTTL.
+// sessions writes the account's live sessions, those to expire first first; current is the id
+// of the session the export was asked with. A session's expiry is moved to SessionTTL from each
+// use, so its last use is its expiry less SessionTTL. A user keeps at most MaxSessions sessions:
+// one read takes them all.
 func (e *exporter) sessions(ctx context.Context, current string) error {
-	return e.zpages(ctx, e.s.k.userSessions(e.uid), func(ctx context.Context, zs []rdb.Z) error {
-		cmds := make([]*rdb.DurationCmd, len(zs))
-		ops := make([]op, len(zs))
-		for i, z := range zs {
-			key := e.s.k.userSession(e.uid, str(z.Member))
-			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i] = p.PTTL(ctx, key)
-				return cmds[i], nil
-			}}
+	if e.s.legacySessions.Load() {
+		if _, err := e.s.moveUserSessions(ctx, e.uid, nil); err != nil {
+			return err
 		}
-		if err := e.s.pipeline(ctx, ops, false); err != nil {
-			return fmt.Errorf("read sessions: %w", err)
+	}
+	key := e.s.k.userSessions(e.uid)
+	var cmd *rdb.MapStringStringCmd
+	if err := e.s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		cmd = p.HGetAll(ctx, key)
+		return cmd, nil
+	}}}, false); err != nil {
+		return fmt.Errorf("read sessions: %w", err)
+	}
+	type live struct {
+		id  string
+		exp int64
+	}
+	now := e.s.now().UnixMilli()
+	var sessions []live
+	for id, v := range cmd.Val() {
+		if exp := atoi64(v); exp > now {
+			sessions = append(sessions, live{id, exp})
 		}
-		now := e.s.now().Truncate(time.Millisecond)
-		for i, z := range zs {
-			left, err := cmds[i].Result()
-			if err != nil {
-				return fmt.Errorf("read a session: %w", err)
-			}
-			if left <= 0 {
-				continue // expired (or gone) since it was listed
-			}
-			exp := now.Add(left).UTC()
-			e.item(exportSession{Current: str(z.Member) == current, LastUsedAt: exp.Add(-e.s.opts.SessionTTL), ExpiresAt: exp})
-		}
-		return e.err
-	})
+	}
+	slices.SortFunc(sessions, func(a, b live) int { return cmp.Or(cmp.Compare(a.exp, b.exp), strings.Compare(a.id, b.id)) })
+	for _, l := range sessions {
+		exp := fromMillis(l.exp).UTC()
+		e.item(exportSession{Current: l.id == current, LastUsedAt: exp.Add(-e.s.opts.SessionTTL), ExpiresAt: exp})
+	}
+	return e.err
 }
 
 // exportReadMark is one read mark of an export: the post marked read and how many of its comments

@@ -515,16 +515,11 @@ func (k keys) blocks(uid string) string { return k.user(uid) + ":blocks" }
 // counting against the user's limit (ms): per-member expiry, so those past now do not count.
 func (k keys) userReports(uid string) string { return k.user(uid) + ":reports" }
 
-// userSession is a string holding the user key of one of the user's sessions, keyed by the
-// SHA-256 of its token; it carries the session TTL. A token names its user (see sessions.go), so
-// that a session lives in its user's slot.
-func (k keys) userSession(uid, tokenDigest string) string {
-	return k.user(uid) + ":sess:" + tokenDigest
-}
-
-// userSessions is a sorted set of the digests of the user's sessions scored by when each expires
-// (ms), so that every session of a user can be ended in one script.
-func (k keys) userSessions(uid string) string { return k.user(uid) + ":sessions" }
+// userSessions is the hash of a user's sessions: session id (see sessionID) → when the session
+// expires (Unix ms), which each use moves to a full TTL from then. A token names its user (see
+// sessions.go), so that its session lives in its user's slot, and every session of a user can be
+// ended in one script.
+func (k keys) userSessions(uid string) string { return k.user(uid) + ":s" }
 
 // modLogEntries is a hash action id → the action as compact JSON (see modRecord).
 func (k keys) modLogEntries() string { return k.prefix + "{modlog}:entries" }

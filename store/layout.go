@@ -19,7 +19,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 4
+const Layout = 5
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -77,6 +77,14 @@ var migrations = []Migration{
 				return err
 			}
 			_, err := s.dropSFWCopies(ctx)
+			return err
+		}},
+	{From: 4, Does: "move every session into its user's sessions hash ({u:<name>}:s: session id → expiry), in " +
+		"place of a string with a TTL per session ({u:<name>}:sess:<digest>) and an index beside them " +
+		"({u:<name>}:sessions; about 400 bytes less per user with one session), each with the expiry it had, so " +
+		"that no one is signed out",
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.migrateSessions(ctx)
 			return err
 		}},
 }
@@ -352,6 +360,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 		return st, err
 	}
 	s.bodiesInHashes.Store(st.Version > 0 && st.Version < 3)
+	s.legacySessions.Store(st.Version > 0 && st.Version < 5)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -476,6 +485,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		}
 		if m.From == 2 {
 			s.bodiesInHashes.Store(false) // every comment's body is in its thread's bodies now
+		}
+		if m.From == 4 {
+			s.legacySessions.Store(false) // every session is in its user's sessions hash now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

@@ -97,19 +97,20 @@ type scriptCall struct {
 // active users (read only by responses that are never cached). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
 var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "publish": true, "replay": true, "persisted": true,
-	"session_start": true, "sessions_end": true, "known_address": true,
+	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
-// (a rate limit forgets a write; a persisted query lost is sent again by its client) or nearly so
+// (a rate limit forgets a write; a session's extension lost shortens it back by the time since its
+// last use; a persisted query lost is sent again by its client) or nearly so
 // (a live event lost with its log makes its resuming subscribers refetch; an active user lost
 // undercounts an approximate count), or that only read (replay).
 //
 // Of the job engine's scripts only an enqueue must survive a failover (a scheduled post's
 // publication, a write's repair note): a claim or an outcome lost with it makes a job run once
 // more, which handlers allow, and a lock lost with it is taken again.
-var unreplicated = map[string]bool{"ratelimit": true, "filters_get": true, "newaccount": true, "active": true, "known_address": true, "publish": true, "replay": true, "persisted": true,
+var unreplicated = map[string]bool{"session_touch": true, "ratelimit": true, "filters_get": true, "newaccount": true, "active": true, "known_address": true, "publish": true, "replay": true, "persisted": true,
 	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).

@@ -146,14 +146,16 @@ func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) r
 		for _, c := range cmds {
 			args := c.Args()
 			// A write's atomic step declares its aggregate's keys and the revision counter: at
-			// least 3 keys. One of 2 (a comment's number) only prepares the write.
+			// least 3 keys. One of 2 (a comment's number) only prepares the write; a sign-up is
+			// cut off at its last step, the start of its session (2 keys: the user's sessions
+			// hash and the user's hash).
 			if c.Name() != "evalsha" || len(args) < 4 || c.Err() != nil {
 				continue
 			}
-			if n, _ := args[2].(int); n < 3 {
+			key, _ := args[3].(string)
+			if n, _ := args[2].(int); n < 3 && (n != 2 || !strings.HasSuffix(key, "}:s")) {
 				continue
 			}
-			key, _ := args[3].(string)
 			for _, p := range h.prefixes {
 				if strings.HasPrefix(key, p) && h.armed.CompareAndSwap(true, false) {
 					if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {

@@ -197,6 +197,10 @@ type Store struct {
 	// of a layout before 3 when CheckLayout read it, and this process has not migrated it past
 	// 2 (see commentRead).
 	bodiesInHashes atomic.Bool
+	// legacySessions says that sessions may still be kept as layout 4 kept them: the keyspace was
+	// of a layout before 5 when CheckLayout read it, and this process has not migrated it past 4
+	// (see layout_sessions.go).
+	legacySessions atomic.Bool
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses
 }

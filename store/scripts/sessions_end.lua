@@ -2,38 +2,26 @@
 -- current one after setting a new password hash (changePassword) — in one step on the user's slot,
 -- and announce the ended sessions on the user's sessions channel, so that the live streams they
 -- opened end on every replica.
--- KEYS[1]  zset {u:<user>}:sessions (token digest → expiry ms)   KEYS[2] user hash {u:<user>}
---          KEYS[3..] the session strings {u:<user>}:sess:<digest> of the digests ARGV[7..]
--- ARGV[1]  "all": every member of the index must end; those listed end now, and when the index
---          holds others (sessions started after the caller read it) the reply is 0, so that the
---          caller reads it again and ends them too; "listed": end only those listed
--- ARGV[2]  a digest to keep ("" for none)   ARGV[3] the password hash the caller checked the
+-- KEYS[1]  hash {u:<user>}:s (session id → expiry ms)   KEYS[2] user hash {u:<user>}
+--          KEYS[3..] (while the keyspace may hold sessions of layout 4, with "listed") the
+--          layout-4 strings of the listed sessions, which go too
+-- ARGV[1]  "all": every session of the hash ends; "listed": only those ARGV[7..] names
+-- ARGV[2]  a session id to keep ("" for none)   ARGV[3] the password hash the caller checked the
 --          current password against ("" to leave the password alone)   ARGV[4] the new
 --          password hash   ARGV[5] the user's sessions channel {u:<user>}:ev:sessions
---          ARGV[6] "1": SPUBLISH (sharded)   ARGV[7..] digests, one per KEYS[3..]
--- Reply    1 when done, 0 when ARGV[1] is "all" and the index holds a digest not listed. The
---          password changes and the listed sessions end either way: once the hash is the new
---          one no session can start with the old password (session_start checks it), so a
---          storm of log-ins with the old password cannot keep the change from completing.
---          Error "FORBIDDEN ..." when the password hash is neither ARGV[3] nor ARGV[4] (it
+--          ARGV[6] "1": SPUBLISH (sharded)   ARGV[7..] session ids (with "listed")
+-- Reply    1. Error "FORBIDDEN ..." when the password hash is neither ARGV[3] nor ARGV[4] (it
 --          changed since the caller checked it).
--- Publish  {"sessions":"<digest> <digest> ..."}: every listed digest but the kept one, whether
---          or not it was still stored (a repeat announces again what already ended: the streams
---          of those sessions are gone, and nothing else listens for them).
+-- Publish  {"sessions":"<id> <id> ..."}: every session ended but the kept one — with "listed"
+--          every listed id, whether or not it was still stored (a repeat announces again what
+--          already ended: the streams of those sessions are gone, and nothing else listens for
+--          them).
 -- Writes   only KEYS (see create_comment); the channel is in their slot.
 -- Repeat   a second run finds the new hash and the sessions gone, and changes nothing but
 --          announcing the same ends again.
 -- Revision none: sessions and the password hash are never read by a response (userFields leaves
 --          the hash out), so no cached response can go stale (store/scripts.go, unrevised).
-local index = KEYS[1]
-local listed = {}
-for i = 7, #ARGV do listed[ARGV[i]] = true end
-local complete = 1
-if ARGV[1] == 'all' then
-  for _, d in ipairs(redis.call('ZRANGE', index, 0, -1)) do
-    if not listed[d] and d ~= ARGV[2] then complete = 0 end
-  end
-end
+local sessions = KEYS[1]
 if ARGV[3] ~= '' then
   local pass = redis.call('HGET', KEYS[2], 'pass')
   if pass ~= ARGV[3] and pass ~= ARGV[4] then
@@ -41,12 +29,18 @@ if ARGV[3] ~= '' then
   end
   redis.call('HSET', KEYS[2], 'pass', ARGV[4])
 end
+local ids = {}
+if ARGV[1] == 'all' then
+  ids = redis.call('HKEYS', sessions)
+else
+  for i = 7, #ARGV do ids[#ids + 1] = ARGV[i] end
+end
+for i = 3, #KEYS do redis.call('DEL', KEYS[i]) end
 local ended = {}
-for i = 7, #ARGV do
-  if ARGV[i] ~= ARGV[2] then
-    redis.call('DEL', KEYS[i - 4])
-    redis.call('ZREM', index, ARGV[i])
-    ended[#ended + 1] = ARGV[i]
+for _, id in ipairs(ids) do
+  if id ~= ARGV[2] then
+    redis.call('HDEL', sessions, id)
+    ended[#ended + 1] = id
   end
 end
 if #ended > 0 then
@@ -57,4 +51,4 @@ if #ended > 0 then
     redis.call('PUBLISH', ARGV[5], msg)
   end
 end
-return complete
+return 1

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agora/agora/internal/rdb"
+)
+
+// Layout 4 kept each session as a string of its own, {u:<user>}:sess:<digest> (the token's
+// SHA-256 in hex) with the session's TTL, indexed in a zset {u:<user>}:sessions (digest →
+// expiry). Layout 5 keeps a user's sessions as fields of one hash (sessions.go): about 400 bytes
+// less per user with one session. The migration from layout 4 moves every live session into its
+// user's hash with the expiry its TTL gave it, under the id its token still maps to, so that
+// nobody is signed out by the upgrade; until it has run (Store.legacySessions) a session is also
+// looked for where layout 4 kept it, and moved when found (session_touch.lua), and the scripts
+// that end sessions end those of layout 4 too.
+
+// legacySession is layout 4's string of the session of digest (64 hex digits).
+func (k keys) legacySession(uid, digest string) string { return k.user(uid) + ":sess:" + digest }
+
+// legacySessionIndex is layout 4's index of a user's sessions (digest → expiry ms).
+func (k keys) legacySessionIndex(uid string) string { return k.user(uid) + ":sessions" }
+
+// migrateSessions moves every session of layout 4 into its user's sessions hash and returns how
+// many live ones it moved: the migration from layout 4's step for sessions. It goes user by user
+// through layout 4's indexes (one script each), then through whatever session strings no index
+// listed. Running it again finds nothing to move.
+func (s *Store) migrateSessions(ctx context.Context) (int, error) {
+	var users []string
+	err := s.scanKeys(ctx, s.k.prefix+"{u:*}:sessions", func(key string) error {
+		uid, ok := strings.CutSuffix(strings.TrimPrefix(key, s.k.prefix+"{u:"), "}:sessions")
+		if ok && validUserName(uid) && key == s.k.legacySessionIndex(uid) {
+			users = append(users, uid)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list the sessions of layout 4: %w", err)
+	}
+	n := 0
+	for _, uid := range users {
+		moved, err := s.moveUserSessions(ctx, uid, nil)
+		if err != nil {
+			return n, err
+		}
+		n += moved
+	}
+	strays := map[string][]string{}
+	err = s.scanKeys(ctx, s.k.prefix+"{u:*}:sess:*", func(key string) error {
+		uid, dig, ok := strings.Cut(strings.TrimPrefix(key, s.k.prefix+"{u:"), "}:sess:")
+		if ok && validUserName(uid) && isHexDigest(dig) && key == s.k.legacySession(uid, dig) {
+			strays[uid] = append(strays[uid], dig)
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("list the sessions of layout 4: %w", err)
+	}
+	for uid, digs := range strays {
+		moved, err := s.moveUserSessions(ctx, uid, digs)
+		if err != nil {
+			return n, err
+		}
+		n += moved
+	}
+	return n, nil
+}
+
+// moveUserSessions moves the sessions of layout 4 that digs names — nil for those the user's
+// index lists — into the user's sessions hash (sessions_move.lua), and returns how many live ones
+// it moved.
+func (s *Store) moveUserSessions(ctx context.Context, uid string, digs []string) (int, error) {
+	index := s.k.legacySessionIndex(uid)
+	if digs == nil {
+		var cmd *rdb.StringSliceCmd
+		err := s.pipeline(ctx, []op{{key: index, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			cmd = p.ZRange(ctx, index, 0, -1)
+			return cmd, nil
+		}}}, false)
+		if err == nil {
+			err = cmd.Err()
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read the sessions of %s: %w", uid, err)
+		}
+		digs = cmd.Val()
+	}
+	if len(digs) == 0 {
+		return 0, nil
+	}
+	keys := []string{s.k.userSessions(uid), index}
+	args := []any{s.now().UnixMilli()}
+	for _, d := range digs {
+		keys, args = append(keys, s.k.legacySession(uid, d)), append(args, d)
+	}
+	v, err := s.run(ctx, "sessions_move", keys, args...)
+	if err != nil {
+		return 0, fmt.Errorf("move the sessions of %s: %w", uid, err)
+	}
+	n, _ := v.(int64)
+	return int(n), nil
+}
+
+// isHexDigest reports whether d is a SHA-256 digest in lower-case hex, as layout 4 named sessions.
+func isHexDigest(d string) bool {
+	if len(d) != 64 {
+		return false
+	}
+	for _, c := range d {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
