@@ -19,7 +19,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 4
+const Layout = 5
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -77,6 +77,12 @@ var migrations = []Migration{
 				return err
 			}
 			_, err := s.dropSFWCopies(ctx)
+			return err
+		}},
+	{From: 4, Does: "write every inbox's notification records packed (\"R<time> <actor>\") in place of JSON, " +
+		"so that inboxes' hashes stay listpack-encoded (about 110 bytes less per notification)",
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.packNotices(ctx)
 			return err
 		}},
 }
