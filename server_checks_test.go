@@ -125,7 +125,7 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	out := migrate("--dry-run")
 	for _, want := range []string{"keyspace layout: 1 (data of the previous release", "would migrate 1 → 2: derive",
-		"would migrate 3 → 4: keep every post list"} {
+		"would migrate 3 → 4: keep every post list", "would migrate 4 → 5: write every inbox's notification records packed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run does not say %q:\n%s", want, out)
 		}
@@ -133,7 +133,7 @@ func TestMigrateCommand(t *testing.T) {
 	if n, _ := c.Exists(ctx, prefix+"{meta}:layout").Result(); n != 0 {
 		t.Errorf("the dry run wrote the version hash")
 	}
-	if out := migrate(); !strings.Contains(out, "migrated 1 → 2") || !strings.Contains(out, "migrated 3 → 4") {
+	if out := migrate(); !strings.Contains(out, "migrated 1 → 2") || !strings.Contains(out, "migrated 3 → 4") || !strings.Contains(out, "migrated 4 → 5") {
 		t.Errorf("migrate:\n%s", out)
 	}
 	if out := migrate(); !strings.Contains(out, "nothing left to migrate") {

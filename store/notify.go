@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -250,12 +249,8 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	}
 	calls := make([]scriptCall, len(ns))
 	for i, n := range ns {
-		b, err := json.Marshal(n.rec)
-		if err != nil {
-			return fmt.Errorf("encode notification %s: %w", notificationID(n.to, n.cause), err)
-		}
 		calls[i] = scriptCall{name: "notify", keys: []string{s.k.inboxNotes(n.to), s.k.inbox(n.to), s.k.inboxUnread(n.to), s.k.inboxUnannounced(n.to)},
-			args: []any{n.cause, n.rec.At, b, NotificationCap}}
+			args: []any{n.cause, n.rec.At, n.rec.pack(n.cause), NotificationCap}}
 	}
 	replies, err := s.runScripts(ctx, calls)
 	if err != nil {
