@@ -382,7 +382,7 @@ func withinWindow(cut windowCut) func(*Page[*Post], error) (*Page[*Post], error)
 		}
 		n := 0
 		for i, it := range p.Items {
-			if it.CreatedAt.UnixMilli() >= cut.cutoff {
+			if cut.within(it.CreatedAt.UnixMilli()) {
 				p.Items[n], p.Cursors[n] = it, p.Cursors[i]
 				n++
 			}
@@ -415,8 +415,13 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 	return l.WithoutBlocked(p), nil
 }
 
-// UserPosts loads one page of a user's posts, newest first, and what needs says of them.
-func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
+// UserPosts loads one page of a user's posts in the order sort, and what needs says of them:
+// SortNew from the user's post list, the other orders ranked from the site's rankings (see
+// user_posts.go).
+func (l *Loader) UserPosts(ctx context.Context, uid UserKey, sort PostSort, w Window, needs func() *Needs) (*Page[*Post], error) {
+	if sort != SortNew {
+		return withoutRemoved(l.userPostsRanked(ctx, uid, sort, w, needs))
+	}
 	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", windowCut{}, w, needs))
 }
 
