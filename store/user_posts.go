@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sort"
@@ -87,94 +88,90 @@ func (ur userRanking) pageKey(w Window) string {
 	return pageKey(ur.cands.key+"\x00"+ur.tag, true, w)
 }
 
-// candidates parses a done candidates read: the newest ur.limit posts of both parts, newest
-// first, with their publish times (ms).
-func (ur userRanking) candidates(c *call) (ids []string, published []int64) {
-	var zs []rdb.Z
-	zs = append(zs, c.cmd.(*rdb.ZSliceCmd).Val()...)
-	if c.cmd2 != nil {
-		zs = append(zs, c.cmd2.(*rdb.ZSliceCmd).Val()...)
-		slices.SortStableFunc(zs, func(a, b rdb.Z) int {
-			switch {
-			case a.Score > b.Score:
-				return -1
-			case a.Score < b.Score:
-				return 1
-			}
-			return 0
-		})
-	}
-	if len(zs) > ur.limit {
-		zs = zs[:ur.limit]
-	}
-	ids, published = make([]string, len(zs)), make([]int64, len(zs))
-	for i, z := range zs {
-		ids[i], _ = z.Member.(string)
-		published[i] = int64(z.Score)
-	}
-	return ids, published
+// candidate is a post of the user's that a sorted read ranks: its id, publish time (ms) and the
+// part of the post list it is in (0, or 1 for the NSFW part).
+type candidate struct {
+	id        string
+	published int64
+	part      int
 }
 
-// scoresRead is the read of the candidates' scores in the site's ranking: ZMSCORE on each part.
-// The candidates read is done; its key names the candidates in the loader's cache.
+// candidates parses a done candidates read: the newest ur.limit posts of both parts, newest
+// first.
+func (ur userRanking) candidates(c *call) []candidate {
+	var out []candidate
+	for part, cmd := range [2]rdb.Cmder{c.cmd, c.cmd2} {
+		if cmd == nil {
+			continue
+		}
+		for _, z := range cmd.(*rdb.ZSliceCmd).Val() {
+			id, _ := z.Member.(string)
+			out = append(out, candidate{id: id, published: int64(z.Score), part: part})
+		}
+	}
+	if c.cmd2 != nil {
+		slices.SortStableFunc(out, func(a, b candidate) int { return cmp.Compare(b.published, a.published) })
+	}
+	if len(out) > ur.limit {
+		out = out[:ur.limit]
+	}
+	return out
+}
+
+// scoresRead is the read of the candidates' scores in the site's ranking: one ZMSCORE on each
+// part of it, of the candidates from the same part of the user's list (a post is in the same
+// part of both: see userPostsCall and rankingCalls). The candidates read is done; its key names
+// the candidates in the loader's cache.
 func (ur userRanking) scoresRead(cands *call) read {
-	ids, _ := ur.candidates(cands)
-	args := make([]any, 0, 2+len(ids))
-	args = append(args, "zmscore", "")
-	for _, id := range ids {
-		args = append(args, id)
+	var args [2][]any
+	for _, c := range ur.candidates(cands) {
+		if args[c.part] == nil {
+			args[c.part] = append(make([]any, 0, 64), "zmscore", ur.sets[c.part])
+		}
+		args[c.part] = append(args[c.part], c.id)
 	}
 	return read{key: "us:" + ur.sets[0] + "\x00" + cands.r.key, rkey: ur.sets[0], fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-		if len(ids) == 0 {
-			c.cmd = p.ZCard(ctx, ur.sets[0]) // no candidates: a command all the same, for the pipeline
-			return
+		cmds := [2]rdb.Cmder{}
+		for part, a := range args {
+			if a != nil {
+				cmd := rdb.NewStringSliceCmd(ctx, a...)
+				_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
+				cmds[part] = cmd
+			}
 		}
-		c.cmd = zmscore(ctx, p, ur.sets[0], args)
-		if ur.sets[1] != "" {
-			c.cmd2 = zmscore(ctx, p, ur.sets[1], args)
+		if cmds[0] == nil && cmds[1] == nil {
+			cmds[0] = p.ZCard(ctx, ur.sets[0]) // no candidates: a command all the same, for the pipeline
 		}
+		c.cmd, c.cmd2 = cmds[0], cmds[1]
 	}}
-}
-
-// zmscore adds ZMSCORE key members to a pipeline, args being "zmscore", a slot for the key and
-// the members. Its reply is strings, "" for a member the set does not hold (go-redis's ZMScore
-// gives 0 for those, which is a score).
-func zmscore(ctx context.Context, p rdb.Pipeliner, key string, args []any) *rdb.StringSliceCmd {
-	a := slices.Clone(args)
-	a[1] = key
-	cmd := rdb.NewStringSliceCmd(ctx, a...)
-	_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
-	return cmd
 }
 
 // rankedPage ranks the candidates by the scores read and returns the page of the span sp: the
 // candidates the ranking holds (and, for a TOP window, published within it), highest score
-// first, ties by member bytes descending.
+// first, ties by member bytes descending. ZMSCORE replies with strings here, "" for a member the
+// set does not hold (go-redis's ZMScore gives 0 for those, which is a score).
 func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
-	ids, published := ur.candidates(cands)
 	type entry struct {
 		id    string
 		score float64
 	}
-	ranked := make([]entry, 0, len(ids))
-	if len(ids) > 0 {
-		sc := scores.cmd.(*rdb.StringSliceCmd).Val()
-		var nsc []string
-		if scores.cmd2 != nil {
-			nsc = scores.cmd2.(*rdb.StringSliceCmd).Val()
+	var replies [2][]string
+	for part, cmd := range [2]rdb.Cmder{scores.cmd, scores.cmd2} {
+		if sc, ok := cmd.(*rdb.StringSliceCmd); ok {
+			replies[part] = sc.Val()
 		}
-		for i, id := range ids {
-			s := ""
-			if i < len(sc) {
-				s = sc[i]
-			}
-			if s == "" && i < len(nsc) {
-				s = nsc[i]
-			}
-			if s == "" || !ur.cut.within(published[i]) {
-				continue
-			}
-			ranked = append(ranked, entry{id, parseScore(s)})
+	}
+	all := ur.candidates(cands)
+	ranked := make([]entry, 0, len(all))
+	var at [2]int // the next reply of each part
+	for _, c := range all {
+		i := at[c.part]
+		at[c.part]++
+		if i >= len(replies[c.part]) {
+			continue
+		}
+		if s := replies[c.part][i]; s != "" && ur.cut.within(c.published) {
+			ranked = append(ranked, entry{c.id, parseScore(s)})
 		}
 	}
 	slices.SortFunc(ranked, func(a, b entry) int {
