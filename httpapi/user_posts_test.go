@@ -51,10 +51,10 @@ func TestUserPostsSortsAndTheCache(t *testing.T) {
 				a.do(v, `mutation($p:ID!){votePost(postId:$p,direction:UP){id}}`, map[string]any{"p": post}).decode(t, &struct{}{})
 			}
 		}
-		old := a.createPost(alice, "old")
+		old := a.createPost(alice, "old", "g")
 		vote(old, 3)
 		clk.Add(30 * time.Minute)
-		mid := a.createPost(alice, "mid")
+		mid := a.createPost(alice, "mid", "g")
 		vote(mid, 1)
 		clk.Add(time.Minute)
 		young := a.createPost(alice, "young")
@@ -87,7 +87,20 @@ func TestUserPostsSortsAndTheCache(t *testing.T) {
 		if got := userPostIDs(t, raw(t, a.h, "", userPostsQuery, map[string]any{"s": "TOP"})); !slices.Equal(got, []string{mid, old, young}) {
 			t.Fatalf("TOP after a vote: %v", got)
 		}
+		// The site's and a group's TOP_HOUR are not kept either (they were, and stayed stale).
+		site := `{ posts(sort: TOP_HOUR) { totalCount edges { node { id } } } }`
+		group := `{ group(name: "g") { posts(sort: TOP_HOUR) { totalCount } } }`
+		for _, q := range []string{site, group} {
+			rawCached(t, a.h, "", q, nil)
+			if _, how := rawCached(t, a.h, "", q, nil); how == "hit" {
+				t.Fatalf("%s was served from the cache", q)
+			}
+		}
 		clk.Add(time.Millisecond) // old leaves the hour, with no write
+		var d struct{ Posts struct{ TotalCount int } }
+		if mustData(t, raw(t, a.h, "", site, nil), &d); d.Posts.TotalCount != 2 {
+			t.Fatalf("the site's TOP_HOUR past old's hour: %d posts", d.Posts.TotalCount)
+		}
 		if got := userPostIDs(t, raw(t, a.h, "", userPostsQuery, map[string]any{"s": "TOP_HOUR"})); !slices.Equal(got, []string{mid, young}) {
 			t.Fatalf("TOP_HOUR past old's hour: %v", got)
 		}

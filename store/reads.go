@@ -363,11 +363,16 @@ func (l *Loader) rankingList(sort PostSort, group string) (key, tag string) {
 	return key, tag
 }
 
-// rankingCut is the read-time filter of a windowed TOP ranking now; zero for other sorts.
+// rankingCut is the read-time filter of a windowed TOP ranking now; zero for other sorts. A
+// response that reads a window changes when a post leaves it, with no write to raise a revision:
+// it is not cached.
 func (l *Loader) rankingCut(sort PostSort, group string) windowCut {
 	i := sort.window()
 	if i < 0 {
 		return windowCut{}
+	}
+	if l.revs != nil {
+		l.revs.timeDependent()
 	}
 	r := l.s.k.ranking(group)
 	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli()}

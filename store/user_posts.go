@@ -59,8 +59,8 @@ func (l *Loader) userRanking(uid string, order PostSort) userRanking {
 	set, tag := l.rankingList(order, "")
 	ur := userRanking{tag: "pu:" + tag, sets: [2]string{set, l.nsfwPart(set)}}
 	if i := order.window(); i >= 0 {
-		r := l.s.k.ranking("")
-		ur.cut = windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.clock().Add(-TopWindows[i].Length).UnixMilli()}
+		ur.cut = l.rankingCut(order, "")
+		ur.cut.cutoff = l.clock().Add(-TopWindows[i].Length).UnixMilli()
 	}
 	parts := [2]string{l.s.k.userPosts(uid), l.nsfwPart(l.s.k.userPosts(uid))}
 	n := l.s.rankCap()
@@ -233,9 +233,6 @@ func (l *Loader) userPostsRanked(ctx context.Context, uid UserKey, order PostSor
 	sp, err := w.decode(ur.tag)
 	if err != nil {
 		return nil, err
-	}
-	if ur.cut.set != "" && l.revs != nil {
-		l.revs.timeDependent() // a post leaves the window with no write to raise a revision
 	}
 	if p := keptPage[*Post](l, ur.pageKey(w)); p != nil {
 		return p, nil
