@@ -20,8 +20,8 @@ import (
 //     viewer who shows NSFW posts: nsfw_lists.go), with their publish times; for a TOP window,
 //     only those published within it (ZRANGE BYSCORE from the cutoff). Walk reads them with the
 //     user's hash.
-//  2. Their scores: one ZMSCORE of the candidates on the site's ranking of the order (on each of
-//     its parts for a viewer who shows NSFW posts). The post list and the ranking are different
+//  2. Their scores: one ZMSCORE of the candidates on the site's ranking of the order, those of the
+//     list's NSFW part on the ranking's NSFW part. The post list and the ranking are different
 //     aggregates ({u:…} and {r:all}), so no script can read both and the ids must come back
 //     before the scores are asked for: this is the level that NEW does not have.
 //  3. The page's posts, as every post list reads them (Walk).
