@@ -458,7 +458,7 @@ type ComplexityRoot struct {
 		Karma          func(childComplexity int) int
 		Name           func(childComplexity int) int
 		PostCount      func(childComplexity int) int
-		Posts          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Posts          func(childComplexity int, sort *model.PostSort, first *int, after *string, last *int, before *string) int
 		Rank           func(childComplexity int) int
 		ShowNsfw       func(childComplexity int) int
 		ViewerBlocks   func(childComplexity int) int
@@ -675,7 +675,7 @@ type UserResolver interface {
 	Following(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.UserConnection, error)
 	ViewerFollows(ctx context.Context, obj *store.User) (bool, error)
 	FollowsViewer(ctx context.Context, obj *store.User) (bool, error)
-	Posts(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *store.User, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	PostCount(ctx context.Context, obj *store.User) (int, error)
 	Comments(ctx context.Context, obj *store.User, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
 	CommentCount(ctx context.Context, obj *store.User) (int, error)
@@ -3063,7 +3063,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.User.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.User.Posts(childComplexity, args["sort"].(*model.PostSort), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "User.rank":
 		if e.ComplexityRoot.User.Rank == nil {
 			break
@@ -3343,8 +3343,14 @@ type User implements Node {
   viewerFollows: Boolean!
   "This user follows the viewer (false when anonymous)."
   followsViewer: Boolean!
-  "The user's posts, newest first."
-  posts(first: Int = 20, after: String, last: Int, before: String): PostConnection!
+  """
+  The user's posts in the order sort names, NEW (newest first) by default. Every order of the
+  site's listing (posts(sort:)) is offered, the TOP windows exact at read time; the orders
+  other than NEW rank the user's newest 1,000 posts (of the window, for a TOP window) by their
+  places in the site's rankings, and a post the site's ranking does not hold yet is left out.
+  NSFW posts, removed, deleted and scheduled ones are shown or left out as by NEW.
+  """
+  posts(sort: PostSort = NEW, first: Int = 20, after: String, last: Int, before: String): PostConnection!
   "The user's published posts that are neither deleted nor removed."
   postCount: Int!
   """
@@ -7732,38 +7738,46 @@ func (ec *executionContext) field_User_groups_args(ctx context.Context, rawArgs 
 func (ec *executionContext) field_User_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+		func(ctx context.Context, v any) (*model.PostSort, error) {
+			return ec.unmarshalOPostSort2ᚖgithubᚗcomᚋagoraᚋagoraᚋgraphᚋmodelᚐPostSort(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sort"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+	args["after"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "last",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["last"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+	args["last"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "before",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["before"] = arg3
+	args["before"] = arg4
 	return args, nil
 }
 
@@ -17386,7 +17400,7 @@ func (ec *executionContext) _User_posts(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.User().Posts(ctx, obj, fc.Args["sort"].(*model.PostSort), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {

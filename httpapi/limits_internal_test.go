@@ -115,3 +115,46 @@ func BenchmarkFragmentChain(b *testing.B) {
 		})
 	}
 }
+
+// TestUserPostsSortCost checks that User.posts costs UserPostsSortCost more in every order but
+// NEW, however the order is given: left out (NEW), a literal, a variable, a variable's default
+// or the schema's, or a variable of no known value (charged).
+func TestUserPostsSortCost(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
+	costs := newCostModel(schema)
+	measureOf := func(query string, vars map[string]any) int {
+		t.Helper()
+		doc, err := parser.ParseQuery(&ast.Source{Input: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars).cost
+	}
+	const sel = `{ edges { node { id } } }`
+	base := measureOf(`{ user(name: "a") { posts(first: 10) `+sel+` } }`, nil)
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+		ranked      bool
+	}{
+		{"NEW literal", `{ user(name: "a") { posts(sort: NEW, first: 10) ` + sel + ` } }`, nil, false},
+		{"TOP literal", `{ user(name: "a") { posts(sort: TOP, first: 10) ` + sel + ` } }`, nil, true},
+		{"HOT variable", `query($s: PostSort) { user(name: "a") { posts(sort: $s, first: 10) ` + sel + ` } }`, map[string]any{"s": "HOT"}, true},
+		{"NEW variable", `query($s: PostSort) { user(name: "a") { posts(sort: $s, first: 10) ` + sel + ` } }`, map[string]any{"s": "NEW"}, false},
+		{"variable left out, default TOP_DAY", `query($s: PostSort = TOP_DAY) { user(name: "a") { posts(sort: $s, first: 10) ` + sel + ` } }`, nil, true},
+		{"variable left out, no default", `query($s: PostSort) { user(name: "a") { posts(sort: $s, first: 10) ` + sel + ` } }`, nil, false},
+		{"variable of no known value", `query($s: PostSort) { user(name: "a") { posts(sort: $s, first: 10) ` + sel + ` } }`, map[string]any{"s": 3}, true},
+		{"site listing", `{ posts(sort: TOP, first: 10) ` + sel + ` }`, nil, false},
+	} {
+		want := base
+		if tc.ranked {
+			want += UserPostsSortCost
+		}
+		if tc.name == "site listing" {
+			want = base - 1 // no user field
+		}
+		if got := measureOf(tc.query, tc.vars); got != want {
+			t.Errorf("%s: cost %d, want %d", tc.name, got, want)
+		}
+	}
+}

@@ -130,6 +130,14 @@ func postSort(s *model.PostSort) store.PostSort {
 	return store.SortHot
 }
 
+// userPostSort maps the order of User.posts to the store's: NEW when not given.
+func userPostSort(s *model.PostSort) store.PostSort {
+	if s == nil {
+		return store.SortNew
+	}
+	return postSort(s)
+}
+
 // searchSort maps a search order to the store's; RELEVANCE when not given.
 func searchSort(s *model.SearchSort) store.SearchSort {
 	if s == nil {

@@ -178,10 +178,14 @@ var commentFields = map[string]store.CommentFields{
 // reads of its items. A page with bad arguments is left out: its resolver reports them.
 func (b needsBuilder) list(n *store.Needs, f graphql.CollectedField, kind store.ListKind, typ string) {
 	args := f.ArgumentMap(b.op.Variables)
-	l := store.List{Kind: kind, Sort: store.CommentsNew}
+	l := store.List{Kind: kind, Sort: store.CommentsNew, PostSort: store.SortNew}
 	if s, ok := args["sort"].(string); ok {
 		cs := model.CommentSort(s)
 		l.Sort = commentSort(&cs)
+		if kind == store.ListPosts {
+			ps := model.PostSort(s)
+			l.PostSort = userPostSort(&ps)
+		}
 	}
 	var first, last *int
 	if v, ok := argInt(args["first"]); ok {

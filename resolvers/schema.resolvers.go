@@ -806,12 +806,12 @@ func (r *userResolver) FollowsViewer(ctx context.Context, obj *store.User) (bool
 	return loaderFrom(ctx).Follows(ctx, obj.Key(), viewerFrom(ctx))
 }
 
-func (r *userResolver) Posts(ctx context.Context, obj *store.User, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+func (r *userResolver) Posts(ctx context.Context, obj *store.User, sort *model.PostSort, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
 	w, err := pageWindow(ctx, first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	p, err := loaderFrom(ctx).UserPosts(ctx, obj.Key(), w, fieldNeeds(ctx, "Post", true))
+	p, err := loaderFrom(ctx).UserPosts(ctx, obj.Key(), userPostSort(sort), w, fieldNeeds(ctx, "Post", true))
 	if err != nil {
 		return nil, err
 	}

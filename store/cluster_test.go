@@ -452,7 +452,7 @@ func testReshardingUnderLoad(t *testing.T, addrs []string) {
 					if _, err := l.Posts(ctx, store.SortHot, w.groups[r.IntN(3)], store.Window{First: 20}, nil); err != nil {
 						fail(fmt.Errorf("read group: %w", err))
 					}
-					if _, err := l.UserPosts(ctx, uk(uid), store.Window{First: 20}, nil); err != nil {
+					if _, err := l.UserPosts(ctx, uk(uid), store.SortNew, store.Window{First: 20}, nil); err != nil {
 						fail(fmt.Errorf("read user posts: %w", err))
 					}
 				}

@@ -247,7 +247,7 @@ func (c *community) render(t *testing.T, s *store.Store) string {
 		must("user comments", err)
 		fmt.Fprintf(&b, "user %s: karma %d rank %d %t, %d followers, %d following, %d posts, %d comments\n",
 			name, karma, rank, ok, followers, following, np, nc)
-		up, err := l.UserPosts(ctx, uid, w, nil)
+		up, err := l.UserPosts(ctx, uid, store.SortNew, w, nil)
 		posts("posts of "+name, up, err)
 		for _, sort := range []store.CommentSort{store.CommentsNew, store.CommentsOld} {
 			uc, err := l.UserComments(ctx, uid, sort, w)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -35,6 +36,7 @@ type Loader struct {
 	noNeeds Needs // reads nothing below a user: an author read only for their name
 
 	postGID struct{ pid, id string } // the global id of the post whose comments were parsed last; guarded by mu
+	at      time.Time                // the loader's time for the windows of TOP (see clock); guarded by mu
 }
 
 // call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a

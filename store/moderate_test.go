@@ -67,7 +67,10 @@ func (f *modFixture) modLog(group string) []string {
 // postList reads the first 50 posts of a list of a user's: "feed" or "posts".
 func (f *modFixture) postList(list, uid string) []string {
 	f.t.Helper()
-	read := f.s.NewLoader().UserPosts
+	l := f.s.NewLoader()
+	read := func(ctx context.Context, uid store.UserKey, w store.Window, needs func() *store.Needs) (*store.Page[*store.Post], error) {
+		return l.UserPosts(ctx, uid, store.SortNew, w, needs)
+	}
 	if list == "feed" {
 		read = f.s.NewLoader().Feed
 	}

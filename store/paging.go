@@ -121,6 +121,10 @@ type windowCut struct {
 	cutoff int64
 }
 
+// within reports whether a post published at published (Unix ms) that the window's set holds is
+// in the window: published at or after the cutoff. Every post is within the zero cut.
+func (c windowCut) within(published int64) bool { return c.set == "" || published >= c.cutoff }
+
 // decode checks w and decodes its cursors as cursors of the list tagged list.
 func (w Window) decode(list string) (span, error) {
 	sp := span{n: w.First}

@@ -206,7 +206,7 @@ func TestDeletePost(t *testing.T) {
 				}
 			}
 		}
-		up, err := f.s.NewLoader().UserPosts(f.ctx, "alice", store.Window{First: 10}, nil)
+		up, err := f.s.NewLoader().UserPosts(f.ctx, "alice", store.SortNew, store.Window{First: 10}, nil)
 		if err != nil || len(up.Items) != 1 || up.Total != 1 {
 			t.Fatalf("user posts after delete: %+v %v", up, err)
 		}

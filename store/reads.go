@@ -363,11 +363,16 @@ func (l *Loader) rankingList(sort PostSort, group string) (key, tag string) {
 	return key, tag
 }
 
-// rankingCut is the read-time filter of a windowed TOP ranking now; zero for other sorts.
+// rankingCut is the read-time filter of a windowed TOP ranking now; zero for other sorts. A
+// response that reads a window changes when a post leaves it, with no write to raise a revision:
+// it is not cached.
 func (l *Loader) rankingCut(sort PostSort, group string) windowCut {
 	i := sort.window()
 	if i < 0 {
 		return windowCut{}
+	}
+	if l.revs != nil {
+		l.revs.timeDependent()
 	}
 	r := l.s.k.ranking(group)
 	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli()}
@@ -382,7 +387,7 @@ func withinWindow(cut windowCut) func(*Page[*Post], error) (*Page[*Post], error)
 		}
 		n := 0
 		for i, it := range p.Items {
-			if it.CreatedAt.UnixMilli() >= cut.cutoff {
+			if cut.within(it.CreatedAt.UnixMilli()) {
 				p.Items[n], p.Cursors[n] = it, p.Cursors[i]
 				n++
 			}
@@ -415,8 +420,13 @@ func (l *Loader) Posts(ctx context.Context, sort PostSort, group string, w Windo
 	return l.WithoutBlocked(p), nil
 }
 
-// UserPosts loads one page of a user's posts, newest first, and what needs says of them.
-func (l *Loader) UserPosts(ctx context.Context, uid UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
+// UserPosts loads one page of a user's posts in the order sort, and what needs says of them:
+// SortNew from the user's post list, the other orders ranked from the site's rankings (see
+// user_posts.go).
+func (l *Loader) UserPosts(ctx context.Context, uid UserKey, sort PostSort, w Window, needs func() *Needs) (*Page[*Post], error) {
+	if sort != SortNew {
+		return withoutRemoved(l.userPostsRanked(ctx, uid, sort, w, needs))
+	}
 	return withoutRemoved(l.postPage(ctx, l.s.k.userPosts(string(uid)), "pu", windowCut{}, w, needs))
 }
 

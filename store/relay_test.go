@@ -169,7 +169,7 @@ var relayKinds = []struct {
 			w.post(b)
 		}
 		return w.posts(a, nil, func(l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
-			return l.UserPosts(w.ctx, a, win, nil)
+			return l.UserPosts(w.ctx, a, store.SortNew, win, nil)
 		})
 	}},
 	{"posts NEW, NSFW shown", store.Options{}, nsfwPostsOf(nil, func(w *relayWorld, l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
@@ -179,7 +179,7 @@ var relayKinds = []struct {
 		return l.Posts(w.ctx, store.SortTopDay, "go", win, nil)
 	})},
 	{"user posts, NSFW shown", store.Options{}, nsfwPostsOf(nil, func(w *relayWorld, l *store.Loader, win store.Window) (*store.Page[*store.Post], error) {
-		return l.UserPosts(w.ctx, w.author, win, nil)
+		return l.UserPosts(w.ctx, w.author, store.SortNew, win, nil)
 	})},
 	{"comments NEW", store.Options{}, commentsOf(store.CommentsNew, false)},
 	{"comments OLD", store.Options{}, commentsOf(store.CommentsOld, false)},

@@ -95,6 +95,9 @@ type Options struct {
 	Admins []string
 	// Messages configures private messages; see MessageOptions.
 	Messages MessageOptions
+
+	// userRankCap replaces userRankCap when positive (tests: UserRankCap).
+	userRankCap int
 }
 
 func (o Options) withDefaults() Options {

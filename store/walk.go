@@ -120,6 +120,9 @@ const (
 type List struct {
 	Kind ListKind
 	Sort CommentSort // ListComments only
+	// PostSort is the order of ListPosts; its zero value is HOT, and a user's posts are listed
+	// by NEW unless asked otherwise.
+	PostSort PostSort
 	// Window is the part of the list the page holds, and what is shown of it.
 	Window Window
 	Needs  Needs
@@ -148,6 +151,10 @@ type walkList struct {
 	tag  string   // the cursor tag of the list
 	span span
 	call *call
+	// ranked, for a user's posts in an order other than NEW, is what ranks them (user_posts.go):
+	// call reads the candidates, and scores, in the next round, their scores.
+	ranked *userRanking
+	scores *call
 }
 
 // walkPage is a page whose items are being read; at is where its first item is among the
@@ -193,12 +200,34 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			reads = l.hashNeeds(it, reads, &byKey)
 		}
 		byKey = distinctItems(byKey) // an author of a hundred comments is read once
-		// Pages that came in the last round: their items are read now.
+		// Pages that came in the last round: their items are read now. A ranked list whose
+		// candidates came reads their scores first.
 		filling := make([]walkPage, 0, len(lists))
+		type scoringAt struct {
+			at int
+			wl walkList
+		}
+		var scoring []scoringAt
 		for _, wl := range lists {
-			rp, err := pageOf(wl.call, wl.span)
-			if wl.call.err != nil || err != nil {
+			if wl.call.err != nil {
 				continue
+			}
+			var rp rawPage
+			var err error
+			switch {
+			case wl.ranked != nil && wl.scores == nil:
+				scoring = append(scoring, scoringAt{len(reads), wl})
+				reads = append(reads, wl.ranked.scoresRead(wl.call))
+				continue
+			case wl.ranked != nil:
+				if wl.scores.err != nil {
+					continue
+				}
+				rp = wl.ranked.rankedPage(wl.call, wl.scores, wl.span)
+			default:
+				if rp, err = pageOf(wl.call, wl.span); err != nil {
+					continue
+				}
 			}
 			filling = append(filling, walkPage{wl: wl, rp: rp, at: len(byKey)})
 			byKey = slices.Grow(byKey, len(rp.members))
@@ -264,7 +293,11 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 			l.keepPage(wp, items)
 		}
 		after = make([]walkItem, 0, len(byKey))
-		lists = make([]walkList, 0, len(pages))
+		lists = make([]walkList, 0, len(pages)+len(scoring))
+		for _, sc := range scoring {
+			sc.wl.scores = calls[sc.at]
+			lists = append(lists, sc.wl)
+		}
 		for i, it := range byKey {
 			it.call = calls[itemAt[i]]
 			if (it.needs.hashDerived() || l.nameless(it)) && it.call.err == nil && !seen[walkKey{it.call, it.needs}] {
@@ -463,6 +496,16 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 			return walkList{}, read{}, invalidf("only users have posts, followers and following lists")
 		}
 		key, wl.tag, wl.kind = l.userListKey(list.Kind, it.key)
+		if list.Kind == ListPosts && list.PostSort != SortNew {
+			ur := l.userRanking(it.key, list.PostSort)
+			wl.tag, wl.ranked = ur.tag, &ur
+			var err error
+			if wl.span, err = list.Window.decode(wl.tag); err != nil {
+				return walkList{}, read{}, err
+			}
+			wl.key = ur.pageKey(list.Window)
+			return wl, ur.cands, nil
+		}
 	default:
 		return walkList{}, read{}, invalidf("unknown list")
 	}

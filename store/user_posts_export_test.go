@@ -1,0 +1,8 @@
+package store
+
+// UserRankCap returns o with n as the number of a user's newest posts a sorted read of their
+// posts ranks (userRankCap otherwise).
+func UserRankCap(o Options, n int) Options {
+	o.userRankCap = n
+	return o
+}
