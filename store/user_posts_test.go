@@ -318,7 +318,7 @@ func TestUserPostsRankTheNewestUpToTheCap(t *testing.T) {
 		for i := range 5 {
 			p := f.post(alice, fmt.Sprint("p", i), "g")
 			if i%2 == 0 {
-				p, _ = f.s.SetPostLabels(f.ctx, uk(alice), p.ID, ptr(true), nil)
+				p, _ = f.s.SetPostLabels(f.ctx, uk(alice), p.ID, ptr(true), nil, nil)
 			}
 			posts = append(posts, p)
 			for _, v := range voters[:5-i] { // the oldest has the most votes
