@@ -19,7 +19,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 4
+const Layout = 5
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -79,6 +79,11 @@ var migrations = []Migration{
 			_, err := s.dropSFWCopies(ctx)
 			return err
 		}},
+	{From: 4, Does: movePostTextsDoes,
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.movePostTexts(ctx)
+			return err
+		}},
 }
 
 // splitNSFWPosts re-indexes every live NSFW post (labelled, or in an NSFW group), which moves it
@@ -105,7 +110,7 @@ func (s *Store) splitNSFWPosts(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		reply, err := s.run(ctx, "bump", []string{key})
+		reply, err := s.run(ctx, "bump", []string{key, s.k.postTexts(pid)})
 		if err != nil {
 			return err
 		}
@@ -352,6 +357,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 		return st, err
 	}
 	s.bodiesInHashes.Store(st.Version > 0 && st.Version < 3)
+	s.postBodiesInHashes.Store(st.Version > 0 && st.Version < 5)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -476,6 +482,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		}
 		if m.From == 2 {
 			s.bodiesInHashes.Store(false) // every comment's body is in its thread's bodies now
+		}
+		if m.From == 4 {
+			s.postBodiesInHashes.Store(false) // every post's body is in its thread's bodies now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

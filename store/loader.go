@@ -65,6 +65,9 @@ type read struct {
 	// (keys.commentBodies): exec reads the bodies of a batch's comments of one thread in one
 	// HMGET, not one command each.
 	body bool
+	// texts, for a post read (postReadOf), says which of the post's texts kept apart it reads
+	// too, in cmd2: 1 the title and url, 2 the body as well.
+	texts int
 	// merge, for a read of both parts of a post list (postListRead), says how to merge them.
 	merge *pageMerge
 }

@@ -281,7 +281,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		// Bump the version and read the hash in one script on the post's slot: the rebuilt entries
 		// then carry a version newer than any the guards have seen, so they win, and any vote that
 		// lands afterwards carries a newer one still, so the rebuild can never overwrite it.
-		reply, err := s.run(ctx, "bump", []string{key})
+		reply, err := s.run(ctx, "bump", []string{key, s.k.postTexts(pid)})
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@
 -- ARGV[3]  "1" to set the NSFW label, "0" to leave it       ARGV[4] "1" labels, "" clears
 -- ARGV[5]  "1" to set the spoiler label, "0" to leave it    ARGV[6] likewise
 -- ARGV[7]  now (Unix ms)   ARGV[8] the post's key ("17")
+-- KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body, for the post's texts kept apart (read only;
+--          see lib/post_texts.lua)
 -- Reply    {outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
 --          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
@@ -18,6 +20,7 @@
 -- Repeat   a second run finds the labels already set and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include post_texts
 redis.call('INCR', KEYS[#KEYS])
 local p, actor, via = KEYS[1], ARGV[1], ARGV[2]
 local author = redis.call('HGET', p, 'author')
@@ -56,6 +59,6 @@ if #changes > 0 then
     end
   end
 end
-local reply = redis.call('HGETALL', p)
+local reply = post_reply(p, KEYS[#KEYS - 1])
 table.insert(reply, 1, redis.call('HGETALL', outbox))
 return reply
