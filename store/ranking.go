@@ -269,6 +269,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if err := s.relabelGroups(ctx); err != nil {
 		return st, err
 	}
+	// Texts a process of layout 4 wrote into post hashes after the migration moved them go apart
+	// again (the migration's step, idempotent).
+	if _, err := s.movePostTexts(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err
