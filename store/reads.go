@@ -65,8 +65,9 @@ func (l *Loader) postRead(pid string) read { return l.postReadOf(pid, true) }
 // (Store.postBodiesInHashes); a text in the hash is newer than one apart (see
 // scripts/lib/post_texts.lua).
 func (l *Loader) postReadOf(pid string, body bool) read {
-	key := l.s.k.post(pid)
-	r := read{key: "m:" + key, rkey: key, fields: postHashArgs, fill: fillPostRead, texts: 2}
+	tkey := l.s.k.postTexts(pid)
+	key := tkey[:len(tkey)-len(":c:body")] // keys.post, without an allocation of its own
+	r := read{key: "m:" + key, rkey: key, fields: postHashArgs, fill: fillPostRead, texts: 2, tkey: tkey}
 	if l.s.postBodiesInHashes.Load() {
 		r.fields = postFieldArgs
 	}
@@ -79,10 +80,12 @@ func (l *Loader) postReadOf(pid string, body bool) read {
 // fillPostRead adds a post read's commands to a pipeline: the HMGET of its hash (fillHMGET) and
 // that of its texts apart.
 func fillPostRead(ctx context.Context, p rdb.Pipeliner, c *call) {
-	fillHMGET(ctx, p, c)
-	fields := postTextArgs[c.r.texts-1]
-	args := append(make([]any, 0, 2+len(fields)), "hmget", c.r.rkey+":c:body") // keys.postTexts
-	c.cmd2 = sendHMGET(ctx, p, append(args, fields...))
+	texts := postTextArgs[c.r.texts-1]
+	if c.args == nil {
+		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), c.r.rkey, c.r.fields), c.r.tkey, texts)
+	}
+	n := 2 + len(c.r.fields) // the hash's HMGET, then the texts' (see giveArgs)
+	c.cmd, c.cmd2 = sendHMGET(ctx, p, c.args[:n:n]), sendHMGET(ctx, p, c.args[n:])
 }
 
 // postFieldsBut is postFields without the field name.
