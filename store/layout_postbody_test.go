@@ -72,12 +72,8 @@ func TestPostHashesStayListpack(t *testing.T) {
 			if err != nil || got == nil {
 				t.Fatalf("%s: read %+v, %v", tc.name, got, err)
 			}
-			gotURL := ""
-			if got.URL != nil {
-				gotURL = *got.URL
-			}
-			if got.Title != tc.title || got.Body != tc.body || gotURL != tc.url {
-				t.Errorf("%s: read title %q body %q url %q, want %q %q %q", tc.name, got.Title, got.Body, gotURL, tc.title, tc.body, tc.url)
+			if got.Title != tc.title || got.Body != tc.body || urlOf(got) != tc.url {
+				t.Errorf("%s: read title %q body %q url %q, want %q %q %q", tc.name, got.Title, got.Body, urlOf(got), tc.title, tc.body, tc.url)
 			}
 			for _, n := range []*store.Needs{nil, {PostFieldsChosen: true, PostBody: true}, {PostFieldsChosen: true}} {
 				page, err := f.s.NewLoader().Posts(ctx, store.SortNew, "go", store.Window{First: 5}, func() *store.Needs { return n })
@@ -107,6 +103,26 @@ func TestPostHashesStayListpack(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// urlOf is a post's URL, "" for none.
+func urlOf(p *store.Post) string {
+	if p.URL == nil {
+		return ""
+	}
+	return *p.URL
+}
+
+// startAtLayout records version as the keyspace's layout and checks it as a server does at
+// start-up, which makes reads ask hashes for the texts that layout kept in them.
+func startAtLayout(t *testing.T, f *fixture, b storetest.Backend, prefix string, version int) {
+	t.Helper()
+	if err := b.Client.HSet(f.ctx, prefix+"{meta}:layout", "version", version).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.s.CheckLayout(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestMigratePostTexts writes posts, puts their texts back into their hashes as layout 4 kept
 // them, and migrates: reads are right before (the migration runs beside traffic), during (an
@@ -147,14 +163,8 @@ func TestMigratePostTexts(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 4).Err(); err != nil {
-			t.Fatal(err)
-		}
-		// As a server does at start-up: a layout before 5 makes reads ask post hashes for their
-		// bodies too.
-		if _, err := f.s.CheckLayout(ctx); err != nil {
-			t.Fatal(err)
-		}
+		// A layout before 5 makes reads ask post hashes for their bodies too.
+		startAtLayout(t, f, b, prefix, 4)
 		check := func(when string) {
 			t.Helper()
 			l := f.s.NewLoader()
@@ -163,12 +173,8 @@ func TestMigratePostTexts(t *testing.T) {
 				if err != nil || p == nil {
 					t.Fatalf("%s: post %s reads %+v, %v", when, id, p, err)
 				}
-				url := ""
-				if p.URL != nil {
-					url = *p.URL
-				}
-				if p.Title != w.title || p.Body != w.body || url != w.url {
-					t.Errorf("%s: post %s reads %q %q %q, want %q %q %q", when, id, p.Title, p.Body, url, w.title, w.body, w.url)
+				if p.Title != w.title || p.Body != w.body || urlOf(p) != w.url {
+					t.Errorf("%s: post %s reads %q %q %q, want %q %q %q", when, id, p.Title, p.Body, urlOf(p), w.title, w.body, w.url)
 				}
 			}
 		}
