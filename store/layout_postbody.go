@@ -8,7 +8,7 @@ import (
 // movePostTextsDoes is what the migration from layout 4 does, for `agora migrate --dry-run`.
 const movePostTextsDoes = "move every post's body, and its title and url when longer than 64 bytes, out of its hash " +
 	"into its thread's bodies ({p:<id>}:c:body, fields b, t and u), so that post hashes stay listpack-encoded " +
-	"(about 1,100 bytes less per post with a 400-byte body); empty urls leave the hashes"
+	"(about 640 bytes less per post with a 400-byte body); empty urls leave the hashes"
 
 // movePostTextsBatch bounds the posts one pipeline of movePostTexts moves.
 const movePostTextsBatch = 100

@@ -77,15 +77,18 @@ func (l *Loader) postReadOf(pid string, body bool) read {
 	return r
 }
 
-// fillPostRead adds a post read's commands to a pipeline: the HMGET of its hash (fillHMGET) and
-// that of its texts apart.
+// fillPostRead adds a post read's commands to a pipeline: the HMGET of its texts apart and that
+// of its hash.
 func fillPostRead(ctx context.Context, p rdb.Pipeliner, c *call) {
 	texts := postTextArgs[c.r.texts-1]
 	if c.args == nil {
 		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), c.r.rkey, c.r.fields), c.r.tkey, texts)
 	}
 	n := 2 + len(c.r.fields) // the hash's HMGET, then the texts' (see giveArgs)
-	c.cmd, c.cmd2 = sendHMGET(ctx, p, c.args[:n:n]), sendHMGET(ctx, p, c.args[n:])
+	// The texts go first, so that the hash's counts are followed at once by whatever the walk
+	// reads with them (the viewer's vote: see Loader.Walk).
+	c.cmd2 = sendHMGET(ctx, p, c.args[n:])
+	c.cmd = sendHMGET(ctx, p, c.args[:n:n])
 }
 
 // postFieldsBut is postFields without the field name.
