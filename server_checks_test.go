@@ -125,7 +125,7 @@ func TestMigrateCommand(t *testing.T) {
 	}
 	out := migrate("--dry-run")
 	for _, want := range []string{"keyspace layout: 1 (data of the previous release", "would migrate 1 → 2: derive",
-		"would migrate 3 → 4: keep every post list", "would migrate 4 → 5: write every inbox's notification records packed"} {
+		"would migrate 3 → 4: keep every post list", "would migrate 4 → 5: move every post's body"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run does not say %q:\n%s", want, out)
 		}

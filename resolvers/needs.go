@@ -57,8 +57,10 @@ func newNeedsBuilder(ctx context.Context) needsBuilder {
 }
 
 // connection reads the selection of a connection: what edges.node and nodes read of each item.
+// A listing of posts reads their bodies only when the selection shows them (Needs.PostBody); a
+// single post is read with its body, as every other lookup of it.
 func (b needsBuilder) connection(sel ast.SelectionSet, typ string) *store.Needs {
-	n := &store.Needs{}
+	n := &store.Needs{PostFieldsChosen: typ == "Post"}
 	for _, edges := range graphql.CollectFields(b.op, sel, nil) {
 		if edges.Name == "nodes" {
 			b.into(n, edges.Selections, typ)
@@ -101,6 +103,8 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			b.into(n.Author, f.Selections, "User")
 		case "Post.viewerVote", "Comment.viewerVote":
 			n.Vote, n.Viewer = true, b.viewer()
+		case "Post.body":
+			n.PostBody = true
 		case "Post.viewerSaved":
 			n.Saved, n.Viewer = true, b.viewer()
 		case "Post.unreadCommentCount", "Post.viewerHasRead":

@@ -238,7 +238,7 @@ func (s *Store) disownPost(ctx context.Context, uid, pid string, erase bool) err
 	if erase {
 		mode = "erase"
 	}
-	reply, err := s.run(ctx, "disown", []string{s.k.post(pid)}, uid, mode)
+	reply, err := s.run(ctx, "disown", []string{s.k.post(pid), s.k.postTexts(pid)}, uid, mode)
 	if err != nil {
 		return err
 	}

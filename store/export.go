@@ -359,23 +359,26 @@ func newExportPost(p *Post) exportPost {
 // posts writes the account's published posts (its post list), oldest first.
 func (e *exporter) posts(ctx context.Context) error {
 	return e.zpagesOf(ctx, func(ctx context.Context, zs []rdb.Z) error {
-		cmds := make([]*rdb.SliceCmd, len(zs))
+		cmds, texts := make([]*rdb.SliceCmd, len(zs)), make([]*rdb.SliceCmd, len(zs))
 		ops := make([]op, len(zs))
 		for i, z := range zs {
-			key := e.s.k.post(str(z.Member))
+			key, tk := e.s.k.post(str(z.Member)), e.s.k.postTexts(str(z.Member))
 			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HMGet(ctx, key, postFields...)
-				return cmds[i], nil
+				texts[i] = p.HMGet(ctx, tk, postTextTitle, postTextURL, postTextBody) // as postTextArgs
+				return cmds[i], texts[i]
 			}}
 		}
 		if err := e.s.pipeline(ctx, ops, false); err != nil {
 			return fmt.Errorf("read posts: %w", err)
 		}
 		for i, z := range zs {
-			if err := cmds[i].Err(); err != nil {
+			if err := rdb.FirstErr([2]rdb.Cmder{cmds[i], texts[i]}); err != nil {
 				return fmt.Errorf("read post %v: %w", z.Member, err)
 			}
-			p := e.s.postFromFields(str(z.Member), strs(cmds[i].Val()))
+			v := strs(cmds[i].Val())
+			mergePostTexts(v, strs(texts[i].Val()))
+			p := e.s.postFromFields(str(z.Member), v)
 			if p == nil || p.Author != UserKey(e.uid) {
 				continue // deleted since it was listed
 			}

@@ -341,8 +341,9 @@ func (l *Loader) feedPage(ctx context.Context, items []feedItem, tag string, nee
 	for i, it := range items {
 		pids[i] = it.member
 	}
-	l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, evalNeeds(needs))
-	posts, kept, err := l.postsByKey(ctx, pids)
+	n := evalNeeds(needs)
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, n)
+	posts, kept, err := l.postsByKey(ctx, pids, n.ReadsPostBody())
 	if err != nil {
 		return nil, err
 	}

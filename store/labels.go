@@ -151,7 +151,7 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	flag, text := reasonArgs(reason)
 	args = append(args, s.now().UnixMilli(), pid, flag, text)
 	outbox := s.k.postModOutbox(pid)
-	reply, err := s.run(ctx, "post_labels", []string{s.k.post(pid), outbox}, args...)
+	reply, err := s.run(ctx, "post_labels", []string{s.k.post(pid), outbox, s.k.postTexts(pid)}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +346,7 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 		return fmt.Errorf("relabel group %s: %w", g, err)
 	}
 	for i := 0; i < len(pids); i += 2 { // members and scores alternate
-		reply, err := s.run(ctx, "bump", []string{s.k.post(pids[i])})
+		reply, err := s.run(ctx, "bump", []string{s.k.post(pids[i]), s.k.postTexts(pids[i])})
 		if err != nil {
 			return err
 		}

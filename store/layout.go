@@ -79,12 +79,16 @@ var migrations = []Migration{
 			_, err := s.dropSFWCopies(ctx)
 			return err
 		}},
-	{From: 4, Does: "move every session into its user's sessions hash ({u:<name>}:s: session id → expiry), in " +
-		"place of a string with a TTL per session ({u:<name>}:sess:<digest>) and an index beside them " +
-		"({u:<name>}:sessions; about 400 bytes less per user with one session), each with the expiry it had, so " +
-		"that no one is signed out; write every inbox's notification records packed (\"R<time> <actor>\") in " +
-		"place of JSON, so that inboxes' hashes stay listpack-encoded (about 110 bytes less per notification)",
+	{From: 4, Does: movePostTextsDoes + "; move every session into its user's sessions hash ({u:<name>}:s: " +
+		"session id → expiry), in place of a string with a TTL per session ({u:<name>}:sess:<digest>) and an " +
+		"index beside them ({u:<name>}:sessions; about 400 bytes less per user with one session), each with the " +
+		"expiry it had, so that no one is signed out; write every inbox's notification records packed " +
+		"(\"R<time> <actor>\") in place of JSON, so that inboxes' hashes stay listpack-encoded (about 110 bytes " +
+		"less per notification)",
 		run: func(ctx context.Context, s *Store) error {
+			if _, err := s.movePostTexts(ctx); err != nil {
+				return err
+			}
 			if _, err := s.migrateSessions(ctx); err != nil {
 				return err
 			}
@@ -117,7 +121,7 @@ func (s *Store) splitNSFWPosts(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		reply, err := s.run(ctx, "bump", []string{key})
+		reply, err := s.run(ctx, "bump", []string{key, s.k.postTexts(pid)})
 		if err != nil {
 			return err
 		}
@@ -365,6 +369,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	}
 	s.bodiesInHashes.Store(st.Version > 0 && st.Version < 3)
 	s.legacySessions.Store(st.Version > 0 && st.Version < 5)
+	s.postBodiesInHashes.Store(st.Version > 0 && st.Version < 5)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -492,6 +497,7 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		}
 		if m.From == 4 {
 			s.legacySessions.Store(false) // every session is in its user's sessions hash now
+			s.postBodiesInHashes.Store(false) // every post's body is in its thread's bodies now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

@@ -98,14 +98,8 @@ func TestMigrateCommentBodies(t *testing.T) {
 		if err := b.Client.Del(ctx, bk).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 2).Err(); err != nil {
-			t.Fatal(err)
-		}
-		// As a server does at start-up: a layout before 3 makes reads ask comment hashes for
-		// their bodies too.
-		if _, err := f.s.CheckLayout(ctx); err != nil {
-			t.Fatal(err)
-		}
+		// A layout before 3 makes reads ask comment hashes for their bodies too.
+		startAtLayout(t, f, b, prefix, 2)
 		check := func(when string) {
 			t.Helper()
 			l := f.s.NewLoader()

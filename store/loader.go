@@ -67,6 +67,10 @@ type read struct {
 	// (keys.commentBodies): exec reads the bodies of a batch's comments of one thread in one
 	// HMGET, not one command each.
 	body bool
+	// texts, for a post read (postReadOf), says which of the post's texts kept apart it reads
+	// too, in cmd2, from tkey (keys.postTexts): 1 the title and url, 2 the body as well.
+	texts int
+	tkey  string
 	// merge, for a read of both parts of a post list (postListRead), says how to merge them.
 	merge *pageMerge
 }
@@ -247,12 +251,18 @@ func giveArgs(batch []*call) {
 		if c.r.fields != nil {
 			n += 2 + len(c.r.fields)
 		}
+		if c.r.texts > 0 {
+			n += 2 + len(postTextArgs[c.r.texts-1])
+		}
 	}
 	arena := make([]any, 0, n)
 	for _, c := range batch {
 		if c.r.fields != nil {
 			start := len(arena)
 			arena = hmgetArgs(arena, c.r.rkey, c.r.fields)
+			if c.r.texts > 0 { // a post read's second HMGET, after its first (fillPostRead)
+				arena = hmgetArgs(arena, c.r.tkey, postTextArgs[c.r.texts-1])
+			}
 			c.args = arena[start:len(arena):len(arena)]
 		}
 	}

@@ -19,7 +19,7 @@ func (s *Store) ModeratePostScriptOnly(ctx context.Context, actor UserKey, id st
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, "moderate_post", []string{s.k.post(pid), s.k.postModOutbox(pid)},
+	_, err = s.run(ctx, "moderate_post", []string{s.k.post(pid), s.k.postModOutbox(pid), s.k.postTexts(pid)},
 		string(kind), string(actor), via, "1", reason, s.now().UnixMilli(), pid)
 	return err
 }

@@ -36,11 +36,11 @@ func TestModerationScriptsAreSafeToRunTwice(t *testing.T) {
 		return arr
 	}
 	post, outbox := s.k.post("1"), s.k.postModOutbox("1")
-	if _, err := s.run(ctx, "create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "n", "Ann"); err != nil {
+	if _, err := s.run(ctx, "create_post", []string{post, s.k.postTexts("1")}, "t", "", "", "ann", 1000, 1e15, "go", "n", "Ann"); err != nil {
 		t.Fatal(err)
 	}
-	twice("moderate_post", []string{post, outbox}, "REMOVE_POST", "mia", "go", "1", "spam", 2000, "1")
-	twice("moderate_post", []string{post, outbox}, "LOCK_POST", "root", "*", "0", "", 3000, "1")
+	twice("moderate_post", []string{post, outbox, s.k.postTexts("1")}, "REMOVE_POST", "mia", "go", "1", "spam", 2000, "1")
+	twice("moderate_post", []string{post, outbox, s.k.postTexts("1")}, "LOCK_POST", "root", "*", "0", "", 3000, "1")
 	if h := rdb.HGetAll(ctx, post).Val(); h["removed"] != "1" || h["locked"] != "1" || h["ver"] != "3" {
 		t.Fatalf("post after removal and lock sent twice: %v", h)
 	}

@@ -142,7 +142,7 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	}
 	flag, text := reasonArgs(reason)
 	outbox := s.k.postModOutbox(pid)
-	reply, err := s.run(ctx, "moderate_post", []string{s.k.post(pid), outbox},
+	reply, err := s.run(ctx, "moderate_post", []string{s.k.post(pid), outbox, s.k.postTexts(pid)},
 		string(kind), string(actor), via, flag, text, s.now().UnixMilli(), pid)
 	if err != nil {
 		return nil, err
@@ -208,9 +208,9 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if err := checkModReason(reason, false); err != nil {
 		return nil, err
 	}
-	h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
+	h, err := s.postHash(ctx, pid)
 	if err != nil {
-		return nil, fmt.Errorf("read post %s: %w", pid, err)
+		return nil, err
 	}
 	p := s.postFromHash(pid, h)
 	if p == nil {
@@ -405,10 +405,11 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	}
 	more := len(ranked) > len(cands)
 	keys := append(append([]string{}, pins...), cands...)
-	l.Walk(ctx, Items{Kind: ItemPost, Keys: keys}, evalNeeds(needs))
+	n := evalNeeds(needs)
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: keys}, n)
 	reads := make([]read, len(keys))
 	for i, k := range keys {
-		reads[i] = l.postRead(k)
+		reads[i] = l.postReadOf(k, n.ReadsPostBody())
 	}
 	pcalls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, pcalls); err != nil {

@@ -54,7 +54,7 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 		args = append(args, optionalArg(f)...)
 	}
 	args = append(append(args, labelArgs(in.NSFW)...), labelArgs(in.Spoiler)...)
-	reply, err := s.run(ctx, "edit_post", []string{s.k.post(pid)}, args...)
+	reply, err := s.run(ctx, "edit_post", []string{s.k.post(pid), s.k.postTexts(pid)}, args...)
 	if err != nil {
 		return nil, err
 	}

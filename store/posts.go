@@ -128,7 +128,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		if n, err = s.noteRepair(ctx, repairPost+":"+pid); err != nil {
 			return nil, err
 		}
-		return s.run(ctx, "create_post", []string{s.k.post(pid)},
+		return s.run(ctx, "create_post", []string{s.k.post(pid), s.k.postTexts(pid)},
 			in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
 			strings.Join(groups, ","), nonce, name, flag(in.NSFW), flag(in.Spoiler))
 	})
@@ -220,7 +220,7 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err != nil {
 		return err
 	}
-	keys := append([]string{s.k.post(pid)}, s.postSubKeys(pid)...)
+	keys := append(append([]string{s.k.post(pid)}, s.postSubKeys(pid)...), s.k.postTexts(pid))
 	reply, err := s.run(ctx, "delete_post", keys, uid, int(tombstoneTTL.Seconds()))
 	if err != nil {
 		return err
@@ -268,7 +268,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if err != nil {
 		return nil, err
 	}
-	reply, err := s.run(ctx, "vote_post", []string{s.k.post(pid), s.k.postVotes(pid)}, uid, dir, s.now().UnixMilli())
+	reply, err := s.run(ctx, "vote_post", []string{s.k.post(pid), s.k.postVotes(pid), s.k.postTexts(pid)}, uid, dir, s.now().UnixMilli())
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	for _, g := range remN {
 		args = append(args, g)
 	}
-	reply, err := s.run(ctx, "set_groups", []string{s.k.post(pid)}, args...)
+	reply, err := s.run(ctx, "set_groups", []string{s.k.post(pid), s.k.postTexts(pid)}, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -269,6 +269,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if err := s.relabelGroups(ctx); err != nil {
 		return st, err
 	}
+	// Texts a process of layout 4 wrote into post hashes after the migration moved them go apart
+	// again (the migration's step, idempotent).
+	if _, err := s.movePostTexts(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err
@@ -281,7 +286,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		// Bump the version and read the hash in one script on the post's slot: the rebuilt entries
 		// then carry a version newer than any the guards have seen, so they win, and any vote that
 		// lands afterwards carries a newer one still, so the rebuild can never overwrite it.
-		reply, err := s.run(ctx, "bump", []string{key})
+		reply, err := s.run(ctx, "bump", []string{key, s.k.postTexts(pid)})
 		if err != nil {
 			return err
 		}

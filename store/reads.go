@@ -44,11 +44,86 @@ var postFields = []string{"title", "body", "url", "author", "created", "closes",
 var commentFields = [...]string{"parent", "author", "body", "created", "edited", "depth", "up", "down", "replies", "ver", "deleted", "removed",
 	"aname"}
 
-// userFieldArgs and postFieldArgs are userFields and postFields as HMGET arguments.
-var userFieldArgs, postFieldArgs = boxed(userFields), boxed(postFields)
+// userFieldArgs and postFieldArgs are userFields and postFields as HMGET arguments;
+// postHashArgs is postFields without body, which no post keeps in its hash since layout 5.
+var userFieldArgs, postFieldArgs, postHashArgs = boxed(userFields), boxed(postFields), boxed(postFieldsBut("body"))
+
+// postTextArgs are the fields of postTexts a post read asks for, with the body and without it.
+var postTextArgs = [2][]any{{postTextTitle, postTextURL}, {postTextTitle, postTextURL, postTextBody}}
 
 func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFieldArgs) }
-func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFieldArgs) }
+
+// postRead reads a post with its body: postReadOf(pid, true).
+func (l *Loader) postRead(pid string) read { return l.postReadOf(pid, true) }
+
+// postReadOf reads the fields of a post's hash that Post holds and, in the same pipeline (one
+// slot), its texts kept apart (keys.postTexts): a title or url longer than 64 bytes always, the
+// body when body. A listing whose response shows no body reads none (Needs.ReadsPostBody).
+//
+// Since layout 5 no post keeps its body in its hash. A process that found the keyspace of an
+// earlier layout at start-up asks the hash for it too until it has migrated it
+// (Store.postBodiesInHashes); a text in the hash is newer than one apart (see
+// scripts/lib/post_texts.lua).
+func (l *Loader) postReadOf(pid string, body bool) read {
+	tkey := l.s.k.postTexts(pid)
+	key := tkey[:len(tkey)-len(":c:body")] // keys.post, without an allocation of its own
+	r := read{key: "m:" + key, rkey: key, fields: postHashArgs, fill: fillPostRead, texts: 2, tkey: tkey}
+	if l.s.postBodiesInHashes.Load() {
+		r.fields = postFieldArgs
+	}
+	if !body {
+		r.key, r.texts = r.key+"\x00t", 1
+	}
+	return r
+}
+
+// fillPostRead adds a post read's commands to a pipeline: the HMGET of its texts apart and that
+// of its hash.
+func fillPostRead(ctx context.Context, p rdb.Pipeliner, c *call) {
+	texts := postTextArgs[c.r.texts-1]
+	if c.args == nil {
+		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), c.r.rkey, c.r.fields), c.r.tkey, texts)
+	}
+	n := 2 + len(c.r.fields) // the hash's HMGET, then the texts' (see giveArgs)
+	// The texts go first, so that the hash's counts are followed at once by whatever the walk
+	// reads with them (the viewer's vote: see Loader.Walk).
+	c.cmd2 = sendHMGET(ctx, p, c.args[n:])
+	c.cmd = sendHMGET(ctx, p, c.args[:n:n])
+}
+
+// postFieldsBut is postFields without the field name.
+func postFieldsBut(name string) []string {
+	var out []string
+	for _, f := range postFields {
+		if f != name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// postValues returns the values of postFields of a done post read (postReadOf): the hash's, with
+// the texts kept apart where the hash has none.
+func postValues(c *call) []string {
+	v := fields(c)
+	if len(v) < len(postFields) { // read without the hash's body
+		v = append(v[:1:1], append([]string{""}, v[1:]...)...)
+	}
+	if c.cmd2 != nil {
+		mergePostTexts(v, c.cmd2.(*rdb.StringSliceCmd).Val())
+	}
+	return v
+}
+
+// mergePostTexts puts the texts kept apart, t (title, url and maybe body, as postTextArgs), into
+// v, the values of postFields, where the hash has none.
+func mergePostTexts(v, t []string) {
+	for i, at := range [...]int{0, 2, 1} { // title, url, body in postFields
+		if i < len(t) && v[at] == "" && v[17] != "1" { // an erased post keeps no text apart
+			v[at] = t[i]
+		}
+	}
+}
 
 // commentRead reads the fields of a comment that fs names, with those always read, and its body
 // from the thread's bodies (keys.commentBodies) when fs names it: the loader reads the bodies of
@@ -140,7 +215,7 @@ func (l *Loader) postOf(c *call, pid string) *Post {
 	hide := l.hidesNSFW()
 	groups := l.nsfwGroupSet()
 	p, _ := l.parsed(c, func(c *call) any {
-		p := l.s.postFromFields(pid, fields(c))
+		p := l.s.postFromFields(pid, postValues(c))
 		if p != nil && !p.NSFW {
 			p.NSFW = groups.any(p.GroupNames)
 		}
@@ -289,11 +364,12 @@ func (l *Loader) Post(ctx context.Context, id string) (*Post, error) {
 }
 
 // postsByKey loads many posts in one round trip, dropping missing ones; kept lists the indexes
-// of the posts returned.
-func (l *Loader) postsByKey(ctx context.Context, pids []string) ([]*Post, []int, error) {
+// of the posts returned. body says whether their bodies are read (postReadOf): as the Walk of the
+// same posts read them, so that the reads are the walk's.
+func (l *Loader) postsByKey(ctx context.Context, pids []string, body bool) ([]*Post, []int, error) {
 	reads := make([]read, len(pids))
 	for i, pid := range pids {
-		reads[i] = l.postRead(pid)
+		reads[i] = l.postReadOf(pid, body)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -449,8 +525,9 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 	if err != nil {
 		return nil, err
 	}
-	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, evalNeeds(needs))
-	posts, kept, err := l.postsByKey(ctx, rp.members)
+	n := evalNeeds(needs)
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, n)
+	posts, kept, err := l.postsByKey(ctx, rp.members, n.ReadsPostBody())
 	if err != nil {
 		return nil, err
 	}
@@ -468,10 +545,11 @@ func (l *Loader) GroupPostCount(ctx context.Context, name string) (int, error) {
 }
 
 // postFromFields builds a Post from the values of postFields, or returns nil for a missing or
-// deleted post.
+// deleted post. A post exists when it has a creation time: its title may be kept apart
+// (keys.postTexts) and not read.
 func (s *Store) postFromFields(pid string, v []string) *Post {
 	title := v[0]
-	if title == "" || v[11] == "1" {
+	if v[4] == "" || v[11] == "1" {
 		return nil
 	}
 	created := atoi64(v[4])

@@ -140,7 +140,7 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 	if err := s.flushModOutbox(ctx, s.k.postModOutbox(pid)); err != nil {
 		return err
 	}
-	h, err := s.cmd().HGetAll(ctx, s.k.post(pid)).Result()
+	h, err := s.postHash(ctx, pid) // with its texts, for its search index
 	if err != nil {
 		return fmt.Errorf("repair post %s: %w", pid, err)
 	}

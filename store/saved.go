@@ -93,7 +93,7 @@ func (s *Store) dropGoneSaves(ctx context.Context, user UserKey) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, kept, err := l.postsByKey(ctx, pids)
+	_, kept, err := l.postsByKey(ctx, pids, false)
 	if err != nil {
 		return 0, err
 	}

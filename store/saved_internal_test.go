@@ -34,11 +34,11 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 			}
 		}
 	}
-	post := s.k.post("1")
-	twice("create_post", []string{post}, "t", "b", "", "ann", 1000, 1e15, "", "nonce1", "Ann")
-	twice("edit_post", []string{post}, "ann", 5000, "1", "t2", "0", "", "1", "https://e.com/")
-	if h := client.HGetAll(ctx, post).Val(); h["title"] != "t2" || h["body"] != "b" || h["url"] != "https://e.com/" ||
-		h["edited"] != "5000" || h["ver"] != "2" {
+	post, texts := s.k.post("1"), s.k.postTexts("1")
+	twice("create_post", []string{post, texts}, "t", "b", "", "ann", 1000, 1e15, "", "nonce1", "Ann")
+	twice("edit_post", []string{post, texts}, "ann", 5000, "1", "t2", "0", "", "1", "https://e.com/")
+	if h := client.HGetAll(ctx, post).Val(); h["title"] != "t2" || h["body"] != "" || h["url"] != "https://e.com/" ||
+		h["edited"] != "5000" || h["ver"] != "2" || client.HGet(ctx, texts, postTextBody).Val() != "b" {
 		t.Fatalf("after an edit sent twice: %v", h)
 	}
 	saved := s.k.saved("ann")

@@ -242,7 +242,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	created, err := s.run(ctx, "create_post", []string{s.k.post(pid)},
+	created, err := s.run(ctx, "create_post", []string{s.k.post(pid), s.k.postTexts(pid)},
 		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid, name, flag(d.NSFW), flag(d.Spoiler))
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func TestPublishJobCutOffThenPostDeleted(t *testing.T) {
 	if _, err := s.run(ctx, "schedule", s.scheduleKeys("amy"), "take", pid, now.UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.run(ctx, "create_post", []string{s.k.post(pid)}, "t", "", "", "amy", at.UnixMilli(),
+	if _, err := s.run(ctx, "create_post", []string{s.k.post(pid), s.k.postTexts(pid)}, "t", "", "", "amy", at.UnixMilli(),
 		at.Add(s.opts.VotingWindow).UnixMilli(), "", "s:amy:"+pid, "Amy"); err != nil {
 		t.Fatal(err)
 	}

@@ -27,9 +27,9 @@ func TestScriptsAreSafeToRunTwice(t *testing.T) {
 			}
 		}
 	}
-	post, votes := s.k.post("1"), s.k.postVotes("1")
+	post, votes, texts := s.k.post("1"), s.k.postVotes("1"), s.k.postTexts("1")
 	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1)
-	twice("create_post", []string{post}, "t", "", "", "ann", 1000, 1e15, "go", "nonce1", "Ann")
+	twice("create_post", []string{post, texts}, "t", "", "", "ann", 1000, 1e15, "go", "nonce1", "Ann")
 	if h := rdb.HGetAll(ctx, post).Val(); h["aname"] != "Ann" {
 		t.Fatalf("a new post keeps no author name: %v", h)
 	}
@@ -42,11 +42,11 @@ func TestScriptsAreSafeToRunTwice(t *testing.T) {
 	if h := rdb.HGetAll(ctx, post).Val(); h["aname"] != "Ann" {
 		t.Fatalf("after name_authors sent twice: %v", h)
 	}
-	twice("vote_post", []string{post, votes}, "bob", 1, 2000)
+	twice("vote_post", []string{post, votes, texts}, "bob", 1, 2000)
 	if h := rdb.HGetAll(ctx, post).Val(); h["up"] != "1" || h["ver"] != "2" {
 		t.Fatalf("after a vote sent twice: %v", h)
 	}
-	twice("set_groups", []string{post}, "ann", 10, 1, "redis", "go")
+	twice("set_groups", []string{post, texts}, "ann", 10, 1, "redis", "go")
 	if h := rdb.HGetAll(ctx, post).Val(); h["groups"] != "redis" || h["ver"] != "3" {
 		t.Fatalf("after set_groups sent twice: %v", h)
 	}
@@ -60,7 +60,7 @@ func TestScriptsAreSafeToRunTwice(t *testing.T) {
 	if n := rdb.ZCard(ctx, s.k.userRate("ann")).Val(); n != 1 {
 		t.Fatalf("rate log holds %d writes after one write sent twice", n)
 	}
-	twice("delete_post", []string{post, votes}, "ann", 60)
+	twice("delete_post", []string{post, votes, texts}, "ann", 60)
 	if h := rdb.HGetAll(ctx, post).Val(); h["deleted"] != "1" || h["ver"] != "4" {
 		t.Fatalf("after delete sent twice: %v", h)
 	}

@@ -742,7 +742,7 @@ func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit)
 	if len(text) == 0 {
 		return n, nil
 	}
-	posts, _, err := l.postsByKey(ctx, text)
+	posts, _, err := l.postsByKey(ctx, text, true) // the body's words are matched
 	if err != nil {
 		return 0, err
 	}
@@ -857,8 +857,9 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		}
 		// The candidates and what the response reads below them go level by level, as a listing's
 		// page does (postPage): the posts read for the check are the ones the response shows.
-		l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, evalNeeds(needs))
-		posts, kept, err := l.postsByKey(ctx, pids)
+		n := evalNeeds(needs)
+		l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, n)
+		posts, kept, err := l.postsByKey(ctx, pids, n.ReadsPostBody())
 		if err != nil {
 			return nil, nil, err
 		}

@@ -204,6 +204,10 @@ type Store struct {
 	// of a layout before 5 when CheckLayout read it, and this process has not migrated it past 4
 	// (see layout_sessions.go).
 	legacySessions atomic.Bool
+	// postBodiesInHashes says that posts may still keep their body in their hash: the keyspace
+	// was of a layout before 5 when CheckLayout read it, and this process has not migrated it past
+	// 4 (see postReadOf).
+	postBodiesInHashes atomic.Bool
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses
 }

@@ -246,8 +246,9 @@ func (l *Loader) userPostsRanked(ctx context.Context, uid UserKey, order PostSor
 		return nil, err
 	}
 	rp := ur.rankedPage(cands, scores, sp)
-	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, evalNeeds(needs))
-	posts, kept, err := l.postsByKey(ctx, rp.members)
+	n := evalNeeds(needs)
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, n)
+	posts, kept, err := l.postsByKey(ctx, rp.members, n.ReadsPostBody())
 	if err != nil {
 		return nil, err
 	}

@@ -348,4 +348,3 @@ func TestUserPostsRankTheNewestUpToTheCap(t *testing.T) {
 	})
 }
 
-func ptr[T any](v T) *T { return &v }

@@ -77,6 +77,10 @@ type Needs struct {
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
+	// PostFieldsChosen (posts) says that the response's post fields are known, so that PostBody
+	// says whether it shows a post's body: a listing that shows none reads none (postReadOf).
+	// Without it the body is read.
+	PostFieldsChosen, PostBody bool
 	// CommentFields (comments) are the stored fields the response shows; zero reads them all.
 	// Whether a comment exists, is deleted and who wrote it is always read.
 	CommentFields CommentFields
@@ -126,6 +130,12 @@ type List struct {
 	// Window is the part of the list the page holds, and what is shown of it.
 	Window Window
 	Needs  Needs
+}
+
+// ReadsPostBody reports whether the response reads the body of the posts n is the needs of: unless
+// it chose the post fields it shows and the body is not among them. A nil n reads it.
+func (n *Needs) ReadsPostBody() bool {
+	return n == nil || !n.PostFieldsChosen || n.PostBody
 }
 
 // hashDerived reports whether the needs read something that depends on the item's hash.
@@ -350,7 +360,7 @@ func newWalkItem(kind ItemKind, pid, key string, needs *Needs) walkItem {
 func (l *Loader) itemRead(it walkItem) read {
 	switch it.kind {
 	case ItemPost:
-		return l.postRead(it.key)
+		return l.postReadOf(it.key, it.needs.ReadsPostBody())
 	case ItemComment:
 		return l.commentRead(it.pid, it.key, it.needs.CommentFields)
 	case ItemGroup:

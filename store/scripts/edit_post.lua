@@ -1,5 +1,5 @@
 -- edit_post: change the title, body or url of a post, record when, and raise its version.
--- KEYS[1]  post hash {p:<id>}
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] the thread's bodies {p:<id>}:c:body (see lib/post_texts.lua)
 -- ARGV[1]  the editing user key   ARGV[2] now (Unix ms)
 -- ARGV[3]  "1" to set the title, "0" to leave it   ARGV[4] the title
 -- ARGV[5]  "1" to set the body, "0" to leave it    ARGV[6] the body
@@ -9,15 +9,16 @@
 --          A label that changes raises the version (the post's re-index moves it between the
 --          parts of its lists, NSFW or not, see labels.go) but is not an edit of the text: edited
 --          stays.
--- Reply    HGETALL of the post.
+-- Reply    HGETALL of the post, with its texts (post_reply).
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one and not its author), FORBIDDEN (not
 --          the author).
 -- Repeat   a second run finds the fields already set and changes nothing; so does an edit that
 --          gives the values the post has (edited and ver stay as they were).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include post_texts
 redis.call('INCR', KEYS[#KEYS])
-local p = KEYS[1]
+local p, texts = KEYS[1], KEYS[2]
 local author = redis.call('HGET', p, 'author')
 if not author or redis.call('HGET', p, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
@@ -29,8 +30,8 @@ if author ~= ARGV[1] then
 end
 local changed = false
 for i, field in ipairs({'title', 'body', 'url'}) do
-  if ARGV[1 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[2 + 2 * i] then
-    redis.call('HSET', p, field, ARGV[2 + 2 * i])
+  if ARGV[1 + 2 * i] == '1' and post_text(p, texts, field) ~= ARGV[2 + 2 * i] then
+    set_post_text(p, texts, field, ARGV[2 + 2 * i])
     changed = true
   end
 end
@@ -47,4 +48,4 @@ end
 if changed or relabelled then
   redis.call('HINCRBY', p, 'ver', 1)
 end
-return redis.call('HGETALL', p)
+return post_reply(p, texts)

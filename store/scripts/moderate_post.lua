@@ -6,6 +6,8 @@
 -- ARGV[2]  the moderator's user key   ARGV[3] via: the group the moderator's authority comes
 --          through, or "*" for a site admin   ARGV[4] "1" when a reason is given, else "0"
 -- ARGV[5]  the reason   ARGV[6] now (Unix ms)   ARGV[7] the post's key ("17")
+-- KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body, for the post's texts kept apart (read only;
+--          see lib/post_texts.lua)
 -- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, or a deleted one), FORBIDDEN (via is a group the post is no longer
 --          in; or an undo through another group than the removal or lock it undoes).
@@ -19,6 +21,7 @@
 --          the outbox, so that its caller logs what an earlier run left unlogged.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include post_texts
 redis.call('INCR', KEYS[#KEYS])
 local p, outbox = KEYS[1], KEYS[2]
 local action, actor, via = ARGV[1], ARGV[2], ARGV[3]
@@ -60,7 +63,7 @@ if is ~= set then
   redis.call('HSET', outbox, string.lower(action) .. ':' .. ARGV[7] .. ':' .. ver, cjson.encode(rec))
   changed = 1
 end
-local reply = redis.call('HGETALL', p)
+local reply = post_reply(p, KEYS[#KEYS - 1])
 table.insert(reply, 1, redis.call('HGETALL', outbox))
 table.insert(reply, 1, changed)
 return reply

@@ -8,6 +8,8 @@
 -- ARGV[5]  "1" to set the spoiler label, "0" to leave it    ARGV[6] likewise
 -- ARGV[7]  now (Unix ms)   ARGV[8] the post's key ("17")
 -- ARGV[9]  "1" when the moderator gave a reason, else "0"   ARGV[10] the reason
+-- KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body, for the post's texts kept apart (read only;
+--          see lib/post_texts.lua)
 -- Reply    {outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
 --          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
@@ -19,6 +21,7 @@
 -- Repeat   a second run finds the labels already set and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include post_texts
 redis.call('INCR', KEYS[#KEYS])
 local p, actor, via = KEYS[1], ARGV[1], ARGV[2]
 local author = redis.call('HGET', p, 'author')
@@ -58,6 +61,6 @@ if #changes > 0 then
     end
   end
 end
-local reply = redis.call('HGETALL', p)
+local reply = post_reply(p, KEYS[#KEYS - 1])
 table.insert(reply, 1, redis.call('HGETALL', outbox))
 return reply

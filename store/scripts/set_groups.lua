@@ -2,11 +2,14 @@
 -- KEYS[1]  post hash {p:<id>}
 -- ARGV[1]  the acting user key   ARGV[2] most groups a post may have   ARGV[3] n, the count of
 --          groups to add   ARGV[4 .. 3+n] groups to add   ARGV[4+n ..] groups to remove
+-- KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body, for the post's texts kept apart (read only;
+--          see lib/post_texts.lua)
 -- Reply    {groups before (comma-separated), HGETALL of the post...}
 -- Errors   NOTFOUND, FORBIDDEN (not the author, or a removed post), INVALID (too many groups).
 -- Repeat   a second run computes the same set and leaves the version alone.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include post_texts
 redis.call('INCR', KEYS[#KEYS])
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
@@ -42,6 +45,6 @@ if after ~= before then
   redis.call('HSET', p, 'groups', after)
   redis.call('HINCRBY', p, 'ver', 1)
 end
-local reply = redis.call('HGETALL', p)
+local reply = post_reply(p, KEYS[#KEYS - 1])
 table.insert(reply, 1, before)
 return reply

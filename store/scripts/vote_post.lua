@@ -1,12 +1,15 @@
 -- vote_post: record one user's vote on a post and move the counters by the exact difference.
 -- KEYS[1]  post hash {p:<id>}      KEYS[2] votes hash {p:<id>}:votes (voter → 1 | -1)
 -- ARGV[1]  voter user key   ARGV[2] direction 1 | -1 | 0 (withdraw)   ARGV[3] now (Unix ms)
+-- KEYS[#KEYS - 1] the thread's bodies {p:<id>}:c:body, for the post's texts kept apart (read only;
+--          see lib/post_texts.lua)
 -- Reply    {changed (0|1), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, deleted, or removed), LOCKED (a locked post), FORBIDDEN (the author),
 --          CLOSED (after the window).
 -- Repeat   the voter record makes a second run a no-op (changed = 0).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include post_texts
 redis.call('INCR', KEYS[#KEYS])
 local p = KEYS[1]
 local author = redis.call('HGET', p, 'author')
@@ -35,6 +38,6 @@ if old ~= new then
   redis.call('HINCRBY', p, 'ver', 1)
   changed = 1
 end
-local reply = redis.call('HGETALL', p)
+local reply = post_reply(p, KEYS[#KEYS - 1])
 table.insert(reply, 1, changed)
 return reply

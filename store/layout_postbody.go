@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// movePostTextsDoes is what the migration from layout 4 does, for `agora migrate --dry-run`.
+const movePostTextsDoes = "move every post's body, and its title and url when longer than 64 bytes, out of its hash " +
+	"into its thread's bodies ({p:<id>}:c:body, fields b, t and u), so that post hashes stay listpack-encoded " +
+	"(about 640 bytes less per post with a 400-byte body); empty urls leave the hashes"
+
+// movePostTextsBatch bounds the posts one pipeline of movePostTexts moves.
+const movePostTextsBatch = 100
+
+// movePostTexts moves every post's long texts out of its hash (move_post_texts.lua: the
+// migration from layout 4) and returns how many posts it changed. Each post is one script on its
+// slot, safe beside traffic and to run again: a post already moved is left as it is, so a
+// migration cut off resumes by running it again from the start. A process of layout 4 still
+// running beside it writes texts into the hash again (edits, new posts); they stay readable (a
+// text in the hash wins over one apart) and the hash they were written to may be a hashtable
+// again: running the step again, once no such process is left, moves them.
+func (s *Store) movePostTexts(ctx context.Context) (int, error) {
+	var calls []scriptCall
+	moved := 0
+	flush := func() error {
+		if len(calls) == 0 {
+			return nil
+		}
+		vals, err := s.runScripts(ctx, calls)
+		if err != nil {
+			return fmt.Errorf("move the texts of posts: %w", err)
+		}
+		for _, v := range vals {
+			if n, _ := v.(int64); n == 1 {
+				moved++
+			}
+		}
+		calls = calls[:0]
+		return nil
+	}
+	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
+		pid, ok := postKeyFromHashKey(s.k.prefix, key)
+		if !ok {
+			return nil
+		}
+		calls = append(calls, scriptCall{name: "move_post_texts", keys: []string{key, s.k.postTexts(pid)}})
+		if len(calls) < movePostTextsBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		return moved, err
+	}
+	return moved, flush()
+}
