@@ -496,7 +496,7 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 			s.bodiesInHashes.Store(false) // every comment's body is in its thread's bodies now
 		}
 		if m.From == 4 {
-			s.legacySessions.Store(false) // every session is in its user's sessions hash now
+			s.legacySessions.Store(false)     // every session is in its user's sessions hash now
 			s.postBodiesInHashes.Store(false) // every post's body is in its thread's bodies now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))

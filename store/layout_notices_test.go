@@ -23,9 +23,9 @@ func TestMigratePackedNotices(t *testing.T) {
 		prefix := storetest.Prefix()
 		long := "bartholomew_with_a_long_name_22"
 		w := newInboxWorld(t, b, store.Options{Prefix: prefix, WriteLimit: -1}, long, "cyd")
-		top := w.comment(long, nil, "a comment on ann's post")                                             // ann: REPLY
-		w.comment("cyd", top, "a reply to you, @ann")                                                      // bartholomew: REPLY, ann: MENTION
-		w.follow(long, "ann")                                                                              // ann: FOLLOW
+		top := w.comment(long, nil, "a comment on ann's post")                                                         // ann: REPLY
+		w.comment("cyd", top, "a reply to you, @ann")                                                                  // bartholomew: REPLY, ann: MENTION
+		w.follow(long, "ann")                                                                                          // ann: FOLLOW
 		if _, err := w.s.CreatePost(ctx, uk(long), store.NewPost{Title: "hi", Body: "hi @ann and @cyd"}); err != nil { // MENTIONs
 			t.Fatal(err)
 		}

@@ -347,4 +347,3 @@ func TestUserPostsRankTheNewestUpToTheCap(t *testing.T) {
 		}
 	})
 }
-
