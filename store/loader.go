@@ -527,23 +527,46 @@ func (br *bodyRead) done(err error) {
 // threads first appear: one HMGET each. A comment read's key is <thread>000000000004; its body
 // is field 000000000004 of <thread>body.
 func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
+	n := 0
+	for _, c := range batch {
+		if c.r.body {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
 	var out []*bodyRead
-	var byKey map[string]*bodyRead
+	var prefixes []string             // of out's threads, by index: the keys' part before the number
+	var byPrefix map[string]*bodyRead // past the first thread
 	for _, c := range batch {
 		if !c.r.body {
 			continue
 		}
 		key := c.r.rkey
 		i := strings.LastIndexByte(key, ':') + 1
-		bk := key[:i] + "body"
-		br := byKey[bk]
+		prefix := key[:i]
+		var br *bodyRead
+		if len(out) > 0 && prefixes[len(prefixes)-1] == prefix { // most batches read one thread
+			br = out[len(out)-1]
+		} else if byPrefix != nil {
+			br = byPrefix[prefix]
+		}
 		if br == nil {
-			if byKey == nil {
-				byKey = map[string]*bodyRead{}
+			// The first thread's read is sized for the whole batch: it is usually the only one.
+			size := 1
+			if len(out) == 0 {
+				size = n
 			}
-			br = &bodyRead{ctx: ctx, args: []any{"hmget", bk}}
-			byKey[bk] = br
-			out = append(out, br)
+			br = &bodyRead{ctx: ctx, args: make([]any, 2, 2+size), calls: make([]*call, 0, size)}
+			br.args[0], br.args[1] = "hmget", prefix+"body"
+			if len(out) == 1 {
+				byPrefix = map[string]*bodyRead{prefixes[0]: out[0]}
+			}
+			if byPrefix != nil {
+				byPrefix[prefix] = br
+			}
+			out, prefixes = append(out, br), append(prefixes, prefix)
 		}
 		br.args, br.calls = append(br.args, key[i:]), append(br.calls, c)
 	}
