@@ -283,6 +283,13 @@ func (k keys) inThread(pid, num, suffix string) string {
 // marker instead: gone = "1" and author, so that a repeated delete succeeds.
 func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
 
+// commentIn returns head, the key of comment num of post pid, and tail, as one string made in
+// one allocation, and the key as a part of it: a loader read's cache key holds its Redis key.
+func (k keys) commentIn(head, pid, num, tail string) (all, key string) {
+	all = head + k.prefix + "{p:" + pid + "}:c:" + num + tail
+	return all, all[len(head) : len(all)-len(tail)]
+}
+
 // commentBodies is a hash of the texts of the thread's comments: number → body. The body lives
 // here, apart from the comment's hash, so that the hash holds only short values and stays
 // listpack-encoded: one value longer than hash-max-listpack-value (64 bytes by default) turns the
