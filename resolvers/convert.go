@@ -25,10 +25,11 @@ func pageWindow(ctx context.Context, first *int, after *string, last *int, befor
 	w, err := window(first, after, last, before, given)
 	if err == nil && fc != nil && fc.Field.Field != nil {
 		var memo *shownMemo
+		var cache *needsCache
 		if r := RequestFrom(ctx); r != nil {
-			memo = r.shown
+			memo, cache = r.shown, r.needs
 		}
-		w.NoTotal, w.NoCursors = unshownMemo(memo, graphql.GetOperationContext(ctx), fc.Field.Selections)
+		w.NoTotal, w.NoCursors = cache.unshown(memo, graphql.GetOperationContext(ctx), fc.Field)
 	}
 	return w, err
 }

@@ -51,6 +51,15 @@ func fieldNeeds(ctx context.Context, typ string, connection bool) func() *store.
 // at the same address is another key. Bounded, least recently used out first.
 type needsCache struct {
 	lru *lru.Cache[needsKey, needsEntry]
+	// shown keeps, likewise, what the selections of connection fields leave out of their pages
+	// (see unshown), for the selections that name no variable.
+	shown *lru.Cache[weak.Pointer[ast.Field], shownEntry]
+}
+
+// shownEntry is what a connection's selection leaves out (see unshown), or, when fixed is false,
+// the mark of a selection whose answer depends on its variables.
+type shownEntry struct {
+	noTotal, noCursors, fixed bool
 }
 
 // needsCacheSize is how many fields' Needs are kept at most.
@@ -81,7 +90,32 @@ func newNeedsCache() *needsCache {
 	if err != nil {
 		panic(err) // only for a size below 1
 	}
-	return &needsCache{lru: c}
+	shown, err := lru.New[weak.Pointer[ast.Field], shownEntry](needsCacheSize)
+	if err != nil {
+		panic(err)
+	}
+	return &needsCache{lru: c, shown: shown}
+}
+
+// unshown is unshown for the selection of connection field f: kept across requests when it names
+// no variable, else remembered for the operation in memo (see unshownMemo).
+func (c *needsCache) unshown(memo *shownMemo, op *graphql.OperationContext, f graphql.CollectedField) (noTotal, noCursors bool) {
+	if c == nil || f.Field == nil || !ownSelection(f) {
+		return unshownMemo(memo, op, f.Selections)
+	}
+	k := weak.Make(f.Field)
+	e, ok := c.shown.Get(k)
+	if !ok {
+		e.fixed = !namesVariable(op.Doc, f.Field.SelectionSet, map[string]bool{})
+		if e.fixed {
+			e.noTotal, e.noCursors = unshown(op, f.Selections)
+		}
+		c.shown.Add(k, e)
+	}
+	if !e.fixed {
+		return unshownMemo(memo, op, f.Selections)
+	}
+	return e.noTotal, e.noCursors
 }
 
 // get returns the Needs of field f read as kind: the kept ones, or build's, kept when they hold

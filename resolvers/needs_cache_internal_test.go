@@ -90,3 +90,36 @@ func TestNeedsCache(t *testing.T) {
 		})
 	}
 }
+
+// TestUnshownCache checks that what a connection's selection leaves out of its page is kept
+// across requests only when no variable decides it: each request gets what it would without the
+// cache.
+func TestUnshownCache(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		query string
+		vars  []map[string]any
+	}{
+		{"fixed", `{ posts(first: 2) { totalCount edges { node { id } } } }`, []map[string]any{nil, nil}},
+		{"cursors", `{ posts(first: 2) { pageInfo { endCursor } edges { node { id } } } }`, []map[string]any{nil, nil}},
+		{"a directive's variable", `query($t: Boolean!) { posts(first: 2) { totalCount @include(if: $t) edges { cursor @skip(if: $t) node { id } } } }`,
+			[]map[string]any{{"t": true}, {"t": false}, {"t": true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cache := newNeedsCache()
+			for _, vars := range tc.vars {
+				oc := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: vars}
+				f := graphql.CollectFields(oc, oc.Operation.SelectionSet, nil)[0]
+				noTotal, noCursors := cache.unshown(&shownMemo{}, oc, f)
+				wantTotal, wantCursors := unshown(oc, f.Selections)
+				if noTotal != wantTotal || noCursors != wantCursors {
+					t.Errorf("vars %v: noTotal %v, noCursors %v; want %v, %v", vars, noTotal, noCursors, wantTotal, wantCursors)
+				}
+			}
+		})
+	}
+}
