@@ -23,6 +23,8 @@ func TestThreadKeys(t *testing.T) {
 			{"commentIdem", k.commentIdem(pid, "ab"), thread + "idem:ab"},
 			{"commentIn", all, "m:" + thread + num + "\x003"},
 			{"commentIn's key", key, thread + num},
+			{"postIn", k.postIn("m:", pid), "m:" + k.post(pid)},
+			{"userIn", k.userIn("m:", "alice"), "m:" + k.user("alice")},
 		} {
 			if tc.got != tc.want {
 				t.Errorf("prefix %q: %s = %q, want %q", prefix, tc.name, tc.got, tc.want)

@@ -225,7 +225,13 @@ func (l *Loader) Clear() {
 
 // hashFieldsRead reads some fields of a hash (HMGET); fields are their names, boxed (see boxed).
 func hashFieldsRead(key string, fields []any) read {
-	return read{key: "m:" + key, rkey: key, fields: fields, fill: fillHMGET}
+	return hashRead("m:"+key, fields)
+}
+
+// hashRead is hashFieldsRead of the hash whose key follows "m:" in ck, the read's cache key: the
+// hot reads make the two strings in one allocation (keys.postIn, keys.userIn).
+func hashRead(ck string, fields []any) read {
+	return read{key: ck, rkey: ck[len("m:"):], fields: fields, fill: fillHMGET}
 }
 
 // fillHMGET adds the HMGET of a hash fields read to a pipeline. It is a plain function, not a

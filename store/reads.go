@@ -47,8 +47,8 @@ var commentFields = [...]string{"parent", "author", "body", "created", "edited",
 // userFieldArgs and postFieldArgs are userFields and postFields as HMGET arguments.
 var userFieldArgs, postFieldArgs = boxed(userFields), boxed(postFields)
 
-func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFieldArgs) }
-func (l *Loader) postRead(pid string) read { return hashFieldsRead(l.s.k.post(pid), postFieldArgs) }
+func (l *Loader) userRead(uid string) read { return hashRead(l.s.k.userIn("m:", uid), userFieldArgs) }
+func (l *Loader) postRead(pid string) read { return hashRead(l.s.k.postIn("m:", pid), postFieldArgs) }
 
 // commentRead reads the fields of a comment that fs names, with those always read, and its body
 // from the thread's bodies (keys.commentBodies) when fs names it: the loader reads the bodies of
