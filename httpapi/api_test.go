@@ -305,6 +305,19 @@ func TestHostileQueriesAreRefused(t *testing.T) {
 		if r := a.do("", nullQ, map[string]any{"n": nil}); r.code() != "QUERY_TOO_COMPLEX" {
 			t.Fatalf("null page size: %+v", r.Errors)
 		}
+		// The measure kept with a document is the variables' own: a small page size does not let
+		// a large one through, and each response tells its own cost, as a document measured for
+		// the first time (the same text with a comment) does.
+		for _, n := range []int{1, 100, 2, 3, 100, 4} {
+			vars := map[string]any{"n": n}
+			r, fresh := a.do("", nullQ, vars), a.do("", nullQ+fmt.Sprintf(" # %d", n), vars)
+			if r.code() != fresh.code() || r.Extensions.Cost != fresh.Extensions.Cost {
+				t.Fatalf("page size %d: %s, cost %d; measured afresh: %s, cost %d", n, r.code(), r.Extensions.Cost.Requested, fresh.code(), fresh.Extensions.Cost.Requested)
+			}
+			if want := n == 100; (r.code() == "QUERY_TOO_COMPLEX") != want || !want && r.Extensions.Cost.Requested == 0 {
+				t.Fatalf("page size %d: %+v, cost %d", n, r.Errors, r.Extensions.Cost.Requested)
+			}
+		}
 		// A 20 MB body is refused before it is read in full.
 		res, err := http.Post(a.srv.URL+"/query", "application/json", bytes.NewReader(make([]byte, 20<<20)))
 		if err != nil {

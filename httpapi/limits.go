@@ -136,9 +136,18 @@ type limitCheck struct {
 // once per document, not once per request.
 type docShape struct {
 	repeats []repeated // per operation of the document, in order
-	unused  repeated   // of the fragments that nothing spreads
-	auths   bool       // a mutation sends more than one signUp or logIn
-	aliases int
+	// measures are the operations' depth and cost, in order, where no variable decides them
+	// (see measureOperation): the same for every request.
+	measures []fixedMeasure
+	unused   repeated // of the fragments that nothing spreads
+	auths    bool     // a mutation sends more than one signUp or logIn
+	aliases  int
+}
+
+// fixedMeasure is an operation's measure, when ok says that its variables do not change it.
+type fixedMeasure struct {
+	m  measure
+	ok bool
 }
 
 // repeated is the first response name selected more than -max-repeats times in an operation
@@ -183,11 +192,20 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	sh, kept := c.docs.shape(p.Query)
 	var g *fragmentGraph
 	if !kept {
-		sh = &docShape{repeats: make([]repeated, 0, len(doc.Operations))}
+		sh = &docShape{repeats: make([]repeated, 0, len(doc.Operations)), measures: make([]fixedMeasure, 0, len(doc.Operations))}
 		g = newFragmentGraph(doc)
 	}
 	for i, op := range doc.Operations {
-		r := measureOperation(c.costs, c.lim, doc, op, p.Variables)
+		var r measure
+		if kept && sh.measures[i].ok {
+			r = sh.measures[i].m
+		} else {
+			var fixed bool
+			r, fixed = measureOperation(c.costs, c.lim, doc, op, p.Variables)
+			if !kept {
+				sh.measures = append(sh.measures, fixedMeasure{m: r, ok: fixed})
+			}
+		}
 		if r.depth > c.lim.MaxDepth {
 			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
 		}
@@ -236,7 +254,10 @@ func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.Response
 	if oc == nil || oc.Operation == nil {
 		return next(ctx)
 	}
-	m := measureOperation(c.costs, c.lim, oc.Doc, oc.Operation, oc.Variables)
+	m, ok := c.keptMeasure(oc)
+	if !ok {
+		m, _ = measureOperation(c.costs, c.lim, oc.Doc, oc.Operation, oc.Variables)
+	}
 	resp := next(ctx)
 	if resp != nil {
 		if resp.Extensions == nil {
@@ -247,12 +268,28 @@ func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
+// keptMeasure returns the measure of oc's operation kept with its document, when its variables do
+// not change it.
+func (c limitCheck) keptMeasure(oc *graphql.OperationContext) (measure, bool) {
+	sh, ok := c.docs.shape(oc.RawQuery)
+	if !ok || oc.Doc == nil {
+		return measure{}, false
+	}
+	for i, op := range oc.Doc.Operations {
+		if op == oc.Operation && i < len(sh.measures) {
+			return sh.measures[i].m, sh.measures[i].ok
+		}
+	}
+	return measure{}, false
+}
+
 func limitError(code, format string, args ...any) *gqlerror.Error {
 	return &gqlerror.Error{Message: fmt.Sprintf(format, args...), Extensions: map[string]any{"code": code}}
 }
 
-// measureOperation estimates the cost and depth of op, an operation of doc, with vars.
-func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) measure {
+// measureOperation estimates the cost and depth of op, an operation of doc, with vars, and reports
+// whether no variable decided them (then they hold for any variables).
+func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) (measure, bool) {
 	schema := costs.schema
 	m := measurer{schema: schema, lists: costs.lists, own: costs.own, counted: costs.counted, sorted: costs.sorted, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
 	root := schema.Query
@@ -262,7 +299,8 @@ func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *
 	case ast.Subscription:
 		root = schema.Subscription
 	}
-	return m.selections(op.SelectionSet, root, 1, false)
+	r := m.selections(op.SelectionSet, root, 1, false)
+	return r, !m.varsRead
 }
 
 // measure is the cost and depth of a selection set, and whether it selects totalCount itself
@@ -290,6 +328,8 @@ type measurer struct {
 	vars    map[string]any
 	lim     Limits
 	frags   map[fragmentKey]*measure // nil value while being measured (a cycle)
+	// varsRead says that a variable was read: the measure holds for these variables only.
+	varsRead bool
 }
 
 // fragmentKey is a fragment measured for one item of a schema-wide list or not (see costModel).
@@ -541,6 +581,7 @@ func (m *measurer) intArg(f *ast.Field, def *ast.FieldDefinition, name string) (
 		return 0, false
 	}
 	if v.Kind == ast.Variable {
+		m.varsRead = true
 		raw, present := m.vars[v.Raw]
 		if !present {
 			if vd := m.op.VariableDefinitions.ForName(v.Raw); vd != nil && vd.DefaultValue != nil {
@@ -609,6 +650,7 @@ func (m *measurer) argNull(f *ast.Field, name string) bool {
 	if a.Value.Kind != ast.Variable {
 		return false
 	}
+	m.varsRead = true
 	if raw, present := m.vars[a.Value.Raw]; present {
 		return raw == nil
 	}

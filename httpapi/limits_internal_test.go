@@ -128,7 +128,8 @@ func TestUserPostsSortCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars).cost
+		m, _ := measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars)
+		return m.cost
 	}
 	const sel = `{ edges { node { id } } }`
 	base := measureOf(`{ user(name: "a") { posts(first: 10) `+sel+` } }`, nil)

@@ -156,7 +156,8 @@ func limitSubscriptions(schema *ast.Schema, lim Limits, live Live, budget *liveB
 		}
 		req := resolvers.RequestFrom(ctx)
 		anon := req == nil || req.Viewer == ""
-		cost := int64(max(measureOperation(costs, lim, oc.Doc, oc.Operation, oc.Variables).cost, 1))
+		m, _ := measureOperation(costs, lim, oc.Doc, oc.Operation, oc.Variables)
+		cost := int64(max(m.cost, 1))
 		socketCost := int64(live.MaxSocketCost)
 		if anon {
 			socketCost = int64(live.MaxAnonSocketCost)

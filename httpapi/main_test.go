@@ -75,6 +75,9 @@ type response struct {
 	Errors     []gqlError      `json:"errors"`
 	Extensions struct {
 		Cursor string `json:"cursor"` // a live event's cursor
+		Cost   struct {
+			Requested int `json:"requested"`
+		} `json:"cost"`
 	} `json:"extensions"`
 	FrameID string `json:"-"` // the id: of a server-sent event
 }

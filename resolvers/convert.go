@@ -25,10 +25,11 @@ func pageWindow(ctx context.Context, first *int, after *string, last *int, befor
 	w, err := window(first, after, last, before, given)
 	if err == nil && fc != nil && fc.Field.Field != nil {
 		var memo *shownMemo
+		var cache *needsCache
 		if r := RequestFrom(ctx); r != nil {
-			memo = r.shown
+			memo, cache = r.shown, r.needs
 		}
-		w.NoTotal, w.NoCursors = unshownMemo(memo, graphql.GetOperationContext(ctx), fc.Field.Selections)
+		w.NoTotal, w.NoCursors = cache.unshown(memo, graphql.GetOperationContext(ctx), fc.Field)
 	}
 	return w, err
 }
@@ -173,15 +174,23 @@ func voteDirection(v int) model.VoteDirection {
 	return model.VoteDirectionNone
 }
 
+// pageInfo returns the PageInfo of a page.
 func pageInfo[T any](p *store.Page[T]) *model.PageInfo {
-	pi := &model.PageInfo{HasNextPage: p.HasNext, HasPreviousPage: p.HasPrev}
-	if s := p.StartCursor(); s != "" {
-		pi.StartCursor = &s
+	// One allocation for the PageInfo and its cursors, rather than one each: a thread page
+	// makes one per page of replies, hundreds per response.
+	type withCursors struct {
+		info       model.PageInfo
+		start, end string
 	}
-	if e := p.EndCursor(); e != "" {
-		pi.EndCursor = &e
+	w := &withCursors{info: model.PageInfo{HasNextPage: p.HasNext, HasPreviousPage: p.HasPrev},
+		start: p.StartCursor(), end: p.EndCursor()}
+	if w.start != "" {
+		w.info.StartCursor = &w.start
 	}
-	return pi
+	if w.end != "" {
+		w.info.EndCursor = &w.end
+	}
+	return &w.info
 }
 
 // viewerPosts answers a signed-in viewer's own list of posts (feed, groupFeed, savedPosts,

@@ -33,6 +33,7 @@ type Operations struct {
 	store   *store.Store
 	shared  *sharing
 	running atomic.Int64 // subscriptions running, shared or not
+	needs   *needsCache  // what the fields of kept documents read, for every operation
 }
 
 // Subscriptions returns how many subscriptions are running in the process: each client
@@ -58,7 +59,7 @@ func (o *Operations) count(ctx context.Context, h graphql.ResponseHandler) graph
 // presents the error that ends a subscriber of a shared execution; buffer is how many responses
 // such a subscriber may fall behind before it is ended.
 func NewOperations(st *store.Store, present graphql.ErrorPresenterFunc, buffer int) *Operations {
-	return &Operations{store: st, shared: &sharing{buffer: buffer, present: present, runs: map[string]*sharedRun{}}}
+	return &Operations{store: st, needs: newNeedsCache(), shared: &sharing{buffer: buffer, present: present, runs: map[string]*sharedRun{}}}
 }
 
 var _ interface {
@@ -80,6 +81,7 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 	r.Loader = o.loader(&r, nil)
 	r.events = nil
 	r.shown = &shownMemo{}
+	r.needs = o.needs
 	oc := graphql.GetOperationContext(ctx)
 	switch {
 	case oc.Operation != nil && oc.Operation.Operation == ast.Subscription:

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"weak"
 
 	"github.com/99designs/gqlgen/graphql"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/graph/model"
@@ -27,11 +29,203 @@ func fieldNeeds(ctx context.Context, typ string, connection bool) func() *store.
 			return nil
 		}
 		b := newNeedsBuilder(ctx)
-		if connection {
-			return b.connection(fc.Field.Selections, typ)
+		build := func() *store.Needs {
+			if connection {
+				return b.connection(fc.Field.Selections, typ)
+			}
+			return b.object(fc.Field.Selections, typ)
 		}
-		return b.object(fc.Field.Selections, typ)
+		var cache *needsCache
+		if r := RequestFrom(ctx); r != nil {
+			cache = r.needs
+		}
+		return cache.get(&b, fc.Field, needsKind{typ: typ, connection: connection, splice: b.splice}, build)
 	}
+}
+
+// needsCache keeps what the selection of a field of a document reads (store.Needs), so that the
+// requests of a document kept by the executor derive it once rather than once each: per field of
+// the document, the type read and the request's read-state splicing, for the selections that name
+// no variable and no viewer field (whose Needs are the same for every request). A field is known
+// by a weak pointer to its syntax node: the cache keeps no document alive, and a node parsed later
+// at the same address is another key. Bounded, least recently used out first.
+type needsCache struct {
+	lru *lru.Cache[needsKey, needsEntry]
+	// shown keeps, likewise, what the selections of connection fields leave out of their pages
+	// (see unshown), for the selections that name no variable.
+	shown *lru.Cache[weak.Pointer[ast.Field], shownEntry]
+}
+
+// shownEntry is what a connection's selection leaves out (see unshown), or, when fixed is false,
+// the mark of a selection whose answer depends on its variables.
+type shownEntry struct {
+	noTotal, noCursors, fixed bool
+}
+
+// needsCacheSize is how many fields' Needs are kept at most.
+const needsCacheSize = 4096
+
+// needsKey is a field of a document, read as kind.
+type needsKey struct {
+	field weak.Pointer[ast.Field]
+	kind  needsKind
+}
+
+// needsKind is what a field's Needs are derived for: the type of its items, whether it is a
+// connection, and whether read state is left as holes.
+type needsKind struct {
+	typ                string
+	connection, splice bool
+}
+
+// needsEntry is a field's Needs, or, when fixed is false, the mark of a selection whose Needs
+// depend on the request (its variables or its viewer): derived per request.
+type needsEntry struct {
+	needs *store.Needs
+	fixed bool
+}
+
+func newNeedsCache() *needsCache {
+	c, err := lru.New[needsKey, needsEntry](needsCacheSize)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	shown, err := lru.New[weak.Pointer[ast.Field], shownEntry](needsCacheSize)
+	if err != nil {
+		panic(err)
+	}
+	return &needsCache{lru: c, shown: shown}
+}
+
+// unshown is unshown for the selection of connection field f: kept across requests when it names
+// no variable, else remembered for the operation in memo (see unshownMemo).
+func (c *needsCache) unshown(memo *shownMemo, op *graphql.OperationContext, f graphql.CollectedField) (noTotal, noCursors bool) {
+	if c == nil || f.Field == nil || !ownSelection(f) {
+		return unshownMemo(memo, op, f.Selections)
+	}
+	k := weak.Make(f.Field)
+	e, ok := c.shown.Get(k)
+	if !ok {
+		e.fixed = !namesVariable(op.Doc, f.Field.SelectionSet, map[string]bool{})
+		if e.fixed {
+			e.noTotal, e.noCursors = unshown(op, f.Selections)
+		}
+		c.shown.Add(k, e)
+	}
+	if !e.fixed {
+		return unshownMemo(memo, op, f.Selections)
+	}
+	return e.noTotal, e.noCursors
+}
+
+// get returns the Needs of field f read as kind: the kept ones, or build's, kept when they hold
+// for every request. A nil cache, and a field whose selection gqlgen merged from several fields
+// of the document (which its node alone does not describe), always build. The Needs returned are
+// shared: nobody writes them (the loader copies what it changes).
+func (c *needsCache) get(b *needsBuilder, f graphql.CollectedField, kind needsKind, build func() *store.Needs) *store.Needs {
+	if c == nil || !ownSelection(f) {
+		return build()
+	}
+	k := needsKey{field: weak.Make(f.Field), kind: kind}
+	if e, ok := c.lru.Get(k); ok {
+		if e.fixed {
+			return e.needs
+		}
+		return build()
+	}
+	if namesVariable(b.op.Doc, f.Field.SelectionSet, map[string]bool{}) {
+		c.lru.Add(k, needsEntry{})
+		return build()
+	}
+	b.viewerRead = new(bool)
+	n := build()
+	c.lru.Add(k, needsEntry{needs: n, fixed: !*b.viewerRead})
+	return n
+}
+
+// ownSelection reports whether the selection of a collected field is its node's own: gqlgen
+// appends the selections of every field of the same response key (copies them), so a field
+// selected once has exactly its node's.
+func ownSelection(f graphql.CollectedField) bool {
+	own := f.Field.SelectionSet
+	if len(f.Selections) != len(own) {
+		return false
+	}
+	for i, s := range f.Selections {
+		if s != own[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// namesVariable reports whether a selection set, with the fragments it spreads (through doc),
+// names a variable: in an argument of a field or in a directive.
+func namesVariable(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if anyVariable(s.Arguments) || directivesVariable(s.Directives) || namesVariable(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if directivesVariable(s.Directives) || namesVariable(doc, s.SelectionSet, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if directivesVariable(s.Directives) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			def := s.Definition
+			if doc != nil {
+				if d := doc.Fragments.ForName(s.Name); d != nil {
+					def = d
+				}
+			}
+			if def == nil || directivesVariable(def.Directives) || namesVariable(doc, def.SelectionSet, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func directivesVariable(ds ast.DirectiveList) bool {
+	for _, d := range ds {
+		if anyVariable(d.Arguments) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyVariable reports whether an argument's value is or holds a variable.
+func anyVariable(args ast.ArgumentList) bool {
+	for _, a := range args {
+		if valueVariable(a.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+func valueVariable(v *ast.Value) bool {
+	if v == nil {
+		return false
+	}
+	if v.Kind == ast.Variable {
+		return true
+	}
+	for _, c := range v.Children {
+		if valueVariable(c.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // listNeeds is fieldNeeds for a field that returns a plain list of objects of type typ.
@@ -41,15 +235,25 @@ func listNeeds(ctx context.Context, typ string) func() *store.Needs {
 
 // needsBuilder turns selection sets into store.Needs.
 type needsBuilder struct {
-	op     *graphql.OperationContext
-	viewer func() store.UserKey
-	shown  *shownMemo // the request's; may be nil
-	splice bool       // read state may be left as holes (store.ReadStateSplice)
+	op      *graphql.OperationContext
+	viewerF func() store.UserKey
+	shown   *shownMemo // the request's; may be nil
+	splice  bool       // read state may be left as holes (store.ReadStateSplice)
+	// viewerRead, when not nil, is set when the Needs built read the viewer (see needsCache).
+	viewerRead *bool
+}
+
+// viewer returns the viewer, noting that the Needs being built depend on it.
+func (b needsBuilder) viewer() store.UserKey {
+	if b.viewerRead != nil {
+		*b.viewerRead = true
+	}
+	return b.viewerF()
 }
 
 // newNeedsBuilder returns the needsBuilder of the operation of ctx.
 func newNeedsBuilder(ctx context.Context) needsBuilder {
-	b := needsBuilder{op: graphql.GetOperationContext(ctx), viewer: viewerKey(ctx), splice: store.ReadStateSpliceOf(ctx) != nil}
+	b := needsBuilder{op: graphql.GetOperationContext(ctx), viewerF: viewerKey(ctx), splice: store.ReadStateSpliceOf(ctx) != nil}
 	if r := RequestFrom(ctx); r != nil {
 		b.shown = r.shown
 	}

@@ -33,6 +33,9 @@ type Request struct {
 	// shown remembers what the connections of the operation show (see unshown); nil outside an
 	// operation.
 	shown *shownMemo
+	// needs keeps the Needs of the selections of kept documents, across requests (see
+	// needsCache); nil outside an operation.
+	needs *needsCache
 }
 
 // Recording is what the response cache learns about a response while it is being made.

@@ -12,6 +12,9 @@ type keys struct{ prefix string }
 // user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash).
 func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
 
+// userIn is head followed by the key of user uid, made in one allocation (see hashRead).
+func (k keys) userIn(head, uid string) string { return head + k.prefix + "{u:" + uid + "}" }
+
 // userPosts is a sorted set of the user's post ids scored by publish time (ms).
 func (k keys) userPosts(uid string) string { return k.user(uid) + ":posts" }
 
@@ -142,6 +145,9 @@ func (k keys) postSeq() string { return k.prefix + "seq:post" }
 // (ms), closes (ms), up, down, ver, groups (comma-separated), comments (live comment count),
 // deleted ("1" on a tombstone).
 func (k keys) post(pid string) string { return k.prefix + "{p:" + pid + "}" }
+
+// postIn is head followed by the key of post pid, made in one allocation (see hashRead).
+func (k keys) postIn(head, pid string) string { return head + k.prefix + "{p:" + pid + "}" }
 
 // postVotes is a hash voter user id → "1" or "-1".
 func (k keys) postVotes(pid string) string { return k.post(pid) + ":votes" }
@@ -282,6 +288,13 @@ func (k keys) inThread(pid, num, suffix string) string {
 // deleted ("1" on a tombstone, which has no body). Its body is in commentBodies. A comment removed for good leaves a short-lived
 // marker instead: gone = "1" and author, so that a repeated delete succeeds.
 func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
+
+// commentIn returns head, the key of comment num of post pid, and tail, as one string made in
+// one allocation, and the key as a part of it: a loader read's cache key holds its Redis key.
+func (k keys) commentIn(head, pid, num, tail string) (all, key string) {
+	all = head + k.prefix + "{p:" + pid + "}:c:" + num + tail
+	return all, all[len(head) : len(all)-len(tail)]
+}
 
 // commentBodies is a hash of the texts of the thread's comments: number → body. The body lives
 // here, apart from the comment's hash, so that the hash holds only short values and stays

@@ -10,6 +10,7 @@ func TestThreadKeys(t *testing.T) {
 		k := keys{prefix: prefix}
 		const pid, num = "17", "000000000004"
 		thread := k.post(pid) + ":c:"
+		all, key := k.commentIn("m:", pid, num, "\x003")
 		for _, tc := range []struct{ name, got, want string }{
 			{"thread", k.thread(pid), thread},
 			{"comment", k.comment(pid, num), thread + num},
@@ -20,6 +21,10 @@ func TestThreadKeys(t *testing.T) {
 			{"repliesByControversy", k.repliesByControversy(pid, num), thread + num + ":rc"},
 			{"threadIDs", k.threadIDs(pid), thread + "ids"},
 			{"commentIdem", k.commentIdem(pid, "ab"), thread + "idem:ab"},
+			{"commentIn", all, "m:" + thread + num + "\x003"},
+			{"commentIn's key", key, thread + num},
+			{"postIn", k.postIn("m:", pid), "m:" + k.post(pid)},
+			{"userIn", k.userIn("m:", "alice"), "m:" + k.user("alice")},
 		} {
 			if tc.got != tc.want {
 				t.Errorf("prefix %q: %s = %q, want %q", prefix, tc.name, tc.got, tc.want)

@@ -231,7 +231,13 @@ func (l *Loader) Clear() {
 
 // hashFieldsRead reads some fields of a hash (HMGET); fields are their names, boxed (see boxed).
 func hashFieldsRead(key string, fields []any) read {
-	return read{key: "m:" + key, rkey: key, fields: fields, fill: fillHMGET}
+	return hashRead("m:"+key, fields)
+}
+
+// hashRead is hashFieldsRead of the hash whose key follows "m:" in ck, the read's cache key: the
+// hot reads make the two strings in one allocation (keys.postIn, keys.userIn).
+func hashRead(ck string, fields []any) read {
+	return read{key: ck, rkey: ck[len("m:"):], fields: fields, fill: fillHMGET}
 }
 
 // fillHMGET adds the HMGET of a hash fields read to a pipeline. It is a plain function, not a
@@ -539,23 +545,46 @@ func (br *bodyRead) done(err error) {
 // threads first appear: one HMGET each. A comment read's key is <thread>000000000004; its body
 // is field 000000000004 of <thread>body.
 func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
+	n := 0
+	for _, c := range batch {
+		if c.r.body {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
 	var out []*bodyRead
-	var byKey map[string]*bodyRead
+	var prefixes []string             // of out's threads, by index: the keys' part before the number
+	var byPrefix map[string]*bodyRead // past the first thread
 	for _, c := range batch {
 		if !c.r.body {
 			continue
 		}
 		key := c.r.rkey
 		i := strings.LastIndexByte(key, ':') + 1
-		bk := key[:i] + "body"
-		br := byKey[bk]
+		prefix := key[:i]
+		var br *bodyRead
+		if len(out) > 0 && prefixes[len(prefixes)-1] == prefix { // most batches read one thread
+			br = out[len(out)-1]
+		} else if byPrefix != nil {
+			br = byPrefix[prefix]
+		}
 		if br == nil {
-			if byKey == nil {
-				byKey = map[string]*bodyRead{}
+			// The first thread's read is sized for the whole batch: it is usually the only one.
+			size := 1
+			if len(out) == 0 {
+				size = n
 			}
-			br = &bodyRead{ctx: ctx, args: []any{"hmget", bk}}
-			byKey[bk] = br
-			out = append(out, br)
+			br = &bodyRead{ctx: ctx, args: make([]any, 2, 2+size), calls: make([]*call, 0, size)}
+			br.args[0], br.args[1] = "hmget", prefix+"body"
+			if len(out) == 1 {
+				byPrefix = map[string]*bodyRead{prefixes[0]: out[0]}
+			}
+			if byPrefix != nil {
+				byPrefix[prefix] = br
+			}
+			out, prefixes = append(out, br), append(prefixes, prefix)
 		}
 		br.args, br.calls = append(br.args, key[i:]), append(br.calls, c)
 	}

@@ -51,7 +51,7 @@ var userFieldArgs, postFieldArgs, postHashArgs = boxed(userFields), boxed(postFi
 // postTextArgs are the fields of postTexts a post read asks for, with the body and without it.
 var postTextArgs = [2][]any{{postTextTitle, postTextURL}, {postTextTitle, postTextURL, postTextBody}}
 
-func (l *Loader) userRead(uid string) read { return hashFieldsRead(l.s.k.user(uid), userFieldArgs) }
+func (l *Loader) userRead(uid string) read { return hashRead(l.s.k.userIn("m:", uid), userFieldArgs) }
 
 // postRead reads a post with its body: postReadOf(pid, true).
 func (l *Loader) postRead(pid string) read { return l.postReadOf(pid, true) }
@@ -138,8 +138,8 @@ func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
 	if l.s.bodiesInHashes.Load() {
 		set = legacyCommentFieldSets[fs.normal()]
 	}
-	key := l.s.k.comment(pid, num)
-	return read{key: "m:" + key + "\x00" + set.id, rkey: key, fields: set.args, fill: fillHMGET,
+	ck, key := l.s.k.commentIn("m:", pid, num, set.tail)
+	return read{key: ck, rkey: key, fields: set.args, fill: fillHMGET,
 		body: fs.normal()&CommentBody != 0}
 }
 
@@ -154,8 +154,8 @@ func (fs CommentFields) normal() CommentFields {
 // commentFieldSet is the HMGET of one CommentFields: the field names and where each value goes
 // among commentFields.
 type commentFieldSet struct {
-	id   string
-	args []any // the names, as HMGET arguments
+	tail string // ends the cache key of a read of the set: "\x00" and the set's id
+	args []any  // the names, as HMGET arguments
 	at   []int
 }
 
@@ -171,10 +171,11 @@ func fieldSets(body bool) []commentFieldSet {
 		CommentDown: 7, CommentReplies: 8, CommentVersion: 9, CommentAuthorName: 12}
 	sets := make([]commentFieldSet, AllCommentFields+1)
 	for fs := range sets {
-		set := commentFieldSet{id: strconv.Itoa(fs)}
+		id := strconv.Itoa(fs)
 		if body {
-			set.id = "b" + set.id
+			id = "b" + id
 		}
+		set := commentFieldSet{tail: "\x00" + id}
 		for i := range commentFields {
 			if i == 2 && !body {
 				continue // the body: from the thread's bodies
