@@ -624,6 +624,7 @@ func (m *measurer) enumArg(f *ast.Field, def *ast.FieldDefinition, name string) 
 		v = a.Value
 	}
 	if v != nil && v.Kind == ast.Variable {
+		m.varsRead = true
 		if raw, present := m.vars[v.Raw]; present {
 			s, _ := raw.(string)
 			return s

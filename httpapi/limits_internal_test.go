@@ -128,7 +128,11 @@ func TestUserPostsSortCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars)
+		m, fixed := measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars)
+		// A measure that a variable decided must not be kept for the document's next requests.
+		if byVar := strings.Contains(query, "$"); fixed == byVar {
+			t.Fatalf("%s: measured as fixed %v, want %v", query, fixed, !byVar)
+		}
 		return m.cost
 	}
 	const sel = `{ edges { node { id } } }`
