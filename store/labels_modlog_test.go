@@ -114,7 +114,9 @@ func TestLabelChangesInTheModLog(t *testing.T) {
 			got = append(got, string(a.Action)+" "+label+" "+a.TargetID)
 		}
 		want = []string{"LABEL_GROUP NSFW group:go", "UNLABEL_GROUP NSFW group:go", "UPDATE_GROUP  group:go"}
-		if len(page.Items) != 6 || got[0] != want[0] || !slices.Equal(slices.Sorted(slices.Values(got[1:])), want[1:]) {
+		// Actions of one millisecond are in the order of their ids, and the three calls may share
+		// one on a fast Redis: the three, in any order.
+		if len(page.Items) != 6 || !slices.Equal(slices.Sorted(slices.Values(got)), want) {
 			t.Fatalf("group go's log after its label changes: %q (of %d), want %q", got, len(page.Items), want)
 		}
 	})
