@@ -24,7 +24,7 @@ import (
 // second way, by their leet skeleton: the skeleton with 0→o, 1→i, 3→e, 4→a, 5→s, 7→t, 8→b, 9→g,
 // @→a and $→s, and l folded into i (so that "ki11" meets "kill"). A filter matches there only
 // where a word of the text holds such a digit or symbol, so plain words are never folded: "kiil"
-// is not "kill". "@" and "$" belong to a word only after a letter or digit, so a mention
+// is not "kill"; nor are numbers, digits alone ("room 455", "4, 5, 5"). "@" and "$" belong to a word only after a letter or digit, so a mention
 // ("@alice") is still the word "alice".
 //
 // Words spelled one letter at a time ("s l u r", "s.l.u.r", "s-l-u-r", "sh 1 t") are compared a
@@ -88,6 +88,16 @@ func leetSkeleton(word string) string {
 	return strings.ReplaceAll(s, "l", "i")
 }
 
+// leetOf returns the leet skeleton of a word of a text when it is spelled with digits or symbols
+// for letters, else "": it holds one of them, and is not a number (digits alone, "455", are read
+// as a number, not as "ass").
+func leetOf(word string) string {
+	if strings.IndexFunc(word, isLeetRune) < 0 || strings.IndexFunc(word, func(r rune) bool { return !unicode.IsDigit(r) }) < 0 {
+		return ""
+	}
+	return leetSkeleton(word)
+}
+
 // filterWordRune reports whether r belongs to a word of a filtered text: letters, digits and
 // marks, and the invisible format characters that may hide inside a word.
 func filterWordRune(r rune) bool {
@@ -111,8 +121,8 @@ func textWords(text string) []textWord {
 		}
 		w := text[start:end]
 		tw := textWord{start: start, end: end, skel: skeleton(w), cjk: strings.IndexFunc(w, isCJKRune) >= 0}
-		if !tw.cjk && strings.IndexFunc(w, isLeetRune) >= 0 {
-			tw.leet = leetSkeleton(w)
+		if !tw.cjk {
+			tw.leet = leetOf(w)
 		}
 		out = append(out, tw)
 		start = -1
@@ -245,9 +255,7 @@ func spelledWord(text string, run []textWord) textWord {
 	}
 	word := b.String()
 	tw := textWord{start: run[0].start, end: run[len(run)-1].end, skel: skeleton(word)}
-	if strings.IndexFunc(word, isLeetRune) >= 0 {
-		tw.leet = leetSkeleton(word)
-	}
+	tw.leet = leetOf(word)
 	return tw
 }
 

@@ -396,8 +396,8 @@ func (k keys) inbox(uid string) string { return k.prefix + "{n:" + uid + "}:inbo
 // (ms): always a subset of inbox(uid). Its size is the unread count.
 func (k keys) inboxUnread(uid string) string { return k.prefix + "{n:" + uid + "}:unread" }
 
-// inboxNotes is a hash notification id → the notification as compact JSON, for every member of
-// inbox(uid).
+// inboxNotes is a hash notification id → the notification's record, packed (noticeRecord.pack;
+// layout 4 wrote JSON, which is still read), for every member of inbox(uid).
 func (k keys) inboxNotes(uid string) string { return k.prefix + "{n:" + uid + "}:notes" }
 
 // inboxUnannounced is a set of the ids of uid's notifications added but not yet announced on the

@@ -64,6 +64,9 @@ func TestFilterMatches(t *testing.T) {
 		{"you a55", "you ***"},
 		{"you a$$!", "you ***!"},
 		{"4SS", "***"},
+		// A number is not a leet spelling, written whole or one digit at a time.
+		{"room 455, rated 4, 5, 5", "room 455, rated 4, 5, 5"},
+		{"4 s s", "* * *"},
 		{"buy n0w", "*** ***"},
 		// Spelled one letter at a time: the run whole, never a part of it.
 		{"b.u.y now", "***** ***"},

@@ -856,8 +856,10 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
 		}
 		// The candidates and what the response reads below them go level by level, as a listing's
-		// page does (postPage): the posts read for the check are the ones the response shows.
-		n := evalNeeds(needs)
+		// page does (postPage): the posts read for the check are the ones the response shows. The
+		// check matches the words of the body (keeps: an edited post, a phrase), so the body is
+		// read even when the response shows none.
+		n := withPostBody(evalNeeds(needs))
 		l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, n)
 		posts, kept, err := l.postsByKey(ctx, pids, n.ReadsPostBody())
 		if err != nil {

@@ -784,3 +784,38 @@ func TestSearchTopTwiceInOneLoader(t *testing.T) {
 		}
 	})
 }
+
+// A search whose response shows no post body still matches the words of the body: an edited
+// post, or a phrase, is checked against its text as it is now, whatever fields the response
+// shows (layout 5 reads no body for a listing that shows none).
+func TestSearchMatchesTheBodyWhenTheResponseShowsNone(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		f.postBody(alice, "Grebe dive", "a great crested grebe")
+		edited := f.postBody(alice, "Grebe nest", "a little grebe")
+		body := "a little grebe on its osprey-free nest"
+		if _, err := f.s.EditPost(f.ctx, uk(alice), edited.ID, store.PostEdit{Body: &body}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct{ query, want string }{
+			{`"great crested"`, "Grebe dive"}, // a phrase is checked against the text
+			{"osprey", "Grebe nest"},          // so is an edited post
+		} {
+			for _, n := range []*store.Needs{nil, {PostFieldsChosen: true, PostBody: true}, {PostFieldsChosen: true}} {
+				page, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: tc.query, Sort: store.SearchNew},
+					store.Window{First: 5}, func() *store.Needs { return n })
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, p := range page.Items {
+					got = append(got, p.Title)
+				}
+				if !slices.Equal(got, []string{tc.want}) || page.Total != 1 {
+					t.Errorf("search %q with needs %+v: %q (total %d), want %q (total 1)", tc.query, n, got, page.Total, tc.want)
+				}
+			}
+		}
+	})
+}

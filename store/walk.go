@@ -138,6 +138,16 @@ func (n *Needs) ReadsPostBody() bool {
 	return n == nil || !n.PostFieldsChosen || n.PostBody
 }
 
+// withPostBody returns n reading the posts' bodies: n itself when it does already.
+func withPostBody(n *Needs) *Needs {
+	if n.ReadsPostBody() {
+		return n
+	}
+	c := *n
+	c.PostBody = true
+	return &c
+}
+
 // hashDerived reports whether the needs read something that depends on the item's hash.
 func (n *Needs) hashDerived() bool {
 	return n.Author != nil || n.GroupSizes || n.PinnedIn || n.ReportCount || n.Groups != nil || n.Moderators != nil

@@ -1,10 +1,10 @@
 -- notify: put one notification into a user's inbox, unless it is there already, and keep the
 -- inbox to its newest entries.
--- KEYS[1]  hash {n:<user>}:notes (notification id → JSON)   KEYS[2] zset {n:<user>}:inbox
+-- KEYS[1]  hash {n:<user>}:notes (notification id → record)   KEYS[2] zset {n:<user>}:inbox
 --          (id → created ms)   KEYS[3] zset {n:<user>}:unread (id → created ms)
 --          KEYS[4] set {n:<user>}:unannounced: ids added but not yet announced live
 -- ARGV[1]  notification id (its cause: "c:17:4", "p:17", "f:bob")   ARGV[2] created (Unix ms)
--- ARGV[3]  the notification as JSON   ARGV[4] the most entries the inbox keeps
+-- ARGV[3]  the notification's record, packed (notifications.go pack)   ARGV[4] the most entries the inbox keeps
 -- Reply    {added, unannounced...}: added is 1 when the notification was added and kept, 0 when
 --          it was there already, or when it is older than every entry of a full inbox (it is
 --          trimmed at once); then every id of the inbox still to announce, this one included when
