@@ -271,5 +271,19 @@ func (c *community) render(t *testing.T, s *store.Store) string {
 		sp, err := l.SearchPosts(ctx, store.PostSearch{Query: q}, w, nil)
 		posts("search "+q, sp, err)
 	}
+	// The name index (autocomplete) and the users' search index, both derived from sign-ups.
+	for _, prefix := range []string{"u", "la"} {
+		us, err := l.SuggestUsers(ctx, prefix, 20, nil)
+		must("suggest users", err)
+		fmt.Fprintf(&b, "suggest users %q:", prefix)
+		for _, u := range us {
+			fmt.Fprintf(&b, " %s", u.ID)
+		}
+		b.WriteString("\n")
+	}
+	for _, q := range []string{"late", "user3"} {
+		us, err := l.SearchUsers(ctx, q, w)
+		users("search users "+q, us, err)
+	}
 	return b.String()
 }
