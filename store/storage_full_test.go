@@ -130,7 +130,8 @@ func newCommunityAfter(c *community) *community {
 // first of them a write runs is where memory runs out. A sign-up's is the user's creation
 // (signup), not the session's start after its derived writes; a post's is its hash (create_post),
 // not its author's list after it.
-var atomicSteps = []string{"signup", "follow", "create_post", "vote_post", "create_comment", "vote_comment", "delete_post", "delete_comment"}
+var atomicSteps = []string{"signup", "follow", "create_post", "vote_post", "create_comment", "vote_comment",
+	"update_profile", "edit_post", "set_groups", "delete_post", "delete_comment"}
 
 // oomAfterAtomicStep is a client hook that, once armed, fills Redis (CONFIG SET maxmemory 1)
 // right after the first pipeline in which one of its steps (scripts by SHA1) succeeded: a write's
