@@ -26,19 +26,10 @@ func TestSignUpCutOffAfterEachStep(t *testing.T) {
 				ctx := context.Background()
 				clock := newStepClock()
 				s := b.NewStore(t, store.Options{Now: clock.Now})
-				client := b.NewClient(t)
-				cut := newDieAfterStep(step)
-				client.AddHook(cut)
-				doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{Prefix: s.Options().Prefix, Now: clock.Now})
-
-				if sess, err := doomed.SignUp(ctx, "Latecomer", "password1"); err == nil {
-					t.Fatalf("a sign-up cut off after %s answered %+v, want an error", step, sess)
-				}
-				if !cut.cut.Load() {
-					t.Fatalf("the sign-up ran no %s", step)
-				}
-				clock.Add(store.RepairGrace + time.Minute)
-				settle(t, s)
+				cutOffThenRepair(t, b, s, clock, step, "a sign-up", func(doomed *store.Store) error {
+					_, err := doomed.SignUp(ctx, "Latecomer", "password1")
+					return err
+				})
 
 				l := s.NewLoader()
 				sugg, err := l.SuggestUsers(ctx, "late", 10, nil)
@@ -90,20 +81,11 @@ func TestCreateGroupCutOffAfterEachStep(t *testing.T) {
 				if _, err := s.SignUp(ctx, "founder", "password1"); err != nil {
 					t.Fatal(err)
 				}
-				client := b.NewClient(t)
-				cut := newDieAfterStep(step)
-				client.AddHook(cut)
-				doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{Prefix: s.Options().Prefix, Now: clock.Now})
-
 				desc := "nocturnal birds of prey"
-				if g, err := doomed.CreateGroup(ctx, "founder", "owls", &desc); err == nil {
-					t.Fatalf("a group's creation cut off after %s answered %+v, want an error", step, g)
-				}
-				if !cut.cut.Load() {
-					t.Fatalf("the group's creation ran no %s", step)
-				}
-				clock.Add(store.RepairGrace + time.Minute)
-				settle(t, s)
+				cutOffThenRepair(t, b, s, clock, step, "a group's creation", func(doomed *store.Store) error {
+					_, err := doomed.CreateGroup(ctx, "founder", "owls", &desc)
+					return err
+				})
 
 				l := s.NewLoader()
 				sugg, err := l.SuggestGroups(ctx, "ow", 10, nil)
@@ -132,6 +114,25 @@ func TestCreateGroupCutOffAfterEachStep(t *testing.T) {
 			})
 		}
 	})
+}
+
+// cutOffThenRepair makes write (what) through a store of its own on s's Redis and prefix, whose
+// process dies right after step (see dieAfterStep); the write must fail. Then, RepairGrace later,
+// s runs the due jobs.
+func cutOffThenRepair(t *testing.T, b storetest.Backend, s *store.Store, clock *storetest.Clock, step, what string, write func(doomed *store.Store) error) {
+	t.Helper()
+	client := b.NewClient(t)
+	cut := newDieAfterStep(step)
+	client.AddHook(cut)
+	doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{Prefix: s.Options().Prefix, Now: clock.Now})
+	if err := write(doomed); err == nil {
+		t.Fatalf("%s cut off after %s succeeded, want an error", what, step)
+	}
+	if !cut.cut.Load() {
+		t.Fatalf("%s ran no %s", what, step)
+	}
+	clock.Add(store.RepairGrace + time.Minute)
+	settle(t, s)
 }
 
 // dieAfterStep is a client hook that, once a pipeline in which the step ran without error is
