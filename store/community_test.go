@@ -78,7 +78,8 @@ func (c *community) first() []write {
 }
 
 // then is the writes after the snapshot: a new user, new posts, comments and votes on old posts,
-// a deleted post and comment, an unfollow and a follow.
+// a bio, a post's edit and its change of groups, a deleted post and comment, an unfollow and a
+// follow.
 func (c *community) then() []write {
 	ws := []write{func(ctx context.Context, s *store.Store) error {
 		_, err := s.SignUp(ctx, "late", "password1")
@@ -94,6 +95,20 @@ func (c *community) then() []write {
 		ws = append(ws, c.votePost(late, i, -1), c.comment(late, i, "", "late comment"),
 			c.voteComment(late, i, 1, -1))
 	}
+	bio, title := "a night owl", "later post 0 about owls"
+	ws = append(ws,
+		func(ctx context.Context, s *store.Store) error {
+			_, err := s.UpdateProfile(ctx, store.UserKey("late"), store.ProfileEdit{Bio: &bio})
+			return err
+		},
+		func(ctx context.Context, s *store.Store) error {
+			_, err := s.EditPost(ctx, store.UserKey(c.users[late]), c.posts[8], store.PostEdit{Title: &title})
+			return err
+		},
+		func(ctx context.Context, s *store.Store) error {
+			_, err := s.SetPostGroups(ctx, store.UserKey(c.users[late-1]), c.posts[9], []string{"go"}, []string{"ops"})
+			return err
+		})
 	ws = append(ws,
 		func(ctx context.Context, s *store.Store) error {
 			return s.DeletePost(ctx, store.UserKey(c.users[5%5]), c.posts[5])
@@ -267,9 +282,23 @@ func (c *community) render(t *testing.T, s *store.Store) string {
 		fmt.Fprintf(&b, " %d.%s=%d", r.Rank, r.User.ID, r.Karma)
 	}
 	b.WriteString("\n")
-	for _, q := range []string{"redis", "go", "length"} {
+	for _, q := range []string{"redis", "go", "length", "owls"} {
 		sp, err := l.SearchPosts(ctx, store.PostSearch{Query: q}, w, nil)
 		posts("search "+q, sp, err)
+	}
+	// The name index (autocomplete) and the users' search index, both derived from sign-ups.
+	for _, prefix := range []string{"u", "la"} {
+		us, err := l.SuggestUsers(ctx, prefix, 20, nil)
+		must("suggest users", err)
+		fmt.Fprintf(&b, "suggest users %q:", prefix)
+		for _, u := range us {
+			fmt.Fprintf(&b, " %s", u.ID)
+		}
+		b.WriteString("\n")
+	}
+	for _, q := range []string{"late", "user3", "owl"} {
+		us, err := l.SearchUsers(ctx, q, w)
+		users("search users "+q, us, err)
 	}
 	return b.String()
 }

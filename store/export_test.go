@@ -1,8 +1,21 @@
 package store
 
-import "context"
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"io/fs"
+)
 
 // Hooks for the external tests of package store_test.
+
+// ScriptSHA returns the SHA1 by which the store sends its script name (a file of scripts/,
+// without ".lua") in EVALSHA: a test's client hook tells the store's scripts apart by it.
+func ScriptSHA(name string) string {
+	text := must(withLibs(string(must(fs.ReadFile(scriptFS, "scripts/"+name+".lua")))))
+	sum := sha1.Sum([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
 
 // OnVerify makes s call f before each argon2id verification of a password (a log-in's, a
 // password change's, the decoy's for an unknown name). Set it before any log-in.

@@ -183,7 +183,7 @@ func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edi
 		return nil, err
 	}
 	if edit.Description != nil || edit.Title != nil { // the words searchGroups finds it by
-		if err := s.indexNames(ctx, searchGroupsKind, []string{g.Name}, false); err != nil {
+		if err := s.indexNames(ctx, searchGroupsKind, []string{g.Name}, false, false); err != nil {
 			return nil, err
 		}
 	}
@@ -324,7 +324,7 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 		return err
 	}
 	if len(in) == 1 {
-		if err := s.register(ctx, s.k.groups(), true, g); err != nil {
+		if err := s.registerRepair(ctx, s.k.groups(), g); err != nil {
 			return fmt.Errorf("register group %s: %w", g, err)
 		}
 	}

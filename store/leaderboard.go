@@ -72,10 +72,12 @@ func (s *Store) leaderboardCall(uid string, karma, version int64) scriptCall {
 	return indexCall(s.k.leaderboardVer(), uid, version, true, []string{s.k.leaderboard()}, []any{-karma})
 }
 
-// registerUser puts a new user into the name index for autocomplete and on the leaderboard with
-// karma 0 (version 0, so any karma recorded since wins).
-func (s *Store) registerUser(ctx context.Context, uid string) error {
-	if err := s.register(ctx, s.k.userNames(), true, uid); err != nil {
+// registerUser puts a new user into the name index for autocomplete (and so the users' search
+// index) and on the leaderboard with karma 0 (version 0, so any karma recorded since wins). A
+// repair's (repair) indexes the user's words again when the name index held the name already
+// (see registerRepair).
+func (s *Store) registerUser(ctx context.Context, uid string, repair bool) error {
+	if err := s.registerNames(ctx, s.k.userNames(), true, repair, uid); err != nil {
 		return fmt.Errorf("register user %s: %w", uid, err)
 	}
 	if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(uid, 0, 0)}); err != nil {

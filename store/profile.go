@@ -34,7 +34,14 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 			return nil, err
 		}
 	}
-	if _, err := s.allowWrite(ctx, uid, ""); err != nil {
+	// A new bio's words go into the users' search index after the atomic step: the user's repair
+	// note (repairUser indexes the user again) finishes an update cut off in between.
+	item := ""
+	if in.Bio != nil {
+		item = repairUser + ":" + uid
+	}
+	n, err := s.allowWrite(ctx, uid, item)
+	if err != nil {
 		return nil, err
 	}
 	if err := s.filterTexts(map[string]*string{"bio": in.Bio}); err != nil {
@@ -63,6 +70,7 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 			return nil, err
 		}
 	}
+	s.settled(ctx, n)
 	return u, nil
 }
 

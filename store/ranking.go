@@ -175,6 +175,9 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 			if err := s.pipeline(ctx, sx.ops(), true); err != nil {
 				return fmt.Errorf("index post %s for search: %w", pid, err)
 			}
+			if err := sx.err(); err != nil {
+				return fmt.Errorf("index post %s: %w", pid, err)
+			}
 			if err := s.finishSearch(ctx, sx); err != nil {
 				return err
 			}
@@ -193,6 +196,9 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 		calls = append(append(calls, s.rankingCalls(g, nil, pid, p.Version, false)...), s.unpinCall(g, pid))
 	}
 	if _, err := s.runScripts(ctx, calls, sx.ops()...); err != nil {
+		return fmt.Errorf("index post %s: %w", pid, err)
+	}
+	if err := sx.err(); err != nil {
 		return fmt.Errorf("index post %s: %w", pid, err)
 	}
 	if err := s.finishSearch(ctx, sx); err != nil {

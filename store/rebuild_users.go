@@ -52,7 +52,7 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return nil
 		}
 		st.Users++
-		if err := s.indexNames(ctx, searchUsersKind, []string{uid}, true); err != nil {
+		if err := s.indexNames(ctx, searchUsersKind, []string{uid}, true, false); err != nil {
 			return err
 		}
 		if err := s.register(ctx, s.k.userNames(), true, uid); err != nil {

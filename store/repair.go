@@ -206,7 +206,8 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)
 }
 
-// repairUser puts an existing user into the name index and on the leaderboard.
+// repairUser puts an existing user into the name index, the users' search index and on the
+// leaderboard.
 func (s *Store) repairUser(ctx context.Context, uid string) error {
 	n, err := s.cmd().Exists(ctx, s.k.user(uid)).Result()
 	if err != nil {
@@ -215,7 +216,7 @@ func (s *Store) repairUser(ctx context.Context, uid string) error {
 	if n == 0 {
 		return nil
 	}
-	return s.registerUser(ctx, uid)
+	return s.registerUser(ctx, uid, true)
 }
 
 // repairFollow mirrors the relation a → b as a's side records it now, and for a present one queues

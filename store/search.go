@@ -121,11 +121,12 @@ type searchDoc struct {
 // costs Redis about 16 µs on top of its commands, and a post touches every bucket.
 type searchWrite struct {
 	appends  []op
-	lengths  []*rdb.IntCmd // the lists' lengths after each APPEND
-	postings []int         // the length of each posting appended
-	words    []string      // the word of each list, "" for a mark
-	dicts    []string      // the dictionary of each list's bucket
-	revs     []string      // the revision counters of the buckets written
+	lengths  []*rdb.IntCmd  // the lists' lengths after each APPEND
+	postings []int          // the length of each posting appended
+	words    []string       // the word of each list, "" for a mark
+	dicts    []string       // the dictionary of each list's bucket
+	revs     []string       // the revision counters of the buckets written
+	counts   [][2]rdb.Cmder // the commands of each bucket's counts (top, docs)
 	// full adds every word to its dictionary, not only those whose list began: a repair's
 	// writes, after a write whose appends went in but whose dictionary step was cut off.
 	full bool
@@ -179,12 +180,14 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 		for b := range touched {
 			counts, block := s.k.searchCounts(d.kind.code, b), float64(d.block)
 			count := d.isNew && len(terms) > 0 && b == searchBucket(terms[0]) // in its first term's bucket
+			j := len(w.counts)
+			w.counts = append(w.counts, [2]rdb.Cmder{})
 			w.appends = append(w.appends, op{key: counts, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				top := p.ZAddGT(context.Background(), counts, rdb.Z{Score: block, Member: "top"})
-				if !count {
-					return top, nil
+				w.counts[j] = [2]rdb.Cmder{p.ZAddGT(context.Background(), counts, rdb.Z{Score: block, Member: "top"}), nil}
+				if count {
+					w.counts[j][1] = p.ZIncrBy(context.Background(), counts, 1, "docs")
 				}
-				return top, p.ZIncrBy(context.Background(), counts, 1, "docs")
+				return w.counts[j][0], w.counts[j][1]
 			}})
 			if rev := s.k.revOf(counts); !seenRev[rev] {
 				seenRev[rev] = true
@@ -198,12 +201,33 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 	return w
 }
 
-// ops returns the first step's operations, for the pipeline of a write's derived writes.
+// ops returns the first step's operations, for the pipeline of a write's derived writes; its
+// caller checks err once the pipeline returned.
 func (w *searchWrite) ops() []op {
 	if w == nil {
 		return nil
 	}
 	return w.appends
+}
+
+// err returns the first error Redis answered to the first step's commands (a full Redis's OOM
+// among them), typed: the pipeline that carried them reports only its own failure, and a write
+// whose index writes were refused must fail, keeping its repair note, rather than pass for done.
+func (w *searchWrite) err() error {
+	if w == nil {
+		return nil
+	}
+	for _, c := range w.lengths {
+		if c != nil && c.Err() != nil {
+			return fmt.Errorf("index for search: %w", rdb.StorageFull(c.Err()))
+		}
+	}
+	for _, cs := range w.counts {
+		if err := rdb.FirstErr(cs); err != nil {
+			return fmt.Errorf("index for search: %w", rdb.StorageFull(err))
+		}
+	}
+	return nil
 }
 
 // finishSearch is the second step of w, after its ops have run: the dictionaries, then the
@@ -230,6 +254,11 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 	if err := s.pipeline(ctx, ops, true); err != nil {
 		return fmt.Errorf("finish the search index: %w", err)
 	}
+	for i := range ops {
+		if err := rdb.FirstErr(ops[i].Sent()); err != nil {
+			return fmt.Errorf("finish the search index: %w", rdb.StorageFull(err))
+		}
+	}
 	return nil
 }
 
@@ -245,6 +274,9 @@ func (s *Store) runSearchWrite(ctx context.Context, w *searchWrite) error {
 	}
 	if err := s.pipeline(ctx, w.ops(), true); err != nil {
 		return fmt.Errorf("index for search: %w", err)
+	}
+	if err := w.err(); err != nil {
+		return err
 	}
 	return s.finishSearch(ctx, w)
 }
@@ -1197,6 +1229,9 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 		sx := s.searchWrites(docs...)
 		if len(calls) > 0 || sx != nil {
 			if _, err := s.runScripts(ctx, calls, sx.ops()...); err != nil {
+				return fmt.Errorf("index the comments of post %s: %w", pid, err)
+			}
+			if err := sx.err(); err != nil {
 				return fmt.Errorf("index the comments of post %s: %w", pid, err)
 			}
 		}

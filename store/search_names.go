@@ -180,7 +180,7 @@ func (s *Store) reindexGroups(ctx context.Context) error {
 	all := names.Val()
 	const batch = 200
 	for start := 0; start < len(all); start += batch {
-		if err := s.indexNames(ctx, searchGroupsKind, all[start:min(start+batch, len(all))], true); err != nil {
+		if err := s.indexNames(ctx, searchGroupsKind, all[start:min(start+batch, len(all))], true, false); err != nil {
 			return err
 		}
 	}
@@ -189,8 +189,9 @@ func (s *Store) reindexGroups(ctx context.Context) error {
 
 // indexNames indexes groups or users, reading what they say of themselves (a group's title and
 // description, a user's name as written and bio) in one pipeline. isNew counts them as new
-// documents: they have just come to exist, or the index is being rebuilt.
-func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, isNew bool) error {
+// documents: they have just come to exist, or the index is being rebuilt. A repair's (repair)
+// adds every word to the dictionaries (see searchWrite.full).
+func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, isNew, repair bool) error {
 	if !s.opts.searchOn() {
 		return nil
 	}
@@ -225,7 +226,11 @@ func (s *Store) indexNames(ctx context.Context, kind searchKind, keys []string, 
 		}
 		docs = append(docs, d)
 	}
-	if err := s.writeSearch(ctx, docs...); err != nil {
+	w := s.searchWrites(docs...)
+	if repair {
+		w.repairing()
+	}
+	if err := s.runSearchWrite(ctx, w); err != nil {
 		return fmt.Errorf("index names: %w", err)
 	}
 	return nil

@@ -28,7 +28,7 @@ func TestFullRedis(t *testing.T) {
 	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
 	t.Cleanup(func() { _ = rc.Close() })
 	prefix := storetest.Prefix()
-	cut := &oomAfterAtomicStep{admin: admin, prefixes: []string{prefix + "{p:", prefix + "{u:"}}
+	cut := newOOMAfterAtomicStep(admin, atomicSteps...)
 	rc.AddHook(cut)
 	clock := newStepClock()
 	s := storetest.Backend{Name: "redis", Client: rc}.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
@@ -70,19 +70,27 @@ func TestFullRedis(t *testing.T) {
 	// Memory runs out right after each write's atomic step.
 	t.Run("cut off after the atomic step", func(t *testing.T) {
 		ws := c.then()
+		cutKinds := map[string]int{}
 		for i, w := range ws {
 			clock.Add(time.Minute)
 			cut.arm()
 			err := w(ctx, s)
-			fired := cut.fired.Load()
+			step := cut.cutAfter()
 			setMaxMemory("0")
-			if !fired {
+			if step == "" {
 				t.Fatalf("write %d: no atomic step was cut off", i)
 			}
+			cutKinds[step]++
 			if err != nil && !store.IsKind(err, store.KindStorageFull) {
-				t.Errorf("write %d cut off by OOM: %v, want KindStorageFull or done", i, err)
+				t.Errorf("write %d cut off by OOM after %s: %v, want KindStorageFull or done", i, step, err)
 			}
 		}
+		for _, step := range atomicSteps {
+			if cutKinds[step] == 0 {
+				t.Errorf("no write was cut off after %s", step)
+			}
+		}
+		t.Logf("writes cut off after their atomic step: %v", cutKinds)
 		clock.Add(store.RepairGrace + time.Minute)
 		settle(t, s)
 
@@ -118,19 +126,44 @@ func newCommunityAfter(c *community) *community {
 	return &community{users: append([]string(nil), c.users...), groups: c.groups, posts: append([]string(nil), c.posts...)}
 }
 
+// atomicSteps are the scripts that are the atomic steps of the writes of community.then: the
+// first of them a write runs is where memory runs out. A sign-up's is the user's creation
+// (signup), not the session's start after its derived writes; a post's is its hash (create_post),
+// not its author's list after it.
+var atomicSteps = []string{"signup", "follow", "create_post", "vote_post", "create_comment", "vote_comment",
+	"update_profile", "edit_post", "set_groups", "delete_post", "delete_comment"}
+
 // oomAfterAtomicStep is a client hook that, once armed, fills Redis (CONFIG SET maxmemory 1)
-// right after the first pipeline in which a script on an aggregate (a first key under one of
-// prefixes, and at least 3 keys) succeeded: a write's atomic step. What the write sends after it meets OOM.
+// right after the first pipeline in which one of its steps (scripts by SHA1) succeeded: a write's
+// atomic step. What the write sends after it meets OOM. cut is the name of the step cut after.
 type oomAfterAtomicStep struct {
-	admin    *rdb.Client
-	prefixes []string
-	armed    atomic.Bool
-	fired    atomic.Bool
+	admin *rdb.Client
+	steps map[string]string // script SHA1 → name
+	armed atomic.Bool
+	cut   atomic.Pointer[string]
+}
+
+// newOOMAfterAtomicStep returns a hook that cuts a write off after the first of the scripts
+// names it runs.
+func newOOMAfterAtomicStep(admin *rdb.Client, names ...string) *oomAfterAtomicStep {
+	h := &oomAfterAtomicStep{admin: admin, steps: map[string]string{}}
+	for _, n := range names {
+		h.steps[store.ScriptSHA(n)] = n
+	}
+	return h
 }
 
 func (h *oomAfterAtomicStep) arm() {
-	h.fired.Store(false)
+	h.cut.Store(nil)
 	h.armed.Store(true)
+}
+
+// cutAfter returns the step the write was cut off after, "" when none.
+func (h *oomAfterAtomicStep) cutAfter() string {
+	if p := h.cut.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 func (h *oomAfterAtomicStep) DialHook(next rdb.DialHook) rdb.DialHook { return next }
@@ -145,24 +178,16 @@ func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) r
 		}
 		for _, c := range cmds {
 			args := c.Args()
-			// A write's atomic step declares its aggregate's keys and the revision counter: at
-			// least 3 keys. One of 2 (a comment's number) only prepares the write; a sign-up is
-			// cut off at its last step, the start of its session (2 keys: the user's sessions
-			// hash and the user's hash).
-			if c.Name() != "evalsha" || len(args) < 4 || c.Err() != nil {
+			if c.Name() != "evalsha" || len(args) < 2 || c.Err() != nil {
 				continue
 			}
-			key, _ := args[3].(string)
-			if n, _ := args[2].(int); n < 3 && (n != 2 || !strings.HasSuffix(key, "}:s")) {
-				continue
-			}
-			for _, p := range h.prefixes {
-				if strings.HasPrefix(key, p) && h.armed.CompareAndSwap(true, false) {
-					if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-						panic(err)
-					}
-					h.fired.Store(true)
+			sha, _ := args[1].(string)
+			name, ok := h.steps[sha]
+			if ok && h.armed.CompareAndSwap(true, false) {
+				if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+					panic(err)
 				}
+				h.cut.Store(&name)
 			}
 		}
 		return err

@@ -126,6 +126,20 @@ func (s *Store) pruneGroups(ctx context.Context, groups []string) error {
 
 // register adds names to (add) or removes them from a name registry: the users or the groups.
 func (s *Store) register(ctx context.Context, registry string, add bool, names ...string) error {
+	return s.registerNames(ctx, registry, add, false, names...)
+}
+
+// registerRepair adds names to a name registry as register does, for a repair job: the names the
+// registry held already are indexed for search again. Only the write that adds a name indexes its
+// words, right after the registry took it, so a write cut off between the two (or between the
+// index write's two steps) left them out for good but for this. Indexed again, they are not
+// counted as new documents (as a repaired post is not), and every word joins its dictionary.
+func (s *Store) registerRepair(ctx context.Context, registry string, names ...string) error {
+	return s.registerNames(ctx, registry, true, true, names...)
+}
+
+// registerNames is register, and registerRepair when repair is set.
+func (s *Store) registerNames(ctx context.Context, registry string, add, repair bool, names ...string) error {
 	args := make([]any, 0, len(names)+1)
 	args = append(args, map[bool]string{true: "add", false: "rem"}[add])
 	for _, n := range names {
@@ -139,13 +153,26 @@ func (s *Store) register(ctx context.Context, registry string, add bool, names .
 	// search index.
 	arr, _ := reply.([]any)
 	added := strs(arr)
-	switch {
-	case len(added) == 0:
-		return nil
-	case registry == s.k.groups():
-		return s.indexNames(ctx, searchGroupsKind, added, true)
-	case registry == s.k.userNames():
-		return s.indexNames(ctx, searchUsersKind, added, true)
+	kind := searchUsersKind
+	if registry == s.k.groups() {
+		kind = searchGroupsKind
 	}
-	return nil
+	if len(added) > 0 {
+		if err := s.indexNames(ctx, kind, added, true, false); err != nil {
+			return err
+		}
+	}
+	if !repair {
+		return nil
+	}
+	var again []string
+	for _, n := range names {
+		if !contains(added, n) {
+			again = append(again, n)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	return s.indexNames(ctx, kind, again, false, true)
 }

@@ -105,7 +105,7 @@ func (s *Store) SignUpWithEmail(ctx context.Context, name, password, email strin
 		}
 		return nil, err
 	}
-	if err := s.registerUser(ctx, uid); err != nil {
+	if err := s.registerUser(ctx, uid, false); err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
@@ -181,7 +181,7 @@ func (s *Store) LogIn(ctx context.Context, name, password string) (*Session, err
 		return nil, err
 	}
 	// Completes a sign-up whose indexing was cut off; idempotent and cheap otherwise.
-	if err := s.registerUser(ctx, uid); err != nil {
+	if err := s.registerUser(ctx, uid, false); err != nil {
 		return nil, err
 	}
 	return s.newSession(ctx, s.userFromFields(uid, strs(vals)), pass)
