@@ -212,11 +212,20 @@ func (e *Engine) EnqueueCall(j Job, move bool) (Call, error) {
 	return e.enqueueCall(j, mode)
 }
 
+// NoteCall is the call that sets a reminder: job j, due at j.At, for a cause that takes it back
+// with Settle(j.ID, j.At) once it has finished, and that the job redoes should the cause stop
+// half-way. A reminder that another cause set meanwhile (or this one, sent twice) is not moved to
+// j.At: the job is then due just after the later of the two times, where neither cause's Settle
+// takes it back, so it runs once for both — the first cause to finish cannot take back the
+// reminder of one that stopped.
+func (e *Engine) NoteCall(j Job) (Call, error) { return e.enqueueCall(j, modeNote) }
+
 // The modes of jobs_enqueue.lua that add a job.
 const (
 	modeAdd     = "add"     // a job already waiting keeps its time
 	modeMove    = "move"    // a job already waiting moves to the new time
 	modeEarlier = "earlier" // a job already waiting moves to the new time if that is earlier
+	modeNote    = "note"    // a reminder: see NoteCall
 )
 
 func (e *Engine) enqueueCall(j Job, mode string) (Call, error) {

@@ -54,11 +54,11 @@ type note struct {
 // noteCall is the script call that notes item for repair before a write's atomic step, and the
 // note it makes. allowWrite sends it with the write's rate limit.
 func (s *Store) noteCall(item string) (note, scriptCall) {
-	// A random microsecond keeps the notes of two writes of one item in one millisecond apart,
-	// so that the first to finish settles its own note only.
-	jitter := time.Duration(randomBytes(1)[0]) * 4 * time.Microsecond
-	n := note{item: item, due: s.now().Add(RepairGrace + jitter).Truncate(time.Microsecond)}
-	c, err := s.jobs.EnqueueCall(jobs.Job{ID: jobRepair + ":" + item, Kind: jobRepair, Arg: item, At: n.due}, true)
+	// Two writes of one item share its job: the second's note leaves it where neither settles it
+	// (jobs.NoteCall), so a write that stopped half-way is repaired even when a later write of
+	// the same item finished.
+	n := note{item: item, due: s.now().Add(RepairGrace).Truncate(time.Microsecond)}
+	c, err := s.jobs.NoteCall(jobs.Job{ID: jobRepair + ":" + item, Kind: jobRepair, Arg: item, At: n.due})
 	if err != nil {
 		panic("store: bad repair item " + item) // items are built here, without newlines
 	}

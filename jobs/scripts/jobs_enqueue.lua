@@ -9,6 +9,10 @@
 --         the cause);
 --         "move": the job is due at ARGV[3] whatever it was (a running one runs again then);
 --         "earlier": as "move", but a job already waiting keeps its time if that is earlier;
+--         "note": a reminder (Engine.NoteCall): as "move" when no job waits; a job that waits
+--         already (another cause's reminder, or this one's sent twice) is due 1 µs after the later
+--         of its time and ARGV[3], so that neither cause's Settle takes it back and it runs once
+--         for both, after both;
 --         "cancel": the job no longer waits (ARGV[2] unused), if ARGV[3] is "0" or the time it is
 --         due at; if it is running it finishes, and its record goes when it does.
 -- Reply   1 if the job was added, moved or cancelled, 0 if an "add" found it there already.
@@ -33,6 +37,12 @@ redis.call('HSET', KEYS[2], id, ARGV[2])
 if ARGV[4] == 'earlier' then
   local cur = redis.call('ZSCORE', KEYS[1], id)
   if cur and tonumber(cur) <= tonumber(ARGV[3]) then return 1 end
+elseif ARGV[4] == 'note' then
+  local cur = redis.call('ZSCORE', KEYS[1], id)
+  if cur then
+    redis.call('ZADD', KEYS[1], string.format('%.3f', math.max(tonumber(cur), tonumber(ARGV[3])) + 0.001), id)
+    return 1
+  end
 end
 redis.call('ZADD', KEYS[1], ARGV[3], id)
 return 1
