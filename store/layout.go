@@ -83,12 +83,17 @@ var migrations = []Migration{
 		"place of a string with a TTL per session ({u:<name>}:sess:<digest>) and an index beside them " +
 		"({u:<name>}:sessions; about 400 bytes less per user with one session), each with the expiry it had, so " +
 		"that no one is signed out; write every inbox's notification records packed (\"R<time> <actor>\") in " +
-		"place of JSON, so that inboxes' hashes stay listpack-encoded (about 110 bytes less per notification)",
+		"place of JSON, so that inboxes' hashes stay listpack-encoded (about 110 bytes less per notification); " +
+		"split every bucket's search dictionary ({sx:<kind>:<n>}:d) into parts by the first two runes of its " +
+		"words ({sx:<kind>:<n>}:d:<head>), so that each stays listpack-encoded (about 85 bytes less per word)",
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.migrateSessions(ctx); err != nil {
 				return err
 			}
-			_, err := s.packNotices(ctx)
+			if _, err := s.packNotices(ctx); err != nil {
+				return err
+			}
+			_, err := s.splitSearchDicts(ctx)
 			return err
 		}},
 }

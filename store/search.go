@@ -89,8 +89,32 @@ func (k keys) searchList(kind string, bucket int, term string, block int64) stri
 	return k.searchTag(kind, bucket) + ":t:" + strconv.FormatInt(block, 10) + ":" + term
 }
 
-// searchDict is a sorted set (all scores 0) of the words with lists in one bucket, for prefixes.
-func (k keys) searchDict(kind string, bucket int) string { return k.searchTag(kind, bucket) + ":d" }
+// searchDict is a sorted set (all scores 0) of the words with lists in one bucket that begin with
+// head, for prefixes: a bucket's dictionary is kept in parts, one per first two runes of its words
+// (searchDictHead), so that each part stays small enough to be listpack-encoded (about 10 bytes a
+// word where one sorted set of a bucket's words, a skiplist past 128 of them, costs about 100).
+// A prefix is at least search.MinPrefixRunes (2) runes long, so it reads one part per bucket.
+func (k keys) searchDict(kind string, bucket int, head string) string {
+	return k.searchTag(kind, bucket) + ":d:" + head
+}
+
+// legacySearchDict is layout 4's dictionary of a bucket: all its words in one sorted set.
+func (k keys) legacySearchDict(kind string, bucket int) string {
+	return k.searchTag(kind, bucket) + ":d"
+}
+
+// searchDictHead returns the first two runes of word, which name its part of the dictionary; ok
+// is false for a word shorter than that, which no prefix can expand to and so no part holds.
+func searchDictHead(word string) (head string, ok bool) {
+	n := 0
+	for i := range word {
+		if n == search.MinPrefixRunes {
+			return word[:i], true
+		}
+		n++
+	}
+	return word, n == search.MinPrefixRunes
+}
 
 // searchCounts is a sorted set of one bucket whose scores are its counts: docs (documents first
 // indexed in the bucket: the sum over buckets is the kind's count, for IDF) and top (the newest
@@ -123,7 +147,7 @@ type searchWrite struct {
 	appends  []op
 	lengths  []*rdb.IntCmd // the lists' lengths after each APPEND
 	postings []int         // the length of each posting appended
-	words    []string      // the word of each list, "" for a mark
+	words    []string      // the word of each list, "" for a mark or a word of one rune
 	dicts    []string      // the dictionary of each list's bucket
 	revs     []string      // the revision counters of the buckets written
 	// full adds every word to its dictionary, not only those whose list began: a repair's
@@ -162,15 +186,17 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			touched[b] = true
 			list := s.k.searchList(d.kind.code, b, t, d.block)
 			posting := string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]}))
-			word := t
-			if strings.HasPrefix(t, "#") {
-				word = "" // a mark, not a word: no prefix finds it
+			word, head := t, ""
+			if h, ok := searchDictHead(t); ok && !strings.HasPrefix(t, "#") {
+				head = h
+			} else {
+				word = "" // a mark, or a word shorter than any prefix: no prefix finds it
 			}
 			i := len(w.lengths)
 			w.lengths = append(w.lengths, nil)
 			w.postings = append(w.postings, len(posting))
 			w.words = append(w.words, word)
-			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b))
+			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b, head))
 			w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				w.lengths[i] = p.Append(context.Background(), list, posting)
 				return w.lengths[i], nil
@@ -374,7 +400,8 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	if pl.q.Prefix != "" {
 		for b := range searchBuckets {
-			key, min := k.searchDict(code, b), "["+pl.q.Prefix
+			head, _ := searchDictHead(pl.q.Prefix) // a prefix has MinPrefixRunes runes or more
+			key, min := k.searchDict(code, b, head), "["+pl.q.Prefix
 			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 				c.cmd = p.ZRangeArgs(ctx, rdb.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
 			}})
