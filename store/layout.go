@@ -85,7 +85,9 @@ var migrations = []Migration{
 		"that no one is signed out; write every inbox's notification records packed (\"R<time> <actor>\") in " +
 		"place of JSON, so that inboxes' hashes stay listpack-encoded (about 110 bytes less per notification); " +
 		"split every bucket's search dictionary ({sx:<kind>:<n>}:d) into parts by the first two runes of its " +
-		"words ({sx:<kind>:<n>}:d:<head>), so that each stays listpack-encoded (about 85 bytes less per word)",
+		"words ({sx:<kind>:<n>}:d:<head>), so that each stays listpack-encoded (about 85 bytes less per word); move " +
+		"the posting list of every term that names one document into the term's field of a hash of its bucket " +
+		"({sx:<kind>:<n>}:r:<block>:<part>; about 70 bytes less per such term)",
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.migrateSessions(ctx); err != nil {
 				return err
@@ -93,7 +95,10 @@ var migrations = []Migration{
 			if _, err := s.packNotices(ctx); err != nil {
 				return err
 			}
-			_, err := s.splitSearchDicts(ctx)
+			if _, err := s.splitSearchDicts(ctx); err != nil {
+				return err
+			}
+			_, err := s.packSearchLists(ctx)
 			return err
 		}},
 }

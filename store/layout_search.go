@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
@@ -66,4 +67,86 @@ func (s *Store) splitSearchDicts(ctx context.Context) (int, error) {
 		}
 	}
 	return moved, nil
+}
+
+// searchKinds are the kinds of documents the index keeps, by their code.
+var searchKinds = map[string]searchKind{"p": searchPosts, "c": searchComments, "g": searchGroupsKind, "u": searchUsersKind}
+
+// packSearchLists moves the posting list of every term that names one document into the term's
+// field of its bucket's searchRare hash, as a write of layout 5 leaves such a term, and returns how
+// many it moved: the second search step of the migration from layout 4. Lists are read in
+// batches and each moved by a script on the bucket's slot (search_rare.lua) only if it is still
+// as read, and only into a field still empty, so it is safe beside traffic; a run cut off is
+// resumed by running it again, which moves what is left.
+func (s *Store) packSearchLists(ctx context.Context) (int, error) {
+	moved := 0
+	var batch []string
+	flush := func() error {
+		defer func() { batch = batch[:0] }()
+		ops := make([]op, len(batch))
+		gets := make([]*rdb.StringCmd, len(batch))
+		for i, key := range batch {
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				gets[i] = p.Get(ctx, key)
+				return gets[i], nil
+			}}
+		}
+		if err := s.pipeline(ctx, ops, false); err != nil && !isNil(err) {
+			return fmt.Errorf("read search lists: %w", err)
+		}
+		var calls []scriptCall
+		for i, list := range batch {
+			call, ok := s.packSearchListCall(list, gets[i].Val())
+			if ok {
+				calls = append(calls, call)
+			}
+		}
+		if len(calls) == 0 {
+			return nil
+		}
+		replies, err := s.runScripts(ctx, calls)
+		if err != nil {
+			return fmt.Errorf("move search lists: %w", err)
+		}
+		for _, r := range replies {
+			if n, _ := r.(int64); n == 1 {
+				moved++
+			}
+		}
+		return nil
+	}
+	err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:t:*", func(key string) error {
+		if batch = append(batch, key); len(batch) >= 500 {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = flush()
+	}
+	return moved, err
+}
+
+// packSearchListCall returns the script call that moves list, whose value is v, into its term's
+// field; ok is false when the list names more than one document (or none, or is not a list).
+func (s *Store) packSearchListCall(list, v string) (call scriptCall, ok bool) {
+	rest, found := strings.CutPrefix(list, s.k.prefix+"{sx:")
+	if !found {
+		return call, false
+	}
+	code, rest, _ := strings.Cut(rest, ":")
+	bucketStr, rest, _ := strings.Cut(rest, "}:t:")
+	blockStr, term, _ := strings.Cut(rest, ":")
+	kind, known := searchKinds[code]
+	bucket, err1 := strconv.Atoi(bucketStr)
+	block, err2 := strconv.ParseInt(blockStr, 10, 64)
+	if !known || err1 != nil || err2 != nil || term == "" || v == "" {
+		return call, false
+	}
+	ps, err := kind.codec.Decode(nil, []byte(v))
+	if err != nil || len(ps) != 1 {
+		return call, false
+	}
+	posting := string(kind.codec.Append(nil, ps[0]))
+	return scriptCall{name: "search_rare", keys: []string{list, s.k.searchRare(kind, bucket, term, block)}, args: []any{term, v, posting}}, true
 }

@@ -43,10 +43,54 @@ func (s *Store) SplitSearchDictsForTest(ctx context.Context) (int, error) {
 	return s.splitSearchDicts(ctx)
 }
 
-// SearchDictKeys returns every key of the search dictionaries, of both layouts.
-func (s *Store) SearchDictKeys(ctx context.Context) ([]string, error) {
+// SearchListsAsLayout4 puts the first postings of the search index's terms back at the head of
+// their lists, as a keyspace of layout 4 has them (a string a term, no hash of first postings),
+// and returns how many it moved.
+func (s *Store) SearchListsAsLayout4(ctx context.Context) (int, error) {
+	var rares []string
+	if err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:r:*", func(key string) error {
+		rares = append(rares, key)
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, rare := range rares {
+		fields, err := s.rdb.HGetAll(ctx, rare).Result()
+		if err != nil {
+			return n, err
+		}
+		tag, rest, _ := strings.Cut(rare, "}:r:")
+		block, _, _ := strings.Cut(rest, ":")
+		for term, first := range fields {
+			list := tag + "}:t:" + block + ":" + term
+			after, err := s.rdb.Get(ctx, list).Result()
+			if err != nil && !isNil(err) {
+				return n, err
+			}
+			if err := s.rdb.Set(ctx, list, first+after, 0).Err(); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if err := s.rdb.Del(ctx, rare).Err(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// PackSearchListsForTest runs the postings' step of the migration from layout 4 again: how many
+// lists it moved.
+func (s *Store) PackSearchListsForTest(ctx context.Context) (int, error) {
+	return s.packSearchLists(ctx)
+}
+
+// SearchKeys returns the keys of the search index whose names, after their bucket's tag, match
+// pattern (":d*" the dictionaries, ":r:*" the hashes of first postings, ":t:*" the lists).
+func (s *Store) SearchKeys(ctx context.Context, pattern string) ([]string, error) {
 	var keys []string
-	err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:d*", func(key string) error {
+	err := s.scanKeys(ctx, s.k.prefix+"{sx:*}"+pattern, func(key string) error {
 		keys = append(keys, key)
 		return nil
 	})

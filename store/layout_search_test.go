@@ -13,12 +13,14 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestMigrateSplitSearchDicts writes posts and users with enough words that each bucket's
-// dictionary of layout 4 holds more than 128 (a skiplist on real Redis), puts the dictionaries
-// back as layout 4 kept them (one sorted set per bucket, with a word of one rune), and migrates:
-// prefix searches of posts and users find what they found before; every part of a dictionary is
-// listpack-encoded, no dictionary of layout 4 is left, and a second run moves nothing.
-func TestMigrateSplitSearchDicts(t *testing.T) {
+// TestMigrateSearchIndex writes posts, comments and users with enough words that each bucket's
+// dictionary of layout 4 holds more than 128 (a skiplist on real Redis): every part of the
+// dictionaries and every hash of first postings is listpack-encoded. It puts the index back as
+// layout 4 kept it (one dictionary per bucket, with a word of one rune; a list a term) and
+// migrates: prefix searches of posts, comments and users find what they found before, the index
+// reads as it did (and has as many lists: those of terms of more than one document), every part
+// and hash is listpack-encoded, no dictionary of layout 4 is left, and a second run moves nothing.
+func TestMigrateSearchIndex(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := newFixture(t, b, store.Options{WriteLimit: -1})
@@ -32,9 +34,14 @@ func TestMigrateSplitSearchDicts(t *testing.T) {
 			for i := p * 100; i < (p+1)*100; i++ {
 				words = append(words, word(i))
 			}
-			f.postBody(uid, fmt.Sprintf("post %d", p), strings.Join(words, " "))
+			post := f.postBody(uid, fmt.Sprintf("post %d", p), strings.Join(words, " "))
+			for c := range 3 {
+				if _, err := f.s.CreateComment(ctx, uk(uid), store.NewComment{PostID: post.ID, Body: fmt.Sprintf("kestrel note%d%d", p, c)}); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
-		prefixes := []string{"aa", "baq", "ke", "kes", "ki", "zz", word(123), word(799)}
+		prefixes := []string{"aa", "baq", "ke", "kes", "ki", "zz", "note1", "note", word(123), word(799)}
 		results := func() []string {
 			t.Helper()
 			var out []string
@@ -50,19 +57,33 @@ func TestMigrateSplitSearchDicts(t *testing.T) {
 				}
 				slices.Sort(names)
 				out = append(out, q+" (users): "+strings.Join(names, ","))
+				cp, err := f.s.NewLoader().SearchComments(ctx, store.CommentSearch{Query: q}, store.Window{First: 30})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var texts []string
+				for _, c := range cp.Items {
+					texts = append(texts, c.Text)
+				}
+				out = append(out, q+" (comments): "+strings.Join(texts, ","))
 			}
 			return out
 		}
 		want := results()
-		if !strings.Contains(strings.Join(want, "\n"), "kestrel_one,kestrel_two") || !strings.Contains(want[0], "post 0") {
+		if all := strings.Join(want, "\n"); !strings.Contains(all, "kestrel_one,kestrel_two") || !strings.Contains(all, "kestrel note10") || !strings.Contains(want[0], "post 0") {
 			t.Fatalf("the prefixes find too little to test with: %q", want)
 		}
-		encodings := func() map[string]int {
+		searchKeys := func(pattern string) []string {
 			t.Helper()
-			keys, err := f.s.SearchDictKeys(ctx)
+			keys, err := f.s.SearchKeys(ctx, pattern)
 			if err != nil {
 				t.Fatal(err)
 			}
+			return keys
+		}
+		encodings := func(pattern string) map[string]int {
+			t.Helper()
+			keys := searchKeys(pattern)
 			n := map[string]int{}
 			for _, k := range keys {
 				enc := "any"
@@ -76,22 +97,28 @@ func TestMigrateSplitSearchDicts(t *testing.T) {
 			}
 			return n
 		}
-		if n := encodings(); n["listpack"]+n["any"] == 0 || len(n) != 1 {
-			t.Fatalf("the dictionaries' encodings: %v; want all listpack", n)
+		for _, pattern := range []string{":d*", ":r:*"} {
+			if n := encodings(pattern); n["listpack"]+n["any"] == 0 || len(n) != 1 {
+				t.Fatalf("the encodings of %s: %v; want all listpack", pattern, n)
+			}
 		}
+		index, lists := store.SearchIndexDump(t, f.s), len(searchKeys(":t:*"))
 
 		// Layout 4: one sorted set per bucket, with a word of one rune.
 		if n, err := f.s.SearchDictsAsLayout4(ctx); err != nil || n < 800 {
 			t.Fatalf("layout 4: %d words, %v", n, err)
 		}
-		keys, err := f.s.SearchDictKeys(ctx)
-		if err != nil || len(keys) == 0 {
-			t.Fatalf("layout 4's dictionaries: %v, %v", keys, err)
+		if n, err := f.s.SearchListsAsLayout4(ctx); err != nil || n < 800 {
+			t.Fatalf("layout 4: %d lists, %v", n, err)
+		}
+		keys := searchKeys(":d*")
+		if len(keys) == 0 || len(searchKeys(":r:*")) != 0 || len(searchKeys(":t:*")) < 800 {
+			t.Fatalf("layout 4's dictionaries %v, hashes %v, %d lists", keys, searchKeys(":r:*"), len(searchKeys(":t:*")))
 		}
 		if err := b.Client.ZAdd(ctx, keys[0], rdb.Z{Member: "x"}).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if n := encodings(); b.Name != "miniredis" && n["legacy skiplist"] == 0 {
+		if n := encodings(":d*"); b.Name != "miniredis" && n["legacy skiplist"] == 0 {
 			t.Fatalf("layout 4's dictionaries: %v; want skiplists", n)
 		}
 		if err := b.Client.HSet(ctx, f.s.Options().Prefix+"{meta}:layout", "version", 4).Err(); err != nil {
@@ -104,11 +131,22 @@ func TestMigrateSplitSearchDicts(t *testing.T) {
 		if got := results(); !slices.Equal(got, want) {
 			t.Errorf("migrated: prefix searches find\n%q\nwant\n%q", got, want)
 		}
-		if n := encodings(); n["listpack"]+n["any"] == 0 || len(n) != 1 {
-			t.Errorf("migrated: the dictionaries' encodings: %v; want all listpack, none of layout 4", n)
+		for _, pattern := range []string{":d*", ":r:*"} {
+			if n := encodings(pattern); n["listpack"]+n["any"] == 0 || len(n) != 1 {
+				t.Errorf("migrated: the encodings of %s: %v; want all listpack, none of layout 4", pattern, n)
+			}
+		}
+		if got := store.SearchIndexDump(t, f.s); !slices.Equal(got, index) {
+			t.Errorf("migrated: the index reads\n%q\nwant\n%q", got, index)
+		}
+		if n := len(searchKeys(":t:*")); n != lists {
+			t.Errorf("migrated: %d lists, want %d", n, lists)
 		}
 		if n, err := f.s.SplitSearchDictsForTest(ctx); err != nil || n != 0 {
-			t.Errorf("second run: moved %d, %v; want 0", n, err)
+			t.Errorf("second run: moved %d words, %v; want 0", n, err)
+		}
+		if n, err := f.s.PackSearchListsForTest(ctx); err != nil || n != 0 {
+			t.Errorf("second run: moved %d lists, %v; want 0", n, err)
 		}
 	})
 }

@@ -59,11 +59,17 @@ type searchKind struct {
 	code   string // in the bucket's hash tag: "p" posts, "c" comments
 	codec  search.Codec
 	avgLen float64 // the usual weighted length of a document (BM25's avgdl)
+	// rareParts is how many searchRare hashes a bucket's terms of one block are spread over:
+	// enough that each stays listpack-encoded (128 fields) with 128 × rareParts × searchBuckets
+	// terms of one document in a block, few enough that a small index fills each with several.
+	rareParts int
 }
 
 var (
-	searchPosts    = searchKind{code: "p", codec: search.Number, avgLen: 100}
-	searchComments = searchKind{code: "c", codec: search.Pair, avgLen: 40}
+	// A block of posts holds 16,384 posts: up to 64 Ki terms of one post stay listpack-encoded.
+	searchPosts = searchKind{code: "p", codec: search.Number, avgLen: 100, rareParts: 128}
+	// A block's comments are those of 16,384 posts: up to 128 Ki terms of one comment.
+	searchComments = searchKind{code: "c", codec: search.Pair, avgLen: 40, rareParts: 256}
 )
 
 // Weights of the fields: a word of a title counts as three of a body.
@@ -84,9 +90,25 @@ func (k keys) searchTag(kind string, bucket int) string {
 	return k.prefix + "{sx:" + kind + ":" + strconv.Itoa(bucket) + "}"
 }
 
-// searchList is a string: the posting list of one term in one block of a kind's documents.
+// searchList is a string: the posting list of one term in one block of a kind's documents, but
+// for its first posting, which its field of a searchRare hash holds.
 func (k keys) searchList(kind string, bucket int, term string, block int64) string {
 	return k.searchTag(kind, bucket) + ":t:" + strconv.FormatInt(block, 10) + ":" + term
+}
+
+// searchRare is a hash of one part of a bucket's terms in one block: a term's field holds its
+// first posting, and its list (searchList) the ones after it, so that a term of one document
+// costs a field (about 20 bytes) and not a key (about 90). The terms of a bucket are spread over
+// kind.rareParts parts by their hash, so that each stays listpack-encoded (128 fields or fewer).
+func (k keys) searchRare(kind searchKind, bucket int, term string, block int64) string {
+	return k.searchTag(kind.code, bucket) + ":r:" + strconv.FormatInt(block, 10) + ":" + strconv.Itoa(searchRarePart(kind, term))
+}
+
+// searchRarePart returns the part of term's bucket whose searchRare hash holds its field.
+func searchRarePart(kind searchKind, term string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(term))
+	return int(h.Sum32() / searchBuckets % uint32(kind.rareParts)) // the bits the bucket left
 }
 
 // searchDict is a sorted set (all scores 0) of the words with lists in one bucket that begin with
@@ -144,12 +166,18 @@ type searchDoc struct {
 // before an append holds an older revision than the bucket has after it. No Lua: a script call
 // costs Redis about 16 µs on top of its commands, and a post touches every bucket.
 type searchWrite struct {
+	s        *Store
 	appends  []op
-	lengths  []*rdb.IntCmd // the lists' lengths after each APPEND
-	postings []int         // the length of each posting appended
-	words    []string      // the word of each list, "" for a mark or a word of one rune
-	dicts    []string      // the dictionary of each list's bucket
-	revs     []string      // the revision counters of the buckets written
+	lengths  []*rdb.IntCmd  // the lists' lengths after each APPEND; nil where a field was set
+	firsts   []*rdb.BoolCmd // whether each HSETNX set its term's first posting; nil for an APPEND
+	lists    []string       // the list of each posting
+	kinds    []string       // the kind of each posting, for searchCommon
+	terms    []string       // the term of each posting
+	values   []string       // each posting
+	postings []int          // the length of each posting appended
+	words    []string       // the word of each list, "" for a mark or a word of one rune
+	dicts    []string       // the dictionary of each list's bucket
+	revs     []string       // the revision counters of the buckets written
 	// full adds every word to its dictionary, not only those whose list began: a repair's
 	// writes, after a write whose appends went in but whose dictionary step was cut off.
 	full bool
@@ -168,7 +196,7 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 	if !s.opts.searchOn() || len(docs) == 0 {
 		return nil
 	}
-	w := &searchWrite{}
+	w := &searchWrite{s: s}
 	seenRev := map[string]bool{}
 	for _, d := range docs {
 		impacts, _ := search.Impacts(d.fields, d.kind.avgLen)
@@ -193,13 +221,24 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 				word = "" // a mark, or a word shorter than any prefix: no prefix finds it
 			}
 			i := len(w.lengths)
-			w.lengths = append(w.lengths, nil)
+			w.lengths, w.firsts = append(w.lengths, nil), append(w.firsts, nil)
+			w.lists, w.kinds, w.terms, w.values = append(w.lists, list), append(w.kinds, d.kind.code), append(w.terms, t), append(w.values, posting)
 			w.postings = append(w.postings, len(posting))
 			w.words = append(w.words, word)
 			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b, head))
-			w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				w.lengths[i] = p.Append(context.Background(), list, posting)
-				return w.lengths[i], nil
+			if s.searchCommon.has(d.kind.code, t) {
+				w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					w.lengths[i] = p.Append(context.Background(), list, posting)
+					return w.lengths[i], nil
+				}})
+				continue
+			}
+			// A term not known to have postings: its field takes the posting if it has none
+			// yet; if it has, finishSearch appends the posting to the term's list.
+			rare := s.k.searchRare(d.kind, b, t, d.block)
+			w.appends = append(w.appends, op{key: rare, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				w.firsts[i] = p.HSetNX(context.Background(), rare, t, posting)
+				return w.firsts[i], nil
 			}})
 		}
 		for b := range touched {
@@ -240,8 +279,24 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 	}
 	var ops []op
 	for i, n := range w.lengths {
-		if w.words[i] == "" || !w.full && (n == nil || n.Val() != int64(w.postings[i])) {
-			continue // the list was there already: so is its word
+		began := n != nil && n.Val() == int64(w.postings[i]) // the term's list has just begun
+		if f := w.firsts[i]; f != nil {
+			if f.Err() != nil {
+				continue // the pipeline has failed: its error is the write's
+			}
+			began = f.Val() // the term's first posting
+			if !began {
+				// The term had its first posting: this one goes to its list, and the term's
+				// next ones straight there.
+				w.s.searchCommon.learn(w.kinds[i], w.terms[i])
+				list, posting := w.lists[i], w.values[i]
+				ops = append(ops, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					return p.Append(ctx, list, posting), nil
+				}})
+			}
+		}
+		if w.words[i] == "" || !w.full && !began {
+			continue // the term had postings already: its word is in the dictionary
 		}
 		dict, word := w.dicts[i], w.words[i]
 		ops = append(ops, op{key: dict, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -378,6 +433,39 @@ func (g *searchGuesses) learn(kind string, top int64, prefix string, words []str
 	}
 }
 
+// searchCommonTerms is the terms of each kind that this process knows to have postings after
+// their first (in their lists, not only in their searchRare field), so that a write appends their
+// postings straight to their lists: a common word costs one command per write, as a rare one does,
+// and not a field's check and then an append. It only chooses where a write puts a posting, both
+// places are read, so it never changes an answer; a term it does not know yet costs one command
+// more, once (finishSearch), and a term it knows whose list a rebuild has dropped only gets a list
+// where a field would have done.
+type searchCommonTerms struct {
+	mu    sync.Mutex
+	terms map[string]struct{} // kind, term
+}
+
+// searchCommonMax bounds how many terms searchCommonTerms remembers: past it, it forgets them all.
+const searchCommonMax = 1 << 16
+
+// has reports whether term of kind is known to have postings after its first.
+func (c *searchCommonTerms) has(kind, term string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.terms[kind+"\x00"+term]
+	return ok
+}
+
+// learn records that term of kind has postings after its first.
+func (c *searchCommonTerms) learn(kind, term string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.terms == nil || len(c.terms) >= searchCommonMax {
+		c.terms = map[string]struct{}{}
+	}
+	c.terms[kind+"\x00"+term] = struct{}{}
+}
+
 // searchHits reads the posting lists of a plan and returns its matches in document order. One
 // pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
 // prefix's words from the dictionaries, and the lists that searchGuesses says the search will
@@ -385,10 +473,13 @@ func (g *searchGuesses) learn(kind string, top int64, prefix string, words []str
 func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, error) {
 	k, code := l.s.k, pl.kind.code
 	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
+	// A term's postings in a block: its first in its field of a searchRare hash, the others in
+	// its list, both in the bucket's slot.
 	listRead := func(term string, blk int64) read {
-		key := k.searchList(code, searchBucket(term), term, blk)
+		b := searchBucket(term)
+		key, rare := k.searchList(code, b, term, blk), k.searchRare(pl.kind, b, term, blk)
 		return read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-			c.cmd = p.Get(ctx, key)
+			c.cmd, c.cmd2 = p.HGet(ctx, rare, term), p.Get(ctx, key)
 		}}
 	}
 	var reads []read
@@ -457,12 +548,23 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	decode := func(cs []*call) ([]search.Posting, error) {
 		var ps []search.Posting
+		var buf []byte
 		for _, c := range cs {
-			v, err := c.cmd.(*rdb.StringCmd).Bytes()
+			first, err := c.cmd.(*rdb.StringCmd).Bytes()
 			if err != nil && err != rdb.Nil {
 				return nil, err
 			}
-			if ps, err = pl.kind.codec.Decode(ps, v); err != nil {
+			list, err := c.cmd2.(*rdb.StringCmd).Bytes()
+			if err != nil && err != rdb.Nil {
+				return nil, err
+			}
+			if len(first) > 0 && len(list) > 0 { // one list: the first posting, then the others
+				buf = append(append(buf[:0], first...), list...)
+				list = buf
+			} else if len(first) > 0 {
+				list = first
+			}
+			if ps, err = pl.kind.codec.Decode(ps, list); err != nil {
 				return nil, fmt.Errorf("search list %s: %w", c.r.rkey, err)
 			}
 		}
