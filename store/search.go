@@ -25,16 +25,20 @@ import (
 //     in one pipeline. Partitioning by document instead would keep every term once per
 //     partition: by estimate (a key costs about 60 bytes), 8 partitions of the bench corpus's
 //     30,000 words would cost more in keys than the 1.5× of its text the index may take.
-//   - A posting list is a Redis string of packed postings (a document's id as varints and one
-//     byte of BM25 impact, see package search): 3–5 bytes a posting. A term's list is cut into
-//     blocks of searchBlock documents (by post number), so that no list grows without bound
-//     and a query reads at most searchMaxBlocks of the newest blocks: the documented ceiling of
-//     a term that matches everything.
-//   - Writes append (search_add.lua, one script per bucket, all in the pipeline of the write's
-//     other derived writes). Edits append again; the last posting of a document counts. Nothing
-//     is removed: a deleted, removed or edited document is checked at read time against what
-//     it is now (searchVisible), so results are exact, and `rebuild` writes every list anew
-//     from the primary data, compact.
+//   - A posting list is packed postings (a document's id as varints and one byte of BM25 impact,
+//     see package search): 3–5 bytes a posting. A term's list is cut into blocks of searchBlock
+//     documents (by post number), so that no list grows without bound and a query reads at most
+//     searchMaxBlocks of the newest blocks: the documented ceiling of a term that matches
+//     everything. A term's first posting in a block is a field of a hash of its bucket
+//     (searchRare), its others a Redis string (searchList): a term of one document costs a field,
+//     not a key. The dictionary is kept in parts by the first two runes of its words
+//     (searchDict), so that each part stays a listpack.
+//   - Writes put each posting in with one command (an APPEND to the list of a term known to have
+//     postings, a HSETNX of the field of any other), in the pipeline of the write's other
+//     derived writes, and finish in a second (finishSearch). Edits write again; the last posting
+//     of a document counts. Nothing is removed: a deleted, removed or edited document is checked
+//     at read time against what it is now (searchVisible), so results are exact, and `rebuild`
+//     writes every list anew from the primary data, compact.
 
 // searchBuckets is how many buckets the terms of one kind are spread over.
 const searchBuckets = 4
@@ -168,19 +172,23 @@ type searchDoc struct {
 type searchWrite struct {
 	s        *Store
 	appends  []op
-	lengths  []*rdb.IntCmd  // the lists' lengths after each APPEND; nil where a field was set
-	firsts   []*rdb.BoolCmd // whether each HSETNX set its term's first posting; nil for an APPEND
-	lists    []string       // the list of each posting
-	kinds    []string       // the kind of each posting, for searchCommon
-	terms    []string       // the term of each posting
-	values   []string       // each posting
-	postings []int          // the length of each posting appended
-	words    []string       // the word of each list, "" for a mark or a word of one rune
-	dicts    []string       // the dictionary of each list's bucket
-	revs     []string       // the revision counters of the buckets written
+	postings []searchPosting
+	revs     []string // the revision counters of the buckets written
 	// full adds every word to its dictionary, not only those whose list began: a repair's
 	// writes, after a write whose appends went in but whose dictionary step was cut off.
 	full bool
+}
+
+// searchPosting is one posting of a searchWrite.
+type searchPosting struct {
+	length *rdb.IntCmd  // the list's length after the APPEND; nil where a field was tried
+	first  *rdb.BoolCmd // whether HSETNX set the term's first posting; nil for an APPEND
+	list   string       // the term's list
+	kind   string       // the code of the document's kind
+	term   string
+	value  string // the posting
+	word   string // the word of the term, "" for a mark or a word of one rune
+	dict   string // the part of the dictionary of the word
 }
 
 // repairing makes w add every word to its dictionary (see full); it returns w.
@@ -208,6 +216,7 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			terms = append(terms, t)
 		}
 		slices.Sort(terms)
+		w.postings = slices.Grow(w.postings, len(terms))
 		touched := map[int]bool{}
 		for _, t := range terms {
 			b := searchBucket(t)
@@ -220,16 +229,15 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			} else {
 				word = "" // a mark, or a word shorter than any prefix: no prefix finds it
 			}
-			i := len(w.lengths)
-			w.lengths, w.firsts = append(w.lengths, nil), append(w.firsts, nil)
-			w.lists, w.kinds, w.terms, w.values = append(w.lists, list), append(w.kinds, d.kind.code), append(w.terms, t), append(w.values, posting)
-			w.postings = append(w.postings, len(posting))
-			w.words = append(w.words, word)
-			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b, head))
+			i := len(w.postings)
+			w.postings = append(w.postings, searchPosting{list: list, kind: d.kind.code, term: t, value: posting, word: word})
+			if word != "" {
+				w.postings[i].dict = s.k.searchDict(d.kind.code, b, head)
+			}
 			if s.searchCommon.has(d.kind.code, t) {
 				w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-					w.lengths[i] = p.Append(context.Background(), list, posting)
-					return w.lengths[i], nil
+					w.postings[i].length = p.Append(context.Background(), list, posting)
+					return w.postings[i].length, nil
 				}})
 				continue
 			}
@@ -237,8 +245,8 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			// yet; if it has, finishSearch appends the posting to the term's list.
 			rare := s.k.searchRare(d.kind, b, t, d.block)
 			w.appends = append(w.appends, op{key: rare, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				w.firsts[i] = p.HSetNX(context.Background(), rare, t, posting)
-				return w.firsts[i], nil
+				w.postings[i].first = p.HSetNX(context.Background(), rare, t, posting)
+				return w.postings[i].first, nil
 			}})
 		}
 		for b := range touched {
@@ -278,9 +286,9 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 		return nil
 	}
 	var ops []op
-	for i, n := range w.lengths {
-		began := n != nil && n.Val() == int64(w.postings[i]) // the term's list has just begun
-		if f := w.firsts[i]; f != nil {
+	for _, sp := range w.postings {
+		began := sp.length != nil && sp.length.Val() == int64(len(sp.value)) // the term's list has just begun
+		if f := sp.first; f != nil {
 			if f.Err() != nil {
 				continue // the pipeline has failed: its error is the write's
 			}
@@ -288,17 +296,17 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 			if !began {
 				// The term had its first posting: this one goes to its list, and the term's
 				// next ones straight there.
-				w.s.searchCommon.learn(w.kinds[i], w.terms[i])
-				list, posting := w.lists[i], w.values[i]
+				w.s.searchCommon.learn(sp.kind, sp.term)
+				list, posting := sp.list, sp.value
 				ops = append(ops, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 					return p.Append(ctx, list, posting), nil
 				}})
 			}
 		}
-		if w.words[i] == "" || !w.full && !began {
+		if sp.word == "" || !w.full && !began {
 			continue // the term had postings already: its word is in the dictionary
 		}
-		dict, word := w.dicts[i], w.words[i]
+		dict, word := sp.dict, sp.word
 		ops = append(ops, op{key: dict, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.ZAdd(ctx, dict, rdb.Z{Member: word}), nil
 		}})
@@ -442,8 +450,11 @@ func (g *searchGuesses) learn(kind string, top int64, prefix string, words []str
 // where a field would have done.
 type searchCommonTerms struct {
 	mu    sync.Mutex
-	terms map[string]struct{} // kind, term
+	terms map[searchTermOf]struct{}
 }
+
+// searchTermOf names a term of one kind.
+type searchTermOf struct{ kind, term string }
 
 // searchCommonMax bounds how many terms searchCommonTerms remembers: past it, it forgets them all.
 const searchCommonMax = 1 << 16
@@ -452,7 +463,7 @@ const searchCommonMax = 1 << 16
 func (c *searchCommonTerms) has(kind, term string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.terms[kind+"\x00"+term]
+	_, ok := c.terms[searchTermOf{kind, term}]
 	return ok
 }
 
@@ -461,9 +472,9 @@ func (c *searchCommonTerms) learn(kind, term string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.terms == nil || len(c.terms) >= searchCommonMax {
-		c.terms = map[string]struct{}{}
+		c.terms = map[searchTermOf]struct{}{}
 	}
-	c.terms[kind+"\x00"+term] = struct{}{}
+	c.terms[searchTermOf{kind, term}] = struct{}{}
 }
 
 // searchHits reads the posting lists of a plan and returns its matches in document order. One
