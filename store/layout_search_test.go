@@ -150,3 +150,62 @@ func TestMigrateSearchIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchIndexStaysListpack writes what the memory probe writes, smaller: users whose names
+// are two words of their own, and comments with a word of their own each. Every part of the
+// dictionaries and every hash of first postings is listpack-encoded on a real Redis, and no term
+// of one document has a list (a key) of its own: the lists are those of the words many
+// documents share.
+func TestSearchIndexStaysListpack(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		var uid string
+		for k := range 300 {
+			uid = f.user(fmt.Sprintf("m%d_%d", k, 50000+k*7))
+		}
+		post := f.postBody(uid, "a thread", "of many comments")
+		for k := range 600 {
+			if _, err := f.s.CreateComment(ctx, uk(uid), store.NewComment{PostID: post.ID, Body: fmt.Sprintf("c%d lorem ipsum", k)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, pattern := range []string{":d:*", ":r:*"} {
+			keys, err := f.s.SearchKeys(ctx, pattern)
+			if err != nil || len(keys) < 50 {
+				t.Fatalf("%s: %d keys, %v", pattern, len(keys), err)
+			}
+			if b.Name == "miniredis" {
+				continue // miniredis has no encodings
+			}
+			for _, k := range keys {
+				if enc := b.Client.ObjectEncoding(ctx, k).Val(); enc != "listpack" {
+					t.Errorf("%s is encoded %q, want listpack", k, enc)
+				}
+			}
+		}
+		lists, err := f.s.SearchKeys(ctx, ":t:*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// lorem, ipsum, the post's and the author's marks (comments); of, many, comments, a,
+		// thread and the author's mark (posts): 10 at most.
+		if len(lists) > 10 {
+			t.Errorf("%d lists, want only those of shared words: %q", len(lists), lists)
+		}
+		// Each comment and user is still found by its word of its own.
+		for _, q := range []string{"c599", "c0", "m299", "50000"} {
+			cp, err := f.s.NewLoader().SearchComments(ctx, store.CommentSearch{Query: q}, store.Window{First: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			up, err := f.s.NewLoader().SearchUsers(ctx, q, store.Window{First: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(cp.Items)+len(up.Items) == 0 {
+				t.Errorf("%q finds nothing", q)
+			}
+		}
+	})
+}
