@@ -10,11 +10,8 @@ import (
 // SearchDictsAsLayout4 puts the words of every part of the search dictionaries back into their
 // bucket's one sorted set, as a keyspace of layout 4 has them, and returns how many it moved.
 func (s *Store) SearchDictsAsLayout4(ctx context.Context) (int, error) {
-	var parts []string
-	if err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:d:*", func(key string) error {
-		parts = append(parts, key)
-		return nil
-	}); err != nil {
+	parts, err := s.SearchKeys(ctx, ":d:*")
+	if err != nil {
 		return 0, err
 	}
 	n := 0
@@ -47,11 +44,8 @@ func (s *Store) SplitSearchDictsForTest(ctx context.Context) (int, error) {
 // their lists, as a keyspace of layout 4 has them (a string a term, no hash of first postings),
 // and returns how many it moved.
 func (s *Store) SearchListsAsLayout4(ctx context.Context) (int, error) {
-	var rares []string
-	if err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:r:*", func(key string) error {
-		rares = append(rares, key)
-		return nil
-	}); err != nil {
+	rares, err := s.SearchKeys(ctx, ":r:*")
+	if err != nil {
 		return 0, err
 	}
 	n := 0
