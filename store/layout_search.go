@@ -10,7 +10,7 @@ import (
 )
 
 // splitSearchDicts moves the words of every bucket's dictionary of layout 4 (one sorted set,
-// legacySearchDict) into the dictionary's parts (searchDict, one per first two runes), leaving
+// {sx:<kind>:<n>}:d) into the dictionary's parts (searchDict, one per first two runes), leaving
 // out the words of one rune, which no prefix expands to, and returns how many words it moved:
 // the search index's step of the migration from layout 4. Each bucket's words go a chunk at a
 // time, added to their parts before they leave the old set (the keys share the bucket's slot),

@@ -124,11 +124,6 @@ func (k keys) searchDict(kind string, bucket int, head string) string {
 	return k.searchTag(kind, bucket) + ":d:" + head
 }
 
-// legacySearchDict is layout 4's dictionary of a bucket: all its words in one sorted set.
-func (k keys) legacySearchDict(kind string, bucket int) string {
-	return k.searchTag(kind, bucket) + ":d"
-}
-
 // searchDictHead returns the first two runes of word, which name its part of the dictionary; ok
 // is false for a word shorter than that, which no prefix can expand to and so no part holds.
 func searchDictHead(word string) (head string, ok bool) {
