@@ -15,7 +15,7 @@ import (
 // the search index's step of the migration from layout 4. Each bucket's words go a chunk at a
 // time, added to their parts before they leave the old set (the keys share the bucket's slot),
 // so a run cut off loses none and running it again moves what is left; once a set is empty Redis
-// has deleted it. The posting lists and counts are kept as they are.
+// has deleted it. The posting lists are packSearchLists's to move.
 func (s *Store) splitSearchDicts(ctx context.Context) (int, error) {
 	var dicts []string
 	err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:d", func(key string) error {
