@@ -84,7 +84,10 @@ var migrations = []Migration{
 		"index beside them ({u:<name>}:sessions; about 400 bytes less per user with one session), each with the " +
 		"expiry it had, so that no one is signed out; write every inbox's notification records packed " +
 		"(\"R<time> <actor>\") in place of JSON, so that inboxes' hashes stay listpack-encoded (about 110 bytes " +
-		"less per notification)",
+		"less per notification); split every bucket's search dictionary ({sx:<kind>:<n>}:d) into parts by the " +
+		"first two runes of its words ({sx:<kind>:<n>}:d:<head>), so that each stays listpack-encoded (about 85 " +
+		"bytes less per word); move the posting list of every term that names one document into the term's " +
+		"field of a hash of its bucket ({sx:<kind>:<n>}:r:<block>:<part>; about 70 bytes less per such term)",
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.movePostTexts(ctx); err != nil {
 				return err
@@ -92,7 +95,13 @@ var migrations = []Migration{
 			if _, err := s.migrateSessions(ctx); err != nil {
 				return err
 			}
-			_, err := s.packNotices(ctx)
+			if _, err := s.packNotices(ctx); err != nil {
+				return err
+			}
+			if _, err := s.splitSearchDicts(ctx); err != nil {
+				return err
+			}
+			_, err := s.packSearchLists(ctx)
 			return err
 		}},
 }

@@ -25,16 +25,20 @@ import (
 //     in one pipeline. Partitioning by document instead would keep every term once per
 //     partition: by estimate (a key costs about 60 bytes), 8 partitions of the bench corpus's
 //     30,000 words would cost more in keys than the 1.5× of its text the index may take.
-//   - A posting list is a Redis string of packed postings (a document's id as varints and one
-//     byte of BM25 impact, see package search): 3–5 bytes a posting. A term's list is cut into
-//     blocks of searchBlock documents (by post number), so that no list grows without bound
-//     and a query reads at most searchMaxBlocks of the newest blocks: the documented ceiling of
-//     a term that matches everything.
-//   - Writes append (search_add.lua, one script per bucket, all in the pipeline of the write's
-//     other derived writes). Edits append again; the last posting of a document counts. Nothing
-//     is removed: a deleted, removed or edited document is checked at read time against what
-//     it is now (searchVisible), so results are exact, and `rebuild` writes every list anew
-//     from the primary data, compact.
+//   - A posting list is packed postings (a document's id as varints and one byte of BM25 impact,
+//     see package search): 3–5 bytes a posting. A term's list is cut into blocks of searchBlock
+//     documents (by post number), so that no list grows without bound and a query reads at most
+//     searchMaxBlocks of the newest blocks: the documented ceiling of a term that matches
+//     everything. A term's first posting in a block is a field of a hash of its bucket
+//     (searchRare), its others a Redis string (searchList): a term of one document costs a field,
+//     not a key. The dictionary is kept in parts by the first two runes of its words
+//     (searchDict), so that each part stays a listpack.
+//   - Writes put each posting in with one command (an APPEND to the list of a term known to have
+//     postings, a HSETNX of the field of any other), in the pipeline of the write's other
+//     derived writes, and finish in a second (finishSearch). Edits write again; the last posting
+//     of a document counts. Nothing is removed: a deleted, removed or edited document is checked
+//     at read time against what it is now (searchVisible), so results are exact, and `rebuild`
+//     writes every list anew from the primary data, compact.
 
 // searchBuckets is how many buckets the terms of one kind are spread over.
 const searchBuckets = 4
@@ -59,11 +63,17 @@ type searchKind struct {
 	code   string // in the bucket's hash tag: "p" posts, "c" comments
 	codec  search.Codec
 	avgLen float64 // the usual weighted length of a document (BM25's avgdl)
+	// rareParts is how many searchRare hashes a bucket's terms of one block are spread over:
+	// enough that each stays listpack-encoded (128 fields) with 128 × rareParts × searchBuckets
+	// terms of one document in a block, few enough that a small index fills each with several.
+	rareParts int
 }
 
 var (
-	searchPosts    = searchKind{code: "p", codec: search.Number, avgLen: 100}
-	searchComments = searchKind{code: "c", codec: search.Pair, avgLen: 40}
+	// A block of posts holds 16,384 posts: up to 64 Ki terms of one post stay listpack-encoded.
+	searchPosts = searchKind{code: "p", codec: search.Number, avgLen: 100, rareParts: 128}
+	// A block's comments are those of 16,384 posts: up to 128 Ki terms of one comment.
+	searchComments = searchKind{code: "c", codec: search.Pair, avgLen: 40, rareParts: 256}
 )
 
 // Weights of the fields: a word of a title counts as three of a body.
@@ -84,13 +94,48 @@ func (k keys) searchTag(kind string, bucket int) string {
 	return k.prefix + "{sx:" + kind + ":" + strconv.Itoa(bucket) + "}"
 }
 
-// searchList is a string: the posting list of one term in one block of a kind's documents.
+// searchList is a string: the posting list of one term in one block of a kind's documents, but
+// for its first posting, which its field of a searchRare hash holds.
 func (k keys) searchList(kind string, bucket int, term string, block int64) string {
 	return k.searchTag(kind, bucket) + ":t:" + strconv.FormatInt(block, 10) + ":" + term
 }
 
-// searchDict is a sorted set (all scores 0) of the words with lists in one bucket, for prefixes.
-func (k keys) searchDict(kind string, bucket int) string { return k.searchTag(kind, bucket) + ":d" }
+// searchRare is a hash of one part of a bucket's terms in one block: a term's field holds its
+// first posting, and its list (searchList) the ones after it, so that a term of one document
+// costs a field (about 20 bytes) and not a key (about 90). The terms of a bucket are spread over
+// kind.rareParts parts by their hash, so that each stays listpack-encoded (128 fields or fewer).
+func (k keys) searchRare(kind searchKind, bucket int, term string, block int64) string {
+	return k.searchTag(kind.code, bucket) + ":r:" + strconv.FormatInt(block, 10) + ":" + strconv.Itoa(searchRarePart(kind, term))
+}
+
+// searchRarePart returns the part of term's bucket whose searchRare hash holds its field.
+func searchRarePart(kind searchKind, term string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(term))
+	return int(h.Sum32() / searchBuckets % uint32(kind.rareParts)) // the bits the bucket left
+}
+
+// searchDict is a sorted set (all scores 0) of the words with lists in one bucket that begin with
+// head, for prefixes: a bucket's dictionary is kept in parts, one per first two runes of its words
+// (searchDictHead), so that each part stays small enough to be listpack-encoded (about 10 bytes a
+// word where one sorted set of a bucket's words, a skiplist past 128 of them, costs about 100).
+// A prefix is at least search.MinPrefixRunes (2) runes long, so it reads one part per bucket.
+func (k keys) searchDict(kind string, bucket int, head string) string {
+	return k.searchTag(kind, bucket) + ":d:" + head
+}
+
+// searchDictHead returns the first two runes of word, which name its part of the dictionary; ok
+// is false for a word shorter than that, which no prefix can expand to and so no part holds.
+func searchDictHead(word string) (head string, ok bool) {
+	n := 0
+	for i := range word {
+		if n == search.MinPrefixRunes {
+			return word[:i], true
+		}
+		n++
+	}
+	return word, n == search.MinPrefixRunes
+}
 
 // searchCounts is a sorted set of one bucket whose scores are its counts: docs (documents first
 // indexed in the bucket: the sum over buckets is the kind's count, for IDF) and top (the newest
@@ -120,16 +165,26 @@ type searchDoc struct {
 // before an append holds an older revision than the bucket has after it. No Lua: a script call
 // costs Redis about 16 µs on top of its commands, and a post touches every bucket.
 type searchWrite struct {
+	s        *Store
 	appends  []op
-	lengths  []*rdb.IntCmd  // the lists' lengths after each APPEND
-	postings []int          // the length of each posting appended
-	words    []string       // the word of each list, "" for a mark
-	dicts    []string       // the dictionary of each list's bucket
+	postings []searchPosting
 	revs     []string       // the revision counters of the buckets written
 	counts   [][2]rdb.Cmder // the commands of each bucket's counts (top, docs)
 	// full adds every word to its dictionary, not only those whose list began: a repair's
 	// writes, after a write whose appends went in but whose dictionary step was cut off.
 	full bool
+}
+
+// searchPosting is one posting of a searchWrite.
+type searchPosting struct {
+	length *rdb.IntCmd  // the list's length after the APPEND; nil where a field was tried
+	first  *rdb.BoolCmd // whether HSETNX set the term's first posting; nil for an APPEND
+	list   string       // the term's list
+	kind   string       // the code of the document's kind
+	term   string
+	value  string // the posting
+	word   string // the word of the term, "" for a mark or a word of one rune
+	dict   string // the part of the dictionary of the word
 }
 
 // repairing makes w add every word to its dictionary (see full); it returns w.
@@ -145,7 +200,7 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 	if !s.opts.searchOn() || len(docs) == 0 {
 		return nil
 	}
-	w := &searchWrite{}
+	w := &searchWrite{s: s}
 	seenRev := map[string]bool{}
 	for _, d := range docs {
 		impacts, _ := search.Impacts(d.fields, d.kind.avgLen)
@@ -157,24 +212,37 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			terms = append(terms, t)
 		}
 		slices.Sort(terms)
+		w.postings = slices.Grow(w.postings, len(terms))
 		touched := map[int]bool{}
 		for _, t := range terms {
 			b := searchBucket(t)
 			touched[b] = true
 			list := s.k.searchList(d.kind.code, b, t, d.block)
 			posting := string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]}))
-			word := t
-			if strings.HasPrefix(t, "#") {
-				word = "" // a mark, not a word: no prefix finds it
+			word, head := t, ""
+			if h, ok := searchDictHead(t); ok && !strings.HasPrefix(t, "#") {
+				head = h
+			} else {
+				word = "" // a mark, or a word shorter than any prefix: no prefix finds it
 			}
-			i := len(w.lengths)
-			w.lengths = append(w.lengths, nil)
-			w.postings = append(w.postings, len(posting))
-			w.words = append(w.words, word)
-			w.dicts = append(w.dicts, s.k.searchDict(d.kind.code, b))
-			w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				w.lengths[i] = p.Append(context.Background(), list, posting)
-				return w.lengths[i], nil
+			i := len(w.postings)
+			w.postings = append(w.postings, searchPosting{list: list, kind: d.kind.code, term: t, value: posting, word: word})
+			if word != "" {
+				w.postings[i].dict = s.k.searchDict(d.kind.code, b, head)
+			}
+			if s.searchCommon.has(d.kind.code, t) {
+				w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					w.postings[i].length = p.Append(context.Background(), list, posting)
+					return w.postings[i].length, nil
+				}})
+				continue
+			}
+			// A term not known to have postings: its field takes the posting if it has none
+			// yet; if it has, finishSearch appends the posting to the term's list.
+			rare := s.k.searchRare(d.kind, b, t, d.block)
+			w.appends = append(w.appends, op{key: rare, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				w.postings[i].first = p.HSetNX(context.Background(), rare, t, posting)
+				return w.postings[i].first, nil
 			}})
 		}
 		for b := range touched {
@@ -217,9 +285,16 @@ func (w *searchWrite) err() error {
 	if w == nil {
 		return nil
 	}
-	for _, c := range w.lengths {
-		if c != nil && c.Err() != nil {
-			return fmt.Errorf("index for search: %w", rdb.StorageFull(c.Err()))
+	for _, sp := range w.postings {
+		var err error
+		switch {
+		case sp.length != nil:
+			err = sp.length.Err()
+		case sp.first != nil:
+			err = sp.first.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("index for search: %w", rdb.StorageFull(err))
 		}
 	}
 	for _, cs := range w.counts {
@@ -237,11 +312,27 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 		return nil
 	}
 	var ops []op
-	for i, n := range w.lengths {
-		if w.words[i] == "" || !w.full && (n == nil || n.Val() != int64(w.postings[i])) {
-			continue // the list was there already: so is its word
+	for _, sp := range w.postings {
+		began := sp.length != nil && sp.length.Val() == int64(len(sp.value)) // the term's list has just begun
+		if f := sp.first; f != nil {
+			if f.Err() != nil {
+				continue // the pipeline has failed: its error is the write's
+			}
+			began = f.Val() // the term's first posting
+			if !began {
+				// The term had its first posting: this one goes to its list, and the term's
+				// next ones straight there.
+				w.s.searchCommon.learn(sp.kind, sp.term)
+				list, posting := sp.list, sp.value
+				ops = append(ops, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					return p.Append(ctx, list, posting), nil
+				}})
+			}
 		}
-		dict, word := w.dicts[i], w.words[i]
+		if sp.word == "" || !w.full && !began {
+			continue // the term had postings already: its word is in the dictionary
+		}
+		dict, word := sp.dict, sp.word
 		ops = append(ops, op{key: dict, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.ZAdd(ctx, dict, rdb.Z{Member: word}), nil
 		}})
@@ -384,6 +475,42 @@ func (g *searchGuesses) learn(kind string, top int64, prefix string, words []str
 	}
 }
 
+// searchCommonTerms is the terms of each kind that this process knows to have postings after
+// their first (in their lists, not only in their searchRare field), so that a write appends their
+// postings straight to their lists: a common word costs one command per write, as a rare one does,
+// and not a field's check and then an append. It only chooses where a write puts a posting, both
+// places are read, so it never changes an answer; a term it does not know yet costs one command
+// more, once (finishSearch), and a term it knows whose list a rebuild has dropped only gets a list
+// where a field would have done.
+type searchCommonTerms struct {
+	mu    sync.Mutex
+	terms map[searchTermOf]struct{}
+}
+
+// searchTermOf names a term of one kind.
+type searchTermOf struct{ kind, term string }
+
+// searchCommonMax bounds how many terms searchCommonTerms remembers: past it, it forgets them all.
+const searchCommonMax = 1 << 16
+
+// has reports whether term of kind is known to have postings after its first.
+func (c *searchCommonTerms) has(kind, term string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.terms[searchTermOf{kind, term}]
+	return ok
+}
+
+// learn records that term of kind has postings after its first.
+func (c *searchCommonTerms) learn(kind, term string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.terms == nil || len(c.terms) >= searchCommonMax {
+		c.terms = map[searchTermOf]struct{}{}
+	}
+	c.terms[searchTermOf{kind, term}] = struct{}{}
+}
+
 // searchHits reads the posting lists of a plan and returns its matches in document order. One
 // pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
 // prefix's words from the dictionaries, and the lists that searchGuesses says the search will
@@ -391,10 +518,13 @@ func (g *searchGuesses) learn(kind string, top int64, prefix string, words []str
 func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, error) {
 	k, code := l.s.k, pl.kind.code
 	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
+	// A term's postings in a block: its first in its field of a searchRare hash, the others in
+	// its list, both in the bucket's slot.
 	listRead := func(term string, blk int64) read {
-		key := k.searchList(code, searchBucket(term), term, blk)
+		b := searchBucket(term)
+		key, rare := k.searchList(code, b, term, blk), k.searchRare(pl.kind, b, term, blk)
 		return read{key: "sxl:" + key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-			c.cmd = p.Get(ctx, key)
+			c.cmd, c.cmd2 = p.HGet(ctx, rare, term), p.Get(ctx, key)
 		}}
 	}
 	var reads []read
@@ -406,7 +536,8 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	if pl.q.Prefix != "" {
 		for b := range searchBuckets {
-			key, min := k.searchDict(code, b), "["+pl.q.Prefix
+			head, _ := searchDictHead(pl.q.Prefix) // a prefix has MinPrefixRunes runes or more
+			key, min := k.searchDict(code, b, head), "["+pl.q.Prefix
 			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 				c.cmd = p.ZRangeArgs(ctx, rdb.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
 			}})
@@ -462,12 +593,23 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	decode := func(cs []*call) ([]search.Posting, error) {
 		var ps []search.Posting
+		var buf []byte
 		for _, c := range cs {
-			v, err := c.cmd.(*rdb.StringCmd).Bytes()
+			first, err := c.cmd.(*rdb.StringCmd).Bytes()
 			if err != nil && err != rdb.Nil {
 				return nil, err
 			}
-			if ps, err = pl.kind.codec.Decode(ps, v); err != nil {
+			list, err := c.cmd2.(*rdb.StringCmd).Bytes()
+			if err != nil && err != rdb.Nil {
+				return nil, err
+			}
+			if len(first) > 0 && len(list) > 0 { // one list: the first posting, then the others
+				buf = append(append(buf[:0], first...), list...)
+				list = buf
+			} else if len(first) > 0 {
+				list = first
+			}
+			if ps, err = pl.kind.codec.Decode(ps, list); err != nil {
 				return nil, fmt.Errorf("search list %s: %w", c.r.rkey, err)
 			}
 		}

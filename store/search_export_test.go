@@ -11,11 +11,13 @@ import (
 )
 
 // SearchIndexDump lists the search index as its reads see it: every posting list decoded (one
-// posting per document, in document order), every dictionary and count, sorted.
+// posting per document, in document order, its first posting's field and its list together),
+// every dictionary and count, sorted.
 func SearchIndexDump(t testing.TB, s *Store) []string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string
+	firsts, lists := map[string][]byte{}, map[string][]byte{} // by list key
 	err := s.scanKeys(ctx, s.k.prefix+"{sx:*", func(key string) error {
 		if strings.HasSuffix(key, ":rev") {
 			return nil
@@ -30,12 +32,7 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 			if err != nil {
 				return err
 			}
-			codec := map[byte]search.Codec{'p': search.Number, 'c': search.Pair, 'g': search.Text, 'u': search.Text}[key[len(s.k.prefix)+4]]
-			ps, err := codec.Decode(nil, v)
-			if err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			out = append(out, fmt.Sprintf("%s %v", key, ps))
+			lists[key] = v
 		case "zset":
 			v, err := s.rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
 			if err != nil {
@@ -47,12 +44,31 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 			if err != nil {
 				return err
 			}
-			out = append(out, fmt.Sprintf("%s %v", key, v))
+			tag, rest, ok := strings.Cut(key, "}:r:")
+			if !ok {
+				out = append(out, fmt.Sprintf("%s %v", key, v))
+				return nil
+			}
+			block, _, _ := strings.Cut(rest, ":")
+			for term, first := range v {
+				firsts[tag+"}:t:"+block+":"+term] = []byte(first)
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for key, first := range firsts {
+		lists[key] = append(first, lists[key]...)
+	}
+	for key, v := range lists {
+		codec := map[byte]search.Codec{'p': search.Number, 'c': search.Pair, 'g': search.Text, 'u': search.Text}[key[len(s.k.prefix)+4]]
+		ps, err := codec.Decode(nil, v)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		out = append(out, fmt.Sprintf("%s %v", key, ps))
 	}
 	slices.Sort(out)
 	return out

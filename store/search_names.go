@@ -12,9 +12,13 @@ import (
 // description, a user's bio), in indexes of their own kinds ("g", "u") built like the posts':
 // names are the documents (search.Text), in one block. A name weighs as five words of the text.
 
+// Their terms of one document (a name's words, mostly) are spread over few searchRare hashes per
+// bucket, so that a small site's fill with several fields each: 16 for groups (up to 8 Ki such
+// terms listpack-encoded), 64 for users (32 Ki, about 20,000 users). Past that a hash becomes a
+// hashtable, at about 60 bytes a field: still less than a key a term (about 90).
 var (
-	searchGroupsKind = searchKind{code: "g", codec: search.Text, avgLen: 20}
-	searchUsersKind  = searchKind{code: "u", codec: search.Text, avgLen: 20}
+	searchGroupsKind = searchKind{code: "g", codec: search.Text, avgLen: 20, rareParts: 16}
+	searchUsersKind  = searchKind{code: "u", codec: search.Text, avgLen: 20, rareParts: 64}
 )
 
 // The weights of the fields of a group or a user: a word of a name counts as five words of a

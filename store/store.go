@@ -210,6 +210,8 @@ type Store struct {
 	postBodiesInHashes atomic.Bool
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses
+	// searchCommon is the terms this process knows to have more than one posting.
+	searchCommon searchCommonTerms
 }
 
 // New returns a Store on client (made by rdb.NewClient) and loads its Lua scripts into Redis.
