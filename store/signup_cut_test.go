@@ -157,7 +157,9 @@ func (h *dieAfterStep) ran(c rdb.Cmder) bool {
 		return false
 	}
 	if h.sha == "" {
-		return c.Name() == h.step
+		// "append" is the search index's postings: an APPEND to a term's list, or the HSETNX of a
+		// term's first posting (a name's words are new terms).
+		return c.Name() == h.step || h.step == "append" && c.Name() == "hsetnx"
 	}
 	args := c.Args()
 	return c.Name() == "evalsha" && len(args) > 1 && args[1] == h.sha
