@@ -48,17 +48,19 @@ var commentFields = [...]string{"parent", "author", "body", "created", "edited",
 // postHashArgs is postFields without body, which no post keeps in its hash since layout 5.
 var userFieldArgs, postFieldArgs, postHashArgs = boxed(userFields), boxed(postFields), boxed(postFieldsBut("body"))
 
-// postTextArgs are the fields of postTexts a post read asks for, with the body and without it.
-var postTextArgs = [2][]any{{postTextTitle, postTextURL}, {postTextTitle, postTextURL, postTextBody}}
+// postTextArgs are the fields of postTexts a post read that reads the body asks for: the body,
+// and a title and url that an earlier cut of layout 5 kept apart.
+var postTextArgs = [1][]any{{postTextTitle, postTextURL, postTextBody}}
 
 func (l *Loader) userRead(uid string) read { return hashRead(l.s.k.userIn("m:", uid), userFieldArgs) }
 
 // postRead reads a post with its body: postReadOf(pid, true).
 func (l *Loader) postRead(pid string) read { return l.postReadOf(pid, true) }
 
-// postReadOf reads the fields of a post's hash that Post holds and, in the same pipeline (one
-// slot), its texts kept apart (keys.postTexts): a title or url longer than 64 bytes always, the
-// body when body. A listing whose response shows no body reads none (Needs.ReadsPostBody).
+// postReadOf reads the fields of a post's hash that Post holds and, when body, in the same
+// pipeline (one slot), its body kept apart (keys.postTexts). A listing whose response shows no
+// body reads the hash alone, one command a post (Needs.ReadsPostBody): the title and url stay in
+// the hash (see scripts/lib/post_texts.lua).
 //
 // Since layout 5 no post keeps its body in its hash. A process that found the keyspace of an
 // earlier layout at start-up asks the hash for it too until it has migrated it
@@ -67,12 +69,12 @@ func (l *Loader) postRead(pid string) read { return l.postReadOf(pid, true) }
 func (l *Loader) postReadOf(pid string, body bool) read {
 	tkey := l.s.k.postTexts(pid)
 	key := tkey[:len(tkey)-len(":c:body")] // keys.post, without an allocation of its own
-	r := read{key: "m:" + key, rkey: key, fields: postHashArgs, fill: fillPostRead, texts: 2, tkey: tkey}
+	r := read{key: "m:" + key, rkey: key, fields: postHashArgs, fill: fillPostRead, texts: 1, tkey: tkey}
 	if l.s.postBodiesInHashes.Load() {
 		r.fields = postFieldArgs
 	}
 	if !body {
-		r.key, r.texts = r.key+"\x00t", 1
+		r.key, r.texts = r.key+"\x00t", 0
 	}
 	return r
 }
@@ -80,6 +82,13 @@ func (l *Loader) postReadOf(pid string, body bool) read {
 // fillPostRead adds a post read's commands to a pipeline: the HMGET of its texts apart and that
 // of its hash.
 func fillPostRead(ctx context.Context, p rdb.Pipeliner, c *call) {
+	if c.r.texts == 0 {
+		if c.args == nil {
+			c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
+		}
+		c.cmd = sendHMGET(ctx, p, c.args)
+		return
+	}
 	texts := postTextArgs[c.r.texts-1]
 	if c.args == nil {
 		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), c.r.rkey, c.r.fields), c.r.tkey, texts)

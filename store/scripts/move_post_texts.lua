@@ -1,6 +1,6 @@
--- move_post_texts: move a post's body, and its title and url when longer than 64 bytes, out of
--- its hash into its thread's bodies, so that the hash keeps only short values and stays
--- listpack-encoded (layout 4 → 5; see lib/post_texts.lua). An empty url leaves the hash too.
+-- move_post_texts: move a post's body out of its hash into its thread's bodies, so that the hash
+-- keeps only short values (its title and url too, when they are at most 64 bytes long) and is
+-- listpack-encoded again (layout 4 → 5; see lib/post_texts.lua). An empty url leaves the hash too.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] the thread's bodies {p:<id>}:c:body
 -- Reply    1 when it moved something, else 0.
 -- Writes   only KEYS (see create_comment for why).
@@ -18,7 +18,7 @@ for j = 1, #all, 2 do
   local field, v = all[j], all[j + 1]
   if post_text_apart[field] then
     found[field] = v
-    move = move or field == 'body' or #v > post_text_short or (field == 'url' and v == '')
+    move = move or field == 'body' or (field == 'url' and v == '')
   else
     rest[#rest + 1] = field; rest[#rest + 1] = v
   end

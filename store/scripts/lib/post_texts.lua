@@ -1,19 +1,19 @@
--- post_texts: a post's long texts, kept apart from its hash so that the hash holds only short
--- values and stays listpack-encoded (layout 5; see keys.go postTexts). The body is always apart,
--- as field "b" of the thread's bodies {p:<id>}:c:body (whose comment fields are 12-digit
--- numbers); the title and the url are in the hash while they are at most 64 bytes long
--- (hash-max-listpack-value by default) and apart otherwise, as fields "t" and "u". A text in the
--- hash is newer than one apart: a process of layout 4 still running beside the migration writes
--- the hash alone. Scripts that write or reply with a post include it ("--!include post_texts");
+-- post_texts: a post's body, kept apart from its hash so that the hash holds only short values
+-- and stays listpack-encoded (layout 5; see keys.go postTexts): field "b" of the thread's bodies
+-- {p:<id>}:c:body (whose comment fields are 12-digit numbers). The title and the url stay in the
+-- hash, whatever their length, so that a listing that shows no body reads the hash alone (one
+-- command a post): a title or url longer than 64 bytes (hash-max-listpack-value by default)
+-- makes that post's hash a hashtable. Fields "t" and "u" apart are still read, and dropped by
+-- any write of the text. A text in the hash is newer than one apart: a process of layout 4 still
+-- running beside the migration writes the hash alone. Scripts that write or reply with a post include it ("--!include post_texts");
 -- they take the thread's bodies as KEYS[#KEYS - 1], just before the revision counter.
-local post_text_short = 64
 local post_text_apart = {title = 't', body = 'b', url = 'u'}
 
 -- set_post_text writes one of a post's texts (field title, body or url) where it belongs, and
 -- drops the copy it leaves behind; "" clears it (the title keeps a field in the hash, empty).
 local function set_post_text(p, texts, field, value)
   local apart = post_text_apart[field]
-  if (field ~= 'body' and #value <= post_text_short) or (field == 'body' and value == '') then
+  if field ~= 'body' or value == '' then
     if field == 'body' or (field == 'url' and value == '') then
       redis.call('HDEL', p, field)
     else
