@@ -6,9 +6,9 @@ import (
 )
 
 // movePostTextsDoes is what the migration from layout 4 does, for `agora migrate --dry-run`.
-const movePostTextsDoes = "move every post's body, and its title and url when longer than 64 bytes, out of its hash " +
-	"into its thread's bodies ({p:<id>}:c:body, fields b, t and u), so that post hashes stay listpack-encoded " +
-	"(about 640 bytes less per post with a 400-byte body); empty urls leave the hashes"
+const movePostTextsDoes = "move every post's body out of its hash into its thread's bodies ({p:<id>}:c:body, " +
+	"field b), so that post hashes whose title and url are short are listpack-encoded again (about 640 bytes " +
+	"less per post with a 400-byte body); empty urls leave the hashes"
 
 // movePostTextsBatch bounds the posts one pipeline of movePostTexts moves.
 const movePostTextsBatch = 100
