@@ -365,7 +365,7 @@ func (e *exporter) posts(ctx context.Context) error {
 			key, tk := e.s.k.post(str(z.Member)), e.s.k.postTexts(str(z.Member))
 			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 				cmds[i] = p.HMGet(ctx, key, postFields...)
-				texts[i] = p.HMGet(ctx, tk, postTextTitle, postTextURL, postTextBody) // as postTextArgs
+				texts[i] = p.HMGet(ctx, tk, postTextBody) // as postTextArgs
 				return cmds[i], texts[i]
 			}}
 		}

@@ -304,20 +304,15 @@ func (k keys) commentIn(head, pid, num, tail string) (all, key string) {
 // thread has no entry, so that a keyspace being migrated reads right).
 func (k keys) commentBodies(pid string) string { return k.inThread(pid, "body", "") }
 
-// postTexts is where a post keeps its long texts apart from its hash (layout 5): the thread's
-// bodies (commentBodies), whose comment fields are 12-digit numbers, holds the post's body as
-// field "b" and its title and url as fields "t" and "u" when they are longer than 64 bytes (see
-// scripts/lib/post_texts.lua), so that the post's hash holds only short values and stays
-// listpack-encoded: ~1,100 bytes less for a post with a 400-byte body. Every post script that
-// writes or replies with the texts takes this key just before its revision counter.
+// postTexts is where a post keeps its body apart from its hash (layout 5): the thread's bodies
+// (commentBodies), whose comment fields are 12-digit numbers, holds it as field postTextBody (see
+// scripts/lib/post_texts.lua), so that a post's hash whose title and url are short holds only
+// short values and stays listpack-encoded: ~640 bytes less for a post with a 400-byte body. Every
+// post script that writes or replies with the post takes this key just before its revision counter.
 func (k keys) postTexts(pid string) string { return k.commentBodies(pid) }
 
-// The fields of a post's texts in postTexts.
-const (
-	postTextTitle = "t"
-	postTextBody  = "b"
-	postTextURL   = "u"
-)
+// postTextBody is the field of a post's body in postTexts.
+const postTextBody = "b"
 
 // commentVotes is a hash voter user id → "1" or "-1".
 func (k keys) commentVotes(pid, num string) string { return k.inThread(pid, num, ":votes") }

@@ -13,7 +13,7 @@ const movePostTextsDoes = "move every post's body out of its hash into its threa
 // movePostTextsBatch bounds the posts one pipeline of movePostTexts moves.
 const movePostTextsBatch = 100
 
-// movePostTexts moves every post's long texts out of its hash (move_post_texts.lua: the
+// movePostTexts moves every post's body out of its hash (move_post_texts.lua: the
 // migration from layout 4) and returns how many posts it changed. Each post is one script on its
 // slot, safe beside traffic and to run again: a post already moved is left as it is, so a
 // migration cut off resumes by running it again from the start. A process of layout 4 still

@@ -7,15 +7,15 @@ import (
 	"github.com/agora/agora/internal/rdb"
 )
 
-// postHash reads a post's whole hash with its texts kept apart (keys.postTexts) put in as the
-// fields title, body and url where the hash has none, in one round trip: the hash as the post
+// postHash reads a post's whole hash with its body kept apart (keys.postTexts) put in as the
+// field body where the hash has none, in one round trip: the hash as the post
 // scripts reply with it (scripts/lib/post_texts.lua post_reply). It is empty for no post.
 func (s *Store) postHash(ctx context.Context, pid string) (map[string]string, error) {
 	key, texts := s.k.post(pid), s.k.postTexts(pid)
 	var h *rdb.MapStringStringCmd
 	var t *rdb.SliceCmd
 	err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		h, t = p.HGetAll(ctx, key), p.HMGet(ctx, texts, postTextTitle, postTextBody, postTextURL)
+		h, t = p.HGetAll(ctx, key), p.HMGet(ctx, texts, postTextBody)
 		return h, t
 	}}}, false)
 	if err == nil {
@@ -28,10 +28,8 @@ func (s *Store) postHash(ctx context.Context, pid string) (map[string]string, er
 	if len(m) == 0 {
 		return m, nil
 	}
-	for i, field := range [...]string{"title", "body", "url"} {
-		if _, ok := m[field]; !ok && str(t.Val()[i]) != "" {
-			m[field] = str(t.Val()[i])
-		}
+	if _, ok := m["body"]; !ok && str(t.Val()[0]) != "" {
+		m["body"] = str(t.Val()[0])
 	}
 	return m, nil
 }

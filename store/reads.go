@@ -48,9 +48,8 @@ var commentFields = [...]string{"parent", "author", "body", "created", "edited",
 // postHashArgs is postFields without body, which no post keeps in its hash since layout 5.
 var userFieldArgs, postFieldArgs, postHashArgs = boxed(userFields), boxed(postFields), boxed(postFieldsBut("body"))
 
-// postTextArgs are the fields of postTexts a post read that reads the body asks for: the body,
-// and a title and url that an earlier cut of layout 5 kept apart.
-var postTextArgs = [1][]any{{postTextTitle, postTextURL, postTextBody}}
+// postTextArgs are the fields of postTexts a post read that reads the body asks for.
+var postTextArgs = [1][]any{{postTextBody}}
 
 func (l *Loader) userRead(uid string) read { return hashRead(l.s.k.userIn("m:", uid), userFieldArgs) }
 
@@ -124,13 +123,11 @@ func postValues(c *call) []string {
 	return v
 }
 
-// mergePostTexts puts the texts kept apart, t (title, url and maybe body, as postTextArgs), into
-// v, the values of postFields, where the hash has none.
+// mergePostTexts puts the body kept apart, t (as postTextArgs), into v, the values of postFields,
+// where the hash has none.
 func mergePostTexts(v, t []string) {
-	for i, at := range [...]int{0, 2, 1} { // title, url, body in postFields
-		if i < len(t) && v[at] == "" && v[17] != "1" { // an erased post keeps no text apart
-			v[at] = t[i]
-		}
+	if len(t) > 0 && v[1] == "" && v[17] != "1" { // body in postFields; an erased post keeps none apart
+		v[1] = t[0]
 	}
 }
 

@@ -16,7 +16,7 @@ local all = redis.call('HGETALL', p)
 local found, rest, move = {}, {}, false
 for j = 1, #all, 2 do
   local field, v = all[j], all[j + 1]
-  if post_text_apart[field] then
+  if post_text_fields[field] then
     found[field] = v
     move = move or field == 'body' or (field == 'url' and v == '')
   else
