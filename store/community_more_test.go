@@ -1,7 +1,9 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -527,4 +529,39 @@ func (c *community) renderMoreTo(t *testing.T, s *store.Store, b *strings.Builde
 		}
 		b.WriteString("\n")
 	}
+}
+
+// messageIDs matches the global id of a message, whose id holds random hex.
+var messageIDs = regexp.MustCompile(`message:([a-z0-9_-]+):([a-z0-9_-]+):[0-9a-f]+`)
+
+// exports returns the export (Store.Export) of every user of the community that has an account,
+// without its sessions (their ids and times are the log-ins') and with the ids of messages left
+// out: what two sites that got the same writes must agree on. Each export counts against the
+// user's ExportsPerDay.
+func (c *community) exports(t *testing.T, s *store.Store) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	for _, name := range c.users {
+		var doc bytes.Buffer
+		err := s.Export(ctx, store.UserKey(name), "", &doc)
+		if store.IsKind(err, store.KindNotFound) {
+			fmt.Fprintf(&b, "export of %s: none\n", name)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("export of %s: %v", name, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(doc.Bytes(), &m); err != nil {
+			t.Fatalf("export of %s: %v", name, err)
+		}
+		delete(m, "sessions")
+		out, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "export of %s: %s\n", name, banVersion.ReplaceAllString(messageIDs.ReplaceAllString(string(out), "message:$1:$2:id"), "$1:v"))
+	}
+	return b.String()
 }

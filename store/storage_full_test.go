@@ -38,7 +38,7 @@ func TestFullRedis(t *testing.T) {
 	rc.AddHook(cut)
 	clock := newStepClock()
 	c := newMoreCommunity()
-	s := c.newStore(t, storetest.Backend{Name: "redis", Client: rc}, store.Options{Prefix: prefix, Now: clock.Now})
+	s := c.newStore(t, storetest.Backend{Name: "redis", Client: rc}, store.Options{Prefix: prefix, Now: clock.Now, WriteLimit: 120})
 	setMaxMemory := func(v string) {
 		t.Helper()
 		if err := admin.ConfigSet(ctx, "maxmemory", v).Err(); err != nil {
@@ -71,6 +71,14 @@ func TestFullRedis(t *testing.T) {
 	}
 	if got := c.render(t, s); got != before {
 		t.Errorf("reads on a full Redis differ:\n%s", lineDiff(got, before))
+	}
+	// An export counts against its limit: refused too, before it writes anything.
+	var doc strings.Builder
+	if err := s.Export(ctx, store.UserKey(c.users[1]), "", &doc); !store.IsKind(err, store.KindStorageFull) || doc.Len() > 0 {
+		t.Errorf("export on a full Redis: %v after %d bytes, want KindStorageFull before any", err, doc.Len())
+	}
+	if d := digest(); d != d0 {
+		t.Errorf("an export refused for OOM changed the data")
 	}
 	setMaxMemory("0")
 
@@ -106,7 +114,7 @@ func TestFullRedis(t *testing.T) {
 		wclock := newStepClock()
 		c2 := newMoreCommunity()
 		want := c2.newStore(t, storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: storetest.RealServer(t).Addr})},
-			store.Options{Now: wclock.Now})
+			store.Options{Now: wclock.Now, WriteLimit: 120})
 		c2.run(t, want, wclock, c2.first())
 		c2.run(t, want, wclock, c2.then())
 		wclock.Add(store.RepairGrace + time.Minute)
@@ -116,6 +124,9 @@ func TestFullRedis(t *testing.T) {
 		}
 		if got, exp := c.render(t, s), c2.render(t, want); got != exp {
 			t.Errorf("after repair, the site differs from one written with room:\n%s", lineDiff(got, exp))
+		}
+		if got, exp := c.exports(t, s), c2.exports(t, want); got != exp {
+			t.Errorf("after repair, the accounts' exports differ from those of a site written with room:\n%s", lineDiff(got, exp))
 		}
 		for _, id := range c.posts {
 			if id == c.posts[5] { // deleted
