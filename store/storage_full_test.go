@@ -253,3 +253,112 @@ func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) r
 		return err
 	}
 }
+
+// TestFullRedisMoreWrites: a log-in, a scheduled post and a dismissal of a report on a full Redis
+// are refused with KindStorageFull and change nothing, with the rate limits on.
+func TestFullRedisMoreWrites(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
+	admin := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	clock := newStepClock()
+	s := storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})}.
+		NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: 120})
+	for _, name := range []string{"ann", "bob"} {
+		if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.GrantAdmin(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "a post", Body: "its body", Groups: []string{"go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.ReportPost(ctx, "bob", p.ID, "spam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s)
+	clock.Add(time.Hour)
+	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+	d0 := admin.Do(ctx, "debug", "digest").Val()
+	for _, w := range []struct {
+		name string
+		do   func() error
+	}{
+		{"log-in", func() error { _, err := s.LogIn(ctx, "bob", "password1"); return err }},
+		{"scheduled post", func() error {
+			_, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "later", Body: "later", Groups: []string{"go"}, PublishAt: clock.Now().Add(time.Hour)})
+			return err
+		}},
+		{"dismissal", func() error { _, err := s.ResolveReportAs(ctx, "ann", r.ID, store.ReportDismissed); return err }},
+	} {
+		if err := w.do(); !store.IsKind(err, store.KindStorageFull) {
+			t.Errorf("%s on a full Redis: %v, want KindStorageFull", w.name, err)
+		}
+		if d := admin.Do(ctx, "debug", "digest").Val(); d != d0 {
+			t.Errorf("%s refused for OOM changed the data", w.name)
+			d0 = d
+		}
+	}
+}
+
+// TestScriptsRefusedWhenFull runs the scripts that keep a window (a sorted set they trim) on a
+// full Redis, each with an entry past the window to trim and arguments that make it write: each
+// must be refused with OOM and change nothing. Redis refuses a script's first write that may grow
+// memory only while the script has written nothing, and a trim is a write: a script that trims
+// first runs to its end when Redis is full.
+func TestScriptsRefusedWhenFull(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
+	c := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	const now = 1_000_000_000
+	for _, tc := range []struct {
+		script string
+		keys   []string
+		args   []any
+	}{
+		{"ratelimit", []string{"w"}, []any{now, 60_000, 10, "attempt"}},
+		{"newaccount", []string{"user", "karma", "w"}, []any{now, 86_400_000, 0, 10, 60_000, "attempt", "0"}},
+		{"known_address", []string{"w"}, []any{"10.0.0.1", now, 86_400_000, 20}},
+		{"report_dismissed", []string{"w"}, []any{"report:1", now, now, 60_000}},
+		{"schedule", []string{"w", "drafts", "rev"}, []any{"add", "7", `{"at":"2000000000"}`, 2_000_000_000, now, 10}},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			// An entry past the window (and past its time) to trim; a user created now, for
+			// newaccount.
+			if err := c.ZAdd(ctx, "w", rdb.Z{Score: 1, Member: "old"}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.HSet(ctx, "user", "created", now).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+			before := c.Do(ctx, "debug", "digest").Val()
+			err := c.Eval(ctx, store.ScriptSource(tc.script), tc.keys, tc.args...).Err()
+			if err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+				t.Errorf("on a full Redis: %v, want OOM", err)
+			}
+			if after := c.Do(ctx, "debug", "digest").Val(); after != before {
+				t.Errorf("refused for OOM, it changed the data")
+			}
+		})
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
