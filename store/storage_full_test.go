@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,8 +158,9 @@ var atomicSteps = []string{"signup", "follow", "create_post", "vote_post", "crea
 	"report_reserve", "report_resolve", "edit_comment", "save_post", "unsave_posts", "block", "account_delete"}
 
 // oomAfterAtomicStep is a client hook that, once armed, fills Redis (CONFIG SET maxmemory 1)
-// right after the first pipeline in which one of its steps (scripts by SHA1) succeeded: a write's
-// atomic step. What the write sends after it meets OOM. cut is the name of the step cut after.
+// right after the first of its steps (scripts by SHA1) that succeeds: a write's atomic step. A
+// pipeline that holds the step is sent in two, so that what the write sends after the step, in
+// the same pipeline or later, meets OOM. cut is the name of the step cut after.
 type oomAfterAtomicStep struct {
 	admin *rdb.Client
 	steps map[string]string // script SHA1 → name
@@ -229,29 +231,47 @@ func (h *oomAfterAtomicStep) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 
 func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		err := next(ctx, cmds)
 		if !h.armed.Load() {
-			return err
+			return next(ctx, cmds)
 		}
 		for _, c := range cmds {
-			args := c.Args()
-			if c.Name() != "evalsha" || len(args) < 2 || c.Err() != nil {
-				continue
+			if sha := evalSHA(c); sha != "" {
+				h.mu.Lock()
+				h.ran = append(h.ran, h.names[sha])
+				h.mu.Unlock()
 			}
-			sha, _ := args[1].(string)
-			h.mu.Lock()
-			h.ran = append(h.ran, h.names[sha])
-			h.mu.Unlock()
-			name, ok := h.steps[sha]
-			if ok && h.armed.CompareAndSwap(true, false) {
-				if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-					panic(err)
-				}
-				h.cut.Store(&name)
+		}
+		// The pipeline is sent in two: up to the first step, then, if the step succeeded, the rest
+		// on a full Redis, as if memory ran out between them.
+		k := slices.IndexFunc(cmds, func(c rdb.Cmder) bool { _, ok := h.steps[evalSHA(c)]; return ok })
+		if k < 0 {
+			return next(ctx, cmds)
+		}
+		err := next(ctx, cmds[:k+1])
+		if cmds[k].Err() == nil && h.armed.CompareAndSwap(true, false) {
+			if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+				panic(err)
+			}
+			name := h.steps[evalSHA(cmds[k])]
+			h.cut.Store(&name)
+		}
+		if k+1 < len(cmds) {
+			if rest := next(ctx, cmds[k+1:]); err == nil {
+				err = rest
 			}
 		}
 		return err
 	}
+}
+
+// evalSHA returns the SHA1 of the script an EVALSHA command runs, "" for another command.
+func evalSHA(c rdb.Cmder) string {
+	args := c.Args()
+	if c.Name() != "evalsha" || len(args) < 2 {
+		return ""
+	}
+	sha, _ := args[1].(string)
+	return sha
 }
 
 // TestFullRedisMoreWrites: a log-in, a scheduled post and a dismissal of a report on a full Redis
