@@ -63,8 +63,8 @@ func newMoreCommunity() *community {
 	return c
 }
 
-// newStore returns a store on b with the options o, whose mail the community's writes can read:
-// user0 is a site admin.
+// newStore returns a store on b with the options o, whose mail the community's writes can read
+// (see mailbox).
 func (c *community) newStore(t *testing.T, b storetest.Backend, o store.Options) *store.Store {
 	t.Helper()
 	mb := &mailbox{}
@@ -76,6 +76,7 @@ func (c *community) newStore(t *testing.T, b storetest.Backend, o store.Options)
 	return s
 }
 
+// mailToken returns the token of the last mail s sent to addr with a link to path.
 func (c *community) mailToken(s *store.Store, addr, path string) (string, error) {
 	mb := c.mail[s]
 	if mb == nil {
@@ -84,8 +85,10 @@ func (c *community) mailToken(s *store.Store, addr, path string) (string, error)
 	return mb.token(addr, path)
 }
 
+// uid is the key of the community's user i.
 func (c *community) uid(i int) store.UserKey { return store.UserKey(c.users[i]) }
 
+// email is the address of user i.
 func email(i int) string { return fmt.Sprintf("user%d@example.org", i) }
 
 // send sends a message from user a to user b.

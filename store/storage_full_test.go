@@ -19,14 +19,17 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestFullRedis fills a redis-server of its own (maxmemory with noeviction) under a community.
-// Every write is then refused with KindStorageFull and changes nothing (the dataset's digest
-// stays), while every read still answers as before. Then each write of a second batch is cut
-// off by OOM right after its atomic step, as memory running out mid-write does: it fails with
-// KindStorageFull, and once memory is freed and RepairGrace has passed, the job engine finishes
-// it, so that every listing, count, ranking, feed and leaderboard equals that of a site that
-// got the same writes on a Redis with room (and every thread's counters hold). miniredis has no
-// maxmemory; a Cluster fills master by master, which this test does not cover.
+// TestFullRedis fills a redis-server of its own (maxmemory with noeviction) under a community
+// that makes every kind of write (newMoreCommunity), with the rate limits on. Every write is then
+// refused with KindStorageFull and changes nothing (the dataset's digest stays), while every
+// read still answers as before. Then each write of a second batch is cut off by OOM right after
+// its atomic step, as memory running out mid-write does: it fails with KindStorageFull, and once
+// memory is freed and RepairGrace has passed, the job engine finishes it, so that everything the
+// community renders (listings, counts, rankings, feeds, the leaderboard, conversations,
+// notifications, moderation, mails...) and every account's export equals that of a site that got
+// the same writes on a Redis with room (and every thread's counters hold). A write of the batch
+// that no atomic step of atomicSteps cut off fails it. miniredis has no maxmemory; a Cluster
+// fills master by master, which this test does not cover.
 func TestFullRedis(t *testing.T) {
 	ctx := context.Background()
 	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
