@@ -156,6 +156,7 @@ func (c *community) firstMore() []write {
 	return ws
 }
 
+// save is user's save of post (indexes of the community's users and posts).
 func (c *community) save(user, post int) write {
 	return func(ctx context.Context, s *store.Store) error {
 		_, err := s.SavePost(ctx, c.uid(user), c.posts[post])
