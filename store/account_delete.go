@@ -86,8 +86,18 @@ func (s *Store) DeleteUser(ctx context.Context, actor, target UserKey, erase boo
 		Moderator: actor, TargetID: userID(string(target)), CreatedAt: s.now()})
 }
 
-// deleteAccount does the atomic step of a deletion, ends the sessions and queues the chain.
+// deleteAccount does the atomic step of a deletion, ends the sessions and starts the chain. The
+// chain's first job is queued before the step, due RepairGrace later, and brought forward to now
+// after it: a deletion cut off after its step (the process stopping, Redis full) still runs its
+// chain, which nothing else would start (the password is gone: the owner cannot delete again).
+// The chain does nothing for an account that was not deleted.
 func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error {
+	start := eraseJob(uid, eraseSteps[0], 0)
+	later := start
+	later.At = s.now().Add(RepairGrace)
+	if err := s.jobs.Enqueue(ctx, later); err != nil {
+		return fmt.Errorf("delete account %s: %w", uid, err)
+	}
 	keys := []string{s.k.user(uid), s.k.saved(uid), s.k.blocks(uid), s.k.drafts(uid), s.k.scheduled(uid),
 		s.k.feed(uid), s.k.feedBy(uid), s.k.push(uid), s.k.pull(uid), s.k.pullVer(uid), s.k.karma(uid),
 		s.k.karmaItems(uid), s.k.userKnown(uid), s.k.userExports(uid), s.k.userReports(uid), s.k.userReportTargets(uid)}
@@ -112,7 +122,7 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.cmd().Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop the mailbox: %w", uid, err)
 	}
-	if err := s.jobs.Enqueue(ctx, eraseJob(uid, eraseSteps[0], 0)); err != nil {
+	if err := s.jobs.DueBy(ctx, start); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
 	s.jobs.Wake()

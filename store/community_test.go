@@ -24,6 +24,10 @@ type community struct {
 	users  []string
 	groups []string
 	posts  []string // global ids, in order of creation
+	// more adds the private, moderation and account writes (community_more_test.go); mail holds
+	// the mail of each store they write to (newStore).
+	more bool
+	mail map[*store.Store]*mailbox
 }
 
 func newCommunity() *community {
@@ -74,6 +78,9 @@ func (c *community) first() []write {
 		}
 		ws = append(ws, c.voteComment((i+4)%5, i, 1, 1), c.voteComment((i+3)%5, i, 2, -1))
 	}
+	if c.more {
+		ws = append(ws, c.firstMore()...)
+	}
 	return ws
 }
 
@@ -116,6 +123,9 @@ func (c *community) then() []write {
 		func(ctx context.Context, s *store.Store) error {
 			return s.DeleteComment(ctx, store.UserKey(c.users[(6+1)%5]), "comment:"+postKey(6)+":1")
 		})
+	if c.more {
+		ws = append(ws, c.thenMore(late)...)
+	}
 	return ws
 }
 
@@ -299,6 +309,9 @@ func (c *community) render(t *testing.T, s *store.Store) string {
 	for _, q := range []string{"late", "user3", "owl"} {
 		us, err := l.SearchUsers(ctx, q, w)
 		users("search users "+q, us, err)
+	}
+	if c.more {
+		c.renderMore(t, s, &b)
 	}
 	return b.String()
 }

@@ -167,6 +167,10 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) error {
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.VerifyTTL)
+	mj, err := s.queueMail(ctx, false, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: name, Token: token, Exp: exp.UnixMilli()})
+	if err != nil {
+		return fmt.Errorf("set email: %w", err)
+	}
 	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
 		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds())
 	if err != nil {
@@ -181,7 +185,7 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 			return fmt.Errorf("set email: %w", err)
 		}
 	}
-	return s.enqueueMail(ctx, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: name, Token: token, Exp: exp.UnixMilli()})
+	return s.sendMail(ctx, mj)
 }
 
 // claimEmail claims the address key for uid, taking over a stale claim (see above).
@@ -309,11 +313,15 @@ func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	}
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.ResetTTL)
+	mj, err := s.queueMail(ctx, decoy, "reset:"+dig, mailJob{Kind: mail.KindReset, To: to, Name: name, Token: token, Exp: exp.UnixMilli()})
+	if err != nil {
+		return fmt.Errorf("request password reset: %w", err)
+	}
 	if _, err := s.run(ctx, "token_put", []string{s.k.userToken(uid, "reset", dig), s.k.user(uid)},
 		to, exp.UnixMilli(), s.opts.Mail.ResetTTL.Milliseconds()); err != nil {
 		return fmt.Errorf("request password reset: %w", err)
 	}
-	return s.enqueueMailAs(ctx, decoy, "reset:"+dig, mailJob{Kind: mail.KindReset, To: to, Name: name, Token: token, Exp: exp.UnixMilli()})
+	return s.sendMail(ctx, mj)
 }
 
 // ResetPassword sets a new password for the user of a reset token, once, ends every session of
@@ -345,21 +353,31 @@ func (s *Store) ResetPassword(ctx context.Context, token, next string) (*Session
 	return s.newSession(ctx, u, hash)
 }
 
-// enqueueMail enqueues the mail of cause.
-func (s *Store) enqueueMail(ctx context.Context, cause string, m mailJob) error {
-	return s.enqueueMailAs(ctx, false, cause, m)
-}
-
-func (s *Store) enqueueMailAs(ctx context.Context, decoy bool, cause string, m mailJob) error {
+// queueMail queues the mail of cause, whose token the caller is about to store, due RepairGrace
+// from now, and returns its job for sendMail to bring forward once the token is stored. A write
+// cut off in between (the process stopping, Redis full) still has its mail sent, and one cut off
+// before it stored its token sends none: runMailJob sends a link only while its token is stored.
+func (s *Store) queueMail(ctx context.Context, decoy bool, cause string, m mailJob) (jobs.Job, error) {
 	arg, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("mail job: %w", err)
+		return jobs.Job{}, fmt.Errorf("mail job: %w", err)
 	}
 	kind := jobMail
 	if decoy {
 		kind = jobMailDecoy
 	}
-	if err := s.jobs.Enqueue(ctx, jobs.Job{ID: "mail:" + cause, Kind: kind, Arg: string(arg)}); err != nil {
+	j := jobs.Job{ID: "mail:" + cause, Kind: kind, Arg: string(arg)}
+	later := j
+	later.At = s.now().Add(RepairGrace)
+	if err := s.jobs.Enqueue(ctx, later); err != nil {
+		return jobs.Job{}, fmt.Errorf("queue mail: %w", err)
+	}
+	return j, nil
+}
+
+// sendMail brings the mail job j that queueMail queued forward to now.
+func (s *Store) sendMail(ctx context.Context, j jobs.Job) error {
+	if err := s.jobs.DueBy(ctx, j); err != nil {
 		return fmt.Errorf("queue mail: %w", err)
 	}
 	return nil
@@ -383,9 +401,17 @@ func (s *Store) runMailJob(ctx context.Context, j jobs.Job) error {
 		return nil
 	}
 	o := s.opts.Mail
-	path := "/verify-email"
+	path, purpose := "/verify-email", "verify"
 	if m.Kind == mail.KindReset {
-		path = "/reset-password"
+		path, purpose = "/reset-password", "reset"
+	}
+	// A token never stored (its write was cut off before), used or expired: no link to send.
+	if uid, dig, ok := parseToken(m.Token); ok {
+		if n, err := s.cmd().Exists(ctx, s.k.userToken(uid, purpose, dig)).Result(); err != nil {
+			return fmt.Errorf("mail job %s: %w", j.ID, rdb.Unavailable(ctx, err))
+		} else if n == 0 {
+			return nil
+		}
 	}
 	exp := fromMillis(m.Exp)
 	msg, err := o.Templates.Render(m.Kind, "<"+id+"@agora>", m.To, mail.Data{

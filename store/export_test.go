@@ -17,6 +17,12 @@ func ScriptSHA(name string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// ScriptSource returns the text of the store's script name, its libraries included, as the store
+// sends it.
+func ScriptSource(name string) string {
+	return must(withLibs(string(must(fs.ReadFile(scriptFS, "scripts/"+name+".lua")))))
+}
+
 // OnVerify makes s call f before each argon2id verification of a password (a log-in's, a
 // password change's, the decoy's for an unknown name). Set it before any log-in.
 func (s *Store) OnVerify(f func()) { s.onVerify = f }

@@ -143,7 +143,7 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	} else if reason != nil {
 		return nil, &Error{Kind: KindInvalid, Msg: "a reason is for a moderator's change of someone else's post"}
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid, onPost(pid))
+	n, err := s.allowWrite(ctx, string(actor), repairPostChange+":"+pid, onPost(pid))
 	if err != nil {
 		return nil, err
 	}

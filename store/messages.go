@@ -363,6 +363,8 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 			args: []any{id, from, to, body, ms, ttl}},
 		s.mailboxCall(to, from, "in", id, ms),
 		s.mailboxCall(from, to, "out", id, ms),
+		// A settle is refused when Redis is full (jobs_enqueue.lua), so a mailbox step refused
+		// for OOM keeps the note that repairs it.
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}
 	for _, uid := range []string{to, from} {
@@ -384,7 +386,8 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 		}
 		return nil, perr
 	case errs[1] != nil || errs[2] != nil:
-		// The message is written; a mailbox missed its step.
+		// The message is written; a mailbox missed its step. The note stays: should the resync
+		// fail too (Redis full), the repair derives the mailboxes once it can.
 		s.opts.Log.WarnContext(ctx, "messages: a mailbox missed a step; derived again", "message", gid, "err", firstError(errs[1:3]))
 		s.resync(ctx, a, b)
 	case firstError(errs[4:]) != nil:
@@ -574,23 +577,30 @@ func (s *Store) EditMessage(ctx context.Context, user UserKey, gid, body string)
 // tombstone, and is no longer unread. Deleting it again succeeds; another's message is
 // KindForbidden.
 func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) error {
-	if _, _, _, err := ParseMessageID(gid); err != nil {
+	a, b, _, err := ParseMessageID(gid)
+	if err != nil {
 		return err
 	}
-	if _, err := s.allowWrite(ctx, string(user), "", banFree); err != nil {
+	// The note repairs the recipient's mailbox should its step be cut off: settled in its
+	// pipeline, which a full Redis refuses with the step.
+	n, err := s.allowWrite(ctx, string(user), repairConversation+":"+string(a)+":"+string(b), banFree)
+	if err != nil {
 		return err
 	}
 	// The recipient's step removes "<sender>:<id>" from their unread sets: when user is not the
 	// sender, no such member exists (ids are unique) and the step changes nothing.
-	_, err := s.changeMessage(ctx, user, gid, "delete", "", func(a, b, id string, o UserKey) []scriptCall {
-		return []scriptCall{s.mailboxCall(string(o), string(user), "remove", id)}
+	_, err = s.changeMessage(ctx, user, gid, "delete", "", func(a, b, id string, o UserKey) []scriptCall {
+		return []scriptCall{s.mailboxCall(string(o), string(user), "remove", id),
+			jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due))}
 	})
 	return err
 }
 
 // MarkConversationRead marks the viewer's conversation with another user read, up to now, and
-// returns it, in one round trip; KindNotFound when there is no such conversation. It is not rate
-// limited: it is idempotent and changes nothing but the viewer's read state.
+// returns it; KindNotFound when there is no such conversation. It is not rate limited: it is
+// idempotent and changes nothing but the viewer's read state. Its one round trip notes the
+// conversation for repair, takes both steps and settles the note (a settle that a full Redis
+// refuses, as it refuses the mailbox's step: that step cut off is repaired).
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
 	v, o := string(viewer), string(with)
 	if err := checkPeer(v, o); err != nil {
@@ -599,14 +609,17 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) 
 	a, b := pair(v, o)
 	now := readPosition(s.now())
 	cr := s.convReads(ctx, v, o)
+	n, note := s.noteCall(repairConversation + ":" + a + ":" + b)
 	out, err := s.runScripts(ctx, []scriptCall{
+		note,
 		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{"read", v, now}},
 		s.mailboxCall(v, o, "read", now),
+		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
 	if err != nil {
 		return nil, err
 	}
-	if n, _ := out[0].(int64); n == 0 {
+	if found, _ := out[1].(int64); found == 0 {
 		return nil, notFoundf("no conversation with %s", userID(o))
 	}
 	return cr.conversation(), nil
@@ -653,11 +666,14 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	mb := s.k.mailbox(v)
 	var pending *rdb.FloatCmd
 	var accepted *rdb.StringCmd
-	if _, err := s.allowWriteWith(ctx, v, "", []op{{key: mb.reqs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+	a, b := pair(v, o)
+	// The note repairs the mailbox should its step be cut off: settled with it (see SendMessage).
+	n, err := s.allowWriteWith(ctx, v, repairConversation+":"+a+":"+b, []op{{key: mb.reqs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		pending = p.ZScore(ctx, mb.reqs, o)
 		accepted = p.HGet(ctx, mb.state, o) // "<a> <d> <r>" (see mailbox.lua)
 		return pending, accepted
-	}}}, banFree); err != nil {
+	}}}, banFree)
+	if err != nil {
 		return nil, err
 	}
 	isAccepted := strings.HasPrefix(accepted.Val(), "1 ")
@@ -667,13 +683,13 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	case !isAccepted && errors.Is(pending.Err(), rdb.Nil):
 		return nil, notFoundf("no message request from %s", userID(o))
 	}
-	a, b := pair(v, o)
 	now := s.now()
 	until := now.Add(s.opts.Messages.RequestCooldown).UnixMilli()
 	cr := s.convReads(ctx, v, o)
-	_, err := s.runScripts(ctx, []scriptCall{
+	_, err = s.runScripts(ctx, []scriptCall{
 		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{step, v, readPosition(now), until}},
 		s.mailboxCall(v, o, step, readPosition(now), until),
+		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
 	if err != nil {
 		// The mailbox took a step that the conversation refused (the request changed since the

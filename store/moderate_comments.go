@@ -34,7 +34,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	if kind == ModRestoreComment {
 		undo = undoVia{s.k.comment(pid, num), "removedVia"}
 	}
-	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemoveComment, undo)
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemoveComment, undo, false)
 	if err != nil {
 		return nil, err
 	}

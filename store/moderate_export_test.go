@@ -15,7 +15,7 @@ func (s *Store) ModeratePostScriptOnly(ctx context.Context, actor UserKey, id st
 	if err != nil {
 		return err
 	}
-	via, _, err := s.moderationStart(ctx, actor, pid, &reason, true, undoVia{})
+	via, _, err := s.moderationStart(ctx, actor, pid, &reason, true, undoVia{}, false)
 	if err != nil {
 		return err
 	}

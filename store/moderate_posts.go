@@ -56,8 +56,9 @@ type undoVia struct{ key, field string }
 // the reason, finds the group the actor's authority comes through (via, "*" for an admin) among
 // the post's groups — for an undo, the group of the action it undoes first — and counts the
 // write, noting the post for repair: the repair of the post logs what the action's outbox holds
-// (repairPost).
-func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, reason *string, required bool, undo undoVia) (string, note, error) {
+// (repairPost), and with announce (a removal or restoration, see placePost) places the post in
+// the feeds again.
+func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, reason *string, required bool, undo undoVia, announce bool) (string, note, error) {
 	if err := checkModReason(reason, required); err != nil {
 		return "", note{}, err
 	}
@@ -98,7 +99,11 @@ func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, 
 	if err := s.keepGroups(ctx, groups...); err != nil {
 		return "", note{}, err
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairPost+":"+pid, onPost(pid))
+	item := repairPostChange
+	if announce {
+		item = repairPost
+	}
+	n, err := s.allowWrite(ctx, string(actor), item+":"+pid, onPost(pid))
 	return via, n, err
 }
 
@@ -136,7 +141,7 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	case ModUnlockPost:
 		undo = undoVia{s.k.post(pid), "lockedVia"}
 	}
-	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemovePost, undo)
+	via, n, err := s.moderationStart(ctx, actor, pid, reason, kind == ModRemovePost, undo, kind == ModRemovePost || kind == ModRestorePost)
 	if err != nil {
 		return nil, err
 	}

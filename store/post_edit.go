@@ -42,7 +42,7 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	// The edit's new words go into the search index after its atomic step: the repair note
 	// finishes that if the process stops in between.
 	links := in.URL != nil && *in.URL != "" || in.Title != nil && hasLink(*in.Title) || in.Body != nil && hasLink(*in.Body)
-	n, err := s.allowGuarded(ctx, uid, repairPost+":"+pid, nil, &writeGuard{links: links}, onPost(pid))
+	n, err := s.allowGuarded(ctx, uid, repairPostChange+":"+pid, nil, &writeGuard{links: links}, onPost(pid))
 	if err != nil {
 		return nil, err
 	}

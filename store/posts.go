@@ -216,7 +216,7 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid, banFree)
+	n, err := s.allowWrite(ctx, uid, repairPostChange+":"+pid, banFree)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 		return nil, invalidf("direction must be 1, -1 or 0")
 	}
 	var appended *rdb.IntCmd
-	n, err := s.allowWriteWith(ctx, uid, repairPost+":"+pid, []op{s.votedOp(ctx, uid, "p"+pid, &appended)}, onPost(pid))
+	n, err := s.allowWriteWith(ctx, uid, repairPostChange+":"+pid, []op{s.votedOp(ctx, uid, "p"+pid, &appended)}, onPost(pid))
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (s *Store) SetPostGroups(ctx context.Context, user UserKey, id string, add,
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.allowWrite(ctx, uid, repairPost+":"+pid+":"+strings.Join(remN, ","), postingIn(addN...))
+	n, err := s.allowWrite(ctx, uid, repairPostChange+":"+pid+":"+strings.Join(remN, ","), postingIn(addN...))
 	if err != nil {
 		return nil, err
 	}

@@ -35,14 +35,18 @@ const jobRepair = "repair"
 
 // Items of repair jobs.
 const (
-	repairPost    = "post"    // post:<id>[:<groups it left>]: rankings, author's list, feeds, karma
-	repairComment = "comment" // comment:<post>:<num>: its post's rankings, its author's karma
-	repairUser    = "user"    // user:<key>: the name index and the leaderboard
-	repairFollow  = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
-	repairDraft   = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
-	repairReport  = "report"  // report:<user>:<target global id>: a report's write in {reports}
-	repairResolve = "resolve" // resolve:<report id>: a resolve's reporter side, the {reports} outbox
-	repairBan     = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the scope's outbox
+	repairPost = "post" // post:<id>[:<groups it left>]: rankings, author's list, feeds, karma
+	// postchange:<id>[:<groups it left>]: repairPost but the post's announcement (the push to
+	// the feeds, the notifications of its mentions and of its groups' watchers), which only its
+	// creation and its restoration make: the note of every other change of a post.
+	repairPostChange = "postchange"
+	repairComment    = "comment" // comment:<post>:<num>: its post's rankings, its author's karma
+	repairUser       = "user"    // user:<key>: the name index and the leaderboard
+	repairFollow     = "follow"  // follow:<a>:<b>: b's followers, a's pull set, a's feed
+	repairDraft      = "draft"   // draft:<user>:<post>: a scheduled post's publish job, at its time
+	repairReport     = "report"  // report:<user>:<target global id>: a report's write in {reports}
+	repairResolve    = "resolve" // resolve:<report id>: a resolve's reporter side, the {reports} outbox
+	repairBan        = "ban"     // ban:<scope>:<user>: the user's copy of the ban, the scope's outbox
 )
 
 // note is a write's repair job.
@@ -95,9 +99,9 @@ func (s *Store) runRepairJob(ctx context.Context, j jobs.Job) error { return s.r
 func (s *Store) repair(ctx context.Context, item string) error {
 	kind, rest, _ := strings.Cut(item, ":")
 	switch kind {
-	case repairPost:
+	case repairPost, repairPostChange:
 		pid, left, _ := strings.Cut(rest, ":")
-		return s.repairPost(ctx, pid, splitGroups(left))
+		return s.repairPost(ctx, pid, splitGroups(left), kind == repairPost)
 	case repairComment:
 		pid, num, _ := strings.Cut(rest, ":")
 		return s.repairComment(ctx, pid, num)
@@ -131,12 +135,15 @@ func (s *Store) repair(ctx context.Context, item string) error {
 }
 
 // repairPost derives a post's entries from its hash: a live post is indexed (and taken out of
-// the groups in left it is no longer in), pushed to its author's followers' feeds, its mentions
-// notified, and counted in its author's karma; a removed one leaves every list and feed; a
+// the groups in left it is no longer in), with announce pushed to its author's followers' feeds
+// and its mentions and its groups' watchers notified, and counted in its author's karma; a removed one leaves every list and feed; a
 // deleted one leaves every list and feed and its thread is dropped. The moderation actions on
 // the post and its comments that their writes left unlogged go into the moderation log. A post
 // whose hash is gone (it never got created, or its tombstone expired) is rebuild's to clean up.
-func (s *Store) repairPost(ctx context.Context, pid string, left []string) error {
+//
+// Only a post's creation and restoration announce it: the repair of a vote, an edit or a label
+// that announced the post again would notify of an old post whoever watches its groups now.
+func (s *Store) repairPost(ctx context.Context, pid string, left []string, announce bool) error {
 	if err := s.flushModOutbox(ctx, s.k.postModOutbox(pid)); err != nil {
 		return err
 	}
@@ -170,8 +177,10 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string) error
 		if err := s.unfeedPost(ctx, pid, string(p.Author)); err != nil {
 			return err
 		}
-	} else if err := s.queuePostJobs(ctx, pid); err != nil {
-		return err
+	} else if announce {
+		if err := s.queuePostJobs(ctx, pid); err != nil {
+			return err
+		}
 	}
 	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
 }

@@ -173,7 +173,8 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall, extra ...op)
 }
 
 // runScriptsEach is runScripts with each call's own outcome: a reply or a typed error per call,
-// so that calls on healthy slots keep their replies when another slot fails. err is the
+// so that calls on healthy slots keep their replies when another slot fails. The extra ops go
+// after the calls in the pipeline, those marked before ahead of them. err is the
 // pipeline's own failure (retries ran out, replicas did not acknowledge); the calls it left
 // without a reply carry it too.
 func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ...op) (out []any, errs []error, err error) {
@@ -192,7 +193,15 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ..
 		}}
 		wait = wait || !(unreplicated[c.name] || c.unreplicated)
 	}
-	err = s.pipeline(ctx, append(ops, extra...), wait)
+	var before, after []op
+	for _, o := range extra {
+		if o.before {
+			before = append(before, o)
+		} else {
+			after = append(after, o)
+		}
+	}
+	err = s.pipeline(ctx, append(append(before, ops...), after...), wait)
 	out, errs = make([]any, len(calls)), make([]error, len(calls))
 	for i, cmd := range cmds {
 		if cmd == nil {
@@ -221,6 +230,9 @@ type op struct {
 	read *call
 	ctx  context.Context
 	last [2]rdb.Cmder // the commands fill added last
+	// before puts an extra op of runScriptsEach ahead of its script calls in the pipeline: on one
+	// node, it runs first (a cluster runs each node's part apart).
+	before bool
 }
 
 // Slot returns the key on whose hash slot the op goes (rdb.Op).

@@ -2,24 +2,34 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"io/fs"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
+	"github.com/agora/agora/jobs"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestFullRedis fills a redis-server of its own (maxmemory with noeviction) under a community.
-// Every write is then refused with KindStorageFull and changes nothing (the dataset's digest
-// stays), while every read still answers as before. Then each write of a second batch is cut
-// off by OOM right after its atomic step, as memory running out mid-write does: it fails with
-// KindStorageFull, and once memory is freed and RepairGrace has passed, the job engine finishes
-// it, so that every listing, count, ranking, feed and leaderboard equals that of a site that
-// got the same writes on a Redis with room (and every thread's counters hold). miniredis has no
-// maxmemory; a Cluster fills master by master, which this test does not cover.
+// TestFullRedis fills a redis-server of its own (maxmemory with noeviction) under a community
+// that makes every kind of write (newMoreCommunity), with the rate limits on. Every write is then
+// refused with KindStorageFull and changes nothing (the dataset's digest stays), while every
+// read still answers as before. Then each write of a second batch is cut off by OOM right after
+// its atomic step, as memory running out mid-write does: it fails with KindStorageFull, and once
+// memory is freed and RepairGrace has passed, the job engine finishes it, so that everything the
+// community renders (listings, counts, rankings, feeds, the leaderboard, conversations,
+// notifications, moderation, mails...) and every account's export equals that of a site that got
+// the same writes on a Redis with room (and every thread's counters hold). A write of the batch
+// that no atomic step of atomicSteps cut off fails it. miniredis has no maxmemory; a Cluster
+// fills master by master, which this test does not cover.
 func TestFullRedis(t *testing.T) {
 	ctx := context.Background()
 	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
@@ -31,7 +41,8 @@ func TestFullRedis(t *testing.T) {
 	cut := newOOMAfterAtomicStep(admin, atomicSteps...)
 	rc.AddHook(cut)
 	clock := newStepClock()
-	s := storetest.Backend{Name: "redis", Client: rc}.NewStore(t, store.Options{Prefix: prefix, Now: clock.Now})
+	c := newMoreCommunity()
+	s := c.newStore(t, storetest.Backend{Name: "redis", Client: rc}, store.Options{Prefix: prefix, Now: clock.Now, WriteLimit: 120})
 	setMaxMemory := func(v string) {
 		t.Helper()
 		if err := admin.ConfigSet(ctx, "maxmemory", v).Err(); err != nil {
@@ -47,7 +58,6 @@ func TestFullRedis(t *testing.T) {
 		return d
 	}
 
-	c := newCommunity()
 	c.run(t, s, clock, c.first())
 	before := c.render(t, s)
 
@@ -59,11 +69,20 @@ func TestFullRedis(t *testing.T) {
 			t.Errorf("write %d on a full Redis: %v, want KindStorageFull", i, err)
 		}
 		if d := digest(); d != d0 {
-			t.Fatalf("write %d refused for OOM changed the data", i)
+			t.Errorf("write %d refused for OOM changed the data", i)
+			d0 = d
 		}
 	}
 	if got := c.render(t, s); got != before {
 		t.Errorf("reads on a full Redis differ:\n%s", lineDiff(got, before))
+	}
+	// An export counts against its limit: refused too, before it writes anything.
+	var doc strings.Builder
+	if err := s.Export(ctx, store.UserKey(c.users[1]), "", &doc); !store.IsKind(err, store.KindStorageFull) || doc.Len() > 0 {
+		t.Errorf("export on a full Redis: %v after %d bytes, want KindStorageFull before any", err, doc.Len())
+	}
+	if d := digest(); d != d0 {
+		t.Errorf("an export refused for OOM changed the data")
 	}
 	setMaxMemory("0")
 
@@ -78,7 +97,8 @@ func TestFullRedis(t *testing.T) {
 			step := cut.cutAfter()
 			setMaxMemory("0")
 			if step == "" {
-				t.Fatalf("write %d: no atomic step was cut off", i)
+				t.Errorf("write %d: no atomic step was cut off (it ran %v): list its atomic step in atomicSteps", i, cut.scriptsRun())
+				continue
 			}
 			cutKinds[step]++
 			if err != nil && !store.IsKind(err, store.KindStorageFull) {
@@ -96,9 +116,9 @@ func TestFullRedis(t *testing.T) {
 
 		// The same writes on a Redis with room.
 		wclock := newStepClock()
-		want := storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: storetest.RealServer(t).Addr})}.
-			NewStore(t, store.Options{Now: wclock.Now})
-		c2 := newCommunity()
+		c2 := newMoreCommunity()
+		want := c2.newStore(t, storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: storetest.RealServer(t).Addr})},
+			store.Options{Now: wclock.Now, WriteLimit: 120})
 		c2.run(t, want, wclock, c2.first())
 		c2.run(t, want, wclock, c2.then())
 		wclock.Add(store.RepairGrace + time.Minute)
@@ -108,6 +128,9 @@ func TestFullRedis(t *testing.T) {
 		}
 		if got, exp := c.render(t, s), c2.render(t, want); got != exp {
 			t.Errorf("after repair, the site differs from one written with room:\n%s", lineDiff(got, exp))
+		}
+		if got, exp := c.exports(t, s), c2.exports(t, want); got != exp {
+			t.Errorf("after repair, the accounts' exports differ from those of a site written with room:\n%s", lineDiff(got, exp))
 		}
 		for _, id := range c.posts {
 			if id == c.posts[5] { // deleted
@@ -123,7 +146,8 @@ func TestFullRedis(t *testing.T) {
 // newCommunityAfter returns a copy of c that plans its writes after c's: its own lists, so that
 // planning them does not change c's.
 func newCommunityAfter(c *community) *community {
-	return &community{users: append([]string(nil), c.users...), groups: c.groups, posts: append([]string(nil), c.posts...)}
+	return &community{users: append([]string(nil), c.users...), groups: c.groups, posts: append([]string(nil), c.posts...),
+		more: c.more, mail: c.mail}
 }
 
 // atomicSteps are the scripts that are the atomic steps of the writes of community.then: the
@@ -131,31 +155,69 @@ func newCommunityAfter(c *community) *community {
 // (signup), not the session's start after its derived writes; a post's is its hash (create_post),
 // not its author's list after it.
 var atomicSteps = []string{"signup", "follow", "create_post", "vote_post", "create_comment", "vote_comment",
-	"update_profile", "edit_post", "set_groups", "delete_post", "delete_comment"}
+	"update_profile", "edit_post", "set_groups", "delete_post", "delete_comment",
+	"message_send", "message_change", "message_state", "watch", "read_mark", "post_labels", "group_change",
+	"token_take", "email_set", "token_put", "ban", "moderate_post", "pin_post", "moderate_comment",
+	"report_reserve", "report_resolve", "edit_comment", "save_post", "unsave_posts", "block", "account_delete"}
 
 // oomAfterAtomicStep is a client hook that, once armed, fills Redis (CONFIG SET maxmemory 1)
-// right after the first pipeline in which one of its steps (scripts by SHA1) succeeded: a write's
-// atomic step. What the write sends after it meets OOM. cut is the name of the step cut after.
+// right after the first of its steps (scripts by SHA1) that succeeds: a write's atomic step. A
+// pipeline that holds the step is sent in two, so that what the write sends after the step, in
+// the same pipeline or later, meets OOM. cut is the name of the step cut after.
 type oomAfterAtomicStep struct {
 	admin *rdb.Client
 	steps map[string]string // script SHA1 → name
+	names map[string]string // script SHA1 → name, of every script of the store
 	armed atomic.Bool
 	cut   atomic.Pointer[string]
+	mu    sync.Mutex
+	ran   []string // the scripts run since arm, by name
 }
 
 // newOOMAfterAtomicStep returns a hook that cuts a write off after the first of the scripts
 // names it runs.
 func newOOMAfterAtomicStep(admin *rdb.Client, names ...string) *oomAfterAtomicStep {
-	h := &oomAfterAtomicStep{admin: admin, steps: map[string]string{}}
+	h := &oomAfterAtomicStep{admin: admin, steps: map[string]string{}, names: map[string]string{}}
 	for _, n := range names {
 		h.steps[store.ScriptSHA(n)] = n
+	}
+	files, err := filepath.Glob("scripts/*.lua")
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range files {
+		n := strings.TrimSuffix(filepath.Base(f), ".lua")
+		h.names[store.ScriptSHA(n)] = n
+	}
+	jobScripts, err := fs.Glob(jobs.Scripts(), "*.lua")
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range jobScripts {
+		text, err := fs.ReadFile(jobs.Scripts(), f)
+		if err != nil {
+			panic(err)
+		}
+		sum := sha1.Sum(text)
+		h.names[hex.EncodeToString(sum[:])] = "jobs/" + strings.TrimSuffix(f, ".lua")
 	}
 	return h
 }
 
 func (h *oomAfterAtomicStep) arm() {
+	h.mu.Lock()
+	h.ran = nil
+	h.mu.Unlock()
 	h.cut.Store(nil)
 	h.armed.Store(true)
+}
+
+// scriptsRun returns the names of the scripts run since arm, in order: what a write that was
+// not cut off ran instead of an atomic step.
+func (h *oomAfterAtomicStep) scriptsRun() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.ran...)
 }
 
 // cutAfter returns the step the write was cut off after, "" when none.
@@ -172,24 +234,154 @@ func (h *oomAfterAtomicStep) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 
 func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		err := next(ctx, cmds)
 		if !h.armed.Load() {
-			return err
+			return next(ctx, cmds)
 		}
 		for _, c := range cmds {
-			args := c.Args()
-			if c.Name() != "evalsha" || len(args) < 2 || c.Err() != nil {
-				continue
+			if sha := evalSHA(c); sha != "" {
+				h.mu.Lock()
+				h.ran = append(h.ran, h.names[sha])
+				h.mu.Unlock()
 			}
-			sha, _ := args[1].(string)
-			name, ok := h.steps[sha]
-			if ok && h.armed.CompareAndSwap(true, false) {
-				if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-					panic(err)
-				}
-				h.cut.Store(&name)
+		}
+		// The pipeline is sent in two: up to the first step, then, if the step succeeded, the rest
+		// on a full Redis, as if memory ran out between them.
+		k := slices.IndexFunc(cmds, func(c rdb.Cmder) bool { _, ok := h.steps[evalSHA(c)]; return ok })
+		if k < 0 {
+			return next(ctx, cmds)
+		}
+		err := next(ctx, cmds[:k+1])
+		if cmds[k].Err() == nil && h.armed.CompareAndSwap(true, false) {
+			if err := h.admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+				panic(err)
+			}
+			name := h.steps[evalSHA(cmds[k])]
+			h.cut.Store(&name)
+		}
+		if k+1 < len(cmds) {
+			if rest := next(ctx, cmds[k+1:]); err == nil {
+				err = rest
 			}
 		}
 		return err
+	}
+}
+
+// evalSHA returns the SHA1 of the script an EVALSHA command runs, "" for another command.
+func evalSHA(c rdb.Cmder) string {
+	args := c.Args()
+	if c.Name() != "evalsha" || len(args) < 2 {
+		return ""
+	}
+	sha, _ := args[1].(string)
+	return sha
+}
+
+// TestFullRedisMoreWrites: a log-in, a scheduled post and a dismissal of a report on a full Redis
+// are refused with KindStorageFull and change nothing, with the rate limits on.
+func TestFullRedisMoreWrites(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
+	admin := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = admin.Close() })
+	clock := newStepClock()
+	s := storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})}.
+		NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: 120})
+	for _, name := range []string{"ann", "bob"} {
+		if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.GrantAdmin(ctx, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "a post", Body: "its body", Groups: []string{"go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.ReportPost(ctx, "bob", p.ID, "spam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s)
+	clock.Add(time.Hour)
+	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+	d0 := admin.Do(ctx, "debug", "digest").Val()
+	for _, w := range []struct {
+		name string
+		do   func() error
+	}{
+		{"log-in", func() error { _, err := s.LogIn(ctx, "bob", "password1"); return err }},
+		{"scheduled post", func() error {
+			_, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "later", Body: "later", Groups: []string{"go"}, PublishAt: clock.Now().Add(time.Hour)})
+			return err
+		}},
+		{"dismissal", func() error { _, err := s.ResolveReportAs(ctx, "ann", r.ID, store.ReportDismissed); return err }},
+	} {
+		if err := w.do(); !store.IsKind(err, store.KindStorageFull) {
+			t.Errorf("%s on a full Redis: %v, want KindStorageFull", w.name, err)
+		}
+		if d := admin.Do(ctx, "debug", "digest").Val(); d != d0 {
+			t.Errorf("%s refused for OOM changed the data", w.name)
+			d0 = d
+		}
+	}
+}
+
+// TestScriptsRefusedWhenFull runs the scripts that keep a window (a sorted set they trim) on a
+// full Redis, each with an entry past the window to trim and arguments that make it write: each
+// must be refused with OOM and change nothing. Redis refuses a script's first write that may grow
+// memory only while the script has written nothing, and a trim is a write: a script that trims
+// first runs to its end when Redis is full.
+func TestScriptsRefusedWhenFull(t *testing.T) {
+	ctx := context.Background()
+	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
+	c := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	const now = 1_000_000_000
+	for _, tc := range []struct {
+		script string
+		keys   []string
+		args   []any
+	}{
+		{"ratelimit", []string{"w"}, []any{now, 60_000, 10, "attempt"}},
+		{"newaccount", []string{"user", "karma", "w"}, []any{now, 86_400_000, 0, 10, 60_000, "attempt", "0"}},
+		{"known_address", []string{"w"}, []any{"10.0.0.1", now, 86_400_000, 20}},
+		{"report_dismissed", []string{"w"}, []any{"report:1", now, now, 60_000}},
+		{"schedule", []string{"w", "drafts", "rev"}, []any{"add", "7", `{"at":"2000000000"}`, 2_000_000_000, now, 10}},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			// An entry past the window (and past its time) to trim; a user created now, for
+			// newaccount.
+			if err := c.ZAdd(ctx, "w", rdb.Z{Score: 1, Member: "old"}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.HSet(ctx, "user", "created", now).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+			before := c.Do(ctx, "debug", "digest").Val()
+			err := c.Eval(ctx, store.ScriptSource(tc.script), tc.keys, tc.args...).Err()
+			if err == nil || !strings.HasPrefix(err.Error(), "OOM ") {
+				t.Errorf("on a full Redis: %v, want OOM", err)
+			}
+			if after := c.Do(ctx, "debug", "digest").Val(); after != before {
+				t.Errorf("refused for OOM, it changed the data")
+			}
+		})
+	}
+	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -130,14 +130,16 @@ func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode 
 }
 
 // watch runs the watch script call for uid on item, and records item in uid's index of what they
-// watch in the same round trip. A watch refused by its script (a post deleted since, or never
+// watch in the same round trip, ahead of the script: a mode is never set without its entry, even
+// when Redis fills between the two (the entry then names no mode, which readers skip). A watch
+// refused by its script (a post deleted since, or never
 // there) takes its entry out of the index again, so that refused watches leave nothing behind;
 // a rate limit or ban refuses the watch before anything is written.
 func (s *Store) watch(ctx context.Context, uid, item string, call scriptCall) error {
 	key := s.k.userWatches(uid)
 	at := s.now().UnixMilli()
 	var indexed *rdb.IntCmd
-	index := op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+	index := op{key: key, before: true, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		indexed = p.ZAdd(ctx, key, rdb.Z{Score: float64(at), Member: item})
 		return indexed, nil
 	}}
@@ -151,9 +153,9 @@ func (s *Store) watch(ctx context.Context, uid, item string, call scriptCall) er
 			return fmt.Errorf("%w (and taking it out of the watch index: %v)", err, rerr)
 		}
 	case err == nil && indexed != nil && indexed.Err() != nil:
-		// The mode is set but the index missed it: the watch is safe to repeat, and rebuild
-		// derives the index from the modes.
-		return fmt.Errorf("record the watch in %s's index: %w", uid, indexed.Err())
+		// The mode is set but the index missed it (a cluster, where the two run apart): the
+		// watch is safe to repeat, and rebuild derives the index from the modes.
+		return fmt.Errorf("record the watch in %s's index: %w", uid, rdb.StorageFull(indexed.Err()))
 	}
 	return err
 }

@@ -14,7 +14,8 @@
 --         of its time and ARGV[3], so that neither cause's Settle takes it back and it runs once
 --         for both, after both;
 --         "cancel": the job no longer waits (ARGV[2] unused), if ARGV[3] is "0" or the time it is
---         due at; if it is running it finishes, and its record goes when it does.
+--         due at; if it is running it finishes, and its record goes when it does. A cancel is
+--         refused when Redis is full, as a write that grows memory is.
 -- Reply   1 if the job was added, moved or cancelled, 0 if an "add" found it there already.
 -- Repeat  idempotent: the id names the job, so a repeated enqueue adds nothing.
 local id = ARGV[1]
@@ -22,6 +23,10 @@ if ARGV[4] == 'cancel' then
   if ARGV[3] ~= '0' and tonumber(redis.call('ZSCORE', KEYS[1], id) or '-1') ~= tonumber(ARGV[3]) then
     return 0
   end
+  -- A write Redis refuses when it is full, first (it changes nothing: the field is there): a
+  -- settle sent with a write's derived steps then fails with them, and its reminder stays to
+  -- redo them, instead of a ZREM that a full Redis lets through.
+  if redis.call('HEXISTS', KEYS[2], id) == 1 then redis.call('HSETNX', KEYS[2], id, '') end
   redis.call('ZREM', KEYS[1], id)
   if not redis.call('ZSCORE', KEYS[4], id) then
     redis.call('HDEL', KEYS[2], id)

@@ -7,8 +7,8 @@
 -- Repeat   a second run sets the same expiry again.
 -- Revision none: never read by a response (store/scripts.go, unrevised).
 local now, ttl, cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1]) -- first: refused when Redis is full (ratelimit.lua)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 local n = redis.call('ZCARD', KEYS[1])
 if n > cap then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - cap - 1) end
 redis.call('PEXPIRE', KEYS[1], ttl)

@@ -13,6 +13,8 @@
 --          (wait: until the account is no longer new by age; for one new by karma alone, the
 --          window).
 -- Repeat   the member is unique to the write, so a second run records nothing new.
+-- Full     a write is recorded by ZADD first, which Redis refuses when it is full, as in
+--          ratelimit.lua: a write refused for OOM is not counted.
 local now, age, karma = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local created = tonumber(redis.call('HGET', KEYS[1], 'created') or '')
 if not created then return {0, 0} end
@@ -27,14 +29,18 @@ if ARGV[7] == '1' then
   if young then return {created + age - now, 2} end
   return {window, 2}
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
-if ARGV[6] ~= '' and redis.call('ZSCORE', KEYS[3], ARGV[6]) then return {0, 0} end
-if redis.call('ZCARD', KEYS[3]) >= limit then
-  local oldest = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+local from = '(' .. (now - window) -- the writes in the window: later than now - window
+if ARGV[6] ~= '' then
+  local at = redis.call('ZSCORE', KEYS[3], ARGV[6])
+  if at and tonumber(at) > now - window then return {0, 0} end
+end
+if redis.call('ZCOUNT', KEYS[3], from, '+inf') >= limit then
+  local oldest = redis.call('ZRANGEBYSCORE', KEYS[3], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return {math.max(1, tonumber(oldest[2]) + window - now), 1}
 end
 if ARGV[6] ~= '' then
   redis.call('ZADD', KEYS[3], now, ARGV[6])
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - window)
   redis.call('PEXPIRE', KEYS[3], window)
 end
 return {0, 0}

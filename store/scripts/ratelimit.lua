@@ -7,15 +7,23 @@
 -- Reply    0 when the attempt may proceed (and, with a member, is recorded); otherwise the
 --          milliseconds until the oldest attempt in the window leaves it.
 -- Repeat   the member is unique to the attempt, so a second run records nothing new.
+-- Full     an attempt is recorded by ZADD first, which Redis refuses when it is full: a write
+--          refused for OOM is not counted, and the log does not grow past maxmemory. (A
+--          ZREMRANGEBYSCORE first would let the script write on; see OPERATIONS.md, "When Redis is
+--          full".) The window is read without trimming it, and trimmed after the ZADD.
 local now, window, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if ARGV[4] ~= '' and redis.call('ZSCORE', KEYS[1], ARGV[4]) then return 0 end
-if redis.call('ZCARD', KEYS[1]) >= limit then
-  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local from = '(' .. (now - window) -- the attempts in the window: later than now - window
+if ARGV[4] ~= '' then
+  local at = redis.call('ZSCORE', KEYS[1], ARGV[4])
+  if at and tonumber(at) > now - window then return 0 end
+end
+if redis.call('ZCOUNT', KEYS[1], from, '+inf') >= limit then
+  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   return math.max(1, tonumber(oldest[2]) + window - now)
 end
 if ARGV[4] ~= '' then
   redis.call('ZADD', KEYS[1], now, ARGV[4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
   redis.call('PEXPIRE', KEYS[1], window)
 end
 return 0

@@ -5,9 +5,9 @@
 -- Reply    1 when counted now, 0 when it already was (or is older than the window).
 -- Repeat   the member is the report's id: a second run adds nothing.
 local at, now, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 if at <= now - window then return 0 end
-local added = redis.call('ZADD', KEYS[1], 'NX', at, ARGV[1])
+local added = redis.call('ZADD', KEYS[1], 'NX', at, ARGV[1]) -- first: refused when Redis is full (ratelimit.lua)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local newest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('PEXPIREAT', KEYS[1], tonumber(newest[2]) + window)
 return added

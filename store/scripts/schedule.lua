@@ -16,9 +16,13 @@
 --          cancel answers NOTFOUND, which the caller reports as done only if it was the repeat.
 -- Revision KEYS[#KEYS] is the user's revision counter; every change raises it.
 local op, pid = ARGV[1], ARGV[2]
+-- pending counts the posts still to come, without writing: a script's first write must be one
+-- that Redis refuses when it is full (see ratelimit.lua); trim drops those past their time after it.
 local function pending(now)
+  return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+end
+local function trim(now)
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  return redis.call('ZCARD', KEYS[1])
 end
 local raw = redis.call('HGET', KEYS[2], pid)
 if op == 'add' then
@@ -29,6 +33,7 @@ if op == 'add' then
     return redis.error_reply('LIMIT you already have ' .. ARGV[6] .. ' scheduled posts pending')
   end
   redis.call('HSET', KEYS[2], pid, ARGV[3])
+  trim(ARGV[5])
   redis.call('ZADD', KEYS[1], ARGV[4], pid)
   redis.call('INCR', KEYS[#KEYS])
   return ARGV[3]
@@ -65,12 +70,14 @@ if d.taken then
   return redis.error_reply('NOTFOUND post ' .. pid .. ' is being published: delete it instead')
 end
 if op == 'move' then
-  if not redis.call('ZSCORE', KEYS[1], pid) and pending(ARGV[4]) >= tonumber(ARGV[5]) then
+  local at = redis.call('ZSCORE', KEYS[1], pid)
+  if not (at and tonumber(at) > tonumber(ARGV[4])) and pending(ARGV[4]) >= tonumber(ARGV[5]) then
     return redis.error_reply('LIMIT you already have ' .. ARGV[5] .. ' scheduled posts pending')
   end
   d.at = ARGV[3]
   raw = cjson.encode(d)
   redis.call('HSET', KEYS[2], pid, raw)
+  trim(ARGV[4])
   redis.call('ZADD', KEYS[1], ARGV[3], pid)
   redis.call('INCR', KEYS[#KEYS])
   return raw

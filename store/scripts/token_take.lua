@@ -7,16 +7,17 @@
 --          address marked verified (a reset's mail proves it too).
 -- Repeat   a second run finds the token gone: the token is single-use.
 -- Revision KEYS[#KEYS] (the user's aggregate).
+-- Full     a token that works is used by INCR first, which Redis refuses when it is full, so that
+--          a refused use changes nothing (the token stays); a DEL first would let the script run
+--          on (see OPERATIONS.md, "When Redis is full").
 local v = redis.call('GET', KEYS[1])
 if not v then return redis.error_reply('INVALID invalid or expired token') end
 local addr, exp = string.match(v, '^(.*)\n(%d+)$')
-redis.call('DEL', KEYS[1])
-if not exp or tonumber(exp) <= tonumber(ARGV[1]) then
-  return redis.error_reply('INVALID invalid or expired token')
-end
-if redis.call('HGET', KEYS[2], 'email') ~= addr then
+if not exp or tonumber(exp) <= tonumber(ARGV[1]) or redis.call('HGET', KEYS[2], 'email') ~= addr then
+  redis.call('DEL', KEYS[1])
   return redis.error_reply('INVALID invalid or expired token')
 end
 redis.call('INCR', KEYS[#KEYS])
 redis.call('HSET', KEYS[2], 'emailv', '1')
+redis.call('DEL', KEYS[1])
 return redis.call('HGET', KEYS[2], 'pass') or ''
