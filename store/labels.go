@@ -155,9 +155,9 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) < 1 {
-		return nil, fmt.Errorf("post_labels: unexpected reply %v", reply)
+	arr, err := replyArray("post_labels", reply, 1)
+	if err != nil {
+		return nil, err
 	}
 	entries, err := replyHash("post_labels", arr[0])
 	if err != nil {
@@ -350,7 +350,11 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 		if err != nil {
 			return err
 		}
-		if p := s.postFromHash(pids[i], hashFromReply(reply)); p != nil {
+		h, err := replyHash("bump", reply)
+		if err != nil {
+			return err
+		}
+		if p := s.postFromHash(pids[i], h); p != nil {
 			if err := s.indexPostIn(ctx, p, nil, false); err != nil {
 				return err
 			}

@@ -134,7 +134,10 @@ func (s *Store) splitNSFWPosts(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		h := hashFromReply(reply)
+		h, err := replyHash("bump", reply)
+		if err != nil {
+			return err
+		}
 		p := s.postFromHash(pid, h)
 		if p == nil || h["deleted"] == "1" {
 			return nil

@@ -296,7 +296,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		if err != nil {
 			return err
 		}
-		h := hashFromReply(reply)
+		h, err := replyHash("bump", reply)
+		if err != nil {
+			return err
+		}
 		if h["deleted"] == "1" {
 			st.Deleted++
 			return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))

@@ -247,7 +247,6 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	h := hashFromReply(created)
 	if created == nil {
 		// The id names another post: a failover lost the id counter's last increments after this
 		// post was scheduled (without -redis-wait-replicas). The draft cannot be published under
@@ -255,6 +254,10 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 		s.opts.Log.ErrorContext(ctx, "a scheduled post's id was taken by another post after a failover: the scheduled post is dropped",
 			"post", pid, "author", uid, "title", d.Title)
 		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
+		return err
+	}
+	h, err := replyHash("create_post", created)
+	if err != nil {
 		return err
 	}
 	p := s.postFromHash(pid, h)
