@@ -303,11 +303,15 @@ func (s *Store) labelGroup(ctx context.Context, g string) error {
 	if err != nil {
 		return fmt.Errorf("read the label of group %s: %w", g, err)
 	}
-	changed, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, str(v[0]))
+	reply, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, str(v[0]))
 	if err != nil {
 		return err
 	}
-	if changed != int64(1) {
+	changed, err := replyInt("nsfw_group", reply)
+	if err != nil {
+		return err
+	}
+	if changed != 1 {
 		return nil
 	}
 	return s.jobs.Enqueue(ctx, relabelJob(g, str(v[1]), 1, "0", time.Time{}))

@@ -512,7 +512,11 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 			if err != nil {
 				return dropped, err
 			}
-			if v == int64(1) {
+			n, err := replyInt("unindex_missing", v)
+			if err != nil {
+				return dropped, err
+			}
+			if n == 1 {
 				dropped++
 			}
 		}

@@ -292,9 +292,13 @@ func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) 
 		if err != nil {
 			return nil, err
 		}
-		pending := parseReportRecord(str(v))
+		stored, err := replyString("report_reserve", v)
+		if err != nil {
+			return nil, err
+		}
+		pending := parseReportRecord(stored)
 		if pending == nil {
-			return nil, fmt.Errorf("report_reserve: unexpected reply %v", v)
+			return nil, fmt.Errorf("report_reserve: unreadable report record %q", truncate(stored, 80))
 		}
 		r, status, err := s.writeReport(ctx, pending)
 		switch {
