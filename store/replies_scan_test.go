@@ -23,7 +23,6 @@ var uncheckedAllowed = map[string]string{
 	"feed.go:zrangeMembers: z.Member.(string)":                "ZRANGE member",
 	"loader.go:pageOf: z.Member.(string)":                     "ZRANGE member",
 	"user_posts.go:userRanking.candidates: z.Member.(string)": "ZRANGE member",
-	"messages.go:Store.syncConversation: z.Member.(string)":   "ZRANGE member",
 
 	// Elements of an HMGET command's reply: go-redis gives a string, or nil for a missing field,
 	// which reads as "".
@@ -33,34 +32,30 @@ var uncheckedAllowed = map[string]string{
 	"logins.go:Store.checkCredentials: vals[len(userFields)].(string)": "HMGET field (readCredentials)",
 	"readsplice.go:Store.RevisionsAndMarks: v.(string)":                "HMGET field (the read marks)",
 	"search_names.go:Store.indexNames: x.(string)":                     "HMGET field",
-	"email.go:Store.Email: v[0].(string)":                              "HMGET field",
-	"email.go:Store.Email: v[1].(string)":                              "HMGET field",
-	"email.go:Store.sendReset: v[0].(string)":                          "HMGET field",
-	"email.go:Store.sendReset: v[1].(string)":                          "HMGET field",
-	"messages.go:Store.sendGate: v[1].(string)":                        "HMGET field (the conversation's state)",
-	"messages.go:convRead.conversation: vals[i].(string)":              "HMGET field (the conversation's state)",
-	"messages.go:Loader.conversations: vals[0].(string)":               "HMGET field (the conversation's state)",
-	"messages.go:Loader.conversations: vals[1].(string)":               "HMGET field (the conversation's state)",
 
 	// Context values and the loader's own arguments, not replies.
 	"ratelimit.go:ClientFrom: ctx.Value(clientKey{}).(string)": "context value",
 	"readsplice.go:HoleSplice: ctx.Value(holeKey{}).(bool)":    "context value",
 	"loader.go:Loader.exec: br.args[1].(string)":               "a body read's key, set by bodyReads",
 
-	// Left for later (issue 27): script replies in files being changed on other branches, to move
-	// onto the checked decoders when they are free.
-	"posts.go:hashFromReply: v.([]any)":                      "unchecked HGETALL decoder, used only by messages.go now; replyHash is its checked form",
-	"posts.go:hashFromReply: arr[i].(string)":                "as above",
-	"messages.go:Store.changeMessage: hashFromReply(out[0])": "pending: a message script's reply",
-	"messages.go:Store.SendMessage: out[0].([]any)":          "pending: send_message's reply",
-	"messages.go:Store.SendMessage: arr[0].(string)":         "pending: send_message's reply",
-	"messages.go:Store.SendMessage: arr[1].(string)":         "pending: send_message's reply",
-	"messages.go:Store.MarkConversationRead: out[0].(int64)": "pending: message_state's reply",
-	"account_delete.go:Store.disownPost: reply.([]any)":      "pending: disown's reply",
-	"comment_orders.go:Store.rescoreThread: v.(int64)":       "pending: rescore_comments' reply",
-	"comments.go:Store.CreateComment: reply.([]any)":         "pending: create_comment's reply",
-	"comments.go:Store.CreateComment: arr[0].(string)":       "pending: create_comment's reply",
-	"votes_log.go:Store.compactVoted: reply.(int64)":         "pending: voted_compact's reply",
+	// The unchecked HGETALL decoder, left for messages.go (see uncheckedPendingFiles).
+	"posts.go:hashFromReply: v.([]any)":       "unchecked HGETALL decoder, used only by messages.go now; replyHash is its checked form",
+	"posts.go:hashFromReply: arr[i].(string)": "as above",
+}
+
+// uncheckedPendingFiles are files that other branches were changing when the scan was added
+// (issue 27 left them for later): their unchecked assertions, script replies (create_comment,
+// rescore_comments, disown, voted_compact, the message scripts, and hashFromReply's calls) and
+// HMGET fields alike, are not checked one by one here, so that those branches merge without
+// touching this list. Take a file off once its script replies go through replies.go, and list
+// what it still asserts that is no script reply in uncheckedAllowed.
+var uncheckedPendingFiles = map[string]bool{
+	"account_delete.go": true,
+	"comment_orders.go": true,
+	"comments.go":       true,
+	"email.go":          true,
+	"messages.go":       true,
+	"votes_log.go":      true,
 }
 
 // replyTypes are the types a reply's value takes in Go: an assertion to one of them is on a reply
@@ -72,9 +67,9 @@ var replyTypes = map[string]bool{
 
 // TestNoUncheckedReplyAssertions scans the non-test files of package store for type assertions to
 // a reply's types whose failure is silent (x, _ := v.(T)) or a panic (v.(T) alone), and for uses
-// of the unchecked hashFromReply: outside uncheckedAllowed, each fails, so that script replies
-// are decoded by replies.go's checked decoders. Entries of uncheckedAllowed that match nothing
-// fail too, so the list stays true.
+// of the unchecked hashFromReply: outside uncheckedAllowed and uncheckedPendingFiles, each fails,
+// so that script replies are decoded by replies.go's checked decoders. Entries of either that
+// match nothing fail too, so the lists stay true.
 func TestNoUncheckedReplyAssertions(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -92,6 +87,10 @@ func TestNoUncheckedReplyAssertions(t *testing.T) {
 		}
 		for _, d := range f.Decls {
 			for _, u := range uncheckedIn(d) {
+				if uncheckedPendingFiles[name] {
+					seen[name] = true
+					continue
+				}
 				key := name + ":" + declName(d) + ": " + types.ExprString(u)
 				if _, ok := uncheckedAllowed[key]; !ok {
 					t.Errorf("%s: %q is unchecked; decode the script's reply with replies.go (replyString, replyInt, replyArray, replyHash, ...) or, if it is not a script reply, add it to uncheckedAllowed with why",
@@ -105,6 +104,11 @@ func TestNoUncheckedReplyAssertions(t *testing.T) {
 	for k := range uncheckedAllowed {
 		if !seen[k] {
 			stale = append(stale, k)
+		}
+	}
+	for name := range uncheckedPendingFiles {
+		if !seen[name] {
+			stale = append(stale, name)
 		}
 	}
 	sort.Strings(stale)
