@@ -84,7 +84,10 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 			return fmt.Errorf("read the admins' accounts: %w", err)
 		}
 		for i, n := range names {
-			first, _ := firsts[i].(string)
+			first, err := replyString("admins", firsts[i])
+			if err != nil {
+				return fmt.Errorf("record the admin names: %w", err)
+			}
 			c := created[i].Val()
 			if c != "" && first != "" && atoi64(c) < atoi64(first) {
 				configured[n] = true

@@ -132,7 +132,10 @@ func (s *Store) nameAuthors(ctx context.Context, pid string, h map[string]string
 		if err != nil {
 			return named, err
 		}
-		n, _ := v.(int64)
+		n, err := replyInt("name_authors", v)
+		if err != nil {
+			return named, err
+		}
 		named += int(n)
 	}
 	return named, nil

@@ -273,9 +273,9 @@ func (s *Store) banStep(ctx context.Context, op, scope string, actor, user UserK
 	if err != nil {
 		return banReply{}, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 2 && len(arr) != 4 {
-		return banReply{}, fmt.Errorf("ban: unexpected reply %v", reply)
+	arr, err := replyArrayLen("ban", reply, 2, 4)
+	if err != nil {
+		return banReply{}, err
 	}
 	out := banReply{}
 	if out.outbox, err = replyHash("ban", arr[1]); err != nil {

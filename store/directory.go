@@ -100,27 +100,61 @@ func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCa
 	sfwSets := []string{sfw.pop, sfw.new, sfw.active, sfw.name}
 	calls := make([]scriptCall, 0, 2*len(groups))
 	for i, g := range groups {
-		arr, _ := replies[i].([]any)
-		if len(arr) < 2 {
-			return nil, fmt.Errorf("group_stat: unexpected reply %v", replies[i])
-		}
-		ver, err := replyInt("group_stat", arr[0])
+		st, err := decodeGroupStat(replies[i])
 		if err != nil {
 			return nil, err
 		}
-		if exists, _ := arr[1].(int64); exists == 0 || len(arr) < 6 {
-			calls = append(calls, indexCall(d.ver, g, ver, false, sets, nil), indexCall(sfw.ver, g, ver, false, sfwSets, nil))
+		if !st.exists {
+			calls = append(calls, indexCall(d.ver, g, st.ver, false, sets, nil), indexCall(sfw.ver, g, st.ver, false, sfwSets, nil))
 			continue
 		}
-		members, _ := arr[2].(int64)
-		created, _ := arr[3].(string)
-		latest, _ := arr[4].(string)
-		nsfw, _ := arr[5].(string)
-		scores := []any{-members, "-" + created, "-" + latest, 0}
-		calls = append(calls, indexCall(d.ver, g, ver, true, sets, scores),
-			indexCall(sfw.ver, g, ver, nsfw != "1", sfwSets, scores))
+		scores := []any{-st.members, "-" + st.created, "-" + st.latest, 0}
+		calls = append(calls, indexCall(d.ver, g, st.ver, true, sets, scores),
+			indexCall(sfw.ver, g, st.ver, st.nsfw != "1", sfwSets, scores))
 	}
 	return calls, nil
+}
+
+// groupStat is the reply of group_stat: {ver, 0} for a group that is gone, or {ver, 1, members,
+// created, latest, nsfw}.
+type groupStat struct {
+	ver                   int64
+	exists                bool
+	members               int64
+	created, latest, nsfw string
+}
+
+// decodeGroupStat reads a reply of group_stat; one of another shape is a ReplyError.
+func decodeGroupStat(v any) (groupStat, error) {
+	const script = "group_stat"
+	arr, err := replyArrayLen(script, v, 2, 6)
+	if err != nil {
+		return groupStat{}, err
+	}
+	var st groupStat
+	if st.ver, err = replyInt(script, arr[0]); err != nil {
+		return groupStat{}, err
+	}
+	exists, err := replyInt(script, arr[1])
+	if err != nil {
+		return groupStat{}, err
+	}
+	if exists == 0 {
+		return st, nil
+	}
+	if arr, err = replyArrayLen(script, v, 6); err != nil {
+		return groupStat{}, err
+	}
+	st.exists = true
+	if st.members, err = replyInt(script, arr[2]); err != nil {
+		return groupStat{}, err
+	}
+	for i, f := range []*string{&st.created, &st.latest, &st.nsfw} {
+		if *f, err = replyString(script, arr[3+i]); err != nil {
+			return groupStat{}, err
+		}
+	}
+	return st, nil
 }
 
 // rebuildDirectory syncs every group the directory names or that has an info hash or a ranking

@@ -218,19 +218,30 @@ func (s *Store) ReplayLog(ctx context.Context, channel, after string) ([]LoggedE
 		if err != nil {
 			return nil, fmt.Errorf("replay live events: %w", err)
 		}
-		arr, _ := reply.([]any)
-		if len(arr) == 0 || arr[0] != "ok" {
+		arr, err := replyArray("replay", reply, 1)
+		if err != nil {
+			return nil, fmt.Errorf("replay live events: %w", err)
+		}
+		status, err := replyWord("replay", arr[0], "ok", "resync")
+		if err != nil {
+			return nil, fmt.Errorf("replay live events: %w", err)
+		}
+		if status == "resync" {
 			return nil, &Error{Kind: KindResync, Msg: "events after this cursor are no longer kept: refetch, then subscribe again without after"}
 		}
-		for i := 1; i+1 < len(arr); i += 2 {
-			ev := LoggedEvent{ID: fmt.Sprint(arr[i])}
-			if err := json.Unmarshal([]byte(fmt.Sprint(arr[i+1])), &ev.EventIDs); err != nil {
+		ids, payloads, err := replyPairs("replay", arr[1:]) // {"ok", id, event ids (JSON), ...}
+		if err != nil {
+			return nil, fmt.Errorf("replay live events: %w", err)
+		}
+		for i, id := range ids {
+			ev := LoggedEvent{ID: id}
+			if err := json.Unmarshal([]byte(payloads[i]), &ev.EventIDs); err != nil {
 				return nil, fmt.Errorf("replay live events: decode: %w", err)
 			}
 			out = append(out, ev)
 			after = ev.ID
 		}
-		if (len(arr)-1)/2 < replayBatch {
+		if len(ids) < replayBatch {
 			return out, nil
 		}
 	}

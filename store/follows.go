@@ -130,11 +130,15 @@ func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, m
 	if err != nil {
 		return relation{}, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 3 {
-		return relation{}, fmt.Errorf("follow: unexpected reply %v", reply)
+	arr, err := replyArrayLen("follow", reply, 3)
+	if err != nil {
+		return relation{}, err
 	}
 	present, err := replyInt("follow", arr[0])
+	if err != nil {
+		return relation{}, err
+	}
+	at, err := replyString("follow", arr[1])
 	if err != nil {
 		return relation{}, err
 	}
@@ -142,7 +146,7 @@ func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, m
 	if err != nil {
 		return relation{}, err
 	}
-	return relation{present: present == 1, at: fmt.Sprint(arr[1]), version: version}, nil
+	return relation{present: present == 1, at: at, version: version}, nil
 }
 
 // mirrorRelation writes a state of a relation read on its authoritative side (relationStep) to
@@ -159,8 +163,7 @@ func (s *Store) mirrorRelation(ctx context.Context, keys []string, a string, rel
 	if err != nil {
 		return "", err
 	}
-	m, _ := mode.(string)
-	return m, nil
+	return replyWord("follower", mode, "push", "pull", "none")
 }
 
 // mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's

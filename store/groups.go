@@ -252,9 +252,9 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 2 {
-		return nil, fmt.Errorf("group_change: unexpected reply %v", reply)
+	arr, err := replyArrayLen("group_change", reply, 2)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)

@@ -155,9 +155,9 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) < 1 {
-		return nil, fmt.Errorf("post_labels: unexpected reply %v", reply)
+	arr, err := replyArray("post_labels", reply, 1)
+	if err != nil {
+		return nil, err
 	}
 	entries, err := replyHash("post_labels", arr[0])
 	if err != nil {
@@ -303,11 +303,15 @@ func (s *Store) labelGroup(ctx context.Context, g string) error {
 	if err != nil {
 		return fmt.Errorf("read the label of group %s: %w", g, err)
 	}
-	changed, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, str(v[0]))
+	reply, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, str(v[0]))
 	if err != nil {
 		return err
 	}
-	if changed != int64(1) {
+	changed, err := replyInt("nsfw_group", reply)
+	if err != nil {
+		return err
+	}
+	if changed != 1 {
 		return nil
 	}
 	return s.jobs.Enqueue(ctx, relabelJob(g, str(v[1]), 1, "0", time.Time{}))
@@ -350,7 +354,11 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 		if err != nil {
 			return err
 		}
-		if p := s.postFromHash(pids[i], hashFromReply(reply)); p != nil {
+		h, err := replyHash("bump", reply)
+		if err != nil {
+			return err
+		}
+		if p := s.postFromHash(pids[i], h); p != nil {
 			if err := s.indexPostIn(ctx, p, nil, false); err != nil {
 				return err
 			}

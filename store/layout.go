@@ -134,7 +134,10 @@ func (s *Store) splitNSFWPosts(ctx context.Context) (int, error) {
 		if err != nil {
 			return err
 		}
-		h := hashFromReply(reply)
+		h, err := replyHash("bump", reply)
+		if err != nil {
+			return err
+		}
 		p := s.postFromHash(pid, h)
 		if p == nil || h["deleted"] == "1" {
 			return nil
@@ -216,7 +219,11 @@ func (s *Store) compactPasswords(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("compact the password hash of %s: %w", key, err)
 		}
-		if done, _ := v.(int64); done == 1 {
+		done, err := replyInt("compact_user", v)
+		if err != nil {
+			return err
+		}
+		if done == 1 {
 			n++
 		}
 		return nil
@@ -262,7 +269,10 @@ func (s *Store) moveCommentBodies(ctx context.Context) (int, error) {
 			if err != nil {
 				return moved, fmt.Errorf("move the comment bodies of post %s: %w", pid, err)
 			}
-			n, _ := v.(int64)
+			n, err := replyInt("move_bodies", v)
+			if err != nil {
+				return moved, err
+			}
 			moved += int(n)
 		}
 	}
@@ -402,7 +412,10 @@ func (s *Store) setLayout(ctx context.Context, op string, from, to int) (int, er
 	if err != nil {
 		return 0, fmt.Errorf("layout %s %d→%d: %w", op, from, to, err)
 	}
-	n, _ := reply.(int64)
+	n, err := replyInt("layout", reply)
+	if err != nil {
+		return 0, err
+	}
 	return int(n), nil
 }
 

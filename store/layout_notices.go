@@ -50,7 +50,10 @@ func (s *Store) packNotices(ctx context.Context) (int, error) {
 		if err != nil {
 			return packed, fmt.Errorf("pack the notifications of %s: %w", uid, err)
 		}
-		n, _ := v.(int64)
+		n, err := replyInt("pack_notes", v)
+		if err != nil {
+			return packed, err
+		}
 		packed += int(n)
 	}
 	return packed, nil

@@ -31,8 +31,12 @@ func (s *Store) movePostTexts(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("move the texts of posts: %w", err)
 		}
-		for _, v := range vals {
-			if n, _ := v.(int64); n == 1 {
+		for i, v := range vals {
+			n, err := replyInt(calls[i].name, v)
+			if err != nil {
+				return err
+			}
+			if n == 1 {
 				moved++
 			}
 		}

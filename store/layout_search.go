@@ -108,8 +108,12 @@ func (s *Store) packSearchLists(ctx context.Context) (int, error) {
 		if err != nil {
 			return fmt.Errorf("move search lists: %w", err)
 		}
-		for _, r := range replies {
-			if n, _ := r.(int64); n == 1 {
+		for i, r := range replies {
+			n, err := replyInt(calls[i].name, r)
+			if err != nil {
+				return err
+			}
+			if n == 1 {
 				moved++
 			}
 		}

@@ -99,7 +99,10 @@ func (s *Store) moveUserSessions(ctx context.Context, uid string, digs []string)
 	if err != nil {
 		return 0, fmt.Errorf("move the sessions of %s: %w", uid, err)
 	}
-	n, _ := v.(int64)
+	n, err := replyInt("sessions_move", v)
+	if err != nil {
+		return 0, err
+	}
 	return int(n), nil
 }
 

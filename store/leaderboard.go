@@ -46,9 +46,9 @@ func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net 
 	if err != nil {
 		return err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 2 {
-		return fmt.Errorf("karma: unexpected reply %v", reply)
+	arr, err := replyArrayLen("karma", reply, 2)
+	if err != nil {
+		return err
 	}
 	total, err := replyInt("karma", arr[0])
 	if err != nil {
@@ -149,17 +149,20 @@ func (l *Loader) LeaderboardAround(ctx context.Context, user UserKey, radius int
 	if l.userOf(calls[0], uid) == nil {
 		return nil, notFoundf("no such user %s", truncate(user.ID(), 40))
 	}
-	arr, _ := calls[1].cmd.(*rdb.Cmd).Val().([]any)
-	if len(arr) == 0 {
+	arr, err := replyArray("around", calls[1].cmd.(*rdb.Cmd).Val(), 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(arr) == 0 { // the user is not ranked
 		return &Page[*Ranked]{}, nil
 	}
-	start, _ := arr[0].(int64)
+	start, err := replyInt("around", arr[0])
+	if err != nil {
+		return nil, err
+	}
 	rp := rawPage{start: int(start)}
-	for i := 1; i+1 < len(arr); i += 2 {
-		m, _ := arr[i].(string)
-		sc, _ := arr[i+1].(string)
-		rp.members = append(rp.members, m)
-		rp.scores = append(rp.scores, sc)
+	if rp.members, rp.scores, err = replyPairs("around", arr[1:]); err != nil {
+		return nil, err
 	}
 	l.Walk(ctx, Items{Kind: ItemUser, Keys: rp.members}, evalNeeds(needs))
 	return l.ranked(ctx, rp)

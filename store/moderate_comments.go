@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 )
 
 // Moderation of comments. A removed comment leaves its post's comment count at once. In the
@@ -62,12 +61,15 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 		if err != nil {
 			return nil, err
 		}
-		arr, _ := reply.([]any)
-		if len(arr) == 1 && arr[0] == "again" {
-			continue
+		arr, err := replyArray("moderate_comment", reply, 1)
+		if err != nil {
+			return nil, err
 		}
-		if len(arr) < 2 {
-			return nil, fmt.Errorf("moderate_comment: unexpected reply %v", reply)
+		if len(arr) == 1 { // {"again"}: the chain changed under the script; read it again
+			if _, err := replyWord("moderate_comment", arr[0], "again"); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		h, err := replyHash("moderate_comment", arr[2:])
 		if err != nil {

@@ -152,9 +152,9 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) < 2 {
-		return nil, fmt.Errorf("moderate_post: unexpected reply %v", reply)
+	arr, err := replyArray("moderate_post", reply, 2)
+	if err != nil {
+		return nil, err
 	}
 	h, err := replyHash("moderate_post", arr[2:])
 	if err != nil {
@@ -242,9 +242,9 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := reply.([]any)
-	if len(arr) != 2 {
-		return nil, fmt.Errorf("pin_post: unexpected reply %v", reply)
+	arr, err := replyArrayLen("pin_post", reply, 2)
+	if err != nil {
+		return nil, err
 	}
 	entries, err := replyHash("pin_post", arr[1])
 	if err != nil {

@@ -90,9 +90,9 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 // newAccountResult turns the reply of newaccount.lua into KindRateLimited, unless uid moderates
 // where the write goes (check: the write's bans check, which read the groups).
 func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard, reply any, check *banCheck) error {
-	v, _ := reply.([]any)
-	if len(v) != 2 {
-		return fmt.Errorf("newaccount: unexpected reply %v", reply)
+	v, err := replyArrayLen("newaccount", reply, 2)
+	if err != nil {
+		return err
 	}
 	wait, err := replyInt("newaccount", v[0])
 	if err != nil {

@@ -398,9 +398,9 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, user UserKey, ids []s
 	if err != nil {
 		return 0, err
 	}
-	n, ok := v.(int64)
-	if !ok {
-		return 0, fmt.Errorf("mark_read: unexpected reply %v", v)
+	n, err := replyInt("mark_read", v)
+	if err != nil {
+		return 0, err
 	}
 	return int(n), nil
 }

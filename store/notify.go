@@ -260,14 +260,19 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	// delivery cut off by a crash added without announcing — then mark them announced.
 	pending := map[string]map[string]bool{} // recipient → causes
 	for i, r := range replies {
-		arr, _ := r.([]any)
-		for _, v := range arr[min(1, len(arr)):] {
-			if cause, ok := v.(string); ok {
-				if pending[ns[i].to] == nil {
-					pending[ns[i].to] = map[string]bool{}
-				}
-				pending[ns[i].to][cause] = true
+		arr, err := replyArray("notify", r, 1) // {added, unannounced ids...}
+		if err != nil {
+			return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+		}
+		for _, v := range arr[1:] {
+			cause, err := replyString("notify", v)
+			if err != nil {
+				return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 			}
+			if pending[ns[i].to] == nil {
+				pending[ns[i].to] = map[string]bool{}
+			}
+			pending[ns[i].to][cause] = true
 		}
 	}
 	s.announceNotifications(ctx, pending)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/base64"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -176,21 +175,26 @@ type rawPage struct {
 // pageOf): Redis before 7.2 replies with 17 significant digits ("0.10000000000000001") where Go's
 // shortest form is "0.1", and a cursor must not depend on which read made it.
 func parsePage(v any) (rawPage, error) {
-	arr, ok := v.([]any)
-	if !ok || len(arr) < 2 {
-		return rawPage{}, fmt.Errorf("page: unexpected reply %T", v)
+	arr, err := replyArray("page", v, 2)
+	if err != nil {
+		return rawPage{}, err
 	}
-	total, _ := arr[0].(int64)
-	start, _ := arr[1].(int64)
+	total, err := replyInt("page", arr[0])
+	if err != nil {
+		return rawPage{}, err
+	}
+	start, err := replyInt("page", arr[1])
+	if err != nil {
+		return rawPage{}, err
+	}
 	rp := rawPage{total: int(total), start: int(start)}
-	for i := 2; i+1 < len(arr); i += 2 {
-		m, _ := arr[i].(string)
-		sc, _ := arr[i+1].(string)
+	if rp.members, rp.scores, err = replyPairs("page", arr[2:]); err != nil {
+		return rawPage{}, err
+	}
+	for i, sc := range rp.scores {
 		if f, err := strconv.ParseFloat(sc, 64); err == nil {
-			sc = formatScore(f)
+			rp.scores[i] = formatScore(f)
 		}
-		rp.members = append(rp.members, m)
-		rp.scores = append(rp.scores, sc)
 	}
 	rp.hasPrev = rp.start > 0
 	rp.hasNext = rp.start+len(rp.members) < rp.total

@@ -58,7 +58,11 @@ func (s *Store) EditPost(ctx context.Context, user UserKey, id string, in PostEd
 	if err != nil {
 		return nil, err
 	}
-	p := s.postFromHash(pid, hashFromReply(reply))
+	h, err := replyHash("edit_post", reply)
+	if err != nil {
+		return nil, err
+	}
+	p := s.postFromHash(pid, h)
 	if p == nil {
 		return nil, notFoundf("no such post")
 	}

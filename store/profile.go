@@ -60,11 +60,11 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 	if err != nil {
 		return nil, err
 	}
-	v, _ := reply.([]any)
-	if len(v) != len(userFields) {
-		return nil, notFoundf("no such user")
+	fields, err := replyStrings("update_profile", reply, len(userFields)) // a missing user is its NOTFOUND error
+	if err != nil {
+		return nil, err
 	}
-	u := s.userFromFields(uid, strs(v))
+	u := s.userFromFields(uid, fields)
 	if in.Bio != nil {
 		if err := s.indexUser(ctx, uid, u.Name, u.Bio, false); err != nil {
 			return nil, err

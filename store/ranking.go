@@ -296,7 +296,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 		if err != nil {
 			return err
 		}
-		h := hashFromReply(reply)
+		h, err := replyHash("bump", reply)
+		if err != nil {
+			return err
+		}
 		if h["deleted"] == "1" {
 			st.Deleted++
 			return s.unindexPost(ctx, pid, h["author"], splitGroups(h["groups"]), atoi64(h["ver"]))
@@ -509,7 +512,11 @@ func (s *Store) dropOrphans(ctx context.Context) (int, error) {
 			if err != nil {
 				return dropped, err
 			}
-			if v == int64(1) {
+			n, err := replyInt("unindex_missing", v)
+			if err != nil {
+				return dropped, err
+			}
+			if n == 1 {
 				dropped++
 			}
 		}

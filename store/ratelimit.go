@@ -131,7 +131,9 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 		return n, err
 	}
 	if filterIdx >= 0 {
-		s.applyFilters(vals[filterIdx], filterAt)
+		if err := s.applyFilters(calls[filterIdx].name, vals[filterIdx], filterAt); err != nil {
+			return n, err
+		}
 	}
 	if err := check.err(); err != nil {
 		return n, err

@@ -285,9 +285,16 @@ func (s *Store) rebuildLiveBits(ctx context.Context, pid string, cord int64) (in
 		if err != nil {
 			return 0, fmt.Errorf("derive the live bitmap of post %s: %w", pid, err)
 		}
-		ords, _ := reply.([]any)
+		ords, err := replyArray("live_bits", reply, 0)
+		if err != nil {
+			return 0, fmt.Errorf("derive the live bitmap of post %s: %w", pid, err)
+		}
 		for _, o := range ords {
-			if v, err := strconv.ParseInt(str(o), 10, 64); err == nil {
+			ord, err := replyString("live_bits", o)
+			if err != nil {
+				return 0, fmt.Errorf("derive the live bitmap of post %s: %w", pid, err)
+			}
+			if v, err := strconv.ParseInt(ord, 10, 64); err == nil {
 				seen[v] = true
 			}
 		}

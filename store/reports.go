@@ -292,9 +292,13 @@ func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) 
 		if err != nil {
 			return nil, err
 		}
-		pending := parseReportRecord(str(v))
+		stored, err := replyString("report_reserve", v)
+		if err != nil {
+			return nil, err
+		}
+		pending := parseReportRecord(stored)
 		if pending == nil {
-			return nil, fmt.Errorf("report_reserve: unexpected reply %v", v)
+			return nil, fmt.Errorf("report_reserve: unreadable report record %q", truncate(stored, 80))
 		}
 		r, status, err := s.writeReport(ctx, pending)
 		switch {
@@ -334,22 +338,33 @@ func (s *Store) writeReport(ctx context.Context, rec *reportRecord) (r *Report, 
 	if err != nil {
 		return nil, "", err
 	}
-	arr, _ := v.([]any)
-	if len(arr) > 0 {
-		status, _ = arr[0].(string)
+	arr, err := replyArray("report_write", v, 1)
+	if err != nil {
+		return nil, "", err
 	}
-	var got *reportRecord
-	var id string
-	if len(arr) == 3 {
-		id, _ = arr[1].(string)
-		got = parseReportRecord(str(arr[2]))
+	if status, err = replyWord("report_write", arr[0], "taken", "new", "open", "other", "resolved"); err != nil {
+		return nil, "", err
 	}
-	switch {
-	case status == "taken":
+	if status == "taken" {
 		return nil, status, nil
-	case got == nil:
-		return nil, "", fmt.Errorf("report_write: unexpected reply %v", v)
-	case status == "other" || status == "resolved":
+	}
+	// {status, id, the report's record}
+	if arr, err = replyArrayLen("report_write", v, 3); err != nil {
+		return nil, "", err
+	}
+	id, err := replyString("report_write", arr[1])
+	if err != nil {
+		return nil, "", err
+	}
+	stored, err := replyString("report_write", arr[2])
+	if err != nil {
+		return nil, "", err
+	}
+	got := parseReportRecord(stored)
+	if got == nil {
+		return nil, "", fmt.Errorf("report_write: unreadable record of report %s: %q", id, truncate(stored, 80))
+	}
+	if status == "other" || status == "resolved" {
 		err = s.releaseReport(ctx, rec.Reporter, rec.ID, rec.target())
 	}
 	return got.report(id), status, err
@@ -453,12 +468,16 @@ func (s *Store) ResolveReportAs(ctx context.Context, actor UserKey, id string, r
 	if err != nil {
 		return nil, err
 	}
-	arr, _ := v.([]any)
-	if len(arr) != 3 {
-		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
+	arr, err := replyArrayLen("report_resolve", v, 3)
+	if err != nil {
+		return nil, err
 	}
-	if rec = parseReportRecord(str(arr[2])); rec == nil {
-		return nil, fmt.Errorf("report_resolve: unexpected reply %v", v)
+	raw, err := replyString("report_resolve", arr[2])
+	if err != nil {
+		return nil, err
+	}
+	if rec = parseReportRecord(raw); rec == nil {
+		return nil, fmt.Errorf("report_resolve: unreadable record of report %s: %q", key, truncate(raw, 80))
 	}
 	if err := s.releaseResolved(ctx, key, rec); err != nil {
 		return nil, err

@@ -113,7 +113,10 @@ func (s *Store) dropGoneSaves(ctx context.Context, user UserKey) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	dropped, _ := n.(int64)
+	dropped, err := replyInt("unsave_posts", n)
+	if err != nil {
+		return 0, err
+	}
 	return int(dropped), nil
 }
 

@@ -126,7 +126,11 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 		return nil, err
 	}
 	s.jobs.Wake()
-	d, err := parseDraft(fmt.Sprint(reply))
+	stored, err := replyString("schedule", reply)
+	if err != nil {
+		return nil, err
+	}
+	d, err := parseDraft(stored)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +161,11 @@ func (s *Store) ReschedulePost(ctx context.Context, user UserKey, id string, at 
 		return nil, err
 	}
 	s.settled(ctx, n)
-	d, err := parseDraft(fmt.Sprint(reply))
+	raw, err := replyString("schedule", reply)
+	if err != nil {
+		return nil, err
+	}
+	d, err := parseDraft(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +234,22 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if reply == nil {
 		return nil // cancelled, or published by an earlier run
 	}
-	arr, err := replyArray("schedule", reply, 2)
+	arr, err := replyArrayLen("schedule", reply, 2) // {"later", publish time} or {"take", draft}
 	if err != nil {
 		return err
 	}
-	if arr[0] == "later" {
-		return jobs.Later{At: fromMillis(atoi64(fmt.Sprint(arr[1])))}
+	op, err := replyWord("schedule", arr[0], "later", "take")
+	if err != nil {
+		return err
 	}
-	d, err := parseDraft(fmt.Sprint(arr[1]))
+	val, err := replyString("schedule", arr[1])
+	if err != nil {
+		return err
+	}
+	if op == "later" {
+		return jobs.Later{At: fromMillis(atoi64(val))}
+	}
+	d, err := parseDraft(val)
 	if err != nil {
 		return err
 	}
@@ -247,7 +263,6 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	h := hashFromReply(created)
 	if created == nil {
 		// The id names another post: a failover lost the id counter's last increments after this
 		// post was scheduled (without -redis-wait-replicas). The draft cannot be published under
@@ -255,6 +270,10 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 		s.opts.Log.ErrorContext(ctx, "a scheduled post's id was taken by another post after a failover: the scheduled post is dropped",
 			"post", pid, "author", uid, "title", d.Title)
 		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
+		return err
+	}
+	h, err := replyHash("create_post", created)
+	if err != nil {
 		return err
 	}
 	p := s.postFromHash(pid, h)

@@ -127,7 +127,11 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 	if err != nil {
 		return Viewer{}, fmt.Errorf("authenticate: %w", err)
 	}
-	if alive, _ := sess.Val().(int64); alive != 1 {
+	alive, err := replyInt("session_touch", sess.Val())
+	if err != nil {
+		return Viewer{}, fmt.Errorf("authenticate: %w", err)
+	}
+	if alive != 1 {
 		return Viewer{}, errBadToken
 	}
 	return Viewer{User: UserKey(uid), Blocks: newBlocks(revKey, rev.Val(), blocks.Val()), ShowNSFW: nsfw.Val() == "1"}, nil

@@ -76,10 +76,10 @@ func (s *Store) filterCall() (scriptCall, bool) {
 	return scriptCall{name: "filters_get", keys: []string{s.k.filters()}, args: []any{version}}, true
 }
 
-// applyFilters keeps the reply of filters_get or filters_set, read at checked, as this process's
-// copy of the filters.
-func (s *Store) applyFilters(reply any, checked time.Time) {
-	if v, ok := reply.(string); ok { // unchanged since the version sent
+// applyFilters keeps the reply of script (filters_get or filters_set), read at checked, as this
+// process's copy of the filters; a reply of another shape is a ReplyError.
+func (s *Store) applyFilters(script string, reply any, checked time.Time) error {
+	if v, ok := reply.(string); ok { // unchanged since the version sent (any other shape: parseFilters)
 		old := s.filters.Load()
 		switch {
 		case old != nil && old.version == v:
@@ -89,25 +89,26 @@ func (s *Store) applyFilters(reply any, checked time.Time) {
 		case old == nil && v == "": // never set
 			s.filters.Store(&filterState{checked: checked, filters: SiteFilters{Action: FilterRefuse, Words: []string{}, URLDomains: []string{}}})
 		}
-		return
-	}
-	st := parseFilters(reply, checked)
-	if st == nil {
-		return
-	}
-	if old := s.filters.Load(); old != nil && old.version != "" && st.version != "" && atoi64(st.version) < atoi64(old.version) {
-		return // an older reading, overtaken by a newer one
-	}
-	s.filters.Store(st)
-}
-
-// parseFilters reads the filters from a reply {v, a, w, d, by, at}; nil when it is not one.
-func parseFilters(reply any, checked time.Time) *filterState {
-	vals, _ := reply.([]any)
-	if len(vals) != 6 {
 		return nil
 	}
-	f := strs(vals)
+	st, err := parseFilters(script, reply, checked)
+	if err != nil {
+		return err
+	}
+	if old := s.filters.Load(); old != nil && old.version != "" && st.version != "" && atoi64(st.version) < atoi64(old.version) {
+		return nil // an older reading, overtaken by a newer one
+	}
+	s.filters.Store(st)
+	return nil
+}
+
+// parseFilters reads the filters from a reply {v, a, w, d, by, at} of script (or of the command
+// an HMGET); a reply of another shape is a ReplyError.
+func parseFilters(script string, reply any, checked time.Time) (*filterState, error) {
+	f, err := replyStrings(script, reply, 6)
+	if err != nil {
+		return nil, err
+	}
 	st := &filterState{version: f[0], checked: checked, filters: SiteFilters{Action: FilterRefuse, Words: []string{}, URLDomains: []string{}}}
 	if a := FilterAction(f[1]); a == FilterReplace {
 		st.filters.Action = a
@@ -123,7 +124,7 @@ func parseFilters(reply any, checked time.Time) *filterState {
 		st.filters.UpdatedAt, st.filters.UpdatedBy = &at, UserKey(f[4])
 	}
 	st.compiled = compileFilter(st.filters.Words, st.filters.URLDomains)
-	return st
+	return st, nil
 }
 
 // refreshFilters reads the site filters in a round trip of their own when they are due to be
@@ -138,8 +139,7 @@ func (s *Store) refreshFilters(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.applyFilters(v, at)
-	return nil
+	return s.applyFilters(c.name, v, at)
 }
 
 // compiledFilters returns this process's copy of the filters (nil when it has none yet).
@@ -234,9 +234,9 @@ func (l *Loader) SiteFilters(ctx context.Context, viewer UserKey) (*SiteFilters,
 	if err != nil {
 		return nil, fmt.Errorf("read the site filters: %w", err)
 	}
-	st := parseFilters(vals, time.Time{})
-	if st == nil {
-		return nil, fmt.Errorf("read the site filters: %d fields", len(vals))
+	st, err := parseFilters("HMGET", vals, time.Time{})
+	if err != nil {
+		return nil, fmt.Errorf("read the site filters: %w", err)
 	}
 	return &st.filters, nil
 }
@@ -276,10 +276,12 @@ func (s *Store) UpdateSiteFilters(ctx context.Context, admin UserKey, words, dom
 	if err != nil {
 		return nil, err
 	}
-	s.applyFilters(v, at)
-	st := parseFilters(v, at)
-	if st == nil {
-		return nil, fmt.Errorf("update the site filters: unexpected reply %v", v)
+	if err := s.applyFilters("filters_set", v, at); err != nil {
+		return nil, err
+	}
+	st, err := parseFilters("filters_set", v, at)
+	if err != nil {
+		return nil, err
 	}
 	return &st.filters, nil
 }
@@ -393,7 +395,9 @@ func (s *Store) signUpChecks(ctx context.Context, name string) error {
 			return err
 		}
 		if len(vals) > 1 || !rated {
-			s.applyFilters(vals[len(vals)-1], at)
+			if err := s.applyFilters(calls[len(calls)-1].name, vals[len(vals)-1], at); err != nil {
+				return err
+			}
 		}
 		if rated {
 			if err := rateResult(vals[0], l); err != nil {

@@ -151,8 +151,10 @@ func (s *Store) registerNames(ctx context.Context, registry string, add, repair 
 	}
 	// A name that joins a registry is a group or a user that now exists: its words go into the
 	// search index.
-	arr, _ := reply.([]any)
-	added := strs(arr)
+	added, err := replyStrings("register", reply, -1)
+	if err != nil {
+		return err
+	}
 	kind := searchUsersKind
 	if registry == s.k.groups() {
 		kind = searchGroupsKind
