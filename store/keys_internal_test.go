@@ -14,7 +14,11 @@ func TestThreadKeys(t *testing.T) {
 		for _, tc := range []struct{ name, got, want string }{
 			{"thread", k.thread(pid), thread},
 			{"comment", k.comment(pid, num), thread + num},
-			{"commentVotes", k.commentVotes(pid, num), thread + num + ":votes"},
+			{"commentVotes", k.commentVotes(pid, num), thread + "v0"},
+			{"commentVotes of 17", k.commentVotes(pid, "000000000017"), thread + "v2"},
+			{"commentVotes of 8", k.commentVotes(pid, "000000000008"), thread + "v1"},
+			{"commentVotes of 7", k.commentVotes(pid, "000000000007"), thread + "v0"},
+			{"legacyCommentVotes", k.legacyCommentVotes(pid, num), thread + num + ":votes"},
 			{"repliesByTime", k.repliesByTime(pid, num), thread + num + ":rt"},
 			{"repliesByTop", k.repliesByTop(pid, num), thread + num + ":rs"},
 			{"repliesByBest", k.repliesByBest(pid, num), thread + num + ":rb"},
