@@ -119,7 +119,8 @@ func (vt *voteThread) wantExported(voter string) map[string]int {
 // layout 5 kept them, and migrates: counts, viewers' votes and exports read right before (the
 // migration runs beside traffic), during and after it; a vote cast again before the migration
 // reached its comment is not counted twice; the hashes of layout 5 are gone after it, the buckets
-// are listpacks, and a second run moves nothing.
+// are listpacks, a second run moves nothing, and rebuild moves a hash that a process of layout 5
+// writes afterwards.
 func TestMigrateCommentVotes(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		prefix := storetest.Prefix()
@@ -208,6 +209,22 @@ func TestMigrateCommentVotes(t *testing.T) {
 			if got, want := vt.exported(voter), vt.wantExported(voter); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("after the migration: %s's export lists %v, want %v", voter, got, want)
 			}
+		}
+
+		// A process of layout 5 still running writes a comment's own hash again: rebuild moves it.
+		legacy := f.s.ThreadKeyForTest(pid, "3", ":votes")
+		if err := b.Client.HSet(ctx, legacy, "dan", "1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Rebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.Client.Exists(ctx, legacy).Result(); err != nil || n != 0 {
+			t.Errorf("rebuild left the hash of layout 5 %s (%v)", legacy, err)
+		}
+		v, err := f.s.NewLoader().CommentVote(ctx, vt.comments[2], "dan")
+		if err != nil || v != 1 {
+			t.Errorf("dan's vote moved by rebuild reads %d (%v), want 1", v, err)
 		}
 	})
 }
