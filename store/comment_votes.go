@@ -12,12 +12,12 @@ import (
 // it, in the same pipeline. A vote is in one of the two: a script that writes a comment's votes
 // moves the hash into the bucket first.
 func (l *Loader) commentVoteRead(pid, num, voter string) read {
-	key, field := l.s.k.commentVote(pid, num, voter)
+	ck, key, field := l.s.k.commentVoteIn("f:", pid, num, voter)
 	legacy := ""
 	if l.s.legacyCommentVotes.Load() {
 		legacy = l.s.k.legacyCommentVotes(pid, num)
 	}
-	return read{key: "f:" + key + "\x00" + field, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+	return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = p.HGet(ctx, key, field)
 		if legacy != "" {
 			c.cmd2 = p.HGet(ctx, legacy, voter)

@@ -325,18 +325,29 @@ const postTextBody = "b"
 // bucket stays listpack-encoded for typical threads (layout 6; layout 5 kept a hash per comment,
 // legacyCommentVotes). num is in stored form ("000000000004").
 func (k keys) commentVotes(pid, num string) string {
-	return k.inThread(pid, "v", strconv.FormatInt(atoi64(num)/commentVoteBucket, 10))
+	return k.inThread(pid, "v", commentVoteBucketOf(num))
+}
+
+// commentVoteBucketOf is the bucket of comment num (stored form) in its key ("2" for 17).
+func commentVoteBucketOf(num string) string {
+	return strconv.FormatInt(atoi64(num)/commentVoteBucket, 10)
 }
 
 // commentVote returns the bucket (commentVotes) and the field of voter's vote on comment num
 // (stored form) of post pid.
 func (k keys) commentVote(pid, num, voter string) (key, field string) {
-	return k.commentVotes(pid, num), commentVotePrefix(num) + voter
+	_, key, field = k.commentVoteIn("", pid, num, voter)
+	return key, field
 }
 
-// commentVotePrefix is what the fields of comment num's votes (stored form) in its bucket start
-// with: its number as in ids and a colon ("4:"). scripts/lib/comment_votes.lua makes the same.
-func commentVotePrefix(num string) string { return shortNum(num) + ":" }
+// commentVoteIn is commentVote's key and field as parts of one string made in one allocation,
+// head + key + "\x00" + field: a loader read's cache key holds its Redis key and field.
+func (k keys) commentVoteIn(head, pid, num, voter string) (all, key, field string) {
+	// The field is as scripts/lib/comment_votes.lua names it.
+	all = head + k.prefix + "{p:" + pid + "}:c:v" + commentVoteBucketOf(num) + "\x00" + shortNum(num) + ":" + voter
+	end := len(all) - len(voter) - len(shortNum(num)) - 2
+	return all, all[len(head):end], all[end+1:]
+}
 
 // commentVoteBucket is how many comment numbers share a bucket of votes (commentVotes). Eight
 // keeps a bucket listpack-encoded at Redis's default hash-max-listpack-entries (512) up to about 64
