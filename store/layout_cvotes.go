@@ -21,7 +21,7 @@ import (
 // bucketCommentVotesDoes is what the migration from layout 5 does, for `agora migrate --dry-run`.
 const bucketCommentVotesDoes = "move the votes on every comment out of its hash ({p:<id>}:c:<number>:votes) into " +
 	"its thread's buckets of 8 comments each ({p:<id>}:c:v<bucket>, field <number>:<voter>), so that a " +
-	"comment with votes costs no key of its own (about 50 bytes less per comment vote)"
+	"comment with votes costs no key of its own (about 40 bytes less per comment vote)"
 
 // legacyCommentVotes is layout 5's hash of the votes on comment num (stored form) of post pid,
 // voter user key → "1" or "-1".
