@@ -60,42 +60,44 @@ func main() {
 
 // config is everything the flags and environment set.
 type config struct {
-	addr          string
-	mail          mailConfig
-	redis         rdb.ClientConfig
-	waitReplicas  int
-	waitTimeout   time.Duration
-	redisTimeout  time.Duration
-	prefix        string
-	votingWindow  time.Duration
-	hotK          float64
-	sessionTTL    time.Duration
-	writeLimit    int
-	maxConns      int
-	auth          store.AuthLimits
-	feed          store.FeedOptions
-	messages      store.MessageOptions
-	commentDepth  int
-	maxScheduled  int
-	admins        []string // user names of the site admins
-	requireEmail  bool     // sign-up takes an address; unverified accounts cannot write
-	jobWorkers    int
-	jobTries      int
-	limits        httpapi.Limits
-	live          httpapi.Live
-	eventBuffer   int
-	responseCache int // MiB; 0 turns the response cache off
-	queryCache    int // MiB of parsed documents
-	gcHeadroom    int // MiB above the live heap before a collection; 0 leaves Go's pacing
-	gogcSet       bool
-	trustedDocs   string
-	metricsAddr   string
-	publicMaxAge  time.Duration
-	logJSON       bool
-	graphiql      bool
-	search        bool              // keep the full-text index and answer searches
-	allowEviction bool              // start on a Redis whose maxmemory-policy evicts keys
-	ready         func(addr string) // called with the listening address; for tests
+	addr           string
+	mail           mailConfig
+	redis          rdb.ClientConfig
+	waitReplicas   int
+	waitTimeout    time.Duration
+	redisTimeout   time.Duration
+	prefix         string
+	votingWindow   time.Duration
+	hotK           float64
+	sessionTTL     time.Duration
+	writeLimit     int
+	maxConns       int
+	auth           store.AuthLimits
+	feed           store.FeedOptions
+	messages       store.MessageOptions
+	commentDepth   int
+	maxScheduled   int
+	admins         []string // user names of the site admins
+	requireEmail   bool     // sign-up takes an address; unverified accounts cannot write
+	jobWorkers     int
+	jobTries       int
+	limits         httpapi.Limits
+	live           httpapi.Live
+	eventBuffer    int
+	eventLogLength int           // -event-log-length: events a channel's log keeps
+	eventLogAge    time.Duration // -event-log-age: how long a log lives after its last event
+	responseCache  int           // MiB; 0 turns the response cache off
+	queryCache     int           // MiB of parsed documents
+	gcHeadroom     int           // MiB above the live heap before a collection; 0 leaves Go's pacing
+	gogcSet        bool
+	trustedDocs    string
+	metricsAddr    string
+	publicMaxAge   time.Duration
+	logJSON        bool
+	graphiql       bool
+	search         bool              // keep the full-text index and answer searches
+	allowEviction  bool              // start on a Redis whose maxmemory-policy evicts keys
+	ready          func(addr string) // called with the listening address; for tests
 
 	// safety: the new-account limits (hours, karma, posts and comments per hour) and the
 	// dismissed reports that take the right to report away.
@@ -269,6 +271,10 @@ Flags:
 	var origins, wsOrigins string
 	str(&origins, "cors-origins", "AGORA_CORS_ORIGINS", "", "comma-separated origin patterns of web apps allowed to call the API (HTTP with CORS, and WebSockets) besides the server's own host (e.g. *.example.com,https://app.example.org)")
 	str(&wsOrigins, "ws-origins", "AGORA_WS_ORIGINS", "", "older name of -cors-origins; both lists are allowed")
+	num(&c.eventLogLength, "event-log-length", "AGORA_EVENT_LOG_LENGTH", store.DefaultEventLogLength,
+		"live events the log of one channel keeps for subscribers that resume (a thread's comments, a post's changes, a group's new posts, "+
+			"a user's notifications and messages); the log of all new posts keeps ten times as many")
+	dur(&c.eventLogAge, "event-log-age", "AGORA_EVENT_LOG_AGE", store.DefaultEventLogAge, "how long a channel's log of live events lives after its last event")
 	num(&c.eventBuffer, "event-buffer", "AGORA_EVENT_BUFFER", 64, "live responses a subscriber may fall behind before it is ended with SLOW_SUBSCRIBER")
 	str(&c.metricsAddr, "metrics-addr", "AGORA_METRICS_ADDR", defaultMetricsAddr,
 		`address of the Prometheus metrics (GET /metrics), apart from -addr so that they are not public; "off" serves none, "public" serves them at /metrics on -addr`)
@@ -309,6 +315,12 @@ Flags:
 	}
 	if c.responseCache < 0 {
 		return nil, nil, fmt.Errorf("-response-cache: want a size in MiB, 0 to turn the cache off (got %d)", c.responseCache)
+	}
+	if c.eventLogLength < 1 {
+		return nil, nil, fmt.Errorf("-event-log-length: want at least 1 event (got %d)", c.eventLogLength)
+	}
+	if c.eventLogAge < time.Second {
+		return nil, nil, fmt.Errorf("-event-log-age: want at least a second (got %s)", c.eventLogAge)
 	}
 	if c.redisTimeout <= 0 {
 		return nil, nil, fmt.Errorf("-redis-timeout: want a positive duration (got %s)", c.redisTimeout)
@@ -387,6 +399,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		MaxCommentDepth: cfg.commentDepth, Log: log,
 		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
+		EventLogLength: cfg.eventLogLength, EventLogAge: cfg.eventLogAge,
 		Mail: mailOpts, RequireEmail: cfg.requireEmail, Messages: cfg.messages,
 		NewAccount: store.NewAccountLimits{Age: newAccountAge(cfg.newAccountHours), Karma: cfg.newAccountKarma,
 			Posts: cfg.newAccountPosts, Comments: cfg.newAccountComments},

@@ -186,7 +186,7 @@ func TestFlags(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH", "rebuild", "AGORA_RESPONSE_CACHE", "migrate", "--dry-run", "-allow-eviction", "AGORA_ALLOW_EVICTION", "-require-email", "AGORA_REQUIRE_EMAIL"} {
+	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH", "rebuild", "AGORA_RESPONSE_CACHE", "migrate", "--dry-run", "-allow-eviction", "AGORA_ALLOW_EVICTION", "-require-email", "AGORA_REQUIRE_EMAIL", "-event-log-length", "AGORA_EVENT_LOG_AGE"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-h does not mention %s", want)
 		}
@@ -259,6 +259,30 @@ func TestFlags(t *testing.T) {
 	}
 	if _, _, err := parseFlags([]string{"-gc-headroom", "-1"}, func(string) string { return "" }, io.Discard); err == nil {
 		t.Error("a negative -gc-headroom was accepted")
+	}
+	// The live-event logs: 1,000 events and 7 days unless set; at least one event and a second.
+	for _, tc := range []struct {
+		args   []string
+		env    map[string]string
+		length int
+		age    time.Duration
+		ok     bool
+	}{
+		{nil, nil, 1000, 7 * 24 * time.Hour, true},
+		{[]string{"-event-log-length", "50"}, map[string]string{"AGORA_EVENT_LOG_AGE": "2h"}, 50, 2 * time.Hour, true},
+		{nil, map[string]string{"AGORA_EVENT_LOG_LENGTH": "10"}, 10, 7 * 24 * time.Hour, true},
+		{[]string{"-event-log-length", "0"}, nil, 0, 0, false},
+		{[]string{"-event-log-age", "500ms"}, nil, 0, 0, false},
+	} {
+		cfg, _, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+		switch {
+		case !tc.ok && err == nil:
+			t.Errorf("%v %v: accepted", tc.args, tc.env)
+		case tc.ok && err != nil:
+			t.Errorf("%v %v: %v", tc.args, tc.env, err)
+		case tc.ok && (cfg.eventLogLength != tc.length || cfg.eventLogAge != tc.age):
+			t.Errorf("%v %v: log of %d events for %s, want %d for %s", tc.args, tc.env, cfg.eventLogLength, cfg.eventLogAge, tc.length, tc.age)
+		}
 	}
 	// An environment value that does not parse stops the start instead of being ignored.
 	for _, env := range []map[string]string{

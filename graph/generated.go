@@ -3918,11 +3918,12 @@ extend type Post {
   feed; read by id it comes withheld (nsfwHidden).
   """
   nsfw: Boolean!
-  "The post is labelled a spoiler: it is listed, but its body is null unless asked for with body(revealSpoiler: true)."
+  "The post is labelled a spoiler: it is listed, but its body is \"\" unless asked for with body(revealSpoiler: true)."
   spoiler: Boolean!
   """
-  The post is NSFW and the viewer does not show NSFW posts: its title, body and url are null, so
-  that a client can show a click-through (turning showNsfw on, with updateProfile, shows it).
+  The post is NSFW and the viewer does not show NSFW posts: its title and body are "" and its url
+  null, so that a client can show a click-through (turning showNsfw on, with updateProfile, shows
+  it).
   """
   nsfwHidden: Boolean!
 }

@@ -119,6 +119,9 @@ var cacheReads = []string{
 	`{feed(first:5){edges{node{id title}}}}`,
 	`{searchPosts(query:"post",first:5){totalCount edges{cursor node{id title upvotes}}}}`,
 	`{searchPosts(query:"pos",sort:TOP,first:5){edges{node{id upvotes viewerVote}}}}`,
+	`{searchPosts(query:"post",since:"2020-01-01T00:00:00Z",sort:NEW,first:5){totalCount edges{node{id title commentCount}}}}`,
+	`{searchComments(query:"c1",first:5){totalCount edges{node{id body upvotes}}}}`,
+	`query($p:ID!){searchComments(query:"c1",postId:$p,sort:TOP,first:5){totalCount edges{node{id upvotes viewerVote}}}}`,
 	// Read state, left as holes in a shared entry and filled per reader (store/readsplice.go).
 	`query($p:ID!){post(id:$p){id commentCount unreadCommentCount viewerHasRead comments(first:5){edges{node{id body}}}}}`,
 	`{posts(sort:NEW,first:10,hideRead:true){edges{node{id unreadCommentCount viewerHasRead}}}}`,

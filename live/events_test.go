@@ -407,6 +407,58 @@ func TestReplayChecksItsCursor(t *testing.T) {
 	})
 }
 
+// TestEventLogSettings checks Options.EventLogLength and EventLogAge: a thread's log keeps only the
+// last EventLogLength events (a cursor older than the oldest event kept is KindResync, one of the
+// events kept resumes), and every log expires EventLogAge after its last event.
+func TestEventLogSettings(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, EventLogLength: 2, EventLogAge: 90 * time.Second})
+		h := newHub(t, s, live.Options{})
+		alice := liveUser(t, s, "alice")
+		post := livePost(t, s, alice, "post")
+		sub, err := h.SubscribeCommentAdded(ctx, post.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		head, err := sub.Head(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cursors []string
+		for range 4 {
+			if comment(t, s, alice, post) == nil {
+				t.FailNow()
+			}
+			c, err := sub.Head(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cursors = append(cursors, c)
+		}
+		evs, err := sub.Replay(ctx, cursors[2])
+		if err != nil || len(evs) != 1 || evs[0].ID != cursors[3] {
+			t.Errorf("replay after the third of four events, two kept: %+v, %v; want the last", evs, err)
+		}
+		for _, c := range []string{head, cursors[0], cursors[1]} {
+			if _, err := sub.Replay(ctx, c); !store.IsKind(err, store.KindResync) {
+				t.Errorf("replay after %q, whose next event is no longer kept: %v, want KindResync", c, err)
+			}
+		}
+		logs, err := b.Client.Keys(ctx, prefix+"*:log").Result()
+		if err != nil || len(logs) == 0 {
+			t.Fatalf("logs %v, %v", logs, err)
+		}
+		for _, k := range logs {
+			if ttl, err := b.Client.TTL(ctx, k).Result(); err != nil || ttl <= 0 || ttl > 90*time.Second {
+				t.Errorf("log %s expires in %s (%v), want at most 90s", k, ttl, err)
+			}
+		}
+	})
+}
+
 func TestCloseEndsSubscriptions(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		h := live.New(b.NewStore(t, store.Options{}), live.Options{})

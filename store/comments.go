@@ -87,10 +87,6 @@ const commentNumWidth = 12
 // topLevel is the parent number of a top-level comment: the post itself.
 const topLevel = "0"
 
-// generatedIdemTTL is how long the idempotency key generated for a request without one lasts: long
-// enough for go-redis to resend the script, short enough to cost little memory.
-const generatedIdemTTL = 10 * time.Minute
-
 // sweepBatch is how many comments one run of sweep_thread drops.
 const sweepBatch = 200
 
@@ -174,11 +170,12 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	if err != nil {
 		return nil, err
 	}
-	// Without a client key a fresh one still makes the script safe to resend: go-redis repeats a
-	// command whose reply was lost, and the repeat must not add a second comment.
-	idem, ttl := in.IdempotencyKey, idempotencyTTL
-	if idem == "" {
-		idem, ttl = "gen:"+randomHex(16), generatedIdemTTL
+	// A client's key names the comment for a day. Without one, the comment's number, allocated to
+	// this request alone, makes the script safe to resend (go-redis repeats a command whose reply
+	// was lost, and the repeat must not add a second comment): nothing more is kept.
+	ttl := 0
+	if in.IdempotencyKey != "" {
+		ttl = int(idempotencyTTL.Seconds())
 	}
 	// The number comes first, so that create_comment can declare the new comment's key.
 	v, err := s.run(ctx, "comment_num", []string{s.k.post(pid)})
@@ -198,13 +195,13 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		return nil, err
 	}
 	now := s.now()
-	idemKey := s.k.commentIdem(pid, idemDigest(uid+"\x00"+idem))
+	idemKey := s.k.commentIdem(pid, idemDigest(uid+"\x00"+in.IdempotencyKey))
 	for range 2 {
 		reply, err := s.run(ctx, "create_comment",
 			append(append([]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent)},
 				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num), s.k.commentBodies(pid), s.k.liveComments(pid)),
 			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-			s.opts.MaxCommentDepth, int(ttl.Seconds()), name)
+			s.opts.MaxCommentDepth, ttl, name)
 		if err != nil {
 			return nil, err
 		}

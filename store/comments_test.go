@@ -349,20 +349,68 @@ func (h *twice) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 	}
 }
 
+// runTwice adds a twice hook, on, to the backend's client.
+func runTwice(b storetest.Backend) *twice {
+	h := &twice{}
+	b.Client.AddHook(h)
+	h.on.Store(true)
+	return h
+}
+
 func (*twice) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
 	return next
+}
+
+// TestUnkeyedCommentKeepsNoKey checks that a comment created without a client's idempotency key,
+// its script sent twice, is one comment and leaves no idempotency key behind, while a client's key
+// is kept (and names the comment).
+func TestUnkeyedCommentKeepsNoKey(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		th := newThread(t, b, store.Options{})
+		hook := runTwice(b)
+		defer hook.on.Store(false)
+		idemKeys := func() []string {
+			t.Helper()
+			ks, err := b.Client.Keys(ctx, th.prefix+"*:idem:*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ks
+		}
+		th.add("alice", nil, "no key")
+		if ks := idemKeys(); len(ks) != 0 {
+			t.Errorf("a comment without a client's key kept %v", ks)
+		}
+		in := store.NewComment{PostID: th.post.ID, Body: "keyed", IdempotencyKey: "k1"}
+		first, err := th.s.CreateComment(ctx, "alice", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := th.s.CreateComment(ctx, "alice", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.ID != first.ID {
+			t.Errorf("the key's second request made %s, want %s", again.ID, first.ID)
+		}
+		if ks := idemKeys(); len(ks) != 1 {
+			t.Errorf("idempotency keys %v, want the client's one", ks)
+		}
+		if n := th.reloadPost().CommentCount; n != 2 {
+			t.Errorf("commentCount %d, want 2", n)
+		}
+	})
 }
 
 func TestCommentWritesSafeToRepeat(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		th := newThread(t, b, store.Options{})
-		hook := &twice{}
-		b.Client.AddHook(hook)
-		hook.on.Store(true)
+		hook := runTwice(b)
 		defer hook.on.Store(false)
 
-		top := th.add("alice", nil, "top")      // no client key: the generated one still works
+		top := th.add("alice", nil, "top")      // no client key: the comment's number makes the resend safe
 		r1 := th.add("bob", top, "reply one")   //
 		r2 := th.add("carol", top, "reply two") //
 		leaf := th.add("alice", r1, "leaf")     //

@@ -28,8 +28,9 @@ import (
 // Each event is also appended to its channel's log, a stream beside the channel
 // (<channel>:log), in the same script that publishes it (publish.lua): its id in the log is the
 // event's cursor, published with it as "id". A subscriber that resumes from a cursor replays the
-// log after it (ReplayLog, replay.lua). A log keeps the channel's last logLength events and
-// expires logTTL after its last one; a cursor older than that gets KindResync.
+// log after it (ReplayLog, replay.lua). A log keeps the channel's last Options.EventLogLength
+// events and expires Options.EventLogAge after its last one; a cursor older than that gets
+// KindResync.
 //
 // On a cluster, classic PUBLISH is broadcast over the cluster bus to every node, which costs
 // every node the traffic of every channel. Redis 7's sharded pub/sub (SPUBLISH, SSUBSCRIBE) sends
@@ -61,20 +62,23 @@ type LoggedEvent struct {
 	EventIDs
 }
 
-// How much of a channel's events its log keeps: the last logLength events, until logTTL after
-// the last one. The log of all new posts keeps more, as every new post goes through it.
+// The defaults of how much of a channel's events its log keeps (Options.EventLogLength and
+// EventLogAge): the last 1,000 events, until 7 days after the last one.
 const (
-	logLength      = 1000
-	logLengthPosts = 10000
-	logTTL         = 7 * 24 * time.Hour
+	DefaultEventLogLength = 1000
+	DefaultEventLogAge    = 7 * 24 * time.Hour
 )
+
+// publishedLogFactor is how many times Options.EventLogLength the log of all new posts keeps: every
+// new post of the site goes through it, where a group's log has only the group's.
+const publishedLogFactor = 10
 
 // logLengthOf is how many events the log of channel keeps.
 func (s *Store) logLengthOf(channel string) int {
 	if channel == s.k.chanPublished("") {
-		return logLengthPosts
+		return publishedLogFactor * s.opts.EventLogLength
 	}
-	return logLength
+	return s.opts.EventLogLength
 }
 
 // shardedPubSub reports whether client is a cluster that supports sharded pub/sub (Redis 7+).
@@ -146,7 +150,7 @@ func (s *Store) publishCall(m message) (scriptCall, error) {
 		return scriptCall{}, fmt.Errorf("encode live event: %w", err)
 	}
 	return scriptCall{name: "publish", keys: []string{s.k.logOf(m.channel)},
-		args: []any{m.channel, b, s.logLengthOf(m.channel), int(logTTL.Seconds()), sharded}}, nil
+		args: []any{m.channel, b, s.logLengthOf(m.channel), int(s.opts.EventLogAge.Seconds()), sharded}}, nil
 }
 
 // publishPostChanged announces that a post's votes, score, comment count or groups changed, or

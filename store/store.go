@@ -95,6 +95,12 @@ type Options struct {
 	Admins []string
 	// Messages configures private messages; see MessageOptions.
 	Messages MessageOptions
+	// EventLogLength is how many live events the log of one channel keeps for subscribers that
+	// resume (a thread's comments, a post's changes, a group's new posts, a user's notifications
+	// and messages); the log of all new posts keeps ten times as many. Default 1,000.
+	EventLogLength int
+	// EventLogAge is how long a channel's log lives after its last event. Default 7 days.
+	EventLogAge time.Duration
 
 	// userRankCap replaces userRankCap when positive (tests: UserRankCap).
 	userRankCap int
@@ -153,6 +159,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxScheduledPosts <= 0 {
 		o.MaxScheduledPosts = 10
+	}
+	if o.EventLogLength <= 0 {
+		o.EventLogLength = DefaultEventLogLength
+	}
+	if o.EventLogAge <= 0 {
+		o.EventLogAge = DefaultEventLogAge
 	}
 	o.Jobs.Prefix, o.Jobs.Now, o.Jobs.Log = o.Prefix, o.Now, o.Log
 	admins := make([]string, 0, len(o.Admins))

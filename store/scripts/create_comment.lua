@@ -1,6 +1,6 @@
 -- create_comment: add a comment to a post's thread, or return the one an idempotency key made.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3] idempotency
---          string {p:<id>}:c:idem:<digest>   KEYS[4] parent comment hash {p:<id>}:c:<parent>
+--          string {p:<id>}:c:idem:<digest> (not touched without a client's key)   KEYS[4] parent comment hash {p:<id>}:c:<parent>
 --          (for a top-level comment {p:<id>}:c:0, which is not read)   KEYS[5..8] the parent's
 --          reply orders {p:<id>}:c:<parent>:rt, :rs, :rb and :rc (time, TOP, BEST,
 --          CONTROVERSIAL)   KEYS[9] the new comment's hash {p:<id>}:c:<number>   KEYS[10] the
@@ -8,7 +8,8 @@
 --          thread's live bitmap {p:<id>}:c:live (see store/readstate.go)
 -- ARGV[1]  number (from comment_num)   ARGV[2] parent number ("0" for a top-level comment)
 -- ARGV[3]  author user key   ARGV[4] body   ARGV[5] now (Unix ms)   ARGV[6] voting closes (ms)
--- ARGV[7]  deepest depth allowed   ARGV[8] idempotency TTL in seconds   ARGV[9] the author's
+-- ARGV[7]  deepest depth allowed   ARGV[8] the client's idempotency key's TTL in seconds, "0"
+--          for a request without one   ARGV[9] the author's
 --          name, kept with the comment so that a listing need not read the author ("" when
 --          unknown: the field is left out)
 -- Reply    {number, HGETALL of the comment with its body}; {"again", number} when the idempotency key names an
@@ -18,11 +19,14 @@
 --          since), FORBIDDEN (the author of a removed post), LOCKED (a locked post), INVALID (the
 --          reply would nest too deep).
 -- Writes   only KEYS: the comment; the parent's reply orders and replies; the post's comments
---          (live comments), last activity (active) and version; the ids set; the idempotency key. On Redis Cluster every key a script
+--          (live comments), last activity (active) and version; the ids set; the idempotency key
+--          (with a client's key). On Redis Cluster every key a script
 --          touches must be among its KEYS: while a slot migrates, Redis then answers TRYAGAIN
 --          until the keys are together, where a key computed inside the script could have moved
 --          and stop the script halfway.
--- Repeat   the idempotency key makes a second run return the first comment unchanged.
+-- Repeat   a second run returns the first comment unchanged: with a client's key, the key names
+--          it; without one, the comment's own number does, since comment_num gives each number
+--          to one request only (a resent call finds its comment in KEYS[9]).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
@@ -45,16 +49,25 @@ local function withBody(h, num)
   if body and redis.call('HEXISTS', h, 'body') == 0 then all[#all + 1] = 'body'; all[#all + 1] = body end
   return all
 end
-local done = redis.call('GET', KEYS[3])
-if done then
-  if done ~= num then return {'again', done} end
-  if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
-    return redis.error_reply('NOTFOUND the comment made with this idempotency key was deleted')
+local keyed = ARGV[8] ~= '0'
+if keyed then
+  local done = redis.call('GET', KEYS[3])
+  if done then
+    if done ~= num then return {'again', done} end
+    if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
+      return redis.error_reply('NOTFOUND the comment made with this idempotency key was deleted')
+    end
+    return {done, withBody(KEYS[9], done)}
   end
-  return {done, withBody(KEYS[9], done)}
 end
 if redis.call('EXISTS', KEYS[9]) == 1 then
-  return redis.error_reply('comment number ' .. num .. ' is taken')
+  -- With a client's key, an earlier run would have set it in the same step.
+  if keyed then return redis.error_reply('comment number ' .. num .. ' is taken') end
+  -- Without one, the number is this request's alone: this is its earlier run, resent.
+  if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
+    return redis.error_reply('NOTFOUND the comment this request made was deleted')
+  end
+  return {num, withBody(KEYS[9], num)}
 end
 local depth = 0
 if parent ~= '0' then
@@ -93,5 +106,5 @@ if tonumber(ARGV[5]) > tonumber(redis.call('HGET', post, 'active') or '0') then
 end
 redis.call('HINCRBY', post, 'ver', 1)
 redis.call('SADD', KEYS[2], string.format('%d', tonumber(num))) -- as in ids: an intset (keys.go threadIDs)
-redis.call('SET', KEYS[3], num, 'EX', ARGV[8])
+if keyed then redis.call('SET', KEYS[3], num, 'EX', ARGV[8]) end
 return {num, withBody(KEYS[9], num)}
