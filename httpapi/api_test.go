@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -678,7 +679,12 @@ func TestVotesAreReadWithCounts(t *testing.T) {
 					continue // a user's, or texts (a post's, comments' bodies): no counts
 				}
 				key := strings.Fields(c)[1]
-				if i+1 >= len(p) || p[i+1] != "hget "+key+":votes reader" {
+				vote := "hget " + key + ":votes reader"            // a post's
+				if head, num, ok := strings.Cut(key, "}:c:"); ok { // a comment's: its thread's bucket
+					n, _ := strconv.Atoi(num)
+					vote = fmt.Sprintf("hget %s}:c:v%d %d:reader", head, n/8, n)
+				}
+				if i+1 >= len(p) || p[i+1] != vote {
 					t.Errorf("the counts of %s are not followed by the viewer's vote: %v", key, p)
 				}
 				found++

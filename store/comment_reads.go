@@ -55,12 +55,6 @@ func emptyCommentPage(pid, parent string, sort CommentSort, w Window) (*Page[*Co
 	return &Page[*Comment]{}, nil
 }
 
-// CommentVote returns the viewer's vote on a comment: 1, -1 or 0. The author counts as having
-// voted up.
-func (l *Loader) CommentVote(ctx context.Context, c *Comment, viewer UserKey) (int, error) {
-	return l.vote(ctx, l.s.k.commentVotes(c.pid, c.num), c.Author, viewer)
-}
-
 // commentListTag names one list of replies in its cursors, so that a cursor of one parent or sort
 // is refused by another.
 func commentListTag(pid, parent string, sort CommentSort) string {

@@ -312,7 +312,7 @@ func (s *Store) deleteComment(ctx context.Context, uid, pid, num string) error {
 		keys := []string{s.k.post(pid), s.k.threadIDs(pid), s.k.commentBodies(pid)}
 		args := []any{uid, int(tombstoneTTL.Seconds())}
 		for _, n := range chain {
-			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)
+			keys = s.k.appendCommentKeys(keys, pid, n)
 			args = append(args, n)
 		}
 		keys = append(keys, s.k.liveComments(pid))
@@ -422,7 +422,8 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 		}
 		reply, err := s.run(ctx, "vote_comment",
 			[]string{s.k.post(pid), s.k.comment(pid, num), s.k.commentVotes(pid, num), s.k.repliesByTop(pid, parent),
-				s.k.repliesByBest(pid, parent), s.k.repliesByControversy(pid, parent), s.k.commentBodies(pid)},
+				s.k.repliesByBest(pid, parent), s.k.repliesByControversy(pid, parent), s.k.commentBodies(pid),
+				s.k.legacyCommentVotes(pid, num)},
 			parent, num, uid, dir, s.now().UnixMilli())
 		if err != nil {
 			return nil, err
@@ -479,7 +480,7 @@ func (s *Store) dropThread(ctx context.Context, pid string) error {
 		keys := []string{s.k.post(pid), s.k.threadIDs(pid), s.k.commentBodies(pid)}
 		args := make([]any, len(nums))
 		for i, n := range nums {
-			keys = append(append(keys, s.k.comment(pid, n), s.k.commentVotes(pid, n)), s.k.replyOrders(pid, n)...)
+			keys = s.k.appendCommentKeys(keys, pid, n)
 			args[i] = n
 		}
 		v, err := s.run(ctx, "sweep_thread", keys, args...)

@@ -1011,14 +1011,14 @@ func (h *failSweeps) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 	}
 }
 
-// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set and bodies, six keys
-// per comment and the revision counter, and ARGV the comments' 12-digit numbers.
+// isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set and bodies, seven
+// keys per comment and the revision counter, and ARGV the comments' 12-digit numbers.
 func isSweep(args []any) bool {
 	if len(args) < 5 || (args[0] != "evalsha" && args[0] != "eval") {
 		return false
 	}
 	n, err := strconv.Atoi(fmt.Sprint(args[2]))
-	if err != nil || n < 4 || (n-4)%6 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
+	if err != nil || n < 4 || (n-4)%7 != 0 || len(args) <= 3+n || !strings.HasSuffix(fmt.Sprint(args[4]), ":c:ids") {
 		return false
 	}
 	first := fmt.Sprint(args[3+n])

@@ -28,8 +28,14 @@ func (s *Store) PostSeqKeyForTest() string { return s.k.postSeq() }
 // PostVotesKeyForTest returns the key of a post's votes hash.
 func (s *Store) PostVotesKeyForTest(pid string) string { return s.k.postVotes(pid) }
 
+// CommentVoteForTest returns the bucket and the field of voter's vote on comment num (stored form,
+// as CommentKey returns it) of post pid.
+func (s *Store) CommentVoteForTest(pid, num, voter string) (key, field string) {
+	return s.k.commentVote(pid, num, voter)
+}
+
 // ThreadKeyForTest returns the key of comment num (as in ids, "4"; "0" for the post) of post pid,
-// with suffix appended (":rt", ":rs", ":votes" or "").
+// with suffix appended (":rt", ":rs", ":votes" (layout 5's votes) or "").
 func (s *Store) ThreadKeyForTest(pid, num, suffix string) string {
 	if num != topLevel {
 		num = padNum(num)

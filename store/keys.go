@@ -1,6 +1,9 @@
 package store
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // keys builds every Redis key the store uses. All keys start with the configured prefix, and each
 // aggregate's keys share one hash tag so that a Lua script touching them runs on one slot of a
@@ -314,8 +317,45 @@ func (k keys) postTexts(pid string) string { return k.commentBodies(pid) }
 // postTextBody is the field of a post's body in postTexts.
 const postTextBody = "b"
 
-// commentVotes is a hash voter user id → "1" or "-1".
-func (k keys) commentVotes(pid, num string) string { return k.inThread(pid, num, ":votes") }
+// commentVotes is a hash of the votes on the comments of one bucket of a thread: the comments
+// numbered b·commentVoteBucket to (b+1)·commentVoteBucket − 1 share the bucket b, {p:<id>}:c:v<b>
+// ("v0", "v1", …), whose fields are "<number as in ids>:<voter user key>" ("4:alice") → "1" or
+// "-1" (commentVote names them). A bucket holds the votes of several comments, so that a thread's
+// comments with a vote or two share a key (~80 bytes of key a comment with votes saved) and each
+// bucket stays listpack-encoded for typical threads (layout 6; layout 5 kept a hash per comment,
+// legacyCommentVotes). num is in stored form ("000000000004").
+func (k keys) commentVotes(pid, num string) string {
+	return k.inThread(pid, "v", commentVoteBucketOf(num))
+}
+
+// commentVoteBucketOf is the bucket of comment num (stored form) in its key ("2" for 17).
+func commentVoteBucketOf(num string) string {
+	return strconv.FormatInt(atoi64(num)/commentVoteBucket, 10)
+}
+
+// commentVote returns the bucket (commentVotes) and the field of voter's vote on comment num
+// (stored form) of post pid.
+func (k keys) commentVote(pid, num, voter string) (key, field string) {
+	_, key, field = k.commentVoteIn("", pid, num, voter)
+	return key, field
+}
+
+// commentVoteIn is commentVote's key and field as parts of one string made in one allocation,
+// head + key + "\x00" + field: a loader read's cache key holds its Redis key and field.
+func (k keys) commentVoteIn(head, pid, num, voter string) (all, key, field string) {
+	// The field is as scripts/lib/comment_votes.lua names it.
+	all = head + k.prefix + "{p:" + pid + "}:c:v" + commentVoteBucketOf(num) + "\x00" + shortNum(num) + ":" + voter
+	end := len(all) - len(voter) - len(shortNum(num)) - 2
+	return all, all[len(head):end], all[end+1:]
+}
+
+// commentVoteBucket is how many comment numbers share a bucket of votes (commentVotes). Eight
+// keeps a bucket listpack-encoded at Redis's default hash-max-listpack-entries (512) up to about 64
+// votes a comment, and under the project's own bound of 128 fields up to 16 a comment; a
+// larger bucket saves at most 4 bytes a vote more on small threads and turns hot threads' buckets
+// into hashtables (~70 bytes a vote). See docs/PERFORMANCE.md, "Comment votes in buckets", and
+// scripts/cvote-buckets.sh, which measured it.
+const commentVoteBucket = 8
 
 // repliesByTime is a sorted set of a comment's (or, for num "0", the post's) direct replies scored
 // by creation time (ms); ties order by number. NEW reads it backwards, OLD forwards.
@@ -332,6 +372,15 @@ func (k keys) repliesByBest(pid, num string) string { return k.inThread(pid, num
 // repliesByControversy is a sorted set of the same replies scored by Controversy; ties order by
 // number, as in repliesByTop.
 func (k keys) repliesByControversy(pid, num string) string { return k.inThread(pid, num, ":rc") }
+
+// appendCommentKeys appends to keys the seven keys of comment num that delete_comment and
+// sweep_thread take for each comment they may drop: its hash, its votes bucket, its reply orders
+// (replyOrders) and its votes hash of layout 5 (legacyCommentVotes).
+func (k keys) appendCommentKeys(keys []string, pid, num string) []string {
+	keys = append(keys, k.comment(pid, num), k.commentVotes(pid, num))
+	keys = append(keys, k.replyOrders(pid, num)...)
+	return append(keys, k.legacyCommentVotes(pid, num))
+}
 
 // replyOrders lists the sorted sets of the direct replies of num (topLevel for the post) in the
 // order the comment scripts take them: time, TOP, BEST, CONTROVERSIAL. Every order holds the same

@@ -11,10 +11,18 @@ func TestThreadKeys(t *testing.T) {
 		const pid, num = "17", "000000000004"
 		thread := k.post(pid) + ":c:"
 		all, key := k.commentIn("m:", pid, num, "\x003")
+		vall, vkey, vfield := k.commentVoteIn("f:", pid, "000000000017", "alice")
 		for _, tc := range []struct{ name, got, want string }{
 			{"thread", k.thread(pid), thread},
 			{"comment", k.comment(pid, num), thread + num},
-			{"commentVotes", k.commentVotes(pid, num), thread + num + ":votes"},
+			{"commentVotes", k.commentVotes(pid, num), thread + "v0"},
+			{"commentVotes of 17", k.commentVotes(pid, "000000000017"), thread + "v2"},
+			{"commentVotes of 8", k.commentVotes(pid, "000000000008"), thread + "v1"},
+			{"commentVotes of 7", k.commentVotes(pid, "000000000007"), thread + "v0"},
+			{"legacyCommentVotes", k.legacyCommentVotes(pid, num), thread + num + ":votes"},
+			{"commentVoteIn", vall, "f:" + thread + "v2\x0017:alice"},
+			{"commentVoteIn's key", vkey, k.commentVotes(pid, "000000000017")},
+			{"commentVoteIn's field", vfield, "17:alice"},
 			{"repliesByTime", k.repliesByTime(pid, num), thread + num + ":rt"},
 			{"repliesByTop", k.repliesByTop(pid, num), thread + num + ":rs"},
 			{"repliesByBest", k.repliesByBest(pid, num), thread + num + ":rb"},

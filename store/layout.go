@@ -19,7 +19,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 5
+const Layout = 6
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -102,6 +102,11 @@ var migrations = []Migration{
 				return err
 			}
 			_, err := s.packSearchLists(ctx)
+			return err
+		}},
+	{From: 5, Does: bucketCommentVotesDoes,
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.bucketCommentVotes(ctx)
 			return err
 		}},
 }
@@ -389,6 +394,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	s.bodiesInHashes.Store(st.Version > 0 && st.Version < 3)
 	s.legacySessions.Store(st.Version > 0 && st.Version < 5)
 	s.postBodiesInHashes.Store(st.Version > 0 && st.Version < 5)
+	s.legacyCommentVotes.Store(st.Version > 0 && st.Version < 6)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -520,6 +526,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		if m.From == 4 {
 			s.legacySessions.Store(false)     // every session is in its user's sessions hash now
 			s.postBodiesInHashes.Store(false) // every post's body is in its thread's bodies now
+		}
+		if m.From == 5 {
+			s.legacyCommentVotes.Store(false) // every comment vote is in its thread's buckets now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

@@ -280,6 +280,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.movePostTexts(ctx); err != nil {
 		return st, err
 	}
+	// So do the votes a process of layout 5 wrote into a comment's own hash (layout_cvotes.go).
+	if _, err := s.bucketCommentVotes(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err

@@ -411,13 +411,18 @@ func (l *Loader) vote(ctx context.Context, votesKey string, author, viewer UserK
 	if err != nil {
 		return 0, err
 	}
+	return voteValue(v), nil
+}
+
+// voteValue is the vote a votes hash holds, "1" or "-1", as 1 or -1; 0 for anything else (none).
+func voteValue(v string) int {
 	switch v {
 	case "1":
-		return 1, nil
+		return 1
 	case "-1":
-		return -1, nil
+		return -1
 	}
-	return 0, nil
+	return 0
 }
 
 // rankingList returns the sorted set of a post ranking and the tag of its cursors (the part that

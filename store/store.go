@@ -220,6 +220,10 @@ type Store struct {
 	// was of a layout before 5 when CheckLayout read it, and this process has not migrated it past
 	// 4 (see postReadOf).
 	postBodiesInHashes atomic.Bool
+	// legacyCommentVotes says that comment votes may still be kept as layout 5 kept them, a hash
+	// per comment: the keyspace was of a layout before 6 when CheckLayout read it, and this process
+	// has not migrated it past 5 (see layout_cvotes.go).
+	legacyCommentVotes atomic.Bool
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses
 	// searchCommon is the terms this process knows to have more than one posting.

@@ -11,8 +11,9 @@ import (
 	"github.com/agora/agora/jobs"
 )
 
-// The votes a user cast are kept on the items voted on — a hash per post and per comment, keyed by
-// voter — which is what reads need. For the account's export and deletion, each user also keeps a
+// The votes a user cast are kept on the items voted on — a hash per post keyed by voter, and the
+// buckets of a thread's comments keyed by comment and voter (keys.go commentVotes) — which is what
+// reads need. For the account's export and deletion, each user also keeps a
 // log of the items they voted on, {u:<name>}:voted: a string of entries "p17," (post 17) and
 // "c17:4," (comment 4 of post 17), appended in the vote's first round trip, before its script
 // runs. So an entry may name an item the vote never reached (refused, or its process stopped),
@@ -143,17 +144,21 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 	for start := 0; start < len(entries); start += batch {
 		part := entries[start:min(start+batch, len(entries))]
 		votes := make([]*rdb.StringCmd, len(part))
+		legacy := make([]*rdb.StringCmd, len(part))
 		closes := make([]*rdb.StringCmd, len(part))
 		var ops []op
 		for i, en := range part {
-			vk, _, ok := s.votedItem(en)
+			r, ok := s.votedItem(en, uid)
 			if !ok {
 				continue
 			}
 			hk := s.votedItemHash(en)
-			ops = append(ops, op{key: vk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				votes[i], closes[i] = p.HGet(ctx, vk, uid), p.HGet(ctx, hk, "closes")
-				return votes[i], closes[i]
+			ops = append(ops, op{key: r.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				votes[i], legacy[i] = s.voteRead(ctx, p, r, uid)
+				return votes[i], cmder(legacy[i])
+			}}, op{key: hk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				closes[i] = p.HGet(ctx, hk, "closes")
+				return closes[i], nil
 			}})
 		}
 		if err := s.pipeline(ctx, ops, false); err != nil && !isNil(err) {
@@ -163,7 +168,7 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 			if votes[i] == nil {
 				continue
 			}
-			if v := votes[i].Val(); v == "1" || v == "-1" {
+			if v := voteOf(votes[i], legacy[i]); v == "1" || v == "-1" {
 				keep[start+i] = true
 				continue
 			}
@@ -218,24 +223,67 @@ func (s *Store) votedEntries(ctx context.Context, uid string, from int64) (entri
 	return entries, next, gen, nil
 }
 
-// votedItem is the votes hash of the item an entry of a vote log names and its global id, or false
-// for an entry that names nothing.
-func (s *Store) votedItem(entry string) (votesKey, id string, ok bool) {
+// votedRef is where the vote of one user on the item an entry of a vote log names is kept.
+type votedRef struct {
+	key, field string // the votes hash and the field of the user's vote: a post's hash, or a comment's bucket
+	legacy     string // for a comment, its votes hash of layout 5 (layout_cvotes.go), whose field is the user key
+	id         string // the item's global id
+}
+
+// votedItem is where uid's vote on the item an entry of a vote log names is kept, or false for an
+// entry that names nothing.
+func (s *Store) votedItem(entry, uid string) (votedRef, bool) {
 	switch {
 	case strings.HasPrefix(entry, "p"):
 		pid := entry[1:]
 		if _, err := PostKey(postID(pid)); err != nil {
-			return "", "", false
+			return votedRef{}, false
 		}
-		return s.k.postVotes(pid), postID(pid), true
+		return votedRef{key: s.k.postVotes(pid), field: uid, id: postID(pid)}, true
 	case strings.HasPrefix(entry, "c"):
 		pid, num, err := CommentKey(TypeComment + ":" + entry[1:])
 		if err != nil {
-			return "", "", false
+			return votedRef{}, false
 		}
-		return s.k.commentVotes(pid, num), commentID(pid, num), true
+		key, field := s.k.commentVote(pid, num, uid)
+		return votedRef{key: key, field: field, legacy: s.k.legacyCommentVotes(pid, num), id: commentID(pid, num)}, true
 	}
-	return "", "", false
+	return votedRef{}, false
+}
+
+// voteRead adds the read of the vote r names to a pipeline: an HGET, and a second of the
+// comment's hash of layout 5 while votes may still be kept there (Store.legacyCommentVotes).
+// voteOf gives the vote they found.
+func (s *Store) voteRead(ctx context.Context, p rdb.Pipeliner, r votedRef, uid string) (cmd, legacy *rdb.StringCmd) {
+	cmd = p.HGet(ctx, r.key, r.field)
+	if r.legacy != "" && s.legacyCommentVotes.Load() {
+		legacy = p.HGet(ctx, r.legacy, uid)
+	}
+	return cmd, legacy
+}
+
+// voteOf is the vote the commands of a voteRead found: "1", "-1", or "" for none.
+func voteOf(cmd, legacy *rdb.StringCmd) string {
+	if v := cmd.Val(); v != "" || legacy == nil {
+		return v
+	}
+	return legacy.Val()
+}
+
+// cmder is c as a Cmder: nil for a nil c (a typed nil in an interface is not nil).
+func cmder(c *rdb.StringCmd) rdb.Cmder {
+	if c == nil {
+		return nil
+	}
+	return c
+}
+
+// unvoteCall is the call of unvote_voter that takes uid's name off the vote r names.
+func unvoteCall(r votedRef, uid string) scriptCall {
+	if r.legacy == "" {
+		return scriptCall{name: "unvote_voter", keys: []string{r.key}, args: []any{r.field}}
+	}
+	return scriptCall{name: "unvote_voter", keys: []string{r.key, r.legacy}, args: []any{r.field, uid}}
 }
 
 // commentVoteEntry is the vote-log entry of comment num (stored form) of post pid.
@@ -265,18 +313,19 @@ func (e *exporter) votes(ctx context.Context) error {
 		gen, from = g, next
 		ids := make([]string, 0, len(entries))
 		cmds := make([]*rdb.StringCmd, 0, len(entries))
+		legacy := make([]*rdb.StringCmd, 0, len(entries))
 		ops := make([]op, 0, len(entries))
 		for _, en := range entries {
-			key, id, ok := e.s.votedItem(en)
+			r, ok := e.s.votedItem(en, e.uid)
 			if !ok || seen[en] {
 				continue
 			}
 			seen[en] = true
 			i := len(cmds)
-			ids, cmds = append(ids, id), append(cmds, nil)
-			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i] = p.HGet(ctx, key, e.uid)
-				return cmds[i], nil
+			ids, cmds, legacy = append(ids, r.id), append(cmds, nil), append(legacy, nil)
+			ops = append(ops, op{key: r.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				cmds[i], legacy[i] = e.s.voteRead(ctx, p, r, e.uid)
+				return cmds[i], cmder(legacy[i])
 			}})
 		}
 		if len(ops) == 0 {
@@ -286,7 +335,7 @@ func (e *exporter) votes(ctx context.Context) error {
 			return fmt.Errorf("read votes: %w", err)
 		}
 		for i, c := range cmds {
-			switch c.Val() {
+			switch voteOf(c, legacy[i]) {
 			case "1":
 				e.item(exportVote{ItemID: ids[i], Vote: 1})
 			case "-1":
@@ -312,12 +361,12 @@ func (s *Store) eraseVotes(ctx context.Context, uid string, from int64) (int64, 
 	seen := map[string]bool{}
 	var calls []scriptCall
 	for _, en := range entries {
-		key, _, ok := s.votedItem(en)
+		r, ok := s.votedItem(en, uid)
 		if !ok || seen[en] {
 			continue
 		}
 		seen[en] = true
-		calls = append(calls, scriptCall{name: "unvote_voter", keys: []string{key}, args: []any{uid}})
+		calls = append(calls, unvoteCall(r, uid))
 	}
 	if len(calls) > 0 {
 		if err := s.runMany(ctx, calls); err != nil {

@@ -87,6 +87,11 @@ func TestVotesExportedAndUnnamedOnDeletion(t *testing.T) {
 			t.Fatalf("exported read marks %+v, want %s read with its one comment", doc.ReadMarks, p1.ID)
 		}
 
+		cpid, cnum, _ := store.CommentKey(c1.ID)
+		cvotes, cfield := s.CommentVoteForTest(cpid, cnum, "ann")
+		if named, err := b.Client.HExists(ctx, cvotes, cfield).Result(); err != nil || !named {
+			t.Fatalf("the vote on the comment is not in %s, field %s (%v)", cvotes, cfield, err)
+		}
 		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
 			t.Fatal(err)
 		}
@@ -96,10 +101,9 @@ func TestVotesExportedAndUnnamedOnDeletion(t *testing.T) {
 			}
 		}
 		pid1, _ := store.PostKey(p1.ID)
-		cpid, cnum, _ := store.CommentKey(c1.ID)
-		for _, key := range []string{prefix + "{p:" + pid1 + "}:votes", prefix + "{p:" + cpid + "}:c:" + cnum + ":votes"} {
-			if named, err := b.Client.HExists(ctx, key, "ann").Result(); err != nil || named {
-				t.Errorf("%s still names the deleted voter (%v)", key, err)
+		for _, v := range [][2]string{{prefix + "{p:" + pid1 + "}:votes", "ann"}, {cvotes, cfield}} {
+			if named, err := b.Client.HExists(ctx, v[0], v[1]).Result(); err != nil || named {
+				t.Errorf("%s still names the deleted voter in %s (%v)", v[0], v[1], err)
 			}
 		}
 		if n, err := b.Client.Exists(ctx, prefix+"{u:ann}:voted").Result(); err != nil || n != 0 {

@@ -461,7 +461,7 @@ func (l *Loader) voteRead(it walkItem) *read {
 	case ItemPost:
 		r = hashFieldRead(l.s.k.postVotes(it.key), string(n.Viewer))
 	case ItemComment:
-		r = hashFieldRead(l.s.k.commentVotes(it.pid, it.key), string(n.Viewer))
+		r = l.commentVoteRead(it.pid, it.key, string(n.Viewer))
 	default:
 		return nil
 	}

@@ -5,9 +5,11 @@
 -- moderate_comment), or that is removed itself, leaves the tree but keeps its hash, so that a
 -- restore can bring it back; a removed comment deleted by its author only loses its text.
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] thread ids set {p:<id>}:c:ids   KEYS[3] the thread's
---          bodies {p:<id>}:c:body   KEYS[4..] six keys per
---          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, votes :votes, and reply
---          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders); KEYS[#KEYS - 1] the
+--          bodies {p:<id>}:c:body   KEYS[4..] seven keys per
+--          comment of the chain ARGV[3..]: its hash {p:<id>}:c:<n>, its votes bucket
+--          {p:<id>}:c:v<bucket> (see lib/comment_votes), its reply orders :rt, :rs, :rb and :rc
+--          (for "0", the post's top-level orders), and its votes hash of layout 5 :votes;
+--          KEYS[#KEYS - 1] the
 --          thread's live bitmap {p:<id>}:c:live, whose bit of the comment (ord) clears with the
 --          live count
 -- ARGV[1]  the deleting user key   ARGV[2] TTL in seconds of the marker a removed comment leaves
@@ -17,13 +19,15 @@
 -- Reply    {"tombstone" | "removed", how many comments left the tree}; {"again"} when the chain
 --          is too short (an ancestor's replies changed since it was read): read it again.
 -- Errors   NOTFOUND (no post, no comment), FORBIDDEN (not the author).
--- Writes   only KEYS (see create_comment for why): the chain's hashes, votes and indexes; the
+-- Writes   only KEYS (see create_comment for why): the chain's hashes, votes and indexes (a
+--          comment removed for good takes its votes out of its bucket, which other comments share); the
 --          post's comments (live count); the ids set. It reads everything it needs before its
 --          first write, so "again" leaves no trace.
 -- Repeat   a second run finds the tombstone, or the removal marker, and replies as the first did
 --          with a count of 0.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_votes
 redis.call('INCR', KEYS[#KEYS])
 local post, ids, bodies = KEYS[1], KEYS[2], KEYS[3]
 local chain = {}
@@ -35,8 +39,8 @@ local function unlive(h)
   if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, 0) end
   if tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then redis.call('UNLINK', KEYS[#KEYS - 1]) end
 end
-local function key(i, part) -- part 0 hash, 1 votes, 2..5 the reply orders of chain[i]
-  return KEYS[4 + 6 * (i - 1) + part]
+local function key(i, part) -- part 0 hash, 1 votes bucket, 2..5 the reply orders, 6 the votes of layout 5 of chain[i]
+  return KEYS[4 + 7 * (i - 1) + part]
 end
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
   return redis.error_reply('NOTFOUND no such post')
@@ -101,7 +105,8 @@ for i = 1, n do
     if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'held', 1) end
   else
     local by = redis.call('HGET', h, 'author')
-    redis.call('UNLINK', h, key(i, 1), key(i, 2), key(i, 3), key(i, 4), key(i, 5))
+    redis.call('UNLINK', h, key(i, 2), key(i, 3), key(i, 4), key(i, 5))
+    cvotes_drop(key(i, 1), key(i, 6), num)
     redis.call('HSET', h, 'author', by, 'gone', '1')
     redis.call('EXPIRE', h, ARGV[2])
     redis.call('SREM', ids, string.format('%d', tonumber(num)), num) -- either form (keys.go threadIDs)

@@ -1,9 +1,10 @@
 -- vote_comment: record one user's vote on a comment, move its counters by the exact difference and
 -- move it in its parent's TOP, BEST and CONTROVERSIAL reply orders.
--- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] votes hash
---          {p:<id>}:c:<number>:votes (voter → 1 | -1)   KEYS[4..6] the parent's TOP, BEST and
---          CONTROVERSIAL orders {p:<id>}:c:<parent>:rs, :rb and :rc   KEYS[7] the thread's bodies
---          {p:<id>}:c:body (read only)
+-- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] the votes
+--          bucket of the comment {p:<id>}:c:v<bucket> (see lib/comment_votes)   KEYS[4..6] the
+--          parent's TOP, BEST and CONTROVERSIAL orders {p:<id>}:c:<parent>:rs, :rb and :rc
+--          KEYS[7] the thread's bodies {p:<id>}:c:body (read only)   KEYS[8] the comment's votes
+--          hash of layout 5 {p:<id>}:c:<number>:votes, moved into the bucket when it exists
 -- ARGV[1]  parent number, as the caller read it (parents never change)   ARGV[2] comment number
 -- ARGV[3]  voter user key   ARGV[4] direction 1 | -1 | 0 (withdraw)   ARGV[5] now (Unix ms)
 -- Reply    {changed (0|1), HGETALL of the comment with its body...}; {"again"} when the comment's parent is not
@@ -15,6 +16,7 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include comment_scores
+--!include comment_votes
 redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
@@ -43,13 +45,15 @@ end
 if tonumber(ARGV[5]) >= tonumber(redis.call('HGET', c, 'closes')) then
   return redis.error_reply('CLOSED voting on this comment has closed')
 end
-local old = tonumber(redis.call('HGET', KEYS[3], ARGV[3]) or '0')
+local votes, field = KEYS[3], cvotes_prefix(ARGV[2]) .. ARGV[3]
+cvotes_adopt(votes, KEYS[8], ARGV[2])
+local old = tonumber(redis.call('HGET', votes, field) or '0')
 local new = tonumber(ARGV[4])
 local changed = 0
 if old ~= new then
   if old == 1 then redis.call('HINCRBY', c, 'up', -1) elseif old == -1 then redis.call('HINCRBY', c, 'down', -1) end
   if new == 1 then redis.call('HINCRBY', c, 'up', 1) elseif new == -1 then redis.call('HINCRBY', c, 'down', 1) end
-  if new == 0 then redis.call('HDEL', KEYS[3], ARGV[3]) else redis.call('HSET', KEYS[3], ARGV[3], new) end
+  if new == 0 then redis.call('HDEL', votes, field) else redis.call('HSET', votes, field, new) end
   redis.call('HINCRBY', c, 'ver', 1)
   local net, best, con = commentScores(c)
   redis.call('ZADD', KEYS[4], net, ARGV[2])
