@@ -44,7 +44,10 @@ func (s *Store) bucketCommentVotes(ctx context.Context) (int, error) {
 			return fmt.Errorf("move the votes on comments into buckets: %w", err)
 		}
 		for _, v := range vals {
-			n, _ := v.(int64)
+			n, err := replyInt("move_comment_votes", v)
+			if err != nil {
+				return err
+			}
 			moved += int(n)
 		}
 		calls = calls[:0]
