@@ -117,6 +117,7 @@ func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
 			if done == nil {
 				done = make(chan struct{})
 				slab = make([]call, 0, len(reads)-i)
+				batch = make([]*call, 0, len(reads)-i+1) // +1: the NSFW groups' read may ride along
 			}
 			slab = append(slab, call{r: r, done: done})
 			c = &slab[len(slab)-1]
@@ -168,7 +169,8 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 		revs = l.revs.start(l.s.k, batch)
 	}
 	giveArgs(batch)
-	ops := make([]op, 0, len(revs)+len(batch))
+	bodies := bodyReads(ctx, batch)
+	ops := make([]op, 0, len(revs)+len(batch)+len(bodies))
 	for _, rr := range revs {
 		ops = append(ops, op{key: rr.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			rr.cmd = p.Get(ctx, rr.key)
@@ -178,7 +180,6 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	for _, c := range batch {
 		ops = append(ops, op{key: c.r.rkey, read: c, ctx: ctx})
 	}
-	bodies := bodyReads(ctx, batch)
 	for _, br := range bodies {
 		ops = append(ops, op{key: br.args[1].(string), fill: br.fill})
 	}
