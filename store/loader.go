@@ -181,7 +181,7 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 		ops = append(ops, op{key: c.r.rkey, read: c, ctx: ctx})
 	}
 	for _, br := range bodies {
-		ops = append(ops, op{key: br.args[1].(string), fill: br.fill})
+		ops = append(ops, op{key: br.key, fill: br.fill})
 	}
 	err := l.s.pipeline(ctx, ops, false)
 	if l.revs != nil {
@@ -246,7 +246,7 @@ func hashRead(ck string, fields []any) read {
 // sends goes through it or hmget.
 func fillHMGET(ctx context.Context, p rdb.Pipeliner, c *call) {
 	if c.args == nil {
-		c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
+		c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), &c.r.rkey, c.r.fields)
 	}
 	c.cmd = sendHMGET(ctx, p, c.args)
 }
@@ -266,17 +266,20 @@ func giveArgs(batch []*call) {
 	for _, c := range batch {
 		if c.r.fields != nil {
 			start := len(arena)
-			arena = hmgetArgs(arena, c.r.rkey, c.r.fields)
+			arena = hmgetArgs(arena, &c.r.rkey, c.r.fields)
 			if c.r.texts > 0 { // a post read's second HMGET, after its first (fillPostRead)
-				arena = hmgetArgs(arena, c.r.tkey, postTextArgs[c.r.texts-1])
+				arena = hmgetArgs(arena, &c.r.tkey, postTextArgs[c.r.texts-1])
 			}
 			c.args = arena[start:len(arena):len(arena)]
 		}
 	}
 }
 
-// hmgetArgs appends the arguments of HMGET key fields... to args.
-func hmgetArgs(args []any, key string, fields []any) []any {
+// hmgetArgs appends the arguments of HMGET key fields... to args. The key goes by its address:
+// go-redis writes a *string as the string, and boxing a pointer allocates nothing where boxing a
+// string allocates its header (one allocation an item read; the calls' keys stay put in their
+// slab, see enqueue).
+func hmgetArgs(args []any, key *string, fields []any) []any {
 	return append(append(args, "hmget", key), fields...)
 }
 
@@ -285,7 +288,7 @@ func hmgetArgs(args []any, key string, fields []any) []any {
 // reads. The values come back as strings, "" for a missing field (see fields), not boxed in
 // interfaces one by one.
 func hmget(ctx context.Context, p rdb.Pipeliner, key string, fields []any) *rdb.StringSliceCmd {
-	return sendHMGET(ctx, p, hmgetArgs(make([]any, 0, 2+len(fields)), key, fields))
+	return sendHMGET(ctx, p, hmgetArgs(make([]any, 0, 2+len(fields)), &key, fields))
 }
 
 // sendHMGET adds an HMGET of args (see hmgetArgs) to a pipeline.
@@ -507,8 +510,11 @@ func tagOf(key string) string {
 
 // bodyRead is the HMGET of the bodies of a batch's comments of one thread: args are the command
 // (HMGET, the thread's bodies, a field per comment), calls the comment reads the values go to.
+// The key and the fields go in args by their addresses, in key and nums (see hmgetArgs).
 type bodyRead struct {
 	ctx   context.Context
+	key   string
+	nums  []string
 	args  []any
 	calls []*call
 	cmd   *rdb.StringSliceCmd
@@ -577,8 +583,9 @@ func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 			if len(out) == 0 {
 				size = n
 			}
-			br = &bodyRead{ctx: ctx, args: make([]any, 2, 2+size), calls: make([]*call, 0, size)}
-			br.args[0], br.args[1] = "hmget", prefix+"body"
+			br = &bodyRead{ctx: ctx, key: prefix + "body", nums: make([]string, 0, size), args: make([]any, 2, 2+size),
+				calls: make([]*call, 0, size)}
+			br.args[0], br.args[1] = "hmget", &br.key
 			if len(out) == 1 {
 				byPrefix = map[string]*bodyRead{prefixes[0]: out[0]}
 			}
@@ -587,7 +594,10 @@ func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 			}
 			out, prefixes = append(out, br), append(prefixes, prefix)
 		}
-		br.args, br.calls = append(br.args, key[i:]), append(br.calls, c)
+		// A field goes by its address in nums, which never grows past its capacity for the first
+		// thread; a later thread's may grow, and what args hold still points at the same strings.
+		br.nums = append(br.nums, key[i:])
+		br.args, br.calls = append(br.args, &br.nums[len(br.nums)-1]), append(br.calls, c)
 	}
 	return out
 }

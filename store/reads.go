@@ -83,14 +83,14 @@ func (l *Loader) postReadOf(pid string, body bool) read {
 func fillPostRead(ctx context.Context, p rdb.Pipeliner, c *call) {
 	if c.r.texts == 0 {
 		if c.args == nil {
-			c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
+			c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), &c.r.rkey, c.r.fields)
 		}
 		c.cmd = sendHMGET(ctx, p, c.args)
 		return
 	}
 	texts := postTextArgs[c.r.texts-1]
 	if c.args == nil {
-		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), c.r.rkey, c.r.fields), c.r.tkey, texts)
+		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), &c.r.rkey, c.r.fields), &c.r.tkey, texts)
 	}
 	n := 2 + len(c.r.fields) // the hash's HMGET, then the texts' (see giveArgs)
 	// The texts go first, so that the hash's counts are followed at once by whatever the walk
