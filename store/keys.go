@@ -146,8 +146,12 @@ func (k keys) postSeq() string { return k.prefix + "seq:post" }
 // deleted ("1" on a tombstone).
 func (k keys) post(pid string) string { return k.prefix + "{p:" + pid + "}" }
 
-// postIn is head followed by the key of post pid, made in one allocation (see hashRead).
-func (k keys) postIn(head, pid string) string { return head + k.prefix + "{p:" + pid + "}" }
+// postIn returns head, the key of post pid, and tail, as one string made in one allocation, and
+// the key as a part of it: a loader read's cache key holds its Redis key (see hashRead).
+func (k keys) postIn(head, pid, tail string) (all, key string) {
+	all = head + k.prefix + "{p:" + pid + "}" + tail
+	return all, all[len(head) : len(all)-len(tail)]
+}
 
 // postVotes is a hash voter user id → "1" or "-1".
 func (k keys) postVotes(pid string) string { return k.post(pid) + ":votes" }

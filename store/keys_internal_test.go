@@ -11,6 +11,7 @@ func TestThreadKeys(t *testing.T) {
 		const pid, num = "17", "000000000004"
 		thread := k.post(pid) + ":c:"
 		all, key := k.commentIn("m:", pid, num, "\x003")
+		postAll, postKey := k.postIn("m:", pid, "\x00t")
 		for _, tc := range []struct{ name, got, want string }{
 			{"thread", k.thread(pid), thread},
 			{"comment", k.comment(pid, num), thread + num},
@@ -23,7 +24,8 @@ func TestThreadKeys(t *testing.T) {
 			{"commentIdem", k.commentIdem(pid, "ab"), thread + "idem:ab"},
 			{"commentIn", all, "m:" + thread + num + "\x003"},
 			{"commentIn's key", key, thread + num},
-			{"postIn", k.postIn("m:", pid), "m:" + k.post(pid)},
+			{"postIn", postAll, "m:" + k.post(pid) + "\x00t"},
+			{"postIn's key", postKey, k.post(pid)},
 			{"userIn", k.userIn("m:", "alice"), "m:" + k.user("alice")},
 		} {
 			if tc.got != tc.want {
