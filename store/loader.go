@@ -379,15 +379,36 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 	return ic.Val(), true, nil
 }
 
+// pageReadKey is the cache key of pageRead, made in one allocation (a thread page reads 300
+// pages): a plain read's names what it reads besides the members.
+func pageReadKey(key string, desc bool, sp span, plain, total, scores bool) string {
+	var b strings.Builder
+	// The separators, the booleans and the numbers take at most 72 bytes.
+	b.Grow(72 + len(key) + len(sp.after.score) + len(sp.after.member) + len(sp.before.score) + len(sp.before.member))
+	b.WriteString("pg:")
+	b.WriteString(key)
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatBool(desc))
+	b.WriteByte(0)
+	var scratch [96]byte
+	b.Write(sp.appendKey(scratch[:0]))
+	if plain {
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatBool(total))
+		b.WriteString(strconv.FormatBool(scores))
+	}
+	return b.String()
+}
+
 // pageRead is the read of the page of a sorted set that sp names. A page without a cursor is plain
 // commands: ZRANGE (REV for desc) by rank of one more item than the page holds, to tell whether
 // more follow (a first page, from rank 0) or precede (a last page, from rank -n-1), with the
 // scores when the cursors are wanted, after ZCARD when the total is. A page after or before a
 // cursor is the page script, which finds the cursors' places among ties in the same call.
 func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script) read {
-	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + sp.key()
-	if sp.open() && sp.cut.set == "" {
-		ck += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
+	plain := sp.open() && sp.cut.set == ""
+	ck := pageReadKey(key, desc, sp, plain, total, scores)
+	if plain {
 		args := rdb.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
 		if sp.backward {
 			args.Start, args.Stop = int64(-sp.n-1), -1
