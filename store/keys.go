@@ -7,7 +7,20 @@ import "strings"
 // Redis Cluster: {u:<user>} for a user, {n:<user>} for a user's notification inbox, {p:<post>}
 // for a post and its thread, {g:<group>} for a group's rankings, {r:all} for the site-wide
 // rankings.
-type keys struct{ prefix string }
+type keys struct {
+	prefix string
+	// site is ranking(""), made once by newKeys: every front page names it, and its keys were
+	// thirteen allocations a request; nil in a keys made otherwise, which makes it on each call.
+	site *ranking
+}
+
+// newKeys returns the keys under prefix.
+func newKeys(prefix string) keys {
+	k := keys{prefix: prefix}
+	site := k.ranking("")
+	k.site = &site
+	return k
+}
 
 // user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash).
 func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
@@ -171,6 +184,9 @@ type ranking struct {
 }
 
 func (k keys) ranking(group string) ranking {
+	if group == "" && k.site != nil {
+		return *k.site
+	}
 	tag := k.prefix + "{r:all}"
 	if group != "" {
 		tag = k.prefix + "{g:" + group + "}"

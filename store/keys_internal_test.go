@@ -34,3 +34,20 @@ func TestThreadKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteRankingKept checks that the keys of the site's rankings, made once by newKeys, are
+// those ranking("") makes, and cost no allocation a call; a group's are made on each call.
+func TestSiteRankingKept(t *testing.T) {
+	for _, prefix := range []string{"", "agora:"} {
+		k := newKeys(prefix)
+		if got, want := k.ranking(""), (keys{prefix: prefix}).ranking(""); got != want {
+			t.Errorf("prefix %q: the kept site rankings %+v, want %+v", prefix, got, want)
+		}
+		if got, want := k.ranking("golang"), (keys{prefix: prefix}).ranking("golang"); got != want {
+			t.Errorf("prefix %q: a group's rankings %+v, want %+v", prefix, got, want)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = k.ranking("") }); n != 0 {
+			t.Errorf("prefix %q: ranking(\"\") made %v allocations, want 0", prefix, n)
+		}
+	}
+}
