@@ -642,7 +642,11 @@ func (h *pipelineLog) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proc
 	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		var p []string
 		for _, c := range cmds {
-			p = append(p, strings.TrimSpace(fmt.Sprintln(c.Args()...)))
+			args := make([]string, len(c.Args()))
+			for i, a := range c.Args() {
+				args[i] = storetest.ArgString(a)
+			}
+			p = append(p, strings.Join(args, " "))
 		}
 		h.mu.Lock()
 		h.pipes = append(h.pipes, p)

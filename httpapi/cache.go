@@ -229,16 +229,6 @@ func (c *responseCache) baseKey(r *http.Request) (string, bool) {
 	if r.Method != http.MethodPost && r.Method != http.MethodGet {
 		return "", false
 	}
-	var body []byte
-	if r.Method == http.MethodPost {
-		// capBody has read the body into memory; read it, and put it back for the transport.
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return "", false
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		defer func() { r.Body = io.NopCloser(bytes.NewReader(body)) }()
-	}
 	raw, err := readRaw(r) // as the transport reads it: kept under the parameters it runs with
 	if err != nil || raw.query == "" || !maybeQuery(raw.query) {
 		return "", false

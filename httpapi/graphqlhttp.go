@@ -272,12 +272,9 @@ func readRaw(r *http.Request) (rawRequest, error) {
 		return rawRequest{query: q.Get("query"), operationName: q.Get("operationName"),
 			variables: []byte(q.Get("variables")), extensions: []byte(q.Get("extensions"))}, nil
 	}
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return rawRequest{}, fmt.Errorf("could not read the request body: %w", err)
-		}
+	body, err := requestBody(r) // without consuming it: the cache reads it before the transport
+	if err != nil {
+		return rawRequest{}, fmt.Errorf("could not read the request body: %w", err)
 	}
 	m, ok := requestMembers(body)
 	if !ok {

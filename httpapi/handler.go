@@ -3,7 +3,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -334,7 +333,7 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 		if r.Body != nil && r.Method == http.MethodPost {
 			rc := http.NewResponseController(w)
 			_ = rc.SetReadDeadline(time.Now().Add(timeout))
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+			body, err := readAll(http.MaxBytesReader(w, r.Body, max), r.ContentLength)
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				// The deadline, past, stays: after the answer net/http reads what is left of
@@ -358,7 +357,7 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 				writeError(w, http.StatusBadRequest, "the request is not valid UTF-8 (raw bytes or a lone surrogate escape)", CodeBadUserInput)
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = newBufferedBody(body) // read by the layers after this one (see requestBody)
 		}
 		next.ServeHTTP(w, r)
 	})

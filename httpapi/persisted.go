@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -103,9 +102,7 @@ func persisted(cfg Config, next http.Handler) http.Handler {
 		var req persistedRequest
 		switch r.Method {
 		case http.MethodPost:
-			// capBody has read the body into memory; read it and put it back.
-			body, _ = io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			body, _ = requestBody(r) // capBody has read it into memory
 			if !bytes.Contains(body, []byte(`"persistedQuery"`)) {
 				next.ServeHTTP(w, r) // most requests: not decoded here (the cache and the transport do)
 				return
@@ -193,7 +190,7 @@ func persisted(cfg Config, next http.Handler) http.Handler {
 			}
 			fields["query"], _ = json.Marshal(req.Query)
 			body, _ = json.Marshal(fields)
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = newBufferedBody(body)
 			r.ContentLength = int64(len(body))
 		}
 		next.ServeHTTP(w, r)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/internal/gqlvar"
 )
 
 // Schema is a gqlgen ExecutableSchema that executes the queries it can plan itself and hands the
@@ -194,12 +195,7 @@ func directiveVariables(doc *ast.QueryDocument, op *ast.OperationDefinition) boo
 			case *ast.FragmentSpread:
 				ds = s.Directives
 			}
-			for _, d := range ds {
-				if anyVariable(d.Arguments) {
-					return true
-				}
-			}
-			if in(sub) {
+			if gqlvar.InDirectives(ds) || in(sub) {
 				return true
 			}
 		}
@@ -210,31 +206,6 @@ func directiveVariables(doc *ast.QueryDocument, op *ast.OperationDefinition) boo
 	}
 	for _, f := range doc.Fragments {
 		if in(f.SelectionSet) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyVariable reports whether an argument's value is or holds a variable.
-func anyVariable(args ast.ArgumentList) bool {
-	var has func(v *ast.Value) bool
-	has = func(v *ast.Value) bool {
-		if v == nil {
-			return false
-		}
-		if v.Kind == ast.Variable {
-			return true
-		}
-		for _, c := range v.Children {
-			if has(c.Value) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, a := range args {
-		if has(a.Value) {
 			return true
 		}
 	}
@@ -281,7 +252,7 @@ func (p planner) object(sel ast.SelectionSet, t objectType, slots *int) (*object
 		}
 		if spec.resolver || spec.args != argsNone { // a slot: a resolver's context, a field's arguments
 			f.fc = &graphql.FieldContext{Object: info.name, Field: cf, IsMethod: true, IsResolver: spec.resolver}
-			f.slot, f.argKind, f.varArgs = *slots, spec.args, anyVariable(cf.Arguments)
+			f.slot, f.argKind, f.varArgs = *slots, spec.args, gqlvar.InArguments(cf.Arguments)
 			*slots++
 			if !f.varArgs && (len(cf.Arguments) > 0 || len(cf.Definition.Arguments) > 0) {
 				f.fc.Args = cf.ArgumentMap(nil)

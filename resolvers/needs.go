@@ -11,6 +11,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/internal/gqlvar"
 	"github.com/agora/agora/store"
 )
 
@@ -106,7 +107,7 @@ func (c *needsCache) unshown(memo *shownMemo, op *graphql.OperationContext, f gr
 	k := weak.Make(f.Field)
 	e, ok := c.shown.Get(k)
 	if !ok {
-		e.fixed = !namesVariable(op.Doc, f.Field.SelectionSet, map[string]bool{})
+		e.fixed = !gqlvar.InSelection(op.Doc, f.Field.SelectionSet)
 		if e.fixed {
 			e.noTotal, e.noCursors = unshown(op, f.Selections)
 		}
@@ -133,7 +134,7 @@ func (c *needsCache) get(b *needsBuilder, f graphql.CollectedField, kind needsKi
 		}
 		return build()
 	}
-	if namesVariable(b.op.Doc, f.Field.SelectionSet, map[string]bool{}) {
+	if gqlvar.InSelection(b.op.Doc, f.Field.SelectionSet) {
 		c.lru.Add(k, needsEntry{})
 		return build()
 	}
@@ -157,75 +158,6 @@ func ownSelection(f graphql.CollectedField) bool {
 		}
 	}
 	return true
-}
-
-// namesVariable reports whether a selection set, with the fragments it spreads (through doc),
-// names a variable: in an argument of a field or in a directive.
-func namesVariable(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if anyVariable(s.Arguments) || directivesVariable(s.Directives) || namesVariable(doc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if directivesVariable(s.Directives) || namesVariable(doc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if directivesVariable(s.Directives) {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			def := s.Definition
-			if doc != nil {
-				if d := doc.Fragments.ForName(s.Name); d != nil {
-					def = d
-				}
-			}
-			if def == nil || directivesVariable(def.Directives) || namesVariable(doc, def.SelectionSet, seen) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func directivesVariable(ds ast.DirectiveList) bool {
-	for _, d := range ds {
-		if anyVariable(d.Arguments) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyVariable reports whether an argument's value is or holds a variable.
-func anyVariable(args ast.ArgumentList) bool {
-	for _, a := range args {
-		if valueVariable(a.Value) {
-			return true
-		}
-	}
-	return false
-}
-
-func valueVariable(v *ast.Value) bool {
-	if v == nil {
-		return false
-	}
-	if v.Kind == ast.Variable {
-		return true
-	}
-	for _, c := range v.Children {
-		if valueVariable(c.Value) {
-			return true
-		}
-	}
-	return false
 }
 
 // listNeeds is fieldNeeds for a field that returns a plain list of objects of type typ.

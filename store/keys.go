@@ -10,7 +10,20 @@ import (
 // Redis Cluster: {u:<user>} for a user, {n:<user>} for a user's notification inbox, {p:<post>}
 // for a post and its thread, {g:<group>} for a group's rankings, {r:all} for the site-wide
 // rankings.
-type keys struct{ prefix string }
+type keys struct {
+	prefix string
+	// site is ranking(""), made once by newKeys: every front page names it, and its keys were
+	// thirteen allocations a request; nil in a keys made otherwise, which makes it on each call.
+	site *ranking
+}
+
+// newKeys returns the keys under prefix.
+func newKeys(prefix string) keys {
+	k := keys{prefix: prefix}
+	site := k.ranking("")
+	k.site = &site
+	return k
+}
 
 // user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash).
 func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
@@ -149,8 +162,12 @@ func (k keys) postSeq() string { return k.prefix + "seq:post" }
 // deleted ("1" on a tombstone).
 func (k keys) post(pid string) string { return k.prefix + "{p:" + pid + "}" }
 
-// postIn is head followed by the key of post pid, made in one allocation (see hashRead).
-func (k keys) postIn(head, pid string) string { return head + k.prefix + "{p:" + pid + "}" }
+// postIn returns head, the key of post pid, and tail, as one string made in one allocation, and
+// the key as a part of it: a loader read's cache key holds its Redis key (see hashRead).
+func (k keys) postIn(head, pid, tail string) (all, key string) {
+	all = head + k.prefix + "{p:" + pid + "}" + tail
+	return all, all[len(head) : len(all)-len(tail)]
+}
 
 // postVotes is a hash voter user id → "1" or "-1".
 func (k keys) postVotes(pid string) string { return k.post(pid) + ":votes" }
@@ -170,6 +187,9 @@ type ranking struct {
 }
 
 func (k keys) ranking(group string) ranking {
+	if group == "" && k.site != nil {
+		return *k.site
+	}
 	tag := k.prefix + "{r:all}"
 	if group != "" {
 		tag = k.prefix + "{g:" + group + "}"

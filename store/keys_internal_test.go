@@ -12,6 +12,7 @@ func TestThreadKeys(t *testing.T) {
 		thread := k.post(pid) + ":c:"
 		all, key := k.commentIn("m:", pid, num, "\x003")
 		vall, vkey, vfield := k.commentVoteIn("f:", pid, "000000000017", "alice")
+		postAll, postKey := k.postIn("m:", pid, "\x00t")
 		for _, tc := range []struct{ name, got, want string }{
 			{"thread", k.thread(pid), thread},
 			{"comment", k.comment(pid, num), thread + num},
@@ -31,12 +32,30 @@ func TestThreadKeys(t *testing.T) {
 			{"commentIdem", k.commentIdem(pid, "ab"), thread + "idem:ab"},
 			{"commentIn", all, "m:" + thread + num + "\x003"},
 			{"commentIn's key", key, thread + num},
-			{"postIn", k.postIn("m:", pid), "m:" + k.post(pid)},
+			{"postIn", postAll, "m:" + k.post(pid) + "\x00t"},
+			{"postIn's key", postKey, k.post(pid)},
 			{"userIn", k.userIn("m:", "alice"), "m:" + k.user("alice")},
 		} {
 			if tc.got != tc.want {
 				t.Errorf("prefix %q: %s = %q, want %q", prefix, tc.name, tc.got, tc.want)
 			}
+		}
+	}
+}
+
+// TestSiteRankingKept checks that the keys of the site's rankings, made once by newKeys, are
+// those ranking("") makes, and cost no allocation a call; a group's are made on each call.
+func TestSiteRankingKept(t *testing.T) {
+	for _, prefix := range []string{"", "agora:"} {
+		k := newKeys(prefix)
+		if got, want := k.ranking(""), (keys{prefix: prefix}).ranking(""); got != want {
+			t.Errorf("prefix %q: the kept site rankings %+v, want %+v", prefix, got, want)
+		}
+		if got, want := k.ranking("golang"), (keys{prefix: prefix}).ranking("golang"); got != want {
+			t.Errorf("prefix %q: a group's rankings %+v, want %+v", prefix, got, want)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = k.ranking("") }); n != 0 {
+			t.Errorf("prefix %q: ranking(\"\") made %v allocations, want 0", prefix, n)
 		}
 	}
 }

@@ -117,6 +117,7 @@ func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
 			if done == nil {
 				done = make(chan struct{})
 				slab = make([]call, 0, len(reads)-i)
+				batch = make([]*call, 0, len(reads)-i+1) // +1: the NSFW groups' read may ride along
 			}
 			slab = append(slab, call{r: r, done: done})
 			c = &slab[len(slab)-1]
@@ -168,7 +169,8 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 		revs = l.revs.start(l.s.k, batch)
 	}
 	giveArgs(batch)
-	ops := make([]op, 0, len(revs)+len(batch))
+	bodies := bodyReads(ctx, batch)
+	ops := make([]op, 0, len(revs)+len(batch)+len(bodies))
 	for _, rr := range revs {
 		ops = append(ops, op{key: rr.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			rr.cmd = p.Get(ctx, rr.key)
@@ -178,9 +180,8 @@ func (l *Loader) exec(ctx context.Context, batch []*call) {
 	for _, c := range batch {
 		ops = append(ops, op{key: c.r.rkey, read: c, ctx: ctx})
 	}
-	bodies := bodyReads(ctx, batch)
 	for _, br := range bodies {
-		ops = append(ops, op{key: br.args[1].(string), fill: br.fill})
+		ops = append(ops, op{key: br.key, fill: br.fill})
 	}
 	err := l.s.pipeline(ctx, ops, false)
 	if l.revs != nil {
@@ -245,7 +246,7 @@ func hashRead(ck string, fields []any) read {
 // sends goes through it or hmget.
 func fillHMGET(ctx context.Context, p rdb.Pipeliner, c *call) {
 	if c.args == nil {
-		c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
+		c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), &c.r.rkey, c.r.fields)
 	}
 	c.cmd = sendHMGET(ctx, p, c.args)
 }
@@ -265,17 +266,20 @@ func giveArgs(batch []*call) {
 	for _, c := range batch {
 		if c.r.fields != nil {
 			start := len(arena)
-			arena = hmgetArgs(arena, c.r.rkey, c.r.fields)
+			arena = hmgetArgs(arena, &c.r.rkey, c.r.fields)
 			if c.r.texts > 0 { // a post read's second HMGET, after its first (fillPostRead)
-				arena = hmgetArgs(arena, c.r.tkey, postTextArgs[c.r.texts-1])
+				arena = hmgetArgs(arena, &c.r.tkey, postTextArgs[c.r.texts-1])
 			}
 			c.args = arena[start:len(arena):len(arena)]
 		}
 	}
 }
 
-// hmgetArgs appends the arguments of HMGET key fields... to args.
-func hmgetArgs(args []any, key string, fields []any) []any {
+// hmgetArgs appends the arguments of HMGET key fields... to args. The key goes by its address:
+// go-redis writes a *string as the string, and boxing a pointer allocates nothing where boxing a
+// string allocates its header (one allocation an item read; the calls' keys stay put in their
+// slab, see enqueue).
+func hmgetArgs(args []any, key *string, fields []any) []any {
 	return append(append(args, "hmget", key), fields...)
 }
 
@@ -284,7 +288,7 @@ func hmgetArgs(args []any, key string, fields []any) []any {
 // reads. The values come back as strings, "" for a missing field (see fields), not boxed in
 // interfaces one by one.
 func hmget(ctx context.Context, p rdb.Pipeliner, key string, fields []any) *rdb.StringSliceCmd {
-	return sendHMGET(ctx, p, hmgetArgs(make([]any, 0, 2+len(fields)), key, fields))
+	return sendHMGET(ctx, p, hmgetArgs(make([]any, 0, 2+len(fields)), &key, fields))
 }
 
 // sendHMGET adds an HMGET of args (see hmgetArgs) to a pipeline.
@@ -375,15 +379,36 @@ func (l *Loader) zrank(ctx context.Context, key, member string) (rank int64, ok 
 	return ic.Val(), true, nil
 }
 
+// pageReadKey is the cache key of pageRead, made in one allocation (a thread page reads 300
+// pages): a plain read's names what it reads besides the members.
+func pageReadKey(key string, desc bool, sp span, plain, total, scores bool) string {
+	var b strings.Builder
+	// The separators, the booleans and the numbers take at most 72 bytes.
+	b.Grow(72 + len(key) + len(sp.after.score) + len(sp.after.member) + len(sp.before.score) + len(sp.before.member))
+	b.WriteString("pg:")
+	b.WriteString(key)
+	b.WriteByte(0)
+	b.WriteString(strconv.FormatBool(desc))
+	b.WriteByte(0)
+	var scratch [96]byte
+	b.Write(sp.appendKey(scratch[:0]))
+	if plain {
+		b.WriteByte(0)
+		b.WriteString(strconv.FormatBool(total))
+		b.WriteString(strconv.FormatBool(scores))
+	}
+	return b.String()
+}
+
 // pageRead is the read of the page of a sorted set that sp names. A page without a cursor is plain
 // commands: ZRANGE (REV for desc) by rank of one more item than the page holds, to tell whether
 // more follow (a first page, from rank 0) or precede (a last page, from rank -n-1), with the
 // scores when the cursors are wanted, after ZCARD when the total is. A page after or before a
 // cursor is the page script, which finds the cursors' places among ties in the same call.
 func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script) read {
-	ck := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + sp.key()
-	if sp.open() && sp.cut.set == "" {
-		ck += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
+	plain := sp.open() && sp.cut.set == ""
+	ck := pageReadKey(key, desc, sp, plain, total, scores)
+	if plain {
 		args := rdb.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
 		if sp.backward {
 			args.Start, args.Stop = int64(-sp.n-1), -1
@@ -506,8 +531,11 @@ func tagOf(key string) string {
 
 // bodyRead is the HMGET of the bodies of a batch's comments of one thread: args are the command
 // (HMGET, the thread's bodies, a field per comment), calls the comment reads the values go to.
+// The key and the fields go in args by their addresses, in key and nums (see hmgetArgs).
 type bodyRead struct {
 	ctx   context.Context
+	key   string
+	nums  []string
 	args  []any
 	calls []*call
 	cmd   *rdb.StringSliceCmd
@@ -576,8 +604,9 @@ func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 			if len(out) == 0 {
 				size = n
 			}
-			br = &bodyRead{ctx: ctx, args: make([]any, 2, 2+size), calls: make([]*call, 0, size)}
-			br.args[0], br.args[1] = "hmget", prefix+"body"
+			br = &bodyRead{ctx: ctx, key: prefix + "body", nums: make([]string, 0, size), args: make([]any, 2, 2+size),
+				calls: make([]*call, 0, size)}
+			br.args[0], br.args[1] = "hmget", &br.key
 			if len(out) == 1 {
 				byPrefix = map[string]*bodyRead{prefixes[0]: out[0]}
 			}
@@ -586,7 +615,10 @@ func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 			}
 			out, prefixes = append(out, br), append(prefixes, prefix)
 		}
-		br.args, br.calls = append(br.args, key[i:]), append(br.calls, c)
+		// A field goes by its address in nums, which never grows past its capacity for the first
+		// thread; a later thread's may grow, and what args hold still points at the same strings.
+		br.nums = append(br.nums, key[i:])
+		br.args, br.calls = append(br.args, &br.nums[len(br.nums)-1]), append(br.calls, c)
 	}
 	return out
 }

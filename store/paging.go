@@ -155,9 +155,15 @@ func (w Window) decode(list string) (span, error) {
 func (sp span) open() bool { return sp.after.score == "" && sp.before.score == "" }
 
 // key names the span in cache keys.
-func (sp span) key() string {
-	return strconv.Itoa(sp.n) + "\x00" + strconv.FormatBool(sp.backward) + "\x00" + sp.after.score + "\x00" +
-		sp.after.member + "\x00" + sp.before.score + "\x00" + sp.before.member + "\x00" + strconv.FormatInt(sp.cut.cutoff, 10)
+func (sp span) key() string { return string(sp.appendKey(nil)) }
+
+// appendKey appends key to b.
+func (sp span) appendKey(b []byte) []byte {
+	b = strconv.AppendBool(append(strconv.AppendInt(b, int64(sp.n), 10), 0), sp.backward)
+	for _, s := range [...]string{sp.after.score, sp.after.member, sp.before.score, sp.before.member} {
+		b = append(append(b, 0), s...)
+	}
+	return strconv.AppendInt(append(b, 0), sp.cut.cutoff, 10)
 }
 
 // rawPage is a page of a sorted set as read: its members in list order, with their scores when

@@ -66,16 +66,17 @@ func (l *Loader) postRead(pid string) read { return l.postReadOf(pid, true) }
 // (Store.postBodiesInHashes); a text in the hash is newer than one apart (see
 // scripts/lib/post_texts.lua).
 func (l *Loader) postReadOf(pid string, body bool) read {
-	tkey := l.s.k.postTexts(pid)
-	key := tkey[:len(tkey)-len(":c:body")] // keys.post, without an allocation of its own
-	r := read{key: "m:" + key, rkey: key, fields: postHashArgs, fill: fillPostRead, texts: 1, tkey: tkey}
+	fields := postHashArgs
 	if l.s.postBodiesInHashes.Load() {
-		r.fields = postFieldArgs
+		fields = postFieldArgs
 	}
 	if !body {
-		r.key, r.texts = r.key+"\x00t", 0
+		ck, key := l.s.k.postIn("m:", pid, "\x00t") // one allocation for both
+		return read{key: ck, rkey: key, fields: fields, fill: fillPostRead}
 	}
-	return r
+	tkey := l.s.k.postTexts(pid)
+	key := tkey[:len(tkey)-len(":c:body")] // keys.post, without an allocation of its own
+	return read{key: "m:" + key, rkey: key, fields: fields, fill: fillPostRead, texts: 1, tkey: tkey}
 }
 
 // fillPostRead adds a post read's commands to a pipeline: the HMGET of its texts apart and that
@@ -83,14 +84,14 @@ func (l *Loader) postReadOf(pid string, body bool) read {
 func fillPostRead(ctx context.Context, p rdb.Pipeliner, c *call) {
 	if c.r.texts == 0 {
 		if c.args == nil {
-			c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), c.r.rkey, c.r.fields)
+			c.args = hmgetArgs(make([]any, 0, 2+len(c.r.fields)), &c.r.rkey, c.r.fields)
 		}
 		c.cmd = sendHMGET(ctx, p, c.args)
 		return
 	}
 	texts := postTextArgs[c.r.texts-1]
 	if c.args == nil {
-		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), c.r.rkey, c.r.fields), c.r.tkey, texts)
+		c.args = hmgetArgs(hmgetArgs(make([]any, 0, 4+len(c.r.fields)+len(texts)), &c.r.rkey, c.r.fields), &c.r.tkey, texts)
 	}
 	n := 2 + len(c.r.fields) // the hash's HMGET, then the texts' (see giveArgs)
 	// The texts go first, so that the hash's counts are followed at once by whatever the walk
@@ -114,8 +115,11 @@ func postFieldsBut(name string) []string {
 // the texts kept apart where the hash has none.
 func postValues(c *call) []string {
 	v := fields(c)
-	if len(v) < len(postFields) { // read without the hash's body
-		v = append(v[:1:1], append([]string{""}, v[1:]...)...)
+	if len(v) < len(postFields) { // read without the hash's body: v[1] is the body's place
+		w := make([]string, len(v)+1)
+		w[0] = v[0]
+		copy(w[2:], v[1:])
+		v = w
 	}
 	if c.cmd2 != nil {
 		mergePostTexts(v, c.cmd2.(*rdb.StringSliceCmd).Val())

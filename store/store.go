@@ -246,7 +246,7 @@ func New(ctx context.Context, client rdb.UniversalClient, opts Options) (*Store,
 		return nil, fmt.Errorf("the wait for replicas (%s) must be shorter than the Redis timeout (%s): it is part of a write's round trip",
 			s.opts.WaitTimeout, s.opts.RedisTimeout)
 	}
-	s.k = keys{prefix: s.opts.Prefix}
+	s.k = newKeys(s.opts.Prefix)
 	s.hashing = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 	s.decoy = s.hashPassword(randomHex(16))
 	s.jobs = jobs.New(jobRunner{s}, s.opts.Jobs)

@@ -603,16 +603,30 @@ func pageItems[T comparable](rp rawPage, tag string, items []*call, parse func(c
 	for i, c := range items {
 		parsed[i] = parse(c, rp.members[i])
 	}
-	return keptItems(rp, tag, parsed)
+	return keepItems(rp, tag, parsed, true)
 }
 
 // keptItems builds the page of a raw page whose members became items, in order, leaving out with
 // their cursors the items gone since the page was read (the zero T).
 func keptItems[T comparable](rp rawPage, tag string, items []T) *Page[T] {
+	return keepItems(rp, tag, items, false)
+}
+
+// keepItems is keptItems; own says that items is the caller's to give away, so that a page
+// whose items are all still there holds it as it is (and its cursors as rp.cursors made them)
+// rather than copies: two allocations fewer a page, 300 on a thread page.
+func keepItems[T comparable](rp rawPage, tag string, items []T, own bool) *Page[T] {
 	var none T
 	all := rp.cursors(tag)
-	p := &Page[T]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev,
-		Items: make([]T, 0, len(items)), Cursors: make([]string, 0, len(items))}
+	p := &Page[T]{Total: rp.total, HasNext: rp.hasNext, HasPrev: rp.hasPrev}
+	if len(items) > 0 && !slices.Contains(items, none) {
+		p.Items, p.Cursors = items, all
+		if !own {
+			p.Items = slices.Clone(items)
+		}
+		return p
+	}
+	p.Items, p.Cursors = make([]T, 0, len(items)), make([]string, 0, len(items))
 	for i, it := range items {
 		if it != none {
 			p.Items, p.Cursors = append(p.Items, it), append(p.Cursors, all[i])

@@ -96,10 +96,20 @@ var keyless = map[string]bool{"multi": true, "exec": true, "discard": true, "pin
 
 // firstKey returns the key of a single-key command: its first argument.
 func firstKey(args []any) []string {
-	if len(args) < 2 || keyless[strings.ToLower(fmt.Sprint(args[0]))] {
+	if len(args) < 2 || keyless[strings.ToLower(ArgString(args[0]))] {
 		return nil
 	}
-	return []string{fmt.Sprint(args[1])}
+	return []string{ArgString(args[1])}
+}
+
+// ArgString returns a command's argument as Redis receives it: go-redis writes a *string as
+// the string it points to (the store's reads pass keys and fields so, to box them without an
+// allocation), where fmt would print the pointer.
+func ArgString(a any) string {
+	if p, ok := a.(*string); ok && p != nil {
+		return *p
+	}
+	return fmt.Sprint(a)
 }
 
 // keysOf returns the keys of the multi-key commands a cluster checks; single-key commands return
@@ -110,7 +120,7 @@ func keysOf(args []any) []string {
 	}
 	s := make([]string, len(args))
 	for i, a := range args {
-		s[i] = fmt.Sprint(a)
+		s[i] = ArgString(a)
 	}
 	name := strings.ToLower(s[0])
 	numkeys := func(at int) []string { // keys follow a count at position at

@@ -1,0 +1,85 @@
+package store
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestPageReadKey checks that a page read's cache key, made in one allocation, names everything
+// that tells two pages apart as the concatenation it replaced did, so that no two different reads
+// share a key: the list, the order, the span (size, direction, cursors, window cut-off) and, for
+// a plain read, whether it reads the total and the scores.
+func TestPageReadKey(t *testing.T) {
+	// want is the key as it was built before pageReadKey.
+	want := func(key string, desc bool, sp span, plain, total, scores bool) string {
+		k := "pg:" + key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(sp.n) + "\x00" +
+			strconv.FormatBool(sp.backward) + "\x00" + sp.after.score + "\x00" + sp.after.member + "\x00" +
+			sp.before.score + "\x00" + sp.before.member + "\x00" + strconv.FormatInt(sp.cut.cutoff, 10)
+		if plain {
+			k += "\x00" + strconv.FormatBool(total) + strconv.FormatBool(scores)
+		}
+		return k
+	}
+	spans := []span{
+		{n: 10},
+		{n: 10, backward: true},
+		{n: -1 << 62, after: cursor{score: "1700000000000", member: "000000000004"}},
+		{n: 50, before: cursor{score: "-3", member: "u:7"}, cut: windowCut{cutoff: -1 << 62, set: "w"}},
+		{n: 5, after: cursor{score: "1", member: "a\x00b"}, before: cursor{score: "2", member: "c"}},
+	}
+	seen := map[string]bool{}
+	for _, sp := range spans {
+		for _, desc := range []bool{false, true} {
+			for _, flags := range [][3]bool{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}, {true, true, true}} {
+				plain, total, scores := flags[0], flags[1], flags[2]
+				got := pageReadKey("agora:{p:1}:c:0:rs", desc, sp, plain, total, scores)
+				if w := want("agora:{p:1}:c:0:rs", desc, sp, plain, total, scores); got != w {
+					t.Errorf("pageReadKey(%+v, desc %v, %v) = %q, want %q", sp, desc, flags, got, w)
+				}
+				if seen[got] {
+					t.Errorf("pageReadKey(%+v, desc %v, %v) = %q, the key of another read", sp, desc, flags, got)
+				}
+				seen[got] = true
+				if n := testing.AllocsPerRun(10, func() { _ = pageReadKey("agora:{p:1}:c:0:rs", desc, sp, plain, total, scores) }); n != 1 {
+					t.Errorf("pageReadKey(%+v): %v allocations, want 1", sp, n)
+				}
+			}
+		}
+	}
+}
+
+// TestKeepItems checks that a page keeps its items and their cursors in order, leaving out the
+// items gone since the page was read, and that a page whose items are all there shares no slice
+// with a caller that keeps its own.
+func TestKeepItems(t *testing.T) {
+	rp := rawPage{members: []string{"a", "b", "c"}, scores: []string{"1", "2", "3"}, total: 3}
+	all := rp.cursors("t")
+	for _, tc := range []struct {
+		name        string
+		items, want []string
+		cursors     []string
+	}{
+		{"all there", []string{"A", "B", "C"}, []string{"A", "B", "C"}, all},
+		{"one gone", []string{"A", "", "C"}, []string{"A", "C"}, []string{all[0], all[2]}},
+		{"none", []string{}, []string{}, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rp
+			r.members, r.scores = rp.members[:len(tc.items)], rp.scores[:len(tc.items)]
+			for _, own := range []bool{false, true} {
+				items := slices.Clone(tc.items)
+				p := keepItems(r, "t", items, own)
+				if !slices.Equal(p.Items, tc.want) || !slices.Equal(p.Cursors, tc.cursors) || p.Items == nil || p.Cursors == nil {
+					t.Fatalf("own %v: items %q cursors %q, want %q %q (not nil)", own, p.Items, p.Cursors, tc.want, tc.cursors)
+				}
+				if !own && len(items) > 0 {
+					items[0] = "changed"
+					if p.Items[0] == "changed" {
+						t.Errorf("a page of items the caller keeps shares them")
+					}
+				}
+			}
+		})
+	}
+}
