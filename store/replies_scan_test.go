@@ -36,7 +36,6 @@ var uncheckedAllowed = map[string]string{
 	// Context values and the loader's own arguments, not replies.
 	"ratelimit.go:ClientFrom: ctx.Value(clientKey{}).(string)": "context value",
 	"readsplice.go:HoleSplice: ctx.Value(holeKey{}).(bool)":    "context value",
-	"loader.go:Loader.exec: br.args[1].(string)":               "a body read's key, set by bodyReads",
 
 	// The unchecked HGETALL decoder, left for messages.go (see uncheckedPendingFiles).
 	"posts.go:hashFromReply: v.([]any)":       "unchecked HGETALL decoder, used only by messages.go now; replyHash is its checked form",
