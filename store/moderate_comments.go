@@ -46,6 +46,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	}
 	flag, text := reasonArgs(reason)
 	outbox := s.k.postModOutbox(pid)
+	var replies []string // the hashes of the replies of a parent the restore brings to replyOrdersAt
 	for range maxChainReads {
 		chain, err := s.ancestorChain(ctx, pid, num, climb)
 		if err != nil {
@@ -57,13 +58,20 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 			keys = append(append(keys, s.k.comment(pid, c)), s.k.replyOrders(pid, c)...)
 			args = append(args, c)
 		}
-		keys = append(keys, s.k.commentBodies(pid), s.k.liveComments(pid))
+		keys = append(append(keys, replies...), s.k.commentBodies(pid), s.k.liveComments(pid))
 		reply, err := s.run(ctx, "moderate_comment", keys, args...)
 		if err != nil {
 			return nil, err
 		}
 		arr, _ := reply.([]any)
 		if len(arr) == 1 && arr[0] == "again" {
+			continue
+		}
+		if len(arr) == 2 && arr[0] == "replies" {
+			parent, _ := arr[1].(string)
+			if replies, err = s.replyHashKeys(ctx, pid, parent); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if len(arr) < 2 {
