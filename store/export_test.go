@@ -100,3 +100,7 @@ func (s *Store) MigrateNSFWPartsForTest(ctx context.Context) (moved, dropped int
 	dropped, err = s.dropSFWCopies(ctx)
 	return moved, dropped, err
 }
+
+// ReplyOrdersAt is replyOrdersAt: how many replies a parent has when it starts keeping its TOP,
+// BEST and CONTROVERSIAL orders.
+const ReplyOrdersAt = replyOrdersAt
