@@ -226,20 +226,25 @@ func replyPow(n, x float64) float64 {
 // rankReplies ranks the replies of a parent with fewer than replyOrdersAt replies in sort and
 // returns the page of the span sp, as a page read of the parent's sorted set would: members are
 // the whole time order, cs their comments as read (nil for one gone since), w what the response
-// shows (a page read without the total or the cursors has neither).
-func rankReplies(sort CommentSort, members []string, cs []*Comment, sp span, w Window) rawPage {
+// shows (a page read without the total or the cursors has neither). It returns too where each
+// of the page's members is in members.
+func rankReplies(sort CommentSort, members []string, cs []*Comment, sp span, w Window) (rawPage, []int) {
 	ranked := make([]rankedEntry, 0, len(members))
 	for i, m := range members {
 		if c := cs[i]; c != nil {
-			ranked = append(ranked, rankedEntry{m, replyScore(sort, c.Upvotes, c.Downvotes)})
+			ranked = append(ranked, rankedEntry{id: m, score: replyScore(sort, c.Upvotes, c.Downvotes), at: i})
 		}
 	}
-	rp := rankPage(ranked, sp)
+	rp, page := rankPage(ranked, sp)
 	if w.NoTotal && sp.open() {
 		rp.total = 0
 	}
 	if w.NoCursors && sp.open() {
 		rp.scores = nil
 	}
-	return rp
+	at := make([]int, len(page))
+	for i, e := range page {
+		at[i] = e.at
+	}
+	return rp, at
 }

@@ -132,7 +132,12 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 	for i, c := range calls {
 		cs[i] = l.commentOf(c, pid, few[i], fs)
 	}
-	return l.commentItems(ctx, pid, rankReplies(sort, few, cs, sp, w), tag, fs)
+	rp, at := rankReplies(sort, few, cs, sp, w)
+	items := make([]*call, len(at))
+	for i, j := range at {
+		items[i] = calls[j]
+	}
+	return pageItems(rp, tag, items, func(c *call, m string) *Comment { return l.commentOf(c, pid, m, fs) }), nil
 }
 
 // commentCalls reads comments nums of post pid, with the fields fs, in one pipeline, and waits.

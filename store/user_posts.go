@@ -167,22 +167,24 @@ func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
 			continue
 		}
 		if s := replies[c.part][i]; s != "" && ur.cut.within(c.published) {
-			ranked = append(ranked, rankedEntry{c.id, parseScore(s)})
+			ranked = append(ranked, rankedEntry{id: c.id, score: parseScore(s)})
 		}
 	}
-	return rankPage(ranked, sp)
+	rp, _ := rankPage(ranked, sp)
+	return rp
 }
 
-// rankedEntry is a member of a list ranked in Go and its score.
+// rankedEntry is a member of a list ranked in Go, its score, and where the caller has it.
 type rankedEntry struct {
 	id    string
 	score float64
+	at    int
 }
 
 // rankPage sorts ranked as Redis orders a sorted set read highest score first (ties by member
 // bytes descending) and returns the page of the span sp, with the total and every member's score:
-// the page a page read of the same sorted set returns, cursors included.
-func rankPage(ranked []rankedEntry, sp span) rawPage {
+// the page a page read of the same sorted set returns, cursors included; and the page's entries.
+func rankPage(ranked []rankedEntry, sp span) (rawPage, []rankedEntry) {
 	slices.SortFunc(ranked, func(a, b rankedEntry) int {
 		switch {
 		case a.score > b.score:
@@ -221,7 +223,7 @@ func rankPage(ranked []rankedEntry, sp span) rawPage {
 		rp.members, rp.scores = append(rp.members, e.id), append(rp.scores, formatScore(e.score))
 	}
 	rp.hasPrev, rp.hasNext = start > 0, stop < len(ranked)
-	return rp
+	return rp, ranked[start:stop]
 }
 
 // clock is the loader's time for the windows of TOP: the time it first asked, so that every

@@ -389,26 +389,25 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 func (l *Loader) rankWalked(wp walkPage, items []*call, offPage map[*call]bool) (rawPage, []*call) {
 	fs := wp.wl.list.Needs.CommentFields
 	cs := make([]*Comment, len(items))
-	byMember := make(map[string]*call, len(items))
 	for i, c := range items {
-		byMember[wp.rp.members[i]] = c
-		if c.err == nil {
-			cs[i] = l.commentOf(c, wp.wl.pid, wp.rp.members[i], fs)
+		if c.err != nil {
+			return wp.rp, items // not ranked, nor kept (keepPage): the resolver reads it again
+		}
+		cs[i] = l.commentOf(c, wp.wl.pid, wp.rp.members[i], fs)
+	}
+	rp, at := rankReplies(wp.rank.sort, wp.rp.members, cs, wp.rank.span, wp.rank.window)
+	on := make([]*call, len(at))
+	for i, j := range at {
+		on[i] = items[j]
+	}
+	if len(on) < len(items) {
+		for _, c := range items {
+			if !slices.Contains(on, c) {
+				offPage[c] = true
+			}
 		}
 	}
-	rp := rankReplies(wp.rank.sort, wp.rp.members, cs, wp.rank.span, wp.rank.window)
-	on := make([]*call, len(rp.members))
-	onPage := make(map[*call]bool, len(rp.members))
-	for i, m := range rp.members {
-		on[i] = byMember[m]
-		onPage[on[i]] = true
-	}
-	for _, c := range items {
-		if !onPage[c] {
-			offPage[c] = true
-		}
-	}
-	for c := range onPage {
+	for _, c := range on {
 		delete(offPage, c) // on this page, off another's
 	}
 	return rp, on
