@@ -80,7 +80,8 @@ func (l *Loader) commentList(pid, parent string, sort CommentSort) (key string, 
 
 // commentPage loads a page of the direct replies of parent (topLevel for the post) with the
 // comments: the page a walk kept, or else the page and, through Walk, what needs says the
-// response reads below it.
+// response reads below it. The replies of a parent that keeps no sorted set of the sort are all
+// read and ranked here (see replyListRead).
 func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
 	key, desc, tag := l.commentList(pid, parent, sort)
 	sp, err := w.decode(tag)
@@ -90,22 +91,67 @@ func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort Comme
 	if p := keptPage[*Comment](l, pageKey(key, desc, w)); p != nil {
 		return p, nil
 	}
-	rp, err := l.shownPage(ctx, key, desc, sp, w)
+	cl, err := l.get(ctx, l.replyListRead(pid, parent, sort, key, desc, sp, w))
+	if err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(cl, sp)
 	if err != nil {
 		return nil, err
 	}
 	n := evalNeeds(needs)
-	l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: rp.members}, n)
 	fs := AllCommentFields
 	if n != nil {
 		fs = n.CommentFields.normal()
 	}
-	reads := make([]read, len(rp.members))
-	for i, m := range rp.members {
+	few, ranks := fewReplies(cl)
+	if !ranks {
+		l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: rp.members}, n)
+		return l.commentItems(ctx, pid, rp, tag, fs)
+	}
+	// Every reply, with its votes: the walk reads them all, and what is below the ones on the
+	// page.
+	var vn *Needs
+	if n != nil {
+		c := *n
+		c.CommentFields = withVotes(c.CommentFields)
+		vn, fs = &c, c.CommentFields.normal()
+	}
+	l.Walk(ctx, Items{Kind: ItemComment, Post: pid, Keys: few, rank: &replyRank{sort: sort, span: sp, window: w}}, vn)
+	calls, err := l.commentCalls(ctx, pid, few, fs)
+	if err != nil {
+		return nil, err
+	}
+	cs := make([]*Comment, len(few))
+	for i, c := range calls {
+		cs[i] = l.commentOf(c, pid, few[i], fs)
+	}
+	rp, at := rankReplies(sort, few, cs, sp, w)
+	items := make([]*call, len(at))
+	for i, j := range at {
+		items[i] = calls[j]
+	}
+	return pageItems(rp, tag, items, func(c *call, m string) *Comment { return l.commentOf(c, pid, m, fs) }), nil
+}
+
+// commentCalls reads comments nums of post pid, with the fields fs, in one pipeline, and waits.
+func (l *Loader) commentCalls(ctx context.Context, pid string, nums []string, fs CommentFields) ([]*call, error) {
+	reads := make([]read, len(nums))
+	for i, m := range nums {
 		reads[i] = l.commentRead(pid, m, fs)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	return calls, nil
+}
+
+// commentItems returns the page of rp, whose members are comments of post pid read (or read
+// now) with the fields fs.
+func (l *Loader) commentItems(ctx context.Context, pid string, rp rawPage, tag string, fs CommentFields) (*Page[*Comment], error) {
+	calls, err := l.commentCalls(ctx, pid, rp.members, fs)
+	if err != nil {
 		return nil, err
 	}
 	return pageItems(rp, tag, calls, func(c *call, m string) *Comment { return l.commentOf(c, pid, m, fs) }), nil

@@ -73,13 +73,32 @@ func (th *thread) voteFixture(parent *store.Comment) map[string]*store.Comment {
 	return out
 }
 
-// names maps comments back to their fixture names (their bodies).
+// names maps comments back to their fixture names (their bodies), leaving out the padding
+// (padTop).
 func names(cs []*store.Comment) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.Text
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if c.Text != padText {
+			out = append(out, c.Text)
+		}
 	}
 	return out
+}
+
+// padText is the body of the comments padTop adds.
+const padText = "pad"
+
+// padding is how many comments padTop adds.
+var padding = store.ReplyOrdersAt - len(votedComments)
+
+// padTop adds top-level comments without votes to the top-level fixture top, up to
+// ReplyOrdersAt, so that the post keeps its reply orders. They tie a and f (no votes), newer
+// than both; names leaves them out, which keeps the fixture's orders.
+func (th *thread) padTop(top map[string]*store.Comment) {
+	th.t.Helper()
+	for range store.ReplyOrdersAt - len(top) {
+		th.add("author", nil, padText)
+	}
 }
 
 // allBackward pages through every reply of parent from the end, last n at a time, and returns
@@ -137,6 +156,15 @@ func (th *thread) checkVoteOrders(b storetest.Backend, parent *store.Comment, by
 			num = commentNum(parent.ID)
 		}
 		key := th.prefix + "{p:" + th.post.Key() + "}:c:" + num + tc.suffix
+		n, err := b.Client.ZCard(ctx, key).Result()
+		if err != nil {
+			th.t.Fatal(err)
+		}
+		if n == 0 {
+			// A parent below replyOrdersAt replies keeps no such order: the reader ranks its
+			// replies (CheckThread checks which parents keep them).
+			continue
+		}
 		for _, vc := range votedComments {
 			got, err := b.Client.ZScore(ctx, key, commentNum(byName[vc.name].ID)).Result()
 			if err != nil {
@@ -169,7 +197,9 @@ func TestCommentBestAndControversialSorts(t *testing.T) {
 		th := newThread(t, b, store.Options{WriteLimit: -1})
 		top := th.voteFixture(nil)
 		th.checkVoteOrders(b, nil, top)
-		parent := top["a"]
+		th.padTop(top) // the top level keeps its orders, the replies of a are ranked by the reader
+		th.checkVoteOrders(b, nil, top)
+		parent := th.get(top["a"].ID)
 		replies := th.voteFixture(parent)
 		th.checkVoteOrders(b, parent, replies)
 
@@ -183,10 +213,13 @@ func TestCommentBestAndControversialSorts(t *testing.T) {
 			t.Fatal(err)
 		}
 		root := sess.User.Key()
-		without := func(what, name string) {
+		without := func(parent *store.Comment, what, name string) {
 			t.Helper()
+			if parent != nil {
+				parent = th.get(parent.ID)
+			}
 			for _, sort := range []store.CommentSort{store.CommentsBest, store.CommentsControversial} {
-				if got := names(th.all(th.get(parent.ID), sort, 4)); slices.Contains(got, name) || len(got) != len(votedComments)-1 {
+				if got := names(th.all(parent, sort, 4)); slices.Contains(got, name) || len(got) != len(votedComments)-1 {
 					t.Errorf("sort %d after %s %s: %v", sort, what, name, got)
 				}
 			}
@@ -194,7 +227,7 @@ func TestCommentBestAndControversialSorts(t *testing.T) {
 		if _, err := th.s.RemoveComment(ctx, root, replies["g"].ID, "spam"); err != nil {
 			t.Fatal(err)
 		}
-		without("removing", "g")
+		without(parent, "removing", "g")
 		th.check()
 		if _, err := th.s.RestoreComment(ctx, root, replies["g"].ID); err != nil {
 			t.Fatal(err)
@@ -203,7 +236,24 @@ func TestCommentBestAndControversialSorts(t *testing.T) {
 		if err := th.s.DeleteComment(ctx, "author", replies["h"].ID); err != nil {
 			t.Fatal(err)
 		}
-		without("deleting", "h")
+		without(parent, "deleting", "h")
+		th.check()
+
+		// The same at the top level, which keeps its orders: the deletion leaves it below
+		// ReplyOrdersAt, still keeping them.
+		if _, err := th.s.RemoveComment(ctx, root, top["g"].ID, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		without(nil, "removing", "g")
+		th.check()
+		if _, err := th.s.RestoreComment(ctx, root, top["g"].ID); err != nil {
+			t.Fatal(err)
+		}
+		th.checkVoteOrders(b, nil, top)
+		if err := th.s.DeleteComment(ctx, "author", top["h"].ID); err != nil {
+			t.Fatal(err)
+		}
+		without(nil, "deleting", "h")
 		th.check()
 	})
 }
@@ -215,7 +265,10 @@ func TestCommentVoteOrdersBackfilledByRebuild(t *testing.T) {
 		top := th.voteFixture(nil)
 		parent := top["c"]
 		replies := th.voteFixture(parent)
-		// As written before the orders existed: every BEST and CONTROVERSIAL set is missing.
+		// The top level made big enough to keep its orders (replyOrdersAt replies: fillers
+		// without votes, older than the fixture's), then, as written before the orders existed,
+		// every BEST and CONTROVERSIAL set missing.
+		th.padTop(top)
 		thread := th.prefix + "{p:" + th.post.Key() + "}:c:"
 		var gone []string
 		for _, c := range append(slices.Collect(maps.Values(top)), nil) {
@@ -238,8 +291,8 @@ func TestCommentVoteOrdersBackfilledByRebuild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Scored != 2*len(votedComments) {
-				t.Errorf("rebuild scored %d comments, want %d", st.Scored, 2*len(votedComments))
+			if want := 2*len(votedComments) + padding; st.Scored != want {
+				t.Errorf("rebuild scored %d comments, want %d", st.Scored, want)
 			}
 			th.checkVoteOrders(b, nil, top)
 			th.checkVoteOrders(b, parent, replies)

@@ -196,10 +196,12 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	}
 	now := s.now()
 	idemKey := s.k.commentIdem(pid, idemDigest(uid+"\x00"+in.IdempotencyKey))
-	for range 2 {
+	var replies []string // the hashes of the parent's replies, when this one brings it to replyOrdersAt
+	for range 2 + maxChainReads {
 		reply, err := s.run(ctx, "create_comment",
-			append(append([]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent)},
+			append(append(append([]string{s.k.post(pid), s.k.threadIDs(pid), idemKey, s.k.comment(pid, parent)},
 				s.k.replyOrders(pid, parent)...), s.k.comment(pid, num), s.k.commentBodies(pid), s.k.liveComments(pid)),
+				replies...),
 			num, parent, uid, in.Body, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
 			s.opts.MaxCommentDepth, ttl, name)
 		if err != nil {
@@ -208,6 +210,14 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		arr, _ := reply.([]any)
 		if len(arr) != 2 {
 			return nil, fmt.Errorf("create_comment: unexpected reply %v", reply)
+		}
+		if arr[0] == "replies" {
+			// The parent reaches replyOrdersAt replies: the script builds its orders from their
+			// hashes, which it must declare (see reply_orders.lua).
+			if replies, err = s.replyHashKeys(ctx, pid, parent); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if again, _ := arr[0].(string); again == "again" {
 			// The idempotency key names the comment an earlier attempt made: read that one.

@@ -161,6 +161,10 @@ func (th *thread) check() int {
 	if got := th.reloadPost().CommentCount; got != live {
 		th.t.Errorf("commentCount %d, but %d live comments found", got, live)
 	}
+	// The indexes and counters as stored, reply orders and their marks included.
+	if err := th.s.CheckThread(context.Background(), th.post.Key()); err != nil {
+		th.t.Error(err)
+	}
 	return seen
 }
 

@@ -106,3 +106,16 @@ func (s *Store) MigrateNSFWPartsForTest(ctx context.Context) (moved, dropped int
 	dropped, err = s.dropSFWCopies(ctx)
 	return moved, dropped, err
 }
+
+// ReplyOrdersAt is replyOrdersAt: how many replies a parent has when it starts keeping its TOP,
+// BEST and CONTROVERSIAL orders.
+const ReplyOrdersAt = replyOrdersAt
+
+// MigrateReplyOrdersForTest runs the reply orders' step of the migration from layout 5 and
+// returns how many threads it went through.
+func (s *Store) MigrateReplyOrdersForTest(ctx context.Context) (int, error) {
+	return s.migrateReplyOrders(ctx)
+}
+
+// ReplyScoreForTest is replyScore: a reply's score in its parent's order sort.
+func ReplyScoreForTest(sort CommentSort, up, down int) float64 { return replyScore(sort, up, down) }

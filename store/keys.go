@@ -382,7 +382,9 @@ const commentVoteBucket = 8
 func (k keys) repliesByTime(pid, num string) string { return k.inThread(pid, num, ":rt") }
 
 // repliesByTop is a sorted set of the same replies scored by net votes; ties order by number, so
-// read backwards it is "most net votes first, then newest".
+// read backwards it is "most net votes first, then newest". Only a parent with replyOrdersAt
+// replies or more keeps it, and the BEST and CONTROVERSIAL orders below (see replyMark); the
+// reader orders the replies of one with fewer from their votes (comment_orders.go).
 func (k keys) repliesByTop(pid, num string) string { return k.inThread(pid, num, ":rs") }
 
 // repliesByBest is a sorted set of the same replies scored by the lower bound of the Wilson score
@@ -400,6 +402,16 @@ func (k keys) appendCommentKeys(keys []string, pid, num string) []string {
 	keys = append(keys, k.comment(pid, num), k.commentVotes(pid, num))
 	keys = append(keys, k.replyOrders(pid, num)...)
 	return append(keys, k.legacyCommentVotes(pid, num))
+}
+
+// replyMark is the hash that marks whether parent num keeps its TOP, BEST and CONTROVERSIAL
+// orders (field o, see scripts/lib/reply_orders.lua): the comment's hash, or the post's for the
+// top-level comments (num "0").
+func (k keys) replyMark(pid, num string) string {
+	if num == topLevel {
+		return k.post(pid)
+	}
+	return k.comment(pid, num)
 }
 
 // replyOrders lists the sorted sets of the direct replies of num (topLevel for the post) in the

@@ -104,9 +104,12 @@ var migrations = []Migration{
 			_, err := s.packSearchLists(ctx)
 			return err
 		}},
-	{From: 5, Does: bucketCommentVotesDoes,
+	{From: 5, Does: bucketCommentVotesDoes + "; " + replyOrdersDoes,
 		run: func(ctx context.Context, s *Store) error {
-			_, err := s.bucketCommentVotes(ctx)
+			if _, err := s.bucketCommentVotes(ctx); err != nil {
+				return err
+			}
+			_, err := s.migrateReplyOrders(ctx)
 			return err
 		}},
 }

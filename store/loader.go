@@ -448,6 +448,9 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script
 
 // pageOf parses a done page read of the span sp.
 func pageOf(c *call, sp span) (rawPage, error) {
+	if c.parts != nil && c.r.merge == nil { // a reply list's page and time order (replyListRead)
+		return pageOf(c.parts[0], sp)
+	}
 	if c.parts != nil {
 		a, err := pageOf(c.parts[0], sp)
 		if err != nil {

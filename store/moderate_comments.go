@@ -45,6 +45,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	}
 	flag, text := reasonArgs(reason)
 	outbox := s.k.postModOutbox(pid)
+	var replies []string // the hashes of the replies of a parent the restore brings to replyOrdersAt
 	for range maxChainReads {
 		chain, err := s.ancestorChain(ctx, pid, num, climb)
 		if err != nil {
@@ -56,7 +57,7 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 			keys = append(append(keys, s.k.comment(pid, c)), s.k.replyOrders(pid, c)...)
 			args = append(args, c)
 		}
-		keys = append(keys, s.k.commentBodies(pid), s.k.liveComments(pid))
+		keys = append(append(keys, replies...), s.k.commentBodies(pid), s.k.liveComments(pid))
 		reply, err := s.run(ctx, "moderate_comment", keys, args...)
 		if err != nil {
 			return nil, err
@@ -70,6 +71,22 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 				return nil, err
 			}
 			continue
+		}
+		if len(arr) == 2 { // {"replies", parent}: it brings parent to the threshold; read again with its replies
+			if _, err := replyWord("moderate_comment", arr[0], "replies"); err != nil {
+				return nil, err
+			}
+			parent, err := replyString("moderate_comment", arr[1])
+			if err != nil {
+				return nil, err
+			}
+			if replies, err = s.replyHashKeys(ctx, pid, parent); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(arr) < 3 {
+			return nil, &ReplyError{Script: "moderate_comment", Want: "an array of at least 3", Got: reply}
 		}
 		h, err := replyHash("moderate_comment", arr[2:])
 		if err != nil {

@@ -92,13 +92,26 @@ func (s *Store) CheckThread(ctx context.Context, pid string) error {
 		if err != nil {
 			return err
 		}
+		// A parent keeps its other orders once marked (reply_orders.lua), and is marked from
+		// replyOrdersAt replies on; they then hold what its time order holds, and nothing before.
+		mark, err := s.rdb.HGet(ctx, s.k.replyMark(pid, n), "o").Result()
+		if err != nil && !isNil(err) {
+			return err
+		}
+		if len(rt) >= replyOrdersAt && mark != "1" {
+			return fmt.Errorf("comment %s: %d replies, not marked", n, len(rt))
+		}
 		for _, k := range s.k.replyOrders(pid, n)[1:] {
 			card, err := s.rdb.ZCard(ctx, k).Result()
 			if err != nil {
 				return err
 			}
-			if int(card) != len(rt) {
-				return fmt.Errorf("comment %s: %s holds %d replies, the time order %d", n, k, card, len(rt))
+			want := len(rt)
+			if mark != "1" {
+				want = 0
+			}
+			if int(card) != want {
+				return fmt.Errorf("comment %s: %s holds %d replies, want %d (the time order %d, mark %q)", n, k, card, want, len(rt), mark)
 			}
 		}
 		want := map[string]bool{}

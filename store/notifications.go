@@ -359,7 +359,7 @@ func (l *Loader) WalkNotifications(ctx context.Context, ns []*Notification, need
 			}
 		}
 	}
-	l.walk(ctx, items)
+	l.walk(ctx, items, nil)
 }
 
 // MarkNotificationsRead marks notifications of the user uid read: every one with all, else those

@@ -252,7 +252,7 @@ type RebuildStats struct {
 	Deleted int // tombstones whose derived entries were removed
 	Orphans int // entries of posts that no longer exist at all, removed
 	Named   int // posts and comments given their author's name (see Loader.NamedAuthor)
-	Scored  int // comments written into their parent's vote orders (see rescoreThread)
+	Scored  int // comments in the tree, each written into its parent's vote orders where the parent keeps them (see rescoreThread)
 	Live    int // comments given their bit in their thread's live bitmap (see rebuildLiveBits)
 	// Conversations is the private conversations whose participants' mailboxes were derived
 	// again (see syncConversation).

@@ -151,10 +151,6 @@ func (ur userRanking) scoresRead(cands *call) read {
 // first, ties by member bytes descending. ZMSCORE replies with strings here, "" for a member the
 // set does not hold (go-redis's ZMScore gives 0 for those, which is a score).
 func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
-	type entry struct {
-		id    string
-		score float64
-	}
 	var replies [2][]string
 	for part, cmd := range [2]rdb.Cmder{scores.cmd, scores.cmd2} {
 		if sc, ok := cmd.(*rdb.StringSliceCmd); ok {
@@ -162,7 +158,7 @@ func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
 		}
 	}
 	all := ur.candidates(cands)
-	ranked := make([]entry, 0, len(all))
+	ranked := make([]rankedEntry, 0, len(all))
 	var at [2]int // the next reply of each part
 	for _, c := range all {
 		i := at[c.part]
@@ -171,10 +167,25 @@ func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
 			continue
 		}
 		if s := replies[c.part][i]; s != "" && ur.cut.within(c.published) {
-			ranked = append(ranked, entry{c.id, parseScore(s)})
+			ranked = append(ranked, rankedEntry{id: c.id, score: parseScore(s)})
 		}
 	}
-	slices.SortFunc(ranked, func(a, b entry) int {
+	rp, _ := rankPage(ranked, sp)
+	return rp
+}
+
+// rankedEntry is a member of a list ranked in Go, its score, and where the caller has it.
+type rankedEntry struct {
+	id    string
+	score float64
+	at    int
+}
+
+// rankPage sorts ranked as Redis orders a sorted set read highest score first (ties by member
+// bytes descending) and returns the page of the span sp, with the total and every member's score:
+// the page a page read of the same sorted set returns, cursors included; and the page's entries.
+func rankPage(ranked []rankedEntry, sp span) (rawPage, []rankedEntry) {
+	slices.SortFunc(ranked, func(a, b rankedEntry) int {
 		switch {
 		case a.score > b.score:
 			return -1
@@ -184,7 +195,7 @@ func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
 		return -strings.Compare(a.id, b.id)
 	})
 	// follows reports whether the entry e comes after the cursor cu in the list.
-	follows := func(e entry, cu cursor) bool {
+	follows := func(e rankedEntry, cu cursor) bool {
 		f := parseScore(cu.score)
 		if e.score != f {
 			return e.score < f
@@ -212,7 +223,7 @@ func (ur userRanking) rankedPage(cands, scores *call, sp span) rawPage {
 		rp.members, rp.scores = append(rp.members, e.id), append(rp.scores, formatScore(e.score))
 	}
 	rp.hasPrev, rp.hasNext = start > 0, stop < len(ranked)
-	return rp
+	return rp, ranked[start:stop]
 }
 
 // clock is the loader's time for the windows of TOP: the time it first asked, so that every

@@ -37,6 +37,17 @@ type Items struct {
 	Kind ItemKind
 	Post string // comments: the key of their post
 	Keys []string
+	// rank, for the comments of a reply list ranked by the reader (see replyListRead), ranks them
+	// once their hashes are read: only what is below the ones on the page is read further.
+	rank *replyRank
+}
+
+// replyRank is how the reader ranks the replies of a parent that keeps no sorted set of the
+// sort: the sort, and the page of them a response shows.
+type replyRank struct {
+	sort   CommentSort
+	span   span
+	window Window
 }
 
 // Needs says what a response reads of each item of a list besides the item itself.
@@ -183,6 +194,11 @@ type walkPage struct {
 	wl walkList
 	rp rawPage
 	at int
+	// rank, for a reply list ranked by the reader, says how: rp holds every reply, the page is
+	// known once their hashes are read. keep is false for the items Walk was given, whose page
+	// their caller builds.
+	rank *replyRank
+	keep bool
 }
 
 // walkKey marks an item or page already walked with some needs, so that an author met a hundred
@@ -203,15 +219,21 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 	for i, k := range items.Keys {
 		byKey[i] = newWalkItem(items.Kind, items.Post, k, needs)
 	}
-	l.walk(ctx, byKey)
+	var ranked []walkPage
+	if items.rank != nil {
+		ranked = []walkPage{{wl: walkList{list: &List{Needs: *needs}, kind: ItemComment, pid: items.Post},
+			rp: rawPage{members: items.Keys}, rank: items.rank}}
+	}
+	l.walk(ctx, byKey, ranked)
 }
 
 // walk is Walk of items of any kinds, each with its own needs: the first level reads them all in
-// one pipeline.
-func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
+// one pipeline. ranked are reply lists among them that the reader ranks (see walkPage).
+func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) {
 	seen := make(map[walkKey]bool)
 	var loaded []walkItem
 	var lists []walkList
+	filling := ranked
 	for len(byKey)+len(loaded)+len(lists) > 0 {
 		var reads []read
 		// Items whose hashes came in the last round: their authors join this round's items.
@@ -222,7 +244,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		byKey = distinctItems(byKey) // an author of a hundred comments is read once
 		// Pages that came in the last round: their items are read now. A ranked list whose
 		// candidates came reads their scores first.
-		filling := make([]walkPage, 0, len(lists))
+		filling = slices.Grow(filling, len(lists))
 		type scoringAt struct {
 			at int
 			wl walkList
@@ -249,17 +271,26 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 					continue
 				}
 			}
-			filling = append(filling, walkPage{wl: wl, rp: rp, at: len(byKey)})
-			byKey = slices.Grow(byKey, len(rp.members))
-			for _, m := range rp.members {
-				byKey = append(byKey, newWalkItem(wl.kind, wl.pid, m, &wl.list.Needs))
+			wp := walkPage{wl: wl, rp: rp, at: len(byKey), keep: true}
+			if few, ok := fewReplies(wl.call); ok {
+				// Every reply is read, with its votes, and ranked once read.
+				lc := *wl.list
+				lc.Needs.CommentFields = withVotes(lc.Needs.CommentFields)
+				wp.wl.list, wp.rp = &lc, rawPage{members: few}
+				wp.rank = &replyRank{sort: lc.Sort, span: wl.span, window: lc.Window}
+			}
+			filling = append(filling, wp)
+			byKey = slices.Grow(byKey, len(wp.rp.members))
+			for _, m := range wp.rp.members {
+				byKey = append(byKey, newWalkItem(wp.wl.kind, wp.wl.pid, m, &wp.wl.list.Needs))
 			}
 		}
 		lists = nil
 		// Items whose keys are known: their hashes, and the reads their keys decide.
 		type pageAt struct {
-			at int
-			wl walkList
+			at   int
+			wl   walkList
+			item int // the item the page is below, in byKey
 		}
 		nPages := 0
 		for _, it := range byKey {
@@ -294,7 +325,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 				if err != nil {
 					continue // a bad argument: the resolver reports it
 				}
-				pages = append(pages, pageAt{len(reads), wl})
+				pages = append(pages, pageAt{len(reads), wl, i})
 				reads = append(reads, lr)
 			}
 		}
@@ -305,13 +336,23 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		if err := waitAll(ctx, calls); err != nil && ctx.Err() != nil {
 			return
 		}
+		var offPage map[*call]bool // ranked replies off their page: nothing below them is read
 		for _, wp := range filling {
 			items := make([]*call, len(wp.rp.members))
 			for i := range items {
 				items[i] = calls[itemAt[wp.at+i]]
 			}
-			l.keepPage(wp, items)
+			if wp.rank != nil {
+				if offPage == nil {
+					offPage = make(map[*call]bool)
+				}
+				wp.rp, items = l.rankWalked(wp, items, offPage)
+			}
+			if wp.keep {
+				l.keepPage(wp, items)
+			}
 		}
+		filling = nil
 		after = make([]walkItem, 0, len(byKey))
 		lists = make([]walkList, 0, len(pages)+len(scoring))
 		for _, sc := range scoring {
@@ -320,12 +361,18 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		}
 		for i, it := range byKey {
 			it.call = calls[itemAt[i]]
+			if offPage[it.call] {
+				continue
+			}
 			if (it.needs.hashDerived() || l.nameless(it)) && it.call.err == nil && !seen[walkKey{it.call, it.needs}] {
 				seen[walkKey{it.call, it.needs}] = true
 				after = append(after, it)
 			}
 		}
 		for _, p := range pages {
+			if offPage[calls[itemAt[p.item]]] {
+				continue
+			}
 			p.wl.call = calls[p.at]
 			if !seen[walkKey{p.wl.call, &p.wl.list.Needs}] {
 				seen[walkKey{p.wl.call, &p.wl.list.Needs}] = true
@@ -334,6 +381,36 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem) {
 		}
 		byKey, loaded = nil, after
 	}
+}
+
+// rankWalked ranks the replies of a reply list the reader ranks (wp.rank), whose hashes items
+// read, and returns the page with its items; the replies off the page go into offPage, unless
+// they are on another page.
+func (l *Loader) rankWalked(wp walkPage, items []*call, offPage map[*call]bool) (rawPage, []*call) {
+	fs := wp.wl.list.Needs.CommentFields
+	cs := make([]*Comment, len(items))
+	for i, c := range items {
+		if c.err != nil {
+			return wp.rp, items // not ranked, nor kept (keepPage): the resolver reads it again
+		}
+		cs[i] = l.commentOf(c, wp.wl.pid, wp.rp.members[i], fs)
+	}
+	rp, at := rankReplies(wp.rank.sort, wp.rp.members, cs, wp.rank.span, wp.rank.window)
+	on := make([]*call, len(at))
+	for i, j := range at {
+		on[i] = items[j]
+	}
+	if len(on) < len(items) {
+		for _, c := range items {
+			if !slices.Contains(on, c) {
+				offPage[c] = true
+			}
+		}
+	}
+	for _, c := range on {
+		delete(offPage, c) // on this page, off another's
+	}
+	return rp, on
 }
 
 // distinctItems returns items without repeats (the same item with the same needs), in order.
@@ -511,6 +588,12 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 		}
 		wl.kind = ItemComment
 		key, desc, wl.tag = l.commentList(it.pid, parent, list.Sort)
+		var err error
+		if wl.span, err = list.Window.decode(wl.tag); err != nil {
+			return walkList{}, read{}, err
+		}
+		wl.key = pageKey(key, desc, list.Window)
+		return wl, l.replyListRead(it.pid, parent, list.Sort, key, desc, wl.span, list.Window), nil
 	case ListPosts, ListFollowers, ListFollowing:
 		if it.kind != ItemUser {
 			return walkList{}, read{}, invalidf("only users have posts, followers and following lists")

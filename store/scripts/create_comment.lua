@@ -5,22 +5,27 @@
 --          reply orders {p:<id>}:c:<parent>:rt, :rs, :rb and :rc (time, TOP, BEST,
 --          CONTROVERSIAL)   KEYS[9] the new comment's hash {p:<id>}:c:<number>   KEYS[10] the
 --          thread's bodies {p:<id>}:c:body (number → text; see keys.go commentBodies)   KEYS[11] the
---          thread's live bitmap {p:<id>}:c:live (see store/readstate.go)
+--          thread's live bitmap {p:<id>}:c:live (see store/readstate.go)   KEYS[12..#KEYS-1] the
+--          hashes of the parent's replies, when the caller knows that this reply brings the parent
+--          to replyOrdersAt (see reply_orders); otherwise none
 -- ARGV[1]  number (from comment_num)   ARGV[2] parent number ("0" for a top-level comment)
 -- ARGV[3]  author user key   ARGV[4] body   ARGV[5] now (Unix ms)   ARGV[6] voting closes (ms)
 -- ARGV[7]  deepest depth allowed   ARGV[8] the client's idempotency key's TTL in seconds, "0"
 --          for a request without one   ARGV[9] the author's
 --          name, kept with the comment so that a listing need not read the author ("" when
 --          unknown: the field is left out)
--- Reply    {number, HGETALL of the comment with its body}; {"again", number} when the idempotency key names an
+-- Reply    {"replies", 0} when this reply brings an unmarked parent to replyOrdersAt replies and
+--          the hashes of its replies are not all among KEYS: run again with them (nothing is
+--          written); else {number, HGETALL of the comment with its body}; {"again", number} when the idempotency key names an
 --          earlier comment whose key is not KEYS[9]: run again with that number.
 -- Errors   NOTFOUND (no post, deleted post, a removed post unless the author writes, no parent, a
 --          removed parent or a deleted one out of the tree, or the key's comment was removed
 --          since), FORBIDDEN (the author of a removed post), LOCKED (a locked post), INVALID (the
 --          reply would nest too deep).
--- Writes   only KEYS: the comment; the parent's reply orders and replies; the post's comments
---          (live comments), last activity (active) and version; the ids set; the idempotency key
---          (with a client's key). On Redis Cluster every key a script
+-- Writes   only KEYS: the comment; the parent's reply orders (TOP, BEST and CONTROVERSIAL only
+--          for a marked parent, built and marked by the reply that brings it to replyOrdersAt) and
+--          replies; the post's comments (live comments), last activity (active) and version; the
+--          ids set; the idempotency key (with a client's key). On Redis Cluster every key a script
 --          touches must be among its KEYS: while a slot migrates, Redis then answers TRYAGAIN
 --          until the keys are together, where a key computed inside the script could have moved
 --          and stop the script halfway.
@@ -29,6 +34,8 @@
 --          to one request only (a resent call finds its comment in KEYS[9]).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_scores
+--!include reply_orders
 redis.call('INCR', KEYS[#KEYS])
 local post, num, parent = KEYS[1], ARGV[1], ARGV[2]
 local postAuthor = redis.call('HGET', post, 'author')
@@ -84,15 +91,29 @@ if parent ~= '0' then
     return redis.error_reply('INVALID replies nest at most ' .. ARGV[7] .. ' levels below a top-level comment')
   end
 end
+-- The parent's mark: the post's hash for a top-level comment.
+local markKey = parent == '0' and post or KEYS[4]
+local kept, build = ordersKept(markKey), false
+if not kept then
+  local have = {}
+  for i = 12, #KEYS - 1 do have[KEYS[i]] = true end
+  local missing
+  build, missing = needsBuild(KEYS[5], parent, have)
+  if missing then return {'replies', 0} end
+end
 redis.call('HSET', KEYS[10], num, ARGV[4])
 redis.call('HSET', KEYS[9], 'parent', parent, 'author', ARGV[3], 'created', ARGV[5],
   'closes', ARGV[6], 'depth', depth, 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[9], 'aname', ARGV[9]) end
 redis.call('ZADD', KEYS[5], ARGV[5], num)
--- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).
-redis.call('ZADD', KEYS[6], 0, num)
-redis.call('ZADD', KEYS[7], 0, num)
-redis.call('ZADD', KEYS[8], 0, num)
+if kept then
+  -- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).
+  redis.call('ZADD', KEYS[6], 0, num)
+  redis.call('ZADD', KEYS[7], 0, num)
+  redis.call('ZADD', KEYS[8], 0, num)
+elseif build then
+  buildOrders(KEYS[5], KEYS[6], KEYS[7], KEYS[8], parent, markKey)
+end
 if parent ~= '0' then redis.call('HINCRBY', KEYS[4], 'replies', 1) end
 redis.call('HINCRBY', post, 'comments', 1)
 -- The comment's creation ordinal (1, 2, … in the order the comments were written) and its bit in

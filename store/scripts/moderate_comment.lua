@@ -10,7 +10,9 @@
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] the post's moderation outbox {p:<id>}:modlog
 -- KEYS[3..] five keys per comment of the chain ARGV[8..]: its hash {p:<id>}:c:<n> and its reply
 --          orders :rt, :rs, :rb and :rc (for "0", the post's top-level orders; its hash is not
---          used); KEYS[#KEYS - 2] the thread's bodies {p:<id>}:c:body (read only); KEYS[#KEYS - 1]
+--          used); then, when the caller knows that a restore brings an unmarked parent to
+--          replyOrdersAt replies (see reply_orders), the hashes of that parent's replies;
+--          KEYS[#KEYS - 2] the thread's bodies {p:<id>}:c:body (read only); KEYS[#KEYS - 1]
 --          the thread's live bitmap {p:<id>}:c:live, whose bit of the comment (ord) follows the
 --          live count
 -- ARGV[1]  REMOVE_COMMENT | RESTORE_COMMENT   ARGV[2] the moderator's user key   ARGV[3] via:
@@ -19,7 +21,9 @@
 -- ARGV[7]  the post's key   ARGV[8..] the chain: the comment's number, its parent's, and so on
 --          up to the first ancestor whose place does not change, or "0" (the caller reads it
 --          beforehand; parents never change)
--- Reply    {changed (0|1), outbox (HGETALL), HGETALL of the comment with its body...}; {"again"} when the chain
+-- Reply    {"replies", parent number} when a restore brings an unmarked parent to replyOrdersAt
+--          replies and the hashes of its replies are not all among KEYS: run again with them;
+--          else {changed (0|1), outbox (HGETALL), HGETALL of the comment with its body...}; {"again"} when the chain
 --          is too short (an ancestor's replies changed since it was read): read it again.
 -- Errors   NOTFOUND (no post, a deleted post, no comment, a deleted comment), FORBIDDEN (via is
 --          a group the post is no longer in; or a restore through another group than the
@@ -33,6 +37,7 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include comment_scores
+--!include reply_orders
 redis.call('INCR', KEYS[#KEYS])
 local post, outbox = KEYS[1], KEYS[2]
 local action, actor, via = ARGV[1], ARGV[2], ARGV[3]
@@ -83,6 +88,23 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
       n = n + 1
     end
   end
+  -- A restore into a parent that keeps its orders adds the comment to them; one that brings an
+  -- unmarked parent to replyOrdersAt replies builds them (see reply_orders).
+  local kept, build = {}, {}
+  if not remove then
+    local have = {}
+    for i = 3 + 5 * #chain, #KEYS - 3 do have[KEYS[i]] = true end
+    for i = 1, n do
+      local parent = chain[i + 1]
+      local markKey = parent == '0' and post or key(i + 1, 0)
+      kept[i] = ordersKept(markKey)
+      if not kept[i] then
+        local missing
+        build[i], missing = needsBuild(key(i + 1, 1), parent, have)
+        if missing then return {'replies', parent} end
+      end
+    end
+  end
   local ver
   if remove then
     redis.call('HSET', c, 'removed', '1', 'removedVia', via)
@@ -102,11 +124,15 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
     if remove then
       for part = 1, 4 do redis.call('ZREM', key(i + 1, part), num) end
     else
-      local net, best, con = commentScores(h)
       redis.call('ZADD', key(i + 1, 1), redis.call('HGET', h, 'created'), num)
-      redis.call('ZADD', key(i + 1, 2), net, num)
-      redis.call('ZADD', key(i + 1, 3), best, num)
-      redis.call('ZADD', key(i + 1, 4), con, num)
+      if kept[i] then
+        local net, best, con = commentScores(h)
+        redis.call('ZADD', key(i + 1, 2), net, num)
+        redis.call('ZADD', key(i + 1, 3), best, num)
+        redis.call('ZADD', key(i + 1, 4), con, num)
+      elseif build[i] then
+        buildOrders(key(i + 1, 1), key(i + 1, 2), key(i + 1, 3), key(i + 1, 4), parent, parent == '0' and post or key(i + 1, 0))
+      end
     end
     if parent ~= '0' then
       local d = remove and 1 or -1

@@ -1,5 +1,6 @@
 -- vote_comment: record one user's vote on a comment, move its counters by the exact difference and
--- move it in its parent's TOP, BEST and CONTROVERSIAL reply orders.
+-- move it in its parent's TOP, BEST and CONTROVERSIAL reply orders, where the parent keeps them
+-- (see reply_orders).
 -- KEYS[1]  post hash {p:<id>}   KEYS[2] comment hash {p:<id>}:c:<number>   KEYS[3] the votes
 --          bucket of the comment {p:<id>}:c:v<bucket> (see lib/comment_votes)   KEYS[4..6] the
 --          parent's TOP, BEST and CONTROVERSIAL orders {p:<id>}:c:<parent>:rs, :rb and :rc
@@ -55,10 +56,14 @@ if old ~= new then
   if new == 1 then redis.call('HINCRBY', c, 'up', 1) elseif new == -1 then redis.call('HINCRBY', c, 'down', 1) end
   if new == 0 then redis.call('HDEL', votes, field) else redis.call('HSET', votes, field, new) end
   redis.call('HINCRBY', c, 'ver', 1)
-  local net, best, con = commentScores(c)
-  redis.call('ZADD', KEYS[4], net, ARGV[2])
-  redis.call('ZADD', KEYS[5], best, ARGV[2])
-  redis.call('ZADD', KEYS[6], con, ARGV[2])
+  -- Only a marked parent keeps these orders (see reply_orders); a live reply of one is in them,
+  -- so they exist.
+  if redis.call('EXISTS', KEYS[4]) == 1 then
+    local net, best, con = commentScores(c)
+    redis.call('ZADD', KEYS[4], net, ARGV[2])
+    redis.call('ZADD', KEYS[5], best, ARGV[2])
+    redis.call('ZADD', KEYS[6], con, ARGV[2])
+  end
   changed = 1
 end
 local reply = redis.call('HGETALL', c)
