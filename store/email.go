@@ -278,13 +278,17 @@ func (s *Store) RequestPasswordReset(ctx context.Context, addr string) error {
 	return s.sendReset(ctx, owner, key)
 }
 
-// SendPasswordReset mails a reset link to the user uid (an admin's help); a user with no
-// address is KindInvalid.
+// SendPasswordReset mails a reset link to the user uid (an admin's help); no such user (or a
+// deleted account) is KindNotFound, a user with no address KindInvalid.
 func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
-	addr, _, err := s.Email(ctx, uid)
+	v, err := s.cmd().HMGet(ctx, s.k.user(string(uid)), "created", "deleted", "email").Result()
 	if err != nil {
-		return err
+		return fmt.Errorf("send password reset: %w", rdb.Unavailable(ctx, err))
 	}
+	if str(v[0]) == "" || str(v[1]) == "1" {
+		return notFoundf("no user %q", truncate(string(uid), 40))
+	}
+	addr := str(v[2])
 	if addr == "" {
 		return invalidf("this user has no email address")
 	}
