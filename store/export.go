@@ -26,8 +26,11 @@ import (
 // export runs move no other item in or out of it.
 //
 // The votes the account cast come from its vote log (votes_log.go), each with the vote the item
-// holds now. What is not exported: when each session started (a session keeps only its expiry;
-// its last use follows from it).
+// holds now. What a moderator removed has left the lists: the removed posts and comments are
+// found in the lists' guards (removedPosts, removedComments), the reports filed in the
+// reporter's history (userReportsFiled), and a removal's reason is on the MOD_ACTION notice that
+// told the author. What is not exported: when each session started (a session keeps only its
+// expiry; its last use follows from it), and who resolved a report.
 
 // ExportPage is how many members of a list one page of an export reads.
 const ExportPage = 200
@@ -45,8 +48,9 @@ type Flusher interface {
 }
 
 // Export writes to w the export of the account user as one JSON document (see docs/API.md,
-// "Exporting your account"): the profile, posts, scheduled posts, comments, saved posts, follows,
-// followers, blocks, group memberships, notifications, private messages and sessions, ending with "complete":
+// "Exporting your account"): the profile, posts, scheduled posts, comments, removed posts and
+// comments, reports filed, saved posts, follows, followers, blocks, group memberships,
+// notifications, private messages and sessions, ending with "complete":
 // true. token is the session the request came with, marked "current" among the sessions; no
 // token or digest is written.
 //
