@@ -455,51 +455,67 @@ func (e *exporter) guardPages(ctx context.Context, guard string, live []string, 
 			return fmt.Errorf("read %s: %w", guard, err)
 		}
 		kv, next := scan.Val()
-		var members []string
-		for i := 0; i+1 < len(kv); i += 2 {
-			if final == nil || !final(kv[i+1]) {
-				members = append(members, kv[i])
+		// COUNT is a hint: a listpack hash, or a server that ignores it (miniredis), answers
+		// more than ExportPage fields at once; they are read ExportPage at a time all the same.
+		for len(kv) > 0 {
+			n := min(len(kv), 2*ExportPage)
+			if err := e.guardPage(ctx, kv[:n], live, final, page); err != nil {
+				return err
 			}
-		}
-		if len(members) > 0 {
-			// Whether each is listed, in one round trip on the guard's slot.
-			scores := make([]*rdb.FloatSliceCmd, len(live))
-			ops := make([]op, len(live))
-			for i, set := range live {
-				ops[i] = op{key: set, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-					scores[i] = p.ZMScore(ctx, set, members...)
-					return scores[i], nil
-				}}
-			}
-			if err := e.s.pipeline(ctx, ops, false); err != nil {
-				return fmt.Errorf("read the lists of %s: %w", guard, err)
-			}
-			unlisted := members[:0]
-			for j, m := range members {
-				listed := false
-				for i := range live {
-					if err := scores[i].Err(); err != nil {
-						return fmt.Errorf("read %s: %w", live[i], err)
-					}
-					listed = listed || scores[i].Val()[j] != 0 // scores are times (ms): never 0
-				}
-				if !listed {
-					unlisted = append(unlisted, m)
-				}
-			}
-			if len(unlisted) > 0 {
-				if err := page(ctx, unlisted); err != nil {
-					return err
-				}
-				if err := e.flush(); err != nil {
-					return err
-				}
-			}
+			kv = kv[n:]
 		}
 		if cursor = next; cursor == 0 {
 			return nil
 		}
 	}
+}
+
+// guardPage is one page of guardPages: kv are fields of the guard and their values.
+func (e *exporter) guardPage(ctx context.Context, kv []string, live []string, final func(version string) bool,
+	page func(ctx context.Context, members []string) error) error {
+	var members []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		if final == nil || !final(kv[i+1]) {
+			members = append(members, kv[i])
+		}
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	// Whether each is listed, in one round trip on the guard's slot.
+	scores := make([]*rdb.FloatSliceCmd, len(live))
+	ops := make([]op, len(live))
+	for i, set := range live {
+		ops[i] = op{key: set, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			scores[i] = p.ZMScore(ctx, set, members...)
+			return scores[i], nil
+		}}
+	}
+	if err := e.s.pipeline(ctx, ops, false); err != nil {
+		return fmt.Errorf("read the lists of %s: %w", strings.Join(live, ", "), err)
+	}
+	for i, c := range scores {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("read %s: %w", live[i], err)
+		}
+	}
+	unlisted := members[:0]
+	for j, m := range members {
+		listed := false
+		for _, c := range scores {
+			listed = listed || c.Val()[j] != 0 // scores are times (ms): never 0
+		}
+		if !listed {
+			unlisted = append(unlisted, m)
+		}
+	}
+	if len(unlisted) == 0 {
+		return nil
+	}
+	if err := page(ctx, unlisted); err != nil {
+		return err
+	}
+	return e.flush()
 }
 
 // scheduled writes the account's scheduled posts still pending, in their drafts' hash order.
