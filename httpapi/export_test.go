@@ -21,6 +21,16 @@ func TestAPIExport(t *testing.T) {
 		a := newAPI(t, b, store.Options{WriteLimit: 100, ExportsPerDay: 2})
 		token, id := a.signUp("ann")
 		post := a.createPost(token, "hello")
+		root, _ := a.signUp("root")
+		a.grantAdmin("root")
+		removed := a.createPost(token, "removed")
+		if r := a.do(root, `mutation($p:ID!){removePost(id:$p,reason:"spam"){id}}`, map[string]any{"p": removed}); len(r.Errors) > 0 {
+			t.Fatalf("removePost: %+v", r.Errors)
+		}
+		theirs := a.createPost(root, "theirs")
+		if r := a.do(token, `mutation($p:ID!){reportPost(id:$p,reason:"rude"){id}}`, map[string]any{"p": theirs}); len(r.Errors) > 0 {
+			t.Fatalf("reportPost: %+v", r.Errors)
+		}
 		get := func(method, auth string) (*http.Response, string) {
 			t.Helper()
 			req, _ := http.NewRequest(method, a.srv.URL+"/export", nil)
@@ -72,16 +82,24 @@ func TestAPIExport(t *testing.T) {
 			t.Fatalf("export: %d %v", res.StatusCode, res.Header)
 		}
 		var d struct {
-			User     struct{ ID string }
-			Posts    []struct{ ID string }
-			Sessions []struct{ Current bool }
-			Complete bool
+			User            struct{ ID string }
+			Posts           []struct{ ID string }
+			RemovedPosts    []struct{ ID string }
+			RemovedComments []struct{ ID string }
+			Reports         []struct{ PostID, Reason, Status string }
+			Sessions        []struct{ Current bool }
+			Complete        bool
 		}
 		if err := json.Unmarshal([]byte(body), &d); err != nil {
 			t.Fatalf("export is not JSON: %v\n%s", err, body)
 		}
 		if d.User.ID != id || len(d.Posts) != 1 || d.Posts[0].ID != post || len(d.Sessions) != 1 || !d.Sessions[0].Current || !d.Complete {
 			t.Errorf("export = %s", body)
+		}
+		if len(d.RemovedPosts) != 1 || d.RemovedPosts[0].ID != removed || d.RemovedComments == nil ||
+			len(d.Reports) != 1 || d.Reports[0] != (struct{ PostID, Reason, Status string }{theirs, "rude", "OPEN"}) {
+			t.Errorf("removed posts %+v, removed comments %+v, reports %+v; want the removed post and the open report",
+				d.RemovedPosts, d.RemovedComments, d.Reports)
 		}
 		if strings.Contains(body, strings.SplitN(token, ".", 2)[1]) {
 			t.Error("the export holds the session's token")

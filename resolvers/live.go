@@ -447,13 +447,14 @@ func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post,
 }
 
 // newPost returns the loader of the post of a new-post event, which reads what needs says the
-// event's response reads below it; a post deleted since is skipped.
+// event's response reads below it; a post deleted, removed or erased (a tombstone of a deleted
+// account's erased content) since is skipped, also when a resumed stream replays its event.
 func newPost(needs func() *store.Needs) func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 	return func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		ev.Loader.WalkID(ctx, ev.Post, needs)
 		p, err := ev.Loader.Post(ctx, ev.Post)
-		if p != nil && p.Removed {
-			p = nil // removed since: not delivered
+		if p != nil && (p.Removed || p.Erased) {
+			p = nil // removed or erased since: not delivered
 		}
 		return p, p != nil, err
 	}

@@ -296,13 +296,25 @@ func exportStreamsFlat(t *testing.T, b storetest.Backend) {
 			for i := range n {
 				pid := user + strconv.Itoa(i)
 				at := float64(created + int64(i/3)) // ties of three: pages split runs of equal scores
-				p.HSet(ctx, prefix+"{p:"+pid+"}", "title", "post "+strconv.Itoa(i), "body", body, "author", user,
-					"created", created, "closes", created+1e6, "ver", 1)
-				p.ZAdd(ctx, prefix+"{u:"+user+"}:posts", rdb.Z{Score: at, Member: pid})
+				// Every third post and comment was removed by a moderator: out of the lists, in
+				// their guards (removedPosts, removedComments).
+				removed := []any{}
+				if i%3 == 2 {
+					removed = []any{"removed", "1"}
+				}
+				p.HSet(ctx, prefix+"{p:"+pid+"}", append([]any{"title", "post " + strconv.Itoa(i), "body", body, "author", user,
+					"created", created, "closes", created + 1e6, "ver", 1}, removed...)...)
+				p.HSet(ctx, prefix+"{u:"+user+"}:posts:ver", pid, 1)
+				if len(removed) == 0 {
+					p.ZAdd(ctx, prefix+"{u:"+user+"}:posts", rdb.Z{Score: at, Member: pid})
+				}
 				num := fmt.Sprintf("%012d", 1)
-				p.HSet(ctx, prefix+"{p:"+pid+"}:c:"+num, "parent", "0", "author", user, "body", body,
-					"created", created, "depth", 0, "ver", 1)
-				p.ZAdd(ctx, prefix+"{u:"+user+"}:comments", rdb.Z{Score: at, Member: pid + ":1"})
+				p.HSet(ctx, prefix+"{p:"+pid+"}:c:"+num, append([]any{"parent", "0", "author", user, "body", body,
+					"created", created, "depth", 0, "ver", 1}, removed...)...)
+				p.HSet(ctx, prefix+"{u:"+user+"}:comments:ver", pid+":1", 1)
+				if len(removed) == 0 {
+					p.ZAdd(ctx, prefix+"{u:"+user+"}:comments", rdb.Z{Score: at, Member: pid + ":1"})
+				}
 				if i%500 == 499 {
 					if _, err := p.Exec(ctx); err != nil {
 						t.Fatal(err)
@@ -326,7 +338,8 @@ func exportStreamsFlat(t *testing.T, b storetest.Backend) {
 			if err := s.Export(ctx, store.UserKey(user), "", counted); err != nil {
 				t.Fatal(err)
 			}
-			if got := counted.posts; got != 2*want { // each post's title and each comment's postId
+			// Each post's id and each comment's postId, listed or removed.
+			if got := counted.posts; got != 2*want {
 				t.Fatalf("%s: %d posts and comments written, want %d", user, got, 2*want)
 			}
 			if w.peak < m.HeapAlloc {

@@ -282,34 +282,45 @@ func (s *Store) RequestPasswordReset(ctx context.Context, addr string) error {
 	return s.sendReset(ctx, owner, key)
 }
 
-// SendPasswordReset mails a reset link to the user uid (an admin's help); a user with no
-// address is KindInvalid.
+// SendPasswordReset mails a reset link to the user uid (an admin's help); no such user (or a
+// deleted account) is KindNotFound, a user with no address KindInvalid.
 func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
-	addr, _, err := s.Email(ctx, uid)
+	v, err := s.cmd().HMGet(ctx, s.k.user(string(uid)), "created", "deleted", "email").Result()
 	if err != nil {
-		return err
+		return fmt.Errorf("send password reset: %w", rdb.Unavailable(ctx, err))
 	}
+	if str(v[0]) == "" || str(v[1]) == "1" {
+		return notFoundf("no user %q", truncate(string(uid), 40))
+	}
+	addr := str(v[2])
 	if addr == "" {
 		return invalidf("this user has no email address")
 	}
 	return s.sendReset(ctx, string(uid), strings.ToLower(addr))
 }
 
+// decoyUser is the user key of the reset tokens of addresses that have no account: no user has
+// it (see validUserName), so its tokens work for nobody.
+const decoyUser = "~decoy"
+
 // sendReset stores a reset token of owner (the claim of the address key; "" for none) and
-// enqueues its mail; for an address that is not owner's it does the same work on a decoy.
+// enqueues its mail; for an address that is not owner's it does the same work on a decoy: the
+// same commands in the same order (TestPasswordResetSameWork), reading the decoy's hash, which
+// does not exist, where it would read the owner's.
 func (s *Store) sendReset(ctx context.Context, owner, key string) error {
-	uid, name, to := owner, "", ""
-	if owner != "" {
-		v, err := s.cmd().HMGet(ctx, s.k.user(owner), "name", "email").Result()
-		if err != nil {
-			return fmt.Errorf("request password reset: %w", rdb.Unavailable(ctx, err))
-		}
-		name, _ = v[0].(string)
-		to, _ = v[1].(string)
+	uid := owner
+	if uid == "" {
+		uid = decoyUser
 	}
+	v, err := s.cmd().HMGet(ctx, s.k.user(uid), "name", "email").Result()
+	if err != nil {
+		return fmt.Errorf("request password reset: %w", rdb.Unavailable(ctx, err))
+	}
+	name, _ := v[0].(string)
+	to, _ := v[1].(string)
 	decoy := to == "" || strings.ToLower(to) != key
 	if decoy {
-		uid = "~decoy" // no user has this key: its tokens work for nobody
+		uid = decoyUser
 	}
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.ResetTTL)

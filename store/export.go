@@ -26,8 +26,11 @@ import (
 // export runs move no other item in or out of it.
 //
 // The votes the account cast come from its vote log (votes_log.go), each with the vote the item
-// holds now. What is not exported: when each session started (a session keeps only its expiry;
-// its last use follows from it).
+// holds now. What a moderator removed has left the lists: the removed posts and comments are
+// found in the lists' guards (removedPosts, removedComments), the reports filed in the
+// reporter's history (userReportsFiled), and a removal's reason is on the MOD_ACTION notice that
+// told the author. What is not exported: when each session started (a session keeps only its
+// expiry; its last use follows from it), and who resolved a report.
 
 // ExportPage is how many members of a list one page of an export reads.
 const ExportPage = 200
@@ -45,8 +48,9 @@ type Flusher interface {
 }
 
 // Export writes to w the export of the account user as one JSON document (see docs/API.md,
-// "Exporting your account"): the profile, posts, scheduled posts, comments, saved posts, follows,
-// followers, blocks, group memberships, notifications, private messages and sessions, ending with "complete":
+// "Exporting your account"): the profile, posts, scheduled posts, comments, removed posts and
+// comments, reports filed, saved posts, follows, followers, blocks, group memberships,
+// notifications, private messages and sessions, ending with "complete":
 // true. token is the session the request came with, marked "current" among the sessions; no
 // token or digest is written.
 //
@@ -101,6 +105,9 @@ func (s *Store) Export(ctx context.Context, user UserKey, token string, w io.Wri
 		{"posts", e.posts},
 		{"scheduledPosts", e.scheduled},
 		{"comments", e.comments},
+		{"removedPosts", e.removedPosts},
+		{"removedComments", e.removedComments},
+		{"reports", e.reports},
 		{"votes", e.votes},
 		{"savedPosts", e.zlist(s.k.saved(uid), "postId", "savedAt", postID)},
 		{"following", e.zlist(s.k.following(uid), "userId", "since", userID)},
@@ -359,26 +366,15 @@ func newExportPost(p *Post) exportPost {
 // posts writes the account's published posts (its post list), oldest first.
 func (e *exporter) posts(ctx context.Context) error {
 	return e.zpagesOf(ctx, func(ctx context.Context, zs []rdb.Z) error {
-		cmds, texts := make([]*rdb.SliceCmd, len(zs)), make([]*rdb.SliceCmd, len(zs))
-		ops := make([]op, len(zs))
+		pids := make([]string, len(zs))
 		for i, z := range zs {
-			key, tk := e.s.k.post(str(z.Member)), e.s.k.postTexts(str(z.Member))
-			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i] = p.HMGet(ctx, key, postFields...)
-				texts[i] = p.HMGet(ctx, tk, postTextBody) // as postTextArgs
-				return cmds[i], texts[i]
-			}}
+			pids[i] = str(z.Member)
 		}
-		if err := e.s.pipeline(ctx, ops, false); err != nil {
-			return fmt.Errorf("read posts: %w", err)
+		ps, err := e.postRecords(ctx, pids)
+		if err != nil {
+			return err
 		}
-		for i, z := range zs {
-			if err := rdb.FirstErr([2]rdb.Cmder{cmds[i], texts[i]}); err != nil {
-				return fmt.Errorf("read post %v: %w", z.Member, err)
-			}
-			v := strs(cmds[i].Val())
-			mergePostTexts(v, strs(texts[i].Val()))
-			p := e.s.postFromFields(str(z.Member), v)
+		for _, p := range ps {
 			if p == nil || p.Author != UserKey(e.uid) {
 				continue // deleted since it was listed
 			}
@@ -386,6 +382,140 @@ func (e *exporter) posts(ctx context.Context) error {
 		}
 		return e.err
 	}, e.s.k.userPosts(e.uid), e.s.k.userPostsNSFW(e.uid))
+}
+
+// postRecords reads posts pids (their hashes and texts) in one pipeline; a post that no longer
+// exists is nil at its index.
+func (e *exporter) postRecords(ctx context.Context, pids []string) ([]*Post, error) {
+	cmds, texts := make([]*rdb.SliceCmd, len(pids)), make([]*rdb.SliceCmd, len(pids))
+	ops := make([]op, len(pids))
+	for i, pid := range pids {
+		key, tk := e.s.k.post(pid), e.s.k.postTexts(pid)
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			cmds[i] = p.HMGet(ctx, key, postFields...)
+			texts[i] = p.HMGet(ctx, tk, postTextBody) // as postTextArgs
+			return cmds[i], texts[i]
+		}}
+	}
+	if err := e.s.pipeline(ctx, ops, false); err != nil {
+		return nil, fmt.Errorf("read posts: %w", err)
+	}
+	out := make([]*Post, len(pids))
+	for i, pid := range pids {
+		if err := rdb.FirstErr([2]rdb.Cmder{cmds[i], texts[i]}); err != nil {
+			return nil, fmt.Errorf("read post %s: %w", pid, err)
+		}
+		v := strs(cmds[i].Val())
+		mergePostTexts(v, strs(texts[i].Val()))
+		out[i] = e.s.postFromFields(pid, v)
+	}
+	return out, nil
+}
+
+// removedPosts writes the account's posts that a moderator removed, which have left its post
+// list (and every other listing): they are found in the list's guard (userPostsVer), which keeps
+// the version of every post the list ever held, less those the list holds now. In the guard's
+// hash order (HSCAN), each once.
+func (e *exporter) removedPosts(ctx context.Context) error {
+	written := map[string]bool{} // HSCAN may return a member twice; removed posts are few
+	return e.guardPages(ctx, e.s.k.userPostsVer(e.uid), []string{e.s.k.userPosts(e.uid), e.s.k.userPostsNSFW(e.uid)}, nil,
+		func(ctx context.Context, pids []string) error {
+			ps, err := e.postRecords(ctx, pids)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps {
+				if p == nil || !p.Removed || p.Author != UserKey(e.uid) || written[p.ID] {
+					continue // live, deleted, or no longer the account's
+				}
+				written[p.ID] = true
+				e.item(newExportPost(p))
+			}
+			return e.err
+		})
+}
+
+// guardPages calls page with the members of the guard hash guard — the versions an index applied
+// (index.lua), one field per item the index ever held — that none of the sorted sets live (the
+// index, in the guard's slot) holds now and whose version final does not reject (nil: none),
+// reading the guard ExportPage fields at a time, and flushes the export after each page.
+func (e *exporter) guardPages(ctx context.Context, guard string, live []string, final func(version string) bool,
+	page func(ctx context.Context, members []string) error) error {
+	var cursor uint64
+	for {
+		var scan *rdb.ScanCmd
+		err := e.s.pipeline(ctx, []op{{key: guard, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			scan = p.HScan(ctx, guard, cursor, "", ExportPage)
+			return scan, nil
+		}}}, false)
+		if err == nil {
+			err = scan.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", guard, err)
+		}
+		kv, next := scan.Val()
+		// COUNT is a hint: a listpack hash, or a server that ignores it (miniredis), answers
+		// more than ExportPage fields at once; they are read ExportPage at a time all the same.
+		for len(kv) > 0 {
+			n := min(len(kv), 2*ExportPage)
+			if err := e.guardPage(ctx, kv[:n], live, final, page); err != nil {
+				return err
+			}
+			kv = kv[n:]
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// guardPage is one page of guardPages: kv are fields of the guard and their values.
+func (e *exporter) guardPage(ctx context.Context, kv []string, live []string, final func(version string) bool,
+	page func(ctx context.Context, members []string) error) error {
+	var members []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		if final == nil || !final(kv[i+1]) {
+			members = append(members, kv[i])
+		}
+	}
+	if len(members) == 0 {
+		return nil
+	}
+	// Whether each is listed, in one round trip on the guard's slot.
+	scores := make([]*rdb.FloatSliceCmd, len(live))
+	ops := make([]op, len(live))
+	for i, set := range live {
+		ops[i] = op{key: set, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			scores[i] = p.ZMScore(ctx, set, members...)
+			return scores[i], nil
+		}}
+	}
+	if err := e.s.pipeline(ctx, ops, false); err != nil {
+		return fmt.Errorf("read the lists of %s: %w", strings.Join(live, ", "), err)
+	}
+	for i, c := range scores {
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("read %s: %w", live[i], err)
+		}
+	}
+	unlisted := members[:0]
+	for j, m := range members {
+		listed := false
+		for _, c := range scores {
+			listed = listed || c.Val()[j] != 0 // scores are times (ms): never 0
+		}
+		if !listed {
+			unlisted = append(unlisted, m)
+		}
+	}
+	if len(unlisted) == 0 {
+		return nil
+	}
+	if err := page(ctx, unlisted); err != nil {
+		return err
+	}
+	return e.flush()
 }
 
 // scheduled writes the account's scheduled posts still pending, in their drafts' hash order.
@@ -441,40 +571,139 @@ type exportComment struct {
 // comments writes the account's live comments (its comment list), oldest first.
 func (e *exporter) comments(ctx context.Context) error {
 	return e.zpages(ctx, e.s.k.userComments(e.uid), func(ctx context.Context, zs []rdb.Z) error {
-		cmds, bodies := make([]*rdb.SliceCmd, len(zs)), make([]*rdb.SliceCmd, len(zs))
-		ops := make([]op, len(zs))
-		nums := make([][2]string, len(zs))
+		members := make([]string, len(zs))
 		for i, z := range zs {
-			pid, short, _ := strings.Cut(str(z.Member), ":")
-			nums[i] = [2]string{pid, padNum(short)}
-			key, bk := e.s.k.comment(pid, nums[i][1]), e.s.k.commentBodies(pid)
-			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i], bodies[i] = p.HMGet(ctx, key, commentFields[:]...), p.HMGet(ctx, bk, nums[i][1])
-				return cmds[i], bodies[i]
-			}}
+			members[i] = str(z.Member)
 		}
-		if err := e.s.pipeline(ctx, ops, false); err != nil {
-			return fmt.Errorf("read comments: %w", err)
+		cs, err := e.commentRecords(ctx, members)
+		if err != nil {
+			return err
 		}
-		for i, z := range zs {
-			if err := cmds[i].Err(); err != nil {
-				return fmt.Errorf("read comment %v: %w", z.Member, err)
-			}
-			pid, num := nums[i][0], nums[i][1]
-			v := strs(cmds[i].Val())
-			if v[2] == "" { // a body in the hash is newer: only a binary of layout 2 writes it there
-				v[2] = str(bodies[i].Val()[0])
-			}
-			c := commentFromFields(pid, postID(pid), num, v)
+		for _, c := range cs {
 			if c == nil || c.Deleted || c.Author != UserKey(e.uid) {
 				continue // deleted since it was listed
 			}
-			ec := exportComment{ID: c.ID, PostID: c.PostID, Text: c.Text, CreatedAt: c.CreatedAt, EditedAt: c.EditedAt,
-				Upvotes: c.Upvotes, Downvotes: c.Downvotes, Removed: c.Removed}
-			if c.ParentID != "" {
-				ec.ParentID = &c.ParentID
+			e.item(newExportComment(c))
+		}
+		return e.err
+	})
+}
+
+func newExportComment(c *Comment) exportComment {
+	ec := exportComment{ID: c.ID, PostID: c.PostID, Text: c.Text, CreatedAt: c.CreatedAt, EditedAt: c.EditedAt,
+		Upvotes: c.Upvotes, Downvotes: c.Downvotes, Removed: c.Removed}
+	if c.ParentID != "" {
+		ec.ParentID = &c.ParentID
+	}
+	return ec
+}
+
+// commentRecords reads the comments named by members of a user's comment list ("17:4") with
+// their bodies, in one pipeline; a comment that no longer exists is nil at its index.
+func (e *exporter) commentRecords(ctx context.Context, members []string) ([]*Comment, error) {
+	cmds, bodies := make([]*rdb.SliceCmd, len(members)), make([]*rdb.SliceCmd, len(members))
+	ops := make([]op, len(members))
+	nums := make([][2]string, len(members))
+	for i, m := range members {
+		pid, short, _ := strings.Cut(m, ":")
+		nums[i] = [2]string{pid, padNum(short)}
+		key, bk := e.s.k.comment(pid, nums[i][1]), e.s.k.commentBodies(pid)
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			cmds[i], bodies[i] = p.HMGet(ctx, key, commentFields[:]...), p.HMGet(ctx, bk, nums[i][1])
+			return cmds[i], bodies[i]
+		}}
+	}
+	if err := e.s.pipeline(ctx, ops, false); err != nil {
+		return nil, fmt.Errorf("read comments: %w", err)
+	}
+	out := make([]*Comment, len(members))
+	for i, m := range members {
+		if err := cmds[i].Err(); err != nil {
+			return nil, fmt.Errorf("read comment %s: %w", m, err)
+		}
+		pid, num := nums[i][0], nums[i][1]
+		v := strs(cmds[i].Val())
+		if v[2] == "" { // a body in the hash is newer: only a binary of layout 2 writes it there
+			v[2] = str(bodies[i].Val()[0])
+		}
+		out[i] = commentFromFields(pid, postID(pid), num, v)
+	}
+	return out, nil
+}
+
+// removedComments writes the account's comments that a moderator removed, which have left its
+// comment list: they are found in the list's guard (userCommentsVer), less the comments the list
+// holds and those taken out for good (deleted: finalVersion). In the guard's hash order, each
+// once. A comment on a post a moderator removed is not removed itself: it is in comments.
+func (e *exporter) removedComments(ctx context.Context) error {
+	written := map[string]bool{}
+	final := strconv.FormatInt(finalVersion, 10)
+	return e.guardPages(ctx, e.s.k.userCommentsVer(e.uid), []string{e.s.k.userComments(e.uid)},
+		func(v string) bool { return v == final },
+		func(ctx context.Context, members []string) error {
+			cs, err := e.commentRecords(ctx, members)
+			if err != nil {
+				return err
 			}
-			e.item(ec)
+			for _, c := range cs {
+				if c == nil || c.Deleted || !c.Removed || c.Author != UserKey(e.uid) || written[c.ID] {
+					continue
+				}
+				written[c.ID] = true
+				e.item(newExportComment(c))
+			}
+			return e.err
+		})
+}
+
+// exportReport is a report the account filed, with what became of it: status OPEN, or how a
+// moderator resolved it (ACTIONED, DISMISSED), and when. Who resolved it is not the reporter's.
+type exportReport struct {
+	ID         string     `json:"id"`
+	PostID     string     `json:"postId"`
+	CommentID  *string    `json:"commentId"`
+	Reason     string     `json:"reason"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	Status     string     `json:"status"`
+	ResolvedAt *time.Time `json:"resolvedAt"`
+}
+
+// reports writes the reports the account filed (its history, userReportsFiled), oldest first,
+// each as {reports} holds it now; an id whose report was never written, or is another's (an
+// attempt that lost its id), is skipped.
+func (e *exporter) reports(ctx context.Context) error {
+	entries := e.s.k.reportEntries()
+	return e.zpages(ctx, e.s.k.userReportsFiled(e.uid), func(ctx context.Context, zs []rdb.Z) error {
+		ids := make([]string, len(zs))
+		for i, z := range zs {
+			ids[i] = str(z.Member)
+		}
+		var cmd *rdb.SliceCmd
+		err := e.s.pipeline(ctx, []op{{key: entries, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			cmd = p.HMGet(ctx, entries, ids...)
+			return cmd, nil
+		}}}, false)
+		if err == nil {
+			err = cmd.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read reports: %w", err)
+		}
+		for i, raw := range strs(cmd.Val()) {
+			rec := parseReportRecord(raw)
+			if rec == nil || rec.Reporter != e.uid {
+				continue
+			}
+			r := rec.report(ids[i])
+			er := exportReport{ID: r.ID, PostID: r.PostID, Reason: r.Reason, CreatedAt: r.CreatedAt, Status: "OPEN",
+				ResolvedAt: r.ResolvedAt}
+			if r.CommentID != "" {
+				er.CommentID = &r.CommentID
+			}
+			if r.Resolution != nil {
+				er.Status = string(*r.Resolution)
+			}
+			e.item(er)
 		}
 		return e.err
 	})
@@ -489,6 +718,61 @@ type exportNotification struct {
 	ActorID   string           `json:"actorId"`
 	PostID    *string          `json:"postId"`
 	CommentID *string          `json:"commentId"`
+	// ModAction is the moderation log's entry a MOD_ACTION tells of — the moderator's reason of a
+	// removal among it — as the notice shows it; absent for the other kinds, and for an entry no
+	// longer in the log.
+	ModAction *exportModAction `json:"modAction,omitempty"`
+}
+
+// exportModAction is the moderation log's entry of a MOD_ACTION notification of an export.
+type exportModAction struct {
+	ID        string        `json:"id"`
+	Action    ModActionKind `json:"action"`
+	TargetID  string        `json:"targetId"`
+	GroupID   *string       `json:"groupId"`
+	Reason    *string       `json:"reason"`
+	CreatedAt time.Time     `json:"createdAt"`
+}
+
+// modActions reads the moderation log's entries of the MOD_ACTION notifications ns in one round
+// trip: the entry of ns[i] at index i, nil for the other kinds and for entries no longer logged.
+func (e *exporter) modActions(ctx context.Context, ns []*Notification) ([]*exportModAction, error) {
+	out := make([]*exportModAction, len(ns))
+	var keys []string
+	var at []int
+	for i, n := range ns {
+		if n != nil && n.ModActionID != "" {
+			keys, at = append(keys, strings.TrimPrefix(n.ModActionID, TypeModAction+":")), append(at, i)
+		}
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	entries := e.s.k.modLogEntries()
+	var cmd *rdb.SliceCmd
+	err := e.s.pipeline(ctx, []op{{key: entries, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		cmd = p.HMGet(ctx, entries, keys...)
+		return cmd, nil
+	}}}, false)
+	if err == nil {
+		err = cmd.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the moderation log: %w", err)
+	}
+	for j, raw := range strs(cmd.Val()) {
+		a := modActionFromRecord(keys[j], raw)
+		if a == nil {
+			continue
+		}
+		ea := &exportModAction{ID: a.ID, Action: a.Action, TargetID: a.TargetID, Reason: a.Reason, CreatedAt: a.CreatedAt}
+		if a.Group != "" {
+			g := groupID(a.Group)
+			ea.GroupID = &g
+		}
+		out[at[j]] = ea
+	}
+	return out, nil
 }
 
 // notifications writes the account's inbox, oldest first, with each notification's read state
@@ -521,12 +805,20 @@ func (e *exporter) notifications(ctx context.Context) error {
 			return fmt.Errorf("read notifications: %w", err)
 		}
 		raw, un := strs(recs.Val()), states.Val()
+		ns := make([]*Notification, len(causes))
 		for i, cause := range causes {
-			n := notificationFromRecord(e.uid, cause, raw[i], un[i] != 0)
+			ns[i] = notificationFromRecord(e.uid, cause, raw[i], un[i] != 0)
+		}
+		acts, err := e.modActions(ctx, ns)
+		if err != nil {
+			return err
+		}
+		for i, n := range ns {
 			if n == nil {
 				continue
 			}
-			en := exportNotification{ID: n.ID, Kind: n.Kind, CreatedAt: n.CreatedAt, Read: n.Read, ActorID: userID(string(n.Actor))}
+			en := exportNotification{ID: n.ID, Kind: n.Kind, CreatedAt: n.CreatedAt, Read: n.Read, ActorID: userID(string(n.Actor)),
+				ModAction: acts[i]}
 			if n.PostID != "" {
 				en.PostID = &n.PostID
 			}

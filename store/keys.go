@@ -683,6 +683,13 @@ func (k keys) reportModOutbox() string { return k.prefix + "{reports}:modlog" }
 // between the two steps can be finished from it (see reports.go).
 func (k keys) userReportTargets(uid string) string { return k.user(uid) + ":reports:targets" }
 
+// userReportsFiled is a sorted set of the ids of every report the user filed, open or resolved,
+// scored by when each was made (ms): the reporter's history, which the export reads (the report
+// itself, with its status, is in reportEntries). report_reserve.lua adds an id with the
+// reservation; an id whose report was never written (its attempt lost the id, or the target
+// held the user's open report already) may stay, and readers skip it. Layout 6.
+func (k keys) userReportsFiled(uid string) string { return k.user(uid) + ":reports:filed" }
+
 // reportCounts is a hash target global id (a post or a comment) → how many open reports it has,
 // changed only by the scripts that write and resolve reports.
 func (k keys) reportCounts() string { return k.prefix + "{reports}:counts" }

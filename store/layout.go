@@ -104,12 +104,15 @@ var migrations = []Migration{
 			_, err := s.packSearchLists(ctx)
 			return err
 		}},
-	{From: 5, Does: bucketCommentVotesDoes + "; " + replyOrdersDoes,
+	{From: 5, Does: bucketCommentVotesDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes,
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.bucketCommentVotes(ctx); err != nil {
 				return err
 			}
-			_, err := s.migrateReplyOrders(ctx)
+			if _, err := s.migrateReplyOrders(ctx); err != nil {
+				return err
+			}
+			_, err := s.fileReports(ctx)
 			return err
 		}},
 }

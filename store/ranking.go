@@ -370,6 +370,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if err := s.rebuildDismissals(ctx); err != nil {
 		return st, err
 	}
+	// The reporters' histories (userReportsFiled), for the reports a replica of layout 5 filed
+	// during an upgrade.
+	if _, err := s.fileReports(ctx); err != nil {
+		return st, err
+	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
 	// does nothing on a live post.
 	err = s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {

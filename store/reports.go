@@ -286,9 +286,9 @@ func (s *Store) fileReport(ctx context.Context, rec reportRecord, stale string) 
 			return nil, fmt.Errorf("report: %w", err)
 		}
 		uid := rec.Reporter
-		v, err := s.run(ctx, "report_reserve", []string{s.k.userReports(uid), s.k.userReportTargets(uid)},
+		v, err := s.run(ctx, "report_reserve", []string{s.k.userReports(uid), s.k.userReportTargets(uid), s.k.userReportsFiled(uid)},
 			s.now().UnixMilli(), fromMillis(rec.At).Add(ReportLimitWindow).UnixMilli(), MaxOpenReports,
-			rec.target(), string(raw), rec.ID, stale)
+			rec.target(), string(raw), rec.ID, stale, rec.At)
 		if err != nil {
 			return nil, err
 		}

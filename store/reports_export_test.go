@@ -25,8 +25,9 @@ func (s *Store) ReportFirstStep(ctx context.Context, user UserKey, target, reaso
 	}
 	rec.ID = strconv.FormatInt(seq, 10)
 	raw, _ := json.Marshal(rec)
-	_, err = s.run(ctx, "report_reserve", []string{s.k.userReports(string(user)), s.k.userReportTargets(string(user))},
-		s.now().UnixMilli(), s.now().Add(ReportLimitWindow).UnixMilli(), MaxOpenReports, target, string(raw), rec.ID, "")
+	_, err = s.run(ctx, "report_reserve", []string{s.k.userReports(string(user)), s.k.userReportTargets(string(user)),
+		s.k.userReportsFiled(string(user))},
+		s.now().UnixMilli(), s.now().Add(ReportLimitWindow).UnixMilli(), MaxOpenReports, target, string(raw), rec.ID, "", rec.At)
 	return err
 }
 

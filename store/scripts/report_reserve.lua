@@ -2,12 +2,13 @@
 -- record it there before it is written in {reports} (see store/reports.go).
 -- KEYS[1]  zset {u:<user>}:reports: the user's open report ids scored by when each stops
 --          counting (ms)   KEYS[2] hash {u:<user>}:reports:targets: "t:<target>" → the report as
---          JSON, "i:<report id>" → its target
+--          JSON, "i:<report id>" → its target   KEYS[3] zset {u:<user>}:reports:filed: the ids of
+--          every report the user filed, scored by when each was made (ms)
 -- ARGV[1]  now (Unix ms)   ARGV[2] when the new report stops counting (Unix ms)
 -- ARGV[3]  the most open reports a user may hold   ARGV[4] the target's global id
 -- ARGV[5]  the new report as JSON, with its id   ARGV[6] the new report's id
 -- ARGV[7]  an id the caller found taken by another report ("" for none): the entry holding it is
---          given the new id instead
+--          given the new id instead   ARGV[8] when the new report was made (Unix ms)
 -- Reply    the JSON of the user's report of the target: one recorded before (a repeat, or a
 --          report still open), else the new one.
 -- Errors   LIMIT when the user holds the most open reports. Members scored at or before now no
@@ -34,6 +35,7 @@ if cur then
   local id = cjson.decode(cur).id
   if id ~= ARGV[7] then return cur end
   redis.call('ZREM', zs, id)
+  redis.call('ZREM', KEYS[3], id)
   drop(id)
 end
 if redis.call('ZCOUNT', zs, '(' .. ARGV[1], '+inf') >= tonumber(ARGV[3]) then
@@ -41,5 +43,6 @@ if redis.call('ZCOUNT', zs, '(' .. ARGV[1], '+inf') >= tonumber(ARGV[3]) then
     ' open reports, the most there may be; more once the moderators resolve one')
 end
 redis.call('ZADD', zs, ARGV[2], ARGV[6])
+redis.call('ZADD', KEYS[3], ARGV[8], ARGV[6])
 redis.call('HSET', h, tf, ARGV[5], 'i:' .. ARGV[6], ARGV[4])
 return ARGV[5]
