@@ -77,7 +77,10 @@ func (s *Store) rescoreThread(ctx context.Context, pid string) (int, error) {
 		if err != nil {
 			return scored, fmt.Errorf("score the comments of post %s: %w", pid, err)
 		}
-		n, _ := v.(int64)
+		n, err := replyInt("rescore_comments", v)
+		if err != nil {
+			return scored, err
+		}
 		scored += int(n)
 	}
 	return scored, nil

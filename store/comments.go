@@ -207,11 +207,16 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if err != nil {
 			return nil, err
 		}
-		arr, _ := reply.([]any)
-		if len(arr) != 2 {
-			return nil, fmt.Errorf("create_comment: unexpected reply %v", reply)
+		arr, err := replyArrayLen("create_comment", reply, 2)
+		if err != nil {
+			return nil, err
 		}
-		if arr[0] == "replies" {
+		// {number, comment}, or {"replies", parent} or {"again", number}.
+		word, err := replyString("create_comment", arr[0])
+		if err != nil {
+			return nil, err
+		}
+		if word == "replies" {
 			// The parent reaches replyOrdersAt replies: the script builds its orders from their
 			// hashes, which it must declare (see reply_orders.lua).
 			if replies, err = s.replyHashKeys(ctx, pid, parent); err != nil {
@@ -219,7 +224,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 			}
 			continue
 		}
-		if again, _ := arr[0].(string); again == "again" {
+		if word == "again" {
 			// The idempotency key names the comment an earlier attempt made: read that one.
 			if num, err = replyString("create_comment", arr[1]); err != nil {
 				return nil, err

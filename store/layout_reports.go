@@ -42,7 +42,11 @@ func (s *Store) fileReports(ctx context.Context) (int, error) {
 				return recorded, fmt.Errorf("record reports in their reporters' histories: %w", err)
 			}
 			for _, v := range vals {
-				if n, _ := v.(int64); n == 1 {
+				n, err := replyInt("report_filed", v)
+				if err != nil {
+					return recorded, err
+				}
+				if n == 1 {
 					recorded++
 				}
 			}

@@ -395,14 +395,21 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:]))
 	}
 	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
-	arr, _ := out[0].([]any)
-	if len(arr) != 2 {
-		return nil, fmt.Errorf("message_send: unexpected reply %v", out[0])
+	arr, err := replyArrayLen("message_send", out[0], 2)
+	if err != nil {
+		return nil, err
 	}
-	if again, _ := arr[0].(string); again == "again" {
+	word, err := replyString("message_send", arr[0]) // the message's id, or "again"
+	if err != nil {
+		return nil, err
+	}
+	if word == "again" {
 		// The idempotency key names an earlier message: the mailboxes took this one's steps for a
 		// message that does not exist, so derive them again, and answer with the first message.
-		prior, _ := arr[1].(string)
+		prior, err := replyString("message_send", arr[1])
+		if err != nil {
+			return nil, err
+		}
 		s.resync(ctx, a, b)
 		m, err := s.NewLoader().Message(ctx, sender, messageID(a, b, prior))
 		if err != nil {
@@ -547,7 +554,11 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 	if err != nil {
 		return nil, err
 	}
-	m := messageFromHash(string(a), string(b), id, hashFromReply(out[0]))
+	h, err := replyHash("message_change", out[0])
+	if err != nil {
+		return nil, err
+	}
+	m := messageFromHash(string(a), string(b), id, h)
 	if m == nil {
 		return nil, fmt.Errorf("message_change: message %s missing from reply", gid)
 	}
@@ -619,7 +630,11 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) 
 	if err != nil {
 		return nil, err
 	}
-	if found, _ := out[1].(int64); found == 0 {
+	found, err := replyInt("message_state", out[1])
+	if err != nil {
+		return nil, err
+	}
+	if found == 0 {
 		return nil, notFoundf("no conversation with %s", userID(o))
 	}
 	return cr.conversation(), nil

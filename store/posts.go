@@ -375,21 +375,6 @@ func (s *Store) hotScore(createdMillis int64, net int) float64 {
 	return float64(createdMillis/1000) + s.opts.HotK*float64(net)
 }
 
-// hashFromReply turns a flat HGETALL reply into a map.
-func hashFromReply(v any) map[string]string {
-	arr, _ := v.([]any)
-	m := make(map[string]string, len(arr)/2)
-	for i := 0; i+1 < len(arr); i += 2 {
-		k, _ := arr[i].(string)
-		if v, ok := arr[i+1].(string); ok {
-			m[k] = v
-		} else {
-			m[k] = fmt.Sprint(arr[i+1])
-		}
-	}
-	return m
-}
-
 func splitGroups(s string) []string {
 	if s == "" {
 		return nil

@@ -131,7 +131,10 @@ func (s *Store) compactVoted(ctx context.Context, uid string) (before, after int
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact the vote log of %s: %w", uid, err)
 	}
-	n, _ := reply.(int64)
+	n, err := replyInt("voted_compact", reply)
+	if err != nil {
+		return 0, 0, err
+	}
 	return head, n, nil
 }
 
