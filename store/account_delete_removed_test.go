@@ -130,3 +130,46 @@ func TestDeleteAccountErasesRemoved(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteAccountKeepDisownsRemoved deletes without erase an account with a removed post and a
+// removed comment: they keep their text, as its listed content does, but name nobody.
+func TestDeleteAccountKeepDisownsRemoved(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{Prefix: storetest.Prefix(), Now: tickingClock(), WriteLimit: -1})
+		ctx := f.ctx
+		root, ann, bob := f.admin("root"), f.user("ann"), f.user("bob")
+		gone := f.postBody(ann, "curlew removed", "plover", "go")
+		theirs := f.post(bob, "bob's", "go")
+		c, err := f.s.CreateComment(ctx, uk(ann), store.NewComment{PostID: theirs.ID, Body: "curlew comment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.RemovePost(ctx, uk(root), gone.ID, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.RemoveComment(ctx, uk(root), c.ID, "rude"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.DeleteAccount(ctx, uk(ann), "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := f.s.NewLoader()
+		p, err := l.Post(ctx, gone.ID)
+		if err != nil || p == nil || p.Title != "curlew removed" || p.Erased {
+			t.Fatalf("kept removed post: %+v, %v; want it whole", p, err)
+		}
+		if u := l.NamedAuthor(p); u != nil {
+			t.Errorf("kept removed post still names %q", u.Name)
+		}
+		got, err := l.Comment(ctx, c.ID)
+		if err != nil || got == nil || got.Text != "curlew comment" {
+			t.Fatalf("kept removed comment: %+v, %v; want it whole", got, err)
+		}
+		if u := l.NamedAuthor(got); u != nil {
+			t.Errorf("kept removed comment still names %q", u.Name)
+		}
+	})
+}
