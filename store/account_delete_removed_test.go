@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"strconv"
 	"testing"
 
 	"github.com/agora/agora/store"
@@ -170,6 +171,50 @@ func TestDeleteAccountKeepDisownsRemoved(t *testing.T) {
 		}
 		if u := l.NamedAuthor(got); u != nil {
 			t.Errorf("kept removed comment still names %q", u.Name)
+		}
+	})
+}
+
+// TestDeleteAccountErasesManyRemoved erases removed posts found in a guard that one HSCAN call
+// does not answer whole on Redis (a hashtable: padded past hash-max-listpack-entries), so that
+// the removed-posts step runs as several jobs, each resuming at the cursor the one before left.
+func TestDeleteAccountErasesManyRemoved(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+		ctx := f.ctx
+		root, ann := f.admin("root"), f.user("ann")
+		ids := make([]string, 60)
+		for i := range ids {
+			p := f.postBody(ann, "curlew", "plover", "go")
+			if _, err := f.s.RemovePost(ctx, uk(root), p.ID, "spam"); err != nil {
+				t.Fatal(err)
+			}
+			ids[i] = p.ID
+		}
+		// A long-lived account's guard: entries of posts long gone (ids from 1e9 up).
+		pad := make([]any, 0, 8*store.ExportPage)
+		for i := range 4 * store.ExportPage {
+			pad = append(pad, strconv.Itoa(1e9+i), "1")
+		}
+		if err := b.Client.HSet(ctx, prefix+"{u:"+ann+"}:posts:ver", pad...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.DeleteAccount(ctx, uk(ann), "password1", true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Jobs().RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := f.s.NewLoader()
+		left := 0
+		for _, id := range ids {
+			if p, err := l.Post(ctx, id); err != nil || p == nil || p.Title != "[deleted]" || p.Body != "" {
+				left++
+			}
+		}
+		if left != 0 {
+			t.Fatalf("%d of %d removed posts are not erased", left, len(ids))
 		}
 	})
 }
