@@ -22,7 +22,10 @@ import (
 // per job, each job queueing the next before it returns: posts and comments (anonymized, or with
 // erase made tombstones that leave every listing, feed and count), follows both ways, group
 // memberships, conversations, the watch modes (watch.go), and last the email address, the karma
-// leaderboard and the name registry. Each batch takes the head of its list and leaves the list without it, so a job that runs again, or
+// leaderboard and the name registry. The posts and comments a moderator removed have left the
+// lists: the "removed-posts" and "removed-comments" steps find them in the lists' guards (the
+// walk the export uses, removed_content.go), a batch per HSCAN call, the job's batch number the
+// scan's cursor, and treat them as the listed ones. Each batch takes the head of its list and leaves the list without it, so a job that runs again, or
 // a chain cut off and started again (a repeated deletion), goes on where it stopped. Posts and
 // comments kept without erase stay in their lists (a batch is the nth of them, and anonymizing
 // twice changes nothing), so that a later deletion with erase — an admin's — still finds them.
@@ -37,8 +40,9 @@ import (
 const jobEraseUser = "erase-user"
 
 // The steps of a deletion's chain, in order.
-// "nsfw-posts" is the NSFW part of the user's post list (nsfw_lists.go).
-var eraseSteps = []string{"posts", "nsfw-posts", "comments", "votes", "following", "followers", "groups", "messages", "watches", "finish"}
+// "nsfw-posts" is the NSFW part of the user's post list (nsfw_lists.go); "removed-posts" and
+// "removed-comments" are what a moderator removed, which has left the lists (removed_content.go).
+var eraseSteps = []string{"posts", "nsfw-posts", "comments", "removed-posts", "removed-comments", "votes", "following", "followers", "groups", "messages", "watches", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -152,8 +156,15 @@ func (s *Store) runEraseJob(ctx context.Context, j jobs.Job) error {
 	if str(h[0]) != "1" {
 		return nil // not a deleted account
 	}
-	if step == "votes" { // n is the offset in the vote log of the window to do
-		next, err := s.eraseVotes(ctx, uid, int64(n))
+	if step == "votes" || step == "removed-posts" || step == "removed-comments" {
+		// n is the offset in the vote log of the window to do, or the cursor in the guard of a
+		// list (eraseRemoved).
+		var next int64
+		if step == "votes" {
+			next, err = s.eraseVotes(ctx, uid, int64(n))
+		} else {
+			next, err = s.eraseRemoved(ctx, uid, step, uint64(n), str(h[1]) == "1")
+		}
 		if err != nil {
 			return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
 		}
@@ -240,6 +251,46 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 		return false, err
 	}
 	return len(batch) == eraseBatch, nil
+}
+
+// eraseRemoved does the batch at cursor of a step that walks what a moderator removed of uid's
+// ("removed-posts", "removed-comments"; removed_content.go): each removed post or comment is
+// disowned, or with erase erased, exactly as one still listed is (disownPost, disownComment). It
+// returns the cursor of the next batch, -1 when the step is done. A batch run again finds what
+// it erased already and changes nothing more; an erased comment is out of the walk for good (its
+// guard holds finalVersion).
+func (s *Store) eraseRemoved(ctx context.Context, uid, step string, cursor uint64, erase bool) (int64, error) {
+	var next uint64
+	var err error
+	switch step {
+	case "removed-posts":
+		next, err = s.removedPosts(ctx, uid, cursor, func(ctx context.Context, pids []string, _ []*Post) error {
+			for _, pid := range pids {
+				if err := s.disownPost(ctx, uid, pid, erase); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	case "removed-comments":
+		next, err = s.removedComments(ctx, uid, cursor, func(ctx context.Context, members []string, _ []*Comment) error {
+			for _, m := range members {
+				if err := s.disownComment(ctx, uid, m, erase); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	default:
+		return -1, fmt.Errorf("unknown step %q", step)
+	}
+	if err != nil {
+		return -1, err
+	}
+	if next == 0 {
+		return -1, nil
+	}
+	return int64(next), nil
 }
 
 // disownPost takes uid's name off post pid; with erase it makes it a tombstone that leaves every

@@ -370,7 +370,7 @@ func (e *exporter) posts(ctx context.Context) error {
 		for i, z := range zs {
 			pids[i] = str(z.Member)
 		}
-		ps, err := e.postRecords(ctx, pids)
+		ps, err := e.s.postRecords(ctx, pids)
 		if err != nil {
 			return err
 		}
@@ -386,18 +386,18 @@ func (e *exporter) posts(ctx context.Context) error {
 
 // postRecords reads posts pids (their hashes and texts) in one pipeline; a post that no longer
 // exists is nil at its index.
-func (e *exporter) postRecords(ctx context.Context, pids []string) ([]*Post, error) {
+func (s *Store) postRecords(ctx context.Context, pids []string) ([]*Post, error) {
 	cmds, texts := make([]*rdb.SliceCmd, len(pids)), make([]*rdb.SliceCmd, len(pids))
 	ops := make([]op, len(pids))
 	for i, pid := range pids {
-		key, tk := e.s.k.post(pid), e.s.k.postTexts(pid)
+		key, tk := s.k.post(pid), s.k.postTexts(pid)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i] = p.HMGet(ctx, key, postFields...)
 			texts[i] = p.HMGet(ctx, tk, postTextBody) // as postTextArgs
 			return cmds[i], texts[i]
 		}}
 	}
-	if err := e.s.pipeline(ctx, ops, false); err != nil {
+	if err := s.pipeline(ctx, ops, false); err != nil {
 		return nil, fmt.Errorf("read posts: %w", err)
 	}
 	out := make([]*Post, len(pids))
@@ -407,115 +407,33 @@ func (e *exporter) postRecords(ctx context.Context, pids []string) ([]*Post, err
 		}
 		v := strs(cmds[i].Val())
 		mergePostTexts(v, strs(texts[i].Val()))
-		out[i] = e.s.postFromFields(pid, v)
+		out[i] = s.postFromFields(pid, v)
 	}
 	return out, nil
 }
 
 // removedPosts writes the account's posts that a moderator removed, which have left its post
-// list (and every other listing): they are found in the list's guard (userPostsVer), which keeps
-// the version of every post the list ever held, less those the list holds now. In the guard's
-// hash order (HSCAN), each once.
+// list (and every other listing): the walk of removed_content.go finds them in the list's guard.
+// In the guard's hash order (HSCAN), each once; the export is flushed after each page.
 func (e *exporter) removedPosts(ctx context.Context) error {
 	written := map[string]bool{} // HSCAN may return a member twice; removed posts are few
-	return e.guardPages(ctx, e.s.k.userPostsVer(e.uid), []string{e.s.k.userPosts(e.uid), e.s.k.userPostsNSFW(e.uid)}, nil,
-		func(ctx context.Context, pids []string) error {
-			ps, err := e.postRecords(ctx, pids)
-			if err != nil {
-				return err
-			}
+	for cursor := uint64(0); ; {
+		next, err := e.s.removedPosts(ctx, e.uid, cursor, func(ctx context.Context, _ []string, ps []*Post) error {
 			for _, p := range ps {
-				if p == nil || !p.Removed || p.Author != UserKey(e.uid) || written[p.ID] {
-					continue // live, deleted, or no longer the account's
+				if !written[p.ID] {
+					written[p.ID] = true
+					e.item(newExportPost(p))
 				}
-				written[p.ID] = true
-				e.item(newExportPost(p))
 			}
-			return e.err
+			return e.flush()
 		})
-}
-
-// guardPages calls page with the members of the guard hash guard — the versions an index applied
-// (index.lua), one field per item the index ever held — that none of the sorted sets live (the
-// index, in the guard's slot) holds now and whose version final does not reject (nil: none),
-// reading the guard ExportPage fields at a time, and flushes the export after each page.
-func (e *exporter) guardPages(ctx context.Context, guard string, live []string, final func(version string) bool,
-	page func(ctx context.Context, members []string) error) error {
-	var cursor uint64
-	for {
-		var scan *rdb.ScanCmd
-		err := e.s.pipeline(ctx, []op{{key: guard, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			scan = p.HScan(ctx, guard, cursor, "", ExportPage)
-			return scan, nil
-		}}}, false)
-		if err == nil {
-			err = scan.Err()
-		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", guard, err)
-		}
-		kv, next := scan.Val()
-		// COUNT is a hint: a listpack hash, or a server that ignores it (miniredis), answers
-		// more than ExportPage fields at once; they are read ExportPage at a time all the same.
-		for len(kv) > 0 {
-			n := min(len(kv), 2*ExportPage)
-			if err := e.guardPage(ctx, kv[:n], live, final, page); err != nil {
-				return err
-			}
-			kv = kv[n:]
+			return err
 		}
 		if cursor = next; cursor == 0 {
 			return nil
 		}
 	}
-}
-
-// guardPage is one page of guardPages: kv are fields of the guard and their values.
-func (e *exporter) guardPage(ctx context.Context, kv []string, live []string, final func(version string) bool,
-	page func(ctx context.Context, members []string) error) error {
-	var members []string
-	for i := 0; i+1 < len(kv); i += 2 {
-		if final == nil || !final(kv[i+1]) {
-			members = append(members, kv[i])
-		}
-	}
-	if len(members) == 0 {
-		return nil
-	}
-	// Whether each is listed, in one round trip on the guard's slot.
-	scores := make([]*rdb.FloatSliceCmd, len(live))
-	ops := make([]op, len(live))
-	for i, set := range live {
-		ops[i] = op{key: set, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			scores[i] = p.ZMScore(ctx, set, members...)
-			return scores[i], nil
-		}}
-	}
-	if err := e.s.pipeline(ctx, ops, false); err != nil {
-		return fmt.Errorf("read the lists of %s: %w", strings.Join(live, ", "), err)
-	}
-	for i, c := range scores {
-		if err := c.Err(); err != nil {
-			return fmt.Errorf("read %s: %w", live[i], err)
-		}
-	}
-	unlisted := members[:0]
-	for j, m := range members {
-		listed := false
-		for _, c := range scores {
-			listed = listed || c.Val()[j] != 0 // scores are times (ms): never 0
-		}
-		if !listed {
-			unlisted = append(unlisted, m)
-		}
-	}
-	if len(unlisted) == 0 {
-		return nil
-	}
-	if err := page(ctx, unlisted); err != nil {
-		return err
-	}
-	return e.flush()
 }
 
 // scheduled writes the account's scheduled posts still pending, in their drafts' hash order.
@@ -575,7 +493,7 @@ func (e *exporter) comments(ctx context.Context) error {
 		for i, z := range zs {
 			members[i] = str(z.Member)
 		}
-		cs, err := e.commentRecords(ctx, members)
+		cs, err := e.s.commentRecords(ctx, members)
 		if err != nil {
 			return err
 		}
@@ -600,20 +518,20 @@ func newExportComment(c *Comment) exportComment {
 
 // commentRecords reads the comments named by members of a user's comment list ("17:4") with
 // their bodies, in one pipeline; a comment that no longer exists is nil at its index.
-func (e *exporter) commentRecords(ctx context.Context, members []string) ([]*Comment, error) {
+func (s *Store) commentRecords(ctx context.Context, members []string) ([]*Comment, error) {
 	cmds, bodies := make([]*rdb.SliceCmd, len(members)), make([]*rdb.SliceCmd, len(members))
 	ops := make([]op, len(members))
 	nums := make([][2]string, len(members))
 	for i, m := range members {
 		pid, short, _ := strings.Cut(m, ":")
 		nums[i] = [2]string{pid, padNum(short)}
-		key, bk := e.s.k.comment(pid, nums[i][1]), e.s.k.commentBodies(pid)
+		key, bk := s.k.comment(pid, nums[i][1]), s.k.commentBodies(pid)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmds[i], bodies[i] = p.HMGet(ctx, key, commentFields[:]...), p.HMGet(ctx, bk, nums[i][1])
 			return cmds[i], bodies[i]
 		}}
 	}
-	if err := e.s.pipeline(ctx, ops, false); err != nil {
+	if err := s.pipeline(ctx, ops, false); err != nil {
 		return nil, fmt.Errorf("read comments: %w", err)
 	}
 	out := make([]*Comment, len(members))
@@ -632,28 +550,28 @@ func (e *exporter) commentRecords(ctx context.Context, members []string) ([]*Com
 }
 
 // removedComments writes the account's comments that a moderator removed, which have left its
-// comment list: they are found in the list's guard (userCommentsVer), less the comments the list
-// holds and those taken out for good (deleted: finalVersion). In the guard's hash order, each
-// once. A comment on a post a moderator removed is not removed itself: it is in comments.
+// comment list: the walk of removed_content.go finds them in the list's guard. In the guard's
+// hash order, each once. A comment on a post a moderator removed is not removed itself: it is in
+// comments.
 func (e *exporter) removedComments(ctx context.Context) error {
 	written := map[string]bool{}
-	final := strconv.FormatInt(finalVersion, 10)
-	return e.guardPages(ctx, e.s.k.userCommentsVer(e.uid), []string{e.s.k.userComments(e.uid)},
-		func(v string) bool { return v == final },
-		func(ctx context.Context, members []string) error {
-			cs, err := e.commentRecords(ctx, members)
-			if err != nil {
-				return err
-			}
+	for cursor := uint64(0); ; {
+		next, err := e.s.removedComments(ctx, e.uid, cursor, func(ctx context.Context, _ []string, cs []*Comment) error {
 			for _, c := range cs {
-				if c == nil || c.Deleted || !c.Removed || c.Author != UserKey(e.uid) || written[c.ID] {
-					continue
+				if !written[c.ID] {
+					written[c.ID] = true
+					e.item(newExportComment(c))
 				}
-				written[c.ID] = true
-				e.item(newExportComment(c))
 			}
-			return e.err
+			return e.flush()
 		})
+		if err != nil {
+			return err
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }
 
 // exportReport is a report the account filed, with what became of it: status OPEN, or how a
