@@ -228,3 +228,40 @@ func TestUserCommentsRankTheNewestUpToTheCap(t *testing.T) {
 		}
 	})
 }
+
+// TestUserCommentsRankedRoundTrips checks that a ranked page of a user's comments costs one round
+// trip more than NEW (the vote counts, read once the list's members are back), whatever the page
+// size and however many posts the comments are on.
+func TestUserCommentsRankedRoundTrips(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		counted, rt := b.Counted(t)
+		f := newFixture(t, counted, store.Options{Now: tickingClock(), WriteLimit: -1})
+		ann, ben := f.user("ann"), f.user("ben")
+		var posts []*store.Post
+		for i := range 7 {
+			posts = append(posts, f.post(ben, fmt.Sprint("post ", i)))
+		}
+		for i := range 60 {
+			if _, err := f.s.CreateComment(f.ctx, uk(ann), store.NewComment{PostID: posts[i%7].ID, Body: fmt.Sprint("c", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		trips := func(sort store.CommentSort, n int) int64 {
+			t.Helper()
+			rt.Reset()
+			p, err := f.s.NewLoader().UserComments(f.ctx, uk(ann), sort, store.Window{First: n})
+			if err != nil || len(p.Items) != n {
+				t.Fatalf("sort %d, first %d: %d items, %v", sort, n, len(p.Items), err)
+			}
+			return rt.Count()
+		}
+		for _, n := range []int{1, 20, 50} {
+			base := trips(store.CommentsNew, n)
+			for _, sort := range rankedCommentSorts {
+				if got := trips(sort, n); got != base+1 {
+					t.Errorf("sort %d, first %d: %d round trips, NEW %d", sort, n, got, base)
+				}
+			}
+		}
+	})
+}
