@@ -84,8 +84,17 @@ func TestUserCommentsSorts(t *testing.T) {
 			}
 		}
 
-		// A vote reorders BEST at once: the cached answer read the comment's votes.
+		// A vote reorders BEST at once, on a comment the cached page did not show too: the
+		// cached answer read the votes of every comment it ranked.
+		const top1 = `{ user(name: "alice") { comments(sort: BEST, first: 1) { edges { node { id } } } } }`
+		rawCached(t, a.h, "", top1, nil)
+		if body, how := rawCached(t, a.h, "", top1, nil); how != "hit" {
+			t.Fatalf("BEST's first comment, again: %s %s", how, body)
+		}
 		vote(young, 3, 0)
+		if got, _ := userCommentsPage(t, raw(t, a.h, "", top1, nil)); !slices.Equal(got, []string{young}) {
+			t.Fatalf("BEST's first comment after a vote on young: %v", got)
+		}
 		best, cursors := userCommentsPage(t, raw(t, a.h, "", userCommentsQuery, map[string]any{"s": "BEST"}))
 		if !slices.Equal(best, []string{young, mid, old}) {
 			t.Fatalf("BEST after a vote: %v", best)
