@@ -3354,9 +3354,11 @@ type User implements Node {
   "The user's published posts that are neither deleted nor removed."
   postCount: Int!
   """
-  The user's comments, NEW (newest first) or OLD; TOP is BAD_USER_INPUT. Deleted and removed
-  comments are left out, and so are those the viewer may not read (on a removed post, or of a
-  post's author the viewer blocks): a page may then hold fewer than asked.
+  The user's comments in the order sort names, NEW (newest first) by default, or OLD. TOP, BEST
+  and CONTROVERSIAL rank the user's newest 1,000 comments by their votes as a post's reply
+  orders do (ties by id, the larger first); a cursor of one order is BAD_USER_INPUT in another.
+  Deleted and removed comments are left out, and so are those the viewer may not read (on a
+  removed post, or of a post's author the viewer blocks): a page may then hold fewer than asked.
   """
   comments(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   "The user's comments that are neither deleted nor removed, on posts that are not deleted."

@@ -120,21 +120,7 @@ func BenchmarkFragmentChain(b *testing.B) {
 // NEW, however the order is given: left out (NEW), a literal, a variable, a variable's default
 // or the schema's, or a variable of no known value (charged).
 func TestUserPostsSortCost(t *testing.T) {
-	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-	costs := newCostModel(schema)
-	measureOf := func(query string, vars map[string]any) int {
-		t.Helper()
-		doc, err := parser.ParseQuery(&ast.Source{Input: query})
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, fixed := measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars)
-		// A measure that a variable decided must not be kept for the document's next requests.
-		if byVar := strings.Contains(query, "$"); fixed == byVar {
-			t.Fatalf("%s: measured as fixed %v, want %v", query, fixed, !byVar)
-		}
-		return m.cost
-	}
+	measureOf := sortCostMeasure(t)
 	const sel = `{ edges { node { id } } }`
 	base := measureOf(`{ user(name: "a") { posts(first: 10) `+sel+` } }`, nil)
 	for _, tc := range []struct {
@@ -159,6 +145,64 @@ func TestUserPostsSortCost(t *testing.T) {
 			want = base - 1 // no user field
 		}
 		if got := measureOf(tc.query, tc.vars); got != want {
+			t.Errorf("%s: cost %d, want %d", tc.name, got, want)
+		}
+	}
+}
+
+// sortCostMeasure returns a function that measures the cost of a query with variables, checking
+// that a measure a variable decided is not kept for the document's next requests.
+func sortCostMeasure(t *testing.T) func(query string, vars map[string]any) int {
+	costs := newCostModel(graph.NewExecutableSchema(graph.Config{}).Schema())
+	return func(query string, vars map[string]any) int {
+		t.Helper()
+		doc, err := parser.ParseQuery(&ast.Source{Input: query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, fixed := measureOperation(costs, DefaultLimits.withDefaults(), doc, doc.Operations[0], vars)
+		if byVar := strings.Contains(query, "$"); fixed == byVar {
+			t.Fatalf("%s: measured as fixed %v, want %v", query, fixed, !byVar)
+		}
+		return m.cost
+	}
+}
+
+// TestUserCommentsSortCost checks that User.comments costs UserCommentsSortCost more in TOP,
+// BEST and CONTROVERSIAL, and nothing more in NEW and OLD, however the order is given.
+func TestUserCommentsSortCost(t *testing.T) {
+	measureOf := sortCostMeasure(t)
+	const sel = `{ edges { node { id } } }`
+	base := measureOf(`{ user(name: "a") { comments(first: 10) `+sel+` } }`, nil)
+	const byVar = `query($s: CommentSort) { user(name: "a") { comments(sort: $s, first: 10) ` + sel + ` } }`
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+		ranked      bool
+	}{
+		{"NEW literal", `{ user(name: "a") { comments(sort: NEW, first: 10) ` + sel + ` } }`, nil, false},
+		{"OLD literal", `{ user(name: "a") { comments(sort: OLD, first: 10) ` + sel + ` } }`, nil, false},
+		{"TOP literal", `{ user(name: "a") { comments(sort: TOP, first: 10) ` + sel + ` } }`, nil, true},
+		{"BEST variable", byVar, map[string]any{"s": "BEST"}, true},
+		{"CONTROVERSIAL variable", byVar, map[string]any{"s": "CONTROVERSIAL"}, true},
+		{"OLD variable", byVar, map[string]any{"s": "OLD"}, false},
+		{"variable left out, default BEST", `query($s: CommentSort = BEST) { user(name: "a") { comments(sort: $s, first: 10) ` + sel + ` } }`, nil, true},
+		{"variable left out, no default", byVar, nil, false},
+		{"variable of no known value", byVar, map[string]any{"s": 3}, true},
+		{"a post's comments", `{ post(id: "p") { comments(sort: BEST, first: 10) ` + sel + ` } }`, nil, false},
+	} {
+		want := base
+		if tc.ranked {
+			want += UserCommentsSortCost
+		}
+		got := measureOf(tc.query, tc.vars)
+		if tc.name == "a post's comments" {
+			if got >= base+UserCommentsSortCost {
+				t.Errorf("%s: cost %d, want no ranking charge (base %d)", tc.name, got, base)
+			}
+			continue
+		}
+		if got != want {
 			t.Errorf("%s: cost %d, want %d", tc.name, got, want)
 		}
 	}

@@ -55,7 +55,7 @@ func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
 	return u, err
 }
 
-// userComments is User.comments: a page of the user's comments by time.
+// userComments is User.comments: a page of the user's comments in the order sort.
 func userComments(ctx context.Context, u *store.User, sort *model.CommentSort, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
 	w, err := pageWindow(ctx, first, after, last, before)
 	if err != nil {

@@ -274,7 +274,8 @@ func (c *community) render(t *testing.T, s *store.Store) string {
 			name, karma, rank, ok, followers, following, np, nc)
 		up, err := l.UserPosts(ctx, uid, store.SortNew, w, nil)
 		posts("posts of "+name, up, err)
-		for _, sort := range []store.CommentSort{store.CommentsNew, store.CommentsOld} {
+		for _, sort := range []store.CommentSort{store.CommentsNew, store.CommentsOld, store.CommentsTop,
+			store.CommentsBest, store.CommentsControversial} {
 			uc, err := l.UserComments(ctx, uid, sort, w)
 			comments(fmt.Sprintf("comments of %s sort %d", name, sort), uc, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
@@ -174,23 +175,36 @@ func (l *Loader) UserPostCount(ctx context.Context, user UserKey) (int, error) {
 	return l.postCount(ctx, l.s.k.userPosts(string(user)))
 }
 
-// UserComments loads one page of user's live comments, newest first (CommentsNew) or oldest
-// first (CommentsOld); CommentsTop is KindInvalid, the list being kept by time. A comment the
-// viewer may not read — on a post that is removed or deleted, by a user the viewer blocks — is
-// left out of the page (its cursor with it), so a page may hold fewer than asked.
+// userCommentTags are the cursor tags of a user's comments in each CommentSort: a cursor of one
+// order is refused by another (Window.decode).
+var userCommentTags = [...]string{
+	CommentsNew:           "uc",
+	CommentsOld:           "uco",
+	CommentsTop:           "uct",
+	CommentsBest:          "ucb",
+	CommentsControversial: "ucc",
+}
+
+// UserComments loads one page of user's live comments: newest first (CommentsNew) or oldest
+// first (CommentsOld) from the user's list, or ranked by votes (CommentsTop, CommentsBest,
+// CommentsControversial: see userCommentsRanked). A comment the viewer may not read — on a post
+// that is removed or deleted, by a user the viewer blocks — is left out of the page (its cursor
+// with it), so a page may hold fewer than asked.
 func (l *Loader) UserComments(ctx context.Context, user UserKey, sort CommentSort, w Window) (*Page[*Comment], error) {
-	if sort == CommentsTop {
-		return nil, invalidf("a user's comments are ordered by time: NEW or OLD")
+	if sort < 0 || int(sort) >= len(userCommentTags) {
+		return nil, invalidf("unknown comment order %d", int(sort))
 	}
-	tag := "uc"
-	if sort == CommentsOld {
-		tag = "uco"
-	}
+	tag := userCommentTags[sort]
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, l.s.k.userComments(string(user)), sort == CommentsNew, sp)
+	var rp rawPage
+	if sort == CommentsNew || sort == CommentsOld {
+		rp, err = l.page(ctx, l.s.k.userComments(string(user)), sort == CommentsNew, sp)
+	} else {
+		rp, err = l.userCommentsRanked(ctx, string(user), sort, sp)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -220,4 +234,48 @@ func (l *Loader) UserComments(ctx context.Context, user UserKey, sort CommentSor
 		p.Cursors = append(p.Cursors, all[i])
 	}
 	return p, nil
+}
+
+// userCommentsRanked returns the page of the span sp of user's comments in sort (TOP, BEST or
+// CONTROVERSIAL), ranked at read time as User.posts ranks a user's posts (user_posts.go), with
+// no copy of the list per order: the user's newest rankCap comments (one ZREVRANGE of their list,
+// in their slot), the vote counts of each (one HMGET each, in one pipeline: on a Cluster, one per
+// master), scored as the reply orders score them (replyScore) and paged by rankPage as Redis
+// pages a sorted set, ties by member bytes descending, cursors included. A comment whose hash is
+// gone since it was listed is not ranked; one deleted or removed since stays in the ranking and
+// is left out of the page by UserComments, as NEW leaves it out.
+func (l *Loader) userCommentsRanked(ctx context.Context, user string, sort CommentSort, sp span) (rawPage, error) {
+	key := l.s.k.userComments(user)
+	n := l.s.rankCap()
+	cands, err := l.get(ctx, read{key: "ucr:" + key + "\x00" + strconv.Itoa(n), rkey: key,
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+			c.cmd = p.ZRevRange(ctx, key, 0, int64(n-1))
+		}})
+	if err != nil {
+		return rawPage{}, err
+	}
+	members := cands.cmd.(*rdb.StringSliceCmd).Val()
+	type ref struct{ member, pid, num string }
+	refs := make([]ref, 0, len(members))
+	reads := make([]read, 0, len(members))
+	for _, m := range members {
+		pid, num, ok := strings.Cut(m, ":")
+		if !ok {
+			continue // not a comment's member: Rebuild drops it (userCommentOrphans)
+		}
+		refs = append(refs, ref{m, pid, padNum(num)})
+		reads = append(reads, l.commentRead(pid, padNum(num), CommentUp|CommentDown))
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return rawPage{}, err
+	}
+	ranked := make([]rankedEntry, 0, len(refs))
+	for i, r := range refs {
+		if c := l.commentOf(calls[i], r.pid, r.num, CommentUp|CommentDown); c != nil {
+			ranked = append(ranked, rankedEntry{id: r.member, score: replyScore(sort, c.Upvotes, c.Downvotes)})
+		}
+	}
+	rp, _ := rankPage(ranked, sp)
+	return rp, nil
 }

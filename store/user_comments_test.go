@@ -113,8 +113,8 @@ func TestUserComments(t *testing.T) {
 		if n, err := f.s.NewLoader().UserPostCount(f.ctx, uk(ben)); err != nil || n != 1 {
 			t.Errorf("postCount after a deletion = %d (%v), want 1", n, err)
 		}
-		if _, err := f.s.NewLoader().UserComments(f.ctx, uk(ann), store.CommentsTop, store.Window{First: 2}); !store.IsKind(err, store.KindInvalid) {
-			t.Errorf("TOP: %v, want BAD_USER_INPUT", err)
+		if _, err := f.s.NewLoader().UserComments(f.ctx, uk(ann), store.CommentSort(9), store.Window{First: 2}); !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("an unknown order: %v, want BAD_USER_INPUT", err)
 		}
 	})
 }

@@ -34,10 +34,11 @@ import (
 // after a cursor is stable while votes land as far as the site's pages are.
 
 // userRankCap bounds the posts a sorted read of a user's posts ranks: the newest userRankCap of
-// them (of the window, for a TOP window). Reddit's listings stop at 1,000 items too.
+// them (of the window, for a TOP window); and the comments a vote order of a user's comments
+// ranks (userCommentsRanked). Reddit's listings stop at 1,000 items too.
 const userRankCap = 1000
 
-// rankCap is how many of a user's posts a sorted read ranks (userRankCap).
+// rankCap is how many of a user's posts, or comments, a sorted read ranks (userRankCap).
 func (s *Store) rankCap() int {
 	if s.opts.userRankCap > 0 {
 		return s.opts.userRankCap
