@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -27,48 +26,14 @@ const bucketCommentVotesDoes = "move the votes on every comment out of its hash 
 // voter user key → "1" or "-1".
 func (k keys) legacyCommentVotes(pid, num string) string { return k.inThread(pid, num, ":votes") }
 
-// bucketCommentVotesBatch bounds the comments one pipeline of bucketCommentVotes moves.
-const bucketCommentVotesBatch = 100
-
 // bucketCommentVotes moves the votes on every comment that layout 5 kept in a hash of the
 // comment's into its bucket (the migration from layout 5) and returns how many votes it moved.
 func (s *Store) bucketCommentVotes(ctx context.Context) (int, error) {
-	var calls []scriptCall
-	moved := 0
-	flush := func() error {
-		if len(calls) == 0 {
-			return nil
-		}
-		vals, err := s.runScripts(ctx, calls)
-		if err != nil {
-			return fmt.Errorf("move the votes on comments into buckets: %w", err)
-		}
-		for _, v := range vals {
-			n, err := replyInt("move_comment_votes", v)
-			if err != nil {
-				return err
-			}
-			moved += int(n)
-		}
-		calls = calls[:0]
-		return nil
-	}
-	err := s.scanKeys(ctx, s.k.prefix+"{p:*}:c:*:votes", func(key string) error {
-		pid, num, ok := legacyCommentVotesKey(s.k, key)
-		if !ok {
-			return nil
-		}
-		calls = append(calls, scriptCall{name: "move_comment_votes",
-			keys: []string{s.k.commentVotes(pid, num), key}, args: []any{num}})
-		if len(calls) < bucketCommentVotesBatch {
-			return nil
-		}
-		return flush()
-	})
-	if err != nil {
-		return moved, err
-	}
-	return moved, flush()
+	return s.scanScripts(ctx, s.k.prefix+"{p:*}:c:*:votes", "move the votes on comments into buckets",
+		func(key string) (scriptCall, bool) {
+			pid, num, ok := legacyCommentVotesKey(s.k, key)
+			return scriptCall{name: "move_comment_votes", keys: []string{s.k.commentVotes(pid, num), key}, args: []any{num}}, ok
+		})
 }
 
 // legacyCommentVotesKey returns the post ("17") and the comment number ("000000000004") of

@@ -1,17 +1,11 @@
 package store
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // movePostTextsDoes is what the migration from layout 4 does, for `agora migrate --dry-run`.
 const movePostTextsDoes = "move every post's body out of its hash into its thread's bodies ({p:<id>}:c:body, " +
 	"field b), so that post hashes whose title and url are short are listpack-encoded again (about 640 bytes " +
 	"less per post with a 400-byte body); empty urls leave the hashes"
-
-// movePostTextsBatch bounds the posts one pipeline of movePostTexts moves.
-const movePostTextsBatch = 100
 
 // movePostTexts moves every post's body out of its hash (move_post_texts.lua: the
 // migration from layout 4) and returns how many posts it changed. Each post is one script on its
@@ -21,41 +15,8 @@ const movePostTextsBatch = 100
 // text in the hash wins over one apart) and the hash they were written to may be a hashtable
 // again: running the step again, once no such process is left, moves them.
 func (s *Store) movePostTexts(ctx context.Context) (int, error) {
-	var calls []scriptCall
-	moved := 0
-	flush := func() error {
-		if len(calls) == 0 {
-			return nil
-		}
-		vals, err := s.runScripts(ctx, calls)
-		if err != nil {
-			return fmt.Errorf("move the texts of posts: %w", err)
-		}
-		for i, v := range vals {
-			n, err := replyInt(calls[i].name, v)
-			if err != nil {
-				return err
-			}
-			if n == 1 {
-				moved++
-			}
-		}
-		calls = calls[:0]
-		return nil
-	}
-	err := s.scanKeys(ctx, s.k.prefix+"{p:*}", func(key string) error {
+	return s.scanScripts(ctx, s.k.prefix+"{p:*}", "move the texts of posts", func(key string) (scriptCall, bool) {
 		pid, ok := postKeyFromHashKey(s.k.prefix, key)
-		if !ok {
-			return nil
-		}
-		calls = append(calls, scriptCall{name: "move_post_texts", keys: []string{key, s.k.postTexts(pid)}})
-		if len(calls) < movePostTextsBatch {
-			return nil
-		}
-		return flush()
+		return scriptCall{name: "move_post_texts", keys: []string{key, s.k.postTexts(pid)}}, ok
 	})
-	if err != nil {
-		return moved, err
-	}
-	return moved, flush()
 }

@@ -393,6 +393,50 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	return st, err
 }
 
+// scanScriptsBatch bounds the script calls one pipeline of scanScripts sends.
+const scanScriptsBatch = 100
+
+// scanScripts runs, for every key that matches pattern (scanKeys), the script call that call makes
+// of it (none when it answers false), in pipelines of scanScriptsBatch calls, and returns the sum
+// of their integer replies: the one loop of a migration step that is a script per key. what names
+// the step in its errors.
+func (s *Store) scanScripts(ctx context.Context, pattern, what string, call func(key string) (scriptCall, bool)) (int, error) {
+	var calls []scriptCall
+	total := 0
+	flush := func() error {
+		if len(calls) == 0 {
+			return nil
+		}
+		vals, err := s.runScripts(ctx, calls)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		for i, v := range vals {
+			n, err := replyInt(calls[i].name, v)
+			if err != nil {
+				return err
+			}
+			total += int(n)
+		}
+		calls = calls[:0]
+		return nil
+	}
+	err := s.scanKeys(ctx, pattern, func(key string) error {
+		c, ok := call(key)
+		if !ok {
+			return nil
+		}
+		if calls = append(calls, c); len(calls) < scanScriptsBatch {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
+}
+
 // scanKeys calls fn for every key matching pattern, on every master of a cluster. The masters are
 // scanned in parallel but fn is called for one key at a time.
 func (s *Store) scanKeys(ctx context.Context, pattern string, fn func(key string) error) error {
