@@ -447,7 +447,20 @@ func TestEventLogSettings(t *testing.T) {
 				t.Errorf("replay after %q, whose next event is no longer kept: %v, want KindResync", c, err)
 			}
 		}
-		logs, err := b.Client.Keys(ctx, prefix+"*:log").Result()
+		var logs []string
+		var mu sync.Mutex
+		scan := func(ctx context.Context, c rdb.Cmdable) error {
+			ks, err := c.Keys(ctx, prefix+"*:log").Result()
+			mu.Lock()
+			logs = append(logs, ks...)
+			mu.Unlock()
+			return err
+		}
+		if cc, ok := b.Client.(*rdb.ClusterClient); ok { // every master's
+			err = cc.ForEachMaster(ctx, func(ctx context.Context, c *rdb.Client) error { return scan(ctx, c) })
+		} else {
+			err = scan(ctx, b.Client)
+		}
 		if err != nil || len(logs) == 0 {
 			t.Fatalf("logs %v, %v", logs, err)
 		}

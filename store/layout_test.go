@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,32 +16,38 @@ import (
 // deleteMatching deletes, one at a time (each on its own slot), every key matching pattern.
 func deleteMatching(t *testing.T, c rdb.UniversalClient, pattern string) {
 	t.Helper()
+	for _, k := range matchingKeys(t, c, pattern) {
+		if err := c.Del(context.Background(), k).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// matchingKeys returns the keys that match pattern, on every master of a cluster.
+func matchingKeys(t *testing.T, c rdb.UniversalClient, pattern string) []string {
+	t.Helper()
 	ctx := context.Background()
-	del := func(ctx context.Context, n rdb.Cmdable) error {
+	var mu sync.Mutex
+	var found []string
+	scan := func(ctx context.Context, n rdb.Cmdable) error {
 		iter := n.Scan(ctx, 0, pattern, 500).Iterator()
-		var found []string
 		for iter.Next(ctx) {
+			mu.Lock()
 			found = append(found, iter.Val())
+			mu.Unlock()
 		}
-		if err := iter.Err(); err != nil {
-			return err
-		}
-		for _, k := range found {
-			if err := c.Del(ctx, k).Err(); err != nil {
-				return err
-			}
-		}
-		return nil
+		return iter.Err()
 	}
 	var err error
 	if cc, ok := c.(*rdb.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *rdb.Client) error { return del(ctx, n) })
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, n *rdb.Client) error { return scan(ctx, n) })
 	} else {
-		err = del(ctx, c)
+		err = scan(ctx, c)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	return found
 }
 
 // TestLayoutFreshKeyspace: an empty keyspace is layout 0 until checked, then starts at the
