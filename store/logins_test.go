@@ -53,8 +53,12 @@ func TestConcurrentFailedLoginsStayWithinLimits(t *testing.T) {
 					})
 				}
 				wg.Wait()
-				if v, l := verified.Load(), limited.Load(); v != int64(tc.want) || v+l != attempts {
-					t.Fatalf("%d passwords verified, %d log-ins refused; want %d verified, the rest refused", v, l, tc.want)
+				// Never more verified than the limits allow. Fewer is possible: an attempt refused by
+				// one window releases its slot in the other a round trip later, so an attempt that
+				// meets that window meanwhile finds it full of slots about to be released (on a
+				// cluster the two windows are on different nodes, and this happens).
+				if v, l := verified.Load(), limited.Load(); v > int64(tc.want) || v < 1 || v+l != attempts {
+					t.Fatalf("%d passwords verified, %d log-ins refused; want at most %d verified, the rest refused", v, l, tc.want)
 				}
 			})
 		}
