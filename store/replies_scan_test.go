@@ -2,12 +2,9 @@ package store
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"go/types"
-	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -64,39 +61,25 @@ var replyTypes = map[string]bool{
 
 // TestNoUncheckedReplyAssertions scans the non-test files of package store for type assertions to
 // a reply's types whose failure is silent (x, _ := v.(T)) or a panic (v.(T) alone): outside
-// uncheckedAllowed and uncheckedPendingFiles, each fails,
-// so that script replies are decoded by replies.go's checked decoders. Entries of either that
-// match nothing fail too, so the lists stay true.
+// uncheckedAllowed and uncheckedPendingFiles, each fails, so that script replies are decoded by
+// replies.go's checked decoders. Entries of either that match nothing fail too, so the lists stay
+// true.
 func TestNoUncheckedReplyAssertions(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			for _, u := range uncheckedIn(d) {
-				if uncheckedPendingFiles[name] {
-					seen[name] = true
-					continue
-				}
-				key := name + ":" + declName(d) + ": " + types.ExprString(u)
-				if _, ok := uncheckedAllowed[key]; !ok {
-					t.Errorf("%s: %q is unchecked; decode the script's reply with replies.go (replyString, replyInt, replyArray, replyHash, ...) or, if it is not a script reply, add it to uncheckedAllowed with why",
-						fset.Position(u.Pos()), key)
-				}
-				seen[key] = true
+	storeDecls(t, func(fset *token.FileSet, name string, d ast.Decl) {
+		for _, u := range uncheckedIn(d) {
+			if uncheckedPendingFiles[name] {
+				seen[name] = true
+				continue
 			}
+			key := name + ":" + declName(d) + ": " + types.ExprString(u)
+			if _, ok := uncheckedAllowed[key]; !ok {
+				t.Errorf("%s: %q is unchecked; decode the script's reply with replies.go (replyString, replyInt, replyArray, replyHash, ...) or, if it is not a script reply, add it to uncheckedAllowed with why",
+					fset.Position(u.Pos()), key)
+			}
+			seen[key] = true
 		}
-	}
+	})
 	var stale []string
 	for k := range uncheckedAllowed {
 		if !seen[k] {

@@ -24,48 +24,34 @@ var clientUsers = map[string]bool{
 // escape the runner's retries, round-trip count and tracing), and no command sent through the
 // runner is walked with go-redis's Iterator, whose further pages would go to a spent pipeline.
 func TestOnlyTheRunnerUsesTheClient(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	seen := map[string]bool{}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			where := name + ":" + declName(d)
-			ast.Inspect(d, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.SelectorExpr:
-					if n.Sel.Name != "rdb" {
-						return true
-					}
+	storeDecls(t, func(fset *token.FileSet, name string, d ast.Decl) {
+		where := name + ":" + declName(d)
+		ast.Inspect(d, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if n.Sel.Name != "rdb" {
+					return true
+				}
+				if !clientUsers[where] {
+					t.Errorf("%s: %s uses the client directly; send the command through the runner (s.cmd(), s.pipeline)", fset.Position(n.Pos()), where)
+				}
+				seen[where] = true
+			case *ast.KeyValueExpr: // Store{rdb: …}
+				if id, ok := n.Key.(*ast.Ident); ok && id.Name == "rdb" {
 					if !clientUsers[where] {
-						t.Errorf("%s: %s uses the client directly; send the command through the runner (s.cmd(), s.pipeline)", fset.Position(n.Pos()), where)
+						t.Errorf("%s: %s sets up a client outside New", fset.Position(n.Pos()), where)
 					}
 					seen[where] = true
-				case *ast.KeyValueExpr: // Store{rdb: …}
-					if id, ok := n.Key.(*ast.Ident); ok && id.Name == "rdb" {
-						if !clientUsers[where] {
-							t.Errorf("%s: %s sets up a client outside New", fset.Position(n.Pos()), where)
-						}
-						seen[where] = true
-					}
-				case *ast.CallExpr:
-					if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Iterator" && throughRunner(sel.X) {
-						t.Errorf("%s: %s walks a command of the runner with Iterator; use s.cmd().ZScanIterator or HScanIterator", fset.Position(n.Pos()), where)
-					}
 				}
-				return true
-			})
-		}
-	}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Iterator" && throughRunner(sel.X) {
+					t.Errorf("%s: %s walks a command of the runner with Iterator; use s.cmd().ZScanIterator or HScanIterator", fset.Position(n.Pos()), where)
+				}
+			}
+			return true
+		})
+	})
 	var stale []string
 	for w := range clientUsers {
 		if !seen[w] {
@@ -75,6 +61,29 @@ func TestOnlyTheRunnerUsesTheClient(t *testing.T) {
 	sort.Strings(stale)
 	if len(stale) > 0 {
 		t.Errorf("clientUsers names functions that no longer use the client (take them off): %v", stale)
+	}
+}
+
+// storeDecls parses the non-test files of package store and calls fn with each top-level
+// declaration, for the scans that hold the package to its rules.
+func storeDecls(t *testing.T, fn func(fset *token.FileSet, file string, d ast.Decl)) {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn(fset, name, d)
+		}
 	}
 }
 
