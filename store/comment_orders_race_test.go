@@ -1,0 +1,87 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agora/agora/internal/rdb"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// splitReplyRead is a client hook that, once armed, cuts the first pipeline holding a reply list
+// read in a vote order (the read of a time order's first ReplyOrdersAt members, and the page of
+// a TOP, BEST or CONTROVERSIAL sorted set) between those two reads, whichever comes first, and
+// runs between the two parts: a write of another client landing inside the pipeline, as it may
+// on a shared Redis.
+type splitReplyRead struct {
+	armed   atomic.Bool
+	between func()
+}
+
+func (h *splitReplyRead) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+
+func (h *splitReplyRead) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
+
+func (h *splitReplyRead) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		order, page := -1, -1
+		for i, c := range cmds {
+			a := fmt.Sprintln(c.Args()...) // spaces between every argument
+			switch {
+			case order < 0 && strings.HasPrefix(strings.ToLower(a), "zrange") &&
+				strings.Contains(a, ":rt 0 "+fmt.Sprint(store.ReplyOrdersAt-1)):
+				order = i
+			case page < 0 && (strings.Contains(a, ":rs") || strings.Contains(a, ":rb") || strings.Contains(a, ":rc")):
+				page = i
+			}
+		}
+		if order < 0 || page < 0 || !h.armed.CompareAndSwap(true, false) {
+			return next(ctx, cmds)
+		}
+		cut := max(order, page)
+		if err := next(ctx, cmds[:cut]); err != nil {
+			return err
+		}
+		h.between()
+		return next(ctx, cmds[cut:])
+	}
+}
+
+// TestReplyOrdersCrossingDuringRead: a reply that brings a parent to ReplyOrdersAt replies while
+// a read of its replies in TOP, BEST or CONTROVERSIAL is in flight (between the commands of its
+// pipeline) leaves the read with every reply, not an empty page.
+func TestReplyOrdersCrossingDuringRead(t *testing.T) {
+	for _, sort := range []store.CommentSort{store.CommentsTop, store.CommentsBest, store.CommentsControversial} {
+		t.Run(fmt.Sprint(sort), func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				th := newThread(t, b, store.Options{WriteLimit: -1})
+				parent := th.add("author", nil, "parent")
+				for i := range store.ReplyOrdersAt - 1 {
+					th.add("author", parent, fmt.Sprintf("reply %d", i))
+				}
+				hook := &splitReplyRead{between: func() { th.add("author", parent, "the crossing reply") }}
+				hb := b
+				hb.Client = b.NewClient(t)
+				hb.Client.AddHook(hook)
+				reader := hb.NewStore(t, store.Options{Prefix: th.prefix, WriteLimit: -1})
+				fresh := th.get(parent.ID)
+				hook.armed.Store(true)
+				p, err := reader.NewLoader().Replies(context.Background(), fresh, sort, store.Window{First: 10}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if hook.armed.Load() {
+					t.Fatal("the read did not go through the hook")
+				}
+				if len(p.Items) != 10 || p.Total < store.ReplyOrdersAt-1 {
+					t.Errorf("a read crossed by reply number %d: %d replies, total %d; want 10, total %d or more",
+						store.ReplyOrdersAt, len(p.Items), p.Total, store.ReplyOrdersAt-1)
+				}
+			})
+		})
+	}
+}
