@@ -55,8 +55,10 @@ func (h *splitReplyRead) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.P
 // a read of its replies in TOP, BEST or CONTROVERSIAL is in flight (between the commands of its
 // pipeline) leaves the read with every reply, not an empty page.
 func TestReplyOrdersCrossingDuringRead(t *testing.T) {
-	for _, sort := range []store.CommentSort{store.CommentsTop, store.CommentsBest, store.CommentsControversial} {
-		t.Run(fmt.Sprint(sort), func(t *testing.T) {
+	sorts := map[string]store.CommentSort{"TOP": store.CommentsTop, "BEST": store.CommentsBest,
+		"CONTROVERSIAL": store.CommentsControversial}
+	for name, sort := range sorts {
+		t.Run(name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 				th := newThread(t, b, store.Options{WriteLimit: -1})
 				parent := th.add("author", nil, "parent")
