@@ -19,19 +19,21 @@ local ttl, now, cap = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if redis.call('HGET', KEYS[2], 'pass') ~= ARGV[5] then
   return redis.error_reply('FORBIDDEN the password changed meanwhile')
 end
-local live = {}
+local live, expired = {}, {}
 local all = redis.call('HGETALL', sessions)
 for i = 1, #all, 2 do
   local id, exp = all[i], tonumber(all[i + 1])
   if id ~= ARGV[1] then
     if exp <= now then
-      redis.call('HDEL', sessions, id)
+      expired[#expired + 1] = id
     else
       live[#live + 1] = {exp, id}
     end
   end
 end
+-- The new session first: on a full Redis its HSET is refused before anything else changed.
 redis.call('HSET', sessions, ARGV[1], now + ttl)
+for _, id in ipairs(expired) do redis.call('HDEL', sessions, id) end
 local ended = {}
 local excess = #live + 1 - cap
 if excess > 0 then

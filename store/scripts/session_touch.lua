@@ -15,13 +15,19 @@ local now = tonumber(ARGV[2])
 local moved = false
 if exp == 0 and KEYS[2] then
   local left = redis.call('PTTL', KEYS[2])
-  if left > 0 then exp, moved = now + left, true end
-  redis.call('DEL', KEYS[2])
+  if left > 0 then
+    exp, moved = now + left, true
+  elseif left == -1 then
+    redis.call('DEL', KEYS[2]) -- a session string without an expiry is no session
+  end
 end
 if exp <= now then
   if exp > 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
   return 0
 end
+-- The session's new place is written before its old one goes: on a full Redis the HSET is
+-- refused first, and the session stays where it was (TestSessionMoveOnFullRedis).
 local next = now + tonumber(ARGV[3])
 if next > exp or moved then redis.call('HSET', KEYS[1], ARGV[1], math.max(next, exp)) end
+if moved then redis.call('DEL', KEYS[2]) end
 return 1
