@@ -185,29 +185,34 @@ func (c Codec) Encode(ps []Posting) []byte {
 	return out
 }
 
-// BM25's parameters: k1 bounds what repeating a term adds, b how much a long document is
+// BM25's parameters: k1 bounds what repeating a term adds, b how much a long field is
 // discounted.
 const (
 	k1 = 1.2
 	b  = 0.75
 )
 
-// Field is one field of a document and its weight: a word in a post's title counts as Weight
-// words of its body.
+// Field is one field of a document, its weight and its usual length: a word in a post's title
+// counts as Weight words of its body, and a field longer than AvgLen (in terms) is discounted.
 type Field struct {
 	Text   string
 	Weight float64
+	// AvgLen is the usual length of the field in terms (BM25's avgdl, for this field); 0 for a
+	// field whose length is not discounted.
+	AvgLen float64
 }
 
-// Impacts returns the impact of each term of a document: its BM25 term-frequency component over
-// the weighted fields (BM25F), with the document's length against avgLen (the usual weighted
-// length of the kind), scaled to 1..255. A query's score for the document is the sum over the
-// query's terms of the term's IDF times its impact, so that a search reads only posting lists.
-// It also returns the document's tokens, field after field, with an empty token between fields
-// so that no phrase spans two fields.
-func Impacts(fields []Field, avgLen float64) (map[string]uint8, []string) {
+// Impacts returns the impact of each term of a document: its BM25F term-frequency component,
+// scaled to 1..255. Each field's count of the term is weighted and normalized by that field's own
+// length against its AvgLen, and the sum saturates once (Zaragoza et al., "Microsoft Cambridge at
+// TREC-13: Web and HARD tracks", 2004): so a word of a short title weighs the same whatever the
+// length of the body, where one length for the whole document would let a long body bury the
+// title's words. A query's score for the document is the sum over the query's terms of the term's
+// IDF times its impact, so that a search reads only posting lists. It also returns the
+// document's tokens, field after field, with an empty token between fields so that no phrase
+// spans two fields.
+func Impacts(fields []Field) (map[string]uint8, []string) {
 	tf := map[string]float64{}
-	var dl float64
 	var tokens []string
 	for i, f := range fields {
 		ts := Analyze(f.Text)
@@ -215,18 +220,17 @@ func Impacts(fields []Field, avgLen float64) (map[string]uint8, []string) {
 			tokens = append(tokens, "")
 		}
 		tokens = append(tokens, ts...)
-		for _, t := range ts {
-			tf[t] += f.Weight
+		norm := 1.0
+		if f.AvgLen > 0 {
+			norm = 1 - b + b*float64(len(ts))/f.AvgLen
 		}
-		dl += f.Weight * float64(len(ts))
+		for _, t := range ts {
+			tf[t] += f.Weight / norm
+		}
 	}
-	if avgLen <= 0 {
-		avgLen = 1
-	}
-	norm := k1 * (1 - b + b*dl/avgLen)
 	out := make(map[string]uint8, len(tf))
 	for t, f := range tf {
-		w := f * (k1 + 1) / (f + norm) / (k1 + 1) // 0..1
+		w := f / (f + k1) // 0..1: BM25's f(k1+1)/(f+k1) over its bound k1+1
 		out[t] = uint8(max(1, min(255, math.Round(w*255))))
 	}
 	return out, tokens

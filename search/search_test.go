@@ -2,6 +2,7 @@ package search
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -87,9 +88,9 @@ func TestMatch(t *testing.T) {
 	doc := func(fields ...string) []string {
 		var fs []Field
 		for _, f := range fields {
-			fs = append(fs, Field{Text: f, Weight: 1})
+			fs = append(fs, Field{Text: f, Weight: 1, AvgLen: 10})
 		}
-		_, tokens := Impacts(fs, 10)
+		_, tokens := Impacts(fs)
 		return tokens
 	}
 	title, body := "Sorted sets in Redis", "Redis 的数据结构: a sorted set keeps scores. Café crème."
@@ -165,7 +166,7 @@ func TestRelevance(t *testing.T) {
 	}
 	lists := map[string][]byte{}
 	for i, d := range docs {
-		imp, _ := Impacts([]Field{{d.title, 3}, {d.body, 1}}, 40)
+		imp, _ := Impacts([]Field{{Text: d.title, Weight: 3, AvgLen: 5}, {Text: d.body, Weight: 1, AvgLen: 40}})
 		for term, w := range imp {
 			lists[term] = Number.Append(lists[term], Posting{Doc: Doc{A: uint64(i + 1)}, Impact: w})
 		}
@@ -262,7 +263,7 @@ func TestPrefixPrefersTheWordTyped(t *testing.T) {
 	}
 	lists := map[string][]byte{}
 	for i, d := range docs {
-		imp, _ := Impacts([]Field{{d.title, 3}, {d.body, 1}}, 40)
+		imp, _ := Impacts([]Field{{Text: d.title, Weight: 3, AvgLen: 5}, {Text: d.body, Weight: 1, AvgLen: 40}})
 		for term, w := range imp {
 			lists[term] = Number.Append(lists[term], Posting{Doc: Doc{A: uint64(i + 1)}, Impact: w})
 		}
@@ -278,5 +279,66 @@ func TestPrefixPrefersTheWordTyped(t *testing.T) {
 	page, _ := Best(Match([][]Posting{dec("miciza")}, prefix, len(docs)), nil, nil, 3, false)
 	if len(page) == 0 || page[0].Doc.A != 1 {
 		t.Fatalf("first %v, want the post whose title has both words", page)
+	}
+}
+
+// Impacts is BM25F with each field normalized by its own length: a title's word is not buried by
+// a long body, and one field alone is plain BM25.
+func TestImpacts(t *testing.T) {
+	filler := strings.Repeat("filler words here ", 40)
+	post := func(title, body string) []Field {
+		return []Field{{Text: title, Weight: 3, AvgLen: 8}, {Text: body, Weight: 1, AvgLen: 75}}
+	}
+	impact := func(fs []Field, term string) uint8 {
+		imp, _ := Impacts(fs)
+		return imp[term]
+	}
+	// bm25 is the classic term-frequency component of BM25, over its bound k1+1, scaled to 255.
+	bm25 := func(tf, dl, avgdl float64) uint8 {
+		w := tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avgdl)) / (k1 + 1)
+		return uint8(math.Round(w * 255))
+	}
+	for _, tc := range []struct {
+		name          string
+		higher, lower []Field // the term weighs more in higher, unless equal
+		term          string
+		equal         bool
+	}{
+		{"a title's word whatever the body's length", post("redis streams", "short"), post("redis streams", filler), "redis", true},
+		{"a shorter title", post("redis streams", filler), post("redis streams and consumer groups explained here", "short"), "redis", false},
+		{"in the title and the body", post("redis streams", "about redis"), post("redis streams", "about it"), "redis", false},
+		{"in the title, not the body", post("redis streams", "short"), post("streams", "redis is short"), "redis", false},
+		{"a shorter body", post("streams", "redis is short"), post("streams", "redis "+filler), "redis", false},
+		{"an unweighted length", []Field{{Text: "redis " + filler, Weight: 1}}, []Field{{Text: "redis", Weight: 1}}, "redis", true},
+	} {
+		hi, lo := impact(tc.higher, tc.term), impact(tc.lower, tc.term)
+		switch {
+		case lo == 0:
+			t.Errorf("%s: no impact for %q", tc.name, tc.term)
+		case tc.equal && hi != lo:
+			t.Errorf("%s: impacts %d and %d, want them equal", tc.name, hi, lo)
+		case !tc.equal && hi <= lo:
+			t.Errorf("%s: impact %d, not above %d", tc.name, hi, lo)
+		}
+	}
+	// One field is BM25: "redis" twice in 20 terms, against 10 usual.
+	text := "redis redis " + strings.Repeat("x ", 18)
+	if got, want := impact([]Field{{Text: text, Weight: 1, AvgLen: 10}}, "redis"), bm25(2, 20, 10); got != want {
+		t.Errorf("one field: impact %d, want BM25's %d", got, want)
+	}
+
+	// Two posts with the query's words in their titles: the shorter title ranks first, however long
+	// its body (a single length for the whole post would rank the short body first).
+	docs := [][]Field{post("diza tafeka", filler+filler), post("diza wugi tafeka", "short")}
+	lists := map[string][]Posting{}
+	for i, fs := range docs {
+		imp, _ := Impacts(fs)
+		for term, w := range imp {
+			lists[term] = append(lists[term], Posting{Doc: Doc{A: uint64(i + 1)}, Impact: w})
+		}
+	}
+	page, _ := Best(Match([][]Posting{lists["diza"], lists["tafeka"]}, nil, 100), nil, nil, 2, false)
+	if len(page) != 2 || page[0].Doc.A != 1 {
+		t.Errorf("ranked %v, want post 1 first", page)
 	}
 }

@@ -60,9 +60,8 @@ const searchTopCap = 5000
 
 // searchKind is one kind of indexed document.
 type searchKind struct {
-	code   string // in the bucket's hash tag: "p" posts, "c" comments
-	codec  search.Codec
-	avgLen float64 // the usual weighted length of a document (BM25's avgdl)
+	code  string // in the bucket's hash tag: "p" posts, "c" comments
+	codec search.Codec
 	// rareParts is how many searchRare hashes a bucket's terms of one block are spread over:
 	// enough that each stays listpack-encoded (128 fields) with 128 × rareParts × searchBuckets
 	// terms of one document in a block, few enough that a small index fills each with several.
@@ -71,15 +70,23 @@ type searchKind struct {
 
 var (
 	// A block of posts holds 16,384 posts: up to 64 Ki terms of one post stay listpack-encoded.
-	searchPosts = searchKind{code: "p", codec: search.Number, avgLen: 100, rareParts: 128}
+	searchPosts = searchKind{code: "p", codec: search.Number, rareParts: 128}
 	// A block's comments are those of 16,384 posts: up to 128 Ki terms of one comment.
-	searchComments = searchKind{code: "c", codec: search.Pair, avgLen: 40, rareParts: 256}
+	searchComments = searchKind{code: "c", codec: search.Pair, rareParts: 256}
 )
 
 // Weights of the fields: a word of a title counts as three of a body.
 const (
 	searchTitleWeight = 3
 	searchBodyWeight  = 1
+)
+
+// The usual lengths of the fields, in terms (BM25's avgdl, field by field): a field longer than
+// its usual length is discounted, a shorter one counts more (see search.Impacts).
+const (
+	searchTitleLen   = 8
+	searchBodyLen    = 75
+	searchCommentLen = 40
 )
 
 // searchBucket returns the bucket of a term.
@@ -203,7 +210,7 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 	w := &searchWrite{s: s}
 	seenRev := map[string]bool{}
 	for _, d := range docs {
-		impacts, _ := search.Impacts(d.fields, d.kind.avgLen)
+		impacts, _ := search.Impacts(d.fields)
 		for _, f := range d.filters {
 			impacts[f] = 1
 		}
@@ -383,7 +390,7 @@ func postSearchDoc(p *Post, isNew bool) searchDoc {
 		kind:    searchPosts,
 		doc:     search.Doc{A: n},
 		block:   int64(n >> searchBlockShift),
-		fields:  []search.Field{{Text: p.Title, Weight: searchTitleWeight}, {Text: p.Body, Weight: searchBodyWeight}},
+		fields:  []search.Field{{Text: p.Title, Weight: searchTitleWeight, AvgLen: searchTitleLen}, {Text: p.Body, Weight: searchBodyWeight, AvgLen: searchBodyLen}},
 		filters: filters,
 		isNew:   isNew,
 	}
@@ -1157,7 +1164,7 @@ func commentSearchDoc(c *Comment) (searchDoc, bool) {
 		kind:    searchComments,
 		doc:     search.Doc{A: p, B: n},
 		block:   int64(p >> searchBlockShift),
-		fields:  []search.Field{{Text: c.Text, Weight: searchBodyWeight}},
+		fields:  []search.Field{{Text: c.Text, Weight: searchBodyWeight, AvgLen: searchCommentLen}},
 		filters: []string{searchFilter('a', string(c.Author)), searchFilter('p', c.pid)},
 	}, true
 }

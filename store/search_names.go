@@ -17,8 +17,8 @@ import (
 // terms listpack-encoded), 64 for users (32 Ki, about 20,000 users). Past that a hash becomes a
 // hashtable, at about 60 bytes a field: still less than a key a term (about 90).
 var (
-	searchGroupsKind = searchKind{code: "g", codec: search.Text, avgLen: 20, rareParts: 16}
-	searchUsersKind  = searchKind{code: "u", codec: search.Text, avgLen: 20, rareParts: 64}
+	searchGroupsKind = searchKind{code: "g", codec: search.Text, rareParts: 16}
+	searchUsersKind  = searchKind{code: "u", codec: search.Text, rareParts: 64}
 )
 
 // The weights of the fields of a group or a user: a word of a name counts as five words of a
@@ -28,14 +28,23 @@ const (
 	searchTitleOfName = 3
 )
 
+// The usual lengths of the fields of a group or a user, in terms: a name's (one word or two), a
+// group's title, and a description or a bio.
+const (
+	searchNameLen      = 1
+	searchNameTitleLen = 3
+	searchAboutLen     = 15
+)
+
 // nameSearchDoc is the document of a group (its name, title and description) or a user (name and
 // bio); texts are the fields after the name.
 func nameSearchDoc(kind searchKind, key, name string, isNew bool, texts ...string) searchDoc {
-	fields := []search.Field{{Text: name, Weight: searchNameWeight}}
+	fields := []search.Field{{Text: name, Weight: searchNameWeight, AvgLen: searchNameLen}}
 	if kind == searchGroupsKind {
-		fields = append(fields, search.Field{Text: texts[0], Weight: searchTitleOfName}, search.Field{Text: texts[1], Weight: searchBodyWeight})
+		fields = append(fields, search.Field{Text: texts[0], Weight: searchTitleOfName, AvgLen: searchNameTitleLen},
+			search.Field{Text: texts[1], Weight: searchBodyWeight, AvgLen: searchAboutLen})
 	} else {
-		fields = append(fields, search.Field{Text: texts[0], Weight: searchBodyWeight})
+		fields = append(fields, search.Field{Text: texts[0], Weight: searchBodyWeight, AvgLen: searchAboutLen})
 	}
 	return searchDoc{kind: kind, doc: search.Doc{S: key}, fields: fields, isNew: isNew}
 }
