@@ -305,11 +305,20 @@ func (k keys) inThread(pid, num, suffix string) string {
 	return k.prefix + "{p:" + pid + "}:c:" + num + suffix
 }
 
-// comment is a hash: parent (number, "0" for top level), author, aname (the author's name; see
-// NamedAuthor), created (ms), closes (ms),
-// edited (ms, absent until edited), depth, up, down, replies (direct replies in the tree), ver,
-// deleted ("1" on a tombstone, which has no body). Its body is in commentBodies. A comment removed for good leaves a short-lived
-// marker instead: gone = "1" and author, so that a repeated delete succeeds.
+// comment is a hash: m, the fields written once, packed as "<parent> <author> <created> <closes>
+// <depth> <ord> <aname>" (parent as in ids, "0" for top level; created and closes in ms; ord the
+// comment's creation ordinal, see readstate.go; aname the author's name, see NamedAuthor, empty
+// when unknown or taken off), then edited (ms, absent until edited), up, down, replies (direct
+// replies in the tree), ver, deleted ("1" on a tombstone, which has no body), removed,
+// removedVia, held and o (see replyMark). Its body is in commentBodies. A comment removed for good
+// leaves a short-lived marker instead: gone = "1" and author, so that a repeated delete succeeds.
+//
+// Layout 5 kept the packed fields each under its own name (parent in stored form). Until the
+// migration from layout 5 has packed every hash (layout_comments.go), a comment's hash may have
+// either shape, and every reader and writer takes both: a hash with m is packed and has none of
+// the fields it packs; one without m is of layout 5 (or a removal marker). Scripts read the
+// packed fields only through scripts/lib/comment_meta.lua, Go through comment_meta.go, and a
+// script that rewrites one (name_authors, disown) writes the hash packed.
 func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
 
 // commentIn returns head, the key of comment num of post pid, and tail, as one string made in
