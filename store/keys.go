@@ -317,8 +317,8 @@ func (k keys) inThread(pid, num, suffix string) string {
 // migration from layout 5 has packed every hash (layout_comments.go), a comment's hash may have
 // either shape, and every reader and writer takes both: a hash with m is packed and has none of
 // the fields it packs; one without m is of layout 5 (or a removal marker). Scripts read the
-// packed fields only through scripts/lib/comment_meta.lua, Go through comment_meta.go, and a
-// script that rewrites one (name_authors, disown) writes the hash packed.
+// packed fields only through scripts/lib/comment_meta.lua, Go through comment_meta.go; a
+// script that rewrites one (name_authors and disown, the author's name) keeps the hash's shape.
 func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
 
 // commentIn returns head, the key of comment num of post pid, and tail, as one string made in

@@ -44,7 +44,7 @@ func commentHashKey(k keys, key string) (pid, num string, ok bool) {
 		return "", "", false
 	}
 	pid, num, ok = strings.Cut(rest, "}:c:")
-	if !ok || !isDigits(pid) || len(num) != commentNumWidth || !isDigits(num) || key != k.comment(pid, num) {
+	if !ok || !isDigits(pid) || len(num) != commentNumWidth || !isDigits(shortNum(num)) || key != k.comment(pid, num) {
 		return "", "", false
 	}
 	return pid, num, true

@@ -4,8 +4,8 @@
 -- in ids ("4", "0" for a top-level comment), ord and aname empty when the comment has none. Layout
 -- 5 kept each as a field of its own (parent in stored form, 12 digits); until the migration from
 -- layout 5 (store/layout_comments.go) has packed every comment, a hash may have either shape, so
--- that every script reads these fields only through cmeta, and a script that rewrites one writes
--- the hash packed (cmeta_set). A removal marker (delete_comment) keeps the shape of layout 5:
+-- that every script reads these fields only through cmeta, and a script that rewrites one keeps
+-- the hash's shape (cmeta_set for a packed one). A removal marker (delete_comment) keeps the shape of layout 5:
 -- author and gone, no created. Scripts include it ("--!include comment_meta").
 
 -- cmeta_names are the packed fields, in their order in m, named as layout 5 named its fields.

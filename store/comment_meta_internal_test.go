@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/agora/agora/internal/rdb"
+	"github.com/alicebob/miniredis/v2"
+)
+
+// TestCommentMetaPacking: packCommentMeta and unpackCommentMeta are inverse for the fields a
+// comment has (an ord or a name may be missing), write the parent as in ids and read it back in
+// stored form, and commentValues reads a hash of either shape, and a post's, alike.
+func TestCommentMetaPacking(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fields [len(commentMetaNames)]string
+		packed string
+	}{
+		{"top level", [...]string{"0", "ann", "1764219362000", "1766811362000", "0", "17", "Ann"}, "0 ann 1764219362000 1766811362000 0 17 Ann"},
+		{"reply", [...]string{"000000000042", "bob_2", "1764219362000", "1766811362000", "3", "5", "Bob_2"}, "42 bob_2 1764219362000 1766811362000 3 5 Bob_2"},
+		{"no ord, no name", [...]string{"000000000004", "ann", "1", "2", "1", "", ""}, "4 ann 1 2 1  "},
+		{"no name", [...]string{"0", "ann", "1", "2", "0", "9", ""}, "0 ann 1 2 0 9 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := packCommentMeta(tc.fields); got != tc.packed {
+				t.Fatalf("packed %q, want %q", got, tc.packed)
+			}
+			if got := unpackCommentMeta(tc.packed); got != tc.fields {
+				t.Fatalf("unpacked %q, want %q", got, tc.fields)
+			}
+			names := []string{"depth", "up", "parent", "aname", "author"}
+			want := []string{tc.fields[4], "3", tc.fields[0], tc.fields[6], tc.fields[1]}
+			if got := commentValues(names, []string{"", "3", "", "", "", tc.packed}); !slices.Equal(got, want) {
+				t.Errorf("packed hash: values %q, want %q", got, want)
+			}
+			if got := commentValues(names, []string{tc.fields[4], "3", tc.fields[0], tc.fields[6], tc.fields[1], ""}); !slices.Equal(got, want) {
+				t.Errorf("hash of layout 5: values %q, want %q", got, want)
+			}
+		})
+	}
+	if got := commentArgNames("up", "down"); !slices.Equal(got, []string{"up", "down"}) {
+		t.Errorf("no packed field asks %q", got)
+	}
+}
+
+// TestCommentFieldSetsPacked: a process of layout 6 asks a comment's hash for the packed field
+// and for none of the fields it packs; one that found an earlier layout asks for both.
+func TestCommentFieldSetsPacked(t *testing.T) {
+	for fs := range AllCommentFields + 1 {
+		for _, tc := range []struct {
+			name     string
+			sets     []commentFieldSet
+			unpacked bool
+		}{
+			{"layout 6", commentFieldSets, false},
+			{"before layout 6", unpackedCommentFieldSets, true},
+			{"before layout 3", legacyCommentFieldSets, true},
+		} {
+			set := tc.sets[fs]
+			if !slices.Contains(set.args, any(commentMetaField)) {
+				t.Errorf("%s: fields %b do not ask for m (%v)", tc.name, fs, set.args)
+			}
+			if got := slices.Contains(set.args, any("author")); got != tc.unpacked {
+				t.Errorf("%s: fields %b ask for author: %v, want %v (%v)", tc.name, fs, got, tc.unpacked, set.args)
+			}
+		}
+	}
+}
+
+// TestAuthorNamesOnBothShapes: name_authors gives a comment of either shape its author's name,
+// not another author's comment nor a removal marker, and disown takes it off again, the author
+// kept; both run twice change nothing more.
+func TestAuthorNamesOnBothShapes(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	client := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+	defer client.Close()
+	s, err := New(ctx, client, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, old, gone, other := s.k.comment("7", "000000000001"), s.k.comment("7", "000000000002"),
+		s.k.comment("7", "000000000003"), s.k.comment("7", "000000000004")
+	for key, fields := range map[string][]any{
+		packed: {"m", "0 ann 10 20 0 1 ", "up", 0},
+		old:    {"parent", "000000000001", "author", "ann", "created", 11, "closes", 21, "depth", 1, "ord", 2, "up", 0},
+		gone:   {"author", "ann", "gone", "1"},
+		other:  {"m", "0 bob 12 22 0 4 ", "up", 0},
+	} {
+		if err := client.HSet(ctx, key, fields...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(num string) []string {
+		t.Helper()
+		v, err := s.commentFieldsNow(ctx, "7", num, "author", "aname", "created")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for run := range 2 {
+		v, err := s.run(ctx, "name_authors", []string{packed, old, gone, other}, "ann", "Ann", "ann", "Ann", "ann", "Ann", "ann", "Ann")
+		if n, _ := v.(int64); err != nil || n != int64(2-2*run) {
+			t.Fatalf("run %d named %v (%v), want %d", run, v, err, 2-2*run)
+		}
+	}
+	for num, want := range map[string][]string{"000000000001": {"ann", "Ann", "10"}, "000000000002": {"ann", "Ann", "11"},
+		"000000000003": {"ann", "", ""}, "000000000004": {"bob", "", "12"}} {
+		if got := read(num); !slices.Equal(got, want) {
+			t.Errorf("named: comment %s reads %q, want %q", num, got, want)
+		}
+	}
+	if h, _ := client.HGetAll(ctx, old).Result(); h["m"] != "" || h["aname"] != "Ann" {
+		t.Errorf("the comment of layout 5 named is %v, want it of layout 5 still", h)
+	}
+	if h, _ := client.HGetAll(ctx, packed).Result(); h["m"] != "0 ann 10 20 0 1 Ann" || len(h) != 2 {
+		t.Errorf("the packed comment named is %v, want it packed", h)
+	}
+	for _, key := range []string{packed, old, other} {
+		for range 2 {
+			if _, err := s.run(ctx, "disown", []string{key}, "ann", "anon"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for num, want := range map[string][]string{"000000000001": {"ann", "", "10"}, "000000000002": {"ann", "", "11"},
+		"000000000004": {"bob", "", "12"}} {
+		if got := read(num); !slices.Equal(got, want) {
+			t.Errorf("disowned: comment %s reads %q, want %q", num, got, want)
+		}
+	}
+}
