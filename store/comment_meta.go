@@ -3,53 +3,69 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
 )
 
-// Since layout 6 the fields of a comment's hash that are written once, or rewritten only whole
-// (its author's name), are packed into one field, commentMetaField: "<parent> <author>
-// <created> <closes> <depth> <ord> <aname>", the parent as in ids ("4"; "0" for a top-level
-// comment), ord and aname empty when the comment has none. One field in place of seven saves
-// their names and the listpack's per-entry bytes: 248 → 184 bytes of MEMORY USAGE for a typical
-// comment (docs/PERFORMANCE.md). Layout 5 kept each as a field of its own, named as
-// commentMetaNames (parent in stored form, 12 digits). Lua reads and writes them through
-// scripts/lib/comment_meta.lua, Go reads them through the functions here.
+// Since layout 6 the fields of a comment's hash that are written once are packed into one field,
+// commentMetaField: "<parent> <created> <closes> <depth> <ord>", the parent as in ids ("4"; "0"
+// for a top-level comment), ord empty when the comment has none; the author is the field
+// commentAuthorField and the author's name, when known, commentNameField. One field in place of
+// five, and one-letter names for the other two, save their names and the listpack's per-entry
+// bytes: 248 → 184 bytes of MEMORY USAGE for a typical comment (docs/PERFORMANCE.md). The names
+// stay out of commentMetaField, which holds at most 57 bytes, so that no field exceeds Redis's
+// hash-max-listpack-value (64) and the hash stays a listpack whatever the names' lengths (up to
+// 32 each). Layout 5 kept each as a field of its own, named as commentOldNames (the parent in
+// stored form, 12 digits). Lua reads and writes them through scripts/lib/comment_meta.lua, Go
+// reads them through the functions here.
 //
 // Both shapes are read everywhere while a keyspace migrates (layout_comments.go): a hash with
-// commentMetaField is packed, and its fields of layout 5 are absent; a hash without it is of
-// layout 5. A removal marker (gone, see delete_comment.lua) keeps the shape of layout 5.
+// commentMetaField is packed, and has none of commentOldNames; a hash without it is of layout 5.
+// A removal marker (gone, see delete_comment.lua) keeps the shape of layout 5.
 
-// commentMetaField is the field of a comment's hash that holds its packed fields.
-const commentMetaField = "m"
+// commentMetaField, commentAuthorField and commentNameField are the fields of a packed comment's
+// hash that hold what layout 5 kept in commentOldNames.
+const commentMetaField, commentAuthorField, commentNameField = "m", "a", "n"
 
-// commentMetaNames are the packed fields in their order in commentMetaField, named as layout 5
-// named them.
-var commentMetaNames = [...]string{"parent", "author", "created", "closes", "depth", "ord", "aname"}
+// commentMetaNames are the fields packed in commentMetaField, in their order there, named as
+// layout 5 named them.
+var commentMetaNames = [...]string{"parent", "created", "closes", "depth", "ord"}
 
-// isCommentMetaName reports whether a field of layout 5 is packed into commentMetaField.
-func isCommentMetaName(name string) bool {
+// commentOldNames are the fields of layout 5 that a packed hash keeps in commentMetaField,
+// commentAuthorField and commentNameField.
+var commentOldNames = [...]string{"parent", "author", "created", "closes", "depth", "ord", "aname"}
+
+// packedNameOf returns the field of a packed hash that holds field name of layout 5:
+// commentMetaField for those packed in it, "" for a field that keeps its name.
+func packedNameOf(name string) string {
+	switch name {
+	case "author":
+		return commentAuthorField
+	case "aname":
+		return commentNameField
+	}
 	for _, n := range commentMetaNames {
 		if n == name {
-			return true
+			return commentMetaField
 		}
 	}
-	return false
+	return ""
 }
 
 // unpackCommentMeta returns the fields packed in m, in the order of commentMetaNames, "" for a
 // field left empty, the parent in stored form ("000000000004", or topLevel).
 func unpackCommentMeta(m string) (v [len(commentMetaNames)]string) {
 	rest := m
-	for i := range len(v) - 1 {
+	for i := range v {
 		f, r, ok := strings.Cut(rest, " ")
+		v[i] = f
 		if !ok {
-			return v
+			break
 		}
-		v[i], rest = f, r
+		rest = r
 	}
-	v[len(v)-1] = rest
 	if p := v[0]; p != "" && p != topLevel {
 		v[0] = padNum(p)
 	}
@@ -72,60 +88,69 @@ func packCommentMeta(v [len(commentMetaNames)]string) string {
 	return b.String()
 }
 
-// commentMetaValue returns field name (one of commentMetaNames) of a packed m.
-func commentMetaValue(m, name string) string {
-	v := unpackCommentMeta(m)
-	for i, n := range commentMetaNames {
-		if n == name {
-			return v[i]
-		}
-	}
-	return ""
-}
-
-// unpackCommentHash puts the fields packed in a comment's whole hash h (HGETALL) back under
+// unpackCommentHash puts the fields of a packed comment's whole hash h (HGETALL) back under
 // their names of layout 5, so that h reads the same in either shape.
 func unpackCommentHash(h map[string]string) map[string]string {
 	m, ok := h[commentMetaField]
 	if !ok {
 		return h
 	}
-	delete(h, commentMetaField)
 	for i, v := range unpackCommentMeta(m) {
 		if v != "" {
 			h[commentMetaNames[i]] = v
 		}
 	}
+	for _, old := range []string{"author", "aname"} {
+		if v, ok := h[packedNameOf(old)]; ok {
+			h[old] = v
+		}
+		delete(h, packedNameOf(old))
+	}
+	delete(h, commentMetaField)
 	return h
 }
 
-// commentArgs returns the HMGET arguments that read the fields names of a comment's hash in
-// either shape: names, then commentMetaField when any of them is packed.
-func commentArgs(names ...string) []any { return boxed(commentArgNames(names...)) }
-
-// commentArgNames is commentArgs as strings.
+// commentArgNames returns the HMGET arguments that read the fields names (as layout 5 named
+// them) of a comment's hash in either shape: names, then, when any of them is packed or renamed,
+// commentMetaField (which tells the shapes apart) and the renamed fields asked.
 func commentArgNames(names ...string) []string {
-	for _, n := range names {
-		if isCommentMetaName(n) {
-			return append(names[:len(names):len(names)], commentMetaField)
+	out := names[:len(names):len(names)]
+	if !slices.ContainsFunc(names, func(n string) bool { return packedNameOf(n) != "" }) {
+		return out
+	}
+	out = append(out, commentMetaField)
+	for _, p := range [...]string{commentAuthorField, commentNameField} {
+		if slices.ContainsFunc(names, func(n string) bool { return packedNameOf(n) == p }) {
+			out = append(out, p)
 		}
 	}
-	return names
+	return out
 }
 
+// commentArgs is commentArgNames as HMGET arguments.
+func commentArgs(names ...string) []any { return boxed(commentArgNames(names...)) }
+
 // commentValues returns the values of the fields names of a comment's hash from the values v
-// of an HMGET of commentArgs(names...) ("" for a missing field), in either shape.
+// of an HMGET of commentArgNames(names...) ("" for a missing field), in either shape: a packed
+// hash's when commentMetaField (asked whenever a packed field is) has a value.
 func commentValues(names []string, v []string) []string {
 	out := v[:len(names):len(names)]
-	if len(v) == len(names) || v[len(names)] == "" {
-		return out
+	args := commentArgNames(names...)
+	if len(args) == len(names) || v[len(names)] == "" {
+		return out // no field packed or renamed asked, or a hash of layout 5
 	}
 	packed := unpackCommentMeta(v[len(names)])
 	for i, n := range names {
-		for j, pn := range commentMetaNames {
-			if n == pn {
-				out[i] = packed[j]
+		switch p := packedNameOf(n); p {
+		case "":
+		case commentMetaField:
+			for j, pn := range commentMetaNames {
+				if pn == n {
+					out[i] = packed[j]
+				}
 			}
+		default:
+			out[i] = v[len(names)+slices.Index(args[len(names):], p)]
 		}
 	}
 	return out

@@ -10,18 +10,18 @@ import (
 )
 
 // TestCommentMetaPacking: packCommentMeta and unpackCommentMeta are inverse for the fields a
-// comment has (an ord or a name may be missing), write the parent as in ids and read it back in
-// stored form, and commentValues reads a hash of either shape, and a post's, alike.
+// comment has (an ord may be missing), write the parent as in ids and read it back in stored
+// form; commentValues reads a packed hash and one of layout 5 alike, and asks no more than
+// names of a post's.
 func TestCommentMetaPacking(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		fields [len(commentMetaNames)]string
 		packed string
 	}{
-		{"top level", [...]string{"0", "ann", "1764219362000", "1766811362000", "0", "17", "Ann"}, "0 ann 1764219362000 1766811362000 0 17 Ann"},
-		{"reply", [...]string{"000000000042", "bob_2", "1764219362000", "1766811362000", "3", "5", "Bob_2"}, "42 bob_2 1764219362000 1766811362000 3 5 Bob_2"},
-		{"no ord, no name", [...]string{"000000000004", "ann", "1", "2", "1", "", ""}, "4 ann 1 2 1  "},
-		{"no name", [...]string{"0", "ann", "1", "2", "0", "9", ""}, "0 ann 1 2 0 9 "},
+		{"top level", [...]string{"0", "1764219362000", "1766811362000", "0", "17"}, "0 1764219362000 1766811362000 0 17"},
+		{"reply", [...]string{"000000000042", "1764219362000", "1766811362000", "3", "5"}, "42 1764219362000 1766811362000 3 5"},
+		{"no ord", [...]string{"000000000004", "1", "2", "1", ""}, "4 1 2 1 "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := packCommentMeta(tc.fields); got != tc.packed {
@@ -30,18 +30,35 @@ func TestCommentMetaPacking(t *testing.T) {
 			if got := unpackCommentMeta(tc.packed); got != tc.fields {
 				t.Fatalf("unpacked %q, want %q", got, tc.fields)
 			}
-			names := []string{"depth", "up", "parent", "aname", "author"}
-			want := []string{tc.fields[4], "3", tc.fields[0], tc.fields[6], tc.fields[1]}
-			if got := commentValues(names, []string{"", "3", "", "", "", tc.packed}); !slices.Equal(got, want) {
-				t.Errorf("packed hash: values %q, want %q", got, want)
-			}
-			if got := commentValues(names, []string{tc.fields[4], "3", tc.fields[0], tc.fields[6], tc.fields[1], ""}); !slices.Equal(got, want) {
-				t.Errorf("hash of layout 5: values %q, want %q", got, want)
+			names := []string{"depth", "up", "parent", "aname", "author", "created"}
+			want := []string{tc.fields[3], "3", tc.fields[0], "Ann", "ann", tc.fields[1]}
+			for shape, h := range map[string]map[string]string{
+				"packed": {"m": tc.packed, "up": "3", "a": "ann", "n": "Ann"},
+				"layout 5": {"parent": tc.fields[0], "created": tc.fields[1], "closes": tc.fields[2], "depth": tc.fields[3],
+					"ord": tc.fields[4], "up": "3", "author": "ann", "aname": "Ann"},
+			} {
+				if got := commentValues(names, valuesOf(h, commentArgNames(names...))); !slices.Equal(got, want) {
+					t.Errorf("%s: values %q, want %q", shape, got, want)
+				}
+				all := map[string]string{}
+				for k, v := range h {
+					all[k] = v
+				}
+				if got := valuesOf(unpackCommentHash(all), names); !slices.Equal(got, want) {
+					t.Errorf("%s: the whole hash unpacked reads %q, want %q", shape, got, want)
+				}
 			}
 		})
 	}
-	if got := commentArgNames("up", "down"); !slices.Equal(got, []string{"up", "down"}) {
-		t.Errorf("no packed field asks %q", got)
+	for _, tc := range []struct{ names, args []string }{
+		{[]string{"up", "down"}, []string{"up", "down"}},
+		{[]string{"author", "deleted"}, []string{"author", "deleted", "m", "a"}},
+		{[]string{"closes"}, []string{"closes", "m"}},
+		{[]string{"aname", "parent"}, []string{"aname", "parent", "m", "n"}},
+	} {
+		if got := commentArgNames(tc.names...); !slices.Equal(got, tc.args) {
+			t.Errorf("%q asks %q, want %q", tc.names, got, tc.args)
+		}
 	}
 }
 
@@ -84,10 +101,10 @@ func TestAuthorNamesOnBothShapes(t *testing.T) {
 	packed, old, gone, other := s.k.comment("7", "000000000001"), s.k.comment("7", "000000000002"),
 		s.k.comment("7", "000000000003"), s.k.comment("7", "000000000004")
 	for key, fields := range map[string][]any{
-		packed: {"m", "0 ann 10 20 0 1 ", "up", 0},
+		packed: {"m", "0 10 20 0 1", "a", "ann", "up", 0},
 		old:    {"parent", "000000000001", "author", "ann", "created", 11, "closes", 21, "depth", 1, "ord", 2, "up", 0},
 		gone:   {"author", "ann", "gone", "1"},
-		other:  {"m", "0 bob 12 22 0 4 ", "up", 0},
+		other:  {"m", "0 12 22 0 4", "a", "bob", "up", 0},
 	} {
 		if err := client.HSet(ctx, key, fields...).Err(); err != nil {
 			t.Fatal(err)
@@ -116,7 +133,7 @@ func TestAuthorNamesOnBothShapes(t *testing.T) {
 	if h, _ := client.HGetAll(ctx, old).Result(); h["m"] != "" || h["aname"] != "Ann" {
 		t.Errorf("the comment of layout 5 named is %v, want it of layout 5 still", h)
 	}
-	if h, _ := client.HGetAll(ctx, packed).Result(); h["m"] != "0 ann 10 20 0 1 Ann" || len(h) != 2 {
+	if h, _ := client.HGetAll(ctx, packed).Result(); h["m"] != "0 10 20 0 1" || h["n"] != "Ann" || len(h) != 4 {
 		t.Errorf("the packed comment named is %v, want it packed", h)
 	}
 	for _, key := range []string{packed, old, other} {

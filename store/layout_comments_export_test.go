@@ -20,20 +20,21 @@ func (s *Store) UnpackThreadForTest(ctx context.Context, pid string) error {
 	}
 	for _, n := range nums {
 		key := s.k.comment(pid, n)
-		m, err := s.rdb.HGet(ctx, key, commentMetaField).Result()
+		h, err := s.rdb.HGetAll(ctx, key).Result()
 		if err != nil {
 			return fmt.Errorf("comment %s: %w", n, err)
 		}
-		var args []any
-		for i, v := range unpackCommentMeta(m) {
-			if v != "" {
-				args = append(args, commentMetaNames[i], v)
-			}
+		if h[commentMetaField] == "" {
+			return fmt.Errorf("comment %s is not packed: %v", n, h)
 		}
-		if err := s.rdb.HSet(ctx, key, args...).Err(); err != nil {
+		var args []any
+		for f, v := range unpackCommentHash(h) {
+			args = append(args, f, v)
+		}
+		if err := s.rdb.Del(ctx, key).Err(); err != nil {
 			return err
 		}
-		if err := s.rdb.HDel(ctx, key, commentMetaField).Err(); err != nil {
+		if err := s.rdb.HSet(ctx, key, args...).Err(); err != nil {
 			return err
 		}
 	}

@@ -172,3 +172,34 @@ func TestMigrateCommentHashes(t *testing.T) {
 		th.check()
 	})
 }
+
+// TestPackedCommentStaysListpack: a comment by a user with the longest name, replying deep in a
+// thread, keeps a listpack-encoded hash: no packed field reaches hash-max-listpack-value (64
+// bytes), since the names stay out of m. Real Redis only: miniredis has no encodings.
+func TestPackedCommentStaysListpack(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		if b.Name == "miniredis" {
+			t.Skip("miniredis does not report encodings")
+		}
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, WriteLimit: -1})
+		long := f.user("Abcdefghijklmnopqrstuvwxyz_12345")
+		p := f.post(long, "long names")
+		var c *store.Comment
+		for range 12 {
+			in := store.NewComment{PostID: p.ID, Body: "reply"}
+			if c != nil {
+				in.ParentID = c.ID
+			}
+			var err error
+			if c, err = f.s.CreateComment(f.ctx, uk(long), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		key := prefix + "{p:" + p.Key() + "}:c:" + commentNum(c.ID)
+		if enc, err := b.Client.ObjectEncoding(f.ctx, key).Result(); err != nil || enc != "listpack" {
+			h, _ := b.Client.HGetAll(f.ctx, key).Result()
+			t.Fatalf("the comment's hash %v is encoded %q (%v), want listpack", h, enc, err)
+		}
+	})
+}

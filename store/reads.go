@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -180,7 +179,7 @@ const atPacked = -1
 
 // commentPacked are the places among commentFields of the fields packed in commentMetaField,
 // in the order of commentMetaNames (-1 for those that Comment does not hold).
-var commentPacked = [len(commentMetaNames)]int{0, 1, 3, -1, 5, -1, 12}
+var commentPacked = [len(commentMetaNames)]int{0, 3, -1, 5, -1}
 
 // commentFieldSets holds the HMGET of every CommentFields of a keyspace of layout 6, without the
 // field body and with the packed fields in commentMetaField alone (see commentRead);
@@ -220,14 +219,18 @@ func fieldSets(body, unpacked bool) []commentFieldSet {
 			for b, at := range bits {
 				in = in || (CommentFields(fs)&b != 0 && at == i)
 			}
-			if in && slices.Contains(commentPacked[:], i) {
-				packed = true
-				if !unpacked {
-					continue
-				}
+			if !in {
+				continue
 			}
-			if in {
+			p := packedNameOf(commentFields[i])
+			if p == "" || unpacked { // a field of its own, or one of layout 5
 				set.args, set.at = append(set.args, commentFields[i]), append(set.at, i)
+			}
+			if p != "" {
+				packed = true
+			}
+			if p != "" && p != commentMetaField { // renamed: author, aname
+				set.args, set.at = append(set.args, p), append(set.at, i)
 			}
 		}
 		if packed { // always: author and created are
@@ -287,9 +290,10 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 		var all [len(commentFields)]string // on the stack: commentFromFields keeps none of it
 		m := ""
 		for i, at := range set.at {
-			if at == atPacked {
+			switch {
+			case at == atPacked:
 				m = v[i]
-			} else {
+			case v[i] != "": // of the two names of a field asked in either shape, the one the hash has
 				all[at] = v[i]
 			}
 		}

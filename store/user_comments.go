@@ -108,6 +108,12 @@ func (s *Store) unlistThread(ctx context.Context, pid string, nums []string) err
 	return nil
 }
 
+// orphanFields are the fields of a comment userCommentOrphans reads, and orphanArgs the HMGET
+// arguments that read them in either shape.
+var orphanFields = []string{"author", "deleted", "removed"}
+
+var orphanArgs = commentArgNames(orphanFields...)
+
 // userCommentOrphans drops from every user's comment list the entries whose comment no longer
 // exists, is deleted or removed, or is another user's (SCAN, for Rebuild), and returns how many.
 func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
@@ -136,7 +142,7 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 			}
 			key := s.k.comment(pid, padNum(n))
 			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i] = p.HMGet(ctx, key, commentArgNames("author", "deleted", "removed")...)
+				cmds[i] = p.HMGet(ctx, key, orphanArgs...)
 				return cmds[i], nil
 			}})
 		}
@@ -146,8 +152,8 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 		var calls []scriptCall
 		for i, m := range members {
 			var v []string
-			if cmds[i] != nil && len(cmds[i].Val()) == 4 {
-				v = commentValues([]string{"author", "deleted", "removed"}, strs(cmds[i].Val()))
+			if cmds[i] != nil && len(cmds[i].Val()) == len(orphanArgs) {
+				v = commentValues(orphanFields, strs(cmds[i].Val()))
 			}
 			if len(v) == 3 && v[0] == u && v[1] != "1" && v[2] == "" {
 				continue

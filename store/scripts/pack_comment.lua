@@ -1,5 +1,6 @@
 -- pack_comment: write a comment's hash of layout 5 packed (layout 5 → 6; see lib/comment_meta):
--- its parent, author, created, closes, depth, ord and aname into the one field m.
+-- its parent, created, closes, depth and ord into the one field m, its author into a and the
+-- author's name into n.
 -- KEYS[1]  the comment's hash {p:<id>}:c:<number>
 -- Reply    1 when it packed the hash, 0 when there was nothing to pack (packed already, no such
 --          hash, or a removal marker, which keeps the shape of layout 5).
@@ -15,8 +16,9 @@ if redis.call('HEXISTS', h, 'm') == 1 or redis.call('HEXISTS', h, 'created') == 
 local meta = cmeta(h)
 local all = redis.call('HGETALL', h)
 local packed = {}
-for _, name in ipairs(cmeta_names) do packed[name] = true end
-local args = {'m', cmeta_pack(meta)}
+for _, name in ipairs(cmeta_old) do packed[name] = true end
+local args = {'m', cmeta_pack(meta), 'a', meta.author}
+if meta.aname then args[#args + 1] = 'n'; args[#args + 1] = meta.aname end
 for i = 1, #all, 2 do
   if not packed[all[i]] then
     args[#args + 1] = all[i]
