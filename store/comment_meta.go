@@ -11,13 +11,14 @@ import (
 
 // Since layout 6 the fields of a comment's hash that are written once are packed into one field,
 // commentMetaField: "<parent> <created> <closes> <depth> <ord>", the parent as in ids ("4"; "0"
-// for a top-level comment), ord empty when the comment has none; the author is the field
-// commentAuthorField and the author's name, when known, commentNameField. One field in place of
-// five, and one-letter names for the other two, save their names and the listpack's per-entry
-// bytes: 248 → 184 bytes of MEMORY USAGE for a typical comment (docs/PERFORMANCE.md). The names
-// stay out of commentMetaField, which holds at most 57 bytes, so that no field exceeds Redis's
-// hash-max-listpack-value (64) and the hash stays a listpack whatever the names' lengths (up to
-// 32 each). Layout 5 kept each as a field of its own, named as commentOldNames (the parent in
+// for a top-level comment), ord empty when the comment has none. The author's name, when known,
+// is the field commentNameField, and the author (a user key: the name in lower case) is then not
+// kept; commentAuthorField holds the author when the name is unknown (or, which no write makes,
+// is not the author's in lower case). One field in place of five, one-letter names and no
+// author beside its name save the names and the listpack's per-entry bytes: 248 → 184 bytes of
+// MEMORY USAGE for a typical comment. The names stay out of commentMetaField, which holds at most
+// 57 bytes, so that no field exceeds Redis's hash-max-listpack-value (64) and the hash stays a
+// listpack whatever the names' lengths (up to 32 each). Layout 5 kept each as a field of its own, named as commentOldNames (the parent in
 // stored form, 12 digits). Lua reads and writes them through scripts/lib/comment_meta.lua, Go
 // reads them through the functions here.
 //
@@ -100,14 +101,26 @@ func unpackCommentHash(h map[string]string) map[string]string {
 			h[commentMetaNames[i]] = v
 		}
 	}
-	for _, old := range []string{"author", "aname"} {
-		if v, ok := h[packedNameOf(old)]; ok {
-			h[old] = v
-		}
-		delete(h, packedNameOf(old))
+	author, name := h[commentAuthorField], h[commentNameField]
+	if name != "" {
+		h["aname"] = name
+	}
+	if author = authorOf(author, name); author != "" {
+		h["author"] = author
 	}
 	delete(h, commentMetaField)
+	delete(h, commentAuthorField)
+	delete(h, commentNameField)
 	return h
+}
+
+// authorOf is the author of a packed comment whose fields commentAuthorField and
+// commentNameField are a and name.
+func authorOf(a, name string) string {
+	if a != "" {
+		return a
+	}
+	return strings.ToLower(name)
 }
 
 // commentArgNames returns the HMGET arguments that read the fields names (as layout 5 named
@@ -119,10 +132,12 @@ func commentArgNames(names ...string) []string {
 		return out
 	}
 	out = append(out, commentMetaField)
-	for _, p := range [...]string{commentAuthorField, commentNameField} {
-		if slices.ContainsFunc(names, func(n string) bool { return packedNameOf(n) == p }) {
-			out = append(out, p)
-		}
+	author := slices.Contains(names, "author")
+	if author {
+		out = append(out, commentAuthorField)
+	}
+	if author || slices.Contains(names, "aname") { // the author is the name's when a is missing
+		out = append(out, commentNameField)
 	}
 	return out
 }
@@ -140,17 +155,21 @@ func commentValues(names []string, v []string) []string {
 		return out // no field packed or renamed asked, or a hash of layout 5
 	}
 	packed := unpackCommentMeta(v[len(names)])
+	extra := func(field string) string {
+		if i := slices.Index(args[len(names):], field); i >= 0 {
+			return v[len(names)+i]
+		}
+		return ""
+	}
 	for i, n := range names {
-		switch p := packedNameOf(n); p {
+		switch packedNameOf(n) {
 		case "":
 		case commentMetaField:
-			for j, pn := range commentMetaNames {
-				if pn == n {
-					out[i] = packed[j]
-				}
-			}
-		default:
-			out[i] = v[len(names)+slices.Index(args[len(names):], p)]
+			out[i] = packed[slices.Index(commentMetaNames[:], n)]
+		case commentAuthorField:
+			out[i] = authorOf(extra(commentAuthorField), extra(commentNameField))
+		case commentNameField:
+			out[i] = extra(commentNameField)
 		}
 	}
 	return out

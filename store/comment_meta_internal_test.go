@@ -33,7 +33,8 @@ func TestCommentMetaPacking(t *testing.T) {
 			names := []string{"depth", "up", "parent", "aname", "author", "created"}
 			want := []string{tc.fields[3], "3", tc.fields[0], "Ann", "ann", tc.fields[1]}
 			for shape, h := range map[string]map[string]string{
-				"packed": {"m": tc.packed, "up": "3", "a": "ann", "n": "Ann"},
+				"packed":           {"m": tc.packed, "up": "3", "n": "Ann"},
+				"packed, a beside": {"m": tc.packed, "up": "3", "a": "ann", "n": "Ann"},
 				"layout 5": {"parent": tc.fields[0], "created": tc.fields[1], "closes": tc.fields[2], "depth": tc.fields[3],
 					"ord": tc.fields[4], "up": "3", "author": "ann", "aname": "Ann"},
 			} {
@@ -52,7 +53,7 @@ func TestCommentMetaPacking(t *testing.T) {
 	}
 	for _, tc := range []struct{ names, args []string }{
 		{[]string{"up", "down"}, []string{"up", "down"}},
-		{[]string{"author", "deleted"}, []string{"author", "deleted", "m", "a"}},
+		{[]string{"author", "deleted"}, []string{"author", "deleted", "m", "a", "n"}},
 		{[]string{"closes"}, []string{"closes", "m"}},
 		{[]string{"aname", "parent"}, []string{"aname", "parent", "m", "n"}},
 	} {
@@ -62,8 +63,9 @@ func TestCommentMetaPacking(t *testing.T) {
 	}
 }
 
-// TestCommentFieldSetsPacked: a process of layout 6 asks a comment's hash for the packed field
-// and for none of the fields it packs; one that found an earlier layout asks for both.
+// TestCommentFieldSetsPacked: a process of layout 6 asks a comment's hash for the packed field,
+// the author and the name, and for none of the fields of layout 5 they hold; one that found an
+// earlier layout asks for both.
 func TestCommentFieldSetsPacked(t *testing.T) {
 	for fs := range AllCommentFields + 1 {
 		for _, tc := range []struct {
@@ -76,8 +78,10 @@ func TestCommentFieldSetsPacked(t *testing.T) {
 			{"before layout 3", legacyCommentFieldSets, true},
 		} {
 			set := tc.sets[fs]
-			if !slices.Contains(set.args, any(commentMetaField)) {
-				t.Errorf("%s: fields %b do not ask for m (%v)", tc.name, fs, set.args)
+			for _, f := range []string{commentMetaField, commentAuthorField, commentNameField} {
+				if !slices.Contains(set.args, any(f)) { // n: the author is the name's without a
+					t.Errorf("%s: fields %b do not ask for %s (%v)", tc.name, fs, f, set.args)
+				}
 			}
 			if got := slices.Contains(set.args, any("author")); got != tc.unpacked {
 				t.Errorf("%s: fields %b ask for author: %v, want %v (%v)", tc.name, fs, got, tc.unpacked, set.args)
@@ -133,8 +137,8 @@ func TestAuthorNamesOnBothShapes(t *testing.T) {
 	if h, _ := client.HGetAll(ctx, old).Result(); h["m"] != "" || h["aname"] != "Ann" {
 		t.Errorf("the comment of layout 5 named is %v, want it of layout 5 still", h)
 	}
-	if h, _ := client.HGetAll(ctx, packed).Result(); h["m"] != "0 10 20 0 1" || h["n"] != "Ann" || len(h) != 4 {
-		t.Errorf("the packed comment named is %v, want it packed", h)
+	if h, _ := client.HGetAll(ctx, packed).Result(); h["m"] != "0 10 20 0 1" || h["n"] != "Ann" || len(h) != 3 {
+		t.Errorf("the packed comment named is %v, want m, n and up (the author is the name's)", h)
 	}
 	for _, key := range []string{packed, old, other} {
 		for range 2 {
@@ -148,5 +152,8 @@ func TestAuthorNamesOnBothShapes(t *testing.T) {
 		if got := read(num); !slices.Equal(got, want) {
 			t.Errorf("disowned: comment %s reads %q, want %q", num, got, want)
 		}
+	}
+	if h, _ := client.HGetAll(ctx, packed).Result(); h["a"] != "ann" || h["n"] != "" || len(h) != 3 {
+		t.Errorf("the packed comment disowned is %v, want m, a and up", h)
 	}
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,8 +175,9 @@ type commentFieldSet struct {
 }
 
 // atPacked marks commentMetaField among a commentFieldSet's places: its value fills the fields
-// packed in it (commentPacked).
-const atPacked = -1
+// packed in it (commentPacked); atName marks commentNameField asked only for the author (see
+// authorOf).
+const atPacked, atName = -1, -2
 
 // commentPacked are the places among commentFields of the fields packed in commentMetaField,
 // in the order of commentMetaNames (-1 for those that Comment does not hold).
@@ -236,6 +238,9 @@ func fieldSets(body, unpacked bool) []commentFieldSet {
 		if packed { // always: author and created are
 			set.args, set.at = append(set.args, commentMetaField), append(set.at, atPacked)
 		}
+		if !slices.Contains(set.args, any(commentNameField)) { // the author is the name's without a
+			set.args, set.at = append(set.args, commentNameField), append(set.at, atName)
+		}
 		sets[fs] = set
 	}
 	return sets
@@ -288,17 +293,23 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 			}
 		}
 		var all [len(commentFields)]string // on the stack: commentFromFields keeps none of it
-		m := ""
+		m, name := "", ""
 		for i, at := range set.at {
 			switch {
 			case at == atPacked:
 				m = v[i]
+			case at == atName:
+				name = v[i]
 			case v[i] != "": // of the two names of a field asked in either shape, the one the hash has
 				all[at] = v[i]
 			}
 		}
 		if m != "" { // a packed hash (layout 6) has none of the fields of layout 5 it packs
 			unpackCommentFields(all[:], m)
+			if name == "" {
+				name = all[12]
+			}
+			all[1] = authorOf(all[1], name)
 		}
 		if all[2] == "" { // a body in the hash (read only before layout 3) is newer
 			all[2] = c.body

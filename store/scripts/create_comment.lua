@@ -106,9 +106,11 @@ redis.call('HSET', KEYS[10], num, ARGV[4])
 -- The comment's creation ordinal (1, 2, … in the order the comments were written) and its bit in
 -- the live bitmap: read state counts the live comments past a reader's ordinal.
 local ord = redis.call('HINCRBY', post, 'cord', 1)
-redis.call('HSET', KEYS[9], 'm', cmeta_pack({parent = parent, created = ARGV[5], closes = ARGV[6], depth = depth,
-  ord = ord}), 'a', ARGV[3], 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
-if ARGV[9] ~= '' then redis.call('HSET', KEYS[9], 'n', ARGV[9]) end
+local aname
+if ARGV[9] ~= '' then aname = ARGV[9] end
+cmeta_set(KEYS[9], {parent = parent, author = ARGV[3], created = ARGV[5], closes = ARGV[6], depth = depth,
+  ord = ord, aname = aname})
+redis.call('HSET', KEYS[9], 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
 redis.call('ZADD', KEYS[5], ARGV[5], num)
 if kept then
   -- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).

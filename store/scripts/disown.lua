@@ -12,8 +12,8 @@
 --!include comment_meta
 redis.call('INCR', KEYS[#KEYS])
 local h = KEYS[1]
--- A packed comment (layout 6, lib/comment_meta) keeps its author in a, its name in n; a post hash
--- has no m.
+-- A packed comment (layout 6, lib/comment_meta) keeps its name in n, its author in a without one; a
+-- post hash has no m.
 if redis.call('HEXISTS', h, 'm') == 1 then
   local t = cmeta(h)
   if t.author ~= ARGV[1] or redis.call('HGET', h, 'deleted') == '1' then return {} end

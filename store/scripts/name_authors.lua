@@ -14,7 +14,7 @@ local n = 0
 for i = 1, #KEYS - 1 do
   local h = KEYS[i]
   if redis.call('HEXISTS', h, 'm') == 1 then
-    -- A packed comment (layout 6, lib/comment_meta) keeps its author in a, its name in n.
+    -- A packed comment (layout 6, lib/comment_meta) keeps its name in n, its author in a without one.
     local t = cmeta(h)
     if t.author == ARGV[2 * i - 1] and not t.aname then
       t.aname = ARGV[2 * i]

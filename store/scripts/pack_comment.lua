@@ -1,6 +1,6 @@
 -- pack_comment: write a comment's hash of layout 5 packed (layout 5 → 6; see lib/comment_meta):
--- its parent, created, closes, depth and ord into the one field m, its author into a and the
--- author's name into n.
+-- its parent, created, closes, depth and ord into the one field m, the author's name into n and
+-- the author into a when the name is unknown.
 -- KEYS[1]  the comment's hash {p:<id>}:c:<number>
 -- Reply    1 when it packed the hash, 0 when there was nothing to pack (packed already, no such
 --          hash, or a removal marker, which keeps the shape of layout 5).
@@ -17,8 +17,7 @@ local meta = cmeta(h)
 local all = redis.call('HGETALL', h)
 local packed = {}
 for _, name in ipairs(cmeta_old) do packed[name] = true end
-local args = {'m', cmeta_pack(meta), 'a', meta.author}
-if meta.aname then args[#args + 1] = 'n'; args[#args + 1] = meta.aname end
+local args = {}
 for i = 1, #all, 2 do
   if not packed[all[i]] then
     args[#args + 1] = all[i]
@@ -26,5 +25,6 @@ for i = 1, #all, 2 do
   end
 end
 redis.call('DEL', h)
-redis.call('HSET', h, unpack(args))
+if #args > 0 then redis.call('HSET', h, unpack(args)) end
+cmeta_set(h, meta)
 return 1
