@@ -171,7 +171,7 @@ func (fs CommentFields) normal() CommentFields {
 type commentFieldSet struct {
 	tail string // ends the cache key of a read of the set: "\x00" and the set's id
 	args []any  // the names, as HMGET arguments
-	at   []int  // atPacked for commentMetaField
+	at   []int  // the places among commentFields; atPacked and atName for the fields that are none
 }
 
 // atPacked marks commentMetaField among a commentFieldSet's places: its value fills the fields
