@@ -89,17 +89,32 @@ func TestAuthorNamesCostNoRoundTrip(t *testing.T) {
 }
 
 // forgetAuthorNames drops the author names from the posts and comments under prefix, as they were
-// written before names were kept.
+// written before names were kept (a packed comment then keeps its author in a).
 func forgetAuthorNames(t *testing.T, b storetest.Backend, prefix string) {
 	t.Helper()
 	ctx := context.Background()
 	forget := func(ctx context.Context, c rdb.Cmdable) error {
 		iter := c.Scan(ctx, 0, prefix+"{p:*", 100).Iterator()
 		for iter.Next(ctx) {
-			if c.Type(ctx, iter.Val()).Val() == "hash" {
-				if err := c.HDel(ctx, iter.Val(), "aname").Err(); err != nil {
+			key := iter.Val()
+			if c.Type(ctx, key).Val() != "hash" {
+				continue
+			}
+			// A packed comment (layout 6, store/comment_meta.go) keeps its name in n and its
+			// author in a only without one.
+			if v := c.HMGet(ctx, key, "m", "a", "n").Val(); len(v) == 3 && v[0] != nil {
+				if name, _ := v[2].(string); name != "" && v[1] == nil {
+					if err := c.HSet(ctx, key, "a", strings.ToLower(name)).Err(); err != nil {
+						return err
+					}
+				}
+				if err := c.HDel(ctx, key, "n").Err(); err != nil {
 					return err
 				}
+				continue
+			}
+			if err := c.HDel(ctx, key, "aname").Err(); err != nil {
+				return err
 			}
 		}
 		return iter.Err()

@@ -73,7 +73,10 @@ func (s *Store) userName(ctx context.Context, uid string) (string, error) {
 }
 
 // namingFieldArgs are the fields of a comment nameAuthors reads, as HMGET arguments.
-var namingFieldArgs = boxed([]string{"author", "aname", "deleted"})
+var namingFields = []string{"author", "aname", "deleted"}
+
+// namingFieldArgs are namingFields as HMGET arguments, in either shape of a comment's hash.
+var namingFieldArgs = commentArgs(namingFields...)
 
 // nameBatch bounds the hashes one name_authors call writes.
 const nameBatch = 500
@@ -104,6 +107,9 @@ func (s *Store) nameAuthors(ctx context.Context, pid string, h map[string]string
 	}
 	for i, c := range cmds {
 		v := c.Val()
+		if len(v) == len(namingFieldArgs) {
+			v = commentValues(namingFields, v)
+		}
 		if len(v) == 3 && v[0] != "" && v[1] == "" && v[2] != "1" {
 			keys, authors = append(keys, s.k.comment(pid, nums[i])), append(authors, v[0])
 		}

@@ -46,11 +46,11 @@ func (s *Store) rescoreThread(ctx context.Context, pid string) (int, error) {
 	for start := 0; start < len(nums); start += rescoreBatch {
 		part := nums[start:min(start+rescoreBatch, len(nums))]
 		ops := make([]op, len(part))
-		cmds := make([]*rdb.StringCmd, len(part))
+		cmds := make([]*rdb.StringSliceCmd, len(part))
 		for i, num := range part {
 			key := s.k.comment(pid, num)
 			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i] = p.HGet(ctx, key, "parent")
+				cmds[i] = hmgetComment(ctx, p, key, "parent")
 				return cmds[i], nil
 			}}
 		}
@@ -60,10 +60,11 @@ func (s *Store) rescoreThread(ctx context.Context, pid string) (int, error) {
 		keys := []string{s.k.post(pid)}
 		var args []any
 		for i, c := range cmds {
-			parent, err := c.Result()
-			if err != nil && !isNil(err) {
+			v, err := c.Result()
+			if err != nil {
 				return scored, fmt.Errorf("read comment %s: %w", commentID(pid, part[i]), err)
 			}
+			parent := commentValues([]string{"parent"}, v)[0]
 			if parent == "" {
 				continue // dropped since it was listed
 			}

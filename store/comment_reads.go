@@ -159,7 +159,8 @@ func (l *Loader) commentItems(ctx context.Context, pid string, rp rawPage, tag s
 
 // commentHashes reads the whole hashes of comments nums of post pid, each with its body from the
 // thread's bodies (keys.commentBodies) as the field body, in one pipeline: what repair, rebuild
-// and export read of a comment. A comment that does not exist has an empty map.
+// and export read of a comment, the fields packed in commentMetaField under their own names
+// (unpackCommentHash). A comment that does not exist has an empty map.
 func (s *Store) commentHashes(ctx context.Context, pid string, nums []string) ([]map[string]string, error) {
 	hashes := make([]*rdb.MapStringStringCmd, len(nums))
 	bodies := make([]*rdb.SliceCmd, len(nums))
@@ -182,7 +183,7 @@ func (s *Store) commentHashes(ctx context.Context, pid string, nums []string) ([
 		if b := str(bodies[i].Val()[0]); b != "" && len(h) > 0 && h["body"] == "" {
 			h["body"] = b
 		}
-		out[i] = h
+		out[i] = unpackCommentHash(h)
 	}
 	return out, nil
 }

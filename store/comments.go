@@ -371,10 +371,11 @@ func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, er
 // which climb, given its replies and whether it is a tombstone (deleted or removed), is false.
 func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(replies int64, tomb bool) bool) ([]string, error) {
 	chain := []string{num}
-	parent, err := s.cmd().HGet(ctx, s.k.comment(pid, num), "parent").Result()
-	if err != nil && !isNil(err) {
-		return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
+	v, err := s.commentFieldsNow(ctx, pid, num, "parent")
+	if err != nil {
+		return nil, err
 	}
+	parent := v[0]
 	if parent == "" {
 		return append(chain, topLevel), nil // no such comment: the script says so
 	}
@@ -383,12 +384,12 @@ func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(r
 		if parent == topLevel {
 			return chain, nil
 		}
-		v, err := s.cmd().HMGet(ctx, s.k.comment(pid, parent), "parent", "replies", "deleted", "removed").Result()
+		v, err := s.commentFieldsNow(ctx, pid, parent, "parent", "replies", "deleted", "removed")
 		if err != nil {
-			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, parent), err)
+			return nil, err
 		}
-		next := str(v[0])
-		if next == "" || !climb(atoi64(str(v[1])), str(v[2]) == "1" || str(v[3]) == "1") {
+		next := v[0]
+		if next == "" || !climb(atoi64(v[1]), v[2] == "1" || v[3] == "1") {
 			return chain, nil
 		}
 		parent = next
@@ -410,9 +411,9 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 	// The script moves the comment in its parent's vote orders, so it must name those keys: the
 	// parent is read in the write's first round trip, with the entry of the voter's vote log.
 	key := s.k.comment(pid, num)
-	var parentCmd *rdb.StringCmd
+	var parentCmd *rdb.StringSliceCmd
 	readParent := op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		parentCmd = p.HGet(ctx, key, "parent")
+		parentCmd = hmgetComment(ctx, p, key, "parent")
 		return parentCmd, nil
 	}}
 	var appended *rdb.IntCmd
@@ -428,10 +429,11 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 				return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
 			}
 		}
-		parent, err := parentCmd.Result()
-		if err != nil && !isNil(err) {
+		v, err := parentCmd.Result()
+		if err != nil {
 			return nil, fmt.Errorf("read comment %s: %w", commentID(pid, num), err)
 		}
+		parent := commentValues([]string{"parent"}, v)[0]
 		if parent == "" {
 			parent = topLevel // no such comment (yet): the script says so, or asks again
 		}

@@ -527,7 +527,7 @@ func (s *Store) commentRecords(ctx context.Context, members []string) ([]*Commen
 		nums[i] = [2]string{pid, padNum(short)}
 		key, bk := s.k.comment(pid, nums[i][1]), s.k.commentBodies(pid)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			cmds[i], bodies[i] = p.HMGet(ctx, key, commentFields[:]...), p.HMGet(ctx, bk, nums[i][1])
+			cmds[i], bodies[i] = p.HMGet(ctx, key, commentArgNames(commentFields[:]...)...), p.HMGet(ctx, bk, nums[i][1])
 			return cmds[i], bodies[i]
 		}}
 	}
@@ -540,7 +540,7 @@ func (s *Store) commentRecords(ctx context.Context, members []string) ([]*Commen
 			return nil, fmt.Errorf("read comment %s: %w", m, err)
 		}
 		pid, num := nums[i][0], nums[i][1]
-		v := strs(cmds[i].Val())
+		v := commentValues(commentFields[:], strs(cmds[i].Val()))
 		if v[2] == "" { // a body in the hash is newer: only a binary of layout 2 writes it there
 			v[2] = str(bodies[i].Val()[0])
 		}

@@ -305,11 +305,22 @@ func (k keys) inThread(pid, num, suffix string) string {
 	return k.prefix + "{p:" + pid + "}:c:" + num + suffix
 }
 
-// comment is a hash: parent (number, "0" for top level), author, aname (the author's name; see
-// NamedAuthor), created (ms), closes (ms),
-// edited (ms, absent until edited), depth, up, down, replies (direct replies in the tree), ver,
-// deleted ("1" on a tombstone, which has no body). Its body is in commentBodies. A comment removed for good leaves a short-lived
-// marker instead: gone = "1" and author, so that a repeated delete succeeds.
+// comment is a hash: m, the fields written once, packed as "<parent> <created> <closes> <depth>
+// <ord>" (parent as in ids, "0" for top level; created and closes in ms; ord the comment's
+// creation ordinal, see readstate.go, empty for a comment without one); n, the author's name (see
+// NamedAuthor), whose lower case is the author's user key; a, the author, only when the hash has
+// no name (unknown, or taken off by disown); then edited (ms, absent until edited), up, down,
+// replies (direct replies in the tree), ver, deleted ("1" on a tombstone, which has no body),
+// removed, removedVia, held and o (see replyMark). Its body is in commentBodies. A comment removed
+// for good leaves a short-lived marker instead: gone = "1" and author, so that a repeated delete
+// succeeds. See comment_meta.go.
+//
+// Layout 5 kept what m, a and n hold as fields of their own: parent (stored form), author,
+// created, closes, depth, ord, aname. Until the migration from layout 5 has packed every hash
+// (layout_comments.go), a comment's hash may have either shape, and every reader and writer
+// takes both: a hash with m is packed and has none of those fields; one without m is of layout 5
+// (or a removal marker). Scripts read them only through scripts/lib/comment_meta.lua, Go through
+// comment_meta.go; a script that rewrites the name (name_authors, disown) keeps the hash's shape.
 func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
 
 // commentIn returns head, the key of comment num of post pid, and tail, as one string made in

@@ -57,6 +57,7 @@ func (s *Store) CheckThread(ctx context.Context, pid string) error {
 		if err != nil {
 			return err
 		}
+		h = unpackCommentHash(h)
 		if h["created"] == "" {
 			return fmt.Errorf("comment %s in the ids has no hash: %v", n, h)
 		}

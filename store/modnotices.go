@@ -93,10 +93,11 @@ func (s *Store) runNotifyMod(ctx context.Context, j jobs.Job) error {
 			return fmt.Errorf("notice of action %s: %w", key, err)
 		}
 		rec.Post, rec.Comment = pid, shortNum(num)
-		to, err = l.hashField(ctx, s.k.comment(pid, num), "author")
+		v, err := s.commentFieldsNow(ctx, pid, num, "author")
 		if err != nil {
 			return fmt.Errorf("notice of action %s: %w", key, err)
 		}
+		to = v[0]
 	case TypeUser:
 		uid, err := ParseUserID(a.TargetID)
 		if err != nil {

@@ -284,6 +284,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.bucketCommentVotes(ctx); err != nil {
 		return st, err
 	}
+	// And the comments such a process wrote unpacked are packed (layout_comments.go).
+	if _, err := s.packComments(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err

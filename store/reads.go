@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,11 +143,15 @@ func mergePostTexts(v, t []string) {
 // The body is read from the thread's bodies (read.body), not from the hash: since layout 3 no
 // comment keeps it there. A process that found the keyspace of an earlier layout at start-up
 // asks the hash for it too until it has migrated it (Store.bodiesInHashes): each field asked
-// of a listpack costs a scan of it.
+// of a listpack costs a scan of it. Likewise the fields packed since layout 6 (comment_meta.go)
+// are read from the packed field alone, and also under their names of layout 5 by a process
+// that found an earlier layout, until it has migrated it (Store.unpackedComments).
 func (l *Loader) commentRead(pid, num string, fs CommentFields) read {
 	set := commentFieldSets[fs.normal()]
 	if l.s.bodiesInHashes.Load() {
 		set = legacyCommentFieldSets[fs.normal()]
+	} else if l.s.unpackedComments.Load() {
+		set = unpackedCommentFieldSets[fs.normal()]
 	}
 	ck, key := l.s.k.commentIn("m:", pid, num, set.tail)
 	return read{key: ck, rkey: key, fields: set.args, fill: fillHMGET,
@@ -166,26 +171,45 @@ func (fs CommentFields) normal() CommentFields {
 type commentFieldSet struct {
 	tail string // ends the cache key of a read of the set: "\x00" and the set's id
 	args []any  // the names, as HMGET arguments
-	at   []int
+	at   []int  // the places among commentFields; atPacked and atName for the fields that are none
 }
 
-// commentFieldSets holds the HMGET of every CommentFields, without the field body (see
-// commentRead), and legacyCommentFieldSets with it; they never change after start-up.
-var commentFieldSets, legacyCommentFieldSets = fieldSets(false), fieldSets(true)
+// atPacked marks commentMetaField among a commentFieldSet's places: its value fills the fields
+// packed in it (commentPacked); atName marks commentNameField asked only for the author (see
+// authorOf).
+const atPacked, atName = -1, -2
+
+// commentPacked are the places among commentFields of the fields packed in commentMetaField,
+// in the order of commentMetaNames (-1 for those that Comment does not hold).
+var commentPacked = [len(commentMetaNames)]int{0, 3, -1, 5, -1}
+
+// commentFieldSets holds the HMGET of every CommentFields of a keyspace of layout 6, without the
+// field body and with the packed fields in commentMetaField alone (see commentRead);
+// unpackedCommentFieldSets asks for the packed fields under their names of layout 5 too, and
+// legacyCommentFieldSets for the field body as well. They never change after start-up.
+var commentFieldSets, unpackedCommentFieldSets, legacyCommentFieldSets = fieldSets(false, false), fieldSets(false, true), fieldSets(true, true)
+
+// commentFieldSetsOf lists the three in the order commentOf tries them.
+var commentFieldSetsOf = [...][]commentFieldSet{commentFieldSets, unpackedCommentFieldSets, legacyCommentFieldSets}
 
 // fieldSets makes the HMGET of every CommentFields, asking for the field body (for
-// CommentBody) when body.
-func fieldSets(body bool) []commentFieldSet {
+// CommentBody) when body, and for the packed fields under their names of layout 5 when
+// unpacked.
+func fieldSets(body, unpacked bool) []commentFieldSet {
 	always := []int{1, 3, 10, 11} // author, created, deleted, removed
 	bits := map[CommentFields]int{CommentParent: 0, CommentBody: 2, CommentEdited: 4, CommentDepth: 5, CommentUp: 6,
 		CommentDown: 7, CommentReplies: 8, CommentVersion: 9, CommentAuthorName: 12}
 	sets := make([]commentFieldSet, AllCommentFields+1)
 	for fs := range sets {
 		id := strconv.Itoa(fs)
+		if unpacked {
+			id = "u" + id
+		}
 		if body {
 			id = "b" + id
 		}
 		set := commentFieldSet{tail: "\x00" + id}
+		packed := false
 		for i := range commentFields {
 			if i == 2 && !body {
 				continue // the body: from the thread's bodies
@@ -197,9 +221,25 @@ func fieldSets(body bool) []commentFieldSet {
 			for b, at := range bits {
 				in = in || (CommentFields(fs)&b != 0 && at == i)
 			}
-			if in {
+			if !in {
+				continue
+			}
+			p := packedNameOf(commentFields[i])
+			if p == "" || unpacked { // a field of its own, or one of layout 5
 				set.args, set.at = append(set.args, commentFields[i]), append(set.at, i)
 			}
+			if p != "" {
+				packed = true
+			}
+			if p != "" && p != commentMetaField { // renamed: author, aname
+				set.args, set.at = append(set.args, p), append(set.at, i)
+			}
+		}
+		if packed { // always: author and created are
+			set.args, set.at = append(set.args, commentMetaField), append(set.at, atPacked)
+		}
+		if !slices.Contains(set.args, any(commentNameField)) { // the author is the name's without a
+			set.args, set.at = append(set.args, commentNameField), append(set.at, atName)
 		}
 		sets[fs] = set
 	}
@@ -245,14 +285,31 @@ func (l *Loader) commentOf(c *call, pid, num string, fs CommentFields) *Comment 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if c.val == nil { // parsed once, like parsed, without a closure per comment
-		set := commentFieldSets[fs.normal()]
 		v := fields(c)
-		if len(v) != len(set.at) { // read asking the hash for the body too (see commentRead)
-			set = legacyCommentFieldSets[fs.normal()]
+		var set commentFieldSet
+		for _, sets := range commentFieldSetsOf { // the set commentRead asked for (see there)
+			if set = sets[fs.normal()]; len(v) == len(set.at) {
+				break
+			}
 		}
 		var all [len(commentFields)]string // on the stack: commentFromFields keeps none of it
+		m, name := "", ""
 		for i, at := range set.at {
-			all[at] = v[i]
+			switch {
+			case at == atPacked:
+				m = v[i]
+			case at == atName:
+				name = v[i]
+			case v[i] != "": // of the two names of a field asked in either shape, the one the hash has
+				all[at] = v[i]
+			}
+		}
+		if m != "" { // a packed hash (layout 6) has none of the fields of layout 5 it packs
+			unpackCommentFields(all[:], m)
+			if name == "" {
+				name = all[12]
+			}
+			all[1] = authorOf(all[1], name)
 		}
 		if all[2] == "" { // a body in the hash (read only before layout 3) is newer
 			all[2] = c.body
@@ -645,7 +702,17 @@ func commentFromFields(pid, postGID, num string, v []string) *Comment {
 	return c
 }
 
-// commentFromHash builds a Comment from its whole hash, as the write scripts return it.
+// commentFromHash builds a Comment from its whole hash, as the write scripts return it, in
+// either shape (comment_meta.go).
 func commentFromHash(pid, num string, h map[string]string) *Comment {
-	return commentFromFields(pid, postID(pid), num, valuesOf(h, commentFields[:]))
+	return commentFromFields(pid, postID(pid), num, valuesOf(unpackCommentHash(h), commentFields[:]))
+}
+
+// unpackCommentFields puts the fields packed in m into all, the values of commentFields.
+func unpackCommentFields(all []string, m string) {
+	for i, v := range unpackCommentMeta(m) {
+		if at := commentPacked[i]; at >= 0 {
+			all[at] = v
+		}
+	}
 }

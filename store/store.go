@@ -220,6 +220,10 @@ type Store struct {
 	// was of a layout before 5 when CheckLayout read it, and this process has not migrated it past
 	// 4 (see postReadOf).
 	postBodiesInHashes atomic.Bool
+	// unpackedComments says that comment hashes may still be of layout 5, their write-once fields
+	// not yet packed into one (comment_meta.go): the keyspace was of an earlier layout when the
+	// process started, and it has not run that migration since.
+	unpackedComments atomic.Bool
 	// legacyCommentVotes says that comment votes may still be kept as layout 5 kept them, a hash
 	// per comment: the keyspace was of a layout before 6 when CheckLayout read it, and this process
 	// has not migrated it past 5 (see layout_cvotes.go).

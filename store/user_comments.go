@@ -83,7 +83,7 @@ func (s *Store) unlistThread(ctx context.Context, pid string, nums []string) err
 	for i, n := range nums {
 		key := s.k.comment(pid, n)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			cmds[i] = p.HMGet(ctx, key, "author")
+			cmds[i] = p.HMGet(ctx, key, commentArgNames("author")...)
 			return cmds[i], nil
 		}}
 	}
@@ -95,7 +95,7 @@ func (s *Store) unlistThread(ctx context.Context, pid string, nums []string) err
 	}
 	var calls []scriptCall
 	for i, n := range nums {
-		if author := str(cmds[i].Val()[0]); author != "" {
+		if author := commentValues([]string{"author"}, strs(cmds[i].Val()))[0]; author != "" {
 			calls = append(calls, s.userCommentCall(author, pid, n, nil))
 		}
 	}
@@ -107,6 +107,12 @@ func (s *Store) unlistThread(ctx context.Context, pid string, nums []string) err
 	}
 	return nil
 }
+
+// orphanFields are the fields of a comment userCommentOrphans reads, and orphanArgs the HMGET
+// arguments that read them in either shape.
+var orphanFields = []string{"author", "deleted", "removed"}
+
+var orphanArgs = commentArgNames(orphanFields...)
 
 // userCommentOrphans drops from every user's comment list the entries whose comment no longer
 // exists, is deleted or removed, or is another user's (SCAN, for Rebuild), and returns how many.
@@ -136,7 +142,7 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 			}
 			key := s.k.comment(pid, padNum(n))
 			ops = append(ops, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				cmds[i] = p.HMGet(ctx, key, "author", "deleted", "removed")
+				cmds[i] = p.HMGet(ctx, key, orphanArgs...)
 				return cmds[i], nil
 			}})
 		}
@@ -145,11 +151,11 @@ func (s *Store) userCommentOrphans(ctx context.Context) (int, error) {
 		}
 		var calls []scriptCall
 		for i, m := range members {
-			var v []any
-			if cmds[i] != nil {
-				v = cmds[i].Val()
+			var v []string
+			if cmds[i] != nil && len(cmds[i].Val()) == len(orphanArgs) {
+				v = commentValues(orphanFields, strs(cmds[i].Val()))
 			}
-			if len(v) == 3 && str(v[0]) == u && str(v[1]) != "1" && str(v[2]) == "" {
+			if len(v) == 3 && v[0] == u && v[1] != "1" && v[2] == "" {
 				continue
 			}
 			pid, n, _ := strings.Cut(m, ":")

@@ -148,7 +148,7 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 		part := entries[start:min(start+batch, len(entries))]
 		votes := make([]*rdb.StringCmd, len(part))
 		legacy := make([]*rdb.StringCmd, len(part))
-		closes := make([]*rdb.StringCmd, len(part))
+		closes := make([]*rdb.SliceCmd, len(part))
 		var ops []op
 		for i, en := range part {
 			r, ok := s.votedItem(en, uid)
@@ -160,7 +160,7 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 				votes[i], legacy[i] = s.voteRead(ctx, p, r, uid)
 				return votes[i], cmder(legacy[i])
 			}}, op{key: hk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				closes[i] = p.HGet(ctx, hk, "closes")
+				closes[i] = p.HMGet(ctx, hk, commentArgNames("closes")...) // a post's hash has no m
 				return closes[i], nil
 			}})
 		}
@@ -175,7 +175,10 @@ func (s *Store) votedKept(ctx context.Context, uid string, entries []string) ([]
 				keep[start+i] = true
 				continue
 			}
-			c := closes[i].Val()
+			c := ""
+			if v := closes[i].Val(); len(v) == 2 {
+				c = commentValues([]string{"closes"}, strs(v))[0]
+			}
 			keep[start+i] = c != "" && atoi64(c) > deadline
 		}
 	}

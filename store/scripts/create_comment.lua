@@ -34,6 +34,7 @@
 --          to one request only (a resent call finds its comment in KEYS[9]).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_meta
 --!include comment_scores
 --!include reply_orders
 redis.call('INCR', KEYS[#KEYS])
@@ -61,7 +62,7 @@ if keyed then
   local done = redis.call('GET', KEYS[3])
   if done then
     if done ~= num then return {'again', done} end
-    if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
+    if not cmeta(KEYS[9]).created then
       return redis.error_reply('NOTFOUND the comment made with this idempotency key was deleted')
     end
     return {done, withBody(KEYS[9], done)}
@@ -71,14 +72,14 @@ if redis.call('EXISTS', KEYS[9]) == 1 then
   -- With a client's key, an earlier run would have set it in the same step.
   if keyed then return redis.error_reply('comment number ' .. num .. ' is taken') end
   -- Without one, the number is this request's alone: this is its earlier run, resent.
-  if redis.call('HEXISTS', KEYS[9], 'created') == 0 then
+  if not cmeta(KEYS[9]).created then
     return redis.error_reply('NOTFOUND the comment this request made was deleted')
   end
   return {num, withBody(KEYS[9], num)}
 end
 local depth = 0
 if parent ~= '0' then
-  local pd = redis.call('HGET', KEYS[4], 'depth')
+  local pd = cmeta(KEYS[4]).depth
   if not pd then return redis.error_reply('NOTFOUND no such parent comment') end
   -- A removed comment takes no replies, and a deleted one out of the tree (see delete_comment) is
   -- no longer there to reply to.
@@ -102,9 +103,14 @@ if not kept then
   if missing then return {'replies', 0} end
 end
 redis.call('HSET', KEYS[10], num, ARGV[4])
-redis.call('HSET', KEYS[9], 'parent', parent, 'author', ARGV[3], 'created', ARGV[5],
-  'closes', ARGV[6], 'depth', depth, 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
-if ARGV[9] ~= '' then redis.call('HSET', KEYS[9], 'aname', ARGV[9]) end
+-- The comment's creation ordinal (1, 2, … in the order the comments were written) and its bit in
+-- the live bitmap: read state counts the live comments past a reader's ordinal.
+local ord = redis.call('HINCRBY', post, 'cord', 1)
+local aname
+if ARGV[9] ~= '' then aname = ARGV[9] end
+cmeta_set(KEYS[9], {parent = parent, author = ARGV[3], created = ARGV[5], closes = ARGV[6], depth = depth,
+  ord = ord, aname = aname})
+redis.call('HSET', KEYS[9], 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
 redis.call('ZADD', KEYS[5], ARGV[5], num)
 if kept then
   -- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).
@@ -116,10 +122,6 @@ elseif build then
 end
 if parent ~= '0' then redis.call('HINCRBY', KEYS[4], 'replies', 1) end
 redis.call('HINCRBY', post, 'comments', 1)
--- The comment's creation ordinal (1, 2, … in the order the comments were written) and its bit in
--- the live bitmap: read state counts the live comments past a reader's ordinal.
-local ord = redis.call('HINCRBY', post, 'cord', 1)
-redis.call('HSET', KEYS[9], 'ord', ord)
 redis.call('SETBIT', KEYS[11], ord, 1)
 -- The post's last activity and a new version, for its ACTIVE and MOST_COMMENTS rankings.
 if tonumber(ARGV[5]) > tonumber(redis.call('HGET', post, 'active') or '0') then

@@ -27,6 +27,7 @@
 --          with a count of 0.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_meta
 --!include comment_votes
 redis.call('INCR', KEYS[#KEYS])
 local post, ids, bodies = KEYS[1], KEYS[2], KEYS[3]
@@ -35,7 +36,7 @@ for i = 3, #ARGV do chain[#chain + 1] = ARGV[i] end
 -- unlive clears the comment's bit in the live bitmap, after the live count has moved; a thread
 -- left with no live comment drops its bitmap, which then holds no bit.
 local function unlive(h)
-  local ord = redis.call('HGET', h, 'ord')
+  local ord = cmeta(h).ord
   if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, 0) end
   if tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then redis.call('UNLINK', KEYS[#KEYS - 1]) end
 end
@@ -46,9 +47,10 @@ if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted')
   return redis.error_reply('NOTFOUND no such post')
 end
 local c = key(1, 0)
-local author = redis.call('HGET', c, 'author')
+local meta = cmeta(c)
+local author = meta.author
 if not author then return redis.error_reply('NOTFOUND no such comment') end
-local gone = redis.call('HEXISTS', c, 'created') == 0
+local gone = not meta.created
 if author ~= ARGV[1] then
   if gone then return redis.error_reply('NOTFOUND no such comment') end
   return redis.error_reply('FORBIDDEN only the author can delete a comment')
@@ -77,7 +79,7 @@ end
 -- Find how far the removal reaches, reading only: chain[1..n] go, chain[n + 1] stays.
 local n = 1
 while true do
-  local parent = redis.call('HGET', key(n, 0), 'parent')
+  local parent = cmeta(key(n, 0)).parent
   if chain[n + 1] ~= parent then return {'again'} end
   if parent == '0' then break end
   local p = key(n + 1, 0)
@@ -104,7 +106,7 @@ for i = 1, n do
     end
     if parent ~= '0' then redis.call('HINCRBY', key(i + 1, 0), 'held', 1) end
   else
-    local by = redis.call('HGET', h, 'author')
+    local by = cmeta(h).author
     redis.call('UNLINK', h, key(i, 2), key(i, 3), key(i, 4), key(i, 5))
     cvotes_drop(key(i, 1), key(i, 6), num)
     redis.call('HSET', h, 'author', by, 'gone', '1')

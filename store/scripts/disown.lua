@@ -9,8 +9,20 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include post_texts
+--!include comment_meta
 redis.call('INCR', KEYS[#KEYS])
 local h = KEYS[1]
+-- A packed comment (layout 6, lib/comment_meta) keeps its name in n, its author in a without one; a
+-- post hash has no m.
+if redis.call('HEXISTS', h, 'm') == 1 then
+  local t = cmeta(h)
+  if t.author ~= ARGV[1] or redis.call('HGET', h, 'deleted') == '1' then return {} end
+  if t.aname then
+    t.aname = nil
+    cmeta_set(h, t)
+  end
+  return {}
+end
 if redis.call('HGET', h, 'author') ~= ARGV[1] or redis.call('HGET', h, 'deleted') == '1' then return {} end
 redis.call('HDEL', h, 'aname')
 if ARGV[2] ~= 'erase' or redis.call('HGET', h, 'erased') == '1' then return {} end

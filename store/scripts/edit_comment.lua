@@ -9,6 +9,7 @@
 --          does not change the text (editedAt stays as it was).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_meta
 redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
@@ -18,8 +19,9 @@ if redis.call('HGET', post, 'removed') == '1' then
   -- Its commenters no longer see the post, which the edited comment would show them.
   return redis.error_reply('NOTFOUND no such post')
 end
-local author = redis.call('HGET', c, 'author')
-if not author or redis.call('HEXISTS', c, 'created') == 0 then
+local meta = cmeta(c)
+local author = meta.author
+if not author or not meta.created then
   return redis.error_reply('NOTFOUND no such comment')
 end
 if redis.call('HGET', c, 'deleted') == '1' then

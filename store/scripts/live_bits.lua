@@ -11,12 +11,14 @@
 -- Repeat   it writes absolute bits: a second run changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+--!include comment_meta
 redis.call('INCR', KEYS[#KEYS])
 local live = KEYS[2]
 if ARGV[1] == 'set' then
   local seen = {}
   for i = 3, #KEYS - 1 do
-    local h = redis.call('HMGET', KEYS[i], 'ord', 'deleted', 'removed')
+    local h = redis.call('HMGET', KEYS[i], 'deleted', 'removed')
+    h = {cmeta(KEYS[i]).ord, h[1], h[2]}
     if h[1] then
       local on = (h[2] ~= '1' and h[3] ~= '1') and 1 or 0
       redis.call('SETBIT', live, h[1], on)

@@ -38,6 +38,7 @@
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include comment_scores
 --!include reply_orders
+--!include comment_meta
 redis.call('INCR', KEYS[#KEYS])
 local post, outbox = KEYS[1], KEYS[2]
 local action, actor, via = ARGV[1], ARGV[2], ARGV[3]
@@ -60,7 +61,7 @@ if via ~= '*' and not inVia then
   return redis.error_reply('FORBIDDEN the post is no longer in group ' .. via)
 end
 local c = key(1, 0)
-if redis.call('HEXISTS', c, 'created') == 0 then return redis.error_reply('NOTFOUND no such comment') end
+if not cmeta(c).created then return redis.error_reply('NOTFOUND no such comment') end
 if redis.call('HGET', c, 'deleted') == '1' then return redis.error_reply('NOTFOUND the comment was deleted') end
 local remove = action == 'REMOVE_COMMENT'
 if not remove and action ~= 'RESTORE_COMMENT' then return redis.error_reply('INVALID unknown action ' .. action) end
@@ -77,7 +78,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   if tonumber(redis.call('HGET', c, 'replies')) == 0 then
     n = 1
     while true do
-      local parent = redis.call('HGET', key(n, 0), 'parent')
+      local parent = cmeta(key(n, 0)).parent
       if chain[n + 1] ~= parent then return {'again'} end
       if parent == '0' then break end
       local pk = key(n + 1, 0)
@@ -113,7 +114,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   end
   ver = redis.call('HINCRBY', c, 'ver', 1)
   redis.call('HINCRBY', post, 'comments', remove and -1 or 1)
-  local ord = redis.call('HGET', c, 'ord')
+  local ord = cmeta(c).ord
   if ord then redis.call('SETBIT', KEYS[#KEYS - 1], ord, remove and 0 or 1) end
   if remove and tonumber(redis.call('HGET', post, 'comments') or '0') <= 0 then
     redis.call('UNLINK', KEYS[#KEYS - 1]) -- no live comment: no bit set
@@ -124,7 +125,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
     if remove then
       for part = 1, 4 do redis.call('ZREM', key(i + 1, part), num) end
     else
-      redis.call('ZADD', key(i + 1, 1), redis.call('HGET', h, 'created'), num)
+      redis.call('ZADD', key(i + 1, 1), cmeta(h).created, num)
       if kept[i] then
         local net, best, con = commentScores(h)
         redis.call('ZADD', key(i + 1, 2), net, num)

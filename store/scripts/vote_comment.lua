@@ -18,6 +18,7 @@
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include comment_scores
 --!include comment_votes
+--!include comment_meta
 redis.call('INCR', KEYS[#KEYS])
 local post, c = KEYS[1], KEYS[2]
 if not redis.call('HGET', post, 'author') or redis.call('HGET', post, 'deleted') == '1' then
@@ -26,8 +27,9 @@ end
 if redis.call('HGET', post, 'removed') == '1' then
   return redis.error_reply('NOTFOUND no such post')
 end
-local author = redis.call('HGET', c, 'author')
-if not author or redis.call('HEXISTS', c, 'created') == 0 then
+local meta = cmeta(c)
+local author = meta.author
+if not author or not meta.created then
   return redis.error_reply('NOTFOUND no such comment')
 end
 if redis.call('HGET', c, 'deleted') == '1' then
@@ -39,11 +41,11 @@ end
 if redis.call('HGET', post, 'locked') == '1' then
   return redis.error_reply('LOCKED a moderator locked the post: no new votes')
 end
-if redis.call('HGET', c, 'parent') ~= ARGV[1] then return {'again'} end
+if meta.parent ~= ARGV[1] then return {'again'} end
 if author == ARGV[3] then
   return redis.error_reply('FORBIDDEN authors cannot vote on their own comments')
 end
-if tonumber(ARGV[5]) >= tonumber(redis.call('HGET', c, 'closes')) then
+if tonumber(ARGV[5]) >= tonumber(meta.closes) then
   return redis.error_reply('CLOSED voting on this comment has closed')
 end
 local votes, field = KEYS[3], cvotes_prefix(ARGV[2]) .. ARGV[3]
