@@ -491,3 +491,66 @@ func TestDeleteAccountLateVotes(t *testing.T) {
 		}
 	})
 }
+
+// TestTombstonesKeepNoName: a comment deleted with replies under it stays in the tree as a
+// tombstone that keeps its author (a repeated delete answers as the first) but not the author's
+// name — deleted by its author, or erased with the account — as a disowned comment keeps none.
+func TestTombstonesKeepNoName(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		delete func(ctx context.Context, s *store.Store, id string) error
+	}{
+		{"deleted by its author", func(ctx context.Context, s *store.Store, id string) error {
+			return s.DeleteComment(ctx, "ann", id)
+		}},
+		{"erased with the account", func(ctx context.Context, s *store.Store, _ string) error {
+			return s.DeleteAccount(ctx, "ann", "password1", true)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+				signUp(t, s, "Ann", "bob")
+				post, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "curlew"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "by ann"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: post.ID, ParentID: c.ID, Body: "a reply"}); err != nil {
+					t.Fatal(err)
+				}
+				if err := tc.delete(ctx, s, c.ID); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Jobs().RunDue(ctx); err != nil {
+					t.Fatal(err)
+				}
+				pid, num, err := store.CommentKey(c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := b.Client.HGetAll(ctx, prefix+"{p:"+pid+"}:c:"+num).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h["deleted"] != "1" {
+					t.Fatalf("comment hash %v: want a tombstone", h)
+				}
+				for f, v := range h {
+					if v == "Ann" {
+						t.Errorf("the tombstone keeps the author's name in field %s: %v", f, h)
+					}
+				}
+				got, err := s.NewLoader().Comment(ctx, c.ID)
+				if err != nil || got == nil || !got.Deleted {
+					t.Fatalf("tombstone read: %+v, %v", got, err)
+				}
+			})
+		})
+	}
+}

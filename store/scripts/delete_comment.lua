@@ -23,6 +23,8 @@
 --          comment removed for good takes its votes out of its bucket, which other comments share); the
 --          post's comments (live count); the ids set. It reads everything it needs before its
 --          first write, so "again" leaves no trace.
+-- Names    a tombstone keeps its author but not the author's name (lib/comment_meta cmeta_unname):
+--          no reader shows a deleted comment's author, and an erased account leaves no name.
 -- Repeat   a second run finds the tombstone, or the removal marker, and replies as the first did
 --          with a count of 0.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
@@ -61,6 +63,7 @@ if redis.call('HGET', c, 'removed') == '1' then
   -- Removed: out of the live count already, and in its place as a tombstone or held out of the
   -- tree; it only loses its text.
   redis.call('HSET', c, 'deleted', '1')
+  cmeta_unname(c)
   redis.call('HDEL', c, 'body')
   redis.call('HDEL', bodies, chain[1])
   redis.call('HINCRBY', c, 'ver', 1)
@@ -71,6 +74,7 @@ if tonumber(redis.call('HGET', c, 'replies')) > 0 then
   unlive(c)
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
   redis.call('HSET', c, 'deleted', '1')
+  cmeta_unname(c)
   redis.call('HDEL', c, 'body')
   redis.call('HDEL', bodies, chain[1])
   redis.call('HINCRBY', c, 'ver', 1)
@@ -99,6 +103,7 @@ for i = 1, n do
     -- It holds what a restore may bring back: it leaves the tree, held by its parent.
     if i == 1 then
       redis.call('HSET', h, 'deleted', '1')
+      cmeta_unname(h)
       redis.call('HDEL', h, 'body')
       redis.call('HDEL', bodies, num)
       redis.call('HINCRBY', h, 'ver', 1)

@@ -15,12 +15,8 @@ local h = KEYS[1]
 -- A packed comment (layout 6, lib/comment_meta) keeps its name in n, its author in a without one; a
 -- post hash has no m.
 if redis.call('HEXISTS', h, 'm') == 1 then
-  local t = cmeta(h)
-  if t.author ~= ARGV[1] or redis.call('HGET', h, 'deleted') == '1' then return {} end
-  if t.aname then
-    t.aname = nil
-    cmeta_set(h, t)
-  end
+  if cmeta(h).author ~= ARGV[1] or redis.call('HGET', h, 'deleted') == '1' then return {} end
+  cmeta_unname(h)
   return {}
 end
 if redis.call('HGET', h, 'author') ~= ARGV[1] or redis.call('HGET', h, 'deleted') == '1' then return {} end

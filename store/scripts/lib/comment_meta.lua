@@ -77,3 +77,18 @@ local function cmeta_set(h, t)
   end
   redis.call('HDEL', h, unpack(cmeta_old))
 end
+
+-- cmeta_unname takes the author's name off comment hash h, of either shape, keeping the author: a
+-- deleted user's comment (disown) and a tombstone (delete_comment), which no reader shows with
+-- an author, keep only the user key.
+local function cmeta_unname(h)
+  if redis.call('HEXISTS', h, 'm') == 1 then
+    local t = cmeta(h)
+    if t.aname then
+      t.aname = nil
+      cmeta_set(h, t)
+    end
+  else
+    redis.call('HDEL', h, 'aname')
+  end
+end
