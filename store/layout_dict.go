@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -96,11 +97,13 @@ func searchDictNodeKey(k keys, key string) (base, prefix string, ok bool) {
 		return "", "", false
 	}
 	code, rest, _ := strings.Cut(rest, ":")
-	bucket, prefix, ok := strings.Cut(rest, "}:d:")
-	if _, known := searchKinds[code]; !ok || !known || !isDigits(bucket) || utf8.RuneCountInString(prefix) < search.MinPrefixRunes {
+	bucketStr, prefix, ok := strings.Cut(rest, "}:d:")
+	bucket, err := strconv.Atoi(bucketStr)
+	if _, known := searchKinds[code]; !ok || !known || err != nil || utf8.RuneCountInString(prefix) < search.MinPrefixRunes ||
+		key != k.searchDict(code, bucket, prefix) {
 		return "", "", false
 	}
-	return key[:len(key)-len(prefix)], prefix, true
+	return k.searchDictBase(code, bucket), prefix, true
 }
 
 // searchDictGroups returns the children of the node of prefix that hold words among members (the

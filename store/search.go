@@ -560,6 +560,23 @@ func (c *searchCommonTerms) learn(kind, term string) {
 	c.terms[searchTermOf{kind, term}] = struct{}{}
 }
 
+// searchDictRead is the read of the first searchMaxExpansions words that begin with prefix (of
+// search.MinPrefixRunes runes or more) in the dictionary whose nodes' base is base
+// (search_dict_read.lua); searchDictWords decodes it.
+func (l *Loader) searchDictRead(base, prefix string) read {
+	sc := l.s.scripts.get("search_dict_read")
+	nodes, lens := searchDictChain(base, prefix)
+	args := append([]any{prefix, searchMaxExpansions, base}, lens...)
+	return read{key: "sxd:" + base + prefix, rkey: nodes[0], fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = sc.EvalSha(ctx, p, nodes, args...)
+	}}
+}
+
+// searchDictWords returns the words of a done searchDictRead, in byte order.
+func searchDictWords(c *call) ([]string, error) {
+	return replyStrings("search_dict_read", c.cmd.(*rdb.Cmd).Val(), -1)
+}
+
 // searchHits reads the posting lists of a plan and returns its matches in document order. One
 // pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
 // prefix's words from the dictionaries, and the lists that searchGuesses says the search will
@@ -584,15 +601,8 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 		}})
 	}
 	if pl.q.Prefix != "" {
-		sc := l.s.scripts.get("search_dict_read")
 		for b := range searchBuckets {
-			// A prefix has MinPrefixRunes runes or more: it has a chain.
-			base := k.searchDictBase(code, b)
-			nodes, lens := searchDictChain(base, pl.q.Prefix)
-			args := append([]any{pl.q.Prefix, searchMaxExpansions, base}, lens...)
-			reads = append(reads, read{key: "sxd:" + base + pl.q.Prefix, rkey: nodes[0], fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-				c.cmd = sc.EvalSha(ctx, p, nodes, args...)
-			}})
+			reads = append(reads, l.searchDictRead(k.searchDictBase(code, b), pl.q.Prefix))
 		}
 	}
 	fixed := len(reads)
@@ -622,7 +632,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	var expansions []string
 	for _, c := range calls[searchBuckets:fixed] {
-		words, err := replyStrings("search_dict_read", c.cmd.(*rdb.Cmd).Val(), -1)
+		words, err := searchDictWords(c)
 		if err != nil {
 			return nil, err
 		}
