@@ -28,8 +28,7 @@ local function dict_move(node, child, c, max)
     redis.call('ZREM', node, unpack(rem, i, math.min(i + 999, #rem)))
   end
   redis.call('ZADD', node, 0, c .. '\0')
-  local after = before - #rem + 1
-  if before > max and after <= max then
+  if before > max and redis.call('ZCARD', node) <= max then
     local kept = redis.call('ZRANGE', node, 0, -1)
     redis.call('DEL', node)
     local args = {}
