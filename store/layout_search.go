@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,15 +42,19 @@ func (s *Store) splitSearchDicts(ctx context.Context) (int, error) {
 				break
 			}
 			var adds []scriptCall
-			for _, w := range words {
-				if call, ok := searchDictAdd(part+":d:", w); ok {
+			for ws := range slices.Chunk(words, searchDictWordsPerCall) {
+				if call, ok := searchDictAdd(part+":d:", ws...); ok {
 					adds = append(adds, call)
+				}
+			}
+			for _, w := range words {
+				if _, ok := searchDictHead(w); ok {
+					moved++ // a word of one rune has no node
 				}
 			}
 			if err := s.runMany(ctx, adds); err != nil {
 				return moved, fmt.Errorf("write the nodes of the search dictionary %s: %w", dict, err)
 			}
-			moved += len(adds)
 			members := make([]any, len(words))
 			for i, w := range words {
 				members[i] = w

@@ -166,14 +166,24 @@ func searchDictChain(base, word string) (nodes []string, lens []any) {
 	return nodes, lens
 }
 
-// searchDictAdd returns the script call that puts word into the dictionary whose nodes' base
-// is base (search_dict_add.lua); ok is false for a word no prefix expands to.
-func searchDictAdd(base, word string) (call scriptCall, ok bool) {
-	nodes, lens := searchDictChain(base, word)
-	if len(nodes) == 0 {
-		return call, false
+// searchDictWordsPerCall bounds the words of one search_dict_add call, so that a document of many
+// words (or a rebuild's batch of documents) does not hold Redis in one long script.
+const searchDictWordsPerCall = 256
+
+// searchDictAdd returns the script call that puts words into the dictionary whose nodes' base is
+// base (search_dict_add.lua), leaving out those no prefix expands to; ok is false when none is
+// left.
+func searchDictAdd(base string, words ...string) (call scriptCall, ok bool) {
+	call = scriptCall{name: "search_dict_add", args: []any{searchDictMax}}
+	for _, w := range words {
+		nodes, lens := searchDictChain(base, w)
+		if len(nodes) == 0 {
+			continue
+		}
+		call.keys = append(call.keys, nodes...)
+		call.args = append(append(call.args, w, len(nodes)), lens...)
 	}
-	return scriptCall{name: "search_dict_add", keys: nodes, args: append([]any{word, searchDictMax}, lens...)}, true
+	return call, len(call.keys) > 0
 }
 
 // searchDictHead returns the first two runes of word, which name its root in the dictionary; ok
@@ -236,9 +246,9 @@ type searchPosting struct {
 	list   string       // the term's list
 	kind   string       // the code of the document's kind
 	term   string
-	value  string     // the posting
-	word   string     // the word of the term, "" for a mark or a word of one rune
-	dict   scriptCall // the call that puts the word into its dictionary (searchDictAdd)
+	value  string // the posting
+	word   string // the word of the term, "" for a mark or a word of one rune
+	dict   string // the base of the nodes of the word's dictionary (searchDictBase)
 }
 
 // repairing makes w add every word to its dictionary (see full); it returns w.
@@ -275,9 +285,9 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			posting := string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]}))
 			i := len(w.postings)
 			w.postings = append(w.postings, searchPosting{list: list, kind: d.kind.code, term: t, value: posting})
-			// A mark, or a word shorter than any prefix, has no call: no prefix finds it.
-			if dict, ok := searchDictAdd(s.k.searchDictBase(d.kind.code, b), t); ok && !strings.HasPrefix(t, "#") {
-				w.postings[i].word, w.postings[i].dict = t, dict
+			if _, ok := searchDictHead(t); ok && !strings.HasPrefix(t, "#") {
+				// A mark, or a word shorter than any prefix, has none: no prefix finds it.
+				w.postings[i].word, w.postings[i].dict = t, s.k.searchDictBase(d.kind.code, b)
 			}
 			if s.searchCommon.has(d.kind.code, t) {
 				w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -361,6 +371,8 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 		return nil
 	}
 	var ops []op
+	var bases []string             // the dictionaries written, in the order they came
+	words := map[string][]string{} // by base: the words that join the dictionary
 	for _, sp := range w.postings {
 		began := sp.length != nil && sp.length.Val() == int64(len(sp.value)) // the term's list has just begun
 		if f := sp.first; f != nil {
@@ -381,12 +393,22 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 		if sp.word == "" || !w.full && !began {
 			continue // the term had postings already: its word is in the dictionary
 		}
-		// The script raises the bucket's revision itself, as runScripts has every write script do;
-		// it rides here, in the pipeline of the step's other commands.
-		sc, keys, args := s.scripts.get(sp.dict.name), append(slices.Clip(sp.dict.keys), s.k.revOf(sp.dict.keys[0])), sp.dict.args
-		ops = append(ops, op{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			return sc.EvalSha(ctx, p, keys, args...), nil
-		}})
+		if words[sp.dict] == nil {
+			bases = append(bases, sp.dict)
+		}
+		words[sp.dict] = append(words[sp.dict], sp.word)
+	}
+	// One script a dictionary (searchDictWordsPerCall words at most), which raises the bucket's
+	// revision itself, as runScripts has every write script do; it rides here, in the pipeline of
+	// the step's other commands.
+	for _, base := range bases {
+		for ws := range slices.Chunk(words[base], searchDictWordsPerCall) {
+			call, _ := searchDictAdd(base, ws...) // every word has a node
+			sc, keys, args := s.scripts.get(call.name), append(call.keys, s.k.revOf(call.keys[0])), call.args
+			ops = append(ops, op{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				return sc.EvalSha(ctx, p, keys, args...), nil
+			}})
+		}
 	}
 	for _, rev := range w.revs {
 		ops = append(ops, op{key: rev, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {

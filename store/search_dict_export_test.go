@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -9,26 +10,21 @@ import (
 // SearchDictAddForTest puts words into bucket b's dictionary of comments with the writes' script
 // (search_dict_add.lua) and returns how many it put in (those not there already).
 func (s *Store) SearchDictAddForTest(ctx context.Context, b int, words ...string) (int, error) {
-	var calls []scriptCall
-	for _, w := range words {
-		if call, ok := searchDictAdd(s.k.searchDictBase(searchComments.code, b), w); ok {
-			calls = append(calls, call)
-		}
-	}
 	added := 0
-	for start := 0; start < len(calls); start += 200 {
-		part := calls[start:min(start+200, len(calls))]
-		replies, err := s.runScripts(ctx, part)
+	for ws := range slices.Chunk(words, 50) {
+		call, ok := searchDictAdd(s.k.searchDictBase(searchComments.code, b), ws...)
+		if !ok {
+			continue
+		}
+		v, err := s.run(ctx, call.name, call.keys, call.args...)
 		if err != nil {
 			return added, err
 		}
-		for i, r := range replies {
-			n, err := replyInt(part[i].name, r)
-			if err != nil {
-				return added, err
-			}
-			added += int(n)
+		n, err := replyInt(call.name, v)
+		if err != nil {
+			return added, err
 		}
+		added += int(n)
 	}
 	return added, nil
 }
