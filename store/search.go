@@ -226,8 +226,8 @@ type searchDoc struct {
 // only after the data it guards keeps the response cache exact: a response that read a bucket
 // before an append holds an older revision than the bucket has after it. The first step has no
 // Lua: a script call costs Redis about 16 µs on top of its commands, and a post touches every
-// bucket. A word joins its dictionary with a script (search_dict_add.lua, which may have to move
-// words down the tree), but only once per block, when its list begins.
+// bucket. The words join their dictionaries with one script a bucket (search_dict_add.lua, which
+// may have to move words down the tree), and only the words whose list in a block begins.
 type searchWrite struct {
 	s        *Store
 	appends  []op
