@@ -104,7 +104,7 @@ var migrations = []Migration{
 			_, err := s.packSearchLists(ctx)
 			return err
 		}},
-	{From: 5, Does: bucketCommentVotesDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + packCommentsDoes,
+	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes,
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.bucketCommentVotes(ctx); err != nil {
 				return err
@@ -115,7 +115,10 @@ var migrations = []Migration{
 			if _, err := s.migrateReplyOrders(ctx); err != nil {
 				return err
 			}
-			_, err := s.fileReports(ctx)
+			if _, err := s.fileReports(ctx); err != nil {
+				return err
+			}
+			_, err := s.splitSearchDictNodes(ctx)
 			return err
 		}},
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // splitSearchDicts moves the words of every bucket's dictionary of layout 4 (one sorted set,
-// {sx:<kind>:<n>}:d) into the dictionary's parts (searchDict, one per first two runes), leaving
+// {sx:<kind>:<n>}:d) into the dictionary's nodes (searchDict, search_dict_add.lua), leaving
 // out the words of one rune, which no prefix expands to, and returns how many words it moved:
 // the search index's step of the migration from layout 4. Each bucket's words go a chunk at a
 // time, added to their parts before they leave the old set (the keys share the bucket's slot),
@@ -40,22 +41,19 @@ func (s *Store) splitSearchDicts(ctx context.Context) (int, error) {
 			if len(words) == 0 {
 				break
 			}
-			heads := map[string][]rdb.Z{}
-			for _, w := range words {
-				if head, ok := searchDictHead(w); ok {
-					heads[head] = append(heads[head], rdb.Z{Member: w})
+			var adds []scriptCall
+			for ws := range slices.Chunk(words, searchDictWordsPerCall) {
+				if call, ok := searchDictAdd(part+":d:", ws...); ok {
+					adds = append(adds, call)
 				}
 			}
-			var adds []op
-			for head, zs := range heads {
-				key := part + ":d:" + head
-				adds = append(adds, op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-					return p.ZAdd(ctx, key, zs...), nil
-				}})
-				moved += len(zs)
+			for _, w := range words {
+				if _, ok := searchDictHead(w); ok {
+					moved++ // a word of one rune has no node
+				}
 			}
-			if err := s.pipeline(ctx, adds, true); err != nil {
-				return moved, fmt.Errorf("write the parts of the search dictionary %s: %w", dict, err)
+			if err := s.runMany(ctx, adds); err != nil {
+				return moved, fmt.Errorf("write the nodes of the search dictionary %s: %w", dict, err)
 			}
 			members := make([]any, len(words))
 			for i, w := range words {

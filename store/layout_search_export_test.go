@@ -22,6 +22,9 @@ func (s *Store) SearchDictsAsLayout4(ctx context.Context) (int, error) {
 		}
 		legacy := part[:strings.LastIndex(part, ":d:")+2]
 		for _, w := range words {
+			if strings.HasSuffix(w, "\x00") {
+				continue // a mark of a child, whose words have a node of their own
+			}
 			if err := s.rdb.ZAdd(ctx, legacy, rdb.Z{Member: w}).Err(); err != nil {
 				return n, err
 			}

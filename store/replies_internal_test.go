@@ -193,6 +193,10 @@ func TestMalformedRepliesConverted(t *testing.T) {
 		{"filters_set", "return {'1', 'refuse'}", func(ctx context.Context, s *Store, _, _ string) error {
 			return s.applyFilters("filters_set", []any{"1", "refuse"}, time.Now())
 		}},
+		{"search_dict_read", "return 'words'", func(ctx context.Context, s *Store, _, _ string) error {
+			_, err := s.NewLoader().SearchPosts(ctx, PostSearch{Query: "ti"}, Window{First: 5}, nil)
+			return err
+		}},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			ctx := context.Background()

@@ -31,8 +31,8 @@ import (
 //     searchMaxBlocks of the newest blocks: the documented ceiling of a term that matches
 //     everything. A term's first posting in a block is a field of a hash of its bucket
 //     (searchRare), its others a Redis string (searchList): a term of one document costs a field,
-//     not a key. The dictionary is kept in parts by the first two runes of its words
-//     (searchDict), so that each part stays a listpack.
+//     not a key. The dictionary is a tree of sorted sets by the first runes of its words
+//     (searchDict), none of more than searchDictMax members, so that each stays a listpack.
 //   - Writes put each posting in with one command (an APPEND to the list of a term known to have
 //     postings, a HSETNX of the field of any other), in the pipeline of the write's other
 //     derived writes, and finish in a second (finishSearch). Edits write again; the last posting
@@ -122,17 +122,72 @@ func searchRarePart(kind searchKind, term string) int {
 	return int(h.Sum32() / searchBuckets % uint32(kind.rareParts)) // the bits the bucket left
 }
 
-// searchDict is a sorted set (all scores 0) of the words with lists in one bucket that begin with
-// head, for prefixes: a bucket's dictionary is kept in parts, one per first two runes of its words
-// (searchDictHead), so that each part stays small enough to be listpack-encoded (about 10 bytes a
-// word where one sorted set of a bucket's words, a skiplist past 128 of them, costs about 100).
-// A prefix is at least search.MinPrefixRunes (2) runes long, so it reads one part per bucket.
-func (k keys) searchDict(kind string, bucket int, head string) string {
-	return k.searchTag(kind, bucket) + ":d:" + head
+// searchDict is a node of the dictionary of one bucket, for prefixes: a sorted set (all scores
+// 0) of words that begin with prefix (two runes or more), and of marks "<child>\x00" of children
+// (prefix and one more rune) whose words are all in their own nodes, none in this one. The roots
+// are the nodes of the first two runes of words (search.MinPrefixRunes, the shortest prefix);
+// a node that is full (searchDictMax members, the most a listpack-encoded sorted set holds) and
+// takes a word moves the words of the word's next prefix into that prefix's node first
+// (search_dict_add.lua), so that every node stays listpack-encoded: about 10 bytes a word, where a
+// skiplist costs about 100. A word's nodes are those of its prefixes, known before the write, so
+// its script declares every key it touches. A prefix's words are read by one script per bucket
+// (search_dict_read.lua), in the query's pipeline: down the prefix's chain to the first node
+// without the mark of the next, then that node's words of the prefix with each mark's child's
+// words in its place, in byte order. Layout 5 kept one sorted set per root, however large: those
+// are nodes without marks, which read as they did, and the migration from layout 5 splits those
+// past searchDictMax (splitSearchDictNodes).
+func (k keys) searchDict(kind string, bucket int, prefix string) string {
+	return k.searchDictBase(kind, bucket) + prefix
 }
 
-// searchDictHead returns the first two runes of word, which name its part of the dictionary; ok
-// is false for a word shorter than that, which no prefix can expand to and so no part holds.
+// searchDictBase is the name of every node of a bucket's dictionary without its prefix.
+func (k keys) searchDictBase(kind string, bucket int) string {
+	return k.searchTag(kind, bucket) + ":d:"
+}
+
+// searchDictMax is the most members a node of the dictionary holds but for a word that is its
+// prefix: zset-max-listpack-entries, Redis's default.
+const searchDictMax = 128
+
+// searchDictChain returns the nodes of word's prefixes of search.MinPrefixRunes runes or more,
+// shortest first (base is searchDictBase), and the prefixes' lengths in bytes; nil for a word
+// shorter than that.
+func searchDictChain(base, word string) (nodes []string, lens []any) {
+	n := 0
+	for i := range word {
+		if n >= search.MinPrefixRunes {
+			nodes, lens = append(nodes, base+word[:i]), append(lens, i)
+		}
+		n++
+	}
+	if n >= search.MinPrefixRunes {
+		nodes, lens = append(nodes, base+word), append(lens, len(word))
+	}
+	return nodes, lens
+}
+
+// searchDictWordsPerCall bounds the words of one search_dict_add call, so that a document of many
+// words (or a rebuild's batch of documents) does not hold Redis in one long script.
+const searchDictWordsPerCall = 256
+
+// searchDictAdd returns the script call that puts words into the dictionary whose nodes' base is
+// base (search_dict_add.lua), leaving out those no prefix expands to; ok is false when none is
+// left.
+func searchDictAdd(base string, words ...string) (call scriptCall, ok bool) {
+	call = scriptCall{name: "search_dict_add", args: []any{searchDictMax}}
+	for _, w := range words {
+		nodes, lens := searchDictChain(base, w)
+		if len(nodes) == 0 {
+			continue
+		}
+		call.keys = append(call.keys, nodes...)
+		call.args = append(append(call.args, w, len(nodes)), lens...)
+	}
+	return call, len(call.keys) > 0
+}
+
+// searchDictHead returns the first two runes of word, which name its root in the dictionary; ok
+// is false for a word shorter than that, which no prefix can expand to and so no node holds.
 func searchDictHead(word string) (head string, ok bool) {
 	n := 0
 	for i := range word {
@@ -169,8 +224,10 @@ type searchDoc struct {
 // Then, once Redis has applied them all (finish), the words whose list in a block has just begun
 // join their bucket's dictionary and every bucket written raises its revision. A revision raised
 // only after the data it guards keeps the response cache exact: a response that read a bucket
-// before an append holds an older revision than the bucket has after it. No Lua: a script call
-// costs Redis about 16 µs on top of its commands, and a post touches every bucket.
+// before an append holds an older revision than the bucket has after it. The first step has no
+// Lua: a script call costs Redis about 16 µs on top of its commands, and a post touches every
+// bucket. The words join their dictionaries with one script a bucket (search_dict_add.lua, which
+// may have to move words down the tree), and only the words whose list in a block begins.
 type searchWrite struct {
 	s        *Store
 	appends  []op
@@ -191,7 +248,7 @@ type searchPosting struct {
 	term   string
 	value  string // the posting
 	word   string // the word of the term, "" for a mark or a word of one rune
-	dict   string // the part of the dictionary of the word
+	dict   string // the base of the nodes of the word's dictionary (searchDictBase)
 }
 
 // repairing makes w add every word to its dictionary (see full); it returns w.
@@ -226,16 +283,11 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 			touched[b] = true
 			list := s.k.searchList(d.kind.code, b, t, d.block)
 			posting := string(d.kind.codec.Append(nil, search.Posting{Doc: d.doc, Impact: impacts[t]}))
-			word, head := t, ""
-			if h, ok := searchDictHead(t); ok && !strings.HasPrefix(t, "#") {
-				head = h
-			} else {
-				word = "" // a mark, or a word shorter than any prefix: no prefix finds it
-			}
 			i := len(w.postings)
-			w.postings = append(w.postings, searchPosting{list: list, kind: d.kind.code, term: t, value: posting, word: word})
-			if word != "" {
-				w.postings[i].dict = s.k.searchDict(d.kind.code, b, head)
+			w.postings = append(w.postings, searchPosting{list: list, kind: d.kind.code, term: t, value: posting})
+			if _, ok := searchDictHead(t); ok && !strings.HasPrefix(t, "#") {
+				// A mark, or a word shorter than any prefix, has none: no prefix finds it.
+				w.postings[i].word, w.postings[i].dict = t, s.k.searchDictBase(d.kind.code, b)
 			}
 			if s.searchCommon.has(d.kind.code, t) {
 				w.appends = append(w.appends, op{key: list, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -319,6 +371,8 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 		return nil
 	}
 	var ops []op
+	var bases []string             // the dictionaries written, in the order they came
+	words := map[string][]string{} // by base: the words that join the dictionary
 	for _, sp := range w.postings {
 		began := sp.length != nil && sp.length.Val() == int64(len(sp.value)) // the term's list has just begun
 		if f := sp.first; f != nil {
@@ -339,10 +393,22 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 		if sp.word == "" || !w.full && !began {
 			continue // the term had postings already: its word is in the dictionary
 		}
-		dict, word := sp.dict, sp.word
-		ops = append(ops, op{key: dict, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			return p.ZAdd(ctx, dict, rdb.Z{Member: word}), nil
-		}})
+		if words[sp.dict] == nil {
+			bases = append(bases, sp.dict)
+		}
+		words[sp.dict] = append(words[sp.dict], sp.word)
+	}
+	// One script a dictionary (searchDictWordsPerCall words at most), which raises the bucket's
+	// revision itself, as runScripts has every write script do; it rides here, in the pipeline of
+	// the step's other commands.
+	for _, base := range bases {
+		for ws := range slices.Chunk(words[base], searchDictWordsPerCall) {
+			call, _ := searchDictAdd(base, ws...) // every word has a node
+			sc, keys, args := s.scripts.get(call.name), append(call.keys, s.k.revOf(call.keys[0])), call.args
+			ops = append(ops, op{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				return sc.EvalSha(ctx, p, keys, args...), nil
+			}})
+		}
 	}
 	for _, rev := range w.revs {
 		ops = append(ops, op{key: rev, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -518,6 +584,23 @@ func (c *searchCommonTerms) learn(kind, term string) {
 	c.terms[searchTermOf{kind, term}] = struct{}{}
 }
 
+// searchDictRead is the read of the first searchMaxExpansions words that begin with prefix (of
+// search.MinPrefixRunes runes or more) in the dictionary whose nodes' base is base
+// (search_dict_read.lua); searchDictWords decodes it.
+func (l *Loader) searchDictRead(base, prefix string) read {
+	sc := l.s.scripts.get("search_dict_read")
+	nodes, lens := searchDictChain(base, prefix)
+	args := append([]any{prefix, searchMaxExpansions, base}, lens...)
+	return read{key: "sxd:" + base + prefix, rkey: nodes[0], fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = sc.EvalSha(ctx, p, nodes, args...)
+	}}
+}
+
+// searchDictWords returns the words of a done searchDictRead, in byte order.
+func searchDictWords(c *call) ([]string, error) {
+	return replyStrings("search_dict_read", c.cmd.(*rdb.Cmd).Val(), -1)
+}
+
 // searchHits reads the posting lists of a plan and returns its matches in document order. One
 // pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
 // prefix's words from the dictionaries, and the lists that searchGuesses says the search will
@@ -543,11 +626,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	if pl.q.Prefix != "" {
 		for b := range searchBuckets {
-			head, _ := searchDictHead(pl.q.Prefix) // a prefix has MinPrefixRunes runes or more
-			key, min := k.searchDict(code, b, head), "["+pl.q.Prefix
-			reads = append(reads, read{key: "sxd:" + key + "\x00" + min, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-				c.cmd = p.ZRangeArgs(ctx, rdb.ZRangeArgs{Key: key, ByLex: true, Start: min, Stop: "[" + pl.q.Prefix + "\xff", Count: searchMaxExpansions})
-			}})
+			reads = append(reads, l.searchDictRead(k.searchDictBase(code, b), pl.q.Prefix))
 		}
 	}
 	fixed := len(reads)
@@ -577,7 +656,11 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	var expansions []string
 	for _, c := range calls[searchBuckets:fixed] {
-		expansions = append(expansions, c.cmd.(*rdb.StringSliceCmd).Val()...)
+		words, err := searchDictWords(c)
+		if err != nil {
+			return nil, err
+		}
+		expansions = append(expansions, words...)
 	}
 	slices.Sort(expansions)
 	if len(expansions) > searchMaxExpansions {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/search"
 )
 
@@ -18,6 +19,7 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 	ctx := context.Background()
 	var out []string
 	firsts, lists := map[string][]byte{}, map[string][]byte{} // by list key
+	dicts := map[string][]rdb.Z{}                             // the words of a dictionary, by root
 	err := s.scanKeys(ctx, s.k.prefix+"{sx:*", func(key string) error {
 		if strings.HasSuffix(key, ":rev") {
 			return nil
@@ -37,6 +39,17 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 			v, err := s.rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
 			if err != nil {
 				return err
+			}
+			if base, _, ok := searchDictNodeKey(s.k, key); ok {
+				// A node of a dictionary: its words, under their root (the tree's shape
+				// depends on the order the words came in; reads do not).
+				for _, z := range v {
+					if w, _ := z.Member.(string); !strings.HasSuffix(w, "\x00") {
+						head, _ := searchDictHead(w)
+						dicts[base+head] = append(dicts[base+head], z)
+					}
+				}
+				return nil
 			}
 			out = append(out, fmt.Sprintf("%s %v", key, v))
 		case "hash":
@@ -58,6 +71,10 @@ func SearchIndexDump(t testing.TB, s *Store) []string {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for root, zs := range dicts {
+		slices.SortFunc(zs, func(a, b rdb.Z) int { return strings.Compare(a.Member.(string), b.Member.(string)) })
+		out = append(out, fmt.Sprintf("%s %v", root, zs))
 	}
 	for key, first := range firsts {
 		lists[key] = append(first, lists[key]...)

@@ -1,0 +1,166 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// searchDictVocabulary is a vocabulary that fills the dictionary's nodes several levels deep: a
+// long tail of numbers (c0…c2999, whose root c1 holds a word that is its own prefix), a chain of
+// words each the prefix of the next (zz, zza, zzaa, …), many words of one long prefix, and words
+// of two-byte runes.
+func searchDictVocabulary() []string {
+	var words []string
+	for i := range 3000 {
+		words = append(words, fmt.Sprintf("c%d", i))
+	}
+	for k := range 40 {
+		words = append(words, "zz"+strings.Repeat("a", k))
+	}
+	for i := range 400 {
+		words = append(words, fmt.Sprintf("qqxxxxxxxxxx%d", i))
+	}
+	for i := range 300 {
+		words = append(words, fmt.Sprintf("éé%dü", i))
+	}
+	return words
+}
+
+// searchDictPrefixes are prefixes to expand: every prefix of a sample of the vocabulary, and
+// some that begin no word.
+func searchDictPrefixes(words []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i, w := range words {
+		if i%37 != 0 && !strings.HasPrefix(w, "zz") {
+			continue
+		}
+		r := []rune(w)
+		for n := 2; n <= len(r); n++ {
+			if p := string(r[:n]); !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return append(out, "c9999", "zy", "qqy", "éf", "c3000")
+}
+
+// wantExpansions is what prefix expands to in words: the first 32 words with it, in byte order.
+func wantExpansions(words []string, prefix string) []string {
+	var out []string
+	for _, w := range words {
+		if strings.HasPrefix(w, prefix) {
+			out = append(out, w)
+		}
+	}
+	slices.Sort(out)
+	return out[:min(len(out), 32)]
+}
+
+// checkSearchDict checks that every prefix expands in bucket 0 to what words say, and that every
+// node of the bucket's dictionary holds 128 members or fewer, listpack-encoded on a real Redis.
+func checkSearchDict(t *testing.T, b storetest.Backend, s *store.Store, words []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, p := range searchDictPrefixes(words) {
+		got, err := s.SearchDictExpandForTest(ctx, 0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := wantExpansions(words, p); !slices.Equal(got, want) {
+			t.Errorf("%q expands to %q, want %q", p, got, want)
+		}
+	}
+	nodes, err := s.SearchDictNodesForTest(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) < 20 {
+		t.Errorf("%d nodes, want the long tail split into many", len(nodes))
+	}
+	for _, n := range nodes {
+		if c := b.Client.ZCard(ctx, n).Val(); c > 128 {
+			t.Errorf("node %s holds %d members, want 128 at most", n, c)
+		}
+		if b.Mini == nil {
+			if enc := b.Client.ObjectEncoding(ctx, n).Val(); enc != "listpack" {
+				t.Errorf("node %s is encoded %q, want listpack", n, enc)
+			}
+		}
+	}
+}
+
+// TestSearchDictionaryNodes puts a vocabulary into a dictionary in random order, twice: every
+// word goes in once (the second time puts none in), every node stays small enough to be a
+// listpack, and every prefix expands to the first 32 words with it in byte order.
+func TestSearchDictionaryNodes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		words := searchDictVocabulary()
+		shuffled := slices.Clone(words)
+		rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		if n, err := f.s.SearchDictAddForTest(ctx, 0, shuffled...); err != nil || n != len(words) {
+			t.Fatalf("put in %d words, %v; want %d", n, err, len(words))
+		}
+		if n, err := f.s.SearchDictAddForTest(ctx, 0, words...); err != nil || n != 0 {
+			t.Fatalf("again: put in %d words, %v; want 0", n, err)
+		}
+		checkSearchDict(t, b, f.s, words)
+	})
+}
+
+// TestMigrateSearchDictFromLayout5 writes a dictionary as layout 5 did (one sorted set per first
+// two runes, a skiplist past 128 words on a real Redis), reads it before the migration (the
+// readers of a keyspace being migrated), puts a few words in with the writes' script meanwhile
+// (a write that meets a part too large moves its own group), and migrates from layout 5: every
+// prefix expands as before, every node is listpack-encoded, and a second run moves nothing.
+func TestMigrateSearchDictFromLayout5(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		words := searchDictVocabulary()
+		late := []string{"c30000", "c1999x", "qqxxxxxxxxxx9999", "zzb"}
+		if err := f.s.SearchDictAsLayout5ForTest(ctx, 0, words...); err != nil {
+			t.Fatal(err)
+		}
+		if b.Mini == nil {
+			if enc := b.Client.ObjectEncoding(ctx, f.s.Options().Prefix+"{sx:c:0}:d:c1").Val(); enc != "skiplist" {
+				t.Fatalf("layout 5's part c1 is encoded %q, want skiplist", enc)
+			}
+		}
+		for _, p := range searchDictPrefixes(words) {
+			got, err := f.s.SearchDictExpandForTest(ctx, 0, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := wantExpansions(words, p); !slices.Equal(got, want) {
+				t.Fatalf("layout 5: %q expands to %q, want %q", p, got, want)
+			}
+		}
+		if n, err := f.s.SearchDictAddForTest(ctx, 0, late...); err != nil || n != len(late) {
+			t.Fatalf("put in %d words, %v; want %d", n, err, len(late))
+		}
+		words = append(words, late...)
+		if err := b.Client.HSet(ctx, f.s.Options().Prefix+"{meta}:layout", "version", 5).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ran, err := f.s.Migrate(ctx, 10*time.Millisecond)
+		if err != nil || len(ran) != 1 || ran[0].From != 5 {
+			t.Fatalf("ran %+v, %v; want the migration from layout 5", ran, err)
+		}
+		checkSearchDict(t, b, f.s, words)
+		if n, err := f.s.SplitSearchDictNodesForTest(ctx); err != nil || n != 0 {
+			t.Errorf("second run: moved %d words, %v; want 0", n, err)
+		}
+	})
+}
