@@ -179,7 +179,16 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall, extra ...op)
 // without a reply carry it too.
 func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ...op) (out []any, errs []error, err error) {
 	cmds := make([]*rdb.Cmd, len(calls))
-	ops := make([]op, len(calls), len(calls)+len(extra))
+	// One slice for the pipeline, in its order: the extra ops marked before, the calls, the
+	// other extra ops (a post's search postings are a hundred of them).
+	nbefore := 0
+	for _, o := range extra {
+		if o.before {
+			nbefore++
+		}
+	}
+	all := make([]op, len(extra)+len(calls))
+	ops := all[nbefore : nbefore+len(calls)]
 	wait := false
 	for i, c := range calls {
 		keys := c.keys
@@ -193,15 +202,17 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ..
 		}}
 		wait = wait || !(unreplicated[c.name] || c.unreplicated)
 	}
-	var before, after []op
+	b, a := 0, nbefore+len(calls)
 	for _, o := range extra {
 		if o.before {
-			before = append(before, o)
+			all[b] = o
+			b++
 		} else {
-			after = append(after, o)
+			all[a] = o
+			a++
 		}
 	}
-	err = s.pipeline(ctx, append(append(before, ops...), after...), wait)
+	err = s.pipeline(ctx, all, wait)
 	out, errs = make([]any, len(calls)), make([]error, len(calls))
 	for i, cmd := range cmds {
 		if cmd == nil {
