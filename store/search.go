@@ -277,6 +277,7 @@ func (s *Store) searchWrites(docs ...searchDoc) *searchWrite {
 		}
 		slices.Sort(terms)
 		w.postings = slices.Grow(w.postings, len(terms))
+		w.appends = slices.Grow(w.appends, len(terms)+searchBuckets) // a posting a term, the counts a bucket
 		touched := map[int]bool{}
 		for _, t := range terms {
 			b := searchBucket(t)
