@@ -83,13 +83,16 @@ func (l *Loader) commentList(pid, parent string, sort CommentSort) (key string, 
 // response reads below it. The replies of a parent that keeps no sorted set of the sort are all
 // read and ranked here (see replyListRead).
 func (l *Loader) commentPage(ctx context.Context, pid, parent string, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
+	// A page a walk kept was decoded from the same window there: the list's key and tag are
+	// made only when the page has to be read.
+	var scratch [128]byte
+	if p := keptPageOf[*Comment](l, appendCommentPageKey(scratch[:0], pid, parent, sort, w)); p != nil {
+		return p, nil
+	}
 	key, desc, tag := l.commentList(pid, parent, sort)
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
-	}
-	if p := keptPage[*Comment](l, pageKey(key, desc, w)); p != nil {
-		return p, nil
 	}
 	cl, err := l.get(ctx, l.replyListRead(pid, parent, sort, key, desc, sp, w))
 	if err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -81,5 +82,54 @@ func TestKeepItems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCommentPageKey checks that the pages of replies a walk keeps are named apart from each other
+// and from the pages of sorted sets, that pageKey names a set's page as it did as a concatenation,
+// and that a resolver looks a kept page up without allocating.
+func TestCommentPageKey(t *testing.T) {
+	windows := []Window{{First: 5}, {First: 2}, {Last: 5}, {First: 5, NoTotal: true}, {First: 5, NoCursors: true},
+		{First: 5, After: "abc"}, {Last: 5, Before: "abc"}}
+	seen := map[string]string{}
+	add := func(name, what string) {
+		t.Helper()
+		if other, ok := seen[name]; ok {
+			t.Errorf("%s is named %q, as %s is", what, name, other)
+		}
+		seen[name] = what
+	}
+	for _, w := range windows {
+		for _, pid := range []string{"1", "12"} {
+			for _, parent := range []string{topLevel, "000000000004", "000000000041"} {
+				for _, sort := range []CommentSort{CommentsNew, CommentsOld, CommentsTop, CommentsBest} {
+					add(string(appendCommentPageKey(nil, pid, parent, sort, w)), fmt.Sprintf("replies %s/%s/%v %+v", pid, parent, sort, w))
+				}
+			}
+		}
+		for _, desc := range []bool{false, true} {
+			key := "agora:{p:1}:c:0:rs"
+			want := key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(w.First) + "\x00" + strconv.Itoa(w.Last) +
+				"\x00" + w.After + "\x00" + w.Before + "\x00" + strconv.FormatBool(w.NoTotal) + strconv.FormatBool(w.NoCursors)
+			got := pageKey(key, desc, w)
+			if got != want {
+				t.Errorf("pageKey(%q, %v, %+v) = %q, want %q", key, desc, w, got, want)
+			}
+			add(got, fmt.Sprintf("set page %v %+v", desc, w))
+		}
+	}
+	l := &Loader{pages: map[string]keptPageEntry{}}
+	w := Window{First: 5, NoTotal: true, NoCursors: true}
+	kept := &Page[*Comment]{Total: 3}
+	l.pages[string(appendCommentPageKey(nil, "12", "000000000004", CommentsTop, w))] = keptPageEntry{page: kept}
+	var got *Page[*Comment]
+	if n := testing.AllocsPerRun(10, func() {
+		var scratch [128]byte
+		got = keptPageOf[*Comment](l, appendCommentPageKey(scratch[:0], "12", "000000000004", CommentsTop, w))
+	}); n != 0 {
+		t.Errorf("looking a kept page up: %v allocations, want 0", n)
+	}
+	if got != kept {
+		t.Errorf("keptPageOf found %v, want the page kept", got)
 	}
 }

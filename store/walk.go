@@ -592,7 +592,8 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 		if wl.span, err = list.Window.decode(wl.tag); err != nil {
 			return walkList{}, read{}, err
 		}
-		wl.key = pageKey(key, desc, list.Window)
+		var scratch [128]byte
+		wl.key = string(appendCommentPageKey(scratch[:0], it.pid, parent, list.Sort, list.Window))
 		return wl, l.replyListRead(it.pid, parent, list.Sort, key, desc, wl.span, list.Window), nil
 	case ListPosts, ListFollowers, ListFollowing:
 		if it.kind != ItemUser {
@@ -625,8 +626,41 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 
 // pageKey names a page of a sorted set among the pages a walk kept.
 func pageKey(key string, desc bool, w Window) string {
-	return key + "\x00" + strconv.FormatBool(desc) + "\x00" + strconv.Itoa(w.First) + "\x00" + strconv.Itoa(w.Last) +
-		"\x00" + w.After + "\x00" + w.Before + "\x00" + strconv.FormatBool(w.NoTotal) + strconv.FormatBool(w.NoCursors)
+	var scratch [128]byte
+	return string(appendPageKey(scratch[:0], key, desc, w))
+}
+
+// appendPageKey appends pageKey(key, desc, w) to b.
+func appendPageKey(b []byte, key string, desc bool, w Window) []byte {
+	b = append(b, key...)
+	b = append(b, 0)
+	b = strconv.AppendBool(b, desc)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(w.First), 10)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(w.Last), 10)
+	b = append(b, 0)
+	b = append(b, w.After...)
+	b = append(b, 0)
+	b = append(b, w.Before...)
+	b = append(b, 0)
+	b = strconv.AppendBool(b, w.NoTotal)
+	return strconv.AppendBool(b, w.NoCursors)
+}
+
+// appendCommentPageKey appends to b the name of a page of the replies of parent (topLevel for
+// the post's top-level comments) among the pages a walk kept. It names the list by its post,
+// parent and sort, which decide its sorted set and order (commentList), so that the resolver
+// listing the page finds it without building the set's key (see keptPageOf); no key of a sorted
+// set begins with the 0 byte that these do.
+func appendCommentPageKey(b []byte, pid, parent string, sort CommentSort, w Window) []byte {
+	b = append(b, 0, 'c')
+	b = strconv.AppendInt(b, int64(sort), 10)
+	b = append(b, 0)
+	b = append(b, pid...)
+	b = append(b, 0)
+	b = append(b, parent...)
+	return appendPageKey(b, "", true, w)
 }
 
 // keepPage builds a walked page from its items' reads and keeps it for the resolver that lists it.
@@ -723,6 +757,14 @@ func keptPage[T any](l *Loader, key string) *Page[T] {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p, _ := l.pages[key].page.(*Page[T])
+	return p
+}
+
+// keptPageOf is keptPage of a key held in bytes, which looking it up does not copy.
+func keptPageOf[T any](l *Loader, key []byte) *Page[T] {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p, _ := l.pages[string(key)].page.(*Page[T])
 	return p
 }
 
