@@ -138,13 +138,13 @@ func (l *Loader) replyListRead(pid, parent string, sort CommentSort, key string,
 	}
 	rt := l.s.k.repliesByTime(pid, parent)
 	return read{key: "rl:" + page.key, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-		parts := [2]call{{r: page}, {}}
+		parts := [2]call{{r: page}, {r: read{rkey: rt}}}
 		c.parts = []*call{&parts[0], &parts[1]}
 		// The time order first: a reply that brings the parent to replyOrdersAt between the two
 		// reads builds the sorted set before the page reads it; read after the page, the time
 		// order would show the parent past the threshold beside the page of a sorted set not yet
 		// built (an empty page). The sorted set, once built, stays while the parent lives.
-		c.parts[1].cmd = p.ZRange(ctx, rt, 0, replyOrdersAt-1)
+		c.parts[1].cmd = sendZRange(ctx, p, &c.parts[1].r.rkey, 0, replyOrdersAt-1, false, false)
 		page.fill(ctx, p, c.parts[0])
 		// The commands a retry looks at (see pipeline): the page's range or script, and the
 		// time order's range.

@@ -409,19 +409,15 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script
 	plain := sp.open() && sp.cut.set == ""
 	ck := pageReadKey(key, desc, sp, plain, total, scores)
 	if plain {
-		args := rdb.ZRangeArgs{Key: key, Start: 0, Stop: int64(sp.n), Rev: desc}
+		start, stop := int64(0), int64(sp.n)
 		if sp.backward {
-			args.Start, args.Stop = int64(-sp.n-1), -1
+			start, stop = int64(-sp.n-1), -1
 		}
 		return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, cl *call) {
-			var rng rdb.Cmder
-			if scores {
-				rng = p.ZRangeArgsWithScores(ctx, args)
-			} else {
-				rng = p.ZRangeArgs(ctx, args)
-			}
+			// cl.r is this read: the key goes by its address in the call (see sendZRange).
+			rng := sendZRange(ctx, p, &cl.r.rkey, start, stop, desc, scores)
 			if total {
-				cl.cmd, cl.cmd2 = p.ZCard(ctx, key), rng
+				cl.cmd, cl.cmd2 = sendZCard(ctx, p, &cl.r.rkey), rng
 			} else {
 				cl.cmd, cl.cmd2 = nil, rng
 			}
@@ -444,6 +440,33 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script
 		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, sp.n, dir,
 			sp.after.score, sp.after.member, sp.before.score, sp.before.member)
 	}}
+}
+
+// sendZRange adds ZRANGE key start stop [REV] [WITHSCORES] to a pipeline, the command go-redis's
+// ZRangeArgs and ZRangeArgsWithScores send, with the key by its address (see hmgetArgs): boxing
+// the string would allocate its header, one allocation a page read. The reply is a
+// *rdb.StringSliceCmd, or with scores a *rdb.ZSliceCmd.
+func sendZRange(ctx context.Context, p rdb.Pipeliner, key *string, start, stop int64, rev, scores bool) rdb.Cmder {
+	args := make([]any, 4, 6)
+	args[0], args[1], args[2], args[3] = "zrange", key, start, stop
+	if rev {
+		args = append(args, "rev")
+	}
+	var cmd rdb.Cmder
+	if scores {
+		cmd = rdb.NewZSliceCmd(ctx, append(args, "withscores")...)
+	} else {
+		cmd = rdb.NewStringSliceCmd(ctx, args...)
+	}
+	_ = p.Process(ctx, cmd) // a pipeline only queues the command; its error comes with the reply
+	return cmd
+}
+
+// sendZCard adds ZCARD key to a pipeline, the key by its address (see sendZRange).
+func sendZCard(ctx context.Context, p rdb.Pipeliner, key *string) *rdb.IntCmd {
+	cmd := rdb.NewIntCmd(ctx, "zcard", key)
+	_ = p.Process(ctx, cmd)
+	return cmd
 }
 
 // pageOf parses a done page read of the span sp.

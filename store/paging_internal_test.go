@@ -1,10 +1,13 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/agora/agora/internal/rdb"
 )
 
 // TestPageReadKey checks that a page read's cache key, made in one allocation, names everything
@@ -131,5 +134,50 @@ func TestCommentPageKey(t *testing.T) {
 	}
 	if got != kept {
 		t.Errorf("keptPageOf found %v, want the page kept", got)
+	}
+}
+
+// TestSendZRange checks that the loader's ZRANGE and ZCARD, whose key goes by its address, are
+// the commands go-redis's ZRangeArgs, ZRangeArgsWithScores and ZCard send, with the same reply
+// types.
+func TestSendZRange(t *testing.T) {
+	ctx := context.Background()
+	c := rdb.NewPlainClient(&rdb.Options{Addr: "127.0.0.1:1"}) // never dialled: nothing is sent
+	defer c.Close()
+	p := c.Pipeline()
+	deref := func(args []any) []any {
+		out := slices.Clone(args)
+		for i, a := range out {
+			if s, ok := a.(*string); ok {
+				out[i] = *s
+			}
+		}
+		return out
+	}
+	key := "agora:{p:1}:c:0:rs"
+	for _, tc := range []struct {
+		start, stop int64
+		rev, scores bool
+	}{{0, 5, true, false}, {0, 5, false, false}, {-6, -1, true, true}, {0, 31, false, true}, {-300, -1, false, false}} {
+		got := sendZRange(ctx, p, &key, tc.start, tc.stop, tc.rev, tc.scores)
+		a := rdb.ZRangeArgs{Key: key, Start: tc.start, Stop: tc.stop, Rev: tc.rev}
+		var want rdb.Cmder
+		if tc.scores {
+			want = p.ZRangeArgsWithScores(ctx, a)
+			if _, ok := got.(*rdb.ZSliceCmd); !ok {
+				t.Errorf("%+v: a %T, want a *rdb.ZSliceCmd", tc, got)
+			}
+		} else {
+			want = p.ZRangeArgs(ctx, a)
+			if _, ok := got.(*rdb.StringSliceCmd); !ok {
+				t.Errorf("%+v: a %T, want a *rdb.StringSliceCmd", tc, got)
+			}
+		}
+		if g, w := deref(got.Args()), want.Args(); !slices.Equal(g, w) {
+			t.Errorf("%+v: sends %v, want %v", tc, g, w)
+		}
+	}
+	if g, w := deref(sendZCard(ctx, p, &key).Args()), p.ZCard(ctx, key).Args(); !slices.Equal(g, w) {
+		t.Errorf("sendZCard sends %v, want %v", g, w)
 	}
 }

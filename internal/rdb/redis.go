@@ -88,3 +88,15 @@ func NewSentinelClient(o *Options) *SentinelClient { return redis.NewSentinelCli
 func NewStringSliceCmd(ctx context.Context, args ...any) *StringSliceCmd {
 	return redis.NewStringSliceCmd(ctx, args...)
 }
+
+// NewZSliceCmd returns a command with args whose reply is a list of members with their scores,
+// to queue on a pipeline with Process (the loader's ZRANGE … WITHSCORES).
+func NewZSliceCmd(ctx context.Context, args ...any) *ZSliceCmd {
+	return redis.NewZSliceCmd(ctx, args...)
+}
+
+// NewIntCmd returns a command with args whose reply is an integer, to queue on a pipeline with
+// Process (the loader's ZCARD).
+func NewIntCmd(ctx context.Context, args ...any) *IntCmd {
+	return redis.NewIntCmd(ctx, args...)
+}
