@@ -30,7 +30,11 @@ func (h *splitReplyRead) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.P
 	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		order, page := -1, -1
 		for i, c := range cmds {
-			a := fmt.Sprintln(c.Args()...) // spaces between every argument
+			args := make([]any, len(c.Args()))
+			for j, arg := range c.Args() {
+				args[j] = storetest.ArgString(arg) // keys may go by their address
+			}
+			a := fmt.Sprintln(args...) // spaces between every argument
 			switch {
 			case order < 0 && strings.HasPrefix(strings.ToLower(a), "zrange") &&
 				strings.Contains(a, ":rt 0 "+fmt.Sprint(store.ReplyOrdersAt-1)):
