@@ -26,12 +26,19 @@ func commentSort(s *model.CommentSort) store.CommentSort {
 	return store.CommentsNew
 }
 
+// commentConnection returns the connection of a page of comments.
 func commentConnection(p *store.Page[*store.Comment]) *model.CommentConnection {
-	c := &model.CommentConnection{PageInfo: pageInfo(p), TotalCount: p.Total,
+	// The connection and its PageInfo in one allocation: a thread page makes one per page of
+	// replies, hundreds per response.
+	cw := &struct {
+		c    model.CommentConnection
+		info infoWithCursors
+	}{c: model.CommentConnection{TotalCount: p.Total, Nodes: p.Items,
 		Edges: edges(p, func(cursor string, node *store.Comment) model.CommentEdge {
 			return model.CommentEdge{Cursor: cursor, Node: node}
-		}), Nodes: p.Items}
-	return c
+		})}}
+	cw.c.PageInfo = setPageInfo(&cw.info, p)
+	return &cw.c
 }
 
 // commentPost loads the post of a comment, which exists while the comment can be read.

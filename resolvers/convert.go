@@ -178,12 +178,20 @@ func voteDirection(v int) model.VoteDirection {
 func pageInfo[T any](p *store.Page[T]) *model.PageInfo {
 	// One allocation for the PageInfo and its cursors, rather than one each: a thread page
 	// makes one per page of replies, hundreds per response.
-	type withCursors struct {
-		info       model.PageInfo
-		start, end string
-	}
-	w := &withCursors{info: model.PageInfo{HasNextPage: p.HasNext, HasPreviousPage: p.HasPrev},
-		start: p.StartCursor(), end: p.EndCursor()}
+	return setPageInfo(new(infoWithCursors), p)
+}
+
+// infoWithCursors is a PageInfo with room for its cursors, so that both take one allocation, or
+// none of their own inside a connection (commentConnection).
+type infoWithCursors struct {
+	info       model.PageInfo
+	start, end string
+}
+
+// setPageInfo makes w the PageInfo of p and returns it.
+func setPageInfo[T any](w *infoWithCursors, p *store.Page[T]) *model.PageInfo {
+	w.info = model.PageInfo{HasNextPage: p.HasNext, HasPreviousPage: p.HasPrev}
+	w.start, w.end = p.StartCursor(), p.EndCursor()
 	if w.start != "" {
 		w.info.StartCursor = &w.start
 	}
