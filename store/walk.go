@@ -189,9 +189,10 @@ type walkList struct {
 }
 
 // walkPage is a page whose items are being read; at is where its first item is among the
-// round's items.
+// round's items. wl is the page's list as the round that read the page made it (a walkList is
+// large, and goes from round to round by its address).
 type walkPage struct {
-	wl walkList
+	wl *walkList
 	rp rawPage
 	at int
 	// rank, for a reply list ranked by the reader, says how: rp holds every reply, the page is
@@ -221,7 +222,7 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 	}
 	var ranked []walkPage
 	if items.rank != nil {
-		ranked = []walkPage{{wl: walkList{list: &List{Needs: *needs}, kind: ItemComment, pid: items.Post},
+		ranked = []walkPage{{wl: &walkList{list: &List{Needs: *needs}, kind: ItemComment, pid: items.Post},
 			rp: rawPage{members: items.Keys}, rank: items.rank}}
 	}
 	l.walk(ctx, byKey, ranked)
@@ -232,7 +233,7 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) {
 	seen := make(map[walkKey]bool)
 	var loaded []walkItem
-	var lists []walkList
+	var lists []*walkList // into the previous round's pages
 	filling := ranked
 	for len(byKey)+len(loaded)+len(lists) > 0 {
 		var reads []read
@@ -247,7 +248,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 		filling = slices.Grow(filling, len(lists))
 		type scoringAt struct {
 			at int
-			wl walkList
+			wl *walkList
 		}
 		var scoring []scoringAt
 		for _, wl := range lists {
@@ -273,7 +274,8 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 			}
 			wp := walkPage{wl: wl, rp: rp, at: len(byKey), keep: true}
 			if few, ok := fewReplies(wl.call); ok {
-				// Every reply is read, with its votes, and ranked once read.
+				// Every reply is read, with its votes, and ranked once read. (wl is this page's
+				// alone: nothing else reads its list.)
 				lc := *wl.list
 				lc.Needs.CommentFields = withVotes(lc.Needs.CommentFields)
 				wp.wl.list, wp.rp = &lc, rawPage{members: few}
@@ -354,7 +356,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 		}
 		filling = nil
 		after = make([]walkItem, 0, len(byKey))
-		lists = make([]walkList, 0, len(pages)+len(scoring))
+		lists = make([]*walkList, 0, len(pages)+len(scoring))
 		for _, sc := range scoring {
 			sc.wl.scores = calls[sc.at]
 			lists = append(lists, sc.wl)
@@ -369,14 +371,15 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 				after = append(after, it)
 			}
 		}
-		for _, p := range pages {
+		for i := range pages {
+			p := &pages[i]
 			if offPage[calls[itemAt[p.item]]] {
 				continue
 			}
 			p.wl.call = calls[p.at]
 			if !seen[walkKey{p.wl.call, &p.wl.list.Needs}] {
 				seen[walkKey{p.wl.call, &p.wl.list.Needs}] = true
-				lists = append(lists, p.wl)
+				lists = append(lists, &p.wl)
 			}
 		}
 		byKey, loaded = nil, after
