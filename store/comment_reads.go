@@ -64,18 +64,24 @@ func commentListTag(pid, parent string, sort CommentSort) string {
 // commentList returns the sorted set of the direct replies of parent (topLevel for the post) in
 // a sort, its order and the list's cursor tag.
 func (l *Loader) commentList(pid, parent string, sort CommentSort) (key string, desc bool, tag string) {
-	key, desc = l.s.k.repliesByTime(pid, parent), true
+	key, desc = l.commentListKey(pid, parent, sort)
+	return key, desc, commentListTag(pid, parent, sort)
+}
+
+// commentListKey returns the sorted set of the direct replies of parent (topLevel for the post)
+// in a sort, and its order.
+func (l *Loader) commentListKey(pid, parent string, sort CommentSort) (key string, desc bool) {
 	switch sort {
 	case CommentsOld:
-		desc = false
+		return l.s.k.repliesByTime(pid, parent), false
 	case CommentsTop:
-		key = l.s.k.repliesByTop(pid, parent)
+		return l.s.k.repliesByTop(pid, parent), true
 	case CommentsBest:
-		key = l.s.k.repliesByBest(pid, parent)
+		return l.s.k.repliesByBest(pid, parent), true
 	case CommentsControversial:
-		key = l.s.k.repliesByControversy(pid, parent)
+		return l.s.k.repliesByControversy(pid, parent), true
 	}
-	return key, desc, commentListTag(pid, parent, sort)
+	return l.s.k.repliesByTime(pid, parent), true
 }
 
 // commentPage loads a page of the direct replies of parent (topLevel for the post) with the

@@ -590,7 +590,12 @@ func (l *Loader) listRead(it walkItem, list *List) (walkList, read, error) {
 			return walkList{}, read{}, invalidf("comments are listed below posts and comments")
 		}
 		wl.kind = ItemComment
-		key, desc, wl.tag = l.commentList(it.pid, parent, list.Sort)
+		key, desc = l.commentListKey(it.pid, parent, list.Sort)
+		if w := list.Window; w.After != "" || w.Before != "" || !w.NoCursors {
+			// The list's tag checks the cursors given and makes the page's; a page that shows
+			// none is read without scores and has none to make (see rawPage.cursors).
+			wl.tag = commentListTag(it.pid, parent, list.Sort)
+		}
 		var err error
 		if wl.span, err = list.Window.decode(wl.tag); err != nil {
 			return walkList{}, read{}, err
