@@ -430,15 +430,19 @@ func pageRead(key string, desc bool, sp span, total, scores bool, sc *rdb.Script
 	if sp.backward {
 		dir = "last"
 	}
-	if sp.cut.set != "" {
+	// The scripts' closures capture a copy of sp made here: captured by reference (a span is
+	// larger than what Go captures by value), sp itself would go to the heap on entry, for the
+	// plain reads above as well (one allocation a page read).
+	cp := sp
+	if cp.cut.set != "" {
 		return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, cl *call) {
-			cl.cmd = sc.EvalSha(ctx, p, []string{key, sp.cut.times, sp.cut.marks}, order, sp.n, dir,
-				sp.after.score, sp.after.member, sp.before.score, sp.before.member, "", sp.cut.cutoff, sp.cut.set)
+			cl.cmd = sc.EvalSha(ctx, p, []string{key, cp.cut.times, cp.cut.marks}, order, cp.n, dir,
+				cp.after.score, cp.after.member, cp.before.score, cp.before.member, "", cp.cut.cutoff, cp.cut.set)
 		}}
 	}
 	return read{key: ck, rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, cl *call) {
-		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, sp.n, dir,
-			sp.after.score, sp.after.member, sp.before.score, sp.before.member)
+		cl.cmd = sc.EvalSha(ctx, p, []string{key}, order, cp.n, dir,
+			cp.after.score, cp.after.member, cp.before.score, cp.before.member)
 	}}
 }
 
