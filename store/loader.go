@@ -162,8 +162,10 @@ func waitAll(ctx context.Context, calls []*call) error {
 // every aggregate the batch reads for the first time is read in the same pipeline, before its
 // data: a write that lands in between raises the revision past the one recorded, so the recorded
 // revisions can only be older than the data, never newer.
-func (l *Loader) exec(ctx context.Context, batch []*call) {
-	ctx = context.WithoutCancel(ctx) // other requests' lookups may join these reads
+func (l *Loader) exec(parent context.Context, batch []*call) {
+	// Other requests' lookups may join these reads. (A new variable, not ctx reassigned: the
+	// closures below capture it, and a reassigned parameter they capture goes to the heap.)
+	ctx := context.WithoutCancel(parent)
 	var revs []*revRead
 	if l.revs != nil {
 		revs = l.revs.start(l.s.k, batch)
