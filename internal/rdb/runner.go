@@ -164,14 +164,16 @@ func pipelineOnce[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, pendi
 		}
 	}
 	countRedis(ctx, len(pipes), len(pending))
-	ctx, span := pipelineSpan(ctx, len(pipes), len(pending))
+	// The span's context is a new variable: the goroutines below capture it, and a reassigned
+	// parameter they capture would go to the heap on entry, one allocation a pipeline.
+	sctx, span := pipelineSpan(ctx, len(pipes), len(pending))
 	defer span.End()
 	if len(pipes) == 1 {
-		_, _ = pipes[0].Exec(ctx)
+		_, _ = pipes[0].Exec(sctx)
 	} else {
 		var wg sync.WaitGroup
 		for _, p := range pipes {
-			wg.Go(func() { _, _ = p.Exec(ctx) })
+			wg.Go(func() { _, _ = p.Exec(sctx) })
 		}
 		wg.Wait()
 	}
