@@ -229,19 +229,25 @@ func (l *Loader) Walk(ctx context.Context, items Items, needs *Needs) {
 }
 
 // walk is Walk of items of any kinds, each with its own needs: the first level reads them all in
-// one pipeline. ranked are reply lists among them that the reader ranks (see walkPage).
+// one pipeline. ranked are reply lists among them that the reader ranks (see walkPage). The
+// slices byKey and ranked are walk's from then on: it reuses them.
 func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) {
 	seen := make(map[walkKey]bool)
 	var loaded []walkItem
 	var lists []*walkList // into the previous round's pages
 	filling := ranked
+	// A round's reads go into calls (enqueue copies them), its items into the next round's
+	// (after, loaded): the slices of a round that is over are used again, not made anew each round.
+	var reads []read
+	var spare []walkItem
 	for len(byKey)+len(loaded)+len(lists) > 0 {
-		var reads []read
+		reads = reads[:0]
 		// Items whose hashes came in the last round: their authors join this round's items.
 		var after []walkItem // items with reads that need their hash, for the next round
 		for _, it := range loaded {
 			reads = l.hashNeeds(it, reads, &byKey)
 		}
+		spare = loaded[:0]
 		byKey = distinctItems(byKey) // an author of a hundred comments is read once
 		// Pages that came in the last round: their items are read now. A ranked list whose
 		// candidates came reads their scores first.
@@ -354,8 +360,8 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 				l.keepPage(wp, items)
 			}
 		}
-		filling = nil
-		after = make([]walkItem, 0, len(byKey))
+		filling = filling[:0]
+		after = slices.Grow(spare, len(byKey))
 		lists = make([]*walkList, 0, len(pages)+len(scoring))
 		for _, sc := range scoring {
 			sc.wl.scores = calls[sc.at]
@@ -382,7 +388,7 @@ func (l *Loader) walk(ctx context.Context, byKey []walkItem, ranked []walkPage) 
 				lists = append(lists, &p.wl)
 			}
 		}
-		byKey, loaded = nil, after
+		byKey, loaded = byKey[:0], after
 	}
 }
 
