@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,67 @@ func TestClusterOperations(t *testing.T) {
 	t.Run("half-migrated slots", func(t *testing.T) { testHalfMigratedSlots(t, addrs) })
 	t.Run("half-migrated comment thread", func(t *testing.T) { testHalfMigratedThread(t, addrs) })
 	t.Run("resharding under load", func(t *testing.T) { testReshardingUnderLoad(t, addrs) })
+	t.Run("half-migrated search dictionary", func(t *testing.T) { testHalfMigratedSearchDict(t, addrs) })
+}
+
+// testHalfMigratedSearchDict expands a prefix while its dictionary's slot is half migrated: the
+// root node (the read's only key) on the importing master, its child (which the read finds by its
+// mark) still on the other. Redis runs the read on the importing master (ASK) and, the child
+// missing there, reads it as empty: the read must wait for the migration (TRYAGAIN), not answer
+// without the child's words.
+func testHalfMigratedSearchDict(t *testing.T, addrs []string) {
+	ctx := context.Background()
+	var seen redirects
+	cc := newCountingClusterClient(t, addrs, &seen)
+	prefix := storetest.Prefix()
+	s, err := store.New(ctx, cc, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var words []string
+	for i := range 200 {
+		words = append(words, fmt.Sprintf("ab%d", i)) // more than a node holds: ab1… moves down
+	}
+	if _, err := s.SearchDictAddForTest(ctx, 0, words...); err != nil {
+		t.Fatal(err)
+	}
+	root, child := prefix+"{sx:c:0}:d:ab", prefix+"{sx:c:0}:d:ab1"
+	if n, err := cc.Exists(ctx, child).Result(); err != nil || n != 1 {
+		t.Fatalf("child node %s: %d, %v; want it split off", child, n, err)
+	}
+	want, err := s.SearchDictExpandForTest(ctx, 0, "ab")
+	if err != nil || len(want) != 32 {
+		t.Fatalf("expand ab: %q, %v", want, err)
+	}
+	slot := storetest.Slot(root)
+	before := seen.tryAgainIn(slot)
+	m := beginMigration(t, cc, root, root)
+	done := make(chan error, 1)
+	var got []string
+	go func() {
+		var err error
+		got, err = s.SearchDictExpandForTest(ctx, 0, "ab")
+		done <- err
+	}()
+	var early error
+	finished := false
+	waitUntil(t, "the read to meet TRYAGAIN", func() bool {
+		select {
+		case early = <-done:
+			finished = true
+			return true
+		default:
+			return seen.tryAgainIn(slot) > before
+		}
+	})
+	if finished {
+		m.finish(t)
+		t.Fatalf("the read finished while the slot was half migrated: %q, %v; want it to wait for the child", got, early)
+	}
+	m.finish(t)
+	if err := <-done; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("expand ab across the migration: %q, %v; want %q", got, err, want)
+	}
 }
 
 // newCountingClusterClient returns a cluster client like the server's whose nodes count the

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -1226,15 +1227,36 @@ func (s *Store) dropSearch(ctx context.Context, kinds ...searchKind) error {
 	return nil
 }
 
+// dropSearchKind deletes the search index of one kind. The dictionaries' nodes go last, parents
+// before their children (a parent's key is the shorter): a node's mark never outlives its child,
+// which search_dict_read.lua would take for a node still moving on a cluster.
 func (s *Store) dropSearchKind(ctx context.Context, kind searchKind) error {
-	return s.scanKeys(ctx, s.k.prefix+"{sx:"+kind.code+":*", func(key string) error {
-		if strings.HasSuffix(key, ":rev") {
-			return nil
-		}
+	unlink := func(key string) error {
 		return s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.Unlink(ctx, key), nil
 		}}}, false)
+	}
+	var nodes []string
+	err := s.scanKeys(ctx, s.k.prefix+"{sx:"+kind.code+":*", func(key string) error {
+		if strings.HasSuffix(key, ":rev") {
+			return nil
+		}
+		if _, _, ok := searchDictNodeKey(s.k, key); ok {
+			nodes = append(nodes, key)
+			return nil
+		}
+		return unlink(key)
 	})
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(nodes, func(a, b string) int { return cmp.Compare(len(a), len(b)) })
+	for _, key := range nodes {
+		if err := unlink(key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // commentSearchDoc is the document of a comment.
