@@ -205,3 +205,46 @@ func TestSearchDictionaryFullNodeNewGroup(t *testing.T) {
 		}
 	})
 }
+
+// TestMigrateSearchDictWideNode migrates a part of layout 5 whose words mostly differ in their
+// third rune (as a CJK vocabulary's do): moving a group of one word into a node of its own saves
+// nothing (its mark takes its place) and costs a key, so the migration moves only the groups of
+// two words or more, and every prefix still expands as before.
+func TestMigrateSearchDictWideNode(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		var words []string
+		for i := range 150 {
+			words = append(words, "日本"+string(rune(0x4E00+i))+"x")
+		}
+		for i := range 100 {
+			words = append(words, fmt.Sprintf("日本語%d", i))
+		}
+		if err := f.s.SearchDictAsLayout5ForTest(ctx, 0, words...); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.HSet(ctx, f.s.Options().Prefix+"{meta}:layout", "version", 5).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Migrate(ctx, 10*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := f.s.SearchDictNodesForTest(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) > 4 {
+			t.Errorf("%d nodes after the migration, want the root and 日本語's few: groups of one word moved for nothing", len(nodes))
+		}
+		for _, p := range []string{"日本", "日本語", "日本語1", "日本" + string(rune(0x4E00+7)), "日本" + string(rune(0x4E00+7)) + "x"} {
+			got, err := f.s.SearchDictExpandForTest(ctx, 0, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := wantExpansions(words, p); !slices.Equal(got, want) {
+				t.Errorf("%q expands to %q, want %q", p, got, want)
+			}
+		}
+	})
+}
