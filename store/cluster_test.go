@@ -68,34 +68,42 @@ func testHalfMigratedSearchDict(t *testing.T, addrs []string) {
 	if err != nil || len(want) != 32 {
 		t.Fatalf("expand ab: %q, %v", want, err)
 	}
-	slot := storetest.Slot(root)
-	before := seen.tryAgainIn(slot)
-	m := beginMigration(t, cc, root, root)
-	done := make(chan error, 1)
 	var got []string
-	go func() {
+	acrossMigration(t, &seen, "the expansion of ab", beginMigration(t, cc, root, root), func() error {
 		var err error
 		got, err = s.SearchDictExpandForTest(ctx, 0, "ab")
-		done <- err
-	}()
+		return err
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("expand ab across the migration: %q, want %q", got, want)
+	}
+}
+
+// acrossMigration runs do while m's slot is half migrated and completes the migration once do
+// has met TRYAGAIN in the slot (seen counts it): do must wait for the migration, and then succeed.
+func acrossMigration(t *testing.T, seen *redirects, what string, m *migration, do func() error) {
+	t.Helper()
+	before := seen.tryAgainIn(m.slot)
+	done := make(chan error, 1)
+	go func() { done <- do() }()
 	var early error
 	finished := false
-	waitUntil(t, "the read to meet TRYAGAIN", func() bool {
+	waitUntil(t, what+" to meet TRYAGAIN", func() bool {
 		select {
 		case early = <-done:
 			finished = true
 			return true
 		default:
-			return seen.tryAgainIn(slot) > before
+			return seen.tryAgainIn(m.slot) > before
 		}
 	})
 	if finished {
 		m.finish(t)
-		t.Fatalf("the read finished while the slot was half migrated: %q, %v; want it to wait for the child", got, early)
+		t.Fatalf("%s finished while the slot was half migrated, with error %v; it must wait for the migration", what, early)
 	}
 	m.finish(t)
-	if err := <-done; err != nil || !slices.Equal(got, want) {
-		t.Fatalf("expand ab across the migration: %q, %v; want %q", got, err, want)
+	if err := <-done; err != nil {
+		t.Fatalf("%s across the migration: %v", what, err)
 	}
 }
 
@@ -675,28 +683,7 @@ func testHalfMigratedThread(t *testing.T, addrs []string) {
 	// the importing master) and completes the migration once the write has met TRYAGAIN.
 	during := func(what string, move []string, write func() error) {
 		t.Helper()
-		before := seen.tryAgainIn(slot)
-		m := beginMigration(t, cc, s.PostKeyForTest(pid), move...)
-		done := make(chan error, 1)
-		go func() { done <- write() }()
-		var early error
-		finished := false
-		waitUntil(t, what+" to meet TRYAGAIN", func() bool {
-			select {
-			case early = <-done:
-				finished = true
-				return true
-			default:
-				return seen.tryAgainIn(slot) > before
-			}
-		})
-		if finished {
-			t.Fatalf("%s finished while the slot was half migrated, with error %v; it must wait for the migration", what, early)
-		}
-		m.finish(t)
-		if err := <-done; err != nil {
-			t.Fatalf("%s across the migration: %v", what, err)
-		}
+		acrossMigration(t, &seen, what, beginMigration(t, cc, s.PostKeyForTest(pid), move...), write)
 	}
 	during("a vote", []string{key(num(top), "")}, func() error {
 		_, err := s.VoteComment(ctx, uk(bob), top.ID, 1)
