@@ -44,6 +44,13 @@ func (s *Store) splitSearchDictNodes(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.splitSearchDictNodesOf(ctx, nodes)
+}
+
+// splitSearchDictNodesOf brings the nodes named (keys of nodes of search dictionaries) down to
+// searchDictMax members or fewer as splitSearchDictNodes does every node: the migration's work,
+// and a write's when search_dict_add left a node past searchDictMax.
+func (s *Store) splitSearchDictNodesOf(ctx context.Context, nodes []string) (int, error) {
 	moved := 0
 	for len(nodes) > 0 {
 		node := nodes[len(nodes)-1]

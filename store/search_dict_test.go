@@ -166,12 +166,10 @@ func TestMigrateSearchDictFromLayout5(t *testing.T) {
 }
 
 // TestSearchDictionaryFullNodeNewGroup fills a node with the words of one child and then puts in
-// words whose next rune is new to the node: each full node must make room by moving a group of
-// two words or more, not only the new word's (empty) group, or it grows past 128 members (a
-// skiplist on Redis) with one mark per new word.
+// words whose next rune is new to the node: the new word's group, empty, leaves a mark, and the
+// writer then moves the node's largest group down, or the node grows past 128 members (a
+// skiplist on Redis) by one mark a new word.
 func TestSearchDictionaryFullNodeNewGroup(t *testing.T) {
-	t.Skip("bug: search_dict_add makes room in a full node by moving only the new word's group; " +
-		"a group of no word adds a mark, and the node grows past 128 members (see the review2 report)")
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		f := newFixture(t, b, store.Options{WriteLimit: -1})
@@ -185,24 +183,8 @@ func TestSearchDictionaryFullNodeNewGroup(t *testing.T) {
 		if n, err := f.s.SearchDictAddForTest(ctx, 0, words...); err != nil || n != len(words) {
 			t.Fatalf("put in %d words, %v; want %d", n, err, len(words))
 		}
-		nodes, err := f.s.SearchDictNodesForTest(ctx, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range nodes {
-			if c := b.Client.ZCard(ctx, n).Val(); c > 128 {
-				t.Errorf("node %s holds %d members, want 128 at most", n, c)
-			}
-		}
-		for _, p := range []string{"ab", "abz", "abz1", "abq"} {
-			got, err := f.s.SearchDictExpandForTest(ctx, 0, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := wantExpansions(words, p); !slices.Equal(got, want) {
-				t.Errorf("%q expands to %q, want %q", p, got, want)
-			}
-		}
+		checkNodeSizes(t, b, f.s)
+		checkExpansions(t, f.s, words, "ab", "abz", "abz1", "abq")
 	})
 }
 
@@ -237,14 +219,66 @@ func TestMigrateSearchDictWideNode(t *testing.T) {
 		if len(nodes) > 4 {
 			t.Errorf("%d nodes after the migration, want the root and 日本語's few: groups of one word moved for nothing", len(nodes))
 		}
-		for _, p := range []string{"日本", "日本語", "日本語1", "日本" + string(rune(0x4E00+7)), "日本" + string(rune(0x4E00+7)) + "x"} {
-			got, err := f.s.SearchDictExpandForTest(ctx, 0, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := wantExpansions(words, p); !slices.Equal(got, want) {
-				t.Errorf("%q expands to %q, want %q", p, got, want)
+		checkExpansions(t, f.s, words, "日本", "日本語", "日本語1", "日本"+string(rune(0x4E00+7)), "日本"+string(rune(0x4E00+7))+"x")
+	})
+}
+
+// TestSearchDictionaryFullNodeThroughWrites writes comments whose words fill a node of bucket 0
+// with one group and then bring it words of new groups, through the writes' own path (the
+// search index's second step): the node stays within 128 members.
+func TestSearchDictionaryFullNodeThroughWrites(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		post := f.post(alice, "dictionary")
+		var full, fresh []string
+		for i := 0; len(full) < 128; i++ {
+			if w := fmt.Sprintf("abz%d", i); store.SearchBucketForTest(w) == 0 {
+				full = append(full, w)
 			}
 		}
+		for r := 'a'; r < 'z'; r++ {
+			if w := "ab" + string(r) + "x"; store.SearchBucketForTest(w) == 0 {
+				fresh = append(fresh, w)
+			}
+		}
+		for _, words := range [][]string{full, fresh} {
+			if _, err := f.s.CreateComment(ctx, store.UserKey(alice), store.NewComment{PostID: post.ID, Body: strings.Join(words, " ")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkNodeSizes(t, b, f.s)
+		words := append(slices.Clone(full), fresh...)
+		checkExpansions(t, f.s, words, "ab", "abz", "abz1", fresh[0])
 	})
+}
+
+// checkNodeSizes fails for each node of bucket 0's dictionary of more than 128 members.
+func checkNodeSizes(t *testing.T, b storetest.Backend, s *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, err := s.SearchDictNodesForTest(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if c := b.Client.ZCard(ctx, n).Val(); c > 128 {
+			t.Errorf("node %s holds %d members, want 128 at most", n, c)
+		}
+	}
+}
+
+// checkExpansions fails for each of prefixes that does not expand in bucket 0 to what words say.
+func checkExpansions(t *testing.T, s *store.Store, words []string, prefixes ...string) {
+	t.Helper()
+	for _, p := range prefixes {
+		got, err := s.SearchDictExpandForTest(context.Background(), 0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := wantExpansions(words, p); !slices.Equal(got, want) {
+			t.Errorf("%q expands to %q, want %q", p, got, want)
+		}
+	}
 }
