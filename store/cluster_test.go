@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,75 @@ func TestClusterOperations(t *testing.T) {
 	t.Run("half-migrated slots", func(t *testing.T) { testHalfMigratedSlots(t, addrs) })
 	t.Run("half-migrated comment thread", func(t *testing.T) { testHalfMigratedThread(t, addrs) })
 	t.Run("resharding under load", func(t *testing.T) { testReshardingUnderLoad(t, addrs) })
+	t.Run("half-migrated search dictionary", func(t *testing.T) { testHalfMigratedSearchDict(t, addrs) })
+}
+
+// testHalfMigratedSearchDict expands a prefix while its dictionary's slot is half migrated: the
+// root node (the read's only key) on the importing master, its child (which the read finds by its
+// mark) still on the other. Redis runs the read on the importing master (ASK) and, the child
+// missing there, reads it as empty: the read must wait for the migration (TRYAGAIN), not answer
+// without the child's words.
+func testHalfMigratedSearchDict(t *testing.T, addrs []string) {
+	ctx := context.Background()
+	var seen redirects
+	cc := newCountingClusterClient(t, addrs, &seen)
+	prefix := storetest.Prefix()
+	s, err := store.New(ctx, cc, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var words []string
+	for i := range 200 {
+		words = append(words, fmt.Sprintf("ab%d", i)) // more than a node holds: ab1… moves down
+	}
+	if _, err := s.SearchDictAddForTest(ctx, 0, words...); err != nil {
+		t.Fatal(err)
+	}
+	root, child := prefix+"{sx:c:0}:d:ab", prefix+"{sx:c:0}:d:ab1"
+	if n, err := cc.Exists(ctx, child).Result(); err != nil || n != 1 {
+		t.Fatalf("child node %s: %d, %v; want it split off", child, n, err)
+	}
+	want, err := s.SearchDictExpandForTest(ctx, 0, "ab")
+	if err != nil || len(want) != 32 {
+		t.Fatalf("expand ab: %q, %v", want, err)
+	}
+	var got []string
+	acrossMigration(t, &seen, "the expansion of ab", beginMigration(t, cc, root, root), func() error {
+		var err error
+		got, err = s.SearchDictExpandForTest(ctx, 0, "ab")
+		return err
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("expand ab across the migration: %q, want %q", got, want)
+	}
+}
+
+// acrossMigration runs do while m's slot is half migrated and completes the migration once do
+// has met TRYAGAIN in the slot (seen counts it): do must wait for the migration, and then succeed.
+func acrossMigration(t *testing.T, seen *redirects, what string, m *migration, do func() error) {
+	t.Helper()
+	before := seen.tryAgainIn(m.slot)
+	done := make(chan error, 1)
+	go func() { done <- do() }()
+	var early error
+	finished := false
+	waitUntil(t, what+" to meet TRYAGAIN", func() bool {
+		select {
+		case early = <-done:
+			finished = true
+			return true
+		default:
+			return seen.tryAgainIn(m.slot) > before
+		}
+	})
+	if finished {
+		m.finish(t)
+		t.Fatalf("%s finished while the slot was half migrated, with error %v; it must wait for the migration", what, early)
+	}
+	m.finish(t)
+	if err := <-done; err != nil {
+		t.Fatalf("%s across the migration: %v", what, err)
+	}
 }
 
 // newCountingClusterClient returns a cluster client like the server's whose nodes count the
@@ -613,28 +683,7 @@ func testHalfMigratedThread(t *testing.T, addrs []string) {
 	// the importing master) and completes the migration once the write has met TRYAGAIN.
 	during := func(what string, move []string, write func() error) {
 		t.Helper()
-		before := seen.tryAgainIn(slot)
-		m := beginMigration(t, cc, s.PostKeyForTest(pid), move...)
-		done := make(chan error, 1)
-		go func() { done <- write() }()
-		var early error
-		finished := false
-		waitUntil(t, what+" to meet TRYAGAIN", func() bool {
-			select {
-			case early = <-done:
-				finished = true
-				return true
-			default:
-				return seen.tryAgainIn(slot) > before
-			}
-		})
-		if finished {
-			t.Fatalf("%s finished while the slot was half migrated, with error %v; it must wait for the migration", what, early)
-		}
-		m.finish(t)
-		if err := <-done; err != nil {
-			t.Fatalf("%s across the migration: %v", what, err)
-		}
+		acrossMigration(t, &seen, what, beginMigration(t, cc, s.PostKeyForTest(pid), move...), write)
 	}
 	during("a vote", []string{key(num(top), "")}, func() error {
 		_, err := s.VoteComment(ctx, uk(bob), top.ID, 1)

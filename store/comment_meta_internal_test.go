@@ -157,3 +157,23 @@ func TestAuthorNamesOnBothShapes(t *testing.T) {
 		t.Errorf("the packed comment disowned is %v, want m, a and up", h)
 	}
 }
+
+// TestNameAuthorsLeavesTombstones: name_authors gives no name to a tombstone of either shape,
+// which keeps its author but no name (delete_comment): Rebuild's nameAuthors reads the comments
+// before the script runs, and a comment deleted in between must not get its name back.
+func TestNameAuthorsLeavesTombstones(t *testing.T) {
+	ctx := context.Background()
+	s, m := newMiniStore(t)
+	packed, old := s.k.comment("7", "000000000001"), s.k.comment("7", "000000000002")
+	m.HSet(packed, "m", "0 10 20 0 1", "a", "ann", "up", "0", "replies", "1", "deleted", "1")
+	m.HSet(old, "parent", "0", "author", "ann", "created", "11", "closes", "21", "depth", "0", "ord", "2", "replies", "1", "deleted", "1")
+	v, err := s.run(ctx, "name_authors", []string{packed, old}, "ann", "Ann", "ann", "Ann")
+	if n, _ := v.(int64); err != nil || n != 0 {
+		t.Fatalf("named %v (%v), want 0", v, err)
+	}
+	for _, key := range []string{packed, old} {
+		if m.HGet(key, "n") != "" || m.HGet(key, "aname") != "" {
+			t.Errorf("tombstone %s named", key)
+		}
+	}
+}

@@ -33,7 +33,8 @@ const splitSearchDictsDoes = "split every part of the search dictionaries of mor
 // splitSearchDictNodes brings every node of the search dictionaries down to searchDictMax members or
 // fewer, moving the largest groups of its words (those of one child, its prefix and one more rune)
 // into their children's nodes, and the children's in turn, and returns how many words it moved:
-// the search index's step of the migration from layout 5.
+// the search index's step of the migration from layout 5. A node whose words differ mostly in
+// their next rune (more than searchDictMax groups of one word, a CJK prefix's) stays larger.
 func (s *Store) splitSearchDictNodes(ctx context.Context) (int, error) {
 	var nodes []string
 	err := s.scanKeys(ctx, s.k.prefix+"{sx:*}:d:*", func(key string) error {
@@ -43,6 +44,13 @@ func (s *Store) splitSearchDictNodes(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.splitSearchDictNodesOf(ctx, nodes)
+}
+
+// splitSearchDictNodesOf brings the nodes named (keys of nodes of search dictionaries) down to
+// searchDictMax members or fewer as splitSearchDictNodes does every node: the migration's work,
+// and a write's when search_dict_add left a node past searchDictMax.
+func (s *Store) splitSearchDictNodesOf(ctx context.Context, nodes []string) (int, error) {
 	moved := 0
 	for len(nodes) > 0 {
 		node := nodes[len(nodes)-1]
@@ -66,7 +74,9 @@ func (s *Store) splitSearchDictNodes(ctx context.Context) (int, error) {
 		children, sizes := searchDictGroups(prefix, members)
 		var calls []scriptCall
 		for _, c := range children {
-			if left <= searchDictMax {
+			// Largest first; a group of one word saves nothing (its mark takes its place) and costs
+			// a key: a node of more than searchDictMax children of one word each stays as it is.
+			if left <= searchDictMax || sizes[c] < 2 {
 				break
 			}
 			calls = append(calls, scriptCall{name: "search_dict_split", keys: []string{node, base + c}, args: []any{c, searchDictMax}})

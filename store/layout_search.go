@@ -52,6 +52,7 @@ func (s *Store) splitSearchDicts(ctx context.Context) (int, error) {
 					moved++ // a word of one rune has no node
 				}
 			}
+			// A node these leave past searchDictMax is split by the step from layout 5, which follows.
 			if err := s.runMany(ctx, adds); err != nil {
 				return moved, fmt.Errorf("write the nodes of the search dictionary %s: %w", dict, err)
 			}

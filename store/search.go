@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -366,7 +367,8 @@ func (w *searchWrite) err() error {
 }
 
 // finishSearch is the second step of w, after its ops have run: the dictionaries, then the
-// revisions.
+// revisions; then the split of any node of a dictionary that search_dict_add left past
+// searchDictMax (a full node that took a word of a group it held none of).
 func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 	if w == nil {
 		return nil
@@ -402,12 +404,16 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 	// One script a dictionary (searchDictWordsPerCall words at most), which raises the bucket's
 	// revision itself, as runScripts has every write script do; it rides here, in the pipeline of
 	// the step's other commands.
+	var adds []*rdb.Cmd // each call's, the last sent (a retry sends again)
 	for _, base := range bases {
 		for ws := range slices.Chunk(words[base], searchDictWordsPerCall) {
 			call, _ := searchDictAdd(base, ws...) // every word has a node
 			sc, keys, args := s.scripts.get(call.name), append(call.keys, s.k.revOf(call.keys[0])), call.args
+			j := len(adds)
+			adds = append(adds, nil)
 			ops = append(ops, op{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				return sc.EvalSha(ctx, p, keys, args...), nil
+				adds[j] = sc.EvalSha(ctx, p, keys, args...)
+				return adds[j], nil
 			}})
 		}
 	}
@@ -424,7 +430,34 @@ func (s *Store) finishSearch(ctx context.Context, w *searchWrite) error {
 			return fmt.Errorf("finish the search index: %w", rdb.StorageFull(err))
 		}
 	}
+	var over []string
+	for _, cmd := range adds {
+		_, nodes, err := searchDictAdded(cmd.Val())
+		if err != nil {
+			return err
+		}
+		over = append(over, nodes...)
+	}
+	if _, err := s.splitSearchDictNodesOf(ctx, over); err != nil {
+		return fmt.Errorf("finish the search index: %w", err)
+	}
 	return nil
+}
+
+// searchDictAdded returns what search_dict_add replied: how many words it put in, and the nodes
+// it left with more than searchDictMax members, which splitSearchDictNodesOf brings down.
+func searchDictAdded(v any) (added int64, over []string, err error) {
+	arr, err := replyArray("search_dict_add", v, 1)
+	if err != nil {
+		return 0, nil, err
+	}
+	if added, err = replyInt("search_dict_add", arr[0]); err != nil {
+		return 0, nil, err
+	}
+	if over, err = replyStrings("search_dict_add", arr[1:], -1); err != nil {
+		return 0, nil, err
+	}
+	return added, over, nil
 }
 
 // writeSearch indexes docs in its two steps.
@@ -1226,15 +1259,36 @@ func (s *Store) dropSearch(ctx context.Context, kinds ...searchKind) error {
 	return nil
 }
 
+// dropSearchKind deletes the search index of one kind. The dictionaries' nodes go last, parents
+// before their children (a parent's key is the shorter): a node's mark never outlives its child,
+// which search_dict_read.lua would take for a node still moving on a cluster.
 func (s *Store) dropSearchKind(ctx context.Context, kind searchKind) error {
-	return s.scanKeys(ctx, s.k.prefix+"{sx:"+kind.code+":*", func(key string) error {
-		if strings.HasSuffix(key, ":rev") {
-			return nil
-		}
+	unlink := func(key string) error {
 		return s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			return p.Unlink(ctx, key), nil
 		}}}, false)
+	}
+	var nodes []string
+	err := s.scanKeys(ctx, s.k.prefix+"{sx:"+kind.code+":*", func(key string) error {
+		if strings.HasSuffix(key, ":rev") {
+			return nil
+		}
+		if _, _, ok := searchDictNodeKey(s.k, key); ok {
+			nodes = append(nodes, key)
+			return nil
+		}
+		return unlink(key)
 	})
+	if err != nil {
+		return err
+	}
+	slices.SortStableFunc(nodes, func(a, b string) int { return cmp.Compare(len(a), len(b)) })
+	for _, key := range nodes {
+		if err := unlink(key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // commentSearchDoc is the document of a comment.

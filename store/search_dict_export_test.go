@@ -7,8 +7,9 @@ import (
 	"github.com/agora/agora/internal/rdb"
 )
 
-// SearchDictAddForTest puts words into bucket b's dictionary of comments with the writes' script
-// (search_dict_add.lua) and returns how many it put in (those not there already).
+// SearchDictAddForTest puts words into bucket b's dictionary of comments as the writes do
+// (search_dict_add.lua, then splitSearchDictNodesOf for the nodes it left past searchDictMax) and
+// returns how many it put in (those not there already).
 func (s *Store) SearchDictAddForTest(ctx context.Context, b int, words ...string) (int, error) {
 	added := 0
 	for ws := range slices.Chunk(words, 50) {
@@ -20,11 +21,14 @@ func (s *Store) SearchDictAddForTest(ctx context.Context, b int, words ...string
 		if err != nil {
 			return added, err
 		}
-		n, err := replyInt(call.name, v)
+		n, over, err := searchDictAdded(v)
 		if err != nil {
 			return added, err
 		}
 		added += int(n)
+		if _, err := s.splitSearchDictNodesOf(ctx, over); err != nil {
+			return added, err
+		}
 	}
 	return added, nil
 }
@@ -70,3 +74,6 @@ func (s *Store) SearchDictNodesForTest(ctx context.Context, b int) ([]string, er
 func (s *Store) SplitSearchDictNodesForTest(ctx context.Context) (int, error) {
 	return s.splitSearchDictNodes(ctx)
 }
+
+// SearchBucketForTest returns the bucket of a term.
+func SearchBucketForTest(term string) int { return searchBucket(term) }

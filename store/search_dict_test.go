@@ -164,3 +164,121 @@ func TestMigrateSearchDictFromLayout5(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchDictionaryFullNodeNewGroup fills a node with the words of one child and then puts in
+// words whose next rune is new to the node: the new word's group, empty, leaves a mark, and the
+// writer then moves the node's largest group down, or the node grows past 128 members (a
+// skiplist on Redis) by one mark a new word.
+func TestSearchDictionaryFullNodeNewGroup(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		var words []string
+		for i := range 128 {
+			words = append(words, fmt.Sprintf("abz%d", i))
+		}
+		for _, r := range "qrstuvwxy" {
+			words = append(words, "ab"+string(r))
+		}
+		if n, err := f.s.SearchDictAddForTest(ctx, 0, words...); err != nil || n != len(words) {
+			t.Fatalf("put in %d words, %v; want %d", n, err, len(words))
+		}
+		checkNodeSizes(t, b, f.s)
+		checkExpansions(t, f.s, words, "ab", "abz", "abz1", "abq")
+	})
+}
+
+// TestMigrateSearchDictWideNode migrates a part of layout 5 whose words mostly differ in their
+// third rune (as a CJK vocabulary's do): moving a group of one word into a node of its own saves
+// nothing (its mark takes its place) and costs a key, so the migration moves only the groups of
+// two words or more, and every prefix still expands as before.
+func TestMigrateSearchDictWideNode(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		var words []string
+		for i := range 150 {
+			words = append(words, "日本"+string(rune(0x4E00+i))+"x")
+		}
+		for i := range 100 {
+			words = append(words, fmt.Sprintf("日本語%d", i))
+		}
+		if err := f.s.SearchDictAsLayout5ForTest(ctx, 0, words...); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.HSet(ctx, f.s.Options().Prefix+"{meta}:layout", "version", 5).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Migrate(ctx, 10*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		nodes, err := f.s.SearchDictNodesForTest(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(nodes) > 4 {
+			t.Errorf("%d nodes after the migration, want the root and 日本語's few: groups of one word moved for nothing", len(nodes))
+		}
+		checkExpansions(t, f.s, words, "日本", "日本語", "日本語1", "日本"+string(rune(0x4E00+7)), "日本"+string(rune(0x4E00+7))+"x")
+	})
+}
+
+// TestSearchDictionaryFullNodeThroughWrites writes comments whose words fill a node of bucket 0
+// with one group and then bring it words of new groups, through the writes' own path (the
+// search index's second step): the node stays within 128 members.
+func TestSearchDictionaryFullNodeThroughWrites(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		post := f.post(alice, "dictionary")
+		var full, fresh []string
+		for i := 0; len(full) < 128; i++ {
+			if w := fmt.Sprintf("abz%d", i); store.SearchBucketForTest(w) == 0 {
+				full = append(full, w)
+			}
+		}
+		for r := 'a'; r < 'z'; r++ {
+			if w := "ab" + string(r) + "x"; store.SearchBucketForTest(w) == 0 {
+				fresh = append(fresh, w)
+			}
+		}
+		for _, words := range [][]string{full, fresh} {
+			if _, err := f.s.CreateComment(ctx, store.UserKey(alice), store.NewComment{PostID: post.ID, Body: strings.Join(words, " ")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkNodeSizes(t, b, f.s)
+		words := append(slices.Clone(full), fresh...)
+		checkExpansions(t, f.s, words, "ab", "abz", "abz1", fresh[0])
+	})
+}
+
+// checkNodeSizes fails for each node of bucket 0's dictionary of more than 128 members.
+func checkNodeSizes(t *testing.T, b storetest.Backend, s *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	nodes, err := s.SearchDictNodesForTest(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if c := b.Client.ZCard(ctx, n).Val(); c > 128 {
+			t.Errorf("node %s holds %d members, want 128 at most", n, c)
+		}
+	}
+}
+
+// checkExpansions fails for each of prefixes that does not expand in bucket 0 to what words say.
+func checkExpansions(t *testing.T, s *store.Store, words []string, prefixes ...string) {
+	t.Helper()
+	for _, p := range prefixes {
+		got, err := s.SearchDictExpandForTest(context.Background(), 0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := wantExpansions(words, p); !slices.Equal(got, want) {
+			t.Errorf("%q expands to %q, want %q", p, got, want)
+		}
+	}
+}

@@ -13,7 +13,9 @@ redis.call('INCR', KEYS[#KEYS])
 local n = 0
 for i = 1, #KEYS - 1 do
   local h = KEYS[i]
-  if redis.call('HEXISTS', h, 'm') == 1 then
+  if redis.call('HGET', h, 'deleted') == '1' then
+    -- A tombstone keeps no name (delete_comment); the caller read the comment before it was one.
+  elseif redis.call('HEXISTS', h, 'm') == 1 then
     -- A packed comment (layout 6, lib/comment_meta) keeps its name in n, its author in a without one.
     local t = cmeta(h)
     if t.author == ARGV[2 * i - 1] and not t.aname then
