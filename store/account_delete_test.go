@@ -512,18 +512,7 @@ func TestTombstonesKeepNoName(t *testing.T) {
 				ctx := context.Background()
 				prefix := storetest.Prefix()
 				s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
-				signUp(t, s, "Ann", "bob")
-				post, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "curlew"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				c, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "by ann"})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: post.ID, ParentID: c.ID, Body: "a reply"}); err != nil {
-					t.Fatal(err)
-				}
+				c := commentWithReply(t, s)
 				if err := tc.delete(ctx, s, c.ID); err != nil {
 					t.Fatal(err)
 				}
@@ -553,4 +542,24 @@ func TestTombstonesKeepNoName(t *testing.T) {
 			})
 		})
 	}
+}
+
+// commentWithReply signs up Ann and bob and returns Ann's comment on a post of bob's, which bob
+// has replied to: deleted, it stays in the tree as a tombstone.
+func commentWithReply(t *testing.T, s *store.Store) *store.Comment {
+	t.Helper()
+	ctx := context.Background()
+	signUp(t, s, "Ann", "bob")
+	post, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "curlew"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "by ann"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: post.ID, ParentID: c.ID, Body: "a reply"}); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -214,18 +214,7 @@ func TestPackTombstoneDropsName(t *testing.T) {
 		ctx := context.Background()
 		prefix := storetest.Prefix()
 		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
-		signUp(t, s, "Ann", "bob")
-		post, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "curlew"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "by ann"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: post.ID, ParentID: c.ID, Body: "a reply"}); err != nil {
-			t.Fatal(err)
-		}
+		c := commentWithReply(t, s)
 		if err := s.DeleteComment(ctx, "ann", c.ID); err != nil {
 			t.Fatal(err)
 		}
