@@ -21,9 +21,9 @@ import (
 // PrivateServer starts a redis-server for one test alone and stops it when the test ends, for
 // tests that disrupt their server (see Freeze). Like RealServer it skips the test when
 // redis-server is not on PATH, or fails it under REQUIRE_REAL_REDIS=1.
-func PrivateServer(t testing.TB) *Server {
+func PrivateServer(t testing.TB, extra ...string) *Server {
 	t.Helper()
-	s, err := StartServer()
+	s, err := StartServer(extra...)
 	if err != nil {
 		if os.Getenv("REQUIRE_REAL_REDIS") == "1" {
 			t.Fatalf("REQUIRE_REAL_REDIS=1 but no real redis: %v", err)
