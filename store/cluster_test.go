@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os/exec"
 	"slices"
@@ -37,6 +38,58 @@ func TestClusterOperations(t *testing.T) {
 	t.Run("half-migrated comment thread", func(t *testing.T) { testHalfMigratedThread(t, addrs) })
 	t.Run("resharding under load", func(t *testing.T) { testReshardingUnderLoad(t, addrs) })
 	t.Run("half-migrated search dictionary", func(t *testing.T) { testHalfMigratedSearchDict(t, addrs) })
+	t.Run("full", func(t *testing.T) { testFullCluster(t, cc) })
+}
+
+// testFullCluster fills every master of the cluster (maxmemory 1, noeviction) under a community
+// written with room: each of the community's next writes is refused with KindStorageFull, no
+// master's data changes (DEBUG DIGEST of each), and the site reads as before — TestFullRedis's
+// first part on a Cluster, where a write's atomic step and derived writes run on other masters.
+func testFullCluster(t *testing.T, cc *rdb.ClusterClient) {
+	ctx := context.Background()
+	clock := newStepClock()
+	c := newMoreCommunity()
+	s := c.newStore(t, storetest.Backend{Name: "cluster", Client: cc}, store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: 120})
+	c.run(t, s, clock, c.first())
+	settle(t, s)
+	before := c.render(t, s)
+	setMaxMemory := func(v string) {
+		t.Helper()
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *rdb.Client) error {
+			return m.ConfigSet(ctx, "maxmemory", v).Err()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	digests := func() map[string]string {
+		t.Helper()
+		var mu sync.Mutex
+		out := map[string]string{}
+		if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *rdb.Client) error {
+			d, err := m.Do(ctx, "debug", "digest").Text()
+			mu.Lock()
+			defer mu.Unlock()
+			out[m.Options().Addr] = d
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	setMaxMemory("1")
+	defer setMaxMemory("0")
+	d0 := digests()
+	for i, w := range newCommunityAfter(c).then() {
+		if err := w(ctx, s); !store.IsKind(err, store.KindStorageFull) {
+			t.Errorf("write %d on a full cluster: %v, want KindStorageFull", i, err)
+		}
+	}
+	if d := digests(); !maps.Equal(d, d0) {
+		t.Errorf("writes refused for OOM changed the data: digests %v, before %v", d, d0)
+	}
+	if got := c.render(t, s); got != before {
+		t.Errorf("reads on a full cluster differ:\n%s", lineDiff(got, before))
+	}
 }
 
 // testHalfMigratedSearchDict expands a prefix while its dictionary's slot is half migrated: the
