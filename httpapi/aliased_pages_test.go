@@ -83,3 +83,68 @@ func TestAliasedPagesShowTheirFields(t *testing.T) {
 		}
 	})
 }
+
+// TestWalkedPageEndCursorPagesOn reads a page of replies that the walk keeps, showing its end
+// cursor in pageInfo alone (no edges.cursor) beside an alias that shows no cursor at all, in
+// every sort (TOP, BEST and CONTROVERSIAL rank these few replies in the reader): the cursor is
+// the list's, and the page after it holds the replies that follow, none repeated.
+func TestWalkedPageEndCursorPagesOn(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		tok, _ := a.signUp("alice")
+		p := a.createPost(tok, "hello")
+		c := a.comment(tok, p, "", "top")
+		for range 4 {
+			a.comment(tok, p, c.ID, "reply")
+		}
+		for _, sort := range []string{"NEW", "OLD", "TOP", "BEST", "CONTROVERSIAL"} {
+			q := `query($p: ID!, $s: CommentSort) { post(id: $p) { comments(first: 5) { edges { node {
+				x: replies(first: 2, sort: $s) { edges { node { id } } }
+				y: replies(first: 2, sort: $s) { edges { node { id } } pageInfo { endCursor hasNextPage } } } } } } }`
+			var d struct {
+				Post struct {
+					Comments struct {
+						Edges []struct {
+							Node struct {
+								X, Y struct {
+									Edges    []struct{ Node struct{ ID string } }
+									PageInfo struct {
+										EndCursor   string
+										HasNextPage bool
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+			a.do("", q, map[string]any{"p": p, "s": sort}).decode(t, &d)
+			if len(d.Post.Comments.Edges) != 1 {
+				t.Fatalf("%s: %d top-level comments", sort, len(d.Post.Comments.Edges))
+			}
+			y := d.Post.Comments.Edges[0].Node.Y
+			if len(y.Edges) != 2 || y.PageInfo.EndCursor == "" || !y.PageInfo.HasNextPage {
+				t.Fatalf("%s: first page %+v", sort, y)
+			}
+			var next struct {
+				Comment struct {
+					Replies struct {
+						Edges []struct{ Node struct{ ID string } }
+					}
+				}
+			}
+			a.do("", `query($c: ID!, $s: CommentSort, $a: String) { comment(id: $c) { replies(first: 5, sort: $s, after: $a) {
+				edges { node { id } } } } }`, map[string]any{"c": c.ID, "s": sort, "a": y.PageInfo.EndCursor}).decode(t, &next)
+			seen := map[string]bool{y.Edges[0].Node.ID: true, y.Edges[1].Node.ID: true}
+			for _, e := range next.Comment.Replies.Edges {
+				if seen[e.Node.ID] {
+					t.Errorf("%s: %s on both pages", sort, e.Node.ID)
+				}
+				seen[e.Node.ID] = true
+			}
+			if len(seen) != 4 {
+				t.Errorf("%s: %d replies over both pages, want 4", sort, len(seen))
+			}
+		}
+	})
+}
