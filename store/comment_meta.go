@@ -18,25 +18,21 @@ import (
 // author beside its name save the names and the listpack's per-entry bytes: 248 → 184 bytes of
 // MEMORY USAGE for a typical comment. The names stay out of commentMetaField, which holds at most
 // 57 bytes, so that no field exceeds Redis's hash-max-listpack-value (64) and the hash stays a
-// listpack whatever the names' lengths (up to 32 each). Layout 5 kept each as a field of its own, named as commentOldNames (the parent in
+// listpack whatever the names' lengths (up to 32 each). Layout 5 kept each as a field of its own — parent, author, created, closes, depth, ord, aname (the parent in
 // stored form, 12 digits). Lua reads and writes them through scripts/lib/comment_meta.lua, Go
 // reads them through the functions here.
 //
 // Both shapes are read everywhere while a keyspace migrates (layout_comments.go): a hash with
-// commentMetaField is packed, and has none of commentOldNames; a hash without it is of layout 5.
+// commentMetaField is packed, and has none of layout 5's fields; a hash without it is of layout 5.
 // A removal marker (gone, see delete_comment.lua) keeps the shape of layout 5.
 
 // commentMetaField, commentAuthorField and commentNameField are the fields of a packed comment's
-// hash that hold what layout 5 kept in commentOldNames.
+// hash that hold what layout 5 kept in parent, author, created, closes, depth, ord and aname.
 const commentMetaField, commentAuthorField, commentNameField = "m", "a", "n"
 
 // commentMetaNames are the fields packed in commentMetaField, in their order there, named as
 // layout 5 named them.
 var commentMetaNames = [...]string{"parent", "created", "closes", "depth", "ord"}
-
-// commentOldNames are the fields of layout 5 that a packed hash keeps in commentMetaField,
-// commentAuthorField and commentNameField.
-var commentOldNames = [...]string{"parent", "author", "created", "closes", "depth", "ord", "aname"}
 
 // packedNameOf returns the field of a packed hash that holds field name of layout 5:
 // commentMetaField for those packed in it, "" for a field that keeps its name.

@@ -539,15 +539,6 @@ func (l *Loader) shownPageRead(key string, desc bool, sp span, w Window) read {
 	return pageRead(key, desc, sp, !w.NoTotal, !w.NoCursors, l.s.scripts.get("page"))
 }
 
-// shownPage loads what the response shows of the page of w; sp is w decoded.
-func (l *Loader) shownPage(ctx context.Context, key string, desc bool, sp span, w Window) (rawPage, error) {
-	cl, err := l.get(ctx, l.shownPageRead(key, desc, sp, w))
-	if err != nil {
-		return rawPage{}, err
-	}
-	return pageOf(cl, sp)
-}
-
 // tagOf returns the hash tag of a key, braces included ("{p:42}"), or "" when it has none.
 func tagOf(key string) string {
 	i := strings.IndexByte(key, '{')

@@ -127,21 +127,6 @@ func parseFilters(script string, reply any, checked time.Time) (*filterState, er
 	return st, nil
 }
 
-// refreshFilters reads the site filters in a round trip of their own when they are due to be
-// checked: for the rare writes that have no first round trip to carry them.
-func (s *Store) refreshFilters(ctx context.Context) error {
-	c, ok := s.filterCall()
-	if !ok {
-		return nil
-	}
-	at := s.now()
-	v, err := s.run(ctx, c.name, c.keys, c.args...)
-	if err != nil {
-		return err
-	}
-	return s.applyFilters(c.name, v, at)
-}
-
 // compiledFilters returns this process's copy of the filters (nil when it has none yet).
 func (s *Store) compiledFilters() (*wordFilter, FilterAction) {
 	st := s.filters.Load()
