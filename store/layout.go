@@ -19,7 +19,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 6
+const Layout = 7
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -119,6 +119,11 @@ var migrations = []Migration{
 				return err
 			}
 			_, err := s.splitSearchDictNodes(ctx)
+			return err
+		}},
+	{From: 6, Does: trimCountsDoes,
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.trimCommentCounts(ctx)
 			return err
 		}},
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 )
 
 // Hooks of the moderation of content for the external tests of package store_test.
@@ -139,8 +138,8 @@ func (s *Store) CheckThread(ctx context.Context, pid string) error {
 		if n == topLevel {
 			continue
 		}
-		if r := nd.h["replies"]; r != strconv.Itoa(len(want)) {
-			return fmt.Errorf("comment %s counts %s replies, its indexes hold %d", n, r, len(want))
+		if r := atoi64(nd.h["replies"]); r != int64(len(want)) { // missing: 0 (layout_counts.go)
+			return fmt.Errorf("comment %s counts %d replies, its indexes hold %d", n, r, len(want))
 		}
 		if h := atoi64(nd.h["held"]); h != int64(held) {
 			return fmt.Errorf("comment %s holds %d out of the tree, counts %d", n, held, h)

@@ -84,7 +84,7 @@ if parent ~= '0' then
   -- A removed comment takes no replies, and a deleted one out of the tree (see delete_comment) is
   -- no longer there to reply to.
   if redis.call('HGET', KEYS[4], 'removed') == '1' or
-    (redis.call('HGET', KEYS[4], 'deleted') == '1' and tonumber(redis.call('HGET', KEYS[4], 'replies')) == 0) then
+    (redis.call('HGET', KEYS[4], 'deleted') == '1' and creplies(KEYS[4]) == 0) then
     return redis.error_reply('NOTFOUND no such parent comment')
   end
   depth = tonumber(pd) + 1
@@ -110,7 +110,8 @@ local aname
 if ARGV[9] ~= '' then aname = ARGV[9] end
 cmeta_set(KEYS[9], {parent = parent, author = ARGV[3], created = ARGV[5], closes = ARGV[6], depth = depth,
   ord = ord, aname = aname})
-redis.call('HSET', KEYS[9], 'up', 0, 'down', 0, 'replies', 0, 'ver', 1)
+-- The counts up, down and replies start missing (0; see creplies).
+redis.call('HSET', KEYS[9], 'ver', 1)
 redis.call('ZADD', KEYS[5], ARGV[5], num)
 if kept then
   -- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).

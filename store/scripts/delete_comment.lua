@@ -69,7 +69,7 @@ if redis.call('HGET', c, 'removed') == '1' then
   redis.call('HINCRBY', c, 'ver', 1)
   return {'tombstone', 0}
 end
-if tonumber(redis.call('HGET', c, 'replies')) > 0 then
+if creplies(c) > 0 then
   redis.call('HINCRBY', post, 'comments', -1)
   unlive(c)
   redis.call('HINCRBY', post, 'ver', 1) -- its MOST_COMMENTS ranking moves
@@ -88,7 +88,7 @@ while true do
   if parent == '0' then break end
   local p = key(n + 1, 0)
   local tomb = redis.call('HGET', p, 'deleted') == '1' or redis.call('HGET', p, 'removed') == '1'
-  if tonumber(redis.call('HGET', p, 'replies')) > 1 or not tomb then break end
+  if creplies(p) > 1 or not tomb then break end
   n = n + 1
 end
 redis.call('HINCRBY', post, 'comments', -1)

@@ -75,7 +75,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   -- How far the change of place reaches, reading only: chain[1..n] leave (or re-enter) their
   -- parents' indexes.
   local n = 0
-  if tonumber(redis.call('HGET', c, 'replies')) == 0 then
+  if creplies(c) == 0 then
     n = 1
     while true do
       local parent = cmeta(key(n, 0)).parent
@@ -83,7 +83,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
       if parent == '0' then break end
       local pk = key(n + 1, 0)
       local tomb = redis.call('HGET', pk, 'deleted') == '1' or redis.call('HGET', pk, 'removed') == '1'
-      local r = tonumber(redis.call('HGET', pk, 'replies'))
+      local r = creplies(pk)
       -- A tombstone leaves with its last reply and comes back with its first.
       if not tomb or (remove and r ~= 1) or (not remove and r ~= 0) then break end
       n = n + 1

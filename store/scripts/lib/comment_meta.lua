@@ -92,3 +92,10 @@ local function cmeta_unname(h)
     redis.call('HDEL', h, 'aname')
   end
 end
+
+-- creplies returns the number of direct replies comment hash h counts. Since layout 7 a comment's
+-- counts (up, down, replies) are not written until they are first raised: a missing one is 0,
+-- and a comment that nobody voted on or replied to keeps a smaller listpack.
+local function creplies(h)
+  return tonumber(redis.call('HGET', h, 'replies') or '0')
+end
