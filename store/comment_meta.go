@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
@@ -51,9 +52,44 @@ func packedNameOf(name string) string {
 	return ""
 }
 
-// unpackCommentMeta returns the fields packed in m, in the order of commentMetaNames, "" for a
-// field left empty, the parent in stored form ("000000000004", or topLevel).
-func unpackCommentMeta(m string) (v [len(commentMetaNames)]string) {
+// Since layout 7 the times packed in commentMetaField are written short: created as "~" and its
+// milliseconds in base 36 ("~mwypb1rn", 9 bytes for 13), closes as "+" and its distance from
+// created in base 36 ("+a0b3k0" for seven days; "~" and its own time should it ever come before
+// created). That takes a typical comment's hash from an 80-byte listpack to a 64-byte one. A
+// value without either mark is decimal milliseconds, as layout 6 wrote them; every reader reads
+// both (metaMillis), and the migration from layout 6 rewrites the field (compact_comment.lua).
+
+// metaMillis returns the milliseconds of a created time as commentMetaField packs it: "~" and
+// base 36, or decimal (layout 6, and the fields of layout 5); 0 for "" or anything else.
+func metaMillis(s string) int64 {
+	if len(s) > 1 && s[0] == '~' {
+		n, _ := strconv.ParseInt(s[1:], 36, 64)
+		return n
+	}
+	return atoi64(s)
+}
+
+// packMillis writes ms as commentMetaField packs a time: "~" and base 36.
+func packMillis(ms int64) string { return "~" + strconv.FormatInt(ms, 36) }
+
+// unpackClosesMillis returns the milliseconds of closes packed beside created (both as
+// commentMetaField holds them): "+" and a distance from created in base 36, or a time
+// (metaMillis); ok is false for an empty closes.
+func unpackClosesMillis(closes, created string) (ms int64, ok bool) {
+	if closes == "" {
+		return 0, false
+	}
+	if len(closes) > 1 && closes[0] == '+' {
+		d, _ := strconv.ParseInt(closes[1:], 36, 64)
+		return metaMillis(created) + d, true
+	}
+	return metaMillis(closes), true
+}
+
+// rawCommentMeta returns the fields packed in m, in the order of commentMetaNames, as m holds
+// them: "" for a field left empty, the parent as in ids, the times marked (see metaMillis). It
+// allocates nothing: the values are parts of m.
+func rawCommentMeta(m string) (v [len(commentMetaNames)]string) {
 	rest := m
 	for i := range v {
 		f, r, ok := strings.Cut(rest, " ")
@@ -63,14 +99,29 @@ func unpackCommentMeta(m string) (v [len(commentMetaNames)]string) {
 		}
 		rest = r
 	}
+	return v
+}
+
+// unpackCommentMeta returns the fields packed in m, in the order of commentMetaNames, "" for a
+// field left empty, the parent in stored form ("000000000004", or topLevel) and the times in
+// decimal milliseconds, as layout 5 kept them.
+func unpackCommentMeta(m string) (v [len(commentMetaNames)]string) {
+	v = rawCommentMeta(m)
 	if p := v[0]; p != "" && p != topLevel {
 		v[0] = padNum(p)
+	}
+	created, closes := v[1], v[2]
+	if strings.HasPrefix(created, "~") {
+		v[1] = strconv.FormatInt(metaMillis(created), 10)
+	}
+	if ms, ok := unpackClosesMillis(closes, created); ok && (closes[0] == '+' || closes[0] == '~') {
+		v[2] = strconv.FormatInt(ms, 10)
 	}
 	return v
 }
 
-// packCommentMeta packs the fields v (in the order of commentMetaNames) as commentMetaField
-// holds them.
+// packCommentMeta packs the fields v (in the order of commentMetaNames, as unpackCommentMeta
+// returns them) as commentMetaField holds them, the times short.
 func packCommentMeta(v [len(commentMetaNames)]string) string {
 	parent := topLevel
 	if v[0] != "" {
@@ -78,8 +129,20 @@ func packCommentMeta(v [len(commentMetaNames)]string) string {
 	}
 	var b strings.Builder
 	b.WriteString(parent)
-	for _, f := range v[1:] {
+	created := metaMillis(v[1])
+	for i, f := range v[1:] {
 		b.WriteByte(' ')
+		switch {
+		case f == "":
+		case i == 0:
+			f = packMillis(created)
+		case i == 1:
+			if closes := metaMillis(f); closes >= created {
+				f = "+" + strconv.FormatInt(closes-created, 36)
+			} else {
+				f = packMillis(closes)
+			}
+		}
 		b.WriteString(f)
 	}
 	return b.String()

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/agora/agora/internal/rdb"
@@ -15,13 +16,16 @@ import (
 // names of a post's.
 func TestCommentMetaPacking(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		fields [len(commentMetaNames)]string
-		packed string
+		name    string
+		fields  [len(commentMetaNames)]string
+		packed  string
+		layout6 string // the same fields as layout 6 packed them: decimal times
 	}{
-		{"top level", [...]string{"0", "1764219362000", "1766811362000", "0", "17"}, "0 1764219362000 1766811362000 0 17"},
-		{"reply", [...]string{"000000000042", "1764219362000", "1766811362000", "3", "5"}, "42 1764219362000 1766811362000 3 5"},
-		{"no ord", [...]string{"000000000004", "1", "2", "1", ""}, "4 1 2 1 "},
+		{"top level", [...]string{"0", "1764219362000", "1766811362000", "0", "17"}, "0 ~migynnww +16v7k00 0 17", "0 1764219362000 1766811362000 0 17"},
+		{"reply", [...]string{"000000000042", "1764219362000", "1766811362000", "3", "5"}, "42 ~migynnww +16v7k00 3 5", "42 1764219362000 1766811362000 3 5"},
+		{"no ord", [...]string{"000000000004", "1", "2", "1", ""}, "4 ~1 +1 1 ", "4 1 2 1 "},
+		{"closes before created", [...]string{"000000000004", "100", "40", "1", "2"}, "4 ~2s ~14 1 2", "4 100 40 1 2"},
+		{"no closes", [...]string{"0", "100", "", "0", "3"}, "0 ~2s  0 3", "0 100  0 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := packCommentMeta(tc.fields); got != tc.packed {
@@ -30,10 +34,21 @@ func TestCommentMetaPacking(t *testing.T) {
 			if got := unpackCommentMeta(tc.packed); got != tc.fields {
 				t.Fatalf("unpacked %q, want %q", got, tc.fields)
 			}
+			if got := unpackCommentMeta(tc.layout6); got != tc.fields {
+				t.Fatalf("unpacked layout 6's %q: %q, want %q", tc.layout6, got, tc.fields)
+			}
+			for _, m := range []string{tc.packed, tc.layout6} {
+				var all [len(commentFields)]string
+				unpackCommentFields(all[:], m)
+				if got := metaMillis(all[3]); strconv.FormatInt(got, 10) != tc.fields[1] {
+					t.Errorf("the loader's read of %q: created %d, want %s", m, got, tc.fields[1])
+				}
+			}
 			names := []string{"depth", "up", "parent", "aname", "author", "created"}
 			want := []string{tc.fields[3], "3", tc.fields[0], "Ann", "ann", tc.fields[1]}
 			for shape, h := range map[string]map[string]string{
 				"packed":           {"m": tc.packed, "up": "3", "n": "Ann"},
+				"layout 6":         {"m": tc.layout6, "up": "3", "n": "Ann"},
 				"packed, a beside": {"m": tc.packed, "up": "3", "a": "ann", "n": "Ann"},
 				"layout 5": {"parent": tc.fields[0], "created": tc.fields[1], "closes": tc.fields[2], "depth": tc.fields[3],
 					"ord": tc.fields[4], "up": "3", "author": "ann", "aname": "Ann"},

@@ -121,9 +121,9 @@ var migrations = []Migration{
 			_, err := s.splitSearchDictNodes(ctx)
 			return err
 		}},
-	{From: 6, Does: trimCountsDoes,
+	{From: 6, Does: compactCommentsDoes,
 		run: func(ctx context.Context, s *Store) error {
-			_, err := s.trimCommentCounts(ctx)
+			_, err := s.compactComments(ctx)
 			return err
 		}},
 }

@@ -678,7 +678,7 @@ func commentFromFields(pid, postGID, num string, v []string) *Comment {
 		PostID:     postGID,
 		Deleted:    v[10] == "1",
 		Removed:    v[11] == "1",
-		CreatedAt:  fromMillis(atoi64(created)),
+		CreatedAt:  fromMillis(metaMillis(created)),
 		Depth:      int(atoi64(v[5])),
 		Upvotes:    int(atoi64(v[6])),
 		Downvotes:  int(atoi64(v[7])),
@@ -708,11 +708,17 @@ func commentFromHash(pid, num string, h map[string]string) *Comment {
 	return commentFromFields(pid, postID(pid), num, valuesOf(unpackCommentHash(h), commentFields[:]))
 }
 
-// unpackCommentFields puts the fields packed in m into all, the values of commentFields.
+// unpackCommentFields puts the fields packed in m into all, the values of commentFields: the
+// parent in stored form, created as m holds it (commentFromFields reads it with metaMillis), so
+// that a time written short costs the read no string.
 func unpackCommentFields(all []string, m string) {
-	for i, v := range unpackCommentMeta(m) {
+	v := rawCommentMeta(m)
+	if p := v[0]; p != "" && p != topLevel {
+		v[0] = padNum(p)
+	}
+	for i, x := range v {
 		if at := commentPacked[i]; at >= 0 {
-			all[at] = v
+			all[at] = x
 		}
 	}
 }

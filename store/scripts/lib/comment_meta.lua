@@ -19,8 +19,31 @@ local cmeta_names = {'parent', 'created', 'closes', 'depth', 'ord'}
 -- cmeta_old are the fields of layout 5 that layout 6 keeps in m, a and n.
 local cmeta_old = {'parent', 'author', 'created', 'closes', 'depth', 'ord', 'aname'}
 
+-- Since layout 7 the times in m are short (store/comment_meta.go): created as "~" and its
+-- milliseconds in base 36, closes as "+" and its distance from created in base 36 (or "~" and its
+-- own time, should it come before created). A time without a mark is decimal (layout 6). Scripts
+-- see them as decimal strings, whatever the shape.
+
+-- cmeta_b36 writes a whole number n >= 0 in base 36, lower case.
+local function cmeta_b36(n)
+  local digits, out = '0123456789abcdefghijklmnopqrstuvwxyz', ''
+  n = math.floor(n)
+  repeat
+    local d = n % 36
+    out = string.sub(digits, d + 1, d + 1) .. out
+    n = (n - d) / 36
+  until n == 0
+  return out
+end
+
+-- cmeta_ms returns the milliseconds of time s as m holds it ("~" and base 36, or decimal).
+local function cmeta_ms(s)
+  if string.sub(s, 1, 1) == '~' then return tonumber(string.sub(s, 2), 36) end
+  return tonumber(s)
+end
+
 -- cmeta_unpack returns the fields packed in m as a table (a field left empty is absent), the
--- parent in stored form.
+-- parent in stored form and the times in decimal.
 local function cmeta_unpack(m)
   local t, from = {}, 1
   for i = 1, #cmeta_names do
@@ -31,15 +54,34 @@ local function cmeta_unpack(m)
     from = sp + 1
   end
   if t.parent and t.parent ~= '0' then t.parent = string.rep('0', 12 - #t.parent) .. t.parent end
+  local created = t.created and cmeta_ms(t.created)
+  if t.closes then
+    if string.sub(t.closes, 1, 1) == '+' then
+      t.closes = string.format('%.0f', (created or 0) + tonumber(string.sub(t.closes, 2), 36))
+    else
+      t.closes = string.format('%.0f', cmeta_ms(t.closes))
+    end
+  end
+  if created then t.created = string.format('%.0f', created) end
   return t
 end
 
--- cmeta_pack packs the fields of table t (as cmeta returns them) into m's form.
+-- cmeta_pack packs the fields of table t (as cmeta returns them) into m's form, the times short.
 local function cmeta_pack(t)
   local v = {t.parent and string.format('%d', tonumber(t.parent)) or '0'}
+  local created = t.created and cmeta_ms(tostring(t.created)) or 0
   for i = 2, #cmeta_names do
-    local x = t[cmeta_names[i]]
-    v[i] = x and tostring(x) or ''
+    local name, x = cmeta_names[i], t[cmeta_names[i]]
+    if x == nil or x == '' then
+      v[i] = ''
+    elseif name == 'created' then
+      v[i] = '~' .. cmeta_b36(created)
+    elseif name == 'closes' then
+      local closes = cmeta_ms(tostring(x))
+      if closes >= created then v[i] = '+' .. cmeta_b36(closes - created) else v[i] = '~' .. cmeta_b36(closes) end
+    else
+      v[i] = tostring(x)
+    end
   end
   return table.concat(v, ' ')
 end

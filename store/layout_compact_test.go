@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,9 +9,9 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// zeroCounts counts the comments of ids whose hash holds a count (up, down, replies) of "0", and
-// fails on a hash without its version (no comment).
-func (th *modThread) zeroCounts(when string) int {
+// layout6Hashes counts the comments of ids whose hash is of layout 6 — decimal times in m, or a
+// count (up, down, replies) of "0" — and fails on a hash without its version (no comment).
+func (th *modThread) layout6Hashes(when string) int {
 	th.f.t.Helper()
 	n := 0
 	for name, id := range th.ids {
@@ -21,21 +22,21 @@ func (th *modThread) zeroCounts(when string) int {
 		if h["ver"] == "" {
 			th.f.t.Fatalf("%s: comment %s has no hash: %v", when, name, h)
 		}
-		if h["up"] == "0" || h["down"] == "0" || h["replies"] == "0" {
+		if !strings.Contains(h["m"], "~") || h["up"] == "0" || h["down"] == "0" || h["replies"] == "0" {
 			n++
 		}
 	}
 	return n
 }
 
-// TestMigrateCommentCounts writes a thread (replies, votes and a vote taken back, a tombstone, a
-// removed comment), then writes its comments' counts of 0 as layout 6 kept them, and migrates:
-// reads are the same before the step (a 0 reads as a missing count), writes beside it are right
+// TestMigrateCommentHashesToLayout7 writes a thread (replies, votes and a vote taken back, a tombstone, a
+// removed comment), then writes its comments' hashes as layout 6 kept them (decimal times, counts
+// of 0), and migrates: reads are the same before the step (a 0 reads as a missing count), writes beside it are right
 // (a reply to a comment whose replies is "0" or missing, a vote, the deletion of a comment that
-// has no replies, a removal and its restore), the step leaves no count of 0 and changes nothing
-// the second time, and reads stay the same after it and after Migrate. A comment written now
-// has no count of 0 at all.
-func TestMigrateCommentCounts(t *testing.T) {
+// has no replies, a removal and its restore), the step leaves no hash of layout 6 and changes nothing
+// the second time, and reads stay the same after it and after Migrate. A comment written now is of
+// layout 7 from the start.
+func TestMigrateCommentHashesToLayout7(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		prefix := storetest.Prefix()
 		f := &modFixture{fixture: newFixture(t, b, store.Options{Prefix: prefix})}
@@ -51,8 +52,8 @@ func TestMigrateCommentCounts(t *testing.T) {
 			{"t", "", ann}, {"t1", "t", bob}, {"r", "", bob}, {"v", "", ann}, {"w", "", ann}} {
 			th.add(c[0], c[1], c[2])
 		}
-		if n := th.zeroCounts("layout 7"); n != 0 {
-			t.Fatalf("layout 7 writes %d comments with a count of 0, want none", n)
+		if n := th.layout6Hashes("layout 7"); n != 0 {
+			t.Fatalf("layout 7 writes %d hashes of layout 6, want none", n)
 		}
 		if _, err := f.s.VoteComment(ctx, uk(bob), th.ids["a"], 1); err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func TestMigrateCommentCounts(t *testing.T) {
 		th.check()
 		want := th.readComments()
 
-		if err := f.s.ZeroCountsForTest(ctx, th.post.Key()); err != nil {
+		if err := f.s.Layout6CommentsForTest(ctx, th.post.Key()); err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 6).Err(); err != nil {
@@ -81,8 +82,8 @@ func TestMigrateCommentCounts(t *testing.T) {
 		if _, err := f.s.CheckLayout(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if n := th.zeroCounts("layout 6"); n != len(th.ids) {
-			t.Fatalf("layout 6: %d comments with a count of 0, want %d", n, len(th.ids))
+		if n := th.layout6Hashes("layout 6"); n != len(th.ids) {
+			t.Fatalf("layout 6: %d hashes of layout 6, want %d", n, len(th.ids))
 		}
 		sameComments(t, "before the migration", th.readComments(), want)
 		th.check()
@@ -109,12 +110,12 @@ func TestMigrateCommentCounts(t *testing.T) {
 		want = th.readComments()
 
 		for run, wantN := range []int{len(th.ids) - 1, 0} { // b1 was written without counts
-			n, err := f.s.TrimCommentCountsForTest(ctx)
+			n, err := f.s.CompactCommentsForTest(ctx)
 			if err != nil || n != wantN {
 				t.Fatalf("run %d changed %d hashes (%v), want %d", run, n, err, wantN)
 			}
-			if n := th.zeroCounts("after the step"); n != 0 {
-				t.Fatalf("run %d: %d comments with a count of 0 left", run, n)
+			if n := th.layout6Hashes("after the step"); n != 0 {
+				t.Fatalf("run %d: %d hashes of layout 6 left", run, n)
 			}
 			sameComments(t, "after the step", th.readComments(), want)
 			th.check()
