@@ -306,11 +306,13 @@ func (k keys) inThread(pid, num, suffix string) string {
 }
 
 // comment is a hash: m, the fields written once, packed as "<parent> <created> <closes> <depth>
-// <ord>" (parent as in ids, "0" for top level; created and closes in ms; ord the comment's
+// <ord>" (parent as in ids, "0" for top level; created as "~" and its ms in base 36, closes as "+"
+// and its distance from created in base 36, decimal ms in hashes of layout 6; ord the comment's
 // creation ordinal, see readstate.go, empty for a comment without one); n, the author's name (see
 // NamedAuthor), whose lower case is the author's user key; a, the author, only when the hash has
 // no name (unknown, or taken off by disown); then edited (ms, absent until edited), up, down,
-// replies (direct replies in the tree), ver, deleted ("1" on a tombstone, which has no body),
+// replies (direct replies in the tree; the three absent until first raised, see
+// layout_compact.go), ver, deleted ("1" on a tombstone, which has no body),
 // removed, removedVia, held and o (see replyMark). Its body is in commentBodies. A comment removed
 // for good leaves a short-lived marker instead: gone = "1" and author, so that a repeated delete
 // succeeds. See comment_meta.go.

@@ -288,6 +288,10 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.packComments(ctx); err != nil {
 		return st, err
 	}
+	// And those it wrote with decimal times and counts of 0 are compacted (layout_compact.go).
+	if _, err := s.compactComments(ctx); err != nil {
+		return st, err
+	}
 	// The search index is written anew, compact: the posts' loop below indexes every post.
 	if err := s.dropSearch(ctx, searchPosts, searchComments, searchGroupsKind); err != nil {
 		return st, err
