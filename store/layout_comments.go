@@ -28,12 +28,18 @@ var commentHashPattern = "{p:*}:c:" + strings.Repeat("[0-9]", commentNumWidth)
 // packComments packs the hash of every comment of layout 5 (the migration from layout 5) and
 // returns how many it packed.
 func (s *Store) packComments(ctx context.Context) (int, error) {
-	return s.scanScripts(ctx, s.k.prefix+commentHashPattern, "pack the comments' hashes",
+	return s.commentHashScripts(ctx, "pack_comment", "pack the comments' hashes")
+}
+
+// commentHashScripts runs script on the hash of every comment, one call each (in batches), and
+// returns the sum of their replies: how many hashes it changed. what names the step in errors.
+func (s *Store) commentHashScripts(ctx context.Context, script, what string) (int, error) {
+	return s.scanScripts(ctx, s.k.prefix+commentHashPattern, what,
 		func(key string) (scriptCall, bool) {
 			if _, _, ok := commentHashKey(s.k, key); !ok {
 				return scriptCall{}, false
 			}
-			return scriptCall{name: "pack_comment", keys: []string{key}}, true
+			return scriptCall{name: script, keys: []string{key}}, true
 		})
 }
 

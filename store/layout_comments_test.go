@@ -65,6 +65,29 @@ func (th *modThread) shapes(when string) (packed, unpacked int) {
 	return packed, unpacked
 }
 
+// newMigrationThread writes the thread the comment hashes' migrations start from: mia moderates
+// group go, where ann posted a thread with replies three deep (a, a1, a1x), top-level comments (b,
+// t with a reply t1, r) and one more top-level comment of ann's for each of more.
+func newMigrationThread(t *testing.T, b storetest.Backend, prefix string, more ...string) (th *modThread, ann, bob string) {
+	t.Helper()
+	f := &modFixture{fixture: newFixture(t, b, store.Options{Prefix: prefix})}
+	f.admin("root")
+	f.user("mia")
+	if err := f.s.SetModerator(f.ctx, "go", "mia"); err != nil {
+		t.Fatal(err)
+	}
+	ann, bob = f.user("ann"), f.user("bob")
+	th = &modThread{f: f, post: f.post(ann, "thread", "go"), ids: map[string]string{}}
+	for _, c := range [][3]string{{"a", "", ann}, {"a1", "a", bob}, {"a1x", "a1", ann}, {"b", "", bob},
+		{"t", "", ann}, {"t1", "t", bob}, {"r", "", bob}} {
+		th.add(c[0], c[1], c[2])
+	}
+	for _, name := range more {
+		th.add(name, "", ann)
+	}
+	return th, ann, bob
+}
+
 // TestMigrateCommentHashes writes a thread (replies, votes, an edit, a tombstone, a removed
 // comment), writes its comments' hashes as layout 5 kept them, and migrates: reads are the same
 // before the migration (it runs beside traffic), and writes on hashes of layout 5 (a reply, a
@@ -74,19 +97,8 @@ func (th *modThread) shapes(when string) (packed, unpacked int) {
 func TestMigrateCommentHashes(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		prefix := storetest.Prefix()
-		f := &modFixture{fixture: newFixture(t, b, store.Options{Prefix: prefix})}
-		ctx := f.ctx
-		f.admin("root")
-		f.user("mia")
-		if err := f.s.SetModerator(ctx, "go", "mia"); err != nil {
-			t.Fatal(err)
-		}
-		ann, bob := f.user("ann"), f.user("bob")
-		th := &modThread{f: f, post: f.post(ann, "thread", "go"), ids: map[string]string{}}
-		for _, c := range [][3]string{{"a", "", ann}, {"a1", "a", bob}, {"a1x", "a1", ann}, {"b", "", bob},
-			{"t", "", ann}, {"t1", "t", bob}, {"r", "", bob}, {"v", "", ann}} {
-			th.add(c[0], c[1], c[2])
-		}
+		th, ann, bob := newMigrationThread(t, b, prefix, "v")
+		f, ctx := th.f, th.f.ctx
 		if _, err := f.s.VoteComment(ctx, uk(bob), th.ids["a"], 1); err != nil {
 			t.Fatal(err)
 		}

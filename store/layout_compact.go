@@ -23,11 +23,5 @@ const compactCommentsDoes = "write every comment's hash ({p:<id>}:c:<number>) wi
 // compactComments rewrites every comment's hash of layout 6 as layout 7 keeps it (the migration
 // from layout 6) and returns how many hashes it changed.
 func (s *Store) compactComments(ctx context.Context) (int, error) {
-	return s.scanScripts(ctx, s.k.prefix+commentHashPattern, "compact the comments' hashes",
-		func(key string) (scriptCall, bool) {
-			if _, _, ok := commentHashKey(s.k, key); !ok {
-				return scriptCall{}, false
-			}
-			return scriptCall{name: "compact_comment", keys: []string{key}}, true
-		})
+	return s.commentHashScripts(ctx, "compact_comment", "compact the comments' hashes")
 }

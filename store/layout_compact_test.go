@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
@@ -39,19 +38,8 @@ func (th *modThread) layout6Hashes(when string) int {
 func TestMigrateCommentHashesToLayout7(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		prefix := storetest.Prefix()
-		f := &modFixture{fixture: newFixture(t, b, store.Options{Prefix: prefix})}
-		ctx := f.ctx
-		f.admin("root")
-		f.user("mia")
-		if err := f.s.SetModerator(ctx, "go", "mia"); err != nil {
-			t.Fatal(err)
-		}
-		ann, bob := f.user("ann"), f.user("bob")
-		th := &modThread{f: f, post: f.post(ann, "thread", "go"), ids: map[string]string{}}
-		for _, c := range [][3]string{{"a", "", ann}, {"a1", "a", bob}, {"a1x", "a1", ann}, {"b", "", bob},
-			{"t", "", ann}, {"t1", "t", bob}, {"r", "", bob}, {"v", "", ann}, {"w", "", ann}} {
-			th.add(c[0], c[1], c[2])
-		}
+		th, ann, bob := newMigrationThread(t, b, prefix, "v", "w")
+		f, ctx := th.f, th.f.ctx
 		if n := th.layout6Hashes("layout 7"); n != 0 {
 			t.Fatalf("layout 7 writes %d hashes of layout 6, want none", n)
 		}
