@@ -16,9 +16,9 @@ import (
 // 5's votes hash of a comment ({p:17}:c:000000012345:votes), which the migration moves into the
 // buckets (layout_cvotes.go) instead.
 //
-// The migration from layout 5 renames every such key (shortenCommentKeys: a SCAN of the padded
-// names, one shorten_keys.lua call per key, pipelined), first of its steps, so that the steps
-// after it find every comment under its new name. Keys only move: RENAME keeps the value and
+// The migration from layout 5 renames every such key (shortenCommentKeys: thread by thread, then
+// what a SCAN of the padded names still finds), first of its steps, so that the steps after it
+// find every comment under its new name. Keys only move: RENAME keeps the value and
 // the TTL, and a key whose short name exists already is left (see shorten_keys.lua).
 //
 // Beside traffic, reads and writes stay exact by never reaching a thread before its keys have
@@ -32,10 +32,17 @@ import (
 // with no fallback and nothing to merge, and its scripts never create a short key while the
 // padded one exists. The cost is one script per thread a process touches first while the
 // migration runs, and a parse of the keys of each pipeline until then; once the process has seen
-// the migration finish (its own, or the version hash read at most every shortKeysRecheck) it is
-// none. A process of layout 5 still running beside the migration loses sight of the comments of
-// the threads renamed (as it does of the packed hashes, layout_comments.go), and the comments it
-// writes get padded names: running the step again, once no such process is left, renames them.
+// the migration finish (its own rename step, or the version hash read at most every
+// shortKeysRecheck) it is none. A process of layout 5 still running beside the migration loses
+// sight of the comments of the threads renamed (as it does of the packed hashes,
+// layout_comments.go), and the comments it writes get padded names: running the step again (it
+// is Rebuild's too), once no such process is left, renames them.
+//
+// The other way, reads that fall back to the padded name where the short one is missing, would
+// take every read of a comment key (a dozen, in pipelines of different shapes) reading both names
+// and merging, and an empty reply order cannot tell a leaf from a parent not yet renamed: a
+// second round trip for every leaf until the migration ends. Renaming first keeps one way to
+// read and write.
 
 // shortKeysDoes is what the step does, for `agora migrate --dry-run`.
 const shortKeysDoes = "rename every comment's hash and reply orders ({p:<id>}:c:000000000004, :rt, :rs, :rb, :rc) " +
@@ -92,49 +99,64 @@ func (k keys) shortenPairs(keys []string, pid, num string) []string {
 }
 
 // shortenCommentKeys renames every comment key of layout 5 to its name of layout 6 (the
-// migration from layout 5) and returns how many it renamed.
+// migration from layout 5, and a step of Rebuild for the keys a process of layout 5 wrote after
+// it) and returns how many it renamed. It lists the threads first (their ids sets) and renames
+// each (shortenThread), then renames what a SCAN of the padded names still finds (a removal
+// marker, out of its thread's ids set), collected before any is renamed: a SCAN is only sure to
+// return every key when the keys it walks stay put meanwhile.
 func (s *Store) shortenCommentKeys(ctx context.Context) (int, error) {
 	ctx = context.WithValue(ctx, shortKeysOwn{}, true)
-	var calls []scriptCall
-	renamed, both := 0, 0
-	flush := func() error {
-		if len(calls) == 0 {
-			return nil
+	var pids []string
+	err := s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
+		if pid, ok := threadPostKey(s.k.prefix, key); ok {
+			pids = append(pids, pid)
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list the threads: %w", err)
+	}
+	renamed, both := 0, 0
+	for _, pid := range pids {
+		r, b, err := s.shortenThread(ctx, pid, nil)
+		if err != nil {
+			return renamed, err
+		}
+		renamed, both = renamed+r, both+b
+	}
+	var left []scriptCall
+	pattern := s.k.prefix + "{p:*}:c:" + strings.Repeat("[0-9]", commentNumWidth) + "*"
+	err = s.scanKeys(ctx, pattern, func(key string) error {
+		if pid, num, suffix, ok := paddedCommentKey(s.k, key); ok {
+			left = append(left, scriptCall{name: "shorten_keys", keys: []string{key, s.k.inThread(pid, shortNum(num), suffix)}})
+		}
+		return nil
+	})
+	if err != nil {
+		return renamed, fmt.Errorf("list the comment keys left: %w", err)
+	}
+	for start := 0; start < len(left); start += scanScriptsBatch {
+		calls := left[start:min(start+scanScriptsBatch, len(left))]
 		vals, err := s.runScripts(ctx, calls)
 		if err != nil {
-			return fmt.Errorf("rename the comments' keys: %w", err)
+			return renamed, fmt.Errorf("rename the comments' keys: %w", err)
 		}
 		for i, v := range vals {
 			r, b, err := shortenReply(v)
 			if err != nil {
-				return fmt.Errorf("rename %s: %w", calls[i].keys[0], err)
+				return renamed, fmt.Errorf("rename %s: %w", calls[i].keys[0], err)
 			}
 			renamed, both = renamed+r, both+b
 		}
-		calls = calls[:0]
-		return nil
 	}
-	pattern := s.k.prefix + "{p:*}:c:" + strings.Repeat("[0-9]", commentNumWidth) + "*"
-	err := s.scanKeys(ctx, pattern, func(key string) error {
-		pid, num, suffix, ok := paddedCommentKey(s.k, key)
-		if !ok {
-			return nil
-		}
-		calls = append(calls, scriptCall{name: "shorten_keys", keys: []string{key, s.k.inThread(pid, shortNum(num), suffix)}})
-		if len(calls) >= scanScriptsBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
-	}
+	// Every key is renamed, and only a process of layout 5 names a key the old way: this process
+	// need not rename threads before it touches them any more.
+	s.shortKeysDone()
 	if both > 0 {
 		s.opts.Log.WarnContext(ctx, "comment keys under both names left as they are: a process of layout 5 wrote them "+
 			"beside the migration; this release reads the short ones", "keys", both)
 	}
-	return renamed, err
+	return renamed, nil
 }
 
 // shortenReply parses shorten_keys's reply.
@@ -185,7 +207,7 @@ func (s *Store) shortenTouched(ctx context.Context, keys []string) error {
 		return err
 	}
 	for pid, nums := range todo {
-		if err := s.shortenThread(ctx, pid, nums); err != nil {
+		if _, _, err := s.shortenThread(ctx, pid, nums); err != nil {
 			return err
 		}
 	}
@@ -234,11 +256,12 @@ func (s *Store) shortKeysDone() {
 
 // shortenThread renames the comment keys of layout 5 of post pid's thread: those of every
 // comment in its ids set, and of nums (comments the caller names, which may be out of it: a
-// removal marker), in batches of shortenBatch comments, then records the thread as renamed.
-func (s *Store) shortenThread(ctx context.Context, pid string, nums []string) error {
+// removal marker), in batches of shortenBatch comments, then records the thread as renamed. It
+// returns how many keys it renamed, and how many it left because both names exist.
+func (s *Store) shortenThread(ctx context.Context, pid string, nums []string) (renamed, both int, err error) {
 	all, err := s.threadNums(ctx, pid)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	all = append(all, nums...)
 	for start := 0; start < len(all); start += shortenBatch {
@@ -248,21 +271,34 @@ func (s *Store) shortenThread(ctx context.Context, pid string, nums []string) er
 		}
 		v, err := s.run(ctx, "shorten_keys", keys)
 		if err != nil {
-			return fmt.Errorf("rename the comment keys of post %s: %w", pid, err)
+			return renamed, both, fmt.Errorf("rename the comment keys of post %s: %w", pid, err)
 		}
-		if _, _, err := shortenReply(v); err != nil {
-			return err
+		r, b, err := shortenReply(v)
+		if err != nil {
+			return renamed, both, err
 		}
+		renamed, both = renamed+r, both+b
 	}
 	s.shortThreads.Store(pid, struct{}{})
-	return nil
+	return renamed, both, nil
 }
 
 // shortenThreadOf is shortenTouched for a read of comment num of post pid that goes to Redis
-// alone, outside any pipeline (commentFieldsNow).
+// alone, outside any pipeline (commentFieldsNow), ahead of a deletion or a moderation notice. It
+// renames the comment's own keys even in a thread renamed already: a comment removed for good
+// before the upgrade leaves a short-lived marker out of the ids set (see keys.go comment), which
+// the thread's renaming does not see, and a repeated deletion must find it.
 func (s *Store) shortenThreadOf(ctx context.Context, pid, num string) error {
 	if !s.paddedCommentKeys.Load() {
 		return nil
 	}
-	return s.shortenTouched(ctx, []string{s.k.comment(pid, num)})
+	if err := s.shortenTouched(ctx, []string{s.k.comment(pid, num)}); err != nil || !s.paddedCommentKeys.Load() {
+		return err
+	}
+	v, err := s.run(context.WithValue(ctx, shortKeysOwn{}, true), "shorten_keys", s.k.shortenPairs(nil, pid, num))
+	if err != nil {
+		return fmt.Errorf("rename the keys of comment %s: %w", commentID(pid, num), err)
+	}
+	_, _, err = shortenReply(v)
+	return err
 }

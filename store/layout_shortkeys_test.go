@@ -71,7 +71,8 @@ func (st *shortKeysThread) keysOf() (padded, short []string) {
 
 // TestMigrateShortCommentKeys writes threads, renames their comment keys to layout 5's names (by
 // the padded number), and migrates: every listing reads the same before the migration (the first
-// read of a thread renames it), with writes during it (a reply that brings a parent of layout 5 to
+// read of a thread renames it; a repeated deletion of a comment removed for good before it finds
+// its marker), with writes during it (a reply that brings a parent of layout 5 to
 // its reply orders, votes, a deletion) on a thread nothing had read, after a run cut in the
 // middle, and after it; no key keeps its padded name, and a second run renames nothing.
 func TestMigrateShortCommentKeys(t *testing.T) {
@@ -82,6 +83,18 @@ func TestMigrateShortCommentKeys(t *testing.T) {
 		read := newShortKeysThread(t, th)
 		written := newShortKeysThread(t, newThreadOn(t, th, "written during the migration"))
 		cut := newShortKeysThread(t, newThreadOn(t, th, "renamed in part by a run cut off"))
+		// A comment removed for good leaves a marker, out of the ids set, that a repeated deletion
+		// finds.
+		doomed := read.add("author", nil, "doomed")
+		if err := th.s.DeleteComment(ctx, uk("author"), doomed.ID); err != nil {
+			t.Fatal(err)
+		}
+		read.want = read.lists()
+		doomedPid, doomedNum, _ := store.CommentKey(doomed.ID)
+		if err := b.Client.Rename(ctx, th.s.ThreadKeyForTest(doomedPid, doomedNum, ""),
+			th.s.PaddedThreadKeyForTest(doomedPid, doomedNum, "")).Err(); err != nil {
+			t.Fatalf("the removal marker: %v", err)
+		}
 		// Layout 5: every comment key of the three threads by the padded number.
 		for _, st := range []*shortKeysThread{read, written, cut} {
 			if n, err := th.s.PadThreadKeysForTest(ctx, st.post.Key()); err != nil || n == 0 {
@@ -101,8 +114,14 @@ func TestMigrateShortCommentKeys(t *testing.T) {
 		// Reads before the migration: the same, and the thread read is renamed whole.
 		read.same("before the migration")
 		read.check()
+		if padded, _ := read.keysOf(); len(padded) != 1 {
+			t.Errorf("a thread read keeps padded keys %v, want the removal marker's alone", padded)
+		}
+		if err := th.s.DeleteComment(ctx, uk("author"), doomed.ID); err != nil {
+			t.Errorf("a repeated deletion of a comment removed before the migration: %v", err)
+		}
 		if padded, _ := read.keysOf(); len(padded) != 0 {
-			t.Errorf("a thread read keeps padded keys: %v", padded)
+			t.Errorf("padded keys left after the repeated deletion: %v", padded)
 		}
 
 		// Writes before the migration reaches a thread nothing has read.
