@@ -106,15 +106,9 @@ func (k keys) shortenPairs(keys []string, pid, num string) []string {
 // return every key when the keys it walks stay put meanwhile.
 func (s *Store) shortenCommentKeys(ctx context.Context) (int, error) {
 	ctx = context.WithValue(ctx, shortKeysOwn{}, true)
-	var pids []string
-	err := s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
-		if pid, ok := threadPostKey(s.k.prefix, key); ok {
-			pids = append(pids, pid)
-		}
-		return nil
-	})
+	pids, err := s.threadPosts(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("list the threads: %w", err)
+		return 0, err
 	}
 	renamed, both := 0, 0
 	for _, pid := range pids {
@@ -157,6 +151,21 @@ func (s *Store) shortenCommentKeys(ctx context.Context) (int, error) {
 			"beside the migration; this release reads the short ones", "keys", both)
 	}
 	return renamed, nil
+}
+
+// threadPosts lists the posts that have a thread (an ids set), by a SCAN.
+func (s *Store) threadPosts(ctx context.Context) ([]string, error) {
+	var pids []string
+	err := s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
+		if pid, ok := threadPostKey(s.k.prefix, key); ok {
+			pids = append(pids, pid)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the threads: %w", err)
+	}
+	return pids, nil
 }
 
 // shortenReply parses shorten_keys's reply.
