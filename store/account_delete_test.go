@@ -523,7 +523,7 @@ func TestTombstonesKeepNoName(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				h, err := b.Client.HGetAll(ctx, prefix+"{p:"+pid+"}:c:"+num).Result()
+				h, err := b.Client.HGetAll(ctx, s.ThreadKeyForTest(pid, num, "")).Result()
 				if err != nil {
 					t.Fatal(err)
 				}

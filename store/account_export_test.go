@@ -308,8 +308,7 @@ func exportStreamsFlat(t *testing.T, b storetest.Backend) {
 				if len(removed) == 0 {
 					p.ZAdd(ctx, prefix+"{u:"+user+"}:posts", rdb.Z{Score: at, Member: pid})
 				}
-				num := fmt.Sprintf("%012d", 1)
-				p.HSet(ctx, prefix+"{p:"+pid+"}:c:"+num, append([]any{"parent", "0", "author", user, "body", body,
+				p.HSet(ctx, prefix+"{p:"+pid+"}:c:1", append([]any{"parent", "0", "author", user, "body", body,
 					"created", created, "depth", 0, "ver", 1}, removed...)...)
 				p.HSet(ctx, prefix+"{u:"+user+"}:comments:ver", pid+":1", 1)
 				if len(removed) == 0 {

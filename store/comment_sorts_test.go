@@ -155,7 +155,7 @@ func (th *thread) checkVoteOrders(b storetest.Backend, parent *store.Comment, by
 		if parent != nil {
 			num = commentNum(parent.ID)
 		}
-		key := th.prefix + "{p:" + th.post.Key() + "}:c:" + num + tc.suffix
+		key := th.s.ThreadKeyForTest(th.post.Key(), num, tc.suffix)
 		n, err := b.Client.ZCard(ctx, key).Result()
 		if err != nil {
 			th.t.Fatal(err)
@@ -269,14 +269,13 @@ func TestCommentVoteOrdersBackfilledByRebuild(t *testing.T) {
 		// without votes, older than the fixture's), then, as written before the orders existed,
 		// every BEST and CONTROVERSIAL set missing.
 		th.padTop(top)
-		thread := th.prefix + "{p:" + th.post.Key() + "}:c:"
 		var gone []string
 		for _, c := range append(slices.Collect(maps.Values(top)), nil) {
 			num := "0" // the post's top-level orders
 			if c != nil {
 				num = commentNum(c.ID)
 			}
-			gone = append(gone, thread+num+":rb", thread+num+":rc")
+			gone = append(gone, th.s.ThreadKeyForTest(th.post.Key(), num, ":rb"), th.s.ThreadKeyForTest(th.post.Key(), num, ":rc"))
 		}
 		for _, k := range gone {
 			if err := b.Client.Del(ctx, k).Err(); err != nil {

@@ -371,6 +371,9 @@ func (s *Store) removalChain(ctx context.Context, pid, num string) ([]string, er
 // which climb, given its replies and whether it is a tombstone (deleted or removed), is false.
 func (s *Store) ancestorChain(ctx context.Context, pid, num string, climb func(replies int64, tomb bool) bool) ([]string, error) {
 	chain := []string{num}
+	if err := s.shortenThreadOf(ctx, pid, num); err != nil { // read alone (layout_shortkeys.go)
+		return nil, err
+	}
 	v, err := s.commentFieldsNow(ctx, pid, num, "parent")
 	if err != nil {
 		return nil, err

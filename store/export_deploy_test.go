@@ -1,8 +1,10 @@
 package store
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 )
 
 // Key names for the deployment tests of package store_test (cluster, failover, rebuild).
@@ -37,8 +39,8 @@ func (s *Store) CommentVoteForTest(pid, num, voter string) (key, field string) {
 // ThreadKeyForTest returns the key of comment num (as in ids, "4"; "0" for the post) of post pid,
 // with suffix appended (":rt", ":rs", ":votes" (layout 5's votes) or "").
 func (s *Store) ThreadKeyForTest(pid, num, suffix string) string {
-	if num != topLevel {
-		num = padNum(num)
+	if suffix == ":votes" {
+		return s.k.legacyCommentVotes(pid, padNum(num))
 	}
 	return s.k.comment(pid, num) + suffix
 }
@@ -54,4 +56,40 @@ func PHCForTest(compact string) string {
 	m, t, p, salt, key, _ := decodeHash(compact)
 	return fmt.Sprintf("$argon2id$v=19$m=%d,t=%d,p=%d$%s$%s", m, t, p,
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
+}
+
+// PaddedThreadKeyForTest is ThreadKeyForTest as layouts before 6 named the key: by the number in
+// stored form ("{p:17}:c:000000000004:rt").
+func (s *Store) PaddedThreadKeyForTest(pid, num, suffix string) string {
+	return s.k.inThread(pid, padNum(num), suffix)
+}
+
+// PadThreadKeysForTest renames the keys of every comment of post pid's thread (its hash and its
+// reply orders) to their names of layouts before 6, by the padded number, as a keyspace of layout
+// 5 holds them, and returns how many it renamed.
+func (s *Store) PadThreadKeysForTest(ctx context.Context, pid string) (int, error) {
+	nums, err := s.threadNums(ctx, pid)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, num := range nums {
+		for _, suffix := range commentKeySuffixes {
+			short, padded := s.k.inThread(pid, shortNum(num), suffix), s.k.inThread(pid, num, suffix)
+			ok, err := s.rdb.RenameNX(ctx, short, padded).Result()
+			if err != nil && !isNil(err) && !strings.Contains(err.Error(), "no such key") {
+				return n, err
+			}
+			if ok {
+				n++
+			}
+		}
+	}
+	return n, nil
+}
+
+// ShortenCommentKeysForTest runs the comment keys' step of the migration from layout 5 and
+// returns how many keys it renamed.
+func (s *Store) ShortenCommentKeysForTest(ctx context.Context) (int, error) {
+	return s.shortenCommentKeys(ctx)
 }

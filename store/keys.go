@@ -290,17 +290,25 @@ func (k keys) sfwGroupDir() groupDir {
 	return groupDir{pop: tag + ":pop", new: tag + ":new", active: tag + ":active", name: tag + ":name", ver: tag + ":ver"}
 }
 
-// A post's comment thread lives in the post's hash slot. Comments are numbered per post; inside
-// Redis a comment number is written with 12 digits ("000000000004"), so that the members of the
-// reply indexes sort by number bytewise and name the comment hash directly. The number "0" stands
-// for the post itself: its reply indexes hold the top-level comments. The comment scripts derive
-// these keys from thread(pid), so the names here and in store/scripts/*comment*.lua must agree.
+// A post's comment thread lives in the post's hash slot. Comments are numbered per post. The
+// members of the reply indexes write a comment number with 12 digits ("000000000004", the stored
+// form), so that they sort by number bytewise; a comment's own keys (its hash, its reply orders)
+// name it as its thread's ids set does, without the zeros ("{p:17}:c:4", "{p:17}:c:4:rt"): a key
+// of up to 28 bytes takes Redis a 32-byte allocation where the padded one took 48 (layout 6; see
+// layout_shortkeys.go, which renames the keys of earlier layouts). A script turns a member into
+// its comment's key by dropping the zeros (scripts/lib/reply_orders.lua). The number "0" stands
+// for the post itself: its reply indexes hold the top-level comments. The thread's named keys
+// (ids, body, live, v<bucket>, idem:<digest>) start with a letter, so that none is ever a
+// comment's: keep every new one so. The comment scripts take these keys in KEYS, so the names
+// here and in store/scripts/*comment*.lua must agree.
 
 // thread is the prefix of every key of a post's comment thread (not a key itself).
 func (k keys) thread(pid string) string { return k.inThread(pid, "", "") }
 
 // inThread is thread(pid) + num + suffix, built in one allocation: a thread page names a thousand
-// keys of its thread (TestThreadKeys holds it to thread).
+// keys of its thread (TestThreadKeys holds it to thread). num is a comment's short number or a
+// named key's name; the keys of a comment pass their number through shortNum (which does not
+// allocate).
 func (k keys) inThread(pid, num, suffix string) string {
 	return k.prefix + "{p:" + pid + "}:c:" + num + suffix
 }
@@ -323,12 +331,12 @@ func (k keys) inThread(pid, num, suffix string) string {
 // takes both: a hash with m is packed and has none of those fields; one without m is of layout 5
 // (or a removal marker). Scripts read them only through scripts/lib/comment_meta.lua, Go through
 // comment_meta.go; a script that rewrites the name (name_authors, disown) keeps the hash's shape.
-func (k keys) comment(pid, num string) string { return k.inThread(pid, num, "") }
+func (k keys) comment(pid, num string) string { return k.inThread(pid, shortNum(num), "") }
 
 // commentIn returns head, the key of comment num of post pid, and tail, as one string made in
 // one allocation, and the key as a part of it: a loader read's cache key holds its Redis key.
 func (k keys) commentIn(head, pid, num, tail string) (all, key string) {
-	all = head + k.prefix + "{p:" + pid + "}:c:" + num + tail
+	all = head + k.prefix + "{p:" + pid + "}:c:" + shortNum(num) + tail
 	return all, all[len(head) : len(all)-len(tail)]
 }
 
@@ -392,21 +400,23 @@ const commentVoteBucket = 8
 
 // repliesByTime is a sorted set of a comment's (or, for num "0", the post's) direct replies scored
 // by creation time (ms); ties order by number. NEW reads it backwards, OLD forwards.
-func (k keys) repliesByTime(pid, num string) string { return k.inThread(pid, num, ":rt") }
+func (k keys) repliesByTime(pid, num string) string { return k.inThread(pid, shortNum(num), ":rt") }
 
 // repliesByTop is a sorted set of the same replies scored by net votes; ties order by number, so
 // read backwards it is "most net votes first, then newest". Only a parent with replyOrdersAt
 // replies or more keeps it, and the BEST and CONTROVERSIAL orders below (see replyMark); the
 // reader orders the replies of one with fewer from their votes (comment_orders.go).
-func (k keys) repliesByTop(pid, num string) string { return k.inThread(pid, num, ":rs") }
+func (k keys) repliesByTop(pid, num string) string { return k.inThread(pid, shortNum(num), ":rs") }
 
 // repliesByBest is a sorted set of the same replies scored by the lower bound of the Wilson score
 // interval of their votes (see Wilson); ties order by number, as in repliesByTop.
-func (k keys) repliesByBest(pid, num string) string { return k.inThread(pid, num, ":rb") }
+func (k keys) repliesByBest(pid, num string) string { return k.inThread(pid, shortNum(num), ":rb") }
 
 // repliesByControversy is a sorted set of the same replies scored by Controversy; ties order by
 // number, as in repliesByTop.
-func (k keys) repliesByControversy(pid, num string) string { return k.inThread(pid, num, ":rc") }
+func (k keys) repliesByControversy(pid, num string) string {
+	return k.inThread(pid, shortNum(num), ":rc")
+}
 
 // appendCommentKeys appends to keys the seven keys of comment num that delete_comment and
 // sweep_thread take for each comment they may drop: its hash, its votes bucket, its reply orders

@@ -31,7 +31,7 @@ func TestCommentHashesStayListpack(t *testing.T) {
 			t.Fatal(err)
 		}
 		pid, num, _ := store.CommentKey(c.ID)
-		enc, err := b.Client.ObjectEncoding(f.ctx, prefix+"{p:"+pid+"}:c:"+num).Result()
+		enc, err := b.Client.ObjectEncoding(f.ctx, f.s.ThreadKeyForTest(pid, num, "")).Result()
 		if err != nil || enc != "listpack" {
 			t.Fatalf("the comment's hash is encoded %q (%v), want listpack", enc, err)
 		}
@@ -75,15 +75,18 @@ func TestMigrateCommentBodies(t *testing.T) {
 		_ = reply
 
 		// Layout 2: every body in its comment's hash, no thread bodies, 12-digit numbers in the
-		// thread's ids.
+		// thread's ids and the comments' keys.
 		pid, _, _ := store.CommentKey(top)
+		if _, err := f.s.PadThreadKeysForTest(ctx, pid); err != nil {
+			t.Fatal(err)
+		}
 		bk, idsKey := prefix+"{p:"+pid+"}:c:body", prefix+"{p:"+pid+"}:c:ids"
 		if err := b.Client.Del(ctx, idsKey).Err(); err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {
 			_, num, _ := store.CommentKey(id)
-			key := prefix + "{p:" + pid + "}:c:" + num
+			key := f.s.PaddedThreadKeyForTest(pid, num, "")
 			body, err := b.Client.HGet(ctx, bk, num).Result()
 			if err != nil {
 				t.Fatalf("comment %s has no entry in the thread's bodies: %v", id, err)
@@ -136,7 +139,7 @@ func TestMigrateCommentBodies(t *testing.T) {
 		check("after the migration")
 		for id := range bodies {
 			_, num, _ := store.CommentKey(id)
-			if n, err := b.Client.HExists(ctx, prefix+"{p:"+pid+"}:c:"+num, "body").Result(); err != nil || n {
+			if n, err := b.Client.HExists(ctx, f.s.ThreadKeyForTest(pid, num, ""), "body").Result(); err != nil || n {
 				t.Errorf("comment %s still has a body in its hash after the migration (%v)", id, err)
 			}
 		}
@@ -145,7 +148,7 @@ func TestMigrateCommentBodies(t *testing.T) {
 		}
 		if b.Name != "miniredis" {
 			_, num, _ := store.CommentKey(top)
-			if enc, err := b.Client.ObjectEncoding(ctx, prefix+"{p:"+pid+"}:c:"+num).Result(); err != nil || enc != "listpack" {
+			if enc, err := b.Client.ObjectEncoding(ctx, f.s.ThreadKeyForTest(pid, num, "")).Result(); err != nil || enc != "listpack" {
 				t.Errorf("a migrated comment's hash is encoded %q (%v), want listpack", enc, err)
 			}
 		}

@@ -22,8 +22,10 @@ const packCommentsDoes = "write every comment's hash ({p:<id>}:c:<number>) with 
 	"created, closes, depth, ord) packed into one field m and its author's name as n, the author derived from " +
 	"it (a when the name is unknown), so that it is a smaller listpack (about 64 bytes less per comment)"
 
-// commentHashPattern matches the keys of comment hashes, among those of their threads.
-var commentHashPattern = "{p:*}:c:" + strings.Repeat("[0-9]", commentNumWidth)
+// commentHashPattern matches the keys of comment hashes, among those of their threads (and their
+// reply orders, which commentHashKey tells apart): the short names of layout 6, which the step
+// before this one gave them (layout_shortkeys.go).
+var commentHashPattern = "{p:*}:c:[1-9]*"
 
 // packComments packs the hash of every comment of layout 5 (the migration from layout 5) and
 // returns how many it packed.
@@ -44,15 +46,15 @@ func (s *Store) commentHashScripts(ctx context.Context, script, what string) (in
 }
 
 // commentHashKey returns the post ("17") and the comment number ("000000000004") of
-// "<prefix>{p:17}:c:000000000004", and false for any other key.
+// "<prefix>{p:17}:c:4", and false for any other key.
 func commentHashKey(k keys, key string) (pid, num string, ok bool) {
 	rest, ok := strings.CutPrefix(key, k.prefix+"{p:")
 	if !ok {
 		return "", "", false
 	}
 	pid, num, ok = strings.Cut(rest, "}:c:")
-	if !ok || !isDigits(pid) || len(num) != commentNumWidth || !isDigits(shortNum(num)) || key != k.comment(pid, num) {
+	if !ok || !isDigits(pid) || len(num) > commentNumWidth || !isDigits(num) || key != k.comment(pid, num) {
 		return "", "", false
 	}
-	return pid, num, true
+	return pid, padNum(num), true
 }

@@ -209,7 +209,7 @@ func TestPackedCommentStaysListpack(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		key := prefix + "{p:" + p.Key() + "}:c:" + commentNum(c.ID)
+		key := f.s.ThreadKeyForTest(p.Key(), commentNum(c.ID), "")
 		if enc, err := b.Client.ObjectEncoding(f.ctx, key).Result(); err != nil || enc != "listpack" {
 			h, _ := b.Client.HGetAll(f.ctx, key).Result()
 			t.Fatalf("the comment's hash %v is encoded %q (%v), want listpack", h, enc, err)
@@ -237,7 +237,7 @@ func TestPackTombstoneDropsName(t *testing.T) {
 		if err := s.UnpackThreadForTest(ctx, pid); err != nil {
 			t.Fatal(err)
 		}
-		key := prefix + "{p:" + pid + "}:c:" + num
+		key := s.ThreadKeyForTest(pid, num, "")
 		if err := b.Client.HSet(ctx, key, "aname", "Ann").Err(); err != nil { // as layout 5's deletion left it
 			t.Fatal(err)
 		}

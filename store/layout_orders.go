@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // replyOrdersDoes is what the migration from layout 5 does for the reply orders, for `agora
 // migrate --dry-run`.
@@ -20,15 +17,9 @@ const replyOrdersDoes = "keep the TOP, BEST and CONTROVERSIAL orders of a parent
 // parent as the first left it), safe beside traffic (each batch is one script on its thread's
 // slot), and what Rebuild does. It returns how many threads it went through.
 func (s *Store) migrateReplyOrders(ctx context.Context) (int, error) {
-	var pids []string
-	err := s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
-		if pid, ok := threadPostKey(s.k.prefix, key); ok {
-			pids = append(pids, pid)
-		}
-		return nil
-	})
+	pids, err := s.threadPosts(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("list the threads: %w", err)
+		return 0, err
 	}
 	for i, pid := range pids {
 		if _, err := s.rescoreThread(ctx, pid); err != nil {

@@ -12,12 +12,16 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// asLayout5 writes the reply orders of parent (nil for the top level) as layout 5 kept them:
+// asLayout5 writes the reply orders of parent (nil for the top level) as layout 5 kept them, with
+// the thread's keys named as layout 5 named them:
 // every parent with replies keeps TOP, BEST and CONTROVERSIAL, CONTROVERSIAL scored with
 // math.Pow (as C's pow scored it, up to the last bit), and no parent is marked.
 func (th *thread) asLayout5(parent *store.Comment) {
 	th.t.Helper()
 	ctx := context.Background()
+	if _, err := th.s.PadThreadKeysForTest(ctx, th.post.Key()); err != nil { // layout 5's names
+		th.t.Fatal(err)
+	}
 	num := "0"
 	mark := th.prefix + "{p:" + th.post.Key() + "}"
 	if parent != nil {

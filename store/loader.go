@@ -640,7 +640,8 @@ func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 		}
 		// A field goes by its address in nums, which never grows past its capacity for the first
 		// thread; a later thread's may grow, and what args hold still points at the same strings.
-		br.nums = append(br.nums, key[i:])
+		// The key names the comment by its short number, the bodies by the stored form (keys.go).
+		br.nums = append(br.nums, padNum(key[i:]))
 		br.args, br.calls = append(br.args, &br.nums[len(br.nums)-1]), append(br.calls, c)
 	}
 	return out

@@ -93,6 +93,9 @@ func (s *Store) runNotifyMod(ctx context.Context, j jobs.Job) error {
 			return fmt.Errorf("notice of action %s: %w", key, err)
 		}
 		rec.Post, rec.Comment = pid, shortNum(num)
+		if err := s.shortenThreadOf(ctx, pid, num); err != nil { // read alone (layout_shortkeys.go)
+			return fmt.Errorf("notice of action %s: %w", key, err)
+		}
 		v, err := s.commentFieldsNow(ctx, pid, num, "author")
 		if err != nil {
 			return fmt.Errorf("notice of action %s: %w", key, err)

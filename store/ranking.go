@@ -280,6 +280,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.movePostTexts(ctx); err != nil {
 		return st, err
 	}
+	// The comment keys such a process named by the padded number are renamed (layout_shortkeys.go),
+	// first: the steps below find comments by their short names.
+	if _, err := s.shortenCommentKeys(ctx); err != nil {
+		return st, err
+	}
 	// So do the votes a process of layout 5 wrote into a comment's own hash (layout_cvotes.go).
 	if _, err := s.bucketCommentVotes(ctx); err != nil {
 		return st, err

@@ -178,6 +178,19 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall, extra ...op)
 // pipeline's own failure (retries ran out, replicas did not acknowledge); the calls it left
 // without a reply carry it too.
 func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ...op) (out []any, errs []error, err error) {
+	if s.paddedCommentKeys.Load() { // a keyspace being migrated from layout 5 (layout_shortkeys.go)
+		var keys []string
+		for _, c := range calls {
+			keys = append(keys, c.keys...)
+		}
+		if err := s.shortenTouched(ctx, keys); err != nil {
+			errs = make([]error, len(calls))
+			for i := range errs {
+				errs[i] = err
+			}
+			return make([]any, len(calls)), errs, err
+		}
+	}
 	cmds := make([]*rdb.Cmd, len(calls))
 	// One slice for the pipeline, in its order: the extra ops marked before, the calls, the
 	// other extra ops (a post's search postings are a hundred of them).
@@ -266,5 +279,14 @@ func (o *op) Sent() [2]rdb.Cmder { return o.last }
 // pipeline sends ops through the store's runner, the one retry policy of every read and write
 // (see rdb.Pipeline); with wait, writes wait for Options.WaitReplicas replicas.
 func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
+	if s.paddedCommentKeys.Load() { // a keyspace being migrated from layout 5 (layout_shortkeys.go)
+		keys := make([]string, len(ops))
+		for i := range ops {
+			keys[i] = ops[i].key
+		}
+		if err := s.shortenTouched(ctx, keys); err != nil {
+			return err
+		}
+	}
 	return rdb.Pipeline(ctx, s.runner, ops, wait)
 }

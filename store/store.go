@@ -228,6 +228,14 @@ type Store struct {
 	// per comment: the keyspace was of a layout before 6 when CheckLayout read it, and this process
 	// has not migrated it past 5 (see layout_cvotes.go).
 	legacyCommentVotes atomic.Bool
+	// paddedCommentKeys says that comment keys may still be named by the padded number, as layout
+	// 5 named them: the keyspace was of a layout before 6 when CheckLayout read it, and this
+	// process has not seen the migration past 5 finish; shortThreads holds the posts whose threads
+	// this process has renamed meanwhile, and shortKeysChecked when it last read the version hash
+	// (Unix ms). See layout_shortkeys.go.
+	paddedCommentKeys atomic.Bool
+	shortThreads      sync.Map
+	shortKeysChecked  atomic.Int64
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses
 	// searchCommon is the terms this process knows to have more than one posting.

@@ -13,10 +13,17 @@ local function ordersKept(markKey)
   return redis.call('HGET', markKey, 'o') == '1'
 end
 
+-- replyKeyNum is comment number num (stored form, "000000000004", or short) as the comment's keys
+-- name it: "4" (store/keys.go, layout 6); "0" stays "0".
+local function replyKeyNum(num)
+  return string.format('%d', tonumber(num))
+end
+
 -- replyPrefix returns the prefix of the keys of the comments of the thread of the time order rt,
--- the order of parent number parent: a reply m's hash is replyPrefix(rt, parent) .. m.
+-- the order of parent number parent (either form): a reply m's hash is replyPrefix(rt, parent) ..
+-- replyKeyNum(m).
 local function replyPrefix(rt, parent)
-  return string.sub(rt, 1, #rt - #parent - 3)
+  return string.sub(rt, 1, #rt - #replyKeyNum(parent) - 3)
 end
 
 -- needsBuild reports whether adding one reply to the unmarked parent of time order rt brings it
@@ -27,7 +34,7 @@ local function needsBuild(rt, parent, have)
   if redis.call('ZCARD', rt) + 1 < replyOrdersAt then return false, false end
   local prefix = replyPrefix(rt, parent)
   for _, m in ipairs(redis.call('ZRANGE', rt, 0, -1)) do
-    if not have[prefix .. m] then return true, true end
+    if not have[prefix .. replyKeyNum(m)] then return true, true end
   end
   return true, false
 end
@@ -36,7 +43,7 @@ end
 local function buildOrders(rt, rs, rb, rc, parent, markKey)
   local prefix = replyPrefix(rt, parent)
   for _, m in ipairs(redis.call('ZRANGE', rt, 0, -1)) do
-    local net, best, con = commentScores(prefix .. m)
+    local net, best, con = commentScores(prefix .. replyKeyNum(m))
     redis.call('ZADD', rs, net, m)
     redis.call('ZADD', rb, best, m)
     redis.call('ZADD', rc, con, m)

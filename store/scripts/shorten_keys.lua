@@ -1,0 +1,26 @@
+-- shorten_keys: rename comment keys of layout 5, named by the padded number
+-- ({p:<id>}:c:000000000004, :rt, :rs, :rb, :rc), to the names of layout 6, by the short number
+-- ({p:<id>}:c:4, …; see store/keys.go and store/layout_shortkeys.go).
+-- KEYS     pairs of one thread: KEYS[2i-1] a key's padded name, KEYS[2i] its short name; then the
+--          revision counter
+-- Reply    {renamed, both}: how many keys it renamed, and how many pairs it left because both
+--          names exist (only a process of layout 5 writing beside the migration makes one; the
+--          short key is the one this release reads, and neither is lost).
+-- Writes   only KEYS: RENAME keeps a key's value and its TTL (a removal marker's).
+-- Repeat   a pair already renamed has no padded key: a second run replies {0, both} and changes
+--          nothing.
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
+--          that a cached response that read the aggregate is known to be stale (store/revisions.go).
+redis.call('INCR', KEYS[#KEYS])
+local renamed, both = 0, 0
+for i = 1, #KEYS - 1, 2 do
+  if redis.call('EXISTS', KEYS[i]) == 1 then
+    if redis.call('EXISTS', KEYS[i + 1]) == 0 then
+      redis.call('RENAME', KEYS[i], KEYS[i + 1])
+      renamed = renamed + 1
+    else
+      both = both + 1
+    end
+  end
+end
+return {renamed, both}
