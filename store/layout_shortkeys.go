@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Layout 5 named a comment's keys by its number in stored form, 12 digits: its hash
-// {p:17}:c:000000012345 and its reply orders {p:17}:c:000000012345:rt (:rs, :rb, :rc). Layout 6
+// Up to layout 6 a comment's keys were named by its number in stored form, 12 digits: its hash
+// {p:17}:c:000000012345 and its reply orders {p:17}:c:000000012345:rt (:rs, :rb, :rc). Layout 7
 // names them by the short number, as the thread's ids set does ({p:17}:c:12345; keys.go): with a
 // prefix like "agora:" the key is 22 bytes instead of 29, which Redis keeps in a 32-byte
 // allocation instead of a 48-byte one, 16 bytes less per comment hash and per reply order. The
@@ -16,24 +16,25 @@ import (
 // 5's votes hash of a comment ({p:17}:c:000000012345:votes), which the migration moves into the
 // buckets (layout_cvotes.go) instead.
 //
-// The migration from layout 5 renames every such key (shortenCommentKeys: thread by thread, then
-// what a SCAN of the padded names still finds), first of its steps, so that the steps after it
-// find every comment under its new name. Keys only move: RENAME keeps the value and
+// The migrations from layouts 5 and 6 rename every such key (shortenCommentKeys: thread by thread,
+// then what a SCAN of the padded names still finds), first of their steps, so that the steps after
+// it find every comment under its new name (from layout 6 it finds only the keys that layout 6
+// wrote: a keyspace migrated from layout 5 has none left). Keys only move: RENAME keeps the value and
 // the TTL, and a key whose short name exists already is left (see shorten_keys.lua).
 //
 // Beside traffic, reads and writes stay exact by never reaching a thread before its keys have
 // their new names: while the keyspace may still hold padded names (Store.paddedCommentKeys: the
-// layout was older than 6 when the process started, and it has not seen the migration finish),
+// layout was older than 7 when the process started, and it has not seen the migration finish),
 // every pipeline and every script call that names a key of a post's thread ({p:<id>}:c:…) first
 // renames that whole thread (shortenThread: its ids set's numbers and the comments the call names,
 // a bounded batch per script), once per thread and process (Store.shortThreads). Renaming only
 // moves keys from padded to short names, and no process of this release writes a padded name, so
-// a thread renamed stays renamed: the process then reads and writes it as any thread of layout 6,
+// a thread renamed stays renamed: the process then reads and writes it as any thread of layout 7,
 // with no fallback and nothing to merge, and its scripts never create a short key while the
 // padded one exists. The cost is one script per thread a process touches first while the
 // migration runs, and a parse of the keys of each pipeline until then; once the process has seen
 // the migration finish (its own rename step, or the version hash read at most every
-// shortKeysRecheck) it is none. A process of layout 5 still running beside the migration loses
+// shortKeysRecheck) it is none. A process of an earlier layout still running beside the migration loses
 // sight of the comments of the threads renamed (as it does of the packed hashes,
 // layout_comments.go), and the comments it writes get padded names: running the step again (it
 // is Rebuild's too), once no such process is left, renames them.
@@ -98,8 +99,8 @@ func (k keys) shortenPairs(keys []string, pid, num string) []string {
 	return keys
 }
 
-// shortenCommentKeys renames every comment key of layout 5 to its name of layout 6 (the
-// migration from layout 5, and a step of Rebuild for the keys a process of layout 5 wrote after
+// shortenCommentKeys renames every comment key of layouts 5 and 6 to its name of layout 7 (the
+// migrations from layouts 5 and 6, and a step of Rebuild for the keys a process of an earlier layout wrote after
 // it) and returns how many it renamed. It lists the threads first (their ids sets) and renames
 // each (shortenThread), then renames what a SCAN of the padded names still finds (a removal
 // marker, out of its thread's ids set), collected before any is renamed: a SCAN is only sure to
@@ -143,11 +144,11 @@ func (s *Store) shortenCommentKeys(ctx context.Context) (int, error) {
 			renamed, both = renamed+r, both+b
 		}
 	}
-	// Every key is renamed, and only a process of layout 5 names a key the old way: this process
+	// Every key is renamed, and only a process of an earlier layout names a key the old way: this process
 	// need not rename threads before it touches them any more.
 	s.shortKeysDone()
 	if both > 0 {
-		s.opts.Log.WarnContext(ctx, "comment keys under both names left as they are: a process of layout 5 wrote them "+
+		s.opts.Log.WarnContext(ctx, "comment keys under both names left as they are: a process of an earlier layout wrote them "+
 			"beside the migration; this release reads the short ones", "keys", both)
 	}
 	return renamed, nil
@@ -182,7 +183,7 @@ func shortenReply(v any) (renamed, both int, err error) {
 	return int(r), int(b), err
 }
 
-// shortenTouched renames the comment keys of layout 5 of every thread that keys name (see the
+// shortenTouched renames the padded comment keys of every thread that keys name (see the
 // top of this file) and that this process has not renamed yet: the first step of every pipeline
 // and script call while the keyspace may hold padded names, nothing otherwise.
 func (s *Store) shortenTouched(ctx context.Context, keys []string) error {
@@ -238,7 +239,7 @@ func threadKeyOf(k keys, key string) (pid, rest string, ok bool) {
 }
 
 // shortKeysFinished reads the version hash, at most every shortKeysRecheck, and reports whether
-// the migration from layout 5 has finished: then no key has a padded name left, and this process
+// the migration to layout 7 has finished: then no key has a padded name left, and this process
 // stops renaming (paddedCommentKeys).
 func (s *Store) shortKeysFinished(ctx context.Context) (bool, error) {
 	now := time.Now().UnixMilli()
@@ -263,7 +264,7 @@ func (s *Store) shortKeysDone() {
 	s.shortThreads.Clear()
 }
 
-// shortenThread renames the comment keys of layout 5 of post pid's thread: those of every
+// shortenThread renames the padded comment keys of post pid's thread: those of every
 // comment in its ids set, and of nums (comments the caller names, which may be out of it: a
 // removal marker), in batches of shortenBatch comments, then records the thread as renamed. It
 // returns how many keys it renamed, and how many it left because both names exist.

@@ -75,7 +75,14 @@ func (st *shortKeysThread) keysOf() (padded, short []string) {
 // its marker), with writes during it (a reply that brings a parent of layout 5 to
 // its reply orders, votes, a deletion) on a thread nothing had read, after a run cut in the
 // middle, and after it; no key keeps its padded name, and a second run renames nothing.
+// It runs from layout 5 and from layout 6, which wrote padded names too.
 func TestMigrateShortCommentKeys(t *testing.T) {
+	for _, from := range []int{5, 6} {
+		t.Run(fmt.Sprintf("from layout %d", from), func(t *testing.T) { testMigrateShortCommentKeys(t, from) })
+	}
+}
+
+func testMigrateShortCommentKeys(t *testing.T, from int) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		clock := tickingClock()
@@ -104,7 +111,7 @@ func TestMigrateShortCommentKeys(t *testing.T) {
 				t.Fatalf("short keys left in %s: %v", st.post.ID, short)
 			}
 		}
-		if err := b.Client.HSet(ctx, th.prefix+"{meta}:layout", "version", 5).Err(); err != nil {
+		if err := b.Client.HSet(ctx, th.prefix+"{meta}:layout", "version", from).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := th.s.CheckLayout(ctx); err != nil {
@@ -160,8 +167,8 @@ func TestMigrateShortCommentKeys(t *testing.T) {
 			}
 		}
 		ran, err := th.s.Migrate(ctx, 10*time.Millisecond)
-		if err != nil || len(ran) != store.Layout-5 || ran[0].From != 5 {
-			t.Fatalf("ran %+v, %v; want the migration from layout 5", ran, err)
+		if err != nil || len(ran) != store.Layout-from || ran[0].From != from {
+			t.Fatalf("ran %+v, %v; want the migrations from layout %d", ran, err, from)
 		}
 		for _, st := range []*shortKeysThread{read, written, cut} {
 			st.same("after the migration")
