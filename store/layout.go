@@ -104,7 +104,7 @@ var migrations = []Migration{
 			_, err := s.packSearchLists(ctx)
 			return err
 		}},
-	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes,
+	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes + "; " + foldUnreadDoes,
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.bucketCommentVotes(ctx); err != nil {
 				return err
@@ -118,7 +118,10 @@ var migrations = []Migration{
 			if _, err := s.fileReports(ctx); err != nil {
 				return err
 			}
-			_, err := s.splitSearchDictNodes(ctx)
+			if _, err := s.splitSearchDictNodes(ctx); err != nil {
+				return err
+			}
+			_, err := s.foldUnread(ctx)
 			return err
 		}},
 	{From: 6, Does: compactCommentsDoes,
@@ -413,6 +416,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	s.postBodiesInHashes.Store(st.Version > 0 && st.Version < 5)
 	s.legacyCommentVotes.Store(st.Version > 0 && st.Version < 6)
 	s.unpackedComments.Store(st.Version > 0 && st.Version < 6)
+	s.legacyUnread.Store(st.Version > 0 && st.Version < 6)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -548,6 +552,7 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		if m.From == 5 {
 			s.legacyCommentVotes.Store(false) // every comment vote is in its thread's buckets now
 			s.unpackedComments.Store(false)   // every comment hash is packed now
+			s.legacyUnread.Store(false)       // every inbox's read state is in its records now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

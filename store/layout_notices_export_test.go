@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/agora/agora/internal/rdb"
 )
 
-// NoticesAsLayout4 writes the records of uid's inbox back as layout 4 kept them (JSON), as a
-// keyspace of layout 4 has them, and returns how many it wrote.
+// NoticesAsLayout4 writes the records of uid's inbox back as layout 4 kept them (JSON, the unread
+// ids apart: UnreadAsLayout5), as a keyspace of layout 4 has them, and returns how many it wrote.
 func (s *Store) NoticesAsLayout4(ctx context.Context, uid UserKey) (int, error) {
+	if _, err := s.UnreadAsLayout5(ctx, uid); err != nil {
+		return 0, err
+	}
 	notes := s.k.inboxNotes(string(uid))
 	recs, err := s.rdb.HGetAll(ctx, notes).Result()
 	if err != nil {
@@ -31,3 +36,46 @@ func (s *Store) NoticesAsLayout4(ctx context.Context, uid UserKey) (int, error) 
 // PackNoticesForTest runs the step of the migration from layout 4 again: how many records it
 // packed.
 func (s *Store) PackNoticesForTest(ctx context.Context) (int, error) { return s.packNotices(ctx) }
+
+// UnreadAsLayout5 writes uid's inbox back as layout 5 kept it: its unread ids in a sorted set by
+// creation time ({n:<user>}:unread), every record in upper case, no count; it returns how many
+// were unread.
+func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
+	u := string(uid)
+	notes, legacy := s.k.inboxNotes(u), s.k.legacyInboxUnread(u)
+	recs, err := s.rdb.HGetAll(ctx, notes).Result()
+	if err != nil {
+		return 0, err
+	}
+	var unread []rdb.Z
+	for cause, raw := range recs {
+		if cause == unreadField {
+			continue
+		}
+		rec, ok := unpackNotice(cause, raw)
+		if !ok {
+			return 0, fmt.Errorf("unreadable record %s: %q", cause, raw)
+		}
+		if !rec.Unread {
+			continue
+		}
+		unread = append(unread, rdb.Z{Score: float64(rec.At), Member: cause})
+		rec.Unread = false
+		if err := s.rdb.HSet(ctx, notes, cause, rec.pack(cause)).Err(); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.rdb.HDel(ctx, notes, unreadField).Err(); err != nil {
+		return 0, err
+	}
+	if len(unread) > 0 {
+		if err := s.rdb.ZAdd(ctx, legacy, unread...).Err(); err != nil {
+			return 0, err
+		}
+	}
+	return len(unread), nil
+}
+
+// FoldUnreadForTest runs the step of the migration from layout 5 that folds the inboxes' unread
+// sets: how many records it marked unread.
+func (s *Store) FoldUnreadForTest(ctx context.Context) (int, error) { return s.foldUnread(ctx) }

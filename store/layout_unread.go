@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"strings"
+)
+
+// Layout 5 kept the ids of an inbox's unread notifications in a sorted set of their own
+// ({n:<user>}:unread, by creation time), its size the unread count: about 24 bytes a notification
+// beside the record (~37) and the inbox's entry (~24). Layout 6 keeps the read state in the record
+// (the kind's letter in lower case while unread; noticeRecord.pack) and the count in the field
+// "#u" of the inbox's hash (unreadField); the unread list is a walk of the inbox
+// (unread_page.lua). The migration from layout 5 folds each inbox's set into its records and count
+// and deletes it, one script per inbox (unread_fold.lua), safe beside traffic and to run again: an
+// inbox without the set is left alone.
+//
+// Meanwhile both shapes are read and written exactly: an inbox is of layout 5 while it has the set
+// and no count (lib/inbox_unread.lua), and notify.lua and mark_read.lua write it as layout 5 did;
+// unread_page.lua pages either; and a process that found the keyspace of layout 5 reads records
+// and counts with legacy_notes.lua, which reads either shape in one step, until it has migrated
+// the keyspace (Store.legacyUnread); the others read the records and the count alone. Readers
+// cannot meet an inbox half folded: each one is folded by one script. A process of layout 5 still
+// running beside the migration writes a folded inbox's new notifications read-looking, their ids
+// in a new set: running the step again (agora migrate's step, or rebuild) folds them in too.
+
+// foldUnreadDoes is what the step does, for `agora migrate --dry-run`.
+const foldUnreadDoes = "keep each notification's read state in its record (the kind's letter in lower case " +
+	"while unread) and each inbox's unread count in its hash ({n:<name>}:notes field #u), in place of a sorted " +
+	"set of the unread ids ({n:<name>}:unread, deleted; about 24 bytes less per notification)"
+
+// foldUnread folds every inbox's sorted set of unread ids of layout 5 into its records and count
+// (unread_fold.lua: the migration from layout 5) and returns how many records it marked unread.
+func (s *Store) foldUnread(ctx context.Context) (int, error) {
+	head, tail := s.k.prefix+"{n:", "}:unread"
+	return s.scanScripts(ctx, s.k.legacyInboxUnread("*"), "fold the inboxes' unread sets",
+		func(key string) (scriptCall, bool) {
+			uid, ok := strings.CutPrefix(key, head)
+			if uid, ok = strings.CutSuffix(uid, tail); !ok || !validUserName(uid) || key != s.k.legacyInboxUnread(uid) {
+				return scriptCall{}, false
+			}
+			return scriptCall{name: "unread_fold", keys: []string{s.k.inboxNotes(uid), key}}, true
+		})
+}

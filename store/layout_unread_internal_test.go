@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/agora/agora/internal/rdb"
+	"github.com/alicebob/miniredis/v2"
+)
+
+// TestUnreadPageIsTheSetsPage: the pages of an inbox's unread notifications (unread_page.lua)
+// are the pages page.lua gives of a sorted set of the unread ids by creation time, as layout 5
+// kept it — forwards and backwards, from every cursor (of an unread id, of a read one, of one no
+// longer kept), between two cursors, with ties of creation time — both for an inbox of layout 6
+// and for one still of layout 5.
+func TestUnreadPageIsTheSetsPage(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	c := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := New(ctx, c, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{s.k.inboxNotes("ann"), s.k.inbox("ann"), s.k.legacyInboxUnread("ann"), s.k.inboxUnannounced("ann")}
+	type entry struct {
+		id string
+		at int64
+	}
+	var all []entry
+	for i := range 14 {
+		e := entry{fmt.Sprintf("f:user%02d", i), 1000 + int64(i/3)} // three at a time share a creation time
+		all = append(all, e)
+		rec := noticeRecord{Kind: NotificationFollow, At: e.at, Actor: e.id[2:]}
+		if _, err := s.run(ctx, "notify", keys, e.id, e.at, rec.pack(e.id), NotificationCap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.run(ctx, "mark_read", []string{keys[0], keys[2]}, "ids", "f:user01", "f:user04", "f:user05", "f:user13"); err != nil {
+		t.Fatal(err)
+	}
+	ref := "x:{n:ann}:ref" // the sorted set of layout 5, on the inbox's slot
+	read := map[string]bool{"f:user01": true, "f:user04": true, "f:user05": true, "f:user13": true}
+	for _, e := range all {
+		if !read[e.id] {
+			c.ZAdd(ctx, ref, rdb.Z{Score: float64(e.at), Member: e.id})
+		}
+	}
+	var cursors []cursor
+	for _, e := range all {
+		cursors = append(cursors, cursor{list: inboxUnreadTag, score: formatScore(float64(e.at)), member: e.id})
+	}
+	cursors = append(cursors, cursor{list: inboxUnreadTag, score: "1002", member: "f:user07x"}, // never kept, among ties
+		cursor{list: inboxUnreadTag, score: "1003", member: "f:user07"}, // kept, another score
+		cursor{list: inboxUnreadTag, score: "999", member: "f:a"}, cursor{list: inboxUnreadTag, score: "2000", member: "f:z"})
+	var spans []span
+	for _, n := range []int{1, 2, 5, 20} {
+		for _, back := range []bool{false, true} {
+			spans = append(spans, span{n: n, backward: back})
+			for i, cu := range cursors {
+				sp := span{n: n, backward: back}
+				if back {
+					sp.before = cu
+				} else {
+					sp.after = cu
+				}
+				spans = append(spans, sp)
+				if j := (i + 5) % len(cursors); i%3 == 0 { // between two cursors
+					sp.after, sp.before = cu, cursors[j]
+					spans = append(spans, sp)
+				}
+			}
+		}
+	}
+	same := func(shape string) {
+		t.Helper()
+		for _, sp := range spans {
+			l := s.NewLoader()
+			want, err := l.page(ctx, ref, true, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := l.get(ctx, l.unreadPageRead("ann", sp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pageOf(cl, sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: span %+v:\n got %+v\nwant %+v", shape, sp, got, want)
+			}
+		}
+	}
+	same("layout 6")
+	if n, err := s.UnreadAsLayout5(ctx, "ann"); err != nil || n != 10 {
+		t.Fatalf("as layout 5: %d unread, %v", n, err)
+	}
+	same("layout 5")
+	if n, err := s.foldUnread(ctx); err != nil || n != 10 {
+		t.Fatalf("folded %d, %v; want 10", n, err)
+	}
+	same("folded")
+}
