@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -79,3 +80,29 @@ func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
 // FoldUnreadForTest runs the step of the migration from layout 5 that folds the inboxes' unread
 // sets: how many records it marked unread.
 func (s *Store) FoldUnreadForTest(ctx context.Context) (int, error) { return s.foldUnread(ctx) }
+
+// FoldInboxForTest folds uid's inbox alone, as the step does each (unread_fold.lua): how many
+// records it marked unread.
+func (s *Store) FoldInboxForTest(ctx context.Context, uid UserKey) (int, error) {
+	u := string(uid)
+	v, err := s.run(ctx, "unread_fold", []string{s.k.inboxNotes(u), s.k.legacyInboxUnread(u)})
+	if err != nil {
+		return 0, err
+	}
+	n, err := replyInt("unread_fold", v)
+	return int(n), err
+}
+
+// NotifyAsLayout5ForTest writes a FOLLOW of actor's into uid's inbox as a process of layout 5
+// did: the record in upper case, its id in the inbox and in the sorted set of unread ids.
+func (s *Store) NotifyAsLayout5ForTest(ctx context.Context, uid UserKey, cause string, at time.Time) error {
+	u, ms := string(uid), at.UnixMilli()
+	rec := noticeRecord{Kind: NotificationFollow, At: ms, Actor: causeRecord(cause).Actor}
+	if err := s.rdb.HSet(ctx, s.k.inboxNotes(u), cause, rec.pack(cause)).Err(); err != nil {
+		return err
+	}
+	if err := s.rdb.ZAdd(ctx, s.k.inbox(u), rdb.Z{Score: float64(ms), Member: cause}).Err(); err != nil {
+		return err
+	}
+	return s.rdb.ZAdd(ctx, s.k.legacyInboxUnread(u), rdb.Z{Score: float64(ms), Member: cause}).Err()
+}

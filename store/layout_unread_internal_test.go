@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/agora/agora/internal/rdb"
@@ -104,4 +106,81 @@ func TestUnreadPageIsTheSetsPage(t *testing.T) {
 		t.Fatalf("folded %d, %v; want 10", n, err)
 	}
 	same("folded")
+}
+
+// TestUnreadCountExactUnderConcurrency runs notify.lua (into an inbox of 20, so that it trims,
+// unread notifications among those trimmed) and mark_read.lua (some ids, or all) from many
+// goroutines at once, as concurrent jobs and requests do: every reply of mark_read is a count
+// between 0 and 20, and at the end the count is the number of records that say they are unread,
+// the records are the inbox's ids, and every write raised the revision.
+func TestUnreadCountExactUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	c := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := New(ctx, c, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const capacity, writers, each = 20, 4, 60
+	keys := []string{s.k.inboxNotes("ann"), s.k.inbox("ann"), s.k.legacyInboxUnread("ann"), s.k.inboxUnannounced("ann")}
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("f:u%d_%03d", g, i)
+				at := int64(1000 + i*writers + g)
+				rec := noticeRecord{Kind: NotificationFollow, At: at, Actor: id[2:]}
+				if _, err := s.run(ctx, "notify", keys, id, at, rec.pack(id), capacity); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		wg.Go(func() {
+			for i := range each {
+				args := []any{"ids", fmt.Sprintf("f:u%d_%03d", (g+1)%writers, i), fmt.Sprintf("f:u%d_%03d", g, i-1)}
+				if i%17 == 0 {
+					args = []any{"all"}
+				}
+				v, err := s.run(ctx, "mark_read", []string{keys[0], keys[2]}, args...)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n, _ := v.(int64); n < 0 || n > capacity {
+					t.Errorf("mark_read replied %v", v)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	recs := c.HGetAll(ctx, keys[0]).Val()
+	ids := c.ZRange(ctx, keys[1], 0, -1).Val()
+	unread := 0
+	for cause, raw := range recs {
+		if cause == unreadField {
+			continue
+		}
+		if !slices.Contains(ids, cause) {
+			t.Errorf("record %s of no id kept", cause)
+		}
+		if rec, ok := unpackNotice(cause, raw); !ok {
+			t.Errorf("unreadable record %s: %q", cause, raw)
+		} else if rec.Unread {
+			unread++
+		}
+	}
+	if len(ids) != capacity || len(recs) != capacity+1 {
+		t.Errorf("%d ids and %d hash fields, want %d and %d", len(ids), len(recs), capacity, capacity+1)
+	}
+	if got := recs[unreadField]; got != fmt.Sprint(unread) {
+		t.Errorf("the unread count is %q, the records say %d", got, unread)
+	}
+	if n := c.Exists(ctx, keys[2]).Val(); n != 0 {
+		t.Error("a set of unread ids was written")
+	}
+	if got := c.Get(ctx, s.k.revOf(keys[0])).Val(); got != fmt.Sprint(2*writers*each) {
+		t.Errorf("revision %s after %d writes", got, 2*writers*each)
+	}
 }
