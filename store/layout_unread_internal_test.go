@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agora/agora/internal/rdb"
-	"github.com/alicebob/miniredis/v2"
 )
 
 // TestUnreadPageIsTheSetsPage: the pages of an inbox's unread notifications (unread_page.lua)
@@ -19,13 +18,7 @@ import (
 // and for one still of layout 5.
 func TestUnreadPageIsTheSetsPage(t *testing.T) {
 	ctx := context.Background()
-	m := miniredis.RunT(t)
-	c := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
-	t.Cleanup(func() { _ = c.Close() })
-	s, err := New(ctx, c, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := newEssentialsStore(t)
 	keys := []string{s.k.inboxNotes("ann"), s.k.inbox("ann"), s.k.legacyInboxUnread("ann"), s.k.inboxUnannounced("ann")}
 	type entry struct {
 		id string
@@ -115,13 +108,7 @@ func TestUnreadPageIsTheSetsPage(t *testing.T) {
 // the records are the inbox's ids, and every write raised the revision.
 func TestUnreadCountExactUnderConcurrency(t *testing.T) {
 	ctx := context.Background()
-	m := miniredis.RunT(t)
-	c := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
-	t.Cleanup(func() { _ = c.Close() })
-	s, err := New(ctx, c, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, c := newEssentialsStore(t)
 	const capacity, writers, each = 20, 4, 60
 	keys := []string{s.k.inboxNotes("ann"), s.k.inbox("ann"), s.k.legacyInboxUnread("ann"), s.k.inboxUnannounced("ann")}
 	var wg sync.WaitGroup
