@@ -104,7 +104,7 @@ var migrations = []Migration{
 			_, err := s.packSearchLists(ctx)
 			return err
 		}},
-	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes + "; " + foldUnreadDoes,
+	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes + "; " + foldInboxesDoes,
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.bucketCommentVotes(ctx); err != nil {
 				return err
@@ -121,7 +121,7 @@ var migrations = []Migration{
 			if _, err := s.splitSearchDictNodes(ctx); err != nil {
 				return err
 			}
-			_, err := s.foldUnread(ctx)
+			_, err := s.foldInboxes(ctx)
 			return err
 		}},
 	{From: 6, Does: compactCommentsDoes,

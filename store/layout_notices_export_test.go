@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
@@ -25,6 +26,11 @@ func (s *Store) NoticesAsLayout4(ctx context.Context, uid UserKey) (int, error) 
 		if !ok {
 			return 0, fmt.Errorf("unreadable record %s: %q", cause, raw)
 		}
+		at, err := s.rdb.ZScore(ctx, s.k.inbox(string(uid)), cause).Result()
+		if err != nil {
+			return 0, fmt.Errorf("the creation time of %s: %w", cause, err)
+		}
+		rec.At = int64(at)
 		js, err := json.Marshal(rec)
 		if err != nil {
 			return 0, err
@@ -39,8 +45,8 @@ func (s *Store) NoticesAsLayout4(ctx context.Context, uid UserKey) (int, error) 
 func (s *Store) PackNoticesForTest(ctx context.Context) (int, error) { return s.packNotices(ctx) }
 
 // UnreadAsLayout5 writes uid's inbox back as layout 5 kept it: its unread ids in a sorted set by
-// creation time ({n:<user>}:unread), every record in upper case, no count; it returns how many
-// were unread.
+// creation time ({n:<user>}:unread), every record in upper case with its creation time, no count;
+// it returns how many were unread.
 func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
 	u := string(uid)
 	notes, legacy := s.k.inboxNotes(u), s.k.legacyInboxUnread(u)
@@ -57,12 +63,16 @@ func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
 		if !ok {
 			return 0, fmt.Errorf("unreadable record %s: %q", cause, raw)
 		}
-		if !rec.Unread {
-			continue
+		at, err := s.rdb.ZScore(ctx, s.k.inbox(u), cause).Result()
+		if err != nil {
+			return 0, fmt.Errorf("the creation time of %s: %w", cause, err)
 		}
-		unread = append(unread, rdb.Z{Score: float64(rec.At), Member: cause})
+		if rec.Unread {
+			unread = append(unread, rdb.Z{Score: at, Member: cause})
+		}
 		rec.Unread = false
-		if err := s.rdb.HSet(ctx, notes, cause, rec.pack(cause)).Err(); err != nil {
+		p := rec.pack(cause)
+		if err := s.rdb.HSet(ctx, notes, cause, p[:1]+strconv.FormatInt(int64(at), 36)+p[1:]).Err(); err != nil {
 			return 0, err
 		}
 	}
@@ -77,19 +87,19 @@ func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
 	return len(unread), nil
 }
 
-// FoldUnreadForTest runs the step of the migration from layout 5 that folds the inboxes' unread
+// FoldInboxesForTest runs the step of the migration from layout 5 that folds the inboxes' unread
 // sets: how many records it marked unread.
-func (s *Store) FoldUnreadForTest(ctx context.Context) (int, error) { return s.foldUnread(ctx) }
+func (s *Store) FoldInboxesForTest(ctx context.Context) (int, error) { return s.foldInboxes(ctx) }
 
-// FoldInboxForTest folds uid's inbox alone, as the step does each (unread_fold.lua): how many
+// FoldInboxForTest folds uid's inbox alone, as the step does each (fold_inbox.lua): how many
 // records it marked unread.
 func (s *Store) FoldInboxForTest(ctx context.Context, uid UserKey) (int, error) {
 	u := string(uid)
-	v, err := s.run(ctx, "unread_fold", []string{s.k.inboxNotes(u), s.k.legacyInboxUnread(u)})
+	v, err := s.run(ctx, "fold_inbox", []string{s.k.inboxNotes(u), s.k.legacyInboxUnread(u)})
 	if err != nil {
 		return 0, err
 	}
-	n, err := replyInt("unread_fold", v)
+	n, err := replyInt("fold_inbox", v)
 	return int(n), err
 }
 
@@ -97,8 +107,8 @@ func (s *Store) FoldInboxForTest(ctx context.Context, uid UserKey) (int, error) 
 // did: the record in upper case, its id in the inbox and in the sorted set of unread ids.
 func (s *Store) NotifyAsLayout5ForTest(ctx context.Context, uid UserKey, cause string, at time.Time) error {
 	u, ms := string(uid), at.UnixMilli()
-	rec := noticeRecord{Kind: NotificationFollow, At: ms, Actor: causeRecord(cause).Actor}
-	if err := s.rdb.HSet(ctx, s.k.inboxNotes(u), cause, rec.pack(cause)).Err(); err != nil {
+	rec := noticeRecord{Kind: NotificationFollow, Actor: causeRecord(cause).Actor}
+	if err := s.rdb.HSet(ctx, s.k.inboxNotes(u), cause, rec.pack(cause)[:1]+strconv.FormatInt(ms, 36)).Err(); err != nil {
 		return err
 	}
 	if err := s.rdb.ZAdd(ctx, s.k.inbox(u), rdb.Z{Score: float64(ms), Member: cause}).Err(); err != nil {

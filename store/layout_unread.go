@@ -10,9 +10,11 @@ import (
 // beside the record (~37) and the inbox's entry (~24). Layout 6 keeps the read state in the record
 // (the kind's letter in lower case while unread; noticeRecord.pack) and the count in the field
 // "#u" of the inbox's hash (unreadField); the unread list is a walk of the inbox
-// (unread_page.lua). The migration from layout 5 folds each inbox's set into its records and count
-// and deletes it, one script per inbox (unread_fold.lua), safe beside traffic and to run again: an
-// inbox without the set is left alone.
+// (unread_page.lua). Layout 6 also drops the creation time from the record (8 bytes a
+// notification), which the id's score in the inbox holds. The migration from layout 5 folds each
+// inbox's set into its records and count and deletes it, and drops the records' times, one script
+// per inbox (fold_inbox.lua), safe beside traffic and to run again: an inbox of layout 6 is left
+// as it is.
 //
 // Meanwhile both shapes are read and written exactly: an inbox is of layout 5 while it has the set
 // and no count (lib/inbox_unread.lua), and notify.lua and mark_read.lua write it as layout 5 did;
@@ -23,21 +25,23 @@ import (
 // running beside the migration writes a folded inbox's new notifications read-looking, their ids
 // in a new set: running the step again (agora migrate's step, or rebuild) folds them in too.
 
-// foldUnreadDoes is what the step does, for `agora migrate --dry-run`.
-const foldUnreadDoes = "keep each notification's read state in its record (the kind's letter in lower case " +
+// foldInboxesDoes is what the step does, for `agora migrate --dry-run`.
+const foldInboxesDoes = "keep each notification's read state in its record (the kind's letter in lower case " +
 	"while unread) and each inbox's unread count in its hash ({n:<name>}:notes field #u), in place of a sorted " +
-	"set of the unread ids ({n:<name>}:unread, deleted; about 24 bytes less per notification)"
+	"set of the unread ids ({n:<name>}:unread, deleted; about 24 bytes less per notification), and drop the " +
+	"creation time from the records, which the inbox's scores hold (about 8 bytes less per notification)"
 
-// foldUnread folds every inbox's sorted set of unread ids of layout 5 into its records and count
-// (unread_fold.lua: the migration from layout 5) and returns how many records it marked unread.
-func (s *Store) foldUnread(ctx context.Context) (int, error) {
-	head, tail := s.k.prefix+"{n:", "}:unread"
-	return s.scanScripts(ctx, s.k.legacyInboxUnread("*"), "fold the inboxes' unread sets",
+// foldInboxes writes every inbox of layout 5 as layout 6 keeps it (fold_inbox.lua: the migration
+// from layout 5) and returns how many records it marked unread.
+func (s *Store) foldInboxes(ctx context.Context) (int, error) {
+	head, tail := s.k.prefix+"{n:", "}:notes"
+	return s.scanScripts(ctx, s.k.inboxNotes("*"), "fold the inboxes",
 		func(key string) (scriptCall, bool) {
-			uid, ok := strings.CutPrefix(key, head)
-			if uid, ok = strings.CutSuffix(uid, tail); !ok || !validUserName(uid) || key != s.k.legacyInboxUnread(uid) {
+			uid, _ := strings.CutPrefix(key, head)
+			uid, ok := strings.CutSuffix(uid, tail)
+			if !ok || !validUserName(uid) || key != s.k.inboxNotes(uid) {
 				return scriptCall{}, false
 			}
-			return scriptCall{name: "unread_fold", keys: []string{s.k.inboxNotes(uid), key}}, true
+			return scriptCall{name: "fold_inbox", keys: []string{key, s.k.legacyInboxUnread(uid)}}, true
 		})
 }

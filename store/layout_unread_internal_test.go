@@ -95,7 +95,7 @@ func TestUnreadPageIsTheSetsPage(t *testing.T) {
 		t.Fatalf("as layout 5: %d unread, %v", n, err)
 	}
 	same("layout 5")
-	if n, err := s.foldUnread(ctx); err != nil || n != 10 {
+	if n, err := s.foldInboxes(ctx); err != nil || n != 10 {
 		t.Fatalf("folded %d, %v; want 10", n, err)
 	}
 	same("folded")

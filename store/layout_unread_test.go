@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -13,12 +14,13 @@ import (
 )
 
 // TestMigrateUnreadFromLayout5 writes inboxes with notifications read and unread, puts them back
-// as layout 5 kept them (the unread ids in a sorted set apart, no count), and migrates: the
+// as layout 5 kept them (the unread ids in a sorted set apart, no count, the creation time in
+// every record), and migrates: the
 // inboxes read the same — every notification with its read state, the unread list page by page
 // with the same cursors, the unread count — before the migration, beside it (a notification and
 // a mark-read on an inbox of layout 5, then on one folded while another is not: a run cut in the
-// middle), after the step, after a second run that folds nothing, and after Migrate; no sorted set
-// of unread ids is left, and a process of layout 5's later write is folded by running the step
+// middle), after the step, after a second run that changes nothing, and after Migrate; no sorted
+// set of unread ids is left, no record keeps its time, and a process of layout 5's later write is folded by running the step
 // again.
 func TestMigrateUnreadFromLayout5(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
@@ -150,15 +152,44 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 		w.checkInbox("dee") // no unread set to fold: written as layout 6
 		check("written beside the migration")
 
+		records := func() map[string]string { // every inbox's hash, field by field
+			out := map[string]string{}
+			for _, u := range users {
+				for f, v := range b.Client.HGetAll(ctx, prefix+"{n:"+u+"}:notes").Val() {
+					out[u+" "+f] = v
+				}
+			}
+			return out
+		}
+		timed := 0 // records of layout 5, their creation time after the kind's code
+		for _, v := range records() {
+			if len(v) > 1 && v[1] != ' ' && v[0] != '#' {
+				timed++
+			}
+		}
+		if timed == 0 {
+			t.Fatal("no record of layout 5 keeps its creation time")
+		}
 		left := want["bob"].count + want["cyd"].count
+		var after map[string]string
 		for run, wantN := range []int{left, 0} {
-			n, err := w.s.FoldUnreadForTest(ctx)
+			n, err := w.s.FoldInboxesForTest(ctx)
 			if err != nil || n != wantN {
 				t.Fatalf("run %d folded %d, %v; want %d", run, n, err, wantN)
 			}
 			if n := legacySets(); n != 0 {
 				t.Fatalf("run %d left %d sets of unread ids", run, n)
 			}
+			recs := records()
+			for f, v := range recs {
+				if len(v) > 1 && v[1] != ' ' && !strings.HasSuffix(f, " #u") {
+					t.Errorf("run %d: record %s keeps its time: %q", run, f, v)
+				}
+			}
+			if run == 1 && !maps.Equal(recs, after) {
+				t.Errorf("the second run changed the records:\n%v\nwas\n%v", recs, after)
+			}
+			after = recs
 			check(fmt.Sprintf("after run %d", run))
 		}
 		ran, err := w.s.Migrate(ctx, 10*time.Millisecond)
@@ -174,7 +205,7 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 		if err := w.s.NotifyAsLayout5ForTest(ctx, "dee", "f:bob", time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := w.s.FoldUnreadForTest(ctx); err != nil || n != 1 {
+		if n, err := w.s.FoldInboxesForTest(ctx); err != nil || n != 1 {
 			t.Fatalf("folding a write of layout 5 marked %d unread, %v; want 1", n, err)
 		}
 		if n := w.unread("dee"); n != want["dee"].count+1 {

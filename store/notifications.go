@@ -72,7 +72,7 @@ func (n *Notification) NodeID() string { return n.ID }
 // noticeRecord is a notification as the inbox's hash keeps it (see pack).
 type noticeRecord struct {
 	Kind    NotificationKind `json:"k"`
-	At      int64            `json:"t"`           // created (Unix ms)
+	At      int64            `json:"t"`           // created (Unix ms); 0 in a packed record of layout 6, the inbox's score
 	Actor   string           `json:"a"`           // user key
 	Post    string           `json:"p,omitempty"` // post key
 	Comment string           `json:"c,omitempty"` // comment number, short form ("4")
@@ -114,13 +114,14 @@ func causeRecord(cause string) noticeRecord {
 	return r
 }
 
-// pack writes the record of the notification of cause as the inbox's hash keeps it (layout 5):
-// the kind's code — in lower case while unread (layout 6; notify.lua stores a new record so) —
-// and the creation time in base 36, then, separated by spaces, the actor, the
-// post, the comment and the action, each left empty when the cause says it, trailing empty
-// fields left out. A reply is "R<time> <actor>": under 64 bytes, so that an inbox's hash stays
-// listpack-encoded (layout 4's JSON, ~70 bytes, made every inbox a hashtable: ~110 bytes more a
-// notification).
+// pack writes the record of the notification of cause as the inbox's hash keeps it: the kind's
+// code — in lower case while unread (layout 6; notify.lua stores a new record so) — then,
+// separated by spaces, the actor, the post, the comment and the action, each left empty when the
+// cause says it, trailing empty fields left out. A reply is "R <actor>": under 64 bytes, so that
+// an inbox's hash stays listpack-encoded (layout 4's JSON, ~70 bytes, made every inbox a
+// hashtable: ~110 bytes more a notification). The creation time is the id's score in the inbox;
+// layout 5 wrote it in the record too, in base 36 after the code ("R<time> <actor>": 8 bytes
+// more), which is still read.
 func (r noticeRecord) pack(cause string) string {
 	c := causeRecord(cause)
 	fields := [4]string{r.Actor, r.Post, r.Comment, r.Mod}
@@ -139,7 +140,6 @@ func (r noticeRecord) pack(cause string) string {
 		code += 'a' - 'A'
 	}
 	b.WriteByte(code)
-	b.WriteString(strconv.FormatInt(r.At, 36))
 	for _, f := range fields[:n] {
 		b.WriteByte(' ')
 		b.WriteString(f)
@@ -167,9 +167,12 @@ func unpackNotice(cause, raw string) (noticeRecord, bool) {
 		return noticeRecord{}, false
 	}
 	head, rest, _ := strings.Cut(raw[1:], " ")
-	at, err := strconv.ParseInt(head, 36, 64)
-	if err != nil {
-		return noticeRecord{}, false
+	var at int64 // 0: the inbox's score says it
+	if head != "" {
+		var err error
+		if at, err = strconv.ParseInt(head, 36, 64); err != nil {
+			return noticeRecord{}, false
+		}
 	}
 	rec := causeRecord(cause)
 	rec.Kind, rec.At, rec.Unread = kind, at, unread
@@ -224,14 +227,21 @@ func ParseNotificationID(id string) (recipient UserKey, cause string, err error)
 }
 
 // notificationFromRecord builds a Notification of uid's from its stored record, with the read
-// state it holds; nil when there is none (or it cannot be read).
-func notificationFromRecord(uid, cause string, raw string) *Notification {
+// state it holds, and its score in the inbox (its creation time, Unix ms; 0 when it is not
+// there); nil when there is none (or it cannot be read).
+func notificationFromRecord(uid, cause string, raw string, created float64) *Notification {
 	if raw == "" {
 		return nil
 	}
 	rec, ok := unpackNotice(cause, raw)
 	if !ok {
 		return nil
+	}
+	if rec.At == 0 { // layout 6 keeps the creation time in the inbox alone
+		if created == 0 {
+			return nil // trimmed since the record was read
+		}
+		rec.At = int64(created)
 	}
 	n := &Notification{ID: notificationID(uid, cause), Kind: rec.Kind, CreatedAt: fromMillis(rec.At),
 		Read: !rec.Unread, Actor: UserKey(rec.Actor)}
@@ -248,19 +258,23 @@ func notificationFromRecord(uid, cause string, raw string) *Notification {
 }
 
 // noticesRead reads notifications of uid by cause id: their records, which hold their read
-// state (HMGET). A process that found the keyspace of layout 5 reads them with legacy_notes.lua
+// state (HMGET), and their creation times, their scores in the inbox (ZMSCORE, in the same
+// pipeline on the same slot). A process that found the keyspace of layout 5 reads them with legacy_notes.lua
 // until it has migrated it (Store.legacyUnread): an inbox not yet migrated keeps its read state
 // apart (layout_unread.go).
 func (l *Loader) noticesRead(uid string, causes []string) read {
-	notes, key := l.s.k.inboxNotes(uid), "nt:"+l.s.k.inboxNotes(uid)+"\x00"+strings.Join(causes, "\x00")
+	notes, inbox := l.s.k.inboxNotes(uid), l.s.k.inbox(uid)
+	key := "nt:" + notes + "\x00" + strings.Join(causes, "\x00")
 	if l.s.legacyUnread.Load() {
 		keys, sc := []string{notes, l.s.k.legacyInboxUnread(uid)}, l.s.scripts.get("legacy_notes")
 		return read{key: key, rkey: notes, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 			c.cmd = sc.EvalSha(ctx, p, keys, append([]any{"notes"}, boxed(causes)...)...)
+			c.cmd2 = p.ZMScore(ctx, inbox, causes...)
 		}}
 	}
 	return read{key: key, rkey: notes, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
 		c.cmd = hmget(ctx, p, notes, boxed(causes))
+		c.cmd2 = p.ZMScore(ctx, inbox, causes...)
 	}}
 }
 
@@ -268,9 +282,10 @@ func (l *Loader) noticesRead(uid string, causes []string) read {
 // kept is nil at its index.
 func noticesOf(c *call, uid string, causes []string) ([]*Notification, error) {
 	out := make([]*Notification, len(causes))
+	created := c.cmd2.(*rdb.FloatSliceCmd).Val() // 0 for an id not kept: no creation time is 0
 	if _, ok := c.cmd.(*rdb.StringSliceCmd); ok {
 		for i, raw := range fields(c) {
-			out[i] = notificationFromRecord(uid, causes[i], raw)
+			out[i] = notificationFromRecord(uid, causes[i], raw, created[i])
 		}
 		return out, nil
 	}
@@ -279,7 +294,7 @@ func noticesOf(c *call, uid string, causes []string) ([]*Notification, error) {
 		return nil, err
 	}
 	for i, raw := range recs {
-		if out[i] = notificationFromRecord(uid, causes[i], raw); out[i] != nil {
+		if out[i] = notificationFromRecord(uid, causes[i], raw, created[i]); out[i] != nil {
 			out[i].Read = !unread[i]
 		}
 	}

@@ -385,7 +385,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	}
 	// The unread ids a process of layout 5 kept apart after the migration folded its inbox
 	// (layout_unread.go).
-	if _, err := s.foldUnread(ctx); err != nil {
+	if _, err := s.foldInboxes(ctx); err != nil {
 		return st, err
 	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep

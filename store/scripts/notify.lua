@@ -16,7 +16,7 @@
 -- the records' read state, each in the same step as the records it counts, so it cannot drift from
 -- them: not under retries, concurrent jobs, or a process that dies between two calls. An inbox
 -- still of layout 5 is written as layout 5 did (its unread ids in KEYS[3], their count its size),
--- so that its count stays exact until the migration folds it (unread_fold.lua).
+-- so that its count stays exact until the migration folds it (fold_inbox.lua).
 -- Trim     the oldest entries beyond ARGV[4] leave every key together, an unread one the count too.
 -- Repeat   the id is derived from the cause, so a second run finds it and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so

@@ -4,7 +4,7 @@
 -- inbox's hash counts the unread records (no notification id starts with '#'). Layout 5 kept the
 -- unread ids in a sorted set of their own ({n:<user>}:unread), and its records in upper case: an
 -- inbox is still of layout 5 while that set exists and the hash has no '#u' (legacy_inbox), until
--- the migration from layout 5 folds the set into the records (unread_fold.lua). Scripts that
+-- the migration from layout 5 folds the set into the records (fold_inbox.lua). Scripts that
 -- change an inbox's read state include it ("--!include inbox_unread").
 
 -- is_unread says whether a stored record is unread: its first byte a lower-case letter.
