@@ -303,31 +303,24 @@ func noticesOf(c *call, uid string, causes []string) ([]*Notification, error) {
 
 // parseLegacyNotes reads legacy_notes.lua's reply to n ids: their records and read states.
 func parseLegacyNotes(v any, n int) (recs []string, unread []bool, err error) {
-	arr, err := replyArray("legacy_notes", v, 2)
+	arr, err := replyArrayLen("legacy_notes", v, 2)
 	if err != nil {
 		return nil, nil, err
 	}
-	rs, err := replyArray("legacy_notes", arr[0], 0)
+	if recs, err = replyStrings("legacy_notes", arr[0], n); err != nil { // nil: none, ""
+		return nil, nil, err
+	}
+	us, err := replyArrayLen("legacy_notes", arr[1], n)
 	if err != nil {
 		return nil, nil, err
 	}
-	us, err := replyArray("legacy_notes", arr[1], 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(us) != n || len(rs) > n {
-		return nil, nil, fmt.Errorf("legacy_notes: %d records and %d states for %d ids", len(rs), len(us), n)
-	}
-	recs, unread = make([]string, n), make([]bool, n)
-	for i := range n {
-		if i < len(rs) {
-			recs[i], _ = rs[i].(string) // nil: none
-		}
-		u, err := replyInt("legacy_notes", us[i])
+	unread = make([]bool, n)
+	for i, u := range us {
+		flag, err := replyInt("legacy_notes", u)
 		if err != nil {
 			return nil, nil, err
 		}
-		unread[i] = u == 1
+		unread[i] = flag == 1
 	}
 	return recs, unread, nil
 }
