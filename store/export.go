@@ -694,7 +694,7 @@ func (e *exporter) modActions(ctx context.Context, ns []*Notification) ([]*expor
 }
 
 // notifications writes the account's inbox, oldest first, with each notification's read state,
-// which its record holds (noticesRead: an inbox of layout 5, beside the migration, is read whole
+// which its record holds (noticesRead: an inbox of layout 6, beside the migration, is read whole
 // by a script).
 func (e *exporter) notifications(ctx context.Context) error {
 	l := e.s.NewLoader()

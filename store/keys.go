@@ -481,9 +481,9 @@ func (k keys) commentIdem(pid, digest string) string { return k.inThread(pid, "i
 // the newest NotificationCap.
 func (k keys) inbox(uid string) string { return k.prefix + "{n:" + uid + "}:inbox" }
 
-// legacyInboxUnread is the sorted set in which layout 5 kept the ids of uid's unread notifications,
-// scored by creation time (ms). Since layout 6 a notification's record says whether it is unread,
-// and inboxNotes's field "#u" counts the unread ones; the migration from layout 5 folds this set
+// legacyInboxUnread is the sorted set in which layout 6 kept the ids of uid's unread notifications,
+// scored by creation time (ms). Since layout 7 a notification's record says whether it is unread,
+// and inboxNotes's field "#u" counts the unread ones; the migration from layout 6 folds this set
 // into them and deletes it (layout_unread.go).
 func (k keys) legacyInboxUnread(uid string) string { return k.prefix + "{n:" + uid + "}:unread" }
 

@@ -104,7 +104,7 @@ var migrations = []Migration{
 			_, err := s.packSearchLists(ctx)
 			return err
 		}},
-	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes + "; " + foldInboxesDoes,
+	{From: 5, Does: bucketCommentVotesDoes + "; " + packCommentsDoes + "; " + replyOrdersDoes + "; " + fileReportsDoes + "; " + splitSearchDictsDoes,
 		run: func(ctx context.Context, s *Store) error {
 			if _, err := s.bucketCommentVotes(ctx); err != nil {
 				return err
@@ -118,15 +118,15 @@ var migrations = []Migration{
 			if _, err := s.fileReports(ctx); err != nil {
 				return err
 			}
-			if _, err := s.splitSearchDictNodes(ctx); err != nil {
+			_, err := s.splitSearchDictNodes(ctx)
+			return err
+		}},
+	{From: 6, Does: compactCommentsDoes + "; " + foldInboxesDoes,
+		run: func(ctx context.Context, s *Store) error {
+			if _, err := s.compactComments(ctx); err != nil {
 				return err
 			}
 			_, err := s.foldInboxes(ctx)
-			return err
-		}},
-	{From: 6, Does: compactCommentsDoes,
-		run: func(ctx context.Context, s *Store) error {
-			_, err := s.compactComments(ctx)
 			return err
 		}},
 }
@@ -416,7 +416,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	s.postBodiesInHashes.Store(st.Version > 0 && st.Version < 5)
 	s.legacyCommentVotes.Store(st.Version > 0 && st.Version < 6)
 	s.unpackedComments.Store(st.Version > 0 && st.Version < 6)
-	s.legacyUnread.Store(st.Version > 0 && st.Version < 6)
+	s.legacyUnread.Store(st.Version > 0 && st.Version < 7)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -552,7 +552,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		if m.From == 5 {
 			s.legacyCommentVotes.Store(false) // every comment vote is in its thread's buckets now
 			s.unpackedComments.Store(false)   // every comment hash is packed now
-			s.legacyUnread.Store(false)       // every inbox's read state is in its records now
+		}
+		if m.From == 6 {
+			s.legacyUnread.Store(false) // every inbox's read state is in its records now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

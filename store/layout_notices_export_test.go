@@ -11,9 +11,9 @@ import (
 )
 
 // NoticesAsLayout4 writes the records of uid's inbox back as layout 4 kept them (JSON, the unread
-// ids apart: UnreadAsLayout5), as a keyspace of layout 4 has them, and returns how many it wrote.
+// ids apart: UnreadAsLayout6), as a keyspace of layout 4 has them, and returns how many it wrote.
 func (s *Store) NoticesAsLayout4(ctx context.Context, uid UserKey) (int, error) {
-	if _, err := s.UnreadAsLayout5(ctx, uid); err != nil {
+	if _, err := s.UnreadAsLayout6(ctx, uid); err != nil {
 		return 0, err
 	}
 	notes := s.k.inboxNotes(string(uid))
@@ -44,10 +44,10 @@ func (s *Store) NoticesAsLayout4(ctx context.Context, uid UserKey) (int, error) 
 // packed.
 func (s *Store) PackNoticesForTest(ctx context.Context) (int, error) { return s.packNotices(ctx) }
 
-// UnreadAsLayout5 writes uid's inbox back as layout 5 kept it: its unread ids in a sorted set by
+// UnreadAsLayout6 writes uid's inbox back as layout 6 kept it: its unread ids in a sorted set by
 // creation time ({n:<user>}:unread), every record in upper case with its creation time, no count;
 // it returns how many were unread.
-func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
+func (s *Store) UnreadAsLayout6(ctx context.Context, uid UserKey) (int, error) {
 	u := string(uid)
 	notes, legacy := s.k.inboxNotes(u), s.k.legacyInboxUnread(u)
 	recs, err := s.rdb.HGetAll(ctx, notes).Result()
@@ -87,7 +87,7 @@ func (s *Store) UnreadAsLayout5(ctx context.Context, uid UserKey) (int, error) {
 	return len(unread), nil
 }
 
-// FoldInboxesForTest runs the step of the migration from layout 5 that folds the inboxes' unread
+// FoldInboxesForTest runs the step of the migration from layout 6 that folds the inboxes' unread
 // sets: how many records it marked unread.
 func (s *Store) FoldInboxesForTest(ctx context.Context) (int, error) { return s.foldInboxes(ctx) }
 
@@ -103,9 +103,9 @@ func (s *Store) FoldInboxForTest(ctx context.Context, uid UserKey) (int, error) 
 	return int(n), err
 }
 
-// NotifyAsLayout5ForTest writes a FOLLOW of actor's into uid's inbox as a process of layout 5
+// NotifyAsLayout6ForTest writes a FOLLOW of actor's into uid's inbox as a process of layout 6
 // did: the record in upper case, its id in the inbox and in the sorted set of unread ids.
-func (s *Store) NotifyAsLayout5ForTest(ctx context.Context, uid UserKey, cause string, at time.Time) error {
+func (s *Store) NotifyAsLayout6ForTest(ctx context.Context, uid UserKey, cause string, at time.Time) error {
 	u, ms := string(uid), at.UnixMilli()
 	rec := noticeRecord{Kind: NotificationFollow, Actor: causeRecord(cause).Actor}
 	if err := s.rdb.HSet(ctx, s.k.inboxNotes(u), cause, rec.pack(cause)[:1]+strconv.FormatInt(ms, 36)).Err(); err != nil {

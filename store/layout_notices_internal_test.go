@@ -10,7 +10,7 @@ import (
 // written, with what its cause says left out of the packing and the creation time too (the
 // inbox's score holds it); a reply by a user with the longest name still packs under 64 bytes (so
 // that an inbox's hash stays listpack-encoded); an unread one packs its code in lower case; and
-// layout 5's packed records, with the time, and layout 4's JSON read as before.
+// layout 6's packed records, with the time, and layout 4's JSON read as before.
 func TestPackedNotices(t *testing.T) {
 	long := strings.Repeat("n", 32)
 	at := int64(1764197000123)
@@ -43,9 +43,9 @@ func TestPackedNotices(t *testing.T) {
 			if got, ok := unpackNotice(tc.cause, p); !ok || got != timeless {
 				t.Errorf("unpacked %+v (%v), want %+v", got, ok, timeless)
 			}
-			layout5 := p[:1] + "miglcddn" + p[1:]
-			if got, ok := unpackNotice(tc.cause, layout5); !ok || got != tc.rec {
-				t.Errorf("layout 5's %q unpacked %+v (%v), want %+v", layout5, got, ok, tc.rec)
+			layout6 := p[:1] + "miglcddn" + p[1:]
+			if got, ok := unpackNotice(tc.cause, layout6); !ok || got != tc.rec {
+				t.Errorf("layout 6's %q unpacked %+v (%v), want %+v", layout6, got, ok, tc.rec)
 			}
 			unread := tc.rec
 			unread.Unread = true

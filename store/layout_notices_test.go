@@ -100,7 +100,7 @@ func TestMigratePackedNotices(t *testing.T) {
 		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 4).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.s.CheckLayout(ctx); err != nil { // the process reads inboxes of layout 5
+		if _, err := w.s.CheckLayout(ctx); err != nil { // the process reads inboxes of layout 6
 			t.Fatal(err)
 		}
 		check("layout 4")

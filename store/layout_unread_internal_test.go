@@ -12,10 +12,10 @@ import (
 )
 
 // TestUnreadPageIsTheSetsPage: the pages of an inbox's unread notifications (unread_page.lua)
-// are the pages page.lua gives of a sorted set of the unread ids by creation time, as layout 5
+// are the pages page.lua gives of a sorted set of the unread ids by creation time, as layout 6
 // kept it — forwards and backwards, from every cursor (of an unread id, of a read one, of one no
-// longer kept), between two cursors, with ties of creation time — both for an inbox of layout 6
-// and for one still of layout 5.
+// longer kept), between two cursors, with ties of creation time — both for an inbox of layout 7
+// and for one still of layout 6.
 func TestUnreadPageIsTheSetsPage(t *testing.T) {
 	ctx := context.Background()
 	s, c := newEssentialsStore(t)
@@ -36,7 +36,7 @@ func TestUnreadPageIsTheSetsPage(t *testing.T) {
 	if _, err := s.run(ctx, "mark_read", []string{keys[0], keys[2]}, "ids", "f:user01", "f:user04", "f:user05", "f:user13"); err != nil {
 		t.Fatal(err)
 	}
-	ref := "x:{n:ann}:ref" // the sorted set of layout 5, on the inbox's slot
+	ref := "x:{n:ann}:ref" // the sorted set of layout 6, on the inbox's slot
 	read := map[string]bool{"f:user01": true, "f:user04": true, "f:user05": true, "f:user13": true}
 	for _, e := range all {
 		if !read[e.id] {
@@ -90,11 +90,11 @@ func TestUnreadPageIsTheSetsPage(t *testing.T) {
 			}
 		}
 	}
-	same("layout 6")
-	if n, err := s.UnreadAsLayout5(ctx, "ann"); err != nil || n != 10 {
-		t.Fatalf("as layout 5: %d unread, %v", n, err)
+	same("layout 7")
+	if n, err := s.UnreadAsLayout6(ctx, "ann"); err != nil || n != 10 {
+		t.Fatalf("as layout 6: %d unread, %v", n, err)
 	}
-	same("layout 5")
+	same("layout 6")
 	if n, err := s.foldInboxes(ctx); err != nil || n != 10 {
 		t.Fatalf("folded %d, %v; want 10", n, err)
 	}

@@ -13,16 +13,16 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestMigrateUnreadFromLayout5 writes inboxes with notifications read and unread, puts them back
-// as layout 5 kept them (the unread ids in a sorted set apart, no count, the creation time in
+// TestMigrateUnreadFromLayout6 writes inboxes with notifications read and unread, puts them back
+// as layout 6 kept them (the unread ids in a sorted set apart, no count, the creation time in
 // every record), and migrates: the
 // inboxes read the same — every notification with its read state, the unread list page by page
 // with the same cursors, the unread count — before the migration, beside it (a notification and
-// a mark-read on an inbox of layout 5, then on one folded while another is not: a run cut in the
+// a mark-read on an inbox of layout 6, then on one folded while another is not: a run cut in the
 // middle), after the step, after a second run that changes nothing, and after Migrate; no sorted
-// set of unread ids is left, no record keeps its time, and a process of layout 5's later write is folded by running the step
+// set of unread ids is left, no record keeps its time, and a process of layout 6's later write is folded by running the step
 // again.
-func TestMigrateUnreadFromLayout5(t *testing.T) {
+func TestMigrateUnreadFromLayout6(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		prefix := storetest.Prefix()
@@ -95,30 +95,30 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 		}
 		legacySets := func() int { return len(matchingKeys(t, b.Client, prefix+"{n:*}:unread")) }
 
-		// Layout 5.
+		// Layout 6.
 		unread := 0
 		for _, u := range users {
-			n, err := w.s.UnreadAsLayout5(ctx, uk(u))
+			n, err := w.s.UnreadAsLayout6(ctx, uk(u))
 			if err != nil {
 				t.Fatal(err)
 			}
 			unread += n
 		}
-		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 5).Err(); err != nil {
+		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 6).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.s.CheckLayout(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if counts := want["ann"].count + want["bob"].count + want["cyd"].count + want["dee"].count; unread != counts {
-			t.Fatalf("layout 5 keeps %d unread ids, want %d", unread, counts)
+			t.Fatalf("layout 6 keeps %d unread ids, want %d", unread, counts)
 		}
 		if n := legacySets(); n != 3 { // dee read all
-			t.Fatalf("layout 5 has %d sets of unread ids, want 3", n)
+			t.Fatalf("layout 6 has %d sets of unread ids, want 3", n)
 		}
-		check("layout 5")
+		check("layout 6")
 
-		// Beside the migration: writes on an inbox of layout 5, then on one folded beside one not.
+		// Beside the migration: writes on an inbox of layout 6, then on one folded beside one not.
 		w.follow("dee", "ann")
 		w.settle()
 		if _, err := w.s.MarkNotificationsRead(ctx, "bob", []string{w.inbox("bob", true, 10)[0].ID}, false); err != nil {
@@ -129,10 +129,10 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 		}
 		if top := want["ann"].inbox[0]; want["ann"].count != len(first)-2+1 ||
 			!strings.HasPrefix(top, "notification:ann:f:dee FOLLOW dee ") || !strings.HasSuffix(top, " false") {
-			t.Fatalf("a follow of ann's inbox of layout 5: %+v", want["ann"])
+			t.Fatalf("a follow of ann's inbox of layout 6: %+v", want["ann"])
 		}
 		if n := legacySets(); n != 3 {
-			t.Fatalf("writes on inboxes of layout 5 left %d sets of unread ids, want 3", n)
+			t.Fatalf("writes on inboxes of layout 6 left %d sets of unread ids, want 3", n)
 		}
 		folded, err := w.s.FoldInboxForTest(ctx, "ann") // the step, cut after ann's inbox
 		if err != nil || folded != want["ann"].count {
@@ -148,8 +148,8 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 		for _, u := range users {
 			want[u] = read(u)
 		}
-		w.checkInbox("ann") // folded (its records say its count); bob's and cyd's are of layout 5
-		w.checkInbox("dee") // no unread set to fold: written as layout 6
+		w.checkInbox("ann") // folded (its records say its count); bob's and cyd's are of layout 6
+		w.checkInbox("dee") // no unread set to fold: written as layout 7
 		check("written beside the migration")
 
 		records := func() map[string]string { // every inbox's hash, field by field
@@ -161,14 +161,14 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 			}
 			return out
 		}
-		timed := 0 // records of layout 5, their creation time after the kind's code
+		timed := 0 // records of layout 6, their creation time after the kind's code
 		for _, v := range records() {
 			if len(v) > 1 && v[1] != ' ' && v[0] != '#' {
 				timed++
 			}
 		}
 		if timed == 0 {
-			t.Fatal("no record of layout 5 keeps its creation time")
+			t.Fatal("no record of layout 6 keeps its creation time")
 		}
 		left := want["bob"].count + want["cyd"].count
 		var after map[string]string
@@ -193,23 +193,23 @@ func TestMigrateUnreadFromLayout5(t *testing.T) {
 			check(fmt.Sprintf("after run %d", run))
 		}
 		ran, err := w.s.Migrate(ctx, 10*time.Millisecond)
-		if err != nil || len(ran) != store.Layout-5 || ran[0].From != 5 {
-			t.Fatalf("ran %+v, %v; want the migration from layout 5", ran, err)
+		if err != nil || len(ran) != store.Layout-6 || ran[0].From != 6 {
+			t.Fatalf("ran %+v, %v; want the migration from layout 6", ran, err)
 		}
 		check("after Migrate")
 		for _, u := range users {
 			w.checkInbox(u) // the records say the unread count
 		}
 
-		// A process of layout 5 writes a folded inbox as layout 5 did; the step folds it again.
-		if err := w.s.NotifyAsLayout5ForTest(ctx, "dee", "f:bob", time.Now()); err != nil {
+		// A process of layout 6 writes a folded inbox as layout 6 did; the step folds it again.
+		if err := w.s.NotifyAsLayout6ForTest(ctx, "dee", "f:bob", time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		if n, err := w.s.FoldInboxesForTest(ctx); err != nil || n != 1 {
-			t.Fatalf("folding a write of layout 5 marked %d unread, %v; want 1", n, err)
+			t.Fatalf("folding a write of layout 6 marked %d unread, %v; want 1", n, err)
 		}
 		if n := w.unread("dee"); n != want["dee"].count+1 {
-			t.Errorf("dee has %d unread after a write of layout 5 folded, want %d", n, want["dee"].count+1)
+			t.Errorf("dee has %d unread after a write of layout 6 folded, want %d", n, want["dee"].count+1)
 		}
 		w.checkInbox("dee")
 		if n, err := w.s.MarkNotificationsRead(ctx, "ann", nil, true); err != nil || n != 0 {

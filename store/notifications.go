@@ -19,7 +19,7 @@ import (
 // (unreadField) counts the unread ones. Only two scripts change either — notify.lua inserts a
 // notification and mark_read.lua marks some or all read — each in the same step as the records it
 // counts. So the count cannot drift from the records: not under retries, concurrency or a crash
-// between two calls, which is how counters kept beside their data drift. Layout 5 kept the unread
+// between two calls, which is how counters kept beside their data drift. Layout 6 kept the unread
 // ids in a sorted set of their own, 24 bytes a notification more (layout_unread.go).
 //
 // A notification's id is its cause within the inbox — "c:<post>:<comment>" for a comment (a REPLY
@@ -72,12 +72,12 @@ func (n *Notification) NodeID() string { return n.ID }
 // noticeRecord is a notification as the inbox's hash keeps it (see pack).
 type noticeRecord struct {
 	Kind    NotificationKind `json:"k"`
-	At      int64            `json:"t"`           // created (Unix ms); 0 in a packed record of layout 6, the inbox's score
+	At      int64            `json:"t"`           // created (Unix ms); 0 in a packed record of layout 7, the inbox's score
 	Actor   string           `json:"a"`           // user key
 	Post    string           `json:"p,omitempty"` // post key
 	Comment string           `json:"c,omitempty"` // comment number, short form ("4")
 	Mod     string           `json:"m,omitempty"` // MOD_ACTION: the action's key in the moderation log
-	// Unread is the read state a packed record holds (layout 6); layout 4's JSON held none.
+	// Unread is the read state a packed record holds (layout 7); layout 4's JSON held none.
 	Unread bool `json:"-"`
 }
 
@@ -115,12 +115,12 @@ func causeRecord(cause string) noticeRecord {
 }
 
 // pack writes the record of the notification of cause as the inbox's hash keeps it: the kind's
-// code — in lower case while unread (layout 6; notify.lua stores a new record so) — then,
+// code — in lower case while unread (layout 7; notify.lua stores a new record so) — then,
 // separated by spaces, the actor, the post, the comment and the action, each left empty when the
 // cause says it, trailing empty fields left out. A reply is "R <actor>": under 64 bytes, so that
 // an inbox's hash stays listpack-encoded (layout 4's JSON, ~70 bytes, made every inbox a
 // hashtable: ~110 bytes more a notification). The creation time is the id's score in the inbox;
-// layout 5 wrote it in the record too, in base 36 after the code ("R<time> <actor>": 8 bytes
+// layout 6 wrote it in the record too, in base 36 after the code ("R<time> <actor>": 8 bytes
 // more), which is still read.
 func (r noticeRecord) pack(cause string) string {
 	c := causeRecord(cause)
@@ -237,7 +237,7 @@ func notificationFromRecord(uid, cause string, raw string, created float64) *Not
 	if !ok {
 		return nil
 	}
-	if rec.At == 0 { // layout 6 keeps the creation time in the inbox alone
+	if rec.At == 0 { // layout 7 keeps the creation time in the inbox alone
 		if created == 0 {
 			return nil // trimmed since the record was read
 		}
@@ -259,7 +259,7 @@ func notificationFromRecord(uid, cause string, raw string, created float64) *Not
 
 // noticesRead reads notifications of uid by cause id: their records, which hold their read
 // state (HMGET), and their creation times, their scores in the inbox (ZMSCORE, in the same
-// pipeline on the same slot). A process that found the keyspace of layout 5 reads them with legacy_notes.lua
+// pipeline on the same slot). A process that found the keyspace of layout 6 reads them with legacy_notes.lua
 // until it has migrated it (Store.legacyUnread): an inbox not yet migrated keeps its read state
 // apart (layout_unread.go).
 func (l *Loader) noticesRead(uid string, causes []string) read {
@@ -357,7 +357,7 @@ func (l *Loader) Notification(ctx context.Context, viewer UserKey, id string) (*
 }
 
 // UnreadNotificationCount returns how many of the viewer's notifications are unread: the inbox's
-// count (HGET), or, by a process that found the keyspace of layout 5 until it has migrated it,
+// count (HGET), or, by a process that found the keyspace of layout 6 until it has migrated it,
 // whichever layout the inbox is of (legacy_notes.lua).
 func (l *Loader) UnreadNotificationCount(ctx context.Context, viewer UserKey) (int, error) {
 	uid := string(viewer)
@@ -441,7 +441,7 @@ func (l *Loader) Notifications(ctx context.Context, viewer UserKey, w Window, un
 }
 
 // unreadPageRead reads the page of uid's unread notifications that sp names (unread_page.lua):
-// the page page.lua gave of layout 5's sorted set of them, with the same cursors.
+// the page page.lua gave of layout 6's sorted set of them, with the same cursors.
 func (l *Loader) unreadPageRead(uid string, sp span) read {
 	keys := []string{l.s.k.inboxNotes(uid), l.s.k.inbox(uid), l.s.k.legacyInboxUnread(uid)}
 	sc, dir, cp := l.s.scripts.get("unread_page"), "first", sp

@@ -383,7 +383,7 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.fileReports(ctx); err != nil {
 		return st, err
 	}
-	// The unread ids a process of layout 5 kept apart after the migration folded its inbox
+	// The unread ids a process of layout 6 kept apart after the migration folded its inbox
 	// (layout_unread.go).
 	if _, err := s.foldInboxes(ctx); err != nil {
 		return st, err

@@ -228,9 +228,9 @@ type Store struct {
 	// per comment: the keyspace was of a layout before 6 when CheckLayout read it, and this process
 	// has not migrated it past 5 (see layout_cvotes.go).
 	legacyCommentVotes atomic.Bool
-	// legacyUnread says that inboxes may still keep their unread ids as layout 5 kept them, in a
-	// sorted set apart: the keyspace was of a layout before 6 when CheckLayout read it, and this
-	// process has not migrated it past 5 (see layout_unread.go).
+	// legacyUnread says that inboxes may still keep their unread ids as layout 6 kept them, in a
+	// sorted set apart: the keyspace was of a layout before 7 when CheckLayout read it, and this
+	// process has not migrated it past 6 (see layout_unread.go).
 	legacyUnread atomic.Bool
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses

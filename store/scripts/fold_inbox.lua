@@ -1,12 +1,12 @@
--- fold_inbox: write an inbox of layout 5 as layout 6 keeps it (the migration from layout 5; see
+-- fold_inbox: write an inbox of layout 6 as layout 7 keeps it (the migration from layout 6; see
 -- lib/inbox_unread.lua): its sorted set of unread ids is folded into its records — each unread
 -- id's record written in lower case, the field '#u' counting them — and deleted; and every record
--- drops the creation time layout 5 wrote after its kind's code ("Rmiglcddn bob" → "R bob"), which
+-- drops the creation time layout 6 wrote after its kind's code ("Rmiglcddn bob" → "R bob"), which
 -- the id's score in the inbox holds.
 -- KEYS[1]  hash {n:<user>}:notes (notification id → record, and '#u' → the unread count)
 --          KEYS[2] zset {n:<user>}:unread (id → created ms), at most NotificationCap ids
 -- Reply    how many records it marked unread.
--- An inbox that has '#u' and the set as well was written by a process of layout 5 after it was
+-- An inbox that has '#u' and the set as well was written by a process of layout 6 after it was
 -- folded (its unread ids in the set, its records in upper case): those are added to the count.
 -- Records in layout 4's JSON (packed by the step before this one) are left as they are: they read
 -- as read. Ids of the set no longer in the hash are dropped with it. The walk of the records is

@@ -1,9 +1,9 @@
 -- legacy_notes: read notifications of one inbox, or its unread count, whichever layout the inbox
 -- is of — 6, its read state in its records and count (lib/inbox_unread.lua), or 5, its unread
--- ids in a sorted set — in one step, so that a read beside the migration from layout 5 (which
+-- ids in a sorted set — in one step, so that a read beside the migration from layout 6 (which
 -- folds one into the other) sees either shape whole. A process that found the keyspace of layout
 -- 5 reads inboxes with it until it has migrated the keyspace (Store.legacyUnread).
--- KEYS[1]  hash {n:<user>}:notes   KEYS[2] zset {n:<user>}:unread, of an inbox of layout 5
+-- KEYS[1]  hash {n:<user>}:notes   KEYS[2] zset {n:<user>}:unread, of an inbox of layout 6
 -- ARGV[1]  "count" | "notes"   ARGV[2..] with "notes", notification ids
 -- Reply    with "count", the number of unread notifications; with "notes", {records, unread}: each
 --          id's record (nil when none) and whether it is unread (1 or 0).

@@ -1,6 +1,6 @@
 -- mark_read: mark notifications of one user read, some or all, and reply with the unread count.
 -- KEYS[1]  hash {n:<user>}:notes (notification id → record, and '#u' → the unread count)
---          KEYS[2] zset {n:<user>}:unread: an inbox of layout 5's unread ids (see
+--          KEYS[2] zset {n:<user>}:unread: an inbox of layout 6's unread ids (see
 --          lib/inbox_unread.lua)
 -- ARGV[1]  "all" | "ids"   ARGV[2..] with "ids", the notification ids (ids not unread, or not in
 --          the inbox at all, are ignored)

@@ -2,7 +2,7 @@
 -- inbox to its newest entries.
 -- KEYS[1]  hash {n:<user>}:notes (notification id → record, and '#u' → the unread count)
 --          KEYS[2] zset {n:<user>}:inbox (id → created ms)   KEYS[3] zset {n:<user>}:unread: an
---          inbox of layout 5's unread ids (see lib/inbox_unread.lua)
+--          inbox of layout 6's unread ids (see lib/inbox_unread.lua)
 --          KEYS[4] set {n:<user>}:unannounced: ids added but not yet announced live
 -- ARGV[1]  notification id (its cause: "c:17:4", "p:17", "f:bob")   ARGV[2] created (Unix ms)
 -- ARGV[3]  the notification's record, packed (notifications.go pack), in upper case: it is
@@ -15,7 +15,7 @@
 -- The unread count is the field '#u' of KEYS[1]. Only this script and mark_read.lua change it or
 -- the records' read state, each in the same step as the records it counts, so it cannot drift from
 -- them: not under retries, concurrent jobs, or a process that dies between two calls. An inbox
--- still of layout 5 is written as layout 5 did (its unread ids in KEYS[3], their count its size),
+-- still of layout 6 is written as layout 6 did (its unread ids in KEYS[3], their count its size),
 -- so that its count stays exact until the migration folds it (fold_inbox.lua).
 -- Trim     the oldest entries beyond ARGV[4] leave every key together, an unread one the count too.
 -- Repeat   the id is derived from the cause, so a second run finds it and changes nothing.

@@ -1,10 +1,10 @@
 -- unread_page: one page of a user's unread notifications, newest first, between cursors: the page
--- page.lua would give of a sorted set of the unread ids scored by creation time (layout 5's
+-- page.lua would give of a sorted set of the unread ids scored by creation time (layout 6's
 -- {n:<user>}:unread), so that the list's pages and cursors are the same (see lib/inbox_unread.lua).
 -- It walks the whole inbox — at most NotificationCap ids, with their records — and keeps the
--- unread ones; an inbox still of layout 5 is paged from its sorted set of unread ids.
+-- unread ones; an inbox still of layout 6 is paged from its sorted set of unread ids.
 -- KEYS[1]  hash {n:<user>}:notes   KEYS[2] zset {n:<user>}:inbox (id → created ms)
---          KEYS[3] zset {n:<user>}:unread, of an inbox of layout 5
+--          KEYS[3] zset {n:<user>}:unread, of an inbox of layout 6
 -- ARGV[1]  how many to return   ARGV[2] "first": the first ARGV[1] after the after cursor |
 --          "last": the last ARGV[1] before the before cursor; both cursors bound the page
 -- ARGV[3]  after cursor score ("" for the start of the list)   ARGV[4] after cursor member
