@@ -116,7 +116,7 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.endSessions(ctx, uid, "", "", ""); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
-	inbox := []string{s.k.inbox(uid), s.k.inboxUnread(uid), s.k.inboxNotes(uid), s.k.inboxUnannounced(uid)}
+	inbox := []string{s.k.inbox(uid), s.k.legacyInboxUnread(uid), s.k.inboxNotes(uid), s.k.inboxUnannounced(uid)}
 	if err := s.cmd().Unlink(ctx, inbox...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
 	}

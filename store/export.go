@@ -693,39 +693,19 @@ func (e *exporter) modActions(ctx context.Context, ns []*Notification) ([]*expor
 	return out, nil
 }
 
-// notifications writes the account's inbox, oldest first, with each notification's read state
-// read in the same round trip as its record.
+// notifications writes the account's inbox, oldest first, with each notification's read state,
+// which its record holds (noticesRead: an inbox of layout 6, beside the migration, is read whole
+// by a script).
 func (e *exporter) notifications(ctx context.Context) error {
-	notes, unread := e.s.k.inboxNotes(e.uid), e.s.k.inboxUnread(e.uid)
+	l := e.s.NewLoader()
 	return e.zpages(ctx, e.s.k.inbox(e.uid), func(ctx context.Context, zs []rdb.Z) error {
 		causes := make([]string, len(zs))
-		args := make([]string, len(zs))
 		for i, z := range zs {
 			causes[i] = str(z.Member)
-			args[i] = causes[i]
 		}
-		var recs *rdb.SliceCmd
-		var states *rdb.FloatSliceCmd
-		err := e.s.pipeline(ctx, []op{
-			{key: notes, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				recs = p.HMGet(ctx, notes, causes...)
-				return recs, nil
-			}},
-			{key: unread, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				states = p.ZMScore(ctx, unread, args...)
-				return states, nil
-			}},
-		}, false)
-		if err == nil {
-			err = rdb.FirstErr([2]rdb.Cmder{recs, states})
-		}
+		ns, err := l.notices(ctx, e.uid, causes)
 		if err != nil {
 			return fmt.Errorf("read notifications: %w", err)
-		}
-		raw, un := strs(recs.Val()), states.Val()
-		ns := make([]*Notification, len(causes))
-		for i, cause := range causes {
-			ns[i] = notificationFromRecord(e.uid, cause, raw[i], un[i] != 0)
 		}
 		acts, err := e.modActions(ctx, ns)
 		if err != nil {

@@ -491,12 +491,15 @@ func (k keys) commentIdem(pid, digest string) string { return k.inThread(pid, "i
 // the newest NotificationCap.
 func (k keys) inbox(uid string) string { return k.prefix + "{n:" + uid + "}:inbox" }
 
-// inboxUnread is a sorted set of the ids of uid's unread notifications scored by creation time
-// (ms): always a subset of inbox(uid). Its size is the unread count.
-func (k keys) inboxUnread(uid string) string { return k.prefix + "{n:" + uid + "}:unread" }
+// legacyInboxUnread is the sorted set in which layout 6 kept the ids of uid's unread notifications,
+// scored by creation time (ms). Since layout 7 a notification's record says whether it is unread,
+// and inboxNotes's field "#u" counts the unread ones; the migration from layout 6 folds this set
+// into them and deletes it (layout_unread.go).
+func (k keys) legacyInboxUnread(uid string) string { return k.prefix + "{n:" + uid + "}:unread" }
 
 // inboxNotes is a hash notification id → the notification's record, packed (noticeRecord.pack;
-// layout 4 wrote JSON, which is still read), for every member of inbox(uid).
+// layout 4 wrote JSON, which is still read), for every member of inbox(uid), and the field "#u":
+// the number of unread notifications (no notification id starts with "#"; see notifications.go).
 func (k keys) inboxNotes(uid string) string { return k.prefix + "{n:" + uid + "}:notes" }
 
 // inboxUnannounced is a set of the ids of uid's notifications added but not yet announced on the

@@ -124,14 +124,17 @@ var migrations = []Migration{
 			_, err := s.splitSearchDictNodes(ctx)
 			return err
 		}},
-	{From: 6, Does: shortKeysDoes + "; " + compactCommentsDoes,
+	{From: 6, Does: shortKeysDoes + "; " + compactCommentsDoes + "; " + foldInboxesDoes,
 		run: func(ctx context.Context, s *Store) error {
 			// A keyspace written by layout 6 before comment keys were short has padded ones: the
 			// step runs here too (on a keyspace migrated from layout 5 it finds none).
 			if _, err := s.shortenCommentKeys(ctx); err != nil {
 				return err
 			}
-			_, err := s.compactComments(ctx)
+			if _, err := s.compactComments(ctx); err != nil {
+				return err
+			}
+			_, err := s.foldInboxes(ctx)
 			return err
 		}},
 }
@@ -422,6 +425,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	s.legacyCommentVotes.Store(st.Version > 0 && st.Version < 6)
 	s.unpackedComments.Store(st.Version > 0 && st.Version < 6)
 	s.paddedCommentKeys.Store(st.Version > 0 && st.Version < 7)
+	s.legacyUnread.Store(st.Version > 0 && st.Version < 7)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -559,7 +563,8 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 			s.unpackedComments.Store(false)   // every comment hash is packed now
 		}
 		if m.From == 6 {
-			s.shortKeysDone() // every comment key has its short name now
+			s.shortKeysDone()           // every comment key has its short name now
+			s.legacyUnread.Store(false) // every inbox's read state is in its records now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

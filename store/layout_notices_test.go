@@ -100,6 +100,9 @@ func TestMigratePackedNotices(t *testing.T) {
 		if err := b.Client.HSet(ctx, prefix+"{meta}:layout", "version", 4).Err(); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := w.s.CheckLayout(ctx); err != nil { // the process reads inboxes of layout 6
+			t.Fatal(err)
+		}
 		check("layout 4")
 		// Beside traffic: a notification delivered before the migration is packed already.
 		w.follow("cyd", "ann")

@@ -14,11 +14,13 @@ import (
 // The notification inbox.
 //
 // Each user's inbox is its own aggregate, {n:<user>} (see keys.go): a hash of notifications by
-// id, a sorted set of every id kept (the inbox, by creation time) and a sorted set of the unread
-// ones. The unread count is the size of that last set, and only two scripts change it — notify.lua
-// inserts a notification and mark_read.lua marks some or all read — each in the same step as the
-// entries it counts. So the count cannot drift from the entries: not under retries, concurrency or
-// a crash between two calls, which is how counters kept beside their data drift.
+// id and a sorted set of every id kept (the inbox, by creation time). A notification's record says
+// whether it is unread (the kind's letter in lower case; see pack), and the hash's field "#u"
+// (unreadField) counts the unread ones. Only two scripts change either — notify.lua inserts a
+// notification and mark_read.lua marks some or all read — each in the same step as the records it
+// counts. So the count cannot drift from the records: not under retries, concurrency or a crash
+// between two calls, which is how counters kept beside their data drift. Layout 6 kept the unread
+// ids in a sorted set of their own, 24 bytes a notification more (layout_unread.go).
 //
 // A notification's id is its cause within the inbox — "c:<post>:<comment>" for a comment (a REPLY
 // or a MENTION: one per recipient and comment, a REPLY when both apply), "p:<post>" for a post's
@@ -27,8 +29,8 @@ import (
 // only the recipient can read it. Notifications are produced by jobs after the writes that cause
 // them (notify.go), never inside those writes.
 //
-// An inbox keeps the newest NotificationCap notifications; the oldest leave all three keys in
-// the script that inserts past the cap. A notification outlives what it is about: once its post
+// An inbox keeps the newest NotificationCap notifications; the oldest leave every key, and the
+// count, in the script that inserts past the cap. A notification outlives what it is about: once its post
 // or comment is deleted it stays in the inbox, with that field null.
 
 // NotificationKind is what a notification is about.
@@ -46,6 +48,10 @@ const (
 
 // NotificationCap is how many notifications one inbox keeps: the newest.
 const NotificationCap = 500
+
+// unreadField is the field of an inbox's hash that counts its unread notifications: no
+// notification id starts with "#".
+const unreadField = "#u"
 
 // Notification is one entry of a user's inbox.
 type Notification struct {
@@ -66,11 +72,13 @@ func (n *Notification) NodeID() string { return n.ID }
 // noticeRecord is a notification as the inbox's hash keeps it (see pack).
 type noticeRecord struct {
 	Kind    NotificationKind `json:"k"`
-	At      int64            `json:"t"`           // created (Unix ms)
+	At      int64            `json:"t"`           // created (Unix ms); 0 in a packed record of layout 7, the inbox's score
 	Actor   string           `json:"a"`           // user key
 	Post    string           `json:"p,omitempty"` // post key
 	Comment string           `json:"c,omitempty"` // comment number, short form ("4")
 	Mod     string           `json:"m,omitempty"` // MOD_ACTION: the action's key in the moderation log
+	// Unread is the read state a packed record holds (layout 7); layout 4's JSON held none.
+	Unread bool `json:"-"`
 }
 
 // noticeCodes are the one-letter codes of the kinds in a packed record, and noticeKinds the
@@ -106,12 +114,14 @@ func causeRecord(cause string) noticeRecord {
 	return r
 }
 
-// pack writes the record of the notification of cause as the inbox's hash keeps it (layout 5):
-// the kind's code and the creation time in base 36, then, separated by spaces, the actor, the
-// post, the comment and the action, each left empty when the cause says it, trailing empty
-// fields left out. A reply is "R<time> <actor>": under 64 bytes, so that an inbox's hash stays
-// listpack-encoded (layout 4's JSON, ~70 bytes, made every inbox a hashtable: ~110 bytes more a
-// notification).
+// pack writes the record of the notification of cause as the inbox's hash keeps it: the kind's
+// code — in lower case while unread (layout 7; notify.lua stores a new record so) — then,
+// separated by spaces, the actor, the post, the comment and the action, each left empty when the
+// cause says it, trailing empty fields left out. A reply is "R <actor>": under 64 bytes, so that
+// an inbox's hash stays listpack-encoded (layout 4's JSON, ~70 bytes, made every inbox a
+// hashtable: ~110 bytes more a notification). The creation time is the id's score in the inbox;
+// layout 6 wrote it in the record too, in base 36 after the code ("R<time> <actor>": 8 bytes
+// more), which is still read.
 func (r noticeRecord) pack(cause string) string {
 	c := causeRecord(cause)
 	fields := [4]string{r.Actor, r.Post, r.Comment, r.Mod}
@@ -125,8 +135,11 @@ func (r noticeRecord) pack(cause string) string {
 		n--
 	}
 	var b strings.Builder
-	b.WriteByte(noticeCodes[r.Kind])
-	b.WriteString(strconv.FormatInt(r.At, 36))
+	code := noticeCodes[r.Kind]
+	if r.Unread {
+		code += 'a' - 'A'
+	}
+	b.WriteByte(code)
 	for _, f := range fields[:n] {
 		b.WriteByte(' ')
 		b.WriteString(f)
@@ -145,17 +158,24 @@ func unpackNotice(cause, raw string) (noticeRecord, bool) {
 	if raw == "" {
 		return noticeRecord{}, false
 	}
-	kind, ok := noticeKinds[raw[0]]
+	code, unread := raw[0], raw[0] >= 'a' && raw[0] <= 'z'
+	if unread {
+		code -= 'a' - 'A'
+	}
+	kind, ok := noticeKinds[code]
 	if !ok {
 		return noticeRecord{}, false
 	}
 	head, rest, _ := strings.Cut(raw[1:], " ")
-	at, err := strconv.ParseInt(head, 36, 64)
-	if err != nil {
-		return noticeRecord{}, false
+	var at int64 // 0: the inbox's score says it
+	if head != "" {
+		var err error
+		if at, err = strconv.ParseInt(head, 36, 64); err != nil {
+			return noticeRecord{}, false
+		}
 	}
 	rec := causeRecord(cause)
-	rec.Kind, rec.At = kind, at
+	rec.Kind, rec.At, rec.Unread = kind, at, unread
 	parts := strings.SplitN(rest, " ", 4)
 	for i, f := range [4]*string{&rec.Actor, &rec.Post, &rec.Comment, &rec.Mod} {
 		if i < len(parts) && parts[i] != "" {
@@ -206,9 +226,10 @@ func ParseNotificationID(id string) (recipient UserKey, cause string, err error)
 	return UserKey(r), c, nil
 }
 
-// notificationFromRecord builds a Notification of uid's from its stored record; nil when there is
-// none (or it cannot be read).
-func notificationFromRecord(uid, cause string, raw string, unread bool) *Notification {
+// notificationFromRecord builds a Notification of uid's from its stored record, with the read
+// state it holds, and its score in the inbox (its creation time, Unix ms; 0 when it is not
+// there); nil when there is none (or it cannot be read).
+func notificationFromRecord(uid, cause string, raw string, created float64) *Notification {
 	if raw == "" {
 		return nil
 	}
@@ -216,8 +237,14 @@ func notificationFromRecord(uid, cause string, raw string, unread bool) *Notific
 	if !ok {
 		return nil
 	}
+	if rec.At == 0 { // layout 7 keeps the creation time in the inbox alone
+		if created == 0 {
+			return nil // trimmed since the record was read
+		}
+		rec.At = int64(created)
+	}
 	n := &Notification{ID: notificationID(uid, cause), Kind: rec.Kind, CreatedAt: fromMillis(rec.At),
-		Read: !unread, Actor: UserKey(rec.Actor)}
+		Read: !rec.Unread, Actor: UserKey(rec.Actor)}
 	if rec.Mod != "" {
 		n.ModActionID = modActionID(rec.Mod)
 	}
@@ -230,16 +257,72 @@ func notificationFromRecord(uid, cause string, raw string, unread bool) *Notific
 	return n
 }
 
-// noticesRead reads notifications of uid by cause id: their records (HMGET) and whether each is
-// unread (ZMSCORE), in one read on the inbox's slot, so that a notification and its read state
-// are always read together.
+// noticesRead reads notifications of uid by cause id: their records, which hold their read
+// state (HMGET), and their creation times, their scores in the inbox (ZMSCORE, in the same
+// pipeline on the same slot). A process that found the keyspace of layout 6 reads them with legacy_notes.lua
+// until it has migrated it (Store.legacyUnread): an inbox not yet migrated keeps its read state
+// apart (layout_unread.go).
 func (l *Loader) noticesRead(uid string, causes []string) read {
-	notes, unread := l.s.k.inboxNotes(uid), l.s.k.inboxUnread(uid)
-	return read{key: "nt:" + notes + "\x00" + strings.Join(causes, "\x00"), rkey: notes,
-		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
-			c.cmd = hmget(ctx, p, notes, boxed(causes))
-			c.cmd2 = p.ZMScore(ctx, unread, causes...)
+	notes, inbox := l.s.k.inboxNotes(uid), l.s.k.inbox(uid)
+	key := "nt:" + notes + "\x00" + strings.Join(causes, "\x00")
+	if l.s.legacyUnread.Load() {
+		keys, sc := []string{notes, l.s.k.legacyInboxUnread(uid)}, l.s.scripts.get("legacy_notes")
+		return read{key: key, rkey: notes, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+			c.cmd = sc.EvalSha(ctx, p, keys, append([]any{"notes"}, boxed(causes)...)...)
+			c.cmd2 = p.ZMScore(ctx, inbox, causes...)
 		}}
+	}
+	return read{key: key, rkey: notes, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = hmget(ctx, p, notes, boxed(causes))
+		c.cmd2 = p.ZMScore(ctx, inbox, causes...)
+	}}
+}
+
+// noticesOf parses a done noticesRead of uid's notifications of causes; a notification no longer
+// kept is nil at its index.
+func noticesOf(c *call, uid string, causes []string) ([]*Notification, error) {
+	out := make([]*Notification, len(causes))
+	created := c.cmd2.(*rdb.FloatSliceCmd).Val() // 0 for an id not kept: no creation time is 0
+	if _, ok := c.cmd.(*rdb.StringSliceCmd); ok {
+		for i, raw := range fields(c) {
+			out[i] = notificationFromRecord(uid, causes[i], raw, created[i])
+		}
+		return out, nil
+	}
+	recs, unread, err := parseLegacyNotes(c.cmd.(*rdb.Cmd).Val(), len(causes))
+	if err != nil {
+		return nil, err
+	}
+	for i, raw := range recs {
+		if out[i] = notificationFromRecord(uid, causes[i], raw, created[i]); out[i] != nil {
+			out[i].Read = !unread[i]
+		}
+	}
+	return out, nil
+}
+
+// parseLegacyNotes reads legacy_notes.lua's reply to n ids: their records and read states.
+func parseLegacyNotes(v any, n int) (recs []string, unread []bool, err error) {
+	arr, err := replyArrayLen("legacy_notes", v, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	if recs, err = replyStrings("legacy_notes", arr[0], n); err != nil { // nil: none, ""
+		return nil, nil, err
+	}
+	us, err := replyArrayLen("legacy_notes", arr[1], n)
+	if err != nil {
+		return nil, nil, err
+	}
+	unread = make([]bool, n)
+	for i, u := range us {
+		flag, err := replyInt("legacy_notes", u)
+		if err != nil {
+			return nil, nil, err
+		}
+		unread[i] = flag == 1
+	}
+	return recs, unread, nil
 }
 
 // notices loads notifications of uid by cause id; a notification no longer kept is nil at its
@@ -253,12 +336,7 @@ func (l *Loader) notices(ctx context.Context, uid string, causes []string) ([]*N
 	if err != nil {
 		return nil, err
 	}
-	recs := fields(c)
-	scores := c.cmd2.(*rdb.FloatSliceCmd).Val() // 0 for a member not unread: no creation time is 0
-	for i, cause := range causes {
-		out[i] = notificationFromRecord(uid, cause, recs[i], scores[i] != 0)
-	}
-	return out, nil
+	return noticesOf(c, uid, causes)
 }
 
 // Notification loads one notification of the viewer's by global id; nil when it is not the
@@ -278,12 +356,35 @@ func (l *Loader) Notification(ctx context.Context, viewer UserKey, id string) (*
 	return ns[0], nil
 }
 
-// UnreadNotificationCount returns how many of the viewer's notifications are unread.
+// UnreadNotificationCount returns how many of the viewer's notifications are unread: the inbox's
+// count (HGET), or, by a process that found the keyspace of layout 6 until it has migrated it,
+// whichever layout the inbox is of (legacy_notes.lua).
 func (l *Loader) UnreadNotificationCount(ctx context.Context, viewer UserKey) (int, error) {
-	if !validUserName(string(viewer)) {
-		return 0, invalidf("malformed user %q", truncate(string(viewer), 40))
+	uid := string(viewer)
+	if !validUserName(uid) {
+		return 0, invalidf("malformed user %q", truncate(uid, 40))
 	}
-	return l.zcard(ctx, l.s.k.inboxUnread(string(viewer)))
+	notes := l.s.k.inboxNotes(uid)
+	if !l.s.legacyUnread.Load() {
+		v, err := l.hashField(ctx, notes, unreadField)
+		if err != nil || v == "" {
+			return 0, err
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, fmt.Errorf("the unread count of %s: %w", uid, err)
+		}
+		return n, nil
+	}
+	keys, sc := []string{notes, l.s.k.legacyInboxUnread(uid)}, l.s.scripts.get("legacy_notes")
+	c, err := l.get(ctx, read{key: "nu#:" + notes, rkey: notes, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = sc.EvalSha(ctx, p, keys, "count")
+	}})
+	if err != nil {
+		return 0, err
+	}
+	n, err := replyInt("legacy_notes", c.cmd.(*rdb.Cmd).Val())
+	return int(n), err
 }
 
 // NotificationNeeds says what a response reads of the actors, posts and comments of a list of
@@ -299,24 +400,32 @@ const (
 )
 
 // Notifications loads one page of the viewer's notifications, newest first — only the unread
-// ones with unreadOnly — and what needs says the response reads of their actors, posts and
-// comments. It costs one round trip for the page, one for the notifications with their read
-// state, and then those of WalkNotifications. Its cursors stay valid while notifications come,
-// are read, and go.
+// ones with unreadOnly (unread_page.lua, which walks the inbox: at most NotificationCap ids) — and
+// what needs says the response reads of their actors, posts and comments. It costs one round trip
+// for the page, one for the notifications with their read state, and then those of
+// WalkNotifications. Its cursors stay valid while notifications come, are read, and go.
 func (l *Loader) Notifications(ctx context.Context, viewer UserKey, w Window, unreadOnly bool, needs func() *NotificationNeeds) (*Page[*Notification], error) {
 	uid := string(viewer)
 	if !validUserName(uid) {
 		return nil, invalidf("malformed user %q", truncate(uid, 40))
 	}
-	key, tag := l.s.k.inbox(uid), inboxTag
+	tag := inboxTag
 	if unreadOnly {
-		key, tag = l.s.k.inboxUnread(uid), inboxUnreadTag
+		tag = inboxUnreadTag
 	}
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, key, true, sp)
+	r := l.pageRead(l.s.k.inbox(uid), true, sp)
+	if unreadOnly {
+		r = l.unreadPageRead(uid, sp)
+	}
+	cl, err := l.get(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(cl, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -329,6 +438,19 @@ func (l *Loader) Notifications(ctx context.Context, viewer UserKey, w Window, un
 		l.WalkNotifications(ctx, p.Items, needs())
 	}
 	return p, nil
+}
+
+// unreadPageRead reads the page of uid's unread notifications that sp names (unread_page.lua):
+// the page page.lua gave of layout 6's sorted set of them, with the same cursors.
+func (l *Loader) unreadPageRead(uid string, sp span) read {
+	keys := []string{l.s.k.inboxNotes(uid), l.s.k.inbox(uid), l.s.k.legacyInboxUnread(uid)}
+	sc, dir, cp := l.s.scripts.get("unread_page"), "first", sp
+	if sp.backward {
+		dir = "last"
+	}
+	return read{key: "nu:" + keys[1] + "\x00" + sp.key(), rkey: keys[0], fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = sc.EvalSha(ctx, p, keys, cp.n, dir, cp.after.score, cp.after.member, cp.before.score, cp.before.member)
+	}}
 }
 
 // WalkNotifications reads the actors, posts and comments of notifications, and what needs says
@@ -394,7 +516,7 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, user UserKey, ids []s
 	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return 0, err
 	}
-	v, err := s.run(ctx, "mark_read", []string{s.k.inboxUnread(uid)}, args...)
+	v, err := s.run(ctx, "mark_read", []string{s.k.inboxNotes(uid), s.k.legacyInboxUnread(uid)}, args...)
 	if err != nil {
 		return 0, err
 	}

@@ -107,8 +107,9 @@ func (w *inboxWorld) unread(uid string) int {
 	return n
 }
 
-// checkInbox checks that uid's inbox agrees with itself: its three keys have the sizes of the
-// listing, no id repeats, and the unread count is the number of unread entries listed.
+// checkInbox checks that uid's inbox agrees with itself: its records and ids are as many as
+// listed, no id repeats, and the records that say they are unread, the unread list and the unread
+// count are as many as the unread entries listed.
 func (w *inboxWorld) checkInbox(uid string) {
 	w.t.Helper()
 	all := w.inbox(uid, false, 100)

@@ -249,7 +249,7 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	}
 	calls := make([]scriptCall, len(ns))
 	for i, n := range ns {
-		calls[i] = scriptCall{name: "notify", keys: []string{s.k.inboxNotes(n.to), s.k.inbox(n.to), s.k.inboxUnread(n.to), s.k.inboxUnannounced(n.to)},
+		calls[i] = scriptCall{name: "notify", keys: []string{s.k.inboxNotes(n.to), s.k.inbox(n.to), s.k.legacyInboxUnread(n.to), s.k.inboxUnannounced(n.to)},
 			args: []any{n.cause, n.rec.At, n.rec.pack(n.cause), NotificationCap}}
 	}
 	replies, err := s.runScripts(ctx, calls)

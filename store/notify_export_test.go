@@ -31,17 +31,25 @@ func (s *Store) RequeueFollowNotice(ctx context.Context, a, b UserKey) error {
 	return s.queueFollowNotice(ctx, string(a), string(b))
 }
 
-// InboxSizes returns the sizes of the three keys of uid's inbox: the notifications' hash, the
-// inbox and the unread set.
+// InboxSizes returns the sizes of uid's inbox: its records (the notifications' hash but the
+// unread count), its ids (the inbox) and the records that say they are unread, counted one by one
+// (not the count the hash keeps, which the store's reads read).
 func (s *Store) InboxSizes(ctx context.Context, uid UserKey) (notes, inbox, unread int64, err error) {
 	u := string(uid)
-	if notes, err = s.rdb.HLen(ctx, s.k.inboxNotes(u)).Result(); err != nil {
+	recs, err := s.rdb.HGetAll(ctx, s.k.inboxNotes(u)).Result()
+	if err != nil {
 		return
 	}
-	if inbox, err = s.rdb.ZCard(ctx, s.k.inbox(u)).Result(); err != nil {
-		return
+	for cause, raw := range recs {
+		if cause == unreadField {
+			continue
+		}
+		notes++
+		if rec, ok := unpackNotice(cause, raw); ok && rec.Unread {
+			unread++
+		}
 	}
-	unread, err = s.rdb.ZCard(ctx, s.k.inboxUnread(u)).Result()
+	inbox, err = s.rdb.ZCard(ctx, s.k.inbox(u)).Result()
 	return
 }
 

@@ -388,6 +388,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.fileReports(ctx); err != nil {
 		return st, err
 	}
+	// The unread ids a process of layout 6 kept apart after the migration folded its inbox
+	// (layout_unread.go).
+	if _, err := s.foldInboxes(ctx); err != nil {
+		return st, err
+	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
 	// does nothing on a live post.
 	err = s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {

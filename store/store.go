@@ -236,6 +236,10 @@ type Store struct {
 	paddedCommentKeys atomic.Bool
 	shortThreads      sync.Map
 	shortKeysChecked  atomic.Int64
+	// legacyUnread says that inboxes may still keep their unread ids as layout 6 kept them, in a
+	// sorted set apart: the keyspace was of a layout before 7 when CheckLayout read it, and this
+	// process has not migrated it past 6 (see layout_unread.go).
+	legacyUnread atomic.Bool
 	// searchGuess is what searches last read of the index, to read it in fewer round trips.
 	searchGuess searchGuesses
 	// searchCommon is the terms this process knows to have more than one posting.

@@ -26,15 +26,7 @@
 -- Read-only.
 local key, desc, limit, last = KEYS[1], ARGV[1] == 'desc', tonumber(ARGV[2]), ARGV[3] == 'last'
 
--- bytes compares like memcmp, which Redis uses for ties; Lua's < follows the locale.
-local function before(a, b)
-  local n = math.min(#a, #b)
-  for i = 1, n do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then return x < y end
-  end
-  return #a < #b
-end
+--!include page_window
 
 -- place returns how many members are ordered before the cursor (score sc, member cm), and
 -- whether the cursor's member is still there with that score (it is then at that position).
@@ -106,13 +98,7 @@ if ARGV[6] ~= '' then
   hi = place(ARGV[6], ARGV[7])
 end
 lo, hi, total = shown(lo), shown(hi), total - #ranks
-if hi < lo then hi = lo end
-local start, stop
-if last then
-  start, stop = math.max(hi - limit, lo), hi
-else
-  start, stop = lo, math.min(lo + limit, hi)
-end
+local start, stop = page_span(lo, hi, limit, last)
 local reply = {total - floor, start - floor}
 if stop > start then
   local items
