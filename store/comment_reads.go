@@ -178,7 +178,7 @@ func (s *Store) commentHashes(ctx context.Context, pid string, nums []string) ([
 	for i, num := range nums {
 		key := s.k.comment(pid, num)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			hashes[i], bodies[i] = p.HGetAll(ctx, key), p.HMGet(ctx, bk, num)
+			hashes[i], bodies[i] = p.HGetAll(ctx, key), p.HMGet(ctx, bk, shortNum(num))
 			return hashes[i], bodies[i]
 		}}
 	}

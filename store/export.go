@@ -527,7 +527,7 @@ func (s *Store) commentRecords(ctx context.Context, members []string) ([]*Commen
 		nums[i] = [2]string{pid, padNum(short)}
 		key, bk := s.k.comment(pid, nums[i][1]), s.k.commentBodies(pid)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			cmds[i], bodies[i] = p.HMGet(ctx, key, commentArgNames(commentFields[:]...)...), p.HMGet(ctx, bk, nums[i][1])
+			cmds[i], bodies[i] = p.HMGet(ctx, key, commentArgNames(commentFields[:]...)...), p.HMGet(ctx, bk, shortNum(nums[i][1]))
 			return cmds[i], bodies[i]
 		}}
 	}

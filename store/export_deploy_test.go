@@ -84,6 +84,19 @@ func (s *Store) PadThreadKeysForTest(ctx context.Context, pid string) (int, erro
 				n++
 			}
 		}
+		// The body's field too (layouts up to 6 named it by the stored form).
+		bodies := s.k.commentBodies(pid)
+		if body, err := s.rdb.HGet(ctx, bodies, shortNum(num)).Result(); err == nil {
+			if err := s.rdb.HSet(ctx, bodies, num, body).Err(); err != nil {
+				return n, err
+			}
+			if err := s.rdb.HDel(ctx, bodies, shortNum(num)).Err(); err != nil {
+				return n, err
+			}
+			n++
+		} else if !isNil(err) {
+			return n, err
+		}
 	}
 	return n, nil
 }

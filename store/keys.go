@@ -340,7 +340,8 @@ func (k keys) commentIn(head, pid, num, tail string) (all, key string) {
 	return all, all[len(head) : len(all)-len(tail)]
 }
 
-// commentBodies is a hash of the texts of the thread's comments: number → body. The body lives
+// commentBodies is a hash of the texts of the thread's comments: number as in ids ("4", since
+// layout 7; the stored form before) → body. The body lives
 // here, apart from the comment's hash, so that the hash holds only short values and stays
 // listpack-encoded: one value longer than hash-max-listpack-value (64 bytes by default) turns the
 // whole hash into a hashtable, ~960 bytes for a comment with a 200-byte body instead of ~300
@@ -349,7 +350,7 @@ func (k keys) commentIn(head, pid, num, tail string) (all, key string) {
 func (k keys) commentBodies(pid string) string { return k.inThread(pid, "body", "") }
 
 // postTexts is where a post keeps its body apart from its hash (layout 5): the thread's bodies
-// (commentBodies), whose comment fields are 12-digit numbers, holds it as field postTextBody (see
+// (commentBodies), whose comment fields are numbers, holds it as field postTextBody (see
 // scripts/lib/post_texts.lua), so that a post's hash whose title and url are short holds only
 // short values and stays listpack-encoded: ~640 bytes less for a post with a 400-byte body. Every
 // post script that writes or replies with the post takes this key just before its revision counter.

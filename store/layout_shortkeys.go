@@ -276,10 +276,14 @@ func (s *Store) shortenThread(ctx context.Context, pid string, nums []string) (r
 	all = append(all, nums...)
 	for start := 0; start < len(all); start += shortenBatch {
 		var keys []string
-		for _, n := range all[start:min(start+shortenBatch, len(all))] {
+		batch := all[start:min(start+shortenBatch, len(all))]
+		args := make([]any, len(batch))
+		for i, n := range batch {
 			keys = s.k.shortenPairs(keys, pid, n)
+			args[i] = n
 		}
-		v, err := s.run(ctx, "shorten_keys", keys)
+		keys = append(keys, s.k.commentBodies(pid)) // and the fields of their bodies
+		v, err := s.run(ctx, "shorten_keys", keys, args...)
 		if err != nil {
 			return renamed, both, fmt.Errorf("rename the comment keys of post %s: %w", pid, err)
 		}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,29 @@ type shortKeysThread struct {
 	*thread
 	big, small *store.Comment
 	want       map[string]map[store.CommentSort]listed
+	wantTexts  map[string]string // comment id → text
+}
+
+// remember records what the thread lists, and the text of every comment listed.
+func (st *shortKeysThread) remember() {
+	st.want, st.wantTexts = st.lists(), st.texts()
+}
+
+// texts reads the text of every comment the thread lists (its NEW order at every level).
+func (st *shortKeysThread) texts() map[string]string {
+	st.t.Helper()
+	out := map[string]string{}
+	l := st.s.NewLoader()
+	for _, ls := range st.lists() {
+		for _, id := range ls[store.CommentsNew].ids {
+			c, err := l.Comment(context.Background(), id)
+			if err != nil || c == nil {
+				st.t.Fatalf("read %s: %+v, %v", id, c, err)
+			}
+			out[id] = c.Text
+		}
+	}
+	return out
 }
 
 func newShortKeysThread(t *testing.T, th *thread) *shortKeysThread {
@@ -33,7 +57,7 @@ func newShortKeysThread(t *testing.T, th *thread) *shortKeysThread {
 	for _, vc := range votedComments[:4] {
 		th.voted(st.small, vc)
 	}
-	st.want = st.lists()
+	st.remember()
 	return st
 }
 
@@ -49,6 +73,9 @@ func (st *shortKeysThread) same(when string) {
 	got := st.lists()
 	for what, w := range st.want {
 		sameLists(st.t, when+", "+what+" of "+st.post.ID, got[what], w)
+	}
+	if texts := st.texts(); !maps.Equal(texts, st.wantTexts) {
+		st.t.Errorf("%s, the texts of %s: %v, want %v", when, st.post.ID, texts, st.wantTexts)
 	}
 }
 
@@ -96,7 +123,7 @@ func testMigrateShortCommentKeys(t *testing.T, from int) {
 		if err := th.s.DeleteComment(ctx, uk("author"), doomed.ID); err != nil {
 			t.Fatal(err)
 		}
-		read.want = read.lists()
+		read.remember()
 		doomedPid, doomedNum, _ := store.CommentKey(doomed.ID)
 		if err := b.Client.Rename(ctx, th.s.ThreadKeyForTest(doomedPid, doomedNum, ""),
 			th.s.PaddedThreadKeyForTest(doomedPid, doomedNum, "")).Err(); err != nil {
@@ -145,7 +172,7 @@ func testMigrateShortCommentKeys(t *testing.T, from int) {
 		if err := th.s.DeleteComment(ctx, uk("author"), last.ID); err != nil {
 			t.Fatal(err)
 		}
-		written.want = written.lists()
+		written.remember()
 		written.check()
 		if padded, _ := written.keysOf(); len(padded) != 0 {
 			t.Errorf("a thread written keeps padded keys: %v", padded)

@@ -593,8 +593,8 @@ func (br *bodyRead) done(err error) {
 }
 
 // bodyReads groups the comment reads of batch that read a body by thread, in the order the
-// threads first appear: one HMGET each. A comment read's key is <thread>000000000004; its body
-// is field 000000000004 of <thread>body.
+// threads first appear: one HMGET each. A comment read's key is <thread>4; its body is field 4
+// of <thread>body.
 func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 	n := 0
 	for _, c := range batch {
@@ -640,8 +640,8 @@ func bodyReads(ctx context.Context, batch []*call) []*bodyRead {
 		}
 		// A field goes by its address in nums, which never grows past its capacity for the first
 		// thread; a later thread's may grow, and what args hold still points at the same strings.
-		// The key names the comment by its short number, the bodies by the stored form (keys.go).
-		br.nums = append(br.nums, padNum(key[i:]))
+		// The key names the comment by its short number, and so do the bodies (keys.go).
+		br.nums = append(br.nums, key[i:])
 		br.args, br.calls = append(br.args, &br.nums[len(br.nums)-1]), append(br.calls, c)
 	}
 	return out

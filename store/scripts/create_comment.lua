@@ -53,7 +53,7 @@ end
 -- withBody returns the HGETALL of comment hash h with its body, as if it were a field of h.
 local function withBody(h, num)
   local all = redis.call('HGETALL', h)
-  local body = redis.call('HGET', KEYS[10], num)
+  local body = redis.call('HGET', KEYS[10], cbody(num))
   if body and redis.call('HEXISTS', h, 'body') == 0 then all[#all + 1] = 'body'; all[#all + 1] = body end
   return all
 end
@@ -102,7 +102,7 @@ if not kept then
   build, missing = needsBuild(KEYS[5], parent, have)
   if missing then return {'replies', 0} end
 end
-redis.call('HSET', KEYS[10], num, ARGV[4])
+redis.call('HSET', KEYS[10], cbody(num), ARGV[4])
 -- The comment's creation ordinal (1, 2, … in the order the comments were written) and its bit in
 -- the live bitmap: read state counts the live comments past a reader's ordinal.
 local ord = redis.call('HINCRBY', post, 'cord', 1)

@@ -65,7 +65,7 @@ if redis.call('HGET', c, 'removed') == '1' then
   redis.call('HSET', c, 'deleted', '1')
   cmeta_unname(c)
   redis.call('HDEL', c, 'body')
-  redis.call('HDEL', bodies, chain[1])
+  redis.call('HDEL', bodies, cbody(chain[1]))
   redis.call('HINCRBY', c, 'ver', 1)
   return {'tombstone', 0}
 end
@@ -76,7 +76,7 @@ if creplies(c) > 0 then
   redis.call('HSET', c, 'deleted', '1')
   cmeta_unname(c)
   redis.call('HDEL', c, 'body')
-  redis.call('HDEL', bodies, chain[1])
+  redis.call('HDEL', bodies, cbody(chain[1]))
   redis.call('HINCRBY', c, 'ver', 1)
   return {'tombstone', 0}
 end
@@ -105,7 +105,7 @@ for i = 1, n do
       redis.call('HSET', h, 'deleted', '1')
       cmeta_unname(h)
       redis.call('HDEL', h, 'body')
-      redis.call('HDEL', bodies, num)
+      redis.call('HDEL', bodies, cbody(num))
       redis.call('HINCRBY', h, 'ver', 1)
       kept = true
     end
@@ -117,7 +117,7 @@ for i = 1, n do
     redis.call('HSET', h, 'author', by, 'gone', '1')
     redis.call('EXPIRE', h, ARGV[2])
     redis.call('SREM', ids, string.format('%d', tonumber(num)), num) -- either form (keys.go threadIDs)
-    redis.call('HDEL', bodies, num)
+    redis.call('HDEL', bodies, cbody(num))
   end
 end
 if kept then return {'tombstone', n} end

@@ -33,9 +33,9 @@ end
 -- Before layout 3 the body was a field of the comment's hash, and a binary of layout 2 still writes
 -- it there during an upgrade: a body in the hash is the newer one. An edit moves it.
 local inHash = redis.call('HGET', c, 'body')
-local old = inHash or redis.call('HGET', KEYS[3], ARGV[4])
+local old = inHash or redis.call('HGET', KEYS[3], cbody(ARGV[4]))
 if old ~= ARGV[2] then redis.call('HSET', c, 'edited', ARGV[3]) end
-if old ~= ARGV[2] or inHash then redis.call('HSET', KEYS[3], ARGV[4], ARGV[2]) end
+if old ~= ARGV[2] or inHash then redis.call('HSET', KEYS[3], cbody(ARGV[4]), ARGV[2]) end
 if inHash then redis.call('HDEL', c, 'body') end
 local all = redis.call('HGETALL', c)
 all[#all + 1] = 'body'

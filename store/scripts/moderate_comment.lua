@@ -149,7 +149,7 @@ if (redis.call('HGET', c, 'removed') == '1') ~= remove then
   changed = 1
 end
 local reply = redis.call('HGETALL', c)
-local body = redis.call('HGET', KEYS[#KEYS - 2], chain[1])
+local body = redis.call('HGET', KEYS[#KEYS - 2], cbody(chain[1]))
 if body and redis.call('HEXISTS', c, 'body') == 0 then reply[#reply + 1] = 'body'; reply[#reply + 1] = body end
 table.insert(reply, 1, redis.call('HGETALL', outbox))
 table.insert(reply, 1, changed)

@@ -1,9 +1,11 @@
 -- shorten_keys: rename comment keys of layout 5, named by the padded number
 -- ({p:<id>}:c:000000000004, :rt, :rs, :rb, :rc), to the names of layout 6, by the short number
 -- ({p:<id>}:c:4, …; see store/keys.go and store/layout_shortkeys.go).
--- KEYS     pairs of one thread: KEYS[2i-1] a key's padded name, KEYS[2i] its short name; then the
---          revision counter
--- Reply    {renamed, both}: how many keys it renamed, and how many pairs it left because both
+-- KEYS     pairs of one thread: KEYS[2i-1] a key's padded name, KEYS[2i] its short name; then,
+--          with ARGV, the thread's bodies hash {p:<id>}:c:body; then the revision counter
+-- ARGV     comment numbers in stored form, whose bodies' fields (the same number, up to layout 6)
+--          are renamed to the short number, as the keys are (none: no bodies hash in KEYS)
+-- Reply    {renamed, both}: how many keys and fields it renamed, and how many it left because both
 --          names exist (only a process of layout 5 writing beside the migration makes one; the
 --          short key is the one this release reads, and neither is lost).
 -- Writes   only KEYS: RENAME keeps a key's value and its TTL (a removal marker's).
@@ -13,13 +15,30 @@
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
 local renamed, both = 0, 0
-for i = 1, #KEYS - 1, 2 do
+local last, bodies = #KEYS - 1, nil
+if #ARGV > 0 then last, bodies = #KEYS - 2, KEYS[#KEYS - 1] end
+for i = 1, last, 2 do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     if redis.call('EXISTS', KEYS[i + 1]) == 0 then
       redis.call('RENAME', KEYS[i], KEYS[i + 1])
       renamed = renamed + 1
     else
       both = both + 1
+    end
+  end
+end
+if bodies then
+  for _, n in ipairs(ARGV) do
+    local short = string.gsub(n, '^0+', '')
+    local body = short ~= n and redis.call('HGET', bodies, n)
+    if body then
+      if redis.call('HEXISTS', bodies, short) == 0 then
+        redis.call('HSET', bodies, short, body)
+        redis.call('HDEL', bodies, n)
+        renamed = renamed + 1
+      else
+        both = both + 1
+      end
     end
   end
 end

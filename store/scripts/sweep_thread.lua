@@ -21,7 +21,7 @@ for i, num in ipairs(ARGV) do
     -- The bucket goes whole: it holds only votes on comments of this deleted post, which take
     -- no more votes.
     redis.call('UNLINK', KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5], KEYS[k + 6])
-    redis.call('HDEL', KEYS[3], num)
+    redis.call('HDEL', KEYS[3], (string.gsub(num, '^0+', ''))) -- its body's field: the short number (lib/comment_meta cbody)
   end
 end
 local left = redis.call('SCARD', KEYS[2])

@@ -141,3 +141,11 @@ end
 local function creplies(h)
   return tonumber(redis.call('HGET', h, 'replies') or '0')
 end
+
+-- cbody returns the field of a comment's body in its thread's bodies hash ({p:<id>}:c:body):
+-- its number as in ids ("4"), from the stored form ("000000000004") or the short one. Layouts up to
+-- 6 named the field by the stored form; the migration renames them with the thread's keys
+-- (shorten_keys.lua), before any script of this release touches the thread.
+local function cbody(num)
+  return (string.gsub(num, '^0+', ''))
+end
