@@ -137,8 +137,15 @@ func (l *Loader) enqueue(reads []read) (calls, batch []*call) {
 	return calls, batch
 }
 
-// wait waits for the call's commands to run.
+// wait waits for the call's commands to run. Most calls are done by the time they are waited
+// for — the exec that sent them ran in the waiting goroutine — and those return without a select
+// or ctx.Done, which walks the request's chain of context values to its cancelCtx.
 func (c *call) wait(ctx context.Context) (*call, error) {
+	select {
+	case <-c.done:
+		return c, c.err
+	default:
+	}
 	select {
 	case <-c.done:
 		return c, c.err
