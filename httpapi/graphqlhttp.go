@@ -47,16 +47,16 @@ const (
 // through untouched.
 func negotiate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if vs := r.Header.Values("Accept"); len(vs) > 1 {
+		if vs := r.Header["Accept"]; len(vs) > 1 {
 			// One value, so that what comes next (the response cache's key, the choice of
 			// server-sent events) sees all of it.
 			r.Header.Set("Accept", strings.Join(vs, ", "))
 		}
-		if r.Method == http.MethodOptions || r.Header.Get("Upgrade") != "" || wantsEventStream(r) {
+		if r.Method == http.MethodOptions || header(r, "Upgrade") != "" || wantsEventStream(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		mt, ok := responseMediaType(r.Header.Get("Accept"))
+		mt, ok := responseMediaType(header(r, "Accept"))
 		w.Header().Add("Vary", "Accept")
 		w.Header().Set("Content-Type", mt)
 		if !ok && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
@@ -70,7 +70,7 @@ func negotiate(next http.Handler) http.Handler {
 // wantsEventStream reports whether a request asks for server-sent events, as sseTransport and
 // liveRequests decide it.
 func wantsEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return r.Method == http.MethodPost && strings.Contains(header(r, "Accept"), "text/event-stream")
 }
 
 // responseMediaType picks the response media type for an Accept header: of application/json and
@@ -148,16 +148,27 @@ var _ graphql.Transport = httpTransport{}
 
 // Supports reports whether r is a GET or an application/json POST that is not an upgrade.
 func (httpTransport) Supports(r *http.Request) bool {
-	if r.Header.Get("Upgrade") != "" {
+	if header(r, "Upgrade") != "" {
 		return false
 	}
 	switch r.Method {
 	case http.MethodGet:
 		return true
 	case http.MethodPost:
-		return isJSON(r.Header.Get("Content-Type"))
+		return isJSON(header(r, "Content-Type"))
 	}
 	return false
+}
+
+// header returns the first value of the request header name, as r.Header.Get does, for a name
+// written in its canonical form ("Content-Type", "Upgrade"; see TestHeaderNamesCanonical):
+// net/http keeps the names of the headers it reads canonical, and the middlewares and
+// transports of /query look up some twenty a request, each of which Get canonicalized again.
+func header(r *http.Request, name string) string {
+	if v := r.Header[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // isJSON reports whether a Content-Type header names application/json, parameters aside, as
@@ -174,7 +185,7 @@ func isJSON(contentType string) bool {
 
 // Do serves one request.
 func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	mt, _ := responseMediaType(r.Header.Get("Accept"))
+	mt, _ := responseMediaType(header(r, "Accept"))
 	w.Header().Set("Content-Type", mt)
 	start := graphql.Now()
 	params, err := readParams(r)

@@ -85,7 +85,7 @@ func onlyQueriesOverGET(maxTokens int, next http.Handler) http.Handler {
 		switch r.Method {
 		case http.MethodGet, http.MethodOptions:
 		case http.MethodPost:
-			if !isJSON(r.Header.Get("Content-Type")) {
+			if !isJSON(header(r, "Content-Type")) {
 				writeError(w, http.StatusUnsupportedMediaType, "send the request as Content-Type: application/json", CodeBadUserInput)
 				return
 			}

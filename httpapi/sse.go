@@ -31,7 +31,7 @@ var _ graphql.Transport = sseTransport{}
 
 // Supports takes a POST of a JSON body that accepts an event stream.
 func (sseTransport) Supports(r *http.Request) bool {
-	return wantsEventStream(r) && isJSON(r.Header.Get("Content-Type"))
+	return wantsEventStream(r) && isJSON(header(r, "Content-Type"))
 }
 
 // Do runs the operation and streams its results.
