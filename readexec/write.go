@@ -13,6 +13,7 @@ import (
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/graph/model"
+	"github.com/agora/agora/internal/jsontext"
 	"github.com/agora/agora/store"
 )
 
@@ -688,19 +689,10 @@ func (r *run) float(f *field, v float64) bool {
 
 const hexDigits = "0123456789ABCDEF"
 
-// A byte repeated in each byte of a word, for appendQuoted.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
 // appendQuoted appends s as a JSON string, escaped exactly as gqlgen's MarshalString escapes it.
 // Eight bytes at a time that need no escape — most of a comment's body — are passed over in one
-// test, not byte by byte: read as one little-endian word w, none of them is a control character
-// (below 0x20), a quote or a backslash when (w - 0x20·ones) &^ w, and the same of w ^ '"'·ones
-// and w ^ '\\'·ones against ones, have no high bit set (the tests of "Bit Twiddling Hacks" for
-// a byte below n and a zero byte, exact as a whole word's answer; 11,200 → 7,700 instructions
-// on the small page's response).
+// test of a word (jsontext.Plain), not byte by byte (11,200 → 7,700 instructions on the small
+// page's response).
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -709,8 +701,7 @@ func appendQuoted(b []byte, s string) []byte {
 			t := s[i : i+8]
 			w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
 				uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
-			q, bs := w^('"'*ones), w^('\\'*ones)
-			if ((w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			if !jsontext.Plain(w) {
 				break
 			}
 		}
