@@ -350,8 +350,9 @@ type members struct {
 // raw messages: the body is read on every request, and that decoding (three passes over it) was
 // 5% of the server's CPU on the small page of ../shared/bench/compare.sh.
 func requestMembers(body []byte) (m members, ok bool) {
-	ok = eachMember(body, func(name string, v []byte) bool {
-		switch name {
+	ok = eachMember(body, func(name, v []byte) bool {
+		switch string(name) { // compared, not copied
+
 		case "query":
 			m.query = v
 		case "operationName":
@@ -366,9 +367,10 @@ func requestMembers(body []byte) (m members, ok bool) {
 	return m, ok
 }
 
-// eachMember calls member with the name and the raw value of each member of raw, one JSON object,
-// in order; it returns false when raw is not one, or when member does.
-func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
+// eachMember calls member with the name, unescaped, and the raw value of each member of raw, one
+// JSON object, in order; it returns false when raw is not one, or when member does. A name
+// without escapes in valid UTF-8 is passed as the bytes of raw, not copied into a string.
+func eachMember(raw []byte, member func(name, value []byte) bool) bool {
 	if !validJSON(raw) {
 		return false
 	}
@@ -378,9 +380,13 @@ func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
 	}
 	for i = skipSpace(raw, i+1); raw[i] != '}'; {
 		end := skipValue(raw, i)
-		name, ok := jsonString(raw[i:end])
-		if !ok {
-			return false
+		name := raw[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+			s, ok := jsonString(raw[i:end])
+			if !ok {
+				return false
+			}
+			name = []byte(s)
 		}
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past the colon
 		end = skipValue(raw, i)
@@ -400,7 +406,8 @@ func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
 // decoder); ok is false for anything else.
 func flatObject(raw []byte) (m map[string]any, ok bool) {
 	m = map[string]any{}
-	ok = eachMember(raw, func(name string, v []byte) bool {
+	ok = eachMember(raw, func(n, v []byte) bool {
+		name := string(n)
 		switch c := v[0]; {
 		case c == '"':
 			s, ok := jsonString(v)
