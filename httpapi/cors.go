@@ -12,8 +12,8 @@ import (
 // an origin not on the list is refused with 403 and no CORS header, so the browser blocks the call.
 func cors(cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
-		if origin == "" || r.Header.Get("Upgrade") != "" { // WebSockets check their origin themselves
+		origin := header(r, "Origin")
+		if origin == "" || header(r, "Upgrade") != "" { // WebSockets check their origin themselves
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -47,16 +47,16 @@ const (
 // through untouched.
 func negotiate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if vs := r.Header.Values("Accept"); len(vs) > 1 {
+		if vs := r.Header["Accept"]; len(vs) > 1 {
 			// One value, so that what comes next (the response cache's key, the choice of
 			// server-sent events) sees all of it.
 			r.Header.Set("Accept", strings.Join(vs, ", "))
 		}
-		if r.Method == http.MethodOptions || r.Header.Get("Upgrade") != "" || wantsEventStream(r) {
+		if r.Method == http.MethodOptions || header(r, "Upgrade") != "" || wantsEventStream(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		mt, ok := responseMediaType(r.Header.Get("Accept"))
+		mt, ok := responseMediaType(header(r, "Accept"))
 		w.Header().Add("Vary", "Accept")
 		w.Header().Set("Content-Type", mt)
 		if !ok && (r.Method == http.MethodGet || r.Method == http.MethodPost) {
@@ -70,7 +70,7 @@ func negotiate(next http.Handler) http.Handler {
 // wantsEventStream reports whether a request asks for server-sent events, as sseTransport and
 // liveRequests decide it.
 func wantsEventStream(r *http.Request) bool {
-	return r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return r.Method == http.MethodPost && strings.Contains(header(r, "Accept"), "text/event-stream")
 }
 
 // responseMediaType picks the response media type for an Accept header: of application/json and
@@ -148,22 +148,44 @@ var _ graphql.Transport = httpTransport{}
 
 // Supports reports whether r is a GET or an application/json POST that is not an upgrade.
 func (httpTransport) Supports(r *http.Request) bool {
-	if r.Header.Get("Upgrade") != "" {
+	if header(r, "Upgrade") != "" {
 		return false
 	}
 	switch r.Method {
 	case http.MethodGet:
 		return true
 	case http.MethodPost:
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		return err == nil && mt == mediaJSON
+		return isJSON(header(r, "Content-Type"))
 	}
 	return false
 }
 
+// header returns the first value of the request header name, as r.Header.Get does, for a name
+// written in its canonical form ("Content-Type", "Upgrade"; see TestHeaderNamesCanonical):
+// net/http keeps the names of the headers it reads canonical, and the middlewares and
+// transports of /query look up some twenty a request, each of which Get canonicalized again.
+func header(r *http.Request, name string) string {
+	if v := r.Header[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// isJSON reports whether a Content-Type header names application/json, parameters aside, as
+// mime.ParseMediaType reads it. The header nearly every client sends, exactly
+// "application/json", is recognised without parsing it: three checks of it a request (the
+// middlewares' and the transports') each made a map of its parameters and a lowered copy.
+func isJSON(contentType string) bool {
+	if contentType == mediaJSON {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == mediaJSON
+}
+
 // Do serves one request.
 func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	mt, _ := responseMediaType(r.Header.Get("Accept"))
+	mt, _ := responseMediaType(header(r, "Accept"))
 	w.Header().Set("Content-Type", mt)
 	start := graphql.Now()
 	params, err := readParams(r)
@@ -328,8 +350,9 @@ type members struct {
 // raw messages: the body is read on every request, and that decoding (three passes over it) was
 // 5% of the server's CPU on the small page of ../shared/bench/compare.sh.
 func requestMembers(body []byte) (m members, ok bool) {
-	ok = eachMember(body, func(name string, v []byte) bool {
-		switch name {
+	ok = eachMember(body, func(name, v []byte) bool {
+		switch string(name) { // compared, not copied
+
 		case "query":
 			m.query = v
 		case "operationName":
@@ -344,10 +367,11 @@ func requestMembers(body []byte) (m members, ok bool) {
 	return m, ok
 }
 
-// eachMember calls member with the name and the raw value of each member of raw, one JSON object,
-// in order; it returns false when raw is not one, or when member does.
-func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
-	if !json.Valid(raw) {
+// eachMember calls member with the name, unescaped, and the raw value of each member of raw, one
+// JSON object, in order; it returns false when raw is not one, or when member does. A name
+// without escapes in valid UTF-8 is passed as the bytes of raw, not copied into a string.
+func eachMember(raw []byte, member func(name, value []byte) bool) bool {
+	if !validJSON(raw) {
 		return false
 	}
 	i := skipSpace(raw, 0)
@@ -356,9 +380,13 @@ func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
 	}
 	for i = skipSpace(raw, i+1); raw[i] != '}'; {
 		end := skipValue(raw, i)
-		name, ok := jsonString(raw[i:end])
-		if !ok {
-			return false
+		name := raw[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+			s, ok := jsonString(raw[i:end])
+			if !ok {
+				return false
+			}
+			name = []byte(s)
 		}
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past the colon
 		end = skipValue(raw, i)
@@ -378,7 +406,8 @@ func eachMember(raw []byte, member func(name string, value []byte) bool) bool {
 // decoder); ok is false for anything else.
 func flatObject(raw []byte) (m map[string]any, ok bool) {
 	m = map[string]any{}
-	ok = eachMember(raw, func(name string, v []byte) bool {
+	ok = eachMember(raw, func(n, v []byte) bool {
+		name := string(n)
 		switch c := v[0]; {
 		case c == '"':
 			s, ok := jsonString(v)
@@ -436,12 +465,8 @@ func skipValue(b []byte, i int) int {
 
 // skipString returns the index just past the string that starts at i in valid JSON b.
 func skipString(b []byte, i int) int {
-	for i++; b[i] != '"'; i++ {
-		if b[i] == '\\' {
-			i++
-		}
-	}
-	return i + 1
+	end, _ := jsonStringEnd(b, i) // eight bytes at a time
+	return end
 }
 
 // jsonString decodes raw, a valid JSON value, as a string; ok is false when it is not one. A

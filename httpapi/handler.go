@@ -193,7 +193,7 @@ func New(cfg Config) *Handler {
 func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := &resolvers.Request{}
-		if h := r.Header.Get("Authorization"); h != "" {
+		if h := header(r, "Authorization"); h != "" {
 			token, ok := bearer(h)
 			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_request"`)
@@ -206,7 +206,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 			switch {
 			case err == nil:
 				req.Viewer, req.Blocks, req.ShowNSFW = v.User, v.Blocks, v.ShowNSFW
-			case store.IsKind(err, store.KindUnauthenticated) && r.Header.Get("Upgrade") != "":
+			case store.IsKind(err, store.KindUnauthenticated) && header(r, "Upgrade") != "":
 				// A WebSocket learns it from its connection_init, closed with 4403 (live.go).
 				req.Token = ""
 			case store.IsKind(err, store.KindUnauthenticated):
@@ -223,7 +223,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 				return
 			}
 		}
-		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		if strings.Contains(header(r, "Accept"), "text/event-stream") {
 			req.LastEventID = r.Header.Get("Last-Event-ID") // the cursor an EventSource resumes from
 		}
 		w = setCacheControl(w, r, req.Token != "", cfg.PublicMaxAge)
@@ -231,7 +231,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 			defer pw.finish()
 		}
 		ctx := store.WithClient(tr.extract(r.Context(), r), r.RemoteAddr) // per-address limits on log-ins and sign-ups
-		if r.Header.Get("Upgrade") == "" {
+		if header(r, "Upgrade") == "" {
 			ctx = withRetryAfter(ctx, w)
 		}
 		next.ServeHTTP(w, r.WithContext(resolvers.WithRequest(ctx, req)))
@@ -243,7 +243,7 @@ func withRequest(cfg Config, tr *tracing, next http.Handler) http.Handler {
 // written: see publicWriter); nothing else — a signed-in viewer's answers are private. It returns
 // the writer to answer through.
 func setCacheControl(w http.ResponseWriter, r *http.Request, signedIn bool, maxAge time.Duration) http.ResponseWriter {
-	if r.Header.Get("Upgrade") != "" {
+	if header(r, "Upgrade") != "" {
 		return w
 	}
 	h := w.Header()
@@ -251,7 +251,7 @@ func setCacheControl(w http.ResponseWriter, r *http.Request, signedIn bool, maxA
 	switch {
 	case signedIn:
 		h.Set("Cache-Control", "private, no-store")
-	case r.Method == http.MethodGet && maxAge > 0 && !strings.Contains(r.Header.Get("Accept"), "text/event-stream"):
+	case r.Method == http.MethodGet && maxAge > 0 && !strings.Contains(header(r, "Accept"), "text/event-stream"):
 		h.Set("Cache-Control", fmt.Sprintf("public, max-age=%d", int(maxAge.Seconds())))
 		h.Add("Vary", "Origin") // the CORS headers differ by origin
 		return &publicWriter{ResponseWriter: w}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -86,7 +85,7 @@ func onlyQueriesOverGET(maxTokens int, next http.Handler) http.Handler {
 		switch r.Method {
 		case http.MethodGet, http.MethodOptions:
 		case http.MethodPost:
-			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			if !isJSON(header(r, "Content-Type")) {
 				writeError(w, http.StatusUnsupportedMediaType, "send the request as Content-Type: application/json", CodeBadUserInput)
 				return
 			}

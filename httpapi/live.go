@@ -200,7 +200,7 @@ type streamingKey struct{}
 func liveRequests(cfg Config, budget *liveBudget, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case r.Header.Get("Upgrade") != "":
+		case header(r, "Upgrade") != "":
 			if err := checkOrigin(r, cfg.Live.AllowedOrigins); err != nil {
 				writeError(w, http.StatusForbidden, err.Error(), CodeForbidden)
 				return

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"sync"
 	"time"
@@ -32,8 +31,7 @@ var _ graphql.Transport = sseTransport{}
 
 // Supports takes a POST of a JSON body that accepts an event stream.
 func (sseTransport) Supports(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return wantsEventStream(r) && err == nil && mt == mediaJSON
+	return wantsEventStream(r) && isJSON(header(r, "Content-Type"))
 }
 
 // Do runs the operation and streams its results.

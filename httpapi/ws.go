@@ -28,7 +28,7 @@ type wsTransport struct {
 var _ graphql.Transport = wsTransport{}
 
 // Supports takes every upgrade request.
-func (wsTransport) Supports(r *http.Request) bool { return r.Header.Get("Upgrade") != "" }
+func (wsTransport) Supports(r *http.Request) bool { return header(r, "Upgrade") != "" }
 
 // Do accepts the WebSocket and serves it until it closes.
 func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

@@ -56,7 +56,7 @@ func commentAuthor(ctx context.Context, c *store.Comment) (*store.User, error) {
 		return nil, nil
 	}
 	u, err := author(ctx, c.Author, c)
-	if u != nil && u.Name == store.DeletedUser().Name {
+	if u != nil && store.IsDeletedUser(u) {
 		return nil, err // by a deleted account: no author
 	}
 	return u, err

@@ -54,6 +54,9 @@ const deletedName = "[deleted]"
 // placeholder named "[deleted]", the same for every deleted account, that names nobody.
 func DeletedUser() *User { return &User{ID: userID(deletedName), Name: deletedName} }
 
+// IsDeletedUser reports whether u is the placeholder DeletedUser returns, without making one.
+func IsDeletedUser(u *User) bool { return u.Name == deletedName }
+
 // DeleteAccount deletes the account of uid, who proves it with password (a wrong one is
 // KindForbidden and counts as a failed log-in). erase makes every post and comment of theirs a
 // tombstone; without it they stay, without author. See above.

@@ -111,8 +111,12 @@ func padNum(n string) string {
 
 // shortNum writes a stored comment number ("000000000004") as in ids ("4"); topLevel stays "0".
 func shortNum(num string) string {
-	if n := strings.TrimLeft(num, "0"); n != "" {
-		return n
+	i := 0 // strings.TrimLeft by hand: it runs twice a comment read (its id, its parent's)
+	for i < len(num) && num[i] == '0' {
+		i++
+	}
+	if i < len(num) {
+		return num[i:]
 	}
 	return topLevel
 }

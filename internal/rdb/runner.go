@@ -155,6 +155,7 @@ func pipelineOnce[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, pendi
 	}
 	waits := make([]*redis.IntCmd, len(groups))
 	for g, idx := range groups {
+		reserve(ctx, pipes[g], len(idx)+1) // +1: a second command of an op, or the WAIT
 		for _, i := range idx {
 			P(&ops[i]).Send(pipes[g])
 		}
@@ -198,6 +199,24 @@ func pipelineOnce[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, pendi
 		}
 	}
 	return again, nil
+}
+
+// reserve gives a go-redis pipeline room for n commands before they are queued: it appends each
+// command to its slice, which otherwise grows from nothing step by step (five allocations for
+// the 16 commands of a small page, ten for a thread's 500). Room for up to 64 commands comes from
+// the stack; the pipeline keeps the one slice it copies them into.
+func reserve(ctx context.Context, p redis.Pipeliner, n int) {
+	rp, ok := p.(*redis.Pipeline)
+	if !ok || n < 2 {
+		return
+	}
+	var room [64]redis.Cmder
+	if n <= len(room) {
+		_ = rp.BatchProcess(ctx, room[:n]...)
+	} else {
+		_ = rp.BatchProcess(ctx, make([]redis.Cmder, n)...)
+	}
+	rp.Discard() // empty again, its room kept
 }
 
 // Bounded runs one attempt of f with ctx bounded by RunnerOptions.Timeout, and makes its failure
