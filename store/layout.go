@@ -272,13 +272,7 @@ const moveBatch = 200
 // bounded batches, and returns how many bodies moved.
 // Each batch is one script on the thread's slot, safe beside traffic and to run again.
 func (s *Store) moveCommentBodies(ctx context.Context) (int, error) {
-	var pids []string
-	err := s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {
-		if pid, ok := threadPostKey(s.k.prefix, key); ok {
-			pids = append(pids, pid)
-		}
-		return nil
-	})
+	pids, err := s.threadPosts(ctx)
 	if err != nil {
 		return 0, err
 	}
