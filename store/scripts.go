@@ -178,7 +178,7 @@ func (s *Store) runScripts(ctx context.Context, calls []scriptCall, extra ...op)
 // pipeline's own failure (retries ran out, replicas did not acknowledge); the calls it left
 // without a reply carry it too.
 func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ...op) (out []any, errs []error, err error) {
-	if s.paddedCommentKeys.Load() { // a keyspace being migrated from layout 5 (layout_shortkeys.go)
+	if s.paddedCommentKeys.Load() { // a keyspace being migrated from layout 5 or 6 (layout_shortkeys.go)
 		var keys []string
 		for _, c := range calls {
 			keys = append(keys, c.keys...)
@@ -279,7 +279,7 @@ func (o *op) Sent() [2]rdb.Cmder { return o.last }
 // pipeline sends ops through the store's runner, the one retry policy of every read and write
 // (see rdb.Pipeline); with wait, writes wait for Options.WaitReplicas replicas.
 func (s *Store) pipeline(ctx context.Context, ops []op, wait bool) error {
-	if s.paddedCommentKeys.Load() { // a keyspace being migrated from layout 5 (layout_shortkeys.go)
+	if s.paddedCommentKeys.Load() { // a keyspace being migrated from layout 5 or 6 (layout_shortkeys.go)
 		keys := make([]string, len(ops))
 		for i := range ops {
 			keys[i] = ops[i].key

@@ -228,9 +228,9 @@ type Store struct {
 	// per comment: the keyspace was of a layout before 6 when CheckLayout read it, and this process
 	// has not migrated it past 5 (see layout_cvotes.go).
 	legacyCommentVotes atomic.Bool
-	// paddedCommentKeys says that comment keys may still be named by the padded number, as layout
-	// 5 named them: the keyspace was of a layout before 6 when CheckLayout read it, and this
-	// process has not seen the migration past 5 finish; shortThreads holds the posts whose threads
+	// paddedCommentKeys says that comment keys may still be named by the padded number, as layouts
+	// 5 and 6 named them: the keyspace was of a layout before 7 when CheckLayout read it, and this
+	// process has not seen the migration to 7 finish; shortThreads holds the posts whose threads
 	// this process has renamed meanwhile, and shortKeysChecked when it last read the version hash
 	// (Unix ms). See layout_shortkeys.go.
 	paddedCommentKeys atomic.Bool
