@@ -15,31 +15,31 @@
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
 local renamed, both = 0, 0
+-- move moves one name to its short one when only the old name exists (by calling rename), and
+-- counts a pair whose names both exist.
+local function move(old, short, rename)
+  if not old then return end
+  if short then
+    both = both + 1
+  else
+    rename()
+    renamed = renamed + 1
+  end
+end
 local last, bodies = #KEYS - 1, nil
 if #ARGV > 0 then last, bodies = #KEYS - 2, KEYS[#KEYS - 1] end
 for i = 1, last, 2 do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    if redis.call('EXISTS', KEYS[i + 1]) == 0 then
-      redis.call('RENAME', KEYS[i], KEYS[i + 1])
-      renamed = renamed + 1
-    else
-      both = both + 1
-    end
-  end
+  move(redis.call('EXISTS', KEYS[i]) == 1, redis.call('EXISTS', KEYS[i + 1]) == 1,
+    function() redis.call('RENAME', KEYS[i], KEYS[i + 1]) end)
 end
 if bodies then
   for _, n in ipairs(ARGV) do
     local short = string.gsub(n, '^0+', '')
     local body = short ~= n and redis.call('HGET', bodies, n)
-    if body then
-      if redis.call('HEXISTS', bodies, short) == 0 then
-        redis.call('HSET', bodies, short, body)
-        redis.call('HDEL', bodies, n)
-        renamed = renamed + 1
-      else
-        both = both + 1
-      end
-    end
+    move(body, redis.call('HEXISTS', bodies, short) == 1, function()
+      redis.call('HSET', bodies, short, body)
+      redis.call('HDEL', bodies, n)
+    end)
   end
 end
 return {renamed, both}
