@@ -67,7 +67,8 @@ func (th *modThread) shapes(when string) (packed, unpacked int) {
 
 // newMigrationThread writes the thread the comment hashes' migrations start from: mia moderates
 // group go, where ann posted a thread with replies three deep (a, a1, a1x), top-level comments (b,
-// t with a reply t1, r) and one more top-level comment of ann's for each of more.
+// t with a reply t1, r) and one more top-level comment of ann's for each of more; then ann deletes
+// t (a tombstone, for its reply) and mia removes r.
 func newMigrationThread(t *testing.T, b storetest.Backend, prefix string, more ...string) (th *modThread, ann, bob string) {
 	t.Helper()
 	f := &modFixture{fixture: newFixture(t, b, store.Options{Prefix: prefix})}
@@ -84,6 +85,12 @@ func newMigrationThread(t *testing.T, b storetest.Backend, prefix string, more .
 	}
 	for _, name := range more {
 		th.add(name, "", ann)
+	}
+	if err := f.s.DeleteComment(f.ctx, uk(ann), th.ids["t"]); err != nil { // a tombstone: t has a reply
+		t.Fatal(err)
+	}
+	if _, err := f.s.RemoveComment(f.ctx, "mia", th.ids["r"], "rude"); err != nil {
+		t.Fatal(err)
 	}
 	return th, ann, bob
 }
@@ -103,12 +110,6 @@ func TestMigrateCommentHashes(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := f.s.EditComment(ctx, uk(bob), th.ids["a1"], "a1, edited"); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.s.DeleteComment(ctx, uk(ann), th.ids["t"]); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.s.RemoveComment(ctx, "mia", th.ids["r"], "rude"); err != nil {
 			t.Fatal(err)
 		}
 		th.check()
