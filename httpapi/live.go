@@ -14,6 +14,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/agora/agora/live"
 	"github.com/agora/agora/resolvers"
 	"github.com/agora/agora/store"
 )
@@ -133,7 +134,10 @@ func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Con
 
 // socket is the state of one WebSocket connection, installed by its connection_init.
 type socket struct {
-	token         string // the bearer token the connection authenticated with; "" for none
+	token string // the bearer token the connection authenticated with; "" for none
+	// watch follows the session of a signed-in socket and its user's block list (set by
+	// wsConn.watchSession before the connection is acknowledged, so before any operation).
+	watch         *live.SessionWatch
 	subscriptions atomic.Int64
 	docBytes      atomic.Int64 // bytes of the documents of the socket's open subscriptions
 	cost          atomic.Int64 // summed cost of the socket's open subscriptions
@@ -172,8 +176,9 @@ func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (co
 // socketAuth is an operation middleware: every operation on an authenticated WebSocket checks
 // its token again, which extends the session's idle lifetime while the socket is in use and
 // refuses an operation started after the session ended (logOut, expiry) with UNAUTHENTICATED.
-// Subscriptions already running keep the viewer they started with, and the viewer's block list
-// as it was then, until the session ends: then the socket closes with 4403 (wsConn.watchSession).
+// Subscriptions already running keep the viewer they started with until the session ends: then
+// the socket closes with 4403 (wsConn.watchSession). Their events are filtered with the viewer's
+// block list as it is at each event, which the socket's session watch follows.
 func socketAuth(cfg Config) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		s, _ := ctx.Value(socketKey{}).(*socket)
@@ -183,7 +188,11 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		v, err := cfg.Store.AuthenticateViewer(ctx, s.token)
 		switch {
 		case err == nil:
-			return next(resolvers.WithRequest(ctx, &resolvers.Request{Viewer: v.User, Token: s.token, Blocks: v.Blocks, ShowNSFW: v.ShowNSFW}))
+			r := &resolvers.Request{Viewer: v.User, Token: s.token, Blocks: v.Blocks, ShowNSFW: v.ShowNSFW}
+			if s.watch != nil {
+				r.LiveBlocks = s.watch
+			}
+			return next(resolvers.WithRequest(ctx, r))
 		case store.IsKind(err, store.KindUnauthenticated):
 			return graphql.OneShot(&graphql.Response{Errors: gqlerror.List{limitError(CodeUnauthenticated, "the session has ended: sign in again")}})
 		}

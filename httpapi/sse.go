@@ -74,6 +74,11 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		}
 		if session != nil {
 			defer session.Close()
+			// The stream's events are filtered with the viewer's block list as it is at each
+			// event, which the session watch follows.
+			r := *resolvers.RequestFrom(ctx)
+			r.LiveBlocks = session
+			ctx = resolvers.WithRequest(ctx, &r)
 		}
 		var enc resolvers.Encoded
 		responses, ctx := exec.DispatchOperation(resolvers.WithEncoded(ctx, &enc), oc)

@@ -208,6 +208,7 @@ func (c *wsConn) watchSession(ctx context.Context) *wsClose {
 		return &wsClose{code: int(websocket.StatusInternalError), reason: err.Error()}
 	}
 	c.session = w
+	s.watch = w
 	go func() {
 		select {
 		case <-w.Ended():

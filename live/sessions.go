@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agora/agora/store"
@@ -16,8 +17,15 @@ import (
 // user's Sessions channel, through the hub like every live event, and checks the session itself
 // (store.SessionActive, which does not extend it) when it starts, when its subscription had a
 // gap, and every recheck interval, which also catches a session that expired.
+//
+// It also keeps the user's block list for the streams (Blocks): read when the watch starts, then
+// changed by each block and unblock the channel announces (store.EventIDs.Blocks), and read
+// whole again after a gap in the subscription, so that a stream stops delivering a user's posts
+// and comments as soon as the viewer blocks them, not when the stream is opened again.
 type SessionWatch struct {
 	sub    *EventStream
+	user   store.UserKey
+	blocks atomic.Pointer[store.Blocks]
 	ended  chan struct{}
 	end    sync.Once
 	cancel context.CancelFunc
@@ -36,14 +44,19 @@ func (h *Hub) WatchSession(ctx context.Context, token string, recheck time.Durat
 		w.cancel = func() {}
 		return w, nil
 	}
+	w.user = user
 	sub, err := h.subscribeAs(ctx, h.ch.Sessions(string(user)), true)
 	if err != nil {
 		return nil, err
 	}
 	w.sub = sub
-	// The subscription is confirmed: an end from now on is delivered, and one before it is seen
-	// by this check.
+	// The subscription is confirmed: an end or a block from now on is delivered, and one before
+	// it is seen by these reads.
 	if err := w.check(ctx, h.st, token); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	if err := w.readBlocks(ctx, h.st); err != nil {
 		sub.Close()
 		return nil, err
 	}
@@ -55,6 +68,20 @@ func (h *Hub) WatchSession(ctx context.Context, token string, recheck time.Durat
 
 // Ended is closed when the session has ended.
 func (w *SessionWatch) Ended() <-chan struct{} { return w.ended }
+
+// Blocks returns the user's block list as the watch knows it now: nil blocks nobody (a watch of
+// a malformed or ended session). Its revision is the one read when the list was last read whole,
+// so it is for filtering live events, not for recording a response's revisions.
+func (w *SessionWatch) Blocks() *store.Blocks { return w.blocks.Load() }
+
+// readBlocks reads the user's whole block list.
+func (w *SessionWatch) readBlocks(ctx context.Context, st *store.Store) error {
+	b, err := st.BlocksOf(ctx, w.user)
+	if err == nil {
+		w.blocks.Store(b)
+	}
+	return err
+}
 
 // Close stops the watch. It is safe to call more than once.
 func (w *SessionWatch) Close() {
@@ -86,6 +113,7 @@ func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, rechec
 		defer t.Stop()
 		tick = t.C
 	}
+	stale := false // the block list may have missed a change: read it whole at the next chance
 	for {
 		again := false
 		select {
@@ -99,9 +127,25 @@ func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, rechec
 				w.stop()
 				return
 			}
-			again = ev.Gap // an end may have been missed
+			if ev.Blocks != "" {
+				// Only the run goroutine stores a changed list, so the load and store do not race
+				// with another change; a whole read (readBlocks) runs here too.
+				if b, ok := w.blocks.Load().Changed(ev.Blocks); ok {
+					w.blocks.Store(b)
+				}
+			}
+			again = ev.Gap // an end, or a change of the block list, may have been missed
+			stale = stale || ev.Gap
 		case <-tick:
 			again = true
+		}
+		if stale {
+			if err := w.readBlocks(ctx, h.st); err != nil {
+				// Redis did not answer: the next tick or gap reads it again.
+				h.opts.Log.DebugContext(ctx, "live events: read the block list", "err", err)
+			} else {
+				stale = false
+			}
 		}
 		if again {
 			if err := w.check(ctx, h.st, token); err != nil {

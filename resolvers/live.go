@@ -93,7 +93,7 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 			if shared && !perViewer {
 				// It serves every viewer: it reads none of their fields, and each subscriber's
 				// block list applies to what it passes on (see sharing.pump).
-				run.Viewer, run.Token, run.Blocks = "", "", nil
+				run.Viewer, run.Token, run.Blocks, run.LiveBlocks = "", "", nil, nil
 				run.Loader = o.loader(&run, nil)
 			}
 			h := next(WithRequest(ctx, &run))
@@ -105,7 +105,7 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 			return o.count(ctx, h)
 		}
 		enc, _ := ctx.Value(encodedKey{}).(*Encoded)
-		return o.count(ctx, o.shared.join(ctx, key, enc, r.Blocks, start))
+		return o.count(ctx, o.shared.join(ctx, key, enc, r.blocksNow, start))
 	case oc.Operation != nil && oc.Operation.Operation == ast.Query && r.Recording != nil:
 		r.Loader = o.loader(&r, r.Recording.Revisions)
 		r.Recording.query.Store(true)
@@ -233,7 +233,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 		sub.Close()
 		return nil, errors.New("subscription without per-event state: install resolvers.Operations")
 	}
-	blocks := requestFrom(ctx).Blocks // the subscriber's, when the execution is theirs alone
+	req := requestFrom(ctx) // the subscriber's, when the execution is theirs alone
 	// Whether the subscribers show NSFW posts: an execution is shared only by those of one setting.
 	hideNSFW := !requestFrom(ctx).ShowNSFW
 	last := from.after // the last event handled, delivered or skipped; "" before the first
@@ -274,7 +274,9 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			}
 			var by store.UserKey
 			if from.blockable {
-				if by = authorOf(v); blocks.Has(by) {
+				// The list as it is now: a block made while the stream runs applies to the
+				// events after it (Request.LiveBlocks).
+				if by = authorOf(v); req.blocksNow().Has(by) {
 					return true
 				}
 			}

@@ -13,6 +13,10 @@ type Request struct {
 	Viewer store.UserKey // "" when anonymous
 	Token  string        // the bearer token the viewer used
 	Blocks *store.Blocks // the users the viewer blocks, read with the session; nil when anonymous
+	// LiveBlocks, on a signed-in live stream (WebSocket or server-sent events), follows the
+	// viewer's block list while the stream runs (a live.SessionWatch): the stream's events are
+	// filtered with it rather than with Blocks, which is the list when the operation began.
+	LiveBlocks BlockSource
 	// ShowNSFW: the viewer shows NSFW posts (read with the session; false when anonymous). The
 	// request's loader hides NSFW posts unless it is set, and the response cache keys on it.
 	ShowNSFW bool
@@ -36,6 +40,18 @@ type Request struct {
 	// needs keeps the Needs of the selections of kept documents, across requests (see
 	// needsCache); nil outside an operation.
 	needs *needsCache
+}
+
+// BlockSource gives a viewer's block list as it is now.
+type BlockSource interface{ Blocks() *store.Blocks }
+
+// blocksNow returns the list of users the viewer blocks as it is now: LiveBlocks's when the
+// request has one, else Blocks.
+func (r *Request) blocksNow() *store.Blocks {
+	if r.LiveBlocks != nil {
+		return r.LiveBlocks.Blocks()
+	}
+	return r.Blocks
 }
 
 // Recording is what the response cache learns about a response while it is being made.

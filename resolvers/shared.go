@@ -53,7 +53,7 @@ type sharedResponse struct {
 // sharedSub is one subscriber's queue of a shared run's responses.
 type sharedSub struct {
 	ch     chan *sharedResponse
-	blocks *store.Blocks // the subscriber's block list: responses about their authors are not queued
+	blocks func() *store.Blocks // the subscriber's block list now: responses about their authors are not queued
 	once   sync.Once
 	err    error // why the queue was closed early; read after ch is closed
 }
@@ -124,10 +124,11 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
 }
 
-// join adds a subscriber who blocks the users blocks lists to the run of key, starting the run
+// join adds a subscriber who blocks the users blocks() lists (as the list is at each response) to
+// the run of key, starting the run
 // with start when there is none, and returns the subscriber's response handler, which leaves
 // each response's encoding in enc (when not nil).
-func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, blocks *store.Blocks,
+func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, blocks func() *store.Blocks,
 	start func(ctx context.Context) (graphql.ResponseHandler, *eventSlot)) graphql.ResponseHandler {
 	sub := &sharedSub{ch: make(chan *sharedResponse, sh.buffer), blocks: blocks}
 	sh.mu.Lock()
@@ -203,7 +204,7 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			return
 		}
 		for sub := range run.subs {
-			if item.author != "" && sub.blocks.Has(item.author) {
+			if item.author != "" && sub.blocks().Has(item.author) {
 				continue
 			}
 			select {

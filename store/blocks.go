@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -103,10 +104,52 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	if block {
 		op = "add"
 	}
-	if _, err := s.run(ctx, "block", []string{s.k.blocks(uid)}, target, op, s.now().UnixMilli(), MaxBlocks); err != nil {
+	if _, err := s.run(ctx, "block", []string{s.k.blocks(uid)}, target, op, s.now().UnixMilli(), MaxBlocks,
+		s.k.chanSessions(uid), s.pubSubArg()); err != nil {
 		return nil, err
 	}
 	return u, nil
+}
+
+// BlocksOf reads the list of users uid blocks, with the revision of uid's aggregate read just
+// before it, as AuthenticateViewer reads it with the session: what a live stream that may have
+// missed a change of the list (a gap in its subscription) reads again.
+func (s *Store) BlocksOf(ctx context.Context, uid UserKey) (*Blocks, error) {
+	if !validUserName(string(uid)) {
+		return nil, invalidf("malformed user %q", truncate(string(uid), 40))
+	}
+	revKey, blocksKey := s.k.revOf(s.k.user(string(uid))), s.k.blocks(string(uid))
+	var rev *rdb.StringCmd
+	var list *rdb.StringSliceCmd
+	err := s.pipeline(ctx, []op{
+		{key: revKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			rev = p.Get(ctx, revKey) // before the list: the revision is never newer than it
+			return rev, nil
+		}},
+		{key: blocksKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			list = p.ZRange(ctx, blocksKey, 0, -1)
+			return list, nil
+		}},
+	}, false)
+	if err == nil && !isNil(rev.Err()) {
+		err = rev.Err()
+	}
+	if err == nil {
+		err = list.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the block list of %s: %w", uid, err)
+	}
+	return newBlocks(revKey, rev.Val(), list.Val()), nil
+}
+
+// Changed returns b with the change of a Blocks event (EventIDs.Blocks: "+<user>" or "-<user>")
+// applied, and false when the event is not one.
+func (b *Blocks) Changed(event string) (*Blocks, bool) {
+	if len(event) < 2 || (event[0] != '+' && event[0] != '-') {
+		return b, false
+	}
+	return b.with(UserKey(event[1:]), event[0] == '+'), true
 }
 
 // undeliverableNotices reports, for each notice, whether it must not be delivered: its

@@ -53,6 +53,11 @@ type EventIDs struct {
 	Sessions string `json:"sessions,omitempty"`
 	// Message is a new private message's global id (messageAdded; see messages.go).
 	Message string `json:"message,omitempty"`
+	// Blocks is a change of the user's block list: "+<user key>" when they blocked that user,
+	// "-<user key>" when they unblocked them. block.lua publishes it on the user's Sessions
+	// channel, without a log, so that the live streams the user has open apply it at once (a
+	// stream that may have missed one reads the list again: BlocksOf).
+	Blocks string `json:"blocks,omitempty"`
 }
 
 // LoggedEvent is one event of a channel's log.
@@ -138,19 +143,25 @@ func (s *Store) publish(ctx context.Context, msgs ...message) error {
 	return nil
 }
 
+// pubSubArg is the argument that tells a script which pub/sub to publish with
+// (lib/announce.lua): "1" for sharded pub/sub (SPUBLISH, on a cluster that supports it), "0"
+// for PUBLISH.
+func (s *Store) pubSubArg() string {
+	if s.sharded {
+		return "1"
+	}
+	return "0"
+}
+
 // publishCall is the script call that appends m to its channel's log and publishes it, for a
 // write that sends it in a pipeline of its own (see publish).
 func (s *Store) publishCall(m message) (scriptCall, error) {
-	sharded := "0"
-	if s.sharded {
-		sharded = "1" // SPUBLISH on a cluster
-	}
 	b, err := json.Marshal(m.event)
 	if err != nil {
 		return scriptCall{}, fmt.Errorf("encode live event: %w", err)
 	}
 	return scriptCall{name: "publish", keys: []string{s.k.logOf(m.channel)},
-		args: []any{m.channel, b, s.logLengthOf(m.channel), int(s.opts.EventLogAge.Seconds()), sharded}}, nil
+		args: []any{m.channel, b, s.logLengthOf(m.channel), int(s.opts.EventLogAge.Seconds()), s.pubSubArg()}}, nil
 }
 
 // publishPostChanged announces that a post's votes, score, comment count or groups changed, or

@@ -199,11 +199,7 @@ func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
 
 // sessionsEndArgs returns the arguments of sessions_end.lua before its session ids.
 func (s *Store) sessionsEndArgs(uid, mode, keep, old, next string) []any {
-	sharded := "0"
-	if s.sharded {
-		sharded = "1"
-	}
-	return []any{mode, keep, old, next, s.k.chanSessions(uid), sharded}
+	return []any{mode, keep, old, next, s.k.chanSessions(uid), s.pubSubArg()}
 }
 
 // LogOut ends the session of token, and the live streams it opened on every replica (see

@@ -21,6 +21,7 @@
 --          announcing the same ends again.
 -- Revision none: sessions and the password hash are never read by a response (userFields leaves
 --          the hash out), so no cached response can go stale (store/scripts.go, unrevised).
+--!include announce
 local sessions = KEYS[1]
 if ARGV[3] ~= '' then
   local pass = redis.call('HGET', KEYS[2], 'pass')
@@ -44,11 +45,6 @@ for _, id in ipairs(ids) do
   end
 end
 if #ended > 0 then
-  local msg = '{"sessions":"' .. table.concat(ended, ' ') .. '"}'
-  if ARGV[6] == '1' then
-    redis.call('SPUBLISH', ARGV[5], msg)
-  else
-    redis.call('PUBLISH', ARGV[5], msg)
-  end
+  announce(ARGV[5], ARGV[6], '{"sessions":"' .. table.concat(ended, ' ') .. '"}')
 end
 return 1

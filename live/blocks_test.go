@@ -1,0 +1,84 @@
+package live_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/live"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestWatchSessionFollowsBlocks: a session's watch starts with its user's block list and follows
+// every block and unblock the user makes afterwards, on any process, while another user's watch
+// does not change.
+func TestWatchSessionFollowsBlocks(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := b.NewStore(t, store.Options{WriteLimit: -1})
+		other := peer(t, b, st)
+		h := newHub(t, st, live.Options{})
+		var tokens []string
+		for _, name := range []string{"alice", "bob", "carol", "dave"} {
+			s, err := st.SignUp(ctx, name, "password1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens = append(tokens, s.Token)
+		}
+		if _, err := st.Block(ctx, "alice", "carol"); err != nil {
+			t.Fatal(err)
+		}
+		watch := func(token string) *live.SessionWatch {
+			t.Helper()
+			w, err := h.WatchSession(ctx, token, 0)
+			if err != nil {
+				t.Fatalf("watch: %v", err)
+			}
+			t.Cleanup(w.Close)
+			return w
+		}
+		alice, bob := watch(tokens[0]), watch(tokens[1])
+		// becomes waits until w's list blocks user or not, as want says.
+		becomes := func(what string, w *live.SessionWatch, user store.UserKey, want bool) {
+			t.Helper()
+			for deadline := time.Now().Add(eventWait); w.Blocks().Has(user) != want; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the watch's list has %s = %v, want %v", what, user, !want, want)
+				}
+			}
+		}
+		if !alice.Blocks().Has("carol") || alice.Blocks().Has("bob") {
+			t.Fatalf("the watch did not start with the list: carol %v, bob %v", alice.Blocks().Has("carol"), alice.Blocks().Has("bob"))
+		}
+		if _, err := other.Block(ctx, "alice", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		becomes("a block on another process", alice, "bob", true)
+		if _, err := other.Unblock(ctx, "alice", "carol"); err != nil {
+			t.Fatal(err)
+		}
+		becomes("an unblock on another process", alice, "carol", false)
+		if !alice.Blocks().Has("bob") {
+			t.Error("the unblock of carol took bob out of the list too")
+		}
+		// Repeating a block or an unblock changes nothing.
+		if _, err := st.Block(ctx, "alice", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Unblock(ctx, "alice", "carol"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Block(ctx, "alice", "dave"); err != nil {
+			t.Fatal(err)
+		}
+		becomes("a block after repeated ones", alice, "dave", true)
+		if !alice.Blocks().Has("bob") || alice.Blocks().Has("carol") {
+			t.Errorf("after repeats: bob %v (want true), carol %v (want false)", alice.Blocks().Has("bob"), alice.Blocks().Has("carol"))
+		}
+		if bob.Blocks().Len() != 0 {
+			t.Errorf("alice's blocks changed bob's watch: %d blocked", bob.Blocks().Len())
+		}
+	})
+}
