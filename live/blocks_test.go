@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/live"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -81,4 +82,42 @@ func TestWatchSessionFollowsBlocks(t *testing.T) {
 			t.Errorf("alice's blocks changed bob's watch: %d blocked", bob.Blocks().Len())
 		}
 	})
+}
+
+// TestWatchSessionRereadsBlocksAfterAGap: a change of the block list that the watch's
+// subscription missed (here made behind the store's back, so that nothing announces it) is read
+// once the subscription comes back from a gap (its connection was killed).
+func TestWatchSessionRereadsBlocksAfterAGap(t *testing.T) {
+	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
+	srv, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	defer rc.Close()
+	ctx := context.Background()
+	s, err := store.New(ctx, rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := live.New(s, live.Options{})
+	defer h.Close()
+	sess, err := s.SignUp(ctx, "alice", "password1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveUser(t, s, "bob")
+	w, err := h.WatchSession(ctx, sess.Token, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := rc.ZAdd(ctx, s.Options().Prefix+"{u:alice}:blocks", rdb.Z{Score: 1, Member: "bob"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if killed, err := rc.ClientKillByFilter(ctx, "TYPE", "pubsub").Result(); err != nil || killed != 1 {
+		t.Fatalf("CLIENT KILL TYPE pubsub = %d, %v; want 1 connection", killed, err)
+	}
+	waitFor(t, "the watch to read the list again", func() bool { return w.Blocks().Has("bob") })
 }
