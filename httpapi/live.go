@@ -135,7 +135,7 @@ func addLiveTransports(srv interface{ AddTransport(graphql.Transport) }, cfg Con
 // socket is the state of one WebSocket connection, installed by its connection_init.
 type socket struct {
 	token string // the bearer token the connection authenticated with; "" for none
-	// watch follows the session of a signed-in socket and its user's block list (set by
+	// watch follows the session of a signed-in socket and its user's live filters (set by
 	// wsConn.watchSession before the connection is acknowledged, so before any operation).
 	watch         *live.SessionWatch
 	subscriptions atomic.Int64
@@ -178,7 +178,8 @@ func authenticateSocket(ctx context.Context, cfg Config, auth, token string) (co
 // refuses an operation started after the session ended (logOut, expiry) with UNAUTHENTICATED.
 // Subscriptions already running keep the viewer they started with until the session ends: then
 // the socket closes with 4403 (wsConn.watchSession). Their events are filtered with the viewer's
-// block list as it is at each event, which the socket's session watch follows.
+// block list and NSFW setting as they are at each event, which the socket's session watch
+// follows.
 func socketAuth(cfg Config) graphql.OperationMiddleware {
 	return func(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 		s, _ := ctx.Value(socketKey{}).(*socket)
@@ -190,7 +191,7 @@ func socketAuth(cfg Config) graphql.OperationMiddleware {
 		case err == nil:
 			r := &resolvers.Request{Viewer: v.User, Token: s.token, Blocks: v.Blocks, ShowNSFW: v.ShowNSFW}
 			if s.watch != nil {
-				r.LiveBlocks = s.watch
+				r.Live = s.watch
 			}
 			return next(resolvers.WithRequest(ctx, r))
 		case store.IsKind(err, store.KindUnauthenticated):

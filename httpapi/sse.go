@@ -74,10 +74,10 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 		}
 		if session != nil {
 			defer session.Close()
-			// The stream's events are filtered with the viewer's block list as it is at each
-			// event, which the session watch follows.
+			// The stream's events are filtered with the viewer's block list and NSFW setting as
+			// they are at each event, which the session watch follows.
 			r := *resolvers.RequestFrom(ctx)
-			r.LiveBlocks = session
+			r.Live = session
 			ctx = resolvers.WithRequest(ctx, &r)
 		}
 		var enc resolvers.Encoded

@@ -11,10 +11,10 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestWatchSessionFollowsBlocks: a session's watch starts with its user's block list and follows
-// every block and unblock the user makes afterwards, on any process, while another user's watch
-// does not change.
-func TestWatchSessionFollowsBlocks(t *testing.T) {
+// TestWatchSessionFollowsLiveFilters: a session's watch starts with its user's block list and NSFW
+// setting, and follows every block, unblock and change of the setting the user makes afterwards,
+// on any process, while another user's watch does not change.
+func TestWatchSessionFollowsLiveFilters(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		st := b.NewStore(t, store.Options{WriteLimit: -1})
@@ -80,6 +80,31 @@ func TestWatchSessionFollowsBlocks(t *testing.T) {
 		}
 		if bob.Blocks().Len() != 0 {
 			t.Errorf("alice's blocks changed bob's watch: %d blocked", bob.Blocks().Len())
+		}
+
+		// The NSFW setting: off at first, then followed as it changes, alice's alone.
+		if alice.ShowNSFW() {
+			t.Fatal("the watch starts with NSFW posts shown")
+		}
+		setNSFW := func(show bool) {
+			t.Helper()
+			if _, err := other.UpdateProfile(ctx, "alice", store.ProfileEdit{ShowNSFW: &show}); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(eventWait); alice.ShowNSFW() != show; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the watch's NSFW setting is %v, want %v", !show, show)
+				}
+			}
+		}
+		setNSFW(true)
+		setNSFW(false)
+		setNSFW(true)
+		if bob.ShowNSFW() {
+			t.Error("alice's setting changed bob's watch")
+		}
+		if !alice.Blocks().Has("bob") {
+			t.Error("a change of the NSFW setting lost the block list")
 		}
 	})
 }

@@ -18,18 +18,20 @@ import (
 // (store.SessionActive, which does not extend it) when it starts, when its subscription had a
 // gap, and every recheck interval, which also catches a session that expired.
 //
-// It also keeps the user's block list for the streams (Blocks): read when the watch starts, then
-// changed by each block and unblock the channel announces (store.EventIDs.Blocks), and read
-// whole again after a gap in the subscription, so that a stream stops delivering a user's posts
-// and comments as soon as the viewer blocks them, not when the stream is opened again.
+// It also keeps the user's live filters for the streams (Blocks, ShowNSFW): read when the watch
+// starts, then changed by each block, unblock and change of the NSFW setting the channel
+// announces (store.EventIDs.Blocks and NSFW), and read whole again after a gap in the
+// subscription, so that a stream stops delivering a user's posts and comments as soon as the
+// viewer blocks them, and NSFW posts as soon as the viewer stops showing them, not when the
+// stream is opened again.
 type SessionWatch struct {
-	sub    *EventStream
-	user   store.UserKey
-	blocks atomic.Pointer[store.Blocks]
-	ended  chan struct{}
-	end    sync.Once
-	cancel context.CancelFunc
-	done   chan struct{}
+	sub     *EventStream
+	user    store.UserKey
+	filters atomic.Pointer[store.LiveFilters]
+	ended   chan struct{}
+	end     sync.Once
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // WatchSession starts watching the session of token, until Close. It returns once the watch is
@@ -56,7 +58,7 @@ func (h *Hub) WatchSession(ctx context.Context, token string, recheck time.Durat
 		sub.Close()
 		return nil, err
 	}
-	if err := w.readBlocks(ctx, h.st); err != nil {
+	if err := w.readFilters(ctx, h.st); err != nil {
 		sub.Close()
 		return nil, err
 	}
@@ -72,13 +74,25 @@ func (w *SessionWatch) Ended() <-chan struct{} { return w.ended }
 // Blocks returns the user's block list as the watch knows it now: nil blocks nobody (a watch of
 // a malformed or ended session). Its revision is the one read when the list was last read whole,
 // so it is for filtering live events, not for recording a response's revisions.
-func (w *SessionWatch) Blocks() *store.Blocks { return w.blocks.Load() }
+func (w *SessionWatch) Blocks() *store.Blocks {
+	if f := w.filters.Load(); f != nil {
+		return f.Blocks
+	}
+	return nil
+}
 
-// readBlocks reads the user's whole block list.
-func (w *SessionWatch) readBlocks(ctx context.Context, st *store.Store) error {
-	b, err := st.BlocksOf(ctx, w.user)
+// ShowNSFW reports whether the user shows NSFW posts, as the watch knows it now (false for a
+// watch of a malformed or ended session).
+func (w *SessionWatch) ShowNSFW() bool {
+	f := w.filters.Load()
+	return f != nil && f.ShowNSFW
+}
+
+// readFilters reads the user's live filters whole.
+func (w *SessionWatch) readFilters(ctx context.Context, st *store.Store) error {
+	f, err := st.LiveFiltersOf(ctx, w.user)
 	if err == nil {
-		w.blocks.Store(b)
+		w.filters.Store(&f)
 	}
 	return err
 }
@@ -113,7 +127,7 @@ func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, rechec
 		defer t.Stop()
 		tick = t.C
 	}
-	stale := false // the block list may have missed a change: read it whole at the next chance
+	stale := false // the live filters may have missed a change: read them whole at the next chance
 	for {
 		again := false
 		select {
@@ -127,22 +141,22 @@ func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, rechec
 				w.stop()
 				return
 			}
-			if ev.Blocks != "" {
-				// Only the run goroutine stores a changed list, so the load and store do not race
-				// with another change; a whole read (readBlocks) runs here too.
-				if b, ok := w.blocks.Load().Changed(ev.Blocks); ok {
-					w.blocks.Store(b)
+			// Only the run goroutine stores changed filters, so the load and the store do not race
+			// with another change; a whole read (readFilters) runs here too.
+			if f := w.filters.Load(); f != nil {
+				if changed, ok := f.Changed(ev.EventIDs); ok {
+					w.filters.Store(&changed)
 				}
 			}
-			again = ev.Gap // an end, or a change of the block list, may have been missed
+			again = ev.Gap // an end, or a change of the filters, may have been missed
 			stale = stale || ev.Gap
 		case <-tick:
 			again = true
 		}
 		if stale {
-			if err := w.readBlocks(ctx, h.st); err != nil {
-				// Redis did not answer: the next tick or gap reads it again.
-				h.opts.Log.DebugContext(ctx, "live events: read the block list", "err", err)
+			if err := w.readFilters(ctx, h.st); err != nil {
+				// Redis did not answer: the next tick or gap reads them again.
+				h.opts.Log.DebugContext(ctx, "live events: read the live filters", "err", err)
 			} else {
 				stale = false
 			}

@@ -93,7 +93,7 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 			if shared && !perViewer {
 				// It serves every viewer: it reads none of their fields, and each subscriber's
 				// block list applies to what it passes on (see sharing.pump).
-				run.Viewer, run.Token, run.Blocks, run.LiveBlocks = "", "", nil, nil
+				run.Viewer, run.Token, run.Blocks, run.Live = "", "", nil, nil
 				run.Loader = o.loader(&run, nil)
 			}
 			h := next(WithRequest(ctx, &run))
@@ -105,7 +105,7 @@ func (o *Operations) InterceptOperation(ctx context.Context, next graphql.Operat
 			return o.count(ctx, h)
 		}
 		enc, _ := ctx.Value(encodedKey{}).(*Encoded)
-		return o.count(ctx, o.shared.join(ctx, key, enc, r.blocksNow, start))
+		return o.count(ctx, o.shared.join(ctx, key, enc, &r, start))
 	case oc.Operation != nil && oc.Operation.Operation == ast.Query && r.Recording != nil:
 		r.Loader = o.loader(&r, r.Recording.Revisions)
 		r.Recording.query.Store(true)
@@ -142,6 +142,7 @@ type eventSlot struct {
 	loader atomic.Pointer[store.Loader]  // the Loader of the event being resolved
 	cursor atomic.Pointer[string]        // the cursor of the event being resolved
 	author atomic.Pointer[store.UserKey] // the author of its post or comment, when blockable
+	nsfw   atomic.Bool                   // it shows an NSFW post whole (a run of viewers who show them)
 	err    atomic.Pointer[error]         // why the stream ended, when an error ended it
 	over   bool                          // the stream has ended; only the response loop touches it
 }
@@ -233,9 +234,10 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 		sub.Close()
 		return nil, errors.New("subscription without per-event state: install resolvers.Operations")
 	}
-	req := requestFrom(ctx) // the subscriber's, when the execution is theirs alone
-	// Whether the subscribers show NSFW posts: an execution is shared only by those of one setting.
-	hideNSFW := !requestFrom(ctx).ShowNSFW
+	// The subscriber's request state when the execution is theirs alone; a shared execution's
+	// has no viewer, and the NSFW setting that all its subscribers had when they joined (each
+	// subscriber's own filters then apply in sharing.pump).
+	req := requestFrom(ctx)
 	last := from.after // the last event handled, delivered or skipped; "" before the first
 	head := last       // where a catch-up starts before the first event
 	if head == "" {
@@ -266,16 +268,21 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			case !ok:
 				return true
 			}
-			if p, isPost := any(v).(*store.Post); isPost && hideNSFW && p.NSFW {
-				if !from.collapse {
+			// The viewer's filters as they are now: a block, or a change of the NSFW setting, made
+			// while the stream runs applies to the events after it (Request.Live).
+			nsfw := false
+			if p, isPost := any(v).(*store.Post); isPost && p.NSFW {
+				switch {
+				case req.showNSFWNow():
+					nsfw = true
+				case !from.collapse:
 					return true // a new NSFW post: not delivered to those who do not show them
+				default:
+					v = any(store.Withheld(p)).(T) // postChanged of a post asked for by id: withheld, as post(id)
 				}
-				v = any(store.Withheld(p)).(T) // postChanged of a post asked for by id: withheld, as post(id)
 			}
 			var by store.UserKey
 			if from.blockable {
-				// The list as it is now: a block made while the stream runs applies to the
-				// events after it (Request.LiveBlocks).
 				if by = authorOf(v); req.blocksNow().Has(by) {
 					return true
 				}
@@ -288,6 +295,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			slot.loader.Store(ev.Loader)
 			slot.cursor.Store(&ev.ID)
 			slot.author.Store(&by)
+			slot.nsfw.Store(nsfw)
 			select {
 			case out <- v:
 				return true

@@ -13,10 +13,11 @@ type Request struct {
 	Viewer store.UserKey // "" when anonymous
 	Token  string        // the bearer token the viewer used
 	Blocks *store.Blocks // the users the viewer blocks, read with the session; nil when anonymous
-	// LiveBlocks, on a signed-in live stream (WebSocket or server-sent events), follows the
-	// viewer's block list while the stream runs (a live.SessionWatch): the stream's events are
-	// filtered with it rather than with Blocks, which is the list when the operation began.
-	LiveBlocks BlockSource
+	// Live, on a signed-in live stream (WebSocket or server-sent events), follows the viewer's
+	// block list and NSFW setting while the stream runs (a live.SessionWatch): the stream's
+	// events are filtered with them rather than with Blocks and ShowNSFW, which are what they
+	// were when the operation began.
+	Live LiveFilters
 	// ShowNSFW: the viewer shows NSFW posts (read with the session; false when anonymous). The
 	// request's loader hides NSFW posts unless it is set, and the response cache keys on it.
 	ShowNSFW bool
@@ -42,16 +43,28 @@ type Request struct {
 	needs *needsCache
 }
 
-// BlockSource gives a viewer's block list as it is now.
-type BlockSource interface{ Blocks() *store.Blocks }
+// LiveFilters give a viewer's block list and NSFW setting as they are now.
+type LiveFilters interface {
+	Blocks() *store.Blocks
+	ShowNSFW() bool
+}
 
-// blocksNow returns the list of users the viewer blocks as it is now: LiveBlocks's when the
-// request has one, else Blocks.
+// blocksNow returns the list of users the viewer blocks as it is now: Live's when the request
+// has it, else Blocks.
 func (r *Request) blocksNow() *store.Blocks {
-	if r.LiveBlocks != nil {
-		return r.LiveBlocks.Blocks()
+	if r.Live != nil {
+		return r.Live.Blocks()
 	}
 	return r.Blocks
+}
+
+// showNSFWNow reports whether the viewer shows NSFW posts now: Live's setting when the request
+// has it, else ShowNSFW.
+func (r *Request) showNSFWNow() bool {
+	if r.Live != nil {
+		return r.Live.ShowNSFW()
+	}
+	return r.ShowNSFW
 }
 
 // Recording is what the response cache learns about a response while it is being made.

@@ -48,12 +48,15 @@ type sharedResponse struct {
 	resp   *graphql.Response
 	json   []byte
 	author store.UserKey
+	nsfw   bool // it shows an NSFW post whole
 }
 
 // sharedSub is one subscriber's queue of a shared run's responses.
 type sharedSub struct {
-	ch     chan *sharedResponse
-	blocks func() *store.Blocks // the subscriber's block list now: responses about their authors are not queued
+	ch chan *sharedResponse
+	// viewer is the subscriber's request state, whose filters as they are now (blocksNow,
+	// showNSFWNow) say which responses are not queued for them.
+	viewer *Request
 	once   sync.Once
 	err    error // why the queue was closed early; read after ch is closed
 }
@@ -124,13 +127,13 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
 }
 
-// join adds a subscriber who blocks the users blocks() lists (as the list is at each response) to
-// the run of key, starting the run
-// with start when there is none, and returns the subscriber's response handler, which leaves
-// each response's encoding in enc (when not nil).
-func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, blocks func() *store.Blocks,
+// join adds the subscriber of request state viewer to the run of key, starting the run with start
+// when there is none, and returns the subscriber's response handler, which leaves each
+// response's encoding in enc (when not nil). The responses the subscriber's filters leave out,
+// as they are at each response, are not queued for them (see pump).
+func (sh *sharing) join(ctx context.Context, key string, enc *Encoded, viewer *Request,
 	start func(ctx context.Context) (graphql.ResponseHandler, *eventSlot)) graphql.ResponseHandler {
-	sub := &sharedSub{ch: make(chan *sharedResponse, sh.buffer), blocks: blocks}
+	sub := &sharedSub{ch: make(chan *sharedResponse, sh.buffer), viewer: viewer}
 	sh.mu.Lock()
 	run := sh.runs[key]
 	if run == nil {
@@ -185,6 +188,7 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			if a := slot.author.Load(); a != nil && len(resp.Errors) == 0 {
 				item.author = *a
 			}
+			item.nsfw = slot.nsfw.Load() && len(resp.Errors) == 0
 		}
 		sh.mu.Lock()
 		if resp == nil || len(resp.Errors) > 0 {
@@ -204,8 +208,11 @@ func (sh *sharing) pump(ctx context.Context, run *sharedRun, h graphql.ResponseH
 			return
 		}
 		for sub := range run.subs {
-			if item.author != "" && sub.blocks().Has(item.author) {
+			if item.author != "" && sub.viewer.blocksNow().Has(item.author) {
 				continue
+			}
+			if item.nsfw && !sub.viewer.showNSFWNow() {
+				continue // a subscriber who stopped showing NSFW posts since joining
 			}
 			select {
 			case sub.ch <- item:

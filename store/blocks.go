@@ -111,15 +111,23 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	return u, nil
 }
 
-// BlocksOf reads the list of users uid blocks, with the revision of uid's aggregate read just
-// before it, as AuthenticateViewer reads it with the session: what a live stream that may have
-// missed a change of the list (a gap in its subscription) reads again.
-func (s *Store) BlocksOf(ctx context.Context, uid UserKey) (*Blocks, error) {
+// LiveFilters are what a viewer's live streams filter their events with: the users the viewer
+// blocks and whether they show NSFW posts.
+type LiveFilters struct {
+	Blocks   *Blocks
+	ShowNSFW bool
+}
+
+// LiveFiltersOf reads the live filters of uid in one round trip — the block list, with the
+// revision of uid's aggregate read just before it as AuthenticateViewer reads it, and the NSFW
+// setting — for a live stream that follows them (live.SessionWatch) when it starts and after a
+// gap in which it may have missed a change.
+func (s *Store) LiveFiltersOf(ctx context.Context, uid UserKey) (LiveFilters, error) {
 	if !validUserName(string(uid)) {
-		return nil, invalidf("malformed user %q", truncate(string(uid), 40))
+		return LiveFilters{}, invalidf("malformed user %q", truncate(string(uid), 40))
 	}
 	revKey, blocksKey := s.k.revOf(s.k.user(string(uid))), s.k.blocks(string(uid))
-	var rev *rdb.StringCmd
+	var rev, nsfw *rdb.StringCmd
 	var list *rdb.StringSliceCmd
 	err := s.pipeline(ctx, []op{
 		{key: revKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -130,17 +138,30 @@ func (s *Store) BlocksOf(ctx context.Context, uid UserKey) (*Blocks, error) {
 			list = p.ZRange(ctx, blocksKey, 0, -1)
 			return list, nil
 		}},
+		s.showNSFWRead(ctx, string(uid), &nsfw),
 	}, false)
-	if err == nil && !isNil(rev.Err()) {
-		err = rev.Err()
-	}
-	if err == nil {
-		err = list.Err()
+	for _, c := range []rdb.Cmder{rev, list, nsfw} {
+		if err == nil && c != nil && !isNil(c.Err()) {
+			err = c.Err()
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the block list of %s: %w", uid, err)
+		return LiveFilters{}, fmt.Errorf("read the live filters of %s: %w", uid, err)
 	}
-	return newBlocks(revKey, rev.Val(), list.Val()), nil
+	return LiveFilters{Blocks: newBlocks(revKey, rev.Val(), list.Val()), ShowNSFW: nsfw.Val() == "1"}, nil
+}
+
+// Changed returns f with the change a live event announces (EventIDs.Blocks or NSFW) applied,
+// and false when the event announces none.
+func (f LiveFilters) Changed(ev EventIDs) (LiveFilters, bool) {
+	changed := false
+	if b, ok := f.Blocks.Changed(ev.Blocks); ok {
+		f.Blocks, changed = b, true
+	}
+	if ev.NSFW == "0" || ev.NSFW == "1" {
+		f.ShowNSFW, changed = ev.NSFW == "1", true
+	}
+	return f, changed
 }
 
 // Changed returns b with the change of a Blocks event (EventIDs.Blocks: "+<user>" or "-<user>")

@@ -58,6 +58,9 @@ type EventIDs struct {
 	// channel, without a log, so that the live streams the user has open apply it at once (a
 	// stream that may have missed one reads the list again: BlocksOf).
 	Blocks string `json:"blocks,omitempty"`
+	// NSFW is a change of whether the user shows NSFW posts: "1" shows them, "0" does not.
+	// update_profile.lua publishes it on the user's Sessions channel, like Blocks.
+	NSFW string `json:"nsfw,omitempty"`
 }
 
 // LoggedEvent is one event of a channel's log.

@@ -53,6 +53,7 @@ func (s *Store) UpdateProfile(ctx context.Context, user UserKey, in ProfileEdit)
 		}
 	}
 	args := append(append(optionalArg(in.Bio), optionalArg(in.AvatarURL)...), labelArgs(in.ShowNSFW)...)
+	args = append(args, s.k.chanSessions(uid), s.pubSubArg())
 	for _, f := range userFields {
 		args = append(args, f)
 	}

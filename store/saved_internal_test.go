@@ -52,12 +52,12 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 		t.Fatalf("%d saved after unsaving", n)
 	}
 	twice("signup", []string{s.k.user("ann")}, "Ann", "$argon2id$fake", 1)
-	twice("update_profile", []string{s.k.user("ann")}, "1", "bio", "1", "https://e.com/a.png", "0", "", "name", "bio")
-	twice("update_profile", []string{s.k.user("ann")}, "1", "", "0", "", "0", "", "name")
+	twice("update_profile", []string{s.k.user("ann")}, "1", "bio", "1", "https://e.com/a.png", "0", "", s.k.chanSessions("ann"), "0", "name", "bio")
+	twice("update_profile", []string{s.k.user("ann")}, "1", "", "0", "", "0", "", s.k.chanSessions("ann"), "0", "name")
 	if h := client.HGetAll(ctx, s.k.user("ann")).Val(); h["bio"] != "" || h["avatar"] != "https://e.com/a.png" || h["name"] != "Ann" {
 		t.Fatalf("after profile updates sent twice: %v", h)
 	}
-	if _, err := s.run(ctx, "update_profile", []string{s.k.user("nobody")}, "1", "x", "0", "", "0", "", "name"); !IsKind(err, KindNotFound) {
+	if _, err := s.run(ctx, "update_profile", []string{s.k.user("nobody")}, "1", "x", "0", "", "0", "", s.k.chanSessions("nobody"), "0", "name"); !IsKind(err, KindNotFound) {
 		t.Fatalf("update_profile of no user: %v", err)
 	}
 }
