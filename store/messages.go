@@ -609,7 +609,9 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 
 // MarkConversationRead marks the viewer's conversation with another user read, up to now, and
 // returns it; KindNotFound when there is no such conversation. It is not rate limited: it is
-// idempotent and changes nothing but the viewer's read state. Its one round trip notes the
+// idempotent and changes nothing but the viewer's read state, and marking read a conversation
+// that does not exist writes nothing (neither step does), so that no name a client makes up
+// leaves a key or a mailbox entry behind. Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
 // refuses, as it refuses the mailbox's step: that step cut off is repaired).
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
@@ -636,6 +638,13 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) 
 	}
 	if found == 0 {
 		return nil, notFoundf("no conversation with %s", userID(o))
+	}
+	if known, err := replyInt("mailbox", out[2]); err == nil && known < 0 {
+		// The mailbox knew no conversation with o and wrote nothing: the step of the
+		// conversation's first message has not reached it yet. Derive it again, read position
+		// included, from the conversation.
+		s.resync(ctx, a, b)
+		return s.NewLoader().ConversationWith(ctx, viewer, with)
 	}
 	return cr.conversation(), nil
 }

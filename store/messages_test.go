@@ -618,3 +618,78 @@ func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
 		}
 	})
 }
+
+// TestMarkingANonexistentConversationReadWritesNothing: markConversationRead is not rate limited
+// (it only moves the viewer's read position), so marking read a conversation that does not
+// exist — with any name, an account or not — must leave nothing behind: neither a field in the
+// viewer's mailbox nor a key of the conversation (its revision counter), or one account could
+// grow the keyspace without limit. The conversation's reads are unchanged.
+func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "hello")
+		keys := func() []string {
+			t.Helper()
+			ks, err := b.Client.Keys(ctx, prefix+"*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(ks)
+			return ks
+		}
+		mailbox := prefix + "{mb:dan}:state"
+		fields := func() []string {
+			t.Helper()
+			fs, err := b.Client.HKeys(ctx, mailbox).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(fs)
+			return fs
+		}
+		before, beforeFields := keys(), fields()
+		for _, with := range []store.UserKey{"nobody", "ghost-1", "fay"} {
+			if _, err := s.MarkConversationRead(ctx, "dan", with); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("marking read the conversation with %s: %v, want NOT_FOUND", with, err)
+			}
+		}
+		var added []string
+		for _, k := range keys() {
+			if !slices.Contains(before, k) {
+				added = append(added, k)
+			}
+		}
+		if len(added) > 0 {
+			t.Errorf("keys written by marking nonexistent conversations read: %q", added)
+		}
+		if got := fields(); !slices.Equal(got, beforeFields) {
+			t.Errorf("dan's mailbox state %q, want %q", got, beforeFields)
+		}
+		// A conversation that exists, whose first message's step has not reached dan's mailbox
+		// (here: taken out of it), is marked read and the mailbox derived again from it.
+		mb := prefix + "{mb:dan}"
+		if err := b.Client.ZRem(ctx, mb+":reqs", "eve").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.Del(ctx, mb+":runread").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := convsOf(t, s, "dan", true); len(got) != 0 {
+			t.Fatalf("dan's requests %v after the step was taken out, want none", got)
+		}
+		c, err := s.MarkConversationRead(ctx, "dan", "eve")
+		if err != nil || c == nil || c.UnreadCount != 0 || c.LastMessage == nil || c.LastMessage.Text != "hello" {
+			t.Fatalf("mark the conversation with eve read: %+v, %v", c, err)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:0"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests %v, want %v: derived again, read", got, want)
+		}
+		send(t, s, "eve", "dan", "again")
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests after another message %v, want %v", got, want)
+		}
+	})
+}
