@@ -619,6 +619,18 @@ func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
 	})
 }
 
+// keysAdded returns the keys under prefix that are not in before.
+func keysAdded(t *testing.T, b storetest.Backend, prefix string, before []string) []string {
+	t.Helper()
+	var added []string
+	for _, k := range allKeys(t, b, prefix+"*") {
+		if !slices.Contains(before, k) {
+			added = append(added, k)
+		}
+	}
+	return added
+}
+
 // TestMarkingANonexistentConversationReadWritesNothing: markConversationRead is not rate limited
 // (it only moves the viewer's read position), so marking read a conversation that does not
 // exist — with any name, an account or not — must leave nothing behind: neither a field in the
@@ -631,15 +643,6 @@ func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
 		s := b.NewStore(t, store.Options{Prefix: prefix})
 		signUp(t, s, "dan", "eve")
 		send(t, s, "eve", "dan", "hello")
-		keys := func() []string {
-			t.Helper()
-			ks, err := b.Client.Keys(ctx, prefix+"*").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			slices.Sort(ks)
-			return ks
-		}
 		mailbox := prefix + "{mb:dan}:state"
 		fields := func() []string {
 			t.Helper()
@@ -650,19 +653,13 @@ func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
 			slices.Sort(fs)
 			return fs
 		}
-		before, beforeFields := keys(), fields()
+		before, beforeFields := allKeys(t, b, prefix+"*"), fields()
 		for _, with := range []store.UserKey{"nobody", "ghost-1", "fay"} {
 			if _, err := s.MarkConversationRead(ctx, "dan", with); !store.IsKind(err, store.KindNotFound) {
 				t.Errorf("marking read the conversation with %s: %v, want NOT_FOUND", with, err)
 			}
 		}
-		var added []string
-		for _, k := range keys() {
-			if !slices.Contains(before, k) {
-				added = append(added, k)
-			}
-		}
-		if len(added) > 0 {
+		if added := keysAdded(t, b, prefix, before); len(added) > 0 {
 			t.Errorf("keys written by marking nonexistent conversations read: %q", added)
 		}
 		if got := fields(); !slices.Equal(got, beforeFields) {
@@ -690,6 +687,43 @@ func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
 		send(t, s, "eve", "dan", "again")
 		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
 			t.Errorf("dan's requests after another message %v, want %v", got, want)
+		}
+	})
+}
+
+// TestChangingANonexistentMessageWritesNothing: editing or deleting a message that does not
+// exist — its id naming the viewer and any name, an account or not — is NOT_FOUND and leaves no
+// key behind (neither the conversation's revision counter nor the other name's mailbox's), so
+// that made-up ids do not grow the keyspace; someone else's message is FORBIDDEN and unchanged.
+func TestChangingANonexistentMessageWritesNothing(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "dan", "eve")
+		m := send(t, s, "eve", "dan", "hello")
+		before := allKeys(t, b, prefix+"*")
+		const id = "1796000000000abcdef"
+		for _, gid := range []string{"message:dan:nobody:" + id, "message:aaa:dan:" + id, "message:dan:eve:" + id} {
+			if _, err := s.EditMessage(ctx, "dan", gid, "edited"); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("edit %s: %v, want NOT_FOUND", gid, err)
+			}
+			if err := s.DeleteMessage(ctx, "dan", gid); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("delete %s: %v, want NOT_FOUND", gid, err)
+			}
+		}
+		// Dan's first writes start his write limit's record.
+		if added := keysAdded(t, b, prefix, append(before, prefix+"{u:dan}:rate")); len(added) > 0 {
+			t.Errorf("keys written by changing messages that do not exist: %q", added)
+		}
+		if _, err := s.EditMessage(ctx, "dan", m.ID, "edited"); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("dan edits eve's message: %v, want FORBIDDEN", err)
+		}
+		if err := s.DeleteMessage(ctx, "dan", m.ID); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("dan deletes eve's message: %v, want FORBIDDEN", err)
+		}
+		if got, err := s.NewLoader().Message(ctx, "dan", m.ID); err != nil || got == nil || got.Text != "hello" || got.Deleted {
+			t.Errorf("eve's message after dan's attempts: %+v, %v", got, err)
 		}
 	})
 }

@@ -31,11 +31,14 @@
 --          moves forward), so that the mailbox and the conversation agree whatever order their
 --          steps reach them in; the unread count is the size of KEYS[3], exact by construction.
 -- Repeat   every step is idempotent.
--- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
---          that a cached response that read the aggregate is known to be stale (store/revisions.go).
-redis.call('INCR', KEYS[#KEYS])
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run that may change
+--          the mailbox raises it (read and remove only when they do: a read the mailbox knows
+--          nothing of, or a remove of a message it does not hold, a deletion's step for a made-up
+--          id, writes no key), so that a cached response that read the aggregate is known to be
+--          stale (store/revisions.go).
 local convs, reqs, unread, runread, state = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local step, o = ARGV[1], ARGV[2]
+if step ~= 'read' and step ~= 'remove' then redis.call('INCR', KEYS[#KEYS]) end
 local lo, hi = '[' .. o .. ':', '(' .. o .. ';'
 local st = {'0', '0', '0'} -- a, d, r
 local stated = false -- the state hash has an entry for o
@@ -99,6 +102,7 @@ elseif step == 'read' then
   if not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o) then
     return -1
   end
+  redis.call('INCR', KEYS[#KEYS])
   readTo(ARGV[3])
   save()
 elseif step == 'accept' then
@@ -113,8 +117,8 @@ elseif step == 'decline' then
     save()
   end
 elseif step == 'remove' then
-  redis.call('ZREM', unread, o .. ':' .. ARGV[3])
-  redis.call('ZREM', runread, o .. ':' .. ARGV[3])
+  local n = redis.call('ZREM', unread, o .. ':' .. ARGV[3]) + redis.call('ZREM', runread, o .. ':' .. ARGV[3])
+  if n > 0 then redis.call('INCR', KEYS[#KEYS]) end
 elseif step == 'sync' then
   local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
   st[1], st[2], st[3] = '0', tostring(d), '0'
