@@ -274,23 +274,18 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
-	var blocked, blocking *rdb.FloatCmd
 	var state *rdb.SliceCmd
-	reads := []op{
+	blocks, blockErr := s.blockReads(ctx, from, to)
+	reads := append([]op{
 		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
 			return state, nil
 		}},
 		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
-			blocked = p.ZScore(ctx, s.k.blocks(to), from)
-			return name, blocked
+			return name, nil
 		}},
-		{key: s.k.blocks(from), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			blocking = p.ZScore(ctx, s.k.blocks(from), to)
-			return blocking, nil
-		}},
-	}
+	}, blocks...)
 	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
 	// reads above, in one round trip.
 	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, &writeGuard{messaging: true})
@@ -300,11 +295,8 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	if name.Val() == "" {
 		return n, notFoundf("no user %s", userID(to))
 	}
-	if blocking.Err() == nil {
-		return n, &Error{Kind: KindForbidden, Msg: "you block this user: unblock them to write to them"}
-	}
-	if blocked.Err() == nil {
-		return n, &Error{Kind: KindForbidden, Msg: "this user does not accept your messages"}
+	if err := blockErr(); err != nil {
+		return n, err
 	}
 	// The conversation's script decides; this only says until when, which it cannot.
 	if v := state.Val(); len(v) == 2 && v[0] != "1" {
@@ -316,6 +308,31 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 		}
 	}
 	return n, nil
+}
+
+// blockReads returns the reads of whether u blocks o and whether o blocks u, for the round trip
+// of a write's checks, and the check of what they read: KindForbidden across a block either way.
+func (s *Store) blockReads(ctx context.Context, u, o string) ([]op, func() error) {
+	var blocking, blocked *rdb.FloatCmd
+	reads := []op{
+		{key: s.k.blocks(u), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			blocking = p.ZScore(ctx, s.k.blocks(u), o)
+			return blocking, nil
+		}},
+		{key: s.k.blocks(o), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			blocked = p.ZScore(ctx, s.k.blocks(o), u)
+			return blocked, nil
+		}},
+	}
+	return reads, func() error {
+		if blocking.Err() == nil {
+			return &Error{Kind: KindForbidden, Msg: "you block this user: unblock them to write to them"}
+		}
+		if blocked.Err() == nil {
+			return &Error{Kind: KindForbidden, Msg: "this user does not accept your messages"}
+		}
+		return nil
+	}
 }
 
 // SendMessage sends a private message from one user to another and returns it. A message to one
@@ -566,18 +583,28 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 }
 
 // EditMessage replaces the body of a message the user sent and returns it; another's message is
-// KindForbidden, a deleted one KindNotFound.
+// KindForbidden, a deleted one KindNotFound. A block either way refuses it (KindForbidden), as
+// it refuses sending: an edit writes to the other user as much as a message does.
 func (s *Store) EditMessage(ctx context.Context, user UserKey, gid, body string) (*Message, error) {
 	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
 		return nil, err
 	}
-	if _, _, _, err := ParseMessageID(gid); err != nil {
+	a, b, _, err := ParseMessageID(gid)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, string(user), ""); err != nil {
+	o := other(user, a, b)
+	if o == "" {
+		return nil, notFoundf("no message %s", truncate(gid, 80))
+	}
+	blocks, blockErr := s.blockReads(ctx, string(user), string(o))
+	if _, err := s.allowWriteWith(ctx, string(user), "", blocks); err != nil {
 		return nil, err
 	}
-	body, err := s.checkMessageBody(body)
+	if err := blockErr(); err != nil {
+		return nil, err
+	}
+	body, err = s.checkMessageBody(body)
 	if err != nil {
 		return nil, err
 	}

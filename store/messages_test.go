@@ -727,3 +727,39 @@ func TestChangingANonexistentMessageWritesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestBlockStopsEditingMessages: a block stops messages both ways, edits included — the blocked
+// user cannot rewrite what the blocker already has, nor the blocker write through an edit — while
+// deleting one's own message (which only takes text away) stays allowed.
+func TestBlockStopsEditingMessages(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{})
+		signUp(t, s, "dan", "eve")
+		fromEve := send(t, s, "eve", "dan", "hello")
+		fromDan := send(t, s, "dan", "eve", "hi")
+		if _, err := s.Block(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			who store.UserKey
+			m   *store.Message
+		}{{"eve", fromEve}, {"dan", fromDan}} {
+			if _, err := s.EditMessage(ctx, c.who, c.m.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+				t.Errorf("%s edits their message across a block: %v, want FORBIDDEN", c.who, err)
+			}
+			if got, err := s.NewLoader().Message(ctx, c.who, c.m.ID); err != nil || got == nil || got.Text != c.m.Text || got.EditedAt != nil {
+				t.Errorf("%s's message after the refused edit: %+v, %v", c.who, got, err)
+			}
+		}
+		if err := s.DeleteMessage(ctx, "eve", fromEve.ID); err != nil {
+			t.Errorf("eve deletes her message across a block: %v", err)
+		}
+		if _, err := s.Unblock(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := s.EditMessage(ctx, "dan", fromDan.ID, "hi again"); err != nil || m.Text != "hi again" {
+			t.Errorf("dan edits his message once unblocked: %+v, %v", m, err)
+		}
+	})
+}
