@@ -162,10 +162,51 @@ func (q Query) Match(tokens []string) bool {
 
 // containsRun reports whether run appears in tokens as consecutive elements.
 func containsRun(tokens, run []string) bool {
-	for i := 0; i+len(run) <= len(tokens); i++ {
-		if slices.Equal(tokens[i:i+len(run)], run) {
-			return true
+	at, _ := indexRun(tokens, run)
+	return at >= 0
+}
+
+// indexRun returns the index of the first place run appears in tokens as consecutive elements,
+// -1 for none, and how many comparisons of two terms it made. It is Knuth–Morris–Pratt's search,
+// so that it makes at most 2 × (len(tokens) + len(run)) comparisons: a phrase whose every start
+// matches a long way (a repeated term) costs no more than any other, where trying each start
+// anew cost len(tokens) × len(run).
+func indexRun(tokens, run []string) (at, steps int) {
+	if len(run) == 0 {
+		return 0, 0
+	}
+	// next[j] is the length of the longest proper prefix of run[:j+1] that is also its suffix.
+	next := make([]int, len(run))
+	for j, k := 1, 0; j < len(run); j++ {
+		for {
+			steps++
+			if run[j] == run[k] {
+				k++
+				break
+			}
+			if k == 0 {
+				break
+			}
+			k = next[k-1]
+		}
+		next[j] = k
+	}
+	k := 0 // how many terms of run match the tokens ending at i
+	for i, t := range tokens {
+		for {
+			steps++
+			if t == run[k] {
+				k++
+				break
+			}
+			if k == 0 {
+				break
+			}
+			k = next[k-1]
+		}
+		if k == len(run) {
+			return i - len(run) + 1, steps
 		}
 	}
-	return false
+	return -1, steps
 }

@@ -121,6 +121,40 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// A phrase is found in time linear in the document's length: a run of one repeated term, whose
+// every start matches up to its last term (199 CJK pairs of "中" and a "中文" against a long run of
+// "中"), compares each token a bounded number of times, not once per term of the phrase.
+func TestIndexRunIsLinear(t *testing.T) {
+	rep := func(t string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = t
+		}
+		return out
+	}
+	long := append([]string{"中文"}, rep("中中", 40_000)...)
+	for _, tc := range []struct {
+		name        string
+		tokens, run []string
+		want        int
+	}{
+		{"no match, every start nearly", long, append(rep("中中", 198), "中文"), -1},
+		{"match at the end", append(rep("a", 5_000), "b"), append(rep("a", 100), "b"), 4_900},
+		{"match at the start", []string{"sorted", "set", "keeps"}, []string{"sorted", "set"}, 0},
+		{"overlapping starts", []string{"a", "a", "b", "a", "a", "a", "b"}, []string{"a", "a", "a", "b"}, 3},
+		{"run longer than the text", []string{"a"}, []string{"a", "a"}, -1},
+		{"empty run", []string{"a"}, nil, 0},
+	} {
+		at, steps := indexRun(tc.tokens, tc.run)
+		if at != tc.want {
+			t.Errorf("%s: at %d, want %d", tc.name, at, tc.want)
+		}
+		if limit := 2*len(tc.tokens) + 2*len(tc.run); steps > limit {
+			t.Errorf("%s: %d comparisons for %d tokens and a run of %d, want at most %d", tc.name, steps, len(tc.tokens), len(tc.run), limit)
+		}
+	}
+}
+
 func TestCodecRoundTrip(t *testing.T) {
 	for _, tc := range []struct {
 		c    Codec

@@ -136,10 +136,14 @@ func (s *Store) Email(ctx context.Context, uid UserKey) (string, bool, error) {
 
 // SetEmail sets the address of uid, who proves it is them with password (a wrong one counts as a
 // failed log-in), and mails a verification link to it. An address held by another account
-// (ignoring case) is KindConflict.
+// (ignoring case) is KindConflict. It counts against the write limit, before the password's
+// check: each call mails whatever address it is given. A site ban does not refuse it.
 func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string) (*User, error) {
 	stored, key, err := normalEmail(addr)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.allowWrite(ctx, string(uid), "", banFree); err != nil {
 		return nil, err
 	}
 	if len(password) > MaxPasswordBytes {

@@ -109,6 +109,36 @@ func TestPasswordResetLimits(t *testing.T) {
 	})
 }
 
+// TestSetEmailLimited: setEmail mails a verification link to any address it is given, so it
+// counts against the write limit like every write: past the limit it is refused with
+// RATE_LIMITED before it claims the address, sets it or queues a mail.
+func TestSetEmailLimited(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		const limit = 3
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: limit, WriteWindow: time.Hour})
+		for _, name := range []string{"ann", "bob"} {
+			if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range limit {
+			if _, err := s.SetEmail(ctx, "ann", fmt.Sprintf("ann%d@example.org", i), "password1"); err != nil {
+				t.Fatalf("setEmail %d: %v", i+1, err)
+			}
+		}
+		if _, err := s.SetEmail(ctx, "ann", "victim@example.org", "password1"); !store.IsKind(err, store.KindRateLimited) {
+			t.Fatalf("setEmail past the write limit: %v, want RATE_LIMITED", err)
+		}
+		if addr, _, err := s.Email(ctx, "ann"); err != nil || addr != fmt.Sprintf("ann%d@example.org", limit-1) {
+			t.Errorf("ann's address after the refusal: %q, %v; want the last one set", addr, err)
+		}
+		if _, err := s.SetEmail(ctx, "bob", "victim@example.org", "password1"); err != nil {
+			t.Errorf("the refused address, for another account: %v", err)
+		}
+	})
+}
+
 // commandLog is a go-redis hook that records the commands sent while on: each command's name,
 // with the script's digest for EVALSHA, in the order sent.
 type commandLog struct {

@@ -274,23 +274,18 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
-	var blocked, blocking *rdb.FloatCmd
 	var state *rdb.SliceCmd
-	reads := []op{
+	blocks, blockErr := s.blockReads(ctx, from, to)
+	reads := append([]op{
 		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
 			return state, nil
 		}},
 		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
-			blocked = p.ZScore(ctx, s.k.blocks(to), from)
-			return name, blocked
+			return name, nil
 		}},
-		{key: s.k.blocks(from), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			blocking = p.ZScore(ctx, s.k.blocks(from), to)
-			return blocking, nil
-		}},
-	}
+	}, blocks...)
 	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
 	// reads above, in one round trip.
 	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, &writeGuard{messaging: true})
@@ -300,11 +295,8 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 	if name.Val() == "" {
 		return n, notFoundf("no user %s", userID(to))
 	}
-	if blocking.Err() == nil {
-		return n, &Error{Kind: KindForbidden, Msg: "you block this user: unblock them to write to them"}
-	}
-	if blocked.Err() == nil {
-		return n, &Error{Kind: KindForbidden, Msg: "this user does not accept your messages"}
+	if err := blockErr(); err != nil {
+		return n, err
 	}
 	// The conversation's script decides; this only says until when, which it cannot.
 	if v := state.Val(); len(v) == 2 && v[0] != "1" {
@@ -316,6 +308,31 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 		}
 	}
 	return n, nil
+}
+
+// blockReads returns the reads of whether u blocks o and whether o blocks u, for the round trip
+// of a write's checks, and the check of what they read: KindForbidden across a block either way.
+func (s *Store) blockReads(ctx context.Context, u, o string) ([]op, func() error) {
+	var blocking, blocked *rdb.FloatCmd
+	reads := []op{
+		{key: s.k.blocks(u), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			blocking = p.ZScore(ctx, s.k.blocks(u), o)
+			return blocking, nil
+		}},
+		{key: s.k.blocks(o), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			blocked = p.ZScore(ctx, s.k.blocks(o), u)
+			return blocked, nil
+		}},
+	}
+	return reads, func() error {
+		if blocking.Err() == nil {
+			return &Error{Kind: KindForbidden, Msg: "you block this user: unblock them to write to them"}
+		}
+		if blocked.Err() == nil {
+			return &Error{Kind: KindForbidden, Msg: "this user does not accept your messages"}
+		}
+		return nil
+	}
 }
 
 // SendMessage sends a private message from one user to another and returns it. A message to one
@@ -566,18 +583,28 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 }
 
 // EditMessage replaces the body of a message the user sent and returns it; another's message is
-// KindForbidden, a deleted one KindNotFound.
+// KindForbidden, a deleted one KindNotFound. A block either way refuses it (KindForbidden), as
+// it refuses sending: an edit writes to the other user as much as a message does.
 func (s *Store) EditMessage(ctx context.Context, user UserKey, gid, body string) (*Message, error) {
 	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
 		return nil, err
 	}
-	if _, _, _, err := ParseMessageID(gid); err != nil {
+	a, b, _, err := ParseMessageID(gid)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := s.allowWrite(ctx, string(user), ""); err != nil {
+	o := other(user, a, b)
+	if o == "" {
+		return nil, notFoundf("no message %s", truncate(gid, 80))
+	}
+	blocks, blockErr := s.blockReads(ctx, string(user), string(o))
+	if _, err := s.allowWriteWith(ctx, string(user), "", blocks); err != nil {
 		return nil, err
 	}
-	body, err := s.checkMessageBody(body)
+	if err := blockErr(); err != nil {
+		return nil, err
+	}
+	body, err = s.checkMessageBody(body)
 	if err != nil {
 		return nil, err
 	}
@@ -609,7 +636,9 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 
 // MarkConversationRead marks the viewer's conversation with another user read, up to now, and
 // returns it; KindNotFound when there is no such conversation. It is not rate limited: it is
-// idempotent and changes nothing but the viewer's read state. Its one round trip notes the
+// idempotent and changes nothing but the viewer's read state, and marking read a conversation
+// that does not exist writes nothing (neither step does), so that no name a client makes up
+// leaves a key or a mailbox entry behind. Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
 // refuses, as it refuses the mailbox's step: that step cut off is repaired).
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
@@ -636,6 +665,13 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) 
 	}
 	if found == 0 {
 		return nil, notFoundf("no conversation with %s", userID(o))
+	}
+	if known, err := replyInt("mailbox", out[2]); err == nil && known < 0 {
+		// The mailbox knew no conversation with o and wrote nothing: the step of the
+		// conversation's first message has not reached it yet. Derive it again, read position
+		// included, from the conversation.
+		s.resync(ctx, a, b)
+		return s.NewLoader().ConversationWith(ctx, viewer, with)
 	}
 	return cr.conversation(), nil
 }

@@ -618,3 +618,148 @@ func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
 		}
 	})
 }
+
+// keysAdded returns the keys under prefix that are not in before.
+func keysAdded(t *testing.T, b storetest.Backend, prefix string, before []string) []string {
+	t.Helper()
+	var added []string
+	for _, k := range allKeys(t, b, prefix+"*") {
+		if !slices.Contains(before, k) {
+			added = append(added, k)
+		}
+	}
+	return added
+}
+
+// TestMarkingANonexistentConversationReadWritesNothing: markConversationRead is not rate limited
+// (it only moves the viewer's read position), so marking read a conversation that does not
+// exist — with any name, an account or not — must leave nothing behind: neither a field in the
+// viewer's mailbox nor a key of the conversation (its revision counter), or one account could
+// grow the keyspace without limit. The conversation's reads are unchanged.
+func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "hello")
+		mailbox := prefix + "{mb:dan}:state"
+		fields := func() []string {
+			t.Helper()
+			fs, err := b.Client.HKeys(ctx, mailbox).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(fs)
+			return fs
+		}
+		before, beforeFields := allKeys(t, b, prefix+"*"), fields()
+		for _, with := range []store.UserKey{"nobody", "ghost-1", "fay"} {
+			if _, err := s.MarkConversationRead(ctx, "dan", with); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("marking read the conversation with %s: %v, want NOT_FOUND", with, err)
+			}
+		}
+		if added := keysAdded(t, b, prefix, before); len(added) > 0 {
+			t.Errorf("keys written by marking nonexistent conversations read: %q", added)
+		}
+		if got := fields(); !slices.Equal(got, beforeFields) {
+			t.Errorf("dan's mailbox state %q, want %q", got, beforeFields)
+		}
+		// A conversation that exists, whose first message's step has not reached dan's mailbox
+		// (here: taken out of it), is marked read and the mailbox derived again from it.
+		mb := prefix + "{mb:dan}"
+		if err := b.Client.ZRem(ctx, mb+":reqs", "eve").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.Del(ctx, mb+":runread").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got := convsOf(t, s, "dan", true); len(got) != 0 {
+			t.Fatalf("dan's requests %v after the step was taken out, want none", got)
+		}
+		c, err := s.MarkConversationRead(ctx, "dan", "eve")
+		if err != nil || c == nil || c.UnreadCount != 0 || c.LastMessage == nil || c.LastMessage.Text != "hello" {
+			t.Fatalf("mark the conversation with eve read: %+v, %v", c, err)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:0"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests %v, want %v: derived again, read", got, want)
+		}
+		send(t, s, "eve", "dan", "again")
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests after another message %v, want %v", got, want)
+		}
+	})
+}
+
+// TestChangingANonexistentMessageWritesNothing: editing or deleting a message that does not
+// exist — its id naming the viewer and any name, an account or not — is NOT_FOUND and leaves no
+// key behind (neither the conversation's revision counter nor the other name's mailbox's), so
+// that made-up ids do not grow the keyspace; someone else's message is FORBIDDEN and unchanged.
+func TestChangingANonexistentMessageWritesNothing(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "dan", "eve")
+		m := send(t, s, "eve", "dan", "hello")
+		before := allKeys(t, b, prefix+"*")
+		const id = "1796000000000abcdef"
+		for _, gid := range []string{"message:dan:nobody:" + id, "message:aaa:dan:" + id, "message:dan:eve:" + id} {
+			if _, err := s.EditMessage(ctx, "dan", gid, "edited"); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("edit %s: %v, want NOT_FOUND", gid, err)
+			}
+			if err := s.DeleteMessage(ctx, "dan", gid); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("delete %s: %v, want NOT_FOUND", gid, err)
+			}
+		}
+		// Dan's first writes start his write limit's record.
+		if added := keysAdded(t, b, prefix, append(before, prefix+"{u:dan}:rate")); len(added) > 0 {
+			t.Errorf("keys written by changing messages that do not exist: %q", added)
+		}
+		if _, err := s.EditMessage(ctx, "dan", m.ID, "edited"); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("dan edits eve's message: %v, want FORBIDDEN", err)
+		}
+		if err := s.DeleteMessage(ctx, "dan", m.ID); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("dan deletes eve's message: %v, want FORBIDDEN", err)
+		}
+		if got, err := s.NewLoader().Message(ctx, "dan", m.ID); err != nil || got == nil || got.Text != "hello" || got.Deleted {
+			t.Errorf("eve's message after dan's attempts: %+v, %v", got, err)
+		}
+	})
+}
+
+// TestBlockStopsEditingMessages: a block stops messages both ways, edits included — the blocked
+// user cannot rewrite what the blocker already has, nor the blocker write through an edit — while
+// deleting one's own message (which only takes text away) stays allowed.
+func TestBlockStopsEditingMessages(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{})
+		signUp(t, s, "dan", "eve")
+		fromEve := send(t, s, "eve", "dan", "hello")
+		fromDan := send(t, s, "dan", "eve", "hi")
+		if _, err := s.Block(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			who store.UserKey
+			m   *store.Message
+		}{{"eve", fromEve}, {"dan", fromDan}} {
+			if _, err := s.EditMessage(ctx, c.who, c.m.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+				t.Errorf("%s edits their message across a block: %v, want FORBIDDEN", c.who, err)
+			}
+			if got, err := s.NewLoader().Message(ctx, c.who, c.m.ID); err != nil || got == nil || got.Text != c.m.Text || got.EditedAt != nil {
+				t.Errorf("%s's message after the refused edit: %+v, %v", c.who, got, err)
+			}
+		}
+		if err := s.DeleteMessage(ctx, "eve", fromEve.ID); err != nil {
+			t.Errorf("eve deletes her message across a block: %v", err)
+		}
+		if _, err := s.Unblock(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := s.EditMessage(ctx, "dan", fromDan.ID, "hi again"); err != nil || m.Text != "hi again" {
+			t.Errorf("dan edits his message once unblocked: %+v, %v", m, err)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -830,12 +831,34 @@ func searchCursor(tag string, h search.Hit) string {
 	return cursor{list: tag, score: strconv.FormatFloat(h.Score, 'g', -1, 64), member: m}.encode()
 }
 
+// searchLimits bound the hits one search verifies.
+type searchLimits struct {
+	// checks is the most hits a page's rounds examine in all; 0 leaves the rounds' own bound.
+	checks int
+	// count is the most hits a totalCount checks, the newest (see searchTotal).
+	count int
+	// estimate counts the older hits a totalCount does not check in the proportion of the
+	// checked ones it keeps, rather than all of them.
+	estimate bool
+}
+
+// searchLimitsOf returns the limits of a search of posts or comments for q: a query whose every
+// candidate's text is read (a phrase) examines at most searchTextChecks hits for its page and as
+// many for its totalCount, which estimates the older ones from those, so that a phrase of common
+// words in an order no document has does not read the text of every document that has the words.
+func searchLimitsOf(q search.Query) searchLimits {
+	if searchTextCheck(q, nil) {
+		return searchLimits{checks: searchTextChecks, count: searchTextChecks, estimate: true}
+	}
+	return searchLimits{count: searchCountCap}
+}
+
 // searchPage pages ranked hits, keeping those verify accepts. It examines hits in rank order in
 // rounds of growing size until the page is full or the hits run out (at most searchRounds
-// rounds): hits that fail verification are skipped, and the cursors are those of the hits kept.
-// The page's Total is count's answer (see searchTotal), or 0 when count is nil: the response does
-// not show it.
-func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind,
+// rounds, and at most lim.checks hits): hits that fail verification are skipped, and the cursors
+// are those of the hits kept. The page's Total is count's answer (see searchTotal), or 0 when
+// count is nil: the response does not show it.
+func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind, lim searchLimits,
 	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error),
 	count func(ctx context.Context, hs []search.Hit) (int, error)) (*Page[T], error) {
 	after, hasAfter, err := hitOfCursor(sp.after, kind)
@@ -860,10 +883,17 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	var got []kept
 	more := false
 	want := sp.n + 1 // one more tells whether a next page exists
+	examined := 0
 	for round := 0; round < searchRounds && len(got) < want; round++ {
 		k := (want - len(got)) << round
+		if lim.checks > 0 {
+			if k = min(k, lim.checks-examined); k <= 0 {
+				break // more stays as the last round left it: true
+			}
+		}
 		page, rest := search.Best(hits, lo, hi, k, sp.backward)
 		more = rest
+		examined += len(page)
 		if len(page) == 0 {
 			break
 		}
@@ -888,7 +918,7 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	}
 	out := &Page[T]{}
 	if count != nil {
-		if out.Total, err = searchTotal(ctx, hits, count); err != nil {
+		if out.Total, err = searchTotal(ctx, hits, lim, count); err != nil {
 			return nil, err
 		}
 	}
@@ -915,6 +945,11 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 // searchRounds bounds how many rounds of verification one page takes.
 const searchRounds = 6
 
+// searchTextChecks bounds the candidates whose text one page of a search, and its totalCount,
+// match against the query when every candidate's text must be read (a query with a phrase: see
+// searchTextCheck).
+const searchTextChecks = 500
+
 // searchCountCap bounds the work of a totalCount: the newest searchCountCap candidates are each
 // checked as a page's are, the older ones counted as the index proposes them.
 const searchCountCap = 10_000
@@ -922,22 +957,28 @@ const searchCountCap = 10_000
 // searchCountBatch is how many candidates one pipeline of a count checks.
 const searchCountBatch = 1_000
 
-// searchTotal is a search's totalCount: the candidates among the newest searchCountCap (hits
-// are in document order, the newest last) that count says the viewer could page through — the
-// same check as a page's, so that the count is exactly what paging reaches — plus every older
-// candidate, unchecked. The count is exact whenever the index proposes at most searchCountCap
-// candidates (always for TOP, which ranks only the newest searchTopCap).
-func searchTotal(ctx context.Context, hits []search.Hit, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
-	older := max(0, len(hits)-searchCountCap)
-	total := older
+// searchTotal is a search's totalCount: the candidates among the newest lim.count (hits are in
+// document order, the newest last) that count says the viewer could page through — the same
+// check as a page's, so that the count is exactly what paging reaches — plus every older
+// candidate, unchecked, or with lim.estimate as many of them as the checked ones' proportion
+// kept says. The count is exact whenever the index proposes at most lim.count candidates:
+// searchCountCap (always for TOP, which ranks only the newest searchTopCap), or searchTextChecks
+// for a query with a phrase (searchLimitsOf).
+func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
+	older := max(0, len(hits)-lim.count)
+	kept := 0
 	for i := older; i < len(hits); i += searchCountBatch {
 		n, err := count(ctx, hits[i:min(i+searchCountBatch, len(hits))])
 		if err != nil {
 			return 0, err
 		}
-		total += n
+		kept += n
 	}
-	return total, nil
+	if lim.estimate && older > 0 {
+		checked := len(hits) - older
+		return kept + int(math.Round(float64(older)*float64(kept)/float64(checked))), nil
+	}
+	return kept + older, nil
 }
 
 // searchTextCheck reports whether a result's text as it is now must be matched against the
@@ -1148,7 +1189,7 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 	if !w.NoTotal {
 		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countPosts(ctx, f, hs) }
 	}
-	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
+	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, searchLimitsOf(r.q), func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
 		pids := make([]string, len(hs))
 		for i, h := range hs {
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
@@ -1355,7 +1396,7 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 	if !w.NoTotal {
 		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countComments(ctx, f, hs) }
 	}
-	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
+	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, searchLimitsOf(r.q), func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
 		reads := make([]read, 0, 2*len(hs))
 		for _, h := range hs {
 			pid, num := commentOfHit(h)

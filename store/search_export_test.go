@@ -108,3 +108,6 @@ func CutOffPostIndex(t testing.TB, s *Store, id string) {
 		t.Fatal(err)
 	}
 }
+
+// SearchTextChecks is searchTextChecks, for the tests of a phrase search's work.
+const SearchTextChecks = searchTextChecks

@@ -120,7 +120,7 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 		}
 		return out, idx, nil
 	}
-	return searchPage(ctx, hits, tag, sp, searchGroupsKind, verify, countBy(verify, w))
+	return searchPage(ctx, hits, tag, sp, searchGroupsKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
 }
 
 // countBy is the count of a search whose page's check is cheap enough to count with (groups,
@@ -174,7 +174,7 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 		}
 		return out, idx, nil
 	}
-	return searchPage(ctx, hits, tag, sp, searchUsersKind, verify, countBy(verify, w))
+	return searchPage(ctx, hits, tag, sp, searchUsersKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
 }
 
 // reindexGroups indexes every registered group anew: rebuild's step for groups.

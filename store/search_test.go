@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -815,6 +816,89 @@ func TestSearchMatchesTheBodyWhenTheResponseShowsNone(t *testing.T) {
 				if !slices.Equal(got, []string{tc.want}) || page.Total != 1 {
 					t.Errorf("search %q with needs %+v: %q (total %d), want %q (total 1)", tc.query, n, got, page.Total, tc.want)
 				}
+			}
+		}
+	})
+}
+
+// bodyReads counts the commands that read a post's body (an HMGET of its texts' field "b"),
+// each one in a pipeline or alone.
+type bodyReads struct{ n atomic.Int64 }
+
+func (r *bodyReads) count(cmds []rdb.Cmder) {
+	for _, c := range cmds {
+		if a := c.Args(); c.Name() == "hmget" && len(a) == 3 && a[2] == "b" {
+			r.n.Add(1)
+		}
+	}
+}
+
+func (r *bodyReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+
+func (r *bodyReads) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
+		r.count([]rdb.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+
+func (r *bodyReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		r.count(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+// A phrase is checked against each candidate's text, so a phrase of common words in an order no
+// post has (one anonymous request) would read the body of every post that has the words: a
+// page's six rounds and its totalCount each read at most store.SearchTextChecks bodies, whatever
+// the number of candidates, and a match among them is still found and counted (the older
+// candidates estimated from the checked ones).
+func TestSearchPhraseWorkIsBounded(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		b.Client = b.NewClient(t)
+		reads := &bodyReads{}
+		b.Client.AddHook(reads)
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		candidates := 2*store.SearchTextChecks + 200
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < candidates-1; i += 4 {
+					if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("Seabird %d", i), Body: "a gull and a tern"}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		f.postBody(alice, "The match", "a tern gull") // the newest: the phrase's one match
+		for _, tc := range []struct {
+			sort    store.SearchSort
+			noTotal bool
+		}{{store.SearchNew, true}, {store.SearchNew, false}, {store.SearchRelevance, false}} {
+			reads.n.Store(0)
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: tc.sort},
+				store.Window{First: 100, NoTotal: tc.noTotal}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			limit := int64(store.SearchTextChecks)
+			if !tc.noTotal {
+				limit *= 2 // the page's, then the count's
+			}
+			if n := reads.n.Load(); n > limit {
+				t.Errorf("sort %v, totalCount %v: %d post bodies read for %d candidates, want at most %d", tc.sort, !tc.noTotal, n, candidates, limit)
+			}
+			if tc.sort == store.SearchNew && (len(p.Items) != 1 || p.Items[0].Title != "The match") {
+				t.Errorf("sort NEW: %d results, want the newest post", len(p.Items))
+			}
+			// The newest SearchTextChecks candidates hold the one match: the older ones are
+			// estimated at that proportion, not counted as if they all matched.
+			if !tc.noTotal && (p.Total < 1 || p.Total > 3) {
+				t.Errorf("sort %v: totalCount %d, want 1–3 (the match, and an estimate of the older candidates)", tc.sort, p.Total)
 			}
 		}
 	})

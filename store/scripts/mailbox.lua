@@ -12,7 +12,10 @@
 --          in ID MS        the other sent message ID at MS: unread unless u has read the
 --                          conversation past ID already; a request unless u accepted; nothing
 --                          while u's decline lasts (as message_send.lua refuses it)
---          read P          u read the conversation up to the position P
+--          read P          u read the conversation up to the position P; nothing, and the reply
+--                          -1, when the mailbox knows no conversation with the other (no state,
+--                          in neither list): one that does not exist, or whose first message's
+--                          step has not arrived (the caller then derives the mailbox again)
 --          accept          u accepts the request: its unread messages count, it moves to convs
 --          decline P UNTIL u declines the request, having read up to P: requests are refused
 --                          until UNTIL (ms)
@@ -22,22 +25,27 @@
 --          sync A D R LIST AT ID...  the conversation as it is (the repair): a:, d:, r: (""
 --                          or 0 for none; R a read position), LIST "c" (accepted), "r" (a pending request) or "-"
 --                          (neither), the last activity AT, and the ids of u's unread messages
--- Reply    the number of u's unread messages in accepted conversations.
+-- Reply    the number of u's unread messages in accepted conversations (-1: see read).
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
 --          concurrently (the unread sets are sets, read times only move forward, activity only
 --          moves forward), so that the mailbox and the conversation agree whatever order their
 --          steps reach them in; the unread count is the size of KEYS[3], exact by construction.
 -- Repeat   every step is idempotent.
--- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
---          that a cached response that read the aggregate is known to be stale (store/revisions.go).
-redis.call('INCR', KEYS[#KEYS])
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run that may change
+--          the mailbox raises it (read and remove only when they do: a read the mailbox knows
+--          nothing of, or a remove of a message it does not hold, a deletion's step for a made-up
+--          id, writes no key), so that a cached response that read the aggregate is known to be
+--          stale (store/revisions.go).
 local convs, reqs, unread, runread, state = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local step, o = ARGV[1], ARGV[2]
+if step ~= 'read' and step ~= 'remove' then redis.call('INCR', KEYS[#KEYS]) end
 local lo, hi = '[' .. o .. ':', '(' .. o .. ';'
 local st = {'0', '0', '0'} -- a, d, r
+local stated = false -- the state hash has an entry for o
 do
   local packed = redis.call('HGET', state, o)
   if packed then
+    stated = true
     local i = 1
     for part in string.gmatch(packed, '%S+') do st[i] = part; i = i + 1 end
   end
@@ -91,6 +99,10 @@ elseif step == 'in' then
     redis.call('ZADD', list, 'GT', ms, o)
   end
 elseif step == 'read' then
+  if not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o) then
+    return -1
+  end
+  redis.call('INCR', KEYS[#KEYS])
   readTo(ARGV[3])
   save()
 elseif step == 'accept' then
@@ -105,8 +117,8 @@ elseif step == 'decline' then
     save()
   end
 elseif step == 'remove' then
-  redis.call('ZREM', unread, o .. ':' .. ARGV[3])
-  redis.call('ZREM', runread, o .. ':' .. ARGV[3])
+  local n = redis.call('ZREM', unread, o .. ':' .. ARGV[3]) + redis.call('ZREM', runread, o .. ':' .. ARGV[3])
+  if n > 0 then redis.call('INCR', KEYS[#KEYS]) end
 elseif step == 'sync' then
   local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
   st[1], st[2], st[3] = '0', tostring(d), '0'

@@ -9,13 +9,14 @@
 --          no body. The copy of the last message follows the message.
 -- Repeat   a second edit writes the same body again (edited moves to the second run's time); a
 --          second delete finds the tombstone and changes nothing.
--- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
---          that a cached response that read the aggregate is known to be stale (store/revisions.go).
-redis.call('INCR', KEYS[#KEYS])
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run past the checks
+--          raises it, so that a cached response that read the aggregate is known to be stale
+--          (store/revisions.go); a refused one writes nothing, so that made-up ids leave no key.
 local msg, last, op, id, user = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
 local from = redis.call('HGET', msg, 'f')
 if not from then return redis.error_reply('NOTFOUND no such message') end
 if from ~= user then return redis.error_reply('FORBIDDEN only its sender changes a message') end
+redis.call('INCR', KEYS[#KEYS])
 local isLast = redis.call('HGET', last, 'id') == id
 if op == 'edit' then
   if redis.call('HGET', msg, 'd') == '1' then return redis.error_reply('NOTFOUND the message was deleted') end

@@ -4,7 +4,8 @@
 -- ARGV[1]  "read" | "accept" | "decline"   ARGV[2] the participant's user key   ARGV[3] the read
 --          position of now (13 digits of Unix ms and "ffffff": every message sent up to now)
 --          ARGV[4] with "decline", until when (ms) the other's requests are refused
--- Reply    1 when the conversation exists, 0 when it does not (a "read" of it then writes nothing).
+-- Reply    1 when the conversation exists, 0 when it does not (a "read" of it then writes nothing,
+--          not even the revision, so that reading conversations that do not exist leaves no key).
 -- Errors   NOTFOUND (accept or decline with no request pending), INVALID (decline an accepted
 --          conversation).
 -- Rules    read: the participant has read it up to now (r:<u>, a position compared as a string,
@@ -14,14 +15,15 @@
 --          (mailbox.lua) applies the same step to its copy in the same pipeline.
 -- Repeat   read keeps the later time; accept of an accepted conversation and a decline repeated
 --          with the same end change nothing.
--- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
---          that a cached response that read the aggregate is known to be stale (store/revisions.go).
-redis.call('INCR', KEYS[#KEYS])
+-- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run on a conversation
+--          that exists raises it, so that a cached response that read the aggregate is known to be
+--          stale (store/revisions.go).
 local conv, op, u, now = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', conv) == 0 then
   if op == 'read' then return 0 end
   return redis.error_reply('NOTFOUND no message request from this user')
 end
+redis.call('INCR', KEYS[#KEYS])
 local function readTo(t)
   if t > (redis.call('HGET', conv, 'r:' .. u) or '') then redis.call('HSET', conv, 'r:' .. u, t) end
 end
