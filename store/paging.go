@@ -17,18 +17,33 @@ type Page[T any] struct {
 	Total   int  // members of the whole list
 	HasNext bool // more items follow the last one
 	HasPrev bool // items precede the first one
+
+	// start and end, when set, are where the page's examination of the list began and ended,
+	// beyond its items: a page that stopped short of its size because its work is bounded (a
+	// search's verification, see searchPage) ends where it stopped, so that the next page goes
+	// on from there rather than examining the same members again, and an empty one still has a
+	// cursor to go on from.
+	start, end string
 }
 
-// StartCursor is the cursor of the first item, or "" for an empty page.
+// StartCursor is where the page begins: the cursor of the first item, or "" for an empty page,
+// unless the page says where its examination began (see start).
 func (p *Page[T]) StartCursor() string {
+	if p.start != "" {
+		return p.start
+	}
 	if len(p.Cursors) == 0 {
 		return ""
 	}
 	return p.Cursors[0]
 }
 
-// EndCursor is the cursor of the last item, or "" for an empty page.
+// EndCursor is where the page ends: the cursor of the last item, or "" for an empty page, unless
+// the page says where its examination ended (see end).
 func (p *Page[T]) EndCursor() string {
+	if p.end != "" {
+		return p.end
+	}
 	if len(p.Cursors) == 0 {
 		return ""
 	}

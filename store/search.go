@@ -939,6 +939,16 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	} else {
 		out.HasNext, out.HasPrev = extra || more, hasAfter
 	}
+	// A page whose rounds stopped short (their bound, not the hits, ran out) goes on from the
+	// last hit it examined: the hits between its last item and that one failed verification, and
+	// an empty page has no item to go on from.
+	if !extra && more {
+		if sp.backward && hi != nil {
+			out.start = searchCursor(tag, *hi)
+		} else if !sp.backward && lo != nil {
+			out.end = searchCursor(tag, *lo)
+		}
+	}
 	return out, nil
 }
 

@@ -903,3 +903,67 @@ func TestSearchPhraseWorkIsBounded(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchPagesGoOnPastTheirBound: when a page's verification stops at its bound short of its
+// size — here a phrase whose only matches are older than the hundreds of newer posts holding its
+// words in another order — the page says where it stopped: its endCursor goes on from there even
+// when it holds nothing, and paging on finds every match once and ends.
+func TestSearchPagesGoOnPastTheirBound(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		want := map[string]bool{}
+		for i := range 3 { // the oldest posts: the phrase's matches
+			title := fmt.Sprintf("Match %d", i)
+			f.postBody(alice, title, "a tern gull")
+			want[title] = true
+		}
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < store.SearchTextChecks+100; i += 4 {
+					if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("Seabird %d", i), Body: "a gull and a tern"}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		got := map[string]bool{}
+		after, pages, empty := "", 0, 0
+		for {
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: store.SearchNew},
+				store.Window{First: 5, After: after, NoTotal: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if len(p.Items) == 0 {
+				empty++
+			}
+			for _, it := range p.Items {
+				if got[it.Title] {
+					t.Errorf("page %d: %q again", pages, it.Title)
+				}
+				got[it.Title] = true
+			}
+			if !p.HasNext {
+				break
+			}
+			if p.EndCursor() == "" || p.EndCursor() == after {
+				t.Fatalf("page %d (%d items) has a next page but no new cursor to go on from: %q", pages, len(p.Items), p.EndCursor())
+			}
+			if pages > 50 {
+				t.Fatal("paging did not end in 50 pages")
+			}
+			after = p.EndCursor()
+		}
+		if len(got) != len(want) {
+			t.Errorf("paging found %v, want %v", got, want)
+		}
+		if empty == 0 {
+			t.Error("no page stopped at its bound empty: the test does not test what it says")
+		}
+	})
+}
