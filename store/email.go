@@ -23,6 +23,13 @@ import (
 //     writes the user's hash, and releases the old address after; a claim whose user's hash does
 //     not hold the address (a process died between the two) is taken over once it is older than
 //     emailClaimGrace.
+//   - An unverified claim lapses with its first link: once a claim is older than
+//     MailOptions.VerifyTTL and its user has not verified the address, another account may take
+//     it over (setEmail), which first takes the address out of the old claimant's hash
+//     (email_drop.lua), so that their links stop working. Nobody can hold an address they cannot
+//     read for longer than that: sending a new link does not renew the claim. Should the old
+//     claimant's link still be used in the instant between the two steps, VerifyEmail finds the
+//     claim someone else's and takes the address out again (CONFLICT).
 //   - Tokens look like session tokens, "<user key>.<43 characters>", and only their digest is
 //     stored, as {u:<user>}:verify:<digest> or {u:<user>}:reset:<digest> holding the address
 //     they were sent to and their expiry: token_take.lua deletes it and compares the expiry with
@@ -215,12 +222,22 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		if err != nil {
 			return fmt.Errorf("claim email: %w", err)
 		}
-		held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
-		if err != nil && !isNil(err) {
+		vals, err := s.cmd().HMGet(ctx, s.k.user(other), "email", "emailv").Result()
+		if err != nil {
 			return fmt.Errorf("claim email: %w", rdb.Unavailable(ctx, err))
 		}
-		if strings.ToLower(held) == key || s.now().Sub(fromMillis(atoi64(at))) < emailClaimGrace {
-			break
+		held, verified := strs(vals)[0], strs(vals)[1] == "1"
+		age := s.now().Sub(fromMillis(atoi64(at)))
+		switch {
+		case strings.ToLower(held) != key && age >= emailClaimGrace:
+			// A claim its user's hash does not hold: a setEmail cut off, or a dropped one.
+		case strings.ToLower(held) == key && !verified && age >= s.opts.Mail.VerifyTTL:
+			// A claim that lapsed unverified: its user's links stop working first.
+			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, key, "0"); err != nil {
+				return fmt.Errorf("claim email: %w", err)
+			}
+		default:
+			return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
 		}
 		stale = other
 	}
@@ -233,7 +250,45 @@ func (s *Store) VerifyEmail(ctx context.Context, token string) (*User, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.confirmClaim(ctx, uid); err != nil {
+		return nil, err
+	}
 	return s.userByKey(ctx, uid)
+}
+
+// confirmClaim checks, after a token proved uid's address, that the address's claim is still
+// uid's: a claim that lapsed unverified may have been taken over between another account's
+// two steps (see above). When it is not, the address leaves uid's hash (CONFLICT).
+func (s *Store) confirmClaim(ctx context.Context, uid string) error {
+	addr, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("verify email: %w", rdb.Unavailable(ctx, err))
+	}
+	key := strings.ToLower(addr)
+	if key == "" {
+		return nil
+	}
+	owner, err := s.cmd().HGet(ctx, s.k.emailOwner(key), "user").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("verify email: %w", rdb.Unavailable(ctx, err))
+	}
+	if owner == uid {
+		return nil
+	}
+	if owner == "" {
+		// No claim (released by a write cut off, say): the address is uid's if nobody took it.
+		v, err := s.run(ctx, "email_claim", []string{s.k.emailOwner(key)}, uid, s.now().UnixMilli(), "")
+		if err != nil {
+			return fmt.Errorf("verify email: %w", err)
+		}
+		if v == "OK" {
+			return nil
+		}
+	}
+	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, key, "1"); err != nil {
+		return fmt.Errorf("verify email: %w", err)
+	}
+	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
 }
 
 // takeToken uses a token of purpose and returns its user and their password hash.

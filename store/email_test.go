@@ -312,3 +312,69 @@ func TestMailSurvivesAKilledProcess(t *testing.T) {
 		mailToken(t, srv, 1)
 	})
 }
+
+// TestUnverifiedEmailClaimLapses: an address claimed by an account that never verifies it is
+// the claimant's only until its first link expires (a new link does not renew the claim); then
+// another account may take it, and the first account's links stop working. A verified address
+// stays its account's. A link used in the instant between a takeover's two steps finds the claim
+// gone and gives the address up.
+func TestUnverifiedEmailClaimLapses(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s, srv, clock := mailStore(t, b)
+		for _, name := range []string{"squatter", "owner", "third"} {
+			if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const addr = "Owner@Example.org"
+		if _, err := s.SetEmail(ctx, "squatter", addr, "password1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetEmail(ctx, "owner", addr, "password1"); !store.IsKind(err, store.KindConflict) {
+			t.Fatalf("a fresh claim taken: %v, want CONFLICT", err)
+		}
+		clock.Add(23 * time.Hour)
+		if _, err := s.SetEmail(ctx, "squatter", addr, "password1"); err != nil { // a new link
+			t.Fatal(err)
+		}
+		settle(t, s)
+		late := mailToken(t, srv, 2) // the squatter's second link, still valid for a day
+		clock.Add(time.Hour)
+		if _, err := s.SetEmail(ctx, "owner", addr, "password1"); err != nil {
+			t.Fatalf("a lapsed unverified claim: %v, want it taken over", err)
+		}
+		if got, _, err := s.Email(ctx, "squatter"); err != nil || got != "" {
+			t.Errorf("the squatter's address after the takeover: %q, %v; want none", got, err)
+		}
+		if _, err := s.VerifyEmail(ctx, late); !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("the squatter's link after the takeover: %v, want invalid", err)
+		}
+		settle(t, s)
+		if _, err := s.VerifyEmail(ctx, mailToken(t, srv, 3)); err != nil {
+			t.Fatalf("the owner verifies: %v", err)
+		}
+		clock.Add(48 * time.Hour)
+		if _, err := s.SetEmail(ctx, "third", addr, "password1"); !store.IsKind(err, store.KindConflict) {
+			t.Errorf("a verified address taken: %v, want CONFLICT", err)
+		}
+
+		// The instant between a takeover's two steps: the third account's link is used after the
+		// claim moved on, while its hash still holds the address.
+		const other = "third@example.org"
+		if _, err := s.SetEmail(ctx, "third", other, "password1"); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		link := mailToken(t, srv, 4)
+		if err := b.Client.HSet(ctx, s.Options().Prefix+"{e:"+other+"}", "user", "squatter").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.VerifyEmail(ctx, link); !store.IsKind(err, store.KindConflict) {
+			t.Errorf("a link whose address's claim moved on: %v, want CONFLICT", err)
+		}
+		if got, ok, err := s.Email(ctx, "third"); err != nil || got != "" || ok {
+			t.Errorf("the third account's address: %q verified %v, %v; want none", got, ok, err)
+		}
+	})
+}
