@@ -71,7 +71,7 @@ func TestWatchSession(t *testing.T) {
 		}
 
 		user, id, _ := store.SessionOf(tokens[1])
-		if err := b.Client.HDel(ctx, st.Options().Prefix+"{u:"+string(user)+"}:s", id).Err(); err != nil {
+		if err := b.Client.HDel(ctx, st.Options().Prefix+"{u:"+string(user)+"}", "s:"+id).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if !ended(expiring, true) {
