@@ -89,3 +89,46 @@ func TestWatchSession(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchEndsWithAccountDeletion: an account's deletion on another process ends the watches of
+// every session of the account, announced (no recheck), and no watch of another user's.
+func TestWatchEndsWithAccountDeletion(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		st := b.NewStore(t, store.Options{})
+		other := peer(t, b, st)
+		h := newHub(t, st, live.Options{})
+		var tokens []string
+		for _, name := range []string{"alice", "alice", "bob"} {
+			f := st.LogIn
+			if len(tokens) == 0 || name == "bob" {
+				f = st.SignUp
+			}
+			s, err := f(ctx, name, "password1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens = append(tokens, s.Token)
+		}
+		var watches []*live.SessionWatch
+		for _, tok := range tokens {
+			w, err := h.WatchSession(ctx, tok, 0)
+			if err != nil {
+				t.Fatalf("watch: %v", err)
+			}
+			t.Cleanup(w.Close)
+			watches = append(watches, w)
+		}
+		if err := other.DeleteAccount(ctx, "alice", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range watches[:2] {
+			if !ended(w, true) {
+				t.Errorf("the deletion did not end the watch of alice's session %d", i)
+			}
+		}
+		if ended(watches[2], false) {
+			t.Error("alice's deletion ended the watch of bob's session")
+		}
+	})
+}

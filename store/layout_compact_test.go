@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
