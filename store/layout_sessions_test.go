@@ -26,22 +26,9 @@ import (
 func TestMigrateSessions(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		prefix := storetest.Prefix()
-		clock := storetest.NewClock()
-		opts := store.Options{Prefix: prefix, SessionTTL: time.Hour, WriteLimit: -1, Now: clock.Now}
-		s := b.NewStore(t, opts)
-		signIn := func(name string, up bool) string {
-			t.Helper()
-			f := s.LogIn
-			if up {
-				f = s.SignUp
-			}
-			sess, err := f(ctx, name, "password1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return sess.Token
-		}
+		s, opts, clock := sessionsStore(t, b)
+		prefix := opts.Prefix
+		signIn := func(name string, up bool) string { return signIn(t, s, name, up) }
 		used, unused, other := signIn("ann", true), signIn("ann", false), signIn("ann", false)
 		ended, everywhere := signIn("bob", true), signIn("cat", true)
 		gone := signIn("ann", false) // expired under layout 4: its string is gone, its index entry not
@@ -194,22 +181,9 @@ func asLayout7(t *testing.T, b storetest.Backend, prefix, uid string) {
 func TestMigrateSessionsFromLayout7(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		prefix := storetest.Prefix()
-		clock := storetest.NewClock()
-		opts := store.Options{Prefix: prefix, SessionTTL: time.Hour, WriteLimit: -1, Now: clock.Now}
-		s := b.NewStore(t, opts)
-		signIn := func(name string, up bool) string {
-			t.Helper()
-			f := s.LogIn
-			if up {
-				f = s.SignUp
-			}
-			sess, err := f(ctx, name, "password1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return sess.Token
-		}
+		s, opts, clock := sessionsStore(t, b)
+		prefix := opts.Prefix
+		signIn := func(name string, up bool) string { return signIn(t, s, name, up) }
 		id := func(token string) string {
 			_, id, _ := store.SessionOf(token)
 			return id
@@ -380,4 +354,27 @@ func TestMigrateSessionsFromLayout7(t *testing.T) {
 			t.Error("Rebuild did not move a session of layout 7")
 		}
 	})
+}
+
+// signIn signs name up (up) or in on s with the password "password1" and returns the session's
+// token.
+func signIn(t *testing.T, s *store.Store, name string, up bool) string {
+	t.Helper()
+	f := s.LogIn
+	if up {
+		f = s.SignUp
+	}
+	sess, err := f(context.Background(), name, "password1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess.Token
+}
+
+// sessionsStore returns a store of its own prefix whose sessions last an hour on clock, for the
+// tests of the sessions' migrations, with its options.
+func sessionsStore(t *testing.T, b storetest.Backend) (*store.Store, store.Options, *storetest.Clock) {
+	clock := storetest.NewClock()
+	opts := store.Options{Prefix: storetest.Prefix(), SessionTTL: time.Hour, WriteLimit: -1, Now: clock.Now}
+	return b.NewStore(t, opts), opts, clock
 }
