@@ -19,7 +19,7 @@ import (
 
 // Layouts 5 to 7 kept a user's sessions in a hash of their own, {u:<user>}:s (session id →
 // expiry ms). Layout 8 keeps them as fields of the user's hash, s:<id> → expiry (sessions.go): one
-// key less per user with a session, about 130 bytes. The migration from layout 7 (foldSessions)
+// key less per user with a session, about 105 bytes. The migration from layout 7 (foldSessions)
 // moves each such hash into its user's hash and deletes it, one script per user
 // (sessions_fold.lua), safe beside traffic and to run again. Meanwhile, as for comment keys
 // (layout_shortkeys.go), sessions are moved before they are used, so that a process reads and
@@ -37,7 +37,7 @@ func (k keys) apartSessions(uid string) string { return k.user(uid) + ":s" }
 
 // foldSessionsDoes is what the step does, for `agora migrate --dry-run`.
 const foldSessionsDoes = "move every user's sessions from the hash of their own ({u:<name>}:s, deleted) into the " +
-	"user's hash (field s:<session id> → expiry), each with its expiry, so that no one is signed out (about 130 " +
+	"user's hash (field s:<session id> → expiry), each with its expiry, so that no one is signed out (about 105 " +
 	"bytes less per user with a session)"
 
 // foldSessions moves every user's sessions hash of layouts 5 to 7 into the user's hash

@@ -25,7 +25,7 @@ import (
 //     response; the export lists sessions without their ids. A field of 34 bytes and a value of
 //     13 digits, the hash stays a listpack with MaxSessions sessions and every other field
 //     (TestSessionCap); layouts 5 to 7 kept the sessions in a hash of their own, {u:<user>}:s,
-//     one key more per user (~130 bytes with one session).
+//     one key more per user (~105 bytes with one session).
 //   - Authenticate reads, in one pipeline on the user's slot, the user's revision, the session
 //     (the script that checks and extends it) and the user's block list (Viewer): a signed-in
 //     request costs one round trip before its resolvers run, as before.
