@@ -359,7 +359,7 @@ func TestWebSocketSessions(t *testing.T) {
 			c := signedIn(t, session)
 			// An expiry is not announced: the session is gone, and each operation finds it.
 			user, id, _ := store.SessionOf(session)
-			if err := b.Client.HDel(context.Background(), a.store.Options().Prefix+"{u:"+string(user)+"}:s", id).Err(); err != nil {
+			if err := b.Client.HDel(context.Background(), a.store.Options().Prefix+"{u:"+string(user)+"}", "s:"+id).Err(); err != nil {
 				t.Fatal(err)
 			}
 			if r := viewer(c, "2"); r.code() != httpapi.CodeUnauthenticated {

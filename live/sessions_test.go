@@ -28,9 +28,9 @@ func ended(w *live.SessionWatch, want bool) bool {
 	}
 }
 
-// TestWatchSession: a watch ends with its session — announced by another process, or found
-// gone by a recheck (an expired session is not announced) — and not with another session of the
-// same user.
+// TestWatchSession: a watch ends with its session — announced by another process (a log-out, an
+// account's deletion), or found gone by a recheck (an expired session is not announced) — and not
+// with another session of the same user or another user's.
 func TestWatchSession(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -71,7 +71,7 @@ func TestWatchSession(t *testing.T) {
 		}
 
 		user, id, _ := store.SessionOf(tokens[1])
-		if err := b.Client.HDel(ctx, st.Options().Prefix+"{u:"+string(user)+"}:s", id).Err(); err != nil {
+		if err := b.Client.HDel(ctx, st.Options().Prefix+"{u:"+string(user)+"}", "s:"+id).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if !ended(expiring, true) {
@@ -86,6 +86,23 @@ func TestWatchSession(t *testing.T) {
 		}
 		if ended(kept, false) {
 			t.Error("the kept session's watch ended")
+		}
+
+		// An account's deletion on another process ends the watches of its sessions, announced,
+		// and not another user's.
+		bob, err := st.SignUp(ctx, "bob", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bobs := watch(bob.Token, 0)
+		if err := other.DeleteAccount(ctx, "alice", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if !ended(kept, true) {
+			t.Error("the account's deletion did not end the watch of its session")
+		}
+		if ended(bobs, false) {
+			t.Error("alice's deletion ended the watch of bob's session")
 		}
 	})
 }

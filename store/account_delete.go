@@ -15,8 +15,8 @@ import (
 // deleted = 1, erase — so that the name stays reserved for ever (signup refuses it; ids derive
 // from names), every read finds no such user and no session can start (the password hash is
 // gone); it drops the private keys of the user's slot (saved posts, blocks, drafts, feeds,
-// karma). The sessions end at once, with their live streams (sessions_end.lua), and the
-// notification inbox goes.
+// karma). The sessions, fields of the user's hash, end with it and their live streams with them
+// (the step announces them, as sessions_end.lua does), and the notification inbox goes.
 //
 // The chain (jobEraseUser, "<user> <step> <batch>") then works through the user's lists, a bounded batch
 // per job, each job queueing the next before it returns: posts and comments (anonymized, or with
@@ -113,11 +113,14 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if erase {
 		flag = "1"
 	}
-	if _, err := s.run(ctx, "account_delete", keys, flag); err != nil {
+	if _, err := s.run(ctx, "account_delete", keys, flag, s.k.chanSessions(uid), s.pubSubArg()); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
-	if err := s.endSessions(ctx, uid, "", "", ""); err != nil {
-		return fmt.Errorf("delete account %s: %w", uid, err)
+	// The sessions that earlier layouts kept apart from the user's hash (layout_sessions.go).
+	if s.sessionsApart.Load() {
+		if err := s.endSessions(ctx, uid, "", "", ""); err != nil {
+			return fmt.Errorf("delete account %s: %w", uid, err)
+		}
 	}
 	inbox := []string{s.k.inbox(uid), s.k.legacyInboxUnread(uid), s.k.inboxNotes(uid), s.k.inboxUnannounced(uid)}
 	if err := s.cmd().Unlink(ctx, inbox...).Err(); err != nil {

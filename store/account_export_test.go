@@ -53,7 +53,7 @@ type exportDoc struct {
 }
 
 // TestExportAccount: the export holds every kind of thing the account owns, and only its own;
-// no session token or digest.
+// no session token, digest or id.
 func TestExportAccount(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -125,9 +125,11 @@ func TestExportAccount(t *testing.T) {
 		if err := json.Unmarshal(buf.Bytes(), &d); err != nil {
 			t.Fatalf("export is not JSON: %v\n%s", err, text)
 		}
-		for _, secret := range []string{ann.Token, second.Token, strings.SplitN(second.Token, ".", 2)[1]} {
+		_, annID, _ := store.SessionOf(ann.Token)
+		_, secondID, _ := store.SessionOf(second.Token)
+		for _, secret := range []string{ann.Token, second.Token, strings.SplitN(second.Token, ".", 2)[1], annID, secondID} {
 			if strings.Contains(text, secret) {
-				t.Errorf("the export holds a session token")
+				t.Errorf("the export holds a session token or id")
 			}
 		}
 		var raw map[string]json.RawMessage

@@ -738,20 +738,22 @@ type exportSession struct {
 
 // sessions writes the account's live sessions, those to expire first first; current is the id
 // of the session the export was asked with. A session's expiry is moved to SessionTTL from each
-// use, so its last use is its expiry less SessionTTL. A user keeps at most MaxSessions sessions:
-// one read takes them all.
+// use, so its last use is its expiry less SessionTTL. A user keeps at most MaxSessions sessions,
+// fields of the user's hash: one scan of the hash's session fields, in one call while it is a
+// listpack, takes them all.
 func (e *exporter) sessions(ctx context.Context, current string) error {
 	if e.s.legacySessions.Load() {
 		if _, err := e.s.moveUserSessions(ctx, e.uid, nil); err != nil {
 			return err
 		}
 	}
-	key := e.s.k.userSessions(e.uid)
-	var cmd *rdb.MapStringStringCmd
-	if err := e.s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		cmd = p.HGetAll(ctx, key)
-		return cmd, nil
-	}}}, false); err != nil {
+	if e.s.sessionsApart.Load() { // layouts 5 to 7's hash first into the user's (layout_sessions.go)
+		if _, err := e.s.run(ctx, "sessions_fold", e.s.sessionKeys(e.uid, ""), e.s.now().UnixMilli(), MaxSessions); err != nil {
+			return fmt.Errorf("read sessions: %w", err)
+		}
+	}
+	stored, err := e.s.userSessions(ctx, e.uid)
+	if err != nil {
 		return fmt.Errorf("read sessions: %w", err)
 	}
 	type live struct {
@@ -760,8 +762,8 @@ func (e *exporter) sessions(ctx context.Context, current string) error {
 	}
 	now := e.s.now().UnixMilli()
 	var sessions []live
-	for id, v := range cmd.Val() {
-		if exp := atoi64(v); exp > now {
+	for id, exp := range stored {
+		if exp > now {
 			sessions = append(sessions, live{id, exp})
 		}
 	}

@@ -25,8 +25,20 @@ func newKeys(prefix string) keys {
 	return k
 }
 
-// user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash).
+// user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash), bio,
+// avatar, nsfw, email, emailv (or, for a deleted account, the marker: created, deleted, erase,
+// email), and the user's sessions, a field each (sessionField).
 func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
+
+// sessionFieldPrefix starts the fields of a user's hash that hold sessions; no other field of a
+// user hash starts with it, and every read of a user's profile names its fields (userFields).
+const sessionFieldPrefix = "s:"
+
+// sessionField is the field of a user's hash that holds session id (see sessionID): when the
+// session expires (Unix ms), which each use moves to a full TTL from then. A token names its user
+// (see sessions.go), so that its session lives in its user's hash, and every session of a user
+// can be ended in one script.
+func sessionField(id string) string { return sessionFieldPrefix + id }
 
 // userIn is head followed by the key of user uid, made in one allocation (see hashRead).
 func (k keys) userIn(head, uid string) string { return head + k.prefix + "{u:" + uid + "}" }
@@ -645,12 +657,6 @@ func (k keys) blocks(uid string) string { return k.user(uid) + ":blocks" }
 // userReports is a sorted set of the ids of the user's open reports scored by when each stops
 // counting against the user's limit (ms): per-member expiry, so those past now do not count.
 func (k keys) userReports(uid string) string { return k.user(uid) + ":reports" }
-
-// userSessions is the hash of a user's sessions: session id (see sessionID) → when the session
-// expires (Unix ms), which each use moves to a full TTL from then. A token names its user (see
-// sessions.go), so that its session lives in its user's slot, and every session of a user can be
-// ended in one script.
-func (k keys) userSessions(uid string) string { return k.user(uid) + ":s" }
 
 // modLogEntries is a hash action id → the action as compact JSON (see modRecord).
 func (k keys) modLogEntries() string { return k.prefix + "{modlog}:entries" }

@@ -19,7 +19,7 @@ import (
 // process at a time under the job engine's lock while the others serve (Migrate,
 // RunBackground). Layout 1 is the data written by the release before layouts were recorded: no
 // version hash, but data. A fresh keyspace starts at Layout.
-const Layout = 7
+const Layout = 8
 
 // A Migration brings the keyspace from layout From to From+1. Its step is idempotent and safe
 // beside traffic: a migration cut off (its process died) is resumed by running the step again,
@@ -135,6 +135,11 @@ var migrations = []Migration{
 				return err
 			}
 			_, err := s.foldInboxes(ctx)
+			return err
+		}},
+	{From: 7, Does: foldSessionsDoes,
+		run: func(ctx context.Context, s *Store) error {
+			_, err := s.foldSessions(ctx)
 			return err
 		}},
 }
@@ -420,6 +425,7 @@ func (s *Store) CheckLayout(ctx context.Context) (LayoutState, error) {
 	s.unpackedComments.Store(st.Version > 0 && st.Version < 6)
 	s.paddedCommentKeys.Store(st.Version > 0 && st.Version < 7)
 	s.legacyUnread.Store(st.Version > 0 && st.Version < 7)
+	s.sessionsApart.Store(st.Version > 0 && st.Version < 8)
 	if st.Version > Layout {
 		return st, fmt.Errorf("%w: layout %d, this binary knows up to %d; run a release that knows layout %d (a newer one), "+
 			"or restore a backup taken before the upgrade", ErrLayoutTooNew, st.Version, Layout, st.Version)
@@ -559,6 +565,9 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 		if m.From == 6 {
 			s.shortKeysDone()           // every comment key has its short name now
 			s.legacyUnread.Store(false) // every inbox's read state is in its records now
+		}
+		if m.From == 7 {
+			s.sessionsApart.Store(false) // every session is in its user's hash now
 		}
 		log.InfoContext(ctx, "migrated the keyspace", "took", time.Since(start).Round(time.Millisecond))
 		ran = append(ran, m)

@@ -17,6 +17,45 @@ import (
 // looked for where layout 4 kept it, and moved when found (session_touch.lua), and the scripts
 // that end sessions end those of layout 4 too.
 
+// Layouts 5 to 7 kept a user's sessions in a hash of their own, {u:<user>}:s (session id →
+// expiry ms). Layout 8 keeps them as fields of the user's hash, s:<id> → expiry (sessions.go): one
+// key less per user with a session, about 105 bytes. The migration from layout 7 (foldSessions)
+// moves each such hash into its user's hash and deletes it, one script per user
+// (sessions_fold.lua), safe beside traffic and to run again. Meanwhile, as for comment keys
+// (layout_shortkeys.go), sessions are moved before they are used, so that a process reads and
+// writes one shape: while the keyspace may still hold such a hash (Store.sessionsApart: the
+// layout was older than 8 when the process started, and it has not migrated it since), every
+// script on a user's sessions also takes the user's hash of layouts 5 to 7 and folds it into the
+// user's hash first (scripts/lib/sessions.lua; sessions_end.lua ends the sessions of both), and
+// SessionActive, which only reads, looks in both. A session that a process of layout 7 starts
+// beside the migration, in the hash of its own, is thus found by the next use, start or end of a
+// session of its user on a process of layout 8, and by the migration's step, which Rebuild runs
+// again for those started after it.
+
+// apartSessions is the hash of a user's sessions of layouts 5 to 7: session id → expiry ms.
+func (k keys) apartSessions(uid string) string { return k.user(uid) + ":s" }
+
+// foldSessionsDoes is what the step does, for `agora migrate --dry-run`.
+const foldSessionsDoes = "move every user's sessions from the hash of their own ({u:<name>}:s, deleted) into the " +
+	"user's hash (field s:<session id> → expiry), each with its expiry, so that no one is signed out (about 105 " +
+	"bytes less per user with a session)"
+
+// foldSessions moves every user's sessions hash of layouts 5 to 7 into the user's hash
+// (sessions_fold.lua: the migration from layout 7) and returns how many live sessions it moved.
+func (s *Store) foldSessions(ctx context.Context) (int, error) {
+	head, tail := s.k.prefix+"{u:", "}:s"
+	now := s.now().UnixMilli()
+	return s.scanScripts(ctx, s.k.apartSessions("*"), "fold the sessions",
+		func(key string) (scriptCall, bool) {
+			uid, _ := strings.CutPrefix(key, head)
+			uid, ok := strings.CutSuffix(uid, tail)
+			if !ok || !validUserName(uid) || key != s.k.apartSessions(uid) {
+				return scriptCall{}, false
+			}
+			return scriptCall{name: "sessions_fold", keys: []string{s.k.user(uid), key}, args: []any{now, MaxSessions}}, true
+		})
+}
+
 // legacySession is layout 4's string of the session of digest (64 hex digits).
 func (k keys) legacySession(uid, digest string) string { return k.user(uid) + ":sess:" + digest }
 
@@ -69,8 +108,8 @@ func (s *Store) migrateSessions(ctx context.Context) (int, error) {
 }
 
 // moveUserSessions moves the sessions of layout 4 that digs names — nil for those the user's
-// index lists — into the user's sessions hash (sessions_move.lua), and returns how many live ones
-// it moved.
+// index lists — into the user's sessions hash of layouts 5 to 7 (sessions_move.lua), which the
+// migration from layout 7 folds into the user's hash, and returns how many live ones it moved.
 func (s *Store) moveUserSessions(ctx context.Context, uid string, digs []string) (int, error) {
 	index := s.k.legacySessionIndex(uid)
 	if digs == nil {
@@ -90,7 +129,7 @@ func (s *Store) moveUserSessions(ctx context.Context, uid string, digs []string)
 	if len(digs) == 0 {
 		return 0, nil
 	}
-	keys := []string{s.k.userSessions(uid), index}
+	keys := []string{s.k.apartSessions(uid), index}
 	args := []any{s.now().UnixMilli()}
 	for _, d := range digs {
 		keys, args = append(keys, s.k.legacySession(uid, d)), append(args, d)

@@ -57,6 +57,9 @@ var commentKeySuffixes = [...]string{"", ":rt", ":rs", ":rb", ":rc"}
 // shortenBatch bounds the comments one shorten_keys call of shortenThread renames.
 const shortenBatch = 100
 
+// shortKeysLayout is the layout from which no comment key has a padded name.
+const shortKeysLayout = 7
+
 // shortKeysRecheck is how often, at most, a process that may still meet padded names reads the
 // version hash to learn that the migration has finished.
 const shortKeysRecheck = 5 * time.Second
@@ -251,7 +254,7 @@ func (s *Store) shortKeysFinished(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if st.Version < Layout || st.Migrating != 0 {
+	if st.Version < shortKeysLayout { // (a migration to a later layout leaves the names alone)
 		return false, nil
 	}
 	s.shortKeysDone()

@@ -393,6 +393,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	if _, err := s.foldInboxes(ctx); err != nil {
 		return st, err
 	}
+	// The sessions a process of layout 7 started in a hash of their own after the migration moved
+	// the others into the users' hashes (layout_sessions.go).
+	if _, err := s.foldSessions(ctx); err != nil {
+		return st, err
+	}
 	// The comments of posts deleted by a process that stopped before dropping them all; the sweep
 	// does nothing on a live post.
 	err = s.scanKeys(ctx, s.k.threadIDs("*"), func(key string) error {

@@ -97,7 +97,7 @@ type scriptCall struct {
 // active users (read only by responses that are never cached). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
 var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "publish": true, "replay": true, "persisted": true,
-	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "known_address": true,
+	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "sessions_fold": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true}
 

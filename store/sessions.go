@@ -10,27 +10,34 @@ import (
 	"github.com/agora/agora/internal/rdb"
 )
 
-// Sessions live in their user's hash slot, so that every session of a user can be ended in one
-// script (logOutEverywhere, changePassword).
+// Sessions live in their user's hash, so that every session of a user can be ended in one script
+// (logOutEverywhere, changePassword, an account's deletion).
 //
 //   - A token names its user: "<user key>.<43 characters of base64url>", 256 random bits after
 //     the dot. Only a digest of it is stored: the session's id (sessionID), the first 128 bits of
 //     its SHA-256 in hex.
-//   - A user's sessions are one hash, {u:<user>}:s: session id → when the session expires (Unix
-//     ms). A session is alive while that time is ahead, exact at read time; each use moves it to
-//     a full TTL from then (session_touch.lua). Starting a session drops the expired ones and
-//     keeps at most MaxSessions, ending those used longest ago. One hash of short fields costs a
-//     user about a fifth of what a key per session with its TTL and an index beside them did.
+//   - A user's sessions are fields of the user's hash {u:<user>}: s:<session id> → when the
+//     session expires (Unix ms; sessionField, scripts/lib/sessions.lua). A session is alive while
+//     that time is ahead, exact at read time; each use moves it to a full TTL from then
+//     (session_touch.lua). Starting a session drops the expired ones and keeps at most
+//     MaxSessions, ending those used longest ago. No other field of a user hash starts with "s:",
+//     and every read of a profile names its fields (userFields), so no session id reaches a
+//     response; the export lists sessions without their ids. A field of 34 bytes and a value of
+//     13 digits, the hash stays a listpack with MaxSessions sessions and every other field
+//     (TestSessionCap); layouts 5 to 7 kept the sessions in a hash of their own, {u:<user>}:s,
+//     one key more per user (~105 bytes with one session).
 //   - Authenticate reads, in one pipeline on the user's slot, the user's revision, the session
 //     (the script that checks and extends it) and the user's block list (Viewer): a signed-in
 //     request costs one round trip before its resolvers run, as before.
 //
 // Tokens made before sessions moved into their users' slots (a bare base64url string) name no
 // user: they are refused as invalid, and their users sign in again. Sessions of layout 4 (a key
-// each, with a TTL) are moved into the hash by the migration to layout 5 (layout_sessions.go),
-// their tokens unchanged.
+// each, with a TTL) are moved by the migration to layout 5, and the hashes of layouts 5 to 7 into
+// the users' hashes by the migration to layout 8 (layout_sessions.go), their tokens unchanged.
 
 // MaxSessions is how many sessions a user keeps: starting one more ends the one used longest ago.
+// With the user hash's other fields (at most 8) it stays under hash-max-listpack-entries (128),
+// so that the hash stays a listpack.
 const MaxSessions = 100
 
 // tokenRandomLen is the length of a token's random part: 32 bytes in unpadded base64url.
@@ -91,7 +98,8 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 	if !ok {
 		return Viewer{}, errBadToken
 	}
-	revKey, sessKey, blocksKey := s.k.revOf(s.k.user(uid)), s.k.userSessions(uid), s.k.blocks(uid)
+	userKey := s.k.user(uid)
+	revKey, blocksKey := s.k.revOf(userKey), s.k.blocks(uid)
 	var rev *rdb.StringCmd
 	var sess *rdb.Cmd
 	var blocks *rdb.StringSliceCmd
@@ -101,12 +109,9 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 			rev = p.Get(ctx, revKey) // before the block list: the revision is never newer than it
 			return rev, nil
 		}},
-		{key: sessKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			keys := []string{sessKey}
-			if s.legacySessions.Load() {
-				keys = append(keys, s.k.legacySession(uid, digest(token)))
-			}
-			sess = s.scripts.get("session_touch").EvalSha(ctx, p, keys, dig, s.now().UnixMilli(), s.opts.SessionTTL.Milliseconds())
+		{key: userKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			keys := s.sessionKeys(uid, token)
+			sess = s.scripts.get("session_touch").EvalSha(ctx, p, keys, dig, s.now().UnixMilli(), s.opts.SessionTTL.Milliseconds(), MaxSessions)
 			return sess, nil
 		}},
 		{key: blocksKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -143,7 +148,7 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 func (s *Store) newSession(ctx context.Context, u *User, pass string) (*Session, error) {
 	uid := string(u.Key())
 	token := uid + "." + base64.RawURLEncoding.EncodeToString(randomBytes(32)) // 256 random bits
-	keys := []string{s.k.userSessions(uid), s.k.user(uid)}
+	keys := s.sessionKeys(uid, "")
 	args := []any{sessionID(token), s.opts.SessionTTL.Milliseconds(), s.now().UnixMilli(), MaxSessions, pass}
 	if _, err := s.run(ctx, "session_start", keys, args...); err != nil {
 		if IsKind(err, KindForbidden) {
@@ -170,13 +175,20 @@ func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	key := s.k.userSessions(uid)
-	var cmd *rdb.StringCmd
+	key := s.k.user(uid)
+	var cmd, apart *rdb.StringCmd
 	var legacy *rdb.IntCmd
 	ops := []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		cmd = p.HGet(ctx, key, dig)
+		cmd = p.HGet(ctx, key, sessionField(dig))
 		return cmd, nil
 	}}}
+	if s.sessionsApart.Load() {
+		akey := s.k.apartSessions(uid)
+		ops = append(ops, op{key: akey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			apart = p.HGet(ctx, akey, dig)
+			return apart, nil
+		}})
+	}
 	if s.legacySessions.Load() {
 		lkey := s.k.legacySession(uid, digest(token))
 		ops = append(ops, op{key: lkey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -188,18 +200,69 @@ func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
 	if err == nil && !isNil(cmd.Err()) {
 		err = cmd.Err()
 	}
+	if err == nil && apart != nil && !isNil(apart.Err()) {
+		err = apart.Err()
+	}
 	if err == nil && legacy != nil {
 		err = legacy.Err()
 	}
 	if err != nil {
 		return false, fmt.Errorf("check session: %w", err)
 	}
-	return atoi64(cmd.Val()) > s.now().UnixMilli() || (legacy != nil && legacy.Val() == 1), nil
+	now := s.now().UnixMilli()
+	return atoi64(cmd.Val()) > now || (apart != nil && atoi64(apart.Val()) > now) || (legacy != nil && legacy.Val() == 1), nil
 }
 
-// sessionsEndArgs returns the arguments of sessions_end.lua before its session ids.
-func (s *Store) sessionsEndArgs(uid, mode, keep, old, next string) []any {
-	return []any{mode, keep, old, next, s.k.chanSessions(uid), s.pubSubArg()}
+// sessionKeys returns the keys of a session script on uid's sessions: the user's hash, then,
+// while the keyspace may hold sessions of layouts 5 to 7 (sessionsApart), their hash, and, while
+// it may hold those of layout 4 and token is not "", the token's string of layout 4 (see
+// session_touch.lua).
+func (s *Store) sessionKeys(uid, token string) []string {
+	keys := []string{s.k.user(uid)}
+	if s.sessionsApart.Load() {
+		keys = append(keys, s.k.apartSessions(uid))
+		if token != "" && s.legacySessions.Load() {
+			keys = append(keys, s.k.legacySession(uid, digest(token)))
+		}
+	}
+	return keys
+}
+
+// sessionsEnd runs sessions_end.lua on uid's sessions (see its header for mode, keep, old and
+// next), for ids with mode "listed", and token's session of layout 4 when token is not "".
+func (s *Store) sessionsEnd(ctx context.Context, uid, token, mode, keep, old, next string, ids ...string) error {
+	keys := s.sessionKeys(uid, token)
+	apart := "0"
+	if len(keys) > 1 {
+		apart = "1"
+	}
+	args := []any{mode, keep, old, next, s.k.chanSessions(uid), s.pubSubArg(), apart}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := s.run(ctx, "sessions_end", keys, args...)
+	return err
+}
+
+// userSessions returns the sessions of uid's hash, id → expiry (Unix ms), expired ones included:
+// the fields of the hash that hold sessions (sessionField), which HSCAN picks out on the server,
+// so that the user's other fields (the password hash among them) never leave it.
+func (s *Store) userSessions(ctx context.Context, uid string) (map[string]int64, error) {
+	out := map[string]int64{}
+	iter := s.cmd().HScanIterator(s.k.user(uid), sessionFieldPrefix+"*", 2*MaxSessions)
+	for iter.Next(ctx) {
+		field := iter.Val()
+		if !iter.Next(ctx) {
+			break
+		}
+		if id, ok := strings.CutPrefix(field, sessionFieldPrefix); ok {
+			out[id] = atoi64(iter.Val())
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // LogOut ends the session of token, and the live streams it opened on every replica (see
@@ -209,12 +272,7 @@ func (s *Store) LogOut(ctx context.Context, token string) error {
 	if !ok {
 		return nil
 	}
-	keys := []string{s.k.userSessions(uid), s.k.user(uid)}
-	if s.legacySessions.Load() {
-		keys = append(keys, s.k.legacySession(uid, digest(token)))
-	}
-	args := append(s.sessionsEndArgs(uid, "listed", "", "", ""), dig)
-	if _, err := s.run(ctx, "sessions_end", keys, args...); err != nil {
+	if err := s.sessionsEnd(ctx, uid, token, "listed", "", "", "", dig); err != nil {
 		return fmt.Errorf("log out: %w", err)
 	}
 	return nil
@@ -259,15 +317,14 @@ func (s *Store) ChangePassword(ctx context.Context, uid UserKey, token, current,
 }
 
 // endSessions ends every session of uid but keep (a session id; "" for none), setting the password
-// hash from old to next when old is not "": one script, which finds the sessions in their hash
-// (those of layout 4 are moved into it first, while there may be any).
+// hash from old to next when old is not "": one script, which finds the sessions in the user's
+// hash and, while there may be any, in the hash of layouts 5 to 7 (those of layout 4 are moved
+// into it first, while there may be any).
 func (s *Store) endSessions(ctx context.Context, uid, keep, old, next string) error {
 	if s.legacySessions.Load() {
 		if _, err := s.moveUserSessions(ctx, uid, nil); err != nil {
 			return err
 		}
 	}
-	keys := []string{s.k.userSessions(uid), s.k.user(uid)}
-	_, err := s.run(ctx, "sessions_end", keys, s.sessionsEndArgs(uid, "all", keep, old, next)...)
-	return err
+	return s.sessionsEnd(ctx, uid, "", "all", keep, old, next)
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // TestSessionCap: a user keeps MaxSessions sessions; one more ends the one used longest ago, and
-// expired sessions leave the user's sessions hash when a session starts.
+// expired sessions leave the user's hash when a session starts. With every other field a user
+// hash can hold, the hash stays a listpack.
 func TestSessionCap(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -21,9 +23,28 @@ func TestSessionCap(t *testing.T) {
 			_, id, _ := store.SessionOf(token)
 			return id
 		}
-		index := prefix + "{u:ann}:s"
+		user := prefix + "{u:ann}"
+		sessions := func() int {
+			t.Helper()
+			fields, err := b.Client.HKeys(ctx, user).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, f := range fields {
+				if strings.HasPrefix(f, "s:") {
+					n++
+				}
+			}
+			return n
+		}
 		first, err := s.SignUp(ctx, "ann", "password1")
 		if err != nil {
+			t.Fatal(err)
+		}
+		// Every other field a user's hash may hold, each as long as it may be within a listpack.
+		long := strings.Repeat("x", 64)
+		if err := b.Client.HSet(ctx, user, "bio", long, "avatar", long, "nsfw", "1", "email", long, "emailv", "1").Err(); err != nil {
 			t.Fatal(err)
 		}
 		// The first session was used before the others: it has less time left than they.
@@ -44,21 +65,24 @@ func TestSessionCap(t *testing.T) {
 				t.Fatalf("session %d: %v", i, err)
 			}
 		}
-		if n := b.Client.HLen(ctx, index).Val(); n != store.MaxSessions {
-			t.Errorf("the hash holds %d sessions, want %d", n, store.MaxSessions)
+		if n := sessions(); n != store.MaxSessions {
+			t.Errorf("the user's hash holds %d sessions, want %d", n, store.MaxSessions)
 		}
-		if enc, err := b.Client.ObjectEncoding(ctx, index).Result(); b.Name != "miniredis" && (err != nil || enc != "listpack") {
-			t.Errorf("the sessions hash is encoded %q (%v), want listpack", enc, err)
+		if enc, err := b.Client.ObjectEncoding(ctx, user).Result(); b.Name != "miniredis" && (err != nil || enc != "listpack") {
+			t.Errorf("the user's hash is encoded %q (%v), want listpack", enc, err)
+		}
+		if u, err := s.NewLoader().User(ctx, "ann"); err != nil || u.Name != "ann" {
+			t.Errorf("the profile beside %d sessions: %+v, %v", store.MaxSessions, u, err)
 		}
 		// An expired session leaves the hash at the next start, which then ends no other.
-		if err := b.Client.HSet(ctx, index, id(tokens[50]), clock.Now().UnixMilli()).Err(); err != nil {
+		if err := b.Client.HSet(ctx, user, "s:"+id(tokens[50]), clock.Now().UnixMilli()).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.LogIn(ctx, "ann", "password1"); err != nil {
 			t.Fatal(err)
 		}
-		if n := b.Client.HLen(ctx, index).Val(); n != store.MaxSessions {
-			t.Errorf("the hash holds %d sessions, want %d", n, store.MaxSessions)
+		if n := sessions(); n != store.MaxSessions {
+			t.Errorf("the user's hash holds %d sessions, want %d", n, store.MaxSessions)
 		}
 		for i, tok := range tokens {
 			if _, err := s.Authenticate(ctx, tok); (err == nil) == (i == 50) {

@@ -352,11 +352,16 @@ func TestScriptsRefusedWhenFull(t *testing.T) {
 		{"known_address", []string{"w"}, []any{"10.0.0.1", now, 86_400_000, 20}},
 		{"report_dismissed", []string{"w"}, []any{"report:1", now, now, 60_000}},
 		{"schedule", []string{"w", "drafts", "rev"}, []any{"add", "7", `{"at":"2000000000"}`, 2_000_000_000, now, 10}},
-		// A new session beside an expired one to prune (the user's password hash is "pw").
-		{"session_start", []string{"sessions", "user"}, []any{"new", 3_600_000, now, 10, "pw"}},
-		// A session of layout 4 (a string with its TTL) that its first use moves into the hash:
-		// refused, it stays where it was instead of being lost.
-		{"session_touch", []string{"sessions", "legacy"}, []any{"old", now, 3_600_000}},
+		// A new session beside an expired one to prune (the user's password hash is "pw"), and
+		// the user's hash of sessions of layout 7 to fold.
+		{"session_start", []string{"user", "sessions"}, []any{"new", 3_600_000, now, 10, "pw"}},
+		// A session of layout 4 (a string with its TTL) that its first use moves into the user's
+		// hash: refused, it stays where it was instead of being lost.
+		{"session_touch", []string{"user", "sessions", "legacy"}, []any{"old", now, 3_600_000, 10}},
+		// A session of layout 7 that its first use moves, with the others, into the user's hash.
+		{"session_touch", []string{"user", "sessions"}, []any{"live", now, 3_600_000, 10}},
+		// The migration from layout 7 of the same hash.
+		{"sessions_fold", []string{"user", "sessions"}, []any{now, 10}},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
@@ -370,10 +375,10 @@ func TestScriptsRefusedWhenFull(t *testing.T) {
 			if err := c.ZAdd(ctx, "w", rdb.Z{Score: 1, Member: "old"}).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.HSet(ctx, "user", "created", now, "pass", "pw").Err(); err != nil {
+			if err := c.HSet(ctx, "user", "created", now, "pass", "pw", "s:expired", 1).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.HSet(ctx, "sessions", "expired", 1).Err(); err != nil {
+			if err := c.HSet(ctx, "sessions", "expired", 1, "live", now+60_000).Err(); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Set(ctx, "legacy", "ann", time.Minute).Err(); err != nil {

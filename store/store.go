@@ -216,6 +216,11 @@ type Store struct {
 	// of a layout before 5 when CheckLayout read it, and this process has not migrated it past 4
 	// (see layout_sessions.go).
 	legacySessions atomic.Bool
+	// sessionsApart says that sessions may still be kept as layouts 5 to 7 kept them, in a hash
+	// of their own per user: the keyspace was of a layout before 8 when CheckLayout read it, and
+	// this process has not migrated it past 7 (see layout_sessions.go). It is set whenever
+	// legacySessions is.
+	sessionsApart atomic.Bool
 	// postBodiesInHashes says that posts may still keep their body in their hash: the keyspace
 	// was of a layout before 5 when CheckLayout read it, and this process has not migrated it past
 	// 4 (see postReadOf).
