@@ -54,11 +54,7 @@ func (h *Hub) WatchSession(ctx context.Context, token string, recheck time.Durat
 	w.sub = sub
 	// The subscription is confirmed: an end or a block from now on is delivered, and one before
 	// it is seen by these reads.
-	if err := w.check(ctx, h.st, token); err != nil {
-		sub.Close()
-		return nil, err
-	}
-	if err := w.readFilters(ctx, h.st); err != nil {
+	if err := w.check(ctx, h.st, token, true); err != nil {
 		sub.Close()
 		return nil, err
 	}
@@ -88,15 +84,6 @@ func (w *SessionWatch) ShowNSFW() bool {
 	return f != nil && f.ShowNSFW
 }
 
-// readFilters reads the user's live filters whole.
-func (w *SessionWatch) readFilters(ctx context.Context, st *store.Store) error {
-	f, err := st.LiveFiltersOf(ctx, w.user)
-	if err == nil {
-		w.filters.Store(&f)
-	}
-	return err
-}
-
 // Close stops the watch. It is safe to call more than once.
 func (w *SessionWatch) Close() {
 	w.cancel()
@@ -108,9 +95,19 @@ func (w *SessionWatch) Close() {
 
 func (w *SessionWatch) stop() { w.end.Do(func() { close(w.ended) }) }
 
-// check ends the watch when the session is no longer on.
-func (w *SessionWatch) check(ctx context.Context, st *store.Store, token string) error {
-	on, err := st.SessionActive(ctx, token)
+// check ends the watch when the session is no longer on, and with filters reads the user's live
+// filters whole too, in the same round trip.
+func (w *SessionWatch) check(ctx context.Context, st *store.Store, token string, filters bool) error {
+	var on bool
+	var err error
+	if filters {
+		var f store.LiveFilters
+		if on, f, err = st.SessionState(ctx, token); err == nil {
+			w.filters.Store(&f)
+		}
+	} else {
+		on, err = st.SessionActive(ctx, token)
+	}
 	if err == nil && !on {
 		w.stop()
 	}
@@ -142,7 +139,7 @@ func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, rechec
 				return
 			}
 			// Only the run goroutine stores changed filters, so the load and the store do not race
-			// with another change; a whole read (readFilters) runs here too.
+			// with another change; a whole read (check) runs here too.
 			if f := w.filters.Load(); f != nil {
 				if changed, ok := f.Changed(ev.EventIDs); ok {
 					w.filters.Store(&changed)
@@ -153,18 +150,12 @@ func (w *SessionWatch) run(ctx context.Context, h *Hub, token, id string, rechec
 		case <-tick:
 			again = true
 		}
-		if stale {
-			if err := w.readFilters(ctx, h.st); err != nil {
-				// Redis did not answer: the next tick or gap reads them again.
-				h.opts.Log.DebugContext(ctx, "live events: read the live filters", "err", err)
-			} else {
-				stale = false
-			}
-		}
-		if again {
-			if err := w.check(ctx, h.st, token); err != nil {
+		if again || stale {
+			if err := w.check(ctx, h.st, token, stale); err != nil {
 				// Redis did not answer: the next tick or gap asks again.
 				h.opts.Log.DebugContext(ctx, "live events: check session", "err", err)
+			} else {
+				stale = false
 			}
 			select {
 			case <-w.ended:

@@ -118,18 +118,16 @@ type LiveFilters struct {
 	ShowNSFW bool
 }
 
-// LiveFiltersOf reads the live filters of uid in one round trip — the block list, with the
-// revision of uid's aggregate read just before it as AuthenticateViewer reads it, and the NSFW
-// setting — for a live stream that follows them (live.SessionWatch) when it starts and after a
-// gap in which it may have missed a change.
-func (s *Store) LiveFiltersOf(ctx context.Context, uid UserKey) (LiveFilters, error) {
-	if !validUserName(string(uid)) {
-		return LiveFilters{}, invalidf("malformed user %q", truncate(string(uid), 40))
-	}
-	revKey, blocksKey := s.k.revOf(s.k.user(string(uid))), s.k.blocks(string(uid))
+// liveFiltersOps returns the reads of uid's live filters — the block list, with the revision of
+// uid's aggregate read just before it as AuthenticateViewer reads it, and the NSFW setting — and
+// what they say once they ran: SessionState reads them with the session, for a live stream that
+// follows them (live.SessionWatch) when it starts and after a gap in which it may have missed a
+// change.
+func (s *Store) liveFiltersOps(ctx context.Context, uid string) ([]op, func() (LiveFilters, error)) {
+	revKey, blocksKey := s.k.revOf(s.k.user(uid)), s.k.blocks(uid)
 	var rev, nsfw *rdb.StringCmd
 	var list *rdb.StringSliceCmd
-	err := s.pipeline(ctx, []op{
+	ops := []op{
 		{key: revKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			rev = p.Get(ctx, revKey) // before the list: the revision is never newer than it
 			return rev, nil
@@ -138,17 +136,16 @@ func (s *Store) LiveFiltersOf(ctx context.Context, uid UserKey) (LiveFilters, er
 			list = p.ZRange(ctx, blocksKey, 0, -1)
 			return list, nil
 		}},
-		s.showNSFWRead(ctx, string(uid), &nsfw),
-	}, false)
-	for _, c := range []rdb.Cmder{rev, list, nsfw} {
-		if err == nil && c != nil && !isNil(c.Err()) {
-			err = c.Err()
+		s.showNSFWRead(ctx, uid, &nsfw),
+	}
+	return ops, func() (LiveFilters, error) {
+		for _, c := range []rdb.Cmder{rev, list, nsfw} {
+			if err := c.Err(); err != nil && !isNil(err) {
+				return LiveFilters{}, fmt.Errorf("read the live filters of %s: %w", uid, err)
+			}
 		}
+		return LiveFilters{Blocks: newBlocks(revKey, rev.Val(), list.Val()), ShowNSFW: nsfw.Val() == "1"}, nil
 	}
-	if err != nil {
-		return LiveFilters{}, fmt.Errorf("read the live filters of %s: %w", uid, err)
-	}
-	return LiveFilters{Blocks: newBlocks(revKey, rev.Val(), list.Val()), ShowNSFW: nsfw.Val() == "1"}, nil
 }
 
 // Changed returns f with the change a live event announces (EventIDs.Blocks or NSFW) applied,

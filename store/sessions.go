@@ -171,9 +171,43 @@ func SessionOf(token string) (user UserKey, id string, ok bool) {
 // stream checks it after it subscribed to the ends of its user's sessions, and whenever it may
 // have missed one. A malformed token has no session.
 func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
+	ops, on := s.sessionActiveOps(ctx, token)
+	if len(ops) == 0 {
+		return false, nil
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil {
+		return false, fmt.Errorf("check session: %w", err)
+	}
+	return on()
+}
+
+// SessionState is SessionActive and the live filters of the session's user (LiveFilters) in one
+// round trip: what a live stream reads when it starts watching its session, and after a gap in
+// which it may have missed an end or a change of its filters. A malformed token has no session and no filters.
+func (s *Store) SessionState(ctx context.Context, token string) (bool, LiveFilters, error) {
+	uid, _, ok := parseSession(token)
+	if !ok {
+		return false, LiveFilters{}, nil
+	}
+	ops, on := s.sessionActiveOps(ctx, token)
+	fops, filters := s.liveFiltersOps(ctx, uid)
+	if err := s.pipeline(ctx, append(ops, fops...), false); err != nil {
+		return false, LiveFilters{}, fmt.Errorf("check session: %w", err)
+	}
+	active, err := on()
+	if err != nil {
+		return false, LiveFilters{}, err
+	}
+	f, err := filters()
+	return active, f, err
+}
+
+// sessionActiveOps returns the reads of whether the session of token is on (none for a
+// malformed token), and what they say once they ran.
+func (s *Store) sessionActiveOps(ctx context.Context, token string) ([]op, func() (bool, error)) {
 	uid, dig, ok := parseSession(token)
 	if !ok {
-		return false, nil
+		return nil, func() (bool, error) { return false, nil }
 	}
 	key := s.k.user(uid)
 	var cmd, apart *rdb.StringCmd
@@ -196,21 +230,23 @@ func (s *Store) SessionActive(ctx context.Context, token string) (bool, error) {
 			return legacy, nil
 		}})
 	}
-	err := s.pipeline(ctx, ops, false)
-	if err == nil && !isNil(cmd.Err()) {
-		err = cmd.Err()
+	return ops, func() (bool, error) {
+		var err error
+		if !isNil(cmd.Err()) {
+			err = cmd.Err()
+		}
+		if err == nil && apart != nil && !isNil(apart.Err()) {
+			err = apart.Err()
+		}
+		if err == nil && legacy != nil {
+			err = legacy.Err()
+		}
+		if err != nil {
+			return false, fmt.Errorf("check session: %w", err)
+		}
+		now := s.now().UnixMilli()
+		return atoi64(cmd.Val()) > now || (apart != nil && atoi64(apart.Val()) > now) || (legacy != nil && legacy.Val() == 1), nil
 	}
-	if err == nil && apart != nil && !isNil(apart.Err()) {
-		err = apart.Err()
-	}
-	if err == nil && legacy != nil {
-		err = legacy.Err()
-	}
-	if err != nil {
-		return false, fmt.Errorf("check session: %w", err)
-	}
-	now := s.now().UnixMilli()
-	return atoi64(cmd.Val()) > now || (apart != nil && atoi64(apart.Val()) > now) || (legacy != nil && legacy.Val() == 1), nil
 }
 
 // sessionKeys returns the keys of a session script on uid's sessions: the user's hash, then,
