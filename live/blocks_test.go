@@ -113,21 +113,8 @@ func TestWatchSessionFollowsLiveFilters(t *testing.T) {
 // subscription missed (here made behind the store's back, so that nothing announces it) is read
 // once the subscription comes back from a gap (its connection was killed).
 func TestWatchSessionRereadsBlocksAfterAGap(t *testing.T) {
-	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
-	srv, err := storetest.StartServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
-	defer rc.Close()
+	s, rc, h := privateHub(t)
 	ctx := context.Background()
-	s, err := store.New(ctx, rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := live.New(s, live.Options{})
-	defer h.Close()
 	sess, err := s.SignUp(ctx, "alice", "password1")
 	if err != nil {
 		t.Fatal(err)

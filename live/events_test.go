@@ -583,21 +583,8 @@ func TestSubscribeChurnLeaksNothing(t *testing.T) {
 // redis-server of its own (CLIENT KILL would disturb other tests) and checks that go-redis
 // reconnects, resubscribes, and the subscriber receives later events.
 func TestResubscribesAfterKilledConnectionRealRedis(t *testing.T) {
-	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
-	srv, err := storetest.StartServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
-	defer rc.Close()
+	s, rc, h := privateHub(t)
 	ctx := context.Background()
-	s, err := store.New(ctx, rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := live.New(s, live.Options{})
-	defer h.Close()
 	alice := liveUser(t, s, "alice")
 	post := livePost(t, s, alice, "post")
 	sub, err := h.SubscribePostChanged(ctx, post.ID)
@@ -626,4 +613,26 @@ func TestResubscribesAfterKilledConnectionRealRedis(t *testing.T) {
 	if err := sub.Err(); err != nil {
 		t.Errorf("the subscription reports %v", err)
 	}
+}
+
+// privateHub starts a redis-server of its own (a test that kills its connections would disturb
+// the others), with a store and a hub on it, all stopped when the test ends; it skips the test
+// (or fails under REQUIRE_REAL_REDIS=1) without redis-server.
+func privateHub(t *testing.T) (*store.Store, *rdb.Client, *live.Hub) {
+	t.Helper()
+	storetest.RealServer(t)
+	srv, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	rc := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = rc.Close() })
+	s, err := store.New(context.Background(), rc, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := live.New(s, live.Options{})
+	t.Cleanup(func() { _ = h.Close() })
+	return s, rc, h
 }
