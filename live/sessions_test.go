@@ -106,3 +106,52 @@ func TestWatchSession(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchSessionEndsWithTheCap: a session ended to make room for a new one (a user keeps
+// store.MaxSessions) is announced like a log-out, so that its watch ends at once on every
+// process, without waiting for a recheck; the sessions kept keep their watches.
+func TestWatchSessionEndsWithTheCap(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clock := storetest.NewClock()
+		st := b.NewStore(t, store.Options{Now: clock.Now, WriteLimit: -1})
+		other := peer(t, b, st)
+		h := newHub(t, st, live.Options{})
+		first, err := st.SignUp(ctx, "alice", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(time.Minute) // the first session has less time left than those that follow
+		second, err := other.LogIn(ctx, "alice", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		oldest, err := h.WatchSession(ctx, first.Token, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(oldest.Close)
+		kept, err := h.WatchSession(ctx, second.Token, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(kept.Close)
+		for range store.MaxSessions - 2 {
+			if _, err := other.LogIn(ctx, "alice", "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ended(oldest, false) || ended(kept, false) {
+			t.Fatal("a watch ended while the user held no more than MaxSessions sessions")
+		}
+		if _, err := other.LogIn(ctx, "alice", "password1"); err != nil { // one past the cap
+			t.Fatal(err)
+		}
+		if !ended(oldest, true) {
+			t.Error("the session the cap ended kept its watch: the end was not announced")
+		}
+		if ended(kept, false) {
+			t.Error("the cap ended the watch of a session it kept")
+		}
+	})
+}

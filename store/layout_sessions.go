@@ -52,7 +52,7 @@ func (s *Store) foldSessions(ctx context.Context) (int, error) {
 			if !ok || !validUserName(uid) || key != s.k.apartSessions(uid) {
 				return scriptCall{}, false
 			}
-			return scriptCall{name: "sessions_fold", keys: []string{s.k.user(uid), key}, args: []any{now, MaxSessions}}, true
+			return scriptCall{name: "sessions_fold", keys: []string{s.k.user(uid), key}, args: []any{now, MaxSessions, s.k.chanSessions(uid), s.pubSubArg()}}, true
 		})
 }
 

@@ -111,7 +111,8 @@ func (s *Store) AuthenticateViewer(ctx context.Context, token string) (Viewer, e
 		}},
 		{key: userKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			keys := s.sessionKeys(uid, token)
-			sess = s.scripts.get("session_touch").EvalSha(ctx, p, keys, dig, s.now().UnixMilli(), s.opts.SessionTTL.Milliseconds(), MaxSessions)
+			sess = s.scripts.get("session_touch").EvalSha(ctx, p, keys, dig, s.now().UnixMilli(), s.opts.SessionTTL.Milliseconds(), MaxSessions,
+				s.k.chanSessions(uid), s.pubSubArg())
 			return sess, nil
 		}},
 		{key: blocksKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -149,7 +150,8 @@ func (s *Store) newSession(ctx context.Context, u *User, pass string) (*Session,
 	uid := string(u.Key())
 	token := uid + "." + base64.RawURLEncoding.EncodeToString(randomBytes(32)) // 256 random bits
 	keys := s.sessionKeys(uid, "")
-	args := []any{sessionID(token), s.opts.SessionTTL.Milliseconds(), s.now().UnixMilli(), MaxSessions, pass}
+	args := []any{sessionID(token), s.opts.SessionTTL.Milliseconds(), s.now().UnixMilli(), MaxSessions, pass,
+		s.k.chanSessions(uid), s.pubSubArg()}
 	if _, err := s.run(ctx, "session_start", keys, args...); err != nil {
 		if IsKind(err, KindForbidden) {
 			return nil, &Error{Kind: KindUnauthenticated, Msg: "wrong name or password"}

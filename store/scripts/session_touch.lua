@@ -9,6 +9,8 @@
 --          string {u:<user>}:sess:<digest>, with its TTL: found alive, it moves into KEYS[1]
 -- ARGV[1]  the session's id   ARGV[2] now (Unix ms)   ARGV[3] session TTL (ms)
 --          ARGV[4] the most sessions a user keeps (for those folded from KEYS[2])
+--          ARGV[5] the user's sessions channel {u:<user>}:ev:sessions   ARGV[6] "1": SPUBLISH
+--          (sharded): the sessions a fold ends for the cap are announced as sessions_end.lua does
 -- Reply    1 when the session is alive (and now extended), 0 when it is unknown or expired.
 -- Writes   only KEYS, and never a session that is not there: a session ended meanwhile stays
 --          ended; a session of an earlier layout moves only into the hash of an account with a
@@ -17,6 +19,7 @@
 -- Repeat   a second run sets the same expiry (or a later one: an expiry never moves back, so that
 --          a server whose clock is behind cannot shorten a session).
 -- Revision none: sessions are never read by a response (store/scripts.go, unrevised).
+--!include announce
 --!include sessions
 local u, f = KEYS[1], session_field(ARGV[1])
 local now = tonumber(ARGV[2])
@@ -45,5 +48,7 @@ end
 local next = now + tonumber(ARGV[3])
 if next > exp or moved then redis.call('HSET', u, f, math.max(next, exp)) end
 if legacy then redis.call('DEL', legacy) end
-if KEYS[2] and fold_sessions(u, KEYS[2], now) > 0 then prune_sessions(u, now, tonumber(ARGV[4]), ARGV[1]) end
+if KEYS[2] and fold_sessions(u, KEYS[2], now) > 0 then
+  announce_sessions_ended(prune_sessions(u, now, tonumber(ARGV[4]), ARGV[1]), ARGV[5], ARGV[6])
+end
 return 1
