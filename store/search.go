@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
@@ -840,17 +841,75 @@ type searchLimits struct {
 	// estimate counts the older hits a totalCount does not check in the proportion of the
 	// checked ones it keeps, rather than all of them.
 	estimate bool
+	// pageText and countText, when not nil, are what a page's checks and a totalCount's matched
+	// of their candidates' text against the query: each stops at searchTextBytes.
+	pageText, countText *textBudget
+}
+
+// searchTextBytes bounds the text one page of a search, and its totalCount, match against the
+// query (searchTextCheck: a phrase, or a result edited since it was indexed). The candidates'
+// number alone does not bound that work: planted posts of 40,000 characters holding a phrase's
+// words in another order would make one phrase query read and analyze 500 × 40 KB for its page
+// and as much for its count. A page stops its rounds, and a count its batches, once they have
+// spent it (a page then goes on from the last candidate it examined; a count estimates the
+// rest, or counts them as the index proposes them: see searchTotal).
+const searchTextBytes = 1 << 20
+
+// textBudget counts the bytes of text a page or a count of one search matched against its query
+// (see searchTextBytes). A nil budget counts nothing and never runs out.
+type textBudget struct{ spent atomic.Int64 }
+
+// match reports whether the query matches the tokens of text, whose length in bytes is n,
+// counting n.
+func (b *textBudget) match(q search.Query, n int, tokens []string) bool {
+	if b != nil {
+		b.spent.Add(int64(n))
+	}
+	return q.Match(tokens)
+}
+
+// left returns the bytes the budget has left (negative when a batch overran it).
+func (b *textBudget) left() int64 {
+	if b == nil {
+		return math.MaxInt64
+	}
+	return searchTextBytes - b.spent.Load()
+}
+
+// batch returns how many more candidates a page's round or a count's batch may examine, at most
+// k: those that the bytes left would pay for at the length of the text matched so far over the
+// examined candidates, and a first batch of at most first while nothing has been spent yet.
+func (b *textBudget) batch(k, examined, first int) int {
+	if b == nil {
+		return k
+	}
+	spent := b.spent.Load()
+	if spent == 0 {
+		if examined == 0 {
+			return min(k, first)
+		}
+		return k // no candidate so far had its text matched: they cost no text
+	}
+	left := searchTextBytes - spent
+	if left <= 0 {
+		return 0
+	}
+	per := max(1, spent/int64(examined))
+	return int(min(int64(k), left/per+1))
 }
 
 // searchLimitsOf returns the limits of a search of posts or comments for q: a query whose every
 // candidate's text is read (a phrase) examines at most searchTextChecks hits for its page and as
 // many for its totalCount, which estimates the older ones from those, so that a phrase of common
-// words in an order no document has does not read the text of every document that has the words.
+// words in an order no document has does not read the text of every document that has the words;
+// and every such search matches at most searchTextBytes of text for its page and as much for its
+// count, however long the candidates are.
 func searchLimitsOf(q search.Query) searchLimits {
+	lim := searchLimits{count: searchCountCap, pageText: &textBudget{}, countText: &textBudget{}}
 	if searchTextCheck(q, nil) {
-		return searchLimits{checks: searchTextChecks, count: searchTextChecks, estimate: true}
+		lim.checks, lim.count, lim.estimate = searchTextChecks, searchTextChecks, true
 	}
-	return searchLimits{count: searchCountCap}
+	return lim
 }
 
 // searchPage pages ranked hits, keeping those verify accepts. It examines hits in rank order in
@@ -887,9 +946,14 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	for round := 0; round < searchRounds && len(got) < want; round++ {
 		k := (want - len(got)) << round
 		if lim.checks > 0 {
-			if k = min(k, lim.checks-examined); k <= 0 {
-				break // more stays as the last round left it: true
-			}
+			k = min(k, lim.checks-examined)
+		}
+		first := want // a first round as large as the page, but for a phrase, whose every candidate's text is matched
+		if lim.checks > 0 {
+			first = min(want, searchTextFirst)
+		}
+		if k = lim.pageText.batch(k, examined, first); k <= 0 {
+			break // more stays as the last round left it: true
 		}
 		page, rest := search.Best(hits, lo, hi, k, sp.backward)
 		more = rest
@@ -967,25 +1031,36 @@ const searchCountCap = 10_000
 // searchCountBatch is how many candidates one pipeline of a count checks.
 const searchCountBatch = 1_000
 
+// searchTextFirst is the most candidates the first batch of a count, and the first round of a
+// page of a phrase, examine: until the text those match tells what a candidate's text costs
+// (textBudget.batch), so that the first batch cannot overrun searchTextBytes by more than
+// searchTextFirst long texts.
+const searchTextFirst = 32
+
 // searchTotal is a search's totalCount: the candidates among the newest lim.count (hits are in
 // document order, the newest last) that count says the viewer could page through — the same
 // check as a page's, so that the count is exactly what paging reaches — plus every older
 // candidate, unchecked, or with lim.estimate as many of them as the checked ones' proportion
-// kept says. The count is exact whenever the index proposes at most lim.count candidates:
+// kept says. The count is exact whenever the index proposes at most lim.count candidates —
 // searchCountCap (always for TOP, which ranks only the newest searchTopCap), or searchTextChecks
-// for a query with a phrase (searchLimitsOf).
+// for a query with a phrase (searchLimitsOf) — and the text they match stays within
+// searchTextBytes (lim.countText): past it, the older candidates count as unchecked ones do.
 func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
-	older := max(0, len(hits)-lim.count)
-	kept := 0
-	for i := older; i < len(hits); i += searchCountBatch {
-		n, err := count(ctx, hits[i:min(i+searchCountBatch, len(hits))])
+	from := max(0, len(hits)-lim.count)
+	kept, checked := 0, 0
+	for i := len(hits); i > from; { // the newest first, in batches
+		k := lim.countText.batch(min(searchCountBatch, i-from), checked, searchTextFirst)
+		if k <= 0 {
+			break // the text budget is spent: the older candidates are not checked
+		}
+		n, err := count(ctx, hits[i-k:i])
 		if err != nil {
 			return 0, err
 		}
-		kept += n
+		kept, checked, i = kept+n, checked+k, i-k
 	}
-	if lim.estimate && older > 0 {
-		checked := len(hits) - older
+	older := len(hits) - checked
+	if lim.estimate && older > 0 && checked > 0 {
 		return kept + int(math.Round(float64(older)*float64(kept)/float64(checked))), nil
 	}
 	return kept + older, nil
@@ -1006,6 +1081,7 @@ type postResults struct {
 	group, author string
 	since         *time.Time
 	blocks        *Blocks
+	text          *textBudget // what matching the posts' text spends (searchTextBytes)
 }
 
 // visible reports whether the viewer may find p, its text aside (see keeps).
@@ -1023,7 +1099,7 @@ func (f postResults) visible(p *Post) bool {
 
 // keeps reports whether p, read with its text, is a result.
 func (f postResults) keeps(p *Post) bool {
-	return f.visible(p) && (!searchTextCheck(f.q, p.EditedAt) || f.q.Match(searchPostTokens(p)))
+	return f.visible(p) && (!searchTextCheck(f.q, p.EditedAt) || f.text.match(f.q, len(p.Title)+len(p.Body), searchPostTokens(p)))
 }
 
 // searchPostFields are the fields of a post that decide whether it is a result, but for its text:
@@ -1194,12 +1270,15 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 	if err != nil {
 		return nil, err
 	}
-	f := postResults{q: r.q, group: group, author: r.author, since: in.Since, blocks: l.viewerBlocks()}
+	lim := searchLimitsOf(r.q)
+	f := postResults{q: r.q, group: group, author: r.author, since: in.Since, blocks: l.viewerBlocks(), text: lim.pageText}
 	var count func(ctx context.Context, hs []search.Hit) (int, error)
 	if !w.NoTotal {
-		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countPosts(ctx, f, hs) }
+		fc := f
+		fc.text = lim.countText
+		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countPosts(ctx, fc, hs) }
 	}
-	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, searchLimitsOf(r.q), func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
+	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, lim, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
 		pids := make([]string, len(hs))
 		for i, h := range hs {
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
@@ -1401,12 +1480,15 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 	if err != nil {
 		return nil, err
 	}
-	f := commentResults{q: r.q, author: r.author, since: in.Since, blocks: l.viewerBlocks()}
+	lim := searchLimitsOf(r.q)
+	f := commentResults{q: r.q, author: r.author, since: in.Since, blocks: l.viewerBlocks(), text: lim.pageText}
 	var count func(ctx context.Context, hs []search.Hit) (int, error)
 	if !w.NoTotal {
-		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countComments(ctx, f, hs) }
+		fc := f
+		fc.text = lim.countText
+		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countComments(ctx, fc, hs) }
 	}
-	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, searchLimitsOf(r.q), func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
+	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, lim, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
 		reads := make([]read, 0, 2*len(hs))
 		for _, h := range hs {
 			pid, num := commentOfHit(h)
@@ -1422,7 +1504,7 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 			pid, num := commentOfHit(h)
 			p := l.postOf(calls[2*i], pid)
 			c := l.commentOf(calls[2*i+1], pid, num, AllCommentFields)
-			if f.visible(p, c) && (!searchTextCheck(f.q, c.EditedAt) || f.q.Match(search.Analyze(c.Text))) {
+			if f.visible(p, c) && (!searchTextCheck(f.q, c.EditedAt) || f.text.match(f.q, len(c.Text), search.Analyze(c.Text))) {
 				out, idx = append(out, c), append(idx, i)
 			}
 		}
@@ -1442,6 +1524,7 @@ type commentResults struct {
 	author string
 	since  *time.Time
 	blocks *Blocks
+	text   *textBudget // what matching the comments' text spends (searchTextBytes)
 }
 
 // visible reports whether the viewer may find comment c of post p, its text aside.
@@ -1495,7 +1578,7 @@ func (l *Loader) countComments(ctx context.Context, f commentResults, hs []searc
 	}
 	for i, c := range calls {
 		pid, num := commentOfHit(textHits[i])
-		if cm := l.commentOf(c, pid, num, CommentFieldsChosen|CommentBody); cm != nil && f.q.Match(search.Analyze(cm.Text)) {
+		if cm := l.commentOf(c, pid, num, CommentFieldsChosen|CommentBody); cm != nil && f.text.match(f.q, len(cm.Text), search.Analyze(cm.Text)) {
 			n++
 		}
 	}

@@ -111,3 +111,7 @@ func CutOffPostIndex(t testing.TB, s *Store, id string) {
 
 // SearchTextChecks is searchTextChecks, for the tests of a phrase search's work.
 const SearchTextChecks = searchTextChecks
+
+// SearchTextBytes and SearchTextFirst are searchTextBytes and searchTextFirst, for the tests of a
+// search's work on long texts.
+const SearchTextBytes, SearchTextFirst = searchTextBytes, searchTextFirst

@@ -823,12 +823,19 @@ func TestSearchMatchesTheBodyWhenTheResponseShowsNone(t *testing.T) {
 
 // bodyReads counts the commands that read a post's body (an HMGET of its texts' field "b"),
 // each one in a pipeline or alone.
-type bodyReads struct{ n atomic.Int64 }
+// bodyReads counts the post bodies a client reads (HMGET of a thread's bodies hash, field "b"),
+// and their bytes.
+type bodyReads struct{ n, bytes atomic.Int64 }
 
 func (r *bodyReads) count(cmds []rdb.Cmder) {
 	for _, c := range cmds {
 		if a := c.Args(); c.Name() == "hmget" && len(a) == 3 && a[2] == "b" {
 			r.n.Add(1)
+			if sc, ok := c.(*rdb.StringSliceCmd); ok { // the loader's HMGET (sendHMGET)
+				for _, v := range sc.Val() {
+					r.bytes.Add(int64(len(v)))
+				}
+			}
 		}
 	}
 }
@@ -837,16 +844,93 @@ func (r *bodyReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
 func (r *bodyReads) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 	return func(ctx context.Context, cmd rdb.Cmder) error {
+		err := next(ctx, cmd)
 		r.count([]rdb.Cmder{cmd})
-		return next(ctx, cmd)
+		return err
 	}
 }
 
 func (r *bodyReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		err := next(ctx, cmds)
 		r.count(cmds)
-		return next(ctx, cmds)
+		return err
 	}
+}
+
+// TestSearchTextWorkIsBoundedInBytes: a page of a phrase search and its totalCount each match at
+// most about store.SearchTextBytes of their candidates' text, however long those are — posts of
+// 40,000 characters planted with a phrase's words in another order do not make one query read
+// and analyze every one of them — and a match among them is still found; a page stopped by the
+// budget goes on from where it stopped.
+func TestSearchTextWorkIsBoundedInBytes(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		b.Client = b.NewClient(t)
+		reads := &bodyReads{}
+		b.Client.AddHook(reads)
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		f.postBody(alice, "The old match", "a tern gull")                              // the oldest: past the page's budget
+		long := "gull " + strings.Repeat("and a tern ", (store.MaxPostBodyRunes-5)/11) // never "tern gull"
+		const planted = 120
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < planted; i += 4 {
+					if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("Seabirds %d", i), Body: long}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		f.postBody(alice, "The new match", "a tern gull") // the newest: found in the first round
+		// What the page and its count may read: their budgets, the page's overrun by at most one
+		// text (its first round of 21 is within it) and the count's by at most its first batch
+		// (before a text's cost is known).
+		limit := int64(2*store.SearchTextBytes + (store.SearchTextFirst+2)*len(long))
+		reads.bytes.Store(0)
+		p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: store.SearchNew},
+			store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the first page and its count: %d bytes of bodies read", reads.bytes.Load())
+		if n := reads.bytes.Load(); n > limit || n == 0 {
+			t.Errorf("%d bytes of bodies read for %d posts of %d bytes, want at most %d", n, planted, len(long), limit)
+		}
+		if len(p.Items) != 1 || p.Items[0].Title != "The new match" || !p.HasNext || p.EndCursor() == "" {
+			t.Fatalf("the first page: %d results, hasNext %v, endCursor %q; want the newest match and a page to go on",
+				len(p.Items), p.HasNext, p.EndCursor())
+		}
+		if p.Total < 1 || p.Total > planted+2 {
+			t.Errorf("totalCount %d, want an estimate between 1 and %d", p.Total, planted+2)
+		}
+		// Paging on from where each page stopped finds the old match, each page within its budget.
+		after, found := p.EndCursor(), false
+		for range planted {
+			reads.bytes.Store(0)
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: store.SearchNew},
+				store.Window{First: 100, After: after, NoTotal: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, most := reads.bytes.Load(), int64(store.SearchTextBytes+(store.SearchTextFirst+1)*len(long)); n > most {
+				t.Errorf("a page after %q: %d bytes of bodies read, want at most %d", after, n, most)
+			}
+			for _, it := range p.Items {
+				found = found || it.Title == "The old match"
+			}
+			if !p.HasNext {
+				break
+			}
+			after = p.EndCursor()
+		}
+		if !found {
+			t.Error("paging on did not reach the oldest match")
+		}
+	})
 }
 
 // A phrase is checked against each candidate's text, so a phrase of common words in an order no
