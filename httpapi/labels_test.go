@@ -186,10 +186,11 @@ func TestLabelsNSFWReachesOnlyThoseWhoShowIt(t *testing.T) {
 		checkLabelViews(t, a, "a viewer who hides NSFW", hide, sfw)
 		checkLabelViews(t, a, "a viewer who shows NSFW", show, all)
 
-		// Read by id: withheld from those who hide NSFW, whole for the others.
+		// Read by id: withheld from those who hide NSFW, its thread with it, whole for the others.
 		type postView struct {
 			Title, URL, Body *string
 			NSFW, NSFWHidden bool
+			Comments         struct{ Nodes []struct{ Body *string } }
 		}
 		read := func(tok, id string) postView {
 			t.Helper()
@@ -197,7 +198,7 @@ func TestLabelsNSFWReachesOnlyThoseWhoShowIt(t *testing.T) {
 				Post postView
 				Node struct{ NSFWHidden bool }
 			}
-			a.do(tok, `query($id:ID!){post(id:$id){title url body nsfw nsfwHidden} node(id:$id){...on Post{nsfwHidden}}}`,
+			a.do(tok, `query($id:ID!){post(id:$id){title url body nsfw nsfwHidden comments{nodes{body}}} node(id:$id){...on Post{nsfwHidden}}}`,
 				map[string]any{"id": id}).decode(t, &d)
 			if d.Node.NSFWHidden != d.Post.NSFWHidden {
 				t.Errorf("node(id) and post(id) disagree on nsfwHidden")
@@ -205,11 +206,13 @@ func TestLabelsNSFWReachesOnlyThoseWhoShowIt(t *testing.T) {
 			return d.Post
 		}
 		for _, tok := range []string{"", hide} {
-			if p := read(tok, adult); !p.NSFW || !p.NSFWHidden || deref(p.Title) != "" || p.URL != nil || deref(p.Body) != "" {
-				t.Errorf("the NSFW post read by id by one who hides NSFW: %+v, want it marked and withheld", p)
+			if p := read(tok, adult); !p.NSFW || !p.NSFWHidden || deref(p.Title) != "" || p.URL != nil || deref(p.Body) != "" ||
+				len(p.Comments.Nodes) != 0 {
+				t.Errorf("the NSFW post read by id by one who hides NSFW: %+v, want it marked and withheld with its thread", p)
 			}
 		}
-		if p := read(show, adult); !p.NSFW || p.NSFWHidden || p.Title == nil || *p.Title != "labelled adult" || p.Body == nil || p.URL == nil {
+		if p := read(show, adult); !p.NSFW || p.NSFWHidden || p.Title == nil || *p.Title != "labelled adult" || p.Body == nil || p.URL == nil ||
+			len(p.Comments.Nodes) != 1 || deref(p.Comments.Nodes[0].Body) != "a remark" {
 			t.Errorf("the NSFW post read by id by one who shows NSFW: %+v", p)
 		}
 

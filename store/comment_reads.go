@@ -9,7 +9,9 @@ import (
 )
 
 // Comment loads a comment by global id; nil when there is none or its post was deleted. A deleted
-// comment still in the tree loads as a tombstone (Deleted, no author, no text).
+// comment still in the tree loads as a tombstone (Deleted, no author, no text). A comment of an
+// NSFW post read by a viewer who does not show NSFW posts comes withheld with its post: no body,
+// and no replies (see Replies).
 func (l *Loader) Comment(ctx context.Context, id string) (*Comment, error) {
 	pid, num, err := CommentKey(id)
 	if err != nil {
@@ -21,16 +23,24 @@ func (l *Loader) Comment(ctx context.Context, id string) (*Comment, error) {
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	if l.postOf(calls[0], pid) == nil {
+	post := l.postOf(calls[0], pid)
+	if post == nil {
 		return nil, nil
 	}
-	return l.commentOf(calls[1], pid, num, AllCommentFields), nil
+	c := l.commentOf(calls[1], pid, num, AllCommentFields)
+	if c != nil && post.NSFWHidden {
+		w := *c // the loader's own copy stays as read
+		w.Text, w.postHidden = "", true
+		c = &w
+	}
+	return c, nil
 }
 
 // PostComments loads one page of a post's top-level comments. Unless Walk has already read below
-// this page, it then reads what needs() says the response reads below it (see Walk).
+// this page, it then reads what needs() says the response reads below it (see Walk). The thread
+// of an NSFW post withheld from the viewer (NSFWHidden) is withheld with it: its pages are empty.
 func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
-	if p.CommentCount == 0 {
+	if p.CommentCount == 0 || p.NSFWHidden {
 		// No live comment means no comment at all: a tombstone only stays while it has replies.
 		return emptyCommentPage(p.Key(), topLevel, sort, w)
 	}
@@ -38,9 +48,9 @@ func (l *Loader) PostComments(ctx context.Context, p *Post, sort CommentSort, w 
 }
 
 // Replies loads one page of a comment's direct replies, and with needs, what the response reads
-// below them, like PostComments.
+// below them, like PostComments: none for a comment withheld with its NSFW post (see Comment).
 func (l *Loader) Replies(ctx context.Context, c *Comment, sort CommentSort, w Window, needs func() *Needs) (*Page[*Comment], error) {
-	if c.ReplyCount == 0 {
+	if c.ReplyCount == 0 || c.postHidden {
 		return emptyCommentPage(c.pid, c.num, sort, w)
 	}
 	return l.commentPage(ctx, c.pid, c.num, sort, w, needs)

@@ -31,6 +31,9 @@ type Comment struct {
 	BlockedByViewer bool
 
 	masked bool // a removed comment as those who may not see it see it: see Masked
+	// postHidden is a comment of an NSFW post read by a viewer who does not show NSFW posts
+	// (Post.NSFWHidden): withheld with its post, no body and no replies listed.
+	postHidden bool
 
 	authorName string // the author's name as the comment's hash keeps it; see Loader.NamedAuthor
 
@@ -41,10 +44,11 @@ type Comment struct {
 // NodeID returns the comment's global id.
 func (c *Comment) NodeID() string { return c.ID }
 
-// Body is the text of a comment; nil once it is deleted, when the viewer blocks its author, and
-// when it was removed and the viewer may not see it.
+// Body is the text of a comment; nil once it is deleted, when the viewer blocks its author,
+// when it was removed and the viewer may not see it, and when its post is NSFW and withheld from
+// the viewer.
 func (c *Comment) Body() *string {
-	if c.Deleted || c.BlockedByViewer || c.masked {
+	if c.Deleted || c.BlockedByViewer || c.masked || c.postHidden {
 		return nil
 	}
 	return &c.Text

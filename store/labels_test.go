@@ -351,3 +351,85 @@ func TestLabelsExportAndDeleteReadBothParts(t *testing.T) {
 		}
 	})
 }
+
+// TestNSFWPostWithholdsItsThread: the thread of an NSFW post is withheld with the post from a
+// viewer who does not show NSFW posts — its comment pages are empty, a comment read by id comes
+// without its body and lists no replies, and the commenter's list leaves it out — and shown whole
+// to a viewer who shows them; a post that is not NSFW shows its thread to both.
+func TestNSFWPostWithholdsItsThread(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := &fixture{t: t, s: b.NewStore(t, store.Options{WriteLimit: -1}), ctx: context.Background()}
+		ivy, ben := store.UserKey(f.user("ivy")), store.UserKey(f.user("ben"))
+		var comments, replies []*store.Comment
+		var posts []*store.Post
+		for i, nsfw := range []bool{false, true} {
+			p, err := f.s.CreatePost(f.ctx, ivy, store.NewPost{Title: fmt.Sprintf("post %d", i), NSFW: nsfw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := f.s.CreateComment(f.ctx, ben, store.NewComment{PostID: p.ID, Body: fmt.Sprintf("comment %d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := f.s.CreateComment(f.ctx, ivy, store.NewComment{PostID: p.ID, ParentID: c.ID, Body: fmt.Sprintf("reply %d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			posts, comments, replies = append(posts, p), append(comments, c), append(replies, r)
+		}
+		for _, hide := range []bool{true, false} {
+			for i, nsfw := range []bool{false, true} {
+				withheld := hide && nsfw
+				what := fmt.Sprintf("hide %v, post %d (nsfw %v)", hide, i, nsfw)
+				l := f.s.NewLoader()
+				l.HideNSFW(hide)
+				p, err := l.Post(f.ctx, posts[i].ID)
+				if err != nil || p == nil {
+					t.Fatalf("%s: post: %v, %v", what, p, err)
+				}
+				page, err := l.PostComments(f.ctx, p, store.CommentsNew, store.Window{First: 10}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(page.Items); (got == 0) != withheld {
+					t.Errorf("%s: the post's comments: %d, want withheld %v", what, got, withheld)
+				}
+				c, err := l.Comment(f.ctx, comments[i].ID)
+				if err != nil || c == nil {
+					t.Fatalf("%s: comment by id: %v, %v", what, c, err)
+				}
+				if (c.Body() == nil) != withheld {
+					t.Errorf("%s: the comment's body %v, want withheld %v", what, c.Body(), withheld)
+				}
+				rs, err := l.Replies(f.ctx, c, store.CommentsNew, store.Window{First: 10}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(rs.Items); (got == 0) != withheld {
+					t.Errorf("%s: the comment's replies: %d, want withheld %v", what, got, withheld)
+				}
+				for _, who := range []struct {
+					user store.UserKey
+					id   string
+				}{{ben, comments[i].ID}, {ivy, replies[i].ID}} {
+					list, err := l.UserComments(f.ctx, who.user, store.CommentsNew, store.Window{First: 10})
+					if err != nil {
+						t.Fatal(err)
+					}
+					listed := slices.ContainsFunc(list.Items, func(c *store.Comment) bool { return c.ID == who.id })
+					if listed == withheld {
+						t.Errorf("%s: %s's comments list %s: %v, want withheld %v", what, who.user, who.id, listed, withheld)
+					}
+				}
+				// A loader that hides nothing (the store's own reads) reads the comment whole.
+				if !withheld {
+					continue
+				}
+				l2 := f.s.NewLoader()
+				if c, err := l2.Comment(f.ctx, comments[i].ID); err != nil || c == nil || c.Body() == nil {
+					t.Errorf("%s: the store's own read of the comment: %v, %v", what, c, err)
+				}
+			}
+		}
+	})
+}

@@ -194,8 +194,8 @@ var userCommentTags = [...]string{
 // UserComments loads one page of user's live comments: newest first (CommentsNew) or oldest
 // first (CommentsOld) from the user's list, or ranked by votes (CommentsTop, CommentsBest,
 // CommentsControversial: see userCommentsRanked). A comment the viewer may not read — on a post
-// that is removed or deleted, by a user the viewer blocks — is left out of the page (its cursor
-// with it), so a page may hold fewer than asked.
+// that is removed or deleted, on an NSFW post the viewer does not show, by a user the viewer
+// blocks — is left out of the page (its cursor with it), so a page may hold fewer than asked.
 func (l *Loader) UserComments(ctx context.Context, user UserKey, sort CommentSort, w Window) (*Page[*Comment], error) {
 	if sort < 0 || int(sort) >= len(userCommentTags) {
 		return nil, invalidf("unknown comment order %d", int(sort))
@@ -232,7 +232,7 @@ func (l *Loader) UserComments(ctx context.Context, user UserKey, sort CommentSor
 	for i, r := range refs {
 		post := l.postOf(calls[2*i], r.pid)
 		c := l.commentOf(calls[2*i+1], r.pid, r.num, AllCommentFields)
-		if post == nil || post.Removed || blocks.Has(post.Author) ||
+		if post == nil || post.Removed || post.NSFWHidden || blocks.Has(post.Author) ||
 			c == nil || c.Deleted || c.Removed || c.BlockedByViewer || c.Author != user {
 			continue
 		}
