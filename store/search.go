@@ -1032,7 +1032,7 @@ const searchCountCap = 10_000
 const searchCountBatch = 1_000
 
 // searchTextFirst is the most candidates the first batch of a count, and the first round of a
-// page of a phrase, examine: until the text those match tells what a candidate's text costs
+// page, of a phrase examine: until the text those match tells what a candidate's text costs
 // (textBudget.batch), so that the first batch cannot overrun searchTextBytes by more than
 // searchTextFirst long texts.
 const searchTextFirst = 32
@@ -1048,8 +1048,15 @@ const searchTextFirst = 32
 func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
 	from := max(0, len(hits)-lim.count)
 	kept, checked := 0, 0
+	// The first batch is short for a phrase, whose every candidate's text is matched; otherwise
+	// only the edited candidates' text is, and a count of up to searchCountBatch candidates
+	// keeps its one round trip.
+	first := searchCountBatch
+	if lim.estimate {
+		first = searchTextFirst
+	}
 	for i := len(hits); i > from; { // the newest first, in batches
-		k := lim.countText.batch(min(searchCountBatch, i-from), checked, searchTextFirst)
+		k := lim.countText.batch(min(searchCountBatch, i-from), checked, first)
 		if k <= 0 {
 			break // the text budget is spent: the older candidates are not checked
 		}
