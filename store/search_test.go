@@ -840,6 +840,16 @@ func (r *bodyReads) count(cmds []rdb.Cmder) {
 	}
 }
 
+// newBodyReadsFixture returns a fixture on b over a client of its own, whose post body reads
+// the returned bodyReads counts.
+func newBodyReadsFixture(t *testing.T, b storetest.Backend) (*fixture, *bodyReads) {
+	t.Helper()
+	b.Client = b.NewClient(t)
+	reads := &bodyReads{}
+	b.Client.AddHook(reads)
+	return newFixture(t, b, store.Options{WriteLimit: -1}), reads
+}
+
 func (r *bodyReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 
 func (r *bodyReads) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
@@ -865,10 +875,7 @@ func (r *bodyReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proces
 // budget goes on from where it stopped.
 func TestSearchTextWorkIsBoundedInBytes(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		b.Client = b.NewClient(t)
-		reads := &bodyReads{}
-		b.Client.AddHook(reads)
-		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		f, reads := newBodyReadsFixture(t, b)
 		alice := f.user("alice")
 		f.postBody(alice, "The old match", "a tern gull")                              // the oldest: past the page's budget
 		long := "gull " + strings.Repeat("and a tern ", (store.MaxPostBodyRunes-5)/11) // never "tern gull"
@@ -940,10 +947,7 @@ func TestSearchTextWorkIsBoundedInBytes(t *testing.T) {
 // candidates estimated from the checked ones).
 func TestSearchPhraseWorkIsBounded(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		b.Client = b.NewClient(t)
-		reads := &bodyReads{}
-		b.Client.AddHook(reads)
-		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		f, reads := newBodyReadsFixture(t, b)
 		alice := f.user("alice")
 		candidates := 2*store.SearchTextChecks + 200
 		var wg sync.WaitGroup
