@@ -748,7 +748,7 @@ func (e *exporter) sessions(ctx context.Context, current string) error {
 		}
 	}
 	if e.s.sessionsApart.Load() { // layouts 5 to 7's hash first into the user's (layout_sessions.go)
-		if _, err := e.s.run(ctx, "sessions_fold", e.s.sessionKeys(e.uid, ""), e.s.now().UnixMilli(), MaxSessions); err != nil {
+		if _, err := e.s.run(ctx, "sessions_fold", e.s.sessionKeys(e.uid, ""), e.s.foldSessionsArgs(e.uid, e.s.now().UnixMilli())...); err != nil {
 			return fmt.Errorf("read sessions: %w", err)
 		}
 	}

@@ -52,8 +52,13 @@ func (s *Store) foldSessions(ctx context.Context) (int, error) {
 			if !ok || !validUserName(uid) || key != s.k.apartSessions(uid) {
 				return scriptCall{}, false
 			}
-			return scriptCall{name: "sessions_fold", keys: []string{s.k.user(uid), key}, args: []any{now, MaxSessions, s.k.chanSessions(uid), s.pubSubArg()}}, true
+			return scriptCall{name: "sessions_fold", keys: []string{s.k.user(uid), key}, args: s.foldSessionsArgs(uid, now)}, true
 		})
+}
+
+// foldSessionsArgs are the arguments of sessions_fold.lua for user uid at now (Unix ms).
+func (s *Store) foldSessionsArgs(uid string, now int64) []any {
+	return []any{now, MaxSessions, s.k.chanSessions(uid), s.pubSubArg()}
 }
 
 // legacySession is layout 4's string of the session of digest (64 hex digits).

@@ -354,14 +354,14 @@ func TestScriptsRefusedWhenFull(t *testing.T) {
 		{"schedule", []string{"w", "drafts", "rev"}, []any{"add", "7", `{"at":"2000000000"}`, 2_000_000_000, now, 10}},
 		// A new session beside an expired one to prune (the user's password hash is "pw"), and
 		// the user's hash of sessions of layout 7 to fold.
-		{"session_start", []string{"user", "sessions"}, []any{"new", 3_600_000, now, 10, "pw"}},
+		{"session_start", []string{"user", "sessions"}, []any{"new", 3_600_000, now, 10, "pw", "user:ev:sessions", "0"}},
 		// A session of layout 4 (a string with its TTL) that its first use moves into the user's
 		// hash: refused, it stays where it was instead of being lost.
-		{"session_touch", []string{"user", "sessions", "legacy"}, []any{"old", now, 3_600_000, 10}},
+		{"session_touch", []string{"user", "sessions", "legacy"}, []any{"old", now, 3_600_000, 10, "user:ev:sessions", "0"}},
 		// A session of layout 7 that its first use moves, with the others, into the user's hash.
-		{"session_touch", []string{"user", "sessions"}, []any{"live", now, 3_600_000, 10}},
+		{"session_touch", []string{"user", "sessions"}, []any{"live", now, 3_600_000, 10, "user:ev:sessions", "0"}},
 		// The migration from layout 7 of the same hash.
-		{"sessions_fold", []string{"user", "sessions"}, []any{now, 10}},
+		{"sessions_fold", []string{"user", "sessions"}, []any{now, 10, "user:ev:sessions", "0"}},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
