@@ -27,6 +27,9 @@ func ScriptSource(name string) string {
 // password change's, the decoy's for an unknown name). Set it before any log-in.
 func (s *Store) OnVerify(f func()) { s.onVerify = f }
 
+// OnTextMatch has f called with the length of each text a search matches against its query.
+func (s *Store) OnTextMatch(f func(n int)) { s.onTextMatch = f }
+
 // RecordKarma exposes recordKarma.
 func (s *Store) RecordKarma(ctx context.Context, author, item string, net int, version int64) error {
 	return s.recordKarma(ctx, author, item, net, version)

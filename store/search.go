@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
@@ -850,52 +849,66 @@ type searchLimits struct {
 // query (searchTextCheck: a phrase, or a result edited since it was indexed). The candidates'
 // number alone does not bound that work: planted posts of 40,000 characters holding a phrase's
 // words in another order would make one phrase query read and analyze 500 × 40 KB for its page
-// and as much for its count. A page stops its rounds, and a count its batches, once they have
-// spent it (a page then goes on from the last candidate it examined; a count estimates the
-// rest, or counts them as the index proposes them: see searchTotal).
+// and as much for its count. A text is matched only while the budget has bytes left (so it is
+// overrun by at most one text), and the candidates whose text is read at once are as many as the
+// bytes left would pay for at the longest text met so far. A page stops where its budget ran out
+// and goes on from there; a count estimates the rest, or counts them as the index proposes them
+// (see searchTotal).
 const searchTextBytes = 1 << 20
 
 // textBudget counts the bytes of text a page or a count of one search matched against its query
 // (see searchTextBytes). A nil budget counts nothing and never runs out.
-type textBudget struct{ spent atomic.Int64 }
-
-// match reports whether the query matches the tokens of text, whose length in bytes is n,
-// counting n.
-func (b *textBudget) match(q search.Query, n int, tokens []string) bool {
-	if b != nil {
-		b.spent.Add(int64(n))
-	}
-	return q.Match(tokens)
+type textBudget struct {
+	mu      sync.Mutex
+	spent   int64 // bytes matched
+	longest int64 // the longest text matched
+	texts   int   // texts matched
+	// observe, when not nil, is told the length of each text matched (Store.onTextMatch).
+	observe func(n int)
 }
 
-// left returns the bytes the budget has left (negative when a batch overran it).
-func (b *textBudget) left() int64 {
+// take reports whether a text of n bytes may be matched — while the budget has anything left —
+// and counts it if so.
+func (b *textBudget) take(n int) bool {
 	if b == nil {
-		return math.MaxInt64
+		return true
 	}
-	return searchTextBytes - b.spent.Load()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.spent >= searchTextBytes {
+		return false
+	}
+	b.spent += int64(n)
+	b.longest = max(b.longest, int64(n))
+	b.texts++
+	if b.observe != nil {
+		b.observe(n)
+	}
+	return true
 }
 
-// batch returns how many more candidates a page's round or a count's batch may examine, at most
-// k: those that the bytes left would pay for at the length of the text matched so far over the
-// examined candidates, and a first batch of at most first while nothing has been spent yet.
-func (b *textBudget) batch(k, examined, first int) int {
+// room returns how many of the next n candidates, each of which may have its text read, one
+// batch may take: as many as the bytes left pay for at the longest text matched so far, and at
+// most twice as many as have been matched (or first), so that texts longer than any met so far
+// cost at most one batch's read past the budget (their matching stops at it: take); before any
+// text was matched, first for a first batch (started false) and all n after it (the candidates
+// so far needed no text).
+func (b *textBudget) room(n, first int, started bool) int {
 	if b == nil {
-		return k
+		return n
 	}
-	spent := b.spent.Load()
-	if spent == 0 {
-		if examined == 0 {
-			return min(k, first)
-		}
-		return k // no candidate so far had its text matched: they cost no text
-	}
-	left := searchTextBytes - spent
-	if left <= 0 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	left := searchTextBytes - b.spent
+	switch {
+	case left <= 0:
 		return 0
+	case b.longest == 0 && !started:
+		return min(n, first)
+	case b.longest == 0:
+		return n
 	}
-	per := max(1, spent/int64(examined))
-	return int(min(int64(k), left/per+1))
+	return int(min(int64(n), left/b.longest+1, int64(max(first, 2*b.texts))))
 }
 
 // searchLimitsOf returns the limits of a search of posts or comments for q: a query whose every
@@ -904,8 +917,8 @@ func (b *textBudget) batch(k, examined, first int) int {
 // words in an order no document has does not read the text of every document that has the words;
 // and every such search matches at most searchTextBytes of text for its page and as much for its
 // count, however long the candidates are.
-func searchLimitsOf(q search.Query) searchLimits {
-	lim := searchLimits{count: searchCountCap, pageText: &textBudget{}, countText: &textBudget{}}
+func (s *Store) searchLimitsOf(q search.Query) searchLimits {
+	lim := searchLimits{count: searchCountCap, pageText: &textBudget{observe: s.onTextMatch}, countText: &textBudget{observe: s.onTextMatch}}
 	if searchTextCheck(q, nil) {
 		lim.checks, lim.count, lim.estimate = searchTextChecks, searchTextChecks, true
 	}
@@ -918,8 +931,7 @@ func searchLimitsOf(q search.Query) searchLimits {
 // are those of the hits kept. The page's Total is count's answer (see searchTotal), or 0 when
 // count is nil: the response does not show it.
 func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind, lim searchLimits,
-	verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error),
-	count func(ctx context.Context, hs []search.Hit) (int, error)) (*Page[T], error) {
+	verify searchVerify[T], count searchCount) (*Page[T], error) {
 	after, hasAfter, err := hitOfCursor(sp.after, kind)
 	if err != nil {
 		return nil, err
@@ -952,31 +964,45 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 		if lim.checks > 0 {
 			first = min(want, searchTextFirst)
 		}
-		if k = lim.pageText.batch(k, examined, first); k <= 0 {
+		if k = lim.pageText.room(k, first, examined > 0); k <= 0 {
 			break // more stays as the last round left it: true
 		}
 		page, rest := search.Best(hits, lo, hi, k, sp.backward)
 		more = rest
-		examined += len(page)
 		if len(page) == 0 {
 			break
 		}
-		items, idx, err := verify(ctx, page)
+		// The hits are verified in the order the page goes, from its cursor on: a round the text
+		// budget stops short has examined the hits nearest the cursor, and goes on after them.
+		order := page
+		if sp.backward {
+			order = slices.Clone(page)
+			slices.Reverse(order)
+		}
+		items, idx, n, err := verify(ctx, order)
 		if err != nil {
 			return nil, err
 		}
+		examined += n
 		batch := make([]kept, len(items))
 		for i, it := range items {
-			batch[i] = kept{item: it, hit: page[idx[i]]}
+			batch[i] = kept{item: it, hit: order[idx[i]]}
 		}
-		if sp.backward {
-			got = append(batch, got...)
-			hi = &page[0]
-		} else {
-			got = append(got, batch...)
-			lo = &page[len(page)-1]
+		stopped := n < len(order)
+		if stopped {
+			more = true // the text budget ran out: the hits after the n examined are not
 		}
-		if !rest {
+		if n > 0 {
+			if sp.backward {
+				slices.Reverse(batch) // rank order
+				got = append(batch, got...)
+				hi = &order[n-1]
+			} else {
+				got = append(got, batch...)
+				lo = &order[n-1]
+			}
+		}
+		if !rest || stopped {
 			break
 		}
 	}
@@ -1016,6 +1042,15 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	return out, nil
 }
 
+// searchVerify checks a batch of a search's hits, in the order given: the items it keeps with
+// their indexes in hs, and how many of hs it examined — all, unless the text budget ran out
+// (then a prefix of hs: the rest were not examined).
+type searchVerify[T any] func(ctx context.Context, hs []search.Hit) (items []T, idx []int, examined int, err error)
+
+// searchCount counts a batch of a search's hits: how many it keeps, and how many it examined
+// (all, unless the text budget ran out).
+type searchCount func(ctx context.Context, hs []search.Hit) (kept, examined int, err error)
+
 // searchRounds bounds how many rounds of verification one page takes.
 const searchRounds = 6
 
@@ -1045,9 +1080,8 @@ const searchTextFirst = 32
 // searchCountCap (always for TOP, which ranks only the newest searchTopCap), or searchTextChecks
 // for a query with a phrase (searchLimitsOf) — and the text they match stays within
 // searchTextBytes (lim.countText): past it, the older candidates count as unchecked ones do.
-func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count func(ctx context.Context, hs []search.Hit) (int, error)) (int, error) {
+func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count searchCount) (int, error) {
 	from := max(0, len(hits)-lim.count)
-	kept, checked := 0, 0
 	// The first batch is short for a phrase, whose every candidate's text is matched; otherwise
 	// only the edited candidates' text is, and a count of up to searchCountBatch candidates
 	// keeps its one round trip.
@@ -1055,16 +1089,22 @@ func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count
 	if lim.estimate {
 		first = searchTextFirst
 	}
+	kept, checked := 0, 0
 	for i := len(hits); i > from; { // the newest first, in batches
-		k := lim.countText.batch(min(searchCountBatch, i-from), checked, first)
+		k := lim.countText.room(min(searchCountBatch, i-from), first, checked > 0)
 		if k <= 0 {
 			break // the text budget is spent: the older candidates are not checked
 		}
-		n, err := count(ctx, hits[i-k:i])
+		batch := slices.Clone(hits[i-k : i])
+		slices.Reverse(batch) // the newest first: a batch the text budget stops short has checked those
+		n, examined, err := count(ctx, batch)
 		if err != nil {
 			return 0, err
 		}
-		kept, checked, i = kept+n, checked+k, i-k
+		kept, checked, i = kept+n, checked+examined, i-k
+		if examined < k {
+			break // the text budget ran out in the batch
+		}
 	}
 	older := len(hits) - checked
 	if lim.estimate && older > 0 && checked > 0 {
@@ -1104,9 +1144,18 @@ func (f postResults) visible(p *Post) bool {
 	return false
 }
 
-// keeps reports whether p, read with its text, is a result.
-func (f postResults) keeps(p *Post) bool {
-	return f.visible(p) && (!searchTextCheck(f.q, p.EditedAt) || f.text.match(f.q, len(p.Title)+len(p.Body), searchPostTokens(p)))
+// keeps reports whether p, read with its text, is a result; examined is false when its text
+// had to be matched and the text budget had run out.
+func (f postResults) keeps(p *Post) (keep, examined bool) {
+	switch {
+	case !f.visible(p):
+		return false, true
+	case !searchTextCheck(f.q, p.EditedAt):
+		return true, true
+	case !f.text.take(len(p.Title) + len(p.Body)):
+		return false, false
+	}
+	return f.q.Match(searchPostTokens(p)), true
 }
 
 // searchPostFields are the fields of a post that decide whether it is a result, but for its text:
@@ -1146,9 +1195,10 @@ func (l *Loader) searchPostOf(c *call, pid string) *Post {
 	return p
 }
 
-// countPosts counts the posts of hs that f keeps: one pipeline of the fields that decide, then
-// one of the whole posts whose text must be matched (searchTextCheck).
-func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit) (int, error) {
+// countPosts counts the posts of hs that f keeps, and how many of hs it examined (see
+// searchCount): one pipeline of the fields that decide, then the whole posts whose text must be
+// matched (searchTextCheck), in as many pipelines as the text budget sizes (countTexts).
+func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit) (kept, examined int, err error) {
 	pids := make([]string, len(hs))
 	reads := make([]read, len(hs))
 	for i, h := range hs {
@@ -1157,9 +1207,8 @@ func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	n := 0
 	var text []string
 	for i, c := range calls {
 		p := l.searchPostOf(c, pids[i])
@@ -1168,22 +1217,52 @@ func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit)
 		case searchTextCheck(f.q, p.EditedAt):
 			text = append(text, pids[i])
 		default:
-			n++
+			kept++
 		}
 	}
-	if len(text) == 0 {
-		return n, nil
-	}
-	posts, _, err := l.postsByKey(ctx, text, true) // the body's words are matched
+	tk, te, err := countTexts(ctx, f.text, len(text), func(ctx context.Context, from, to int) (int, int, error) {
+		posts, at, err := l.postsByKey(ctx, text[from:to], true) // the body's words are matched
+		if err != nil {
+			return 0, 0, err
+		}
+		kept := 0
+		for i, p := range posts {
+			keep, ok := f.keeps(p)
+			if !ok {
+				return kept, at[i], nil
+			}
+			if keep {
+				kept++
+			}
+		}
+		return kept, to - from, nil
+	})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	for _, p := range posts {
-		if f.keeps(p) {
-			n++
+	return kept + tk, len(hs) - len(text) + te, nil
+}
+
+// countTexts counts, of n candidates whose text must be matched, those kept, reading them in
+// chunks the text budget sizes (textBudget.room): check reads the texts of candidates [from, to)
+// and returns how many it keeps and how many it examined (fewer than to-from once the budget has
+// run out, which ends the count's checks).
+func countTexts(ctx context.Context, b *textBudget, n int, check func(ctx context.Context, from, to int) (kept, examined int, err error)) (kept, examined int, err error) {
+	for from, chunk := 0, 0; from < n; chunk++ {
+		k := b.room(n-from, searchTextFirst, chunk > 0)
+		if k <= 0 {
+			break
+		}
+		kk, done, err := check(ctx, from, from+k)
+		if err != nil {
+			return 0, 0, err
+		}
+		kept, examined, from = kept+kk, examined+done, from+k
+		if done < k {
+			break
 		}
 	}
-	return n, nil
+	return kept, examined, nil
 }
 
 // searchArgs are what a search of posts or comments shares: the words, an author, a time, an
@@ -1277,15 +1356,15 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 	if err != nil {
 		return nil, err
 	}
-	lim := searchLimitsOf(r.q)
+	lim := l.s.searchLimitsOf(r.q)
 	f := postResults{q: r.q, group: group, author: r.author, since: in.Since, blocks: l.viewerBlocks(), text: lim.pageText}
-	var count func(ctx context.Context, hs []search.Hit) (int, error)
+	var count searchCount
 	if !w.NoTotal {
 		fc := f
 		fc.text = lim.countText
-		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countPosts(ctx, fc, hs) }
+		count = func(ctx context.Context, hs []search.Hit) (int, int, error) { return l.countPosts(ctx, fc, hs) }
 	}
-	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, lim, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, error) {
+	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, lim, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, int, error) {
 		pids := make([]string, len(hs))
 		for i, h := range hs {
 			pids[i] = strconv.FormatUint(h.Doc.A, 10)
@@ -1298,16 +1377,20 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, n)
 		posts, kept, err := l.postsByKey(ctx, pids, n.ReadsPostBody())
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		var out []*Post
 		var idx []int
 		for i, p := range posts {
-			if f.keeps(p) {
+			keep, ok := f.keeps(p)
+			if !ok {
+				return out, idx, kept[i], nil // the text budget ran out here
+			}
+			if keep {
 				out, idx = append(out, p), append(idx, kept[i])
 			}
 		}
-		return out, idx, nil
+		return out, idx, len(hs), nil
 	}, count)
 	if err != nil {
 		return nil, err
@@ -1487,15 +1570,15 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 	if err != nil {
 		return nil, err
 	}
-	lim := searchLimitsOf(r.q)
+	lim := l.s.searchLimitsOf(r.q)
 	f := commentResults{q: r.q, author: r.author, since: in.Since, blocks: l.viewerBlocks(), text: lim.pageText}
-	var count func(ctx context.Context, hs []search.Hit) (int, error)
+	var count searchCount
 	if !w.NoTotal {
 		fc := f
 		fc.text = lim.countText
-		count = func(ctx context.Context, hs []search.Hit) (int, error) { return l.countComments(ctx, fc, hs) }
+		count = func(ctx context.Context, hs []search.Hit) (int, int, error) { return l.countComments(ctx, fc, hs) }
 	}
-	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, lim, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, error) {
+	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, lim, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, int, error) {
 		reads := make([]read, 0, 2*len(hs))
 		for _, h := range hs {
 			pid, num := commentOfHit(h)
@@ -1503,19 +1586,22 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 		}
 		calls := l.getAll(ctx, reads...)
 		if err := waitAll(ctx, calls); err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		var out []*Comment
 		var idx []int
 		for i, h := range hs {
 			pid, num := commentOfHit(h)
-			p := l.postOf(calls[2*i], pid)
 			c := l.commentOf(calls[2*i+1], pid, num, AllCommentFields)
-			if f.visible(p, c) && (!searchTextCheck(f.q, c.EditedAt) || f.text.match(f.q, len(c.Text), search.Analyze(c.Text))) {
+			keep, ok := f.keeps(l.postOf(calls[2*i], pid), c)
+			if !ok {
+				return out, idx, i, nil // the text budget ran out here
+			}
+			if keep {
 				out, idx = append(out, c), append(idx, i)
 			}
 		}
-		return out, idx, nil
+		return out, idx, len(hs), nil
 	}, count)
 }
 
@@ -1534,6 +1620,20 @@ type commentResults struct {
 	text   *textBudget // what matching the comments' text spends (searchTextBytes)
 }
 
+// keeps reports whether comment c of post p, read with its text, is a result; examined is false
+// when its text had to be matched and the text budget had run out.
+func (f commentResults) keeps(p *Post, c *Comment) (keep, examined bool) {
+	switch {
+	case !f.visible(p, c):
+		return false, true
+	case !searchTextCheck(f.q, c.EditedAt):
+		return true, true
+	case !f.text.take(len(c.Text)):
+		return false, false
+	}
+	return f.q.Match(search.Analyze(c.Text)), true
+}
+
 // visible reports whether the viewer may find comment c of post p, its text aside.
 func (f commentResults) visible(p *Post, c *Comment) bool {
 	switch {
@@ -1547,10 +1647,11 @@ func (f commentResults) visible(p *Post, c *Comment) bool {
 	return false
 }
 
-// countComments counts the comments of hs that f keeps: one pipeline of what decides (each
-// comment's fields but its body, its post's as a count reads them), then one of the bodies of
-// those whose text must be matched.
-func (l *Loader) countComments(ctx context.Context, f commentResults, hs []search.Hit) (int, error) {
+// countComments counts the comments of hs that f keeps, and how many of hs it examined (see
+// searchCount): one pipeline of what decides (each comment's fields but its body, its post's as a
+// count reads them), then the bodies of those whose text must be matched, in as many pipelines
+// as the text budget sizes (countTexts).
+func (l *Loader) countComments(ctx context.Context, f commentResults, hs []search.Hit) (kept, examined int, err error) {
 	const fs = CommentFieldsChosen | CommentEdited
 	reads := make([]read, 0, 2*len(hs))
 	for _, h := range hs {
@@ -1559,9 +1660,8 @@ func (l *Loader) countComments(ctx context.Context, f commentResults, hs []searc
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	n := 0
 	var text []read
 	var textHits []search.Hit
 	for i, h := range hs {
@@ -1573,23 +1673,34 @@ func (l *Loader) countComments(ctx context.Context, f commentResults, hs []searc
 			text = append(text, l.commentRead(pid, num, CommentFieldsChosen|CommentBody))
 			textHits = append(textHits, h)
 		default:
-			n++
+			kept++
 		}
 	}
-	if len(text) == 0 {
-		return n, nil
-	}
-	calls = l.getAll(ctx, text...)
-	if err := waitAll(ctx, calls); err != nil {
-		return 0, err
-	}
-	for i, c := range calls {
-		pid, num := commentOfHit(textHits[i])
-		if cm := l.commentOf(c, pid, num, CommentFieldsChosen|CommentBody); cm != nil && f.text.match(f.q, len(cm.Text), search.Analyze(cm.Text)) {
-			n++
+	tk, te, err := countTexts(ctx, f.text, len(text), func(ctx context.Context, from, to int) (int, int, error) {
+		calls := l.getAll(ctx, text[from:to]...)
+		if err := waitAll(ctx, calls); err != nil {
+			return 0, 0, err
 		}
+		kept := 0
+		for i, c := range calls {
+			pid, num := commentOfHit(textHits[from+i])
+			cm := l.commentOf(c, pid, num, CommentFieldsChosen|CommentBody)
+			if cm == nil {
+				continue
+			}
+			if !f.text.take(len(cm.Text)) {
+				return kept, i, nil
+			}
+			if f.q.Match(search.Analyze(cm.Text)) {
+				kept++
+			}
+		}
+		return kept, to - from, nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	return n, nil
+	return kept + tk, len(hs) - len(text) + te, nil
 }
 
 // commentsByVotes scores the newest searchTopCap hits by their comments' net votes, leaving out

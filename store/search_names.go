@@ -94,14 +94,14 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 		return nil, err
 	}
 	hits = l.withoutNSFWGroups(hits)
-	verify := func(ctx context.Context, hs []search.Hit) ([]*Group, []int, error) {
+	verify := func(ctx context.Context, hs []search.Hit) ([]*Group, []int, int, error) {
 		names := make([]string, len(hs))
 		for i, h := range hs {
 			names[i] = h.Doc.S
 		}
 		exists, err := l.groupExists(ctx, names) // reads the info with the title and description too
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		var out []*Group
 		var idx []int
@@ -118,20 +118,20 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 				out, idx = append(out, NewGroup(g)), append(idx, i)
 			}
 		}
-		return out, idx, nil
+		return out, idx, len(hs), nil
 	}
 	return searchPage(ctx, hits, tag, sp, searchGroupsKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
 }
 
 // countBy is the count of a search whose page's check is cheap enough to count with (groups,
 // users): how many of the candidates verify keeps. It is nil when w does not show the count.
-func countBy[T any](verify func(ctx context.Context, hs []search.Hit) ([]T, []int, error), w Window) func(ctx context.Context, hs []search.Hit) (int, error) {
+func countBy[T any](verify searchVerify[T], w Window) searchCount {
 	if w.NoTotal {
 		return nil
 	}
-	return func(ctx context.Context, hs []search.Hit) (int, error) {
-		items, _, err := verify(ctx, hs)
-		return len(items), err
+	return func(ctx context.Context, hs []search.Hit) (int, int, error) {
+		items, _, examined, err := verify(ctx, hs)
+		return len(items), examined, err
 	}
 }
 
@@ -153,14 +153,14 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 	if err != nil {
 		return nil, err
 	}
-	verify := func(ctx context.Context, hs []search.Hit) ([]*User, []int, error) {
+	verify := func(ctx context.Context, hs []search.Hit) ([]*User, []int, int, error) {
 		uids := make([]string, len(hs))
 		for i, h := range hs {
 			uids[i] = h.Doc.S
 		}
 		users, err := l.usersByKey(ctx, uids)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		var out []*User
 		var idx []int
@@ -172,7 +172,7 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 				out, idx = append(out, u), append(idx, i)
 			}
 		}
-		return out, idx, nil
+		return out, idx, len(hs), nil
 	}
 	return searchPage(ctx, hits, tag, sp, searchUsersKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
 }

@@ -871,71 +871,112 @@ func (r *bodyReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proces
 // TestSearchTextWorkIsBoundedInBytes: a page of a phrase search and its totalCount each match at
 // most about store.SearchTextBytes of their candidates' text, however long those are — posts of
 // 40,000 characters planted with a phrase's words in another order do not make one query read
-// and analyze every one of them — and a match among them is still found; a page stopped by the
-// budget goes on from where it stopped.
+// and analyze every one of them, also behind short decoys that make the first texts look cheap —
+// and a match among them is still found; a page stopped by the budget goes on from where it
+// stopped.
 func TestSearchTextWorkIsBoundedInBytes(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		f, reads := newBodyReadsFixture(t, b)
+		var matched atomic.Int64 // the bytes of text the searches matched
+		f.s.OnTextMatch(func(n int) { matched.Add(int64(n)) })
 		alice := f.user("alice")
 		f.postBody(alice, "The old match", "a tern gull")                              // the oldest: past the page's budget
 		long := "gull " + strings.Repeat("and a tern ", (store.MaxPostBodyRunes-5)/11) // never "tern gull"
-		const planted = 120
-		var wg sync.WaitGroup
-		for w := range 4 {
-			wg.Go(func() {
-				for i := w; i < planted; i += 4 {
-					if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("Seabirds %d", i), Body: long}); err != nil {
-						t.Error(err)
-						return
+		plant := func(n int, title, body string) {
+			t.Helper()
+			var wg sync.WaitGroup
+			for w := range 4 {
+				wg.Go(func() {
+					for i := w; i < n; i += 4 {
+						if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("%s %d", title, i), Body: body}); err != nil {
+							t.Error(err)
+							return
+						}
 					}
-				}
-			})
+				})
+			}
+			wg.Wait()
 		}
-		wg.Wait()
-		f.postBody(alice, "The new match", "a tern gull") // the newest: found in the first round
-		// What the page and its count may read: their budgets, the page's overrun by at most one
-		// text (its first round of 21 is within it) and the count's by at most its first batch
-		// (before a text's cost is known).
-		limit := int64(2*store.SearchTextBytes + (store.SearchTextFirst+2)*len(long))
-		reads.bytes.Store(0)
-		p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: store.SearchNew},
-			store.Window{First: 20}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("the first page and its count: %d bytes of bodies read", reads.bytes.Load())
-		if n := reads.bytes.Load(); n > limit || n == 0 {
-			t.Errorf("%d bytes of bodies read for %d posts of %d bytes, want at most %d", n, planted, len(long), limit)
-		}
-		if len(p.Items) != 1 || p.Items[0].Title != "The new match" || !p.HasNext || p.EndCursor() == "" {
-			t.Fatalf("the first page: %d results, hasNext %v, endCursor %q; want the newest match and a page to go on",
-				len(p.Items), p.HasNext, p.EndCursor())
-		}
-		if p.Total < 1 || p.Total > planted+2 {
-			t.Errorf("totalCount %d, want an estimate between 1 and %d", p.Total, planted+2)
-		}
-		// Paging on from where each page stopped finds the old match, each page within its budget.
-		after, found := p.EndCursor(), false
-		for range planted {
+		const planted = 120
+		plant(planted, "Seabirds", long)
+		// Each of a page and its count matches at most its budget and one text more.
+		most := int64(store.SearchTextBytes + len(long) + len("Seabirds 100"))
+		search := func(what string, w store.Window) *store.Page[*store.Post] {
+			t.Helper()
 			reads.bytes.Store(0)
-			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: store.SearchNew},
-				store.Window{First: 100, After: after, NoTotal: true}, nil)
+			matched.Store(0)
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: `"tern gull"`, Sort: store.SearchNew}, w, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n, most := reads.bytes.Load(), int64(store.SearchTextBytes+(store.SearchTextFirst+1)*len(long)); n > most {
-				t.Errorf("a page after %q: %d bytes of bodies read, want at most %d", after, n, most)
+			limit := most
+			if !w.NoTotal {
+				limit *= 2
 			}
-			for _, it := range p.Items {
-				found = found || it.Title == "The old match"
+			if n := matched.Load(); n > limit || n == 0 {
+				t.Errorf("%s: %d bytes of text matched, want at most %d", what, n, limit)
 			}
-			if !p.HasNext {
-				break
-			}
-			after = p.EndCursor()
+			return p
 		}
-		if !found {
-			t.Error("paging on did not reach the oldest match")
+		for _, decoys := range []int{0, 40} {
+			newest := "The new match"
+			if decoys > 0 {
+				// Short posts with the words but not the phrase, newer than the long ones: the
+				// first texts matched are short, and the long ones behind them still cost no more.
+				plant(decoys, "Decoy", "gull and a tern")
+				newest = "The newest match"
+			}
+			f.postBody(alice, newest, "a tern gull") // the newest: found in the first round
+			what := fmt.Sprintf("with %d decoys", decoys)
+			p := search(what+", the first page and its count", store.Window{First: 20})
+			if decoys == 0 {
+				// What the page and its count read: their budgets, the page's overrun by at most
+				// one text (its first round of 21 is within it) and the count's by at most its
+				// first batch (before a text's cost is known).
+				limit := int64(2*store.SearchTextBytes + (store.SearchTextFirst+2)*len(long))
+				if n := reads.bytes.Load(); n > limit || n == 0 {
+					t.Errorf("%s: %d bytes of bodies read for %d posts of %d bytes, want at most %d", what, n, planted, len(long), limit)
+				}
+			}
+			if len(p.Items) == 0 || p.Items[0].Title != newest || !p.HasNext || p.EndCursor() == "" {
+				t.Fatalf("%s: the first page: %d results, hasNext %v, endCursor %q; want the newest match first and a page to go on",
+					what, len(p.Items), p.HasNext, p.EndCursor())
+			}
+			if p.Total < 1 || p.Total > planted+decoys+3 {
+				t.Errorf("%s: totalCount %d, want an estimate between 1 and %d", what, p.Total, planted+decoys+3)
+			}
+			// Paging on from where each page stopped finds the old match, each page within its
+			// budget, both ways.
+			after, found := p.EndCursor(), false
+			var before string
+			for range planted + decoys {
+				p := search(what+", a page after "+after, store.Window{First: 100, After: after, NoTotal: true})
+				for _, it := range p.Items {
+					found = found || it.Title == "The old match"
+				}
+				if !p.HasNext {
+					before = p.EndCursor()
+					break
+				}
+				after = p.EndCursor()
+			}
+			if !found {
+				t.Errorf("%s: paging on did not reach the oldest match", what)
+			}
+			got := map[string]bool{}
+			for range planted + decoys {
+				p := search(what+", a page before "+before, store.Window{Last: 100, Before: before, NoTotal: true})
+				for _, it := range p.Items {
+					got[it.Title] = true
+				}
+				if !p.HasPrev {
+					break
+				}
+				before = p.StartCursor()
+			}
+			if !got[newest] {
+				t.Errorf("%s: paging back from the end did not reach the newest match: %v", what, got)
+			}
 		}
 	})
 }

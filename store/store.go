@@ -206,6 +206,9 @@ type Store struct {
 	memory atomic.Pointer[MemoryUsage]
 	// onVerify, when set (by tests), is called before each argon2id verification of a password.
 	onVerify func()
+	// onTextMatch, when set (by tests), is called with the length of each text a search matches
+	// against its query (textBudget.take).
+	onTextMatch func(n int)
 	// msgSeq makes the last digits of the message ids this store makes (see newMessageID).
 	msgSeq atomic.Uint32
 	// bodiesInHashes says that comments may still keep their body in their hash: the keyspace was
