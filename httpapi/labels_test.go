@@ -406,6 +406,67 @@ func TestLabelsLiveFeeds(t *testing.T) {
 				a.do(hide, `mutation($p:ID!){votePost(postId:$p,direction:NONE){id}}`, map[string]any{"p": adult.CreatePost.ID}).decode(t, &struct{}{})
 				title(hideChanged, "postChanged")
 				title(showChanged, "postChanged")
+
+				// The thread of an NSFW post is withheld with it: its new comments reach only those
+				// who show NSFW posts, and a notification from it comes withheld.
+				var thread struct{ CreatePost struct{ ID string } }
+				a.do(author, `mutation($t:String!){createPost(input:{title:$t,nsfw:true}){id}}`,
+					map[string]any{"t": "thread " + proto}).decode(t, &thread)
+				added := `subscription($p:ID!){commentAdded(postId:$p){body}}`
+				vars := map[string]any{"p": thread.CreatePost.ID}
+				hideAdded := subscribe(t, a.srv.URL, proto, hide, added, vars)
+				showAdded := subscribe(t, a.srv.URL, proto, show, added, vars)
+				hideNotes := subscribe(t, a.srv.URL, proto, hide, `subscription{notificationAdded{comment{body} post{title nsfwHidden}}}`, nil)
+				defer func() {
+					for _, s := range []sub{hideAdded, showAdded, hideNotes} {
+						s.close()
+					}
+				}()
+				waitSubscribers(t, a, len(all)+3)
+				comment := func(tok, parent, body string) string {
+					t.Helper()
+					var d struct{ CreateComment struct{ ID string } }
+					a.do(tok, `mutation($p:ID!,$r:ID,$b:String!){createComment(postId:$p,parentId:$r,body:$b){id}}`,
+						map[string]any{"p": thread.CreatePost.ID, "r": parent, "b": body}).decode(t, &d)
+					return d.CreateComment.ID
+				}
+				body := func(s sub) string {
+					t.Helper()
+					var d struct{ CommentAdded struct{ Body string } }
+					next(t, s, &d)
+					return d.CommentAdded.Body
+				}
+				mine := comment(hide, "", "a question")
+				comment(author, mine, "an answer")
+				a.settle() // the reply's notification
+				// Each event is read when its subscribers take it (the post as it is then): the
+				// label comes off after the first two comments and the notification were read.
+				for _, want := range []string{"a question", "an answer"} {
+					if got := body(showAdded); got != want {
+						t.Errorf("a shower's commentAdded: %q, want %q", got, want)
+					}
+				}
+				var note struct {
+					NotificationAdded struct {
+						Comment *struct{ Body *string }
+						Post    struct {
+							Title      string
+							NSFWHidden bool
+						}
+					}
+				}
+				next(t, hideNotes, &note)
+				if n := note.NotificationAdded; n.Comment == nil || n.Comment.Body != nil || n.Post.Title != "" || !n.Post.NSFWHidden {
+					t.Errorf("a hider's notification of a reply in an NSFW thread: %+v, want its comment and post withheld", n)
+				}
+				a.do(author, `mutation($p:ID!){setPostLabels(id:$p,nsfw:false){nsfw}}`, vars).decode(t, &struct{}{})
+				comment(author, "", "now for everyone")
+				if got := body(showAdded); got != "now for everyone" {
+					t.Errorf("a shower's commentAdded: %q, want %q", got, "now for everyone")
+				}
+				if got := body(hideAdded); got != "now for everyone" {
+					t.Errorf("a hider's commentAdded: %q first, want the comments of the NSFW post left out", got)
+				}
 			})
 		}
 	})

@@ -281,6 +281,12 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 					v = any(store.Withheld(p)).(T) // postChanged of a post asked for by id: withheld, as post(id)
 				}
 			}
+			if c, isComment := any(v).(*store.Comment); isComment && c.OnNSFWPost() {
+				if !req.showNSFWNow() {
+					return true // the thread of an NSFW post is withheld with it (Loader.Comment)
+				}
+				nsfw = true
+			}
 			var by store.UserKey
 			if from.blockable {
 				if by = authorOf(v); req.blocksNow().Has(by) {

@@ -28,9 +28,12 @@ func (l *Loader) Comment(ctx context.Context, id string) (*Comment, error) {
 		return nil, nil
 	}
 	c := l.commentOf(calls[1], pid, num, AllCommentFields)
-	if c != nil && post.NSFWHidden {
+	if c != nil && post.NSFW {
 		w := *c // the loader's own copy stays as read
-		w.Text, w.postHidden = "", true
+		w.postNSFW = true
+		if post.NSFWHidden {
+			w.Text, w.postHidden = "", true
+		}
 		c = &w
 	}
 	return c, nil

@@ -31,15 +31,20 @@ type Comment struct {
 	BlockedByViewer bool
 
 	masked bool // a removed comment as those who may not see it see it: see Masked
-	// postHidden is a comment of an NSFW post read by a viewer who does not show NSFW posts
-	// (Post.NSFWHidden): withheld with its post, no body and no replies listed.
-	postHidden bool
+	// postNSFW is a comment of an NSFW post, as Loader.Comment reads it; postHidden one read by a
+	// viewer who does not show NSFW posts (Post.NSFWHidden): withheld with its post, no body and
+	// no replies listed.
+	postNSFW, postHidden bool
 
 	authorName string // the author's name as the comment's hash keeps it; see Loader.NamedAuthor
 
 	pid string // the post's key
 	num string // the comment's number as stored: 12 digits
 }
+
+// OnNSFWPost reports whether the comment, read by id (Loader.Comment), is on an NSFW post: a
+// live stream delivers it only to those who show NSFW posts.
+func (c *Comment) OnNSFWPost() bool { return c.postNSFW }
 
 // NodeID returns the comment's global id.
 func (c *Comment) NodeID() string { return c.ID }
