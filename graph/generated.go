@@ -3358,7 +3358,8 @@ type User implements Node {
   and CONTROVERSIAL rank the user's newest 1,000 comments by their votes as a post's reply
   orders do (ties by id, the larger first); a cursor of one order is BAD_USER_INPUT in another.
   Deleted and removed comments are left out, and so are those the viewer may not read (on a
-  removed post, or of a post's author the viewer blocks): a page may then hold fewer than asked.
+  removed post, on an NSFW post withheld from the viewer, or of a post's author the viewer
+  blocks): a page may then hold fewer than asked.
   """
   comments(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   "The user's comments that are neither deleted nor removed, on posts that are not deleted."
@@ -3403,7 +3404,7 @@ type Post implements Node {
   groups: [Group!]!
   "Comments in the whole thread that are not deleted."
   commentCount: Int!
-  "Top-level comments."
+  "Top-level comments; none when the post is withheld from the viewer (nsfwHidden): its thread is withheld with it."
   comments(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   "When a scheduled post will be published; null once it is, or if it never was scheduled."
   publishAt: Time
@@ -3429,7 +3430,7 @@ type Comment implements Node {
   parent: Comment
   "Null once deleted, and once its author deleted their account."
   author: User
-  "Null once deleted."
+  "Null once deleted, when the viewer blocks its author, when it was removed and the viewer may not see it, and when its post is withheld from the viewer (nsfwHidden)."
   body: String
   deleted: Boolean!
   createdAt: Time!
@@ -3443,6 +3444,7 @@ type Comment implements Node {
   viewerVote: VoteDirection!
   "Direct replies, deleted ones with live replies included."
   replyCount: Int!
+  "Direct replies; none when its post is withheld from the viewer (nsfwHidden)."
   replies(sort: CommentSort = NEW, first: Int = 20, after: String, last: Int, before: String): CommentConnection!
   "Removed by a moderator: its author and the moderators still see its text; to others it is a tombstone like a deleted comment."
   removed: Boolean!
