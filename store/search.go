@@ -887,6 +887,16 @@ func (b *textBudget) take(n int) bool {
 	return true
 }
 
+// spentAll reports whether the budget has no bytes left.
+func (b *textBudget) spentAll() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.spent >= searchTextBytes
+}
+
 // room returns how many of the next n candidates, each of which may have its text read, one
 // batch may take: as many as the bytes left pay for at the longest text matched so far, and at
 // most twice as many as have been matched (or first), so that texts longer than any met so far
@@ -1082,16 +1092,18 @@ const searchTextFirst = 32
 // searchTextBytes (lim.countText): past it, the older candidates count as unchecked ones do.
 func searchTotal(ctx context.Context, hits []search.Hit, lim searchLimits, count searchCount) (int, error) {
 	from := max(0, len(hits)-lim.count)
-	// The first batch is short for a phrase, whose every candidate's text is matched; otherwise
-	// only the edited candidates' text is, and a count of up to searchCountBatch candidates
-	// keeps its one round trip.
-	first := searchCountBatch
-	if lim.estimate {
-		first = searchTextFirst
-	}
+	first := searchTextFirst // a phrase's first batch (see textBudget.room)
 	kept, checked := 0, 0
 	for i := len(hits); i > from; { // the newest first, in batches
-		k := lim.countText.room(min(searchCountBatch, i-from), first, checked > 0)
+		k := min(searchCountBatch, i-from)
+		if lim.estimate {
+			// A phrase matches every candidate's text: its batches are as many as the text
+			// budget pays for. Otherwise only the edited candidates' text is matched, which
+			// countTexts sizes, and a batch is the fields of up to searchCountBatch candidates.
+			k = lim.countText.room(k, first, checked > 0)
+		} else if lim.countText.spentAll() {
+			k = 0
+		}
 		if k <= 0 {
 			break // the text budget is spent: the older candidates are not checked
 		}

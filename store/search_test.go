@@ -1097,3 +1097,50 @@ func TestSearchPagesGoOnPastTheirBound(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchCountKeepsItsBatchesPastALongText: one long edited post among a search's candidates
+// (its text matched for the count) does not shrink the count's batches of the other candidates,
+// whose text is not read: the count costs the same round trips as without it.
+func TestSearchCountKeepsItsBatchesPastALongText(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		b, rt := b.Counted(t)
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		const n = 300
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < n; i += 4 {
+					if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("Plover %d", i), Body: "a plover"}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		count := func() (int, int64) {
+			t.Helper()
+			before := rt.Count()
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "plover", Sort: store.SearchNew}, store.Window{First: 5}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.Total, rt.Count() - before
+		}
+		total, plain := count()
+		newest := f.postBody(alice, "The newest plover", "a plover")
+		long := "plover " + strings.Repeat("and a tern ", (store.MaxPostBodyRunes-7)/11)
+		if _, err := f.s.EditPost(f.ctx, uk(alice), newest.ID, store.PostEdit{Body: &long}); err != nil {
+			t.Fatal(err)
+		}
+		got, withLong := count()
+		if total != n || got != n+1 {
+			t.Errorf("totalCount %d, then %d; want %d, then %d", total, got, n, n+1)
+		}
+		// The edited post's text is one more read, in the count's own pipeline after its fields.
+		if withLong > plain+1 {
+			t.Errorf("a count with one long edited post took %d round trips, %d without it", withLong, plain)
+		}
+	})
+}
