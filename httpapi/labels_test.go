@@ -367,7 +367,11 @@ func TestLabelsLiveFeeds(t *testing.T) {
 				changed := `subscription($p:ID!){postChanged(postId:$p){title nsfwHidden upvotes}}`
 				hideChanged := subscribe(t, a.srv.URL, proto, hide, changed, map[string]any{"p": adult.CreatePost.ID})
 				showChanged := subscribe(t, a.srv.URL, proto, show, changed, map[string]any{"p": adult.CreatePost.ID})
-				all := []sub{anonPosts, hidePosts, showPosts, hideFeed, showFeed, hideChanged, showChanged}
+				// What an event's response reads below it is read as the subscriber's queries read it.
+				nested := `subscription{postPublished{title author{posts(first:50){nodes{title}}}}}`
+				hideNested := subscribe(t, a.srv.URL, proto, hide, nested, nil)
+				showNested := subscribe(t, a.srv.URL, proto, show, nested, nil)
+				all := []sub{anonPosts, hidePosts, showPosts, hideFeed, showFeed, hideChanged, showChanged, hideNested, showNested}
 				defer func() {
 					for _, s := range all {
 						s.close()
@@ -406,6 +410,31 @@ func TestLabelsLiveFeeds(t *testing.T) {
 				a.do(hide, `mutation($p:ID!){votePost(postId:$p,direction:NONE){id}}`, map[string]any{"p": adult.CreatePost.ID}).decode(t, &struct{}{})
 				title(hideChanged, "postChanged")
 				title(showChanged, "postChanged")
+				authorsPosts := func(s sub) (string, map[string]bool) {
+					t.Helper()
+					var d struct {
+						PostPublished struct {
+							Title  string
+							Author struct {
+								Posts struct{ Nodes []struct{ Title string } }
+							}
+						}
+					}
+					next(t, s, &d)
+					titles := map[string]bool{}
+					for _, n := range d.PostPublished.Author.Posts.Nodes {
+						titles[n.Title] = true
+					}
+					return d.PostPublished.Title, titles
+				}
+				if got, titles := authorsPosts(hideNested); got != "plain "+proto || titles["adult "+proto] || titles["old adult"] || !titles["plain "+proto] {
+					t.Errorf("a hider's postPublished %q with its author's posts %v: want the NSFW ones left out", got, titles)
+				}
+				for _, want := range []string{"adult " + proto, "plain " + proto} {
+					if got, titles := authorsPosts(showNested); got != want || !titles["adult "+proto] || !titles["old adult"] {
+						t.Errorf("a shower's postPublished %q with its author's posts %v: want %q, the NSFW ones in", got, titles, want)
+					}
+				}
 
 				// The thread of an NSFW post is withheld with it: its new comments reach only those
 				// who show NSFW posts, and a notification from it comes withheld.

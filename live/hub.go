@@ -184,8 +184,9 @@ func (h *Hub) read(msgs <-chan *rdb.Message) {
 }
 
 // dispatch copies one message to every local subscriber of its channel, never blocking: a
-// subscriber whose buffer is full misses it and is owed a Gap. Every subscriber receives the same Event, with one fresh Loader,
-// so their reads of the event's data share pipelines and cache.
+// subscriber whose buffer is full misses it and is owed a Gap. Every subscriber receives the
+// same Event, with one fresh Loader (one per NSFW setting: Event.LoaderFor), so their reads of
+// the event's data share pipelines and cache.
 func (h *Hub) dispatch(m *rdb.Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -200,7 +201,7 @@ func (h *Hub) dispatch(m *rdb.Message) {
 		h.opts.Log.Error("live event: bad payload", "channel", m.Channel, "err", err)
 		return
 	} else {
-		ev.Loader = h.st.NewLoader()
+		ev = newEvent(h.st, ev.ID, ev.EventIDs)
 	}
 	owed := false
 	for sub := range t.subs {

@@ -9,6 +9,7 @@ package live
 import (
 	"context"
 	"log/slog"
+	"sync"
 
 	"github.com/agora/agora/store"
 )
@@ -52,14 +53,59 @@ type Event struct {
 	// Loader reads the event's data. It is fresh for each event and shared by every subscriber
 	// of the event in this process, so that each piece of data is read once: the first
 	// subscriber to ask reads it and the others join that read. It caches raw Redis replies
-	// only; whatever depends on the viewer is computed from them per subscriber.
+	// only; whatever depends on the viewer is computed from them per subscriber. It hides no
+	// NSFW post (the store's own view); LoaderFor gives the loader of each setting.
 	Loader *store.Loader `json:"-"`
+
+	// loaders are the event's loaders by NSFW setting (LoaderFor).
+	loaders *eventLoaders
 
 	// Gap says that the process's subscription to the channel was interrupted (its Redis
 	// connection broke and was made again), or that the subscriber's buffer was full: events
 	// may have been published meanwhile that only the channel's log has. A Gap event carries
 	// nothing else; catch up with Replay.
 	Gap bool `json:"-"`
+}
+
+// newEvent returns the event of ids with a fresh Loader, and its loaders by NSFW setting.
+func newEvent(st *store.Store, id string, ids store.EventIDs) Event {
+	l := &eventLoaders{st: st}
+	return Event{ID: id, EventIDs: ids, Loader: l.get(true), loaders: l}
+}
+
+// LoaderFor returns the event's loader for subscribers who show NSFW posts (showNSFW) or who do
+// not: one per setting, made when first asked for and shared by every subscriber of that
+// setting, reading as their queries read (store.Loader.HideNSFW) — whatever the response reads
+// below the event's top-level value, an author's posts for instance. A Gap event has none.
+func (ev Event) LoaderFor(showNSFW bool) *store.Loader {
+	if ev.loaders == nil {
+		return ev.Loader
+	}
+	return ev.loaders.get(showNSFW)
+}
+
+// eventLoaders are one event's loaders, by NSFW setting.
+type eventLoaders struct {
+	st   *store.Store
+	mu   sync.Mutex
+	show *store.Loader // hides nothing: Event.Loader
+	hide *store.Loader // hides NSFW posts, made when first asked for
+}
+
+func (l *eventLoaders) get(showNSFW bool) *store.Loader {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if showNSFW {
+		if l.show == nil {
+			l.show = l.st.NewLoader()
+		}
+		return l.show
+	}
+	if l.hide == nil {
+		l.hide = l.st.NewLoader()
+		l.hide.HideNSFW(true)
+	}
+	return l.hide
 }
 
 // Stats counts a process's live-event subscriptions.
@@ -150,7 +196,7 @@ func (h *Hub) replay(ctx context.Context, channel, after string) ([]Event, error
 	}
 	out := make([]Event, len(logged))
 	for i, e := range logged {
-		out[i] = Event{ID: e.ID, EventIDs: e.EventIDs, Loader: h.st.NewLoader()}
+		out[i] = newEvent(h.st, e.ID, e.EventIDs)
 	}
 	return out, nil
 }

@@ -216,7 +216,8 @@ func resumeFrom(ctx context.Context, after *string) (string, error) {
 
 // stream turns a live subscription into the channel a subscription resolver returns. For each
 // event, load returns the value to send (ok false skips the event, errEndStream ends the stream);
-// it reads through ev.Loader, which the event's response then reads through too, and the event's
+// it reads through ev.Loader — the event's loader of the subscriber's NSFW setting
+// (live.Event.LoaderFor) — which the event's response then reads through too, and the event's
 // cursor goes with the response (extensions.cursor). Other load errors are logged and the event
 // is skipped: one failed read should not end every subscriber's stream at once. The subscription
 // is closed when the stream ends, whether the client left, the hub ended it, or its subject
@@ -255,6 +256,10 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 		// handle sends one event; false ends the stream.
 		handle := func(ev live.Event) bool {
 			last = ev.ID
+			// The event's data, and whatever its response reads below it, as the subscriber's
+			// queries read it: the loader of their NSFW setting now (a shared execution's is its
+			// subscribers').
+			ev.Loader = ev.LoaderFor(req.showNSFWNow())
 			v, ok, err := load(ctx, ev)
 			switch {
 			case errors.Is(err, errEndStream):

@@ -128,11 +128,7 @@ func (r *Resolver) notificationAdded(ctx context.Context, after *string) (<-chan
 		return nil, err
 	}
 	needs := notificationNeeds(ctx, false)() // once for the whole stream
-	req := requestFrom(ctx)
 	return stream(ctx, r.Log, sub, resume{after: from}, func(ctx context.Context, ev live.Event) (*store.Notification, bool, error) {
-		// The event's loader is the viewer's alone (their channel's): it reads as their queries
-		// do, an NSFW post and its comments withheld unless they show NSFW posts now.
-		ev.Loader.HideNSFW(!req.showNSFWNow())
 		n, err := ev.Loader.Notification(ctx, viewer, ev.Notification)
 		if err != nil || n == nil {
 			return nil, false, err // trimmed before it was read: skipped
