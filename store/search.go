@@ -887,6 +887,23 @@ func (b *textBudget) take(n int) bool {
 	return true
 }
 
+// spend counts n bytes of text read but not matched (see postResults.keeps): they shrink the
+// rounds and batches that follow (room) as matched ones do, but never stop a text from being
+// matched by themselves: the next take does, when they have spent the budget.
+func (b *textBudget) spend(n int) {
+	if b == nil || n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += int64(n)
+	b.longest = max(b.longest, int64(n))
+	b.texts++
+	if b.observe != nil {
+		b.observe(n)
+	}
+}
+
 // spentAll reports whether the budget has no bytes left.
 func (b *textBudget) spentAll() bool {
 	if b == nil {
@@ -1157,12 +1174,16 @@ func (f postResults) visible(p *Post) bool {
 }
 
 // keeps reports whether p, read with its text, is a result; examined is false when its text
-// had to be matched and the text budget had run out.
-func (f postResults) keeps(p *Post) (keep, examined bool) {
+// had to be matched and the text budget had run out. read is how many bytes of text were read of
+// p that it does not match (a body the response shows, or one read with a candidate the viewer
+// cannot see): they count against the budget all the same (textBudget.spend).
+func (f postResults) keeps(p *Post, read int) (keep, examined bool) {
 	switch {
 	case !f.visible(p):
+		f.text.spend(read)
 		return false, true
 	case !searchTextCheck(f.q, p.EditedAt):
+		f.text.spend(read)
 		return true, true
 	case !f.text.take(len(p.Title) + len(p.Body)):
 		return false, false
@@ -1239,7 +1260,7 @@ func (l *Loader) countPosts(ctx context.Context, f postResults, hs []search.Hit)
 		}
 		kept := 0
 		for i, p := range posts {
-			keep, ok := f.keeps(p)
+			keep, ok := f.keeps(p, 0) // each is matched: its text counts as matched
 			if !ok {
 				return kept, at[i], nil
 			}
@@ -1377,37 +1398,92 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		count = func(ctx context.Context, hs []search.Hit) (int, int, error) { return l.countPosts(ctx, fc, hs) }
 	}
 	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, lim, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, int, error) {
-		pids := make([]string, len(hs))
-		for i, h := range hs {
-			pids[i] = strconv.FormatUint(h.Doc.A, 10)
-		}
-		// The candidates and what the response reads below them go level by level, as a listing's
-		// page does (postPage): the posts read for the check are the ones the response shows. The
-		// check matches the words of the body (keeps: an edited post, a phrase), so the body is
-		// read even when the response shows none.
-		n := withPostBody(evalNeeds(needs))
-		l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, n)
-		posts, kept, err := l.postsByKey(ctx, pids, n.ReadsPostBody())
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		var out []*Post
-		var idx []int
-		for i, p := range posts {
-			keep, ok := f.keeps(p)
-			if !ok {
-				return out, idx, kept[i], nil // the text budget ran out here
-			}
-			if keep {
-				out, idx = append(out, p), append(idx, kept[i])
-			}
-		}
-		return out, idx, len(hs), nil
+		return l.searchPostsCheck(ctx, f, hs, evalNeeds(needs))
 	}, count)
 	if err != nil {
 		return nil, err
 	}
 	return page, nil
+}
+
+// searchPostsCheck is the check of a round of a page of a search of posts (searchVerify): the
+// posts of hs that f keeps, read with what n says the response reads of them.
+//
+// The candidates and what the response reads below them go level by level, as a listing's page
+// does (postPage): the posts read for the check are the ones the response shows. Their bodies are
+// read with them only when the response shows them or every candidate's text is matched (a
+// phrase); otherwise the bodies of the visible candidates edited since they were indexed, whose
+// text is matched (searchTextCheck), are read after them. Every body read counts against the
+// page's text budget, those of candidates the viewer cannot see (NSFW withheld, removed,
+// scheduled, by a blocked author) too: planted long posts a viewer never finds cannot make
+// the page's rounds read them by the megabyte (the rounds after the first are as many as the
+// budget left pays for: textBudget.room).
+func (l *Loader) searchPostsCheck(ctx context.Context, f postResults, hs []search.Hit, n *Needs) ([]*Post, []int, int, error) {
+	pids := make([]string, len(hs))
+	for i, h := range hs {
+		pids[i] = strconv.FormatUint(h.Doc.A, 10)
+	}
+	body := n.ReadsPostBody() || searchTextCheck(f.q, nil)
+	if body {
+		n = withPostBody(n)
+	}
+	l.Walk(ctx, Items{Kind: ItemPost, Keys: pids}, n)
+	reads := make([]read, len(pids))
+	for i, pid := range pids {
+		reads[i] = l.postReadOf(pid, body)
+	}
+	calls := l.getAll(ctx, reads...) // read by the walk: no round trip
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, nil, 0, err
+	}
+	posts := make([]*Post, len(calls))
+	var edited []int // visible, edited, and read without their bodies
+	for i, c := range calls {
+		posts[i] = l.postOf(c, pids[i])
+		if !body && f.visible(posts[i]) && searchTextCheck(f.q, posts[i].EditedAt) {
+			edited = append(edited, i)
+		}
+	}
+	if len(edited) > 0 {
+		keys := make([]string, len(edited))
+		for j, i := range edited {
+			keys[j] = pids[i]
+		}
+		withText, at, err := l.postsByKey(ctx, keys, true)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for j, p := range withText {
+			posts[edited[at[j]]] = p
+		}
+	}
+	var out []*Post
+	var idx []int
+	for i, p := range posts {
+		read := 0
+		if body {
+			read = postBodyLen(calls[i])
+		}
+		keep, ok := f.keeps(p, read)
+		if !ok {
+			return out, idx, i, nil // the text budget ran out here
+		}
+		if keep {
+			out, idx = append(out, p), append(idx, i)
+		}
+	}
+	return out, idx, len(hs), nil
+}
+
+// postBodyLen returns the length of the body a done post read with its texts (postReadOf) read,
+// withheld or not.
+func postBodyLen(c *call) int {
+	if c.cmd2 != nil && c.cmd2.Err() == nil {
+		if t := c.cmd2.(*rdb.StringSliceCmd).Val(); len(t) > 0 {
+			return len(t[0])
+		}
+	}
+	return len(postValues(c)[1]) // a keyspace of an earlier layout: the body in the hash
 }
 
 // byVotes scores the newest searchTopCap hits by their posts' net votes (the site's TOP
@@ -1605,7 +1681,11 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 		for i, h := range hs {
 			pid, num := commentOfHit(h)
 			c := l.commentOf(calls[2*i+1], pid, num, AllCommentFields)
-			keep, ok := f.keeps(l.postOf(calls[2*i], pid), c)
+			read := 0
+			if c != nil {
+				read = len(c.Text)
+			}
+			keep, ok := f.keeps(l.postOf(calls[2*i], pid), c, read)
 			if !ok {
 				return out, idx, i, nil // the text budget ran out here
 			}
@@ -1633,12 +1713,16 @@ type commentResults struct {
 }
 
 // keeps reports whether comment c of post p, read with its text, is a result; examined is false
-// when its text had to be matched and the text budget had run out.
-func (f commentResults) keeps(p *Post, c *Comment) (keep, examined bool) {
+// when its text had to be matched and the text budget had run out. read is how many bytes of
+// text were read of c: those it does not match count against the budget all the same (see
+// postResults.keeps).
+func (f commentResults) keeps(p *Post, c *Comment, read int) (keep, examined bool) {
 	switch {
 	case !f.visible(p, c):
+		f.text.spend(read)
 		return false, true
 	case !searchTextCheck(f.q, c.EditedAt):
+		f.text.spend(read)
 		return true, true
 	case !f.text.take(len(c.Text)):
 		return false, false

@@ -825,16 +825,31 @@ func TestSearchMatchesTheBodyWhenTheResponseShowsNone(t *testing.T) {
 // each one in a pipeline or alone.
 // bodyReads counts the post bodies a client reads (HMGET of a thread's bodies hash, field "b"),
 // and their bytes.
-type bodyReads struct{ n, bytes atomic.Int64 }
+// bodyReads counts the reads of post bodies (n, bytes) and the bytes of comment bodies read
+// (commentBytes) from the threads' bodies hashes.
+type bodyReads struct{ n, bytes, commentBytes atomic.Int64 }
 
 func (r *bodyReads) count(cmds []rdb.Cmder) {
 	for _, c := range cmds {
-		if a := c.Args(); c.Name() == "hmget" && len(a) == 3 && a[2] == "b" {
+		a := c.Args()
+		if c.Name() != "hmget" || len(a) < 3 {
+			continue
+		}
+		key, _ := a[1].(string)
+		if k, ok := a[1].(*string); ok { // the loader's keys go by address
+			key = *k
+		}
+		into := &r.commentBytes
+		switch {
+		case len(a) == 3 && a[2] == "b":
 			r.n.Add(1)
-			if sc, ok := c.(*rdb.StringSliceCmd); ok { // the loader's HMGET (sendHMGET)
-				for _, v := range sc.Val() {
-					r.bytes.Add(int64(len(v)))
-				}
+			into = &r.bytes
+		case !strings.HasSuffix(key, ":c:body"):
+			continue
+		}
+		if sc, ok := c.(*rdb.StringSliceCmd); ok { // the loader's HMGET (sendHMGET)
+			for _, v := range sc.Val() {
+				into.Add(int64(len(v)))
 			}
 		}
 	}
@@ -977,6 +992,147 @@ func TestSearchTextWorkIsBoundedInBytes(t *testing.T) {
 			if !got[newest] {
 				t.Errorf("%s: paging back from the end did not reach the newest match: %v", what, got)
 			}
+		}
+	})
+}
+
+// TestSearchHiddenCandidatesCostTheirBodies: a search page reads a candidate's body only when the
+// response shows it or the query matches it, and the bodies it reads of candidates the viewer
+// cannot see count against its text budget like those it matches — posts of 40,000 characters
+// a viewer never finds (NSFW for one who hides it, scheduled) do not make one page read them by
+// the megabyte — and paging on still reaches the visible match behind them.
+func TestSearchHiddenCandidatesCostTheirBodies(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f, reads := newBodyReadsFixture(t, b)
+		alice := f.user("alice")
+		f.postBody(alice, "The visible tern", "a tern over the bay") // the oldest: behind every hidden one
+		long := strings.Repeat("a tern and a gull ", store.MaxPostBodyRunes/18)
+		const nsfw, scheduled = 110, 10 // a user schedules 10 posts at most
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < nsfw+scheduled; i += 4 {
+					np := store.NewPost{Title: fmt.Sprintf("Hidden %d", i), Body: long, NSFW: i < nsfw}
+					if i >= nsfw {
+						np.PublishAt = time.Now().Add(24 * time.Hour)
+					}
+					if _, err := f.s.CreatePost(f.ctx, uk(alice), np); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		showBody := func() *store.Needs { return &store.Needs{PostFieldsChosen: true, PostBody: true} }
+		noBody := func() *store.Needs { return &store.Needs{PostFieldsChosen: true} }
+		for _, tc := range []struct {
+			name  string
+			needs func() *store.Needs
+			most  int64 // bytes of bodies one page may read
+		}{
+			// The first round (the page and one more) is read whole, as a listing's page of its
+			// size would be; the rounds after it as far as the budget pays, one text past it.
+			{"the response shows bodies", showBody, int64(21*len(long) + store.SearchTextBytes + len(long))},
+			{"the response shows no body", noBody, 0},
+		} {
+			l := f.s.NewLoader()
+			l.HideNSFW(true)
+			reads.bytes.Store(0)
+			p, err := l.SearchPosts(f.ctx, store.PostSearch{Query: "tern", Sort: store.SearchNew}, store.Window{First: 20, NoTotal: true}, tc.needs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := reads.bytes.Load(); n > tc.most {
+				t.Errorf("%s: the first page read %d bytes of bodies for %d hidden posts of %d bytes, want at most %d",
+					tc.name, n, nsfw+scheduled, len(long), tc.most)
+			}
+			found := false
+			for page := 0; ; page++ {
+				for _, it := range p.Items {
+					if it.Title != "The visible tern" {
+						t.Fatalf("%s: a hidden post was found: %q", tc.name, it.Title)
+					}
+					found = true
+				}
+				if !p.HasNext || page > nsfw+scheduled {
+					break
+				}
+				l := f.s.NewLoader()
+				l.HideNSFW(true)
+				if p, err = l.SearchPosts(f.ctx, store.PostSearch{Query: "tern", Sort: store.SearchNew}, store.Window{First: 20, After: p.EndCursor(), NoTotal: true}, tc.needs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !found {
+				t.Errorf("%s: paging on did not reach the visible post", tc.name)
+			}
+		}
+	})
+}
+
+// TestSearchHiddenCommentsCostTheirBodies: the bodies a comment search's page reads of comments the
+// viewer cannot see (those of an NSFW post, for a viewer who hides them) count against its text
+// budget: 300 such comments of 10,000 characters do not make one page read them all, and paging
+// on still reaches the visible comment behind them.
+func TestSearchHiddenCommentsCostTheirBodies(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f, reads := newBodyReadsFixture(t, b)
+		alice := f.user("alice")
+		open := f.postBody(alice, "Open", "an open thread")
+		if _, err := f.s.CreateComment(f.ctx, uk(alice), store.NewComment{PostID: open.ID, Body: "a tern over the bay"}); err != nil {
+			t.Fatal(err)
+		}
+		hidden, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: "Hidden", Body: "a thread", NSFW: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		long := strings.Repeat("a tern and a gull ", store.MaxCommentBodyRunes/18)
+		const planted = 300
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < planted; i += 4 {
+					if _, err := f.s.CreateComment(f.ctx, uk(alice), store.NewComment{PostID: hidden.ID, Body: long}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		search := func(after string) *store.Page[*store.Comment] {
+			t.Helper()
+			l := f.s.NewLoader()
+			l.HideNSFW(true)
+			p, err := l.SearchComments(f.ctx, store.CommentSearch{Query: "tern", Sort: store.SearchNew}, store.Window{First: 20, After: after, NoTotal: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		reads.commentBytes.Store(0)
+		p := search("")
+		// The first round (the page and one more) is read whole; the rounds after it as far as
+		// the budget pays, one text past it.
+		if n, most := reads.commentBytes.Load(), int64(22*len(long)+store.SearchTextBytes); n > most {
+			t.Errorf("the first page read %d bytes of comment bodies for %d hidden comments of %d bytes, want at most %d", n, planted, len(long), most)
+		}
+		found := false
+		for page := 0; ; page++ {
+			for _, c := range p.Items {
+				if c.Text != "a tern over the bay" {
+					t.Fatalf("a hidden comment was found: %.20q", c.Text)
+				}
+				found = true
+			}
+			if !p.HasNext || page > planted {
+				break
+			}
+			p = search(p.EndCursor())
+		}
+		if !found {
+			t.Error("paging on did not reach the visible comment")
 		}
 	})
 }
