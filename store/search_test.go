@@ -709,6 +709,24 @@ func TestSearchRoundTrips(t *testing.T) {
 		if p, trips := search(31, false); len(p.Items) != 31 || p.Total != 31 || trips != 3 {
 			t.Fatalf("again: %d posts of %d in %d round trips, want 31 in 3", len(p.Items), p.Total, trips)
 		}
+		// A response without the bodies reads none, in as many round trips; an edited result's
+		// body is read after its hash, to match it, in one more.
+		noBody := func() *store.Needs { return &store.Needs{PostFieldsChosen: true} }
+		for _, edited := range []bool{false, true} {
+			if edited {
+				if _, err := f.s.EditPost(f.ctx, uk(alice), p.Items[0].ID, store.PostEdit{Body: ptr("red-necked, grey and edited")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rt.Reset()
+			p, err := f.s.NewLoader().SearchPosts(f.ctx, store.PostSearch{Query: "phalarope gre"}, store.Window{First: 5, NoTotal: true}, noBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int64{false: 2, true: 3}[edited]; len(p.Items) != 5 || rt.Count() != want {
+				t.Fatalf("without bodies (an edited result: %v): %d posts in %d round trips, want 5 in %d", edited, len(p.Items), rt.Count(), want)
+			}
+		}
 	})
 }
 
