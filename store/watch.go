@@ -403,8 +403,10 @@ func (s *Store) queueWatchPost(ctx context.Context, group, pid string) error {
 }
 
 // runWatchJob delivers one chunk of a fan-out to watchers with ALL: "<post> <number> <cursor>" for
-// a comment, "<group> <post> <cursor>" for a post. It reads the item again (nothing goes out for
-// one deleted since), takes the next fanoutBatch members of the watchers' set from the cursor
+// a comment, "<group> <post> <cursor>" for a post. It reads the item again: nothing goes out for
+// one that left its watchers' view since (a comment deleted or removed, or its post removed; a
+// post removed, or erased with its author's account), so that moderation stops a fan-out under
+// way. It takes the next fanoutBatch members of the watchers' set from the cursor
 // (SSCAN returns every member present for the whole scan), delivers to them, and queues the
 // next chunk before it returns, so an interrupted chain goes on from its last finished chunk.
 func (s *Store) runWatchJob(ctx context.Context, j jobs.Job) error {
@@ -429,6 +431,13 @@ func (s *Store) runWatchJob(ctx context.Context, j jobs.Job) error {
 		if c == nil || c.Deleted || c.Removed || c.Author == "" {
 			return nil
 		}
+		p, err := l.Post(ctx, c.PostID) // read with the comment
+		if err != nil {
+			return fmt.Errorf("watchers of comment %s: %w", commentID(pid, num), err)
+		}
+		if p == nil || p.Removed {
+			return nil // a moderator removed the post since: its thread left its watchers' view
+		}
 		set, cause = s.k.postWatchAll(pid), commentCause(pid, num)
 		rec = noticeRecord{Kind: NotificationWatchedComment, At: c.CreatedAt.UnixMilli(), Actor: string(c.Author), Post: pid, Comment: shortNum(num)}
 	default:
@@ -437,8 +446,8 @@ func (s *Store) runWatchJob(ctx context.Context, j jobs.Job) error {
 		if err != nil {
 			return fmt.Errorf("watchers of post %s: %w", pid, err)
 		}
-		if p == nil || p.Removed {
-			return nil
+		if p == nil || p.Removed || p.Erased {
+			return nil // removed, or erased with its author's account: no new post to tell of
 		}
 		set, cause = s.k.groupWatchAll(group), postCause(pid)
 		rec = noticeRecord{Kind: NotificationWatchedPost, At: p.CreatedAt.UnixMilli(), Actor: string(p.Author), Post: pid}

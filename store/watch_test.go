@@ -219,3 +219,79 @@ func TestWatchFanoutChunks(t *testing.T) {
 		check("run again")
 	})
 }
+
+// TestWatchFanoutSkipsWhatLeftView: the fan-out to the watchers with ALL reads its item again
+// when it runs, and delivers nothing about one that left the watchers' view since it was
+// written: a comment whose post a moderator removed (as for a comment removed itself), a post
+// erased with its author's account. Moderation stops a fan-out under way.
+func TestWatchFanoutSkipsWhatLeftView(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		act  func(t *testing.T, w *inboxWorld) // what watchers dan and eve watch, what is written, what then happens to it
+	}{
+		{"a comment's post removed", func(t *testing.T, w *inboxWorld) {
+			for _, u := range []string{"dan", "eve"} {
+				if err := w.s.WatchPost(ctx, uk(u), w.post.ID, store.WatchAll); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.comment("bob", nil, "spam")
+			if _, err := w.s.RemovePost(ctx, "root", w.post.ID, "spam"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a comment removed", func(t *testing.T, w *inboxWorld) {
+			for _, u := range []string{"dan", "eve"} {
+				if err := w.s.WatchPost(ctx, uk(u), w.post.ID, store.WatchAll); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := w.comment("bob", nil, "spam")
+			if _, err := w.s.RemoveComment(ctx, "root", c.ID, "spam"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a post erased with its author's account", func(t *testing.T, w *inboxWorld) {
+			for _, u := range []string{"dan", "eve"} {
+				if err := w.s.WatchGroup(ctx, uk(u), "golang", store.WatchAll); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := w.s.CreatePost(ctx, "bob", store.NewPost{Title: "spam", Groups: []string{"golang"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.s.DeleteAccount(ctx, "bob", "password1", true); err != nil {
+				t.Fatal(err)
+			}
+			for range 20 { // the deletion's chain erases the post
+				w.settle()
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				w := newInboxWorld(t, b, store.Options{WriteLimit: -1}, "bob", "dan", "eve", "root")
+				if err := w.s.GrantAdmin(ctx, "root"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := w.s.CreatePost(ctx, "ann", store.NewPost{Title: "makes the group", Groups: []string{"golang"}}); err != nil {
+					t.Fatal(err)
+				}
+				w.settle()
+				tc.act(t, w)
+				for range 3 { // the notification's job, then the fan-out's
+					w.settle()
+				}
+				for _, u := range []string{"dan", "eve"} {
+					if got := w.summary(u); len(got) != 0 {
+						t.Errorf("%s's inbox %q, want nothing", u, got)
+					}
+					if got := w.unread(u); got != 0 {
+						t.Errorf("%s's unread count %d, want 0", u, got)
+					}
+				}
+			})
+		})
+	}
+}
