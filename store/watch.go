@@ -27,7 +27,7 @@ import (
 //
 // The user's side. The modes live on the watched side, which is what notifications read; each user
 // also keeps an index of what they chose a mode for ({u:<name>}:watches, userWatches), written in
-// the watch's first round trip, before its script runs, like the vote log: an entry may name an
+// the round trip of the watch's script, ahead of it, like the vote log: an entry may name an
 // item the script never reached, which readers skip (the item holds no mode of the user), but no
 // mode is ever missing from it. The account's export lists the modes through it, its deletion
 // takes the user off every mode it names ("watches" step), and Rebuild derives it again from the
