@@ -107,12 +107,12 @@ func (s *Store) runNotifyComment(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("notifications of comment %s: %w", commentID(pid, num), err)
 	}
-	if c == nil || c.Deleted || c.Author == "" {
-		return nil // never written, or deleted since (with its post, maybe): nothing to tell
+	if c == nil || c.Deleted || c.Removed || c.Author == "" {
+		return nil // never written, deleted since (with its post, maybe) or removed: nothing to tell
 	}
 	p, err := l.Post(ctx, c.PostID) // read with the comment
-	if err != nil || p == nil {
-		return err
+	if err != nil || p == nil || p.Removed {
+		return err // a moderator removed the post since: its thread left its readers' view
 	}
 	// One round trip: the parent comment (for a reply) and the users the body names.
 	names := mentionedUsers(c.Text, c.Author)
@@ -177,8 +177,8 @@ func (s *Store) runNotifyPost(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return fmt.Errorf("notifications of post %s: %w", pid, err)
 	}
-	if p == nil {
-		return nil // deleted since, or never written
+	if p == nil || p.Removed {
+		return nil // deleted or removed since, or never written
 	}
 	names := mentionedUsers(p.Body, p.Author)
 	users, err := l.usersByKey(ctx, names)

@@ -220,11 +220,13 @@ func TestWatchFanoutChunks(t *testing.T) {
 	})
 }
 
-// TestWatchFanoutSkipsWhatLeftView: the fan-out to the watchers with ALL reads its item again
+// TestNotificationsSkipWhatLeftView: the fan-out to the watchers with ALL reads its item again
 // when it runs, and delivers nothing about one that left the watchers' view since it was
 // written: a comment whose post a moderator removed (as for a comment removed itself), a post
-// erased with its author's account. Moderation stops a fan-out under way.
-func TestWatchFanoutSkipsWhatLeftView(t *testing.T) {
+// erased with its author's account. Moderation stops a fan-out under way. The REPLY and
+// MENTION notifications of a comment or post removed (or under a post removed) before they went
+// out are not sent either.
+func TestNotificationsSkipWhatLeftView(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -249,6 +251,31 @@ func TestWatchFanoutSkipsWhatLeftView(t *testing.T) {
 			}
 			c := w.comment("bob", nil, "spam")
 			if _, err := w.s.RemoveComment(ctx, "root", c.ID, "spam"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		// The REPLY and MENTION of a comment likewise: a moderator who removes mention spam, or
+		// the post it was written under, before its job runs stops them.
+		{"mentions in a removed comment", func(t *testing.T, w *inboxWorld) {
+			c := w.comment("bob", nil, "spam for @dan and @eve")
+			if _, err := w.s.RemoveComment(ctx, "root", c.ID, "spam"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a reply and a mention under a removed post", func(t *testing.T, w *inboxWorld) {
+			dans := w.comment("dan", nil, "a question")
+			w.settle()
+			w.comment("bob", dans, "spam, and @eve")
+			if _, err := w.s.RemovePost(ctx, "root", w.post.ID, "spam"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"mentions in a removed post", func(t *testing.T, w *inboxWorld) {
+			p, err := w.s.CreatePost(ctx, "bob", store.NewPost{Title: "spam", Body: "for @dan and @eve"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.s.RemovePost(ctx, "root", p.ID, "spam"); err != nil {
 				t.Fatal(err)
 			}
 		}},
