@@ -1129,7 +1129,9 @@ type exportMessage struct {
 	EditedAt     *time.Time `json:"editedAt"`
 }
 
-// messages writes the messages of the account's conversations, then of its pending requests.
+// messages writes the messages of the account's conversations, then of its pending requests,
+// then of the requests it declined: those leave both lists, but their messages stay in the
+// conversation, which the account still reads.
 func (e *exporter) messages(ctx context.Context) error {
 	mb := e.s.k.mailbox(e.uid)
 	for _, list := range []string{mb.convs, mb.reqs} {
@@ -1145,7 +1147,69 @@ func (e *exporter) messages(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return e.declinedConversations(ctx)
+}
+
+// declinedConversations writes the messages of the account's conversations that are in neither
+// of its lists: those of the requests it declined. The mailbox keeps a state for each of them
+// (mailbox.lua), read with HSCAN, a page at a time.
+func (e *exporter) declinedConversations(ctx context.Context) error {
+	mb := e.s.k.mailbox(e.uid)
+	seen := make(map[string]bool) // HSCAN may return a field twice
+	var cursor uint64
+	for {
+		var scan *rdb.ScanCmd
+		err := e.s.pipeline(ctx, []op{{key: mb.state, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			scan = p.HScan(ctx, mb.state, cursor, "", ExportPage)
+			return scan, nil
+		}}}, false)
+		if err == nil {
+			err = scan.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", mb.state, err)
+		}
+		kv, next := scan.Val()
+		var others []string
+		for i := 0; i+1 < len(kv); i += 2 {
+			if o := kv[i]; validUserName(o) && !seen[o] {
+				seen[o] = true
+				others = append(others, o)
+			}
+		}
+		if len(others) > 0 {
+			listed := make([][2]*rdb.FloatCmd, len(others))
+			ops := make([]op, len(others))
+			for i, o := range others {
+				ops[i] = op{key: mb.convs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					listed[i] = [2]*rdb.FloatCmd{p.ZScore(ctx, mb.convs, o), p.ZScore(ctx, mb.reqs, o)}
+					return listed[i][0], listed[i][1]
+				}}
+			}
+			if err := e.s.pipeline(ctx, ops, false); err != nil {
+				return fmt.Errorf("read %s: %w", mb.convs, err)
+			}
+			for i, o := range others {
+				inConvs, inReqs := listed[i][0].Err(), listed[i][1].Err()
+				for _, err := range []error{inConvs, inReqs} {
+					if err != nil && !errors.Is(err, rdb.Nil) {
+						return fmt.Errorf("read %s: %w", mb.convs, err)
+					}
+				}
+				if inConvs != nil && inReqs != nil { // in neither list: exported above otherwise
+					if err := e.conversation(ctx, o); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := e.flush(); err != nil {
+			return err
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }
 
 // conversation writes the messages of the account's conversation with o.
