@@ -780,18 +780,20 @@ type mailbox struct {
 	unread  string // sorted set, all scores 0: "<other>:<message id>" of the unread messages of accepted conversations
 	runread string // sorted set, all scores 0: the same for pending requests
 	state   string // hash: other user → "<a> <d> <r>", u's state in the conversation as conv keeps it
+	ver     string // hash: other user → the version of what the mailbox holds of the conversation (mailbox.lua)
 }
 
 func (k keys) mailbox(uid string) mailbox {
 	tag := k.prefix + "{mb:" + uid + "}"
-	return mailbox{convs: tag + ":convs", reqs: tag + ":reqs", unread: tag + ":unread", runread: tag + ":runread", state: tag + ":state"}
+	return mailbox{convs: tag + ":convs", reqs: tag + ":reqs", unread: tag + ":unread", runread: tag + ":runread", state: tag + ":state",
+		ver: tag + ":ver"}
 }
 
 // mailboxKeysBut lists the keys of uid's mailbox but its conversations (convs), which an
 // account's deletion works through before they go.
 func (k keys) mailboxKeysBut(uid string) []string {
 	mb := k.mailbox(uid)
-	return []string{mb.reqs, mb.unread, mb.runread, mb.state}
+	return []string{mb.reqs, mb.unread, mb.runread, mb.state, mb.ver}
 }
 
 // msgRate is a sorted set of the user's recent messages scored by time (ms), for the limit on

@@ -262,7 +262,7 @@ func (s *Store) checkMessageBody(body string) (string, error) {
 // mailboxCall is the call of one mailbox step (see mailbox.lua) of user uid about other.
 func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptCall {
 	mb := s.k.mailbox(uid)
-	return scriptCall{name: "mailbox", keys: []string{mb.convs, mb.reqs, mb.unread, mb.runread, mb.state},
+	return scriptCall{name: "mailbox", keys: []string{mb.convs, mb.reqs, mb.unread, mb.runread, mb.state, mb.ver},
 		args: append([]any{step, other}, args...)}
 }
 
@@ -464,20 +464,59 @@ func (s *Store) resync(ctx context.Context, a, b string) {
 	}
 }
 
+// syncAttempts bounds the times syncConversation reads a conversation again because a step
+// reached one of its mailboxes, or the conversation changed, while it derived them.
+const syncAttempts = 8
+
+// errSyncContended is the failure of a derivation whose mailboxes kept changing under it.
+var errSyncContended = errors.New("its mailboxes kept changing")
+
 // syncConversation derives the mailboxes of both participants of the conversation of a and b
 // from it (mailbox.lua "sync"): the repair of a conversation, and of a write whose steps
-// disagreed.
+// disagreed. A sync replaces what a mailbox holds of the conversation with what it read, so
+// that a step that reaches the mailbox between the read and the sync (a message sent meanwhile)
+// would be lost: each sync applies only while the mailbox's version of the conversation is the
+// one read before the conversation, and the conversation's revision must not move under the
+// derivation either; else it reads again.
 func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 	if !validUserName(a) || !validUserName(b) {
 		return fmt.Errorf("repair conversation %q %q: malformed", a, b)
 	}
+	for range syncAttempts {
+		done, err := s.syncConversationOnce(ctx, a, b)
+		if err != nil {
+			return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+		}
+		if done {
+			return nil
+		}
+	}
+	return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), errSyncContended)
+}
+
+// syncConversationOnce is one attempt of syncConversation: false when a mailbox or the
+// conversation changed while it read, and it wrote nothing that is not current.
+func (s *Store) syncConversationOnce(ctx context.Context, a, b string) (bool, error) {
 	l := s.NewLoader()
-	first := l.getAll(ctx, hashAllRead(s.k.conv(a, b)), hashFieldRead(s.k.user(a), "deleted"), hashFieldRead(s.k.user(b), "deleted"))
+	// The mailboxes' versions of the conversation first, in a round trip of their own, so that
+	// every step that reaches a mailbox after them either moves its version before the sync
+	// (which then writes nothing) or comes after the sync, which it commutes with: a
+	// conversation's write reaches the conversation before its mailboxes' steps, so the
+	// conversation read next holds every write whose steps the versions count.
+	convRev := s.k.revOf(s.k.conv(a, b))
+	vers := l.getAll(ctx, hashFieldRead(s.k.mailbox(a).ver, b), hashFieldRead(s.k.mailbox(b).ver, a))
+	if err := waitAll(ctx, vers); err != nil {
+		return false, err
+	}
+	version := map[string]string{a: vers[0].cmd.(*rdb.StringCmd).Val(), b: vers[1].cmd.(*rdb.StringCmd).Val()}
+	first := l.getAll(ctx, hashAllRead(s.k.conv(a, b)), hashFieldRead(s.k.user(a), "deleted"), hashFieldRead(s.k.user(b), "deleted"),
+		stringRead(convRev))
 	if err := waitAll(ctx, first); err != nil {
-		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+		return false, err
 	}
 	conv := first[0].cmd.(*rdb.MapStringStringCmd).Val()
 	deleted := map[string]bool{a: first[1].cmd.(*rdb.StringCmd).Val() == "1", b: first[2].cmd.(*rdb.StringCmd).Val() == "1"}
+	readRev := first[3].cmd.(*rdb.StringCmd).Val()
 	// The messages after the earlier of the two read positions: a position's first 13 digits
 	// are the ms of the last message read, so every message after it is scored at or after them.
 	since := min(conv["r:"+a], conv["r:"+b])
@@ -493,7 +532,7 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 			c.cmd = p.ZRangeByScoreWithScores(ctx, s.k.convMsgs(a, b), &rdb.ZRangeBy{Min: minScore, Max: "+inf"})
 		}})
 	if err != nil {
-		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+		return false, err
 	}
 	zs := c.cmd.(*rdb.ZSliceCmd).Val()
 	reads := make([]read, len(zs))
@@ -503,7 +542,7 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
-		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+		return false, err
 	}
 	at := numField(conv, "at")
 	var steps []scriptCall
@@ -523,7 +562,7 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		case conv["q:"+u] == "1":
 			list = "r"
 		}
-		args := []any{conv["a:"+u], numField(conv, "d:"+u), r, list, at}
+		args := []any{conv["a:"+u], numField(conv, "d:"+u), r, list, at, version[u]}
 		if list != "-" {
 			for i, z := range zs {
 				f := fields(calls[i])
@@ -534,10 +573,28 @@ func (s *Store) syncConversation(ctx context.Context, a, b string) error {
 		}
 		steps = append(steps, s.mailboxCall(u, o, "sync", args...))
 	}
-	if err := s.runMany(ctx, steps); err != nil {
-		return fmt.Errorf("repair conversation %s: %w", conversationID(a, b), err)
+	// The conversation's revision again, with the syncs: a write to the conversation since it
+	// was read, whose steps a cluster ran on the mailboxes before their versions were read,
+	// makes the derivation read again.
+	var after *rdb.StringCmd
+	out, err := s.runScripts(ctx, steps, op{key: convRev, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		after = p.Get(ctx, convRev)
+		return after, nil
+	}})
+	if err != nil {
+		return false, err
 	}
-	return nil
+	for _, v := range out {
+		if n, err := replyInt("mailbox", v); err != nil {
+			return false, err
+		} else if n == -2 {
+			return false, nil
+		}
+	}
+	if v, err := after.Result(); (err != nil && !errors.Is(err, rdb.Nil)) || v != readRev {
+		return false, nil
+	}
+	return true, nil
 }
 
 // numField reads an integer field of a hash read with hashAll; 0 when absent.
@@ -1072,7 +1129,9 @@ type exportMessage struct {
 	EditedAt     *time.Time `json:"editedAt"`
 }
 
-// messages writes the messages of the account's conversations, then of its pending requests.
+// messages writes the messages of the account's conversations, then of its pending requests,
+// then of the requests it declined: those leave both lists, but their messages stay in the
+// conversation, which the account still reads.
 func (e *exporter) messages(ctx context.Context) error {
 	mb := e.s.k.mailbox(e.uid)
 	for _, list := range []string{mb.convs, mb.reqs} {
@@ -1088,7 +1147,69 @@ func (e *exporter) messages(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return e.declinedConversations(ctx)
+}
+
+// declinedConversations writes the messages of the account's conversations that are in neither
+// of its lists: those of the requests it declined. The mailbox keeps a state for each of them
+// (mailbox.lua), read with HSCAN, a page at a time.
+func (e *exporter) declinedConversations(ctx context.Context) error {
+	mb := e.s.k.mailbox(e.uid)
+	seen := make(map[string]bool) // HSCAN may return a field twice
+	var cursor uint64
+	for {
+		var scan *rdb.ScanCmd
+		err := e.s.pipeline(ctx, []op{{key: mb.state, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			scan = p.HScan(ctx, mb.state, cursor, "", ExportPage)
+			return scan, nil
+		}}}, false)
+		if err == nil {
+			err = scan.Err()
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", mb.state, err)
+		}
+		kv, next := scan.Val()
+		var others []string
+		for i := 0; i+1 < len(kv); i += 2 {
+			if o := kv[i]; validUserName(o) && !seen[o] {
+				seen[o] = true
+				others = append(others, o)
+			}
+		}
+		if len(others) > 0 {
+			listed := make([][2]*rdb.FloatCmd, len(others))
+			ops := make([]op, len(others))
+			for i, o := range others {
+				ops[i] = op{key: mb.convs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+					listed[i] = [2]*rdb.FloatCmd{p.ZScore(ctx, mb.convs, o), p.ZScore(ctx, mb.reqs, o)}
+					return listed[i][0], listed[i][1]
+				}}
+			}
+			if err := e.s.pipeline(ctx, ops, false); err != nil {
+				return fmt.Errorf("read %s: %w", mb.convs, err)
+			}
+			for i, o := range others {
+				inConvs, inReqs := listed[i][0].Err(), listed[i][1].Err()
+				for _, err := range []error{inConvs, inReqs} {
+					if err != nil && !errors.Is(err, rdb.Nil) {
+						return fmt.Errorf("read %s: %w", mb.convs, err)
+					}
+				}
+				if inConvs != nil && inReqs != nil { // in neither list: exported above otherwise
+					if err := e.conversation(ctx, o); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		if err := e.flush(); err != nil {
+			return err
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }
 
 // conversation writes the messages of the account's conversation with o.

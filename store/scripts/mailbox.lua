@@ -5,7 +5,9 @@
 --          {mb:<u>}:runread (scores 0, members "<other>:<message id>": the unread messages of
 --          accepted conversations and of pending requests)   KEYS[5] hash {mb:<u>}:state, other user →
 --          "<a> <d> <r>": u's a:, d: and r: in the conversation with them, as it keeps them ("0"
---          for none), one short field per conversation so that the hash stays small
+--          for none), one short field per conversation so that the hash stays small   KEYS[6] hash
+--          {mb:<u>}:ver, other user → the version of what the mailbox holds of the conversation
+--          with them, which every step that changes it raises (see sync)
 -- ARGV[1]  the step   ARGV[2] the other user   ARGV[3..] the step's arguments:
 --          out ID MS       u sent message ID at MS: u accepts the conversation (a reply accepts a
 --                          request) and has read what precedes ID
@@ -22,23 +24,47 @@
 --          Read positions are message ids, or 13 digits of ms and "ffffff" (everything sent up to
 --          that ms), compared as strings.
 --          remove ID       message ID is deleted: it is no longer unread
---          sync A D R LIST AT ID...  the conversation as it is (the repair): a:, d:, r: (""
+--          sync A D R LIST AT V ID...  the conversation as it is (the repair): a:, d:, r: (""
 --                          or 0 for none; R a read position), LIST "c" (accepted), "r" (a pending request) or "-"
---                          (neither), the last activity AT, and the ids of u's unread messages
--- Reply    the number of u's unread messages in accepted conversations (-1: see read).
+--                          (neither), the last activity AT, and the ids of u's unread messages,
+--                          as the caller read them after reading the conversation's version V in
+--                          KEYS[6] ("" for none). Unlike the other steps it replaces what the
+--                          mailbox holds, so it applies only while the version is still V:
+--                          otherwise a step changed the mailbox since the caller read, and the
+--                          caller's copy of the conversation may lack that step's write; it then
+--                          writes nothing and replies -2 (the caller reads again). The version
+--                          it leaves ends in "s", so that the same sync run again (a pipeline
+--                          resent after its replies were lost) knows itself and does nothing more.
+-- Reply    the number of u's unread messages in accepted conversations (-1: see read; -2: see
+--          sync).
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
 --          concurrently (the unread sets are sets, read times only move forward, activity only
 --          moves forward), so that the mailbox and the conversation agree whatever order their
 --          steps reach them in; the unread count is the size of KEYS[3], exact by construction.
--- Repeat   every step is idempotent.
+-- Repeat   every step is idempotent (sync: see there).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run that may change
 --          the mailbox raises it (read and remove only when they do: a read the mailbox knows
 --          nothing of, or a remove of a message it does not hold, a deletion's step for a made-up
 --          id, writes no key), so that a cached response that read the aggregate is known to be
 --          stale (store/revisions.go).
-local convs, reqs, unread, runread, state = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local convs, reqs, unread, runread, state, ver = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local step, o = ARGV[1], ARGV[2]
-if step ~= 'read' and step ~= 'remove' then redis.call('INCR', KEYS[#KEYS]) end
+local version = redis.call('HGET', ver, o) or ''
+local function after(v) return tostring(tonumber(string.match(v, '^%d+') or '0') + 1) end
+if step == 'sync' and version ~= ARGV[8] then
+  if version == after(ARGV[8]) .. 's' then return redis.call('ZCARD', unread) end -- this sync, again
+  return -2
+end
+-- changed notes that the step changes the mailbox: the revision and the version move.
+local function changed()
+  redis.call('INCR', KEYS[#KEYS])
+  if step == 'sync' then
+    redis.call('HSET', ver, o, after(version) .. 's')
+  else
+    redis.call('HSET', ver, o, after(version))
+  end
+end
+if step ~= 'read' and step ~= 'remove' then changed() end
 local lo, hi = '[' .. o .. ':', '(' .. o .. ';'
 local st = {'0', '0', '0'} -- a, d, r
 local stated = false -- the state hash has an entry for o
@@ -102,7 +128,7 @@ elseif step == 'read' then
   if not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o) then
     return -1
   end
-  redis.call('INCR', KEYS[#KEYS])
+  changed()
   readTo(ARGV[3])
   save()
 elseif step == 'accept' then
@@ -118,7 +144,7 @@ elseif step == 'decline' then
   end
 elseif step == 'remove' then
   local n = redis.call('ZREM', unread, o .. ':' .. ARGV[3]) + redis.call('ZREM', runread, o .. ':' .. ARGV[3])
-  if n > 0 then redis.call('INCR', KEYS[#KEYS]) end
+  if n > 0 then changed() end
 elseif step == 'sync' then
   local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
   st[1], st[2], st[3] = '0', tostring(d), '0'
@@ -138,7 +164,7 @@ elseif step == 'sync' then
     set = runread
   end
   if set then
-    for i = 8, #ARGV do redis.call('ZADD', set, 0, o .. ':' .. ARGV[i]) end
+    for i = 9, #ARGV do redis.call('ZADD', set, 0, o .. ':' .. ARGV[i]) end
   end
 else
   return redis.error_reply('INVALID unknown mailbox step ' .. step)
