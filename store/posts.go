@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Post is a link or text post.
@@ -400,7 +401,10 @@ func atoi64(s string) int64 {
 }
 
 func checkIdempotencyKey(k string) error {
-	if len(k) > 64 {
+	switch {
+	case !utf8.ValidString(k):
+		return invalidf("idempotencyKey must be valid UTF-8")
+	case utf8.RuneCountInString(k) > 64:
 		return invalidf("idempotencyKey must be at most 64 characters")
 	}
 	return nil

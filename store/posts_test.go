@@ -127,6 +127,7 @@ func TestCreatePostValidation(t *testing.T) {
 			"long group":    {Title: "t", Groups: []string{strings.Repeat("g", 33)}},
 			"too many":      {Title: "t", Groups: many},
 			"long idem key": {Title: "t", IdempotencyKey: strings.Repeat("k", 65)},
+			"bad idem key":  {Title: "t", IdempotencyKey: "k\xff"},
 		} {
 			if _, err := f.s.CreatePost(f.ctx, uk(alice), in); !store.IsKind(err, store.KindInvalid) {
 				t.Errorf("%s: %v, want invalid", name, err)
@@ -136,7 +137,8 @@ func TestCreatePostValidation(t *testing.T) {
 			t.Fatalf("%d posts after only invalid input", n)
 		}
 		// Boundaries are accepted.
-		if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: strings.Repeat("é", 300), Body: strings.Repeat("b", 40000)}); err != nil {
+		if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: strings.Repeat("é", 300), Body: strings.Repeat("b", 40000),
+			IdempotencyKey: strings.Repeat("é", 64)}); err != nil { // 64 characters, 128 bytes
 			t.Fatal(err)
 		}
 	})
