@@ -33,7 +33,9 @@ import (
 //   - Tokens look like session tokens, "<user key>.<43 characters>", and only their digest is
 //     stored, as {u:<user>}:verify:<digest> or {u:<user>}:reset:<digest> holding the address
 //     they were sent to and their expiry: token_take.lua deletes it and compares the expiry with
-//     the clock, so a token works once and expires to the millisecond.
+//     the clock, so a token works once and expires to the millisecond. A reset's also holds the
+//     SHA-1 of the password hash it was made under (token_put.lua), so that a password changed
+//     since, or an account deleted, refuses it.
 //   - Mails are jobs (jobMail) whose id derives from their token: see runMailJob.
 
 // emailClaimGrace is how old a claim on an address whose user's hash does not hold it must be

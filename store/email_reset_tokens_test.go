@@ -1,0 +1,93 @@
+package store_test
+
+import (
+	"context"
+	"io"
+	"mime/quotedprintable"
+	"strings"
+	"testing"
+
+	"github.com/agora/agora/mail/mailtest"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestPasswordResetLinksEndWithThePassword: a reset link works only while the password is the one
+// it was mailed under. Once the password changed — by changePassword, or by another reset link —
+// or the account is gone, an unused link is refused as invalid, so that a link read by someone
+// else (a mailbox shared or broken into) cannot take the account back after its owner secured it.
+func TestPasswordResetLinksEndWithThePassword(t *testing.T) {
+	cases := []struct {
+		name string
+		// then does what happens after both links were mailed; the second link is used after it.
+		then func(t *testing.T, s *store.Store, first string)
+	}{
+		{"another link used", func(t *testing.T, s *store.Store, first string) {
+			if _, err := s.ResetPassword(context.Background(), first, "password2"); err != nil {
+				t.Fatalf("the first link: %v", err)
+			}
+		}},
+		{"password changed", func(t *testing.T, s *store.Store, _ string) {
+			sess, err := s.LogIn(context.Background(), "ann", "password1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ChangePassword(context.Background(), "ann", sess.Token, "password1", "password2"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"account deleted", func(t *testing.T, s *store.Store, _ string) {
+			if err := s.DeleteAccount(context.Background(), "ann", "password1", false); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				s, srv, _ := mailStore(t, b)
+				if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
+					t.Fatal(err)
+				}
+				settle(t, s)
+				for range 2 {
+					if err := s.RequestPasswordReset(ctx, "ann@example.org"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				settle(t, s)
+				second := mailToken(t, srv, 3)
+				first := tokenInMailNumber(t, srv, 2)
+				c.then(t, s, first)
+				if _, err := s.ResetPassword(ctx, second, "password3"); !store.IsKind(err, store.KindInvalid) {
+					t.Errorf("the other link afterwards: %v, want invalid", err)
+				}
+				if _, err := s.LogIn(ctx, "ann", "password3"); err == nil {
+					t.Errorf("the other link set the password")
+				}
+			})
+		})
+	}
+}
+
+// tokenInMailNumber returns the token of the link in mail number n (from 1).
+func tokenInMailNumber(t *testing.T, srv *mailtest.Server, n int) string {
+	t.Helper()
+	mails := srv.Mails()
+	if len(mails) < n {
+		t.Fatalf("%d mails arrived, want at least %d", len(mails), n)
+	}
+	body, err := io.ReadAll(quotedprintable.NewReader(strings.NewReader(mails[n-1].Data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tokenInMail.FindStringSubmatch(string(body))
+	if m == nil {
+		t.Fatalf("no link in mail %d:\n%s", n, mails[n-1].Data)
+	}
+	return m[1]
+}
