@@ -365,9 +365,10 @@ func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
 const decoyUser = "~decoy"
 
 // sendReset stores a reset token of owner (the claim of the address key; "" for none) and
-// enqueues its mail; for an address that is not owner's it does the same work on a decoy: the
-// same commands in the same order (TestPasswordResetSameWork), reading the decoy's hash, which
-// does not exist, where it would read the owner's.
+// enqueues its mail; for an address that is not owner's, or an owner whose account was deleted,
+// it does the same work on a decoy: the same commands in the same order
+// (TestPasswordResetSameWork), reading the decoy's hash, which does not exist, where it would
+// read the owner's.
 func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	uid := owner
 	if uid == "" {
@@ -379,7 +380,9 @@ func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	}
 	name, _ := v[0].(string)
 	to, _ := v[1].(string)
-	decoy := to == "" || strings.ToLower(to) != key
+	// A deleted account's marker keeps its address, without a name, until its deletion's chain
+	// releases it (account_delete.lua): it gets no reset either.
+	decoy := to == "" || name == "" || strings.ToLower(to) != key
 	if decoy {
 		uid = decoyUser
 	}

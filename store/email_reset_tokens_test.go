@@ -91,3 +91,35 @@ func tokenInMailNumber(t *testing.T, srv *mailtest.Server, n int) string {
 	}
 	return m[1]
 }
+
+// TestPasswordResetOfDeletedAccount: a deleted account keeps its address (and its claim) until
+// the last step of its deletion's chain; a reset asked for that address meanwhile mails nothing,
+// as for an address no account has.
+func TestPasswordResetOfDeletedAccount(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s, srv, _ := mailStore(t, b)
+		if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		if _, err := s.VerifyEmail(ctx, mailToken(t, srv, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		// The deletion's chain has not reached its last step: the address is still claimed.
+		if err := s.RequestPasswordReset(ctx, "ann@example.org"); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		if mails := srv.Mails(); len(mails) != 1 {
+			t.Errorf("%d mails, want 1 (the verification): a reset was mailed for a deleted account:\n%s",
+				len(mails), mails[len(mails)-1].Data)
+		}
+	})
+}
