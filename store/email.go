@@ -235,7 +235,7 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 			// A claim its user's hash does not hold: a setEmail cut off, or a dropped one.
 		case strings.ToLower(held) == key && !verified && age >= s.opts.Mail.VerifyTTL:
 			// A claim that lapsed unverified: its user's links stop working first.
-			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, key, "0"); err != nil {
+			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "0"); err != nil {
 				return fmt.Errorf("claim email: %w", err)
 			}
 		default:
@@ -287,7 +287,7 @@ func (s *Store) confirmClaim(ctx context.Context, uid string) error {
 			return nil
 		}
 	}
-	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, key, "1"); err != nil {
+	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, addr, "1"); err != nil {
 		return fmt.Errorf("verify email: %w", err)
 	}
 	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}

@@ -6,6 +6,7 @@ import (
 	"mime/quotedprintable"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/mail/mailtest"
 	"github.com/agora/agora/store"
@@ -120,6 +121,42 @@ func TestPasswordResetOfDeletedAccount(t *testing.T) {
 		if mails := srv.Mails(); len(mails) != 1 {
 			t.Errorf("%d mails, want 1 (the verification): a reset was mailed for a deleted account:\n%s",
 				len(mails), mails[len(mails)-1].Data)
+		}
+	})
+}
+
+// TestUnverifiedClaimLapsesNonASCII: an address with upper-case letters beyond ASCII is keyed
+// lower-cased as Go lower-cases it; the takeover of its lapsed unverified claim takes it out of
+// the old claimant's record all the same, and a link used meanwhile leaves it unverified there.
+func TestUnverifiedClaimLapsesNonASCII(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s, srv, clock := mailStore(t, b)
+		for _, name := range []string{"squatter", "owner"} {
+			if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const addr = "Ärger@example.org"
+		if _, err := s.SetEmail(ctx, "squatter", addr, "password1"); err != nil {
+			t.Fatal(err)
+		}
+		clock.Add(23 * time.Hour)
+		if _, err := s.SetEmail(ctx, "squatter", addr, "password1"); err != nil { // a new link
+			t.Fatal(err)
+		}
+		settle(t, s)
+		late := mailToken(t, srv, 2)
+		clock.Add(time.Hour)
+		if _, err := s.SetEmail(ctx, "owner", "ärger@example.org", "password1"); err != nil {
+			t.Fatalf("a lapsed unverified claim: %v, want it taken over", err)
+		}
+		if got, _, err := s.Email(ctx, "squatter"); err != nil || got != "" {
+			t.Errorf("the squatter's address after the takeover: %q, %v; want none", got, err)
+		}
+		_, err := s.VerifyEmail(ctx, late)
+		if got, ok, _ := s.Email(ctx, "squatter"); ok {
+			t.Errorf("the squatter's link after the takeover: %v, and the squatter holds %q verified", err, got)
 		}
 	})
 }
