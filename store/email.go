@@ -480,11 +480,26 @@ func (s *Store) runMailJob(ctx context.Context, j jobs.Job) error {
 	if m.Kind == mail.KindReset {
 		path, purpose = "/reset-password", "reset"
 	}
-	// A token never stored (its write was cut off before), used or expired: no link to send.
+	// A token never stored (its write was cut off before), used or expired, or one of an account
+	// deleted since: no link to send. Both reads are on the user's slot: one round trip.
 	if uid, dig, ok := parseToken(m.Token); ok {
-		if n, err := s.cmd().Exists(ctx, s.k.userToken(uid, purpose, dig)).Result(); err != nil {
+		tokenKey, userKey := s.k.userToken(uid, purpose, dig), s.k.user(uid)
+		var stored *rdb.IntCmd
+		var deleted *rdb.StringCmd
+		err := s.pipeline(ctx, []op{{key: userKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			stored, deleted = p.Exists(ctx, tokenKey), p.HGet(ctx, userKey, "deleted")
+			return stored, deleted
+		}}}, false)
+		if err == nil {
+			err = stored.Err()
+		}
+		if err == nil && !isNil(deleted.Err()) {
+			err = deleted.Err()
+		}
+		if err != nil {
 			return fmt.Errorf("mail job %s: %w", j.ID, rdb.Unavailable(ctx, err))
-		} else if n == 0 {
+		}
+		if stored.Val() == 0 || deleted.Val() == "1" {
 			return nil
 		}
 	}

@@ -160,3 +160,35 @@ func TestUnverifiedClaimLapsesNonASCII(t *testing.T) {
 		}
 	})
 }
+
+// TestVerificationOfDeletedAccount: a deleted account keeps its address until its deletion's
+// chain ends, but its verification links are dead at once: a link mailed before is refused as
+// invalid, leaving the marker as it was, and a verification mail still queued is not sent.
+func TestVerificationOfDeletedAccount(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s, srv, _ := mailStore(t, b)
+		if _, err := s.SignUpWithEmail(ctx, "ann", "password1", "ann@example.org"); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		link := mailToken(t, srv, 1)
+		if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
+			t.Fatal(err) // a second link, whose mail is queued
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.VerifyEmail(ctx, link); !store.IsKind(err, store.KindInvalid) {
+			t.Errorf("a link of a deleted account: %v, want invalid", err)
+		}
+		key := s.Options().Prefix + "{u:ann}"
+		if v, err := b.Client.HGet(ctx, key, "emailv").Result(); err == nil {
+			t.Errorf("the deleted account's marker has emailv %q", v)
+		}
+		settle(t, s)
+		if n := len(srv.Mails()); n != 1 {
+			t.Errorf("%d mails, want 1: a verification was mailed for a deleted account", n)
+		}
+	})
+}
