@@ -63,6 +63,11 @@ type MailOptions struct {
 	// Options.WriteLimit.
 	ResetsPerEmail, ResetsPerClient int
 	ResetWindow                     time.Duration
+	// VerificationsPerEmail bounds the verification links mailed to one address (whatever the
+	// accounts) per ResetWindow, as ResetsPerEmail bounds its reset links, so that setting an
+	// address again and again does not bomb its owner with mails. Default 5. Off with a negative
+	// Options.WriteLimit.
+	VerificationsPerEmail int
 }
 
 func (o MailOptions) withDefaults(log func() mail.Sender) MailOptions {
@@ -90,6 +95,9 @@ func (o MailOptions) withDefaults(log func() mail.Sender) MailOptions {
 	}
 	if o.ResetWindow <= 0 {
 		o.ResetWindow = time.Hour
+	}
+	if o.VerificationsPerEmail <= 0 {
+		o.VerificationsPerEmail = 5
 	}
 	return o
 }
@@ -121,6 +129,9 @@ func normalEmail(addr string) (stored, key string, err error) {
 func (k keys) emailOwner(addr string) string  { return k.prefix + "{e:" + addr + "}" }
 func (k keys) emailResets(addr string) string { return k.emailOwner(addr) + ":resets" }
 func (k keys) addrResets(addr string) string  { return k.prefix + "{a:" + addr + "}:resets" }
+func (k keys) emailVerifies(addr string) string {
+	return k.emailOwner(addr) + ":verifies"
+}
 func (k keys) userToken(uid, purpose, dig string) string {
 	return k.user(uid) + ":" + purpose + ":" + dig
 }
@@ -168,6 +179,9 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 	if err := s.claimEmail(ctx, string(uid), key); err != nil {
 		return nil, err
 	}
+	if err := s.allowVerification(ctx, key); err != nil {
+		return nil, err
+	}
 	u := s.userFromFields(string(uid), strs(vals))
 	if err := s.writeEmail(ctx, string(uid), u.Name, stored, key); err != nil {
 		return nil, err
@@ -199,6 +213,15 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 		}
 	}
 	return s.sendMail(ctx, mj)
+}
+
+// allowVerification counts one more verification link mailed to the address key against
+// MailOptions.VerificationsPerEmail: KindRateLimited when its window is full. It is asked once the
+// address is claimed, so that attempts on an address another account holds do not count; a claim
+// left by a refusal is the caller's own address already, or lapses as a stale claim does.
+func (s *Store) allowVerification(ctx context.Context, key string) error {
+	m := s.opts.Mail
+	return s.allow(ctx, s.k.emailVerifies(key), limit{"verification mails to this address", m.VerificationsPerEmail, m.ResetWindow}, true)
 }
 
 // claimEmail claims the address key for uid, taking over a stale claim (see above).
