@@ -181,3 +181,40 @@ func TestDeleteAccountResponseCache(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWritesAfterDeleteAccountInOneRequest: the mutations that follow deleteAccount in one
+// request run with the request's viewer, authenticated before the deletion; they are refused
+// with UNAUTHENTICATED, and nothing they would have written is there once the chain ran.
+func TestNoWritesAfterDeleteAccountInOneRequest(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		ann, _ := a.signUp("ann")
+		bob, bobID := a.signUp("bob")
+		r := a.do(ann, `mutation($b:ID!){
+			deleteAccount(password:"password1",eraseContent:true)
+			createPost(input:{title:"sandpiper after"}){id}
+			follow(userId:$b){id}
+		}`, map[string]any{"b": bobID})
+		codes := map[string]string{}
+		for _, e := range r.Errors {
+			if len(e.Path) > 0 {
+				c, _ := e.Extensions["code"].(string)
+				codes[fmt.Sprint(e.Path[0])] = c
+			}
+		}
+		for _, f := range []string{"createPost", "follow"} {
+			if codes[f] != "UNAUTHENTICATED" {
+				t.Errorf("%s after deleteAccount in its request: %q (errors %+v), want UNAUTHENTICATED", f, codes[f], r.Errors)
+			}
+		}
+		a.settle()
+		var s struct {
+			SearchPosts struct{ TotalCount int }
+			User        struct{ FollowerCount int }
+		}
+		a.do(bob, `query($b:String!){searchPosts(query:"sandpiper"){totalCount} user(name:$b){followerCount}}`, map[string]any{"b": "bob"}).decode(t, &s)
+		if s.SearchPosts.TotalCount != 0 || s.User.FollowerCount != 0 {
+			t.Errorf("after the chain: %d posts found, bob has %d followers; want none", s.SearchPosts.TotalCount, s.User.FollowerCount)
+		}
+	})
+}

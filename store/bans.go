@@ -413,9 +413,12 @@ type banCheck struct {
 	// author's moderator score in it.
 	restricted []*rdb.StringCmd
 	moderates  []*rdb.FloatCmd
-	// verified is the author's emailv field, read under Options.RequireEmail unless they are
-	// a site admin.
-	verified *rdb.StringCmd
+	// author is the author's fields deleted and emailv, read with the bans: a deleted account
+	// writes nothing (a request authenticated before the deletion, or the mutations after
+	// deleteAccount in one request), and emailv is checked under Options.RequireEmail unless
+	// the author is a site admin (email).
+	author *rdb.SliceCmd
+	email  bool
 }
 
 // banReads returns the check of uid's write in scope (the first of scopes; none is the site's)
@@ -429,14 +432,11 @@ func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (
 		return nil, nil
 	}
 	key := s.k.userBans(uid)
-	email := s.opts.RequireEmail && !s.IsAdmin(UserKey(uid))
+	c.email = s.opts.RequireEmail && !s.IsAdmin(UserKey(uid))
 	ops := []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 		c.bans = p.ZRangeByScoreWithScores(ctx, key, &rdb.ZRangeBy{Min: "(" + strconv.FormatInt(c.now, 10), Max: "+inf"})
-		if !email {
-			return c.bans, nil
-		}
-		c.verified = p.HGet(ctx, s.k.user(uid), "emailv") // the same slot, the same round trip
-		return c.bans, c.verified
+		c.author = p.HMGet(ctx, s.k.user(uid), "deleted", "emailv") // the same slot, the same round trip
+		return c.bans, c.author
 	}}}
 	if c.scope.post != "" {
 		pk := s.k.post(c.scope.post)
@@ -481,29 +481,29 @@ func (c *banCheck) restrictedErr() error {
 	return nil
 }
 
-// err returns the refusal of the write (KindBanned, until the ban that ends last; then
-// KindForbidden, KindEmailUnverified), or nil.
+// err returns the refusal of the write (KindUnauthenticated for a deleted account; KindBanned,
+// until the ban that ends last; then KindForbidden, KindEmailUnverified), or nil.
 func (c *banCheck) err() error {
 	if c == nil {
 		return nil
 	}
+	author, err := c.author.Result()
+	if err != nil {
+		return fmt.Errorf("read the author: %w", err)
+	}
+	if str(author[0]) == "1" {
+		return &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
+	}
 	if err := c.banErr(); err != nil {
 		return err
 	}
-	return c.emailErr()
+	return c.emailErr(str(author[1]))
 }
 
-// emailErr refuses the write of an author whose email address is not verified
-// (KindEmailUnverified), when it was read (Options.RequireEmail).
-func (c *banCheck) emailErr() error {
-	if c.verified == nil {
-		return nil
-	}
-	v, err := c.verified.Result()
-	if err != nil && !errors.Is(err, rdb.Nil) {
-		return fmt.Errorf("read whether the email address is verified: %w", err)
-	}
-	if v == "1" {
+// emailErr refuses the write of an author whose email address is not verified (emailv, their
+// field) with KindEmailUnverified, under Options.RequireEmail.
+func (c *banCheck) emailErr(emailv string) error {
+	if !c.email || emailv == "1" {
 		return nil
 	}
 	return &Error{Kind: KindEmailUnverified, Msg: "verify your email address first: setEmail mails you a link"}

@@ -33,7 +33,9 @@ import (
 //   - Tokens look like session tokens, "<user key>.<43 characters>", and only their digest is
 //     stored, as {u:<user>}:verify:<digest> or {u:<user>}:reset:<digest> holding the address
 //     they were sent to and their expiry: token_take.lua deletes it and compares the expiry with
-//     the clock, so a token works once and expires to the millisecond.
+//     the clock, so a token works once and expires to the millisecond. A reset's also holds the
+//     SHA-1 of the password hash it was made under (token_put.lua), so that a password changed
+//     since, or an account deleted, refuses it.
 //   - Mails are jobs (jobMail) whose id derives from their token: see runMailJob.
 
 // emailClaimGrace is how old a claim on an address whose user's hash does not hold it must be
@@ -61,6 +63,11 @@ type MailOptions struct {
 	// Options.WriteLimit.
 	ResetsPerEmail, ResetsPerClient int
 	ResetWindow                     time.Duration
+	// VerificationsPerEmail bounds the verification links mailed to one address (whatever the
+	// accounts) per ResetWindow, as ResetsPerEmail bounds its reset links, so that setting an
+	// address again and again does not bomb its owner with mails. Default 5. Off with a negative
+	// Options.WriteLimit.
+	VerificationsPerEmail int
 }
 
 func (o MailOptions) withDefaults(log func() mail.Sender) MailOptions {
@@ -88,6 +95,9 @@ func (o MailOptions) withDefaults(log func() mail.Sender) MailOptions {
 	}
 	if o.ResetWindow <= 0 {
 		o.ResetWindow = time.Hour
+	}
+	if o.VerificationsPerEmail <= 0 {
+		o.VerificationsPerEmail = 5
 	}
 	return o
 }
@@ -119,6 +129,9 @@ func normalEmail(addr string) (stored, key string, err error) {
 func (k keys) emailOwner(addr string) string  { return k.prefix + "{e:" + addr + "}" }
 func (k keys) emailResets(addr string) string { return k.emailOwner(addr) + ":resets" }
 func (k keys) addrResets(addr string) string  { return k.prefix + "{a:" + addr + "}:resets" }
+func (k keys) emailVerifies(addr string) string {
+	return k.emailOwner(addr) + ":verifies"
+}
 func (k keys) userToken(uid, purpose, dig string) string {
 	return k.user(uid) + ":" + purpose + ":" + dig
 }
@@ -166,6 +179,9 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 	if err := s.claimEmail(ctx, string(uid), key); err != nil {
 		return nil, err
 	}
+	if err := s.allowVerification(ctx, key); err != nil {
+		return nil, err
+	}
 	u := s.userFromFields(string(uid), strs(vals))
 	if err := s.writeEmail(ctx, string(uid), u.Name, stored, key); err != nil {
 		return nil, err
@@ -197,6 +213,15 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 		}
 	}
 	return s.sendMail(ctx, mj)
+}
+
+// allowVerification counts one more verification link mailed to the address key against
+// MailOptions.VerificationsPerEmail: KindRateLimited when its window is full. It is asked once the
+// address is claimed, so that attempts on an address another account holds do not count; a claim
+// left by a refusal is the caller's own address already, or lapses as a stale claim does.
+func (s *Store) allowVerification(ctx context.Context, key string) error {
+	m := s.opts.Mail
+	return s.allow(ctx, s.k.emailVerifies(key), limit{"verification mails to this address", m.VerificationsPerEmail, m.ResetWindow}, true)
 }
 
 // claimEmail claims the address key for uid, taking over a stale claim (see above).
@@ -233,7 +258,7 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 			// A claim its user's hash does not hold: a setEmail cut off, or a dropped one.
 		case strings.ToLower(held) == key && !verified && age >= s.opts.Mail.VerifyTTL:
 			// A claim that lapsed unverified: its user's links stop working first.
-			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, key, "0"); err != nil {
+			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "0"); err != nil {
 				return fmt.Errorf("claim email: %w", err)
 			}
 		default:
@@ -285,7 +310,7 @@ func (s *Store) confirmClaim(ctx context.Context, uid string) error {
 			return nil
 		}
 	}
-	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, key, "1"); err != nil {
+	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, addr, "1"); err != nil {
 		return fmt.Errorf("verify email: %w", err)
 	}
 	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
@@ -363,9 +388,10 @@ func (s *Store) SendPasswordReset(ctx context.Context, uid UserKey) error {
 const decoyUser = "~decoy"
 
 // sendReset stores a reset token of owner (the claim of the address key; "" for none) and
-// enqueues its mail; for an address that is not owner's it does the same work on a decoy: the
-// same commands in the same order (TestPasswordResetSameWork), reading the decoy's hash, which
-// does not exist, where it would read the owner's.
+// enqueues its mail; for an address that is not owner's, or an owner whose account was deleted,
+// it does the same work on a decoy: the same commands in the same order
+// (TestPasswordResetSameWork), reading the decoy's hash, which does not exist, where it would
+// read the owner's.
 func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	uid := owner
 	if uid == "" {
@@ -377,7 +403,9 @@ func (s *Store) sendReset(ctx context.Context, owner, key string) error {
 	}
 	name, _ := v[0].(string)
 	to, _ := v[1].(string)
-	decoy := to == "" || strings.ToLower(to) != key
+	// A deleted account's marker keeps its address, without a name, until its deletion's chain
+	// releases it (account_delete.lua): it gets no reset either.
+	decoy := to == "" || name == "" || strings.ToLower(to) != key
 	if decoy {
 		uid = decoyUser
 	}
@@ -475,11 +503,26 @@ func (s *Store) runMailJob(ctx context.Context, j jobs.Job) error {
 	if m.Kind == mail.KindReset {
 		path, purpose = "/reset-password", "reset"
 	}
-	// A token never stored (its write was cut off before), used or expired: no link to send.
+	// A token never stored (its write was cut off before), used or expired, or one of an account
+	// deleted since: no link to send. Both reads are on the user's slot: one round trip.
 	if uid, dig, ok := parseToken(m.Token); ok {
-		if n, err := s.cmd().Exists(ctx, s.k.userToken(uid, purpose, dig)).Result(); err != nil {
+		tokenKey, userKey := s.k.userToken(uid, purpose, dig), s.k.user(uid)
+		var stored *rdb.IntCmd
+		var deleted *rdb.StringCmd
+		err := s.pipeline(ctx, []op{{key: userKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			stored, deleted = p.Exists(ctx, tokenKey), p.HGet(ctx, userKey, "deleted")
+			return stored, deleted
+		}}}, false)
+		if err == nil {
+			err = stored.Err()
+		}
+		if err == nil && !isNil(deleted.Err()) {
+			err = deleted.Err()
+		}
+		if err != nil {
 			return fmt.Errorf("mail job %s: %w", j.ID, rdb.Unavailable(ctx, err))
-		} else if n == 0 {
+		}
+		if stored.Val() == 0 || deleted.Val() == "1" {
 			return nil
 		}
 	}

@@ -242,3 +242,39 @@ func TestPasswordResetSameWork(t *testing.T) {
 		}
 	})
 }
+
+// TestVerificationMailsPerAddress: each setEmail mails a link to the address it is given, so the
+// links one address receives are limited as its reset links are (5 an hour), whatever the
+// accounts and however high the write limit: an account setting the same address again and
+// again cannot bomb its owner with mails. Another address is not held back.
+func TestVerificationMailsPerAddress(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000})
+		if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if _, err := s.SetEmail(ctx, "ann", "Victim@example.org", "password1"); err != nil {
+				t.Fatalf("setEmail %d: %v", i+1, err)
+			}
+		}
+		before, err := s.Jobs().Census(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SetEmail(ctx, "ann", "victim@example.ORG", "password1"); !store.IsKind(err, store.KindRateLimited) {
+			t.Errorf("a sixth link to one address within the hour: %v, want RATE_LIMITED", err)
+		}
+		after, err := s.Jobs().Census(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if after.Due != before.Due {
+			t.Errorf("the refused setEmail queued a mail: %+v, then %+v", before, after)
+		}
+		if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
+			t.Errorf("another address: %v", err)
+		}
+	})
+}

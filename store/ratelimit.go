@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -204,12 +205,33 @@ type clientKey struct{}
 
 // WithClient returns ctx carrying the address of the client a request comes from (an IP
 // address, or host:port), which the per-address limits on log-ins and sign-ups count by.
-// Without it those limits do not apply; the per-account limit always does.
+// Without it those limits do not apply; the per-account limit always does. An IPv6 client is
+// counted by its /64 ("2001:db8:1:2::/64"), the smallest block a host is given (RFC 6177), so
+// that one host cannot spread its attempts over 2^64 addresses; an IPv4-mapped IPv6 address is
+// its IPv4 address.
 func WithClient(ctx context.Context, addr string) context.Context {
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		addr = host
 	}
-	return context.WithValue(ctx, clientKey{}, addr)
+	return context.WithValue(ctx, clientKey{}, clientAddress(addr))
+}
+
+// clientAddress is the client addr counts as (see WithClient); addr unchanged when it is not an
+// IP address.
+func clientAddress(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.WithZone("").Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, err := ip.Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
 }
 
 // ClientFrom returns the client address WithClient put in ctx, or "" when there is none.

@@ -92,6 +92,9 @@ func (s *Store) SignUpWithEmail(ctx context.Context, name, password, email strin
 		if err := s.claimEmail(ctx, uid, key); err != nil {
 			return nil, err
 		}
+		if err := s.allowVerification(ctx, key); err != nil {
+			return nil, err
+		}
 	}
 	hash := s.hashPassword(password)
 	now := s.now()
@@ -155,6 +158,9 @@ func (s *Store) signUpAgain(ctx context.Context, name, password, stored, key str
 		return sess, nil
 	}
 	if err := s.claimEmail(ctx, uid, key); err != nil {
+		return nil, err
+	}
+	if err := s.allowVerification(ctx, key); err != nil {
 		return nil, err
 	}
 	if err := s.writeEmail(ctx, uid, sess.User.Name, stored, key); err != nil {

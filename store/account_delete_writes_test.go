@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestNoWritesAfterDeletion: a request authenticated before its account was deleted — the
+// mutations after deleteAccount in one request, or one that was in flight — writes nothing once
+// the deletion's step ran: each write is refused with UNAUTHENTICATED, so that nothing the
+// deletion's chain has already passed (posts, follows, memberships, messages) comes back under
+// the deleted account, its content out of reach of eraseContent.
+func TestNoWritesAfterDeletion(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000})
+		for _, n := range []string{"ann", "bob"} {
+			if _, err := s.SignUp(ctx, n, "password1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.CreateGroup(ctx, "bob", "birds", nil); err != nil {
+			t.Fatal(err)
+		}
+		post, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's", Body: "a post", Groups: []string{"birds"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ann", "password1", true); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s) // the deletion's chain, done
+
+		for _, w := range []struct {
+			name  string
+			write func() error
+		}{
+			{"createPost", func() error {
+				_, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "after", Body: "written after the deletion"})
+				return err
+			}},
+			{"createComment", func() error {
+				_, err := s.CreateComment(ctx, "ann", store.NewComment{PostID: post.ID, Body: "after the deletion"})
+				return err
+			}},
+			{"votePost", func() error { _, err := s.VotePost(ctx, "ann", post.ID, 1); return err }},
+			{"followUser", func() error { _, err := s.Follow(ctx, "ann", "bob"); return err }},
+			{"joinGroup", func() error { _, err := s.JoinGroup(ctx, "ann", "birds"); return err }},
+			{"sendMessage", func() error { _, err := s.SendMessage(ctx, "ann", "bob", "hello", ""); return err }},
+		} {
+			if err := w.write(); !store.IsKind(err, store.KindUnauthenticated) {
+				t.Errorf("%s by a deleted account: %v, want UNAUTHENTICATED", w.name, err)
+			}
+		}
+	})
+}
