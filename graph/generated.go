@@ -253,7 +253,7 @@ type ComplexityRoot struct {
 		LogIn                 func(childComplexity int, name string, password string) int
 		LogOut                func(childComplexity int) int
 		LogOutEverywhere      func(childComplexity int) int
-		MarkConversationRead  func(childComplexity int, withUserID string) int
+		MarkConversationRead  func(childComplexity int, withUserID string, upTo *string) int
 		MarkNotificationsRead func(childComplexity int, ids []string, all *bool) int
 		MarkPostRead          func(childComplexity int, id string) int
 		PinPost               func(childComplexity int, id string, group string, pinned bool, reason *string) int
@@ -586,7 +586,7 @@ type MutationResolver interface {
 	SendMessage(ctx context.Context, toUserID string, body string, idempotencyKey *string) (*store.Message, error)
 	EditMessage(ctx context.Context, id string, body string) (*store.Message, error)
 	DeleteMessage(ctx context.Context, id string) (string, error)
-	MarkConversationRead(ctx context.Context, withUserID string) (*store.Conversation, error)
+	MarkConversationRead(ctx context.Context, withUserID string, upTo *string) (*store.Conversation, error)
 	AcceptMessageRequest(ctx context.Context, userID string) (*store.Conversation, error)
 	DeclineMessageRequest(ctx context.Context, userID string) (string, error)
 	MarkPostRead(ctx context.Context, id string) (*store.Post, error)
@@ -1705,7 +1705,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.MarkConversationRead(childComplexity, args["withUserId"].(string)), true
+		return e.ComplexityRoot.Mutation.MarkConversationRead(childComplexity, args["withUserId"].(string), args["upTo"].(*string)), true
 	case "Mutation.markNotificationsRead":
 		if e.ComplexityRoot.Mutation.MarkNotificationsRead == nil {
 			break
@@ -4070,8 +4070,14 @@ extend type Mutation {
   editMessage(id: ID!, body: String!): Message!
   "agora: delete a message the viewer sent; returns its id. It stays for both as a tombstone (deleted: true): refetch it rather than evict it. Deleting it again returns the id too."
   deleteMessage(id: ID!): ID!
-  "agora: mark the viewer's conversation with a user read, up to now; NOT_FOUND when they have none."
-  markConversationRead(withUserId: ID!): Conversation!
+  """
+  agora: mark the viewer's conversation with a user read; NOT_FOUND when they have none. upTo is the
+  newest message the viewer has seen (a message of this conversation, else BAD_USER_INPUT): what
+  was sent after it stays unread, exactly. Without it the conversation is read up to now, by this
+  server's clock: a message sent in the same millisecond, or by a server whose clock is behind,
+  counts as read. A read position only moves forward.
+  """
+  markConversationRead(withUserId: ID!, upTo: ID): Conversation!
   "agora: accept a user's message request: the conversation joins conversations and its messages count as unread. NOT_FOUND without a request."
   acceptMessageRequest(userId: ID!): Conversation!
   """
@@ -5627,6 +5633,14 @@ func (ec *executionContext) field_Mutation_markConversationRead_args(ctx context
 		return nil, err
 	}
 	args["withUserId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "upTo",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["upTo"] = arg1
 	return args, nil
 }
 
@@ -13195,7 +13209,7 @@ func (ec *executionContext) _Mutation_markConversationRead(ctx context.Context, 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().MarkConversationRead(ctx, fc.Args["withUserId"].(string))
+			return ec.Resolvers.Mutation().MarkConversationRead(ctx, fc.Args["withUserId"].(string), fc.Args["upTo"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Conversation) graphql.Marshaler {

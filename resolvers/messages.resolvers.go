@@ -58,12 +58,16 @@ func (r *mutationResolver) DeleteMessage(ctx context.Context, id string) (string
 	return id, nil
 }
 
-func (r *mutationResolver) MarkConversationRead(ctx context.Context, withUserID string) (*store.Conversation, error) {
+func (r *mutationResolver) MarkConversationRead(ctx context.Context, withUserID string, upTo *string) (*store.Conversation, error) {
 	viewer, with, err := viewerAndPeer(ctx, withUserID)
 	if err != nil {
 		return nil, err
 	}
-	c, err := r.Store.MarkConversationRead(ctx, viewer, with)
+	var up string
+	if upTo != nil {
+		up = *upTo
+	}
+	c, err := r.Store.MarkConversationRead(ctx, viewer, with, up)
 	wrote(ctx)
 	return c, err
 }

@@ -197,7 +197,7 @@ func (c *community) thenMore(late int) []write {
 			return err
 		},
 		func(ctx context.Context, s *store.Store) error {
-			_, err := s.MarkConversationRead(ctx, c.uid(0), c.uid(1))
+			_, err := s.MarkConversationRead(ctx, c.uid(0), c.uid(1), "")
 			return err
 		},
 		func(ctx context.Context, s *store.Store) error {

@@ -691,20 +691,36 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 	return err
 }
 
-// MarkConversationRead marks the viewer's conversation with another user read, up to now, and
-// returns it; KindNotFound when there is no such conversation. It is not rate limited: it is
+// MarkConversationRead marks the viewer's conversation with another user read and returns it;
+// KindNotFound when there is no such conversation. upTo, when not "", is the global id of the
+// newest message of the conversation the viewer has seen: the conversation is read up to it, and
+// a message sent after it stays unread whatever the clocks say (KindInvalid for a message of
+// another conversation). Without it the conversation is read up to now: every message whose
+// id's time is this server's millisecond or earlier, so that a message sent in the same
+// millisecond, or by a server whose clock is behind this one's, counts as read. A read position
+// only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
 // idempotent and changes nothing but the viewer's read state, and marking read a conversation
 // that does not exist writes nothing (neither step does), so that no name a client makes up
 // leaves a key or a mailbox entry behind. Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
 // refuses, as it refuses the mailbox's step: that step cut off is repaired).
-func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey) (*Conversation, error) {
+func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, upTo string) (*Conversation, error) {
 	v, o := string(viewer), string(with)
 	if err := checkPeer(v, o); err != nil {
 		return nil, err
 	}
 	a, b := pair(v, o)
 	now := readPosition(s.now())
+	if upTo != "" {
+		x, y, id, err := ParseMessageID(upTo)
+		if err != nil {
+			return nil, err
+		}
+		if string(x) != a || string(y) != b {
+			return nil, invalidf("upTo %s is not a message of your conversation with %s", truncate(upTo, 80), userID(o))
+		}
+		now = min(id, now) // a position past now would mark read messages not sent yet
+	}
 	cr := s.convReads(ctx, v, o)
 	n, note := s.noteCall(repairConversation + ":" + a + ":" + b)
 	out, err := s.runScripts(ctx, []scriptCall{

@@ -46,7 +46,7 @@ func messageRoundTrips(t testing.TB, s *store.Store, rt *storetest.RoundTrips, r
 		out[name] = rt.Count() - before
 	}
 	measure("send", func() error { _, err := s.SendMessage(ctx, uk(peers[0]), uk(reader), "again", ""); return err })
-	measure("markRead", func() error { _, err := s.MarkConversationRead(ctx, uk(reader), uk(peers[0])); return err })
+	measure("markRead", func() error { _, err := s.MarkConversationRead(ctx, uk(reader), uk(peers[0]), ""); return err })
 	measure("conversations", func() error {
 		l := s.NewLoader()
 		p, err := l.Conversations(ctx, uk(reader), store.Window{First: 100})
@@ -128,7 +128,7 @@ func BenchmarkMessages(b *testing.B) {
 		return err
 	})
 	run("markRead", func(i int) error {
-		_, err := s.MarkConversationRead(ctx, "reader", uk(peers[i%len(peers)]))
+		_, err := s.MarkConversationRead(ctx, "reader", uk(peers[i%len(peers)]), "")
 		return err
 	})
 	run("conversations=100", func(int) error {

@@ -54,7 +54,7 @@ func TestExportHoldsDeclinedRequests(t *testing.T) {
 		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.MarkConversationRead(ctx, "dan", "gus"); err != nil { // a pending request with state
+		if _, err := s.MarkConversationRead(ctx, "dan", "gus", ""); err != nil { // a pending request with state
 			t.Fatal(err)
 		}
 		p, err := s.NewLoader().Messages(ctx, "dan", "eve", store.Window{First: 10})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,14 +223,14 @@ func TestMessageRequests(t *testing.T) {
 			t.Errorf("dan's conversations %v, want %v", got, want)
 		}
 		// Marking read zeroes the conversation, exactly.
-		c, err = s.MarkConversationRead(ctx, "dan", "fay")
+		c, err = s.MarkConversationRead(ctx, "dan", "fay", "")
 		if err != nil || c.UnreadCount != 0 || c.LastMessage == nil || c.LastMessage.Text != "thanks" {
 			t.Fatalf("mark read: %+v, %v", c, err)
 		}
 		if n := unread(t, s, "dan"); n != 0 {
 			t.Errorf("unread %d after reading all, want 0", n)
 		}
-		if _, err := s.MarkConversationRead(ctx, "dan", "alice"); !store.IsKind(err, store.KindNotFound) && !store.IsKind(err, store.KindInvalid) {
+		if _, err := s.MarkConversationRead(ctx, "dan", "alice", ""); !store.IsKind(err, store.KindNotFound) && !store.IsKind(err, store.KindInvalid) {
 			t.Errorf("marking a conversation that does not exist: %v", err)
 		}
 	})
@@ -361,7 +362,7 @@ func TestUnreadMessagesExactUnderConcurrency(t *testing.T) {
 				}
 				if i%10 == 0 {
 					// A read in the middle of the writes: it marks what came before it.
-					if _, err := s.MarkConversationRead(ctx, "reader", uk(w)); err != nil && i%2 == 0 {
+					if _, err := s.MarkConversationRead(ctx, "reader", uk(w), ""); err != nil && i%2 == 0 {
 						errs <- err
 					}
 				}
@@ -655,7 +656,7 @@ func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
 		}
 		before, beforeFields := allKeys(t, b, prefix+"*"), fields()
 		for _, with := range []store.UserKey{"nobody", "ghost-1", "fay"} {
-			if _, err := s.MarkConversationRead(ctx, "dan", with); !store.IsKind(err, store.KindNotFound) {
+			if _, err := s.MarkConversationRead(ctx, "dan", with, ""); !store.IsKind(err, store.KindNotFound) {
 				t.Errorf("marking read the conversation with %s: %v, want NOT_FOUND", with, err)
 			}
 		}
@@ -677,7 +678,7 @@ func TestMarkingANonexistentConversationReadWritesNothing(t *testing.T) {
 		if got := convsOf(t, s, "dan", true); len(got) != 0 {
 			t.Fatalf("dan's requests %v after the step was taken out, want none", got)
 		}
-		c, err := s.MarkConversationRead(ctx, "dan", "eve")
+		c, err := s.MarkConversationRead(ctx, "dan", "eve", "")
 		if err != nil || c == nil || c.UnreadCount != 0 || c.LastMessage == nil || c.LastMessage.Text != "hello" {
 			t.Fatalf("mark the conversation with eve read: %+v, %v", c, err)
 		}
@@ -760,6 +761,59 @@ func TestBlockStopsEditingMessages(t *testing.T) {
 		}
 		if m, err := s.EditMessage(ctx, "dan", fromDan.ID, "hi again"); err != nil || m.Text != "hi again" {
 			t.Errorf("dan edits his message once unblocked: %+v, %v", m, err)
+		}
+	})
+}
+
+// TestMarkConversationReadUpTo: marking a conversation read up to the newest message the reader
+// has seen leaves what was sent after it unread, also in the same millisecond (where "up to now"
+// cannot tell them apart); a position never moves back, one past now is now, and a message of
+// another conversation is refused.
+func TestMarkConversationReadUpTo(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		var ms atomic.Int64
+		ms.Store(time.Now().UnixMilli())
+		s := b.NewStore(t, store.Options{Now: func() time.Time { return time.UnixMilli(ms.Load()) }})
+		signUp(t, s, "ann", "ben", "cat")
+		send(t, s, "ann", "ben", "hi")
+		ms.Add(1)
+		send(t, s, "ben", "ann", "hello") // ben accepts
+		ms.Add(1)
+		m1 := send(t, s, "ann", "ben", "one") // the clock stands still from here
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", m1.ID); err != nil {
+			t.Fatal(err)
+		}
+		m2 := send(t, s, "ann", "ben", "two, in the same millisecond")
+		if got := unread(t, s, "ben"); got != 1 {
+			t.Fatalf("ben's unread count %d after reading up to m1, then m2 in the same millisecond; want 1", got)
+		}
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", m2.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", m1.ID); err != nil { // back: no change
+			t.Fatal(err)
+		}
+		if got := unread(t, s, "ben"); got != 0 {
+			t.Fatalf("ben's unread count %d after reading up to m2, then up to m1; want 0", got)
+		}
+		// A position past now is now: a message sent later is unread.
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", "message:ann:ben:9999999999999ffffff"); err != nil {
+			t.Fatal(err)
+		}
+		ms.Add(1)
+		send(t, s, "ann", "ben", "three")
+		if got := unread(t, s, "ben"); got != 1 {
+			t.Fatalf("ben's unread count %d after reading up to the year 2286, then a message; want 1", got)
+		}
+		mc := send(t, s, "cat", "ben", "a request")
+		for _, upTo := range []string{mc.ID, "post:1", "message:ann:ben:x"} {
+			if _, err := s.MarkConversationRead(ctx, "ben", "ann", upTo); !store.IsKind(err, store.KindInvalid) {
+				t.Errorf("read up to %s: %v, want BAD_USER_INPUT", upTo, err)
+			}
+		}
+		if got := unread(t, s, "ben"); got != 1 {
+			t.Errorf("ben's unread count %d after refused reads, want 1", got)
 		}
 	})
 }
