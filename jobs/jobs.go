@@ -114,6 +114,13 @@ type Options struct {
 	Now func() time.Time
 	// Log receives every job failure, with the job's id. Default: discarded.
 	Log *slog.Logger
+	// Waiting reports whether a handler's error is the store's rather than the job's: Redis
+	// refused a write for want of memory. Such a try does not count towards MaxTries: the job
+	// is due again Wait later, however long it lasts, so that a full Redis turns no job into a
+	// dead letter and every job runs once memory is freed. Default: none is.
+	Waiting func(error) bool
+	// Wait is how long a job waits after a try that Waiting excused. Default 30s.
+	Wait time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -143,6 +150,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Waiting == nil {
+		o.Waiting = func(error) bool { return false }
+	}
+	if o.Wait <= 0 {
+		o.Wait = 30 * time.Second
 	}
 	return o
 }
@@ -414,6 +427,12 @@ func (e *Engine) execute(ctx context.Context, c claimed) {
 	case ctx.Err() != nil:
 		// Stopped mid-way: the job goes back to the queue untried.
 		err = e.finish(rec, c, "release", e.now(), "")
+	case e.opts.Waiting(err):
+		// The store could not take the job's writes (Redis is full): not the job's failure.
+		e.failed.Add(1)
+		e.opts.Log.WarnContext(ctx, "job failed for want of room in Redis: it waits, its try not counted",
+			"job", c.ID, "kind", c.Kind, "try", c.Try, "retry_in", e.opts.Wait, "err", err)
+		err = e.finish(rec, c, "later", e.now().Add(e.opts.Wait), "")
 	case c.Try >= e.opts.MaxTries:
 		e.dead.Add(1)
 		e.opts.Log.ErrorContext(ctx, "job failed for the last time: set aside as a dead letter",

@@ -535,3 +535,51 @@ func TestJobCausedAgainWhileRunningRunsOnceMore(t *testing.T) {
 		}
 	})
 }
+
+// TestJobsRefusedByAFullRedisWait: a job whose writes a full Redis refused (KindStorageFull) has
+// not failed: it is tried again after Options.Wait, as often as it takes, without counting a try,
+// so it never becomes a dead letter and runs once Redis has room. A failure of its own after
+// that still has its MaxTries.
+func TestJobsRefusedByAFullRedisWait(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2, Wait: time.Minute})[0]
+		full := &store.Error{Kind: store.KindStorageFull, Msg: "the store is full"}
+		var tries []int
+		e.Handle("write", func(_ context.Context, j jobs.Job) error {
+			tries = append(tries, j.Try)
+			switch {
+			case len(tries) <= 5:
+				return fmt.Errorf("write: %w", full)
+			case len(tries) == 6:
+				return errors.New("boom")
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "w", Kind: "write"}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if n := runDue(t, e); n != 1 {
+				t.Fatalf("try %d on a full Redis: %d jobs ran, want 1", i+1, n)
+			}
+			if n := runDue(t, e); n != 0 {
+				t.Fatalf("a job refused for want of room was tried again at once")
+			}
+			clk.Add(time.Minute)
+		}
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Fatalf("a job refused by a full Redis became a dead letter: %+v", dead)
+		}
+		runDue(t, e) // its own failure: retried after the first backoff
+		clk.Add(time.Second)
+		runDue(t, e)
+		if !slices.Equal(tries, []int{1, 1, 1, 1, 1, 1, 2}) {
+			t.Fatalf("tries %v, want five refused tries not counted, then tries 1 and 2", tries)
+		}
+		if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
+			t.Fatalf("queues after the job ran: %+v %v, want empty", c, err)
+		}
+	})
+}
