@@ -250,12 +250,14 @@ func (e *Engine) enqueueCall(j Job, mode string) (Call, error) {
 		at = e.now()
 	}
 	k := e.keys(e.shard(j.ID))
-	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4]},
 		Args: []any{j.ID, j.Kind + "\n" + j.Arg, score(at), mode}}, nil
 }
 
 // Enqueue adds jobs, in one pipeline. A job whose id is already waiting is left as it is: its
-// cause was repeated, and it will see it.
+// cause was repeated, and it will see it. A dead letter of the id is a job no longer waiting: a
+// new cause takes it out of the dead letters and queues it anew, its tries counted from 1 (so
+// do Schedule, DueBy and NoteCall).
 func (e *Engine) Enqueue(ctx context.Context, jobs ...Job) error {
 	return e.enqueue(ctx, jobs, modeAdd)
 }
@@ -318,7 +320,7 @@ func (e *Engine) SettleCall(id string, at time.Time) Call { return e.cancelCall(
 
 func (e *Engine) cancelCall(id string, at string) Call {
 	k := e.keys(e.shard(id))
-	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]}, Args: []any{id, "", at, "cancel"}}
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4]}, Args: []any{id, "", at, "cancel"}}
 }
 
 func (e *Engine) cancel(ctx context.Context, id string, at string) error {

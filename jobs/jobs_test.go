@@ -583,3 +583,59 @@ func TestJobsRefusedByAFullRedisWait(t *testing.T) {
 		}
 	})
 }
+
+// TestJobCausedAgainAfterItsDeadLetterRuns: a job set aside as a dead letter is caused again
+// (enqueued, scheduled or brought forward): the new cause runs it, with its tries counted anew,
+// and it leaves the dead letters.
+func TestJobCausedAgainAfterItsDeadLetterRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause func(e *jobs.Engine, j jobs.Job) error
+	}{
+		{"enqueue", func(e *jobs.Engine, j jobs.Job) error { return e.Enqueue(context.Background(), j) }},
+		{"schedule", func(e *jobs.Engine, j jobs.Job) error { return e.Schedule(context.Background(), j) }},
+		{"due by", func(e *jobs.Engine, j jobs.Job) error { return e.DueBy(context.Background(), j) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				clk := storetest.NewClock()
+				e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
+				var tries []int
+				e.Handle("k", func(_ context.Context, j jobs.Job) error {
+					tries = append(tries, j.Try)
+					if len(tries) <= 3 {
+						return errors.New("boom")
+					}
+					return nil
+				})
+				j := jobs.Job{ID: "x", Kind: "k", Arg: "a"}
+				if err := e.Enqueue(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+				runDue(t, e)
+				clk.Add(time.Second)
+				runDue(t, e)
+				if dead, err := e.Dead(ctx, 10); err != nil || len(dead) != 1 {
+					t.Fatalf("dead letters %+v %v, want job x", dead, err)
+				}
+				j.Arg = "b"
+				if err := tc.cause(e, j); err != nil {
+					t.Fatal(err)
+				}
+				runDue(t, e) // fails once more: its first try since the new cause
+				clk.Add(time.Second)
+				runDue(t, e)
+				if !slices.Equal(tries, []int{1, 2, 1, 2}) {
+					t.Fatalf("tries %v, want 1 and 2, then 1 and 2 again after the new cause", tries)
+				}
+				if dead, err := e.Dead(ctx, 10); err != nil || len(dead) != 0 {
+					t.Fatalf("dead letters after the job ran: %+v %v, want none", dead, err)
+				}
+				if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
+					t.Fatalf("queues after the job ran: %+v %v, want empty", c, err)
+				}
+			})
+		})
+	}
+}
