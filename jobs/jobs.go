@@ -114,6 +114,13 @@ type Options struct {
 	Now func() time.Time
 	// Log receives every job failure, with the job's id. Default: discarded.
 	Log *slog.Logger
+	// Waiting reports whether a handler's error is the store's rather than the job's: Redis
+	// refused a write for want of memory. Such a try does not count towards MaxTries: the job
+	// is due again Wait later, however long it lasts, so that a full Redis turns no job into a
+	// dead letter and every job runs once memory is freed. Default: none is.
+	Waiting func(error) bool
+	// Wait is how long a job waits after a try that Waiting excused. Default 30s.
+	Wait time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -143,6 +150,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Waiting == nil {
+		o.Waiting = func(error) bool { return false }
+	}
+	if o.Wait <= 0 {
+		o.Wait = 30 * time.Second
 	}
 	return o
 }
@@ -237,12 +250,14 @@ func (e *Engine) enqueueCall(j Job, mode string) (Call, error) {
 		at = e.now()
 	}
 	k := e.keys(e.shard(j.ID))
-	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]},
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4]},
 		Args: []any{j.ID, j.Kind + "\n" + j.Arg, score(at), mode}}, nil
 }
 
 // Enqueue adds jobs, in one pipeline. A job whose id is already waiting is left as it is: its
-// cause was repeated, and it will see it.
+// cause was repeated, and it will see it. A dead letter of the id is a job no longer waiting: a
+// new cause takes it out of the dead letters and queues it anew, its tries counted from 1 (so
+// do Schedule, DueBy and NoteCall).
 func (e *Engine) Enqueue(ctx context.Context, jobs ...Job) error {
 	return e.enqueue(ctx, jobs, modeAdd)
 }
@@ -305,7 +320,7 @@ func (e *Engine) SettleCall(id string, at time.Time) Call { return e.cancelCall(
 
 func (e *Engine) cancelCall(id string, at string) Call {
 	k := e.keys(e.shard(id))
-	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1]}, Args: []any{id, "", at, "cancel"}}
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4]}, Args: []any{id, "", at, "cancel"}}
 }
 
 func (e *Engine) cancel(ctx context.Context, id string, at string) error {
@@ -414,6 +429,12 @@ func (e *Engine) execute(ctx context.Context, c claimed) {
 	case ctx.Err() != nil:
 		// Stopped mid-way: the job goes back to the queue untried.
 		err = e.finish(rec, c, "release", e.now(), "")
+	case e.opts.Waiting(err):
+		// The store could not take the job's writes (Redis is full): not the job's failure.
+		e.failed.Add(1)
+		e.opts.Log.WarnContext(ctx, "job failed for want of room in Redis: it waits, its try not counted",
+			"job", c.ID, "kind", c.Kind, "try", c.Try, "retry_in", e.opts.Wait, "err", err)
+		err = e.finish(rec, c, "later", e.now().Add(e.opts.Wait), "")
 	case c.Try >= e.opts.MaxTries:
 		e.dead.Add(1)
 		e.opts.Log.ErrorContext(ctx, "job failed for the last time: set aside as a dead letter",

@@ -535,3 +535,107 @@ func TestJobCausedAgainWhileRunningRunsOnceMore(t *testing.T) {
 		}
 	})
 }
+
+// TestJobsRefusedByAFullRedisWait: a job whose writes a full Redis refused (KindStorageFull) has
+// not failed: it is tried again after Options.Wait, as often as it takes, without counting a try,
+// so it never becomes a dead letter and runs once Redis has room. A failure of its own after
+// that still has its MaxTries.
+func TestJobsRefusedByAFullRedisWait(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2, Wait: time.Minute})[0]
+		full := &store.Error{Kind: store.KindStorageFull, Msg: "the store is full"}
+		var tries []int
+		e.Handle("write", func(_ context.Context, j jobs.Job) error {
+			tries = append(tries, j.Try)
+			switch {
+			case len(tries) <= 5:
+				return fmt.Errorf("write: %w", full)
+			case len(tries) == 6:
+				return errors.New("boom")
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "w", Kind: "write"}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if n := runDue(t, e); n != 1 {
+				t.Fatalf("try %d on a full Redis: %d jobs ran, want 1", i+1, n)
+			}
+			if n := runDue(t, e); n != 0 {
+				t.Fatalf("a job refused for want of room was tried again at once")
+			}
+			clk.Add(time.Minute)
+		}
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Fatalf("a job refused by a full Redis became a dead letter: %+v", dead)
+		}
+		runDue(t, e) // its own failure: retried after the first backoff
+		clk.Add(time.Second)
+		runDue(t, e)
+		if !slices.Equal(tries, []int{1, 1, 1, 1, 1, 1, 2}) {
+			t.Fatalf("tries %v, want five refused tries not counted, then tries 1 and 2", tries)
+		}
+		if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
+			t.Fatalf("queues after the job ran: %+v %v, want empty", c, err)
+		}
+	})
+}
+
+// TestJobCausedAgainAfterItsDeadLetterRuns: a job set aside as a dead letter is caused again
+// (enqueued, scheduled or brought forward): the new cause runs it, with its tries counted anew,
+// and it leaves the dead letters.
+func TestJobCausedAgainAfterItsDeadLetterRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cause func(e *jobs.Engine, j jobs.Job) error
+	}{
+		{"enqueue", func(e *jobs.Engine, j jobs.Job) error { return e.Enqueue(context.Background(), j) }},
+		{"schedule", func(e *jobs.Engine, j jobs.Job) error { return e.Schedule(context.Background(), j) }},
+		{"due by", func(e *jobs.Engine, j jobs.Job) error { return e.DueBy(context.Background(), j) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				clk := storetest.NewClock()
+				e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
+				var tries []int
+				e.Handle("k", func(_ context.Context, j jobs.Job) error {
+					tries = append(tries, j.Try)
+					if len(tries) <= 3 {
+						return errors.New("boom")
+					}
+					return nil
+				})
+				j := jobs.Job{ID: "x", Kind: "k", Arg: "a"}
+				if err := e.Enqueue(ctx, j); err != nil {
+					t.Fatal(err)
+				}
+				runDue(t, e)
+				clk.Add(time.Second)
+				runDue(t, e)
+				if dead, err := e.Dead(ctx, 10); err != nil || len(dead) != 1 {
+					t.Fatalf("dead letters %+v %v, want job x", dead, err)
+				}
+				j.Arg = "b"
+				if err := tc.cause(e, j); err != nil {
+					t.Fatal(err)
+				}
+				runDue(t, e) // fails once more: its first try since the new cause
+				clk.Add(time.Second)
+				runDue(t, e)
+				if !slices.Equal(tries, []int{1, 2, 1, 2}) {
+					t.Fatalf("tries %v, want 1 and 2, then 1 and 2 again after the new cause", tries)
+				}
+				if dead, err := e.Dead(ctx, 10); err != nil || len(dead) != 0 {
+					t.Fatalf("dead letters after the job ran: %+v %v, want none", dead, err)
+				}
+				if c, err := e.Census(ctx); err != nil || c != (jobs.Census{}) {
+					t.Fatalf("queues after the job ran: %+v %v, want empty", c, err)
+				}
+			})
+		})
+	}
+}

@@ -68,7 +68,8 @@ type Options struct {
 	// (rdb.ClientConfig.Timeout) so that the store's single commands and the client's sockets are
 	// bounded too. Default DefaultRedisTimeout.
 	RedisTimeout time.Duration
-	// Jobs configures the job engine (see package jobs); its Prefix, Now and Log are the store's.
+	// Jobs configures the job engine (see package jobs); its Prefix, Now, Log and Waiting are the
+	// store's (a job that a full Redis refused waits for room without counting a try).
 	Jobs jobs.Options
 	// MaxScheduledPosts is how many scheduled posts one user may have pending. Default 10.
 	MaxScheduledPosts int
@@ -167,6 +168,8 @@ func (o Options) withDefaults() Options {
 		o.EventLogAge = DefaultEventLogAge
 	}
 	o.Jobs.Prefix, o.Jobs.Now, o.Jobs.Log = o.Prefix, o.Now, o.Log
+	// A job that a full Redis refused has not failed: it waits for room, untried.
+	o.Jobs.Waiting = func(err error) bool { return IsKind(err, KindStorageFull) }
 	admins := make([]string, 0, len(o.Admins))
 	for _, a := range o.Admins {
 		if a = strings.ToLower(strings.TrimSpace(a)); a != "" {

@@ -3,6 +3,9 @@
 -- KEYS[2] hash job: job id → "<kind>\n<argument>"
 -- KEYS[3] hash tries: job id → how often it was claimed (each claim's number, matched by its outcome)
 -- KEYS[4] zset lease: job id → when its lease ends (ms)
+-- KEYS[5] zset dead: job id → when it was set aside (ms). A dead letter is no waiting job: a cause
+--         of any mode but "cancel" queues it anew, out of the dead letters, its tries reset (as
+--         jobs_dead's retry does); a cancel (ARGV[3] "0") takes it out of the dead letters.
 -- ARGV[1] id   ARGV[2] "<kind>\n<argument>"   ARGV[3] due (ms)
 -- ARGV[4] "add": a job that is already waiting keeps its time (its cause repeated, it will see
 --         it); one that is running runs once more at ARGV[3] (it may have read its state before
@@ -31,14 +34,20 @@ if ARGV[4] == 'cancel' then
   if not redis.call('ZSCORE', KEYS[4], id) then
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
+    redis.call('ZREM', KEYS[5], id)
   end
   return 1
 end
-if ARGV[4] == 'add' and redis.call('HEXISTS', KEYS[2], id) == 1
+local dead = redis.call('ZSCORE', KEYS[5], id)
+if ARGV[4] == 'add' and not dead and redis.call('HEXISTS', KEYS[2], id) == 1
     and not (redis.call('ZSCORE', KEYS[4], id) and not redis.call('ZSCORE', KEYS[1], id)) then
   return 0
 end
-redis.call('HSET', KEYS[2], id, ARGV[2])
+redis.call('HSET', KEYS[2], id, ARGV[2]) -- first: refused when Redis is full
+if dead then
+  redis.call('ZREM', KEYS[5], id)
+  redis.call('HDEL', KEYS[3], id)
+end
 if ARGV[4] == 'earlier' then
   local cur = redis.call('ZSCORE', KEYS[1], id)
   if cur and tonumber(cur) <= tonumber(ARGV[3]) then return 1 end
