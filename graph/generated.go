@@ -4099,7 +4099,7 @@ agora: how closely the viewer follows a post's thread or a group.
 ALL: a notification of every new comment in the thread (WATCHED_COMMENT), or of every new post in
 the group (WATCHED_POST). REPLIES: today's behaviour, the default: replies to the viewer's post or
 comments, and mentions. MUTED: no replies and no mentions from the thread, or from any post of the
-group (a post's own mode wins over its groups').
+group (a post's own mode wins over its groups', and so does the REPLIES its author watches it at).
 """
 enum WatchMode {
   ALL

@@ -156,7 +156,7 @@ func (s *Store) runNotifyComment(ctx context.Context, j jobs.Job) error {
 	}
 	// Muted recipients hear nothing; the watchers with ALL hear of it after the others (see
 	// watch.go), so that a recipient of both keeps the REPLY or MENTION.
-	out, fans, err := s.withoutMuted(ctx, l, pid, p.GroupNames, out, true)
+	out, fans, err := s.withoutMuted(ctx, l, pid, p.Author, p.GroupNames, out, true)
 	if err != nil {
 		return fmt.Errorf("notifications of comment %s: %w", c.ID, err)
 	}
@@ -192,7 +192,7 @@ func (s *Store) runNotifyPost(ctx context.Context, j jobs.Job) error {
 				rec: noticeRecord{Kind: NotificationMention, At: p.CreatedAt.UnixMilli(), Actor: string(p.Author), Post: pid}})
 		}
 	}
-	out, fans, err := s.withoutMuted(ctx, l, pid, p.GroupNames, out, false)
+	out, fans, err := s.withoutMuted(ctx, l, pid, p.Author, p.GroupNames, out, false)
 	if err != nil {
 		return fmt.Errorf("notifications of post %s: %w", pid, err)
 	}

@@ -23,7 +23,8 @@ import (
 //   - REPLIES: today's notifications (REPLY, MENTION) and nothing more.
 //   - MUTED: no REPLY and no MENTION from the thread, or from any post of the group. A post's own
 //     mode, once chosen, wins over its groups': REPLIES or ALL on a post of a muted group is what
-//     it says.
+//     it says, and so is the REPLIES its author watches it at (a group muted by the author
+//     does not silence the replies to their own post in it).
 //
 // The user's side. The modes live on the watched side, which is what notifications read; each user
 // also keeps an index of what they chose a mode for ({u:<name>}:watches, userWatches), written in
@@ -323,10 +324,12 @@ func (l *Loader) watchWalkReads(it walkItem, reads []read) []read {
 	return reads
 }
 
-// withoutMuted leaves out the notices whose recipients muted the post pid (in groups), or, with
-// no mode of the post, one of its groups; and reports whether the post (with comment true) or
-// any of its groups (comment false) has watchers with ALL. One round trip.
-func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups []string, ns []notice, comment bool) ([]notice, []bool, error) {
+// withoutMuted leaves out the notices whose recipients muted the post pid (by author, in
+// groups), or, with no mode of the post, one of its groups — but for the post's author, who
+// watches their own post at REPLIES, a mode of the post that wins over its groups'; and reports
+// whether the post (with comment true) or any of its groups (comment false) has watchers with
+// ALL. One round trip.
+func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, author UserKey, groups []string, ns []notice, comment bool) ([]notice, []bool, error) {
 	var reads []read
 	for _, n := range ns {
 		reads = append(reads, hashFieldRead(s.k.postWatch(pid), n.to))
@@ -357,7 +360,7 @@ func (s *Store) withoutMuted(ctx context.Context, l *Loader, pid string, groups 
 		muted := false
 		if m := val(calls[i]); m != "" {
 			muted = m == "M"
-		} else {
+		} else if UserKey(n.to) != author {
 			for j := range groups {
 				muted = muted || val(calls[i+1+j]) == "M"
 			}

@@ -70,24 +70,34 @@ func TestWatchModes(t *testing.T) {
 				return []*store.Comment{a, w.comment("bob", a, "@ann @cat @dan")}
 			},
 			map[string][]string{"dan": {"MENTION bob"}}},
-		{"a muted group silences its posts' threads and mentions, unless the post says otherwise",
+		{"a muted group silences its posts' threads and mentions, unless the post says otherwise, as its author's own does",
 			func(w *inboxWorld) []*store.Comment {
 				watchGroup(w, "ann", "golang", store.WatchMuted)
 				watchGroup(w, "cat", "golang", store.WatchMuted)
-				p := post(w, "ann", "@cat look", "golang") // cat: muted mention
-				q := post(w, "ann", "other", "golang")
+				p := post(w, "ann", "@cat look", "golang") // cat: a muted mention
+				d := post(w, "dan", "dan's", "golang")
+				q := post(w, "dan", "dan's other", "golang")
 				watchPost(w, "ann", q.ID, store.WatchReplies)
-				c1, err := w.s.CreateComment(ctx, "bob", store.NewComment{PostID: p.ID, Body: "muted"})
-				if err != nil {
-					w.t.Fatal(err)
+				comment := func(uid string, p *store.Post, parent *store.Comment, body string) *store.Comment {
+					w.t.Helper()
+					in := store.NewComment{PostID: p.ID, Body: body}
+					if parent != nil {
+						in.ParentID = parent.ID
+					}
+					c, err := w.s.CreateComment(ctx, uk(uid), in)
+					if err != nil {
+						w.t.Fatal(err)
+					}
+					return c
 				}
-				c2, err := w.s.CreateComment(ctx, "bob", store.NewComment{PostID: q.ID, Body: "heard"})
-				if err != nil {
-					w.t.Fatal(err)
+				onD, onQ := comment("ann", d, nil, "on d"), comment("ann", q, nil, "on q") // dan: two REPLYs
+				return []*store.Comment{onD, onQ,
+					comment("bob", p, nil, "heard: ann's own post"),
+					comment("bob", d, onD, "muted: a thread of the group"),
+					comment("bob", q, onQ, "heard: ann chose REPLIES for it"),
 				}
-				return []*store.Comment{c1, c2}
 			},
-			map[string][]string{"ann": {"REPLY bob"}}},
+			map[string][]string{"ann": {"REPLY bob", "REPLY bob"}, "dan": {"REPLY ann", "REPLY ann"}}},
 		{"ALL on a group: every new post in it",
 			func(w *inboxWorld) []*store.Comment {
 				watchGroup(w, "dan", "golang", store.WatchAll)
