@@ -28,7 +28,9 @@ import (
 //     it is never stale — no TTL, no window — on any number of replicas sharing the Redis.
 //   - A response that read nothing about the viewer (no viewerVote, viewer, feed…) is shared by
 //     every reader, signed in or not; one that did is kept per viewer. Resolvers report reading
-//     the viewer (resolvers.Recording), so a field added later cannot leak another's answer.
+//     the viewer (resolvers.Recording), so a field added later cannot leak another's answer. An
+//     answer kept per viewer is kept per standing as a site admin too (store.IsAdmin): what an
+//     admin may read depends on it, and no revision records it.
 //   - Blocks: a viewer who blocks anyone is never served a shared answer, and an answer that
 //     their block list changed is theirs alone; an answer kept for a viewer that consulted their
 //     list records their user revision, which blocking and unblocking raise (store.Blocks).
@@ -111,6 +113,13 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 			base += "\x00nsfw"
 		}
 		viewerKey := base + "\x00v:" + string(req.Viewer)
+		// What a site admin may read (another user's email, every report) is decided by this
+		// process's admin set, which no revision records: an answer kept for a viewer is kept
+		// per standing, so that a grant or a revoke stops their answers of the other one.
+		admin := req.Viewer != "" && c.st.IsAdmin(req.Viewer)
+		if admin {
+			viewerKey += "\x00admin"
+		}
 		// Serve a kept answer that is still current; otherwise join the flight computing this
 		// answer, or be it. The entries are looked up again under the lock that creates flights,
 		// so a request never starts a second computation of an answer just kept.
@@ -156,7 +165,7 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 					return
 				}
 			}
-			c.compute(w, r, next, req, base, viewerKey)
+			c.compute(w, r, next, req, base, viewerKey, admin)
 			return
 		}
 		defer func() {
@@ -165,13 +174,14 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 			c.mu.Unlock()
 			close(f.done)
 		}()
-		f.entry = c.compute(w, r, next, req, base, viewerKey)
+		f.entry = c.compute(w, r, next, req, base, viewerKey, admin)
 	})
 }
 
 // compute runs the query, answers it, and keeps the answer when it can be; it returns the entry
-// kept, or nil.
-func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next http.Handler, req *resolvers.Request, base, viewerKey string) *cacheEntry {
+// kept, or nil. admin is the viewer's standing as a site admin when the request began, which
+// viewerKey names.
+func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next http.Handler, req *resolvers.Request, base, viewerKey string, admin bool) *cacheEntry {
 	c.misses.Add(1)
 	rec := resolvers.NewRecording()
 	own := *req
@@ -210,6 +220,9 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 	key := base
 	if rec.ViewerDependent() {
 		key = viewerKey
+		if req.Viewer != "" && c.st.IsAdmin(req.Viewer) != admin {
+			return nil // the standing changed while the answer was made: it may mix both
+		}
 	}
 	keys, vals, ok := rec.Revisions.Snapshot(key == viewerKey)
 	if !ok {

@@ -360,3 +360,56 @@ func TestResponseCacheKeysOnWhatRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestResponseCacheFollowsAdminStanding: what a site admin reads that nobody else may (another
+// user's email address, every report) is kept for the admin alone, and must not be served to
+// them from the cache once the operator revokes their standing; nor may an account granted it
+// go on being served what it read before.
+func TestResponseCacheFollowsAdminStanding(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, be storetest.Backend) {
+		a := newAPI(t, be, store.Options{WriteLimit: -1})
+		ann, _ := a.signUp("ann")
+		rae, _ := a.signUp("rae")
+		ivy, _ := a.signUp("ivy")
+		if r := a.do(ann, `mutation{setEmail(email:"ann@example.org",password:"password1"){id}}`, nil); len(r.Errors) > 0 {
+			t.Fatalf("setEmail: %+v", r.Errors)
+		}
+		p := a.createPost(ann, "reported")
+		if r := a.do(ivy, `mutation($id:ID!){reportPost(id:$id,reason:"spam"){id}}`, map[string]any{"id": p}); len(r.Errors) > 0 {
+			t.Fatalf("reportPost: %+v", r.Errors)
+		}
+		tests := []struct {
+			name, query string
+			admin, not  string // the answer's data as an admin and as anyone else
+		}{
+			{"an email address", `{user(name:"ann"){email}}`, `{"user":{"email":"ann@example.org"}}`, `{"user":{"email":null}}`},
+			{"the reports", `{reports{totalCount}}`, `{"reports":{"totalCount":1}}`, `{"reports":{"totalCount":0}}`},
+		}
+		read := func(t *testing.T, query, want, when string) {
+			t.Helper()
+			r := a.do(rae, query, nil)
+			if len(r.Errors) > 0 || string(r.Data) != want {
+				t.Errorf("%s: data %s, errors %+v; want %s", when, r.Data, r.Errors, want)
+			}
+		}
+		revoke := func(t *testing.T) {
+			t.Helper()
+			if err := a.store.RevokeAdmin(t.Context(), "rae"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				a.grantAdmin("rae")
+				read(t, tc.query, tc.admin, "granted")
+				read(t, tc.query, tc.admin, "granted, again") // kept
+				revoke(t)
+				read(t, tc.query, tc.not, "revoked")
+				read(t, tc.query, tc.not, "revoked, again") // kept
+				a.grantAdmin("rae")
+				read(t, tc.query, tc.admin, "granted anew")
+				revoke(t)
+			})
+		}
+	})
+}

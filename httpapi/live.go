@@ -256,3 +256,9 @@ func checkOrigin(r *http.Request, patterns []string) error {
 	}
 	return fmt.Errorf("the origin %s may not open a WebSocket here", u.Host)
 }
+
+// MaxSocketOperations caps the queries and mutations that run at once on one WebSocket, as one
+// HTTP connection runs one request at a time: the socket reads no further message while that
+// many run, so a client that sends a burst of them waits for its own answers (see wsConn.start).
+// Subscriptions are bounded by MaxSubscriptions and the live budgets instead.
+const MaxSocketOperations = 8

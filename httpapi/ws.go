@@ -44,6 +44,7 @@ func (t wsTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	c := &wsConn{
 		cfg: t.cfg, conn: conn, exec: exec, header: r.Header,
 		ctx: ctx, cancel: cancel, running: map[string]*wsOp{},
+		slots: make(chan struct{}, MaxSocketOperations),
 	}
 	if strings.EqualFold(conn.Subprotocol(), transportWSProtocol) {
 		c.proto = transportWS
@@ -68,6 +69,8 @@ type wsConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	ops    sync.WaitGroup // running operations' goroutines
+	// slots holds one token per query or mutation running (MaxSocketOperations).
+	slots chan struct{}
 
 	// Writes go one at a time; a write that takes WriteTimeout closes the connection.
 	wmu   sync.Mutex

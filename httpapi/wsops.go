@@ -11,6 +11,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/agora/agora/resolvers"
@@ -57,8 +58,25 @@ func (c *wsConn) start(id string, payload json.RawMessage) *wsClose {
 		c.finish(op, nil)
 		return nil
 	}
+	var release func()
+	if rc.Operation.Operation != ast.Subscription {
+		// Wait, without reading the next message, until fewer than MaxSocketOperations queries
+		// and mutations run: a burst of them on one socket runs a few at a time.
+		select {
+		case c.slots <- struct{}{}:
+			release = func() { <-c.slots }
+		case <-ctx.Done(): // the socket is ending
+			c.finish(op, nil)
+			return nil
+		}
+	}
 	c.ops.Add(1)
-	go c.run(graphql.WithOperationContext(ctx, rc), op, rc)
+	go func() {
+		if release != nil {
+			defer release()
+		}
+		c.run(graphql.WithOperationContext(ctx, rc), op, rc)
+	}()
 	return nil
 }
 

@@ -84,6 +84,21 @@ func (ev Event) LoaderFor(showNSFW bool) *store.Loader {
 	return ev.loaders.get(showNSFW)
 }
 
+// LoaderOf returns the loader a subscriber reads the event through: for one who blocks nobody, the
+// event's loader of their NSFW setting (LoaderFor), shared with every such subscriber; for one who
+// blocks anyone, a loader of their own, which reads as their queries read — a comment of a user
+// they block comes collapsed wherever the response shows it, a listing leaves out such a user's
+// posts — since a loader shared by viewers must not have a block list (store.Loader.SetBlocks).
+func (ev Event) LoaderOf(showNSFW bool, blocks *store.Blocks) *store.Loader {
+	if blocks.Len() == 0 || ev.loaders == nil {
+		return ev.LoaderFor(showNSFW)
+	}
+	l := ev.loaders.st.NewLoader()
+	l.HideNSFW(!showNSFW)
+	l.SetBlocks(blocks)
+	return l
+}
+
 // eventLoaders are one event's loaders, by NSFW setting.
 type eventLoaders struct {
 	st   *store.Store

@@ -258,8 +258,9 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			last = ev.ID
 			// The event's data, and whatever its response reads below it, as the subscriber's
 			// queries read it: the loader of their NSFW setting now (a shared execution's is its
-			// subscribers').
-			ev.Loader = ev.LoaderFor(req.showNSFWNow())
+			// subscribers'), and of their block list now (a shared execution has none: its
+			// subscribers block nobody, see shareKey).
+			ev.Loader = ev.LoaderOf(req.showNSFWNow(), req.blocksNow())
 			v, ok, err := load(ctx, ev)
 			switch {
 			case errors.Is(err, errEndStream):
@@ -294,6 +295,9 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 			}
 			var by store.UserKey
 			if from.blockable {
+				if c, isComment := any(v).(*store.Comment); isComment && c.BlockedByViewer {
+					return true // by a user they block: their own loader collapsed it (LoaderOf)
+				}
 				if by = authorOf(v); req.blocksNow().Has(by) {
 					return true
 				}

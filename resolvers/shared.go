@@ -15,8 +15,9 @@ import (
 
 // Subscriptions that would compute the same responses share one execution: subscribers whose
 // document, operation name and variables are the same, and — when the document reads a field that
-// depends on the viewer (viewerFields) — who are the same viewer, join one run of the operation
-// in the process. A run whose document reads no viewer field executes as an anonymous viewer and
+// depends on the viewer (viewerFields), or when the subscriber blocks anyone (whose loader
+// collapses the comments of the users they block: live.Event.LoaderOf) — who are the same viewer,
+// join one run of the operation in the process. A run whose document reads no viewer field executes as an anonymous viewer and
 // serves every viewer. The run executes
 // each event once, encodes the response to JSON once, and hands both to every subscriber's own
 // bounded queue; a transport then writes the same bytes to each client (see Encoded), at that
@@ -118,7 +119,12 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 		return "", false, false
 	}
 	viewer := ""
-	if perViewer = readsViewer(oc.Doc, oc.Operation.SelectionSet, map[string]bool{}); perViewer {
+	// A subscriber who blocks anyone runs with their own block list, as the response cache never
+	// serves them a shared answer: an execution that serves every viewer has none, and would
+	// show them, below an event's top-level item (which pump filters), the comments of the users
+	// they block.
+	perViewer = r.blocksNow().Len() > 0 || readsViewer(oc.Doc, oc.Operation.SelectionSet, map[string]bool{})
+	if perViewer {
 		viewer = "v:" + string(r.Viewer)
 	}
 	if r.ShowNSFW {
