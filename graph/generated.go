@@ -3858,7 +3858,7 @@ type Mutation {
   "Mark a report dealt with. Moderators of its groups and admins."
   resolveReport(id: ID!, resolution: ReportResolution = ACTIONED): Report!
 
-  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels."
+  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels, and a label a moderator put on is not the author's to take off (FORBIDDEN)."
   editPost(id: ID!, title: String, body: String, url: String, nsfw: Boolean, spoiler: Boolean): Post!
   savePost(id: ID!): Post!
   unsavePost(id: ID!): Post!
@@ -3955,7 +3955,10 @@ extend type Mutation {
   argument left out or null leaves its label. Changing a label moves the post in or out of what
   viewers who do not show NSFW posts see, at once. A moderator may give a reason (at most 500
   characters): it is in the moderation log's entries and the author's MOD_ACTION notice; the
-  author's own change takes none (INVALID_ARGUMENT).
+  author's own change takes none (INVALID_ARGUMENT). A label a moderator put on someone's post
+  comes off only by the moderators of the group it was put on in, or by an admin (an admin's
+  only by the admins): not by its author, here or with editPost, nor by a moderator of another
+  of its groups (FORBIDDEN).
   """
   setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean, reason: String): Post!
 }
