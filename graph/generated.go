@@ -3855,7 +3855,7 @@ type Mutation {
   "Report a post to its groups' moderators (the site admins for a post in no group). A user may hold 20 open reports (LIMIT_REACHED)."
   reportPost(id: ID!, reason: String!): Report!
   reportComment(id: ID!, reason: String!): Report!
-  "Mark a report dealt with. Moderators of its groups and admins."
+  "Mark a report dealt with. Moderators of its groups and admins; a moderator may not resolve a report of their own post or comment (FORBIDDEN)."
   resolveReport(id: ID!, resolution: ReportResolution = ACTIONED): Report!
 
   "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels, and a label a moderator put on is not the author's to take off (FORBIDDEN)."
