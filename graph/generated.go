@@ -3847,7 +3847,7 @@ type Mutation {
   lockPost(id: ID!, locked: Boolean!, reason: String): Post!
   "Pin (or unpin) a post at the top of one of its groups; at most 3 per group (LIMIT_REACHED). Moderators of that group and admins."
   pinPost(id: ID!, group: String!, pinned: Boolean!, reason: String): Post!
-  "Ban a user from a group, or from the whole site when group is null (admins only), until a time (null: for good). Banning again replaces the ban."
+  "Ban a user from a group, or from the whole site when group is null (admins only), until a time (null: for good). Banning again replaces the ban; a group ban an admin set is the admins' to replace or lift while in force (FORBIDDEN)."
   banUser(userId: ID!, group: String, until: Time, reason: String!): Ban!
   "Lift a ban and return it, ended now. A ban that ended less than 24 hours ago returns as it ended; otherwise a user not banned there is NOT_FOUND."
   unbanUser(userId: ID!, group: String): Ban!
