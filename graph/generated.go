@@ -3824,7 +3824,8 @@ type Mutation {
   Change what a group's page shows. Moderators of the group and admins. An argument left out
   leaves its field as it is; null or "" clears it (postingRestricted: null leaves it). iconUrl
   and bannerUrl must be https (BAD_USER_INPUT). nsfw labels the group NSFW or takes the label off
-  (null leaves it): every post in an NSFW group is NSFW.
+  (null leaves it): every post in an NSFW group is NSFW; a label an admin put on only the admins
+  take off (FORBIDDEN).
   """
   updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean, nsfw: Boolean): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
