@@ -3818,7 +3818,7 @@ type Mutation {
   "agora: marks the viewer's notifications read, all of them or those ids names (ids no longer kept are ignored), and returns the new unread count. Neither ids nor all is BAD_USER_INPUT; another user's notification is FORBIDDEN."
   markNotificationsRead(ids: [ID!], all: Boolean): Int!
 
-  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT. nsfw labels it NSFW: every post in it is NSFW."
+  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT; a new account (see the new-account limits) may not, RATE_LIMITED. nsfw labels it NSFW: every post in it is NSFW."
   createGroup(name: String!, description: String, nsfw: Boolean): Group!
   """
   Change what a group's page shows. Moderators of the group and admins. An argument left out
