@@ -3890,7 +3890,7 @@ type Mutation {
   background jobs that finish after a crash; see the README.
   """
   deleteAccount(password: String!, eraseContent: Boolean!): Boolean!
-  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER)."
+  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER). Another admin's account is FORBIDDEN, as banning one is."
   deleteUser(userId: ID!, eraseContent: Boolean!): Boolean!
 }
 
