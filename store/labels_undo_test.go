@@ -16,6 +16,12 @@ func TestModeratorLabelsStay(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		f := newModFixture(t, b)
 		ann := f.user("ann")
+		f.user("duo") // moderates both groups, rust first in the post's groups
+		for _, g := range []string{"go", "rust"} {
+			if err := f.s.SetModerator(f.ctx, g, "duo"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		on, off := true, false
 		type step struct {
 			name   string
@@ -41,6 +47,9 @@ func TestModeratorLabelsStay(t *testing.T) {
 				{"then the author labels and unlabels it", ann, false, &on, nil, 0, true},
 				{"", ann, true, &off, nil, 0, false},
 			}},
+			{"a moderator of its group and another", "mia", []step{
+				{"takes it off through the group it was put on in", "duo", false, &off, &off, 0, false},
+			}},
 			{"an admin's label", "root", []step{
 				{"the author", ann, false, &off, nil, store.KindForbidden, true},
 				{"a moderator of its group", "mia", false, &off, nil, store.KindForbidden, true},
@@ -54,7 +63,7 @@ func TestModeratorLabelsStay(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				p, err := f.s.CreatePost(f.ctx, uk(ann), store.NewPost{Title: "labelled", Groups: []string{"go", "rust"},
+				p, err := f.s.CreatePost(f.ctx, uk(ann), store.NewPost{Title: "labelled", Groups: []string{"rust", "go"},
 					NSFW: c.setBy == "", Spoiler: c.setBy == ""})
 				if err != nil {
 					t.Fatal(err)
