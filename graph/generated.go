@@ -3818,13 +3818,14 @@ type Mutation {
   "agora: marks the viewer's notifications read, all of them or those ids names (ids no longer kept are ignored), and returns the new unread count. Neither ids nor all is BAD_USER_INPUT; another user's notification is FORBIDDEN."
   markNotificationsRead(ids: [ID!], all: Boolean): Int!
 
-  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT. nsfw labels it NSFW: every post in it is NSFW."
+  "Make a group; the viewer becomes its first moderator. A name already taken is CONFLICT; a new account (see the new-account limits) may not, RATE_LIMITED. nsfw labels it NSFW: every post in it is NSFW."
   createGroup(name: String!, description: String, nsfw: Boolean): Group!
   """
   Change what a group's page shows. Moderators of the group and admins. An argument left out
   leaves its field as it is; null or "" clears it (postingRestricted: null leaves it). iconUrl
   and bannerUrl must be https (BAD_USER_INPUT). nsfw labels the group NSFW or takes the label off
-  (null leaves it): every post in an NSFW group is NSFW.
+  (null leaves it): every post in an NSFW group is NSFW; a label an admin put on only the admins
+  take off (FORBIDDEN).
   """
   updateGroup(name: String!, description: String, title: String, iconUrl: String, bannerUrl: String, rules: String, postingRestricted: Boolean, nsfw: Boolean): Group!
   "Make a user a moderator of a group. Moderators of the group and admins."
@@ -3847,7 +3848,7 @@ type Mutation {
   lockPost(id: ID!, locked: Boolean!, reason: String): Post!
   "Pin (or unpin) a post at the top of one of its groups; at most 3 per group (LIMIT_REACHED). Moderators of that group and admins."
   pinPost(id: ID!, group: String!, pinned: Boolean!, reason: String): Post!
-  "Ban a user from a group, or from the whole site when group is null (admins only), until a time (null: for good). Banning again replaces the ban."
+  "Ban a user from a group, or from the whole site when group is null (admins only), until a time (null: for good). Banning again replaces the ban; a group ban an admin set is the admins' to replace or lift while in force (FORBIDDEN)."
   banUser(userId: ID!, group: String, until: Time, reason: String!): Ban!
   "Lift a ban and return it, ended now. A ban that ended less than 24 hours ago returns as it ended; otherwise a user not banned there is NOT_FOUND."
   unbanUser(userId: ID!, group: String): Ban!
@@ -3855,10 +3856,10 @@ type Mutation {
   "Report a post to its groups' moderators (the site admins for a post in no group). A user may hold 20 open reports (LIMIT_REACHED)."
   reportPost(id: ID!, reason: String!): Report!
   reportComment(id: ID!, reason: String!): Report!
-  "Mark a report dealt with. Moderators of its groups and admins."
+  "Mark a report dealt with. Moderators of its groups and admins; a moderator may not resolve a report of their own post or comment (FORBIDDEN)."
   resolveReport(id: ID!, resolution: ReportResolution = ACTIONED): Report!
 
-  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels."
+  "Edit a post of the viewer's. As in every editor, an argument left out leaves its field and null or \"\" clears it: a post's body and url may be cleared, its title not (BAD_USER_INPUT). nsfw and spoiler set the post's labels (null leaves them); a moderator of its groups sets them with setPostLabels, and a label a moderator put on is not the author's to take off (FORBIDDEN)."
   editPost(id: ID!, title: String, body: String, url: String, nsfw: Boolean, spoiler: Boolean): Post!
   savePost(id: ID!): Post!
   unsavePost(id: ID!): Post!
@@ -3889,7 +3890,7 @@ type Mutation {
   background jobs that finish after a crash; see the README.
   """
   deleteAccount(password: String!, eraseContent: Boolean!): Boolean!
-  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER)."
+  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER). Another admin's account is FORBIDDEN, as banning one is."
   deleteUser(userId: ID!, eraseContent: Boolean!): Boolean!
 }
 
@@ -3955,7 +3956,10 @@ extend type Mutation {
   argument left out or null leaves its label. Changing a label moves the post in or out of what
   viewers who do not show NSFW posts see, at once. A moderator may give a reason (at most 500
   characters): it is in the moderation log's entries and the author's MOD_ACTION notice; the
-  author's own change takes none (INVALID_ARGUMENT).
+  author's own change takes none (INVALID_ARGUMENT). A label a moderator put on someone's post
+  comes off only by the moderators of the group it was put on in, or by an admin (an admin's
+  only by the admins): not by its author, here or with editPost, nor by a moderator of another
+  of its groups (FORBIDDEN).
   """
   setPostLabels(id: ID!, nsfw: Boolean, spoiler: Boolean, reason: String): Post!
 }

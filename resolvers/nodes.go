@@ -79,13 +79,20 @@ func walkNode(ctx context.Context, id string) {
 	}
 }
 
-// mustUser loads a user that the data says exists, such as an author.
+// mustUser loads a user that the data says exists, such as an author, a moderator in the
+// moderation log, a reporter or a banned user (non-null fields): a deleted account is the
+// DeletedUser placeholder, as a deleted author is, so that the records it is named in — public
+// like the log, or the moderators' queues — go on reading whole; one that never existed is an
+// error.
 func mustUser(ctx context.Context, uid store.UserKey) (*store.User, error) {
 	u, err := loaderFrom(ctx).User(ctx, uid)
-	if err == nil && u == nil {
-		err = fmt.Errorf("user %s is referenced but missing", uid)
+	if err != nil || u != nil {
+		return u, err
 	}
-	return u, err
+	if gone, err := loaderFrom(ctx).DeletedAccount(ctx, uid); err != nil || gone {
+		return store.DeletedUser(), err
+	}
+	return nil, fmt.Errorf("user %s is referenced but missing", uid)
 }
 
 // author resolves the author of a post or comment: as the item's hash keeps them when the
@@ -96,15 +103,8 @@ func author(ctx context.Context, uid store.UserKey, item store.Named) (*store.Us
 			return u, nil
 		}
 	}
-	u, err := loaderFrom(ctx).User(ctx, uid)
-	if err != nil || u != nil {
-		return u, err
-	}
 	// A deleted account's kept posts show a placeholder (Post.author is non-null); its comments
 	// show none (see commentAuthor).
-	if gone, err := loaderFrom(ctx).DeletedAccount(ctx, uid); err != nil || gone {
-		return store.DeletedUser(), err
-	}
 	return mustUser(ctx, uid)
 }
 

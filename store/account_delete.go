@@ -74,13 +74,19 @@ func (s *Store) DeleteAccount(ctx context.Context, uid UserKey, password string,
 }
 
 // DeleteUser is a site admin's deletion of the account of target, recorded in the moderation
-// log. Deleting a deleted account again runs its chain again (and may turn erase on).
+// log. Deleting a deleted account again runs its chain again (and may turn erase on). Another
+// site admin's account is KindForbidden, as banning one is.
 func (s *Store) DeleteUser(ctx context.Context, actor, target UserKey, erase bool) error {
 	if !s.IsAdmin(actor) {
 		return &Error{Kind: KindForbidden, Msg: "only site admins can delete an account"}
 	}
 	if !validUserName(string(target)) {
 		return invalidf("malformed user %q", truncate(string(target), 40))
+	}
+	if target != actor && s.IsAdmin(target) {
+		// As nobody bans an admin: the operator ends an admin's grant (agora admin revoke, or
+		// the -admins setting), and no admin erases another's account.
+		return &Error{Kind: KindForbidden, Msg: "site admins cannot delete another admin's account: the operator revokes the admin first"}
 	}
 	if err := s.deleteAccount(ctx, string(target), erase); err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 func TestNoWritesAfterDeletion(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000})
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
 		for _, n := range []string{"ann", "bob"} {
 			if _, err := s.SignUp(ctx, n, "password1"); err != nil {
 				t.Fatal(err)

@@ -35,7 +35,9 @@ import (
 //     banned from its scope when its time comes is cancelled (draftBanned).
 //   - Who may be banned: nobody bans themselves (KindInvalid) or a site admin (KindForbidden);
 //     a moderator cannot ban another moderator of the same group, nor lift such a ban: only an
-//     admin can (remove them as moderator first, or ask an admin).
+//     admin can (remove them as moderator first, or ask an admin). A group ban an admin set is
+//     the admins' while in force: a moderator neither lifts nor replaces it (KindForbidden), as
+//     only the admins undo an admin's removal.
 
 // MaxBanReasonRunes bounds the reason of a ban.
 const MaxBanReasonRunes = 500

@@ -14,8 +14,9 @@ import (
 // each word of a text and of a filter is compared by its skeleton — the search index's
 // normalization (compatibility forms, so full-width and mathematical letters become plain ones;
 // case folding; Latin, Greek and Cyrillic accents removed), then the letters of other scripts
-// that look like Latin ones (Cyrillic "а", Greek "ο") mapped to them, with invisible format
-// characters (zero-width spaces and joiners, soft hyphens) dropped. A filter matches whole words
+// that look like Latin ones (Cyrillic "а", Greek "ο") mapped to them, with invisible characters
+// (zero-width spaces and joiners, soft hyphens, the blank Hangul fillers: every default-ignorable
+// code point) dropped; enclosed letters (ⓐ, ⒜, 🄰, 🅐, 🅰) are the letters they enclose. A filter matches whole words
 // only: "ass" refuses "ass" and "Аss" but not "class" or "assess". A filter of several words
 // matches them in a row, whatever separates them. A filter in a script written without spaces
 // (Chinese, Japanese, Korean) matches anywhere inside a run of that script.
@@ -43,14 +44,46 @@ var confusables = map[rune]rune{
 	'τ': 't', 'υ': 'u', 'χ': 'x', 'ε': 'e', 'ѵ': 'v', 'ӏ': 'l',
 }
 
+// enclosedLetter returns the Latin letter (lower case) that r encloses — circled (ⓐ, Ⓐ),
+// parenthesized (⒜, 🄐), squared (🄰) and negative circled or squared (🅐, 🅰) — and whether
+// it is one. These are symbols, not letters, so a word would end at them; and NFKC folds only
+// some of them, the parenthesized ones into "(a)".
+func enclosedLetter(r rune) (rune, bool) {
+	for _, b := range enclosedBlocks {
+		if r >= b && r < b+26 {
+			return 'a' + r - b, true
+		}
+	}
+	return 0, false
+}
+
+// enclosedBlocks are the first runes (A or a) of the runs of 26 enclosed Latin letters.
+var enclosedBlocks = []rune{0x249C, 0x24B6, 0x24D0, 0x1F110, 0x1F130, 0x1F150, 0x1F170}
+
+// invisible reports whether r shows nothing and may hide inside a word: the format characters
+// (zero-width spaces and joiners, soft hyphens) and the other default-ignorable code points,
+// among them the Hangul fillers, which are letters that render blank.
+func invisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r)
+}
+
 // skeleton returns the form in which a word is compared (see above).
 func skeleton(word string) string {
-	n := search.Normalize(word)
+	n := search.Normalize(strings.Map(func(r rune) rune {
+		if c, ok := enclosedLetter(r); ok {
+			return c
+		}
+		if invisible(r) { // before NFKC, which turns U+3164 HANGUL FILLER into U+1160
+			return -1
+		}
+		return r
+	}, word))
 	return strings.Map(func(r rune) rune {
 		if c, ok := confusables[r]; ok {
 			return c
 		}
-		if unicode.Is(unicode.Cf, r) {
+		if invisible(r) {
 			return -1
 		}
 		return r
@@ -98,11 +131,14 @@ func leetOf(word string) string {
 	return leetSkeleton(word)
 }
 
-// filterWordRune reports whether r belongs to a word of a filtered text: letters, digits and
-// marks, and the invisible format characters that may hide inside a word.
+// filterWordRune reports whether r belongs to a word of a filtered text: letters, digits, marks
+// and enclosed letters, and the invisible characters that may hide inside a word.
 func filterWordRune(r rune) bool {
+	if _, ok := enclosedLetter(r); ok {
+		return true
+	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) ||
-		unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Cf, r)
+		unicode.Is(unicode.Mc, r) || invisible(r)
 }
 
 // isCJKRune reports whether r belongs to a script written without spaces between words.

@@ -60,7 +60,9 @@ func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name str
 	if err != nil {
 		return nil, err
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairGroup+":"+g)
+	// A new account may not create a group: as its moderator it would be exempt from the
+	// new-account limits there (newaccounts.go).
+	n, err := s.allowGuarded(ctx, string(actor), repairGroup+":"+g, nil, &writeGuard{group: true})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,7 +129,7 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	if actor == "" {
 		return nil, &Error{Kind: KindUnauthenticated, Msg: "sign in to label a post"}
 	}
-	h, err := s.cmd().HMGet(ctx, s.k.post(pid), "author", "groups", "deleted").Result()
+	h, err := s.cmd().HMGet(ctx, s.k.post(pid), "author", "groups", "deleted", "nsfwVia", "spoilerVia").Result()
 	if err != nil {
 		return nil, fmt.Errorf("read post %s: %w", pid, err)
 	}
@@ -137,7 +138,17 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	}
 	via := ""
 	if UserKey(str(h[0])) != actor {
-		if via, err = s.authority(ctx, actor, splitGroups(str(h[1]))); err != nil {
+		// A label a moderator put on comes off through the group it was put on in
+		// (lib/label_keeper.lua): look for the actor's authority there first.
+		groups := splitGroups(str(h[1]))
+		for i, label := range []*bool{nsfw, spoiler} {
+			if label != nil && !*label {
+				if j := slices.Index(groups, str(h[3+i])); j > 0 {
+					groups = append([]string{groups[j]}, slices.Delete(slices.Clone(groups), j, j+1)...)
+				}
+			}
+		}
+		if via, err = s.authority(ctx, actor, groups); err != nil {
 			return nil, err
 		}
 	} else if reason != nil {

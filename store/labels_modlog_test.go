@@ -32,7 +32,7 @@ func TestLabelChangesInTheModLog(t *testing.T) {
 		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, &off, &on, &why); !store.IsKind(err, store.KindInvalid) {
 			t.Fatalf("the author's own change with a reason: %v, want INVALID_ARGUMENT", err)
 		}
-		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, &off, &on, nil); err != nil { // the author's own
+		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, nil, &on, nil); err != nil { // the author's own
 			t.Fatal(err)
 		}
 		long := strings.Repeat("x", store.MaxModReasonRunes+1)

@@ -18,7 +18,9 @@ import (
 // with its rate limit and bans. Refusals are KindRateLimited with the time until the window has
 // room (or, for a link, until the account is old enough). Site admins are exempt everywhere and
 // moderators in their groups: a post into groups that they all moderate, a comment on a post in a
-// group they moderate. Off, like every limit, with a negative Options.WriteLimit.
+// group they moderate. So a new account may not create a group (refused as a link is, until it
+// is old enough): its creator would moderate it, and post there — and so on the site's own
+// listings — without limit. Off, like every limit, with a negative Options.WriteLimit.
 
 // NewAccountLimits are the limits on new accounts (-new-account-*). The zero value of each field
 // selects its default.
@@ -61,13 +63,16 @@ type writeGuard struct {
 	// messaging marks a private message: it counts in the sender's message limit too
 	// (MessageOptions.PerWindow).
 	messaging bool
+	// group marks a group's creation, which a new account may not make: its creator moderates
+	// it, and moderators are exempt from these limits in their groups.
+	group bool
 }
 
 // newAccountCall returns the call that checks and records uid's write against the new-account
 // limits, and false when none applies (limits off, an admin, nothing to check).
 func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 	o := s.opts.NewAccount
-	if g == nil || uid == "" || s.opts.WriteLimit < 0 || (g.count == "" && !g.links) || s.IsAdmin(UserKey(uid)) {
+	if g == nil || uid == "" || s.opts.WriteLimit < 0 || (g.count == "" && !g.links && !g.group) || s.IsAdmin(UserKey(uid)) {
 		return scriptCall{}, false
 	}
 	if o.Age < 0 && o.Karma <= 0 {
@@ -84,7 +89,7 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 	}
 	return scriptCall{name: "newaccount",
 		keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, what)},
-		args: []any{s.now().UnixMilli(), max(o.Age.Milliseconds(), 0), o.Karma, limit, o.Window.Milliseconds(), member, boolArg(g.links)}}, true
+		args: []any{s.now().UnixMilli(), max(o.Age.Milliseconds(), 0), o.Karma, limit, o.Window.Milliseconds(), member, boolArg(g.links || g.group)}}, true
 }
 
 // newAccountResult turns the reply of newaccount.lua into KindRateLimited, unless uid moderates
@@ -105,9 +110,11 @@ func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard,
 	if wait <= 0 {
 		return nil
 	}
-	mod, err := s.moderatesWhere(ctx, uid, check)
-	if err != nil || mod {
-		return err
+	if !g.group {
+		mod, err := s.moderatesWhere(ctx, uid, check)
+		if err != nil || mod {
+			return err
+		}
 	}
 	retry := time.Duration(wait) * time.Millisecond
 	secs := int((retry + time.Second - 1) / time.Second)
@@ -117,6 +124,9 @@ func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard,
 	}
 	if why == 2 {
 		msg = fmt.Sprintf("new accounts cannot post links; retry in %d s", secs)
+		if g.group {
+			msg = fmt.Sprintf("new accounts cannot create groups; retry in %d s", secs)
+		}
 	}
 	return &Error{Kind: KindRateLimited, Msg: msg, RetryAfter: time.Duration(secs) * time.Second}
 }

@@ -86,6 +86,32 @@ func (r *reportRecord) target() string {
 	return r.Post
 }
 
+// kind names what the report is about: "post" or "comment".
+func (r *reportRecord) kind() string {
+	if r.Comment != "" {
+		return "comment"
+	}
+	return "post"
+}
+
+// reportedAuthor returns the author of what the report is about: "" when it is gone, or its
+// author's account was deleted.
+func (s *Store) reportedAuthor(ctx context.Context, rec *reportRecord) (UserKey, error) {
+	l := s.NewLoader()
+	if rec.Comment != "" {
+		c, err := l.Comment(ctx, rec.Comment)
+		if err != nil || c == nil {
+			return "", err
+		}
+		return c.Author, nil
+	}
+	p, err := l.Post(ctx, rec.Post)
+	if err != nil || p == nil {
+		return "", err
+	}
+	return p.Author, nil
+}
+
 // groups are the report's groups.
 func (r *reportRecord) groups() []string { return splitGroups(r.Groups) }
 
@@ -412,7 +438,8 @@ func (s *Store) ResolveReport(ctx context.Context, actor UserKey, id string) (*R
 
 // ResolveReportAs is ResolveReport with how the report was resolved: ReportActioned, or
 // ReportDismissed, which counts against its reporter (reportdismissals.go). The first resolution
-// stays: resolving again changes nothing.
+// stays: resolving again changes nothing. A moderator may not resolve a report of their own post
+// or comment (KindForbidden); an admin may.
 func (s *Store) ResolveReportAs(ctx context.Context, actor UserKey, id string, resolution ReportResolution) (*Report, error) {
 	res, err := resolution.stored()
 	if err != nil {
@@ -434,6 +461,17 @@ func (s *Store) ResolveReportAs(ctx context.Context, actor UserKey, id string, r
 		return nil, notFoundf("no such report")
 	}
 	groups := rec.groups()
+	if !s.IsAdmin(actor) {
+		// Nobody judges their own case: a moderator's dismissal of a report of their own post or
+		// comment would close it for the other moderators and count against its reporter.
+		author, err := s.reportedAuthor(ctx, rec)
+		if err != nil {
+			return nil, err
+		}
+		if author == actor {
+			return nil, &Error{Kind: KindForbidden, Msg: "the report is about your own " + rec.kind() + ": the other moderators or the site admins resolve it"}
+		}
+	}
 	// The reports of a group that died and was made anew are the admins' (see above).
 	if !s.IsAdmin(actor) {
 		_, gens, err := s.NewLoader().modsAndGens(ctx, "", groups)

@@ -82,6 +82,13 @@ func TestFilterMatches(t *testing.T) {
 		{"kiil and skill", "kiil and skill"},
 		{"cl4ss, 4ssess", "cl4ss, 4ssess"},
 		{"email a@b.co", "email a@b.co"},
+		// Invisible letters inside a word (the Hangul fillers) are dropped like zero-width spaces.
+		{"a\u3164ss", "****"},
+		{"a\uFFA0s\u115Fs \u1160", "***** \u1160"},
+		// Enclosed letters (circled, parenthesized, squared, negative) are the letters they enclose.
+		{"ⓐⓢⓢ, ⒶⓈⓈ!", "***, ***!"},
+		{"⒜⒮⒮ 🄰🅂🅂 🅐🅢🅢 🅰🆂🆂 a🅢s", "*** *** *** *** ***"},
+		{"ⓒⓛⓐⓢⓢ, step ① done", "ⓒⓛⓐⓢⓢ, step ① done"},
 	} {
 		if got := mask(c.in, f.matches(c.in)); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -65,7 +66,10 @@ func (l *Loader) SuggestUsers(ctx context.Context, prefix string, first int, nee
 }
 
 // SuggestGroups returns up to first existing groups whose names start with prefix, ignoring
-// case, in order of name, and reads what needs says the response reads of them.
+// case, in order of name, and reads what needs says the response reads of them. A reader who
+// does not show NSFW posts gets no NSFW group, as in the directory: the names are read from the
+// directory's NSFW-free copy (directory.go), and a group labelled since the copy was written is
+// left out by the set of NSFW groups the request read in its first pipeline.
 func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int, needs func() *Needs) ([]*Group, error) {
 	if err := CheckFirst(first); err != nil {
 		return nil, err
@@ -74,10 +78,17 @@ func (l *Loader) SuggestGroups(ctx context.Context, prefix string, first int, ne
 	if err != nil || !ok {
 		return []*Group{}, err
 	}
+	key, hide := l.s.k.groups(), l.hidesNSFW()
+	if hide {
+		key = l.s.k.sfwGroupDir().name
+	}
 	// Ask for more than first: a group whose last post is leaving may still be registered.
-	names, err := l.zrangeByLex(ctx, l.s.k.groups(), p, 2*first)
+	names, err := l.zrangeByLex(ctx, key, p, 2*first)
 	if err != nil {
 		return nil, err
+	}
+	if nsfw := l.nsfwGroupSet(); hide && len(nsfw) > 0 {
+		names = slices.DeleteFunc(slices.Clone(names), func(g string) bool { return nsfw[g] })
 	}
 	return l.existingGroups(ctx, names, first, needs)
 }

@@ -6,8 +6,8 @@
 --          ban ends (Unix ms; 2^53 when permanent); a record scored at or before now has ended
 --          (expired, or lifted: a lifted ban is scored by when it was lifted)
 -- KEYS[2]  hash of the records ({g:<group>}:bans:info or {site}:bans:info): user key → JSON
---          {v: version, by: moderator, at: ms, r: reason, off: true when lifted, n: nonce}; numbers
---          as strings, so that they survive cjson whole. Lifting a ban keeps its moderator, start
+--          {v: version, by: moderator, at: ms, r: reason, off: true when lifted, n: nonce, adm: "1"
+--          when an admin set it}; numbers as strings, so that they survive cjson whole. Lifting a ban keeps its moderator, start
 --          and reason: the record then holds the ended ban.
 -- KEYS[3]  the scope's moderation outbox ({g:<group>}:modlog or {site}:modlog): hash action key →
 --          action JSON
@@ -21,7 +21,9 @@
 -- Reply    {changed (0|1), outbox (HGETALL), score, record JSON} with the user's record as the
 --          call leaves it; {0, outbox} for an unban that found no record.
 -- Errors   FORBIDDEN: the moderator moderates neither the group nor the site, or bans (or lifts
---          the ban of) another moderator of the group, which only an admin may.
+--          the ban of) another moderator of the group, which only an admin may; or, not an admin,
+--          replaces or lifts a ban an admin set that is in force (its record's adm), which only
+--          an admin may, as only the admins undo an admin's removal.
 -- Version  a record's version is the value of the slot's revision counter when it was written: it
 --          rises with every write of the slot and is never reset, so a later record of a user
 --          has a larger version than any earlier one, even one dropped since.
@@ -58,6 +60,10 @@ if rec and rec.n == nonce then
   return {0, redis.call('HGETALL', outbox), score, raw}
 end
 local inForce = rec and not rec.off and score and tonumber(score) > now
+-- An admin's ban in force is the admins' to lift or replace, as an admin's removal is.
+if inForce and rec.adm == '1' and ARGV[4] ~= '1' then
+  return redis.error_reply('FORBIDDEN a site admin banned this user from the group: only the site admins may change or lift the ban')
+end
 
 local entry = {m = by, t = 'user:' .. user, at = now}
 if group ~= '' then entry.g = group end
@@ -74,6 +80,7 @@ else
     return {0, redis.call('HGETALL', outbox), score, raw}
   end
   rec = {v = tostring(ver), by = by, at = ARGV[5], r = ARGV[9], n = nonce}
+  if ARGV[4] == '1' then rec.adm = '1' end
   score = ARGV[8]
   entry.a, entry.r = 'BAN_USER', ARGV[9]
   if tonumber(score) < 2^53 then entry.u = tonumber(score) end -- 2^53: for good (permanentScore)

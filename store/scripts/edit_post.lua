@@ -11,12 +11,14 @@
 --          stays.
 -- Reply    HGETALL of the post, with its texts (post_reply).
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one and not its author), FORBIDDEN (not
---          the author).
+--          the author; taking off a label a moderator put on: lib/label_keeper.lua), before any
+--          write.
 -- Repeat   a second run finds the fields already set and changes nothing; so does an edit that
 --          gives the values the post has (edited and ver stay as they were).
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include post_texts
+--!include label_keeper
 redis.call('INCR', KEYS[#KEYS])
 local p, texts = KEYS[1], KEYS[2]
 local author = redis.call('HGET', p, 'author')
@@ -28,6 +30,13 @@ if author ~= ARGV[1] then
   if redis.call('HGET', p, 'removed') == '1' then return redis.error_reply('NOTFOUND no such post') end
   return redis.error_reply('FORBIDDEN only the author can edit a post')
 end
+-- A label a moderator put on stays theirs to take off (lib/label_keeper.lua).
+for i, field in ipairs({'nsfw', 'spoiler'}) do
+  if ARGV[7 + 2 * i] == '1' and ARGV[8 + 2 * i] ~= '1' then
+    local err = label_kept(p, field, '')
+    if err then return err end
+  end
+end
 local changed = false
 for i, field in ipairs({'title', 'body', 'url'}) do
   if ARGV[1 + 2 * i] == '1' and post_text(p, texts, field) ~= ARGV[2 + 2 * i] then
@@ -38,7 +47,7 @@ end
 local relabelled = false
 for i, field in ipairs({'nsfw', 'spoiler'}) do
   if ARGV[7 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[8 + 2 * i] then
-    if ARGV[8 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field) end
+    if ARGV[8 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field, field .. 'Via') end
     relabelled = true
   end
 end

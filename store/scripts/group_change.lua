@@ -16,7 +16,9 @@
 -- Errors   NOTFOUND when the group does not exist (no info version and no posts), FORBIDDEN when
 --          the actor neither moderates it nor is an admin (a user may always remove themselves:
 --          a moderator steps down, and a repeat of that changes nothing), or when a moderator
---          removes one who is not junior to them, LIMIT when adding one moderator too many.
+--          removes one who is not junior to them, or takes off the NSFW label an admin put on (or
+--          confirmed: the info's nsfwAdmin, which goes with the label), LIMIT when adding one
+--          moderator too many.
 -- Seniority the moderators are ranked in the order they became moderators (the creator first):
 --          a moderator removes only those ranked after them; admins remove anyone. A moderator
 --          added is scored after every one there, to the millisecond, whatever the clock of the
@@ -58,8 +60,16 @@ local function change(action, target, label)
   return {1, redis.call('HGETALL', outbox)}
 end
 if op == 'page' then
+  local fields = cjson.decode(arg)
+  -- The NSFW label an admin put on is the admins' to take off (nsfwAdmin), before any write.
+  if fields.nsfw == '' and ARGV[2] ~= '1' and redis.call('HGET', info, 'nsfw') == '1' and
+      redis.call('HGET', info, 'nsfwAdmin') == '1' then
+    return redis.error_reply('FORBIDDEN a site admin labelled the group NSFW: only the site admins may take the label off')
+  end
+  if fields.nsfw == '1' and ARGV[2] == '1' then redis.call('HSET', info, 'nsfwAdmin', '1') end
+  if fields.nsfw == '' then redis.call('HDEL', info, 'nsfwAdmin') end
   local changed, label = false, nil
-  for field, value in pairs(cjson.decode(arg)) do
+  for field, value in pairs(fields) do
     if (redis.call('HGET', info, field) or '') ~= value then
       if field == 'nsfw' then label = value == '1' else changed = true end
       if value == '' then

@@ -12,16 +12,21 @@
 --          see lib/post_texts.lua)
 -- Reply    {outbox (HGETALL), HGETALL of the post...}
 -- Errors   NOTFOUND (no post, a deleted one, or a removed one to anyone but its author and
---          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in).
+--          moderators), FORBIDDEN (via "" and not the author; via a group the post is not in;
+--          taking off a label a moderator put on, but through its group or as an admin: see
+--          lib/label_keeper.lua), before any write.
 -- Writes   the labels; a change raises the version, so that the derived writes that follow move
 --          the post between the parts of its lists, NSFW or not (labels.go). edited stays. A
 --          moderator's change (via not "") records one outbox entry per label it put on or took
 --          off, LABEL_POST or UNLABEL_POST, keyed "<action>:<post>:<version after>:<label>"
---          (lower case), so that each has its own entry and id in the moderation log.
+--          (lower case), so that each has its own entry and id in the moderation log; and it
+--          keeps its via in <label>Via for a label it puts on or confirms (lib/label_keeper.lua),
+--          which goes with the label.
 -- Repeat   a second run finds the labels already set and changes nothing.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 --!include post_texts
+--!include label_keeper
 redis.call('INCR', KEYS[#KEYS])
 local p, actor, via = KEYS[1], ARGV[1], ARGV[2]
 local author = redis.call('HGET', p, 'author')
@@ -40,12 +45,22 @@ elseif via ~= '*' then
   end
   if not inVia then return redis.error_reply('FORBIDDEN the post is no longer in group ' .. via) end
 end
+for i, field in ipairs({'nsfw', 'spoiler'}) do
+  if ARGV[1 + 2 * i] == '1' and ARGV[2 + 2 * i] ~= '1' then
+    local err = label_kept(p, field, via)
+    if err then return err end
+  end
+end
 local outbox = KEYS[2]
 local changes = {}
 for i, field in ipairs({'nsfw', 'spoiler'}) do
   if ARGV[1 + 2 * i] == '1' and (redis.call('HGET', p, field) or '') ~= ARGV[2 + 2 * i] then
-    if ARGV[2 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field) end
+    if ARGV[2 + 2 * i] == '1' then redis.call('HSET', p, field, '1') else redis.call('HDEL', p, field, field .. 'Via') end
     table.insert(changes, {field, ARGV[2 + 2 * i] == '1'})
+  end
+  -- A moderator's label, put on now or confirming the author's, is kept by their group.
+  if via ~= '' and ARGV[1 + 2 * i] == '1' and ARGV[2 + 2 * i] == '1' and redis.call('HEXISTS', p, field .. 'Via') == 0 then
+    redis.call('HSET', p, field .. 'Via', via)
   end
 end
 if #changes > 0 then

@@ -1,0 +1,89 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestDeletedAccountsInModerationRecords: the moderation log, the report queue and a group's bans
+// keep naming the accounts that acted in them after those accounts are deleted — a moderator, a
+// reporter, a resolver, a banned user. Each such user field is non-null, and a deleted account
+// shows as the "[deleted]" placeholder, as a deleted author does: one deleted account used to
+// fail the whole page (INTERNAL_SERVER_ERROR, data null), so that deleting an account took the
+// public log and the moderators' queues down.
+func TestDeletedAccountsInModerationRecords(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{WriteLimit: -1})
+		tok := map[string]string{}
+		for _, n := range []string{"root", "mia", "ann", "ben", "zed"} {
+			tok[n], _ = a.signUp(n)
+		}
+		a.grantAdmin("root")
+		a.do(tok["mia"], `mutation{createGroup(name:"go"){name}}`, nil).decode(t, &struct{}{})
+		a.do(tok["mia"], `mutation{addModerator(group:"go",userId:"user:zed"){name}}`, nil).decode(t, &struct{}{})
+		post := a.createPost(tok["ann"], "spam", "go")
+		open := a.reportOf(tok["ben"], post, "spam")
+		resolved := a.reportOf(tok["ann"], post, "not spam")
+		a.do(tok["zed"], `mutation($id:ID!){resolveReport(id:$id){id}}`, map[string]any{"id": resolved}).decode(t, &struct{}{})
+		a.do(tok["zed"], `mutation($id:ID!){removePost(id:$id,reason:"spam"){id}}`, map[string]any{"id": post}).decode(t, &struct{}{})
+		a.do(tok["mia"], `mutation{banUser(userId:"user:ann",group:"go",reason:"spam"){id}}`, nil).decode(t, &struct{}{})
+		a.settle()
+		for _, n := range []string{"ann", "ben", "zed"} {
+			a.do(tok[n], `mutation{deleteAccount(password:"password1",eraseContent:false)}`, nil).decode(t, &struct{}{})
+		}
+		a.settle()
+
+		var log struct {
+			ModLog struct {
+				Nodes []struct {
+					Action    string
+					Moderator struct{ Name string }
+				}
+			}
+		}
+		a.do("", `{modLog(group:"go",first:20){nodes{action moderator{name}}}}`, nil).decode(t, &log)
+		mods := map[string]string{}
+		for _, n := range log.ModLog.Nodes {
+			mods[n.Action] = n.Moderator.Name
+		}
+		if mods["REMOVE_POST"] != "[deleted]" || mods["BAN_USER"] != "mia" {
+			t.Errorf("the log's moderators: %v, want REMOVE_POST by [deleted], BAN_USER by mia", mods)
+		}
+
+		var reports struct {
+			Reports struct {
+				Nodes []struct {
+					ID         string
+					Reporter   struct{ Name string }
+					ResolvedBy *struct{ Name string }
+				}
+			}
+		}
+		a.do(tok["root"], `{reports(unresolvedOnly:false,first:20){nodes{id reporter{name} resolvedBy{name}}}}`, nil).decode(t, &reports)
+		got := map[string]string{}
+		for _, r := range reports.Reports.Nodes {
+			by := ""
+			if r.ResolvedBy != nil {
+				by = r.ResolvedBy.Name
+			}
+			got[r.ID] = r.Reporter.Name + " " + by
+		}
+		if got[open] != "[deleted] " || got[resolved] != "[deleted] [deleted]" {
+			t.Errorf("the reports: %v, want their deleted reporter and resolver as [deleted]", got)
+		}
+
+		var bans struct {
+			Group struct {
+				Bans struct {
+					Nodes []struct{ User struct{ Name string } }
+				}
+			}
+		}
+		a.do(tok["mia"], `{group(name:"go"){bans(first:10){nodes{user{name}}}}}`, nil).decode(t, &bans)
+		if n := bans.Group.Bans.Nodes; len(n) != 1 || n[0].User.Name != "[deleted]" {
+			t.Errorf("the group's bans: %+v, want the deleted user's as [deleted]", n)
+		}
+	})
+}
