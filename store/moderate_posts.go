@@ -460,15 +460,16 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	return page, nil
 }
 
-// withoutRemoved leaves the removed posts out of a page of a listing: removals take them out of
-// every index, and this skips one whose removal is still in flight.
+// withoutRemoved leaves the removed and the erased posts out of a page of a listing: removals
+// and account deletions take them out of every index, and this skips one whose removal is still
+// in flight, or that a list no deletion walks (saved posts) still holds.
 func withoutRemoved(p *Page[*Post], err error) (*Page[*Post], error) {
 	if err != nil {
 		return nil, err
 	}
 	n := 0
 	for i, it := range p.Items {
-		if !it.Removed {
+		if !it.Removed && !it.Erased {
 			p.Items[n], p.Cursors[n] = it, p.Cursors[i]
 			n++
 		}

@@ -82,8 +82,12 @@ func indexCall(verKey, member string, version int64, add bool, sets []string, sc
 	return scriptCall{name: "index", keys: keys, args: args}
 }
 
-// rankingCalls write a post into (or out of) one set of rankings: the windowed TOPs
-// (windows.lua), then the others (index.lua), which records the version. Adding a post to a
+// rankingCalls write a post into (or out of) one set of rankings: the rankings other than the
+// windowed TOPs (index.lua), which records the version, then the windowed TOPs (windows.lua),
+// which apply only when the recorded version is theirs. That order makes the guard hold across
+// the calls: two writes' pipelines interleave command by command on the server, and windows
+// guarded by a version recorded only after them took an older write's net votes after a newer
+// one's (two concurrent votes). Adding a post to a
 // group's rankings also records the group's created time in its info (see index.lua): a group
 // made by posting into it is as old as its oldest post.
 //
@@ -98,7 +102,6 @@ func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, a
 		in, out = out, in
 	}
 	now := s.now()
-	calls := []scriptCall{s.windowsCall(in, p, pid, version, add, now), s.windowsCall(out, nil, pid, version, false, now)}
 	sets := append(in.indexed(), out.indexed()...)
 	var scores []any
 	if add {
@@ -111,7 +114,7 @@ func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, a
 		c.args[2] = "add+info"
 		c.args = append(c.args, p.CreatedAt.UnixMilli())
 	}
-	return append(calls, c)
+	return []scriptCall{c, s.windowsCall(in, p, pid, version, add, now), s.windowsCall(out, nil, pid, version, false, now)}
 }
 
 // windowsCall writes a post into (add) or out of the windowed TOPs of one part of a set of

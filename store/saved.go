@@ -133,19 +133,9 @@ func (l *Loader) zrangeAll(ctx context.Context, key string) ([]string, error) {
 // needs says of them (see Walk). Posts deleted or removed since they were saved are left out of
 // the page; Total counts every saved entry.
 func (l *Loader) SavedPosts(ctx context.Context, viewer UserKey, w Window, needs func() *Needs) (*Page[*Post], error) {
-	p, err := l.postPage(ctx, l.s.k.saved(string(viewer)), savedTag, windowCut{}, w, needs)
-	if err != nil {
-		return nil, err
-	}
-	out := &Page[*Post]{Total: p.Total, HasNext: p.HasNext, HasPrev: p.HasPrev,
-		Items: p.Items[:0:0], Cursors: p.Cursors[:0:0]}
-	for i, it := range p.Items {
-		if !it.Removed { // removed content leaves every listing, this one included
-
-			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
-		}
-	}
-	return out, nil
+	// Removed and erased posts leave every listing, this one included: no deletion walks the
+	// saved lists that hold them.
+	return withoutRemoved(l.postPage(ctx, l.s.k.saved(string(viewer)), savedTag, windowCut{}, w, needs))
 }
 
 // Saved reports whether the viewer saved the post; false for an anonymous viewer. Walk reads it
