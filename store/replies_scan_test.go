@@ -36,7 +36,7 @@ var uncheckedAllowed = map[string]string{
 	"messages.go:Loader.conversations: vals[0].(string)":               "HMGET field (the conversation's state)",
 	"messages.go:Loader.conversations: vals[1].(string)":               "HMGET field (the conversation's state)",
 	"messages.go:Store.sendGate: v[1].(string)":                        "HMGET field (the conversation's state)",
-	"messages.go:Store.syncConversation: z.Member.(string)":            "ZRANGE member",
+	"messages.go:Store.syncConversationOnce: z.Member.(string)":        "ZRANGE member",
 	"messages.go:convRead.conversation: vals[i].(string)":              "HMGET field (the conversation's state)",
 
 	// Context values and the loader's own arguments, not replies.
