@@ -3956,7 +3956,7 @@ extend type Mutation {
   argument left out or null leaves its label. Changing a label moves the post in or out of what
   viewers who do not show NSFW posts see, at once. A moderator may give a reason (at most 500
   characters): it is in the moderation log's entries and the author's MOD_ACTION notice; the
-  author's own change takes none (INVALID_ARGUMENT). A label a moderator put on someone's post
+  author's own change takes none (BAD_USER_INPUT). A label a moderator put on someone's post
   comes off only by the moderators of the group it was put on in, or by an admin (an admin's
   only by the admins): not by its author, here or with editPost, nor by a moderator of another
   of its groups (FORBIDDEN).
