@@ -4179,8 +4179,9 @@ extend type Query {
 
 extend type Mutation {
   """
-  Replaces the site filters (site admins only): words and urlDomains left out stay as they are, an
-  empty list clears them. A change applies on every server within a second.
+  Replaces the site filters (site admins only). As in every editor, words and urlDomains left out
+  stay as they are, and null or an empty list clears them. A change applies on every server within
+  a second.
   """
   updateSiteFilters(words: [String!], urlDomains: [String!], action: FilterAction!): SiteFilters!
 }

@@ -59,7 +59,7 @@ func window(first *int, after *string, last *int, before *string, firstGiven boo
 }
 
 // edited returns what an editor's optional String argument name (its value v) asks of its field,
-// by the one rule of every editor (editPost, updateGroup, updateProfile): an argument left out
+// by the one rule of every editor (editPost, updateGroup, updateProfile, updateSiteFilters): an argument left out
 // leaves the field (nil); null or "" clears it (""); any other string sets it.
 func edited(ctx context.Context, name string, v *string) *string {
 	if v != nil || !argPresent(ctx, name) {
@@ -67,6 +67,18 @@ func edited(ctx context.Context, name string, v *string) *string {
 	}
 	clear := ""
 	return &clear
+}
+
+// editedList is a list argument of an editor as the store takes it: nil when the argument is
+// left out (the field stays), the list given, and an empty list for null (the field is cleared).
+func editedList(ctx context.Context, name string, v []string) *[]string {
+	if v != nil {
+		return &v
+	}
+	if !argPresent(ctx, name) {
+		return nil
+	}
+	return &[]string{}
 }
 
 // argPresent reports whether the field being resolved was given its argument name, null
