@@ -3803,7 +3803,7 @@ type Mutation {
   deletePost(id: ID!): ID!
   "Move a scheduled post of the viewer's to a new publish time (at least one minute and at most 90 days ahead)."
   reschedulePost(id: ID!, publishAt: Time!): Post!
-  "Delete a scheduled post of the viewer's before it is published; returns its id."
+  "Delete a scheduled post of the viewer's before it is published; returns its id. Cancelling it again returns the id too."
   cancelScheduledPost(id: ID!): ID!
   votePost(postId: ID!, direction: VoteDirection!): Post!
   setPostGroups(postId: ID!, add: [String!], remove: [String!]): Post!

@@ -111,7 +111,7 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.jobs.Enqueue(ctx, later); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
-	keys := []string{s.k.user(uid), s.k.saved(uid), s.k.blocks(uid), s.k.drafts(uid), s.k.scheduled(uid),
+	keys := []string{s.k.user(uid), s.k.saved(uid), s.k.blocks(uid), s.k.drafts(uid), s.k.scheduled(uid), s.k.cancelledDrafts(uid),
 		s.k.feed(uid), s.k.feedBy(uid), s.k.push(uid), s.k.pull(uid), s.k.pullVer(uid), s.k.karma(uid),
 		s.k.karmaItems(uid), s.k.userKnown(uid), s.k.userExports(uid), s.k.userReports(uid), s.k.userReportTargets(uid),
 		s.k.userReportsFiled(uid)}
