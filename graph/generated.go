@@ -3389,7 +3389,7 @@ type Post implements Node {
   body(revealSpoiler: Boolean = false): String!
   "The link; null when none, or when the post is withheld from the viewer (nsfwHidden)."
   url: String
-  "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id User:[deleted], created at the zero time), the same for every deleted account."
+  "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id user:[deleted], created at the Unix epoch, 1970-01-01T00:00:00Z), the same for every deleted account."
   author: User!
   createdAt: Time!
   upvotes: Int!

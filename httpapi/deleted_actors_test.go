@@ -87,3 +87,28 @@ func TestDeletedAccountsInModerationRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletedUserPlaceholderReadsWhole: the placeholder user a deleted author is shown as reads
+// whole, its creation time the Unix epoch. It was the zero time, which GraphQL's Time writes as
+// null: User.createdAt is non-null, so reading it failed with INTERNAL_SERVER_ERROR and took the
+// kept post with it.
+func TestDeletedUserPlaceholderReadsWhole(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		bob, _ := a.signUp("bobby")
+		post := a.createPost(bob, "kept")
+		if r := a.do(bob, `mutation{deleteAccount(password:"password1", eraseContent:false)}`, nil); len(r.Errors) > 0 {
+			t.Fatalf("deleteAccount: %+v", r.Errors)
+		}
+		a.settle()
+		var d struct {
+			Post struct {
+				Author struct{ ID, Name, CreatedAt string }
+			}
+		}
+		a.do("", `query($p:ID!){post(id:$p){author{id name createdAt}}}`, map[string]any{"p": post}).decode(t, &d)
+		if got, want := d.Post.Author, (struct{ ID, Name, CreatedAt string }{"user:[deleted]", "[deleted]", "1970-01-01T00:00:00Z"}); got != want {
+			t.Errorf("the author of a kept post: %+v, want %+v", got, want)
+		}
+	})
+}

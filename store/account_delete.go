@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
@@ -52,7 +53,13 @@ const deletedName = "[deleted]"
 
 // DeletedUser is the author a post of a deleted account shows (Post.author is non-null): a
 // placeholder named "[deleted]", the same for every deleted account, that names nobody.
-func DeletedUser() *User { return &User{ID: userID(deletedName), Name: deletedName} }
+func DeletedUser() *User {
+	return &User{ID: userID(deletedName), Name: deletedName, CreatedAt: deletedCreatedAt}
+}
+
+// deletedCreatedAt is the creation time DeletedUser shows: the Unix epoch. Not the zero time,
+// which GraphQL's Time writes as null, and User.createdAt is non-null.
+var deletedCreatedAt = time.Unix(0, 0).UTC()
 
 // IsDeletedUser reports whether u is the placeholder DeletedUser returns, without making one.
 func IsDeletedUser(u *User) bool { return u.Name == deletedName }
