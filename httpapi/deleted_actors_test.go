@@ -112,3 +112,45 @@ func TestDeletedUserPlaceholderReadsWhole(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletedUserPlaceholderIsANode: the placeholder user a deleted author is shown as is a Node,
+// and every Node is fetched again with node(id) and nodes(ids): as a post's author, as node and
+// in nodes it reads the same. Its id was answered BAD_USER_INPUT, "malformed id", and failed a
+// whole nodes(ids) batch.
+func TestDeletedUserPlaceholderIsANode(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		bob, _ := a.signUp("bobby")
+		post := a.createPost(bob, "kept")
+		if r := a.do(bob, `mutation{deleteAccount(password:"password1", eraseContent:false)}`, nil); len(r.Errors) > 0 {
+			t.Fatalf("deleteAccount: %+v", r.Errors)
+		}
+		a.settle()
+		type user struct{ ID, Name, CreatedAt, Typename string }
+		const fields = `... on User { id name createdAt typename: __typename }`
+		var d struct{ Post struct{ Author user } }
+		a.do("", `query($p:ID!){post(id:$p){author{`+fields+`}}}`, map[string]any{"p": post}).decode(t, &d)
+		author := d.Post.Author
+		if author.Name != "[deleted]" {
+			t.Fatalf("the author of a kept post: %+v, want the placeholder", author)
+		}
+		for _, tc := range []struct{ name, query string }{
+			{"node", `query($id:ID!){got: node(id:$id){` + fields + `}}`},
+			{"nodes", `query($id:ID!){all: nodes(ids:[$id]){` + fields + `}}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var got struct {
+					Got *user
+					All []*user
+				}
+				a.do("", tc.query, map[string]any{"id": author.ID}).decode(t, &got)
+				if tc.name == "nodes" && len(got.All) == 1 {
+					got.Got = got.All[0]
+				}
+				if got.Got == nil || *got.Got != author {
+					t.Errorf("%s(%q) = %+v, want %+v", tc.name, author.ID, got.Got, author)
+				}
+			})
+		}
+	})
+}

@@ -54,8 +54,12 @@ const deletedName = "[deleted]"
 // DeletedUser is the author a post of a deleted account shows (Post.author is non-null): a
 // placeholder named "[deleted]", the same for every deleted account, that names nobody.
 func DeletedUser() *User {
-	return &User{ID: userID(deletedName), Name: deletedName, CreatedAt: deletedCreatedAt}
+	return &User{ID: DeletedUserID, Name: deletedName, CreatedAt: deletedCreatedAt}
 }
+
+// DeletedUserID is the global id of the placeholder DeletedUser returns: a Node, so node(id)
+// finds it, although no account can have its name.
+const DeletedUserID = TypeUser + ":" + deletedName
 
 // deletedCreatedAt is the creation time DeletedUser shows: the Unix epoch. Not the zero time,
 // which GraphQL's Time writes as null, and User.createdAt is non-null.
