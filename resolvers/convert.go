@@ -69,6 +69,16 @@ func edited(ctx context.Context, name string, v *string) *string {
 	return &clear
 }
 
+// checkedIdempotencyKey is an optional idempotencyKey argument as the store takes it, "" for none. A key
+// given is 1–64 characters: an empty one is KindInvalid, not no key, or a client retrying with it
+// would create twice.
+func checkedIdempotencyKey(k *string) (string, error) {
+	if k != nil && *k == "" {
+		return "", &store.Error{Kind: store.KindInvalid, Msg: "idempotencyKey must be 1–64 characters; leave it out for none"}
+	}
+	return deref(k), nil
+}
+
 // editedList is a list argument of an editor as the store takes it: nil when the argument is
 // left out (the field stays), the list given, and an empty list for null (the field is cleared).
 func editedList(ctx context.Context, name string, v []string) *[]string {
