@@ -3389,7 +3389,7 @@ type Post implements Node {
   body(revealSpoiler: Boolean = false): String!
   "The link; null when none, or when the post is withheld from the viewer (nsfwHidden)."
   url: String
-  "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id User:[deleted], created at the zero time), the same for every deleted account."
+  "The author; a post kept after its author deleted their account shows a placeholder user named \"[deleted]\" (id user:[deleted], created at the Unix epoch, 1970-01-01T00:00:00Z), the same for every deleted account."
   author: User!
   createdAt: Time!
   upvotes: Int!
@@ -3803,7 +3803,7 @@ type Mutation {
   deletePost(id: ID!): ID!
   "Move a scheduled post of the viewer's to a new publish time (at least one minute and at most 90 days ahead)."
   reschedulePost(id: ID!, publishAt: Time!): Post!
-  "Delete a scheduled post of the viewer's before it is published; returns its id."
+  "Delete a scheduled post of the viewer's before it is published; returns its id. Cancelling it again returns the id too."
   cancelScheduledPost(id: ID!): ID!
   votePost(postId: ID!, direction: VoteDirection!): Post!
   setPostGroups(postId: ID!, add: [String!], remove: [String!]): Post!
@@ -3956,7 +3956,7 @@ extend type Mutation {
   argument left out or null leaves its label. Changing a label moves the post in or out of what
   viewers who do not show NSFW posts see, at once. A moderator may give a reason (at most 500
   characters): it is in the moderation log's entries and the author's MOD_ACTION notice; the
-  author's own change takes none (INVALID_ARGUMENT). A label a moderator put on someone's post
+  author's own change takes none (BAD_USER_INPUT). A label a moderator put on someone's post
   comes off only by the moderators of the group it was put on in, or by an admin (an admin's
   only by the admins): not by its author, here or with editPost, nor by a moderator of another
   of its groups (FORBIDDEN).
@@ -4179,8 +4179,9 @@ extend type Query {
 
 extend type Mutation {
   """
-  Replaces the site filters (site admins only): words and urlDomains left out stay as they are, an
-  empty list clears them. A change applies on every server within a second.
+  Replaces the site filters (site admins only). As in every editor, words and urlDomains left out
+  stay as they are, and null or an empty list clears them. A change applies on every server within
+  a second.
   """
   updateSiteFilters(words: [String!], urlDomains: [String!], action: FilterAction!): SiteFilters!
 }

@@ -87,3 +87,70 @@ func TestDeletedAccountsInModerationRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletedUserPlaceholderReadsWhole: the placeholder user a deleted author is shown as reads
+// whole, its creation time the Unix epoch. It was the zero time, which GraphQL's Time writes as
+// null: User.createdAt is non-null, so reading it failed with INTERNAL_SERVER_ERROR and took the
+// kept post with it.
+func TestDeletedUserPlaceholderReadsWhole(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		bob, _ := a.signUp("bobby")
+		post := a.createPost(bob, "kept")
+		if r := a.do(bob, `mutation{deleteAccount(password:"password1", eraseContent:false)}`, nil); len(r.Errors) > 0 {
+			t.Fatalf("deleteAccount: %+v", r.Errors)
+		}
+		a.settle()
+		var d struct {
+			Post struct {
+				Author struct{ ID, Name, CreatedAt string }
+			}
+		}
+		a.do("", `query($p:ID!){post(id:$p){author{id name createdAt}}}`, map[string]any{"p": post}).decode(t, &d)
+		if got, want := d.Post.Author, (struct{ ID, Name, CreatedAt string }{"user:[deleted]", "[deleted]", "1970-01-01T00:00:00Z"}); got != want {
+			t.Errorf("the author of a kept post: %+v, want %+v", got, want)
+		}
+	})
+}
+
+// TestDeletedUserPlaceholderIsANode: the placeholder user a deleted author is shown as is a Node,
+// and every Node is fetched again with node(id) and nodes(ids): as a post's author, as node and
+// in nodes it reads the same. Its id was answered BAD_USER_INPUT, "malformed id", and failed a
+// whole nodes(ids) batch.
+func TestDeletedUserPlaceholderIsANode(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		bob, _ := a.signUp("bobby")
+		post := a.createPost(bob, "kept")
+		if r := a.do(bob, `mutation{deleteAccount(password:"password1", eraseContent:false)}`, nil); len(r.Errors) > 0 {
+			t.Fatalf("deleteAccount: %+v", r.Errors)
+		}
+		a.settle()
+		type user struct{ ID, Name, CreatedAt, Typename string }
+		const fields = `... on User { id name createdAt typename: __typename }`
+		var d struct{ Post struct{ Author user } }
+		a.do("", `query($p:ID!){post(id:$p){author{`+fields+`}}}`, map[string]any{"p": post}).decode(t, &d)
+		author := d.Post.Author
+		if author.Name != "[deleted]" {
+			t.Fatalf("the author of a kept post: %+v, want the placeholder", author)
+		}
+		for _, tc := range []struct{ name, query string }{
+			{"node", `query($id:ID!){got: node(id:$id){` + fields + `}}`},
+			{"nodes", `query($id:ID!){all: nodes(ids:[$id]){` + fields + `}}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				var got struct {
+					Got *user
+					All []*user
+				}
+				a.do("", tc.query, map[string]any{"id": author.ID}).decode(t, &got)
+				if tc.name == "nodes" && len(got.All) == 1 {
+					got.Got = got.All[0]
+				}
+				if got.Got == nil || *got.Got != author {
+					t.Errorf("%s(%q) = %+v, want %+v", tc.name, author.ID, got.Got, author)
+				}
+			})
+		}
+	})
+}

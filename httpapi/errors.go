@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -98,24 +99,12 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		switch {
 		case errors.As(err, &se):
 			gerr.Message = se.Msg
-			setCode(gerr, kindCodes[se.Kind])
+			if gerr.Extensions == nil {
+				gerr.Extensions = map[string]any{}
+			}
+			maps.Copy(gerr.Extensions, storeErrorExtensions(se))
 			if se.Kind == store.KindRateLimited {
-				secs := int(math.Ceil(se.RetryAfter.Seconds()))
-				gerr.Extensions["retryAfter"] = secs
-				setRetryAfter(ctx, secs)
-			}
-			if se.Kind == store.KindFiltered {
-				gerr.Extensions["field"] = se.Field
-			}
-			if se.Kind == store.KindStorageFull {
-				gerr.Extensions["reason"] = ReasonStorageFull
-			}
-			if se.Kind == store.KindBanned {
-				var until any // null for a permanent ban
-				if se.Until != nil {
-					until = se.Until.UTC().Format(time.RFC3339)
-				}
-				gerr.Extensions["until"] = until
+				setRetryAfter(ctx, retryAfterSeconds(se))
 			}
 		case isBadTime(err):
 			gerr.Message = "not a time: give an RFC 3339 date and time, like 2026-12-24T18:00:00Z"
@@ -146,6 +135,31 @@ func presentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		return gerr
 	}
 }
+
+// storeErrorExtensions is the extensions of a store error, on every transport and outside the
+// executor too: its code, and what the code promises with it — retryAfter for RATE_LIMITED,
+// field for FILTERED, reason for a full Redis, until for BANNED.
+func storeErrorExtensions(se *store.Error) map[string]any {
+	ext := map[string]any{"code": kindCodes[se.Kind]}
+	switch se.Kind {
+	case store.KindRateLimited:
+		ext["retryAfter"] = retryAfterSeconds(se)
+	case store.KindFiltered:
+		ext["field"] = se.Field
+	case store.KindStorageFull:
+		ext["reason"] = ReasonStorageFull
+	case store.KindBanned:
+		var until any // null for a permanent ban
+		if se.Until != nil {
+			until = se.Until.UTC().Format(time.RFC3339)
+		}
+		ext["until"] = until
+	}
+	return ext
+}
+
+// retryAfterSeconds is the whole seconds a RATE_LIMITED error asks the client to wait, rounded up.
+func retryAfterSeconds(se *store.Error) int { return int(math.Ceil(se.RetryAfter.Seconds())) }
 
 // isBadTime reports the error of a Time argument that is not a time: graphql.UnmarshalTime
 // returns an untyped error with this text.

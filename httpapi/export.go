@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/agora/agora/store"
@@ -64,15 +63,12 @@ func writeExportError(w http.ResponseWriter, r *http.Request, cfg Config, err er
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		writeError(w, http.StatusUnauthorized, "the token is invalid or has expired: sign in again", CodeUnauthenticated)
 	case errors.As(err, &se) && se.Kind == store.KindRateLimited:
-		if se.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(se.RetryAfter/time.Second)))
-		}
-		writeError(w, http.StatusTooManyRequests, se.Msg, CodeRateLimited)
+		writeStoreErrorBody(w, http.StatusTooManyRequests, se)
 	case errors.As(err, &se) && se.Kind == store.KindNotFound:
-		writeError(w, http.StatusNotFound, se.Msg, CodeNotFound)
+		writeStoreErrorBody(w, http.StatusNotFound, se)
 	case errors.As(err, &se) && se.Kind == store.KindUnavailable:
 		cfg.Log.WarnContext(r.Context(), "export", "err", err)
-		writeError(w, http.StatusServiceUnavailable, se.Msg, CodeUnavailable)
+		writeStoreErrorBody(w, http.StatusServiceUnavailable, se)
 	default:
 		logFailure(r.Context(), cfg.Log, "export", err)
 		writeError(w, http.StatusInternalServerError, "internal server error", CodeInternal)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,6 +110,16 @@ func TestAPIExport(t *testing.T) {
 		res, body = get(http.MethodGet, "Bearer "+token)
 		if res.StatusCode != http.StatusTooManyRequests || code(body) != "RATE_LIMITED" || res.Header.Get("Retry-After") == "" {
 			t.Errorf("third export in a day: %d %v %s, want 429 RATE_LIMITED with Retry-After", res.StatusCode, res.Header, body)
+		}
+		// RATE_LIMITED means one thing everywhere: extensions.retryAfter gives the seconds to
+		// wait, the Retry-After header's.
+		var limited struct {
+			Errors []struct{ Extensions struct{ RetryAfter *int } }
+		}
+		if err := json.Unmarshal([]byte(body), &limited); err != nil || len(limited.Errors) != 1 ||
+			limited.Errors[0].Extensions.RetryAfter == nil ||
+			strconv.Itoa(*limited.Errors[0].Extensions.RetryAfter) != res.Header.Get("Retry-After") {
+			t.Errorf("third export in a day: %s with Retry-After %q, want extensions.retryAfter the same", body, res.Header.Get("Retry-After"))
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -367,6 +368,21 @@ func capBody(max int64, timeout time.Duration, next http.Handler) http.Handler {
 // media type negotiate chose (application/graphql-response+json when the client asked for it),
 // else in application/json.
 func writeError(w http.ResponseWriter, status int, msg, code string) {
+	writeErrorExtensions(w, status, msg, map[string]any{"code": code})
+}
+
+// writeStoreErrorBody answers a store error met outside the executor with status, its message and
+// the extensions the executor would give it (retryAfter, until, …); a RATE_LIMITED one sets
+// Retry-After too.
+func writeStoreErrorBody(w http.ResponseWriter, status int, se *store.Error) {
+	if se.Kind == store.KindRateLimited {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(se)))
+	}
+	writeErrorExtensions(w, status, se.Msg, storeErrorExtensions(se))
+}
+
+// writeErrorExtensions writes a response of one error with its extensions, as writeError does.
+func writeErrorExtensions(w http.ResponseWriter, status int, msg string, ext map[string]any) {
 	if w.Header().Get("Content-Type") != mediaGraphQLResponse {
 		w.Header().Set("Content-Type", mediaJSON)
 	}
@@ -375,7 +391,7 @@ func writeError(w http.ResponseWriter, status int, msg, code string) {
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []any{map[string]any{"message": msg, "extensions": map[string]any{"code": code}}},
+		"errors": []any{map[string]any{"message": msg, "extensions": ext}},
 	})
 }
 

@@ -7,10 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"os"
-	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -228,12 +226,11 @@ func writeStoreError(w http.ResponseWriter, log *slog.Logger, err error) {
 	status := http.StatusBadRequest
 	switch se.Kind {
 	case store.KindRateLimited:
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(se.RetryAfter.Seconds()))))
 		status = http.StatusTooManyRequests
 	case store.KindUnavailable:
 		status = http.StatusServiceUnavailable
 	}
-	writeError(w, status, se.Msg, kindCodes[se.Kind])
+	writeStoreErrorBody(w, status, se)
 }
 
 // trustedOnly is a gqlgen extension that refuses, on every transport, a document that is not in

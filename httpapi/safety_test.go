@@ -163,3 +163,41 @@ func TestRemovalNotices(t *testing.T) {
 		}
 	})
 }
+
+// TestSiteFiltersFollowTheEditorRule: updateSiteFilters follows the one rule of every editor —
+// a list left out (not written, or a variable the request leaves out) stays as it is; null or []
+// clears it.
+func TestSiteFiltersFollowTheEditorRule(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, be storetest.Backend) {
+		a := newAPI(t, be, store.Options{})
+		root, _ := a.signUp("root")
+		a.grantAdmin("root")
+		const set = `mutation{updateSiteFilters(words:["ass"],urlDomains:["spam.example"],action:REFUSE){words}}`
+		const byVar = `mutation($w:[String!],$d:[String!]){updateSiteFilters(words:$w,urlDomains:$d,action:REFUSE){words urlDomains}}`
+		for _, tc := range []struct {
+			name, query string
+			vars        map[string]any
+			words, doms int // what stays of each list
+		}{
+			{"both left out", `mutation{updateSiteFilters(action:REFUSE){words urlDomains}}`, nil, 1, 1},
+			{"variables left out", byVar, map[string]any{}, 1, 1},
+			{"null words", `mutation{updateSiteFilters(words:null,action:REFUSE){words urlDomains}}`, nil, 0, 1},
+			{"null domains", `mutation{updateSiteFilters(urlDomains:null,action:REFUSE){words urlDomains}}`, nil, 1, 0},
+			{"null variables", byVar, map[string]any{"w": nil, "d": nil}, 0, 0},
+			{"empty lists", byVar, map[string]any{"w": []string{}, "d": []string{}}, 0, 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if r := a.do(root, set, nil); len(r.Errors) > 0 {
+					t.Fatalf("set the filters: %+v", r.Errors)
+				}
+				var d struct {
+					UpdateSiteFilters struct{ Words, URLDomains []string }
+				}
+				a.do(root, tc.query, tc.vars).decode(t, &d)
+				if u := d.UpdateSiteFilters; len(u.Words) != tc.words || len(u.URLDomains) != tc.doms {
+					t.Errorf("words %q, urlDomains %q; want %d and %d", u.Words, u.URLDomains, tc.words, tc.doms)
+				}
+			})
+		}
+	})
+}

@@ -113,3 +113,41 @@ func TestAPIScheduledPosts(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelScheduledPostAgainReturnsItsID: cancelScheduledPost is a deletion, and every
+// deletion returns the deleted item's id, again when repeated (a retry whose answer was lost).
+// Another user's post, a published one and an id that never named a post stay NOT_FOUND.
+func TestCancelScheduledPostAgainReturnsItsID(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		clk := storetest.NewClock()
+		a := newAPI(t, b, store.Options{Now: clk.Now})
+		amy, _ := a.signUp("amy")
+		bob, _ := a.signUp("bob")
+		const create = `mutation($at:Time){createPost(input:{title:"t",publishAt:$at}){id}}`
+		const cancel = `mutation($id:ID!){cancelScheduledPost(id:$id)}`
+		schedule := func() string {
+			var d struct{ CreatePost struct{ ID string } }
+			a.do(amy, create, map[string]any{"at": clk.Now().Add(time.Hour).UTC().Format(time.RFC3339)}).decode(t, &d)
+			return d.CreatePost.ID
+		}
+		cancelled, published := schedule(), schedule()
+		for i := range 2 {
+			var d struct{ CancelScheduledPost string }
+			a.do(amy, cancel, map[string]any{"id": cancelled}).decode(t, &d)
+			if d.CancelScheduledPost != cancelled {
+				t.Fatalf("cancel #%d: %q, want %q", i+1, d.CancelScheduledPost, cancelled)
+			}
+		}
+		clk.Add(2 * time.Hour)
+		a.settle()
+		for _, tc := range []struct{ name, token, id string }{
+			{"another's cancelled post", bob, cancelled},
+			{"a published post", amy, published},
+			{"no such post", amy, "post:987654"},
+		} {
+			if r := a.do(tc.token, cancel, map[string]any{"id": tc.id}); r.code() != "NOT_FOUND" {
+				t.Errorf("%s: %s %+v, want NOT_FOUND", tc.name, r.Data, r.Errors)
+			}
+		}
+	})
+}

@@ -42,7 +42,8 @@ func (c *wsConn) start(id string, payload json.RawMessage) *wsClose {
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.UseNumber()
 	if err := dec.Decode(params); err != nil {
-		c.finish(op, gqlerror.List{{Message: "invalid json"}})
+		c.finish(op, gqlerror.List{limitError(CodeBadUserInput,
+			"the payload of subscribe is not a GraphQL request: variables and extensions must be objects, operationName a string")})
 		return nil
 	}
 	params.ReadTime = graphql.TraceTiming{Start: begin, End: graphql.Now()}
@@ -124,7 +125,7 @@ func (c *wsConn) run(ctx context.Context, op *wsOp, rc *graphql.OperationContext
 		if r := recover(); r != nil {
 			var gqlErr *gqlerror.Error
 			if err := rc.Recover(ctx, r); !errors.As(err, &gqlErr) {
-				gqlErr = &gqlerror.Error{Message: fmt.Sprint(err)}
+				gqlErr = limitError(CodeInternal, "internal server error") // the panic is logged
 			}
 			errs = gqlerror.List{gqlErr}
 		}

@@ -215,3 +215,33 @@ func TestTransportWSReusedIDLeavesNoStreams(t *testing.T) {
 		waitFor(t, "goroutines back to the baseline", func() bool { return runtime.NumGoroutine() <= before+10 })
 	})
 }
+
+// TestTransportWSBadPayloadHasACode: a subscribe with a query whose other members are not those
+// of a GraphQL request (variables or extensions that are not objects, an operationName that is
+// not a string) is answered with an error that carries its code, BAD_USER_INPUT, as every error
+// a client can act on does. It carried none ("invalid json"). A payload without a string query
+// closes the socket with 4400 (TestTransportWSCloseCodes).
+func TestTransportWSBadPayloadHasACode(t *testing.T) {
+	a := serve(t, storetest.Backends(t)[0].NewStore(t, store.Options{}), httpapi.Live{})
+	c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.init(t, "")
+	for _, payload := range []string{
+		`{"query":"{viewer{name}}","variables":[1]}`,
+		`{"query":"{viewer{name}}","operationName":5}`,
+		`{"query":"{viewer{name}}","extensions":"x"}`,
+	} {
+		c.send(t, wsMsg{ID: "bad", Type: "subscribe", Payload: json.RawMessage(payload)})
+		m := c.recv(t)
+		var errs []gqlError
+		if m.ID != "bad" || m.Type != "error" || json.Unmarshal(m.Payload, &errs) != nil || len(errs) != 1 {
+			t.Fatalf("subscribe with payload %s: got %+v, want one error for bad", payload, m)
+		}
+		if code := errs[0].Extensions["code"]; code != "BAD_USER_INPUT" {
+			t.Errorf("subscribe with payload %s: %+v, want code BAD_USER_INPUT", payload, errs[0])
+		}
+	}
+}

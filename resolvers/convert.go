@@ -59,7 +59,7 @@ func window(first *int, after *string, last *int, before *string, firstGiven boo
 }
 
 // edited returns what an editor's optional String argument name (its value v) asks of its field,
-// by the one rule of every editor (editPost, updateGroup, updateProfile): an argument left out
+// by the one rule of every editor (editPost, updateGroup, updateProfile, updateSiteFilters): an argument left out
 // leaves the field (nil); null or "" clears it (""); any other string sets it.
 func edited(ctx context.Context, name string, v *string) *string {
 	if v != nil || !argPresent(ctx, name) {
@@ -67,6 +67,28 @@ func edited(ctx context.Context, name string, v *string) *string {
 	}
 	clear := ""
 	return &clear
+}
+
+// checkedIdempotencyKey is an optional idempotencyKey argument as the store takes it, "" for none. A key
+// given is 1–64 characters: an empty one is KindInvalid, not no key, or a client retrying with it
+// would create twice.
+func checkedIdempotencyKey(k *string) (string, error) {
+	if k != nil && *k == "" {
+		return "", &store.Error{Kind: store.KindInvalid, Msg: "idempotencyKey must be 1–64 characters; leave it out for none"}
+	}
+	return deref(k), nil
+}
+
+// editedList is a list argument of an editor as the store takes it: nil when the argument is
+// left out (the field stays), the list given, and an empty list for null (the field is cleared).
+func editedList(ctx context.Context, name string, v []string) *[]string {
+	if v != nil {
+		return &v
+	}
+	if !argPresent(ctx, name) {
+		return nil
+	}
+	return &[]string{}
 }
 
 // argPresent reports whether the field being resolved was given its argument name, null

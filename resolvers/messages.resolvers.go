@@ -30,7 +30,11 @@ func (r *mutationResolver) SendMessage(ctx context.Context, toUserID string, bod
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.Store.SendMessage(ctx, viewer, to, body, deref(idempotencyKey))
+	key, err := checkedIdempotencyKey(idempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.Store.SendMessage(ctx, viewer, to, body, key)
 	wrote(ctx)
 	return m, err
 }

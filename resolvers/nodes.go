@@ -10,8 +10,12 @@ import (
 	"github.com/agora/agora/store"
 )
 
-// loadNode loads any Node by its global id; nil when it names nothing.
+// loadNode loads any Node by its global id; nil when it names nothing. The placeholder of a
+// deleted author is found by its id as it is shown, although its name is not a user name.
 func loadNode(ctx context.Context, id string) (store.Node, error) {
+	if id == store.DeletedUserID {
+		return store.DeletedUser(), nil
+	}
 	typ, _, err := store.ParseID(id)
 	if err != nil {
 		return nil, err

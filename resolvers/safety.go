@@ -18,20 +18,14 @@ func siteFilters(ctx context.Context) (*store.SiteFilters, error) {
 	return loaderFrom(ctx).SiteFilters(ctx, uid)
 }
 
-// updateSiteFilters answers Mutation.updateSiteFilters: a list left out (nil) stays as it is.
+// updateSiteFilters answers Mutation.updateSiteFilters by the rule of every editor: a list left
+// out stays as it is; null or [] clears it.
 func updateSiteFilters(ctx context.Context, s *store.Store, words, domains []string, action store.FilterAction) (*store.SiteFilters, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var w, d *[]string
-	if words != nil {
-		w = &words
-	}
-	if domains != nil {
-		d = &domains
-	}
-	f, err := s.UpdateSiteFilters(ctx, uid, w, d, action)
+	f, err := s.UpdateSiteFilters(ctx, uid, editedList(ctx, "words", words), editedList(ctx, "urlDomains", domains), action)
 	wrote(ctx)
 	return f, err
 }

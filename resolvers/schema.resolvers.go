@@ -183,9 +183,13 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, err
 	}
+	key, err := checkedIdempotencyKey(input.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
 	p, err := r.Store.CreatePost(ctx, uid, store.NewPost{
 		Title: input.Title, Body: deref(input.Body), URL: deref(input.URL), Groups: input.Groups,
-		IdempotencyKey: deref(input.IdempotencyKey), PublishAt: derefTime(input.PublishAt),
+		IdempotencyKey: key, PublishAt: derefTime(input.PublishAt),
 		NSFW: derefBool(input.Nsfw), Spoiler: derefBool(input.Spoiler),
 	})
 	wrote(ctx)
@@ -253,8 +257,12 @@ func (r *mutationResolver) CreateComment(ctx context.Context, postID string, par
 	if err != nil {
 		return nil, err
 	}
+	key, err := checkedIdempotencyKey(idempotencyKey)
+	if err != nil {
+		return nil, err
+	}
 	c, err := r.Store.CreateComment(ctx, uid, store.NewComment{
-		PostID: postID, ParentID: deref(parentID), Body: body, IdempotencyKey: deref(idempotencyKey),
+		PostID: postID, ParentID: deref(parentID), Body: body, IdempotencyKey: key,
 	})
 	wrote(ctx)
 	return c, err

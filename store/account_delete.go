@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
@@ -52,7 +53,17 @@ const deletedName = "[deleted]"
 
 // DeletedUser is the author a post of a deleted account shows (Post.author is non-null): a
 // placeholder named "[deleted]", the same for every deleted account, that names nobody.
-func DeletedUser() *User { return &User{ID: userID(deletedName), Name: deletedName} }
+func DeletedUser() *User {
+	return &User{ID: DeletedUserID, Name: deletedName, CreatedAt: deletedCreatedAt}
+}
+
+// DeletedUserID is the global id of the placeholder DeletedUser returns: a Node, so node(id)
+// finds it, although no account can have its name.
+const DeletedUserID = TypeUser + ":" + deletedName
+
+// deletedCreatedAt is the creation time DeletedUser shows: the Unix epoch. Not the zero time,
+// which GraphQL's Time writes as null, and User.createdAt is non-null.
+var deletedCreatedAt = time.Unix(0, 0).UTC()
 
 // IsDeletedUser reports whether u is the placeholder DeletedUser returns, without making one.
 func IsDeletedUser(u *User) bool { return u.Name == deletedName }
@@ -111,7 +122,7 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.jobs.Enqueue(ctx, later); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
-	keys := []string{s.k.user(uid), s.k.saved(uid), s.k.blocks(uid), s.k.drafts(uid), s.k.scheduled(uid),
+	keys := []string{s.k.user(uid), s.k.saved(uid), s.k.blocks(uid), s.k.drafts(uid), s.k.scheduled(uid), s.k.cancelledDrafts(uid),
 		s.k.feed(uid), s.k.feedBy(uid), s.k.push(uid), s.k.pull(uid), s.k.pullVer(uid), s.k.karma(uid),
 		s.k.karmaItems(uid), s.k.userKnown(uid), s.k.userExports(uid), s.k.userReports(uid), s.k.userReportTargets(uid),
 		s.k.userReportsFiled(uid)}

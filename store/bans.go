@@ -694,7 +694,7 @@ func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) 
 	if err := check.err(); !IsKind(err, KindBanned) {
 		return false, err
 	}
-	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
+	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid, s.now().UnixMilli(), MaxCancelledDrafts); err != nil {
 		return false, err
 	}
 	s.opts.Log.InfoContext(ctx, "a scheduled post was cancelled: its author is banned", "post", pid, "author", uid)

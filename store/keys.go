@@ -117,6 +117,11 @@ func (k keys) scheduled(uid string) string { return k.user(uid) + ":scheduled" }
 // (see draft in schedule.go), until its publish job has published it.
 func (k keys) drafts(uid string) string { return k.user(uid) + ":drafts" }
 
+// cancelledDrafts is a sorted set of the user's scheduled posts cancelled before publication:
+// post id → the time of the cancellation (ms), the newest MaxCancelledDrafts, so that cancelling
+// one again answers with its id as every repeated deletion does (see schedule.lua).
+func (k keys) cancelledDrafts(uid string) string { return k.user(uid) + ":cancelled" }
+
 // followingSeq is a string counter raised by every change to following(uid); it versions the
 // follower-side records derived from it.
 func (k keys) followingSeq(uid string) string { return k.user(uid) + ":following:seq" }

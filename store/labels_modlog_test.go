@@ -30,14 +30,14 @@ func TestLabelChangesInTheModLog(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, &off, &on, &why); !store.IsKind(err, store.KindInvalid) {
-			t.Fatalf("the author's own change with a reason: %v, want INVALID_ARGUMENT", err)
+			t.Fatalf("the author's own change with a reason: %v, want KindInvalid (BAD_USER_INPUT)", err)
 		}
 		if _, err := f.s.SetPostLabels(f.ctx, store.UserKey(ann), p.ID, nil, &on, nil); err != nil { // the author's own
 			t.Fatal(err)
 		}
 		long := strings.Repeat("x", store.MaxModReasonRunes+1)
 		if _, err := f.s.SetPostLabels(f.ctx, "mia", p.ID, &on, nil, &long); !store.IsKind(err, store.KindInvalid) {
-			t.Fatalf("a reason of %d characters: %v, want INVALID_ARGUMENT", len(long), err)
+			t.Fatalf("a reason of %d characters: %v, want KindInvalid (BAD_USER_INPUT)", len(long), err)
 		}
 		if _, err := f.s.SetPostLabels(f.ctx, "rex", p.ID, &on, nil, nil); !store.IsKind(err, store.KindForbidden) {
 			t.Fatalf("a moderator of another group labels the post: %v, want FORBIDDEN", err)

@@ -88,8 +88,12 @@ func (s *Store) checkPublishAt(at time.Time) error {
 }
 
 func (s *Store) scheduleKeys(uid string) []string {
-	return []string{s.k.scheduled(uid), s.k.drafts(uid)}
+	return []string{s.k.scheduled(uid), s.k.drafts(uid), s.k.cancelledDrafts(uid)}
 }
+
+// MaxCancelledDrafts is how many of a user's cancelled scheduled posts are remembered, newest
+// first: cancelling one of them again returns its id, as a repeated deletion does.
+const MaxCancelledDrafts = 1000
 
 // publishJob is the job that publishes uid's post pid at at.
 func publishJob(uid, pid string, at time.Time) jobs.Job {
@@ -205,7 +209,7 @@ func (s *Store) CancelScheduledPost(ctx context.Context, user UserKey, id string
 	if _, err := s.allowWrite(ctx, uid, "", banFree); err != nil {
 		return err
 	}
-	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid); err != nil {
+	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid, s.now().UnixMilli(), MaxCancelledDrafts); err != nil {
 		return err
 	}
 	// A job left behind finds no draft and does nothing.

@@ -2,18 +2,21 @@
 -- KEYS[1] zset {u:<user>}:scheduled  post id → publish time (ms); members past their time expire
 -- KEYS[2] hash {u:<user>}:drafts     post id → the post as JSON ({"at": "<ms>", "taken": true
 --         once its publish job has begun, ...})
+-- KEYS[3] zset {u:<user>}:cancelled  post id → when it was cancelled (ms): the newest ones
 -- ARGV[1] the operation:
 -- add     ARGV[2] post id  ARGV[3] draft JSON  ARGV[4] publish time (ms)  ARGV[5] now (ms)
 --         ARGV[6] most pending posts. Reply: the draft; an error LIMIT when the user already
 --         has that many pending.
 -- move    ARGV[2] post id  ARGV[3] new publish time (ms)  ARGV[4] now (ms)  ARGV[5] most
 --         pending. Reply: the draft; NOTFOUND when it is not scheduled (any more).
--- cancel  ARGV[2] post id. Reply: 1; NOTFOUND when it is not scheduled (any more).
+-- cancel  ARGV[2] post id  ARGV[3] now (ms)  ARGV[4] most cancellations remembered. Reply: 1,
+--         also for a post cancelled before (one of the newest ARGV[4]); NOTFOUND when it is not
+--         scheduled (published, being published, or never the user's).
 -- take    ARGV[2] post id  ARGV[3] now (ms). The publish job begins: reply {"take", draft},
 --         {"later", publish time} when the post was moved later, or false when it is gone.
 -- done    ARGV[2] post id. The post is published: its draft goes. Reply: 1.
 -- Repeat   add replies with the draft it wrote; move, take and done are idempotent; a repeated
---          cancel answers NOTFOUND, which the caller reports as done only if it was the repeat.
+--          cancel finds the post in KEYS[3] and replies 1 again.
 -- Revision KEYS[#KEYS] is the user's revision counter; every change raises it.
 local op, pid = ARGV[1], ARGV[2]
 -- pending counts the posts still to come, without writing: a script's first write must be one
@@ -50,6 +53,9 @@ if not raw then
   if op == 'take' then
     return false
   end
+  if op == 'cancel' and redis.call('ZSCORE', KEYS[3], pid) then
+    return 1
+  end
   return redis.error_reply('NOTFOUND no scheduled post ' .. pid .. ' of yours: it was published or cancelled')
 end
 local d = cjson.decode(raw)
@@ -84,6 +90,8 @@ if op == 'move' then
 elseif op == 'cancel' then
   redis.call('HDEL', KEYS[2], pid)
   redis.call('ZREM', KEYS[1], pid)
+  redis.call('ZADD', KEYS[3], ARGV[3], pid)
+  redis.call('ZREMRANGEBYRANK', KEYS[3], 0, -tonumber(ARGV[4]) - 1)
   redis.call('INCR', KEYS[#KEYS])
   return 1
 end
