@@ -67,11 +67,7 @@ func (r *mutationResolver) MarkConversationRead(ctx context.Context, withUserID 
 	if err != nil {
 		return nil, err
 	}
-	var up string
-	if upTo != nil {
-		up = *upTo
-	}
-	c, err := r.Store.MarkConversationRead(ctx, viewer, with, up)
+	c, err := r.Store.MarkConversationRead(ctx, viewer, with, deref(upTo))
 	wrote(ctx)
 	return c, err
 }
