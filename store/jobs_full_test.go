@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -16,12 +15,9 @@ import (
 // set aside as a dead letter, which nothing runs again by itself.
 func TestJobsWaitOutAFullRedis(t *testing.T) {
 	ctx := context.Background()
-	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
-	admin := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
-	t.Cleanup(func() { _ = admin.Close() })
+	full := newFullRedis(t)
 	clock := newStepClock()
-	s := storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})}.
-		NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: clock.Now})
+	s := full.backend().NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: clock.Now})
 	if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
 		t.Fatal(err)
 	}
@@ -30,19 +26,14 @@ func TestJobsWaitOutAFullRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle(t, s)
-	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+	full.fill()
 	clock.Add(time.Hour)
 	tries := s.Jobs().Options().MaxTries
 	for range 3 * tries {
 		settle(t, s)
 		clock.Add(10 * time.Minute)
 	}
-	if err := admin.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
-		t.Fatal(err)
-	}
+	full.free()
 	clock.Add(10 * time.Minute)
 	settle(t, s)
 	if dead, err := s.Jobs().Dead(ctx, 10); err != nil || len(dead) > 0 {

@@ -277,16 +277,66 @@ func evalSHA(c rdb.Cmder) string {
 	return sha
 }
 
+// fullRedis is a redis-server of a test's own that the test fills (maxmemory 1 with
+// noeviction: every write that may grow memory is refused) and frees again, through a client of
+// its own (admin).
+type fullRedis struct {
+	t     *testing.T
+	addr  string
+	admin *rdb.Client
+}
+
+// newFullRedis starts a fullRedis, with room until fill.
+func newFullRedis(t *testing.T) *fullRedis {
+	t.Helper()
+	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
+	f := &fullRedis{t: t, addr: srv.Addr, admin: rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})}
+	t.Cleanup(func() { _ = f.admin.Close() })
+	return f
+}
+
+// backend returns a backend on a client of the server's own, closed with the test.
+func (f *fullRedis) backend() storetest.Backend {
+	c := rdb.NewPlainClient(&rdb.Options{Addr: f.addr})
+	f.t.Cleanup(func() { _ = c.Close() })
+	return storetest.Backend{Name: "redis", Client: c}
+}
+
+// fill makes Redis full, until free gives it room again or the test ends: the room comes back
+// before the cleanups registered earlier (the stores') run.
+func (f *fullRedis) fill() {
+	f.t.Helper()
+	f.setMaxMemory("1")
+	f.t.Cleanup(func() { _ = f.admin.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+}
+
+// free gives a full Redis room again.
+func (f *fullRedis) free() { f.t.Helper(); f.setMaxMemory("0") }
+
+func (f *fullRedis) setMaxMemory(v string) {
+	f.t.Helper()
+	if err := f.admin.ConfigSet(context.Background(), "maxmemory", v).Err(); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// digest is Redis's digest of its dataset: equal digests, equal data.
+func (f *fullRedis) digest() string {
+	f.t.Helper()
+	d, err := f.admin.Do(context.Background(), "debug", "digest").Text()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
 // TestFullRedisMoreWrites: a log-in, a scheduled post and a dismissal of a report on a full Redis
 // are refused with KindStorageFull and change nothing, with the rate limits on.
 func TestFullRedisMoreWrites(t *testing.T) {
 	ctx := context.Background()
-	srv := startServer(t, "--maxmemory-policy", "noeviction", "--enable-debug-command", "local")
-	admin := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
-	t.Cleanup(func() { _ = admin.Close() })
+	full := newFullRedis(t)
 	clock := newStepClock()
-	s := storetest.Backend{Name: "redis", Client: rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})}.
-		NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: 120})
+	s := full.backend().NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: 120})
 	for _, name := range []string{"ann", "bob"} {
 		if _, err := s.SignUp(ctx, name, "password1"); err != nil {
 			t.Fatal(err)
@@ -305,11 +355,8 @@ func TestFullRedisMoreWrites(t *testing.T) {
 	}
 	settle(t, s)
 	clock.Add(time.Hour)
-	if err := admin.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.ConfigSet(context.Background(), "maxmemory", "0").Err() })
-	d0 := admin.Do(ctx, "debug", "digest").Val()
+	full.fill()
+	d0 := full.digest()
 	for _, w := range []struct {
 		name string
 		do   func() error
@@ -324,7 +371,7 @@ func TestFullRedisMoreWrites(t *testing.T) {
 		if err := w.do(); !store.IsKind(err, store.KindStorageFull) {
 			t.Errorf("%s on a full Redis: %v, want KindStorageFull", w.name, err)
 		}
-		if d := admin.Do(ctx, "debug", "digest").Val(); d != d0 {
+		if d := full.digest(); d != d0 {
 			t.Errorf("%s refused for OOM changed the data", w.name)
 			d0 = d
 		}
