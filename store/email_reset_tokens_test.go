@@ -48,13 +48,7 @@ func TestPasswordResetLinksEndWithThePassword(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 				ctx := context.Background()
 				s, srv, _ := mailStore(t, b)
-				if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
-					t.Fatal(err)
-				}
-				settle(t, s)
+				annWithAddress(t, s)
 				for range 2 {
 					if err := s.RequestPasswordReset(ctx, "ann@example.org"); err != nil {
 						t.Fatal(err)
@@ -100,13 +94,7 @@ func TestPasswordResetOfDeletedAccount(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		s, srv, _ := mailStore(t, b)
-		if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
-			t.Fatal(err)
-		}
-		settle(t, s)
+		annWithAddress(t, s)
 		if _, err := s.VerifyEmail(ctx, mailToken(t, srv, 1)); err != nil {
 			t.Fatal(err)
 		}

@@ -132,13 +132,7 @@ func TestPasswordResetUnknownAddress(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		s, srv, _ := mailStore(t, b)
-		if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
-			t.Fatal(err)
-		}
-		settle(t, s)
+		annWithAddress(t, s)
 		for _, addr := range []string{"ann@example.org", "nobody@example.org"} {
 			before, err := s.Jobs().Census(ctx)
 			if err != nil {
@@ -377,4 +371,18 @@ func TestUnverifiedEmailClaimLapses(t *testing.T) {
 			t.Errorf("the third account's address: %q verified %v, %v; want none", got, ok, err)
 		}
 	})
+}
+
+// annWithAddress signs ann up and gives her the address ann@example.org, and runs the due jobs:
+// the link that verifies it is mailed (mailToken(t, srv, 1)).
+func annWithAddress(t *testing.T, s *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.SignUp(ctx, "ann", "password1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SetEmail(ctx, "ann", "ann@example.org", "password1"); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s)
 }
