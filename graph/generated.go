@@ -580,8 +580,8 @@ type MutationResolver interface {
 	RequestPasswordReset(ctx context.Context, email string) (bool, error)
 	ResetPassword(ctx context.Context, token string, newPassword string) (*model.AuthPayload, error)
 	SendPasswordReset(ctx context.Context, userID string) (bool, error)
-	DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error)
-	DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error)
+	DeleteAccount(ctx context.Context, password string, eraseContent bool) (string, error)
+	DeleteUser(ctx context.Context, userID string, eraseContent bool) (string, error)
 	SetPostLabels(ctx context.Context, id string, nsfw *bool, spoiler *bool, reason *string) (*store.Post, error)
 	SendMessage(ctx context.Context, toUserID string, body string, idempotencyKey *string) (*store.Message, error)
 	EditMessage(ctx context.Context, id string, body string) (*store.Message, error)
@@ -3887,11 +3887,12 @@ type Mutation {
   at once and the name stays reserved for ever. The profile, email, saved posts, follows, blocks,
   memberships, notifications, scheduled posts and password go; with eraseContent every post and
   comment becomes a tombstone ("[deleted]"), without it they stay with no author. The rest runs in
-  background jobs that finish after a crash; see the README.
+  background jobs that finish after a crash; see the README. Returns the account's user id, for a
+  client cache to evict the user: node(id) then answers null.
   """
-  deleteAccount(password: String!, eraseContent: Boolean!): Boolean!
-  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER). Another admin's account is FORBIDDEN, as banning one is."
-  deleteUser(userId: ID!, eraseContent: Boolean!): Boolean!
+  deleteAccount(password: String!, eraseContent: Boolean!): ID!
+  "Site admins: delete a user's account as deleteAccount does, recorded in the moderation log (DELETE_USER), and return its user id. Another admin's account is FORBIDDEN, as banning one is. Deleting it again (to erase what a deletion without eraseContent left) returns the id too."
+  deleteUser(userId: ID!, eraseContent: Boolean!): ID!
 }
 
 """
@@ -12953,8 +12954,8 @@ func (ec *executionContext) _Mutation_deleteAccount(ctx context.Context, field g
 			return ec.Resolvers.Mutation().DeleteAccount(ctx, fc.Args["password"].(string), fc.Args["eraseContent"].(bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -12967,7 +12968,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteAccount(ctx context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {
@@ -12997,8 +12998,8 @@ func (ec *executionContext) _Mutation_deleteUser(ctx context.Context, field grap
 			return ec.Resolvers.Mutation().DeleteUser(ctx, fc.Args["userId"].(string), fc.Args["eraseContent"].(bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
 		},
 		true,
 		true,
@@ -13011,7 +13012,7 @@ func (ec *executionContext) fieldContext_Mutation_deleteUser(ctx context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Boolean does not have child fields")
+			return nil, errors.New("field of type ID does not have child fields")
 		},
 	}
 	defer func() {

@@ -16,17 +16,17 @@ import (
 func TestDeleteAccountKeepContent(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		a := newAPI(t, b, store.Options{WriteLimit: -1})
-		ann, _ := a.signUp("ann")
+		ann, annID := a.signUp("ann")
 		bob, _ := a.signUp("bob")
 		pid := a.createPost(ann, "curlew kept")
 		var c struct{ CreateComment struct{ ID string } }
 		a.do(ann, `mutation($p:ID!){createComment(postId:$p,body:"curlew comment"){id}}`, map[string]any{"p": pid}).decode(t, &c)
 		a.settle()
 
-		var d struct{ DeleteAccount bool }
+		var d struct{ DeleteAccount string }
 		a.do(ann, `mutation{deleteAccount(password:"password1",eraseContent:false)}`, nil).decode(t, &d)
-		if !d.DeleteAccount {
-			t.Fatal("deleteAccount answered false")
+		if d.DeleteAccount != annID {
+			t.Fatalf("deleteAccount answered %q, want ann's id %q (for a client cache to evict)", d.DeleteAccount, annID)
 		}
 		a.settle()
 
@@ -88,10 +88,10 @@ func TestDeleteUserByAdmin(t *testing.T) {
 		if r := a.do(ann, `{viewer{name}}`, nil); len(r.Errors) > 0 {
 			t.Fatalf("ann's token after the refused deletions: %+v", r.Errors)
 		}
-		var d struct{ DeleteUser bool }
+		var d struct{ DeleteUser string }
 		a.do(admin, del, map[string]any{"u": annID, "e": true}).decode(t, &d)
-		if !d.DeleteUser {
-			t.Fatal("deleteUser answered false")
+		if d.DeleteUser != annID {
+			t.Fatalf("deleteUser answered %q, want ann's id %q", d.DeleteUser, annID)
 		}
 		a.settle()
 
@@ -131,6 +131,16 @@ func TestDeleteUserByAdmin(t *testing.T) {
 		a.do(bob, `{searchPosts(query:"curlew"){edges{node{id}}}}`, nil).decode(t, &s)
 		if len(s.SearchPosts.Edges) != 0 {
 			t.Fatalf("search shows %d erased posts", len(s.SearchPosts.Edges))
+		}
+		// The id a client cache evicts names nothing any more.
+		if r := a.do(bob, `query($u:ID!){node(id:$u){id}}`, map[string]any{"u": annID}); string(r.Data) != `{"node":null}` {
+			t.Fatalf("node(deleted user's id): %s %+v, want null", r.Data, r.Errors)
+		}
+		// Deleting again (to erase what a deletion left) answers the same id.
+		var again struct{ DeleteUser string }
+		a.do(admin, del, map[string]any{"u": annID, "e": true}).decode(t, &again)
+		if again.DeleteUser != annID {
+			t.Fatalf("deleteUser again answered %q, want %q", again.DeleteUser, annID)
 		}
 	})
 }

@@ -68,7 +68,7 @@ func TestErasedAuthorLeavesLiveFeeds(t *testing.T) {
 						t.Fatalf("live: %s, want %s", r.Data, want)
 					}
 				}
-				if r := a.do(erased, `mutation{deleteAccount(password:"password1",eraseContent:true)}`, nil); string(r.Data) != `{"deleteAccount":true}` {
+				if r := a.do(erased, `mutation{deleteAccount(password:"password1",eraseContent:true)}`, nil); string(r.Data) != `{"deleteAccount":"`+erasedID+`"}` {
 					t.Fatalf("deleteAccount: %s %+v", r.Data, r.Errors)
 				}
 				a.settle()

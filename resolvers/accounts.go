@@ -101,28 +101,36 @@ func (r *Resolver) email(ctx context.Context, u *store.User) (string, bool, erro
 	return r.Store.Email(ctx, u.Key())
 }
 
-// deleteAccount deletes the viewer's account (see store.DeleteAccount).
-func (r *Resolver) deleteAccount(ctx context.Context, password string, erase bool) (bool, error) {
+// deleteAccount deletes the viewer's account (see store.DeleteAccount) and returns its user id,
+// as every deletion returns the id a client cache evicts.
+func (r *Resolver) deleteAccount(ctx context.Context, password string, erase bool) (string, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	err = r.Store.DeleteAccount(ctx, uid, password, erase)
 	wrote(ctx)
-	return err == nil, err
+	if err != nil {
+		return "", err
+	}
+	return uid.ID(), nil
 }
 
-// deleteUser deletes a user's account, for a site admin (see store.DeleteUser).
-func (r *Resolver) deleteUser(ctx context.Context, userID string, erase bool) (bool, error) {
+// deleteUser deletes a user's account, for a site admin (see store.DeleteUser), and returns its
+// user id.
+func (r *Resolver) deleteUser(ctx context.Context, userID string, erase bool) (string, error) {
 	uid, err := requireViewer(ctx)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	target, err := store.ParseUserID(userID)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	err = r.Store.DeleteUser(ctx, uid, target, erase)
 	wrote(ctx)
-	return err == nil, err
+	if err != nil {
+		return "", err
+	}
+	return target.ID(), nil
 }

@@ -470,11 +470,11 @@ func (r *mutationResolver) SendPasswordReset(ctx context.Context, userID string)
 	return r.sendPasswordReset(ctx, userID)
 }
 
-func (r *mutationResolver) DeleteAccount(ctx context.Context, password string, eraseContent bool) (bool, error) {
+func (r *mutationResolver) DeleteAccount(ctx context.Context, password string, eraseContent bool) (string, error) {
 	return r.deleteAccount(ctx, password, eraseContent)
 }
 
-func (r *mutationResolver) DeleteUser(ctx context.Context, userID string, eraseContent bool) (bool, error) {
+func (r *mutationResolver) DeleteUser(ctx context.Context, userID string, eraseContent bool) (string, error) {
 	return r.deleteUser(ctx, userID, eraseContent)
 }
 
