@@ -161,6 +161,9 @@ func (s *Store) BanUser(ctx context.Context, actor, user UserKey, group string, 
 	if err != nil {
 		return nil, err
 	}
+	if reason, err = s.filterText("reason", reason); err != nil {
+		return nil, err
+	}
 	step, err := s.banStep(ctx, "ban", scope, actor, user, now, end, reason)
 	if err != nil {
 		return nil, err

@@ -158,6 +158,9 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	if err != nil {
 		return nil, err
 	}
+	if reason, err = s.filteredReason(reason); err != nil {
+		return nil, err
+	}
 	args := append(append([]any{string(actor), via}, labelArgs(nsfw)...), labelArgs(spoiler)...)
 	flag, text := reasonArgs(reason)
 	args = append(args, s.now().UnixMilli(), pid, flag, text)

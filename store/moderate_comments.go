@@ -37,6 +37,9 @@ func (s *Store) moderateComment(ctx context.Context, actor UserKey, id string, k
 	if err != nil {
 		return nil, err
 	}
+	if reason, err = s.filteredReason(reason); err != nil {
+		return nil, err
+	}
 	remove := kind == ModRemoveComment
 	// A removal takes the comment out of the tree with the tombstones it leaves without replies;
 	// a restoration brings back the tombstones out of the tree it hangs from.

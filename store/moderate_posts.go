@@ -145,6 +145,9 @@ func (s *Store) moderatePost(ctx context.Context, actor UserKey, id string, kind
 	if err != nil {
 		return nil, err
 	}
+	if reason, err = s.filteredReason(reason); err != nil {
+		return nil, err
+	}
 	flag, text := reasonArgs(reason)
 	outbox := s.k.postModOutbox(pid)
 	reply, err := s.run(ctx, "moderate_post", []string{s.k.post(pid), outbox, s.k.postTexts(pid)},
@@ -229,6 +232,9 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	}
 	n, err := s.allowWrite(ctx, string(actor), repairGroup+":"+g, inGroups(g))
 	if err != nil {
+		return nil, err
+	}
+	if reason, err = s.filteredReason(reason); err != nil {
 		return nil, err
 	}
 	admin := "0"

@@ -234,13 +234,16 @@ func (s *Store) report(ctx context.Context, user UserKey, target, reason string)
 	if err != nil {
 		return nil, err
 	}
-	rec.Reporter, rec.Reason, rec.At, rec.Ver = string(user), reason, s.now().UnixMilli(), 1
 	// Reports are in a group ban's scope: a user banned from one of the post's groups may not
 	// report in it (nor flood its moderators with reports).
 	n, err := s.allowGuarded(ctx, string(user), repairReport+":"+string(user)+":"+target, nil, &writeGuard{reporting: true}, inGroups(rec.groups()...))
 	if err != nil {
 		return nil, err
 	}
+	if reason, err = s.filterText("reason", reason); err != nil {
+		return nil, err
+	}
+	rec.Reporter, rec.Reason, rec.At, rec.Ver = string(user), reason, s.now().UnixMilli(), 1
 	r, err := s.fileReport(ctx, rec, "")
 	if err != nil {
 		return nil, err

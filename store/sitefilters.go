@@ -155,6 +155,20 @@ func (s *Store) filterText(field, text string) (string, error) {
 	return "", filteredError(field)
 }
 
+// filteredReason applies filterText to an optional reason (nil is none): a moderator's, which the
+// public moderation log shows (and any user may moderate a group of their own), a ban's, which its
+// user reads, a report's, which the moderators read. It returns the reason to store.
+func (s *Store) filteredReason(reason *string) (*string, error) {
+	if reason == nil {
+		return nil, nil
+	}
+	v, err := s.filterText("reason", *reason)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
 // filterTexts applies filterText to each non-nil text, in place.
 func (s *Store) filterTexts(fields map[string]*string) error {
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
