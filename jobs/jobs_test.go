@@ -536,6 +536,43 @@ func TestJobCausedAgainWhileRunningRunsOnceMore(t *testing.T) {
 	})
 }
 
+// TestJobCausedAgainWhileRunningCountsItsTriesAfresh: a job caused again while it runs, and
+// done, runs once more as a new job: the claim of the run that succeeded is no failed try, so
+// the next run is its first try and a failure of it is retried, not set aside as a dead letter
+// with MaxTries left unused (a repair caused again and again while it runs must not die of its
+// first failure).
+func TestJobCausedAgainWhileRunningCountsItsTriesAfresh(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
+		var tries []int
+		e.Handle("j", func(_ context.Context, j jobs.Job) error {
+			tries = append(tries, j.Try)
+			switch len(tries) {
+			case 1, 2: // caused again while it runs, then done
+				return e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"})
+			case 3: // fails once
+				return errors.New("boom")
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			runDue(t, e)
+			clk.Add(time.Minute)
+		}
+		if !slices.Equal(tries, []int{1, 1, 1, 2}) {
+			t.Errorf("tries %v, want [1 1 1 2]: each run after a success is a first try, the one after a failure the second", tries)
+		}
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Errorf("a job that failed once of MaxTries 2 became a dead letter: %+v", dead)
+		}
+	})
+}
+
 // TestJobsRefusedByAFullRedisWait: a job whose writes a full Redis refused (KindStorageFull) has
 // not failed: it is tried again after Options.Wait, as often as it takes, without counting a try,
 // so it never becomes a dead letter and runs once Redis has room. A failure of its own after

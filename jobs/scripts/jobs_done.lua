@@ -2,7 +2,8 @@
 -- KEYS[1] zset due   KEYS[2] zset lease   KEYS[3] hash job   KEYS[4] hash tries
 -- KEYS[5] zset dead: job id → when it was set aside (ms)   KEYS[6] hash why: job id → last error
 -- ARGV[1] id   ARGV[2] the try its claim counted   ARGV[3] outcome:
---   "ok"      done: the job is gone, unless it was rescheduled while it ran.
+--   "ok"      done: the job is gone, unless it was rescheduled while it ran; then it waits as a
+--             new job, its tries counted from 1 again (a try that succeeded is no failure).
 --   "retry"   failed: due again at ARGV[4] (ms); ARGV[5] is the error.
 --   "dead"    failed for the last time: set aside with ARGV[5] at ARGV[4]; ARGV[6] is the most
 --             dead jobs a shard keeps (the oldest go first).
@@ -19,9 +20,9 @@ local waiting = redis.call('ZSCORE', KEYS[1], id) -- rescheduled while it ran
 if outcome == 'ok' then
   if not waiting then
     redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
-    redis.call('HDEL', KEYS[6], id)
   end
+  redis.call('HDEL', KEYS[4], id)
+  redis.call('HDEL', KEYS[6], id)
 elseif outcome == 'retry' then
   redis.call('HSET', KEYS[6], id, ARGV[5])
   redis.call('ZADD', KEYS[1], 'NX', ARGV[4], id)
