@@ -7,7 +7,10 @@
 //	{j:<n>}:due    zset  job id → when it is due (ms); immediate jobs are due now
 //	{j:<n>}:lease  zset  job id → when its lease ends (ms): claimed, running somewhere
 //	{j:<n>}:job    hash  job id → "<kind>\n<argument>"
-//	{j:<n>}:tries  hash  job id → claims since it was last scheduled
+//	{j:<n>}:tries  hash  job id → its claims, each claim's number, which its outcome names
+//	{j:<n>}:base   hash  job id → its claims before its tries started: a try is a claim since
+//	                     then (a run that succeeded while the job was caused again, and a try not
+//	                     counted, move it); absent, 0
 //	{j:<n>}:dead   zset  job id → when it was set aside (ms): failed MaxTries times
 //	{j:<n>}:why    hash  job id → its last error
 //	{lock:<name>}  string the token of the process that holds the lock, with a TTL
@@ -194,10 +197,10 @@ func (e *Engine) shard(id string) int {
 	return int(crc32.ChecksumIEEE([]byte(id)) % uint32(e.opts.Shards))
 }
 
-// keys returns the keys of shard n: due, lease, job, tries, dead, why.
-func (e *Engine) keys(n int) [6]string {
+// keys returns the keys of shard n: due, lease, job, tries, dead, why, base.
+func (e *Engine) keys(n int) [7]string {
 	tag := e.opts.Prefix + "{j:" + strconv.Itoa(n) + "}:"
-	return [6]string{tag + "due", tag + "lease", tag + "job", tag + "tries", tag + "dead", tag + "why"}
+	return [7]string{tag + "due", tag + "lease", tag + "job", tag + "tries", tag + "dead", tag + "why", tag + "base"}
 }
 
 func (e *Engine) now() time.Time { return e.opts.Now() }
@@ -250,7 +253,7 @@ func (e *Engine) enqueueCall(j Job, mode string) (Call, error) {
 		at = e.now()
 	}
 	k := e.keys(e.shard(j.ID))
-	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4]},
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4], k[6]},
 		Args: []any{j.ID, j.Kind + "\n" + j.Arg, score(at), mode}}, nil
 }
 
@@ -320,7 +323,7 @@ func (e *Engine) SettleCall(id string, at time.Time) Call { return e.cancelCall(
 
 func (e *Engine) cancelCall(id string, at string) Call {
 	k := e.keys(e.shard(id))
-	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4]}, Args: []any{id, "", at, "cancel"}}
+	return Call{Script: "jobs_enqueue", Keys: []string{k[0], k[2], k[3], k[1], k[4], k[6]}, Args: []any{id, "", at, "cancel"}}
 }
 
 func (e *Engine) cancel(ctx context.Context, id string, at string) error {
@@ -330,10 +333,12 @@ func (e *Engine) cancel(ctx context.Context, id string, at string) error {
 	return nil
 }
 
-// claimed is a job taken from a shard, with the try its claim counted.
+// claimed is a job taken from a shard, with the try its claim counted and the claim's number,
+// which its outcome names.
 type claimed struct {
 	Job
 	shard int
+	claim int64
 }
 
 // claim takes at most max due jobs over all shards, in one pipeline, and returns them with the
@@ -355,7 +360,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 		}
 		n := (start + i) % e.opts.Shards
 		k := e.keys(n)
-		calls = append(calls, Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3]},
+		calls = append(calls, Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3], k[6]},
 			Args: []any{score(now), score(now.Add(e.opts.Lease)), per}})
 		shards = append(shards, n)
 	}
@@ -374,12 +379,13 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 			continue
 		}
 		items, _ := arr[0].([]any)
-		for j := 0; j+2 < len(items); j += 3 {
+		for j := 0; j+3 < len(items); j += 4 {
 			id, _ := items[j].(string)
 			payload, _ := items[j+1].(string)
-			try, _ := items[j+2].(int64)
+			claim, _ := items[j+2].(int64)
+			try, _ := items[j+3].(int64)
 			kind, arg, _ := strings.Cut(payload, "\n")
-			out = append(out, claimed{Job: Job{ID: id, Kind: kind, Arg: arg, Try: int(try)}, shard: n})
+			out = append(out, claimed{Job: Job{ID: id, Kind: kind, Arg: arg, Try: int(try)}, shard: n, claim: claim})
 		}
 		if s, ok := arr[1].(string); ok {
 			if ms, err := strconv.ParseFloat(s, 64); err == nil {
@@ -396,7 +402,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 func (e *Engine) finish(ctx context.Context, c claimed, outcome string, at time.Time, why string) error {
 	k := e.keys(c.shard)
 	_, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_done", Keys: k[:],
-		Args: []any{c.ID, c.Try, outcome, score(at), why, e.opts.DeadCap}}})
+		Args: []any{c.ID, c.claim, outcome, score(at), why, e.opts.DeadCap}}})
 	if err != nil {
 		return fmt.Errorf("finish job %s (%s): %w", c.ID, outcome, err)
 	}
@@ -606,7 +612,7 @@ func (e *Engine) Dead(ctx context.Context, limit int) ([]DeadJob, error) {
 	calls := make([]Call, e.opts.Shards)
 	for n := range calls {
 		k := e.keys(n)
-		calls[n] = Call{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5]}, Args: []any{"list", limit}}
+		calls[n] = Call{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5], k[6]}, Args: []any{"list", limit}}
 	}
 	replies, err := e.r.RunScripts(ctx, calls)
 	if err != nil {
@@ -632,7 +638,7 @@ func (e *Engine) Dead(ctx context.Context, limit int) ([]DeadJob, error) {
 // id was a dead letter.
 func (e *Engine) Retry(ctx context.Context, id string) (bool, error) {
 	k := e.keys(e.shard(id))
-	reply, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5]},
+	reply, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_dead", Keys: []string{k[0], k[4], k[2], k[3], k[5], k[6]},
 		Args: []any{"retry", id, score(e.now())}}})
 	if err != nil {
 		return false, fmt.Errorf("retry job %s: %w", id, err)

@@ -536,6 +536,89 @@ func TestJobCausedAgainWhileRunningRunsOnceMore(t *testing.T) {
 	})
 }
 
+// TestJobCausedAgainWhileRunningCountsItsTriesAfresh: a job caused again while it runs, and
+// done, runs once more as a new job: the claim of the run that succeeded is no failed try, so
+// the next run is its first try and a failure of it is retried, not set aside as a dead letter
+// with MaxTries left unused (a repair caused again and again while it runs must not die of its
+// first failure).
+func TestJobCausedAgainWhileRunningCountsItsTriesAfresh(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
+		var tries []int
+		e.Handle("j", func(_ context.Context, j jobs.Job) error {
+			tries = append(tries, j.Try)
+			switch len(tries) {
+			case 1, 2: // caused again while it runs, then done
+				return e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"})
+			case 3: // fails once
+				return errors.New("boom")
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			runDue(t, e)
+			clk.Add(time.Minute)
+		}
+		if !slices.Equal(tries, []int{1, 1, 1, 2}) {
+			t.Errorf("tries %v, want [1 1 1 2]: each run after a success is a first try, the one after a failure the second", tries)
+		}
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Errorf("a job that failed once of MaxTries 2 became a dead letter: %+v", dead)
+		}
+	})
+}
+
+// TestJobOutcomeSentAgainAfterANewClaim: the outcome of a run that succeeded while its job was
+// caused again, sent again (go-redis resends a script whose reply was lost) after the job's next
+// claim, changes nothing: the claims keep their own numbers while the tries start afresh, so the
+// old outcome does not end the new claim's lease or drop the job, and the new run's failure is
+// retried.
+func TestJobOutcomeSentAgainAfterANewClaim(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 3})[0]
+		var runs atomic.Int32
+		e.Handle("j", func(context.Context, jobs.Job) error { runs.Add(1); return nil })
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := e.Claim(ctx, 1024)
+		if err != nil || len(first) != 1 {
+			t.Fatalf("first claim: %v %v", first, err)
+		}
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil { // caused again while it runs
+			t.Fatal(err)
+		}
+		if err := e.Finish(ctx, first[0], "ok"); err != nil {
+			t.Fatal(err)
+		}
+		second, err := e.Claim(ctx, 1024)
+		if err != nil || len(second) != 1 {
+			t.Fatalf("second claim: %v %v", second, err)
+		}
+		if second[0].Try != 1 {
+			t.Errorf("the run after a success is try %d, want 1", second[0].Try)
+		}
+		if err := e.Finish(ctx, first[0], "ok"); err != nil { // the first outcome, sent again
+			t.Fatal(err)
+		}
+		if err := e.Finish(ctx, second[0], "retry"); err != nil { // the second run failed
+			t.Fatal(err)
+		}
+		clk.Add(time.Minute)
+		runDue(t, e)
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("the failed run was retried %d times, want once: the old outcome ended its claim", n)
+		}
+	})
+}
+
 // TestJobsRefusedByAFullRedisWait: a job whose writes a full Redis refused (KindStorageFull) has
 // not failed: it is tried again after Options.Wait, as often as it takes, without counting a try,
 // so it never becomes a dead letter and runs once Redis has room. A failure of its own after

@@ -1,11 +1,14 @@
 -- jobs_claim: take the due jobs of one shard, each with a lease (jobs/jobs.go).
 -- KEYS[1] zset due    KEYS[2] zset lease: job id → when its lease ends (ms)
--- KEYS[3] hash job    KEYS[4] hash tries
+-- KEYS[3] hash job    KEYS[4] hash tries: job id → its claims (each claim's number)
+-- KEYS[5] hash base: job id → its claims before its tries started (absent: 0)
 -- ARGV[1] now (ms)   ARGV[2] lease end (ms)   ARGV[3] most jobs to take
 -- First, jobs whose lease ended (their process died or hung) are due again at once, unless
 -- they were rescheduled meanwhile. Then up to ARGV[3] due jobs move from due to lease, each
--- counting one more try.
--- Reply   {{id, "<kind>\n<argument>", try, ...}, next due (ms) or false}
+-- counting one more claim, whose number its outcome names, and one more try: the claims since
+-- the base (a success, or a try not counted, moves the base; the claim numbers only grow, so that
+-- an old claim's outcome, sent again, never passes for a newer one's).
+-- Reply   {{id, "<kind>\n<argument>", claim, try, ...}, next due (ms) or false}
 -- Repeat  a repeated claim takes nothing the first one took (it is leased, not due): a claim
 --         whose reply was lost leaves its jobs to run again when their lease ends.
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[3])
@@ -21,7 +24,9 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0
     redis.call('ZADD', KEYS[2], ARGV[2], id)
     out[#out + 1] = id
     out[#out + 1] = job
-    out[#out + 1] = redis.call('HINCRBY', KEYS[4], id, 1)
+    local claim = redis.call('HINCRBY', KEYS[4], id, 1)
+    out[#out + 1] = claim
+    out[#out + 1] = claim - tonumber(redis.call('HGET', KEYS[5], id) or '0')
   end
 end
 local next = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or false

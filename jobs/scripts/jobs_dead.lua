@@ -1,5 +1,6 @@
 -- jobs_dead: the dead letters of one shard (jobs/jobs.go).
 -- KEYS[1] zset due   KEYS[2] zset dead   KEYS[3] hash job   KEYS[4] hash tries   KEYS[5] hash why
+-- KEYS[6] hash base (see jobs_claim)
 -- ARGV[1] "list": ARGV[2] most. Reply {id, "<kind>\n<argument>", when (ms), error, ...}, newest first.
 -- ARGV[1] "retry": ARGV[2] id, ARGV[3] now (ms). Puts the job back in the queue with its tries
 --         reset. Reply 1, or 0 if it is not dead.
@@ -20,6 +21,7 @@ elseif ARGV[1] == 'retry' then
     return 0
   end
   redis.call('HDEL', KEYS[4], ARGV[2])
+  redis.call('HDEL', KEYS[6], ARGV[2])
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
   return 1
 end

@@ -1,27 +1,34 @@
 -- jobs_done: what became of a claimed job (jobs/jobs.go).
 -- KEYS[1] zset due   KEYS[2] zset lease   KEYS[3] hash job   KEYS[4] hash tries
 -- KEYS[5] zset dead: job id → when it was set aside (ms)   KEYS[6] hash why: job id → last error
--- ARGV[1] id   ARGV[2] the try its claim counted   ARGV[3] outcome:
---   "ok"      done: the job is gone, unless it was rescheduled while it ran.
+-- KEYS[7] hash base: job id → its claims before its tries started (see jobs_claim)
+-- ARGV[1] id   ARGV[2] the number of its claim   ARGV[3] outcome:
+--   "ok"      done: the job is gone, unless it was rescheduled while it ran; then it waits with
+--             its tries counted afresh (a run that succeeded is no failed try), its claims
+--             counting on.
 --   "retry"   failed: due again at ARGV[4] (ms); ARGV[5] is the error.
 --   "dead"    failed for the last time: set aside with ARGV[5] at ARGV[4]; ARGV[6] is the most
 --             dead jobs a shard keeps (the oldest go first).
 --   "later"   not yet: due again at ARGV[4], the try not counted.
 --   "release" the process is stopping: due again at ARGV[4], the try not counted.
 -- Reply   1, or 0 if the job was claimed again since (its lease ended, so that claim owns it).
--- Repeat  idempotent: a repeat finds the job no longer leased with this try.
-local id, try, outcome = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-if tonumber(redis.call('HGET', KEYS[4], id) or '0') ~= try or not redis.call('ZSCORE', KEYS[2], id) then
+-- Repeat  idempotent: a repeat finds the job no longer leased with this claim, even when it was
+--         claimed again meanwhile (claim numbers only grow).
+local id, claim, outcome = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+if tonumber(redis.call('HGET', KEYS[4], id) or '0') ~= claim or not redis.call('ZSCORE', KEYS[2], id) then
   return 0
 end
 redis.call('ZREM', KEYS[2], id)
 local waiting = redis.call('ZSCORE', KEYS[1], id) -- rescheduled while it ran
 if outcome == 'ok' then
-  if not waiting then
+  if waiting then
+    redis.call('HSET', KEYS[7], id, claim)
+  else
     redis.call('HDEL', KEYS[3], id)
     redis.call('HDEL', KEYS[4], id)
-    redis.call('HDEL', KEYS[6], id)
+    redis.call('HDEL', KEYS[7], id)
   end
+  redis.call('HDEL', KEYS[6], id)
 elseif outcome == 'retry' then
   redis.call('HSET', KEYS[6], id, ARGV[5])
   redis.call('ZADD', KEYS[1], 'NX', ARGV[4], id)
@@ -35,12 +42,13 @@ elseif outcome == 'dead' then
         redis.call('HDEL', KEYS[3], old)
         redis.call('HDEL', KEYS[4], old)
         redis.call('HDEL', KEYS[6], old)
+        redis.call('HDEL', KEYS[7], old)
       end
       redis.call('ZREMRANGEBYRANK', KEYS[5], 0, over - 1)
     end
   end
 elseif outcome == 'later' or outcome == 'release' then
-  redis.call('HINCRBY', KEYS[4], id, -1)
+  redis.call('HINCRBY', KEYS[7], id, 1) -- the try is not counted; the claim is
   redis.call('ZADD', KEYS[1], 'NX', ARGV[4], id)
 else
   return redis.error_reply('ERR jobs_done: unknown outcome ' .. tostring(outcome))

@@ -6,6 +6,7 @@
 -- KEYS[5] zset dead: job id → when it was set aside (ms). A dead letter is no waiting job: a cause
 --         of any mode but "cancel" queues it anew, out of the dead letters, its tries reset (as
 --         jobs_dead's retry does); a cancel (ARGV[3] "0") takes it out of the dead letters.
+-- KEYS[6] hash base: job id → its claims before its tries started (see jobs_claim)
 -- ARGV[1] id   ARGV[2] "<kind>\n<argument>"   ARGV[3] due (ms)
 -- ARGV[4] "add": a job that is already waiting keeps its time (its cause repeated, it will see
 --         it); one that is running runs once more at ARGV[3] (it may have read its state before
@@ -34,6 +35,7 @@ if ARGV[4] == 'cancel' then
   if not redis.call('ZSCORE', KEYS[4], id) then
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', KEYS[6], id)
     redis.call('ZREM', KEYS[5], id)
   end
   return 1
@@ -47,6 +49,7 @@ redis.call('HSET', KEYS[2], id, ARGV[2]) -- first: refused when Redis is full
 if dead then
   redis.call('ZREM', KEYS[5], id)
   redis.call('HDEL', KEYS[3], id)
+  redis.call('HDEL', KEYS[6], id)
 end
 if ARGV[4] == 'earlier' then
   local cur = redis.call('ZSCORE', KEYS[1], id)
