@@ -261,3 +261,74 @@ func TestKarmaCountsCommentVotes(t *testing.T) {
 		}
 	})
 }
+
+// Rebuild derives the karma of comments as it does that of posts: after the author's karma
+// records are lost (a failover that kept the thread's slot and lost the author's), it records
+// every live comment's net votes again, and the leaderboard follows; a second rebuild changes
+// nothing.
+func TestRebuildRecordsCommentKarma(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, WriteLimit: -1})
+		alice, bob := f.user("alice"), f.user("bob")
+		voters := []string{f.user("voter1"), f.user("voter2"), f.user("voter3")}
+		p := f.post(bob, "p")
+		var cs []*store.Comment
+		for _, body := range []string{"one", "two"} {
+			c, err := f.s.CreateComment(f.ctx, uk(alice), store.NewComment{PostID: p.ID, Body: body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, c)
+		}
+		for i, v := range voters { // one: +2, two: -1 → alice's karma 1
+			c, dir := cs[0], 1
+			if i == 2 {
+				c, dir = cs[1], -1
+			}
+			if _, err := f.s.VoteComment(f.ctx, uk(v), c.ID, dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.vote(alice, p.ID, 1) // bob's karma 1, from his post
+		check := func(when string) {
+			t.Helper()
+			l := f.s.NewLoader()
+			for who, want := range map[string]int{"alice": 1, "bob": 1} {
+				u, err := l.UserByName(f.ctx, who)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k, err := l.Karma(f.ctx, u); err != nil || k != want {
+					t.Errorf("%s: karma of %s = %d, %v; want %d", when, who, k, err, want)
+				}
+			}
+			lb, err := l.Leaderboard(f.ctx, store.Window{First: 2}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range lb.Items {
+				got = append(got, fmt.Sprintf("%s:%d", r.User.Key(), r.Karma))
+			}
+			if want := []string{"alice:1", "bob:1"}; !slices.Equal(got, want) {
+				t.Errorf("%s: leaderboard %v, want %v", when, got, want)
+			}
+		}
+		check("before")
+		for _, k := range []string{prefix + "{u:alice}:karma", prefix + "{u:alice}:karma:items"} {
+			if err := b.Client.Del(f.ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 {
+			if _, err := f.s.Rebuild(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.s.RebuildUsers(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			check("after rebuild")
+		}
+	})
+}
