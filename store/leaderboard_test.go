@@ -332,3 +332,59 @@ func TestRebuildRecordsCommentKarma(t *testing.T) {
 		}
 	})
 }
+
+// After a user's slot comes back older than the leaderboard's (a restore or a failover that kept
+// {lb}'s later writes and lost the user's), RebuildUsers puts the leaderboard back in step with
+// the karma the user's records hold: its entry wins over one the lost writes left with a higher
+// version. Here the karma comes from a deleted post, whose tombstone keeps no votes, so the
+// user's records are all there is to derive it from.
+func TestRebuildUsersLeaderboardOverAStaleEntry(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, WriteLimit: -1})
+		alice := f.user("alice")
+		p := f.post(alice, "p")
+		for _, v := range []string{"voter1", "voter2", "voter3"} {
+			f.vote(f.user(v), p.ID, 1)
+		}
+		if err := f.s.DeletePost(f.ctx, uk(alice), p.ID); err != nil {
+			t.Fatal(err)
+		}
+		// alice's slot as a snapshot taken after the first vote holds it.
+		if err := b.Client.HSet(f.ctx, prefix+"{u:alice}:karma", "total", 1, "ver", 1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.HSet(f.ctx, prefix+"{u:alice}:karma:items", p.ID, "2 1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Rebuild(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.RebuildUsers(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := f.s.NewLoader()
+		u, err := l.UserByName(f.ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := l.Karma(f.ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		around, err := l.LeaderboardAround(f.ctx, uk(alice), 0, nil)
+		if err != nil || len(around.Items) != 1 {
+			t.Fatalf("leaderboardAround: %+v, %v", around, err)
+		}
+		if k != 1 || around.Items[0].Karma != k {
+			t.Fatalf("karma %d, leaderboard %d: want both 1", k, around.Items[0].Karma)
+		}
+		// A vote recorded afterwards still moves the entry.
+		q := f.post(alice, "q")
+		f.vote(f.user("voter4"), q.ID, -1)
+		around, err = f.s.NewLoader().LeaderboardAround(f.ctx, uk(alice), 0, nil)
+		if err != nil || len(around.Items) != 1 || around.Items[0].Karma != 0 {
+			t.Fatalf("after a later vote: %+v, %v; want karma 0", around, err)
+		}
+	})
+}

@@ -59,8 +59,16 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return fmt.Errorf("index user %s: %w", uid, err)
 		}
 		// Raise the karma version and read the total at one instant, so that the entry written
-		// wins over the one already there and loses to any karma recorded afterwards.
-		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)})
+		// wins over the one already there and loses to any karma recorded afterwards. The
+		// version goes past the leaderboard guard's too: after a restore or a failover that lost
+		// the user's later karma writes but kept the leaderboard's, the guard holds a version
+		// the user's slot has not reached, and the entry it guards a karma the slot no longer
+		// says.
+		guard, err := s.cmd().HGet(ctx, s.k.leaderboardVer(), uid).Result()
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("read the leaderboard guard of %s: %w", uid, err)
+		}
+		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)}, guard)
 		if err != nil {
 			return fmt.Errorf("read karma of %s: %w", uid, err)
 		}
