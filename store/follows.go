@@ -90,11 +90,17 @@ func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
 // derived from it up to date: b's followers, how a's feed gets b's posts, and the feed backfill.
 // Each step is idempotent and version-guarded, so running it again completes a cut-off run.
 func (s *Store) syncFollow(ctx context.Context, a, b string, follow bool) error {
+	return s.syncFollowOver(ctx, a, b, follow, "")
+}
+
+// syncFollowOver is syncFollow with a's sequence raised past floor first (see follow.lua), when
+// floor is not "": the version b's side last applied for a, read just before, for a rebuild.
+func (s *Store) syncFollowOver(ctx context.Context, a, b string, follow bool, floor string) error {
 	op := followRemove
 	if follow {
 		op = followAdd
 	}
-	rel, err := s.followStep(ctx, a, b, op)
+	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, 0, floor)
 	if err != nil {
 		return err
 	}
@@ -117,16 +123,21 @@ const (
 
 // followStep sets, clears or reads a → b on a's side (the authoritative one).
 func (s *Store) followStep(ctx context.Context, a, b, op string) (relation, error) {
-	return s.relationStep(ctx,
-		[]string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)}, b, op, 0)
+	return s.relationStep(ctx, s.followKeys(a), b, op, 0, "")
+}
+
+// followKeys are the keys of a's side of a follow (see follow.lua).
+func (s *Store) followKeys(a string) []string {
+	return []string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)}
 }
 
 // relationStep sets, clears or reads the relation to b on its authoritative side: keys are the
 // relations' sorted set and its sequence, then, for a follow, the follower's pull set, feed and
 // feed authors (see follow.lua). Adding to a set holding max relations is KindLimitReached;
-// max 0 is no bound. Follows and group memberships both go through it.
-func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, max int) (relation, error) {
-	reply, err := s.run(ctx, "follow", keys, b, op, s.now().UnixMilli(), max)
+// max 0 is no bound. floor, when not "", is a version the sequence is raised past (a rebuild's;
+// see follow.lua). Follows and group memberships both go through it.
+func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, max int, floor string) (relation, error) {
+	reply, err := s.run(ctx, "follow", keys, b, op, s.now().UnixMilli(), max, floor)
 	if err != nil {
 		return relation{}, err
 	}

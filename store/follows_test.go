@@ -464,3 +464,48 @@ func TestFeedIncludesFollowedAuthorsOnly(t *testing.T) {
 		}
 	})
 }
+
+// After a follower's slot comes back older than the followee's (a restore or a failover that
+// kept the followee's copy of a later follow and lost the follower's own record of it),
+// RebuildUsers makes the followee's side agree with the follower's again: the copy's guard held
+// a version the follower's sequence had not reached, and the rebuild's write of the relation
+// lost to it.
+func TestRebuildUsersFollowOverAStaleCopy(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		names := []string{"ann", "ben", "cat"}
+		ids := signUp(t, s, names...)
+		if _, err := s.Follow(ctx, "ann", uk(ids[1])); err != nil { // ann → ben: ann's sequence 1
+			t.Fatal(err)
+		}
+		if _, err := s.Follow(ctx, "cat", uk(ids[1])); err != nil {
+			t.Fatal(err)
+		}
+		// ann's slot as it was before her follow; ben's keeps its copy.
+		if err := b.Client.ZRem(ctx, prefix+"{u:ann}:following", "ben").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.Set(ctx, prefix+"{u:ann}:following:seq", 0, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RebuildUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkGraph(t, s, names, 1000)
+		l := s.NewLoader()
+		ben, err := l.UserByName(ctx, "ben")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := l.FollowerCount(ctx, ben); err != nil || n != 1 {
+			t.Fatalf("ben's followers after rebuild: %d, %v; want 1 (cat)", n, err)
+		}
+		// ann follows ben again, and it holds on both sides.
+		if _, err := s.Follow(ctx, "ann", uk(ids[1])); err != nil {
+			t.Fatal(err)
+		}
+		checkGraph(t, s, names, 1000)
+	})
+}

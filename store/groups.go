@@ -418,7 +418,7 @@ func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Gr
 // mirrors it into the group's members. Each step is idempotent and version-guarded, so running
 // it again completes a cut-off run.
 func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
-	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, MaxGroupsJoined)
+	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, MaxGroupsJoined, "")
 	if err != nil {
 		if IsKind(err, KindLimitReached) {
 			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}

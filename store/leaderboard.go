@@ -42,27 +42,65 @@ type Ranked struct {
 // vote script, with the net and version that script left; calling it again, or with an older
 // version, changes nothing.
 func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net int, version int64) error {
-	reply, err := s.run(ctx, "karma", []string{s.k.karma(authorKey), s.k.karmaItems(authorKey), s.k.user(authorKey)}, itemKey, version, net)
+	return s.recordKarmas(ctx, []karmaRecord{{author: authorKey, item: itemKey, net: net, version: version}})
+}
+
+// karmaRecord is one item's net votes at its version, for its author's karma (recordKarmas).
+type karmaRecord struct {
+	author, item string
+	net          int
+	version      int64
+}
+
+// recordKarmas is recordKarma of many items at once: their karma scripts in one pipeline, then
+// each author's place on the leaderboard from the newest total their replies saw, in another.
+func (s *Store) recordKarmas(ctx context.Context, recs []karmaRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	calls := make([]scriptCall, len(recs))
+	for i, r := range recs {
+		calls[i] = scriptCall{name: "karma", keys: []string{s.k.karma(r.author), s.k.karmaItems(r.author), s.k.user(r.author)},
+			args: []any{r.item, r.version, r.net}}
+	}
+	replies, err := s.runScripts(ctx, calls)
 	if err != nil {
 		return err
 	}
-	arr, err := replyArrayLen("karma", reply, 2)
-	if err != nil {
-		return err
+	type totalAt struct{ total, ver int64 }
+	newest := make(map[string]totalAt, 1)
+	var authors []string
+	for i, reply := range replies {
+		arr, err := replyArrayLen("karma", reply, 2)
+		if err != nil {
+			return err
+		}
+		total, err := replyInt("karma", arr[0])
+		if err != nil {
+			return err
+		}
+		kver, err := replyInt("karma", arr[1])
+		if err != nil {
+			return err
+		}
+		if kver < 0 {
+			continue // a deleted account's: off the leaderboard for good
+		}
+		a := recs[i].author
+		cur, ok := newest[a]
+		if !ok {
+			authors = append(authors, a)
+		}
+		if !ok || kver > cur.ver {
+			newest[a] = totalAt{total, kver}
+		}
 	}
-	total, err := replyInt("karma", arr[0])
-	if err != nil {
-		return err
+	ranks := make([]scriptCall, len(authors))
+	for i, a := range authors {
+		ranks[i] = s.leaderboardCall(a, newest[a].total, newest[a].ver)
 	}
-	kver, err := replyInt("karma", arr[1])
-	if err != nil {
-		return err
-	}
-	if kver < 0 {
-		return nil // a deleted account's: off the leaderboard for good
-	}
-	if err := s.runMany(ctx, []scriptCall{s.leaderboardCall(authorKey, total, kver)}); err != nil {
-		return fmt.Errorf("rank %s: %w", authorKey, err)
+	if err := s.runMany(ctx, ranks); err != nil {
+		return fmt.Errorf("rank %s: %w", authors[0], err)
 	}
 	return nil
 }

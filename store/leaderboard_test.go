@@ -261,3 +261,130 @@ func TestKarmaCountsCommentVotes(t *testing.T) {
 		}
 	})
 }
+
+// Rebuild derives the karma of comments as it does that of posts: after the author's karma
+// records are lost (a failover that kept the thread's slot and lost the author's), it records
+// every live comment's net votes again, and the leaderboard follows; a second rebuild changes
+// nothing.
+func TestRebuildRecordsCommentKarma(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, WriteLimit: -1})
+		alice, bob := f.user("alice"), f.user("bob")
+		voters := []string{f.user("voter1"), f.user("voter2"), f.user("voter3")}
+		p := f.post(bob, "p")
+		var cs []*store.Comment
+		for _, body := range []string{"one", "two"} {
+			c, err := f.s.CreateComment(f.ctx, uk(alice), store.NewComment{PostID: p.ID, Body: body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, c)
+		}
+		for i, v := range voters { // one: +2, two: -1 → alice's karma 1
+			c, dir := cs[0], 1
+			if i == 2 {
+				c, dir = cs[1], -1
+			}
+			if _, err := f.s.VoteComment(f.ctx, uk(v), c.ID, dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.vote(alice, p.ID, 1) // bob's karma 1, from his post
+		check := func(when string) {
+			t.Helper()
+			l := f.s.NewLoader()
+			for who, want := range map[string]int{"alice": 1, "bob": 1} {
+				u, err := l.UserByName(f.ctx, who)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k, err := l.Karma(f.ctx, u); err != nil || k != want {
+					t.Errorf("%s: karma of %s = %d, %v; want %d", when, who, k, err, want)
+				}
+			}
+			lb, err := l.Leaderboard(f.ctx, store.Window{First: 2}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range lb.Items {
+				got = append(got, fmt.Sprintf("%s:%d", r.User.Key(), r.Karma))
+			}
+			if want := []string{"alice:1", "bob:1"}; !slices.Equal(got, want) {
+				t.Errorf("%s: leaderboard %v, want %v", when, got, want)
+			}
+		}
+		check("before")
+		for _, k := range []string{prefix + "{u:alice}:karma", prefix + "{u:alice}:karma:items"} {
+			if err := b.Client.Del(f.ctx, k).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 {
+			if _, err := f.s.Rebuild(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.s.RebuildUsers(f.ctx); err != nil {
+				t.Fatal(err)
+			}
+			check("after rebuild")
+		}
+	})
+}
+
+// After a user's slot comes back older than the leaderboard's (a restore or a failover that kept
+// {lb}'s later writes and lost the user's), RebuildUsers puts the leaderboard back in step with
+// the karma the user's records hold: its entry wins over one the lost writes left with a higher
+// version. Here the karma comes from a deleted post, whose tombstone keeps no votes, so the
+// user's records are all there is to derive it from.
+func TestRebuildUsersLeaderboardOverAStaleEntry(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		prefix := storetest.Prefix()
+		f := newFixture(t, b, store.Options{Prefix: prefix, WriteLimit: -1})
+		alice := f.user("alice")
+		p := f.post(alice, "p")
+		for _, v := range []string{"voter1", "voter2", "voter3"} {
+			f.vote(f.user(v), p.ID, 1)
+		}
+		if err := f.s.DeletePost(f.ctx, uk(alice), p.ID); err != nil {
+			t.Fatal(err)
+		}
+		// alice's slot as a snapshot taken after the first vote holds it.
+		if err := b.Client.HSet(f.ctx, prefix+"{u:alice}:karma", "total", 1, "ver", 1).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Client.HSet(f.ctx, prefix+"{u:alice}:karma:items", p.ID, "2 1").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.Rebuild(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.RebuildUsers(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := f.s.NewLoader()
+		u, err := l.UserByName(f.ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := l.Karma(f.ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		around, err := l.LeaderboardAround(f.ctx, uk(alice), 0, nil)
+		if err != nil || len(around.Items) != 1 {
+			t.Fatalf("leaderboardAround: %+v, %v", around, err)
+		}
+		if k != 1 || around.Items[0].Karma != k {
+			t.Fatalf("karma %d, leaderboard %d: want both 1", k, around.Items[0].Karma)
+		}
+		// A vote recorded afterwards still moves the entry.
+		q := f.post(alice, "q")
+		f.vote(f.user("voter4"), q.ID, -1)
+		around, err = f.s.NewLoader().LeaderboardAround(f.ctx, uk(alice), 0, nil)
+		if err != nil || len(around.Items) != 1 || around.Items[0].Karma != 0 {
+			t.Fatalf("after a later vote: %+v, %v; want karma 0", around, err)
+		}
+	})
+}

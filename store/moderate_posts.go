@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -337,23 +338,56 @@ func (l *Loader) PinnedIn(ctx context.Context, p *Post) ([]*Group, error) {
 // starts with them, most recently pinned first, and the ranked part that follows — on that page
 // and every other — leaves them out, so that no post shows twice. A pinned post's cursor stands
 // for its place among the pins: after it come the pins pinned before it, then the ranked part
-// from its start. Backward pages (last, before) page the ranked part only, pins left out; a
-// before cursor of a pin is the start of the ranked part, so nothing precedes it there. Pins that
-// no longer hold (a post removed, deleted or out of the group since) are skipped.
+// from its start. The cursor holds when its pin was made, so that it keeps its place when its own
+// pin is gone by the next page (unpinned, its post removed or moved out of the group): the pins
+// pinned before it still follow it. Backward pages (last, before) page the ranked part only, pins
+// left out; a before cursor of a pin is the start of the ranked part, so nothing precedes it
+// there. Pins that no longer hold (a post removed, deleted or out of the group since) are skipped.
 
 // pinScore is the score of a pinned post's cursor: it orders before every ranked post, so that
 // the page script reads the ranked part from its start after it, and nothing before it.
 var pinScore = strconv.FormatFloat(1.7976931348623157e308, 'g', -1, 64)
 
-// pinMember marks the member of a pinned post's cursor.
+// pinMember marks the member of a pinned post's cursor: "pin:<post>@<when pinned, ms>" (or
+// "pin:<post>", the cursors made before they held the time).
 const pinMember = "pin:"
 
+// pinAt is a pin's place among the pins, which are listed most recently pinned first (ties by
+// post key bytes, descending, as ZREVRANGE orders them): the post and when it was pinned ("" when
+// a cursor did not say).
+type pinAt struct{ pid, at string }
+
+// pinCursorMember is the member of the cursor of the pin pid made at at.
+func pinCursorMember(pid, at string) string { return pinMember + pid + "@" + at }
+
 // pinnedCursor reports whether c is the cursor of a pinned post, and which.
-func pinnedCursor(c cursor) (string, bool) {
+func pinnedCursor(c cursor) (pinAt, bool) {
 	if c.score != pinScore || len(c.member) <= len(pinMember) || c.member[:len(pinMember)] != pinMember {
-		return "", false
+		return pinAt{}, false
 	}
-	return c.member[len(pinMember):], true
+	pid, at, _ := strings.Cut(c.member[len(pinMember):], "@")
+	return pinAt{pid: pid, at: at}, pid != ""
+}
+
+// pinsAfter returns the pins, most recently pinned first, that follow the cursor's pin: those after
+// it when it is still there, or else those pinned before the time it holds (none for a cursor that
+// holds no time).
+func pinsAfter(pins []pinAt, c pinAt) []pinAt {
+	for i, p := range pins {
+		if p.pid == c.pid {
+			return pins[i+1:]
+		}
+	}
+	if c.at == "" {
+		return nil
+	}
+	at := parseScore(c.at)
+	for i, p := range pins {
+		if t := parseScore(p.at); t < at || (t == at && p.pid < c.pid) {
+			return pins[i:]
+		}
+	}
+	return nil
 }
 
 // groupPosts loads one page of a group's posts in sort order with its pins first (see above), in
@@ -377,27 +411,25 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	zs := zrangeMembers(calls[0])
+	members, zs := zrangeMembers(calls[0]), calls[0].cmd.(*rdb.ZSliceCmd).Val()
 	rp, err := pageOf(calls[1], rsp)
 	if err != nil {
 		return nil, err
 	}
 	pinned := make(map[string]bool, len(zs))
-	var pins []string // most recently pinned first
+	var all []pinAt // most recently pinned first
 	for i := len(zs) - 1; i >= 0; i-- {
-		pinned[zs[i]] = true
-		pins = append(pins, zs[i])
+		pinned[members[i]] = true
+		all = append(all, pinAt{pid: members[i], at: formatScore(zs[i].Score)})
 	}
 	if !showPins {
-		pins = nil
+		all = nil
 	} else if pinAfter {
-		rest := []string{}
-		for i, m := range pins {
-			if m == afterPin {
-				rest = pins[i+1:]
-			}
-		}
-		pins = rest
+		all = pinsAfter(all, afterPin)
+	}
+	pins := make([]string, len(all))
+	for i, p := range all {
+		pins[i] = p.pid
 	}
 	var ranked, scores []string
 	for i, m := range rp.members {
@@ -437,7 +469,7 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 			break
 		}
 		page.Items = append(page.Items, p)
-		page.Cursors = append(page.Cursors, cursor{list: tag, score: pinScore, member: pinMember + k}.encode())
+		page.Cursors = append(page.Cursors, cursor{list: tag, score: pinScore, member: pinCursorMember(k, all[i].at)}.encode())
 	}
 	var rest []*Post
 	var restCursors []string

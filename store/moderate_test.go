@@ -584,3 +584,67 @@ func TestCommentCountsAreExactUnderConcurrency(t *testing.T) {
 		th.check()
 	})
 }
+
+// A pinned post's cursor pages on to the pins after it and then the ranked list even when its own
+// pin is gone by the next page — unpinned, or its post removed or moved out of the group: the
+// pins that followed it are neither skipped nor repeated, and an unpinned post shows in its place.
+func TestPinCursorOutlivesItsPin(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		for _, tc := range []struct {
+			name string
+			gone func(f *modFixture, ann, pid string)
+		}{
+			{"unpinned", func(f *modFixture, _, pid string) {
+				if _, err := f.s.PinPost(f.ctx, "mia", pid, "go", false, nil); err != nil {
+					f.t.Fatal(err)
+				}
+			}},
+			{"removed", func(f *modFixture, _, pid string) {
+				if _, err := f.s.RemovePost(f.ctx, "mia", pid, "off topic"); err != nil {
+					f.t.Fatal(err)
+				}
+			}},
+			{"left the group", func(f *modFixture, ann, pid string) {
+				if _, err := f.s.SetPostGroups(f.ctx, uk(ann), pid, nil, []string{"go"}); err != nil {
+					f.t.Fatal(err)
+				}
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				f := newModFixture(t, b)
+				f.t = t
+				ann := f.user("ann")
+				var posts []*store.Post
+				for i := range 5 {
+					posts = append(posts, f.post(ann, fmt.Sprintf("p%d", i), "go", "misc"))
+					f.skew.Add(int64(time.Millisecond))
+				}
+				for _, i := range []int{1, 3, 0} { // pinned in this order: shown 0, 3, 1
+					if _, err := f.s.PinPost(f.ctx, "mia", posts[i].ID, "go", true, nil); err != nil {
+						t.Fatal(err)
+					}
+					f.skew.Add(int64(time.Millisecond))
+				}
+				first, err := f.s.NewLoader().Posts(f.ctx, store.SortNew, "go", store.Window{First: 1}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := ids(first.Items); !slices.Equal(got, []string{posts[0].ID}) || !first.HasNext {
+					t.Fatalf("first page %v (hasNext %v), want the last pin, %s", got, first.HasNext, posts[0].ID)
+				}
+				tc.gone(f, ann, posts[0].ID)
+				next, err := f.s.NewLoader().Posts(f.ctx, store.SortNew, "go", store.Window{First: 10, After: first.EndCursor()}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []string{posts[3].ID, posts[1].ID, posts[4].ID, posts[2].ID}
+				if tc.name == "unpinned" {
+					want = append(want, posts[0].ID)
+				}
+				if got := ids(next.Items); !slices.Equal(got, want) || next.HasNext || !next.HasPrev {
+					t.Fatalf("after the pin's cursor: %v (next %v, prev %v), want %v", got, next.HasNext, next.HasPrev, want)
+				}
+			})
+		}
+	})
+}

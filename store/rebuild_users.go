@@ -59,8 +59,16 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return fmt.Errorf("index user %s: %w", uid, err)
 		}
 		// Raise the karma version and read the total at one instant, so that the entry written
-		// wins over the one already there and loses to any karma recorded afterwards.
-		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)})
+		// wins over the one already there and loses to any karma recorded afterwards. The
+		// version goes past the leaderboard guard's too: after a restore or a failover that lost
+		// the user's later karma writes but kept the leaderboard's, the guard holds a version
+		// the user's slot has not reached, and the entry it guards a karma the slot no longer
+		// says.
+		guard, err := s.cmd().HGet(ctx, s.k.leaderboardVer(), uid).Result()
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("read the leaderboard guard of %s: %w", uid, err)
+		}
+		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)}, guard)
 		if err != nil {
 			return fmt.Errorf("read karma of %s: %w", uid, err)
 		}
@@ -129,8 +137,22 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	if err != nil {
 		return n, fmt.Errorf("list followees of %s: %w", uid, err)
 	}
+	// Each relation is written over the guard its copy holds: after a restore or a failover that
+	// lost writes of the follower's slot and kept the followee's, the copy's guard holds a version
+	// the follower's sequence has not reached, and the write would lose to it.
+	guard := func(a, b string) (string, error) {
+		v, err := s.cmd().HGet(ctx, s.k.followersVer(b), a).Result()
+		if err != nil && !isNil(err) {
+			return "", fmt.Errorf("read the guard of follow %s → %s: %w", a, b, err)
+		}
+		return v, nil
+	}
 	for _, b := range followees {
-		if err := s.syncFollow(ctx, uid, b, true); err != nil {
+		g, err := guard(uid, b)
+		if err != nil {
+			return n, err
+		}
+		if err := s.syncFollowOver(ctx, uid, b, true, g); err != nil {
 			return n, err
 		}
 		n++
@@ -147,7 +169,11 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 		if !isNil(err) {
 			return n, fmt.Errorf("check follow %s → %s: %w", a, uid, err)
 		}
-		if err := s.syncFollow(ctx, a, uid, false); err != nil {
+		g, err := guard(a, uid)
+		if err != nil {
+			return n, err
+		}
+		if err := s.syncFollowOver(ctx, a, uid, false, g); err != nil {
 			return n, err
 		}
 		n++

@@ -1831,9 +1831,9 @@ func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit, since *
 	return out, nil
 }
 
-// indexThread indexes the text of every live comment of post pid, and lists every comment in
-// (or out of) its author's comments: rebuild's step for comments, in sorted order so that every
-// list is written in document order.
+// indexThread indexes the text of every live comment of post pid, lists every comment in (or out
+// of) its author's comments and records its net votes in its author's karma: rebuild's step for
+// comments, in sorted order so that every list is written in document order.
 func (s *Store) indexThread(ctx context.Context, pid string) error {
 	nums, err := s.threadNums(ctx, pid)
 	if err != nil {
@@ -1848,6 +1848,7 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 		}
 		var calls []scriptCall
 		var docs []searchDoc
+		var karma []karmaRecord
 		for i, h := range hashes {
 			cm := commentFromHash(pid, part[i], h)
 			if cm == nil {
@@ -1855,6 +1856,7 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 			}
 			if cm.Author != "" {
 				calls = append(calls, s.userCommentCall(string(cm.Author), pid, part[i], cm))
+				karma = append(karma, karmaRecord{author: string(cm.Author), item: cm.ID, net: cm.Upvotes - cm.Downvotes, version: cm.Version})
 			}
 			if d, ok := commentSearchDoc(cm); ok {
 				d.isNew = true
@@ -1872,6 +1874,11 @@ func (s *Store) indexThread(ctx context.Context, pid string) error {
 		}
 		if err := s.finishSearch(ctx, sx); err != nil {
 			return err
+		}
+		// The comments' net votes in their authors' karma, as Rebuild records each post's; the
+		// comment's version guards it as a vote's record is guarded, so a vote recorded since wins.
+		if err := s.recordKarmas(ctx, karma); err != nil {
+			return fmt.Errorf("record the karma of the comments of post %s: %w", pid, err)
 		}
 	}
 	return nil

@@ -9,6 +9,10 @@
 -- ARGV[1]  the other side (followee user key, group name)   ARGV[2] "add" | "rem" | "get"
 --          (change nothing: a repair reads the relation)   ARGV[3] now (Unix ms)
 -- ARGV[4]  the most relations KEYS[1] may hold ("0": no bound)
+-- ARGV[5]  optional (a rebuild's): the version the other side's guard holds for the relation,
+--          read just before; the sequence is raised past it, so that the state handed back wins
+--          over a copy that writes this slot no longer holds left behind (a restore or failover
+--          that kept the other side's later writes and lost this side's)
 -- Reply    {present 0|1, relation time ms (0 when absent), version}. The version is the value of
 --          the sequence when the state was read; the sequence rises with every change to KEYS[1],
 --          so a larger version always describes a later state of the relation.
@@ -48,5 +52,10 @@ elseif ARGV[2] == 'rem' and t then
   t = false
 end
 local ver = tonumber(redis.call('GET', KEYS[2]) or '0')
+local floor = tonumber(ARGV[5] or '')
+if floor and ver <= floor then
+  ver = floor + 1
+  redis.call('SET', KEYS[2], ver)
+end
 if t then return {1, tostring(t), ver} end
 return {0, '0', ver}

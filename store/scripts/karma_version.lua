@@ -2,11 +2,19 @@
 -- the leaderboard entry that agora rebuild writes: it wins over the entry already there and loses
 -- to any karma recorded afterwards (whose version is higher).
 -- KEYS[1]  hash {u:<a>}:karma (total, ver)
+-- ARGV[1]  optional: the version the leaderboard's guard holds for the user, read just before
+--          (another slot). The version is raised past it too, so that the entry written wins over
+--          one that writes this slot no longer holds left behind (a restore or failover that kept
+--          the leaderboard's later writes and lost the user's).
 -- Reply    {total, karma version}
 -- Repeat   a repeat raises the version once more and reads the same total: the entry written
 --          with it is as right as the first's.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
-local ver = redis.call('HINCRBY', KEYS[1], 'ver', 1)
+local ver = tonumber(redis.call('HGET', KEYS[1], 'ver') or '0')
+local floor = tonumber(ARGV[1] or '') or 0
+if floor > ver then ver = floor end
+ver = ver + 1
+redis.call('HSET', KEYS[1], 'ver', ver)
 return {tonumber(redis.call('HGET', KEYS[1], 'total') or '0'), ver}
