@@ -201,7 +201,7 @@ func parseReportRecord(raw string) *reportRecord {
 func (r *reportRecord) report(id string) *Report {
 	out := &Report{ID: reportID(id), PostID: r.Post, CommentID: r.Comment, Reporter: UserKey(r.Reporter),
 		Reason: r.Reason, CreatedAt: fromMillis(r.At), Resolved: r.Resolved, ResolvedBy: UserKey(r.ResolvedBy),
-		GroupNames: r.groups()}
+		GroupNames: r.groups(), author: UserKey(r.Author)}
 	if r.Resolved {
 		t := fromMillis(r.ResolvedAt)
 		out.ResolvedAt = &t
