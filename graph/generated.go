@@ -3598,7 +3598,8 @@ type Report implements Node {
   post: Post
   "The comment reported; null for a report of a post, and once deleted."
   comment: Comment
-  reporter: User!
+  "Who made it; null to a moderator whose own post or comment it is about (even once deleted): the author of what was reported does not learn who reported them. The other moderators and the admins see it."
+  reporter: User
   reason: String!
   createdAt: Time!
   resolved: Boolean!
@@ -16360,10 +16361,10 @@ func (ec *executionContext) _Report_reporter(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
-			return ec.marshalNUser2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐUser(ctx, selections, v)
+			return ec.marshalOUser2ᚖgithubᚗcomᚋagoraᚋagoraᚋstoreᚐUser(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Report_reporter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -23703,7 +23704,7 @@ func (ec *executionContext) _Report(ctx context.Context, sel ast.SelectionSet, o
 					}
 				}()
 				res = ec._Report_reporter(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

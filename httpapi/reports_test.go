@@ -418,3 +418,91 @@ func TestReportCountRoundTripsDoNotGrowWithPageSize(t *testing.T) {
 		}
 	})
 }
+
+// TestAPIReporterHiddenFromTheReportedModerator: a moderator whose own post or comment was
+// reported sees the report (they may not resolve it) but not who made it — Report.reporter is
+// null to them, in the reports list, by node(id) and as a mod log entry's target, before and
+// after they delete what was reported — as Reddit keeps reporters anonymous: the author of what
+// was reported must not learn who reported them. The other moderators, the admins and the
+// reporter see the reporter.
+func TestAPIReporterHiddenFromTheReportedModerator(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a, tok := newReportsAPI(t, b)
+		annTok, benTok, miaTok, duoTok, rootTok := tok["ann"], tok["ben"], tok["mia"], tok["duo"], tok["root"]
+		own := a.createPost(miaTok, "mia's own", "go")
+		other := a.createPost(annTok, "ann's", "go")
+		cOwn := a.comment(miaTok, other, "", "mia's comment").ID
+		rPost := a.reportOf(benTok, own, "mia's post")
+		rComment := a.reportOf(benTok, cOwn, "mia's comment")
+		rOther := a.reportOf(benTok, other, "ann's post")
+
+		reporters := func(token string) map[string]string {
+			t.Helper()
+			var d struct {
+				Reports struct {
+					Nodes []struct {
+						ID       string
+						Reporter *struct{ Name string }
+					}
+				}
+			}
+			a.do(token, `{reports(group:"go",unresolvedOnly:false){nodes{id reporter{name}}}}`, nil).decode(t, &d)
+			out := map[string]string{}
+			for _, n := range d.Reports.Nodes {
+				out[n.ID] = ""
+				if n.Reporter != nil {
+					out[n.ID] = n.Reporter.Name
+				}
+			}
+			for _, id := range []string{rPost, rComment} {
+				var n struct {
+					Node *struct{ Reporter *struct{ Name string } }
+				}
+				a.do(token, `query($id:ID!){node(id:$id){... on Report{reporter{name}}}}`, map[string]any{"id": id}).decode(t, &n)
+				by := ""
+				if n.Node != nil && n.Node.Reporter != nil {
+					by = n.Node.Reporter.Name
+				}
+				if by != out[id] {
+					t.Errorf("report %s: the list says %q, node(id) %q", id, out[id], by)
+				}
+			}
+			return out
+		}
+		check := func(when string) {
+			t.Helper()
+			if got := reporters(miaTok); got[rPost] != "" || got[rComment] != "" || got[rOther] != "ben" {
+				t.Errorf("%s: the reporters as the reported moderator sees them: %v, want ben's name on %s alone", when, got, rOther)
+			}
+			for name, token := range map[string]string{"duo": duoTok, "root": rootTok} {
+				if got := reporters(token); got[rPost] != "ben" || got[rComment] != "ben" || got[rOther] != "ben" {
+					t.Errorf("%s: the reporters as %s sees them: %v, want ben on every one", when, name, got)
+				}
+			}
+		}
+		check("reported")
+
+		// The mod log's entry of a resolve names the report as its target.
+		a.do(duoTok, `mutation($id:ID!){resolveReport(id:$id){id}}`, map[string]any{"id": rPost}).decode(t, &struct{}{})
+		var ml struct {
+			ModLog struct {
+				Nodes []struct {
+					Target *struct{ Reporter *struct{ Name string } }
+				}
+			}
+		}
+		a.do(miaTok, `{modLog(group:"go",first:5){nodes{target{... on Report{reporter{name}}}}}}`, nil).decode(t, &ml)
+		if len(ml.ModLog.Nodes) != 1 || ml.ModLog.Nodes[0].Target == nil || ml.ModLog.Nodes[0].Target.Reporter != nil {
+			t.Errorf("the resolve in the mod log, as the reported moderator reads it: %+v, want the report without its reporter", ml.ModLog.Nodes)
+		}
+
+		for _, del := range []string{`mutation($id:ID!){deletePost(id:$id)}`, `mutation($id:ID!){deleteComment(id:$id)}`} {
+			id := own
+			if strings.Contains(del, "Comment") {
+				id = cOwn
+			}
+			a.do(miaTok, del, map[string]any{"id": id}).decode(t, &struct{}{})
+		}
+		check("deleted")
+	})
+}

@@ -128,6 +128,16 @@ func reportComment(ctx context.Context, r *store.Report) (*store.Comment, error)
 	return c, nil
 }
 
+// reportReporter is Report.reporter: nil to a moderator whose own post or comment the report is
+// about (store.Loader.ReporterFor).
+func reportReporter(ctx context.Context, r *store.Report) (*store.User, error) {
+	by, err := loaderFrom(ctx).ReporterFor(ctx, viewerFrom(ctx), r)
+	if err != nil || by == "" {
+		return nil, err
+	}
+	return mustUser(ctx, by)
+}
+
 // reportResolvedBy is Report.resolvedBy: nil while open.
 func reportResolvedBy(ctx context.Context, r *store.Report) (*store.User, error) {
 	if r.ResolvedBy == "" {

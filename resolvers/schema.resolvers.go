@@ -735,7 +735,7 @@ func (r *reportResolver) Comment(ctx context.Context, obj *store.Report) (*store
 }
 
 func (r *reportResolver) Reporter(ctx context.Context, obj *store.Report) (*store.User, error) {
-	return mustUser(ctx, obj.Reporter)
+	return reportReporter(ctx, obj)
 }
 
 func (r *reportResolver) ResolvedBy(ctx context.Context, obj *store.Report) (*store.User, error) {

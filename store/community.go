@@ -102,6 +102,8 @@ type Report struct {
 	// Resolution is how it was resolved: ReportActioned or ReportDismissed; nil while open.
 	Resolution *ReportResolution
 	GroupNames []string
+
+	author UserKey // who wrote what was reported, as the report recorded it; "" when it did not
 }
 
 // NodeID returns the report's global id.

@@ -282,14 +282,22 @@ func (l *Loader) IsModerator(ctx context.Context, g *Group, user UserKey) (bool,
 }
 
 // UserGroups loads one page of the groups user joined, most recently joined first, and what
-// needs says the response reads of them.
+// needs says the response reads of them. A reader who does not show NSFW posts is listed no NSFW
+// group, as in the directory: their list is read whole (at most MaxGroupsJoined, in the same
+// round trip as a page would be) and paged here without the groups of the set of NSFW groups,
+// with the same cursors and a totalCount of what they see.
 func (l *Loader) UserGroups(ctx context.Context, user UserKey, w Window, needs func() *Needs) (*Page[*Group], error) {
 	const tag = "ugr"
 	sp, err := w.decode(tag)
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, l.s.k.userGroups(string(user)), true, sp)
+	var rp rawPage
+	if l.hidesNSFW() {
+		rp, err = l.sfwUserGroups(ctx, user, sp)
+	} else {
+		rp, err = l.page(ctx, l.s.k.userGroups(string(user)), true, sp)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -300,4 +308,28 @@ func (l *Loader) UserGroups(ctx context.Context, user UserKey, w Window, needs f
 		p.Items[i] = NewGroup(g)
 	}
 	return p, nil
+}
+
+// sfwUserGroups reads the whole list of the groups user joined and returns the page sp of those
+// that are not NSFW, as a page read of the list returns it (see UserGroups).
+func (l *Loader) sfwUserGroups(ctx context.Context, user UserKey, sp span) (rawPage, error) {
+	c, err := l.get(ctx, zrangeRead(l.s.k.userGroups(string(user)), 0, -1))
+	if err != nil {
+		return rawPage{}, err
+	}
+	// The set of NSFW groups rode with the loader's first pipeline, at the latest with the list:
+	// read from the loader, so that a failed read of it fails the list rather than show all.
+	if _, err := l.get(ctx, l.nsfwGroupsRead()); err != nil {
+		return rawPage{}, err
+	}
+	nsfw := l.nsfwGroupSet()
+	zs := c.cmd.(*rdb.ZSliceCmd).Val()
+	kept := make([]rankedEntry, 0, len(zs))
+	for _, z := range zs {
+		if g, _ := z.Member.(string); g != "" && !nsfw[g] {
+			kept = append(kept, rankedEntry{id: g, score: z.Score})
+		}
+	}
+	rp, _ := rankPage(kept, sp)
+	return rp, nil
 }

@@ -122,3 +122,69 @@ func TestNSFWGroupsLeaveTheDirectoryAndSearch(t *testing.T) {
 		check("rebuilt")
 	})
 }
+
+// TestNSFWGroupsLeaveUserGroups: User.groups, like the directory, lists no NSFW group to a reader
+// who does not show NSFW posts (a new account, an anonymous reader): paged both ways, in the order
+// joined, with a totalCount of what they see; a reader who shows them sees every group.
+func TestNSFWGroupsLeaveUserGroups(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: tickingClock(), WriteLimit: -1})
+		signUp(t, s, "ann")
+		signUp(t, s, "bob")
+		joined := []string{"apes", "bats", "cats", "dogs", "eels"}
+		nsfw := map[string]bool{"bats": true, "dogs": true}
+		for _, g := range joined {
+			if _, err := s.CreateGroupLabelled(ctx, "ann", g, nil, nsfw[g]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.JoinGroup(ctx, "bob", g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, hide := range []bool{true, false} {
+			var want []string // most recently joined first
+			for _, g := range slices.Backward(joined) {
+				if !hide || !nsfw[g] {
+					want = append(want, g)
+				}
+			}
+			for _, backward := range []bool{false, true} {
+				var got []string
+				cursor, total := "", -1
+				for range 10 {
+					w := store.Window{First: 2, After: cursor}
+					if backward {
+						w = store.Window{Last: 2, Before: cursor}
+					}
+					l := s.NewLoader()
+					l.HideNSFW(hide)
+					p, err := l.UserGroups(ctx, "bob", w, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if total >= 0 && p.Total != total {
+						t.Fatalf("hide %v: totalCount moved from %d to %d between pages", hide, total, p.Total)
+					}
+					total = p.Total
+					if backward {
+						got = append(groupNames(p.Items), got...)
+						if !p.HasPrev {
+							break
+						}
+						cursor = p.StartCursor()
+					} else {
+						got = append(got, groupNames(p.Items)...)
+						if !p.HasNext {
+							break
+						}
+						cursor = p.EndCursor()
+					}
+				}
+				if !slices.Equal(got, want) || total != len(want) {
+					t.Errorf("User.groups hide %v backward %v: %v (totalCount %d), want %v", hide, backward, got, total, want)
+				}
+			}
+		}
+	})
+}

@@ -18,6 +18,7 @@ var uncheckedAllowed = map[string]string{
 	// Members of a ZSliceCmd: go-redis decodes a ZRANGE WITHSCORES reply's members as strings.
 	"bans.go:banCheck.banErr: z.Member.(string)":              "ZRANGE member",
 	"feed.go:zrangeMembers: z.Member.(string)":                "ZRANGE member",
+	"group_reads.go:Loader.sfwUserGroups: z.Member.(string)":  "ZRANGE member",
 	"loader.go:pageOf: z.Member.(string)":                     "ZRANGE member",
 	"user_posts.go:userRanking.candidates: z.Member.(string)": "ZRANGE member",
 

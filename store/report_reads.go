@@ -134,6 +134,30 @@ func (l *Loader) Report(ctx context.Context, viewer UserKey, id string) (*Report
 	return recs[0].report(key), nil
 }
 
+// ReporterFor returns who made the report r, as viewer may learn it: "" when viewer wrote what
+// was reported. A moderator of its groups sees the report of their own post or comment (they may
+// not resolve it: ResolveReportAs), but not who made it — as Reddit keeps reporters anonymous,
+// the author of what was reported must not learn who reported them, even once they deleted it;
+// the other moderators and the admins do. An admin and the reporter always see the reporter.
+// A report made before reports recorded their author reads it from its post or comment, while
+// they exist (in the loader's reads: prefetchReports makes them with the page's).
+func (l *Loader) ReporterFor(ctx context.Context, viewer UserKey, r *Report) (UserKey, error) {
+	if viewer == "" || viewer == r.Reporter || l.s.IsAdmin(viewer) {
+		return r.Reporter, nil
+	}
+	author := r.author
+	if author == "" {
+		var err error
+		if author, err = l.reportedAuthor(ctx, &reportRecord{Post: r.PostID, Comment: r.CommentID}); err != nil {
+			return "", err
+		}
+	}
+	if author == viewer {
+		return "", nil
+	}
+	return r.Reporter, nil
+}
+
 // ReportNeeds says what a response reads of each report of a page, so that a page reads it for
 // all its reports in one round trip.
 type ReportNeeds struct{ Post, Comment, Reporter, ResolvedBy bool }
@@ -310,12 +334,15 @@ func (l *Loader) prefetchReports(ctx context.Context, recs []*reportRecord, need
 		if r == nil {
 			continue
 		}
-		if needs.Post || needs.Comment && r.Comment != "" {
+		// The reporter of a report that did not record its author is shown after a read of the
+		// post or comment reported (ReporterFor).
+		byAuthor := needs.Reporter && r.Author == ""
+		if needs.Post || (needs.Comment || byAuthor) && r.Comment != "" || byAuthor {
 			if pid, err := PostKey(r.Post); err == nil {
 				reads = append(reads, l.postRead(pid))
 			}
 		}
-		if needs.Comment && r.Comment != "" {
+		if (needs.Comment || byAuthor) && r.Comment != "" {
 			if pid, num, err := CommentKey(r.Comment); err == nil {
 				reads = append(reads, l.commentRead(pid, num, AllCommentFields))
 			}

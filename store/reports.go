@@ -61,12 +61,16 @@ const (
 )
 
 // reportRecord is a report as {reports}:entries stores it, and as the reporter's side records it
-// (with its id). Numbers are strings, so that the scripts' JSON keeps them exact.
+// (with its id). Numbers are strings, so that the scripts' JSON keeps them exact. Author is who
+// wrote what was reported, when it was reported: the one moderator who may neither resolve the
+// report nor learn who made it, even once they deleted it; "" in reports made before it was
+// recorded (then read from the post or comment, while it exists).
 type reportRecord struct {
 	ID         string `json:"id,omitempty"`
 	Post       string `json:"post"`              // global id
 	Comment    string `json:"comment,omitempty"` // global id; "" for a post
 	Reporter   string `json:"reporter"`
+	Author     string `json:"author,omitempty"` // who wrote what was reported, when reported: see below
 	Reason     string `json:"reason"`
 	At         int64  `json:"at,string"`
 	Groups     string `json:"groups"`         // the post's groups when reported, comma-separated
@@ -94,10 +98,18 @@ func (r *reportRecord) kind() string {
 	return "post"
 }
 
-// reportedAuthor returns the author of what the report is about: "" when it is gone, or its
-// author's account was deleted.
+// reportedAuthor returns the author of what the report is about, as the report recorded it;
+// for a report made before authors were recorded, as the post or comment says now: "" when it is
+// gone, or its author's account was deleted.
 func (s *Store) reportedAuthor(ctx context.Context, rec *reportRecord) (UserKey, error) {
-	l := s.NewLoader()
+	return s.NewLoader().reportedAuthor(ctx, rec)
+}
+
+// reportedAuthor is Store.reportedAuthor through the loader's reads.
+func (l *Loader) reportedAuthor(ctx context.Context, rec *reportRecord) (UserKey, error) {
+	if rec.Author != "" {
+		return UserKey(rec.Author), nil
+	}
 	if rec.Comment != "" {
 		c, err := l.Comment(ctx, rec.Comment)
 		if err != nil || c == nil {
@@ -189,7 +201,7 @@ func parseReportRecord(raw string) *reportRecord {
 func (r *reportRecord) report(id string) *Report {
 	out := &Report{ID: reportID(id), PostID: r.Post, CommentID: r.Comment, Reporter: UserKey(r.Reporter),
 		Reason: r.Reason, CreatedAt: fromMillis(r.At), Resolved: r.Resolved, ResolvedBy: UserKey(r.ResolvedBy),
-		GroupNames: r.groups()}
+		GroupNames: r.groups(), author: UserKey(r.Author)}
 	if r.Resolved {
 		t := fromMillis(r.ResolvedAt)
 		out.ResolvedAt = &t
@@ -289,7 +301,7 @@ func (s *Store) reportTarget(ctx context.Context, user UserKey, target string) (
 			return reportRecord{}, err
 		}
 	}
-	rec := reportRecord{Post: p.ID, Groups: strings.Join(p.GroupNames, ",")}
+	rec := reportRecord{Post: p.ID, Author: string(author), Groups: strings.Join(p.GroupNames, ",")}
 	if c != nil {
 		rec.Comment = c.ID
 	}
