@@ -196,6 +196,10 @@ func (b Backend) NewClient(t testing.TB) rdb.UniversalClient {
 	switch bc := b.Client.(type) {
 	case *rdb.Client:
 		o := *bc.Options()
+		// The copy would share b.Client's push-notification processor, on which go-redis then
+		// fails to register its handlers again (a "failed to initialize maintnotifications" line
+		// in every test's log): the new client makes its own.
+		o.PushNotificationProcessor = nil
 		c = rdb.NewPlainClient(&o)
 	case *rdb.ClusterClient:
 		o := *bc.Options()
