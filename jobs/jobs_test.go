@@ -573,6 +573,44 @@ func TestJobCausedAgainWhileRunningCountsItsTriesAfresh(t *testing.T) {
 	})
 }
 
+// TestJobCausedAgainWhileItFailsForTheLastTime: a job whose last try fails while a new cause
+// waits for it is no dead letter (the cause is new work), and it runs for that cause with its
+// tries counted afresh, as a dead letter's new cause queues it: a failure of that run is
+// retried, not set aside at once.
+func TestJobCausedAgainWhileItFailsForTheLastTime(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
+		var tries []int
+		e.Handle("j", func(_ context.Context, j jobs.Job) error {
+			tries = append(tries, j.Try)
+			if len(tries) == 2 { // the last try: caused again while it runs, then it fails
+				if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+					return err
+				}
+			}
+			if len(tries) <= 3 {
+				return errors.New("boom")
+			}
+			return nil
+		})
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			runDue(t, e)
+			clk.Add(time.Hour)
+		}
+		if !slices.Equal(tries, []int{1, 2, 1, 2}) {
+			t.Errorf("tries %v, want [1 2 1 2]: the new cause's run counts from 1 and its failure is retried", tries)
+		}
+		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+			t.Errorf("dead letters %+v, want none", dead)
+		}
+	})
+}
+
 // TestJobOutcomeSentAgainAfterANewClaim: the outcome of a run that succeeded while its job was
 // caused again, sent again (go-redis resends a script whose reply was lost) after the job's next
 // claim, changes nothing: the claims keep their own numbers while the tries start afresh, so the

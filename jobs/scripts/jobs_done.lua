@@ -8,7 +8,8 @@
 --             counting on.
 --   "retry"   failed: due again at ARGV[4] (ms); ARGV[5] is the error.
 --   "dead"    failed for the last time: set aside with ARGV[5] at ARGV[4]; ARGV[6] is the most
---             dead jobs a shard keeps (the oldest go first).
+--             dead jobs a shard keeps (the oldest go first). One caused again while it ran is
+--             no dead letter: it waits for the new cause, its tries counted afresh.
 --   "later"   not yet: due again at ARGV[4], the try not counted.
 --   "release" the process is stopping: due again at ARGV[4], the try not counted.
 -- Reply   1, or 0 if the job was claimed again since (its lease ended, so that claim owns it).
@@ -34,7 +35,11 @@ elseif outcome == 'retry' then
   redis.call('ZADD', KEYS[1], 'NX', ARGV[4], id)
 elseif outcome == 'dead' then
   redis.call('HSET', KEYS[6], id, ARGV[5])
-  if not waiting then
+  if waiting then
+    -- Caused again while it ran: no dead letter, but the new cause's job, its tries counted
+    -- afresh, as a new cause of a dead letter queues it (jobs_enqueue).
+    redis.call('HSET', KEYS[7], id, claim)
+  else
     redis.call('ZADD', KEYS[5], ARGV[4], id)
     local over = redis.call('ZCARD', KEYS[5]) - tonumber(ARGV[6])
     if over > 0 then
