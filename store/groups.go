@@ -193,7 +193,7 @@ func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edi
 }
 
 // AddModerator makes the user target a moderator of a group. Moderators of the group and admins
-// only (KindForbidden); an unknown user is KindNotFound; more than MaxGroupModerators is
+// only (KindForbidden); an unknown user, or a deleted account, is KindNotFound; more than MaxGroupModerators is
 // KindLimitReached. It is idempotent and logged as ADD_MODERATOR once.
 func (s *Store) AddModerator(ctx context.Context, actor UserKey, group string, target UserKey) (*Group, error) {
 	return s.changeModerator(ctx, actor, group, target, groupAddMod)
@@ -219,6 +219,17 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 	if !validUserName(string(target)) {
 		return nil, invalidf("malformed user %q", truncate(string(target), 40))
 	}
+	if op == groupAddMod {
+		// A deleted account (its marker, see DeleteAccount) names nobody: made a moderator, it
+		// would take a seat, rank above those added after it and be logged, while no one can
+		// see or act as it.
+		if _, err := s.existingUser(ctx, string(target)); err != nil {
+			return nil, err
+		}
+		return s.changeGroup(ctx, actor, group, op, string(target))
+	}
+	// A removal still finds a deleted account's marker: a moderator who deleted their account
+	// keeps their seat until someone removes them.
 	exists, err := s.cmd().Exists(ctx, s.k.user(string(target))).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", target, err)

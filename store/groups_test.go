@@ -384,3 +384,37 @@ func flagInt(b bool) int {
 	}
 	return 0
 }
+
+// A deleted account names nobody: it cannot be made a moderator (NOT_FOUND, as for a name never
+// taken), and nothing is written or logged.
+func TestAddModeratorOfADeletedAccount(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, WriteLimit: -1})
+		signUp(t, s, "ann", "ben")
+		if _, err := s.CreateGroup(ctx, "ann", "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ben", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []store.UserKey{"ben", "nobody"} {
+			if _, err := s.AddModerator(ctx, "ann", "go", u); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("add %s as a moderator: %v, want NOT_FOUND", u, err)
+			}
+		}
+		if n, err := b.Client.ZCard(ctx, prefix+"{g:go}:mods").Result(); err != nil || n != 1 {
+			t.Errorf("moderators of go: %d, %v; want 1 (ann)", n, err)
+		}
+		log, err := s.NewLoader().ModLog(ctx, "go", store.Window{First: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range log.Items {
+			if a.Action == store.ModAddModerator {
+				t.Errorf("the mod log holds %+v", a)
+			}
+		}
+	})
+}
