@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/agora/agora/internal/rdb"
 )
@@ -73,7 +74,14 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 	if len(groups) == 0 {
 		return nil
 	}
-	calls, err := s.directoryCalls(ctx, groups)
+	return s.syncDirectoryOver(ctx, groups, nil)
+}
+
+// syncDirectoryOver is syncDirectory with each group's revision raised past floors[i] first (see
+// group_stat.lua), when floors is not nil and floors[i] is not "": the version the directory's
+// guards hold for the group, read just before, for a rebuild (rebuildDirectory).
+func (s *Store) syncDirectoryOver(ctx context.Context, groups, floors []string) error {
+	calls, err := s.directoryCalls(ctx, groups, floors)
 	if err != nil {
 		return err
 	}
@@ -84,12 +92,15 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 }
 
 // directoryCalls reads what the directory orders groups by, under their revisions, and returns
-// the guarded writes of their entries.
-func (s *Store) directoryCalls(ctx context.Context, groups []string) ([]scriptCall, error) {
+// the guarded writes of their entries; floors, when not nil, are syncDirectoryOver's.
+func (s *Store) directoryCalls(ctx context.Context, groups, floors []string) ([]scriptCall, error) {
 	stats := make([]scriptCall, len(groups))
 	for i, g := range groups {
 		stats[i] = scriptCall{name: "group_stat", keys: []string{s.k.groupInfo(g), s.k.groupMembers(g), s.k.ranking(g).new,
 			nsfwKey(s.k.ranking(g).new)}}
+		if floors != nil && floors[i] != "" {
+			stats[i].args = []any{floors[i]}
+		}
 	}
 	replies, err := s.runScripts(ctx, stats)
 	if err != nil {
@@ -201,11 +212,51 @@ func (s *Store) rebuildDirectory(ctx context.Context) (int, error) {
 	}
 	const batch = 200
 	for i := 0; i < len(groups); i += batch {
-		if err := s.syncDirectory(ctx, groups[i:min(i+batch, len(groups))]...); err != nil {
+		part := groups[i:min(i+batch, len(groups))]
+		floors, err := s.directoryGuards(ctx, part)
+		if err != nil {
+			return i, err
+		}
+		if err := s.syncDirectoryOver(ctx, part, floors); err != nil {
 			return i, err
 		}
 	}
 	return len(groups), nil
+}
+
+// directoryGuards returns, for each of groups, the newest revision the directory's guards (its
+// own and its NSFW-free copy's) hold for it, "" for none, in one round trip. The rebuild writes
+// each group's entries over it: after a restore or a failover that lost writes of the group's
+// slot and kept the directory's entries of them, the guards hold a revision the group's slot
+// has not reached, and the entries written from the slot would lose to them.
+func (s *Store) directoryGuards(ctx context.Context, groups []string) ([]string, error) {
+	var dir, sfw *rdb.SliceCmd
+	err := s.pipeline(ctx, []op{{key: s.k.groups(), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		dir, sfw = p.HMGet(ctx, s.k.groupDir().ver, groups...), p.HMGet(ctx, s.k.sfwGroupDir().ver, groups...)
+		return dir, sfw
+	}}}, false)
+	if err == nil {
+		err = dir.Err()
+	}
+	if err == nil {
+		err = sfw.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the directory's guards: %w", err)
+	}
+	floors := make([]string, len(groups))
+	for i := range groups {
+		var best int64 = -1
+		for _, v := range []any{dir.Val()[i], sfw.Val()[i]} {
+			if n := atoi64(str(v)); str(v) != "" && n > best {
+				best = n
+			}
+		}
+		if best >= 0 {
+			floors[i] = strconv.FormatInt(best, 10)
+		}
+	}
+	return floors, nil
 }
 
 // Groups loads one page of the directory of groups in order sort, and what needs says the

@@ -25,14 +25,14 @@ func TestDirectoryWritesAreGuarded(t *testing.T) {
 	if _, err := s.CreateGroup(ctx, "ann", "go", nil); err != nil {
 		t.Fatal(err)
 	}
-	before, err := s.directoryCalls(ctx, []string{"go"}) // no member yet
+	before, err := s.directoryCalls(ctx, []string{"go"}, nil) // no member yet
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.JoinGroup(ctx, "ann", "go"); err != nil {
 		t.Fatal(err)
 	}
-	after, err := s.directoryCalls(ctx, []string{"go"})
+	after, err := s.directoryCalls(ctx, []string{"go"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -235,3 +235,71 @@ func TestGroupDirectoryConcurrentJoins(t *testing.T) {
 		}
 	})
 }
+
+// After a group's slot comes back older than the directory's (a restore or a failover that kept
+// the directory's entries of the group's later writes and lost the writes themselves, and the
+// revision behind them), Rebuild makes the directory agree with the group's slot again: the
+// directory's guards held a revision the group's had not reached, and the rebuild's entries lost
+// to them — an NSFW group stayed in the NSFW-free copy, a group its members' count of before.
+func TestRebuildDirectoryOverStaleGuards(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+		signUp(t, s, "ann", "ben", "cat")
+		if _, err := s.CreateGroupLabelled(ctx, "ann", "aaa", nil, true); err != nil {
+			t.Fatal(err)
+		}
+		created, err := b.Client.Get(ctx, prefix+"{g:aaa}:rev").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateGroup(ctx, "ann", "bbb", nil); err != nil {
+			t.Fatal(err)
+		}
+		// What aaa's slot loses: its label taken off, and ben's and cat's joins.
+		off := false
+		if _, err := s.UpdateGroup(ctx, "ann", "aaa", store.GroupEdit{NSFW: &off}); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []store.UserKey{"ben", "cat"} {
+			if _, err := s.JoinGroup(ctx, u, "aaa"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.JoinGroup(ctx, "ann", "bbb"); err != nil {
+			t.Fatal(err)
+		}
+		// aaa's slot (and ben's and cat's) as it was right after its creation: labelled NSFW, no
+		// members, its revision where it was.
+		for _, c := range [][]any{
+			{"HSET", prefix + "{g:aaa}:info", "nsfw", "1"},
+			{"DEL", prefix + "{g:aaa}:members", prefix + "{g:aaa}:members:ver"},
+			{"SET", prefix + "{g:aaa}:rev", created},
+			{"DEL", prefix + "{u:ben}:groups"},
+			{"DEL", prefix + "{u:cat}:groups"},
+		} {
+			if err := b.Client.Do(ctx, c...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.Rebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.RebuildUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := directory(t, s, store.GroupsPopular, 10, false); !slices.Equal(got, []string{"bbb", "aaa"}) {
+			t.Errorf("POPULAR after rebuild: %v, want bbb (1 member) before aaa (none)", got)
+		}
+		l := s.NewLoader()
+		l.HideNSFW(true)
+		p, err := l.Groups(ctx, store.GroupsName, store.Window{First: 10}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := groupNames(p.Items); !slices.Equal(got, []string{"bbb"}) || p.Total != 1 {
+			t.Errorf("the NSFW-free directory after rebuild: %v (totalCount %d), want [bbb] (1)", got, p.Total)
+		}
+	})
+}

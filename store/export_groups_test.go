@@ -57,3 +57,9 @@ func (s *Store) GroupChangeScriptOnly(ctx context.Context, actor UserKey, group 
 	_, err := s.run(ctx, "group_change", s.groupChangeKeys(group), s.groupChangeArgs(actor, group, op, arg)...)
 	return err
 }
+
+// MirrorGroupLabel runs the write of labelGroup with a label and info version read earlier, as a
+// call that read the group's label before a concurrent change of it and wrote after would.
+func (s *Store) MirrorGroupLabel(ctx context.Context, group, nsfw, ver string) error {
+	return s.mirrorGroupLabel(ctx, group, nsfw, ver)
+}

@@ -193,7 +193,7 @@ func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edi
 }
 
 // AddModerator makes the user target a moderator of a group. Moderators of the group and admins
-// only (KindForbidden); an unknown user is KindNotFound; more than MaxGroupModerators is
+// only (KindForbidden); an unknown user, or a deleted account, is KindNotFound; more than MaxGroupModerators is
 // KindLimitReached. It is idempotent and logged as ADD_MODERATOR once.
 func (s *Store) AddModerator(ctx context.Context, actor UserKey, group string, target UserKey) (*Group, error) {
 	return s.changeModerator(ctx, actor, group, target, groupAddMod)
@@ -219,6 +219,17 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 	if !validUserName(string(target)) {
 		return nil, invalidf("malformed user %q", truncate(string(target), 40))
 	}
+	if op == groupAddMod {
+		// A deleted account (its marker, see DeleteAccount) names nobody: made a moderator, it
+		// would take a seat, rank above those added after it and be logged, while no one can
+		// see or act as it.
+		if _, err := s.existingUser(ctx, string(target)); err != nil {
+			return nil, err
+		}
+		return s.changeGroup(ctx, actor, group, op, string(target))
+	}
+	// A removal still finds a deleted account's marker: a moderator who deleted their account
+	// keeps their seat until someone removes them.
 	exists, err := s.cmd().Exists(ctx, s.k.user(string(target))).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", target, err)
@@ -418,7 +429,14 @@ func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Gr
 // mirrors it into the group's members. Each step is idempotent and version-guarded, so running
 // it again completes a cut-off run.
 func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
-	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, MaxGroupsJoined, "")
+	return s.syncMemberOver(ctx, uid, g, op, "")
+}
+
+// syncMemberOver is syncMember with uid's groups sequence raised past floor first (see
+// follow.lua), when floor is not "": the version the group's members last applied for uid, read
+// just before, for a rebuild (memberGuard).
+func (s *Store) syncMemberOver(ctx context.Context, uid, g, op, floor string) error {
+	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, MaxGroupsJoined, floor)
 	if err != nil {
 		if IsKind(err, KindLimitReached) {
 			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}
@@ -439,11 +457,23 @@ func (s *Store) resyncMembers(ctx context.Context, uid string) (int, error) {
 		return 0, fmt.Errorf("list groups of %s: %w", uid, err)
 	}
 	for _, g := range groups {
-		if err := s.syncMember(ctx, uid, g, followRead); err != nil {
+		if err := s.resyncMember(ctx, uid, g); err != nil {
 			return 0, err
 		}
 	}
 	return len(groups), nil
+}
+
+// resyncMember mirrors uid's membership of g, as uid's groups set holds it, into g's members,
+// over the guard the group's copy holds: after a restore or a failover that lost writes of uid's
+// slot and kept the group's, that guard holds a version uid's sequence has not reached, and the
+// write would lose to it.
+func (s *Store) resyncMember(ctx context.Context, uid, g string) error {
+	guard, err := s.cmd().HGet(ctx, s.k.groupMembersVer(g), uid).Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("read the guard of membership %s of %s: %w", uid, g, err)
+	}
+	return s.syncMemberOver(ctx, uid, g, followRead, guard)
 }
 
 // dropStaleMembers removes from every group's members set the users whose groups set no longer
@@ -473,7 +503,7 @@ func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
 			if !isNil(err) {
 				return n, fmt.Errorf("check membership %s of %s: %w", uid, g, err)
 			}
-			if err := s.syncMember(ctx, uid, g, followRead); err != nil {
+			if err := s.resyncMember(ctx, uid, g); err != nil {
 				return n, err
 			}
 			n++

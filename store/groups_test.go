@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -284,4 +285,136 @@ func TestModeratorSeniority(t *testing.T) {
 			})
 		})
 	}
+}
+
+// After a member's slot comes back older than the group's (a restore or a failover that kept the
+// group's copy of a later join or leave and lost the member's own record of it), RebuildUsers
+// makes the group's side agree with the member's again: the copy's guard held a version the
+// member's sequence had not reached, and the rebuild's write of the membership lost to it.
+func TestRebuildUsersMembershipOverAStaleCopy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// lost runs the calls whose record ann's slot loses; kept is what her slot holds after.
+		lost func(ctx context.Context, s *store.Store) error
+		kept bool
+	}{
+		{"a join lost", func(ctx context.Context, s *store.Store) error {
+			_, err := s.JoinGroup(ctx, "ann", "go")
+			return err
+		}, false},
+		{"a leave lost", func(ctx context.Context, s *store.Store) error {
+			if _, err := s.JoinGroup(ctx, "ann", "go"); err != nil {
+				return err
+			}
+			_, err := s.LeaveGroup(ctx, "ann", "go")
+			return err
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				s := b.NewStore(t, store.Options{Prefix: prefix})
+				signUp(t, s, "ann", "ben")
+				if _, err := s.CreateGroup(ctx, "ben", "go", nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.JoinGroup(ctx, "ben", "go"); err != nil {
+					t.Fatal(err)
+				}
+				if err := tc.lost(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+				// ann's slot as it was before the lost calls; the group's keeps its copy.
+				groups, seq := prefix+"{u:ann}:groups", prefix+"{u:ann}:groups:seq"
+				if err := b.Client.Del(ctx, groups).Err(); err != nil {
+					t.Fatal(err)
+				}
+				want := 1 // ben
+				if tc.kept {
+					want = 2
+					if err := b.Client.ZAdd(ctx, groups, rdb.Z{Score: 1, Member: "go"}).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := b.Client.Set(ctx, seq, flagInt(tc.kept), 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.RebuildUsers(ctx); err != nil {
+					t.Fatal(err)
+				}
+				check := func(when string, in bool, n int) {
+					t.Helper()
+					l := s.NewLoader()
+					g := store.NewGroup("go")
+					got, err := l.GroupMemberCount(ctx, g)
+					if err != nil {
+						t.Fatal(err)
+					}
+					member, err := l.IsMember(ctx, g, "ann")
+					if err != nil {
+						t.Fatal(err)
+					}
+					listed := b.Client.ZScore(ctx, prefix+"{g:go}:members", "ann").Err() == nil
+					if got != n || member != in || listed != in {
+						t.Fatalf("%s: %d members, ann a member %v on her side, %v on the group's; want %d, %v",
+							when, got, member, listed, n, in)
+					}
+				}
+				check("after rebuild", tc.kept, want)
+				// ann joins (or leaves) again, and it holds on both sides.
+				var err error
+				if tc.kept {
+					_, err = s.LeaveGroup(ctx, "ann", "go")
+				} else {
+					_, err = s.JoinGroup(ctx, "ann", "go")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("after the next change", !tc.kept, 3-want)
+			})
+		})
+	}
+}
+
+func flagInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A deleted account names nobody: it cannot be made a moderator (NOT_FOUND, as for a name never
+// taken), and nothing is written or logged.
+func TestAddModeratorOfADeletedAccount(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, WriteLimit: -1})
+		signUp(t, s, "ann", "ben")
+		if _, err := s.CreateGroup(ctx, "ann", "go", nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "ben", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []store.UserKey{"ben", "nobody"} {
+			if _, err := s.AddModerator(ctx, "ann", "go", u); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("add %s as a moderator: %v, want NOT_FOUND", u, err)
+			}
+		}
+		if n, err := b.Client.ZCard(ctx, prefix+"{g:go}:mods").Result(); err != nil || n != 1 {
+			t.Errorf("moderators of go: %d, %v; want 1 (ann)", n, err)
+		}
+		log, err := s.NewLoader().ModLog(ctx, "go", store.Window{First: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range log.Items {
+			if a.Action == store.ModAddModerator {
+				t.Errorf("the mod log holds %+v", a)
+			}
+		}
+	})
 }

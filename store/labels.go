@@ -209,8 +209,9 @@ func (s *Store) showNSFWRead(ctx context.Context, uid string, dst **rdb.StringCm
 
 // NSFW groups. A group labelled NSFW (its info's nsfw field, set by createGroup and updateGroup)
 // makes every post in it NSFW. The set of NSFW groups ({nsfw}:groups, nsfwGroups) mirrors the
-// labels, written after the group's script (nsfw_group.lua) and derived again by the group's
-// repair and by Rebuild. Every loader reads the set in its first pipeline (enqueue), so a post
+// labels, written after the group's script (nsfw_group.lua) and read again after the write, so
+// that a mirror that read an older label than a concurrent change and landed after it is
+// written over (mirrorGroupLabel), and derived again by the group's repair and by Rebuild. Every loader reads the set in its first pipeline (enqueue), so a post
 // read in that pipeline or a later one is marked NSFW by its groups at no round trip of its own:
 // reads are exact from the moment the set changes. The lists' parts follow: indexing a post
 // takes its groups' labels into account (groupLabels), and a label change re-indexes the
@@ -313,22 +314,52 @@ func (l *Loader) GroupNSFW(ctx context.Context, g *Group) (bool, error) {
 // that changed the set, queues the re-index of its posts. A group's creation, its update and its
 // repair call it after the group's script.
 func (s *Store) labelGroup(ctx context.Context, g string) error {
+	nsfw, ver, err := s.readGroupLabel(ctx, g)
+	if err != nil {
+		return err
+	}
+	return s.mirrorGroupLabel(ctx, g, nsfw, ver)
+}
+
+// readGroupLabel reads group g's label and the info version it is of, at one instant.
+func (s *Store) readGroupLabel(ctx context.Context, g string) (nsfw, ver string, err error) {
 	v, err := s.cmd().HMGet(ctx, s.k.groupInfo(g), "nsfw", "ver").Result()
 	if err != nil {
-		return fmt.Errorf("read the label of group %s: %w", g, err)
+		return "", "", fmt.Errorf("read the label of group %s: %w", g, err)
 	}
-	reply, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, str(v[0]))
-	if err != nil {
-		return err
+	return str(v[0]), str(v[1]), nil
+}
+
+// mirrorGroupLabel writes group g's label nsfw, read at info version ver, into the set of NSFW
+// groups, queues the re-index of its posts when that changed the set, and reads the label again:
+// if the info moved on meanwhile, a concurrent change may have mirrored its label before this
+// write landed over it, so the label read now is written in its turn. The last write to the set
+// is then always of a label read after every change whose mirror came before it.
+func (s *Store) mirrorGroupLabel(ctx context.Context, g, nsfw, ver string) error {
+	for range 10 {
+		reply, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, nsfw)
+		if err != nil {
+			return err
+		}
+		changed, err := replyInt("nsfw_group", reply)
+		if err != nil {
+			return err
+		}
+		if changed == 1 {
+			if err := s.jobs.Enqueue(ctx, relabelJob(g, ver, 1, "0", time.Time{})); err != nil {
+				return err
+			}
+		}
+		again, now, err := s.readGroupLabel(ctx, g)
+		if err != nil {
+			return err
+		}
+		if now == ver {
+			return nil
+		}
+		nsfw, ver = again, now
 	}
-	changed, err := replyInt("nsfw_group", reply)
-	if err != nil {
-		return err
-	}
-	if changed != 1 {
-		return nil
-	}
-	return s.jobs.Enqueue(ctx, relabelJob(g, str(v[1]), 1, "0", time.Time{}))
+	return fmt.Errorf("mirror the label of group %s: it kept changing", g)
 }
 
 // relabelJob is the job that re-indexes a chunk of group g's posts from a ZSCAN cursor, in pass

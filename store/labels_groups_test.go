@@ -188,3 +188,60 @@ func TestNSFWGroupsLeaveUserGroups(t *testing.T) {
 		}
 	})
 }
+
+// Two changes of a group's label in a race: the mirror of the first, which read the label before
+// the second changed it, lands after the second's. The set of NSFW groups must end as the group's
+// label says, or the group's posts are NSFW for no label, or not NSFW under one.
+func TestGroupLabelMirrorAfterALaterChange(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		first, last bool // the label the late mirror read, and the one the group ends with
+	}{
+		{"labelled, then not", true, false},
+		{"not labelled, then labelled", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				s := b.NewStore(t, store.Options{Prefix: prefix, WriteLimit: -1})
+				signUp(t, s, "ann")
+				if _, err := s.CreateGroupLabelled(ctx, "ann", "go", nil, tc.last); err != nil {
+					t.Fatal(err)
+				}
+				p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "hello", Groups: []string{"go"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				label := func(nsfw bool) {
+					t.Helper()
+					if _, err := s.UpdateGroup(ctx, "ann", "go", store.GroupEdit{NSFW: &nsfw}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				label(tc.first)
+				read, err := b.Client.HMGet(ctx, prefix+"{g:go}:info", "nsfw", "ver").Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				str := func(v any) string { s, _ := v.(string); return s }
+				label(tc.last)
+				if err := s.MirrorGroupLabel(ctx, "go", str(read[0]), str(read[1])); err != nil {
+					t.Fatal(err)
+				}
+				l := s.NewLoader()
+				g, err := l.GroupNSFW(ctx, store.NewGroup("go"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := l.Post(ctx, p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g != tc.last || got.NSFW != tc.last {
+					t.Fatalf("group nsfw %v, its post nsfw %v; want both %v", g, got.NSFW, tc.last)
+				}
+			})
+		})
+	}
+}

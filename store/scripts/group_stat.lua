@@ -3,6 +3,10 @@
 -- KEYS[1]  hash {g:<name>}:info   KEYS[2] zset {g:<name>}:members   KEYS[3] zset {g:<name>}:new
 --          (the group's NEW ranking, by publish time)   KEYS[4] zset its NSFW part {g:<name>}:n:new
 --          (see store/nsfw_lists.go)
+-- ARGV[1]  optional (a rebuild's): the newest version the directory's guards hold for the group,
+--          read just before; the revision is raised past it, so that the entries written from
+--          this read win over entries of writes this slot no longer holds (a restore or failover
+--          that kept the directory's later writes and lost the group's)
 -- Reply    {version, 0} when the group does not exist (no info version and no posts), else
 --          {version, 1, member count, created (ms), latest post's publish time (ms; created
 --          when it holds no post), nsfw ("1" when the group is labelled NSFW, else "")}. version is the group's revision after this run: raised with
@@ -11,6 +15,11 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 local ver = redis.call('INCR', KEYS[#KEYS])
+local floor = tonumber(ARGV[1] or '')
+if floor and ver <= floor then
+  ver = floor + 1
+  redis.call('SET', KEYS[#KEYS], ver)
+end
 local posts = redis.call('ZCARD', KEYS[3]) + redis.call('ZCARD', KEYS[4])
 if redis.call('HEXISTS', KEYS[1], 'ver') == 0 and posts == 0 then return {ver, 0} end
 local created = redis.call('HGET', KEYS[1], 'created')
