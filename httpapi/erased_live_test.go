@@ -98,3 +98,51 @@ func TestErasedAuthorLeavesLiveFeeds(t *testing.T) {
 		}
 	})
 }
+
+// TestResumedCommentAddedSkipsCommentsDeletedSince: a stream of commentAdded resumed from before
+// a comment that was deleted since — by its author, or erased with the author's account — skips
+// it, also when the comment stays in the thread as a tombstone because it has a reply: it
+// delivers the reply, and no tombstone of what it no longer has to show.
+func TestResumedCommentAddedSkipsCommentsDeletedSince(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{WriteLimit: -1}), httpapi.Live{})
+		bob, _ := a.signUp("bob")
+		cat, _ := a.signUp("cat")
+		const q = `subscription($p: ID!, $after: String) { commentAdded(postId: $p, after: $after) { body deleted } }`
+		for i, tc := range []struct {
+			name   string
+			delete func(token, id string)
+		}{
+			{"deleted by its author", func(token, id string) {
+				if r := a.do(token, `mutation($c:ID!){deleteComment(id:$c)}`, map[string]any{"c": id}); len(r.Errors) > 0 {
+					t.Fatalf("deleteComment: %+v", r.Errors)
+				}
+			}},
+			{"erased with its author's account", func(token, _ string) {
+				if r := a.do(token, `mutation{deleteAccount(password:"password1",eraseContent:true)}`, nil); len(r.Errors) > 0 {
+					t.Fatalf("deleteAccount: %+v", r.Errors)
+				}
+				a.settle()
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				author, _ := a.signUp(fmt.Sprintf("ann%d", i))
+				thread := a.createPost(cat, "thread "+tc.name)
+				s := subscribe(t, a.srv.URL, protoTransportWS, bob, q, map[string]any{"p": thread})
+				waitSubscribers(t, a, 1)
+				a.comment(cat, thread, "", "before")
+				from := event(t, s)
+				s.close()
+				waitSubscribers(t, a, 0)
+				gone := a.comment(author, thread, "", "gone")
+				a.comment(cat, thread, gone.ID, "the reply")
+				tc.delete(author, gone.ID)
+				s = subscribe(t, a.srv.URL, protoTransportWS, bob, q, map[string]any{"p": thread, "after": from.Extensions.Cursor})
+				defer s.close()
+				if r := event(t, s); string(r.Data) != `{"commentAdded":{"body":"the reply","deleted":false}}` {
+					t.Errorf("the resumed stream: %s, want the reply alone", r.Data)
+				}
+			})
+		}
+	})
+}

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -298,4 +299,62 @@ func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
 		s.close()
 		waitSubscribers(t, a, 0)
 	}
+}
+
+// TestResumersWithTheSameCursorEachGetTheirReplay: clients resuming from the same cursor with the
+// same document — the clients of a server that stopped all reconnect with the last event they
+// got — each get the events they missed, whether the cursor is a variable named after, one named
+// otherwise or a literal of the document: a subscription resumed from a cursor runs alone, and
+// never joins a run that replayed for another client before it came.
+func TestResumersWithTheSameCursorEachGetTheirReplay(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := serve(t, b.NewStore(t, store.Options{}), httpapi.Live{})
+		alice, _ := a.signUp("alice")
+		bob, _ := a.signUp("bob")
+		for _, tc := range []struct {
+			name  string
+			query func(cursor string) (string, map[string]any)
+		}{
+			{"variable named after", func(c string) (string, map[string]any) {
+				return `subscription($p: ID!, $after: String) { commentAdded(postId: $p, after: $after) { body } }`, map[string]any{"after": c}
+			}},
+			{"variable named otherwise", func(c string) (string, map[string]any) {
+				return `subscription($p: ID!, $from: String) { commentAdded(postId: $p, after: $from) { body } }`, map[string]any{"from": c}
+			}},
+			{"literal", func(c string) (string, map[string]any) {
+				return `subscription($p: ID!) { commentAdded(postId: $p, after: "` + c + `") { body } }`, map[string]any{}
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				post := a.createPost(alice, "thread "+tc.name)
+				s := subscribe(t, a.srv.URL, protoTransportWS, "", `subscription($p: ID!) { commentAdded(postId: $p) { body } }`, map[string]any{"p": post})
+				waitSubscribers(t, a, 1)
+				a.comment(bob, post, "", "c1")
+				first := event(t, s)
+				s.close()
+				waitSubscribers(t, a, 0)
+				a.comment(bob, post, "", "c2")
+				a.comment(bob, post, "", "c3")
+				q, vars := tc.query(first.Extensions.Cursor)
+				vars["p"] = post
+				want := []string{`{"commentAdded":{"body":"c2"}}`, `{"commentAdded":{"body":"c3"}}`}
+				var subs []sub
+				for i := range 2 { // the second comes while the first runs
+					s := subscribe(t, a.srv.URL, protoTransportWS, "", q, vars)
+					defer s.close()
+					subs = append(subs, s)
+					if got := bodies(t, s, 2); !slices.Equal(got, want) {
+						t.Fatalf("resumer %d got %q, want %q", i+1, got, want)
+					}
+				}
+				waitSubscribers(t, a, 2)
+				a.comment(bob, post, "", "c4")
+				for i, s := range subs {
+					if got := bodies(t, s, 1); got[0] != `{"commentAdded":{"body":"c4"}}` {
+						t.Errorf("resumer %d then got %s, want c4", i+1, got[0])
+					}
+				}
+			})
+		}
+	})
 }

@@ -427,10 +427,13 @@ func (r *Resolver) commentAdded(ctx context.Context, postID string, after *strin
 		}
 		ev.Loader.WalkID(ctx, ev.Comment, needs)
 		c, err := ev.Loader.Comment(ctx, ev.Comment)
-		if err == nil && c != nil && c.Removed {
-			c = nil // removed before its event was read: skipped, like a deleted one
+		if err == nil && c != nil && (c.Removed || c.Deleted) {
+			// Removed or deleted before its event was read (a resumed stream reads old events):
+			// skipped, also while it stays in the thread as a tombstone for its replies, and one
+			// erased with its author's account (a tombstone by no author) alike.
+			c = nil
 		}
-		return c, c != nil, err // a comment deleted before its event was read is skipped
+		return c, c != nil, err // a comment gone (with its post, or without replies) is skipped
 	})
 }
 

@@ -115,7 +115,7 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 	if err != nil {
 		return "", false, false
 	}
-	if v, ok := oc.Variables["after"]; ok && v != nil {
+	if resumes(oc) {
 		return "", false, false
 	}
 	viewer := ""
@@ -131,6 +131,20 @@ func shareKey(oc *graphql.OperationContext, r *Request) (key string, perViewer, 
 		viewer += "\x00nsfw" // one run per setting: each delivers what its setting lets through
 	}
 	return viewer + "\x00" + oc.OperationName + "\x00" + string(vars) + "\x00" + oc.RawQuery, perViewer, true
+}
+
+// resumes reports whether the subscription resumes from a cursor: its field's after argument,
+// however the document gives it — a variable of any name, or a literal — is not empty. Such a
+// subscription replays its own past, so it must not join a run that replayed (or did not) for
+// another client before it came: clients that resume from one cursor with one document, as the
+// clients of a stopped server do, would get nothing of what they missed.
+func resumes(oc *graphql.OperationContext) bool {
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, []string{"Subscription"}) {
+		if v := f.ArgumentMap(oc.Variables)["after"]; v != nil && v != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // join adds the subscriber of request state viewer to the run of key, starting the run with start

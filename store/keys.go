@@ -521,7 +521,7 @@ func (k keys) legacyInboxUnread(uid string) string { return k.prefix + "{n:" + u
 func (k keys) inboxNotes(uid string) string { return k.prefix + "{n:" + uid + "}:notes" }
 
 // inboxUnannounced is a set of the ids of uid's notifications added but not yet announced on the
-// live channel (notify.lua adds them, deliver takes them out once it has announced them).
+// live channel (notify.lua adds them, notify_announce.lua takes each out as it announces it).
 func (k keys) inboxUnannounced(uid string) string { return k.prefix + "{n:" + uid + "}:unannounced" }
 
 // chanNotifications is the live-event channel of uid's new notifications (notificationAdded).

@@ -1148,12 +1148,27 @@ type exportMessage struct {
 // messages writes the messages of the account's conversations, then of its pending requests,
 // then of the requests it declined: those leave both lists, but their messages stay in the
 // conversation, which the account still reads.
+//
+// Each conversation once, also one that moves while the export runs: an accepted request leaves
+// the requests for the conversations (which may have been read already), a declined one leaves
+// the requests after they were read, a conversation with new activity moves to the end of its
+// list. So the export remembers whom it wrote the conversations with (a name each) and skips them
+// when they come again; and the last walk, of the mailbox's state, which holds an entry for every
+// conversation that was ever accepted, declined or read (every move between the lists writes it),
+// writes every conversation not written yet — the declined ones, and those that moved behind the
+// walks of the lists.
 func (e *exporter) messages(ctx context.Context) error {
 	mb := e.s.k.mailbox(e.uid)
+	written := make(map[string]bool)
 	for _, list := range []string{mb.convs, mb.reqs} {
 		err := e.zpages(ctx, list, func(ctx context.Context, zs []rdb.Z) error {
 			for _, z := range zs {
-				if err := e.conversation(ctx, str(z.Member)); err != nil {
+				o := str(z.Member)
+				if written[o] {
+					continue
+				}
+				written[o] = true
+				if err := e.conversation(ctx, o); err != nil {
 					return err
 				}
 			}
@@ -1163,15 +1178,15 @@ func (e *exporter) messages(ctx context.Context) error {
 			return err
 		}
 	}
-	return e.declinedConversations(ctx)
+	return e.unlistedConversations(ctx, written)
 }
 
-// declinedConversations writes the messages of the account's conversations that are in neither
-// of its lists: those of the requests it declined. The mailbox keeps a state for each of them
-// (mailbox.lua), read with HSCAN, a page at a time.
-func (e *exporter) declinedConversations(ctx context.Context) error {
+// unlistedConversations writes the messages of the account's conversations that the walks of its
+// lists did not write (written): those of the requests it declined, which are in neither list,
+// and those that moved between the lists behind the walks. The mailbox keeps a state for each of
+// them (mailbox.lua), read with HSCAN, a page at a time.
+func (e *exporter) unlistedConversations(ctx context.Context, written map[string]bool) error {
 	mb := e.s.k.mailbox(e.uid)
-	seen := make(map[string]bool) // HSCAN may return a field twice
 	var cursor uint64
 	for {
 		var scan *rdb.ScanCmd
@@ -1186,36 +1201,11 @@ func (e *exporter) declinedConversations(ctx context.Context) error {
 			return fmt.Errorf("read %s: %w", mb.state, err)
 		}
 		kv, next := scan.Val()
-		var others []string
 		for i := 0; i+1 < len(kv); i += 2 {
-			if o := kv[i]; validUserName(o) && !seen[o] {
-				seen[o] = true
-				others = append(others, o)
-			}
-		}
-		if len(others) > 0 {
-			listed := make([][2]*rdb.FloatCmd, len(others))
-			ops := make([]op, len(others))
-			for i, o := range others {
-				ops[i] = op{key: mb.convs, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-					listed[i] = [2]*rdb.FloatCmd{p.ZScore(ctx, mb.convs, o), p.ZScore(ctx, mb.reqs, o)}
-					return listed[i][0], listed[i][1]
-				}}
-			}
-			if err := e.s.pipeline(ctx, ops, false); err != nil {
-				return fmt.Errorf("read %s: %w", mb.convs, err)
-			}
-			for i, o := range others {
-				inConvs, inReqs := listed[i][0].Err(), listed[i][1].Err()
-				for _, err := range []error{inConvs, inReqs} {
-					if err != nil && !errors.Is(err, rdb.Nil) {
-						return fmt.Errorf("read %s: %w", mb.convs, err)
-					}
-				}
-				if inConvs != nil && inReqs != nil { // in neither list: exported above otherwise
-					if err := e.conversation(ctx, o); err != nil {
-						return err
-					}
+			if o := kv[i]; validUserName(o) && !written[o] { // HSCAN may return a field twice
+				written[o] = true
+				if err := e.conversation(ctx, o); err != nil {
+					return err
 				}
 			}
 		}

@@ -111,8 +111,9 @@ func (s *Store) runNotifyMod(ctx context.Context, j jobs.Job) error {
 	if to == "" || to == string(a.Moderator) {
 		return nil // deleted, or their own doing
 	}
-	if err := s.deliver(ctx, []notice{{to: to, cause: modCause(key), rec: rec}}); err != nil {
-		return err
+	kept, err := s.deliverKept(ctx, []notice{{to: to, cause: modCause(key), rec: rec}})
+	if err != nil || len(kept) == 0 {
+		return err // not delivered (they block the moderator, or their account is deleted): no link
 	}
 	_, err = s.run(ctx, "modlog_notice", []string{s.k.modLogNotices()}, key, notificationID(to, modCause(key)))
 	return err

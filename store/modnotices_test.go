@@ -54,3 +54,33 @@ func TestRemovalNoticeOnceAfterACrash(t *testing.T) {
 		}
 	})
 }
+
+// TestRemovalNoticeNotSentIsNotLinked: a removal notice that is not delivered — its author blocks
+// the moderator — leaves the log's entry without a noticeId, as one of an action that notifies
+// nobody: the link names only a notification that its recipient has.
+func TestRemovalNoticeNotSentIsNotLinked(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newModFixture(t, b)
+		ann := f.user("ann")
+		if _, err := f.s.Block(f.ctx, uk(ann), "mia"); err != nil {
+			t.Fatal(err)
+		}
+		p := f.post(ann, "spam", "go")
+		if _, err := f.s.RemovePost(f.ctx, "mia", p.ID, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, f.s)
+		page, err := f.s.NewLoader().Notifications(f.ctx, uk(ann), store.Window{First: 10}, false, nil)
+		if err != nil || len(page.Items) != 0 {
+			t.Fatalf("ann, who blocks mia, was told: %+v, %v", page, err)
+		}
+		log, err := f.s.NewLoader().ModLog(f.ctx, "go", store.Window{First: 10})
+		if err != nil || len(log.Items) != 1 {
+			t.Fatalf("the log: %+v, %v", log, err)
+		}
+		link, err := f.s.NewLoader().ModActionNotice(f.ctx, log.Items[0])
+		if err != nil || link != "" {
+			t.Fatalf("the log links the action to %q (%v), a notification ann never got", link, err)
+		}
+	})
+}

@@ -231,12 +231,19 @@ func (s *Store) runNotifyFollow(ctx context.Context, j jobs.Job) error {
 // those that were new (notificationAdded). A recipient who blocks the notification's actor, when
 // the job runs, gets nothing; nor does a deleted account.
 func (s *Store) deliver(ctx context.Context, ns []notice) error {
+	_, err := s.deliverKept(ctx, ns)
+	return err
+}
+
+// deliverKept is deliver, which also returns the notices it kept: those not left out for their
+// recipients (who block the actor, or whose account is deleted).
+func (s *Store) deliverKept(ctx context.Context, ns []notice) ([]notice, error) {
 	if len(ns) == 0 {
-		return nil
+		return nil, nil
 	}
 	dropped, err := s.undeliverableNotices(ctx, ns)
 	if err != nil {
-		return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+		return nil, fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 	}
 	kept := ns[:0:0]
 	for i, n := range ns {
@@ -245,7 +252,7 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 		}
 	}
 	if ns = kept; len(ns) == 0 {
-		return nil
+		return nil, nil
 	}
 	calls := make([]scriptCall, len(ns))
 	for i, n := range ns {
@@ -254,7 +261,7 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	}
 	replies, err := s.runScripts(ctx, calls)
 	if err != nil {
-		return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+		return nil, fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 	}
 	// Announce what each inbox has not announced yet — the new notifications, and any that a
 	// delivery cut off by a crash added without announcing — then mark them announced.
@@ -262,12 +269,12 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 	for i, r := range replies {
 		arr, err := replyArray("notify", r, 1) // {added, unannounced ids...}
 		if err != nil {
-			return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+			return nil, fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 		}
 		for _, v := range arr[1:] {
 			cause, err := replyString("notify", v)
 			if err != nil {
-				return fmt.Errorf("deliver %d notifications: %w", len(ns), err)
+				return nil, fmt.Errorf("deliver %d notifications: %w", len(ns), err)
 			}
 			if pending[ns[i].to] == nil {
 				pending[ns[i].to] = map[string]bool{}
@@ -276,7 +283,7 @@ func (s *Store) deliver(ctx context.Context, ns []notice) error {
 		}
 	}
 	s.announceNotifications(ctx, pending)
-	return nil
+	return ns, nil
 }
 
 // mentionedUsers returns the user keys that text names with @name, in order of first appearance,

@@ -175,3 +175,60 @@ func TestNotificationAnnouncedAfterACutOffDelivery(t *testing.T) {
 		t.Fatalf("%d notifications left unannounced", n)
 	}
 }
+
+// TestConcurrentDeliveriesAnnounceEachNotificationOnce: two deliveries into one inbox at once —
+// two jobs, each with its own notification — both see the other's notification unannounced
+// (notify.lua replies every unannounced id of the inbox); however their steps interleave, each
+// notification is announced once on notificationAdded, not once per delivery that saw it.
+func TestConcurrentDeliveriesAnnounceEachNotificationOnce(t *testing.T) {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	rdb := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := New(ctx, rdb, Options{Prefix: "x:", WriteLimit: -1, Password: PasswordParams{Memory: 64, Time: 1, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"amy", "bob", "cat"} {
+		if _, err := s.SignUp(ctx, n, "password1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follow := func(a string) notice {
+		return notice{to: "amy", cause: followCause(a), rec: noticeRecord{Kind: NotificationFollow, At: s.now().UnixMilli(), Actor: a}}
+	}
+	// The first job adds bob's notification; before it announces, the second job delivers cat's,
+	// whose script replies bob's as unannounced too, and announces both.
+	first := follow("bob")
+	v, err := s.run(ctx, "notify", []string{s.k.inboxNotes("amy"), s.k.inbox("amy"), s.k.legacyInboxUnread("amy"), s.k.inboxUnannounced("amy")},
+		first.cause, first.rec.At, first.rec.pack(first.cause), NotificationCap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arr, ok := v.([]any); !ok || len(arr) != 2 || arr[1] != first.cause {
+		t.Fatalf("notify replied %v, want bob's notification unannounced", v)
+	}
+	if err := s.deliver(ctx, []notice{follow("cat")}); err != nil {
+		t.Fatal(err)
+	}
+	// The first job goes on with what its script replied.
+	s.announceNotifications(ctx, map[string]map[string]bool{"amy": {first.cause: true}})
+
+	announced := map[string]int{}
+	for _, e := range rdb.XRange(ctx, s.k.logOf(s.k.chanNotifications("amy")), "-", "+").Val() {
+		if raw, _ := e.Values["e"].(string); raw != "" {
+			announced[raw]++
+		}
+	}
+	if len(announced) != 2 {
+		t.Errorf("announced %v, want bob's and cat's notifications", announced)
+	}
+	for ev, n := range announced {
+		if n != 1 {
+			t.Errorf("%s announced %d times, want once", ev, n)
+		}
+	}
+	if n := rdb.SCard(ctx, s.k.inboxUnannounced("amy")).Val(); n != 0 {
+		t.Fatalf("%d notifications left unannounced", n)
+	}
+}

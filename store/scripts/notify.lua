@@ -10,8 +10,9 @@
 -- Reply    {added, unannounced...}: added is 1 when the notification was added and kept, 0 when
 --          it was there already, or when it is older than every entry of a full inbox (it is
 --          trimmed at once); then every id of the inbox still to announce, this one included when
---          it is new. The caller announces them and then takes them out of KEYS[4], so that an
---          announcement cut off by a crash is made by the next delivery to the same inbox.
+--          it is new. The caller announces them with notify_announce.lua, which takes each out of
+--          KEYS[4] as it announces it, so that an announcement cut off by a crash is made by the
+--          next delivery to the same inbox, and none twice.
 -- The unread count is the field '#u' of KEYS[1]. Only this script and mark_read.lua change it or
 -- the records' read state, each in the same step as the records it counts, so it cannot drift from
 -- them: not under retries, concurrent jobs, or a process that dies between two calls. An inbox

@@ -10,11 +10,5 @@
 -- Repeat   a second run appends and publishes the event again, under a new cursor; subscribers
 --          read current data for each event, so a repeat shows the same state twice.
 --!include announce
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('XADD', KEYS[1], '*', 'e', '')
-end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '=', ARGV[3], '*', 'e', ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-local msg = '{"id":"' .. id .. '",' .. string.sub(ARGV[2], 2)
-announce(ARGV[1], ARGV[5], msg)
-return id
+--!include log_event
+return log_event(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
