@@ -155,7 +155,8 @@ func TestMigrateCommand(t *testing.T) {
 // bodies are in the posts' hashes) refuses, naming the layouts and `agora migrate`, and changes
 // nothing: it ran with this release's assumptions, and its steps that redo what migrations did
 // moved the bodies out of the hashes, where the replicas of layout 4 still serving read them
-// (they showed every post without its body), with the layout still recorded as 4.
+// (they showed every post without its body), with the layout still recorded as 4. During a
+// migration it says to wait for it.
 func TestRebuildOnAnOlderLayout(t *testing.T) {
 	addr := storetest.RealServer(t).Addr
 	prefix := storetest.Prefix()
@@ -199,5 +200,13 @@ func TestRebuildOnAnOlderLayout(t *testing.T) {
 	}
 	if l, err := st.ReadLayout(ctx); err != nil || l.Version != 4 {
 		t.Errorf("after the rebuild: layout %+v, %v; want 4", l, err)
+	}
+	// A migration from it in progress (the servers run it in the background): wait for it.
+	if err := c.HSet(ctx, prefix+"{meta}:layout", "migrating", 5, "started", time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err = run(ctx, []string{"-redis", addr, "-prefix", prefix, "rebuild"}, env(nil), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "migration to layout 5 is in progress") || !strings.Contains(err.Error(), "agora migrate") {
+		t.Errorf("rebuild during a migration: %v; want a refusal saying to wait for it", err)
 	}
 }
