@@ -413,10 +413,18 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		if rest[0] == "migrate" {
 			return migrateCommand(ctx, cfg, st, rest[1:], stdout, log)
 		}
-		if l, err := st.ReadLayout(ctx); err != nil {
+		l, err := st.ReadLayout(ctx)
+		if err != nil {
 			return err
-		} else if l.Version > store.Layout {
+		}
+		if l.Version > store.Layout {
 			return fmt.Errorf("%w: layout %d, this binary knows up to %d: use the release that wrote it", store.ErrLayoutTooNew, l.Version, store.Layout)
+		}
+		if rest[0] == "rebuild" && l.Version > 0 && l.Version < store.Layout {
+			// Rebuild assumes this release's layout, and redoes steps of the migrations (moving
+			// post texts, renaming comment keys, writing the search index anew): run on an older
+			// keyspace it would change the forms that replicas of the older release still read.
+			return olderLayoutError(l)
 		}
 		if rest[0] == "admin" {
 			if cfg.redis.Mode() == "" {
@@ -808,6 +816,19 @@ func olderVersion(v, min string) bool {
 		}
 	}
 	return false
+}
+
+// olderLayoutError is the refusal of `agora rebuild` on a keyspace of an older layout than this
+// release's.
+func olderLayoutError(l store.LayoutState) error {
+	wait := "run `agora migrate` first (the servers of this release also migrate in the background; " +
+		"`agora migrate --dry-run` shows what it would run)"
+	if l.Migrating > 0 {
+		wait = fmt.Sprintf("a migration to layout %d is in progress: wait for it (`agora migrate` waits for it and says when "+
+			"the keyspace is at layout %d)", l.Migrating, store.Layout)
+	}
+	return fmt.Errorf("rebuild: the keyspace has layout %s, older than this release's %d, and rebuild works on layout %d only: "+
+		"%s, then rebuild", l, store.Layout, store.Layout, wait)
 }
 
 // migrateCommand runs `agora migrate [--dry-run]`: it prints the keyspace's layout and the

@@ -150,3 +150,63 @@ func TestMigrateCommand(t *testing.T) {
 		t.Fatalf("start on a newer layout: %v, want ErrLayoutTooNew", err)
 	}
 }
+
+// TestRebuildOnAnOlderLayout: `agora rebuild` on a keyspace of an older layout (here 4, whose post
+// bodies are in the posts' hashes) refuses, naming the layouts and `agora migrate`, and changes
+// nothing: it ran with this release's assumptions, and its steps that redo what migrations did
+// moved the bodies out of the hashes, where the replicas of layout 4 still serving read them
+// (they showed every post without its body), with the layout still recorded as 4. During a
+// migration it says to wait for it.
+func TestRebuildOnAnOlderLayout(t *testing.T) {
+	addr := storetest.RealServer(t).Addr
+	prefix := storetest.Prefix()
+	ctx := context.Background()
+	c := rdb.NewPlainClient(&rdb.Options{Addr: addr})
+	defer c.Close()
+	st, err := store.New(ctx, c, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CheckLayout(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := st.SignUp(ctx, "oldtimer", "password1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreatePost(ctx, sess.User.Key(), store.NewPost{Title: "a bird", Body: "a curlew on the shore"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Layout 4: the body in the post's hash, none apart.
+	pid, _ := store.PostKey(p.ID)
+	hash := prefix + "{p:" + pid + "}"
+	if err := c.HSet(ctx, hash, "body", p.Body).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HDel(ctx, hash+":c:body", "b").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HSet(ctx, prefix+"{meta}:layout", "version", 4).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	err = run(ctx, []string{"-redis", addr, "-prefix", prefix, "rebuild"}, env(nil), &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "layout 4") || !strings.Contains(err.Error(), "agora migrate") {
+		t.Errorf("rebuild on layout 4: %v; want a refusal naming the layout and agora migrate\n%s", err, out.String())
+	}
+	if body, err := c.HGet(ctx, hash, "body").Result(); err != nil || body != p.Body {
+		t.Errorf("after the rebuild, the post's hash holds the body %q (%v), want %q (what a replica of layout 4 reads)", body, err, p.Body)
+	}
+	if l, err := st.ReadLayout(ctx); err != nil || l.Version != 4 {
+		t.Errorf("after the rebuild: layout %+v, %v; want 4", l, err)
+	}
+	// A migration from it in progress (the servers run it in the background): wait for it.
+	if err := c.HSet(ctx, prefix+"{meta}:layout", "migrating", 5, "started", time.Now().UnixMilli()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err = run(ctx, []string{"-redis", addr, "-prefix", prefix, "rebuild"}, env(nil), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "migration to layout 5 is in progress") || !strings.Contains(err.Error(), "agora migrate") {
+		t.Errorf("rebuild during a migration: %v; want a refusal saying to wait for it", err)
+	}
+}

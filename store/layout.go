@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agora/agora/internal/rdb"
@@ -460,17 +461,27 @@ func (s *Store) setLayout(ctx context.Context, op string, from, to int) (int, er
 // taken over within it. The holder renews it every third of it.
 const migrateLockTTL = 30 * time.Second
 
+// lockTTL is the migration lock's lease (migrateLockTTL).
+func (s *Store) lockTTL() time.Duration {
+	if s.opts.migrateLockTTL > 0 {
+		return s.opts.migrateLockTTL
+	}
+	return migrateLockTTL
+}
+
 // Migrate brings the keyspace to Layout, if it is older, and returns the migrations this process
 // ran. It runs them under the job engine's lock named "migrate", one process at a time: while
 // another holds it, it waits (polling every poll) and returns once the layout is Layout, or takes
 // the migration over when the holder's lease ends. Each migration is marked in progress in the
 // version hash before its step runs and recorded as done after, so a process cut off leaves it
-// to be run again. A keyspace whose layout is not recorded is checked first (CheckLayout).
+// to be run again. A process that loses the lock (its lease ran out) stops before its next
+// command and waits like the others. A keyspace whose layout is not recorded is checked first
+// (CheckLayout).
 func (s *Store) Migrate(ctx context.Context, poll time.Duration) ([]Migration, error) {
 	if _, err := s.CheckLayout(ctx); err != nil {
 		return nil, err
 	}
-	lock := s.jobs.NewLock("migrate", migrateLockTTL)
+	lock := s.jobs.NewLock("migrate", s.lockTTL())
 	var ran []Migration
 	for {
 		st, err := s.ReadLayout(ctx)
@@ -483,49 +494,149 @@ func (s *Store) Migrate(ctx context.Context, poll time.Duration) ([]Migration, e
 		if st.Version >= Layout {
 			return ran, nil
 		}
+		sent := time.Now()
 		held, err := lock.Acquire(ctx)
 		if err != nil {
 			return ran, err
 		}
-		if !held {
-			select {
-			case <-ctx.Done():
-				return ran, ctx.Err()
-			case <-time.After(poll):
+		if held {
+			done, err := s.migrateHolding(ctx, lock, sent)
+			ran = append(ran, done...)
+			if rerr := lock.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
+				err = rerr
 			}
-			continue
+			if !errors.Is(err, errLostMigrationLock) {
+				if err != nil {
+					return ran, err
+				}
+				continue
+			}
+			s.opts.Log.WarnContext(ctx, "stopped migrating: another process may carry the migration on", "err", err)
 		}
-		done, err := s.migrateHolding(ctx, lock)
-		ran = append(ran, done...)
-		if rerr := lock.Release(context.WithoutCancel(ctx)); rerr != nil && err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return ran, err
+		select {
+		case <-ctx.Done():
+			return ran, ctx.Err()
+		case <-time.After(poll):
 		}
 	}
 }
 
-// migrateHolding runs the pending migrations while this process holds lock, renewing it; it
-// stops with an error when the lock is lost (another process then carries on).
-func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migration, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+// errLostMigrationLock is why a migrating process stops when it can no longer be sure that it
+// holds the migration lock: another process may hold it and migrate.
+var errLostMigrationLock = errors.New("lost the migration lock")
+
+// migrationLease is a process's hold of the migration lock as the process knows it. The lock
+// frees itself its TTL after the last renewal Redis applied, so the process is sure to hold it
+// only until the TTL after it sent the last renewal that Redis confirmed, less a margin (the
+// time Redis measures may run a little faster); measured on the monotonic clock, not
+// Options.Now, since Redis expires the lock in real time.
+type migrationLease struct {
+	ttl   time.Duration
+	mu    sync.Mutex
+	until time.Time
+	lost  error
+}
+
+// margin is how long before the lock's expiry, as the process reckons it, the process stops.
+func (l *migrationLease) margin() time.Duration { return l.ttl / 6 }
+
+// renewed records a renewal (or the acquisition) sent at sent that Redis confirmed.
+func (l *migrationLease) renewed(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u := sent.Add(l.ttl - l.margin()); u.After(l.until) {
+		l.until = u
+	}
+}
+
+// lose records that the lock is not held.
+func (l *migrationLease) lose(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil {
+		l.lost = err
+	}
+}
+
+// deadline is when the process stops being sure to hold the lock.
+func (l *migrationLease) deadline() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
+}
+
+// check returns an error wrapping errLostMigrationLock once the process is no longer sure to hold
+// the lock: the guard of every command of a migration's step (rdb.WithGuard).
+func (l *migrationLease) check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost != nil {
+		return l.lost
+	}
+	if time.Now().After(l.until) {
+		l.lost = fmt.Errorf("%w: its lease ran out (no renewal confirmed since %s)", errLostMigrationLock,
+			l.until.Add(l.margin()-l.ttl).UTC().Format(time.RFC3339Nano))
+		return l.lost
+	}
+	return nil
+}
+
+// migrateHolding runs the pending migrations while this process holds lock, which it acquired
+// with a request sent at acquired, renewing it every third of its TTL (and sooner after a failed
+// renewal). Every command of the migrations is guarded by the lease (migrationLease.check): once
+// a renewal says the lock is another's, or no renewal was confirmed in time, the step stops
+// before its next command, and migrateHolding returns an error wrapping errLostMigrationLock
+// (another process then carries on); so it does when the version hash says that another process
+// migrated meanwhile.
+func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock, acquired time.Time) ([]Migration, error) {
+	ttl := s.lockTTL()
+	lease := &migrationLease{ttl: ttl}
+	lease.renewed(acquired)
+	rctx, cancel := context.WithCancelCause(ctx)
+	renewing := make(chan struct{})
+	defer func() { cancel(nil); <-renewing }()
 	go func() {
-		t := time.NewTicker(migrateLockTTL / 3)
-		defer t.Stop()
+		defer close(renewing)
+		next := ttl / 3
 		for {
+			t := time.NewTimer(min(next, time.Until(lease.deadline())))
 			select {
-			case <-ctx.Done():
+			case <-rctx.Done():
+				t.Stop()
 				return
 			case <-t.C:
 			}
-			if held, err := lock.Renew(ctx); err == nil && !held {
-				cancel(errors.New("lost the migration lock to another process"))
+			if err := lease.check(); err != nil {
+				cancel(err)
 				return
+			}
+			sent := time.Now()
+			held, err := lock.Renew(rctx)
+			switch {
+			case err != nil:
+				if rctx.Err() == nil {
+					s.opts.Log.WarnContext(rctx, "renew the migration lock", "err", err)
+				}
+				next = ttl / 30
+			case !held:
+				err := fmt.Errorf("%w to another process", errLostMigrationLock)
+				lease.lose(err)
+				cancel(err)
+				return
+			default:
+				lease.renewed(sent)
+				next = ttl / 3
 			}
 		}
 	}()
+	ctx = rdb.WithGuard(rctx, lease.check)
+	// stopped says why a failure of the step ended it, when the lease did.
+	stopped := func(err error) error {
+		if lerr := lease.check(); lerr != nil && !errors.Is(err, errLostMigrationLock) {
+			return fmt.Errorf("%w (%w)", err, lerr)
+		}
+		return err
+	}
 	st, err := s.ReadLayout(ctx)
 	if err != nil {
 		return nil, err
@@ -533,23 +644,33 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock) ([]Migratio
 	var ran []Migration
 	for _, m := range st.Pending() {
 		log := s.opts.Log.With("from", m.From, "to", m.From+1)
-		if _, err := s.setLayout(ctx, "begin", m.From, m.From+1); err != nil {
-			return ran, err
+		// Make sure of the lock before each migration: a failover may have lost it.
+		sent := time.Now()
+		if held, err := lock.Renew(ctx); err == nil && !held {
+			lease.lose(fmt.Errorf("%w to another process", errLostMigrationLock))
+		} else if err == nil {
+			lease.renewed(sent)
+		}
+		v, err := s.setLayout(ctx, "begin", m.From, m.From+1)
+		if err != nil {
+			return ran, stopped(err)
+		}
+		if v != m.From {
+			return ran, fmt.Errorf("%w: the version hash says %d before the migration from %d: another process migrated meanwhile",
+				errLostMigrationLock, v, m.From)
 		}
 		log.InfoContext(ctx, "migrating the keyspace", "does", m.Does)
 		start := time.Now()
 		if err := m.run(ctx, s); err != nil {
-			if c := context.Cause(ctx); c != nil {
-				err = fmt.Errorf("%w (%w)", err, c)
-			}
-			return ran, fmt.Errorf("migrate layout %d→%d: %w", m.From, m.From+1, err)
+			return ran, fmt.Errorf("migrate layout %d→%d: %w", m.From, m.From+1, stopped(err))
 		}
-		v, err := s.setLayout(ctx, "finish", m.From, m.From+1)
+		v, err = s.setLayout(ctx, "finish", m.From, m.From+1)
 		if err != nil {
-			return ran, err
+			return ran, stopped(err)
 		}
 		if v != m.From+1 {
-			return ran, fmt.Errorf("migrate layout %d→%d: the version hash says %d after it", m.From, m.From+1, v)
+			return ran, fmt.Errorf("%w: migrate layout %d→%d: the version hash says %d after it: another process migrated meanwhile",
+				errLostMigrationLock, m.From, m.From+1, v)
 		}
 		if m.From == 2 {
 			s.bodiesInHashes.Store(false) // every comment's body is in its thread's bodies now

@@ -105,6 +105,8 @@ type Options struct {
 
 	// userRankCap replaces userRankCap when positive (tests: UserRankCap).
 	userRankCap int
+	// migrateLockTTL replaces migrateLockTTL when positive (tests: MigrateLockTTL).
+	migrateLockTTL time.Duration
 }
 
 func (o Options) withDefaults() Options {

@@ -45,3 +45,21 @@ func countRedis(ctx context.Context, roundTrips, commands int) {
 		c.Commands.Add(int64(commands))
 	}
 }
+
+type guardKey struct{}
+
+// WithGuard returns ctx carrying guard, which the runner calls before each attempt of every
+// pipeline it sends with ctx (or a context derived from it): an error from it fails the pipeline
+// unsent. A process migrating the keyspace guards its steps with its hold of the migration lock,
+// so that it stops before its next command once it can no longer be sure to hold it.
+func WithGuard(ctx context.Context, guard func() error) context.Context {
+	return context.WithValue(ctx, guardKey{}, guard)
+}
+
+// checkGuard runs ctx's guard, if it has one.
+func checkGuard(ctx context.Context) error {
+	if g, ok := ctx.Value(guardKey{}).(func() error); ok {
+		return g()
+	}
+	return nil
+}

@@ -83,7 +83,8 @@ type Op[T any] interface {
 // timeout, since a timeout is never retried here (go-redis retries within the attempt). The
 // bound is per attempt, not over the whole loop, because the replies retried here are answers —
 // a slot on the move, a failover under way — and cutting that short would turn a routine
-// resharding into errors; MaxRedirectAttempts bounds the loop.
+// resharding into errors; MaxRedirectAttempts bounds the loop. A guard in ctx (WithGuard) is
+// asked before each attempt, and its error ends the loop with nothing more sent.
 func Pipeline[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, wait bool) error {
 	wait = wait && r.opts.WaitReplicas > 0
 	pending := make([]int, len(ops))
@@ -99,6 +100,9 @@ func Pipeline[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, wait bool
 			if err := Pause(ctx, RetryPause(attempt)); err != nil {
 				return err
 			}
+		}
+		if err := checkGuard(ctx); err != nil {
+			return err
 		}
 		var again []int
 		err := r.Bounded(ctx, func(ctx context.Context) error {
