@@ -38,3 +38,30 @@ func TestGuardCostsNothingWithoutOne(t *testing.T) {
 		t.Errorf("checkGuard after the release = %v, want nil", err)
 	}
 }
+
+// TestGuardedCommandFailsUnsent: a single command (Commands) sent under a guard that refuses
+// fails with the guard's error, unsent — it did not panic on the command never made (a migration
+// that lost its lock stops with an error, not by crashing the server it runs in).
+func TestGuardedCommandFailsUnsent(t *testing.T) {
+	r := NewRunner(NewPlainClient(&Options{Addr: "127.0.0.1:1"}), nil, RunnerOptions{})
+	stop := errors.New("stop")
+	ctx, release := WithGuard(context.Background(), func() error { return stop })
+	defer release()
+	for name, err := range map[string]func() error{
+		"HGET":   func() error { return r.Commands().HGet(ctx, "k", "f").Err() },
+		"DEL":    func() error { return r.Commands().Del(ctx, "k").Err() },
+		"INCR":   func() error { return r.Commands().Incr(ctx, "k").Err() },
+		"EXISTS": func() error { return r.Commands().Exists(ctx, "k").Err() },
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s under a refusing guard panicked: %v", name, p)
+				}
+			}()
+			if e := err(); !errors.Is(e, stop) {
+				t.Errorf("%s under a refusing guard = %v, want the guard's error", name, e)
+			}
+		}()
+	}
+}
