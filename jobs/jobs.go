@@ -333,12 +333,14 @@ func (e *Engine) cancel(ctx context.Context, id string, at string) error {
 	return nil
 }
 
-// claimed is a job taken from a shard, with the try its claim counted and the claim's number,
-// which its outcome names.
+// claimed is a job taken from a shard, with the try its claim counted, and the claim's number
+// and lease end, which its outcome names: the number alone is not unique, since a job that ended
+// counts its claims from 1 again when it is caused anew.
 type claimed struct {
 	Job
 	shard int
 	claim int64
+	lease string
 }
 
 // claim takes at most max due jobs over all shards, in one pipeline, and returns them with the
@@ -347,6 +349,7 @@ type claimed struct {
 // has workers for. A shard that fails is logged and skipped; the others' jobs run.
 func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, error) {
 	now := e.now()
+	lease := score(now.Add(e.opts.Lease))
 	start := int(e.next.Add(1))
 	var calls []Call
 	var shards []int
@@ -361,7 +364,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 		n := (start + i) % e.opts.Shards
 		k := e.keys(n)
 		calls = append(calls, Call{Script: "jobs_claim", Keys: []string{k[0], k[1], k[2], k[3], k[6]},
-			Args: []any{score(now), score(now.Add(e.opts.Lease)), per}})
+			Args: []any{score(now), lease, per}})
 		shards = append(shards, n)
 	}
 	replies, errs := e.r.RunEach(ctx, calls)
@@ -385,7 +388,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 			claim, _ := items[j+2].(int64)
 			try, _ := items[j+3].(int64)
 			kind, arg, _ := strings.Cut(payload, "\n")
-			out = append(out, claimed{Job: Job{ID: id, Kind: kind, Arg: arg, Try: int(try)}, shard: n, claim: claim})
+			out = append(out, claimed{Job: Job{ID: id, Kind: kind, Arg: arg, Try: int(try)}, shard: n, claim: claim, lease: lease})
 		}
 		if s, ok := arr[1].(string); ok {
 			if ms, err := strconv.ParseFloat(s, 64); err == nil {
@@ -402,7 +405,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 func (e *Engine) finish(ctx context.Context, c claimed, outcome string, at time.Time, why string) error {
 	k := e.keys(c.shard)
 	_, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_done", Keys: k[:],
-		Args: []any{c.ID, c.claim, outcome, score(at), why, e.opts.DeadCap}}})
+		Args: []any{c.ID, c.claim, outcome, score(at), why, e.opts.DeadCap, c.lease}}})
 	if err != nil {
 		return fmt.Errorf("finish job %s (%s): %w", c.ID, outcome, err)
 	}

@@ -657,6 +657,50 @@ func TestJobOutcomeSentAgainAfterANewClaim(t *testing.T) {
 	})
 }
 
+// TestJobOutcomeSentAgainAfterTheJobCameBack: the outcome of a run that ended its job, sent
+// again (go-redis resends a script whose reply was lost) after the job was caused again and
+// claimed anew, changes nothing: the new job's claims count from 1 again, as the first's did,
+// yet the old outcome must not pass for the new claim's — it would end its lease and drop the
+// job, so that the new run's failure was never retried.
+func TestJobOutcomeSentAgainAfterTheJobCameBack(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 3})[0]
+		var runs atomic.Int32
+		e.Handle("j", func(context.Context, jobs.Job) error { runs.Add(1); return nil })
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := e.Claim(ctx, 1024)
+		if err != nil || len(first) != 1 {
+			t.Fatalf("first claim: %v %v", first, err)
+		}
+		if err := e.Finish(ctx, first[0], "ok"); err != nil { // done: the job is gone
+			t.Fatal(err)
+		}
+		clk.Add(time.Second)
+		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil { // caused again
+			t.Fatal(err)
+		}
+		second, err := e.Claim(ctx, 1024)
+		if err != nil || len(second) != 1 {
+			t.Fatalf("second claim: %v %v", second, err)
+		}
+		if err := e.Finish(ctx, first[0], "ok"); err != nil { // the first outcome, sent again
+			t.Fatal(err)
+		}
+		if err := e.Finish(ctx, second[0], "retry"); err != nil { // the second run failed
+			t.Fatal(err)
+		}
+		clk.Add(time.Minute)
+		runDue(t, e)
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("the failed run was retried %d times, want once: the old outcome ended the new claim", n)
+		}
+	})
+}
+
 // TestJobsRefusedByAFullRedisWait: a job whose writes a full Redis refused (KindStorageFull) has
 // not failed: it is tried again after Options.Wait, as often as it takes, without counting a try,
 // so it never becomes a dead letter and runs once Redis has room. A failure of its own after

@@ -73,8 +73,10 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 	return u, nil
 }
 
-// existingUser loads the user uid for a write about them, which checks first and writes after:
-// safe, since users are never deleted. An unknown user is KindNotFound.
+// existingUser loads the user uid for a write about them, which checks first and writes after.
+// An unknown user, or a deleted account (its marker keeps no name: see DeleteAccount), is
+// KindNotFound; an account deleted between the check and the write is not caught here (the
+// records such a write leaves name a deleted account, as those made before its deletion do).
 func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
 	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {

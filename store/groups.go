@@ -469,9 +469,9 @@ func (s *Store) resyncMembers(ctx context.Context, uid string) (int, error) {
 // slot and kept the group's, that guard holds a version uid's sequence has not reached, and the
 // write would lose to it.
 func (s *Store) resyncMember(ctx context.Context, uid, g string) error {
-	guard, err := s.cmd().HGet(ctx, s.k.groupMembersVer(g), uid).Result()
-	if err != nil && !isNil(err) {
-		return fmt.Errorf("read the guard of membership %s of %s: %w", uid, g, err)
+	guard, err := s.guardVersion(ctx, s.k.groupMembersVer(g), uid, "membership "+uid+" of "+g)
+	if err != nil {
+		return err
 	}
 	return s.syncMemberOver(ctx, uid, g, followRead, guard)
 }

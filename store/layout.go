@@ -629,7 +629,8 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock, acquired ti
 			}
 		}
 	}()
-	ctx = rdb.WithGuard(rctx, lease.check)
+	ctx, unguard := rdb.WithGuard(rctx, lease.check)
+	defer unguard()
 	// stopped says why a failure of the step ended it, when the lease did.
 	stopped := func(err error) error {
 		if lerr := lease.check(); lerr != nil && !errors.Is(err, errLostMigrationLock) {

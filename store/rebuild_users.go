@@ -64,9 +64,9 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		// the user's later karma writes but kept the leaderboard's, the guard holds a version
 		// the user's slot has not reached, and the entry it guards a karma the slot no longer
 		// says.
-		guard, err := s.cmd().HGet(ctx, s.k.leaderboardVer(), uid).Result()
-		if err != nil && !isNil(err) {
-			return fmt.Errorf("read the leaderboard guard of %s: %w", uid, err)
+		guard, err := s.guardVersion(ctx, s.k.leaderboardVer(), uid, "the leaderboard entry of "+uid)
+		if err != nil {
+			return err
 		}
 		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)}, guard)
 		if err != nil {
@@ -141,11 +141,7 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	// lost writes of the follower's slot and kept the followee's, the copy's guard holds a version
 	// the follower's sequence has not reached, and the write would lose to it.
 	guard := func(a, b string) (string, error) {
-		v, err := s.cmd().HGet(ctx, s.k.followersVer(b), a).Result()
-		if err != nil && !isNil(err) {
-			return "", fmt.Errorf("read the guard of follow %s → %s: %w", a, b, err)
-		}
-		return v, nil
+		return s.guardVersion(ctx, s.k.followersVer(b), a, "follow "+a+" → "+b)
 	}
 	for _, b := range followees {
 		g, err := guard(uid, b)
@@ -193,3 +189,16 @@ func userKeyFromHashKey(prefix, key string) (string, bool) {
 
 // isNil reports whether err is Redis's nil reply.
 func isNil(err error) bool { return errors.Is(err, rdb.Nil) }
+
+// guardVersion returns the version that the guard hash key (a derived copy's: member → the last
+// version applied) holds for member, "" when it holds none: what a rebuild raises the
+// authoritative side's version past (follow.lua, karma_version.lua), so that the copy it writes
+// wins over one that writes the authoritative slot no longer holds left behind. what names the
+// copy in an error.
+func (s *Store) guardVersion(ctx context.Context, key, member, what string) (string, error) {
+	v, err := s.cmd().HGet(ctx, key, member).Result()
+	if err != nil && !isNil(err) {
+		return "", fmt.Errorf("read the guard of %s: %w", what, err)
+	}
+	return v, nil
+}

@@ -6,8 +6,9 @@
 -- First, jobs whose lease ended (their process died or hung) are due again at once, unless
 -- they were rescheduled meanwhile. Then up to ARGV[3] due jobs move from due to lease, each
 -- counting one more claim, whose number its outcome names, and one more try: the claims since
--- the base (a success, or a try not counted, moves the base; the claim numbers only grow, so that
--- an old claim's outcome, sent again, never passes for a newer one's).
+-- the base (a success, or a try not counted, moves the base; the claim numbers only grow while
+-- the job lives, and its outcome names the lease end too, so that an old claim's outcome, sent
+-- again, never passes for a newer one's, also after the job ended and came back: jobs_done).
 -- Reply   {{id, "<kind>\n<argument>", claim, try, ...}, next due (ms) or false}
 -- Repeat  a repeated claim takes nothing the first one took (it is leased, not due): a claim
 --         whose reply was lost leaves its jobs to run again when their lease ends.
