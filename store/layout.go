@@ -566,7 +566,7 @@ func (l *migrationLease) deadline() time.Time {
 }
 
 // check returns an error wrapping errLostMigrationLock once the process is no longer sure to hold
-// the lock: the guard of every command of a migration's step (rdb.WithGuard).
+// the lock: the guard of every command of a migration's step (rdb.Runner.WithGuard).
 func (l *migrationLease) check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -629,7 +629,7 @@ func (s *Store) migrateHolding(ctx context.Context, lock *jobs.Lock, acquired ti
 			}
 		}
 	}()
-	ctx, unguard := rdb.WithGuard(rctx, lease.check)
+	ctx, unguard := s.runner.WithGuard(rctx, lease.check)
 	defer unguard()
 	// stopped says why a failure of the step ended it, when the lease did.
 	stopped := func(err error) error {

@@ -38,7 +38,7 @@ func (o *oneOp) Sent() [2]Cmder { return [2]Cmder{o.sent, nil} }
 // one sends the command fill adds to a pipeline, on the hash slot of key, alone through the
 // runner, and returns it answered. A failure of the pipeline itself (retries ran out, ctx ended)
 // becomes the command's error when the command has none of its own; one before the command was
-// ever sent (a guard that refused, WithGuard; a cluster's master not found) makes the command on
+// ever sent (a guard that refused, Runner.WithGuard; a cluster's master not found) makes the command on
 // a pipeline that is never sent, to carry it.
 func one[C Cmder](ctx context.Context, r *Runner, key string, fill func(p Pipeliner) C) C {
 	var c C

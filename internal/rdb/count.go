@@ -49,27 +49,24 @@ func countRedis(ctx context.Context, roundTrips, commands int) {
 
 type guardKey struct{}
 
-// guards counts the guards in force (WithGuard, until released): while there is none,
-// checkGuard looks for no guard in a context, since a lookup of a value in a context under
-// context.WithoutCancel allocates (its Value boxes the context), and every read runs a pipeline.
-var guards atomic.Int64
-
 // WithGuard returns ctx carrying guard, which the runner calls before each attempt of every
 // pipeline it sends with ctx (or a context derived from it, context.WithoutCancel's included):
 // an error from it fails the pipeline unsent. A process migrating the keyspace guards its steps
 // with its hold of the migration lock, so that it stops before its next command once it can no
 // longer be sure to hold it. The guard is in force until release is called (once its commands
 // are done: ctx's end does not end it, as a command sent under context.WithoutCancel(ctx) must
-// still be guarded); until then every pipeline of the process looks for a guard in its context.
-func WithGuard(ctx context.Context, guard func() error) (_ context.Context, release func()) {
-	guards.Add(1)
+// still be guarded); until then every pipeline of the runner looks for a guard in its context.
+func (r *Runner) WithGuard(ctx context.Context, guard func() error) (_ context.Context, release func()) {
+	r.guards.Add(1)
 	var once sync.Once
-	return context.WithValue(ctx, guardKey{}, guard), func() { once.Do(func() { guards.Add(-1) }) }
+	return context.WithValue(ctx, guardKey{}, guard), func() { once.Do(func() { r.guards.Add(-1) }) }
 }
 
-// checkGuard runs ctx's guard, if it has one.
-func checkGuard(ctx context.Context) error {
-	if guards.Load() == 0 {
+// checkGuard runs ctx's guard, if it has one. While none is in force it looks for none: a lookup
+// of a value in a context under context.WithoutCancel allocates (its Value boxes the context),
+// and every read runs a pipeline.
+func (r *Runner) checkGuard(ctx context.Context) error {
+	if r.guards.Load() == 0 {
 		return nil
 	}
 	if g, ok := ctx.Value(guardKey{}).(func() error); ok {

@@ -6,15 +6,16 @@ import (
 	"testing"
 )
 
-// TestGuardCostsNothingWithoutOne: a pipeline's check of the guard (WithGuard) allocates nothing
+// TestGuardCostsNothingWithoutOne: a pipeline's check of the guard (Runner.WithGuard) allocates nothing
 // while no guard is in force, also under context.WithoutCancel, as a response's reads run (its
 // Value boxes the context: 2 more allocations on every small page); a guard holds, also for a
 // command sent under context.WithoutCancel after its context ended, until it is released.
 func TestGuardCostsNothingWithoutOne(t *testing.T) {
+	r := NewRunner(NewPlainClient(&Options{Addr: "127.0.0.1:1"}), nil, RunnerOptions{})
 	ctx := context.WithoutCancel(context.WithValue(context.Background(), redisCountKey{}, &RedisCount{}))
 	allocs := func() float64 {
 		return testing.AllocsPerRun(100, func() {
-			if checkGuard(ctx) != nil {
+			if r.checkGuard(ctx) != nil {
 				t.Fatal("a guard where none was set")
 			}
 		})
@@ -24,9 +25,9 @@ func TestGuardCostsNothingWithoutOne(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	gctx, cancel := context.WithCancel(context.Background())
-	guarded, release := WithGuard(gctx, func() error { return stop })
+	guarded, release := r.WithGuard(gctx, func() error { return stop })
 	cancel()
-	if err := checkGuard(context.WithoutCancel(guarded)); !errors.Is(err, stop) {
+	if err := r.checkGuard(context.WithoutCancel(guarded)); !errors.Is(err, stop) {
 		t.Errorf("checkGuard under a guard whose context ended = %v, want its error", err)
 	}
 	release()
@@ -34,7 +35,7 @@ func TestGuardCostsNothingWithoutOne(t *testing.T) {
 	if n := allocs(); n != 0 {
 		t.Errorf("checkGuard allocates %v times once the guard was released, want 0", n)
 	}
-	if err := checkGuard(context.WithoutCancel(guarded)); err != nil {
+	if err := r.checkGuard(context.WithoutCancel(guarded)); err != nil {
 		t.Errorf("checkGuard after the release = %v, want nil", err)
 	}
 }
@@ -45,7 +46,7 @@ func TestGuardCostsNothingWithoutOne(t *testing.T) {
 func TestGuardedCommandFailsUnsent(t *testing.T) {
 	r := NewRunner(NewPlainClient(&Options{Addr: "127.0.0.1:1"}), nil, RunnerOptions{})
 	stop := errors.New("stop")
-	ctx, release := WithGuard(context.Background(), func() error { return stop })
+	ctx, release := r.WithGuard(context.Background(), func() error { return stop })
 	defer release()
 	for name, err := range map[string]func() error{
 		"HGET":   func() error { return r.Commands().HGet(ctx, "k", "f").Err() },

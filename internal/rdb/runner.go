@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,6 +42,7 @@ type Runner struct {
 	client  UniversalClient
 	scripts Scripts
 	opts    RunnerOptions
+	guards  atomic.Int64 // the guards in force (WithGuard, until released)
 }
 
 // NewRunner returns the runner of client, which loads scripts again when Redis lost them.
@@ -83,7 +85,7 @@ type Op[T any] interface {
 // timeout, since a timeout is never retried here (go-redis retries within the attempt). The
 // bound is per attempt, not over the whole loop, because the replies retried here are answers —
 // a slot on the move, a failover under way — and cutting that short would turn a routine
-// resharding into errors; MaxRedirectAttempts bounds the loop. A guard in ctx (WithGuard) is
+// resharding into errors; MaxRedirectAttempts bounds the loop. A guard in ctx (Runner.WithGuard) is
 // asked before each attempt, and its error ends the loop with nothing more sent.
 func Pipeline[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, wait bool) error {
 	wait = wait && r.opts.WaitReplicas > 0
@@ -101,7 +103,7 @@ func Pipeline[T any, P Op[T]](ctx context.Context, r *Runner, ops []T, wait bool
 				return err
 			}
 		}
-		if err := checkGuard(ctx); err != nil {
+		if err := r.checkGuard(ctx); err != nil {
 			return err
 		}
 		var again []int
