@@ -265,15 +265,54 @@ const prefixDiscount = 0.8
 // than the common word typed, which counts fully where longer words count prefixDiscount. Empty
 // terms with a nil prefix match nothing.
 func Match(terms [][]Posting, prefix *Prefix, n int) []Hit {
-	lists := make([]scored, 0, len(terms)+1)
-	for _, t := range terms {
-		lists = append(lists, scored{ps: t, idf: IDF(len(t), n)})
+	hits, _ := MatchAt(terms, prefix, Stats{N: n})
+	return hits
+}
+
+// Stats are what a score depends on besides a document's own impacts: the number of documents,
+// and the document frequency of each list of a Match (its terms' in order, then the prefix's
+// union). Every document indexed changes them, and so every score: a cursor that kept only its
+// hit's score would compare it with scores of other statistics, and skip or repeat the results
+// around it. A search's cursors carry the statistics its first page scored with, and its next
+// pages score with them again (MatchAt), so that the order stays the first page's.
+type Stats struct {
+	N  int
+	DF []int
+}
+
+// MatchAt is Match scoring with the statistics st: with st.DF nil (or not one per list), those
+// of the lists given, over st.N documents. It returns the statistics it scored with.
+func MatchAt(terms [][]Posting, prefix *Prefix, st Stats) ([]Hit, Stats) {
+	nLists := len(terms)
+	if prefix != nil {
+		nLists++
+	}
+	frozen := len(st.DF) == nLists && nLists > 0
+	used := Stats{N: st.N, DF: make([]int, 0, nLists)}
+	df := func(i, own int) int {
+		if frozen {
+			return st.DF[i]
+		}
+		return own
+	}
+	lists := make([]scored, 0, nLists)
+	for i, t := range terms {
+		d := df(i, len(t))
+		used.DF = append(used.DF, d)
+		lists = append(lists, scored{ps: t, idf: IDF(d, st.N)})
 	}
 	if prefix != nil {
-		lists = append(lists, union(*prefix, n))
+		u := union(*prefix)
+		d := df(len(terms), len(u.ps))
+		used.DF = append(used.DF, d)
+		idf := IDF(d, st.N)
+		for i := range u.weights {
+			u.weights[i] *= idf
+		}
+		lists = append(lists, u)
 	}
 	if len(lists) == 0 {
-		return nil
+		return nil, used
 	}
 	// The shortest list drives the intersection; the others are searched with galloping steps.
 	slices.SortFunc(lists, func(a, b scored) int { return len(a.ps) - len(b.ps) })
@@ -295,7 +334,7 @@ next:
 		}
 		hits = append(hits, Hit{Doc: p.Doc, Score: score})
 	}
-	return hits
+	return hits, used
 }
 
 // scored is one list of Match with its term's IDF, or with a weight per posting (a union).
@@ -312,10 +351,11 @@ func (s scored) weight(i int) float64 {
 	return s.idf * float64(s.ps[i].Impact) / 255 * (k1 + 1)
 }
 
-// union merges the lists of a prefix's words into one, each document weighing as its best word.
-// The lists are sorted already: the two shortest are merged, again and again, so that the long
-// list of a common word is walked once or twice rather than sorted with the rest.
-func union(pr Prefix, n int) scored {
+// union merges the lists of a prefix's words into one, each document weighing as its best word
+// (before the union's IDF, which MatchAt applies). The lists are sorted already: the two shortest
+// are merged, again and again, so that the long list of a common word is walked once or twice
+// rather than sorted with the rest.
+func union(pr Prefix) scored {
 	var ls []scored
 	for i, l := range pr.Lists {
 		if len(l) == 0 {
@@ -339,10 +379,6 @@ func union(pr Prefix, n int) scored {
 	}
 	if len(ls) == 1 {
 		out = ls[0]
-	}
-	idf := IDF(len(out.ps), n)
-	for i := range out.weights {
-		out.weights[i] *= idf
 	}
 	return out
 }

@@ -541,6 +541,9 @@ type searchPlan struct {
 	kind    searchKind
 	q       search.Query
 	filters []string
+	// at are the statistics to score with: those a cursor of the search carries (cursorStats),
+	// so that its next pages rank as its first did; the index's own when zero.
+	at search.Stats
 }
 
 // searchGuesses is what this process last learnt of the index, so that a search reads its
@@ -640,7 +643,7 @@ func searchDictWords(c *call) ([]string, error) {
 // pipeline reads every bucket's counts (the documents, for IDF, and the newest block), the
 // prefix's words from the dictionaries, and the lists that searchGuesses says the search will
 // need; a second one reads only what the guess missed.
-func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, error) {
+func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, search.Stats, error) {
 	k, code := l.s.k, pl.kind.code
 	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
 	// A term's postings in a block: its first in its field of a searchRare hash, the others in
@@ -678,7 +681,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
-		return nil, err
+		return nil, search.Stats{}, err
 	}
 	var docs int64
 	top := int64(-1)
@@ -693,7 +696,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	for _, c := range calls[searchBuckets:fixed] {
 		words, err := searchDictWords(c)
 		if err != nil {
-			return nil, err
+			return nil, search.Stats{}, err
 		}
 		expansions = append(expansions, words...)
 	}
@@ -714,7 +717,7 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	calls = l.getAll(ctx, all...)
 	if err := waitAll(ctx, calls); err != nil {
-		return nil, err
+		return nil, search.Stats{}, err
 	}
 	decode := func(cs []*call) ([]search.Posting, error) {
 		var ps []search.Posting
@@ -749,12 +752,12 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, search.Stats{}, err
 	}
 	required := lists[:len(terms)]
 	for _, ps := range required {
 		if len(ps) == 0 {
-			return nil, nil // a required term matches nothing
+			return nil, search.Stats{}, nil // a required term matches nothing
 		}
 	}
 	var prefix *search.Prefix
@@ -766,7 +769,12 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, e
 			}
 		}
 	}
-	return search.Match(required, prefix, int(docs)), nil
+	at := pl.at
+	if at.DF == nil {
+		at.N = int(docs)
+	}
+	hits, used := search.MatchAt(required, prefix, at)
+	return hits, used, nil
 }
 
 // searchCursorTag names the list of one search in its cursors, so that a cursor of one search
@@ -789,7 +797,8 @@ func hitOfCursor(c cursor, kind searchKind) (search.Hit, bool, error) {
 	if err != nil {
 		return search.Hit{}, false, invalidf("malformed cursor")
 	}
-	d, err := searchDocOfMember(kind, c.member)
+	m, _, _ := strings.Cut(c.member, "|") // the statistics after it: cursorStats
+	d, err := searchDocOfMember(kind, m)
 	if err != nil {
 		return search.Hit{}, false, err
 	}
@@ -819,8 +828,9 @@ func searchDocOfMember(kind searchKind, m string) (search.Doc, error) {
 	return d, nil
 }
 
-// searchCursor encodes the cursor of a hit.
-func searchCursor(tag string, h search.Hit) string {
+// searchCursor encodes the cursor of a hit; stats, when not empty, are the statistics its page
+// scored with (searchStats), which the next pages score with again.
+func searchCursor(tag string, h search.Hit, stats string) string {
 	m := strconv.FormatUint(h.Doc.A, 10)
 	switch {
 	case h.Doc.S != "":
@@ -828,7 +838,60 @@ func searchCursor(tag string, h search.Hit) string {
 	case h.Doc.B != 0:
 		m += ":" + strconv.FormatUint(h.Doc.B, 10)
 	}
+	if stats != "" {
+		m += "|" + stats
+	}
 	return cursor{list: tag, score: strconv.FormatFloat(h.Score, 'g', -1, 64), member: m}.encode()
+}
+
+// searchStats encodes the statistics a page of a relevance search scored with, for its cursors:
+// the number of documents, then each list's document frequency, in base 36 with dots between.
+// A score depends on them, and every document indexed changes them: a cursor that kept only its
+// score was compared, on the next page, with scores of other statistics, and skipped or repeated
+// the results around it (every one of them, for a one-word query, when posts were created
+// between the pages). Sorts other than RELEVANCE rank by what the statistics do not change, and
+// their cursors carry none ("").
+func searchStats(st search.Stats) string {
+	b := strconv.AppendInt(nil, int64(st.N), 36)
+	for _, df := range st.DF {
+		b = strconv.AppendInt(append(b, '.'), int64(df), 36)
+	}
+	return string(b)
+}
+
+// searchMaxStatLists bounds the lists a cursor's statistics name: a query's terms and prefix
+// (search.MaxQueryTerms) and its filters (a scope and an author).
+const searchMaxStatLists = search.MaxQueryTerms + 2
+
+// cursorStats returns the statistics the cursor of sp carries (its after cursor's, else its
+// before cursor's), for the search to score with again; zero when it carries none (a first page,
+// or a cursor of an older server), and then the index's own are used.
+func cursorStats(sp span) (search.Stats, error) {
+	c := sp.after
+	if c.score == "" {
+		c = sp.before
+	}
+	_, raw, ok := strings.Cut(c.member, "|")
+	if !ok {
+		return search.Stats{}, nil
+	}
+	parts := strings.Split(raw, ".")
+	if len(parts) < 2 || len(parts) > searchMaxStatLists+1 {
+		return search.Stats{}, invalidf("malformed cursor")
+	}
+	var st search.Stats
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 36, 31)
+		if err != nil {
+			return search.Stats{}, invalidf("malformed cursor")
+		}
+		if i == 0 {
+			st.N = int(v)
+		} else {
+			st.DF = append(st.DF, int(v))
+		}
+	}
+	return st, nil
 }
 
 // searchLimits bound the hits one search verifies.
@@ -957,7 +1020,7 @@ func (s *Store) searchLimitsOf(q search.Query) searchLimits {
 // rounds, and at most lim.checks hits): hits that fail verification are skipped, and the cursors
 // are those of the hits kept. The page's Total is count's answer (see searchTotal), or 0 when
 // count is nil: the response does not show it.
-func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp span, kind searchKind, lim searchLimits,
+func searchPage[T any](ctx context.Context, hits []search.Hit, tag, stats string, sp span, kind searchKind, lim searchLimits,
 	verify searchVerify[T], count searchCount) (*Page[T], error) {
 	after, hasAfter, err := hitOfCursor(sp.after, kind)
 	if err != nil {
@@ -1049,7 +1112,7 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	}
 	for _, g := range got {
 		out.Items = append(out.Items, g.item)
-		out.Cursors = append(out.Cursors, searchCursor(tag, g.hit))
+		out.Cursors = append(out.Cursors, searchCursor(tag, g.hit, stats))
 	}
 	if sp.backward {
 		out.HasPrev, out.HasNext = extra || more, hasBefore
@@ -1061,9 +1124,9 @@ func searchPage[T any](ctx context.Context, hits []search.Hit, tag string, sp sp
 	// an empty page has no item to go on from.
 	if !extra && more {
 		if sp.backward && hi != nil {
-			out.start = searchCursor(tag, *hi)
+			out.start = searchCursor(tag, *hi, stats)
 		} else if !sp.backward && lo != nil {
-			out.end = searchCursor(tag, *lo)
+			out.end = searchCursor(tag, *lo, stats)
 		}
 	}
 	return out, nil
@@ -1317,6 +1380,7 @@ type searchRun struct {
 	hits   []search.Hit
 	tag    string
 	sp     span
+	stats  string // the statistics its relevance scores were computed with, for its cursors
 }
 
 // runSearch parses a search of posts or comments, reads its matches and orders them.
@@ -1357,10 +1421,16 @@ func (l *Loader) runSearch(ctx context.Context, kind searchKind, a searchArgs, w
 			return r, nil
 		}
 	}
-	if r.hits, err = l.searchHits(ctx, pl); err != nil {
+	if pl.at, err = cursorStats(r.sp); err != nil {
+		return nil, err
+	}
+	var st search.Stats
+	if r.hits, st, err = l.searchHits(ctx, pl); err != nil {
 		return nil, err
 	}
 	switch a.sort {
+	case SearchRelevance:
+		r.stats = searchStats(st)
 	case SearchNew:
 		for i := range r.hits {
 			r.hits[i].Score = 0
@@ -1397,7 +1467,7 @@ func (l *Loader) SearchPosts(ctx context.Context, in PostSearch, w Window, needs
 		fc.text = lim.countText
 		count = func(ctx context.Context, hs []search.Hit) (int, int, error) { return l.countPosts(ctx, fc, hs) }
 	}
-	page, err := searchPage(ctx, r.hits, r.tag, r.sp, searchPosts, lim, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, int, error) {
+	page, err := searchPage(ctx, r.hits, r.tag, r.stats, r.sp, searchPosts, lim, func(ctx context.Context, hs []search.Hit) ([]*Post, []int, int, error) {
 		return l.searchPostsCheck(ctx, f, hs, evalNeeds(needs))
 	}, count)
 	if err != nil {
@@ -1666,7 +1736,7 @@ func (l *Loader) SearchComments(ctx context.Context, in CommentSearch, w Window)
 		fc.text = lim.countText
 		count = func(ctx context.Context, hs []search.Hit) (int, int, error) { return l.countComments(ctx, fc, hs) }
 	}
-	return searchPage(ctx, r.hits, r.tag, r.sp, searchComments, lim, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, int, error) {
+	return searchPage(ctx, r.hits, r.tag, r.stats, r.sp, searchComments, lim, func(ctx context.Context, hs []search.Hit) ([]*Comment, []int, int, error) {
 		reads := make([]read, 0, 2*len(hs))
 		for _, h := range hs {
 			pid, num := commentOfHit(h)

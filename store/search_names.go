@@ -89,7 +89,11 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 	if err != nil {
 		return nil, err
 	}
-	hits, err := l.searchHits(ctx, searchPlan{kind: searchGroupsKind, q: q})
+	at, err := cursorStats(sp)
+	if err != nil {
+		return nil, err
+	}
+	hits, st, err := l.searchHits(ctx, searchPlan{kind: searchGroupsKind, q: q, at: at})
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +124,7 @@ func (l *Loader) SearchGroups(ctx context.Context, query string, w Window) (*Pag
 		}
 		return out, idx, len(hs), nil
 	}
-	return searchPage(ctx, hits, tag, sp, searchGroupsKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
+	return searchPage(ctx, hits, tag, searchStats(st), sp, searchGroupsKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
 }
 
 // countBy is the count of a search whose page's check is cheap enough to count with (groups,
@@ -149,7 +153,11 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 	if err != nil {
 		return nil, err
 	}
-	hits, err := l.searchHits(ctx, searchPlan{kind: searchUsersKind, q: q})
+	at, err := cursorStats(sp)
+	if err != nil {
+		return nil, err
+	}
+	hits, st, err := l.searchHits(ctx, searchPlan{kind: searchUsersKind, q: q, at: at})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +182,7 @@ func (l *Loader) SearchUsers(ctx context.Context, query string, w Window) (*Page
 		}
 		return out, idx, len(hs), nil
 	}
-	return searchPage(ctx, hits, tag, sp, searchUsersKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
+	return searchPage(ctx, hits, tag, searchStats(st), sp, searchUsersKind, searchLimits{count: searchCountCap}, verify, countBy(verify, w))
 }
 
 // reindexGroups indexes every registered group anew: rebuild's step for groups.

@@ -1318,3 +1318,47 @@ func TestSearchCountKeepsItsBatchesPastALongText(t *testing.T) {
 		}
 	})
 }
+
+// A relevance cursor stays valid while posts are created between pages: every new post changes
+// the statistics a score is computed from (how many documents there are, how many hold each
+// word), and a cursor that kept only its score skipped or repeated the results around it. Two
+// words and a prefix, so that each list's weight moves apart from the others'.
+func TestSearchRelevanceCursorSurvivesNewPosts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		var want []string
+		for i := range 12 {
+			title := fmt.Sprintf("Plover %d %s", i, strings.Repeat("plover ", i%4))
+			f.postBody(alice, title, "sand "+strings.Repeat("word ", i)+strings.Repeat("sanderling ", i%3))
+			want = append(want, title)
+		}
+		for _, query := range []string{"plover", "plover sand", "plover san"} {
+			in := store.PostSearch{Query: query}
+			var got []string
+			after := ""
+			for page := 0; ; page++ {
+				p, err := f.s.NewLoader().SearchPosts(f.ctx, in, store.Window{First: 4, After: after}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range p.Items {
+					got = append(got, it.Title)
+				}
+				if !p.HasNext || page > 10 {
+					break
+				}
+				after = p.EndCursor()
+				// Between pages, posts with none of the words, and one with only some of them.
+				for j := range 8 {
+					f.postBody(alice, fmt.Sprintf("Dunlin %d", j), "mud")
+				}
+				f.postBody(alice, "Sand martin", "sand sanderling")
+			}
+			sorted := slices.Sorted(slices.Values(got))
+			if !slices.Equal(sorted, slices.Sorted(slices.Values(want))) {
+				t.Errorf("%q paged with new posts between pages: %d results %q, want each of the %d once", query, len(got), got, len(want))
+			}
+		}
+	})
+}
