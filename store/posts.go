@@ -124,17 +124,25 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	}
 	now := s.now()
 	var n note
-	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string) (any, error) {
+	var draft *Post
+	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string, repeat bool) (any, error) {
 		var err error
+		if repeat {
+			// The key's first request may have scheduled the post: then that is the answer.
+			if draft, err = s.earlierDraft(ctx, uid, pid); err != nil || draft != nil {
+				return draft, err
+			}
+		}
 		if n, err = s.noteRepair(ctx, repairPost+":"+pid); err != nil {
 			return nil, err
 		}
-		return s.run(ctx, "create_post", []string{s.k.post(pid), s.k.postTexts(pid)},
-			in.Title, in.Body, in.URL, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
-			strings.Join(groups, ","), nonce, name, flag(in.NSFW), flag(in.Spoiler))
+		return s.createPostOnce(ctx, pid, nonce, in.Title, in.Body, in.URL, uid, now, strings.Join(groups, ","), name, in.NSFW, in.Spoiler)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if draft != nil {
+		return draft, nil
 	}
 	h, err := replyHash("create_post", reply)
 	if err != nil {
@@ -175,7 +183,11 @@ const maxIDAttempts = 100
 // hands out again already name posts on other nodes, and create replies nil for those: the next
 // id is tried. A creation with an idempotency key keeps one nonce across its repeats and binds
 // the key to the id it finally gets.
-func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create func(pid, nonce string) (any, error)) (string, any, error) {
+//
+// create is told whether the key was bound before (repeat): the id is then the first request's,
+// which may have been scheduled, published or cancelled since, and whose nonce may be the one
+// of a scheduled post's publication (createPostOnce accepts both).
+func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create func(pid, nonce string, repeat bool) (any, error)) (string, any, error) {
 	nonce := randomHex(16)
 	var idem string
 	if idemKey != "" {
@@ -189,6 +201,7 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 			return "", nil, fmt.Errorf("allocate post id: %w", rdb.StorageFull(err))
 		}
 		pid := strconv.FormatInt(seq, 10)
+		repeat := false
 		if idem != "" {
 			// The first request with this key binds it to its post id; a repeat gets that id back
 			// and re-runs the (idempotent) creation, which completes a first attempt that was cut
@@ -197,11 +210,13 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 			if err != nil {
 				return "", nil, err
 			}
-			if pid, err = replyString("claim", v); err != nil {
+			bound, err := replyString("claim", v)
+			if err != nil {
 				return "", nil, err
 			}
+			repeat, pid = bound != pid, bound
 		}
-		reply, err := create(pid, nonce)
+		reply, err := create(pid, nonce, repeat)
 		if err != nil || reply != nil {
 			return pid, reply, err
 		}
@@ -209,6 +224,19 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 	}
 	return "", nil, fmt.Errorf("allocate post id: %d ids in a row were taken", maxIDAttempts)
 }
+
+// createPostOnce runs create_post: the post pid, created at now, or the post an earlier run with
+// the same nonce made; nil when pid names another post. The nonce of the post's publication as
+// a scheduled post (runPublishJob) is accepted too: a creation repeated with its idempotency key
+// after the first request scheduled the post, and it was published, finds that post.
+func (s *Store) createPostOnce(ctx context.Context, pid, nonce, title, body, url, uid string, now time.Time, groups, name string, nsfw, spoiler bool) (any, error) {
+	return s.run(ctx, "create_post", []string{s.k.post(pid), s.k.postTexts(pid)},
+		title, body, url, uid, now.UnixMilli(), now.Add(s.opts.VotingWindow).UnixMilli(),
+		groups, nonce, name, flag(nsfw), flag(spoiler), scheduledNonce(uid, pid))
+}
+
+// scheduledNonce is the nonce of uid's scheduled post pid, published by runPublishJob.
+func scheduledNonce(uid, pid string) string { return "s:" + uid + ":" + pid }
 
 // DeletePost deletes a post of uid's: its thread and votes go, and it leaves every ranking.
 func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {

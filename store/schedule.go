@@ -114,7 +114,35 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 	if err != nil {
 		return nil, fmt.Errorf("schedule post: %w", err)
 	}
-	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, _ string) (any, error) {
+	var earlier *Post
+	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string, repeat bool) (any, error) {
+		if repeat {
+			// The key's first request made pid: scheduled (the draft answers, as "add" would
+			// reply), cancelled, or published, at once or from its draft. Only a first request
+			// cut off before its write leaves none of these, and is completed.
+			var err error
+			if earlier, err = s.earlierDraft(ctx, uid, pid); err != nil || earlier != nil {
+				return earlier, err
+			}
+			if n, err := s.cmd().Exists(ctx, s.k.post(pid)).Result(); err != nil {
+				return nil, fmt.Errorf("read post %s: %w", pid, err)
+			} else if n == 1 {
+				// Published: create_post finds it by either nonce and writes nothing (nil: the id
+				// names another post, and allocatePost moves on).
+				reply, err := s.createPostOnce(ctx, pid, nonce, in.Title, in.Body, in.URL, uid, at, strings.Join(groups, ","), "", in.NSFW, in.Spoiler)
+				if err != nil || reply == nil {
+					return reply, err
+				}
+				h, err := replyHash("create_post", reply)
+				if err != nil {
+					return nil, err
+				}
+				if earlier = s.postFromHash(pid, h); earlier == nil {
+					return nil, notFoundf("post %s was deleted", postID(pid))
+				}
+				return earlier, nil
+			}
+		}
 		job, err := s.jobs.EnqueueCall(publishJob(uid, pid, at), false)
 		if err != nil {
 			return nil, err
@@ -129,6 +157,9 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 	if err != nil {
 		return nil, err
 	}
+	if earlier != nil {
+		return earlier, nil
+	}
 	s.jobs.Wake()
 	stored, err := replyString("schedule", reply)
 	if err != nil {
@@ -139,6 +170,33 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 		return nil, err
 	}
 	return d.post(pid, UserKey(uid), s.opts.VotingWindow), nil
+}
+
+// earlierDraft returns, for a creation repeated with its idempotency key, what the key's first
+// request made of pid as a scheduled post: the draft as its author sees it while it waits or is
+// being published, NOT_FOUND once it was cancelled, or nil when pid was never scheduled or is
+// published (its draft goes only after the post is written, so a published draft's post is
+// there by the time the draft is found gone).
+func (s *Store) earlierDraft(ctx context.Context, uid, pid string) (*Post, error) {
+	raw, err := s.cmd().HGet(ctx, s.k.drafts(uid), pid).Result()
+	switch {
+	case err == nil:
+		d, err := parseDraft(raw)
+		if err != nil {
+			return nil, err
+		}
+		return d.post(pid, UserKey(uid), s.opts.VotingWindow), nil
+	case !errors.Is(err, rdb.Nil):
+		return nil, fmt.Errorf("read scheduled post %s: %w", pid, err)
+	}
+	_, err = s.cmd().ZScore(ctx, s.k.cancelledDrafts(uid), pid).Result()
+	switch {
+	case err == nil:
+		return nil, notFoundf("the scheduled post %s made with this idempotency key was cancelled", postID(pid))
+	case !errors.Is(err, rdb.Nil):
+		return nil, fmt.Errorf("read cancelled post %s: %w", pid, err)
+	}
+	return nil, nil
 }
 
 // ReschedulePost moves a scheduled post of uid's to a new publish time: the draft first, then its
@@ -262,8 +320,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	created, err := s.run(ctx, "create_post", []string{s.k.post(pid), s.k.postTexts(pid)},
-		d.Title, d.Body, d.URL, uid, at.UnixMilli(), at.Add(s.opts.VotingWindow).UnixMilli(), d.Groups, "s:"+uid+":"+pid, name, flag(d.NSFW), flag(d.Spoiler))
+	created, err := s.createPostOnce(ctx, pid, scheduledNonce(uid, pid), d.Title, d.Body, d.URL, uid, at, d.Groups, name, d.NSFW, d.Spoiler)
 	if err != nil {
 		return err
 	}

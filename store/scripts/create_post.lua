@@ -8,6 +8,9 @@
 --          ("" when unknown: the field is left out)
 -- ARGV[10] "1" to label the post NSFW   ARGV[11] "1" to label it a spoiler (see labels.go);
 --          anything else leaves the label out
+-- ARGV[12] another nonce that names this creation: that of the post's publication as a scheduled
+--          post (a creation repeated with its idempotency key finds the post its first request
+--          scheduled, once published)
 -- Reply    HGETALL of the post, with its texts (post_reply); nil when the id already belongs to another post. That happens
 --          only when the id counter lost its last increments in a failover (it lives on another
 --          node than the posts on a cluster): the caller then allocates the next id.
@@ -26,7 +29,10 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'aname', ARGV[9]) end
   if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'nsfw', '1') end
   if ARGV[11] == '1' then redis.call('HSET', KEYS[1], 'spoiler', '1') end
-elseif redis.call('HGET', KEYS[1], 'nonce') ~= ARGV[8] then
-  return false
+else
+  local nonce = redis.call('HGET', KEYS[1], 'nonce')
+  if nonce ~= ARGV[8] and nonce ~= ARGV[12] then
+    return false
+  end
 end
 return post_reply(KEYS[1], KEYS[2])
