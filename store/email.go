@@ -190,7 +190,8 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 }
 
 // writeEmail sets the address of uid (stored; key lower-cased), which claimEmail claimed for
-// them, unverified, releases the address it replaces, and mails a verification link to it.
+// them, unverified — unless it is uid's address already in another case, which keeps its
+// verification —, releases the address it replaces, and mails a verification link to it.
 func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) error {
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.VerifyTTL)
@@ -198,8 +199,17 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	if err != nil {
 		return fmt.Errorf("set email: %w", err)
 	}
+	// The address in another case is the same address (keyed ignoring case): it stays verified.
+	cur, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
+	}
+	same := ""
+	if cur != stored && strings.ToLower(cur) == key {
+		same = cur
+	}
 	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
-		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds())
+		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds(), same)
 	if err != nil {
 		return fmt.Errorf("set email: %w", err)
 	}
