@@ -452,6 +452,11 @@ func (s *Store) ResetPassword(ctx context.Context, token, next string) (*Session
 	}
 	hash := s.hashPassword(next)
 	if err := s.endSessions(ctx, uid, "", old, hash); err != nil {
+		if IsKind(err, KindForbidden) {
+			// The password changed since the token was taken (another link used at the same
+			// moment, a changePassword): the link ended with the password it was mailed under.
+			return nil, invalidf("invalid or expired token")
+		}
 		return nil, fmt.Errorf("reset password: %w", err)
 	}
 	u, err := s.userByKey(ctx, uid)
