@@ -55,5 +55,20 @@ func TestNoWritesAfterDeletion(t *testing.T) {
 				t.Errorf("%s by a deleted account: %v, want UNAUTHENTICATED", w.name, err)
 			}
 		}
+		// The writes a site ban leaves open: nothing of the account's slot, which the deletion's
+		// step dropped, comes back (a saved-post list, a block list nobody ever drops again), nor
+		// a watch after the chain's step took the account off every thread.
+		for _, w := range []struct {
+			name  string
+			write func() error
+		}{
+			{"savePost", func() error { _, err := s.SavePost(ctx, "ann", post.ID); return err }},
+			{"blockUser", func() error { _, err := s.Block(ctx, "ann", "bob"); return err }},
+			{"watchPost", func() error { return s.WatchPost(ctx, "ann", post.ID, store.WatchAll) }},
+		} {
+			if err := w.write(); !store.IsKind(err, store.KindUnauthenticated) {
+				t.Errorf("%s by a deleted account: %v, want UNAUTHENTICATED", w.name, err)
+			}
+		}
 	})
 }

@@ -427,14 +427,24 @@ type banCheck struct {
 }
 
 // banReads returns the check of uid's write in scope (the first of scopes; none is the site's)
-// and the reads to send with its rate limit; nil and none for a write no ban refuses.
+// and the reads to send with its rate limit; for a write no ban refuses (banFree), only whether
+// the account was deleted; nil and none without a user.
 func (s *Store) banReads(ctx context.Context, uid string, scopes []writeScope) (*banCheck, []op) {
 	c := &banCheck{now: s.now().UnixMilli()}
 	if len(scopes) > 0 {
 		c.scope = scopes[0]
 	}
-	if c.scope.free || uid == "" {
+	if uid == "" {
 		return nil, nil
+	}
+	if c.scope.free {
+		// No ban refuses it, but a deleted account writes nothing (see author): its deletion's
+		// step dropped the keys of its slot, which such a write would make again.
+		key := s.k.user(uid)
+		return c, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			c.author = p.HMGet(ctx, key, "deleted", "emailv")
+			return c.author, nil
+		}}}
 	}
 	key := s.k.userBans(uid)
 	c.email = s.opts.RequireEmail && !s.IsAdmin(UserKey(uid))
@@ -498,6 +508,9 @@ func (c *banCheck) err() error {
 	}
 	if str(author[0]) == "1" {
 		return &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
+	}
+	if c.scope.free {
+		return nil
 	}
 	if err := c.banErr(); err != nil {
 		return err

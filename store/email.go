@@ -190,7 +190,8 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 }
 
 // writeEmail sets the address of uid (stored; key lower-cased), which claimEmail claimed for
-// them, unverified, releases the address it replaces, and mails a verification link to it.
+// them, unverified — unless it is uid's address already in another case, which keeps its
+// verification —, releases the address it replaces, and mails a verification link to it.
 func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) error {
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.VerifyTTL)
@@ -198,8 +199,17 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	if err != nil {
 		return fmt.Errorf("set email: %w", err)
 	}
+	// The address in another case is the same address (keyed ignoring case): it stays verified.
+	cur, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
+	}
+	same := ""
+	if cur != stored && strings.ToLower(cur) == key {
+		same = cur
+	}
 	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
-		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds())
+		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds(), same)
 	if err != nil {
 		return fmt.Errorf("set email: %w", err)
 	}
@@ -442,6 +452,11 @@ func (s *Store) ResetPassword(ctx context.Context, token, next string) (*Session
 	}
 	hash := s.hashPassword(next)
 	if err := s.endSessions(ctx, uid, "", old, hash); err != nil {
+		if IsKind(err, KindForbidden) {
+			// The password changed since the token was taken (another link used at the same
+			// moment, a changePassword): the link ended with the password it was mailed under.
+			return nil, invalidf("invalid or expired token")
+		}
 		return nil, fmt.Errorf("reset password: %w", err)
 	}
 	u, err := s.userByKey(ctx, uid)
