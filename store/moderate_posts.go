@@ -244,8 +244,22 @@ func (s *Store) PinPost(ctx context.Context, actor UserKey, id, group string, pi
 	}
 	flag, text := reasonArgs(reason)
 	outbox := s.k.groupModOutbox(g)
-	reply, err := s.run(ctx, "pin_post", []string{s.k.groupPins(g), s.k.groupMods(g), outbox},
-		pid, boolArg(pinned), string(actor), admin, MaxPins, s.now().UnixMilli(), flag, text, g)
+	pin := func() (any, error) {
+		return s.run(ctx, "pin_post", []string{s.k.groupPins(g), s.k.groupMods(g), outbox},
+			pid, boolArg(pinned), string(actor), admin, MaxPins, s.now().UnixMilli(), flag, text, g)
+	}
+	reply, err := pin()
+	if pinned && IsKind(err, KindLimitReached) {
+		// A full group may hold pins that no longer hold (their post deleted, removed or moved
+		// out of the group after a pin's checks read it): they free their places.
+		freed, serr := s.unpinStale(ctx, g)
+		if serr != nil {
+			return nil, serr
+		}
+		if freed {
+			reply, err = pin()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -273,6 +287,58 @@ func boolArg(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// unpinStale takes out of group's pins those whose post is gone, deleted, removed or no longer in
+// the group — a pin whose script ran after the post changed, which reads skip but which would
+// keep its place among the MaxPins — and reports whether it took any. Two round trips: the pins,
+// then their posts.
+func (s *Store) unpinStale(ctx context.Context, group string) (bool, error) {
+	key := s.k.groupPins(group)
+	var pins *rdb.StringSliceCmd
+	err := s.pipeline(ctx, []op{{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		pins = p.ZRange(ctx, key, 0, -1)
+		return pins, nil
+	}}}, false)
+	if err == nil {
+		err = pins.Err()
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the pins of %s: %w", group, err)
+	}
+	ids := pins.Val()
+	if len(ids) == 0 {
+		return false, nil
+	}
+	posts := make([]*rdb.SliceCmd, len(ids))
+	ops := make([]op, len(ids))
+	for i, pid := range ids {
+		pk := s.k.post(pid)
+		ops[i] = op{key: pk, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			posts[i] = p.HMGet(ctx, pk, "author", "groups", "deleted", "removed")
+			return posts[i], nil
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil {
+		return false, fmt.Errorf("read the pinned posts of %s: %w", group, err)
+	}
+	var calls []scriptCall
+	for i, pid := range ids {
+		v, err := posts[i].Result()
+		if err != nil {
+			return false, fmt.Errorf("read pinned post %s: %w", pid, err)
+		}
+		if str(v[0]) == "" || str(v[2]) == "1" || str(v[3]) == "1" || !contains(splitGroups(str(v[1])), group) {
+			calls = append(calls, s.unpinCall(group, pid))
+		}
+	}
+	if len(calls) == 0 {
+		return false, nil
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return false, fmt.Errorf("unpin the stale pins of %s: %w", group, err)
+	}
+	return true, nil
 }
 
 // unpinCall takes a post out of a group's pins (a post that left the group, or was removed or

@@ -648,3 +648,42 @@ func TestPinCursorOutlivesItsPin(t *testing.T) {
 		}
 	})
 }
+
+// A pin that no longer holds — its post deleted, removed or moved out of the group by the time
+// the pin's script ran — is skipped by the reads, and must not keep its place among the group's
+// MaxPins: the next pin that finds the group full frees such places first.
+func TestStalePinsFreeTheirPlaces(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newModFixture(t, b)
+		ann := f.user("ann")
+		gone := f.post(ann, "deleted", "go")
+		moved := f.post(ann, "moved", "go")
+		var live []*store.Post
+		for i := range 3 {
+			live = append(live, f.post(ann, fmt.Sprintf("p%d", i), "go"))
+		}
+		if err := f.s.DeletePost(f.ctx, store.UserKey(ann), gone.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.SetPostGroups(f.ctx, store.UserKey(ann), moved.ID, []string{"rust"}, []string{"go"}); err != nil {
+			t.Fatal(err)
+		}
+		// Both pins land after the post changed: the pin's checks read it before.
+		for _, p := range []*store.Post{gone, moved} {
+			if err := f.s.PinScriptOnly(f.ctx, "mia", p.ID, "go"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, p := range live {
+			if _, err := f.s.PinPost(f.ctx, "mia", p.ID, "go", true, nil); err != nil {
+				t.Fatalf("pin %d of 3 live posts, with stale pins in the group: %v", i+1, err)
+			}
+		}
+		want := []string{live[2].ID, live[1].ID, live[0].ID}
+		if got := f.ids(store.SortNew, "go", 3); !slices.Equal(got, want) {
+			t.Fatalf("first page %v, want the pins %v", got, want)
+		}
+		_, err := f.s.PinPost(f.ctx, "mia", moved.ID, "rust", true, nil)
+		wantKind(t, err, store.KindForbidden, "mia pinning in rust")
+	})
+}
