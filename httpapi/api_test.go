@@ -699,3 +699,32 @@ func TestVotesAreReadWithCounts(t *testing.T) {
 		}
 	})
 }
+
+// TestCORSPreflightAllowsTheHeadersTheAPIReads: a browser app on an allowed origin sends each
+// header /query reads only if the preflight's Access-Control-Allow-Headers names it. It named
+// Authorization, Content-Type and Accept only, so an event stream resumed with Last-Event-ID (the
+// documented way) or a request carrying a trace's traceparent was blocked by the browser.
+func TestCORSPreflightAllowsTheHeadersTheAPIReads(t *testing.T) {
+	st := storetest.Backends(t)[0].NewStore(t, store.Options{})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st),
+		Live: httpapi.Live{AllowedOrigins: []string{"https://app.example.org"}}}))
+	t.Cleanup(srv.Close)
+	for _, h := range []string{"authorization", "content-type", "accept", "last-event-id", "traceparent", "tracestate", "baggage"} {
+		req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/query", nil)
+		req.Header.Set("Origin", "https://app.example.org")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type,"+h)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		allowed := false
+		for _, a := range strings.Split(res.Header.Get("Access-Control-Allow-Headers"), ",") {
+			allowed = allowed || strings.EqualFold(strings.TrimSpace(a), h)
+		}
+		if res.StatusCode != http.StatusNoContent || !allowed {
+			t.Errorf("preflight for %s: %d, Access-Control-Allow-Headers %q", h, res.StatusCode, res.Header.Get("Access-Control-Allow-Headers"))
+		}
+	}
+}

@@ -165,23 +165,31 @@ func (c *responseCache) wrap(next http.Handler) http.Handler {
 					return
 				}
 			}
-			c.compute(w, r, next, req, base, viewerKey, admin)
+			c.compute(w, r, next, req, base, viewerKey, admin, func(*cacheEntry) {})
 			return
 		}
-		defer func() {
-			c.mu.Lock()
-			delete(c.flights, viewerKey)
-			c.mu.Unlock()
-			close(f.done)
-		}()
-		f.entry = c.compute(w, r, next, req, base, viewerKey, admin)
+		// The flight ends as soon as the answer is made, before it is written to this client:
+		// the others must not wait for a client that reads slowly, or not at all.
+		var once sync.Once
+		land := func(e *cacheEntry) {
+			once.Do(func() {
+				c.mu.Lock()
+				f.entry = e
+				delete(c.flights, viewerKey)
+				c.mu.Unlock()
+				close(f.done)
+			})
+		}
+		defer land(nil) // a compute that panics or fails lets the others compute their own
+		c.compute(w, r, next, req, base, viewerKey, admin, land)
 	})
 }
 
-// compute runs the query, answers it, and keeps the answer when it can be; it returns the entry
-// kept, or nil. admin is the viewer's standing as a site admin when the request began, which
-// viewerKey names.
-func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next http.Handler, req *resolvers.Request, base, viewerKey string, admin bool) *cacheEntry {
+// compute runs the query, keeps the answer when it can be, hands the entry kept (or nil) to
+// made, and then answers it: made is called before the answer is written to this client, which
+// may read it slowly. admin is the viewer's standing as a site admin when the request began,
+// which viewerKey names.
+func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next http.Handler, req *resolvers.Request, base, viewerKey string, admin bool, made func(*cacheEntry)) {
 	c.misses.Add(1)
 	rec := resolvers.NewRecording()
 	own := *req
@@ -203,17 +211,23 @@ func (c *responseCache) compute(w http.ResponseWriter, r *http.Request, next htt
 		var err error
 		if _, marks, err = c.st.RevisionsAndMarks(r.Context(), nil, nil, req.Viewer, filling.Posts); err != nil {
 			c.log.WarnContext(r.Context(), "response cache: read marks", "err", err)
+			made(nil)
 			w.Header().Del("Content-Length") // the held answer's
 			writeError(w, http.StatusServiceUnavailable, "the store is unavailable; retry", CodeUnavailable)
-			return nil
+			return
 		}
 	}
+	made(c.keep(cw, rec, req, base, viewerKey, admin, holes, filling))
 	fill := newFilling(holes, filling, req.Viewer, marks)
 	if len(holes) > 0 {
 		w.Header().Set("Content-Length", strconv.Itoa(fill.len(cw.buf.Bytes())))
 	}
 	w.WriteHeader(cw.status)
 	fill.write(w, cw.buf.Bytes())
+}
+
+// keep keeps the answer compute captured when it can be, and returns its entry, or nil.
+func (c *responseCache) keep(cw *captureWriter, rec *resolvers.Recording, req *resolvers.Request, base, viewerKey string, admin bool, holes []store.Hole, filling *store.ReadStateHoles) *cacheEntry {
 	if cw.status != http.StatusOK || !rec.Query() || hasErrors(cw.buf.Bytes()) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
@@ -412,4 +413,52 @@ func TestResponseCacheFollowsAdminStanding(t *testing.T) {
 			})
 		}
 	})
+}
+
+// stalledWriter is a client that does not read its answer: its first Write blocks until release
+// is closed.
+type stalledWriter struct {
+	h       http.Header
+	writing chan struct{} // closed when the first Write begins
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *stalledWriter) Header() http.Header { return w.h }
+func (w *stalledWriter) WriteHeader(int)     {}
+func (w *stalledWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.writing) })
+	<-w.release
+	return len(b), nil
+}
+
+// TestResponseCacheSlowReaderHoldsNoOneElse: the request that computes an answer for the
+// others (the flight's leader) let them have it only after its own client had taken all of it,
+// so one client that did not read — on purpose or on a slow link — held every request for the
+// same query (all anonymous readers of the front page) for as long as it kept its connection
+// open. The others now get the answer as soon as it is made.
+func TestResponseCacheSlowReaderHoldsNoOneElse(t *testing.T) {
+	st := storetest.Backends(t)[0].NewStore(t, store.Options{})
+	h := httpapi.New(httpapi.Config{Store: st, Hub: newHub(t, st)})
+	const q = `{ posts(first: 5) { totalCount } }`
+	body, _ := json.Marshal(map[string]any{"query": q, "variables": nil}) // as raw sends it
+	slow := &stalledWriter{h: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
+	leaderDone := make(chan struct{})
+	go func() {
+		defer close(leaderDone)
+		req := httptest.NewRequest(http.MethodPost, "/query", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(slow, req)
+	}()
+	defer func() { close(slow.release); <-leaderDone }()
+	<-slow.writing // the leader has its answer and is writing it to a client that does not read
+
+	got := make(chan []byte, 1)
+	go func() { got <- raw(t, h, "", q, nil) }()
+	select {
+	case b := <-got:
+		mustData(t, b, nil)
+	case <-time.After(3 * time.Second):
+		t.Fatal("a second request for the same query waits for the first one's client to read its answer")
+	}
 }

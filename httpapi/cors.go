@@ -10,6 +10,11 @@ import (
 // every response to one carries Access-Control-Allow-Origin. Credentials (cookies) are not
 // allowed: agora authenticates with a bearer token, which the app sends itself. A preflight from
 // an origin not on the list is refused with 403 and no CORS header, so the browser blocks the call.
+// corsAllowHeaders are the request headers /query and /export read, which a browser sends on
+// another origin only when the preflight allows them: the token, the body's and the answer's
+// media types, the cursor an event stream resumes from, and a trace's context (tracing.go).
+const corsAllowHeaders = "Authorization, Content-Type, Accept, Last-Event-ID, traceparent, tracestate, baggage"
+
 func cors(cfg Config, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := header(r, "Origin")
@@ -32,7 +37,7 @@ func cors(cfg Config, next http.Handler) http.Handler {
 		h.Set("Access-Control-Expose-Headers", "Retry-After, WWW-Authenticate, "+CacheHeader)
 		if preflight {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept")
+			h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return

@@ -23,6 +23,7 @@ type wsOp struct {
 	result  []byte // the start of its result messages: {"id":"<id>","type":"next","payload":
 	cancel  context.CancelFunc
 	stopped atomic.Bool   // the client ended it
+	ending  atomic.Bool   // its last message is being sent: the id is as good as free
 	ended   chan struct{} // closed when the operation has sent its last message
 }
 
@@ -83,12 +84,13 @@ func (c *wsConn) start(id string, payload json.RawMessage) *wsClose {
 
 // reserve registers op under its id. On graphql-transport-ws an id in use closes the socket
 // with 4409; on graphql-ws the operation running under it is stopped. An id whose operation the
-// client has stopped may be used again once that operation has ended: reserve waits for it, up
-// to the write timeout.
+// client has stopped, or whose last message (complete, error) is on its way, may be used again
+// once that operation has ended: reserve waits for it, up to the write timeout. A client may
+// reuse an id as soon as it has read its complete, which finish sends before it forgets the id.
 func (c *wsConn) reserve(op *wsOp) *wsClose {
 	c.mu.Lock()
 	old := c.running[op.id]
-	if old != nil && (old.stopped.Load() || c.proto == legacyWS) {
+	if old != nil && (old.stopped.Load() || old.ending.Load() || c.proto == legacyWS) {
 		old.cancel()
 		c.mu.Unlock()
 		select {
@@ -166,6 +168,7 @@ func (c *wsConn) sendResult(op *wsOp, resp *graphql.Response, payload []byte) er
 // graphql-transport-ws no complete follows an error, and nothing is sent after the client's
 // complete; on graphql-ws complete always ends an operation.
 func (c *wsConn) finish(op *wsOp, errs gqlerror.List) {
+	op.ending.Store(true) // before the complete: a client that reads it may send the id again
 	if !c.silenced(op) {
 		if len(errs) > 0 {
 			b, _ := json.Marshal(errs)

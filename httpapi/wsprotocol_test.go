@@ -245,3 +245,26 @@ func TestTransportWSBadPayloadHasACode(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportWSIDFreeAfterItsComplete: once the client has received an operation's complete,
+// PROTOCOL.md lets it use the id again at once. The server sent complete before it forgot the
+// id, so a subscribe sent back right after it could find the id still in use and close the
+// socket with 4409.
+func TestTransportWSIDFreeAfterItsComplete(t *testing.T) {
+	a := serve(t, storetest.Backends(t)[0].NewStore(t, store.Options{}), httpapi.Live{})
+	c, _, err := dialWS(context.Background(), a.srv.URL, protoTransportWS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.init(t, "")
+	for i := range 500 {
+		c.start(t, "x", `{__typename}`, nil)
+		if _, done := c.result(t, "x"); done {
+			t.Fatalf("round %d: complete before the result", i)
+		}
+		if _, done := c.result(t, "x"); !done {
+			t.Fatalf("round %d: no complete after the result", i)
+		}
+	}
+}
