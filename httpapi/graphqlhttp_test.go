@@ -260,6 +260,16 @@ func TestGraphQLOverHTTPOutsideTheExecutor(t *testing.T) {
 					t.Errorf("status %d, Content-Type %q, data entry %v, code %q; want %d, %s, no data, %s",
 						res.StatusCode, res.Header.Get("Content-Type"), hasData, code, tc.status, tc.ctype, tc.code)
 				}
+				// As every answer: no-store, and Vary on what decides it (docs/API.md, HTTP caching).
+				if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
+					t.Errorf("Cache-Control %q, want no-store", cc)
+				}
+				vary := strings.Join(res.Header.Values("Vary"), ", ")
+				for _, v := range []string{"Authorization", "Accept"} {
+					if !strings.Contains(vary, v) {
+						t.Errorf("Vary %q lacks %s", vary, v)
+					}
+				}
 			})
 		}
 	})

@@ -386,13 +386,33 @@ func writeErrorExtensions(w http.ResponseWriter, status int, msg string, ext map
 	if w.Header().Get("Content-Type") != mediaGraphQLResponse {
 		w.Header().Set("Content-Type", mediaJSON)
 	}
-	if cc := w.Header().Get("Cache-Control"); cc != "" && cc != "private, no-store" {
+	// As every answer (docs/API.md, HTTP caching): not kept, and varying with what decides it — an
+	// error written before the layers that set these (a 405, 406 or 413, a bad token) included.
+	if cc := w.Header().Get("Cache-Control"); cc != "private, no-store" {
 		w.Header().Set("Cache-Control", "no-store")
 	}
+	addVary(w.Header(), "Authorization", "Accept")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"errors": []any{map[string]any{"message": msg, "extensions": ext}},
 	})
+}
+
+// addVary adds each of names to h's Vary header unless a value already names it.
+func addVary(h http.Header, names ...string) {
+	have := strings.Join(h.Values("Vary"), ",")
+	for _, n := range names {
+		found := false
+		for _, v := range strings.Split(have, ",") {
+			if strings.EqualFold(strings.TrimSpace(v), n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			h.Add("Vary", n)
+		}
+	}
 }
 
 // validJSONText reports whether a JSON body is valid UTF-8 and its \u escapes name no lone UTF-16
