@@ -536,79 +536,59 @@ func TestJobCausedAgainWhileRunningRunsOnceMore(t *testing.T) {
 	})
 }
 
-// TestJobCausedAgainWhileRunningCountsItsTriesAfresh: a job caused again while it runs, and
-// done, runs once more as a new job: the claim of the run that succeeded is no failed try, so
-// the next run is its first try and a failure of it is retried, not set aside as a dead letter
-// with MaxTries left unused (a repair caused again and again while it runs must not die of its
-// first failure).
-func TestJobCausedAgainWhileRunningCountsItsTriesAfresh(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		ctx := context.Background()
-		clk := storetest.NewClock()
-		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
-		var tries []int
-		e.Handle("j", func(_ context.Context, j jobs.Job) error {
-			tries = append(tries, j.Try)
-			switch len(tries) {
-			case 1, 2: // caused again while it runs, then done
-				return e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"})
-			case 3: // fails once
-				return errors.New("boom")
-			}
-			return nil
-		})
-		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
-			t.Fatal(err)
-		}
-		for range 4 {
-			runDue(t, e)
-			clk.Add(time.Minute)
-		}
-		if !slices.Equal(tries, []int{1, 1, 1, 2}) {
-			t.Errorf("tries %v, want [1 1 1 2]: each run after a success is a first try, the one after a failure the second", tries)
-		}
-		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
-			t.Errorf("a job that failed once of MaxTries 2 became a dead letter: %+v", dead)
-		}
-	})
-}
-
-// TestJobCausedAgainWhileItFailsForTheLastTime: a job whose last try fails while a new cause
-// waits for it is no dead letter (the cause is new work), and it runs for that cause with its
-// tries counted afresh, as a dead letter's new cause queues it: a failure of that run is
-// retried, not set aside at once.
-func TestJobCausedAgainWhileItFailsForTheLastTime(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		ctx := context.Background()
-		clk := storetest.NewClock()
-		e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
-		var tries []int
-		e.Handle("j", func(_ context.Context, j jobs.Job) error {
-			tries = append(tries, j.Try)
-			if len(tries) == 2 { // the last try: caused again while it runs, then it fails
+// TestJobTriesAfterANewCause: a job caused again while it runs runs once more for the new cause,
+// its tries counted afresh, so that a failure of that run is retried rather than set aside with
+// MaxTries left unused — when the run it interrupted succeeded (the claim of a success is no
+// failed try: a repair caused again and again while it runs must not die of its first failure),
+// and when that run was its last try and failed (the new cause is new work, as a dead letter's new
+// cause queues it).
+func TestJobTriesAfterANewCause(t *testing.T) {
+	// run is what the job does on its n-th run (from 1): cause itself again, then fail or not.
+	type run struct{ recause, fail bool }
+	for _, tc := range []struct {
+		name   string
+		runs   map[int]run
+		rounds int
+		want   []int
+	}{
+		{"caused again while it succeeds", map[int]run{1: {recause: true}, 2: {recause: true}, 3: {fail: true}}, 4, []int{1, 1, 1, 2}},
+		{"caused again while its last try fails", map[int]run{1: {fail: true}, 2: {recause: true, fail: true}, 3: {fail: true}}, 5, []int{1, 2, 1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				clk := storetest.NewClock()
+				e := engines(t, b, 1, clk, jobs.Options{MaxTries: 2})[0]
+				var tries []int
+				e.Handle("j", func(_ context.Context, j jobs.Job) error {
+					tries = append(tries, j.Try)
+					r := tc.runs[len(tries)]
+					if r.recause {
+						if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
+							return err
+						}
+					}
+					if r.fail {
+						return errors.New("boom")
+					}
+					return nil
+				})
 				if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
-					return err
+					t.Fatal(err)
 				}
-			}
-			if len(tries) <= 3 {
-				return errors.New("boom")
-			}
-			return nil
+				for range tc.rounds {
+					runDue(t, e)
+					clk.Add(time.Hour)
+				}
+				if !slices.Equal(tries, tc.want) {
+					t.Errorf("tries %v, want %v: a run for a new cause counts from 1, and its failure is retried", tries, tc.want)
+				}
+				if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
+					t.Errorf("dead letters %+v, want none", dead)
+				}
+			})
 		})
-		if err := e.Enqueue(ctx, jobs.Job{ID: "x", Kind: "j"}); err != nil {
-			t.Fatal(err)
-		}
-		for range 5 {
-			runDue(t, e)
-			clk.Add(time.Hour)
-		}
-		if !slices.Equal(tries, []int{1, 2, 1, 2}) {
-			t.Errorf("tries %v, want [1 2 1 2]: the new cause's run counts from 1 and its failure is retried", tries)
-		}
-		if dead, _ := e.Dead(ctx, 10); len(dead) != 0 {
-			t.Errorf("dead letters %+v, want none", dead)
-		}
-	})
+	}
 }
 
 // TestJobOutcomeSentAgainAfterANewClaim: the outcome of a run that succeeded while its job was
