@@ -1397,3 +1397,28 @@ func TestSearchPrefixExpandsToTheFirst32Words(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchFindsWordsWithInvisibleCharacters: a post whose word holds a character that shows
+// nothing (a zero-width space, a soft hyphen) is found by the word as typed, whole and by prefix,
+// and not by its parts.
+func TestSearchFindsWordsWithInvisibleCharacters(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		f.postBody(alice, "Redis clus\u200btering", "shar\u00adding notes")
+		for _, tc := range []struct {
+			query string
+			want  []string
+		}{
+			{"clustering ", []string{"Redis clus\u200btering"}},
+			{"clust", []string{"Redis clus\u200btering"}},
+			{"sharding ", []string{"Redis clus\u200btering"}},
+			{"tering ", nil},
+			{"clus ", nil},
+		} {
+			if got := f.search("", store.PostSearch{Query: tc.query}, 10); !slices.Equal(got, tc.want) {
+				t.Errorf("query %q: %q, want %q", tc.query, got, tc.want)
+			}
+		}
+	})
+}
