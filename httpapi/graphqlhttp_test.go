@@ -361,3 +361,48 @@ func TestResponsesCarryTheirLength(t *testing.T) {
 		}
 	})
 }
+
+// TestEveryTransportRefusesABadBody checks that a server-sent-events request refuses a body that
+// is not one JSON object with a query exactly as a plain POST does: the same status, code and
+// message, trailing bytes after the object included.
+func TestEveryTransportRefusesABadBody(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		for _, tc := range []struct{ name, body string }{
+			{"trailing garbage", `{"query":"subscription { postPublished { id } }"} garbage`},
+			{"trailing object", `{"query":"subscription { postPublished { id } }"} {}`},
+			{"not an object", `["subscription { postPublished { id } }"]`},
+			{"no query", `{"operationName":"x"}`},
+			{"query not a string", `{"query":1}`},
+			{"variables not an object", `{"query":"subscription { postPublished { id } }","variables":[1]}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				plain := sendGraphQL(t, a, http.MethodPost, "", tc.body, nil)
+				if plain.status != http.StatusBadRequest || plain.code != httpapi.CodeBadUserInput || plain.hasData {
+					t.Fatalf("plain POST: %+v, want 400 BAD_USER_INPUT", plain)
+				}
+				// Read by hand, not with sendGraphQL: a stream that was started never ends.
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.srv.URL+"/query", strings.NewReader(tc.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "text/event-stream")
+				res, err := a.srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer res.Body.Close()
+				if res.StatusCode != plain.status {
+					t.Fatalf("event stream: status %d (%s), want %d as a plain POST", res.StatusCode, res.Header.Get("Content-Type"), plain.status)
+				}
+				body, err := io.ReadAll(res.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(body) != plain.body {
+					t.Errorf("event stream: %s; plain POST: %s", body, plain.body)
+				}
+			})
+		}
+	})
+}

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -37,11 +36,11 @@ func (sseTransport) Supports(r *http.Request) bool {
 // Do runs the operation and streams its results.
 func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	begin := graphql.Now()
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
-		writeError(w, http.StatusBadRequest, "the request body is not a JSON object with a query", CodeBadUserInput)
+	// The body is read as every transport reads it (readParams): one JSON object and nothing
+	// after it, refused with the same code and message as a plain POST's.
+	params, err := readParams(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), CodeBadUserInput)
 		return
 	}
 	params.Headers = r.Header

@@ -77,7 +77,10 @@ var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFo
 	"viewerBlocks": true, "viewerSaved": true, "viewerIsMember": true, "viewerIsModerator": true, "blockedByViewer": true,
 	"groupFeed": true, "savedPosts": true, "reports": true, "reportCount": true, "showNsfw": true,
 	"unreadCommentCount": true, "viewerHasRead": true, "viewerWatch": true,
-	"conversations": true, "messageRequests": true, "messages": true, "conversation": true, "unreadMessageCount": true, "messageAdded": true}
+	"conversations": true, "messageRequests": true, "messages": true, "conversation": true, "unreadMessageCount": true, "messageAdded": true,
+	// Report.reporter is null to the moderator whose own post or comment was reported: named
+	// before the convention, and kept for the clients that read it.
+	"reporter": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

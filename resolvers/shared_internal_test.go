@@ -50,6 +50,11 @@ func TestReadsViewer(t *testing.T) {
 		{`subscription { commentAdded(postId: "post:1") { ... on Comment { author { followsViewer } } } }`, true},
 		{`subscription { feed { id } }`, true},
 		{`subscription { postPublished { ...P ...P } } fragment P on Post { title }`, false},
+		// A report's reporter is hidden from the moderator whose content it is about, wherever
+		// the report is read: through the mod log's targets, or node(id:).
+		{`query { modLog { nodes { target { ... on Report { reporter { name } } } } } }`, true},
+		{`query { node(id: "report:1") { ... on Report { reason reporter { name } } } }`, true},
+		{`query { node(id: "report:1") { ... on Report { reason } } }`, false},
 	} {
 		doc, errs := gqlparser.LoadQuery(schema, tc.query)
 		if errs != nil {

@@ -31,10 +31,21 @@ var foldSpecial = map[rune]string{
 // half-width forms become their usual forms, ligatures are split), case-folded, and with the
 // accents of Latin, Greek and Cyrillic letters removed ("Café" and "cafe" are one word). Marks of
 // other scripts stay: in Japanese the voicing mark makes another syllable, in Devanagari a vowel.
+//
+// Invisible characters (see Invisible) are dropped first, so that a word stays one word whatever
+// shows nothing inside it: "spa\u200bm" is "spam", and a Persian word written with its zero-width
+// non-joiner, or a Devanagari one with a zero-width joiner, is the word typed without it. Most
+// engines do the same (Unicode's NFKC_Casefold removes these default-ignorable code points).
 func Normalize(s string) string {
 	if ascii, lower := asciiLower(s); ascii {
 		return lower // no composition, case folding or accent applies beyond A-Z
 	}
+	s = strings.Map(func(r rune) rune { // before NFKC, which turns U+3164 HANGUL FILLER into U+1160
+		if Invisible(r) {
+			return -1
+		}
+		return r
+	}, s)
 	s = norm.NFKC.String(s)
 	s = fold.String(s)
 	d := norm.NFD.String(s)
@@ -57,6 +68,15 @@ func Normalize(s string) string {
 		b.WriteRune(r)
 	}
 	return norm.NFC.String(b.String())
+}
+
+// Invisible reports whether r shows nothing and may hide inside a word: the format characters
+// (category Cf: zero-width space, zero-width non-joiner and joiner, word joiner, byte order mark,
+// soft hyphen, direction marks) and the other default-ignorable code points, among them the
+// Hangul fillers, which are letters that render blank, and the variation selectors.
+func Invisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
+		unicode.Is(unicode.Variation_Selector, r)
 }
 
 // asciiLower reports whether s is ASCII, and if so returns it lower-cased: the common case, in

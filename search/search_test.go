@@ -52,6 +52,38 @@ func TestTokens(t *testing.T) {
 	}
 }
 
+// TestInvisibleCharactersJoinWords checks that a character that shows nothing never cuts a word
+// in two, in a text or in a query, and that the word is the one typed without it: zero-width
+// space, non-joiner and joiner, word joiner, byte order mark and soft hyphen alike. A Persian word
+// written with its zero-width non-joiner and a Devanagari one with a zero-width joiner stay one
+// word each.
+func TestInvisibleCharactersJoinWords(t *testing.T) {
+	for _, tc := range []struct{ in, plain string }{
+		{"spa\u200bm", "spam"},
+		{"spa\u200cm", "spam"},
+		{"spa\u200dm", "spam"},
+		{"spa\u2060m", "spam"},
+		{"spa\ufeffm", "spam"},
+		{"spa\u00adm", "spam"},
+		{"Ca\u200bfé", "cafe"},
+		{"\u200bredis\u200b", "redis"},
+		{"\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", "\u0645\u06cc\u062e\u0648\u0627\u0647\u0645"}, // Persian: mi-khaham
+		{"\u0915\u094d\u200d\u0937", "\u0915\u094d\u0937"},                                                 // Devanagari: ksha with a joiner
+	} {
+		want := Analyze(tc.plain)
+		if len(want) != 1 {
+			t.Fatalf("Analyze(%q) = %q, want one word", tc.plain, want)
+		}
+		if got := Analyze(tc.in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Analyze(%q) = %q, want %q", tc.in, got, want)
+		}
+		q, err := Parse(tc.in)
+		if err != nil || q.Prefix != want[0] || len(q.Terms) != 0 {
+			t.Errorf("Parse(%q) = %#v, %v; want the prefix %q alone", tc.in, q, err, want[0])
+		}
+	}
+}
+
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

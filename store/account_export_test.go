@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -375,3 +376,71 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func (c *countingWriter) Flush() error { return c.w.Flush() }
+
+// TestExportPagesExactlyAmongTies: a list whose members share one score (one millisecond) across
+// a page edge is exported whole, each member once, though members come and go among the ties
+// between two pages: the pages go on from the last member written (its score and itself), not
+// from a count of the ties written. Before, a saved post unsaved between the pages made the next
+// page skip one, and one saved made it repeat one.
+func TestExportPagesExactlyAmongTies(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		for _, tc := range []struct {
+			name   string
+			change func(f *fixture, uid string, first, extra *store.Post)
+		}{
+			{"a member before the edge leaves", func(f *fixture, uid string, first, _ *store.Post) {
+				if _, err := f.s.UnsavePost(f.ctx, store.UserKey(uid), first.ID); err != nil {
+					t.Fatal(err)
+				}
+			}},
+			{"a member before the edge comes", func(f *fixture, uid string, _, extra *store.Post) {
+				if _, err := f.s.SavePost(f.ctx, store.UserKey(uid), extra.ID); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				at := time.UnixMilli(1_800_000_000_000)
+				f := newFixture(t, b, store.Options{WriteLimit: -1, Now: func() time.Time { return at }})
+				uid := f.user("ann")
+				var posts []*store.Post
+				for i := range store.ExportPage + 60 {
+					posts = append(posts, f.post(uid, fmt.Sprintf("post %d", i)))
+				}
+				// The member first in byte order is on the first page; the extra post, saved
+				// between the pages, sorts before the edge too.
+				slices.SortFunc(posts, func(a, b *store.Post) int { return strings.Compare(a.Key(), b.Key()) })
+				extra := posts[0]
+				for _, p := range posts[1:] {
+					if _, err := f.s.SavePost(f.ctx, store.UserKey(uid), p.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+				done := false
+				w := &hookWriter{marker: `"savedPosts":[{`, hook: func() {
+					done = true
+					tc.change(f, uid, posts[1], extra)
+				}}
+				if err := f.s.Export(f.ctx, store.UserKey(uid), "", w); err != nil {
+					t.Fatal(err)
+				}
+				var doc exportDoc
+				if err := json.Unmarshal(w.Bytes(), &doc); err != nil {
+					t.Fatal(err)
+				}
+				seen := map[string]int{}
+				for _, s := range doc.SavedPosts {
+					seen[s.PostID]++
+				}
+				for _, p := range posts[1:] {
+					if seen[p.ID] != 1 {
+						t.Errorf("saved post %s exported %d times, want once", p.Key(), seen[p.ID])
+					}
+				}
+				if !done || len(doc.SavedPosts) != len(posts)-1 {
+					t.Errorf("%d saved posts exported (the change ran: %v), want %d", len(doc.SavedPosts), done, len(posts)-1)
+				}
+			})
+		}
+	})
+}

@@ -237,7 +237,7 @@ func (e *exporter) zpages(ctx context.Context, key string, page func(ctx context
 func (e *exporter) zpagesOf(ctx context.Context, page func(ctx context.Context, zs []rdb.Z) error, keys ...string) error {
 	rs := make([]*zreader, len(keys))
 	for i, k := range keys {
-		rs[i] = &zreader{e: e, key: k, min: "-inf"}
+		rs[i] = &zreader{e: e, key: k}
 	}
 	out := make([]rdb.Z, 0, ExportPage)
 	for {
@@ -276,12 +276,15 @@ func zBefore(a, b rdb.Z) bool {
 	return str(a.Member) < str(b.Member)
 }
 
-// zreader reads a sorted set ExportPage members at a time, lowest score first, for zpages.
+// zreader reads a sorted set ExportPage members at a time, lowest score first, for zpages. Each
+// page after the first goes on from the last member read, its score and itself, as every list's
+// cursor does (see cursor, page.lua): members that share a score (a millisecond) and come or go
+// among the ties between two pages neither skip nor repeat a member, as an offset into the ties
+// would.
 type zreader struct {
 	e     *exporter
 	key   string
-	min   string // the score of the last member read
-	ties  int64  // the members scored min already read
+	after cursor // the last member read; none before the first page
 	buf   []rdb.Z
 	ended bool
 }
@@ -291,34 +294,24 @@ func (r *zreader) fill(ctx context.Context) error {
 	if len(r.buf) > 0 || r.ended {
 		return nil
 	}
-	var cmd *rdb.ZSliceCmd
-	by := &rdb.ZRangeBy{Min: r.min, Max: "+inf", Offset: r.ties, Count: ExportPage}
-	err := r.e.s.pipeline(ctx, []op{{key: r.key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		cmd = p.ZRangeByScoreWithScores(ctx, r.key, by)
-		return cmd, nil
-	}}}, false)
-	if err == nil {
-		err = cmd.Err()
-	}
+	rp, err := r.e.s.NewLoader().page(ctx, r.key, false, span{n: ExportPage, after: r.after})
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.key, err)
 	}
-	zs := cmd.Val()
-	r.buf, r.ended = zs, len(zs) < ExportPage
-	if len(zs) == 0 {
-		return nil
+	if len(rp.scores) < len(rp.members) {
+		return fmt.Errorf("read %s: a page without its scores", r.key)
 	}
-	last := zs[len(zs)-1].Score
-	n := int64(0)
-	for _, z := range zs {
-		if z.Score == last {
-			n++
+	r.buf = make([]rdb.Z, len(rp.members))
+	for i, m := range rp.members {
+		sc, err := strconv.ParseFloat(rp.scores[i], 64)
+		if err != nil {
+			return fmt.Errorf("read %s: the score %q of %q: %w", r.key, rp.scores[i], m, err)
 		}
+		r.buf[i] = rdb.Z{Member: m, Score: sc}
 	}
-	if next := strconv.FormatFloat(last, 'f', -1, 64); next == r.min {
-		r.ties += n
-	} else {
-		r.min, r.ties = next, n
+	r.ended = !rp.hasNext
+	if n := len(rp.members); n > 0 {
+		r.after = cursor{score: rp.scores[n-1], member: rp.members[n-1]}
 	}
 	return nil
 }

@@ -60,21 +60,13 @@ func enclosedLetter(r rune) (rune, bool) {
 // enclosedBlocks are the first runes (A or a) of the runs of 26 enclosed Latin letters.
 var enclosedBlocks = []rune{0x249C, 0x24B6, 0x24D0, 0x1F110, 0x1F130, 0x1F150, 0x1F170}
 
-// invisible reports whether r shows nothing and may hide inside a word: the format characters
-// (zero-width spaces and joiners, soft hyphens) and the other default-ignorable code points,
-// among them the Hangul fillers, which are letters that render blank.
-func invisible(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) ||
-		unicode.Is(unicode.Variation_Selector, r)
-}
-
 // skeleton returns the form in which a word is compared (see above).
 func skeleton(word string) string {
 	n := search.Normalize(strings.Map(func(r rune) rune {
 		if c, ok := enclosedLetter(r); ok {
 			return c
 		}
-		if invisible(r) { // before NFKC, which turns U+3164 HANGUL FILLER into U+1160
+		if search.Invisible(r) { // before NFKC, which turns U+3164 HANGUL FILLER into U+1160
 			return -1
 		}
 		return r
@@ -83,7 +75,7 @@ func skeleton(word string) string {
 		if c, ok := confusables[r]; ok {
 			return c
 		}
-		if invisible(r) {
+		if search.Invisible(r) {
 			return -1
 		}
 		return r
@@ -138,7 +130,7 @@ func filterWordRune(r rune) bool {
 		return true
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) ||
-		unicode.Is(unicode.Mc, r) || invisible(r)
+		unicode.Is(unicode.Mc, r) || search.Invisible(r)
 }
 
 // isCJKRune reports whether r belongs to a script written without spaces between words.

@@ -1362,3 +1362,63 @@ func TestSearchRelevanceCursorSurvivesNewPosts(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchPrefixExpandsToTheFirst32Words pins the documented bound of a prefix (docs/API.md,
+// search syntax): the last word of a query stands for the first 32 words of the index that begin
+// with it, in byte order, the word itself first when it is one; a document holding only a word
+// past them is found by a longer prefix, never by an error.
+func TestSearchPrefixExpandsToTheFirst32Words(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		var words []string
+		for i := range 40 {
+			words = append(words, fmt.Sprintf("qz%02d", i))
+		}
+		words = append(words, "qz")
+		for _, w := range words {
+			f.postBody(alice, w, "")
+		}
+		sorted := slices.Sorted(slices.Values(words))
+		for _, tc := range []struct {
+			query string
+			want  []string
+		}{
+			{"qz", sorted[:32]}, // "qz" itself, then qz00 … qz30
+			{"qz3", []string{"qz30", "qz31", "qz32", "qz33", "qz34", "qz35", "qz36", "qz37", "qz38", "qz39"}},
+			{"qz39", []string{"qz39"}},
+			{"qz ", []string{"qz"}}, // a space ends the word: no prefix
+		} {
+			got := f.search("", store.PostSearch{Query: tc.query, Sort: store.SearchNew}, 100)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("query %q: %q, want %q", tc.query, got, tc.want)
+			}
+		}
+	})
+}
+
+// TestSearchFindsWordsWithInvisibleCharacters: a post whose word holds a character that shows
+// nothing (a zero-width space, a soft hyphen) is found by the word as typed, whole and by prefix,
+// and not by its parts.
+func TestSearchFindsWordsWithInvisibleCharacters(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		f := newFixture(t, b, store.Options{WriteLimit: -1})
+		alice := f.user("alice")
+		f.postBody(alice, "Redis clus\u200btering", "shar\u00adding notes")
+		for _, tc := range []struct {
+			query string
+			want  []string
+		}{
+			{"clustering ", []string{"Redis clus\u200btering"}},
+			{"clust", []string{"Redis clus\u200btering"}},
+			{"sharding ", []string{"Redis clus\u200btering"}},
+			{"tering ", nil},
+			{"clus ", nil},
+		} {
+			if got := f.search("", store.PostSearch{Query: tc.query}, 10); !slices.Equal(got, tc.want) {
+				t.Errorf("query %q: %q, want %q", tc.query, got, tc.want)
+			}
+		}
+	})
+}
