@@ -554,6 +554,9 @@ func (s *Store) syncConversationOnce(ctx context.Context, a, b string) (bool, er
 		if deleted[u] {
 			continue // a deleted account keeps no mailbox
 		}
+		if len(conv) == 0 && version[u] == "" {
+			continue // no conversation, and the mailbox never held one: nothing to derive
+		}
 		r := conv["r:"+u]
 		list := "-"
 		switch {
@@ -675,6 +678,11 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 	a, b, _, err := ParseMessageID(gid)
 	if err != nil {
 		return err
+	}
+	if other(user, a, b) == "" {
+		// Checked before the note, which changeMessage would not settle: a repair of a
+		// conversation the user is not in would write the mailboxes of names they made up.
+		return notFoundf("no message %s", truncate(gid, 80))
 	}
 	// The note repairs the recipient's mailbox should its step be cut off: settled in its
 	// pipeline, which a full Redis refuses with the step.

@@ -817,3 +817,34 @@ func TestMarkConversationReadUpTo(t *testing.T) {
 		}
 	})
 }
+
+// TestChangingAnotherPairsMessageLeavesNoRepair: deleting or editing a message of a conversation
+// the viewer is not in is NOT_FOUND, and leaves nothing behind either, not even later: no repair
+// job whose derivation would write the mailboxes of two made-up names once it runs.
+func TestChangingAnotherPairsMessageLeavesNoRepair(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		var skew atomic.Int64
+		clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clock})
+		signUp(t, s, "dan", "eve", "fay")
+		send(t, s, "eve", "fay", "hello")
+		settle(t, s)
+		before := append(allKeys(t, b, prefix+"*"), prefix+"{u:dan}:rate")
+		const id = "1796000000000abcdef"
+		for _, gid := range []string{"message:aaa:bbb:" + id, "message:eve:fay:" + id, "message:ghost-1:ghost-2:" + id} {
+			if _, err := s.EditMessage(ctx, "dan", gid, "edited"); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("edit %s: %v, want NOT_FOUND", gid, err)
+			}
+			if err := s.DeleteMessage(ctx, "dan", gid); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("delete %s: %v, want NOT_FOUND", gid, err)
+			}
+		}
+		skew.Store(int64(store.RepairGrace + time.Minute))
+		settle(t, s)
+		if added := keysAdded(t, b, prefix, before); len(added) > 0 {
+			t.Errorf("keys written by changing messages of others' conversations: %q", added)
+		}
+	})
+}
