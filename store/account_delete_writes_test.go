@@ -16,7 +16,8 @@ import (
 func TestNoWritesAfterDeletion(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
 		for _, n := range []string{"ann", "bob"} {
 			if _, err := s.SignUp(ctx, n, "password1"); err != nil {
 				t.Fatal(err)
@@ -65,10 +66,14 @@ func TestNoWritesAfterDeletion(t *testing.T) {
 			{"savePost", func() error { _, err := s.SavePost(ctx, "ann", post.ID); return err }},
 			{"blockUser", func() error { _, err := s.Block(ctx, "ann", "bob"); return err }},
 			{"watchPost", func() error { return s.WatchPost(ctx, "ann", post.ID, store.WatchAll) }},
+			{"markPostRead", func() error { return s.MarkPostRead(ctx, "ann", post.ID) }},
 		} {
 			if err := w.write(); !store.IsKind(err, store.KindUnauthenticated) {
 				t.Errorf("%s by a deleted account: %v, want UNAUTHENTICATED", w.name, err)
 			}
+		}
+		if left := allKeys(t, b, prefix+"{rd:ann}*"); len(left) > 0 {
+			t.Errorf("keys of the deleted account's read state written again: %q", left)
 		}
 	})
 }

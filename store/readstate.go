@@ -45,16 +45,21 @@ const ReadMarkSlack = 14
 
 // MarkPostRead records that viewer has read the thread of the post id up to its newest comment.
 // A missing or deleted post is KindNotFound. Marking is not a write the rate limit counts: it
-// changes nothing anyone else sees, and its cost is bounded by ReadMarkCap.
+// changes nothing anyone else sees, and its cost is bounded by ReadMarkCap. A deleted account
+// marks nothing (KindUnauthenticated, as every write of one): its deletion dropped its marks,
+// which nothing would drop again. The account is read in the round trip of the post.
 func (s *Store) MarkPostRead(ctx context.Context, viewer UserKey, id string) error {
 	pid, err := PostKey(id)
 	if err != nil {
 		return err
 	}
 	l := s.NewLoader()
-	calls := l.getAll(ctx, l.postRead(pid), hashFieldRead(s.k.post(pid), "cord"))
+	calls := l.getAll(ctx, l.postRead(pid), hashFieldRead(s.k.post(pid), "cord"), hashFieldRead(s.k.user(string(viewer)), "deleted"))
 	if err := waitAll(ctx, calls); err != nil {
 		return fmt.Errorf("mark post %s read: %w", pid, err)
+	}
+	if calls[2].cmd.(*rdb.StringCmd).Val() == "1" {
+		return &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
 	}
 	if l.postOf(calls[0], pid) == nil {
 		return notFoundf("no post %s", truncate(id, 40))
