@@ -709,7 +709,8 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 // only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
 // idempotent and changes nothing but the viewer's read state, and marking read a conversation
 // that does not exist writes nothing (neither step does), so that no name a client makes up
-// leaves a key or a mailbox entry behind. Its one round trip notes the
+// leaves a key or a mailbox entry behind; nor does an account deleted since the request was
+// authenticated (KindUnauthenticated, as every write of one). Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
 // refuses, as it refuses the mailbox's step: that step cut off is repaired).
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, upTo string) (*Conversation, error) {
@@ -749,10 +750,20 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 	}
 	if known, err := replyInt("mailbox", out[2]); err == nil && known < 0 {
 		// The mailbox knew no conversation with o and wrote nothing: the step of the
-		// conversation's first message has not reached it yet. Derive it again, read position
-		// included, from the conversation.
+		// conversation's first message has not reached it yet, or the viewer's account was
+		// deleted (its mailbox dropped) since the request was authenticated. Derive it again,
+		// read position included, from the conversation (which leaves a deleted account's
+		// mailbox alone), and refuse a deleted account as every write does.
 		s.resync(ctx, a, b)
-		return s.NewLoader().ConversationWith(ctx, viewer, with)
+		l := s.NewLoader()
+		c, err := l.get(ctx, hashFieldRead(s.k.user(v), "deleted"))
+		if err != nil {
+			return nil, err
+		}
+		if c.cmd.(*rdb.StringCmd).Val() == "1" {
+			return nil, &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
+		}
+		return l.ConversationWith(ctx, viewer, with)
 	}
 	return cr.conversation(), nil
 }

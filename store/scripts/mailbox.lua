@@ -17,7 +17,12 @@
 --          read P          u read the conversation up to the position P; nothing, and the reply
 --                          -1, when the mailbox knows no conversation with the other (no state,
 --                          in neither list): one that does not exist, or whose first message's
---                          step has not arrived (the caller then derives the mailbox again)
+--                          step has not arrived (the caller then derives the mailbox again), or
+--                          when it holds no version of it: every step that writes the mailbox
+--                          gives it one, so one without is a mailbox its account's deletion
+--                          dropped (its list of conversations stays until the deletion's chain
+--                          has been through them), or one written before versions were kept,
+--                          which the caller's derivation gives one
 --          accept          u accepts the request: its unread messages count, it moves to convs
 --          decline P UNTIL u declines the request, having read up to P: requests are refused
 --                          until UNTIL (ms)
@@ -125,7 +130,7 @@ elseif step == 'in' then
     redis.call('ZADD', list, 'GT', ms, o)
   end
 elseif step == 'read' then
-  if not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o) then
+  if version == '' or (not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o)) then
     return -1
   end
   changed()
