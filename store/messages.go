@@ -734,7 +734,7 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 	n, note := s.noteCall(repairConversation + ":" + a + ":" + b)
 	out, err := s.runScripts(ctx, []scriptCall{
 		note,
-		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{"read", v, now}},
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{"read", v, now}},
 		s.mailboxCall(v, o, "read", now),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
@@ -830,7 +830,7 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	until := now.Add(s.opts.Messages.RequestCooldown).UnixMilli()
 	cr := s.convReads(ctx, v, o)
 	_, err = s.runScripts(ctx, []scriptCall{
-		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{step, v, readPosition(now), until}},
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{step, v, readPosition(now), until}},
 		s.mailboxCall(v, o, step, readPosition(now), until),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)

@@ -848,3 +848,46 @@ func TestChangingAnotherPairsMessageLeavesNoRepair(t *testing.T) {
 		}
 	})
 }
+
+// TestDeclineCountsWhatTheRequestHeldAsRead: declining a request counts every message it held as
+// read, also one sent by a replica whose clock is ahead of the decliner's (or sent while the
+// decline was in flight, its time after the one the decline read up to): such a message stayed
+// unread in a conversation listed nowhere, and came back with the sender's next request after the
+// cooldown, or with an accept, as unread.
+func TestDeclineCountsWhatTheRequestHeldAsRead(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		var ahead atomic.Int64
+		ahead.Store(int64(2 * time.Second))
+		aheadClock := func() time.Time { return clk.Now().Add(time.Duration(ahead.Load())) }
+		opts := store.Options{Prefix: prefix, Now: clk.Now, Messages: store.MessageOptions{RequestCooldown: time.Hour}}
+		s := b.NewStore(t, opts)
+		opts.Now = aheadClock
+		fast := b.NewStore(t, opts) // another replica, its clock 2 s ahead
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "buy my stuff")
+		send(t, fast, "eve", "dan", "please")
+		clk.Add(time.Second) // dan declines a second later, by his server's clock
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.NewLoader().ConversationWith(ctx, "dan", "eve"); err != nil || c == nil || c.UnreadCount != 0 || c.IsRequest {
+			t.Errorf("dan's conversation with eve after his decline: %+v, %v; want nothing unread", c, err)
+		}
+		// After the cooldown, eve's next request holds her new message alone, derived again too.
+		clk.Add(2 * time.Hour)
+		ahead.Store(0)
+		send(t, s, "eve", "dan", "me again")
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests after the cooldown %v, want %v", got, want)
+		}
+		if err := s.RepairConversation(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests derived again %v, want %v", got, want)
+		}
+	})
+}

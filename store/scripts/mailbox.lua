@@ -24,7 +24,9 @@
 --                          has been through them), or one written before versions were kept,
 --                          which the caller's derivation gives one
 --          accept          u accepts the request: its unread messages count, it moves to convs
---          decline P UNTIL u declines the request, having read up to P: requests are refused
+--          decline P UNTIL u declines the request, having read up to P, or up to the last
+--                          message of the other's the mailbox holds when that is later (the
+--                          request held it: see message_state.lua): requests are refused
 --                          until UNTIL (ms)
 --          Read positions are message ids, or 13 digits of ms and "ffffff" (everything sent up to
 --          that ms), compared as strings.
@@ -144,7 +146,12 @@ elseif step == 'decline' then
   if not accepted() then
     st[2] = ARGV[4]
     redis.call('ZREM', reqs, o)
-    readTo(ARGV[3])
+    local p = ARGV[3]
+    for _, set in ipairs({runread, unread}) do
+      local top = redis.call('ZREVRANGEBYLEX', set, hi, lo, 'LIMIT', 0, 1)[1]
+      if top and string.sub(top, #o + 2) > p then p = string.sub(top, #o + 2) end
+    end
+    readTo(p)
     save()
   end
 elseif step == 'remove' then
