@@ -936,14 +936,7 @@ func (l *Loader) MessageRequests(ctx context.Context, viewer UserKey, w Window) 
 		return nil, err
 	}
 	if b := l.viewerBlocks(); b.Len() > 0 {
-		out := *p
-		out.Items, out.Cursors = nil, nil
-		for i, c := range p.Items {
-			if !b.Has(c.With) {
-				out.Items, out.Cursors = append(out.Items, c), append(out.Cursors, p.Cursors[i])
-			}
-		}
-		p = &out
+		p = p.Without(func(c *Conversation) bool { return b.Has(c.With) })
 	}
 	return p, nil
 }

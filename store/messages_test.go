@@ -891,3 +891,45 @@ func TestDeclineCountsWhatTheRequestHeldAsRead(t *testing.T) {
 		}
 	})
 }
+
+// TestConversationsPageOnPastGoneEntries: a page of conversations whose every entry is gone (a
+// mailbox listing a conversation before its first message is written, or after it is gone)
+// lists none, and still says where it ended, so that paging reaches the conversations after it.
+func TestConversationsPageOnPastGoneEntries(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "dan", "eve", "hello")
+		for i, o := range []string{"gone-1", "gone-2"} { // newer than eve's, with no conversation
+			if err := b.Client.ZAdd(ctx, prefix+"{mb:dan}:convs", rdb.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli() + int64(i)), Member: o}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		w := store.Window{First: 2}
+		for page := 0; ; page++ {
+			if page > 3 {
+				t.Fatal("the pages do not end")
+			}
+			p, err := s.NewLoader().Conversations(ctx, "dan", w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.Items {
+				got = append(got, string(c.With))
+			}
+			if !p.HasNext {
+				break
+			}
+			if p.EndCursor() == "" {
+				t.Fatalf("page %d (%d conversations) has a next page and no end cursor", page, len(p.Items))
+			}
+			w.After = p.EndCursor()
+		}
+		if !slices.Equal(got, []string{"eve"}) {
+			t.Errorf("dan's conversations paged: %v, want [eve]", got)
+		}
+	})
+}

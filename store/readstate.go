@@ -182,6 +182,7 @@ func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, 
 	if err != nil {
 		return nil, err
 	}
+	first := p
 	out, err := l.WithoutRead(ctx, viewer, p)
 	if err != nil {
 		return nil, err
@@ -191,18 +192,18 @@ func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, 
 		n = w.Last
 	}
 	for range hideReadRounds {
-		more := p.HasNext
+		more, from := p.HasNext, p.EndCursor()
 		if backward {
-			more = p.HasPrev
+			more, from = p.HasPrev, p.StartCursor()
 		}
-		if len(out.Items) >= n || !more || len(p.Cursors) == 0 {
+		if len(out.Items) >= n || !more || from == "" {
 			break
 		}
 		next := w
 		if backward {
-			next.Last, next.Before = MaxFirst, p.StartCursor()
+			next.Last, next.Before = MaxFirst, from
 		} else {
-			next.First, next.After = MaxFirst, p.EndCursor()
+			next.First, next.After = MaxFirst, from
 		}
 		if p, err = load(next); err != nil {
 			return nil, err
@@ -230,6 +231,15 @@ func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, 
 			out.Items = append(out.Items, items...)
 			out.Cursors = append(out.Cursors, cursors...)
 		}
+		// A page that holds no post yet ends where the rounds' examination did, so that paging
+		// goes on from there (see Page.Without); one that does, at its posts.
+		out.start, out.end = "", ""
+		if len(out.Items) == 0 {
+			out.start, out.end = first.StartCursor(), p.EndCursor()
+			if backward {
+				out.start, out.end = p.StartCursor(), first.EndCursor()
+			}
+		}
 	}
 	return out, nil
 }
@@ -249,18 +259,15 @@ func (l *Loader) WithoutRead(ctx context.Context, viewer UserKey, p *Page[*Post]
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	out := *p
-	out.Items, out.Cursors = nil, nil
+	read := make(map[*Post]bool, len(p.Items))
 	for i, it := range p.Items {
 		err := calls[i].cmd.(*rdb.StringCmd).Err()
 		if err != nil && !errors.Is(err, rdb.Nil) {
 			return nil, err
 		}
-		if errors.Is(err, rdb.Nil) {
-			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
-		}
+		read[it] = err == nil
 	}
-	return &out, nil
+	return p.Without(func(it *Post) bool { return read[it] }), nil
 }
 
 // liveBatch bounds the comments one live_bits call reads.
