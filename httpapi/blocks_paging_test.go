@@ -67,5 +67,45 @@ func TestPagingPastAPageOfBlockedPosts(t *testing.T) {
 				t.Errorf("%s: ann pages through %v, want %v", q.name, got, want)
 			}
 		}
+		// Backwards from the oldest, the blocked posts come last: the pages of them go on to
+		// the start of the list, and end there.
+		for _, q := range []struct{ name, query string }{
+			{"posts backwards", `query($b:String){list: posts(sort: NEW, last: 1, before: $b){edges{node{title}} pageInfo{hasPreviousPage startCursor}}}`},
+			{"posts hideRead backwards", `query($b:String){list: posts(sort: NEW, last: 1, before: $b, hideRead: true){edges{node{title}} pageInfo{hasPreviousPage startCursor}}}`},
+		} {
+			var got []string
+			var before any
+			for page := 0; ; page++ {
+				if page > 8 {
+					t.Fatalf("%s: the pages do not end", q.name)
+				}
+				var d struct {
+					List struct {
+						Edges []struct {
+							Node struct{ Title string }
+						}
+						PageInfo struct {
+							HasPreviousPage bool
+							StartCursor     *string
+						}
+					}
+				}
+				a.do(ann, q.query, map[string]any{"b": before}).decode(t, &d)
+				for i := len(d.List.Edges) - 1; i >= 0; i-- {
+					got = append([]string{d.List.Edges[i].Node.Title}, got...)
+				}
+				if !d.List.PageInfo.HasPreviousPage {
+					break
+				}
+				if d.List.PageInfo.StartCursor == nil {
+					t.Errorf("%s: page %d (%d posts) has a previous page and no startCursor", q.name, page, len(d.List.Edges))
+					break
+				}
+				before = *d.List.PageInfo.StartCursor
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: ann pages through %v, want %v", q.name, got, want)
+			}
+		}
 	})
 }
