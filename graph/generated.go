@@ -4055,7 +4055,7 @@ extend type Query {
   conversations(first: Int = 20, after: String, last: Int, before: String): ConversationConnection!
   "agora: the message requests pending to the viewer (first messages from users the viewer has not written to nor accepted), newest first. Signed-in only."
   messageRequests(first: Int = 20, after: String, last: Int, before: String): ConversationConnection!
-  "agora: the viewer's messages with one user, both directions, oldest first: last pages back from the newest. Empty when they have none. Signed-in only."
+  "agora: the viewer's messages with one user, both directions, oldest first: last pages back from the newest. Empty when they have none. Signed-in only. withUserId, here and in conversation, markConversationRead, acceptMessageRequest and declineMessageRequest, may also be the conversation's id: the one way to name a conversation whose other side's account was deleted (its with is the [deleted] placeholder)."
   messages(withUserId: ID!, first: Int = 20, after: String, last: Int, before: String): MessageConnection!
   "agora: the viewer's conversation with one user; null when they have none. Signed-in only."
   conversation(withUserId: ID!): Conversation

@@ -38,16 +38,37 @@ func participant(ctx context.Context, uid store.UserKey) (*store.User, error) {
 	return store.DeletedUser(), nil
 }
 
-// viewerAndPeer returns the signed-in viewer and the user a userId argument names.
+// viewerAndPeer returns the signed-in viewer and the user a userId argument names: a user's id,
+// or the id of one of the viewer's conversations, which names its other participant — the one
+// way to name a conversation whose other side's account was deleted, as Conversation.with is
+// then the [deleted] placeholder, whose id names no user. The id of a conversation the viewer is
+// not in is KindNotFound (errNotTheirs).
 func viewerAndPeer(ctx context.Context, userID string) (viewer, peer store.UserKey, err error) {
 	if viewer, err = requireViewer(ctx); err != nil {
 		return "", "", err
+	}
+	if typ, _, _ := store.ParseID(userID); typ == store.TypeConversation {
+		a, b, err := store.ParseConversationID(userID)
+		if err != nil {
+			return "", "", err
+		}
+		switch viewer {
+		case a:
+			return viewer, b, nil
+		case b:
+			return viewer, a, nil
+		}
+		return "", "", errNotTheirs
 	}
 	if peer, err = store.ParseUserID(userID); err != nil {
 		return "", "", err
 	}
 	return viewer, peer, nil
 }
+
+// errNotTheirs is viewerAndPeer's error for the id of another's conversation: a write on it is
+// NOT_FOUND, a read finds nothing.
+var errNotTheirs = &store.Error{Kind: store.KindNotFound, Msg: "no such conversation"}
 
 // conversationList reads a page of the viewer's conversations or requests.
 func conversationList(ctx context.Context, requests bool, first *int, after *string, last *int, before *string) (*model.ConversationConnection, error) {

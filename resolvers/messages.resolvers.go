@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/agora/agora/graph"
 	"github.com/agora/agora/graph/model"
@@ -102,6 +103,9 @@ func (r *queryResolver) MessageRequests(ctx context.Context, first *int, after *
 
 func (r *queryResolver) Messages(ctx context.Context, withUserID string, first *int, after *string, last *int, before *string) (*model.MessageConnection, error) {
 	viewer, with, err := viewerAndPeer(ctx, withUserID)
+	if errors.Is(err, errNotTheirs) {
+		return messageConnection(&store.Page[*store.Message]{}), nil // none with the viewer
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +122,9 @@ func (r *queryResolver) Messages(ctx context.Context, withUserID string, first *
 
 func (r *queryResolver) Conversation(ctx context.Context, withUserID string) (*store.Conversation, error) {
 	viewer, with, err := viewerAndPeer(ctx, withUserID)
+	if errors.Is(err, errNotTheirs) {
+		return nil, nil // none with the viewer
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,8 @@ import (
 func TestNoWritesAfterDeletion(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
 		for _, n := range []string{"ann", "bob"} {
 			if _, err := s.SignUp(ctx, n, "password1"); err != nil {
 				t.Fatal(err)
@@ -65,10 +66,49 @@ func TestNoWritesAfterDeletion(t *testing.T) {
 			{"savePost", func() error { _, err := s.SavePost(ctx, "ann", post.ID); return err }},
 			{"blockUser", func() error { _, err := s.Block(ctx, "ann", "bob"); return err }},
 			{"watchPost", func() error { return s.WatchPost(ctx, "ann", post.ID, store.WatchAll) }},
+			{"markPostRead", func() error { return s.MarkPostRead(ctx, "ann", post.ID) }},
 		} {
 			if err := w.write(); !store.IsKind(err, store.KindUnauthenticated) {
 				t.Errorf("%s by a deleted account: %v, want UNAUTHENTICATED", w.name, err)
 			}
+		}
+		if left := allKeys(t, b, prefix+"{rd:ann}*"); len(left) > 0 {
+			t.Errorf("keys of the deleted account's read state written again: %q", left)
+		}
+	})
+}
+
+// TestNoConversationReadAfterDeletion: marking a conversation read is a write like the others:
+// by an account deleted since the request was authenticated (the chain not yet through its
+// conversations), it is UNAUTHENTICATED and writes nothing into the mailbox the deletion
+// dropped — a mailbox that nothing would ever drop again once the chain is done.
+func TestNoConversationReadAfterDeletion(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "ann", "bob", "cat")
+		m := send(t, s, "bob", "ann", "hi")
+		send(t, s, "ann", "bob", "hello")
+		send(t, s, "bob", "ann", "there")
+		send(t, s, "cat", "ann", "a request")
+		if err := s.DeleteAccount(ctx, "ann", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ with, upTo string }{{"bob", ""}, {"bob", m.ID}, {"cat", ""}} {
+			if _, err := s.MarkConversationRead(ctx, "ann", store.UserKey(c.with), c.upTo); !store.IsKind(err, store.KindUnauthenticated) {
+				t.Errorf("a deleted account marks its conversation with %s read (upTo %q): %v, want UNAUTHENTICATED", c.with, c.upTo, err)
+			}
+		}
+		settle(t, s) // the deletion's chain, done
+		for _, k := range []string{"state", "ver", "unread", "runread", "reqs", "convs"} {
+			if n, err := b.Client.Exists(ctx, prefix+"{mb:ann}:"+k).Result(); err != nil || n != 0 {
+				t.Errorf("the deleted account's mailbox %s after the chain: %d, %v; want none", k, n, err)
+			}
+		}
+		// Bob's side is whole: his conversation with ann still reads.
+		if c, err := s.NewLoader().ConversationWith(ctx, "bob", "ann"); err != nil || c == nil || c.LastMessage == nil {
+			t.Errorf("bob's conversation with the deleted ann: %+v, %v", c, err)
 		}
 	})
 }

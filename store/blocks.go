@@ -226,21 +226,14 @@ func (l *Loader) ViewerBlocks(u UserKey) bool { return l.viewerBlocks().Has(u) }
 
 // WithoutBlocked returns the page without the posts whose author the viewer blocks: the one
 // filter of every listing and feed. A page may then hold fewer items than asked for; its cursors,
-// and whether more follow or precede, are those of the full page, so paging goes on unchanged.
-// Its total still counts the posts left out.
+// and whether more follow or precede, are those of the full page, so paging goes on unchanged
+// (see Page.Without). Its total still counts the posts left out.
 func (l *Loader) WithoutBlocked(p *Page[*Post]) *Page[*Post] {
 	b := l.viewerBlocks()
 	if p == nil || b.Len() == 0 {
 		return p
 	}
-	out := *p
-	out.Items, out.Cursors = nil, nil
-	for i, it := range p.Items {
-		if !b.Has(it.Author) {
-			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
-		}
-	}
-	return &out
+	return p.Without(func(it *Post) bool { return b.Has(it.Author) })
 }
 
 // collapseBlocked makes a comment whose author b blocks collapsed: BlockedByViewer, no author, no

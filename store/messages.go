@@ -554,6 +554,9 @@ func (s *Store) syncConversationOnce(ctx context.Context, a, b string) (bool, er
 		if deleted[u] {
 			continue // a deleted account keeps no mailbox
 		}
+		if len(conv) == 0 && version[u] == "" {
+			continue // no conversation, and the mailbox never held one: nothing to derive
+		}
 		r := conv["r:"+u]
 		list := "-"
 		switch {
@@ -676,6 +679,11 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 	if err != nil {
 		return err
 	}
+	if other(user, a, b) == "" {
+		// Checked before the note, which changeMessage would not settle: a repair of a
+		// conversation the user is not in would write the mailboxes of names they made up.
+		return notFoundf("no message %s", truncate(gid, 80))
+	}
 	// The note repairs the recipient's mailbox should its step be cut off: settled in its
 	// pipeline, which a full Redis refuses with the step.
 	n, err := s.allowWrite(ctx, string(user), repairConversation+":"+string(a)+":"+string(b), banFree)
@@ -701,7 +709,8 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 // only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
 // idempotent and changes nothing but the viewer's read state, and marking read a conversation
 // that does not exist writes nothing (neither step does), so that no name a client makes up
-// leaves a key or a mailbox entry behind. Its one round trip notes the
+// leaves a key or a mailbox entry behind; nor does an account deleted since the request was
+// authenticated (KindUnauthenticated, as every write of one). Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
 // refuses, as it refuses the mailbox's step: that step cut off is repaired).
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, upTo string) (*Conversation, error) {
@@ -725,7 +734,7 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 	n, note := s.noteCall(repairConversation + ":" + a + ":" + b)
 	out, err := s.runScripts(ctx, []scriptCall{
 		note,
-		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{"read", v, now}},
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{"read", v, now}},
 		s.mailboxCall(v, o, "read", now),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
@@ -741,10 +750,20 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 	}
 	if known, err := replyInt("mailbox", out[2]); err == nil && known < 0 {
 		// The mailbox knew no conversation with o and wrote nothing: the step of the
-		// conversation's first message has not reached it yet. Derive it again, read position
-		// included, from the conversation.
+		// conversation's first message has not reached it yet, or the viewer's account was
+		// deleted (its mailbox dropped) since the request was authenticated. Derive it again,
+		// read position included, from the conversation (which leaves a deleted account's
+		// mailbox alone), and refuse a deleted account as every write does.
 		s.resync(ctx, a, b)
-		return s.NewLoader().ConversationWith(ctx, viewer, with)
+		l := s.NewLoader()
+		c, err := l.get(ctx, hashFieldRead(s.k.user(v), "deleted"))
+		if err != nil {
+			return nil, err
+		}
+		if c.cmd.(*rdb.StringCmd).Val() == "1" {
+			return nil, &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
+		}
+		return l.ConversationWith(ctx, viewer, with)
 	}
 	return cr.conversation(), nil
 }
@@ -811,7 +830,7 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	until := now.Add(s.opts.Messages.RequestCooldown).UnixMilli()
 	cr := s.convReads(ctx, v, o)
 	_, err = s.runScripts(ctx, []scriptCall{
-		{name: "message_state", keys: []string{s.k.conv(a, b)}, args: []any{step, v, readPosition(now), until}},
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{step, v, readPosition(now), until}},
 		s.mailboxCall(v, o, step, readPosition(now), until),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
@@ -917,14 +936,7 @@ func (l *Loader) MessageRequests(ctx context.Context, viewer UserKey, w Window) 
 		return nil, err
 	}
 	if b := l.viewerBlocks(); b.Len() > 0 {
-		out := *p
-		out.Items, out.Cursors = nil, nil
-		for i, c := range p.Items {
-			if !b.Has(c.With) {
-				out.Items, out.Cursors = append(out.Items, c), append(out.Cursors, p.Cursors[i])
-			}
-		}
-		p = &out
+		p = p.Without(func(c *Conversation) bool { return b.Has(c.With) })
 	}
 	return p, nil
 }

@@ -817,3 +817,119 @@ func TestMarkConversationReadUpTo(t *testing.T) {
 		}
 	})
 }
+
+// TestChangingAnotherPairsMessageLeavesNoRepair: deleting or editing a message of a conversation
+// the viewer is not in is NOT_FOUND, and leaves nothing behind either, not even later: no repair
+// job whose derivation would write the mailboxes of two made-up names once it runs.
+func TestChangingAnotherPairsMessageLeavesNoRepair(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		var skew atomic.Int64
+		clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clock})
+		signUp(t, s, "dan", "eve", "fay")
+		send(t, s, "eve", "fay", "hello")
+		settle(t, s)
+		before := append(allKeys(t, b, prefix+"*"), prefix+"{u:dan}:rate")
+		const id = "1796000000000abcdef"
+		for _, gid := range []string{"message:aaa:bbb:" + id, "message:eve:fay:" + id, "message:ghost-1:ghost-2:" + id} {
+			if _, err := s.EditMessage(ctx, "dan", gid, "edited"); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("edit %s: %v, want NOT_FOUND", gid, err)
+			}
+			if err := s.DeleteMessage(ctx, "dan", gid); !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("delete %s: %v, want NOT_FOUND", gid, err)
+			}
+		}
+		skew.Store(int64(store.RepairGrace + time.Minute))
+		settle(t, s)
+		if added := keysAdded(t, b, prefix, before); len(added) > 0 {
+			t.Errorf("keys written by changing messages of others' conversations: %q", added)
+		}
+	})
+}
+
+// TestDeclineCountsWhatTheRequestHeldAsRead: declining a request counts every message it held as
+// read, also one sent by a replica whose clock is ahead of the decliner's (or sent while the
+// decline was in flight, its time after the one the decline read up to): such a message stayed
+// unread in a conversation listed nowhere, and came back with the sender's next request after the
+// cooldown, or with an accept, as unread.
+func TestDeclineCountsWhatTheRequestHeldAsRead(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		var ahead atomic.Int64
+		ahead.Store(int64(2 * time.Second))
+		aheadClock := func() time.Time { return clk.Now().Add(time.Duration(ahead.Load())) }
+		opts := store.Options{Prefix: prefix, Now: clk.Now, Messages: store.MessageOptions{RequestCooldown: time.Hour}}
+		s := b.NewStore(t, opts)
+		opts.Now = aheadClock
+		fast := b.NewStore(t, opts) // another replica, its clock 2 s ahead
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "buy my stuff")
+		send(t, fast, "eve", "dan", "please")
+		clk.Add(time.Second) // dan declines a second later, by his server's clock
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.NewLoader().ConversationWith(ctx, "dan", "eve"); err != nil || c == nil || c.UnreadCount != 0 || c.IsRequest {
+			t.Errorf("dan's conversation with eve after his decline: %+v, %v; want nothing unread", c, err)
+		}
+		// After the cooldown, eve's next request holds her new message alone, derived again too.
+		clk.Add(2 * time.Hour)
+		ahead.Store(0)
+		send(t, s, "eve", "dan", "me again")
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests after the cooldown %v, want %v", got, want)
+		}
+		if err := s.RepairConversation(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := convsOf(t, s, "dan", true), []string{"eve:1"}; !slices.Equal(got, want) {
+			t.Errorf("dan's requests derived again %v, want %v", got, want)
+		}
+	})
+}
+
+// TestConversationsPageOnPastGoneEntries: a page of conversations whose every entry is gone (a
+// mailbox listing a conversation before its first message is written, or after it is gone)
+// lists none, and still says where it ended, so that paging reaches the conversations after it.
+func TestConversationsPageOnPastGoneEntries(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "dan", "eve", "hello")
+		for i, o := range []string{"gone-1", "gone-2"} { // newer than eve's, with no conversation
+			if err := b.Client.ZAdd(ctx, prefix+"{mb:dan}:convs", rdb.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli() + int64(i)), Member: o}).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []string
+		w := store.Window{First: 2}
+		for page := 0; ; page++ {
+			if page > 3 {
+				t.Fatal("the pages do not end")
+			}
+			p, err := s.NewLoader().Conversations(ctx, "dan", w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range p.Items {
+				got = append(got, string(c.With))
+			}
+			if !p.HasNext {
+				break
+			}
+			if p.EndCursor() == "" {
+				t.Fatalf("page %d (%d conversations) has a next page and no end cursor", page, len(p.Items))
+			}
+			w.After = p.EndCursor()
+		}
+		if !slices.Equal(got, []string{"eve"}) {
+			t.Errorf("dan's conversations paged: %v, want [eve]", got)
+		}
+	})
+}

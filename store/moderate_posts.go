@@ -571,15 +571,7 @@ func withoutRemoved(p *Page[*Post], err error) (*Page[*Post], error) {
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for i, it := range p.Items {
-		if !it.Removed && !it.Erased {
-			p.Items[n], p.Cursors[n] = it, p.Cursors[i]
-			n++
-		}
-	}
-	p.Items, p.Cursors = p.Items[:n], p.Cursors[:n]
-	return p, nil
+	return p.Without(func(it *Post) bool { return it.Removed || it.Erased }), nil
 }
 
 // listedPost parses a done post read for a list: nil for a post that is gone or removed, which

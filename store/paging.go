@@ -50,6 +50,25 @@ func (p *Page[T]) EndCursor() string {
 	return p.Cursors[len(p.Cursors)-1]
 }
 
+// Without returns the page without the items drop names, each kept item with its cursor: the one
+// way a filter (blocks, removals, read marks, a window's cutoff) takes items out of a page. Its
+// other fields are the page's; one it leaves empty still says where the page began and ended
+// (start, end), so that paging goes on past it — an empty page with a next page and no cursor
+// to reach it would end the client's paging there.
+func (p *Page[T]) Without(drop func(T) bool) *Page[T] {
+	out := *p
+	out.Items, out.Cursors = nil, nil
+	for i, it := range p.Items {
+		if !drop(it) {
+			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
+		}
+	}
+	if len(out.Items) == 0 {
+		out.start, out.end = p.StartCursor(), p.EndCursor()
+	}
+	return &out
+}
+
 // cursor is a position in a sorted set: the score and member of an item seen. The list tag
 // stops a cursor of one list from being used on another.
 type cursor struct {

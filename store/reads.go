@@ -534,15 +534,7 @@ func withinWindow(cut windowCut) func(*Page[*Post], error) (*Page[*Post], error)
 		if err != nil || cut.set == "" {
 			return p, err
 		}
-		n := 0
-		for i, it := range p.Items {
-			if cut.within(it.CreatedAt.UnixMilli()) {
-				p.Items[n], p.Cursors[n] = it, p.Cursors[i]
-				n++
-			}
-		}
-		p.Items, p.Cursors = p.Items[:n], p.Cursors[:n]
-		return p, nil
+		return p.Without(func(it *Post) bool { return !cut.within(it.CreatedAt.UnixMilli()) }), nil
 	}
 }
 

@@ -45,16 +45,21 @@ const ReadMarkSlack = 14
 
 // MarkPostRead records that viewer has read the thread of the post id up to its newest comment.
 // A missing or deleted post is KindNotFound. Marking is not a write the rate limit counts: it
-// changes nothing anyone else sees, and its cost is bounded by ReadMarkCap.
+// changes nothing anyone else sees, and its cost is bounded by ReadMarkCap. A deleted account
+// marks nothing (KindUnauthenticated, as every write of one): its deletion dropped its marks,
+// which nothing would drop again. The account is read in the round trip of the post.
 func (s *Store) MarkPostRead(ctx context.Context, viewer UserKey, id string) error {
 	pid, err := PostKey(id)
 	if err != nil {
 		return err
 	}
 	l := s.NewLoader()
-	calls := l.getAll(ctx, l.postRead(pid), hashFieldRead(s.k.post(pid), "cord"))
+	calls := l.getAll(ctx, l.postRead(pid), hashFieldRead(s.k.post(pid), "cord"), hashFieldRead(s.k.user(string(viewer)), "deleted"))
 	if err := waitAll(ctx, calls); err != nil {
 		return fmt.Errorf("mark post %s read: %w", pid, err)
+	}
+	if calls[2].cmd.(*rdb.StringCmd).Val() == "1" {
+		return &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
 	}
 	if l.postOf(calls[0], pid) == nil {
 		return notFoundf("no post %s", truncate(id, 40))
@@ -177,6 +182,7 @@ func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, 
 	if err != nil {
 		return nil, err
 	}
+	first := p
 	out, err := l.WithoutRead(ctx, viewer, p)
 	if err != nil {
 		return nil, err
@@ -186,18 +192,18 @@ func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, 
 		n = w.Last
 	}
 	for range hideReadRounds {
-		more := p.HasNext
+		more, from := p.HasNext, p.EndCursor()
 		if backward {
-			more = p.HasPrev
+			more, from = p.HasPrev, p.StartCursor()
 		}
-		if len(out.Items) >= n || !more || len(p.Cursors) == 0 {
+		if len(out.Items) >= n || !more || from == "" {
 			break
 		}
 		next := w
 		if backward {
-			next.Last, next.Before = MaxFirst, p.StartCursor()
+			next.Last, next.Before = MaxFirst, from
 		} else {
-			next.First, next.After = MaxFirst, p.EndCursor()
+			next.First, next.After = MaxFirst, from
 		}
 		if p, err = load(next); err != nil {
 			return nil, err
@@ -225,6 +231,15 @@ func (l *Loader) PageWithoutRead(ctx context.Context, viewer UserKey, w Window, 
 			out.Items = append(out.Items, items...)
 			out.Cursors = append(out.Cursors, cursors...)
 		}
+		// A page that holds no post yet ends where the rounds' examination did, so that paging
+		// goes on from there (see Page.Without); one that does, at its posts.
+		out.start, out.end = "", ""
+		if len(out.Items) == 0 {
+			out.start, out.end = first.StartCursor(), p.EndCursor()
+			if backward {
+				out.start, out.end = p.StartCursor(), first.EndCursor()
+			}
+		}
 	}
 	return out, nil
 }
@@ -244,18 +259,15 @@ func (l *Loader) WithoutRead(ctx context.Context, viewer UserKey, p *Page[*Post]
 	if err := waitAll(ctx, calls); err != nil {
 		return nil, err
 	}
-	out := *p
-	out.Items, out.Cursors = nil, nil
+	read := make(map[*Post]bool, len(p.Items))
 	for i, it := range p.Items {
 		err := calls[i].cmd.(*rdb.StringCmd).Err()
 		if err != nil && !errors.Is(err, rdb.Nil) {
 			return nil, err
 		}
-		if errors.Is(err, rdb.Nil) {
-			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
-		}
+		read[it] = err == nil
 	}
-	return &out, nil
+	return p.Without(func(it *Post) bool { return read[it] }), nil
 }
 
 // liveBatch bounds the comments one live_bits call reads.

@@ -763,6 +763,9 @@ func keepItems[T comparable](rp rawPage, tag string, items []T, own bool) *Page[
 			p.Items, p.Cursors = append(p.Items, it), append(p.Cursors, all[i])
 		}
 	}
+	if len(p.Items) == 0 && len(all) > 0 {
+		p.start, p.end = all[0], all[len(all)-1] // paging goes on past it (see Page.Without)
+	}
 	return p
 }
 

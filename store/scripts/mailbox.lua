@@ -17,9 +17,16 @@
 --          read P          u read the conversation up to the position P; nothing, and the reply
 --                          -1, when the mailbox knows no conversation with the other (no state,
 --                          in neither list): one that does not exist, or whose first message's
---                          step has not arrived (the caller then derives the mailbox again)
+--                          step has not arrived (the caller then derives the mailbox again), or
+--                          when it holds no version of it: every step that writes the mailbox
+--                          gives it one, so one without is a mailbox its account's deletion
+--                          dropped (its list of conversations stays until the deletion's chain
+--                          has been through them), or one written before versions were kept,
+--                          which the caller's derivation gives one
 --          accept          u accepts the request: its unread messages count, it moves to convs
---          decline P UNTIL u declines the request, having read up to P: requests are refused
+--          decline P UNTIL u declines the request, having read up to P, or up to the last
+--                          message of the other's the mailbox holds when that is later (the
+--                          request held it: see message_state.lua): requests are refused
 --                          until UNTIL (ms)
 --          Read positions are message ids, or 13 digits of ms and "ffffff" (everything sent up to
 --          that ms), compared as strings.
@@ -125,7 +132,7 @@ elseif step == 'in' then
     redis.call('ZADD', list, 'GT', ms, o)
   end
 elseif step == 'read' then
-  if not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o) then
+  if version == '' or (not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o)) then
     return -1
   end
   changed()
@@ -139,7 +146,12 @@ elseif step == 'decline' then
   if not accepted() then
     st[2] = ARGV[4]
     redis.call('ZREM', reqs, o)
-    readTo(ARGV[3])
+    local p = ARGV[3]
+    for _, set in ipairs({runread, unread}) do
+      local top = redis.call('ZREVRANGEBYLEX', set, hi, lo, 'LIMIT', 0, 1)[1]
+      if top and string.sub(top, #o + 2) > p then p = string.sub(top, #o + 2) end
+    end
+    readTo(p)
     save()
   end
 elseif step == 'remove' then

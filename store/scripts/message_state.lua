@@ -1,6 +1,6 @@
 -- message_state: one participant marks a conversation read, or accepts or declines the other's
 -- message request.
--- KEYS[1]  conversation hash {m:<a>:<b>}
+-- KEYS[1]  conversation hash {m:<a>:<b>}   KEYS[2] zset {m:<a>:<b>}:msgs (message id → created ms)
 -- ARGV[1]  "read" | "accept" | "decline"   ARGV[2] the participant's user key   ARGV[3] the read
 --          position of now (13 digits of Unix ms and "ffffff": every message sent up to now)
 --          ARGV[4] with "decline", until when (ms) the other's requests are refused
@@ -11,7 +11,9 @@
 -- Rules    read: the participant has read it up to now (r:<u>, a position compared as a string,
 --          never moving back). accept: a:<u>,
 --          the request and any decline go. decline: the request goes, d:<u> refuses the other's
---          requests until ARGV[4], and what they sent counts as read. The participant's mailbox
+--          requests until ARGV[4], and what they sent counts as read: up to now, or up to the
+--          conversation's last message when that is later (sent by a replica whose clock is ahead,
+--          or while the decline was in flight: the request held it). The participant's mailbox
 --          (mailbox.lua) applies the same step to its copy in the same pipeline.
 -- Repeat   read keeps the later time; accept of an accepted conversation and a decline repeated
 --          with the same end change nothing.
@@ -44,5 +46,7 @@ elseif op == 'decline' then
   redis.call('HDEL', conv, 'q:' .. u)
   redis.call('HSET', conv, 'd:' .. u, ARGV[4])
   readTo(now)
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1)[1]
+  if last then readTo(last) end
 end
 return 1
