@@ -102,7 +102,7 @@ func (s *Store) syncFollowOver(ctx context.Context, a, b string, follow bool, fl
 	if follow {
 		op = followAdd
 	}
-	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, 0, floor)
+	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), 0, floor)
 	if err != nil {
 		return err
 	}
@@ -120,12 +120,13 @@ type relation struct {
 const (
 	followAdd    = "add"
 	followRemove = "rem"
-	followRead   = "get" // nothing: only read the relation (a repair)
+	followRead   = "get"  // nothing: only read the relation (a repair)
+	followDrop   = "drop" // followRemove of a relation made before a given time (buryGroups)
 )
 
 // followStep sets, clears or reads a → b on a's side (the authoritative one).
 func (s *Store) followStep(ctx context.Context, a, b, op string) (relation, error) {
-	return s.relationStep(ctx, s.followKeys(a), b, op, 0, "")
+	return s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), 0, "")
 }
 
 // followKeys are the keys of a's side of a follow (see follow.lua).
@@ -136,10 +137,11 @@ func (s *Store) followKeys(a string) []string {
 // relationStep sets, clears or reads the relation to b on its authoritative side: keys are the
 // relations' sorted set and its sequence, then, for a follow, the follower's pull set, feed and
 // feed authors (see follow.lua). Adding to a set holding max relations is KindLimitReached;
-// max 0 is no bound. floor, when not "", is a version the sequence is raised past (a rebuild's;
-// see follow.lua). Follows and group memberships both go through it.
-func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, max int, floor string) (relation, error) {
-	reply, err := s.run(ctx, "follow", keys, b, op, s.now().UnixMilli(), max, floor)
+// max 0 is no bound. when is now, or for followDrop the time before which the relation goes.
+// floor, when not "", is a version the sequence is raised past (a rebuild's; see follow.lua).
+// Follows and group memberships both go through it.
+func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, when int64, max int, floor string) (relation, error) {
+	reply, err := s.run(ctx, "follow", keys, b, op, when, max, floor)
 	if err != nil {
 		return relation{}, err
 	}
