@@ -55,6 +55,23 @@ func TestModeratorBannedElsewhereModeratesThroughTheirGroup(t *testing.T) {
 				if err := tc.act(goOnly, cGo); !store.IsKind(err, store.KindForbidden) {
 					t.Fatalf("on a post in go alone: %v, want FORBIDDEN", err)
 				}
+				// A moderator of both, banned from the first: they act through the other.
+				first := w.post("amy", "go first "+tc.name, "go", "rust")
+				cFirst, err := w.s.CreateComment(w.ctx, "amy", store.NewComment{PostID: first.ID, Body: "hi"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.s.SetModerator(w.ctx, "go", "rex"); err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if _, err := w.s.RemoveModerator(w.ctx, "root", "go", "rex"); err != nil {
+						t.Fatal(err)
+					}
+				}()
+				if err := tc.act(first, cFirst); err != nil {
+					t.Fatalf("a moderator of go and rust banned from go, on a post in go then rust: %v", err)
+				}
 			})
 		}
 	})
