@@ -91,8 +91,8 @@ func watchMode(code string) WatchMode {
 // MaxWatches is how many posts and groups one user may hold a watch mode for: choosing one more
 // is KindLimitReached. REPLIES, the default, takes no place — but on a post of a group the user
 // chose a mode for, where it is kept as a choice that wins over the group's — so setting an item
-// back to REPLIES frees its place; posts deleted since they were watched stop counting once the
-// cap is met (see watch).
+// back to REPLIES frees its place; posts deleted since they were watched, and groups that no
+// longer exist, stop counting once the cap is met (see watch).
 const MaxWatches = 10_000
 
 // WatchPost sets how user follows the thread of the post id. A missing or deleted post is
@@ -213,10 +213,12 @@ func (s *Store) recordWatch(ctx context.Context, uid, key string, args []any) (b
 	return n == 1, err
 }
 
-// dropGoneWatches takes the posts deleted since out of uid's watch index (their modes went with
-// them), and returns how many it took out. It reads every post the index names (at most
-// MaxWatches) in one pipeline, so it runs only when the cap is met. A deleted post never comes
-// back, so taking it out cannot race a watch, which its script refuses.
+// dropGoneWatches takes the posts deleted since, and the groups that no longer exist, out of
+// uid's watch index (their modes went with them), and returns how many it took out. It reads
+// every post and group the index names (at most MaxWatches) in two round trips, so it runs only
+// when the cap is met. A deleted post never comes back, so taking it out cannot race a watch,
+// which its script refuses; a group can be made again, and a watch of it by uid made between the
+// read and the removal would lose its entry (rebuild's rebuildWatchIndex gives it back).
 func (s *Store) dropGoneWatches(ctx context.Context, uid string) (int, error) {
 	key := s.k.userWatches(uid)
 	l := s.NewLoader()
@@ -224,13 +226,21 @@ func (s *Store) dropGoneWatches(ctx context.Context, uid string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var pids, posts []string
+	var pids, posts, groups []string
 	for _, it := range items {
 		if pid, ok := strings.CutPrefix(it, "p:"); ok {
 			if _, err := PostKey(postID(pid)); err == nil {
 				pids, posts = append(pids, pid), append(posts, it)
 			}
+		} else if g, ok := strings.CutPrefix(it, "g:"); ok && validGroupName(g) {
+			groups = append(groups, g)
 		}
+	}
+	// Groups that no longer exist (their modes went with them, buryGroups): none can be watched
+	// until it is made again.
+	dead, err := s.groupsInUse(ctx, groups, false)
+	if err != nil {
+		return 0, err
 	}
 	reads := make([]read, len(pids))
 	for i, pid := range pids {
@@ -245,6 +255,9 @@ func (s *Store) dropGoneWatches(ctx context.Context, uid string) (int, error) {
 		if l.postOf(c, pids[i]) == nil { // missing or deleted; a removed post keeps its modes
 			gone = append(gone, posts[i])
 		}
+	}
+	for _, g := range dead {
+		gone = append(gone, "g:"+g)
 	}
 	if len(gone) == 0 {
 		return 0, nil

@@ -14,7 +14,7 @@ import (
 // TestWatchCap: one user holds a watch mode for at most store.MaxWatches posts and groups
 // (LIMIT_REACHED past it); an item already watched changes mode freely, setting one back to
 // REPLIES frees its place (but on a post of a group the user chose a mode for, where REPLIES is a
-// choice that wins over the group's), and posts deleted since stop counting.
+// choice that wins over the group's), and posts deleted since, and groups gone, stop counting.
 func TestWatchCap(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -30,6 +30,7 @@ func TestWatchCap(t *testing.T) {
 			return p
 		}
 		p1, p2, p3 := post("one", "golang"), post("two", "golang"), post("three")
+		p4, p5 := post("brief", "brief"), post("five")
 		index := prefix + "{u:rita}:watches"
 		places := func() int64 {
 			t.Helper()
@@ -55,10 +56,17 @@ func TestWatchCap(t *testing.T) {
 		for _, st := range []step{
 			{"a group", watchGroup(store.WatchAll), false, 1},
 			{"a post", watchPost(p3, store.WatchAll), false, 2},
+			{"a group made by a post", func() error { return s.WatchGroup(ctx, "rita", "brief", store.WatchAll) }, false, 3},
 			{"fill the index", func() error {
-				zs := make([]rdb.Z, store.MaxWatches-2)
+				// Groups that last (their info holds a version), each the first of its slot.
+				zs := make([]rdb.Z, store.MaxWatches-3)
+				p := b.Client.Pipeline()
 				for i := range zs {
 					zs[i] = rdb.Z{Score: 1, Member: fmt.Sprintf("g:filler%d", i)}
+					p.HSet(ctx, fmt.Sprintf("%s{g:filler%d}:info", prefix, i), "ver", 1)
+				}
+				if _, err := p.Exec(ctx); err != nil {
+					return err
 				}
 				return b.Client.ZAdd(ctx, index, zs...).Err()
 			}, false, full},
@@ -72,6 +80,8 @@ func TestWatchCap(t *testing.T) {
 			{"REPLIES frees a post's place", watchPost(p2, store.WatchReplies), false, full - 1},
 			{"a group muted", watchGroup(store.WatchMuted), false, full},
 			{"REPLIES on a post of a group with a mode is a choice", watchPost(p1, store.WatchReplies), false, full},
+			{"a watched group ends with its post", func() error { return s.DeletePost(ctx, "ann", p4.ID) }, false, full},
+			{"and frees its place when needed", watchPost(p5, store.WatchAll), false, full},
 		} {
 			err := st.do()
 			if st.limit != store.IsKind(err, store.KindLimitReached) || (!st.limit && err != nil) {
