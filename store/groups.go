@@ -491,7 +491,7 @@ func (s *Store) buryGroups(ctx context.Context, groups []string) (int, error) {
 			}
 		}
 		if _, err := s.run(ctx, "group_bury", []string{s.k.groupInfo(g), s.k.groupWatch(g), s.k.groupWatchAll(g),
-			s.k.ranking(g).new, nsfwKey(s.k.ranking(g).new)}); err != nil {
+			s.k.ranking(g).new, nsfwKey(s.k.ranking(g).new), s.k.revOf(s.k.groupWatch(g))}); err != nil {
 			return 0, fmt.Errorf("bury group %s: %w", g, err)
 		}
 	}
