@@ -141,10 +141,21 @@ func (s *Store) followKeys(a string) []string {
 // floor, when not "", is a version the sequence is raised past (a rebuild's; see follow.lua).
 // Follows and group memberships both go through it.
 func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, when int64, max int, floor string) (relation, error) {
-	reply, err := s.run(ctx, "follow", keys, b, op, when, max, floor)
+	c := relationCall(keys, b, op, when, max, floor)
+	reply, err := s.run(ctx, c.name, c.keys, c.args...)
 	if err != nil {
 		return relation{}, err
 	}
+	return relationOf(reply)
+}
+
+// relationCall is the call of follow.lua that relationStep makes, for a caller that sends many.
+func relationCall(keys []string, b, op string, when int64, max int, floor string) scriptCall {
+	return scriptCall{name: "follow", keys: keys, args: []any{b, op, when, max, floor}}
+}
+
+// relationOf decodes the reply of follow.lua.
+func relationOf(reply any) (relation, error) {
 	arr, err := replyArrayLen("follow", reply, 3)
 	if err != nil {
 		return relation{}, err
@@ -170,15 +181,21 @@ func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, w
 // follower.lua). It returns how the follower gets the followee's posts: "push", "pull" or
 // "none"; a membership is "pull" when present.
 func (s *Store) mirrorRelation(ctx context.Context, keys []string, a string, rel relation, pushLimit int) (string, error) {
-	present := 0
-	if rel.present {
-		present = 1
-	}
-	mode, err := s.run(ctx, "follower", keys, a, rel.version, present, rel.at, pushLimit)
+	c := mirrorCall(keys, a, rel, pushLimit)
+	mode, err := s.run(ctx, c.name, c.keys, c.args...)
 	if err != nil {
 		return "", err
 	}
 	return replyWord("follower", mode, "push", "pull", "none")
+}
+
+// mirrorCall is the call of follower.lua that mirrorRelation makes, for a caller that sends many.
+func mirrorCall(keys []string, a string, rel relation, pushLimit int) scriptCall {
+	present := 0
+	if rel.present {
+		present = 1
+	}
+	return scriptCall{name: "follower", keys: keys, args: []any{a, rel.version, present, rel.at, pushLimit}}
 }
 
 // mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's

@@ -32,14 +32,16 @@ func TestGroupMadeAgainStartsEmpty(t *testing.T) {
 				ctx := context.Background()
 				clk := storetest.NewClock()
 				s := b.NewStore(t, store.Options{Now: clk.Now})
-				signUp(t, s, "ann", "bob", "rita", "sam")
+				signUp(t, s, "ann", "bob", "rita", "sam", "tom")
 				first, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "first", Groups: []string{"typo"}})
 				if err != nil {
 					t.Fatal(err)
 				}
 				born := clk.Now()
-				if _, err := s.JoinGroup(ctx, "rita", "typo"); err != nil {
-					t.Fatal(err)
+				for _, u := range []store.UserKey{"rita", "tom"} {
+					if _, err := s.JoinGroup(ctx, u, "typo"); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if err := s.WatchGroup(ctx, "rita", "typo", store.WatchMuted); err != nil {
 					t.Fatal(err)
@@ -62,7 +64,7 @@ func TestGroupMadeAgainStartsEmpty(t *testing.T) {
 					if n, err := l.GroupMemberCount(ctx, g); err != nil || n != 1 {
 						t.Errorf("%s: %d members (%v), want 1: sam", when, n, err)
 					}
-					for user, want := range map[store.UserKey]bool{"rita": false, "sam": true} {
+					for user, want := range map[store.UserKey]bool{"rita": false, "tom": false, "sam": true} {
 						if in, err := l.IsMember(ctx, g, user); err != nil || in != want {
 							t.Errorf("%s: %s a member: %v (%v), want %v", when, user, in, err, want)
 						}

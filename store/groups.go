@@ -446,31 +446,27 @@ func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
 // follow.lua), when floor is not "": the version the group's members last applied for uid, read
 // just before, for a rebuild (memberGuard).
 func (s *Store) syncMemberOver(ctx context.Context, uid, g, op, floor string) error {
-	if err := s.memberStep(ctx, uid, g, op, s.now().UnixMilli(), floor); err != nil {
-		return err
-	}
-	return s.syncDirectory(ctx, g)
-}
-
-// memberStep is syncMemberOver without the directory: uid's side (follow.lua op, at its time)
-// and its mirror in g's members.
-func (s *Store) memberStep(ctx context.Context, uid, g, op string, at int64, floor string) error {
-	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, at, MaxGroupsJoined, floor)
+	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, s.now().UnixMilli(), MaxGroupsJoined, floor)
 	if err != nil {
 		if IsKind(err, KindLimitReached) {
 			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}
 		}
 		return err
 	}
-	_, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0)
-	return err
+	if _, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0); err != nil {
+		return err
+	}
+	return s.syncDirectory(ctx, g)
 }
+
+// buryChunk is how many members of a group buryGroups takes out in one round trip.
+const buryChunk = 500
 
 // buryGroups ends the life of those of groups that no longer exist (see above: a group made by
 // posts that lost them all), so that a group made again under the name, by a post or by
 // createGroup, starts empty: its members leave it (each membership made before the burial, on the
 // member's authoritative side and then in the group's members, so that RebuildUsers derives the
-// same), and its watch modes and the created time of its posts go (group_bury.lua, which leaves a
+// same; buryChunk at a time), and its watch modes and the created time of its posts go (group_bury.lua, which leaves a
 // group that came back since as it is). A membership made after the burial started is of a group
 // made again since, and stays. It returns how many groups it buried; running it again, or on a
 // group that exists, changes nothing.
@@ -485,9 +481,28 @@ func (s *Store) buryGroups(ctx context.Context, groups []string) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("list the members of %s: %w", g, err)
 		}
-		for _, uid := range members {
-			if err := s.memberStep(ctx, uid, g, followDrop, at, ""); err != nil {
-				return 0, fmt.Errorf("take %s out of group %s, which no longer exists: %w", uid, g, err)
+		// memberStep for buryChunk members at a time: their sides in one pipeline, then the
+		// mirrors of what those replied in another.
+		for len(members) > 0 {
+			chunk := members[:min(buryChunk, len(members))]
+			members = members[len(chunk):]
+			calls := make([]scriptCall, len(chunk))
+			for i, uid := range chunk {
+				calls[i] = relationCall([]string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, followDrop, at, MaxGroupsJoined, "")
+			}
+			replies, err := s.runScripts(ctx, calls)
+			if err != nil {
+				return 0, fmt.Errorf("take the members out of group %s, which no longer exists: %w", g, err)
+			}
+			for i, uid := range chunk {
+				rel, err := relationOf(replies[i])
+				if err != nil {
+					return 0, err
+				}
+				calls[i] = mirrorCall([]string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0)
+			}
+			if err := s.runMany(ctx, calls); err != nil {
+				return 0, fmt.Errorf("take the members out of group %s, which no longer exists: %w", g, err)
 			}
 		}
 		if _, err := s.run(ctx, "group_bury", []string{s.k.groupInfo(g), s.k.groupWatch(g), s.k.groupWatchAll(g),
