@@ -407,6 +407,16 @@ func onPost(pid string) writeScope { return writeScope{post: pid} }
 // inGroups is the scope of a write into groups.
 func inGroups(groups ...string) writeScope { return writeScope{groups: groups} }
 
+// actingFor is the scope of a moderator's write made through the group via (authority's answer,
+// "*" for a site admin): a moderator acts for that group, so its ban refuses the write, and so
+// does a site ban, but not a ban from another group the item is in.
+func actingFor(via string) writeScope {
+	if via == "*" {
+		return writeScope{}
+	}
+	return inGroups(via)
+}
+
 // banCheck reads, in the pipeline of a write's rate limit, its author's bans in force and the
 // groups of the post it is on, and tells whether one refuses the write.
 type banCheck struct {

@@ -26,7 +26,7 @@ func (s *Store) MemberFirstStep(ctx context.Context, uid, group string, join boo
 	if join {
 		op = followAdd
 	}
-	_, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, group, op, MaxGroupsJoined, "")
+	_, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, group, op, s.now().UnixMilli(), MaxGroupsJoined, "")
 	return err
 }
 

@@ -102,7 +102,7 @@ func (s *Store) syncFollowOver(ctx context.Context, a, b string, follow bool, fl
 	if follow {
 		op = followAdd
 	}
-	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, 0, floor)
+	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), 0, floor)
 	if err != nil {
 		return err
 	}
@@ -120,12 +120,13 @@ type relation struct {
 const (
 	followAdd    = "add"
 	followRemove = "rem"
-	followRead   = "get" // nothing: only read the relation (a repair)
+	followRead   = "get"  // nothing: only read the relation (a repair)
+	followDrop   = "drop" // followRemove of a relation made before a given time (buryGroups)
 )
 
 // followStep sets, clears or reads a → b on a's side (the authoritative one).
 func (s *Store) followStep(ctx context.Context, a, b, op string) (relation, error) {
-	return s.relationStep(ctx, s.followKeys(a), b, op, 0, "")
+	return s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), 0, "")
 }
 
 // followKeys are the keys of a's side of a follow (see follow.lua).
@@ -136,13 +137,25 @@ func (s *Store) followKeys(a string) []string {
 // relationStep sets, clears or reads the relation to b on its authoritative side: keys are the
 // relations' sorted set and its sequence, then, for a follow, the follower's pull set, feed and
 // feed authors (see follow.lua). Adding to a set holding max relations is KindLimitReached;
-// max 0 is no bound. floor, when not "", is a version the sequence is raised past (a rebuild's;
-// see follow.lua). Follows and group memberships both go through it.
-func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, max int, floor string) (relation, error) {
-	reply, err := s.run(ctx, "follow", keys, b, op, s.now().UnixMilli(), max, floor)
+// max 0 is no bound. when is now, or for followDrop the time before which the relation goes.
+// floor, when not "", is a version the sequence is raised past (a rebuild's; see follow.lua).
+// Follows and group memberships both go through it.
+func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, when int64, max int, floor string) (relation, error) {
+	c := relationCall(keys, b, op, when, max, floor)
+	reply, err := s.run(ctx, c.name, c.keys, c.args...)
 	if err != nil {
 		return relation{}, err
 	}
+	return relationOf(reply)
+}
+
+// relationCall is the call of follow.lua that relationStep makes, for a caller that sends many.
+func relationCall(keys []string, b, op string, when int64, max int, floor string) scriptCall {
+	return scriptCall{name: "follow", keys: keys, args: []any{b, op, when, max, floor}}
+}
+
+// relationOf decodes the reply of follow.lua.
+func relationOf(reply any) (relation, error) {
 	arr, err := replyArrayLen("follow", reply, 3)
 	if err != nil {
 		return relation{}, err
@@ -168,15 +181,21 @@ func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, m
 // follower.lua). It returns how the follower gets the followee's posts: "push", "pull" or
 // "none"; a membership is "pull" when present.
 func (s *Store) mirrorRelation(ctx context.Context, keys []string, a string, rel relation, pushLimit int) (string, error) {
-	present := 0
-	if rel.present {
-		present = 1
-	}
-	mode, err := s.run(ctx, "follower", keys, a, rel.version, present, rel.at, pushLimit)
+	c := mirrorCall(keys, a, rel, pushLimit)
+	mode, err := s.run(ctx, c.name, c.keys, c.args...)
 	if err != nil {
 		return "", err
 	}
 	return replyWord("follower", mode, "push", "pull", "none")
+}
+
+// mirrorCall is the call of follower.lua that mirrorRelation makes, for a caller that sends many.
+func mirrorCall(keys []string, a string, rel relation, pushLimit int) scriptCall {
+	present := 0
+	if rel.present {
+		present = 1
+	}
+	return scriptCall{name: "follower", keys: keys, args: []any{a, rel.version, present, rel.at, pushLimit}}
 }
 
 // mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's

@@ -29,6 +29,10 @@ import (
 //   - Membership is authoritative on the member's side ({u:<user>}:groups, at most
 //     MaxGroupsJoined, written by follow.lua with its bound) and mirrored to the group's members
 //     set by follower.lua, guarded by the member's sequence: exactly how follows work.
+//   - A group that stops existing is buried (buryGroups, when its last post leaves it, before
+//     createGroup makes one of its name, and in RebuildUsers): its members leave it on both sides
+//     and its watch modes and created time go, so that a group made again under the name starts
+//     empty, whoever makes it.
 
 // MaxGroupDescription is the longest group description, in characters.
 const MaxGroupDescription = 500
@@ -70,6 +74,11 @@ func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name str
 		return nil, err
 	}
 	if desc, err = s.filterText("description", desc); err != nil {
+		return nil, err
+	}
+	// A group of the name that no longer exists but was never buried (it died before burials, or
+	// its burial was cut off) is buried first: the new group starts without its members.
+	if _, err := s.buryGroups(ctx, []string{g}); err != nil {
 		return nil, err
 	}
 	if _, err := s.run(ctx, "group_create", append(s.groupKeys(g), nsfwKey(s.k.ranking(g).new)), string(actor), desc, s.now().UnixMilli(), flag(nsfw)); err != nil {
@@ -397,7 +406,8 @@ func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Gr
 		return nil, err
 	}
 	if len(in) == 0 {
-		// A member may still leave a group made by posts that has lost them all.
+		// A member may still leave a group made by posts that has lost them all and is not buried
+		// yet (buryGroups: a burial cut off, or a group that died before burials).
 		err := s.cmd().ZScore(ctx, s.k.userGroups(uid), g).Err()
 		if join || isNil(err) {
 			return nil, notFoundf("no such group %s", g)
@@ -436,7 +446,7 @@ func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
 // follow.lua), when floor is not "": the version the group's members last applied for uid, read
 // just before, for a rebuild (memberGuard).
 func (s *Store) syncMemberOver(ctx context.Context, uid, g, op, floor string) error {
-	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, MaxGroupsJoined, floor)
+	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, s.now().UnixMilli(), MaxGroupsJoined, floor)
 	if err != nil {
 		if IsKind(err, KindLimitReached) {
 			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}
@@ -447,6 +457,60 @@ func (s *Store) syncMemberOver(ctx context.Context, uid, g, op, floor string) er
 		return err
 	}
 	return s.syncDirectory(ctx, g)
+}
+
+// buryChunk is how many members of a group buryGroups takes out in one round trip.
+const buryChunk = 500
+
+// buryGroups ends the life of those of groups that no longer exist (see above: a group made by
+// posts that lost them all), so that a group made again under the name, by a post or by
+// createGroup, starts empty: its members leave it (each membership made before the burial, on the
+// member's authoritative side and then in the group's members, so that RebuildUsers derives the
+// same; buryChunk at a time), and its watch modes and the created time of its posts go (group_bury.lua, which leaves a
+// group that came back since as it is). A membership made after the burial started is of a group
+// made again since, and stays. It returns how many groups it buried; running it again, or on a
+// group that exists, changes nothing.
+func (s *Store) buryGroups(ctx context.Context, groups []string) (int, error) {
+	dead, err := s.groupsInUse(ctx, groups, false)
+	if err != nil || len(dead) == 0 {
+		return 0, err
+	}
+	at := s.now().UnixMilli()
+	for _, g := range dead {
+		members, err := s.NewLoader().zrangeAll(ctx, s.k.groupMembers(g))
+		if err != nil {
+			return 0, fmt.Errorf("list the members of %s: %w", g, err)
+		}
+		// memberStep for buryChunk members at a time: their sides in one pipeline, then the
+		// mirrors of what those replied in another.
+		for len(members) > 0 {
+			chunk := members[:min(buryChunk, len(members))]
+			members = members[len(chunk):]
+			calls := make([]scriptCall, len(chunk))
+			for i, uid := range chunk {
+				calls[i] = relationCall([]string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, followDrop, at, MaxGroupsJoined, "")
+			}
+			replies, err := s.runScripts(ctx, calls)
+			if err != nil {
+				return 0, fmt.Errorf("take the members out of group %s, which no longer exists: %w", g, err)
+			}
+			for i, uid := range chunk {
+				rel, err := relationOf(replies[i])
+				if err != nil {
+					return 0, err
+				}
+				calls[i] = mirrorCall([]string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0)
+			}
+			if err := s.runMany(ctx, calls); err != nil {
+				return 0, fmt.Errorf("take the members out of group %s, which no longer exists: %w", g, err)
+			}
+		}
+		if _, err := s.run(ctx, "group_bury", []string{s.k.groupInfo(g), s.k.groupWatch(g), s.k.groupWatchAll(g),
+			s.k.ranking(g).new, nsfwKey(s.k.ranking(g).new), s.k.revOf(s.k.groupWatch(g))}); err != nil {
+			return 0, fmt.Errorf("bury group %s: %w", g, err)
+		}
+	}
+	return len(dead), s.syncDirectory(ctx, dead...)
 }
 
 // resyncMembers brings the members sets of every group uid joined up to date from uid's
@@ -477,10 +541,14 @@ func (s *Store) resyncMember(ctx context.Context, uid, g string) error {
 }
 
 // dropStaleMembers removes from every group's members set the users whose groups set no longer
-// names the group (a leave cut off before its mirror), and returns how many it removed.
+// names the group (a leave cut off before its mirror), and returns how many it removed. A group
+// that no longer exists is buried first (buryGroups): its members leave it on both sides.
 func (s *Store) dropStaleMembers(ctx context.Context) (int, error) {
 	groups, err := s.scanGroups(ctx, ":members")
 	if err != nil {
+		return 0, err
+	}
+	if _, err := s.buryGroups(ctx, groups); err != nil {
 		return 0, err
 	}
 	n := 0

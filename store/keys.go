@@ -537,8 +537,23 @@ func (k keys) chanSessions(uid string) string { return k.user(uid) + ":ev:sessio
 // write to the aggregate raises it in the same script (see revisions.go).
 func (k keys) rev(tag string) string { return k.prefix + tag + ":rev" }
 
-// revOf is the revision counter of the aggregate a key belongs to.
-func (k keys) revOf(key string) string { return k.rev(tagOf(key)) }
+// revOf is the revision counter of the aggregate a key belongs to; a key of viewer-only state
+// (ownRevision) has its own counter beside it instead, so that a change of it leaves the
+// aggregate's shared cached answers standing.
+func (k keys) revOf(key string) string {
+	if ownRevision(key) {
+		return key + ":rev"
+	}
+	return k.rev(tagOf(key))
+}
+
+// ownRevision reports whether key holds state that only a viewer field reads, and so has a
+// revision counter of its own, <key>:rev, in its aggregate's slot: the watch modes of a post or a
+// group (postWatch, groupWatch), which only viewerWatch shows. A response that shows viewerWatch
+// is kept per viewer and records that counter (besides the aggregate's, for the rest it reads);
+// the watch script raises it, and no other revision, so that one user's watch does not evict the
+// thread or the group page that everyone else shares.
+func ownRevision(key string) bool { return strings.HasSuffix(key, "}:watch") }
 
 // Live events travel on pub/sub channels named like keys, in the hash slot of the aggregate they
 // are about, each with its log beside it (see events.go).

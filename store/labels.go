@@ -154,7 +154,11 @@ func (s *Store) SetPostLabels(ctx context.Context, actor UserKey, id string, nsf
 	} else if reason != nil {
 		return nil, &Error{Kind: KindInvalid, Msg: "a reason is for a moderator's change of someone else's post"}
 	}
-	n, err := s.allowWrite(ctx, string(actor), repairPostChange+":"+pid, onPost(pid))
+	scope := onPost(pid) // the author's own change
+	if via != "" {
+		scope = actingFor(via)
+	}
+	n, err := s.allowWrite(ctx, string(actor), repairPostChange+":"+pid, scope)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func (s *Store) moderationStart(ctx context.Context, actor UserKey, pid string, 
 	if announce {
 		item = repairPost
 	}
-	n, err := s.allowWrite(ctx, string(actor), item+":"+pid, onPost(pid))
+	n, err := s.allowWrite(ctx, string(actor), item+":"+pid, actingFor(via))
 	return via, n, err
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
@@ -16,7 +18,8 @@ import (
 // and the script refuses when the post is no longer in it.
 
 // authority returns how actor may moderate something in groups: "*" for an admin, else the first
-// of groups actor moderates, read in one round trip. It fails with KindForbidden when actor
+// of groups actor moderates and is not banned from (the first they moderate when they are banned
+// from all of those), read in one round trip. It fails with KindForbidden when actor
 // moderates none of them, and with KindUnauthenticated for an anonymous actor.
 func (s *Store) authority(ctx context.Context, actor UserKey, groups []string) (string, error) {
 	return s.authorityIn(ctx, actor, groups, false)
@@ -43,7 +46,7 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 	}
 	cmds := make([]*rdb.FloatCmd, len(groups))
 	sizes := make([]*rdb.IntCmd, len(groups))
-	ops := make([]op, len(groups))
+	ops := make([]op, len(groups), len(groups)+1)
 	for i, g := range groups {
 		key := s.k.groupMods(g)
 		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -51,14 +54,27 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 			return cmds[i], sizes[i]
 		}}
 	}
+	// The actor's bans in force, in the same round trip: a moderator acts through a group they
+	// are not banned from, when they moderate one (the write's ban check, actingFor, then
+	// refuses only a ban from that group or the site).
+	var bans *rdb.StringSliceCmd
+	bansKey := s.k.userBans(string(actor))
+	ops = append(ops, op{key: bansKey, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		bans = p.ZRangeByScore(ctx, bansKey, &rdb.ZRangeBy{Min: "(" + strconv.FormatInt(s.now().UnixMilli(), 10), Max: "+inf"})
+		return bans, nil
+	}})
 	if err := s.pipeline(ctx, ops, false); err != nil {
 		return "", fmt.Errorf("read the moderators of %s: %w", strings.Join(groups, ", "), err)
 	}
+	if err := bans.Err(); err != nil {
+		return "", fmt.Errorf("read the bans of %s: %w", actor, err)
+	}
+	banned := bans.Val()
 	via := ""
 	for i, c := range cmds {
 		err := c.Err()
 		switch {
-		case err == nil && via == "":
+		case err == nil && (via == "" || (slices.Contains(banned, via) && !slices.Contains(banned, groups[i]))):
 			via = groups[i]
 		case err == rdb.Nil && all && sizes[i].Val() > 0: // a group without moderators is the admins'
 			return "", &Error{Kind: KindForbidden, Msg: "only a moderator of every one of " + groupList(groups) + ", or a site admin, may do this"}

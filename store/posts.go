@@ -276,9 +276,11 @@ func (s *Store) DeletePost(ctx context.Context, user UserKey, id string) error {
 }
 
 // postSubKeys lists the keys of a post's aggregate other than its hash and its comments, for
-// deletion: the post's votes and the orders of its top-level comments.
+// deletion: the post's votes, its watch modes (with their revision counter: the deletion raises
+// the post's, which every answer that read a mode recorded too) and the orders of its top-level
+// comments.
 func (s *Store) postSubKeys(pid string) []string {
-	return append([]string{s.k.postVotes(pid), s.k.liveComments(pid), s.k.postWatch(pid), s.k.postWatchAll(pid)},
+	return append([]string{s.k.postVotes(pid), s.k.liveComments(pid), s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.revOf(s.k.postWatch(pid))},
 		s.k.replyOrders(pid, topLevel)...)
 }
 

@@ -41,25 +41,25 @@ type revRead struct {
 }
 
 // start returns the revision reads that go before a batch's data: one per aggregate the batch
-// reads. Every batch reads them afresh, even for aggregates read before, because batches run on
+// reads (and one per key of viewer-only state with a counter of its own: keys.ownRevision). Every batch reads them afresh, even for aggregates read before, because batches run on
 // different connections: only a revision read before the data on the same connection is known to
 // be no newer than that data.
 func (r *Revisions) start(k keys, batch []*call) []*revRead {
 	var out []*revRead
 	seen := make(map[string]bool, 4)
 	for _, c := range batch {
-		tag := tagOf(c.r.rkey)
-		if tag == "" {
+		if tagOf(c.r.rkey) == "" {
 			r.mu.Lock()
 			r.broken = true // cannot happen: every key the loader reads has a hash tag
 			r.mu.Unlock()
 			continue
 		}
-		if seen[tag] {
+		rev := k.revOf(c.r.rkey)
+		if seen[rev] {
 			continue
 		}
-		seen[tag] = true
-		out = append(out, &revRead{key: k.rev(tag)})
+		seen[rev] = true
+		out = append(out, &revRead{key: rev})
 	}
 	return out
 }

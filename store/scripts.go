@@ -94,9 +94,10 @@ type scriptCall struct {
 // unrevised are the scripts that write nothing a response reads, so they raise no revision: the
 // idempotency claim, the rate limit, the job engine's queues (repair notes among them), the live
 // events' logs (and replay, which only reads), sessions with the password hash, and the groups'
-// active users (read only by responses that are never cached). Every other write script takes its aggregate's revision counter as its last
+// active users (read only by responses that are never cached), a user's watch index (read only by
+// their export, their deletion and their next watch). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
-var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "publish": true, "notify_announce": true, "replay": true, "persisted": true,
+var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "watch_index": true, "publish": true, "notify_announce": true, "replay": true, "persisted": true,
 	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "sessions_fold": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true}

@@ -125,6 +125,10 @@ func (s *Store) pruneGroups(ctx context.Context, groups []string) error {
 	if err := s.register(ctx, s.k.groups(), false, empty...); err != nil {
 		return fmt.Errorf("unregister groups: %w", err)
 	}
+	// A group that no longer exists loses its members and watchers: made again, it starts empty.
+	if _, err := s.buryGroups(ctx, empty); err != nil {
+		return err
+	}
 	back, err := s.groupsInUse(ctx, empty, true)
 	if err != nil || len(back) == 0 {
 		return err

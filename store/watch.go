@@ -88,8 +88,15 @@ func watchMode(code string) WatchMode {
 	return WatchReplies
 }
 
+// MaxWatches is how many posts and groups one user may hold a watch mode for: choosing one more
+// is KindLimitReached. REPLIES, the default, takes no place — but on a post of a group the user
+// chose a mode for, where it is kept as a choice that wins over the group's — so setting an item
+// back to REPLIES frees its place; posts deleted since they were watched, and groups that no
+// longer exist, stop counting once the cap is met (see watch).
+const MaxWatches = 10_000
+
 // WatchPost sets how user follows the thread of the post id. A missing or deleted post is
-// KindNotFound.
+// KindNotFound; a mode for more than MaxWatches posts and groups is KindLimitReached.
 func (s *Store) WatchPost(ctx context.Context, user UserKey, id string, mode WatchMode) error {
 	pid, err := PostKey(id)
 	if err != nil {
@@ -99,14 +106,25 @@ func (s *Store) WatchPost(ctx context.Context, user UserKey, id string, mode Wat
 	if err != nil {
 		return err
 	}
-	if _, err := s.allowWriteWith(ctx, string(user), "", nil, banFree); err != nil {
+	// The post's groups, with the rate limit: REPLIES on the post is kept as a choice only where
+	// it wins over a mode chosen for one of them.
+	var groups *rdb.StringCmd
+	read := op{key: s.k.post(pid), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		groups = p.HGet(ctx, s.k.post(pid), "groups")
+		return groups, nil
+	}}
+	if _, err := s.allowWriteWith(ctx, string(user), "", []op{read}, banFree); err != nil {
 		return err
 	}
-	return s.watch(ctx, string(user), "p:"+pid, scriptCall{name: "watch",
-		keys: []string{s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.post(pid)}, args: []any{string(user), code}})
+	if err := groups.Err(); err != nil && !isNil(err) {
+		return fmt.Errorf("read the groups of post %s: %w", pid, err)
+	}
+	return s.watch(ctx, string(user), "p:"+pid, code, splitGroups(groups.Val()), scriptCall{name: "watch",
+		keys: []string{s.k.postWatch(pid), s.k.postWatchAll(pid), s.k.post(pid)}})
 }
 
-// WatchGroup sets how user follows the group name. A group that does not exist is KindNotFound.
+// WatchGroup sets how user follows the group name. A group that does not exist is KindNotFound;
+// a mode for more than MaxWatches posts and groups is KindLimitReached.
 func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode WatchMode) error {
 	g, err := NormalizeGroupName(name)
 	if err != nil {
@@ -126,39 +144,129 @@ func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode 
 	if _, err := s.allowWriteWith(ctx, string(user), "", nil, banFree); err != nil {
 		return err
 	}
-	return s.watch(ctx, string(user), "g:"+g, scriptCall{name: "watch",
-		keys: []string{s.k.groupWatch(g), s.k.groupWatchAll(g)}, args: []any{string(user), code}})
+	return s.watch(ctx, string(user), "g:"+g, code, nil, scriptCall{name: "watch",
+		keys: []string{s.k.groupWatch(g), s.k.groupWatchAll(g)}})
 }
 
-// watch runs the watch script call for uid on item, and records item in uid's index of what they
-// watch in the same round trip, ahead of the script: a mode is never set without its entry, even
-// when Redis fills between the two (the entry then names no mode, which readers skip). A watch
-// refused by its script (a post deleted since, or never
-// there) takes its entry out of the index again, so that refused watches leave nothing behind;
-// a rate limit or ban refuses the watch before anything is written.
-func (s *Store) watch(ctx context.Context, uid, item string, call scriptCall) error {
+// watch sets uid's mode code of item with call (watch.lua, its keys without the arguments),
+// keeping uid's index of what they watch: a mode is recorded in the index, within MaxWatches
+// (watch_index.lua), before it is set, so that no mode is ever missing from the index; a mode
+// set back to the default leaves the index after it is cleared. REPLIES (code "R") is the
+// default: it is cleared like no mode, but on a post one of whose groups (groups, "" for a
+// group) the user chose a mode for, where it is kept as a choice. A watch refused by its script
+// (a post deleted since, or never there) takes its entry out of the index again, so that refused
+// watches leave nothing behind; a rate limit or ban refuses the watch before anything is written.
+func (s *Store) watch(ctx context.Context, uid, item, code string, groups []string, call scriptCall) error {
 	key := s.k.userWatches(uid)
-	at := s.now().UnixMilli()
-	var indexed *rdb.IntCmd
-	index := op{key: key, before: true, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		indexed = p.ZAdd(ctx, key, rdb.Z{Score: float64(at), Member: item})
-		return indexed, nil
-	}}
-	_, errs, err := s.runScriptsEach(ctx, []scriptCall{call}, index)
-	if err == nil {
-		err = errs[0]
+	args := []any{item, s.now().UnixMilli(), MaxWatches}
+	if code == "R" {
+		for _, g := range groups {
+			args = append(args, "g:"+g)
+		}
+		if len(groups) == 0 {
+			code = ""
+		}
 	}
+	if code != "" {
+		recorded, err := s.recordWatch(ctx, uid, key, args)
+		if IsKind(err, KindLimitReached) {
+			// Posts deleted since they were watched still count: drop them, and try again if
+			// that made room.
+			dropped, derr := s.dropGoneWatches(ctx, uid)
+			if derr != nil {
+				return derr
+			}
+			if dropped > 0 {
+				recorded, err = s.recordWatch(ctx, uid, key, args)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if !recorded {
+			code = "" // REPLIES where it means no more than the default
+		}
+	}
+	call.args = []any{uid, code}
+	_, err := s.runScripts(ctx, []scriptCall{call})
 	switch {
 	case err != nil && IsKind(err, KindNotFound):
 		if rerr := s.cmd().ZRem(ctx, key, item).Err(); rerr != nil {
 			return fmt.Errorf("%w (and taking it out of the watch index: %v)", err, rerr)
 		}
-	case err == nil && indexed != nil && indexed.Err() != nil:
-		// The mode is set but the index missed it (a cluster, where the two run apart): the
-		// watch is safe to repeat, and rebuild derives the index from the modes.
-		return fmt.Errorf("record the watch in %s's index: %w", uid, rdb.StorageFull(indexed.Err()))
+	case err == nil && code == "":
+		if err := s.cmd().ZRem(ctx, key, item).Err(); err != nil {
+			return fmt.Errorf("take %s out of %s's watch index: %w", item, uid, err)
+		}
 	}
 	return err
+}
+
+// recordWatch runs watch_index.lua with args on uid's index key, and reports whether the item is
+// recorded.
+func (s *Store) recordWatch(ctx context.Context, uid, key string, args []any) (bool, error) {
+	v, err := s.run(ctx, "watch_index", []string{key}, args...)
+	if err != nil {
+		return false, fmt.Errorf("record in %s's watch index: %w", uid, err)
+	}
+	n, err := replyInt("watch_index", v)
+	return n == 1, err
+}
+
+// dropGoneWatches takes the posts deleted since, and the groups that no longer exist, out of
+// uid's watch index (their modes went with them), and returns how many it took out. It reads
+// every post and group the index names (at most MaxWatches) in two round trips, so it runs only
+// when the cap is met. A deleted post never comes back, so taking it out cannot race a watch,
+// which its script refuses; a group can be made again, and a watch of it by uid made between the
+// read and the removal would lose its entry (rebuild's rebuildWatchIndex gives it back).
+func (s *Store) dropGoneWatches(ctx context.Context, uid string) (int, error) {
+	key := s.k.userWatches(uid)
+	l := s.NewLoader()
+	items, err := l.zrangeAll(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	var pids, posts, groups []string
+	for _, it := range items {
+		if pid, ok := strings.CutPrefix(it, "p:"); ok {
+			if _, err := PostKey(postID(pid)); err == nil {
+				pids, posts = append(pids, pid), append(posts, it)
+			}
+		} else if g, ok := strings.CutPrefix(it, "g:"); ok && validGroupName(g) {
+			groups = append(groups, g)
+		}
+	}
+	// Groups that no longer exist (their modes went with them, buryGroups): none can be watched
+	// until it is made again.
+	dead, err := s.groupsInUse(ctx, groups, false)
+	if err != nil {
+		return 0, err
+	}
+	reads := make([]read, len(pids))
+	for i, pid := range pids {
+		reads[i] = l.postReadOf(pid, false)
+	}
+	calls := l.getAll(ctx, reads...)
+	if err := waitAll(ctx, calls); err != nil {
+		return 0, err
+	}
+	var gone []any
+	for i, c := range calls {
+		if l.postOf(c, pids[i]) == nil { // missing or deleted; a removed post keeps its modes
+			gone = append(gone, posts[i])
+		}
+	}
+	for _, g := range dead {
+		gone = append(gone, "g:"+g)
+	}
+	if len(gone) == 0 {
+		return 0, nil
+	}
+	n, err := s.cmd().ZRem(ctx, key, gone...).Result()
+	if err != nil {
+		return 0, fmt.Errorf("drop deleted posts from %s's watch index: %w", uid, err)
+	}
+	return int(n), nil
 }
 
 // watchKeys are the mode hash and the ALL set of an entry of a user's watch index; false for an

@@ -74,9 +74,10 @@ func TestWatchModesExportedErasedAndRebuilt(t *testing.T) {
 		}{
 			{post: p1.ID, mode: store.WatchMuted},
 			{post: p1.ID, mode: store.WatchAll}, // changed
+			// REPLIES is kept (and exported) where it is a choice: on a post of a group with a mode.
+			{group: "rust", mode: store.WatchMuted},
 			{post: p2.ID, mode: store.WatchReplies},
 			{group: "golang", mode: store.WatchAll},
-			{group: "rust", mode: store.WatchMuted},
 		}
 		for _, st := range steps {
 			var err error

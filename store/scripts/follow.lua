@@ -7,7 +7,9 @@
 -- KEYS[3]  zset {u:<a>}:pull   KEYS[4] zset {u:<a>}:feed   KEYS[5] hash {u:<a>}:feed:by — a
 --          follow only: a membership passes KEYS[1], KEYS[2] and the revision counter alone
 -- ARGV[1]  the other side (followee user key, group name)   ARGV[2] "add" | "rem" | "get"
---          (change nothing: a repair reads the relation)   ARGV[3] now (Unix ms)
+--          (change nothing: a repair reads the relation) | "drop" (rem, but only a relation made
+--          before ARGV[3]: a membership of a group that died since, store/groups.go buryGroups)
+-- ARGV[3]  now (Unix ms); for "drop", the time before which a relation goes
 -- ARGV[4]  the most relations KEYS[1] may hold ("0": no bound)
 -- ARGV[5]  optional (a rebuild's): the version the other side's guard holds for the relation,
 --          read just before; the sequence is raised past it, so that the state handed back wins
@@ -36,7 +38,7 @@ if ARGV[2] == 'add' then
     redis.call('ZADD', KEYS[1], t, b)
     redis.call('INCR', KEYS[2])
   end
-elseif ARGV[2] == 'rem' and t then
+elseif t and (ARGV[2] == 'rem' or (ARGV[2] == 'drop' and tonumber(t) < tonumber(ARGV[3]))) then
   redis.call('ZREM', KEYS[1], b)
   if feeds then
     redis.call('ZREM', KEYS[3], b)

@@ -4,6 +4,10 @@
 -- ARGV[4]  the window (ms)
 -- Reply    1 when counted now, 0 when it already was (or is older than the window).
 -- Repeat   the member is the report's id: a second run adds nothing.
+-- Revision none (unrevised in store/scripts.go): the report's own state changes in
+--          report_resolve.lua, which raises the revision of {reports}; this set is read only by
+--          the rate limit of the reporter's next report (ratelimit.lua), never by a response
+--          (TestDismissedReportReadsFresh).
 local at, now, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 if at <= now - window then return 0 end
 local added = redis.call('ZADD', KEYS[1], 'NX', at, ARGV[1]) -- first: refused when Redis is full (ratelimit.lua)

@@ -7,15 +7,17 @@
 -- Reply    1
 -- Errors   NOTFOUND (KEYS[3] given and the post missing or deleted).
 -- Repeat   it sets absolute state: a second run changes nothing.
--- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
---          that a cached response that read the aggregate is known to be stale (store/revisions.go).
-redis.call('INCR', KEYS[#KEYS])
+-- Revision KEYS[#KEYS] is the mode hash's own revision counter, <KEYS[1]>:rev (store/keys.go,
+--          ownRevision), not the post's or the group's: a mode is the watcher's alone (viewerWatch),
+--          so a watch leaves the answers everyone shares standing. Every run that sets a mode
+--          raises it; a refused one changes nothing and raises nothing.
 if #KEYS > 3 then
   local p = KEYS[3]
   if not redis.call('HGET', p, 'author') or redis.call('HGET', p, 'deleted') == '1' then
     return redis.error_reply('NOTFOUND no such post')
   end
 end
+redis.call('INCR', KEYS[#KEYS])
 local user, mode = ARGV[1], ARGV[2]
 if mode == '' then redis.call('HDEL', KEYS[1], user) else redis.call('HSET', KEYS[1], user, mode) end
 if mode == 'A' then redis.call('SADD', KEYS[2], user) else redis.call('SREM', KEYS[2], user) end
