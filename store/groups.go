@@ -226,10 +226,27 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 		if _, err := s.existingUser(ctx, string(target)); err != nil {
 			return nil, err
 		}
-		return s.changeGroup(ctx, actor, group, op, string(target))
+		g, err := s.changeGroup(ctx, actor, group, op, string(target))
+		if err != nil {
+			return nil, err
+		}
+		// The account may have been deleted since the check, and its deletion's walk of the
+		// groups (moderated.go) may have passed this one before the seat was added: checked
+		// again after the script, the seat is given up here or found by the walk.
+		deleted, err := s.cmd().HGet(ctx, s.k.user(string(target)), "deleted").Result()
+		if err != nil && !isNil(err) {
+			return nil, fmt.Errorf("load user %s: %w", target, err)
+		}
+		if deleted == "1" {
+			if err := s.giveUpSeat(ctx, string(target), g.Name); err != nil {
+				return nil, err
+			}
+			return nil, notFoundf("no such user %s", truncate(target.ID(), 40))
+		}
+		return g, nil
 	}
-	// A removal still finds a deleted account's marker: a moderator who deleted their account
-	// keeps their seat until someone removes them.
+	// A removal still finds a deleted account's marker: the deletion's chain takes the account
+	// off every group's moderators (moderated.go), and an admin may remove it before that.
 	exists, err := s.cmd().Exists(ctx, s.k.user(string(target))).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", target, err)
