@@ -193,16 +193,27 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 // them, unverified — unless it is uid's address already in another case, which keeps its
 // verification —, releases the address it replaces, and mails a verification link to it.
 func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) error {
+	mj, old, err := s.setAddress(ctx, uid, name, stored, key)
+	if err != nil {
+		return err
+	}
+	return s.settleAddress(ctx, uid, key, old, mj)
+}
+
+// setAddress is the first half of writeEmail: it queues the verification mail and writes the
+// address into uid's hash (email_set.lua), and returns the mail's job and the address it
+// replaced.
+func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (jobs.Job, string, error) {
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.VerifyTTL)
 	mj, err := s.queueMail(ctx, false, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: name, Token: token, Exp: exp.UnixMilli()})
 	if err != nil {
-		return fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
 	// The address in another case is the same address (keyed ignoring case): it stays verified.
 	cur, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
 	if err != nil && !isNil(err) {
-		return fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
 	}
 	same := ""
 	if cur != stored && strings.ToLower(cur) == key {
@@ -211,15 +222,32 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
 		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds(), same)
 	if err != nil {
-		return fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
 	o, err := replyString("email_set", old)
 	if err != nil {
-		return fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
-	if o != "" && strings.ToLower(o) != key {
-		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, uid); err != nil {
+	return mj, o, nil
+}
+
+// settleAddress is the second half of writeEmail: it releases old, the address the new one (key)
+// replaced, confirms the claim of the address uid's hash holds now, and sends the mail.
+//
+// The release and the hash are in different slots, so a concurrent setEmail of the same account
+// can write old back into the hash between this call's email_set and its release: one call
+// replaces a with b while the other, which claimed a (theirs already) before the release, puts a
+// back. The hash then held a, which nobody claimed, for any account to take. So the release is
+// followed by confirmClaim, which claims again the address the hash holds (or, should another
+// account have taken it meanwhile, takes it out of the hash: CONFLICT). Whichever of the two
+// calls releases last confirms after it, so the hash and the claims agree once both are done.
+func (s *Store) settleAddress(ctx context.Context, uid, key, old string, mj jobs.Job) error {
+	if old != "" && strings.ToLower(old) != key {
+		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(old))}, uid); err != nil {
 			return fmt.Errorf("set email: %w", err)
+		}
+		if err := s.confirmClaim(ctx, uid); err != nil {
+			return err
 		}
 	}
 	return s.sendMail(ctx, mj)
