@@ -241,14 +241,16 @@ func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (
 // followed by confirmClaim, which claims again the address the hash holds (or, should another
 // account have taken it meanwhile, takes it out of the hash: CONFLICT). Whichever of the two
 // calls releases last confirms after it, so the hash and the claims agree once both are done.
+// A call that releases nothing confirms too: another account may have taken over its claim
+// (claimEmail, dropTakenOver) between its claim and its email_set.
 func (s *Store) settleAddress(ctx context.Context, uid, key, old string, mj jobs.Job) error {
 	if old != "" && strings.ToLower(old) != key {
 		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(old))}, uid); err != nil {
 			return fmt.Errorf("set email: %w", err)
 		}
-		if err := s.confirmClaim(ctx, uid); err != nil {
-			return err
-		}
+	}
+	if err := s.confirmClaim(ctx, uid); err != nil {
+		return err
 	}
 	return s.sendMail(ctx, mj)
 }
@@ -271,6 +273,11 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 			return fmt.Errorf("claim email: %w", err)
 		}
 		if v == "OK" {
+			if stale != "" {
+				// Taken over: the old claimant may have written the address into their hash since
+				// it was read (a setEmail of theirs that found the claim still theirs).
+				return s.dropTakenOver(ctx, stale, key)
+			}
 			return nil // the address is uid's now
 		}
 		owner, err := replyArray("email_claim", v, 2)
@@ -295,9 +302,14 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		case strings.ToLower(held) != key && age >= emailClaimGrace:
 			// A claim its user's hash does not hold: a setEmail cut off, or a dropped one.
 		case strings.ToLower(held) == key && !verified && age >= s.opts.Mail.VerifyTTL:
-			// A claim that lapsed unverified: its user's links stop working first.
-			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "0"); err != nil {
+			// A claim that lapsed unverified: its user's links stop working first. Should they
+			// have verified it since it was read, it is theirs.
+			dropped, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "0")
+			if err != nil {
 				return fmt.Errorf("claim email: %w", err)
+			}
+			if n, _ := dropped.(int64); n != 1 {
+				return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
 			}
 		default:
 			return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
@@ -305,6 +317,24 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		stale = other
 	}
 	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
+}
+
+// dropTakenOver takes the address key out of the hash of other, whose claim on it claimEmail
+// took over, if it holds it: other may have written it since claimEmail read their hash, or be
+// writing it now, and then finds the claim someone else's when it confirms it (settleAddress,
+// confirmClaim), so that either way no two accounts record the address.
+func (s *Store) dropTakenOver(ctx context.Context, other, key string) error {
+	held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("claim email: %w", rdb.Unavailable(ctx, err))
+	}
+	if held == "" || strings.ToLower(held) != key {
+		return nil
+	}
+	if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "1"); err != nil {
+		return fmt.Errorf("claim email: %w", err)
+	}
+	return nil
 }
 
 // VerifyEmail marks the address a verification token was sent to as verified, once.
