@@ -22,7 +22,11 @@ import (
 //     its user. setEmail claims it (email_claim.lua, one script on the address's slot) before it
 //     writes the user's hash, and releases the old address after; a claim whose user's hash does
 //     not hold the address (a process died between the two) is taken over once it is older than
-//     emailClaimGrace.
+//     emailClaimGrace. Every setEmail confirms the claim of the address its user's hash holds
+//     after its write and its release (confirmClaim), and a take-over takes the address out of
+//     the old claimant's hash after the claim is taken (dropTakenOver): concurrent calls leave no
+//     address recorded without its account's claim, nor recorded by two accounts. They may leave
+//     a claim that its account no longer records, which is stale and is taken over as above.
 //   - An unverified claim lapses with its first link: once a claim is older than
 //     MailOptions.VerifyTTL and its user has not verified the address, another account may take
 //     it over (setEmail), which first takes the address out of the old claimant's hash
