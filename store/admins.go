@@ -58,7 +58,7 @@ func (s *Store) Admins() (configured, granted []UserKey) {
 // first named them, warns of the others, and reads the operator's grants.
 func (s *Store) resolveAdmins(ctx context.Context) error {
 	configured := map[string]bool{}
-	if names := s.opts.Admins; len(names) > 0 {
+	if names := s.opts.Admins; len(names) > 0 && !s.opts.ReadOnly { // recording the names is a write
 		args := []any{"named", s.now().UnixMilli()}
 		for _, n := range names {
 			args = append(args, n)
