@@ -312,7 +312,11 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 			if err != nil {
 				return fmt.Errorf("claim email: %w", err)
 			}
-			if n, _ := dropped.(int64); n != 1 {
+			n, err := replyInt("email_drop", dropped)
+			if err != nil {
+				return fmt.Errorf("claim email: %w", err)
+			}
+			if n != 1 {
 				return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
 			}
 		default:
