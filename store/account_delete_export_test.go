@@ -21,3 +21,8 @@ func (s *Store) EraseStep(ctx context.Context, uid UserKey, step string, erase b
 func (s *Store) EraseModerated(ctx context.Context, uid UserKey, cursor string, size int) (string, error) {
 	return s.eraseModeratedBy(ctx, string(uid), cursor, size)
 }
+
+// RepairGroup runs the repair of a group's item, as its repair job would.
+func (s *Store) RepairGroup(ctx context.Context, group string) error {
+	return s.repair(ctx, repairGroup+":"+group)
+}

@@ -26,7 +26,9 @@ import (
 // group_change.lua, which makes it lasting (registered and never pruned). AddModerator, which
 // cannot check the target's marker in its own script (another slot), checks it again after its
 // script (changeModerator): either that check sees the marker, or the seat was there before the
-// marker was written and so before the walk.
+// marker was written and so before the walk. The check runs before the group's repair job is
+// settled, and that repair (repairGroupItem) takes every deleted account off the group's
+// moderators too, so a process stopped in between leaves no seat behind either.
 
 // moderatedBatch bounds the groups one job of the "moderated" step reads.
 const moderatedBatch = 500
@@ -103,6 +105,49 @@ func (s *Store) moderatorSeats(ctx context.Context, uid string, groups []string)
 	return out, nil
 }
 
+// dropDeletedModerators takes the deleted accounts among the moderators of group g off them, as
+// giveUpSeat does, and returns how many it took off: only those of users when users are given,
+// else any. The group's repair does it for any (see changeModerator), without a repair note
+// of its own.
+func (s *Store) dropDeletedModerators(ctx context.Context, g string, users ...string) (int, error) {
+	if len(users) == 0 {
+		mods, err := s.cmd().ZRange(ctx, s.k.groupMods(g), 0, -1).Result()
+		if err != nil {
+			return 0, fmt.Errorf("read the moderators of %s: %w", g, err)
+		}
+		users = mods
+	}
+	if len(users) == 0 {
+		return 0, nil
+	}
+	deleted := make([]*rdb.StringCmd, len(users))
+	ops := make([]op, len(users))
+	for i, u := range users {
+		key := s.k.user(u)
+		ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			deleted[i] = p.HGet(ctx, key, "deleted")
+			return deleted[i], nil
+		}}
+	}
+	if err := s.pipeline(ctx, ops, false); err != nil && !isNil(err) {
+		return 0, fmt.Errorf("read the moderators of %s: %w", g, err)
+	}
+	n := 0
+	for i, c := range deleted {
+		if err := c.Err(); err != nil && !isNil(err) {
+			return n, fmt.Errorf("read the moderators of %s: %w", g, err)
+		}
+		if c.Val() != "1" {
+			continue
+		}
+		if err := s.stepDown(ctx, users[i], g); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
 // giveUpSeat takes uid off the moderators of group g as a moderator stepping down (see above)
 // and logs the change. A group that no longer exists has no seat to give up.
 func (s *Store) giveUpSeat(ctx context.Context, uid, g string) error {
@@ -110,11 +155,19 @@ func (s *Store) giveUpSeat(ctx context.Context, uid, g string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.stepDown(ctx, uid, g); err != nil {
+		return err
+	}
+	s.settled(ctx, n)
+	return nil
+}
+
+// stepDown is giveUpSeat without the repair note: the script and the log.
+func (s *Store) stepDown(ctx context.Context, uid, g string) error {
 	args := s.groupChangeArgs(UserKey(uid), g, groupRemMod, uid)
 	args[1] = "0" // the account steps down; no admin's power is needed or used
 	reply, err := s.run(ctx, "group_change", s.groupChangeKeys(g), args...)
 	if IsKind(err, KindNotFound) {
-		s.settled(ctx, n)
 		return nil
 	}
 	if err != nil {
@@ -128,9 +181,5 @@ func (s *Store) giveUpSeat(ctx context.Context, uid, g string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.flushModLog(ctx, s.k.groupModOutbox(g), entries); err != nil {
-		return err
-	}
-	s.settled(ctx, n)
-	return nil
+	return s.flushModLog(ctx, s.k.groupModOutbox(g), entries)
 }
