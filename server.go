@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -404,6 +405,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		NewAccount: store.NewAccountLimits{Age: newAccountAge(cfg.newAccountHours), Karma: cfg.newAccountKarma,
 			Posts: cfg.newAccountPosts, Comments: cfg.newAccountComments},
 		ReportDismissals: cfg.reportDismissals,
+		ReadOnly:         dryRun(rest),
 	})
 	if err != nil {
 		return fmt.Errorf("start store: %w", err)
@@ -829,6 +831,12 @@ func olderLayoutError(l store.LayoutState) error {
 	}
 	return fmt.Errorf("rebuild: the keyspace has layout %s, older than this release's %d, and rebuild works on layout %d only: "+
 		"%s, then rebuild", l, store.Layout, store.Layout, wait)
+}
+
+// dryRun reports whether the command line's command is `migrate --dry-run`, which must write
+// nothing: not even what a start records (store.Options.ReadOnly).
+func dryRun(rest []string) bool {
+	return len(rest) > 1 && rest[0] == "migrate" && (slices.Contains(rest[1:], "--dry-run") || slices.Contains(rest[1:], "-dry-run"))
 }
 
 // migrateCommand runs `agora migrate [--dry-run]`: it prints the keyspace's layout and the

@@ -210,3 +210,76 @@ func TestRebuildOnAnOlderLayout(t *testing.T) {
 		t.Errorf("rebuild during a migration: %v; want a refusal saying to wait for it", err)
 	}
 }
+
+// TestMigrateDryRunWritesNothing: `agora migrate --dry-run` changes no key of the keyspace, on
+// data of the previous release and on a keyspace already migrated, also with -admins set (whose
+// names a start records, see store/admins.go).
+func TestMigrateDryRunWritesNothing(t *testing.T) {
+	addr := storetest.RealServer(t).Addr
+	ctx := context.Background()
+	c := rdb.NewPlainClient(&rdb.Options{Addr: addr})
+	defer c.Close()
+	// snapshot returns every key of prefix with its serialized value.
+	snapshot := func(prefix string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		var keys []string
+		for cursor := uint64(0); ; {
+			batch, next, err := c.Scan(ctx, cursor, prefix+"*", 1000).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys, cursor = append(keys, batch...), next
+			if cursor == 0 {
+				break
+			}
+		}
+		for _, k := range keys {
+			v, err := c.Dump(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[k] = v
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		migrated bool
+	}{{"previous release", false}, {"migrated", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := storetest.Prefix()
+			st, err := store.New(ctx, c, store.Options{Prefix: prefix, Password: storetest.FastPasswords, WriteLimit: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.SignUp(ctx, "oldtimer", "password1"); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"-redis", addr, "-prefix", prefix, "-admins", "oldtimer,newcomer", "migrate"}
+			if tc.migrated {
+				if err := run(ctx, args, env(nil), io.Discard, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(prefix)
+			var out bytes.Buffer
+			if err := run(ctx, append(args, "--dry-run"), env(nil), &out, io.Discard); err != nil {
+				t.Fatalf("migrate --dry-run: %v\n%s", err, out.String())
+			}
+			after := snapshot(prefix)
+			for k, v := range after {
+				if w, ok := before[k]; !ok {
+					t.Errorf("the dry run wrote %s", k)
+				} else if w != v {
+					t.Errorf("the dry run changed %s", k)
+				}
+			}
+			for k := range before {
+				if _, ok := after[k]; !ok {
+					t.Errorf("the dry run deleted %s", k)
+				}
+			}
+		})
+	}
+}

@@ -327,6 +327,8 @@ func TestAdminCommands(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	s := start(t, env)
 	s.post(t, "", `mutation { signUp(name: "Boss", password: "password1") { token } }`)
+	d := s.post(t, "", `mutation { signUp(name: "Gone", password: "password1") { token } }`)
+	s.post(t, d["signUp"].(map[string]any)["token"].(string), `mutation { deleteAccount(password: "password1", eraseContent: false) }`)
 	list := func() string {
 		t.Helper()
 		var out syncBuffer
@@ -342,6 +344,7 @@ func TestAdminCommands(t *testing.T) {
 		{[]string{"admin"}, false},
 		{[]string{"admin", "grant"}, false},
 		{[]string{"admin", "grant", "nobody"}, false}, // no such account
+		{[]string{"admin", "grant", "gone"}, false},   // a deleted account
 		{[]string{"admin", "promote", "boss"}, false},
 		{[]string{"admin", "grant", "BOSS"}, true},
 		{[]string{"admin", "grant", "boss"}, true}, // again: nothing changes

@@ -22,7 +22,7 @@ import (
 // The chain (jobEraseUser, "<user> <step> <batch>") then works through the user's lists, a bounded batch
 // per job, each job queueing the next before it returns: posts and comments (anonymized, or with
 // erase made tombstones that leave every listing, feed and count), follows both ways, group
-// memberships, conversations, the watch modes (watch.go), and last the email address, the karma
+// memberships, moderator seats (moderated.go), conversations, the watch modes (watch.go), and last the email address, the karma
 // leaderboard and the name registry. The posts and comments a moderator removed have left the
 // lists: the "removed-posts" and "removed-comments" steps find them in the lists' guards (the
 // walk the export uses, removed_content.go), a batch per HSCAN call, the job's batch number the
@@ -43,7 +43,8 @@ const jobEraseUser = "erase-user"
 // The steps of a deletion's chain, in order.
 // "nsfw-posts" is the NSFW part of the user's post list (nsfw_lists.go); "removed-posts" and
 // "removed-comments" are what a moderator removed, which has left the lists (removed_content.go).
-var eraseSteps = []string{"posts", "nsfw-posts", "comments", "removed-posts", "removed-comments", "votes", "following", "followers", "groups", "messages", "watches", "finish"}
+// "moderated" takes the user off the moderators of every group (moderated.go).
+var eraseSteps = []string{"posts", "nsfw-posts", "comments", "removed-posts", "removed-comments", "votes", "following", "followers", "groups", "moderated", "messages", "watches", "finish"}
 
 // eraseBatch bounds the items one job of a deletion's chain handles.
 const eraseBatch = 100
@@ -160,7 +161,13 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 // eraseJob is the job of batch n of a step of uid's deletion; each batch's job is queued by the
 // one before.
 func eraseJob(uid, step string, n int) jobs.Job {
-	arg := uid + " " + step + " " + strconv.Itoa(n)
+	return eraseJobAt(uid, step, strconv.Itoa(n))
+}
+
+// eraseJobAt is the job of the batch of a step of uid's deletion that batch names: a number, or
+// the cursor of the "moderated" step.
+func eraseJobAt(uid, step, batch string) jobs.Job {
+	arg := uid + " " + step + " " + batch
 	return jobs.Job{ID: jobEraseUser + ":" + strings.ReplaceAll(arg, " ", ":"), Kind: jobEraseUser, Arg: arg}
 }
 
@@ -179,7 +186,16 @@ func (s *Store) runEraseJob(ctx context.Context, j jobs.Job) error {
 	if str(h[0]) != "1" {
 		return nil // not a deleted account
 	}
-	if step == "votes" || step == "removed-posts" || step == "removed-comments" {
+	if step == "moderated" {
+		// The batch is a cursor in the group registry (eraseModerated), not a number.
+		next, err := s.eraseModerated(ctx, uid, f[2])
+		if err != nil {
+			return fmt.Errorf("delete account %s, %s: %w", uid, step, err)
+		}
+		if next != "" {
+			return s.jobs.Enqueue(ctx, eraseJobAt(uid, step, next))
+		}
+	} else if step == "votes" || step == "removed-posts" || step == "removed-comments" {
 		// n is the offset in the vote log of the window to do, or the cursor in the guard of a
 		// list (eraseRemoved).
 		var next int64

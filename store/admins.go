@@ -58,7 +58,7 @@ func (s *Store) Admins() (configured, granted []UserKey) {
 // first named them, warns of the others, and reads the operator's grants.
 func (s *Store) resolveAdmins(ctx context.Context) error {
 	configured := map[string]bool{}
-	if names := s.opts.Admins; len(names) > 0 {
+	if names := s.opts.Admins; len(names) > 0 && !s.opts.ReadOnly { // recording the names is a write
 		args := []any{"named", s.now().UnixMilli()}
 		for _, n := range names {
 			args = append(args, n)
@@ -71,12 +71,12 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("record the admin names: %w", err)
 		}
-		created := make([]*rdb.StringCmd, len(names))
+		created := make([]*rdb.SliceCmd, len(names))
 		ops := make([]op, len(names))
 		for i, n := range names {
 			key := s.k.user(n)
 			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-				created[i] = p.HGet(ctx, key, "created")
+				created[i] = p.HMGet(ctx, key, "created", "deleted")
 				return created[i], nil
 			}}
 		}
@@ -88,7 +88,14 @@ func (s *Store) resolveAdmins(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("record the admin names: %w", err)
 			}
-			c := created[i].Val()
+			var c, deleted string
+			if v := created[i].Val(); len(v) == 2 {
+				c, deleted = str(v[0]), str(v[1])
+			}
+			if deleted == "1" { // a deleted account's marker keeps its creation time
+				s.opts.Log.WarnContext(ctx, "an admin name is a deleted account: it grants nothing; remove it from the admins setting", "name", n)
+				continue
+			}
 			if c != "" && first != "" && atoi64(c) < atoi64(first) {
 				configured[n] = true
 				continue
@@ -165,18 +172,22 @@ func (s *Store) watchAdmins(ctx context.Context) {
 }
 
 // GrantAdmin makes the account name a site admin, on every replica within adminRefresh: the
-// operator's command `agora admin grant NAME`. An account that does not exist is KindNotFound.
+// operator's command `agora admin grant NAME`. An account that does not exist, or was deleted
+// (its marker keeps its creation time; see DeleteAccount), is KindNotFound.
 func (s *Store) GrantAdmin(ctx context.Context, name string) error {
 	uid := strings.ToLower(name)
 	if !validUserName(name) {
 		return notFoundf("no user %q", name)
 	}
-	created, err := s.cmd().HGet(ctx, s.k.user(uid), "created").Result()
-	if err != nil && !isNil(err) {
+	h, err := s.cmd().HMGet(ctx, s.k.user(uid), "created", "deleted").Result()
+	if err != nil {
 		return fmt.Errorf("grant admin: %w", rdb.Unavailable(ctx, err))
 	}
-	if created == "" {
+	switch {
+	case str(h[0]) == "":
 		return notFoundf("no user %q", name)
+	case str(h[1]) == "1":
+		return notFoundf("the account %q was deleted: it cannot be made an admin", name)
 	}
 	return s.changeAdmins(ctx, "grant", uid)
 }

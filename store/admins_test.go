@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,43 @@ func TestAdminNamesCannotBeSquatted(t *testing.T) {
 		}
 		if err := first.RevokeAdmin(ctx, "root"); !store.IsKind(err, store.KindInvalid) || !first.IsAdmin("root") {
 			t.Fatalf("revoking an admin by the setting: %v", err)
+		}
+	})
+}
+
+// TestGrantAdminRefusesMissingAccounts: the operator's grant needs an account that exists; a
+// name never signed up and a deleted account (whose marker keeps its creation time) are
+// NOT_FOUND and grant nothing. Nor does the admins setting make an admin of a deleted account.
+func TestGrantAdminRefusesMissingAccounts(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		prefix := storetest.Prefix()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now, WriteLimit: -1})
+		signUp(t, s, "ann", "gone")
+		if err := s.DeleteAccount(ctx, "gone", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		for _, tc := range []struct {
+			name  string
+			admin bool
+		}{{"nobody", false}, {"gone", false}, {"GONE", false}, {"ann", true}} {
+			err := s.GrantAdmin(ctx, tc.name)
+			if tc.admin && err != nil || !tc.admin && !store.IsKind(err, store.KindNotFound) {
+				t.Errorf("grant %s: %v, want success %v", tc.name, err, tc.admin)
+			}
+			if got := s.IsAdmin(store.UserKey(strings.ToLower(tc.name))); got != tc.admin {
+				t.Errorf("%s admin after the grant: %v, want %v", tc.name, got, tc.admin)
+			}
+		}
+		if _, granted := s.Admins(); len(granted) != 1 || granted[0] != "ann" {
+			t.Errorf("granted %v, want [ann]", granted)
+		}
+		clk.Add(time.Second)
+		named := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now, Admins: []string{"gone"}})
+		if configured, _ := named.Admins(); named.IsAdmin("gone") || len(configured) != 0 {
+			t.Errorf("the admins setting names the deleted gone: admins %v", configured)
 		}
 	})
 }

@@ -22,7 +22,11 @@ import (
 //     its user. setEmail claims it (email_claim.lua, one script on the address's slot) before it
 //     writes the user's hash, and releases the old address after; a claim whose user's hash does
 //     not hold the address (a process died between the two) is taken over once it is older than
-//     emailClaimGrace.
+//     emailClaimGrace. Every setEmail confirms the claim of the address its user's hash holds
+//     after its write and its release (confirmClaim), and a take-over takes the address out of
+//     the old claimant's hash after the claim is taken (dropTakenOver): concurrent calls leave no
+//     address recorded without its account's claim, nor recorded by two accounts. They may leave
+//     a claim that its account no longer records, which is stale and is taken over as above.
 //   - An unverified claim lapses with its first link: once a claim is older than
 //     MailOptions.VerifyTTL and its user has not verified the address, another account may take
 //     it over (setEmail), which first takes the address out of the old claimant's hash
@@ -193,16 +197,27 @@ func (s *Store) SetEmail(ctx context.Context, uid UserKey, addr, password string
 // them, unverified — unless it is uid's address already in another case, which keeps its
 // verification —, releases the address it replaces, and mails a verification link to it.
 func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) error {
+	mj, old, err := s.setAddress(ctx, uid, name, stored, key)
+	if err != nil {
+		return err
+	}
+	return s.settleAddress(ctx, uid, key, old, mj)
+}
+
+// setAddress is the first half of writeEmail: it queues the verification mail and writes the
+// address into uid's hash (email_set.lua), and returns the mail's job and the address it
+// replaced.
+func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (jobs.Job, string, error) {
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.VerifyTTL)
 	mj, err := s.queueMail(ctx, false, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: name, Token: token, Exp: exp.UnixMilli()})
 	if err != nil {
-		return fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
 	// The address in another case is the same address (keyed ignoring case): it stays verified.
 	cur, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
 	if err != nil && !isNil(err) {
-		return fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
 	}
 	same := ""
 	if cur != stored && strings.ToLower(cur) == key {
@@ -211,16 +226,35 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
 		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds(), same)
 	if err != nil {
-		return fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
 	o, err := replyString("email_set", old)
 	if err != nil {
-		return fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
-	if o != "" && strings.ToLower(o) != key {
-		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(o))}, uid); err != nil {
+	return mj, o, nil
+}
+
+// settleAddress is the second half of writeEmail: it releases old, the address the new one (key)
+// replaced, confirms the claim of the address uid's hash holds now, and sends the mail.
+//
+// The release and the hash are in different slots, so a concurrent setEmail of the same account
+// can write old back into the hash between this call's email_set and its release: one call
+// replaces a with b while the other, which claimed a (theirs already) before the release, puts a
+// back. The hash then held a, which nobody claimed, for any account to take. So the release is
+// followed by confirmClaim, which claims again the address the hash holds (or, should another
+// account have taken it meanwhile, takes it out of the hash: CONFLICT). Whichever of the two
+// calls releases last confirms after it, so the hash and the claims agree once both are done.
+// A call that releases nothing confirms too: another account may have taken over its claim
+// (claimEmail, dropTakenOver) between its claim and its email_set.
+func (s *Store) settleAddress(ctx context.Context, uid, key, old string, mj jobs.Job) error {
+	if old != "" && strings.ToLower(old) != key {
+		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(old))}, uid); err != nil {
 			return fmt.Errorf("set email: %w", err)
 		}
+	}
+	if err := s.confirmClaim(ctx, uid); err != nil {
+		return err
 	}
 	return s.sendMail(ctx, mj)
 }
@@ -243,6 +277,11 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 			return fmt.Errorf("claim email: %w", err)
 		}
 		if v == "OK" {
+			if stale != "" {
+				// Taken over: the old claimant may have written the address into their hash since
+				// it was read (a setEmail of theirs that found the claim still theirs).
+				return s.dropTakenOver(ctx, stale, key)
+			}
 			return nil // the address is uid's now
 		}
 		owner, err := replyArray("email_claim", v, 2)
@@ -267,9 +306,18 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		case strings.ToLower(held) != key && age >= emailClaimGrace:
 			// A claim its user's hash does not hold: a setEmail cut off, or a dropped one.
 		case strings.ToLower(held) == key && !verified && age >= s.opts.Mail.VerifyTTL:
-			// A claim that lapsed unverified: its user's links stop working first.
-			if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "0"); err != nil {
+			// A claim that lapsed unverified: its user's links stop working first. Should they
+			// have verified it since it was read, it is theirs.
+			dropped, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "0")
+			if err != nil {
 				return fmt.Errorf("claim email: %w", err)
+			}
+			n, err := replyInt("email_drop", dropped)
+			if err != nil {
+				return fmt.Errorf("claim email: %w", err)
+			}
+			if n != 1 {
+				return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
 			}
 		default:
 			return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
@@ -277,6 +325,24 @@ func (s *Store) claimEmail(ctx context.Context, uid, key string) error {
 		stale = other
 	}
 	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}
+}
+
+// dropTakenOver takes the address key out of the hash of other, whose claim on it claimEmail
+// took over, if it holds it: other may have written it since claimEmail read their hash, or be
+// writing it now, and then finds the claim someone else's when it confirms it (settleAddress,
+// confirmClaim), so that either way no two accounts record the address.
+func (s *Store) dropTakenOver(ctx context.Context, other, key string) error {
+	held, err := s.cmd().HGet(ctx, s.k.user(other), "email").Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("claim email: %w", rdb.Unavailable(ctx, err))
+	}
+	if held == "" || strings.ToLower(held) != key {
+		return nil
+	}
+	if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "1"); err != nil {
+		return fmt.Errorf("claim email: %w", err)
+	}
+	return nil
 }
 
 // VerifyEmail marks the address a verification token was sent to as verified, once.

@@ -189,7 +189,7 @@ func (s *Store) UpdateGroup(ctx context.Context, actor UserKey, name string, edi
 			}
 		}
 		return edit.fields()
-	})
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -235,10 +235,27 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 		if _, err := s.existingUser(ctx, string(target)); err != nil {
 			return nil, err
 		}
-		return s.changeGroup(ctx, actor, group, op, string(target))
+		// The account may have been deleted since the check, and its deletion's walk of the
+		// groups (moderated.go) may have passed this one before the seat was added: checked
+		// again after the script, before the group's repair job is settled (whose repair does
+		// the same, should the process stop in between), the seat is given up here or found by
+		// the walk.
+		var gone bool
+		g, err := s.changeGroupThen(ctx, actor, group, op, string(target), func(g string) error {
+			n, err := s.dropDeletedModerators(ctx, g, string(target))
+			gone = n > 0
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if gone {
+			return nil, notFoundf("no such user %s", truncate(target.ID(), 40))
+		}
+		return g, nil
 	}
-	// A removal still finds a deleted account's marker: a moderator who deleted their account
-	// keeps their seat until someone removes them.
+	// A removal still finds a deleted account's marker: the deletion's chain takes the account
+	// off every group's moderators (moderated.go), and an admin may remove it before that.
 	exists, err := s.cmd().Exists(ctx, s.k.user(string(target))).Result()
 	if err != nil {
 		return nil, fmt.Errorf("load user %s: %w", target, err)
@@ -252,12 +269,18 @@ func (s *Store) changeModerator(ctx context.Context, actor UserKey, group string
 // changeGroup runs one change of group_change.lua, then registers the group and logs what the
 // group's moderation outbox holds; the group's repair note covers both.
 func (s *Store) changeGroup(ctx context.Context, actor UserKey, name, op, arg string) (*Group, error) {
-	return s.changeGroupWith(ctx, actor, name, op, func() (string, error) { return arg, nil })
+	return s.changeGroupThen(ctx, actor, name, op, arg, nil)
 }
 
-// changeGroupWith is changeGroup with the change's argument made by argOf after the write's
+// changeGroupThen is changeGroup that runs then, when not nil, with the group's name after the
+// change is logged and before its repair job is settled.
+func (s *Store) changeGroupThen(ctx context.Context, actor UserKey, name, op, arg string, then func(g string) error) (*Group, error) {
+	return s.changeGroupWith(ctx, actor, name, op, func() (string, error) { return arg, nil }, then)
+}
+
+// changeGroupWith is changeGroupThen with the change's argument made by argOf after the write's
 // first round trip.
-func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op string, argOf func() (string, error)) (*Group, error) {
+func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op string, argOf func() (string, error), then func(g string) error) (*Group, error) {
 	g, err := NormalizeGroupName(name)
 	if err != nil {
 		return nil, err
@@ -296,6 +319,11 @@ func (s *Store) changeGroupWith(ctx context.Context, actor UserKey, name, op str
 		}
 		// And the directory's NSFW-free copy (directory.go).
 		if err := s.syncDirectory(ctx, g); err != nil {
+			return nil, err
+		}
+	}
+	if then != nil {
+		if err := then(g); err != nil {
 			return nil, err
 		}
 	}
@@ -354,6 +382,9 @@ func (s *Store) repairGroupItem(ctx context.Context, rest string) error {
 		return err
 	}
 	if err := s.labelGroup(ctx, g); err != nil {
+		return err
+	}
+	if _, err := s.dropDeletedModerators(ctx, g); err != nil { // an addModerator racing a deletion
 		return err
 	}
 	return s.flushModOutbox(ctx, s.k.groupModOutbox(g))

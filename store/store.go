@@ -94,6 +94,9 @@ type Options struct {
 	// ban users from the whole site. A name makes an admin only of an account created before
 	// the setting first named it (see admins.go); the operator grants others with GrantAdmin.
 	Admins []string
+	// ReadOnly makes New write nothing, for a command that must change nothing (`agora migrate
+	// --dry-run`): the names of Admins are not recorded, and make no admin.
+	ReadOnly bool
 	// Messages configures private messages; see MessageOptions.
 	Messages MessageOptions
 	// EventLogLength is how many live events the log of one channel keeps for subscribers that
