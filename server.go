@@ -469,7 +469,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			if err != nil {
 				return fmt.Errorf("rebuild: %w", err)
 			}
-			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted, "orphans", stats.Orphans, "named", stats.Named, "scored", stats.Scored, "conversations", stats.Conversations)
+			log.Info("rebuilt derived data", "posts", stats.Posts, "deleted", stats.Deleted, "orphans", stats.Orphans, "named", stats.Named, "scored", stats.Scored, "conversations", stats.Conversations, "watches", stats.Watches, "seats", stats.Seats)
 			ustats, err := st.RebuildUsers(ctx)
 			if err != nil {
 				return fmt.Errorf("rebuild users: %w", err)

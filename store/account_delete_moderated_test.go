@@ -147,47 +147,61 @@ func TestAddModeratorRacingDeletion(t *testing.T) {
 // TestGroupRepairDropsDeletedModerators: a seat a deleted account still holds — an addModerator
 // cut off between its script and its second check of the account, or a seat from before
 // deletions gave seats up — goes with the repair of the group, which addModerator notes before its
-// script; the live moderators stay.
+// script, and with Rebuild, which walks every group for the seats of accounts deleted before;
+// the live moderators stay, and a repeat changes nothing.
 func TestGroupRepairDropsDeletedModerators(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		ctx := context.Background()
-		prefix := storetest.Prefix()
-		s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
-		signUp(t, s, "ann", "ben", "cris")
-		if _, err := s.CreateGroup(ctx, "ann", "go", nil); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.AddModerator(ctx, "ann", "go", "cris"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.DeleteAccount(ctx, "ben", "password1", false); err != nil {
-			t.Fatal(err)
-		}
-		settle(t, s)
-		// The seat the cut-off addModerator left.
-		if err := b.Client.ZAdd(ctx, prefix+"{g:go}:mods", rdb.Z{Score: float64(time.Now().UnixMilli() + 1000), Member: "ben"}).Err(); err != nil {
-			t.Fatal(err)
-		}
-		for range 2 { // a repeat changes nothing
-			if err := s.RepairGroup(ctx, "go"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if got, err := b.Client.ZRange(ctx, prefix+"{g:go}:mods", 0, -1).Result(); err != nil || len(got) != 2 || got[0] != "ann" || got[1] != "cris" {
-			t.Errorf("moderators of go: %v, %v; want [ann cris]", got, err)
-		}
-		log, err := s.NewLoader().ModLog(ctx, "go", store.Window{First: 50})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for _, a := range log.Items {
-			if a.Action == store.ModRemoveModerator && a.TargetID == store.TypeUser+":ben" {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("%d REMOVE_MODERATOR of ben logged, want 1", n)
-		}
-	})
+	for _, tc := range []struct {
+		name   string
+		repair func(ctx context.Context, s *store.Store) error
+	}{
+		{"group repair", func(ctx context.Context, s *store.Store) error { return s.RepairGroup(ctx, "go") }},
+		{"rebuild", func(ctx context.Context, s *store.Store) error {
+			_, err := s.Rebuild(ctx)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				s := b.NewStore(t, store.Options{Prefix: prefix, Now: tickingClock(), WriteLimit: -1})
+				signUp(t, s, "ann", "ben", "cris")
+				if _, err := s.CreateGroup(ctx, "ann", "go", nil); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.AddModerator(ctx, "ann", "go", "cris"); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.DeleteAccount(ctx, "ben", "password1", false); err != nil {
+					t.Fatal(err)
+				}
+				settle(t, s)
+				// The seat the cut-off addModerator left, or one from before deletions gave seats up.
+				if err := b.Client.ZAdd(ctx, prefix+"{g:go}:mods", rdb.Z{Score: float64(time.Now().UnixMilli() + 1000), Member: "ben"}).Err(); err != nil {
+					t.Fatal(err)
+				}
+				for range 2 { // a repeat changes nothing
+					if err := tc.repair(ctx, s); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got, err := b.Client.ZRange(ctx, prefix+"{g:go}:mods", 0, -1).Result(); err != nil || len(got) != 2 || got[0] != "ann" || got[1] != "cris" {
+					t.Errorf("moderators of go: %v, %v; want [ann cris]", got, err)
+				}
+				log, err := s.NewLoader().ModLog(ctx, "go", store.Window{First: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, a := range log.Items {
+					if a.Action == store.ModRemoveModerator && a.TargetID == store.TypeUser+":ben" {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("%d REMOVE_MODERATOR of ben logged, want 1", n)
+				}
+			})
+		})
+	}
 }

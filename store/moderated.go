@@ -41,10 +41,30 @@ func (s *Store) eraseModerated(ctx context.Context, uid, cursor string) (string,
 
 // eraseModeratedBy is eraseModerated with batches of size groups.
 func (s *Store) eraseModeratedBy(ctx context.Context, uid, cursor string, size int) (string, error) {
+	groups, next, err := s.registryBatch(ctx, cursor, size)
+	if err != nil {
+		return "", err
+	}
+	seats, err := s.moderatorSeats(ctx, uid, groups)
+	if err != nil {
+		return "", err
+	}
+	for _, g := range seats {
+		if err := s.giveUpSeat(ctx, uid, g); err != nil {
+			return "", err
+		}
+	}
+	return next, nil
+}
+
+// registryBatch reads the batch of the group registry at cursor ("0", or "(<group>": see above),
+// at most size groups in name order, and returns them with the cursor of the next batch, "" when
+// this one ends the registry.
+func (s *Store) registryBatch(ctx context.Context, cursor string, size int) ([]string, string, error) {
 	from := "-"
 	if cursor != "0" {
 		if !strings.HasPrefix(cursor, "(") || !validGroupName(cursor[1:]) {
-			return "", fmt.Errorf("bad cursor %q", cursor)
+			return nil, "", fmt.Errorf("bad cursor %q", cursor)
 		}
 		from = cursor
 	}
@@ -58,22 +78,69 @@ func (s *Store) eraseModeratedBy(ctx context.Context, uid, cursor string, size i
 		err = names.Err()
 	}
 	if err != nil {
-		return "", fmt.Errorf("read the group registry: %w", err)
+		return nil, "", fmt.Errorf("read the group registry: %w", err)
 	}
 	groups := names.Val()
-	seats, err := s.moderatorSeats(ctx, uid, groups)
-	if err != nil {
-		return "", err
-	}
-	for _, g := range seats {
-		if err := s.giveUpSeat(ctx, uid, g); err != nil {
-			return "", err
-		}
-	}
 	if len(groups) < size {
-		return "", nil
+		return groups, "", nil
 	}
-	return "(" + groups[len(groups)-1], nil
+	return groups, "(" + groups[len(groups)-1], nil
+}
+
+// rebuildModeratorSeats takes every deleted account off the moderators of every registered
+// group, as its deletion's "moderated" step would have: for the seats of accounts deleted before
+// that step existed, or by a process of an older version. A batch of the registry at a time: the
+// groups' moderators in one pipeline, whether those moderators are deleted in another, then a
+// step down (giveUpSeat) for each deleted one. It returns how many seats it gave up.
+func (s *Store) rebuildModeratorSeats(ctx context.Context) (int, error) {
+	n := 0
+	for cursor := "0"; ; {
+		groups, next, err := s.registryBatch(ctx, cursor, moderatedBatch)
+		if err != nil {
+			return n, err
+		}
+		mods := make([]*rdb.StringSliceCmd, len(groups))
+		ops := make([]op, len(groups))
+		for i, g := range groups {
+			key := s.k.groupMods(g)
+			ops[i] = op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				mods[i] = p.ZRange(ctx, key, 0, -1)
+				return mods[i], nil
+			}}
+		}
+		if err := s.pipeline(ctx, ops, false); err != nil {
+			return n, fmt.Errorf("read the moderators of %d groups: %w", len(groups), err)
+		}
+		seats := map[string][]string{} // moderator → groups
+		var users []string
+		for i, c := range mods {
+			if err := c.Err(); err != nil {
+				return n, fmt.Errorf("read the moderators of %s: %w", groups[i], err)
+			}
+			for _, u := range c.Val() {
+				if seats[u] == nil {
+					users = append(users, u)
+				}
+				seats[u] = append(seats[u], groups[i])
+			}
+		}
+		gone, err := s.deletedAmong(ctx, users)
+		if err != nil {
+			return n, err
+		}
+		for _, u := range gone {
+			for _, g := range seats[u] {
+				if err := s.giveUpSeat(ctx, u, g); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
+		if next == "" {
+			return n, nil
+		}
+		cursor = next
+	}
 }
 
 // moderatorSeats returns those of groups that uid moderates, read in one pipeline.
@@ -120,6 +187,23 @@ func (s *Store) dropDeletedModerators(ctx context.Context, g string, users ...st
 	if len(users) == 0 {
 		return 0, nil
 	}
+	gone, err := s.deletedAmong(ctx, users)
+	if err != nil {
+		return 0, fmt.Errorf("read the moderators of %s: %w", g, err)
+	}
+	for _, u := range gone {
+		if err := s.stepDown(ctx, u, g); err != nil {
+			return 0, err
+		}
+	}
+	return len(gone), nil
+}
+
+// deletedAmong returns those of users whose accounts are deleted, read in one pipeline.
+func (s *Store) deletedAmong(ctx context.Context, users []string) ([]string, error) {
+	if len(users) == 0 {
+		return nil, nil
+	}
 	deleted := make([]*rdb.StringCmd, len(users))
 	ops := make([]op, len(users))
 	for i, u := range users {
@@ -130,22 +214,18 @@ func (s *Store) dropDeletedModerators(ctx context.Context, g string, users ...st
 		}}
 	}
 	if err := s.pipeline(ctx, ops, false); err != nil && !isNil(err) {
-		return 0, fmt.Errorf("read the moderators of %s: %w", g, err)
+		return nil, fmt.Errorf("read whether %d accounts are deleted: %w", len(users), err)
 	}
-	n := 0
+	var out []string
 	for i, c := range deleted {
 		if err := c.Err(); err != nil && !isNil(err) {
-			return n, fmt.Errorf("read the moderators of %s: %w", g, err)
+			return nil, fmt.Errorf("read whether %s is deleted: %w", users[i], err)
 		}
-		if c.Val() != "1" {
-			continue
+		if c.Val() == "1" {
+			out = append(out, users[i])
 		}
-		if err := s.stepDown(ctx, users[i], g); err != nil {
-			return n, err
-		}
-		n++
 	}
-	return n, nil
+	return out, nil
 }
 
 // giveUpSeat takes uid off the moderators of group g as a moderator stepping down (see above)

@@ -263,6 +263,8 @@ type RebuildStats struct {
 	// Watches is the watch modes found on the watched side, each given its entry in its user's
 	// watch index (see rebuildWatchIndex).
 	Watches int
+	// Seats is the moderator seats of deleted accounts given up (see rebuildModeratorSeats).
+	Seats int
 }
 
 // Rebuild re-derives the rankings, group indexes, the directory of groups and user post lists from the post hashes, for
@@ -380,6 +382,11 @@ func (s *Store) Rebuild(ctx context.Context) (RebuildStats, error) {
 	// The directory of groups, from the groups' own slots: those it names that no longer exist
 	// leave it.
 	if _, err = s.rebuildDirectory(ctx); err != nil {
+		return st, err
+	}
+	// The moderator seats deleted accounts still hold: accounts deleted before deletions gave
+	// them up (moderated.go).
+	if st.Seats, err = s.rebuildModeratorSeats(ctx); err != nil {
 		return st, err
 	}
 	// The dismissed reports that count against their reporters (reportdismissals.go).
