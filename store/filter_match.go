@@ -1,6 +1,7 @@
 package store
 
 import (
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -259,6 +260,11 @@ func (f *wordFilter) matches(text string) []textSpan {
 				out = append(out, textSpan{m[0], m[1]})
 			}
 		}
+		for _, m := range authorityPattern.FindAllStringSubmatchIndex(text, -1) {
+			if h, ok := authorityHost(text[m[2]:m[3]]); ok && f.blocksHost(h) {
+				out = append(out, textSpan{m[2], m[3]})
+			}
+		}
 	}
 	return out
 }
@@ -341,8 +347,32 @@ func phraseIn(phrases [][]string, words []textWord, key func(textWord) string) i
 }
 
 // hostPattern finds host names in text: labels of letters, digits and hyphens joined by dots
-// (full-width and ideographic ones too), ending in a label of two letters or more.
-var hostPattern = regexp.MustCompile(`(?:[\p{L}\p{N}-]+[.．。｡])+\p{L}{2,}`)
+// (full-width and ideographic ones too), ending in a label of two letters or more. Marks and
+// invisible characters (format characters: soft hyphens, zero-width spaces and joiners) belong to
+// a label wherever they stand: IDNA maps them to nothing or rejects them, so "sp\u00adam.example"
+// takes a browser to spam.example, and the skeleton drops them (normalHost).
+var hostPattern = regexp.MustCompile(`(?:[\p{L}\p{N}\p{M}\p{Cf}-]+[.．。｡])+[\p{M}\p{Cf}]*(?:\p{L}[\p{M}\p{Cf}]*){2,}`)
+
+// authorityPattern finds the authority of each http(s) URL in text (group 1): what follows
+// "://" up to the path, query, fragment or white space. A browser percent-decodes the host of
+// such a URL ("https://spam%2Eexample"), which hostPattern cannot see; authorityHost decodes it.
+var authorityPattern = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#\\]+)`)
+
+// authorityHost returns the host of a URL's authority as a browser reads it: after any user
+// information, without the port, percent-decoded; false when it cannot be decoded.
+func authorityHost(auth string) (string, bool) {
+	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
+		auth = auth[i+1:]
+	}
+	if i := strings.LastIndexByte(auth, ':'); i >= 0 && !strings.Contains(auth[i:], "]") {
+		auth = auth[:i]
+	}
+	h, err := url.PathUnescape(auth)
+	if err != nil || h == "" {
+		return "", false
+	}
+	return h, true
+}
 
 // normalHost returns a host name as the domain filter compares it: compatibility-composed,
 // lower-cased, with ideographic dots as dots and no trailing dot.
