@@ -290,7 +290,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if !ok {
 		return fmt.Errorf("publish job: bad argument %q", j.Arg)
 	}
-	if banned, err := s.draftBanned(ctx, uid, pid); err != nil || banned {
+	if refused, err := s.draftRefused(ctx, uid, pid); err != nil || refused {
 		return err
 	}
 	reply, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "take", pid, s.now().UnixMilli())
