@@ -15,7 +15,8 @@ import (
 // each word of a text and of a filter is compared by its skeleton — the search index's
 // normalization (compatibility forms, so full-width and mathematical letters become plain ones;
 // case folding; Latin, Greek and Cyrillic accents removed), then the letters of other scripts
-// that look like Latin ones (Cyrillic "а", Greek "ο") mapped to them, with invisible characters
+// that look like Latin ones (Cyrillic "а", Greek "ο") and the Latin small capitals ("ᴀ", "ꜱ")
+// mapped to them, with invisible characters
 // (zero-width spaces and joiners, soft hyphens, the blank Hangul fillers: every default-ignorable
 // code point) dropped; enclosed letters (ⓐ, ⒜, 🄰, 🅐, 🅰) are the letters they enclose. A filter matches whole words
 // only: "ass" refuses "ass" and "Аss" but not "class" or "assess". A filter of several words
@@ -43,6 +44,10 @@ var confusables = map[rune]rune{
 	'т': 't', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's', 'һ': 'h', 'ԁ': 'd', 'ԛ': 'q',
 	'ԝ': 'w', 'ɑ': 'a', 'ɡ': 'g', 'α': 'a', 'ο': 'o', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'ν': 'v',
 	'τ': 't', 'υ': 'u', 'χ': 'x', 'ε': 'e', 'ѵ': 'v', 'ӏ': 'l',
+	// The Latin small capitals: the "small caps" of fancy-text generators, which NFKC keeps.
+	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i',
+	'ᴊ': 'j', 'ᴋ': 'k', 'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's',
+	'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ʏ': 'y', 'ᴢ': 'z',
 }
 
 // enclosedLetter returns the Latin letter (lower case) that r encloses — circled (ⓐ, Ⓐ),

@@ -97,6 +97,9 @@ func TestFilterMatches(t *testing.T) {
 		{"ⓐⓢⓢ, ⒶⓈⓈ!", "***, ***!"},
 		{"⒜⒮⒮ 🄰🅂🅂 🅐🅢🅢 🅰🆂🆂 a🅢s", "*** *** *** *** ***"},
 		{"ⓒⓛⓐⓢⓢ, step ① done", "ⓒⓛⓐⓢⓢ, step ① done"},
+		// Small capitals, the "small caps" of fancy-text generators, are the letters they show.
+		{"ᴋɪʟʟ ᴀꜱꜱ, ʙᴜʏ ɴᴏᴡ", "**** ***, *** ***"},
+		{"ᴄʟᴀꜱꜱ ᴀꜱꜱᴇꜱꜱ", "ᴄʟᴀꜱꜱ ᴀꜱꜱᴇꜱꜱ"},
 	} {
 		if got := mask(c.in, f.matches(c.in)); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)
