@@ -112,7 +112,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		}
 	}
 	links := in.URL != "" || hasLink(in.Title) || hasLink(in.Body)
-	name, err := s.allowAuthor(ctx, uid, &writeGuard{count: "posts", links: links}, postingIn(groups...))
+	name, err := s.allowAuthor(ctx, uid, &writeGuard{count: "posts", links: links, once: onceMember("p", in.IdempotencyKey)}, postingIn(groups...))
 	if err != nil {
 		return nil, err
 	}
