@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -698,10 +699,13 @@ func (l *Loader) bansPageRead(key string, sp span, now int64) read {
 		}}
 }
 
-// draftBanned cancels a scheduled post of uid's, not yet taken by its publish job, whose author is
-// banned from the site or from one of its groups when its time comes: a post they could not make
-// now is not published either. It reports whether it did.
-func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) {
+// draftRefused cancels a scheduled post of uid's, not yet taken by its publish job, that
+// createPost would refuse when its time comes: its author is banned from the site or from one of
+// its groups, one of its groups now lets only its moderators post (and the author is not one),
+// the site now requires a verified email address the author lacks, or the account is deleted. A
+// post they could not make now is not published either; nor is its publish job failed, to be
+// retried until it is set aside with the draft kept. It reports whether it cancelled the post.
+func (s *Store) draftRefused(ctx context.Context, uid, pid string) (bool, error) {
 	raw, err := s.cmd().HGet(ctx, s.k.drafts(uid), pid).Result()
 	if isNil(err) {
 		return false, nil
@@ -713,17 +717,19 @@ func (s *Store) draftBanned(ctx context.Context, uid, pid string) (bool, error) 
 	if err != nil || d.Taken {
 		return false, err
 	}
-	check, reads := s.banReads(ctx, uid, []writeScope{inGroups(splitGroups(d.Groups)...)})
+	check, reads := s.banReads(ctx, uid, []writeScope{postingIn(splitGroups(d.Groups)...)})
 	if _, err := s.runScripts(ctx, nil, reads...); err != nil {
 		return false, err
 	}
-	if err := check.err(); !IsKind(err, KindBanned) {
-		return false, err
+	refusal := check.err()
+	if !slices.ContainsFunc([]Kind{KindBanned, KindForbidden, KindEmailUnverified, KindUnauthenticated},
+		func(k Kind) bool { return IsKind(refusal, k) }) {
+		return false, refusal
 	}
 	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "cancel", pid, s.now().UnixMilli(), MaxCancelledDrafts); err != nil {
 		return false, err
 	}
-	s.opts.Log.InfoContext(ctx, "a scheduled post was cancelled: its author is banned", "post", pid, "author", uid)
+	s.opts.Log.InfoContext(ctx, "a scheduled post was cancelled: its author may no longer post it", "post", pid, "author", uid, "why", refusal)
 	return true, nil
 }
 

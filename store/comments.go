@@ -173,7 +173,7 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 	// trip of the rate limit and the bans, as allowAuthor reads the name.
 	nameOp, authorName := s.nameRead(ctx, uid)
 	groupsOp, postGroups := s.postGroupsRead(ctx, pid)
-	if _, err := s.allowGuarded(ctx, uid, "", []op{nameOp, groupsOp}, &writeGuard{count: "comments"}, onPost(pid)); err != nil {
+	if _, err := s.allowGuarded(ctx, uid, "", []op{nameOp, groupsOp}, &writeGuard{count: "comments", once: onceMember("c:"+pid, in.IdempotencyKey)}, onPost(pid)); err != nil {
 		return nil, err
 	}
 	if in.Body, err = s.filterText("body", in.Body); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,7 +15,8 @@ import (
 // each word of a text and of a filter is compared by its skeleton — the search index's
 // normalization (compatibility forms, so full-width and mathematical letters become plain ones;
 // case folding; Latin, Greek and Cyrillic accents removed), then the letters of other scripts
-// that look like Latin ones (Cyrillic "а", Greek "ο") mapped to them, with invisible characters
+// that look like Latin ones (Cyrillic "а", Greek "ο") and the Latin small capitals ("ᴀ", "ꜱ")
+// mapped to them, with invisible characters
 // (zero-width spaces and joiners, soft hyphens, the blank Hangul fillers: every default-ignorable
 // code point) dropped; enclosed letters (ⓐ, ⒜, 🄰, 🅐, 🅰) are the letters they enclose. A filter matches whole words
 // only: "ass" refuses "ass" and "Аss" but not "class" or "assess". A filter of several words
@@ -42,6 +44,10 @@ var confusables = map[rune]rune{
 	'т': 't', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's', 'һ': 'h', 'ԁ': 'd', 'ԛ': 'q',
 	'ԝ': 'w', 'ɑ': 'a', 'ɡ': 'g', 'α': 'a', 'ο': 'o', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'ν': 'v',
 	'τ': 't', 'υ': 'u', 'χ': 'x', 'ε': 'e', 'ѵ': 'v', 'ӏ': 'l',
+	// The Latin small capitals: the "small caps" of fancy-text generators, which NFKC keeps.
+	'ᴀ': 'a', 'ʙ': 'b', 'ᴄ': 'c', 'ᴅ': 'd', 'ᴇ': 'e', 'ꜰ': 'f', 'ɢ': 'g', 'ʜ': 'h', 'ɪ': 'i',
+	'ᴊ': 'j', 'ᴋ': 'k', 'ʟ': 'l', 'ᴍ': 'm', 'ɴ': 'n', 'ᴏ': 'o', 'ᴘ': 'p', 'ʀ': 'r', 'ꜱ': 's',
+	'ᴛ': 't', 'ᴜ': 'u', 'ᴠ': 'v', 'ᴡ': 'w', 'ʏ': 'y', 'ᴢ': 'z',
 }
 
 // enclosedLetter returns the Latin letter (lower case) that r encloses — circled (ⓐ, Ⓐ),
@@ -251,6 +257,11 @@ func (f *wordFilter) matches(text string) []textSpan {
 				out = append(out, textSpan{m[0], m[1]})
 			}
 		}
+		for _, m := range authorityPattern.FindAllStringSubmatchIndex(text, -1) {
+			if h, ok := authorityHost(text[m[2]:m[3]]); ok && f.blocksHost(h) {
+				out = append(out, textSpan{m[2], m[3]})
+			}
+		}
 	}
 	return out
 }
@@ -333,8 +344,32 @@ func phraseIn(phrases [][]string, words []textWord, key func(textWord) string) i
 }
 
 // hostPattern finds host names in text: labels of letters, digits and hyphens joined by dots
-// (full-width and ideographic ones too), ending in a label of two letters or more.
-var hostPattern = regexp.MustCompile(`(?:[\p{L}\p{N}-]+[.．。｡])+\p{L}{2,}`)
+// (full-width and ideographic ones too), ending in a label of two letters or more. Marks and
+// invisible characters (format characters: soft hyphens, zero-width spaces and joiners) belong to
+// a label wherever they stand: IDNA maps them to nothing or rejects them, so "sp\u00adam.example"
+// takes a browser to spam.example, and the skeleton drops them (normalHost).
+var hostPattern = regexp.MustCompile(`(?:[\p{L}\p{N}\p{M}\p{Cf}-]+[.．。｡])+[\p{M}\p{Cf}]*(?:\p{L}[\p{M}\p{Cf}]*){2,}`)
+
+// authorityPattern finds the authority of each http(s) URL in text (group 1): what follows
+// "://" up to the path, query, fragment or white space. A browser percent-decodes the host of
+// such a URL ("https://spam%2Eexample"), which hostPattern cannot see; authorityHost decodes it.
+var authorityPattern = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#\\]+)`)
+
+// authorityHost returns the host of a URL's authority as a browser reads it: after any user
+// information, without the port, percent-decoded; false when it cannot be decoded.
+func authorityHost(auth string) (string, bool) {
+	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
+		auth = auth[i+1:]
+	}
+	if i := strings.LastIndexByte(auth, ':'); i >= 0 && !strings.Contains(auth[i:], "]") {
+		auth = auth[:i]
+	}
+	h, err := url.PathUnescape(auth)
+	if err != nil || h == "" {
+		return "", false
+	}
+	return h, true
+}
 
 // normalHost returns a host name as the domain filter compares it: compatibility-composed,
 // lower-cased, with ideographic dots as dots and no trailing dot.

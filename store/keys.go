@@ -55,7 +55,8 @@ func (k keys) userPostsVer(uid string) string { return k.user(uid) + ":posts:ver
 func (k keys) userComments(uid string) string    { return k.user(uid) + ":comments" }
 func (k keys) userCommentsVer(uid string) string { return k.user(uid) + ":comments:ver" }
 
-// userIdem is a string holding the post id a client's idempotency key created (expires).
+// userIdem is a string holding the post id a client's idempotency key created (expires),
+// followed by " s" when the key's first request scheduled the post (see allocatePost).
 func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:" + digest }
 
 // userRate is a sorted set of the user's recent writes scored by time (ms), for rate limiting.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -14,7 +15,7 @@ import (
 // Posts posts and Comments comments per sliding Window, and no post with a link (a URL post, or
 // an http(s):// or www. link in its body or an edit of it). Each window is a sorted set in the
 // user's slot ({u:<user>}:new:posts, …:new:comments) with one member per write scored by its
-// time, exact at read time (newaccount.lua); the check rides in the write's first round trip
+// time (one for a creation and its retries with an idempotency key), exact at read time (newaccount.lua); the check rides in the write's first round trip
 // with its rate limit and bans. Refusals are KindRateLimited with the time until the window has
 // room (or, for a link, until the account is old enough). Site admins are exempt everywhere and
 // moderators in their groups: a post into groups that they all moderate, a comment on a post in a
@@ -66,6 +67,18 @@ type writeGuard struct {
 	// group marks a group's creation, which a new account may not make: its creator moderates
 	// it, and moderators are exempt from these limits in their groups.
 	group bool
+	// once names the write across its repeats when the client gave an idempotency key (see
+	// onceMember), "" otherwise: a repeat counts once in the window, as it creates nothing new.
+	once string
+}
+
+// onceMember names a creation of kind ("p" a post, "c" a comment, with the post it is on) made
+// with the idempotency key idemKey, for writeGuard.once: "" without a key.
+func onceMember(kind, idemKey string) string {
+	if idemKey == "" {
+		return ""
+	}
+	return kind + ":" + idemDigest(idemKey)
 }
 
 // newAccountCall returns the call that checks and records uid's write against the new-account
@@ -85,7 +98,7 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 	if what == "" {
 		what = "posts"
 	} else {
-		member = randomHex(8)
+		member = cmp.Or(g.once, randomHex(8))
 	}
 	return scriptCall{name: "newaccount",
 		keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, what)},

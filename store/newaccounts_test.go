@@ -174,3 +174,61 @@ func TestNewAccountKarmaGate(t *testing.T) {
 		}
 	})
 }
+
+// TestNewAccountRetriesCountOnce: a creation retried with its idempotency key (its reply was
+// lost) counts once in a new account's window of posts or comments: the retries get the first
+// post or comment back, and the account can still make as many others as the window allows.
+func TestNewAccountRetriesCountOnce(t *testing.T) {
+	for _, kind := range []string{"posts", "comments"} {
+		t.Run(kind, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, be storetest.Backend) {
+				ctx := context.Background()
+				clock := storetest.NewClock()
+				s := be.NewStore(t, store.Options{Now: clock.Now, WriteLimit: 10000,
+					NewAccount: store.NewAccountLimits{Age: 24 * time.Hour, Posts: 2, Comments: 2}})
+				for _, name := range []string{"veteran", "newbie"} {
+					if _, err := s.SignUp(ctx, name, "password1"); err != nil {
+						t.Fatal(err)
+					}
+					clock.Add(24 * time.Hour)
+				}
+				clock.Add(-12 * time.Hour) // newbie is 12 hours old
+				on, err := s.CreatePost(ctx, "veteran", store.NewPost{Title: "a thread"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				create := func(key string) (string, error) {
+					if kind == "posts" {
+						p, err := s.CreatePost(ctx, "newbie", store.NewPost{Title: "hello", IdempotencyKey: key})
+						if err != nil {
+							return "", err
+						}
+						return p.ID, nil
+					}
+					c, err := s.CreateComment(ctx, "newbie", store.NewComment{PostID: on.ID, Body: "hello", IdempotencyKey: key})
+					if err != nil {
+						return "", err
+					}
+					return c.ID, nil
+				}
+				first, err := create("k1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 3 {
+					clock.Add(time.Second)
+					again, err := create("k1")
+					if err != nil || again != first {
+						t.Fatalf("retry %d: %s %v, want %s again", i+1, again, err, first)
+					}
+				}
+				if _, err := create("k2"); err != nil {
+					t.Fatalf("the second of 2 %s an hour after retries of the first: %v", kind, err)
+				}
+				if _, err := create("k3"); retryAfter(t, err) == 0 {
+					t.Fatalf("a third %s in the hour: %v, want RATE_LIMITED", kind, err)
+				}
+			})
+		})
+	}
+}

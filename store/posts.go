@@ -112,7 +112,7 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		}
 	}
 	links := in.URL != "" || hasLink(in.Title) || hasLink(in.Body)
-	name, err := s.allowAuthor(ctx, uid, &writeGuard{count: "posts", links: links}, postingIn(groups...))
+	name, err := s.allowAuthor(ctx, uid, &writeGuard{count: "posts", links: links, once: onceMember("p", in.IdempotencyKey)}, postingIn(groups...))
 	if err != nil {
 		return nil, err
 	}
@@ -125,12 +125,21 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	now := s.now()
 	var n note
 	var draft *Post
-	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string, repeat bool) (any, error) {
+	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, false, func(pid, nonce string, repeat, otherKind bool) (any, error) {
 		var err error
 		if repeat {
 			// The key's first request may have scheduled the post: then that is the answer.
 			if draft, err = s.earlierDraft(ctx, uid, pid); err != nil || draft != nil {
 				return draft, err
+			}
+		}
+		if otherKind {
+			// It scheduled the post: published since, create_post finds it by the nonce of its
+			// publication; not written yet, it is not this request's to write.
+			if n, err := s.cmd().Exists(ctx, s.k.post(pid)).Result(); err != nil {
+				return nil, fmt.Errorf("read post %s: %w", pid, err)
+			} else if n == 0 {
+				return nil, idemInFlight(pid)
 			}
 		}
 		if n, err = s.noteRepair(ctx, repairPost+":"+pid); err != nil {
@@ -187,12 +196,24 @@ const maxIDAttempts = 100
 // create is told whether the key was bound before (repeat): the id is then the first request's,
 // which may have been scheduled, published or cancelled since, and whose nonce may be the one
 // of a scheduled post's publication (createPostOnce accepts both).
-func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create func(pid, nonce string, repeat bool) (any, error)) (string, any, error) {
+//
+// The key is bound to the id and to what the first request does with it (scheduled: schedule it,
+// or publish it at once): the binding is the id, followed by idemScheduled for a scheduled post.
+// create is told when a repeat does the other (otherKind). Such a repeat answers with what the
+// first request made, but must write nothing itself: should it find nothing yet, because the
+// first request is still under way, its write would make the post a second way — a post
+// published at once with a draft of the same id pending, or a scheduled post published early.
+// It is then KindConcurrentChange (idemInFlight).
+func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, scheduled bool, create func(pid, nonce string, repeat, otherKind bool) (any, error)) (string, any, error) {
 	nonce := randomHex(16)
 	var idem string
 	if idemKey != "" {
 		idem = s.k.userIdem(uid, idemDigest(idemKey))
 		nonce = "i:" + uid + ":" + idemDigest(idemKey)
+	}
+	suffix := ""
+	if scheduled {
+		suffix = idemScheduled
 	}
 	stale := ""
 	for range maxIDAttempts {
@@ -201,28 +222,40 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, create fu
 			return "", nil, fmt.Errorf("allocate post id: %w", rdb.StorageFull(err))
 		}
 		pid := strconv.FormatInt(seq, 10)
-		repeat := false
+		repeat, otherKind := false, false
+		bound := pid + suffix
 		if idem != "" {
 			// The first request with this key binds it to its post id; a repeat gets that id back
 			// and re-runs the (idempotent) creation, which completes a first attempt that was cut
 			// off.
-			v, err := s.run(ctx, "claim", []string{idem}, pid, int(idempotencyTTL.Seconds()), stale)
+			v, err := s.run(ctx, "claim", []string{idem}, pid+suffix, int(idempotencyTTL.Seconds()), stale)
 			if err != nil {
 				return "", nil, err
 			}
-			bound, err := replyString("claim", v)
-			if err != nil {
+			if bound, err = replyString("claim", v); err != nil {
 				return "", nil, err
 			}
-			repeat, pid = bound != pid, bound
+			first, firstScheduled := strings.CutSuffix(bound, idemScheduled)
+			repeat, otherKind, pid = first != pid, firstScheduled != scheduled, first
 		}
-		reply, err := create(pid, nonce, repeat)
+		reply, err := create(pid, nonce, repeat, otherKind)
 		if err != nil || reply != nil {
 			return pid, reply, err
 		}
-		stale = pid
+		stale = bound
 	}
 	return "", nil, fmt.Errorf("allocate post id: %d ids in a row were taken", maxIDAttempts)
+}
+
+// idemScheduled ends the binding of an idempotency key whose first request scheduled its post
+// (see allocatePost). A binding without it is a post published at once, as every binding made
+// before it was added reads.
+const idemScheduled = " s"
+
+// idemInFlight is the error of a repeat of a creation that does otherwise than its first request
+// (scheduling the post, or publishing it at once) while that request has written nothing yet.
+func idemInFlight(pid string) error {
+	return busyf("the first request with this idempotency key (post %s) has not finished; retry", postID(pid))
 }
 
 // createPostOnce runs create_post: the post pid, created at now, or the post an earlier run with

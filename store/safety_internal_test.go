@@ -60,6 +60,14 @@ func TestFilterMatches(t *testing.T) {
 		{"这个词语不好", "******"},
 		{"go to x.spam.example.", "go to **************."},
 		{"spam.examples", "spam.examples"},
+		// A host name with invisible characters inside (which IDNA ignores, so a browser goes to
+		// the filtered host), and a URL's percent-encoded host (which browsers decode).
+		{"go to sp\u00adam.example", "go to *************"},
+		{"go to spam.exa\u200bmple!", "go to *************!"},
+		{"go to spam.\u200dexample", "go to *************"},
+		{"see https://spam%2Eexample/x", "see https://**************/x"},
+		{"see HTTPS://user@sp%61m.example:443/x", "see HTTPS://***********************/x"},
+		{"see https://ok.example/spam%2Eexample", "see https://ok.example/spam%2Eexample"},
 		// Leet spellings: digits and symbols for letters, l and 1 as i.
 		{"you a55", "you ***"},
 		{"you a$$!", "you ***!"},
@@ -89,6 +97,9 @@ func TestFilterMatches(t *testing.T) {
 		{"ⓐⓢⓢ, ⒶⓈⓈ!", "***, ***!"},
 		{"⒜⒮⒮ 🄰🅂🅂 🅐🅢🅢 🅰🆂🆂 a🅢s", "*** *** *** *** ***"},
 		{"ⓒⓛⓐⓢⓢ, step ① done", "ⓒⓛⓐⓢⓢ, step ① done"},
+		// Small capitals, the "small caps" of fancy-text generators, are the letters they show.
+		{"ᴋɪʟʟ ᴀꜱꜱ, ʙᴜʏ ɴᴏᴡ", "**** ***, *** ***"},
+		{"ᴄʟᴀꜱꜱ ᴀꜱꜱᴇꜱꜱ", "ᴄʟᴀꜱꜱ ᴀꜱꜱᴇꜱꜱ"},
 	} {
 		if got := mask(c.in, f.matches(c.in)); got != c.want {
 			t.Errorf("%q: %q, want %q", c.in, got, c.want)

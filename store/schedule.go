@@ -115,7 +115,7 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 		return nil, fmt.Errorf("schedule post: %w", err)
 	}
 	var earlier *Post
-	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, func(pid, nonce string, repeat bool) (any, error) {
+	pid, reply, err := s.allocatePost(ctx, uid, in.IdempotencyKey, true, func(pid, nonce string, repeat, otherKind bool) (any, error) {
 		if repeat {
 			// The key's first request made pid: scheduled (the draft answers, as "add" would
 			// reply), cancelled, or published, at once or from its draft. Only a first request
@@ -142,6 +142,10 @@ func (s *Store) schedulePost(ctx context.Context, uid string, in NewPost, groups
 				}
 				return earlier, nil
 			}
+		}
+		if otherKind {
+			// The key's first request publishes the post at once, and has not written it yet.
+			return nil, idemInFlight(pid)
 		}
 		job, err := s.jobs.EnqueueCall(publishJob(uid, pid, at), false)
 		if err != nil {
@@ -286,7 +290,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if !ok {
 		return fmt.Errorf("publish job: bad argument %q", j.Arg)
 	}
-	if banned, err := s.draftBanned(ctx, uid, pid); err != nil || banned {
+	if refused, err := s.draftRefused(ctx, uid, pid); err != nil || refused {
 		return err
 	}
 	reply, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "take", pid, s.now().UnixMilli())

@@ -1,9 +1,13 @@
 package store_test
 
 import (
+	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -85,6 +89,137 @@ func TestIdempotencyKeyAcrossScheduling(t *testing.T) {
 				}
 				if got := f.ids(store.SortNew, "", 10); len(got) != tc.wantPosts {
 					t.Errorf("posts in the end %v, want %d", got, tc.wantPosts)
+				}
+			})
+		})
+	}
+}
+
+// beforeArg is a go-redis hook that runs f once, just before the first command or pipeline,
+// after it is armed, that holds a script call with an argument containing marker.
+type beforeArg struct {
+	mu     sync.Mutex
+	marker string
+	f      func()
+}
+
+func (h *beforeArg) arm(marker string, f func()) {
+	h.mu.Lock()
+	h.marker, h.f = marker, f
+	h.mu.Unlock()
+}
+
+func (h *beforeArg) take(cmds []rdb.Cmder) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range cmds {
+		if h.f == nil || c.Name() != "evalsha" {
+			continue
+		}
+		for _, a := range c.Args() {
+			if s, ok := a.(string); ok && strings.Contains(s, h.marker) {
+				f := h.f
+				h.f = nil
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func (*beforeArg) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+func (h *beforeArg) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
+		if f := h.take([]rdb.Cmder{cmd}); f != nil {
+			f()
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *beforeArg) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		if f := h.take(cmds); f != nil {
+			f()
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestIdempotencyKeyScheduledAndImmediateAtOnce: two createPost requests with one idempotency
+// key, one scheduling the post and one publishing it at once, run concurrently: the second
+// arrives after the first bound the key and before it wrote anything. One of them makes the post,
+// as the first request asked; the other makes nothing — never a post published at once with a
+// draft of the same id left pending (shown by scheduledPosts and counted against the cap until
+// its publication is dropped as an id taken by another post).
+func TestIdempotencyKeyScheduledAndImmediateAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		firstScheduled bool
+	}{
+		{name: "scheduled first, immediate repeat", firstScheduled: true},
+		{name: "immediate first, scheduled repeat"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				clk := storetest.NewClock()
+				prefix := storetest.Prefix()
+				f := newFixture(t, b, store.Options{Prefix: prefix, Now: clk.Now})
+				hb := b
+				hb.Client = b.NewClient(t)
+				hook := &beforeArg{}
+				hb.Client.AddHook(hook)
+				first := hb.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
+				amy := f.user("amy")
+				title := "racing title"
+				in := store.NewPost{Title: title, IdempotencyKey: "k1"}
+				other := in
+				at := clk.Now().Add(time.Hour)
+				if tc.firstScheduled {
+					in.PublishAt = at
+				} else {
+					other.PublishAt = at
+				}
+				var again *store.Post
+				var againErr error
+				ran := false
+				hook.arm(title, func() {
+					ran = true
+					again, againErr = f.s.CreatePost(f.ctx, uk(amy), other)
+				})
+				p, err := first.CreatePost(f.ctx, uk(amy), in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ran {
+					t.Fatal("the hook did not run")
+				}
+				if againErr == nil && again.ID != p.ID {
+					t.Fatalf("the repeat made post %s, the first %s", again.ID, p.ID)
+				}
+				pending := 0
+				if tc.firstScheduled {
+					pending = 1
+				}
+				if got := f.scheduled(amy); len(got) != pending {
+					t.Errorf("scheduledPosts %v, want %d", got, pending)
+				}
+				if got := f.ids(store.SortNew, "", 10); len(got) != 1-pending {
+					t.Errorf("posts %v, want %d", got, 1-pending)
+				}
+				clk.Add(2 * time.Hour)
+				settle(t, f.s)
+				if got := f.scheduled(amy); len(got) != 0 {
+					t.Errorf("scheduledPosts in the end %v, want none", got)
+				}
+				got := f.ids(store.SortNew, "", 10)
+				if len(got) != 1 {
+					t.Fatalf("posts in the end %v, want 1", got)
+				}
+				// The post is the first request's: published at once, or at its publish time.
+				want := p.CreatedAt
+				q, err := f.s.NewLoader().Post(f.ctx, p.ID)
+				if err != nil || q == nil || !q.CreatedAt.Equal(want) {
+					t.Fatalf("the post in the end: %+v %v, want it created at %v", q, err, want)
 				}
 			})
 		})

@@ -448,3 +448,60 @@ func TestConcurrentReschedulesKeepThePostAndItsJobTogether(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduledPostRefusedSince: a post that createPost would refuse when its scheduled time
+// comes — into a group whose posting was restricted to its moderators since, or by an author
+// without the verified email address the site requires since — is not published: it is
+// cancelled, as a banned author's is, and its publish job ends (it is not retried until it is set
+// aside as a dead letter, with the draft kept for ever).
+func TestScheduledPostRefusedSince(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		restrict bool // the group is restricted to its moderators after the scheduling
+		email    bool // the site requires a verified email address after the scheduling
+	}{
+		{name: "group restricted since", restrict: true},
+		{name: "email required since", email: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				clk := storetest.NewClock()
+				prefix := storetest.Prefix()
+				f := newFixture(t, b, store.Options{Prefix: prefix, Now: clk.Now})
+				mia, ben := f.user("mia"), f.user("ben")
+				if _, err := f.s.CreateGroup(f.ctx, uk(mia), "news", nil); err != nil {
+					t.Fatal(err)
+				}
+				p := f.schedule(ben, "soon", clk.Now().Add(time.Hour), "news")
+				if tc.restrict {
+					on := true
+					if _, err := f.s.UpdateGroup(f.ctx, uk(mia), "news", store.GroupEdit{PostingRestricted: &on}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				runner := f.s
+				if tc.email {
+					runner = b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now, RequireEmail: true})
+				}
+				for range 3 {
+					clk.Add(time.Hour)
+					settle(t, runner)
+				}
+				if got := f.ids(store.SortNew, "news", 10); len(got) != 0 {
+					t.Errorf("the group lists %v", got)
+				}
+				if st := runner.Jobs().Stats(); st.Failed != 0 {
+					t.Errorf("jobs failed %d times: the publish job is retried", st.Failed)
+				}
+				// Cancelled: a repeat of the cancellation finds it among the cancelled posts, and
+				// nothing is left to publish.
+				if err := f.s.CancelScheduledPost(f.ctx, uk(ben), p.ID); err != nil {
+					t.Errorf("cancel again: %v", err)
+				}
+				if c, err := f.s.Jobs().Census(f.ctx); err != nil || c.Due != 0 || c.Running != 0 {
+					t.Errorf("jobs left: %+v %v", c, err)
+				}
+			})
+		})
+	}
+}

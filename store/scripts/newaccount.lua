@@ -6,8 +6,8 @@
 --          sorted set ({u:<user>}:new:posts or {u:<user>}:new:comments)
 -- ARGV[1]  now (Unix ms)   ARGV[2] the age under which an account is new (ms; 0: none)
 --          ARGV[3] the karma under which an account is new (0: none)   ARGV[4] most writes per
---          window   ARGV[5] window (ms)   ARGV[6] a member unique to this write, or "" to record
---          nothing   ARGV[7] "1" when the write carries a link
+--          window   ARGV[5] window (ms)   ARGV[6] a member unique to this write (the same for its
+--          repeats when the client gave an idempotency key), or "" to record nothing   ARGV[7] "1" when the write carries a link
 -- Reply    {0, 0} when the write may proceed (recorded, for a new account); {wait ms, why}
 --          otherwise: why 1 is a full window (wait: until its oldest write leaves it), 2 a link
 --          (wait: until the account is no longer new by age; for one new by karma alone, the
