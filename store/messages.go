@@ -703,10 +703,13 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 // KindNotFound when there is no such conversation. upTo, when not "", is the global id of the
 // newest message of the conversation the viewer has seen: the conversation is read up to it, and
 // a message sent after it stays unread whatever the clocks say (KindInvalid for a message of
-// another conversation). Without it the conversation is read up to now: every message whose
-// id's time is this server's millisecond or earlier, so that a message sent in the same
-// millisecond, or by a server whose clock is behind this one's, counts as read. A read position
-// only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
+// another conversation). Without it the conversation is read up to now, or up to its last
+// message when that is later: every message whose id's time is this server's millisecond or
+// earlier, so that a message sent in the same millisecond, or by a server whose clock is behind
+// this one's, counts as read, and every message the conversation holds, so that one sent by a
+// server whose clock is ahead does not stay unread until this clock passes it. No position goes
+// past the later of the two, upTo included: a made-up id cannot mark read messages not sent yet.
+// A read position only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
 // idempotent and changes nothing but the viewer's read state, and marking read a conversation
 // that does not exist writes nothing (neither step does), so that no name a client makes up
 // leaves a key or a mailbox entry behind; nor does an account deleted since the request was
@@ -719,7 +722,7 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 		return nil, err
 	}
 	a, b := pair(v, o)
-	now := readPosition(s.now())
+	now, seen := readPosition(s.now()), ""
 	if upTo != "" {
 		x, y, id, err := ParseMessageID(upTo)
 		if err != nil {
@@ -728,14 +731,16 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 		if string(x) != a || string(y) != b {
 			return nil, invalidf("upTo %s is not a message of your conversation with %s", truncate(upTo, 80), userID(o))
 		}
-		now = min(id, now) // a position past now would mark read messages not sent yet
+		// The scripts read no further than the conversation's last message, or now when that is
+		// later: a position past both would mark read messages not sent yet.
+		seen = id
 	}
 	cr := s.convReads(ctx, v, o)
 	n, note := s.noteCall(repairConversation + ":" + a + ":" + b)
 	out, err := s.runScripts(ctx, []scriptCall{
 		note,
-		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{"read", v, now}},
-		s.mailboxCall(v, o, "read", now),
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{"read", v, now, seen}},
+		s.mailboxCall(v, o, "read", now, seen),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
 	if err != nil {

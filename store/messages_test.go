@@ -933,3 +933,61 @@ func TestConversationsPageOnPastGoneEntries(t *testing.T) {
 		}
 	})
 }
+
+// TestMarkReadCoversMessagesFromAClockAhead: a message sent by a replica whose clock runs ahead
+// of the reader's is read when the reader marks the conversation read, with or without upTo: the
+// position covers every message the conversation holds, not only those up to the reader's clock
+// (which left it unread until that clock passed its time). A made-up id past the last message
+// still reads no further than it.
+func TestMarkReadCoversMessagesFromAClockAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		upTo func(m *store.Message) string
+	}{
+		{"without upTo", func(*store.Message) string { return "" }},
+		{"up to it", func(m *store.Message) string { return m.ID }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				clk := storetest.NewClock()
+				opts := store.Options{Prefix: prefix, Now: clk.Now}
+				s := b.NewStore(t, opts)
+				opts.Now = func() time.Time { return clk.Now().Add(2 * time.Second) }
+				fast := b.NewStore(t, opts) // another replica, its clock 2 s ahead
+				signUp(t, s, "ann", "ben")
+				send(t, s, "ann", "ben", "hi")
+				send(t, s, "ben", "ann", "hello") // ben accepts
+				clk.Add(time.Millisecond)
+				ahead := send(t, fast, "ann", "ben", "from the future")
+				if got := unread(t, s, "ben"); got != 1 {
+					t.Fatalf("ben's unread count %d, want 1", got)
+				}
+				c, err := s.MarkConversationRead(ctx, "ben", "ann", tc.upTo(ahead))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := unread(t, s, "ben"); got != 0 || c.UnreadCount != 0 {
+					t.Errorf("ben's unread count %d (conversation %d) after marking read, want 0", got, c.UnreadCount)
+				}
+				// The conversation and the mailbox agree: derived again, nothing comes back.
+				if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
+					t.Fatal(err)
+				}
+				if got := unread(t, s, "ben"); got != 0 {
+					t.Errorf("ben's unread count %d once derived again, want 0", got)
+				}
+				// A made-up id far past the last message reads no further than it.
+				if _, err := s.MarkConversationRead(ctx, "ben", "ann", "message:ann:ben:9999999999999ffffff"); err != nil {
+					t.Fatal(err)
+				}
+				clk.Add(3 * time.Second) // past ahead's time
+				send(t, s, "ann", "ben", "later")
+				if got := unread(t, s, "ben"); got != 1 {
+					t.Errorf("ben's unread count %d after a made-up upTo, then a message; want 1", got)
+				}
+			})
+		})
+	}
+}

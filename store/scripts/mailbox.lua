@@ -14,7 +14,10 @@
 --          in ID MS        the other sent message ID at MS: unread unless u has read the
 --                          conversation past ID already; a request unless u accepted; nothing
 --                          while u's decline lasts (as message_send.lua refuses it)
---          read P          u read the conversation up to the position P; nothing, and the reply
+--          read P [UPTO]   u read the conversation up to the position P, or up to the last
+--                          message of the other's the mailbox holds when that is later (sent by a
+--                          replica whose clock is ahead: see message_state.lua), and no further
+--                          than UPTO when given (the newest message u has seen); nothing, and the reply
 --                          -1, when the mailbox knows no conversation with the other (no state,
 --                          in neither list): one that does not exist, or whose first message's
 --                          step has not arrived (the caller then derives the mailbox again), or
@@ -96,6 +99,14 @@ local function readTo(p)
   redis.call('ZREMRANGEBYLEX', unread, lo, '[' .. o .. ':' .. r)
   redis.call('ZREMRANGEBYLEX', runread, lo, '[' .. o .. ':' .. r)
 end
+-- latest is the later of the position p and the other's last message the mailbox holds unread.
+local function latest(p)
+  for _, set in ipairs({runread, unread}) do
+    local top = redis.call('ZREVRANGEBYLEX', set, hi, lo, 'LIMIT', 0, 1)[1]
+    if top and string.sub(top, #o + 2) > p then p = string.sub(top, #o + 2) end
+  end
+  return p
+end
 local function move(from, to)
   local members = redis.call('ZRANGEBYLEX', from, lo, hi)
   for i = 1, #members, 500 do
@@ -136,7 +147,9 @@ elseif step == 'read' then
     return -1
   end
   changed()
-  readTo(ARGV[3])
+  local p = latest(ARGV[3])
+  if ARGV[4] and ARGV[4] ~= '' and ARGV[4] < p then p = ARGV[4] end
+  readTo(p)
   save()
 elseif step == 'accept' then
   st[1], st[2] = '1', '0'
@@ -146,12 +159,7 @@ elseif step == 'decline' then
   if not accepted() then
     st[2] = ARGV[4]
     redis.call('ZREM', reqs, o)
-    local p = ARGV[3]
-    for _, set in ipairs({runread, unread}) do
-      local top = redis.call('ZREVRANGEBYLEX', set, hi, lo, 'LIMIT', 0, 1)[1]
-      if top and string.sub(top, #o + 2) > p then p = string.sub(top, #o + 2) end
-    end
-    readTo(p)
+    readTo(latest(ARGV[3]))
     save()
   end
 elseif step == 'remove' then
