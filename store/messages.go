@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -935,18 +936,54 @@ func (l *Loader) Conversations(ctx context.Context, viewer UserKey, w Window) (*
 
 // MessageRequests loads a page of the message requests pending to the viewer, newest first,
 // without those of users the viewer blocks (the filter of every listing: see WithoutBlocked).
+// Its total counts the requests the viewer can page, those of blocked users left out: the list
+// holds a request per user, so the blocked users among its members (ZMSCORE, read with the page,
+// in the same round trip) are exactly the requests the filter hides.
 func (l *Loader) MessageRequests(ctx context.Context, viewer UserKey, w Window) (*Page[*Conversation], error) {
-	p, err := l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).reqs, reqsTag)
+	key := l.s.k.mailbox(string(viewer)).reqs
+	b := l.viewerBlocks()
+	var hidden *call
+	var also []read
+	if b.Len() > 0 && !w.NoTotal {
+		also = append(also, blockedMembersRead(key, b))
+	}
+	p, err := l.conversationList(ctx, viewer, w, key, reqsTag, also...)
 	if err != nil {
 		return nil, err
 	}
-	if b := l.viewerBlocks(); b.Len() > 0 {
+	if b.Len() > 0 {
+		if len(also) > 0 {
+			if hidden, err = l.get(ctx, also[0]); err != nil { // done: it came with the page
+				return nil, err
+			}
+			for _, score := range hidden.cmd.(*rdb.FloatSliceCmd).Val() {
+				if score != 0 { // a member's score is its last activity (ms); a missing one reads 0
+					p.Total--
+				}
+			}
+			p.Total = max(p.Total, 0)
+		}
 		p = p.Without(func(c *Conversation) bool { return b.Has(c.With) })
 	}
 	return p, nil
 }
 
-func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window, key, tag string) (*Page[*Conversation], error) {
+// blockedMembersRead reads the scores in the zset key, whose members are user keys, of the users
+// b blocks (ZMSCORE, in the order of their names): 0 for one that is not a member.
+func blockedMembersRead(key string, b *Blocks) read {
+	users := make([]string, 0, b.Len())
+	for u := range b.users {
+		users = append(users, string(u))
+	}
+	slices.Sort(users)
+	return read{key: "zm:" + key + "\x00" + strings.Join(users, ","), rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = p.ZMScore(ctx, key, users...)
+	}}
+}
+
+// conversationList loads a page of the list of conversations key of the viewer's; the reads also
+// go in the page's round trip.
+func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window, key, tag string, also ...read) (*Page[*Conversation], error) {
 	v := string(viewer)
 	if !validUserName(v) {
 		return nil, invalidf("malformed user %q", truncate(v, 40))
@@ -955,7 +992,11 @@ func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window,
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, key, true, sp)
+	calls := l.getAll(ctx, append([]read{l.pageRead(key, true, sp)}, also...)...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(calls[0], sp)
 	if err != nil {
 		return nil, err
 	}

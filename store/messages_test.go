@@ -991,3 +991,63 @@ func TestMarkReadCoversMessagesFromAClockAhead(t *testing.T) {
 		})
 	}
 }
+
+// TestMessageRequestsTotalLeavesOutBlocked: the total of messageRequests counts the requests the
+// viewer can page: those of users the viewer blocks are left out of the count as they are of the
+// list (a block of a user with no request changes nothing), on every page, and the page still
+// costs the round trips of one without blocks.
+func TestMessageRequestsTotalLeavesOutBlocked(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		b, rt := b.Counted(t)
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
+		signUp(t, s, "dan", "eve", "fay", "gus", "hal")
+		for _, from := range []string{"eve", "fay", "gus"} {
+			clk.Add(time.Millisecond)
+			send(t, s, from, "dan", "hello from "+from)
+		}
+		for _, blocked := range []string{"fay", "hal"} {
+			if _, err := s.Block(ctx, "dan", uk(blocked)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sess, err := s.LogIn(ctx, "dan", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.AuthenticateViewer(ctx, sess.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 2, 100} {
+			var paged []string
+			after := ""
+			for {
+				l := s.NewLoader()
+				l.SetBlocks(v.Blocks)
+				before := rt.Count()
+				p, err := l.MessageRequests(ctx, "dan", store.Window{First: size, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := rt.Count() - before; n > 2 {
+					t.Errorf("a page of requests took %d round trips, want at most 2", n)
+				}
+				if p.Total != 2 {
+					t.Errorf("pages of %d: total %d, want 2 (gus and eve; fay is blocked)", size, p.Total)
+				}
+				for _, c := range p.Items {
+					paged = append(paged, string(c.With))
+				}
+				if !p.HasNext {
+					break
+				}
+				after = p.EndCursor()
+			}
+			if want := []string{"gus", "eve"}; !slices.Equal(paged, want) {
+				t.Errorf("pages of %d: %v, want %v", size, paged, want)
+			}
+		}
+	})
+}
