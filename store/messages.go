@@ -626,8 +626,8 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 		return nil, notFoundf("no message %s", truncate(gid, 80))
 	}
 	calls := append([]scriptCall{{name: "message_change",
-		keys: []string{s.k.convMsg(string(a), string(b), id), s.k.convLast(string(a), string(b))},
-		args: []any{step, id, string(user), body, s.now().UnixMilli()}}}, extra(string(a), string(b), id, o)...)
+		keys: []string{s.k.convMsg(string(a), string(b), id), s.k.convLast(string(a), string(b)), s.k.conv(string(a), string(b))},
+		args: []any{step, id, string(user), body, s.now().UnixMilli(), string(o)}}}, extra(string(a), string(b), id, o)...)
 	out, err := s.runScripts(ctx, calls)
 	if err != nil {
 		return nil, err
@@ -645,7 +645,10 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 
 // EditMessage replaces the body of a message the user sent and returns it; another's message is
 // KindForbidden, a deleted one KindNotFound. A block either way refuses it (KindForbidden), as
-// it refuses sending: an edit writes to the other user as much as a message does.
+// it refuses sending: an edit writes to the other user as much as a message does. So does the
+// recipient's decline of the request that held the message (KindForbidden, until they accept the
+// conversation): a declined request is gone for them, and an edit would show it again in the
+// conversation they can still open. Deleting such a message stays open (DeleteMessage).
 func (s *Store) EditMessage(ctx context.Context, user UserKey, gid, body string) (*Message, error) {
 	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
 		return nil, err
@@ -1179,7 +1182,7 @@ func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool
 		for i, id := range batch {
 			if f := fields(calls[i]); f[0] == uid && f[1] != "1" {
 				writes = append(writes, scriptCall{name: "message_change",
-					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli()}},
+					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b), s.k.conv(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli(), o}},
 					s.mailboxCall(o, uid, "remove", id))
 			}
 		}

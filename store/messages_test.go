@@ -1051,3 +1051,65 @@ func TestMessageRequestsTotalLeavesOutBlocked(t *testing.T) {
 		}
 	})
 }
+
+// TestDeclinedRequestCannotBeEdited: a request the recipient declined is gone for them, so its
+// sender can no longer edit its messages (FORBIDDEN), which would show them again in the
+// conversation the recipient can still open; deleting them stays open. A new request after the
+// cooldown is the sender's to edit, and once the recipient accepts the conversation every message
+// is. A conversation declined before the last message a decline held was kept (no x:) refuses
+// the same edits, by the recipient's read position.
+func TestDeclinedRequestCannotBeEdited(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now, Messages: store.MessageOptions{RequestCooldown: time.Hour}})
+		signUp(t, s, "dan", "eve", "fay")
+		first := send(t, s, "eve", "dan", "buy my stuff")
+		clk.Add(time.Millisecond)
+		second := send(t, s, "eve", "dan", "please")
+		clk.Add(time.Millisecond)
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*store.Message{first, second} {
+			if _, err := s.EditMessage(ctx, "eve", m.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+				t.Errorf("eve edits %q of her declined request: %v, want FORBIDDEN", m.Text, err)
+			}
+			if got, err := s.NewLoader().Message(ctx, "dan", m.ID); err != nil || got == nil || got.Text != m.Text || got.EditedAt != nil {
+				t.Errorf("dan reads %q after the refused edit: %+v, %v", m.Text, got, err)
+			}
+		}
+		if err := s.DeleteMessage(ctx, "eve", second.ID); err != nil {
+			t.Errorf("eve deletes a message of her declined request: %v", err)
+		}
+		// After the cooldown, a new request: its message is hers to edit, the declined ones stay not.
+		clk.Add(2 * time.Hour)
+		again := send(t, s, "eve", "dan", "me again")
+		if m, err := s.EditMessage(ctx, "eve", again.ID, "me again, edited"); err != nil || m.Text != "me again, edited" {
+			t.Errorf("eve edits her new request: %+v, %v", m, err)
+		}
+		if _, err := s.EditMessage(ctx, "eve", first.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("eve edits her declined request while a new one is pending: %v, want FORBIDDEN", err)
+		}
+		// Accepted, the conversation is whole again.
+		if _, err := s.AcceptMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := s.EditMessage(ctx, "eve", first.ID, "rewritten"); err != nil || m.Text != "rewritten" {
+			t.Errorf("eve edits her first message once dan accepted: %+v, %v", m, err)
+		}
+		// A decline stored before x: was kept: the read position bounds what it held.
+		fromFay := send(t, s, "fay", "dan", "hi dan")
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "fay"); err != nil {
+			t.Fatal(err)
+		}
+		c := b.NewClient(t)
+		if n, err := c.HDel(ctx, prefix+"{m:dan:fay}", "x:dan").Result(); err != nil || n != 1 {
+			t.Fatalf("dropping x:dan: %d, %v", n, err)
+		}
+		if _, err := s.EditMessage(ctx, "fay", fromFay.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("fay edits her request declined before x: was kept: %v, want FORBIDDEN", err)
+		}
+	})
+}

@@ -14,7 +14,8 @@
 --          it), and no further than ARGV[4] when given (r:<u>, a position compared as a string,
 --          never moving back). accept: a:<u>,
 --          the request and any decline go. decline: the request goes, d:<u> refuses the other's
---          requests until ARGV[4], and what they sent counts as read: up to now, or up to the
+--          requests until ARGV[4], x:<u> keeps the last message the request held (its messages
+--          can no longer be edited: message_change.lua), and what they sent counts as read: up to now, or up to the
 --          conversation's last message when that is later (sent by a replica whose clock is ahead,
 --          or while the decline was in flight: the request held it). The participant's mailbox
 --          (mailbox.lua) applies the same step to its copy in the same pipeline.
@@ -46,7 +47,7 @@ elseif op == 'accept' then
   if redis.call('HGET', conv, 'a:' .. u) ~= '1' then
     if redis.call('HGET', conv, 'q:' .. u) ~= '1' then return redis.error_reply('NOTFOUND no message request from this user') end
     redis.call('HSET', conv, 'a:' .. u, '1')
-    redis.call('HDEL', conv, 'q:' .. u, 'd:' .. u)
+    redis.call('HDEL', conv, 'q:' .. u, 'd:' .. u, 'x:' .. u)
   end
 elseif op == 'decline' then
   if redis.call('HGET', conv, 'a:' .. u) == '1' then return redis.error_reply('INVALID the conversation is accepted: block the user instead') end
@@ -57,5 +58,9 @@ elseif op == 'decline' then
   redis.call('HDEL', conv, 'q:' .. u)
   redis.call('HSET', conv, 'd:' .. u, ARGV[4])
   readTo(latest())
+  -- x:<u>, the last message the declined request held: its messages can no longer be edited
+  -- (message_change.lua).
+  local last = redis.call('ZRANGE', KEYS[2], -1, -1)[1]
+  if last and last > (redis.call('HGET', conv, 'x:' .. u) or '') then redis.call('HSET', conv, 'x:' .. u, last) end
 end
 return 1
