@@ -17,8 +17,8 @@ import (
 // A conversation between two users is its own aggregate, {m:<a>:<b>} with the two user keys in
 // order (keys.go): its messages, each one's hash, a copy of the last one, and a small hash of
 // each participant's state — whether they accept the conversation (a:), a request pending to
-// them (q:), their decline and until when it refuses requests (d:), and up to when they have read
-// it (r:). A message's global id names the pair and the message: "message:alice:bob:<id>", the id
+// them (q:), their decline and until when it refuses requests (d:) and the last message the
+// declined request held (x:), and up to when they have read it (r:). A message's global id names the pair and the message: "message:alice:bob:<id>", the id
 // being 13 digits of its creation time (ms) and random hex, so that ids sort by time.
 //
 // Each user's mailbox, {mb:<user>}, holds what the user's lists need: the accepted
