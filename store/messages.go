@@ -719,7 +719,9 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 // leaves a key or a mailbox entry behind; nor does an account deleted since the request was
 // authenticated (KindUnauthenticated, as every write of one). Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
-// refuses, as it refuses the mailbox's step: that step cut off is repaired).
+// refuses, as it refuses the mailbox's step: that step cut off is repaired). Should the
+// conversation read further than the mailbox (a message whose step is on its way to the mailbox),
+// it derives the mailbox again, in a few more round trips that steady traffic never takes.
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, upTo string) (*Conversation, error) {
 	v, o := string(viewer), string(with)
 	if err := checkPeer(v, o); err != nil {
@@ -750,14 +752,40 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 	if err != nil {
 		return nil, err
 	}
-	found, err := replyInt("message_state", out[1])
+	st, err := replyArrayLen("message_state", out[1], 2)
+	if err != nil {
+		return nil, err
+	}
+	found, err := replyInt("message_state", st[0])
 	if err != nil {
 		return nil, err
 	}
 	if found == 0 {
 		return nil, notFoundf("no conversation with %s", userID(o))
 	}
-	if known, err := replyInt("mailbox", out[2]); err == nil && known < 0 {
+	convPos, err := replyString("message_state", st[1])
+	if err != nil {
+		return nil, err
+	}
+	// The mailbox's reply: a step it refused (a full Redis) leaves the note, which repairs it.
+	var known int64
+	var mbPos string
+	mb, mbErr := replyArrayLen("mailbox", out[2], 2)
+	if mbErr == nil {
+		known, mbErr = replyInt("mailbox", mb[0])
+	}
+	if mbErr == nil {
+		mbPos, mbErr = replyString("mailbox", mb[1])
+	}
+	if mbErr == nil && known >= 0 && convPos > mbPos {
+		// The conversation read further than the mailbox: it holds a message whose step has not
+		// reached the mailbox yet (sent by a replica whose clock is ahead, on another master of a
+		// cluster), which would count unread there once it came. Derive the mailbox again from the
+		// conversation, read position included, so that the step finds it read.
+		s.resync(ctx, a, b)
+		return s.NewLoader().ConversationWith(ctx, viewer, with)
+	}
+	if mbErr == nil && known < 0 {
 		// The mailbox knew no conversation with o and wrote nothing: the step of the
 		// conversation's first message has not reached it yet, or the viewer's account was
 		// deleted (its mailbox dropped) since the request was authenticated. Derive it again,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -1110,6 +1111,51 @@ func TestDeclinedRequestCannotBeEdited(t *testing.T) {
 		}
 		if _, err := s.EditMessage(ctx, "fay", fromFay.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
 			t.Errorf("fay edits her request declined before x: was kept: %v, want FORBIDDEN", err)
+		}
+	})
+}
+
+// TestMarkReadAgreesWhenAStepIsInFlight: marking read while a message from a replica whose
+// clock is ahead is in the conversation, and its step has not reached the reader's mailbox yet
+// (a cluster runs them on different masters), leaves the mailbox's read position where the
+// conversation's is, so that the step, when it comes, does not count the message unread in a
+// conversation that says it is read.
+func TestMarkReadAgreesWhenAStepIsInFlight(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		opts := store.Options{Prefix: prefix, Now: clk.Now}
+		s := b.NewStore(t, opts)
+		opts.Now = func() time.Time { return clk.Now().Add(2 * time.Second) }
+		fast := b.NewStore(t, opts) // another replica, its clock 2 s ahead
+		signUp(t, s, "ann", "ben")
+		send(t, s, "ann", "ben", "hi")
+		send(t, s, "ben", "ann", "hello") // ben accepts
+		clk.Add(time.Millisecond)
+		ahead := send(t, fast, "ann", "ben", "from the future")
+		_, _, id, err := store.ParseMessageID(ahead.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Its step in ben's mailbox not there yet: as before it came.
+		c := b.NewClient(t)
+		if n, err := c.ZRem(ctx, prefix+"{mb:ben}:unread", "ann:"+id).Result(); err != nil || n != 1 {
+			t.Fatalf("taking the step back: %d, %v", n, err)
+		}
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", ""); err != nil {
+			t.Fatal(err)
+		}
+		conv, err := c.HGet(ctx, prefix+"{m:ann:ben}", "r:ben").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := c.HGet(ctx, prefix+"{mb:ben}:state", "ann").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts := strings.Fields(mb); len(parts) != 3 || parts[2] != conv || conv < id {
+			t.Errorf("ben's read position: %q in the conversation, %q in his mailbox; want both past %s", conv, mb, id)
 		}
 	})
 }

@@ -17,7 +17,9 @@
 --          read P [UPTO]   u read the conversation up to the position P, or up to the last
 --                          message of the other's the mailbox holds when that is later (sent by a
 --                          replica whose clock is ahead: see message_state.lua), and no further
---                          than UPTO when given (the newest message u has seen); nothing, and the reply
+--                          than UPTO when given (the newest message u has seen) — a position short
+--                          of the conversation's (a message whose step is on its way here), the
+--                          caller derives the mailbox again; nothing, and the reply
 --                          -1, when the mailbox knows no conversation with the other (no state,
 --                          in neither list): one that does not exist, or whose first message's
 --                          step has not arrived (the caller then derives the mailbox again), or
@@ -45,8 +47,8 @@
 --                          writes nothing and replies -2 (the caller reads again). The version
 --                          it leaves ends in "s", so that the same sync run again (a pipeline
 --                          resent after its replies were lost) knows itself and does nothing more.
--- Reply    the number of u's unread messages in accepted conversations (-1: see read; -2: see
---          sync).
+-- Reply    the number of u's unread messages in accepted conversations (-2: see sync); for
+--          read, {that number, u's read position after it}, or {-1, ""} (see read).
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
 --          concurrently (the unread sets are sets, read times only move forward, activity only
 --          moves forward), so that the mailbox and the conversation agree whatever order their
@@ -144,13 +146,14 @@ elseif step == 'in' then
   end
 elseif step == 'read' then
   if version == '' or (not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o)) then
-    return -1
+    return {-1, ''}
   end
   changed()
   local p = latest(ARGV[3])
   if ARGV[4] and ARGV[4] ~= '' and ARGV[4] < p then p = ARGV[4] end
   readTo(p)
   save()
+  return {redis.call('ZCARD', unread), readPos()}
 elseif step == 'accept' then
   st[1], st[2] = '1', '0'
   toConvs()

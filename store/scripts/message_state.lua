@@ -6,7 +6,9 @@
 --          ARGV[4] with "decline", until when (ms) the other's requests are refused; with "read",
 --          the newest message id the participant has seen ("" for none: read everything)
 -- Reply    1 when the conversation exists, 0 when it does not (a "read" of it then writes nothing,
---          not even the revision, so that reading conversations that do not exist leaves no key).
+--          not even the revision, so that reading conversations that do not exist leaves no key);
+--          for a "read", {1, the participant's read position after it} or {0, ""}, so that the
+--          caller knows whether the mailbox's step read as far (see mailbox.lua "read").
 -- Errors   NOTFOUND (accept or decline with no request pending), INVALID (decline an accepted
 --          conversation).
 -- Rules    read: the participant has read it up to now, or up to the conversation's last message
@@ -26,7 +28,7 @@
 --          stale (store/revisions.go).
 local conv, op, u, now = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', conv) == 0 then
-  if op == 'read' then return 0 end
+  if op == 'read' then return {0, ''} end
   return redis.error_reply('NOTFOUND no message request from this user')
 end
 redis.call('INCR', KEYS[#KEYS])
@@ -43,6 +45,7 @@ if op == 'read' then
   local p = latest()
   if ARGV[4] and ARGV[4] ~= '' and ARGV[4] < p then p = ARGV[4] end
   readTo(p)
+  return {1, redis.call('HGET', conv, 'r:' .. u) or ''}
 elseif op == 'accept' then
   if redis.call('HGET', conv, 'a:' .. u) ~= '1' then
     if redis.call('HGET', conv, 'q:' .. u) ~= '1' then return redis.error_reply('NOTFOUND no message request from this user') end
