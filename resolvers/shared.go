@@ -70,8 +70,13 @@ func (s *sharedSub) close(err error) {
 }
 
 // viewerFields are the fields whose value depends on who asks: every resolver that reads the
-// viewer (viewerFrom, requireViewer) belongs to one of them. By convention their names say so
-// (TestViewerFieldsAreNamedSo checks the schema against this list).
+// viewer (viewerFrom, requireViewer) belongs to one of them, or to a mutation, or to a field no
+// subscription's selection reaches (Query's own: no shared run executes them; the response cache
+// records a read of the viewer as it happens, see viewerFrom), or is an exception that says why
+// a shared run, which executes as an anonymous viewer, answers it rightly for every subscriber
+// (viewerFieldExceptions; TestResolversReadingTheViewerAreViewerFields checks all this). By
+// convention their names say so (TestViewerFieldsAreNamedSo checks the schema against this
+// list), but for the ones named before the convention, below.
 var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFollows": true, "followsViewer": true, "feed": true,
 	"notifications": true, "unreadNotificationCount": true, "notificationAdded": true,
 	"viewerBlocks": true, "viewerSaved": true, "viewerIsMember": true, "viewerIsModerator": true, "blockedByViewer": true,
@@ -80,7 +85,11 @@ var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFo
 	"conversations": true, "messageRequests": true, "messages": true, "conversation": true, "unreadMessageCount": true, "messageAdded": true,
 	// Report.reporter is null to the moderator whose own post or comment was reported: named
 	// before the convention, and kept for the clients that read it.
-	"reporter": true}
+	"reporter": true,
+	// User.email and emailVerified show the user's own address to them (and to admins) only;
+	// Group.bans is its moderators' (UNAUTHENTICATED to an anonymous viewer); ModAction.target
+	// may be a ban, a report or a removed item, each shown to those who may see it (loadNode).
+	"email": true, "emailVerified": true, "bans": true, "target": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

@@ -55,6 +55,14 @@ func TestReadsViewer(t *testing.T) {
 		{`query { modLog { nodes { target { ... on Report { reporter { name } } } } } }`, true},
 		{`query { node(id: "report:1") { ... on Report { reason reporter { name } } } }`, true},
 		{`query { node(id: "report:1") { ... on Report { reason } } }`, false},
+		// A user's email shows to themselves only; a group's bans to its moderators; a mod
+		// action's target to those who may see it: a shared run would answer each as anonymous.
+		{`subscription { postChanged(postId: "post:1") { author { email } } }`, true},
+		{`subscription { postChanged(postId: "post:1") { author { emailVerified } } }`, true},
+		{`subscription { postPublished { groups { bans { totalCount } } } }`, true},
+		// Removed content shows to its author and moderators only, and a shared run shows what
+		// anyone may see: reading a comment's post or a post's comments stays shared.
+		{`subscription { commentAdded(postId: "post:1") { post { title comments { totalCount } } } }`, false},
 	} {
 		doc, errs := gqlparser.LoadQuery(schema, tc.query)
 		if errs != nil {

@@ -776,7 +776,9 @@ func (k keys) userDismissed(uid string) string { return k.user(uid) + ":dismisse
 
 // conv is a hash of a conversation's state: at (last activity, ms) and, for each participant u,
 // a:<u> ("1": u accepts the conversation), q:<u> ("1": a request to u is pending), d:<u> (until
-// when, ms, u's decline refuses the other's requests) and r:<u> (u has read it up to, ms).
+// when, ms, u's decline refuses the other's requests), x:<u> (the last message id of the request
+// u declined: its messages can no longer be edited; absent for a decline made before it was
+// kept) and r:<u> (u has read it up to: a read position).
 func (k keys) conv(a, b string) string { return k.prefix + "{m:" + a + ":" + b + "}" }
 
 // convMsgs is a sorted set of a conversation's message ids scored by creation time (ms).

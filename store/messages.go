@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,8 @@ import (
 // A conversation between two users is its own aggregate, {m:<a>:<b>} with the two user keys in
 // order (keys.go): its messages, each one's hash, a copy of the last one, and a small hash of
 // each participant's state — whether they accept the conversation (a:), a request pending to
-// them (q:), their decline and until when it refuses requests (d:), and up to when they have read
-// it (r:). A message's global id names the pair and the message: "message:alice:bob:<id>", the id
+// them (q:), their decline and until when it refuses requests (d:) and the last message the
+// declined request held (x:), and up to when they have read it (r:). A message's global id names the pair and the message: "message:alice:bob:<id>", the id
 // being 13 digits of its creation time (ms) and random hex, so that ids sort by time.
 //
 // Each user's mailbox, {mb:<user>}, holds what the user's lists need: the accepted
@@ -625,8 +626,8 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 		return nil, notFoundf("no message %s", truncate(gid, 80))
 	}
 	calls := append([]scriptCall{{name: "message_change",
-		keys: []string{s.k.convMsg(string(a), string(b), id), s.k.convLast(string(a), string(b))},
-		args: []any{step, id, string(user), body, s.now().UnixMilli()}}}, extra(string(a), string(b), id, o)...)
+		keys: []string{s.k.convMsg(string(a), string(b), id), s.k.convLast(string(a), string(b)), s.k.conv(string(a), string(b))},
+		args: []any{step, id, string(user), body, s.now().UnixMilli(), string(o)}}}, extra(string(a), string(b), id, o)...)
 	out, err := s.runScripts(ctx, calls)
 	if err != nil {
 		return nil, err
@@ -644,7 +645,10 @@ func (s *Store) changeMessage(ctx context.Context, user UserKey, gid, step, body
 
 // EditMessage replaces the body of a message the user sent and returns it; another's message is
 // KindForbidden, a deleted one KindNotFound. A block either way refuses it (KindForbidden), as
-// it refuses sending: an edit writes to the other user as much as a message does.
+// it refuses sending: an edit writes to the other user as much as a message does. So does the
+// recipient's decline of the request that held the message (KindForbidden, until they accept the
+// conversation): a declined request is gone for them, and an edit would show it again in the
+// conversation they can still open. Deleting such a message stays open (DeleteMessage).
 func (s *Store) EditMessage(ctx context.Context, user UserKey, gid, body string) (*Message, error) {
 	if err := checkText("body", body, 1, MaxMessageBodyRunes); err != nil {
 		return nil, err
@@ -703,23 +707,28 @@ func (s *Store) DeleteMessage(ctx context.Context, user UserKey, gid string) err
 // KindNotFound when there is no such conversation. upTo, when not "", is the global id of the
 // newest message of the conversation the viewer has seen: the conversation is read up to it, and
 // a message sent after it stays unread whatever the clocks say (KindInvalid for a message of
-// another conversation). Without it the conversation is read up to now: every message whose
-// id's time is this server's millisecond or earlier, so that a message sent in the same
-// millisecond, or by a server whose clock is behind this one's, counts as read. A read position
-// only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
+// another conversation). Without it the conversation is read up to now, or up to its last
+// message when that is later: every message whose id's time is this server's millisecond or
+// earlier, so that a message sent in the same millisecond, or by a server whose clock is behind
+// this one's, counts as read, and every message the conversation holds, so that one sent by a
+// server whose clock is ahead does not stay unread until this clock passes it. No position goes
+// past the later of the two, upTo included: a made-up id cannot mark read messages not sent yet.
+// A read position only moves forward: an upTo older than the viewer's position changes nothing. It is not rate limited: it is
 // idempotent and changes nothing but the viewer's read state, and marking read a conversation
 // that does not exist writes nothing (neither step does), so that no name a client makes up
 // leaves a key or a mailbox entry behind; nor does an account deleted since the request was
 // authenticated (KindUnauthenticated, as every write of one). Its one round trip notes the
 // conversation for repair, takes both steps and settles the note (a settle that a full Redis
-// refuses, as it refuses the mailbox's step: that step cut off is repaired).
+// refuses, as it refuses the mailbox's step: that step cut off is repaired). Should the
+// conversation read further than the mailbox (a message whose step is on its way to the mailbox),
+// it derives the mailbox again, in a few more round trips that steady traffic never takes.
 func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, upTo string) (*Conversation, error) {
 	v, o := string(viewer), string(with)
 	if err := checkPeer(v, o); err != nil {
 		return nil, err
 	}
 	a, b := pair(v, o)
-	now := readPosition(s.now())
+	now, seen := readPosition(s.now()), ""
 	if upTo != "" {
 		x, y, id, err := ParseMessageID(upTo)
 		if err != nil {
@@ -728,27 +737,55 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 		if string(x) != a || string(y) != b {
 			return nil, invalidf("upTo %s is not a message of your conversation with %s", truncate(upTo, 80), userID(o))
 		}
-		now = min(id, now) // a position past now would mark read messages not sent yet
+		// The scripts read no further than the conversation's last message, or now when that is
+		// later: a position past both would mark read messages not sent yet.
+		seen = id
 	}
 	cr := s.convReads(ctx, v, o)
 	n, note := s.noteCall(repairConversation + ":" + a + ":" + b)
 	out, err := s.runScripts(ctx, []scriptCall{
 		note,
-		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{"read", v, now}},
-		s.mailboxCall(v, o, "read", now),
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{"read", v, now, seen}},
+		s.mailboxCall(v, o, "read", now, seen),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
 	if err != nil {
 		return nil, err
 	}
-	found, err := replyInt("message_state", out[1])
+	st, err := replyArrayLen("message_state", out[1], 2)
+	if err != nil {
+		return nil, err
+	}
+	found, err := replyInt("message_state", st[0])
 	if err != nil {
 		return nil, err
 	}
 	if found == 0 {
 		return nil, notFoundf("no conversation with %s", userID(o))
 	}
-	if known, err := replyInt("mailbox", out[2]); err == nil && known < 0 {
+	convPos, err := replyString("message_state", st[1])
+	if err != nil {
+		return nil, err
+	}
+	// The mailbox's reply: a step it refused (a full Redis) leaves the note, which repairs it.
+	var known int64
+	var mbPos string
+	mb, mbErr := replyArrayLen("mailbox", out[2], 2)
+	if mbErr == nil {
+		known, mbErr = replyInt("mailbox", mb[0])
+	}
+	if mbErr == nil {
+		mbPos, mbErr = replyString("mailbox", mb[1])
+	}
+	if mbErr == nil && known >= 0 && convPos > mbPos {
+		// The conversation read further than the mailbox: it holds a message whose step has not
+		// reached the mailbox yet (sent by a replica whose clock is ahead, on another master of a
+		// cluster), which would count unread there once it came. Derive the mailbox again from the
+		// conversation, read position included, so that the step finds it read.
+		s.resync(ctx, a, b)
+		return s.NewLoader().ConversationWith(ctx, viewer, with)
+	}
+	if mbErr == nil && known < 0 {
 		// The mailbox knew no conversation with o and wrote nothing: the step of the
 		// conversation's first message has not reached it yet, or the viewer's account was
 		// deleted (its mailbox dropped) since the request was authenticated. Derive it again,
@@ -930,18 +967,54 @@ func (l *Loader) Conversations(ctx context.Context, viewer UserKey, w Window) (*
 
 // MessageRequests loads a page of the message requests pending to the viewer, newest first,
 // without those of users the viewer blocks (the filter of every listing: see WithoutBlocked).
+// Its total counts the requests the viewer can page, those of blocked users left out: the list
+// holds a request per user, so the blocked users among its members (ZMSCORE, read with the page,
+// in the same round trip) are exactly the requests the filter hides.
 func (l *Loader) MessageRequests(ctx context.Context, viewer UserKey, w Window) (*Page[*Conversation], error) {
-	p, err := l.conversationList(ctx, viewer, w, l.s.k.mailbox(string(viewer)).reqs, reqsTag)
+	key := l.s.k.mailbox(string(viewer)).reqs
+	b := l.viewerBlocks()
+	var hidden *call
+	var also []read
+	if b.Len() > 0 && !w.NoTotal {
+		also = append(also, blockedMembersRead(key, b))
+	}
+	p, err := l.conversationList(ctx, viewer, w, key, reqsTag, also...)
 	if err != nil {
 		return nil, err
 	}
-	if b := l.viewerBlocks(); b.Len() > 0 {
+	if b.Len() > 0 {
+		if len(also) > 0 {
+			if hidden, err = l.get(ctx, also[0]); err != nil { // done: it came with the page
+				return nil, err
+			}
+			for _, score := range hidden.cmd.(*rdb.FloatSliceCmd).Val() {
+				if score != 0 { // a member's score is its last activity (ms); a missing one reads 0
+					p.Total--
+				}
+			}
+			p.Total = max(p.Total, 0)
+		}
 		p = p.Without(func(c *Conversation) bool { return b.Has(c.With) })
 	}
 	return p, nil
 }
 
-func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window, key, tag string) (*Page[*Conversation], error) {
+// blockedMembersRead reads the scores in the zset key, whose members are user keys, of the users
+// b blocks (ZMSCORE, in the order of their names): 0 for one that is not a member.
+func blockedMembersRead(key string, b *Blocks) read {
+	users := make([]string, 0, b.Len())
+	for u := range b.users {
+		users = append(users, string(u))
+	}
+	slices.Sort(users)
+	return read{key: "zm:" + key + "\x00" + strings.Join(users, ","), rkey: key, fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+		c.cmd = p.ZMScore(ctx, key, users...)
+	}}
+}
+
+// conversationList loads a page of the list of conversations key of the viewer's; the reads also
+// go in the page's round trip.
+func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window, key, tag string, also ...read) (*Page[*Conversation], error) {
 	v := string(viewer)
 	if !validUserName(v) {
 		return nil, invalidf("malformed user %q", truncate(v, 40))
@@ -950,7 +1023,11 @@ func (l *Loader) conversationList(ctx context.Context, viewer UserKey, w Window,
 	if err != nil {
 		return nil, err
 	}
-	rp, err := l.page(ctx, key, true, sp)
+	calls := l.getAll(ctx, append([]read{l.pageRead(key, true, sp)}, also...)...)
+	if err := waitAll(ctx, calls); err != nil {
+		return nil, err
+	}
+	rp, err := pageOf(calls[0], sp)
 	if err != nil {
 		return nil, err
 	}
@@ -1133,7 +1210,7 @@ func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool
 		for i, id := range batch {
 			if f := fields(calls[i]); f[0] == uid && f[1] != "1" {
 				writes = append(writes, scriptCall{name: "message_change",
-					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli()}},
+					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b), s.k.conv(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli(), o}},
 					s.mailboxCall(o, uid, "remove", id))
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -930,6 +931,231 @@ func TestConversationsPageOnPastGoneEntries(t *testing.T) {
 		}
 		if !slices.Equal(got, []string{"eve"}) {
 			t.Errorf("dan's conversations paged: %v, want [eve]", got)
+		}
+	})
+}
+
+// TestMarkReadCoversMessagesFromAClockAhead: a message sent by a replica whose clock runs ahead
+// of the reader's is read when the reader marks the conversation read, with or without upTo: the
+// position covers every message the conversation holds, not only those up to the reader's clock
+// (which left it unread until that clock passed its time). A made-up id past the last message
+// still reads no further than it.
+func TestMarkReadCoversMessagesFromAClockAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		upTo func(m *store.Message) string
+	}{
+		{"without upTo", func(*store.Message) string { return "" }},
+		{"up to it", func(m *store.Message) string { return m.ID }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				clk := storetest.NewClock()
+				opts := store.Options{Prefix: prefix, Now: clk.Now}
+				s := b.NewStore(t, opts)
+				opts.Now = func() time.Time { return clk.Now().Add(2 * time.Second) }
+				fast := b.NewStore(t, opts) // another replica, its clock 2 s ahead
+				signUp(t, s, "ann", "ben")
+				send(t, s, "ann", "ben", "hi")
+				send(t, s, "ben", "ann", "hello") // ben accepts
+				clk.Add(time.Millisecond)
+				ahead := send(t, fast, "ann", "ben", "from the future")
+				if got := unread(t, s, "ben"); got != 1 {
+					t.Fatalf("ben's unread count %d, want 1", got)
+				}
+				c, err := s.MarkConversationRead(ctx, "ben", "ann", tc.upTo(ahead))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := unread(t, s, "ben"); got != 0 || c.UnreadCount != 0 {
+					t.Errorf("ben's unread count %d (conversation %d) after marking read, want 0", got, c.UnreadCount)
+				}
+				// The conversation and the mailbox agree: derived again, nothing comes back.
+				if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
+					t.Fatal(err)
+				}
+				if got := unread(t, s, "ben"); got != 0 {
+					t.Errorf("ben's unread count %d once derived again, want 0", got)
+				}
+				// A made-up id far past the last message reads no further than it.
+				if _, err := s.MarkConversationRead(ctx, "ben", "ann", "message:ann:ben:9999999999999ffffff"); err != nil {
+					t.Fatal(err)
+				}
+				clk.Add(3 * time.Second) // past ahead's time
+				send(t, s, "ann", "ben", "later")
+				if got := unread(t, s, "ben"); got != 1 {
+					t.Errorf("ben's unread count %d after a made-up upTo, then a message; want 1", got)
+				}
+			})
+		})
+	}
+}
+
+// TestMessageRequestsTotalLeavesOutBlocked: the total of messageRequests counts the requests the
+// viewer can page: those of users the viewer blocks are left out of the count as they are of the
+// list (a block of a user with no request changes nothing), on every page, and the page still
+// costs the round trips of one without blocks.
+func TestMessageRequestsTotalLeavesOutBlocked(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		b, rt := b.Counted(t)
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Now: clk.Now})
+		signUp(t, s, "dan", "eve", "fay", "gus", "hal")
+		for _, from := range []string{"eve", "fay", "gus"} {
+			clk.Add(time.Millisecond)
+			send(t, s, from, "dan", "hello from "+from)
+		}
+		for _, blocked := range []string{"fay", "hal"} {
+			if _, err := s.Block(ctx, "dan", uk(blocked)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sess, err := s.LogIn(ctx, "dan", "password1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.AuthenticateViewer(ctx, sess.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{1, 2, 100} {
+			var paged []string
+			after := ""
+			for {
+				l := s.NewLoader()
+				l.SetBlocks(v.Blocks)
+				before := rt.Count()
+				p, err := l.MessageRequests(ctx, "dan", store.Window{First: size, After: after})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := rt.Count() - before; n > 2 {
+					t.Errorf("a page of requests took %d round trips, want at most 2", n)
+				}
+				if p.Total != 2 {
+					t.Errorf("pages of %d: total %d, want 2 (gus and eve; fay is blocked)", size, p.Total)
+				}
+				for _, c := range p.Items {
+					paged = append(paged, string(c.With))
+				}
+				if !p.HasNext {
+					break
+				}
+				after = p.EndCursor()
+			}
+			if want := []string{"gus", "eve"}; !slices.Equal(paged, want) {
+				t.Errorf("pages of %d: %v, want %v", size, paged, want)
+			}
+		}
+	})
+}
+
+// TestDeclinedRequestCannotBeEdited: a request the recipient declined is gone for them, so its
+// sender can no longer edit its messages (FORBIDDEN), which would show them again in the
+// conversation the recipient can still open; deleting them stays open. A new request after the
+// cooldown is the sender's to edit, and once the recipient accepts the conversation every message
+// is. A conversation declined before the last message a decline held was kept (no x:) refuses
+// the same edits, by the recipient's read position.
+func TestDeclinedRequestCannotBeEdited(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now, Messages: store.MessageOptions{RequestCooldown: time.Hour}})
+		signUp(t, s, "dan", "eve", "fay")
+		first := send(t, s, "eve", "dan", "buy my stuff")
+		clk.Add(time.Millisecond)
+		second := send(t, s, "eve", "dan", "please")
+		clk.Add(time.Millisecond)
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []*store.Message{first, second} {
+			if _, err := s.EditMessage(ctx, "eve", m.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+				t.Errorf("eve edits %q of her declined request: %v, want FORBIDDEN", m.Text, err)
+			}
+			if got, err := s.NewLoader().Message(ctx, "dan", m.ID); err != nil || got == nil || got.Text != m.Text || got.EditedAt != nil {
+				t.Errorf("dan reads %q after the refused edit: %+v, %v", m.Text, got, err)
+			}
+		}
+		if err := s.DeleteMessage(ctx, "eve", second.ID); err != nil {
+			t.Errorf("eve deletes a message of her declined request: %v", err)
+		}
+		// After the cooldown, a new request: its message is hers to edit, the declined ones stay not.
+		clk.Add(2 * time.Hour)
+		again := send(t, s, "eve", "dan", "me again")
+		if m, err := s.EditMessage(ctx, "eve", again.ID, "me again, edited"); err != nil || m.Text != "me again, edited" {
+			t.Errorf("eve edits her new request: %+v, %v", m, err)
+		}
+		if _, err := s.EditMessage(ctx, "eve", first.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("eve edits her declined request while a new one is pending: %v, want FORBIDDEN", err)
+		}
+		// Accepted, the conversation is whole again.
+		if _, err := s.AcceptMessageRequest(ctx, "dan", "eve"); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := s.EditMessage(ctx, "eve", first.ID, "rewritten"); err != nil || m.Text != "rewritten" {
+			t.Errorf("eve edits her first message once dan accepted: %+v, %v", m, err)
+		}
+		// A decline stored before x: was kept: the read position bounds what it held.
+		fromFay := send(t, s, "fay", "dan", "hi dan")
+		if _, err := s.DeclineMessageRequest(ctx, "dan", "fay"); err != nil {
+			t.Fatal(err)
+		}
+		c := b.NewClient(t)
+		if n, err := c.HDel(ctx, prefix+"{m:dan:fay}", "x:dan").Result(); err != nil || n != 1 {
+			t.Fatalf("dropping x:dan: %d, %v", n, err)
+		}
+		if _, err := s.EditMessage(ctx, "fay", fromFay.ID, "rewritten"); !store.IsKind(err, store.KindForbidden) {
+			t.Errorf("fay edits her request declined before x: was kept: %v, want FORBIDDEN", err)
+		}
+	})
+}
+
+// TestMarkReadAgreesWhenAStepIsInFlight: marking read while a message from a replica whose
+// clock is ahead is in the conversation, and its step has not reached the reader's mailbox yet
+// (a cluster runs them on different masters), leaves the mailbox's read position where the
+// conversation's is, so that the step, when it comes, does not count the message unread in a
+// conversation that says it is read.
+func TestMarkReadAgreesWhenAStepIsInFlight(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		opts := store.Options{Prefix: prefix, Now: clk.Now}
+		s := b.NewStore(t, opts)
+		opts.Now = func() time.Time { return clk.Now().Add(2 * time.Second) }
+		fast := b.NewStore(t, opts) // another replica, its clock 2 s ahead
+		signUp(t, s, "ann", "ben")
+		send(t, s, "ann", "ben", "hi")
+		send(t, s, "ben", "ann", "hello") // ben accepts
+		clk.Add(time.Millisecond)
+		ahead := send(t, fast, "ann", "ben", "from the future")
+		_, _, id, err := store.ParseMessageID(ahead.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Its step in ben's mailbox not there yet: as before it came.
+		c := b.NewClient(t)
+		if n, err := c.ZRem(ctx, prefix+"{mb:ben}:unread", "ann:"+id).Result(); err != nil || n != 1 {
+			t.Fatalf("taking the step back: %d, %v", n, err)
+		}
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", ""); err != nil {
+			t.Fatal(err)
+		}
+		conv, err := c.HGet(ctx, prefix+"{m:ann:ben}", "r:ben").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := c.HGet(ctx, prefix+"{mb:ben}:state", "ann").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parts := strings.Fields(mb); len(parts) != 3 || parts[2] != conv || conv < id {
+			t.Errorf("ben's read position: %q in the conversation, %q in his mailbox; want both past %s", conv, mb, id)
 		}
 	})
 }

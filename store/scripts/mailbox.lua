@@ -14,7 +14,12 @@
 --          in ID MS        the other sent message ID at MS: unread unless u has read the
 --                          conversation past ID already; a request unless u accepted; nothing
 --                          while u's decline lasts (as message_send.lua refuses it)
---          read P          u read the conversation up to the position P; nothing, and the reply
+--          read P [UPTO]   u read the conversation up to the position P, or up to the last
+--                          message of the other's the mailbox holds when that is later (sent by a
+--                          replica whose clock is ahead: see message_state.lua), and no further
+--                          than UPTO when given (the newest message u has seen) — a position short
+--                          of the conversation's (a message whose step is on its way here), the
+--                          caller derives the mailbox again; nothing, and the reply
 --                          -1, when the mailbox knows no conversation with the other (no state,
 --                          in neither list): one that does not exist, or whose first message's
 --                          step has not arrived (the caller then derives the mailbox again), or
@@ -42,8 +47,8 @@
 --                          writes nothing and replies -2 (the caller reads again). The version
 --                          it leaves ends in "s", so that the same sync run again (a pipeline
 --                          resent after its replies were lost) knows itself and does nothing more.
--- Reply    the number of u's unread messages in accepted conversations (-1: see read; -2: see
---          sync).
+-- Reply    the number of u's unread messages in accepted conversations (-2: see sync); for
+--          read, {that number, u's read position after it}, or {-1, ""} (see read).
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
 --          concurrently (the unread sets are sets, read times only move forward, activity only
 --          moves forward), so that the mailbox and the conversation agree whatever order their
@@ -96,6 +101,14 @@ local function readTo(p)
   redis.call('ZREMRANGEBYLEX', unread, lo, '[' .. o .. ':' .. r)
   redis.call('ZREMRANGEBYLEX', runread, lo, '[' .. o .. ':' .. r)
 end
+-- latest is the later of the position p and the other's last message the mailbox holds unread.
+local function latest(p)
+  for _, set in ipairs({runread, unread}) do
+    local top = redis.call('ZREVRANGEBYLEX', set, hi, lo, 'LIMIT', 0, 1)[1]
+    if top and string.sub(top, #o + 2) > p then p = string.sub(top, #o + 2) end
+  end
+  return p
+end
 local function move(from, to)
   local members = redis.call('ZRANGEBYLEX', from, lo, hi)
   for i = 1, #members, 500 do
@@ -133,11 +146,14 @@ elseif step == 'in' then
   end
 elseif step == 'read' then
   if version == '' or (not stated and not redis.call('ZSCORE', convs, o) and not redis.call('ZSCORE', reqs, o)) then
-    return -1
+    return {-1, ''}
   end
   changed()
-  readTo(ARGV[3])
+  local p = latest(ARGV[3])
+  if ARGV[4] and ARGV[4] ~= '' and ARGV[4] < p then p = ARGV[4] end
+  readTo(p)
   save()
+  return {redis.call('ZCARD', unread), readPos()}
 elseif step == 'accept' then
   st[1], st[2] = '1', '0'
   toConvs()
@@ -146,12 +162,7 @@ elseif step == 'decline' then
   if not accepted() then
     st[2] = ARGV[4]
     redis.call('ZREM', reqs, o)
-    local p = ARGV[3]
-    for _, set in ipairs({runread, unread}) do
-      local top = redis.call('ZREVRANGEBYLEX', set, hi, lo, 'LIMIT', 0, 1)[1]
-      if top and string.sub(top, #o + 2) > p then p = string.sub(top, #o + 2) end
-    end
-    readTo(p)
+    readTo(latest(ARGV[3]))
     save()
   end
 elseif step == 'remove' then
