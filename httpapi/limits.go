@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -387,8 +386,8 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 				if sub.counts {
 					r.cost = satAdd(r.cost, m.counted[listField{typ.Name, s.Name}])
 				}
-				if sc, ok := m.sorted[listField{typ.Name, s.Name}]; ok && !slices.Contains(sc.cheap, m.enumArg(s, def, "sort")) {
-					r.cost = satAdd(r.cost, sc.cost)
+				if ec, ok := m.byEnum[listField{typ.Name, s.Name}]; ok {
+					r.cost = satAdd(r.cost, ec.of(m.enumArg(s, def, ec.arg)))
 				}
 			}
 			r.counts = s.Name == "totalCount"
@@ -437,9 +436,9 @@ type costModel struct {
 	// counted is what a field costs beyond own when its selection asks for totalCount: a search's
 	// count checks its candidates as a page checks its results.
 	counted map[listField]int
-	// sorted is what a field costs beyond own when its sort argument is not one of its cheap
-	// orders.
-	sorted map[listField]sortedCost
+	// byEnum is what a field costs beyond own by the value of one of its enum arguments: an
+	// order, a time window.
+	byEnum map[listField]enumCost
 	// bounded is how many items a list field with no page size returns at most: what its
 	// selections are multiplied by.
 	bounded map[listField]int
@@ -457,11 +456,21 @@ type flaggedCost struct {
 	cost int
 }
 
-// sortedCost is what a list field costs in its orders but the cheap ones (see
-// costModel.sorted).
-type sortedCost struct {
-	cheap []string // the orders that cost nothing more
-	cost  int
+// enumCost is what a field costs by the value of its enum argument arg (see costModel.byEnum):
+// costs of the value when it lists it, else other, which is also the cost of a value that cannot
+// be known before execution.
+type enumCost struct {
+	arg   string
+	costs map[string]int
+	other int
+}
+
+// of is the cost of the argument's value v ("" when it cannot be known).
+func (e enumCost) of(v string) int {
+	if c, ok := e.costs[v]; ok {
+		return c
+	}
+	return e.other
 }
 
 // UserPostsSortCost is what User.posts costs beyond its page in an order other than NEW: it ranks
@@ -504,6 +513,13 @@ const GroupFeedCost = 500
 // up to store.MaxGroupFeedGroups ranking entries (a page of 100 posts over 100 groups of 100
 // posts cost a real Redis 3.8 ms, against 0.36 ms for posts(first: 100): 34 µs more a post).
 const GroupFeedItemCost = 35
+
+// ActiveUsersKeyCost is what Group.activeUsers costs beyond 1 for each HyperLogLog its window
+// counts (store.ActivityBuckets: 2 for HOUR, 25 for DAY, 8 for WEEK, 31 for MONTH, 13 for
+// YEAR): a PFCOUNT of several keys merges their 16,384 registers, so a month of a busy group's
+// dense HyperLogLogs costs a real Redis 925 µs, 30 µs a key (redis-cli, redis-server 7.0,
+// INFO commandstats; 32 µs for 31 sparse ones of 50 users, 2 µs for none).
+const ActiveUsersKeyCost = 30
 
 // listField is a list field of an introspection type: __Schema.types, __Type.fields…
 type listField struct{ typ, field string }
@@ -586,9 +602,10 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Query", "searchComments"}: SearchCountCost,
 		{"Query", "searchGroups"}:   SearchCountCost,
 		{"Query", "searchUsers"}:    SearchCountCost,
-	}, sorted: map[listField]sortedCost{
-		{"User", "posts"}:    {cheap: []string{"NEW"}, cost: UserPostsSortCost},
-		{"User", "comments"}: {cheap: []string{"NEW", "OLD"}, cost: UserCommentsSortCost},
+	}, byEnum: map[listField]enumCost{
+		{"User", "posts"}:        {arg: "sort", costs: map[string]int{"NEW": 0}, other: UserPostsSortCost},
+		{"User", "comments"}:     {arg: "sort", costs: map[string]int{"NEW": 0, "OLD": 0}, other: UserCommentsSortCost},
+		{"Group", "activeUsers"}: activeUsersCost(),
 	}, bounded: map[listField]int{
 		{"Post", "groups"}:      store.MaxGroupsPerPost,
 		{"Post", "pinnedIn"}:    store.MaxGroupsPerPost, // pinned only in its own groups
@@ -601,6 +618,19 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Query", "feed"}:      {arg: "hideRead", cost: HideReadCost},
 		{"Query", "groupFeed"}: {arg: "hideRead", cost: HideReadCost},
 	}}
+}
+
+// activeUsersCost is what Group.activeUsers costs in each window: ActiveUsersKeyCost a
+// HyperLogLog it counts, and for a window that cannot be known before execution, the most.
+func activeUsersCost() enumCost {
+	windows := map[string]store.ActivityWindow{"HOUR": store.ActiveHour, "DAY": store.ActiveDay,
+		"WEEK": store.ActiveWeek, "MONTH": store.ActiveMonth, "YEAR": store.ActiveYear}
+	e := enumCost{arg: "window", costs: map[string]int{}}
+	for name, w := range windows {
+		e.costs[name] = store.ActivityBuckets(w) * ActiveUsersKeyCost
+		e.other = max(e.other, e.costs[name])
+	}
+	return e
 }
 
 // multiplier is how many items a field returns at most: its last argument when the query sets it

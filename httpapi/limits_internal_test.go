@@ -212,8 +212,8 @@ func TestUserCommentsSortCost(t *testing.T) {
 // TestCostCountsWhatAFieldReads checks that the estimate charges what a field reads beyond what
 // its page size says: a field that returns a list with no first argument costs its items at their
 // bound (nodes(ids) at the number of ids, a post's groups at MaxGroupsPerPost, a group's moderators
-// at MaxGroupModerators), hideRead its rounds, and groupFeed the windows of its groups. Each
-// used to cost as if it returned or read one item.
+// at MaxGroupModerators), hideRead its rounds, groupFeed the windows of its groups, and
+// activeUsers the buckets its window counts. Each used to cost as if it returned or read one item.
 func TestCostCountsWhatAFieldReads(t *testing.T) {
 	measureOf := sortCostMeasure(t)
 	const sel = `{ nodes { id } }`
@@ -248,6 +248,11 @@ func TestCostCountsWhatAFieldReads(t *testing.T) {
 		{"hideRead variable default true", `query($h: Boolean = true) { posts(first: 10, hideRead: $h) ` + sel + ` }`, nil, page + HideReadCost},
 		{"hideRead variable of no known value", hideByVar, map[string]any{"h": "yes"}, page + HideReadCost},
 		{"groupFeed", `{ groupFeed(first: 10) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost},
+		{"activeUsers, default DAY", `{ group(name: "g") { activeUsers } }`, nil, 1 + 1 + 25*ActiveUsersKeyCost},
+		{"activeUsers HOUR", `{ group(name: "g") { activeUsers(window: HOUR) } }`, nil, 1 + 1 + 2*ActiveUsersKeyCost},
+		{"activeUsers MONTH", `{ group(name: "g") { activeUsers(window: MONTH) } }`, nil, 1 + 1 + 31*ActiveUsersKeyCost},
+		{"activeUsers YEAR variable", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": "YEAR"}, 1 + 1 + 13*ActiveUsersKeyCost},
+		{"activeUsers variable of no known value", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": 1}, 1 + 1 + 31*ActiveUsersKeyCost},
 		{"groupFeed hideRead", `{ groupFeed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost + HideReadCost},
 	} {
 		if got := measureOf(tc.query, tc.vars); got != tc.want {
