@@ -213,11 +213,12 @@ func TestUserCommentsSortCost(t *testing.T) {
 // its page size says: a field that returns a list with no first argument costs its items at their
 // bound (nodes(ids) at the number of ids, a post's groups at MaxGroupsPerPost, a group's moderators
 // at MaxGroupModerators), hideRead its rounds, groupFeed the windows of its groups, and
-// activeUsers the buckets its window counts. Each used to cost as if it returned or read one item.
+// activeUsers the buckets its window counts, notifications with unreadOnly the walk of the inbox. Each used to cost as if it returned or read one item.
 func TestCostCountsWhatAFieldReads(t *testing.T) {
 	measureOf := sortCostMeasure(t)
 	const sel = `{ nodes { id } }`
 	page := measureOf(`{ posts(first: 10) `+sel+` }`, nil)
+	inbox := measureOf(`{ notifications(first: 10) `+sel+` }`, nil)
 	hundred := make([]any, 100)
 	for i := range hundred {
 		hundred[i] = "post:" + strconv.Itoa(i)
@@ -253,6 +254,8 @@ func TestCostCountsWhatAFieldReads(t *testing.T) {
 		{"activeUsers MONTH", `{ group(name: "g") { activeUsers(window: MONTH) } }`, nil, 1 + 1 + 31*ActiveUsersKeyCost},
 		{"activeUsers YEAR variable", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": "YEAR"}, 1 + 1 + 13*ActiveUsersKeyCost},
 		{"activeUsers variable of no known value", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": 1}, 1 + 1 + 31*ActiveUsersKeyCost},
+		{"notifications unreadOnly", `{ notifications(first: 10, unreadOnly: true) ` + sel + ` }`, nil, inbox + UnreadOnlyCost},
+		{"notifications unreadOnly false", `{ notifications(first: 10, unreadOnly: false) ` + sel + ` }`, nil, inbox},
 		{"groupFeed hideRead", `{ groupFeed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost + HideReadCost},
 	} {
 		if got := measureOf(tc.query, tc.vars); got != tc.want {
