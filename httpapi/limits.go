@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"github.com/agora/agora/store"
 )
 
 // Limits bounds what one request may ask for. Every limit is checked before gqlgen validates the
@@ -291,7 +292,7 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 // whether no variable decided them (then they hold for any variables).
 func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) (measure, bool) {
 	schema := costs.schema
-	m := measurer{schema: schema, lists: costs.lists, own: costs.own, counted: costs.counted, sorted: costs.sorted, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
+	m := measurer{costModel: costs, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
 	root := schema.Query
 	switch op.Operation {
 	case ast.Mutation:
@@ -312,22 +313,18 @@ type measure struct {
 }
 
 // measurer estimates a document's cost: every field costs 1, and a field with a page size (first
-// or last, or leaderboardAround's radius) multiplies the cost of its selections by that size, as
-// an introspection list does by the schema's size of it (see costModel).
+// or last, leaderboardAround's radius, or the number of ids of nodes) multiplies the cost of its
+// selections by that size, as a list with a bound and no page size does by its bound, and an
+// introspection list by the schema's size of it (see costModel).
 // Fragments are measured once and memoized, so a document of fragments that spread each other
 // many times costs linear work to measure while its estimate grows as its result would.
 type measurer struct {
-	schema *ast.Schema
-	lists  map[listField]listSize
-	own    map[listField]int
-	// counted is what a field costs beyond own when its selection asks for totalCount.
-	counted map[listField]int
-	sorted  map[listField]sortedCost
-	doc     *ast.QueryDocument
-	op      *ast.OperationDefinition // variable defaults come from the operation being measured
-	vars    map[string]any
-	lim     Limits
-	frags   map[fragmentKey]*measure // nil value while being measured (a cycle)
+	*costModel
+	doc   *ast.QueryDocument
+	op    *ast.OperationDefinition // variable defaults come from the operation being measured
+	vars  map[string]any
+	lim   Limits
+	frags map[fragmentKey]*measure // nil value while being measured (a cycle)
 	// varsRead says that a variable was read: the measure holds for these variables only.
 	varsRead bool
 }
@@ -368,18 +365,29 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			if len(s.SelectionSet) > 0 {
 				sub = m.selections(s.SelectionSet, child, depth+1, listed && size.all(all))
 			}
+			n := 1
 			if listed {
 				r = measure{cost: satAdd(1, size.of(sub.cost, all)), depth: sub.depth}
 			} else {
-				r = measure{cost: satAdd(1, satMul(m.multiplier(s, def), sub.cost)), depth: sub.depth}
+				n = m.multiplier(s, def)
+				if typ != nil {
+					if b, ok := m.bounded[listField{typ.Name, s.Name}]; ok {
+						n = b
+					}
+				}
+				r = measure{cost: satAdd(1, satMul(n, sub.cost)), depth: sub.depth}
 			}
 			if typ != nil {
 				r.cost = satAdd(r.cost, m.own[listField{typ.Name, s.Name}])
+				r.cost = satAdd(r.cost, satMul(n, m.perItem[listField{typ.Name, s.Name}]))
+				if fc, ok := m.flagged[listField{typ.Name, s.Name}]; ok && m.boolArg(s, def, fc.arg) {
+					r.cost = satAdd(r.cost, fc.cost)
+				}
 				if sub.counts {
 					r.cost = satAdd(r.cost, m.counted[listField{typ.Name, s.Name}])
 				}
-				if sc, ok := m.sorted[listField{typ.Name, s.Name}]; ok && !slices.Contains(sc.cheap, m.enumArg(s, def, "sort")) {
-					r.cost = satAdd(r.cost, sc.cost)
+				if ec, ok := m.byEnum[listField{typ.Name, s.Name}]; ok {
+					r.cost = satAdd(r.cost, ec.of(m.enumArg(s, def, ec.arg)))
 				}
 			}
 			r.counts = s.Name == "totalCount"
@@ -428,16 +436,41 @@ type costModel struct {
 	// counted is what a field costs beyond own when its selection asks for totalCount: a search's
 	// count checks its candidates as a page checks its results.
 	counted map[listField]int
-	// sorted is what a field costs beyond own when its sort argument is not one of its cheap
-	// orders.
-	sorted map[listField]sortedCost
+	// byEnum is what a field costs beyond own by the value of one of its enum arguments: an
+	// order, a time window.
+	byEnum map[listField]enumCost
+	// bounded is how many items a list field with no page size returns at most: what its
+	// selections are multiplied by.
+	bounded map[listField]int
+	// perItem is what a field costs beyond own for each item of its page (see GroupFeedItemCost).
+	perItem map[listField]int
+	// flagged is what a field costs beyond own when one of its Boolean arguments is true (or
+	// cannot be known before execution).
+	flagged map[listField]flaggedCost
 }
 
-// sortedCost is what a list field costs in its orders but the cheap ones (see
-// costModel.sorted).
-type sortedCost struct {
-	cheap []string // the orders that cost nothing more
-	cost  int
+// flaggedCost is what a field costs more when its Boolean argument arg is true (see
+// costModel.flagged).
+type flaggedCost struct {
+	arg  string
+	cost int
+}
+
+// enumCost is what a field costs by the value of its enum argument arg (see costModel.byEnum):
+// costs of the value when it lists it, else other, which is also the cost of a value that cannot
+// be known before execution.
+type enumCost struct {
+	arg   string
+	costs map[string]int
+	other int
+}
+
+// of is the cost of the argument's value v ("" when it cannot be known).
+func (e enumCost) of(v string) int {
+	if c, ok := e.costs[v]; ok {
+		return c
+	}
+	return e.other
 }
 
 // UserPostsSortCost is what User.posts costs beyond its page in an order other than NEW: it ranks
@@ -461,6 +494,38 @@ const SearchCost = 100
 // 10,000 candidates, a few fields each, as a page checks its results (about a quarter of what
 // reading as many items would cost).
 const SearchCountCost = 2500
+
+// HideReadCost is what a page with hideRead costs beyond its page: leaving out the posts the
+// reader marked read, it may read up to two more pages of store.MaxFirst posts and their read
+// marks (store.PageWithoutRead), whatever page it returns: 1.2 to 1.3 ms of a real Redis's CPU
+// for a page of one post, against 0.1 ms without hideRead (INFO commandstats), about 600
+// commands.
+const HideReadCost = 1200
+
+// UnreadOnlyCost is what notifications costs beyond its page with unreadOnly: it walks the
+// whole inbox, up to store.NotificationCap notifications with their records, in one script
+// (unread_page.lua), whatever page it returns: 2.1 to 4.4 ms of a real Redis's CPU for 500
+// notifications, against 0.06 ms without unreadOnly (INFO commandstats).
+const UnreadOnlyCost = 2500
+
+// GroupFeedCost is what groupFeed costs beyond its page: it reads a window of the ranking of
+// each of the store.MaxGroupFeedGroups groups merged (three commands a group, 300 in all) and
+// merges them, whatever page it returns: 0.4 to 0.6 ms of a real Redis's CPU for a page of one
+// post, against 0.1 ms for posts (INFO commandstats).
+const GroupFeedCost = 500
+
+// GroupFeedItemCost is what each post of a groupFeed page costs beyond its selection: the
+// window of every merged group holds as many posts as the page, so each post of the page reads
+// up to store.MaxGroupFeedGroups ranking entries (a page of 100 posts over 100 groups of 100
+// posts cost a real Redis 3.8 ms, against 0.36 ms for posts(first: 100): 34 µs more a post).
+const GroupFeedItemCost = 35
+
+// ActiveUsersKeyCost is what Group.activeUsers costs beyond 1 for each HyperLogLog its window
+// counts (store.ActivityBuckets: 2 for HOUR, 25 for DAY, 8 for WEEK, 31 for MONTH, 13 for
+// YEAR): a PFCOUNT of several keys merges their 16,384 registers, so a month of a busy group's
+// dense HyperLogLogs costs a real Redis 925 µs, 30 µs a key (redis-cli, redis-server 7.0,
+// INFO commandstats; 32 µs for 31 sparse ones of 50 users, 2 µs for none).
+const ActiveUsersKeyCost = 30
 
 // listField is a list field of an introspection type: __Schema.types, __Type.fields…
 type listField struct{ typ, field string }
@@ -537,22 +602,53 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Query", "searchComments"}: SearchCost,
 		{"Query", "searchGroups"}:   SearchCost,
 		{"Query", "searchUsers"}:    SearchCost,
+		{"Query", "groupFeed"}:      GroupFeedCost,
 	}, counted: map[listField]int{
 		{"Query", "searchPosts"}:    SearchCountCost,
 		{"Query", "searchComments"}: SearchCountCost,
 		{"Query", "searchGroups"}:   SearchCountCost,
 		{"Query", "searchUsers"}:    SearchCountCost,
-	}, sorted: map[listField]sortedCost{
-		{"User", "posts"}:    {cheap: []string{"NEW"}, cost: UserPostsSortCost},
-		{"User", "comments"}: {cheap: []string{"NEW", "OLD"}, cost: UserCommentsSortCost},
+	}, byEnum: map[listField]enumCost{
+		{"User", "posts"}:        {arg: "sort", costs: map[string]int{"NEW": 0}, other: UserPostsSortCost},
+		{"User", "comments"}:     {arg: "sort", costs: map[string]int{"NEW": 0, "OLD": 0}, other: UserCommentsSortCost},
+		{"Group", "activeUsers"}: activeUsersCost(),
+	}, bounded: map[listField]int{
+		{"Post", "groups"}:      store.MaxGroupsPerPost,
+		{"Post", "pinnedIn"}:    store.MaxGroupsPerPost, // pinned only in its own groups
+		{"Report", "groups"}:    store.MaxGroupsPerPost, // the groups of the reported post
+		{"Group", "moderators"}: store.MaxGroupModerators,
+	}, perItem: map[listField]int{
+		{"Query", "groupFeed"}: GroupFeedItemCost,
+	}, flagged: map[listField]flaggedCost{
+		{"Query", "posts"}:         {arg: "hideRead", cost: HideReadCost},
+		{"Query", "feed"}:          {arg: "hideRead", cost: HideReadCost},
+		{"Query", "groupFeed"}:     {arg: "hideRead", cost: HideReadCost},
+		{"Query", "notifications"}: {arg: "unreadOnly", cost: UnreadOnlyCost},
 	}}
+}
+
+// activeUsersCost is what Group.activeUsers costs in each window: ActiveUsersKeyCost a
+// HyperLogLog it counts, and for a window that cannot be known before execution, the most.
+func activeUsersCost() enumCost {
+	windows := map[string]store.ActivityWindow{"HOUR": store.ActiveHour, "DAY": store.ActiveDay,
+		"WEEK": store.ActiveWeek, "MONTH": store.ActiveMonth, "YEAR": store.ActiveYear}
+	e := enumCost{arg: "window", costs: map[string]int{}}
+	for name, w := range windows {
+		e.costs[name] = store.ActivityBuckets(w) * ActiveUsersKeyCost
+		e.other = max(e.other, e.costs[name])
+	}
+	return e
 }
 
 // multiplier is how many items a field returns at most: its last argument when the query sets it
 // (a backward page), else its first argument (a literal, a variable or the schema's default),
-// 2 × radius + 1 for a radius, or 1. A last left out or null is a forward page, so it does not
-// count; a query that sets both first and last is refused before anything is read.
+// 2 × radius + 1 for a radius, the number of its ids (nodes), or 1. A last left out or null is a
+// forward page, so it does not count; a query that sets both first and last is refused before
+// anything is read.
 func (m *measurer) multiplier(f *ast.Field, def *ast.FieldDefinition) int {
+	if n, ok := m.listArgLen(f, def, "ids"); ok {
+		return min(max(n, 1), 1000)
+	}
 	for _, name := range []string{"last", "first", "radius"} {
 		if name == "last" && m.argNull(f, name) {
 			continue
@@ -649,6 +745,69 @@ func (m *measurer) enumArg(f *ast.Field, def *ast.FieldDefinition, name string) 
 		return ""
 	}
 	return v.Raw
+}
+
+// listArgLen is how many items a list argument will hold: a literal list's, a variable's value's
+// (a single value counts one, as GraphQL coerces it to a list of one), or the largest page size
+// when it cannot be known before execution (left out, null, not a list), which validation or the
+// resolver will reject, so that variables can never make a query look cheaper than it is.
+// It reports false when the field takes no such argument.
+func (m *measurer) listArgLen(f *ast.Field, def *ast.FieldDefinition, name string) (int, bool) {
+	if def == nil || def.Arguments.ForName(name) == nil {
+		return 0, false
+	}
+	a := f.Arguments.ForName(name)
+	if a == nil || a.Value == nil {
+		return pessimistic, true
+	}
+	switch v := a.Value; v.Kind {
+	case ast.ListValue:
+		return len(v.Children), true
+	case ast.Variable:
+		m.varsRead = true
+		switch x := m.vars[v.Raw].(type) {
+		case []any:
+			return len(x), true
+		case string:
+			return 1, true
+		}
+		return pessimistic, true
+	case ast.NullValue:
+		return pessimistic, true
+	}
+	return 1, true
+}
+
+// boolArg reports whether a Boolean argument will be true, as intArg finds its value; true when
+// it cannot be known before execution (a variable of another type, which validation will
+// reject), so that variables can never make a query look cheaper than it is.
+func (m *measurer) boolArg(f *ast.Field, def *ast.FieldDefinition, name string) bool {
+	var schemaDefault *ast.Value
+	if def != nil {
+		if ad := def.Arguments.ForName(name); ad != nil {
+			schemaDefault = ad.DefaultValue
+		}
+	}
+	v := schemaDefault
+	if a := f.Arguments.ForName(name); a != nil {
+		v = a.Value
+	}
+	if v != nil && v.Kind == ast.Variable {
+		m.varsRead = true
+		if raw, present := m.vars[v.Raw]; present {
+			if raw == nil {
+				return false
+			}
+			b, ok := raw.(bool)
+			return b || !ok
+		}
+		vd := m.op.VariableDefinitions.ForName(v.Raw)
+		v = schemaDefault
+		if vd != nil && vd.DefaultValue != nil {
+			v = vd.DefaultValue
+		}
+	}
+	return v != nil && v.Kind == ast.BooleanValue && v.Raw == "true"
 }
 
 // argNull reports whether a field's argument will be null: left out, null, or a variable that is

@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/agora/agora/graph"
+	"github.com/agora/agora/store"
 )
 
 // fragmentChain returns a document whose n fragments each spread the next twice, the last one
@@ -204,6 +205,61 @@ func TestUserCommentsSortCost(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%s: cost %d, want %d", tc.name, got, want)
+		}
+	}
+}
+
+// TestCostCountsWhatAFieldReads checks that the estimate charges what a field reads beyond what
+// its page size says: a field that returns a list with no first argument costs its items at their
+// bound (nodes(ids) at the number of ids, a post's groups at MaxGroupsPerPost, a group's moderators
+// at MaxGroupModerators), hideRead its rounds, groupFeed the windows of its groups, and
+// activeUsers the buckets its window counts, notifications with unreadOnly the walk of the inbox. Each used to cost as if it returned or read one item.
+func TestCostCountsWhatAFieldReads(t *testing.T) {
+	measureOf := sortCostMeasure(t)
+	const sel = `{ nodes { id } }`
+	page := measureOf(`{ posts(first: 10) `+sel+` }`, nil)
+	inbox := measureOf(`{ notifications(first: 10) `+sel+` }`, nil)
+	hundred := make([]any, 100)
+	for i := range hundred {
+		hundred[i] = "post:" + strconv.Itoa(i)
+	}
+	const byIDs = `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`
+	const hideByVar = `query($h: Boolean) { posts(first: 10, hideRead: $h) ` + sel + ` }`
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+		want        int
+	}{
+		{"nodes, three literal ids", `{ nodes(ids: ["a", "b", "c"]) { id } }`, nil, 1 + 3},
+		{"nodes, one literal id", `{ nodes(ids: "a") { id } }`, nil, 1 + 1},
+		{"nodes, 100 ids in a variable", byIDs, map[string]any{"ids": hundred}, 1 + 100},
+		{"nodes, 2 ids in a variable", byIDs, map[string]any{"ids": hundred[:2]}, 1 + 2},
+		{"nodes, one id in a variable, not a list", byIDs, map[string]any{"ids": "a"}, 1 + 1},
+		{"nodes, ids of no known value", byIDs, map[string]any{"ids": map[string]any{"a": 1}}, 1 + 100},
+		{"nodes, ids left out", byIDs, nil, 1 + 100},
+		{"a post's groups", `{ post(id: "p") { groups { name } } }`, nil, 1 + 1 + store.MaxGroupsPerPost},
+		{"a post's pins", `{ post(id: "p") { pinnedIn { name } } }`, nil, 1 + 1 + store.MaxGroupsPerPost},
+		{"a group's moderators", `{ group(name: "g") { moderators { name } } }`, nil, 1 + 1 + store.MaxGroupModerators},
+		{"hideRead false", `{ posts(first: 10, hideRead: false) ` + sel + ` }`, nil, page},
+		{"hideRead true", `{ posts(first: 10, hideRead: true) ` + sel + ` }`, nil, page + HideReadCost},
+		{"feed hideRead true", `{ feed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + HideReadCost},
+		{"hideRead variable true", hideByVar, map[string]any{"h": true}, page + HideReadCost},
+		{"hideRead variable false", hideByVar, map[string]any{"h": false}, page},
+		{"hideRead variable left out", hideByVar, nil, page},
+		{"hideRead variable default true", `query($h: Boolean = true) { posts(first: 10, hideRead: $h) ` + sel + ` }`, nil, page + HideReadCost},
+		{"hideRead variable of no known value", hideByVar, map[string]any{"h": "yes"}, page + HideReadCost},
+		{"groupFeed", `{ groupFeed(first: 10) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost},
+		{"activeUsers, default DAY", `{ group(name: "g") { activeUsers } }`, nil, 1 + 1 + 25*ActiveUsersKeyCost},
+		{"activeUsers HOUR", `{ group(name: "g") { activeUsers(window: HOUR) } }`, nil, 1 + 1 + 2*ActiveUsersKeyCost},
+		{"activeUsers MONTH", `{ group(name: "g") { activeUsers(window: MONTH) } }`, nil, 1 + 1 + 31*ActiveUsersKeyCost},
+		{"activeUsers YEAR variable", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": "YEAR"}, 1 + 1 + 13*ActiveUsersKeyCost},
+		{"activeUsers variable of no known value", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": 1}, 1 + 1 + 31*ActiveUsersKeyCost},
+		{"notifications unreadOnly", `{ notifications(first: 10, unreadOnly: true) ` + sel + ` }`, nil, inbox + UnreadOnlyCost},
+		{"notifications unreadOnly false", `{ notifications(first: 10, unreadOnly: false) ` + sel + ` }`, nil, inbox},
+		{"groupFeed hideRead", `{ groupFeed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost + HideReadCost},
+	} {
+		if got := measureOf(tc.query, tc.vars); got != tc.want {
+			t.Errorf("%s: cost %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

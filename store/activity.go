@@ -92,6 +92,12 @@ func activitySpan(w ActivityWindow) (activityBucket, int64) {
 	}
 }
 
+// ActivityBuckets is how many HyperLogLogs a count of window w reads (see above).
+func ActivityBuckets(w ActivityWindow) int {
+	_, back := activitySpan(w)
+	return int(back) + 1
+}
+
 // keep is how long past its end a bucket of resolution b is read: by the longest window of its
 // resolution.
 func (b activityBucket) keep() time.Duration {

@@ -114,4 +114,4 @@ const SearchTextChecks = searchTextChecks
 
 // SearchTextBytes and SearchTextFirst are searchTextBytes and searchTextFirst, for the tests of a
 // search's work on long texts.
-const SearchTextBytes, SearchTextFirst = searchTextBytes, searchTextFirst
+const SearchTextBytes, SearchTextFirst, RequestSearchTextBytes = searchTextBytes, searchTextFirst, requestSearchTextBytes
