@@ -55,11 +55,28 @@ func (p *Page[T]) EndCursor() string {
 // other fields are the page's; one it leaves empty still says where the page began and ended
 // (start, end), so that paging goes on past it — an empty page with a next page and no cursor
 // to reach it would end the client's paging there.
+//
+// A page that loses nothing is returned as it is, and one that does is copied once, without
+// growing its slices: every listing's page passes through it.
 func (p *Page[T]) Without(drop func(T) bool) *Page[T] {
-	out := *p
-	out.Items, out.Cursors = nil, nil
+	var dropped []bool
+	n := 0
 	for i, it := range p.Items {
-		if !drop(it) {
+		if drop(it) {
+			if dropped == nil {
+				dropped = make([]bool, len(p.Items))
+			}
+			dropped[i] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return p
+	}
+	out := *p
+	out.Items, out.Cursors = make([]T, 0, len(p.Items)-n), make([]string, 0, len(p.Items)-n)
+	for i, it := range p.Items {
+		if !dropped[i] {
 			out.Items, out.Cursors = append(out.Items, it), append(out.Cursors, p.Cursors[i])
 		}
 	}
