@@ -87,7 +87,7 @@ func (s *Store) DropDerivedUserIndexes(ctx context.Context) error {
 // ApplyFollowMode runs follow_mode.lua alone, as a late delivery of it would.
 func (s *Store) ApplyFollowMode(ctx context.Context, a, b string, version int64, mode string) error {
 	_, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
-		b, version, mode, 1)
+		b, version, mode, 1, s.opts.Feed.MaxPulledAuthors)
 	return err
 }
 

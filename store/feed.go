@@ -39,6 +39,9 @@ type FeedOptions struct {
 	FanoutLimit int
 	// Backfill is how many of a user's latest posts a new (pushed) follower gets. Default 50.
 	Backfill int
+	// MaxPulledAuthors is the most authors one feed pulls at read time; a follower whose pull set
+	// is full is pushed to instead, beyond FanoutLimit. Default 100.
+	MaxPulledAuthors int
 }
 
 func (o FeedOptions) withDefaults() FeedOptions {
@@ -50,6 +53,9 @@ func (o FeedOptions) withDefaults() FeedOptions {
 	}
 	if o.Backfill <= 0 {
 		o.Backfill = 50
+	}
+	if o.MaxPulledAuthors <= 0 {
+		o.MaxPulledAuthors = 100
 	}
 	return o
 }
@@ -239,8 +245,11 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 	}
 	uid := string(viewer)
 	k := l.s.k
-	// Round one: the pushed entries, the pulled authors and the oldest entry kept.
-	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, sp), zrangeRead(k.pull(uid), 0, -1), zrangeRead(k.feed(uid), 0, 0))
+	// Round one: the pushed entries, the pulled authors and the oldest entry kept. A pull set
+	// holds at most MaxPulledAuthors (follow_mode.lua); one from before that bound may hold more
+	// until RebuildUsers brings it within it, and only its latest MaxPulledAuthors are read.
+	maxPulled := int64(l.s.opts.Feed.MaxPulledAuthors)
+	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, sp), zrangeRead(k.pull(uid), -maxPulled, -1), zrangeRead(k.feed(uid), 0, 0))
 	if err := waitAll(ctx, r1); err != nil {
 		return nil, err
 	}
