@@ -178,3 +178,65 @@ func TestFollowCap(t *testing.T) {
 		}
 	})
 }
+
+// TestPulledAuthorsRepaired completes a follow cut off before the followee was made to push to a
+// reader whose pull set is full, by a repeat of the follow and by RebuildUsers, and brings a pull
+// set over the bound (from before it) within it with RebuildUsers, the feed exact throughout.
+func TestPulledAuthorsRepaired(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Now: tickingClock(), WriteLimit: -1,
+			Feed: store.FeedOptions{FanoutLimit: 1, MaxPulledAuthors: 1}})
+		signUp(t, s, "reader", "old", "filler", "st1", "st2", "st3")
+		for _, a := range []string{"st1", "st2", "st3"} {
+			if _, err := s.Follow(ctx, "filler", uk(a)); err != nil {
+				t.Fatal(err)
+			}
+			post(t, s, a, "by "+a)
+		}
+		settle(t, s)
+		if _, err := s.Follow(ctx, "reader", "st1"); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []string{"st2", "st3"} {
+			if err := s.FollowCutBeforePush(ctx, "reader", a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkFeed(t, s, "reader", "by st1") // st2 and st3 neither pushed nor pulled yet
+		if _, err := s.Follow(ctx, "reader", "st2"); err != nil {
+			t.Fatal(err)
+		}
+		checkFeed(t, s, "reader", "by st2", "by st1")
+		if _, err := s.RebuildUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		checkFeed(t, s, "reader", "by st3", "by st2", "by st1")
+		for _, a := range []string{"st2", "st3"} {
+			if g, _ := s.GraphOf(ctx, a); !slices.Contains(g.Push, "reader") {
+				t.Errorf("%s pushes to %v, want reader among them", a, g.Push)
+			}
+		}
+
+		// A pull set over the bound, as a user who followed before it may have: a page reads
+		// only its latest authors until RebuildUsers moves the others to pushes.
+		for _, a := range []string{"st1", "st2", "st3"} {
+			if _, err := s.Follow(ctx, "old", uk(a)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PullInstead(ctx, "old", a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if g, _ := s.GraphOf(ctx, "old"); len(g.Pull) != 3 {
+			t.Fatalf("old pulls %v, want 3 authors", g.Pull)
+		}
+		if _, err := s.RebuildUsers(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if g, _ := s.GraphOf(ctx, "old"); len(g.Pull) != 1 {
+			t.Errorf("old pulls %v after a rebuild, at most 1", g.Pull)
+		}
+		checkFeed(t, s, "old", "by st3", "by st2", "by st1")
+	})
+}
