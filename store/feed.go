@@ -20,9 +20,16 @@ import (
 //     room, and gets the author's latest Backfill posts copied into their feed at once.
 //   - Pull: the other followers (the author already pushes to FanoutLimit users) record the author
 //     in their pull set instead, and their feed reads the author's own post list at read time.
-//   - Bounds: one publish costs at most FanoutLimit script calls; one feed holds at most Cap
-//     entries (the oldest are trimmed), so its memory is bounded; one feed page costs one page
-//     read on the feed plus one per pulled author, in three pipelined round trips at most.
+//     A pull set holds at most MaxPulledAuthors authors: a follower whose pull set is full is
+//     pushed to instead, beyond FanoutLimit (follow_mode.lua decides it on the follower's slot,
+//     follower.lua "force" adds the follower to the push set on the author's slot; see
+//     mirrorFollow). Following itself is capped at MaxFollowing.
+//   - Bounds: one publish costs at most FanoutLimit script calls, plus one per follower whose
+//     pull set was full when they followed (at most one per follower per followee, so the cost
+//     grows with such heavy followers only); one feed holds at most Cap entries (the oldest are
+//     trimmed), so its memory is bounded; one feed page costs one page read on the feed plus one
+//     (two with NSFW posts shown) per pulled author, at most MaxPulledAuthors of them, in three
+//     pipelined round trips at most, whatever the number of followees.
 //     Pulled authors' posts older than the oldest entry a full feed keeps are not shown, so the
 //     feed reaches back equally far for every author.
 //   - Consistency: feed_add runs on the reader's slot and adds nothing unless the reader still
