@@ -25,11 +25,13 @@ import (
 // idempotent — completes it: the follower's side replies with its current state and version, and
 // the mirror applies it. RebuildUsers repairs every relation at once.
 
-// MaxFollowing is how many users one user may follow.
+// MaxFollowing is how many users one user may follow. It also bounds how many authors push to one
+// follower beyond their fan-out limit (see FeedOptions.MaxPulledAuthors).
 const MaxFollowing = 5000
 
 // Follow makes the user uid follow the user target and returns that user. It is
-// idempotent. Following yourself is KindInvalid; an unknown user is KindNotFound.
+// idempotent. Following yourself is KindInvalid; an unknown user is KindNotFound;
+// following more than MaxFollowing users is KindLimitReached (repeating a follow made is not).
 func (s *Store) Follow(ctx context.Context, uid, target UserKey) (*User, error) {
 	return s.setFollow(ctx, string(uid), string(target), true)
 }
