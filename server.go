@@ -221,6 +221,7 @@ Flags:
 	num(&c.feed.Cap, "feed-cap", "AGORA_FEED_CAP", 500, "most entries one home feed keeps")
 	num(&c.feed.FanoutLimit, "feed-fanout", "AGORA_FEED_FANOUT", 1000, "most followers a new post is pushed to; the rest read it at read time")
 	num(&c.feed.Backfill, "feed-backfill", "AGORA_FEED_BACKFILL", 50, "latest posts copied into a new follower's feed")
+	num(&c.feed.MaxPulledAuthors, "feed-max-pulled", "AGORA_FEED_MAX_PULLED", 100, "most authors one home feed reads at read time; a follower beyond it is pushed to, past -feed-fanout")
 	dur(&c.messages.RequestCooldown, "request-cooldown", "AGORA_REQUEST_COOLDOWN", store.DefaultRequestCooldown,
 		"how long declining a message request refuses further requests from its sender")
 	num(&c.messages.PerWindow, "message-limit", "AGORA_MESSAGE_LIMIT", store.DefaultMessagesPerMinute,

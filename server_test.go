@@ -186,7 +186,7 @@ func TestFlags(t *testing.T) {
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH", "rebuild", "AGORA_RESPONSE_CACHE", "migrate", "--dry-run", "-allow-eviction", "AGORA_ALLOW_EVICTION", "-require-email", "AGORA_REQUIRE_EMAIL", "-event-log-length", "AGORA_EVENT_LOG_AGE"} {
+	for _, want := range []string{"-addr", "ADDR", "-redis", "REDIS_URL", "AGORA_VOTING_WINDOW", "AGORA_HOT_K", "AGORA_MAX_DEPTH", "rebuild", "AGORA_RESPONSE_CACHE", "migrate", "--dry-run", "-allow-eviction", "AGORA_ALLOW_EVICTION", "-require-email", "AGORA_REQUIRE_EMAIL", "-event-log-length", "AGORA_EVENT_LOG_AGE", "-feed-max-pulled", "AGORA_FEED_MAX_PULLED"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("-h does not mention %s", want)
 		}

@@ -19,6 +19,16 @@ func (s *Store) FillJoinedGroups(ctx context.Context, uid string, n int) error {
 	return s.rdb.ZAdd(ctx, s.k.userGroups(uid), zs...).Err()
 }
 
+// FillFollowing records uid as following n made-up users on uid's side only, as following them
+// would.
+func (s *Store) FillFollowing(ctx context.Context, uid string, n int) error {
+	zs := make([]rdb.Z, n)
+	for i := range zs {
+		zs[i] = rdb.Z{Score: float64(i), Member: fmt.Sprintf("filler%d", i)}
+	}
+	return s.rdb.ZAdd(ctx, s.k.following(uid), zs...).Err()
+}
+
 // MemberFirstStep runs only the member's side of a join or leave, as a call cut off after its
 // first step would.
 func (s *Store) MemberFirstStep(ctx context.Context, uid, group string, join bool) error {

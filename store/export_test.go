@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"io/fs"
+
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Hooks for the external tests of package store_test.
@@ -87,7 +89,7 @@ func (s *Store) DropDerivedUserIndexes(ctx context.Context) error {
 // ApplyFollowMode runs follow_mode.lua alone, as a late delivery of it would.
 func (s *Store) ApplyFollowMode(ctx context.Context, a, b string, version int64, mode string) error {
 	_, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
-		b, version, mode, 1)
+		b, version, mode, 1, s.opts.Feed.MaxPulledAuthors)
 	return err
 }
 
@@ -122,3 +124,29 @@ func (s *Store) MigrateReplyOrdersForTest(ctx context.Context) (int, error) {
 
 // ReplyScoreForTest is replyScore: a reply's score in its parent's order sort.
 func ReplyScoreForTest(sort CommentSort, up, down int) float64 { return replyScore(sort, up, down) }
+
+// FollowCutBeforePush runs a follow of b by a up to the record of its mode on a's side, as a call
+// cut off before it had b push to a (a's pull set full) would.
+func (s *Store) FollowCutBeforePush(ctx context.Context, a, b string) error {
+	rel, err := s.followStep(ctx, a, b, followAdd)
+	if err != nil {
+		return err
+	}
+	m, err := s.mirrorRelation(ctx, []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)}, a, rel,
+		s.opts.Feed.FanoutLimit)
+	if err != nil {
+		return err
+	}
+	_, err = s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
+		b, rel.version, m, rel.at, s.opts.Feed.MaxPulledAuthors)
+	return err
+}
+
+// PullInstead makes a pull b's posts rather than be pushed to, beyond any bound of its pull set,
+// as a follow made before the bound may have left it.
+func (s *Store) PullInstead(ctx context.Context, a, b string) error {
+	if err := s.rdb.SRem(ctx, s.k.push(b), a).Err(); err != nil {
+		return err
+	}
+	return s.rdb.ZAdd(ctx, s.k.pull(a), rdb.Z{Score: float64(s.now().UnixMilli()), Member: b}).Err()
+}

@@ -20,9 +20,16 @@ import (
 //     room, and gets the author's latest Backfill posts copied into their feed at once.
 //   - Pull: the other followers (the author already pushes to FanoutLimit users) record the author
 //     in their pull set instead, and their feed reads the author's own post list at read time.
-//   - Bounds: one publish costs at most FanoutLimit script calls; one feed holds at most Cap
-//     entries (the oldest are trimmed), so its memory is bounded; one feed page costs one page
-//     read on the feed plus one per pulled author, in three pipelined round trips at most.
+//     A pull set holds at most MaxPulledAuthors authors: a follower whose pull set is full is
+//     pushed to instead, beyond FanoutLimit (follow_mode.lua decides it on the follower's slot,
+//     follower.lua "force" adds the follower to the push set on the author's slot; see
+//     mirrorFollow). Following itself is capped at MaxFollowing.
+//   - Bounds: one publish costs at most FanoutLimit script calls, plus one per follower whose
+//     pull set was full when they followed (at most one per follower per followee, so the cost
+//     grows with such heavy followers only); one feed holds at most Cap entries (the oldest are
+//     trimmed), so its memory is bounded; one feed page costs one page read on the feed plus one
+//     (two with NSFW posts shown) per pulled author, at most MaxPulledAuthors of them, in three
+//     pipelined round trips at most, whatever the number of followees.
 //     Pulled authors' posts older than the oldest entry a full feed keeps are not shown, so the
 //     feed reaches back equally far for every author.
 //   - Consistency: feed_add runs on the reader's slot and adds nothing unless the reader still
@@ -39,6 +46,9 @@ type FeedOptions struct {
 	FanoutLimit int
 	// Backfill is how many of a user's latest posts a new (pushed) follower gets. Default 50.
 	Backfill int
+	// MaxPulledAuthors is the most authors one feed pulls at read time; a follower whose pull set
+	// is full is pushed to instead, beyond FanoutLimit. Default 100.
+	MaxPulledAuthors int
 }
 
 func (o FeedOptions) withDefaults() FeedOptions {
@@ -50,6 +60,9 @@ func (o FeedOptions) withDefaults() FeedOptions {
 	}
 	if o.Backfill <= 0 {
 		o.Backfill = 50
+	}
+	if o.MaxPulledAuthors <= 0 {
+		o.MaxPulledAuthors = 100
 	}
 	return o
 }
@@ -239,8 +252,11 @@ func (l *Loader) Feed(ctx context.Context, viewer UserKey, w Window, needs func(
 	}
 	uid := string(viewer)
 	k := l.s.k
-	// Round one: the pushed entries, the pulled authors and the oldest entry kept.
-	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, sp), zrangeRead(k.pull(uid), 0, -1), zrangeRead(k.feed(uid), 0, 0))
+	// Round one: the pushed entries, the pulled authors and the oldest entry kept. A pull set
+	// holds at most MaxPulledAuthors (follow_mode.lua); one from before that bound may hold more
+	// until RebuildUsers brings it within it, and only its latest MaxPulledAuthors are read.
+	maxPulled := int64(l.s.opts.Feed.MaxPulledAuthors)
+	r1 := l.getAll(ctx, l.pageRead(k.feed(uid), true, sp), zrangeRead(k.pull(uid), -maxPulled, -1), zrangeRead(k.feed(uid), 0, 0))
 	if err := waitAll(ctx, r1); err != nil {
 		return nil, err
 	}

@@ -25,8 +25,13 @@ import (
 // idempotent — completes it: the follower's side replies with its current state and version, and
 // the mirror applies it. RebuildUsers repairs every relation at once.
 
+// MaxFollowing is how many users one user may follow. It also bounds how many authors push to one
+// follower beyond their fan-out limit (see FeedOptions.MaxPulledAuthors).
+const MaxFollowing = 5000
+
 // Follow makes the user uid follow the user target and returns that user. It is
-// idempotent. Following yourself is KindInvalid; an unknown user is KindNotFound.
+// idempotent. Following yourself is KindInvalid; an unknown user is KindNotFound;
+// following more than MaxFollowing users is KindLimitReached (repeating a follow made is not).
 func (s *Store) Follow(ctx context.Context, uid, target UserKey) (*User, error) {
 	return s.setFollow(ctx, string(uid), string(target), true)
 }
@@ -102,8 +107,11 @@ func (s *Store) syncFollowOver(ctx context.Context, a, b string, follow bool, fl
 	if follow {
 		op = followAdd
 	}
-	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), 0, floor)
+	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), MaxFollowing, floor)
 	if err != nil {
+		if IsKind(err, KindLimitReached) {
+			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may follow at most %d users", MaxFollowing)}
+		}
 		return err
 	}
 	return s.mirrorFollow(ctx, a, b, rel)
@@ -199,18 +207,39 @@ func mirrorCall(keys []string, a string, rel relation, pushLimit int) scriptCall
 }
 
 // mirrorFollow writes what derives from a state of a → b read on a's side: b's followers, a's
-// pull set and, for a pushed relation, the backfill of a's feed.
+// pull set and, for a pushed relation, the backfill of a's feed. b's side decides first whether
+// b pushes to a (its push set has room) or a pulls b; a's side then records a pull within
+// FeedOptions.MaxPulledAuthors, and when a's pull set is full b pushes to a after all, beyond its
+// fan-out limit (follower.lua "force"), so that a feed page reads a bounded number of pulled
+// authors. Each step is version-guarded and replies with the state it leaves, so a repeat after
+// a cut-off run completes it.
 func (s *Store) mirrorFollow(ctx context.Context, a, b string, rel relation) error {
-	m, err := s.mirrorRelation(ctx, []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)}, a, rel,
-		s.opts.Feed.FanoutLimit)
+	bkeys := []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)}
+	m, err := s.mirrorRelation(ctx, bkeys, a, rel, s.opts.Feed.FanoutLimit)
 	if err != nil {
 		return err
 	}
-	if _, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
-		b, rel.version, m, rel.at); err != nil {
+	reply, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
+		b, rel.version, m, rel.at, s.opts.Feed.MaxPulledAuthors)
+	if err != nil {
 		return err
 	}
-	if m == "push" {
+	mode, err := replyWord("follow_mode", reply, "push", "pull", "none", "force")
+	if err != nil {
+		return err
+	}
+	if mode == "force" {
+		c := mirrorCall(bkeys, a, rel, s.opts.Feed.FanoutLimit)
+		c.args = append(c.args, "force")
+		reply, err := s.run(ctx, c.name, c.keys, c.args...)
+		if err != nil {
+			return err
+		}
+		if mode, err = replyWord("follower", reply, "push", "pull", "none"); err != nil {
+			return err
+		}
+	}
+	if mode == "push" {
 		// b's posts published from now on are pushed to a; copy the recent ones. A post published
 		// concurrently is either already in b's list (read below) or pushed, because b's list is
 		// written before the push set is read.

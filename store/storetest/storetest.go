@@ -221,14 +221,18 @@ func (b Backend) Counted(t testing.TB) (Backend, *RoundTrips) {
 }
 
 // RoundTrips counts the round trips a client makes: each command sent alone and each pipeline
-// counts one. Add it with client.AddHook, or get a backend counted by it with Backend.Counted.
-type RoundTrips struct{ n atomic.Int64 }
+// counts one. It also counts the commands they carry. Add it with client.AddHook, or get a
+// backend counted by it with Backend.Counted.
+type RoundTrips struct{ n, cmds atomic.Int64 }
 
 // Count returns the round trips so far.
 func (r *RoundTrips) Count() int64 { return r.n.Load() }
 
+// Commands returns the commands sent so far, those in pipelines included.
+func (r *RoundTrips) Commands() int64 { return r.cmds.Load() }
+
 // Reset sets the count to zero.
-func (r *RoundTrips) Reset() { r.n.Store(0) }
+func (r *RoundTrips) Reset() { r.n.Store(0); r.cmds.Store(0) }
 
 // DialHook passes dials through.
 func (r *RoundTrips) DialHook(next rdb.DialHook) rdb.DialHook { return next }
@@ -237,6 +241,7 @@ func (r *RoundTrips) DialHook(next rdb.DialHook) rdb.DialHook { return next }
 func (r *RoundTrips) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 	return func(ctx context.Context, cmd rdb.Cmder) error {
 		r.n.Add(1)
+		r.cmds.Add(1)
 		return next(ctx, cmd)
 	}
 }
@@ -245,6 +250,7 @@ func (r *RoundTrips) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
 func (r *RoundTrips) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []rdb.Cmder) error {
 		r.n.Add(1)
+		r.cmds.Add(int64(len(cmds)))
 		return next(ctx, cmds)
 	}
 }
