@@ -520,6 +520,17 @@ const GroupFeedCost = 500
 // posts cost a real Redis 3.8 ms, against 0.36 ms for posts(first: 100): 34 µs more a post).
 const GroupFeedItemCost = 35
 
+// FeedCost is what feed costs beyond its page: besides the pushed entries it reads a page of the
+// posts of each author it pulls (store.FeedOptions.MaxPulledAuthors, 100 by default), a page
+// and a count of each (two of each when NSFW posts are shown) — up to 400 commands — and
+// merges them, whatever page it returns: groupFeed's shape (GroupFeedCost) with as many sources.
+// A server run with a larger -feed-max-pulled reads more than this counts.
+const FeedCost = GroupFeedCost
+
+// FeedItemCost is what each post of a feed page costs beyond its selection: each pulled author's
+// page holds as many posts as the page, as each merged group's window does in groupFeed.
+const FeedItemCost = GroupFeedItemCost
+
 // ActiveUsersKeyCost is what Group.activeUsers costs beyond 1 for each HyperLogLog its window
 // counts (store.ActivityBuckets: 2 for HOUR, 25 for DAY, 8 for WEEK, 31 for MONTH, 13 for
 // YEAR): a PFCOUNT of several keys merges their 16,384 registers, so a month of a busy group's
@@ -603,6 +614,7 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Query", "searchGroups"}:   SearchCost,
 		{"Query", "searchUsers"}:    SearchCost,
 		{"Query", "groupFeed"}:      GroupFeedCost,
+		{"Query", "feed"}:           FeedCost,
 	}, counted: map[listField]int{
 		{"Query", "searchPosts"}:    SearchCountCost,
 		{"Query", "searchComments"}: SearchCountCost,
@@ -619,6 +631,7 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Group", "moderators"}: store.MaxGroupModerators,
 	}, perItem: map[listField]int{
 		{"Query", "groupFeed"}: GroupFeedItemCost,
+		{"Query", "feed"}:      FeedItemCost,
 	}, flagged: map[listField]flaggedCost{
 		{"Query", "posts"}:         {arg: "hideRead", cost: HideReadCost},
 		{"Query", "feed"}:          {arg: "hideRead", cost: HideReadCost},
