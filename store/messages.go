@@ -154,6 +154,12 @@ func (s *Store) newMessageID(t time.Time) string {
 // message id of t's millisecond.
 func readPosition(t time.Time) string { return fmt.Sprintf("%013dffffff", t.UnixMilli()) }
 
+// readNow is the read position a step that reads "up to now" passes its scripts, which read up to
+// the later of it and the last message they hold: everything sent before now's millisecond. A
+// message of now's own millisecond counts as read only when the script holds it (it is then at
+// or before the last message): one sent just after, in the same millisecond, stays unread.
+func readNow(now time.Time) string { return readPosition(now.Add(-time.Millisecond)) }
+
 // validMessageID reports whether id is a message id.
 func validMessageID(id string) bool {
 	if len(id) != msgIDLen || !isDigits(id[:13]) {
@@ -728,7 +734,7 @@ func (s *Store) MarkConversationRead(ctx context.Context, viewer, with UserKey, 
 		return nil, err
 	}
 	a, b := pair(v, o)
-	now, seen := readPosition(s.now()), ""
+	now, seen := readNow(s.now()), ""
 	if upTo != "" {
 		x, y, id, err := ParseMessageID(upTo)
 		if err != nil {
@@ -867,8 +873,8 @@ func (s *Store) answerRequest(ctx context.Context, viewer, with UserKey, step st
 	until := now.Add(s.opts.Messages.RequestCooldown).UnixMilli()
 	cr := s.convReads(ctx, v, o)
 	_, err = s.runScripts(ctx, []scriptCall{
-		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{step, v, readPosition(now), until}},
-		s.mailboxCall(v, o, step, readPosition(now), until),
+		{name: "message_state", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b)}, args: []any{step, v, readNow(now), until}},
+		s.mailboxCall(v, o, step, readNow(now), until),
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	}, cr.ops...)
 	if err != nil {

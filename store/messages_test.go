@@ -1159,3 +1159,31 @@ func TestMarkReadAgreesWhenAStepIsInFlight(t *testing.T) {
 		}
 	})
 }
+
+// TestMessageAfterMarkReadInTheSameMillisecond marks a conversation read and receives another
+// message within the same millisecond (a frozen clock): the message sent after stays unread, in
+// the conversation's count and the mailbox's total, and the one sent before counts as read.
+func TestMessageAfterMarkReadInTheSameMillisecond(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), Now: func() time.Time { return at }, WriteLimit: -1})
+		signUp(t, s, "dan", "eve")
+		send(t, s, "eve", "dan", "hi")
+		send(t, s, "dan", "eve", "hi eve") // a reply accepts the conversation
+		send(t, s, "eve", "dan", "hello")
+		if _, err := s.MarkConversationRead(ctx, "dan", "eve", ""); err != nil {
+			t.Fatal(err)
+		}
+		if n := unread(t, s, "dan"); n != 0 {
+			t.Fatalf("dan's unread messages after marking read: %d, want 0", n)
+		}
+		send(t, s, "eve", "dan", "again") // the same millisecond
+		if n := unread(t, s, "dan"); n != 1 {
+			t.Errorf("dan's unread messages after another in the same millisecond: %d, want 1", n)
+		}
+		if got := convsOf(t, s, "dan", false); !slices.Equal(got, []string{"eve:1"}) {
+			t.Errorf("dan's conversations %v, want [eve:1]", got)
+		}
+	})
+}
