@@ -37,6 +37,7 @@ func (s *Store) handleJobs() {
 	s.jobs.Handle(jobEraseUser, s.runEraseJob)
 	s.jobs.Handle(jobRelabel, s.runRelabelJob)
 	s.jobs.Handle(jobCompactVotes, s.runCompactVotes)
+	s.jobs.Handle(jobTrim, s.runTrimJob)
 }
 
 // Jobs returns the store's job engine, for operators' tools (dead letters) and for tests that

@@ -610,7 +610,7 @@ func (l *Loader) GroupBans(ctx context.Context, viewer UserKey, group string, w 
 	if !admin && (viewer == "" || errors.Is(calls[1].cmd.Err(), rdb.Nil)) {
 		return nil, &Error{Kind: KindForbidden, Msg: "only the moderators of group " + group + " and the site admins see its bans"}
 	}
-	rp, err := parsePage(calls[0].cmd.(*rdb.Cmd).Val())
+	rp, err := parsePage(calls[0].cmd.(*rdb.Cmd).Val(), false)
 	if err != nil {
 		return nil, err
 	}

@@ -150,3 +150,15 @@ func (s *Store) PullInstead(ctx context.Context, a, b string) error {
 	}
 	return s.rdb.ZAdd(ctx, s.k.pull(a), rdb.Z{Score: float64(s.now().UnixMilli()), Member: b}).Err()
 }
+
+// WindowSets returns the keys of the sorted sets of the windowed TOP sort of group's rankings
+// (group "" for the site's): the part that is not NSFW, then the NSFW part.
+func (s *Store) WindowSets(group string, sort PostSort) []string {
+	r := s.k.ranking(group)
+	i := sort.window()
+	return []string{r.windows[i], r.nsfw().windows[i]}
+}
+
+// OnWindowBacklog has f called with how many posts past its window a windowed TOP page read had
+// to filter (see page.lua).
+func (s *Store) OnWindowBacklog(f func(n int)) { s.onWindowBacklog = f }

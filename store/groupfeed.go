@@ -62,11 +62,12 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 	}
 	// Round two: the window of each group's ranking.
 	reads := make([]read, len(joined.members))
+	cuts := make([]windowCut, len(joined.members))
 	for i, g := range joined.members {
 		key, _ := l.rankingList(sort, g)
 		gsp := sp
 		gsp.cut = l.rankingCut(sort, g)
-		reads[i] = l.postListRead(key, gsp, true, true)
+		reads[i], cuts[i] = l.postListRead(key, gsp, true, true), gsp.cut
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -74,10 +75,13 @@ func (l *Loader) GroupFeed(ctx context.Context, user UserKey, sort PostSort, w W
 	}
 	srcs := make([]feedSource, len(calls))
 	for i, c := range calls {
-		rp, err := pageOf(c, sp)
+		gsp := sp
+		gsp.cut = cuts[i]
+		rp, err := pageOf(c, gsp)
 		if err != nil {
 			return nil, err
 		}
+		l.trimBacklog(ctx, gsp.cut, rp.backlog)
 		srcs[i] = feedSource{rp: rp, within: rp.total}
 	}
 	items, total, prev, more := mergeSources(srcs, sp, math.Inf(-1))

@@ -198,7 +198,8 @@ type ranking struct {
 	// controversy and by comment count.
 	active, controversial, comments string
 	// windows are sorted sets by net votes of the posts published within each TopWindows
-	// window (same order), trimmed on writes and filtered exactly at read time (see windows.lua).
+	// window (same order), trimmed on writes and by trim jobs, filtered exactly at read time (see
+	// windows.lua and windows_trim.go).
 	windows [len(TopWindows)]string
 	trim    string // hash window set → its trim mark (ms): every post published earlier is out
 	ver     string // hash post id → the post version the rankings last reflected

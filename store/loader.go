@@ -501,7 +501,7 @@ func pageOf(c *call, sp span) (rawPage, error) {
 		return mergePages(a, b, sp, *c.r.merge), nil
 	}
 	if c.cmd2 == nil {
-		return parsePage(c.cmd.(*rdb.Cmd).Val())
+		return parsePage(c.cmd.(*rdb.Cmd).Val(), sp.cut.set != "")
 	}
 	var rp rawPage
 	switch rng := c.cmd2.(type) {

@@ -482,6 +482,7 @@ func (l *Loader) groupPosts(ctx context.Context, sort PostSort, group string, w 
 	if err != nil {
 		return nil, err
 	}
+	l.trimBacklog(ctx, rsp.cut, rp.backlog)
 	pinned := make(map[string]bool, len(zs))
 	var all []pinAt // most recently pinned first
 	for i := len(zs) - 1; i >= 0; i-- {

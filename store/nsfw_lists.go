@@ -29,7 +29,7 @@ func (l *Loader) postListRead(key string, sp span, total, scores bool) read {
 	}
 	nsp := sp
 	if sp.cut.set != "" {
-		nsp.cut = windowCut{times: nsfwKey(sp.cut.times), marks: sp.cut.marks, set: nsfwKey(sp.cut.set), cutoff: sp.cut.cutoff}
+		nsp.cut = windowCut{times: nsfwKey(sp.cut.times), marks: sp.cut.marks, set: nsfwKey(sp.cut.set), cutoff: sp.cut.cutoff, group: sp.cut.group}
 	}
 	// The parts are read with their scores, which order the merge.
 	a, b := pageRead(key, true, sp, total, true, sc), pageRead(nsfwKey(key), true, nsp, total, true, sc)
@@ -103,6 +103,7 @@ func mergePages(a, b rawPage, sp span, m pageMerge) rawPage {
 	if !m.scores {
 		out.scores = nil
 	}
+	out.backlog = a.backlog + b.backlog
 	return out
 }
 

@@ -169,6 +169,7 @@ type windowCut struct {
 	marks  string // their trim marks hash
 	set    string // the window's set: its field in marks
 	cutoff int64
+	group  string // the group of the rankings, "" for the site's: the trim job's argument
 }
 
 // within reports whether a post published at published (Unix ms) that the window's set holds is
@@ -226,13 +227,20 @@ type rawPage struct {
 	start   int // the position of the first member; for a last page, known only with total
 	hasNext bool
 	hasPrev bool
+	// backlog is how many posts past its window a windowed TOP's read filtered (see page.lua),
+	// both parts' for a merged page; 0 for other lists.
+	backlog int
 }
 
 // parsePage reads the page script's reply. Its scores are written as a plain ZRANGE's are (see
 // pageOf): Redis before 7.2 replies with 17 significant digits ("0.10000000000000001") where Go's
 // shortest form is "0.1", and a cursor must not depend on which read made it.
-func parsePage(v any) (rawPage, error) {
-	arr, err := replyArray("page", v, 2)
+func parsePage(v any, cut bool) (rawPage, error) {
+	head := 2
+	if cut {
+		head = 3
+	}
+	arr, err := replyArray("page", v, head)
 	if err != nil {
 		return rawPage{}, err
 	}
@@ -245,7 +253,14 @@ func parsePage(v any) (rawPage, error) {
 		return rawPage{}, err
 	}
 	rp := rawPage{total: int(total), start: int(start)}
-	if rp.members, rp.scores, err = replyPairs("page", arr[2:]); err != nil {
+	if cut {
+		backlog, err := replyInt("page", arr[2])
+		if err != nil {
+			return rawPage{}, err
+		}
+		rp.backlog = int(backlog)
+	}
+	if rp.members, rp.scores, err = replyPairs("page", arr[head:]); err != nil {
 		return rawPage{}, err
 	}
 	for i, sc := range rp.scores {

@@ -120,14 +120,19 @@ func (s *Store) rankingCalls(group string, p *Post, pid string, version int64, a
 // windowsCall writes a post into (add) or out of the windowed TOPs of one part of a set of
 // rankings, r, and trims them (windows.lua); p is nil for a removal.
 func (s *Store) windowsCall(r ranking, p *Post, pid string, version int64, add bool, now time.Time) scriptCall {
-	wargs := []any{pid, version, "rem", 0, 0, trimLimit}
 	if add {
-		wargs = []any{pid, version, "add", p.Net(), p.CreatedAt.UnixMilli(), trimLimit}
+		return windowsScript(r, now, pid, version, "add", p.Net(), p.CreatedAt.UnixMilli(), trimLimit)
 	}
+	return windowsScript(r, now, pid, version, "rem", 0, 0, trimLimit)
+}
+
+// windowsScript is the call of windows.lua on one part of a set of rankings, r, with the
+// arguments before the cutoffs and the cutoffs of the windows at now.
+func windowsScript(r ranking, now time.Time, args ...any) scriptCall {
 	for _, w := range TopWindows {
-		wargs = append(wargs, now.Add(-w.Length).UnixMilli())
+		args = append(args, now.Add(-w.Length).UnixMilli())
 	}
-	return scriptCall{name: "windows", keys: append([]string{r.ver, r.new, r.trim}, r.windows[:]...), args: wargs}
+	return scriptCall{name: "windows", keys: append([]string{r.ver, r.new, r.trim}, r.windows[:]...), args: args}
 }
 
 // rerankPost writes a post's rankings again after a change that its comments made (its count,

@@ -524,7 +524,7 @@ func (l *Loader) rankingCut(sort PostSort, group string) windowCut {
 		l.revs.timeDependent()
 	}
 	r := l.s.k.ranking(group)
-	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli()}
+	return windowCut{times: r.new, marks: r.trim, set: r.windows[i], cutoff: l.s.now().Add(-TopWindows[i].Length).UnixMilli(), group: group}
 }
 
 // withinWindow leaves out of a windowed TOP's page the posts published before its cutoff: those
@@ -590,6 +590,7 @@ func (l *Loader) postPage(ctx context.Context, key, tag string, cut windowCut, w
 	if err != nil {
 		return nil, err
 	}
+	l.trimBacklog(ctx, cut, rp.backlog)
 	n := evalNeeds(needs)
 	l.Walk(ctx, Items{Kind: ItemPost, Keys: rp.members}, n)
 	posts, kept, err := l.postsByKey(ctx, rp.members, n.ReadsPostBody())

@@ -239,11 +239,14 @@ func TestMalformedRepliesDecoded(t *testing.T) {
 		decode       func() error
 		bad          bool
 	}{
-		{"page", "page", func() error { _, err := parsePage([]any{int64(2), int64(0), "a", "1", "b", "2"}); return err }, false},
-		{"page total of a string", "page", func() error { _, err := parsePage([]any{"2", int64(0), "a", "1"}); return err }, true},
-		{"page odd", "page", func() error { _, err := parsePage([]any{int64(2), int64(0), "a", "1", "b"}); return err }, true},
-		{"page score of an int", "page", func() error { _, err := parsePage([]any{int64(1), int64(0), "a", int64(1)}); return err }, true},
-		{"page short", "page", func() error { _, err := parsePage([]any{int64(1)}); return err }, true},
+		{"page", "page", func() error { _, err := parsePage([]any{int64(2), int64(0), "a", "1", "b", "2"}, false); return err }, false},
+		{"page total of a string", "page", func() error { _, err := parsePage([]any{"2", int64(0), "a", "1"}, false); return err }, true},
+		{"page odd", "page", func() error { _, err := parsePage([]any{int64(2), int64(0), "a", "1", "b"}, false); return err }, true},
+		{"page score of an int", "page", func() error { _, err := parsePage([]any{int64(1), int64(0), "a", int64(1)}, false); return err }, true},
+		{"page short", "page", func() error { _, err := parsePage([]any{int64(1)}, false); return err }, true},
+		{"windowed page", "page", func() error { _, err := parsePage([]any{int64(2), int64(0), int64(9), "a", "1"}, true); return err }, false},
+		{"windowed page backlog of a string", "page", func() error { _, err := parsePage([]any{int64(2), int64(0), "9", "a", "1"}, true); return err }, true},
+		{"windowed page short", "page", func() error { _, err := parsePage([]any{int64(2), int64(0)}, true); return err }, true},
 		{"group gone", "group_stat", func() error { _, err := decodeGroupStat([]any{int64(3), int64(0)}); return err }, false},
 		{"group", "group_stat", func() error {
 			_, err := decodeGroupStat([]any{int64(3), int64(1), int64(2), "10", "20", ""})

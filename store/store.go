@@ -217,6 +217,13 @@ type Store struct {
 	// onTextMatch, when set (by tests), is called with the length of each text a search matches
 	// against its query (textBudget.take).
 	onTextMatch func(n int)
+	// onWindowBacklog, when set (by tests), is called with how many posts past its window each
+	// windowed TOP page read filtered (see trimBacklog).
+	onWindowBacklog func(n int)
+	// trimNoted is when this process last queued the trim of each set of rankings' windowed TOP
+	// sets, by group (windows_trim.go); trimMu guards it.
+	trimNoted map[string]time.Time
+	trimMu    sync.Mutex
 	// msgSeq makes the last digits of the message ids this store makes (see newMessageID).
 	msgSeq atomic.Uint32
 	// bodiesInHashes says that comments may still keep their body in their hash: the keyspace was

@@ -19,6 +19,9 @@
 -- Reply    {total, start, member1, score1, member2, score2, ...}; start is the 0-based position of
 --          the first member returned (of where it would be, for an empty page), so members
 --          precede the page when start > 0 and follow it when start + its length < total.
+--          With ARGV[9], {total, start, backlog, member1, score1, ...}: backlog is how many
+--          members KEYS[2] scores in [mark, cutoff), the filter's cost, which tells the reader
+--          to have them trimmed (store/windows_trim.go).
 -- Order is Redis's: by score, ties by member bytes (reversed for "desc"). A cursor's place is
 -- found the same way for both directions: when its member is still present with the same score,
 -- its rank; otherwise the count of the members ordered before the cursor's score plus a binary
@@ -61,10 +64,13 @@ if not desc and ARGV[8] and ARGV[8] ~= '' then
 end
 -- The members past a window, and their positions in the set, ascending.
 local gone, ranks = {}, {}
-if desc and ARGV[9] and ARGV[9] ~= '' then
+local cut, backlog = desc and ARGV[9] and ARGV[9] ~= '', 0
+if cut then
   local mark = redis.call('HGET', KEYS[3], ARGV[10])
   if mark and tonumber(mark) < tonumber(ARGV[9]) then
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], mark, '(' .. ARGV[9])) do
+    local past = redis.call('ZRANGEBYSCORE', KEYS[2], mark, '(' .. ARGV[9])
+    backlog = #past
+    for _, m in ipairs(past) do
       local r = redis.call('ZREVRANK', key, m)
       if r then
         gone[m] = true
@@ -100,6 +106,7 @@ end
 lo, hi, total = shown(lo), shown(hi), total - #ranks
 local start, stop = page_span(lo, hi, limit, last)
 local reply = {total - floor, start - floor}
+if cut then reply[3] = backlog end
 if stop > start then
   local items
   local from = stored(start)

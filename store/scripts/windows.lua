@@ -6,12 +6,19 @@
 -- KEYS[1]  version hash (post id → last applied version; index.lua, sent just before, records it)
 -- KEYS[2]  the rankings' publish-time set (:new)   KEYS[3] trim marks hash (window set → ms:
 --          every post published before it is out of that set)   KEYS[4..#KEYS-1] window sets
--- ARGV[1]  post id   ARGV[2] version   ARGV[3] "add" | "rem"   ARGV[4] net votes
+-- Backlog  a burst of posts followed by a quiet time leaves many past posts that no write trims,
+--          and every read filters each of them. A read that filters more than trimBacklogAt
+--          (store/windows_trim.go) queues a job, one per rankings ("trim:<group>"), that runs this
+--          script in its "trim" mode, a bounded trim per call, until none are left.
+-- ARGV[1]  post id   ARGV[2] version   ARGV[3] "add" | "rem" | "trim" (no post: ARGV[1], ARGV[2],
+--          ARGV[4] and ARGV[5] are not read; the reply says whether a set had more to trim)
+-- ARGV[4]  net votes
 -- ARGV[5]  publish time (ms)   ARGV[6] at most how many posts to trim per set
 -- ARGV[7..] per window set, its cutoff (ms): now minus its length; a post published before it
 --          is past the window
 -- Reply    1 when the post's entries were applied, 0 when a newer version was recorded (the
---          trimming runs either way).
+--          trimming runs either way). In "trim" mode: 1 when a set trimmed as many as ARGV[6]
+--          allows (more may be left), 0 when every set is trimmed up to its cutoff.
 -- Guard    the entries apply only when the version hash holds exactly ARGV[2]: index.lua, sent
 --          just before in the same rankings' calls, has recorded it, and no newer write has come
 --          since. A guard recorded after this script (the order before) let an older write that
@@ -21,9 +28,12 @@
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
-local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1')
-local apply = cur == tonumber(ARGV[2])
-local limit, at = tonumber(ARGV[6]), tonumber(ARGV[5])
+local trimOnly = ARGV[3] == 'trim'
+local apply = false
+if not trimOnly then
+  apply = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1') == tonumber(ARGV[2])
+end
+local limit, at, more = tonumber(ARGV[6]), tonumber(ARGV[5]), false
 for i = 4, #KEYS - 1 do
   local set, cutoff = KEYS[i], tonumber(ARGV[i + 3])
   local mark = tonumber(redis.call('HGET', KEYS[3], set) or '')
@@ -40,6 +50,7 @@ for i = 4, #KEYS - 1 do
       local last = tonumber(old[#old])
       for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], last, last)) do redis.call('ZREM', set, m) end
       to = last + 1
+      more = true
     end
     mark = to
     redis.call('HSET', KEYS[3], set, mark)
@@ -52,6 +63,10 @@ for i = 4, #KEYS - 1 do
       redis.call('ZREM', set, ARGV[1])
     end
   end
+end
+if trimOnly then
+  if more then return 1 end
+  return 0
 end
 if apply then return 1 end
 return 0
