@@ -351,9 +351,13 @@ func phraseIn(phrases [][]string, words []textWord, key func(textWord) string) i
 var hostPattern = regexp.MustCompile(`(?:[\p{L}\p{N}\p{M}\p{Cf}-]+[.．。｡])+[\p{M}\p{Cf}]*(?:\p{L}[\p{M}\p{Cf}]*){2,}`)
 
 // authorityPattern finds the authority of each http(s) URL in text (group 1): what follows
-// "://" up to the path, query, fragment or white space. A browser percent-decodes the host of
-// such a URL ("https://spam%2Eexample"), which hostPattern cannot see; authorityHost decodes it.
-var authorityPattern = regexp.MustCompile(`(?i)\bhttps?://([^\s/?#\\]+)`)
+// "http:" or "https:" and any slashes or backslashes, or two or more of them without a scheme (a
+// link relative to the page's scheme), up to the path, query, fragment, white space or a
+// character that ends a link in markup. A browser reads all of these as naming a host
+// ("https:\\spam.example", "http:spam.example" from an https page, "//spam.example") and
+// percent-decodes it ("https://spam%2Eexample"), which hostPattern cannot see; authorityHost
+// decodes it.
+var authorityPattern = regexp.MustCompile(`(?i)(?:\bhttps?:[/\\]*|[/\\]{2,})([^\s/?#\\()<>"'\[\]|^]+)`)
 
 // authorityHost returns the host of a URL's authority as a browser reads it: after any user
 // information, without the port, percent-decoded; false when it cannot be decoded.

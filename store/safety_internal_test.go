@@ -68,6 +68,16 @@ func TestFilterMatches(t *testing.T) {
 		{"see https://spam%2Eexample/x", "see https://**************/x"},
 		{"see HTTPS://user@sp%61m.example:443/x", "see HTTPS://***********************/x"},
 		{"see https://ok.example/spam%2Eexample", "see https://ok.example/spam%2Eexample"},
+		// Browsers read a link of an http(s) scheme with any slashes and backslashes after its
+		// colon, or none, and a link with two of them and no scheme, as naming a host.
+		{"see http:spam%2Eexample/x", "see http:**************/x"},
+		{"see https:\\\\spam%2Eexample/x", "see https:\\\\**************/x"},
+		{"see https:/\\spam%2Eexample/x", "see https:/\\**************/x"},
+		{"see https:///spam%2Eexample/x", "see https:///**************/x"},
+		{"see [it](//spam%2Eexample/x)", "see [it](//**************/x)"},
+		{"see \\\\sp%61m.example", "see \\\\**************"},
+		{"a//b and http:ok.example", "a//b and http:ok.example"},
+		{"[it](https://spam%2Eexample)", "[it](https://**************)"},
 		// Leet spellings: digits and symbols for letters, l and 1 as i.
 		{"you a55", "you ***"},
 		{"you a$$!", "you ***!"},
