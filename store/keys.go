@@ -55,9 +55,13 @@ func (k keys) userPostsVer(uid string) string { return k.user(uid) + ":posts:ver
 func (k keys) userComments(uid string) string    { return k.user(uid) + ":comments" }
 func (k keys) userCommentsVer(uid string) string { return k.user(uid) + ":comments:ver" }
 
-// userIdem is a string holding the post id a client's idempotency key created (expires),
-// followed by " s" when the key's first request scheduled the post (see allocatePost).
+// userIdem is a string holding the post id a client's idempotency key created (expires).
 func (k keys) userIdem(uid, digest string) string { return k.user(uid) + ":idem:" + digest }
+
+// userIdemScheduled is present (and expires with userIdem) when the key's first request
+// scheduled its post (see allocatePost). It is a key of its own, not a mark in userIdem's value,
+// so that a process of an older release, which reads that value as a post id, reads one.
+func (k keys) userIdemScheduled(uid, digest string) string { return k.userIdem(uid, digest) + ":s" }
 
 // userRate is a sorted set of the user's recent writes scored by time (ms), for rate limiting.
 func (k keys) userRate(uid string) string { return k.user(uid) + ":rate" }

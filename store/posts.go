@@ -198,7 +198,8 @@ const maxIDAttempts = 100
 // of a scheduled post's publication (createPostOnce accepts both).
 //
 // The key is bound to the id and to what the first request does with it (scheduled: schedule it,
-// or publish it at once): the binding is the id, followed by idemScheduled for a scheduled post.
+// or publish it at once): the binding is the id, and a mark of its own for a scheduled post
+// (claim.lua), which the claim's reply gives as idemScheduled after the id.
 // create is told when a repeat does the other (otherKind). Such a repeat answers with what the
 // first request made, but must write nothing itself: should it find nothing yet, because the
 // first request is still under way, its write would make the post a second way — a post
@@ -206,14 +207,14 @@ const maxIDAttempts = 100
 // It is then KindConcurrentChange (idemInFlight).
 func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, scheduled bool, create func(pid, nonce string, repeat, otherKind bool) (any, error)) (string, any, error) {
 	nonce := randomHex(16)
-	var idem string
+	var idem, idemMark string
 	if idemKey != "" {
-		idem = s.k.userIdem(uid, idemDigest(idemKey))
+		idem, idemMark = s.k.userIdem(uid, idemDigest(idemKey)), s.k.userIdemScheduled(uid, idemDigest(idemKey))
 		nonce = "i:" + uid + ":" + idemDigest(idemKey)
 	}
-	suffix := ""
+	flag := ""
 	if scheduled {
-		suffix = idemScheduled
+		flag = "s"
 	}
 	stale := ""
 	for range maxIDAttempts {
@@ -223,16 +224,16 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, scheduled
 		}
 		pid := strconv.FormatInt(seq, 10)
 		repeat, otherKind := false, false
-		bound := pid + suffix
 		if idem != "" {
 			// The first request with this key binds it to its post id; a repeat gets that id back
 			// and re-runs the (idempotent) creation, which completes a first attempt that was cut
 			// off.
-			v, err := s.run(ctx, "claim", []string{idem}, pid+suffix, int(idempotencyTTL.Seconds()), stale)
+			v, err := s.run(ctx, "claim", []string{idem, idemMark}, pid, int(idempotencyTTL.Seconds()), stale, flag)
 			if err != nil {
 				return "", nil, err
 			}
-			if bound, err = replyString("claim", v); err != nil {
+			bound, err := replyString("claim", v)
+			if err != nil {
 				return "", nil, err
 			}
 			first, firstScheduled := strings.CutSuffix(bound, idemScheduled)
@@ -242,14 +243,14 @@ func (s *Store) allocatePost(ctx context.Context, uid, idemKey string, scheduled
 		if err != nil || reply != nil {
 			return pid, reply, err
 		}
-		stale = bound
+		stale = pid
 	}
 	return "", nil, fmt.Errorf("allocate post id: %d ids in a row were taken", maxIDAttempts)
 }
 
-// idemScheduled ends the binding of an idempotency key whose first request scheduled its post
-// (see allocatePost). A binding without it is a post published at once, as every binding made
-// before it was added reads.
+// idemScheduled ends the claim's reply for an idempotency key whose first request scheduled its
+// post (see allocatePost). A binding without the mark is a post published at once, as every
+// binding made before the mark was added reads.
 const idemScheduled = " s"
 
 // idemInFlight is the error of a repeat of a creation that does otherwise than its first request

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"sync"
 	"testing"
@@ -195,6 +197,19 @@ func TestIdempotencyKeyScheduledAndImmediateAtOnce(t *testing.T) {
 				}
 				if againErr == nil && again.ID != p.ID {
 					t.Fatalf("the repeat made post %s, the first %s", again.ID, p.ID)
+				}
+				// The key's value is the post's number alone, as an older release reads it (its
+				// scheduling is a mark beside it).
+				n, _ := strings.CutPrefix(p.ID, "post:")
+				sum := sha256.Sum256([]byte("k1")) // the key's digest, as the store makes it
+				idem := prefix + "{u:" + amy + "}:idem:" + hex.EncodeToString(sum[:16])
+				v, err := b.Client.Get(f.ctx, idem).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				bound := []string{v}
+				if len(bound) != 1 || bound[0] != n {
+					t.Errorf("the idempotency key holds %q, want [%s]", bound, n)
 				}
 				pending := 0
 				if tc.firstScheduled {
