@@ -1041,7 +1041,7 @@ func (l *Loader) searchText() *textBudget {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.text == nil {
-		l.text = &textBudget{size: requestSearchTextBytes}
+		l.text = &textBudget{size: 2 * int64(l.s.opts.SearchTextBytes)} // requestSearchTextBytes by default
 	}
 	return l.text
 }
@@ -1054,8 +1054,9 @@ func (l *Loader) searchText() *textBudget {
 // count, however long the candidates are, and all the searches of a request together at most
 // what shared, the request's budget, holds (requestSearchTextBytes).
 func (s *Store) searchLimitsOf(q search.Query, shared *textBudget) searchLimits {
-	lim := searchLimits{count: searchCountCap, pageText: &textBudget{observe: s.onTextMatch, shared: shared},
-		countText: &textBudget{observe: s.onTextMatch, shared: shared}}
+	size := int64(s.opts.SearchTextBytes) // searchTextBytes by default
+	lim := searchLimits{count: searchCountCap, pageText: &textBudget{size: size, observe: s.onTextMatch, shared: shared},
+		countText: &textBudget{size: size, observe: s.onTextMatch, shared: shared}}
 	if searchTextCheck(q, nil) {
 		lim.checks, lim.count, lim.estimate = searchTextChecks, searchTextChecks, true
 	}

@@ -114,4 +114,16 @@ const SearchTextChecks = searchTextChecks
 
 // SearchTextBytes and SearchTextFirst are searchTextBytes and searchTextFirst, for the tests of a
 // search's work on long texts.
-const SearchTextBytes, SearchTextFirst, RequestSearchTextBytes = searchTextBytes, searchTextFirst, requestSearchTextBytes
+const SearchTextFirst = searchTextFirst
+
+// SearchTextBytes is the budget of text the tests of its bound give a search
+// (Options.SearchTextBytes): the default's sixteenth, with texts a sixteenth of the longest
+// (TestTextRunes), so that those tests write 16 times less and bound the same.
+const SearchTextBytes = searchTextBytes / 16
+
+// RequestSearchTextBytes is the budget of a request's searches with SearchTextBytes.
+const RequestSearchTextBytes = 2 * SearchTextBytes
+
+// TestTextRunes is the length of the long texts of the tests of the bound: a sixteenth of a
+// post's longest body, as SearchTextBytes is of the default budget.
+const TestTextRunes = MaxPostBodyRunes / 16

@@ -880,7 +880,7 @@ func newBodyReadsFixture(t *testing.T, b storetest.Backend) (*fixture, *bodyRead
 	b.Client = b.NewClient(t)
 	reads := &bodyReads{}
 	b.Client.AddHook(reads)
-	return newFixture(t, b, store.Options{WriteLimit: -1}), reads
+	return newFixture(t, b, store.Options{WriteLimit: -1, SearchTextBytes: store.SearchTextBytes}), reads
 }
 
 func (r *bodyReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
@@ -913,8 +913,8 @@ func TestSearchTextWorkIsBoundedInBytes(t *testing.T) {
 		var matched atomic.Int64 // the bytes of text the searches matched
 		f.s.OnTextMatch(func(n int) { matched.Add(int64(n)) })
 		alice := f.user("alice")
-		f.postBody(alice, "The old match", "a tern gull")                              // the oldest: past the page's budget
-		long := "gull " + strings.Repeat("and a tern ", (store.MaxPostBodyRunes-5)/11) // never "tern gull"
+		f.postBody(alice, "The old match", "a tern gull")                           // the oldest: past the page's budget
+		long := "gull " + strings.Repeat("and a tern ", (store.TestTextRunes-5)/11) // never "tern gull"
 		plant := func(n int, title, body string) {
 			t.Helper()
 			var wg sync.WaitGroup
@@ -1024,7 +1024,7 @@ func TestSearchHiddenCandidatesCostTheirBodies(t *testing.T) {
 		f, reads := newBodyReadsFixture(t, b)
 		alice := f.user("alice")
 		f.postBody(alice, "The visible tern", "a tern over the bay") // the oldest: behind every hidden one
-		long := strings.Repeat("a tern and a gull ", store.MaxPostBodyRunes/18)
+		long := strings.Repeat("a tern and a gull ", store.TestTextRunes/18)
 		const nsfw, scheduled = 110, 10 // a user schedules 10 posts at most
 		var wg sync.WaitGroup
 		for w := range 4 {
@@ -1105,7 +1105,7 @@ func TestSearchHiddenCommentsCostTheirBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		long := strings.Repeat("a tern and a gull ", store.MaxCommentBodyRunes/18)
+		long := strings.Repeat("a tern and a gull ", store.MaxCommentBodyRunes/16/18)
 		const planted = 300
 		var wg sync.WaitGroup
 		for w := range 4 {
@@ -1434,7 +1434,7 @@ func TestSearchTextWorkIsBoundedPerRequest(t *testing.T) {
 		var matched atomic.Int64 // the bytes of text the searches matched
 		f.s.OnTextMatch(func(n int) { matched.Add(int64(n)) })
 		alice := f.user("alice")
-		long := "gull " + strings.Repeat("and a tern ", (store.MaxPostBodyRunes-5)/11) // never "tern gull"
+		long := "gull " + strings.Repeat("and a tern ", (store.TestTextRunes-5)/11) // never "tern gull"
 		for i := range 60 {
 			if _, err := f.s.CreatePost(f.ctx, uk(alice), store.NewPost{Title: fmt.Sprintf("Seabirds %d", i), Body: long}); err != nil {
 				t.Fatal(err)

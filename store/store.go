@@ -73,6 +73,10 @@ type Options struct {
 	Jobs jobs.Options
 	// MaxScheduledPosts is how many scheduled posts one user may have pending. Default 10.
 	MaxScheduledPosts int
+	// SearchTextBytes bounds the text a phrase search's page, and as much its count, match
+	// against the query; the searches of one request match at most twice it together (see
+	// searchTextBytes). Default 1 MiB. Tests of the bound set less, with shorter texts.
+	SearchTextBytes int
 	// NoSearch turns the full-text index off: writes index nothing and searches fail with
 	// KindForbidden (-search=false).
 	NoSearch bool
@@ -162,6 +166,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RedisTimeout <= 0 {
 		o.RedisTimeout = DefaultRedisTimeout
+	}
+	if o.SearchTextBytes <= 0 {
+		o.SearchTextBytes = searchTextBytes
 	}
 	if o.MaxScheduledPosts <= 0 {
 		o.MaxScheduledPosts = 10
