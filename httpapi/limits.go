@@ -728,36 +728,47 @@ func (m *measurer) intArg(f *ast.Field, def *ast.FieldDefinition, name string) (
 	return literalInt(v)
 }
 
-// enumArg is the value an enum argument will have, as intArg finds it; "" when it cannot be
-// known before execution (a null, or a variable of another type, which validation or the resolver
-// will reject), so that variables can never make a query look cheaper than it is.
+// enumArg is the value an enum argument will have (see argValue); "" when it cannot be known
+// before execution (a null, or a variable of another type, which validation or the resolver will
+// reject), so that variables can never make a query look cheaper than it is.
 func (m *measurer) enumArg(f *ast.Field, def *ast.FieldDefinition, name string) string {
+	v, raw, sent := m.argValue(f, def, name)
+	if sent {
+		s, _ := raw.(string)
+		return s
+	}
+	if v == nil || v.Kind != ast.EnumValue {
+		return ""
+	}
+	return v.Raw
+}
+
+// argValue is what a field's argument will be: the variable's value when the request sends one
+// (raw, with sent true); otherwise the literal, the operation's default of a variable left out, or
+// the schema's default (v, nil when there is none). intArg, which tells an argument the field does
+// not take from one left out, finds its value itself.
+func (m *measurer) argValue(f *ast.Field, def *ast.FieldDefinition, name string) (v *ast.Value, raw any, sent bool) {
 	var schemaDefault *ast.Value
 	if def != nil {
 		if ad := def.Arguments.ForName(name); ad != nil {
 			schemaDefault = ad.DefaultValue
 		}
 	}
-	v := schemaDefault
+	v = schemaDefault
 	if a := f.Arguments.ForName(name); a != nil {
 		v = a.Value
 	}
-	if v != nil && v.Kind == ast.Variable {
-		m.varsRead = true
-		if raw, present := m.vars[v.Raw]; present {
-			s, _ := raw.(string)
-			return s
-		}
-		vd := m.op.VariableDefinitions.ForName(v.Raw)
-		v = schemaDefault
-		if vd != nil && vd.DefaultValue != nil {
-			v = vd.DefaultValue
-		}
+	if v == nil || v.Kind != ast.Variable {
+		return v, nil, false
 	}
-	if v == nil || v.Kind != ast.EnumValue {
-		return ""
+	m.varsRead = true
+	if raw, present := m.vars[v.Raw]; present {
+		return nil, raw, true
 	}
-	return v.Raw
+	if vd := m.op.VariableDefinitions.ForName(v.Raw); vd != nil && vd.DefaultValue != nil {
+		return vd.DefaultValue, nil, false
+	}
+	return schemaDefault, nil, false
 }
 
 // listArgLen is how many items a list argument will hold: a literal list's, a variable's value's
@@ -791,34 +802,17 @@ func (m *measurer) listArgLen(f *ast.Field, def *ast.FieldDefinition, name strin
 	return 1, true
 }
 
-// boolArg reports whether a Boolean argument will be true, as intArg finds its value; true when
-// it cannot be known before execution (a variable of another type, which validation will
-// reject), so that variables can never make a query look cheaper than it is.
+// boolArg reports whether a Boolean argument will be true (see argValue); true when it cannot be
+// known before execution (a variable of another type, which validation will reject), so that
+// variables can never make a query look cheaper than it is.
 func (m *measurer) boolArg(f *ast.Field, def *ast.FieldDefinition, name string) bool {
-	var schemaDefault *ast.Value
-	if def != nil {
-		if ad := def.Arguments.ForName(name); ad != nil {
-			schemaDefault = ad.DefaultValue
+	v, raw, sent := m.argValue(f, def, name)
+	if sent {
+		if raw == nil {
+			return false
 		}
-	}
-	v := schemaDefault
-	if a := f.Arguments.ForName(name); a != nil {
-		v = a.Value
-	}
-	if v != nil && v.Kind == ast.Variable {
-		m.varsRead = true
-		if raw, present := m.vars[v.Raw]; present {
-			if raw == nil {
-				return false
-			}
-			b, ok := raw.(bool)
-			return b || !ok
-		}
-		vd := m.op.VariableDefinitions.ForName(v.Raw)
-		v = schemaDefault
-		if vd != nil && vd.DefaultValue != nil {
-			v = vd.DefaultValue
-		}
+		b, ok := raw.(bool)
+		return b || !ok
 	}
 	return v != nil && v.Kind == ast.BooleanValue && v.Raw == "true"
 }
