@@ -230,6 +230,7 @@ func TestServeOnSentinel(t *testing.T) {
 // TestServeOverTLS starts a redis-server that speaks only TLS and requires a password, and runs
 // the server on it with each way of trusting its certificate.
 func TestServeOverTLS(t *testing.T) {
+	storetest.SkipUnless(t, "redis")
 	dir := t.TempDir()
 	ca, caKey := writeCert(t, dir, "ca", nil, nil)
 	writeCert(t, dir, "server", ca, caKey)

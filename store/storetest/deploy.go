@@ -17,9 +17,11 @@ import (
 
 // ClusterAddrs returns the seed addresses of the shared test cluster named by
 // REDIS_CLUSTER_ADDRS (comma-separated host:port), the one the "cluster" backend of Backends
-// uses. Without it the test is skipped, or fails when REQUIRE_REDIS_CLUSTER=1 (as in CI).
+// uses. Without it the test is skipped, or fails when REQUIRE_REDIS_CLUSTER=1 (as in CI); it is
+// skipped too when BackendsEnv leaves out "cluster".
 func ClusterAddrs(t testing.TB) []string {
 	t.Helper()
+	SkipUnless(t, "cluster")
 	addrs := os.Getenv("REDIS_CLUSTER_ADDRS")
 	if addrs == "" {
 		if os.Getenv("REQUIRE_REDIS_CLUSTER") == "1" {
@@ -55,9 +57,10 @@ type Deployment struct {
 
 // StartDeployment runs `scripts/<script> start DIR args...` and stops the processes when the test
 // ends. It needs bash, redis-server and redis-cli on PATH: without them the test is skipped, or
-// fails under REQUIRE_REAL_REDIS=1.
+// fails under REQUIRE_REAL_REDIS=1; it is skipped when BackendsEnv leaves out "redis".
 func StartDeployment(t testing.TB, script string, args ...string) *Deployment {
 	t.Helper()
+	SkipUnless(t, "redis")
 	for _, bin := range []string{"bash", "redis-server", "redis-cli"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			if os.Getenv("REQUIRE_REAL_REDIS") == "1" {

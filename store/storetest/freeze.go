@@ -20,9 +20,11 @@ import (
 
 // PrivateServer starts a redis-server for one test alone and stops it when the test ends, for
 // tests that disrupt their server (see Freeze). Like RealServer it skips the test when
-// redis-server is not on PATH, or fails it under REQUIRE_REAL_REDIS=1.
+// redis-server is not on PATH, or fails it under REQUIRE_REAL_REDIS=1, and skips it when
+// BackendsEnv leaves out "redis".
 func PrivateServer(t testing.TB, extra ...string) *Server {
 	t.Helper()
+	SkipUnless(t, "redis")
 	s, err := StartServer(extra...)
 	if err != nil {
 		if os.Getenv("REQUIRE_REAL_REDIS") == "1" {

@@ -61,9 +61,11 @@ func Main(m *testing.M) {
 }
 
 // RealServer returns the package's real redis-server, starting it on first use. It skips the
-// test when redis-server is not installed, or fails it when REQUIRE_REAL_REDIS=1.
+// test when redis-server is not installed, or fails it when REQUIRE_REAL_REDIS=1; it skips it too
+// when BackendsEnv leaves out "redis".
 func RealServer(t testing.TB) *Server {
 	t.Helper()
+	SkipUnless(t, "redis")
 	real.once.Do(func() { real.srv, real.err = StartServer() })
 	if real.err != nil {
 		if os.Getenv("REQUIRE_REAL_REDIS") == "1" {
@@ -161,29 +163,72 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Backends returns the backends to run a test on, closing their clients when it ends.
+// BackendsEnv names the environment variable that narrows the backends a test runs on: a
+// comma-separated list of backend names (miniredis, redis, cluster). Unset or empty, a test runs on
+// every backend available. CI runs the suite twice side by side with it: under the race detector
+// on the real servers, and without it on miniredis (an in-process emulator that the detector
+// slows four- to fivefold, checking nothing of agora's code the real servers' run does not).
+const BackendsEnv = "AGORA_TEST_BACKENDS"
+
+// SkipUnless skips the test when BackendsEnv is set and does not name the backend name: the
+// helpers that start or reach a real server of their own (RealServer, PrivateServer,
+// StartDeployment: "redis"; ClusterAddrs: "cluster") call it, so that a run narrowed to miniredis
+// leaves their tests to the run of the real servers.
+func SkipUnless(t testing.TB, name string) {
+	t.Helper()
+	if !wanted(name) {
+		t.Skipf("%s=%q leaves out the %s backend", BackendsEnv, os.Getenv(BackendsEnv), name)
+	}
+}
+
+// wanted reports whether the backend named name is among those BackendsEnv names.
+func wanted(name string) bool {
+	list := strings.TrimSpace(os.Getenv(BackendsEnv))
+	if list == "" {
+		return true
+	}
+	for _, n := range strings.Split(list, ",") {
+		if strings.TrimSpace(n) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Backends returns the backends to run a test on, closing their clients when it ends: miniredis,
+// the package's real redis-server and the cluster of REDIS_CLUSTER_ADDRS, those BackendsEnv
+// names when it is set. A test none of whose backends is available is skipped.
 func Backends(t testing.TB) []Backend {
 	t.Helper()
-	m := miniredis.RunT(t)
-	mc := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
-	mc.AddHook(SlotCheck{})
-	t.Cleanup(func() { _ = mc.Close() })
-	out := []Backend{{Name: "miniredis", Client: mc, Mini: m}}
-
-	real.once.Do(func() { real.srv, real.err = StartServer() })
-	switch {
-	case real.err == nil:
-		rc := rdb.NewPlainClient(&rdb.Options{Addr: real.srv.Addr})
-		rc.AddHook(SlotCheck{})
-		t.Cleanup(func() { _ = rc.Close() })
-		out = append(out, Backend{Name: "redis", Client: rc})
-	case os.Getenv("REQUIRE_REAL_REDIS") == "1":
-		t.Fatalf("REQUIRE_REAL_REDIS=1 but no real redis: %v", real.err)
+	var out []Backend
+	if wanted("miniredis") {
+		m := miniredis.RunT(t)
+		mc := rdb.NewPlainClient(&rdb.Options{Addr: m.Addr()})
+		mc.AddHook(SlotCheck{})
+		t.Cleanup(func() { _ = mc.Close() })
+		out = append(out, Backend{Name: "miniredis", Client: mc, Mini: m})
 	}
-	if addrs := os.Getenv("REDIS_CLUSTER_ADDRS"); addrs != "" {
-		out = append(out, Backend{Name: "cluster", Client: NewClusterClient(t, strings.Split(addrs, ","))})
-	} else if os.Getenv("REQUIRE_REDIS_CLUSTER") == "1" {
-		t.Fatal("REQUIRE_REDIS_CLUSTER=1 but REDIS_CLUSTER_ADDRS is not set")
+	if wanted("redis") {
+		real.once.Do(func() { real.srv, real.err = StartServer() })
+		switch {
+		case real.err == nil:
+			rc := rdb.NewPlainClient(&rdb.Options{Addr: real.srv.Addr})
+			rc.AddHook(SlotCheck{})
+			t.Cleanup(func() { _ = rc.Close() })
+			out = append(out, Backend{Name: "redis", Client: rc})
+		case os.Getenv("REQUIRE_REAL_REDIS") == "1":
+			t.Fatalf("REQUIRE_REAL_REDIS=1 but no real redis: %v", real.err)
+		}
+	}
+	if wanted("cluster") {
+		if addrs := os.Getenv("REDIS_CLUSTER_ADDRS"); addrs != "" {
+			out = append(out, Backend{Name: "cluster", Client: NewClusterClient(t, strings.Split(addrs, ","))})
+		} else if os.Getenv("REQUIRE_REDIS_CLUSTER") == "1" {
+			t.Fatal("REQUIRE_REDIS_CLUSTER=1 but REDIS_CLUSTER_ADDRS is not set")
+		}
+	}
+	if len(out) == 0 {
+		t.Skipf("none of the backends %s=%q names is available", BackendsEnv, os.Getenv(BackendsEnv))
 	}
 	return out
 }
