@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -135,6 +136,60 @@ func TestAPIGroupDirectory(t *testing.T) {
 		a.do("", `{user(name:"ann"){postCount}}`, nil).decode(t, &p)
 		if p.User.PostCount != 1 {
 			t.Errorf("ann's postCount = %d, want 1", p.User.PostCount)
+		}
+	})
+}
+
+// TestActiveUsersReadWithTheirGroups lists groups with their active users in two windows and
+// counts Redis round trips: the counts are read with the groups' other reads, so 20 groups take
+// as many round trips as 2, and each count is the right one.
+func TestActiveUsersReadWithTheirGroups(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		counted, rt := b.Counted(t)
+		a := newAPI(t, counted, store.Options{WriteLimit: -1})
+		users := make([]string, 3)
+		for i := range users {
+			users[i], _ = a.signUp(fmt.Sprintf("user%d", i))
+		}
+		query := `query($n:Int!){groups(sort:NEW,first:$n){nodes{name activeUsers hour:activeUsers(window:HOUR) memberCount}}}`
+		trips := map[int]int64{}
+		made := 0
+		for _, size := range []int{2, 20} {
+			for ; made < size; made++ {
+				g := fmt.Sprintf("grp%d", made)
+				a.do(users[0], `mutation($n:String!){createGroup(name:$n){id}}`, map[string]any{"n": g}).decode(t, &struct{}{})
+				// Group i has i%3+1 active users: each posts into it.
+				for u := 0; u <= made%3; u++ {
+					a.createPost(users[u], "hello", g)
+				}
+			}
+			vars := map[string]any{"n": size}
+			a.do("", query, vars) // warm the connection pool
+			rt.Reset()
+			var p struct {
+				Groups struct {
+					Nodes []struct {
+						Name              string
+						ActiveUsers, Hour int
+					}
+				}
+			}
+			a.do("", query, vars).decode(t, &p)
+			trips[size] = rt.Count()
+			if len(p.Groups.Nodes) != size {
+				t.Fatalf("groups(first:%d): %d groups", size, len(p.Groups.Nodes))
+			}
+			for _, g := range p.Groups.Nodes {
+				var i int
+				fmt.Sscanf(g.Name, "grp%d", &i)
+				if want := i%3 + 1; g.ActiveUsers != want || g.Hour != want {
+					t.Errorf("%s: activeUsers %d, hour %d; want %d", g.Name, g.ActiveUsers, g.Hour, want)
+				}
+			}
+		}
+		t.Logf("round trips: %v", trips)
+		if trips[20] > trips[2] {
+			t.Fatalf("round trips grew with the groups listed: %v", trips)
 		}
 	})
 }

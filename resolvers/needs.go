@@ -265,6 +265,13 @@ func (b needsBuilder) into(n *store.Needs, sel ast.SelectionSet, typ string) {
 			n.GroupCreated = true
 		case "Group.memberCount":
 			n.MemberCount = true
+		case "Group.activeUsers":
+			var w *model.Window
+			if v, ok := f.ArgumentMap(b.op.Variables)["window"].(string); ok {
+				mw := model.Window(v)
+				w = &mw
+			}
+			n.ActiveUsers = n.ActiveUsers.With(activityWindow(w))
 		case "Group.moderators":
 			if n.Moderators == nil {
 				n.Moderators = &store.Needs{}

@@ -160,23 +160,39 @@ func (s *Store) postGroupsRead(ctx context.Context, pid string) (op, func() []st
 
 // GroupActiveUsers loads about how many distinct users posted, commented or voted in a group
 // within window w (see above). The count changes as time passes, so the response is not cached.
+// A list of groups whose Needs ask for the count reads it with the groups' other reads, in the
+// level's pipeline (groupNeeds).
 func (l *Loader) GroupActiveUsers(ctx context.Context, g *Group, w ActivityWindow) (int, error) {
 	if l.revs != nil {
 		l.revs.timeDependent()
 	}
+	c, err := l.get(ctx, l.activeUsersRead(g.Name, w))
+	if err != nil {
+		return 0, fmt.Errorf("count the active users of %s: %w", g.Name, err)
+	}
+	return int(c.cmd.(*rdb.IntCmd).Val()), nil
+}
+
+// activeUsersRead counts the users active in group g within window w: one PFCOUNT of the
+// HyperLogLogs that cover it, as of now.
+func (l *Loader) activeUsersRead(g string, w ActivityWindow) read {
 	b, back := activitySpan(w)
 	now := bucketOf(b, l.s.now())
 	keys := make([]string, 0, back+1)
 	for n := now - back; n <= now; n++ {
-		keys = append(keys, l.s.k.groupActive(g.Name, b, n))
+		keys = append(keys, l.s.k.groupActive(g, b, n))
 	}
-	var cmd *rdb.IntCmd
-	err := l.s.pipeline(ctx, []op{{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		cmd = p.PFCount(ctx, keys...)
-		return cmd, nil
-	}}}, false)
-	if err != nil {
-		return 0, fmt.Errorf("count the active users of %s: %w", g.Name, err)
-	}
-	return int(cmd.Val()), nil
+	return read{key: "au:" + strconv.Itoa(int(w)) + ":" + keys[len(keys)-1], rkey: keys[0],
+		fill: func(ctx context.Context, p rdb.Pipeliner, c *call) {
+			c.cmd = p.PFCount(ctx, keys...)
+		}}
 }
+
+// ActivityWindows is a set of ActivityWindow: the counts of Group.activeUsers a response shows.
+type ActivityWindows uint8
+
+// With returns ws with w added.
+func (ws ActivityWindows) With(w ActivityWindow) ActivityWindows { return ws | 1<<w }
+
+// Has reports whether w is in ws.
+func (ws ActivityWindows) Has(w ActivityWindow) bool { return ws&(1<<w) != 0 }

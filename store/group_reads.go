@@ -68,6 +68,11 @@ func (l *Loader) groupNeeds(g string, n *Needs, reads []read) []read {
 	if n.MemberCount {
 		reads = append(reads, zcardRead(k.groupMembers(g)))
 	}
+	for w := ActiveHour; w <= ActiveYear; w++ {
+		if n.ActiveUsers.Has(w) {
+			reads = append(reads, l.activeUsersRead(g, w))
+		}
+	}
 	if n.Moderators != nil {
 		reads = append(reads, l.groupModsRead(g))
 	}

@@ -85,6 +85,8 @@ type Needs struct {
 	// viewer is a member or a moderator. A group's info and post count are always read.
 	GroupCreated, MemberCount, ViewerIsMember, ViewerIsModerator bool
 	Moderators                                                   *Needs
+	// ActiveUsers (groups): the windows whose count of active users the response shows.
+	ActiveUsers ActivityWindows
 	// Users: karma, place on the leaderboard, follower and following counts, and whether the
 	// viewer follows them or they follow the viewer.
 	Karma, Rank, FollowerCount, FollowingCount, ViewerFollows, FollowsViewer bool
