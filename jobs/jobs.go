@@ -122,7 +122,8 @@ type Options struct {
 	// is due again Wait later, however long it lasts, so that a full Redis turns no job into a
 	// dead letter and every job runs once memory is freed. Default: none is.
 	Waiting func(error) bool
-	// Wait is how long a job waits after a try that Waiting excused. Default 30s.
+	// Wait is how long a job waits after a try that does not count: one Waiting excused, or one
+	// of a kind this process has no handler for (see execute). Default 30s.
 	Wait time.Duration
 }
 
@@ -172,6 +173,9 @@ type Engine struct {
 	next     atomic.Uint32 // the shard the next claim round starts with
 
 	done, failed, dead atomic.Uint64
+
+	mu      sync.Mutex
+	notHere map[string]time.Time // kinds of jobs put back as not this release's → when it last said so
 }
 
 // New returns an engine that runs its scripts through r. Register handlers with Handle before
@@ -417,14 +421,30 @@ func backoff(try int) time.Duration {
 	return min(time.Second<<min(max(try-1, 0), 9), 5*time.Minute)
 }
 
-// execute runs one claimed job and records the outcome. A job whose handler is unknown fails
-// like any other (another process of a newer version may know it; the tries bound it).
+// ErrNotHere is what a handler's error wraps when its job names work this release does not know:
+// a step of a newer release's (an account deletion's step, say). The job is then put back as one
+// of a kind without a handler is (see execute), not failed.
+var ErrNotHere = errors.New("work of a newer release")
+
+// execute runs one claimed job and records the outcome. A job of a kind this process has no
+// handler for, or whose handler says ErrNotHere, is not its to fail: a process of a newer release
+// queued it, in a rolling upgrade or beside a canary, and only such a process runs it. It goes
+// back to the queue, due Options.Wait later, its try not counted, until one claims it (however
+// long that takes: after a roll-back it waits for the next upgrade). Counted, the tries of such
+// a job ran out in minutes whenever the older processes happened to claim it ten times in a row,
+// and it became a dead letter.
 func (e *Engine) execute(ctx context.Context, c claimed) {
+	h, ok := e.handlers[c.Kind]
 	var err error
-	if h, ok := e.handlers[c.Kind]; ok {
+	if ok {
 		err = safely(ctx, h, c.Job)
-	} else {
-		err = fmt.Errorf("no handler for jobs of kind %q", c.Kind)
+	}
+	if !ok || errors.Is(err, ErrNotHere) {
+		e.warnNotHere(ctx, c, err)
+		if err := e.finish(context.WithoutCancel(ctx), c, "later", e.now().Add(e.opts.Wait), ""); err != nil {
+			e.opts.Log.WarnContext(ctx, "job outcome not recorded: it runs again when its lease ends", "job", c.ID, "err", err)
+		}
+		return
 	}
 	// Record the outcome even if ctx ended meanwhile: the job ran.
 	rec := context.WithoutCancel(ctx)
@@ -460,6 +480,30 @@ func (e *Engine) execute(ctx context.Context, c claimed) {
 		// The lease ends by itself and the job runs again: handlers are idempotent.
 		e.opts.Log.WarnContext(ctx, "job outcome not recorded: it runs again when its lease ends", "job", c.ID, "err", err)
 	}
+}
+
+// warnNotHere logs that a job this process cannot run (err nil: no handler for its kind) was put
+// back, once a minute for each kind, not once a try.
+func (e *Engine) warnNotHere(ctx context.Context, c claimed, err error) {
+	now := time.Now()
+	e.mu.Lock()
+	last, seen := e.notHere[c.Kind]
+	warn := !seen || now.Sub(last) >= time.Minute
+	if warn {
+		if e.notHere == nil {
+			e.notHere = map[string]time.Time{}
+		}
+		e.notHere[c.Kind] = now
+	}
+	e.mu.Unlock()
+	if !warn {
+		return
+	}
+	if err == nil {
+		err = fmt.Errorf("no handler for jobs of kind %q", c.Kind)
+	}
+	e.opts.Log.WarnContext(ctx, "a job this release cannot run (a newer release's?): put back for a process that can",
+		"job", c.ID, "kind", c.Kind, "retry_in", e.opts.Wait, "err", err)
 }
 
 // safely runs h, turning a panic into an error so that one bad job cannot stop the engine.

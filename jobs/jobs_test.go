@@ -784,3 +784,56 @@ func TestJobCausedAgainAfterItsDeadLetterRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestJobOfANewerReleaseWaitsForAProcessThatKnowsIt runs jobs queued by a newer release on a
+// process of an older one, more often than MaxTries: one of a kind it has no handler for, one
+// whose handler finds a step it does not know (jobs.ErrNotHere). Each is put back every time, its
+// tries not counted, never a dead letter, and the newer process runs both.
+func TestJobOfANewerReleaseWaitsForAProcessThatKnowsIt(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		es := engines(t, b, 2, clk, jobs.Options{MaxTries: 3, Wait: time.Minute})
+		older, newer := es[0], es[1]
+		older.Handle("steps", func(_ context.Context, j jobs.Job) error {
+			return fmt.Errorf("step %q: %w", j.Arg, jobs.ErrNotHere)
+		})
+		var r recorder
+		newer.Handle("new-kind", r.handle)
+		newer.Handle("steps", r.handle)
+		if err := newer.Enqueue(ctx, jobs.Job{ID: "j1", Kind: "new-kind", Arg: "x"},
+			jobs.Job{ID: "j2", Kind: "steps", Arg: "new-step"}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if n := runDue(t, older); n != 2 {
+				t.Fatalf("claim %d by the older process: %d jobs, want 2", i, n)
+			}
+			if n := runDue(t, older); n != 0 {
+				t.Fatalf("%d jobs due again at once after claim %d", n, i)
+			}
+			clk.Add(time.Minute)
+		}
+		if st := older.Stats(); st != (jobs.Stats{}) {
+			t.Fatalf("the older process counted the jobs: %+v", st)
+		}
+		dead, err := older.Dead(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dead) != 0 {
+			t.Fatalf("dead letters: %+v", dead)
+		}
+		if n := runDue(t, newer); n != 2 {
+			t.Fatalf("the newer process ran %d jobs, want 2", n)
+		}
+		got := r.runs()
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"j1=x", "j2=new-step"}) {
+			t.Fatalf("ran %v", got)
+		}
+		if st := newer.Stats(); st.Done != 2 || st.Failed != 0 {
+			t.Fatalf("newer process's stats %+v", st)
+		}
+	})
+}

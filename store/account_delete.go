@@ -264,7 +264,7 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 	case "finish":
 		return false, s.eraseFinish(ctx, uid)
 	default:
-		return false, fmt.Errorf("unknown step %q", step)
+		return false, fmt.Errorf("unknown step %q: %w", step, jobs.ErrNotHere)
 	}
 	start := int64(0)
 	if keep {
@@ -321,7 +321,7 @@ func (s *Store) eraseRemoved(ctx context.Context, uid, step string, cursor uint6
 			return nil
 		})
 	default:
-		return -1, fmt.Errorf("unknown step %q", step)
+		return -1, fmt.Errorf("unknown step %q: %w", step, jobs.ErrNotHere)
 	}
 	if err != nil {
 		return -1, err
