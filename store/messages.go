@@ -348,7 +348,10 @@ func (s *Store) blockReads(ctx context.Context, u, o string) ([]op, func() error
 // a resent script call still sends one message.
 //
 // It costs two round trips: the checks (limits, bans, blocks, the recipient), then the message,
-// both mailboxes, its live events and the settling of its repair note in one pipeline.
+// both mailboxes, its live events and the settling of its repair note in one pipeline. A message
+// whose time, by this process's clock, is not past the conversation's (its recipient read it, or
+// it holds a message, at a later time by another replica's clock) is sent again with a later one
+// (see sendOnce), so that a message sent after a mark of read is never counted read.
 func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body, idempotencyKey string) (*Message, error) {
 	from, to := string(sender), string(recipient)
 	if !validUserName(to) {
@@ -371,6 +374,46 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 		return nil, err
 	}
 	now := s.now()
+	for attempt := range lateAttempts {
+		if attempt > 0 {
+			// The last attempt settled the gate's repair note: this one notes its own.
+			a, b := pair(from, to)
+			var c scriptCall
+			n, c = s.noteCall(repairConversation + ":" + a + ":" + b)
+			if err := s.runMany(ctx, []scriptCall{c}); err != nil {
+				return nil, err
+			}
+		}
+		m, floor, err := s.sendOnce(ctx, n, sender, recipient, body, idempotencyKey, now)
+		if err != nil || floor == "" {
+			return m, err
+		}
+		// This process's clock is behind the conversation's (a read position or a message of
+		// another replica's later time): the message is sent again after it.
+		now = later(s.now(), fromMillis(atoi64(floor[:13])+1))
+	}
+	return nil, busyf("the conversation kept moving past this message's time; nothing was sent")
+}
+
+// lateAttempts bounds the times SendMessage sends a message again with a later time because the
+// conversation had moved past the one it gave (see message_send.lua).
+const lateAttempts = 8
+
+// later is the later of t and u.
+func later(t, u time.Time) time.Time {
+	if u.After(t) {
+		return u
+	}
+	return t
+}
+
+// sendOnce sends the message of SendMessage, created at now, once its gate has passed (n is the
+// gate's repair note). When the conversation refuses it as late — its recipient has read, or it
+// holds a message, at or past the id now gives (a replica whose clock runs behind) — it writes
+// no message, derives the mailboxes again (they took the steps of one that does not exist), and
+// returns the position the message must follow as floor.
+func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey, body, idempotencyKey string, now time.Time) (m *Message, floor string, err error) {
+	from, to := string(sender), string(recipient)
 	ms := now.UnixMilli()
 	id := s.newMessageID(now)
 	// Without a client's key, a resent script call (go-redis repeats a command whose reply was
@@ -394,7 +437,7 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 	for _, uid := range []string{to, from} {
 		pc, err := s.publishCall(message{s.k.chanMessages(uid), EventIDs{Message: gid}})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		calls = append(calls, pc)
 	}
@@ -406,9 +449,9 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 		// repair again should that fail too: the settle may have gone through).
 		s.resync(ctx, a, b)
 		if errs[0] != nil {
-			return nil, errs[0]
+			return nil, "", errs[0]
 		}
-		return nil, perr
+		return nil, "", perr
 	case errs[1] != nil || errs[2] != nil:
 		// The message is written; a mailbox missed its step. The note stays: should the resync
 		// fail too (Redis full), the repair derives the mailboxes once it can.
@@ -421,30 +464,41 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
 	arr, err := replyArrayLen("message_send", out[0], 2)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	word, err := replyString("message_send", arr[0]) // the message's id, or "again"
+	word, err := replyString("message_send", arr[0]) // "ok", "again" or "late"
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if word == "again" {
 		// The idempotency key names an earlier message: the mailboxes took this one's steps for a
 		// message that does not exist, so derive them again, and answer with the first message.
 		prior, err := replyString("message_send", arr[1])
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		s.resync(ctx, a, b)
 		m, err := s.NewLoader().Message(ctx, sender, messageID(a, b, prior))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if m == nil {
-			return nil, notFoundf("the message this idempotency key sent is gone")
+			return nil, "", notFoundf("the message this idempotency key sent is gone")
 		}
-		return m, nil
+		return m, "", nil
 	}
-	return &Message{ID: gid, Sender: sender, Recipient: recipient, Text: body, CreatedAt: fromMillis(ms)}, nil
+	if word == "late" {
+		floor, err := replyString("message_send", arr[1])
+		if err != nil {
+			return nil, "", err
+		}
+		if len(floor) < 13 || !isDigits(floor[:13]) {
+			return nil, "", fmt.Errorf("message_send: malformed position %q", floor)
+		}
+		s.resync(ctx, a, b)
+		return nil, floor, nil
+	}
+	return &Message{ID: gid, Sender: sender, Recipient: recipient, Text: body, CreatedAt: fromMillis(ms)}, "", nil
 }
 
 // firstError returns the first non-nil error of errs.

@@ -1187,3 +1187,49 @@ func TestMessageAfterMarkReadInTheSameMillisecond(t *testing.T) {
 		}
 	})
 }
+
+// TestMessageFromAClockBehindAfterMarkReadStaysUnread sends a message through a replica whose
+// clock runs 2 s behind, after the recipient marked the conversation read on a replica with the
+// right time: the message came after the mark, so it is unread — in the conversation, in the
+// mailbox, and once both are derived again — and it sorts after every message before it.
+func TestMessageFromAClockBehindAfterMarkReadStaysUnread(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		opts := store.Options{Prefix: prefix, Now: clk.Now}
+		s := b.NewStore(t, opts)
+		opts.Now = func() time.Time { return clk.Now().Add(-2 * time.Second) }
+		slow := b.NewStore(t, opts) // another replica, its clock 2 s behind
+		signUp(t, s, "ann", "ben")
+		send(t, s, "ann", "ben", "hi")
+		send(t, s, "ben", "ann", "hello") // ben accepts
+		clk.Add(time.Millisecond)
+		send(t, s, "ann", "ben", "unread")
+		if _, err := s.MarkConversationRead(ctx, "ben", "ann", ""); err != nil {
+			t.Fatal(err)
+		}
+		clk.Add(time.Millisecond)
+		late := send(t, slow, "ann", "ben", "sent after the mark")
+		c, err := s.NewLoader().ConversationWith(ctx, "ben", "ann")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := unread(t, s, "ben"); got != 1 || c == nil || c.UnreadCount != 1 {
+			t.Fatalf("ben's unread count %d (conversation %+v), want 1", got, c)
+		}
+		if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
+			t.Fatal(err)
+		}
+		if got := unread(t, s, "ben"); got != 1 {
+			t.Fatalf("ben's unread count %d once derived again, want 1", got)
+		}
+		page, err := s.NewLoader().Messages(ctx, "ben", "ann", store.Window{Last: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) != 1 || page.Items[0].ID != late.ID {
+			t.Fatalf("the newest message is not the late one: %+v", page.Items)
+		}
+	})
+}

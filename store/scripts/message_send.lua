@@ -8,7 +8,12 @@
 --          ARGV[3] recipient user key   ARGV[4] body   ARGV[5] now (Unix ms): the message's
 --          creation time   ARGV[6] idempotency TTL in seconds; "0" without a client's key
 --          (KEYS[5] is then left alone: a resent call finds its message by id)
--- Reply    {"ok", id}, or {"again", id} when the idempotency key names an earlier message.
+-- Reply    {"ok", id}, or {"again", id} when the idempotency key names an earlier message, or
+--          {"late", position} when the id is not past the recipient's read position or the last
+--          message (a sender's replica whose clock runs behind the one that marked the
+--          conversation read, or sent its last message): the message, sent after them, would
+--          count as read or sort before them. Nothing is written; the caller sends it again with a
+--          later id.
 -- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
 --          ago and has not accepted the conversation since.
 -- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
@@ -30,6 +35,10 @@ if keyed then
   if prior then return {'again', prior} end
 end
 if redis.call('EXISTS', msg) == 1 then return {'ok', id} end
+local floor = redis.call('HGET', conv, 'r:' .. to) or ''
+local newest = redis.call('ZRANGE', msgs, -1, -1)[1]
+if newest and newest > floor then floor = newest end
+if id <= floor then return {'late', floor} end
 if redis.call('HGET', conv, 'a:' .. to) ~= '1' then
   local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
   if declined > ms then
