@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -165,7 +166,7 @@ func (s *Store) moderatorSeats(ctx context.Context, uid string, groups []string)
 		switch err := c.Err(); {
 		case err == nil:
 			out = append(out, groups[i])
-		case err != rdb.Nil:
+		case !errors.Is(err, rdb.Nil):
 			return nil, fmt.Errorf("read the moderators of %s: %w", groups[i], err)
 		}
 	}

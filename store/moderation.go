@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -76,9 +77,9 @@ func (s *Store) authorityIn(ctx context.Context, actor UserKey, groups []string,
 		switch {
 		case err == nil && (via == "" || (slices.Contains(banned, via) && !slices.Contains(banned, groups[i]))):
 			via = groups[i]
-		case err == rdb.Nil && all && sizes[i].Val() > 0: // a group without moderators is the admins'
+		case errors.Is(err, rdb.Nil) && all && sizes[i].Val() > 0: // a group without moderators is the admins'
 			return "", &Error{Kind: KindForbidden, Msg: "only a moderator of every one of " + groupList(groups) + ", or a site admin, may do this"}
-		case err != nil && err != rdb.Nil:
+		case err != nil && !errors.Is(err, rdb.Nil):
 			return "", fmt.Errorf("read the moderators of %s: %w", groups[i], err)
 		}
 	}

@@ -724,11 +724,11 @@ func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, s
 		var buf []byte
 		for _, c := range cs {
 			first, err := c.cmd.(*rdb.StringCmd).Bytes()
-			if err != nil && err != rdb.Nil {
+			if err != nil && !errors.Is(err, rdb.Nil) {
 				return nil, err
 			}
 			list, err := c.cmd2.(*rdb.StringCmd).Bytes()
-			if err != nil && err != rdb.Nil {
+			if err != nil && !errors.Is(err, rdb.Nil) {
 				return nil, err
 			}
 			if len(first) > 0 && len(list) > 0 { // one list: the first posting, then the others
