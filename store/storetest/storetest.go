@@ -166,8 +166,8 @@ func FreePort() (int, error) {
 // BackendsEnv names the environment variable that narrows the backends a test runs on: a
 // comma-separated list of backend names (miniredis, redis, cluster). Unset or empty, a test runs on
 // every backend available. CI runs the suite twice side by side with it: under the race detector
-// on the real servers, and without it on miniredis (an in-process emulator that the detector
-// slows four- to fivefold, checking nothing of agora's code the real servers' run does not).
+// on the real redis-server, and without it on miniredis and the cluster (the detector checks
+// agora's code, which runs the same on every backend; see .ci/run).
 const BackendsEnv = "AGORA_TEST_BACKENDS"
 
 // SkipUnless skips the test when BackendsEnv is set and does not name the backend name: the
