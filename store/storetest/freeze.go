@@ -59,10 +59,12 @@ type Freezable struct {
 // Freezables returns the Redis deployments a freeze can be simulated on: miniredis behind a proxy
 // that stops forwarding, a redis-server of the test's own stopped with SIGSTOP, and a Redis
 // Cluster of the test's own (not the shared one, which other tests use) whose every node is
-// stopped so.
+// stopped so. BackendsEnv narrows them as it narrows Backends, the last two being real servers
+// ("redis": see SkipUnless).
 func Freezables() []Freezable {
 	return []Freezable{
 		{Name: "miniredis", Start: func(t *testing.T) (rdb.ClientConfig, func(*testing.T) func()) {
+			SkipUnless(t, "miniredis")
 			p := NewProxy(t, miniredis.RunT(t).Addr())
 			return rdb.ClientConfig{URL: p.Addr()}, func(t *testing.T) func() { return p.Stall(t) }
 		}},
@@ -126,10 +128,18 @@ func NewBoundedStore(t *testing.T, c rdb.ClientConfig, timeout time.Duration) *s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
-	st, err := store.New(context.Background(), rdb, store.Options{Prefix: Prefix(),
-		Password: FastPasswords, WriteLimit: 1000, RedisTimeout: timeout})
-	if err != nil {
-		t.Fatal(err)
+	opts := store.Options{Prefix: Prefix(), Password: FastPasswords, WriteLimit: 1000, RedisTimeout: timeout}
+	// The start (loading the scripts) is not what such a test bounds: on a loaded machine a freshly
+	// started server may take longer than timeout to answer it, which is an UNAVAILABLE the caller
+	// would retry, and so does this.
+	for attempt := 1; ; attempt++ {
+		st, err := store.New(context.Background(), rdb, opts)
+		if err == nil {
+			return st
+		}
+		if attempt == 5 || !store.IsKind(err, store.KindUnavailable) {
+			t.Fatal(err)
+		}
+		time.Sleep(timeout)
 	}
-	return st
 }
