@@ -97,16 +97,17 @@ func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
 // derived from it up to date: b's followers, how a's feed gets b's posts, and the feed backfill.
 // Each step is idempotent and version-guarded, so running it again completes a cut-off run.
 func (s *Store) syncFollow(ctx context.Context, a, b string, follow bool) error {
-	return s.syncFollowOver(ctx, a, b, follow, "")
-}
-
-// syncFollowOver is syncFollow with a's sequence raised past floor first (see follow.lua), when
-// floor is not "": the version b's side last applied for a, read just before, for a rebuild.
-func (s *Store) syncFollowOver(ctx context.Context, a, b string, follow bool, floor string) error {
 	op := followRemove
 	if follow {
 		op = followAdd
 	}
+	return s.syncFollowOver(ctx, a, b, op, "")
+}
+
+// syncFollowOver is syncFollow with op (followAdd, followRemove, or followRead to derive the
+// relation as a's side holds it) and a's sequence raised past floor first (see follow.lua), when
+// floor is not "": the version b's side last applied for a, read just before, for a rebuild.
+func (s *Store) syncFollowOver(ctx context.Context, a, b, op, floor string) error {
 	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), MaxFollowing, floor)
 	if err != nil {
 		if IsKind(err, KindLimitReached) {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -508,4 +510,123 @@ func TestRebuildUsersFollowOverAStaleCopy(t *testing.T) {
 		}
 		checkGraph(t, s, names, 1000)
 	})
+}
+
+// afterFirst is a client hook that runs then once, right after the first command whose
+// arguments, joined by spaces, match: a write of another client landing between a rebuild's read
+// and what it does with it.
+type afterFirst struct {
+	match func(args string) bool
+	then  func()
+	done  atomic.Bool
+}
+
+func (h *afterFirst) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+
+func (h *afterFirst) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
+		err := next(ctx, cmd)
+		h.after([]rdb.Cmder{cmd})
+		return err
+	}
+}
+
+func (h *afterFirst) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		err := next(ctx, cmds)
+		h.after(cmds)
+		return err
+	}
+}
+
+// after runs then if one of cmds, just sent, is the first to match.
+func (h *afterFirst) after(cmds []rdb.Cmder) {
+	for _, cmd := range cmds {
+		args := make([]string, len(cmd.Args()))
+		for i, a := range cmd.Args() {
+			args[i] = storetest.ArgString(a)
+		}
+		if h.match(strings.ToLower(strings.Join(args, " "))) && h.done.CompareAndSwap(false, true) {
+			h.then()
+			return
+		}
+	}
+}
+
+// TestRebuildKeepsAFollowChangedWhileItRuns: a rebuild derives every follow from the follower's
+// side as it is when it writes, not as it read it: an unfollow made between the rebuild's listing
+// of the follower's followees and its step for the relation stays made, and so does a follow made
+// between its check that a follower listed by the followee no longer follows them and its step.
+// The rebuild wrote the relation as it had read it: it brought back the unfollowed user (their
+// posts in the feed, a follower more) and undid the new follow.
+func TestRebuildKeepsAFollowChangedWhileItRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before bool      // ann follows ben before the rebuild
+		after  [2]string // the command of the rebuild's the change lands after: its name, how it ends
+		change func(ctx context.Context, s *store.Store) (*store.User, error)
+	}{
+		{"an unfollow after the followees' listing", true, [2]string{"zrange", "{u:ann}:following 0 -1"},
+			func(ctx context.Context, s *store.Store) (*store.User, error) { return s.Unfollow(ctx, "ann", "ben") }},
+		{"a follow after the check of a stale follower", false, [2]string{"zscore", "{u:ann}:following ben"},
+			func(ctx context.Context, s *store.Store) (*store.User, error) { return s.Follow(ctx, "ann", "ben") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				s := b.NewStore(t, store.Options{Prefix: prefix})
+				signUp(t, s, "ann", "ben")
+				if _, err := s.Follow(ctx, "ann", "ben"); err != nil {
+					t.Fatal(err)
+				}
+				if !tc.before {
+					if _, err := s.Unfollow(ctx, "ann", "ben"); err != nil {
+						t.Fatal(err)
+					}
+					// ben's followers still name ann, as an unfollow whose mirror was cut off
+					// leaves them: the rebuild checks her side, and finds no follow.
+					if err := b.Client.ZAdd(ctx, prefix+"{u:ben}:followers", rdb.Z{Score: 1, Member: "ann"}).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				hook := &afterFirst{
+					match: func(args string) bool {
+						return strings.HasPrefix(args, tc.after[0]+" ") && strings.HasSuffix(args, tc.after[1])
+					},
+					then: func() {
+						if _, err := tc.change(ctx, s); err != nil {
+							t.Error(err)
+						}
+					},
+				}
+				rb := b
+				rb.Client = b.NewClient(t)
+				rb.Client.AddHook(hook)
+				if _, err := rb.NewStore(t, store.Options{Prefix: prefix}).RebuildUsers(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if !hook.done.Load() {
+					t.Fatalf("the rebuild sent no %q", tc.after)
+				}
+				want := !tc.before // the change flipped it
+				l := s.NewLoader()
+				follows, err := l.Follows(ctx, "ann", "ben")
+				if err != nil {
+					t.Fatal(err)
+				}
+				ben, err := l.User(ctx, "ben")
+				if err != nil || ben == nil {
+					t.Fatal(ben, err)
+				}
+				n, err := l.FollowerCount(ctx, ben)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if follows != want || (n == 1) != want || n > 1 {
+					t.Fatalf("after the rebuild: ann follows ben %v, ben has %d followers; want %v", follows, n, want)
+				}
+			})
+		})
+	}
 }

@@ -129,8 +129,11 @@ func (s *Store) requeueDrafts(ctx context.Context, uid string) (int, error) {
 	return len(pids), nil
 }
 
-// resyncFollows re-runs the derived steps of every relation of uid: its followees (as they are)
-// and any follower whose following set no longer names uid (as an unfollow).
+// resyncFollows re-runs the derived steps of every relation of uid: its followees and any
+// follower whose following set no longer names uid. Each step derives the relation from the
+// follower's side as it holds it when the step runs (followRead), not as it was listed or
+// checked: a follow or unfollow made meanwhile stays as it was made (a rebuild that wrote what it
+// had read brought back an unfollowed user and undid a new follow).
 func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	n := 0
 	followees, err := s.cmd().ZRange(ctx, s.k.following(uid), 0, -1).Result()
@@ -148,7 +151,7 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if err := s.syncFollowOver(ctx, uid, b, true, g); err != nil {
+		if err := s.syncFollowOver(ctx, uid, b, followRead, g); err != nil {
 			return n, err
 		}
 		n++
@@ -169,7 +172,7 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if err := s.syncFollowOver(ctx, a, uid, false, g); err != nil {
+		if err := s.syncFollowOver(ctx, a, uid, followRead, g); err != nil {
 			return n, err
 		}
 		n++
