@@ -122,3 +122,37 @@ func TestUnknownNamesAreRefusedBeforeValidation(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestErrorsAreCapped: validation reports every unused variable and fragment, so before the
+// fix 45 KB of unused fragments (under the token limit) were answered with 1,281 errors, 180 KB,
+// and 20 KB of unused variables with 1,919; the first httpapi.MaxRequestErrors are kept and one
+// more error counts the rest.
+func TestRequestErrorsAreCapped(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		many := func(n int, format string) string {
+			var s strings.Builder
+			for i := range n {
+				fmt.Fprintf(&s, format, i)
+			}
+			return s.String()
+		}
+		for _, tc := range []struct {
+			name, query string
+			errors      int
+		}{
+			{"300 unused fragments", "{__typename} " + many(300, "fragment f%d on Query{__typename} "), httpapi.MaxRequestErrors + 1},
+			{"300 unused variables", "query(" + many(300, "$v%d:Int ") + "){__typename}", httpapi.MaxRequestErrors + 1},
+			{"3 unused variables", "query(" + many(3, "$v%d:Int ") + "){__typename}", 3},
+		} {
+			r := a.do("", tc.query, nil)
+			if len(r.Errors) != tc.errors || r.Data != nil || r.code() != "GRAPHQL_VALIDATION_FAILED" {
+				t.Errorf("%s: %d errors (%q), data %s; want %d", tc.name, len(r.Errors), r.code(), r.Data, tc.errors)
+				continue
+			}
+			if last := r.Errors[len(r.Errors)-1]; tc.errors > httpapi.MaxRequestErrors && (!strings.Contains(last.Message, "more errors are left out") || last.Extensions["code"] != "GRAPHQL_VALIDATION_FAILED") {
+				t.Errorf("%s: the last error is %+v, want the count of those left out", tc.name, last)
+			}
+		}
+	})
+}

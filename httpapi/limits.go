@@ -1073,6 +1073,30 @@ func (g *fragmentGraph) auths(set ast.SelectionSet) int {
 	return n
 }
 
+// MaxRequestErrors is how many errors a request refused before execution (by validation, mostly)
+// is answered with; the rest are left out, counted by one more error. Validation reports every
+// unused variable and fragment: 45 KB of unused fragments (under the token limit) were answered
+// with 1,281 errors, 19.5 ms of CPU (the server's and the test's client's) and 180 KB, and 20 KB
+// of unused variables with 1,919 errors, 16.6 ms; capped, 9.9 and 8.0 ms, the rest being the
+// parse and the validation walk.
+const MaxRequestErrors = 100
+
+// capRequestErrors keeps the first MaxRequestErrors of errs, errors refused before execution, and
+// says how many more there were.
+func capRequestErrors(errs gqlerror.List) gqlerror.List {
+	if len(errs) <= MaxRequestErrors {
+		return errs
+	}
+	code := any(errcode.ValidationFailed)
+	if c, ok := errs[MaxRequestErrors].Extensions["code"]; ok {
+		code = c
+	}
+	return append(errs[:MaxRequestErrors:MaxRequestErrors], &gqlerror.Error{
+		Message:    fmt.Sprintf("%d more errors are left out", len(errs)-MaxRequestErrors),
+		Extensions: map[string]any{"code": code},
+	})
+}
+
 // unknownNames counts the fields and arguments a document names that the schema does not have,
 // each as validation reports it: once where it is written (a fragment's once, however often it is
 // spread). first describes the first one.
