@@ -199,6 +199,7 @@ func (t httpTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.G
 	ctx := r.Context()
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
+		errs = capRequestErrors(errs)
 		status := http.StatusOK
 		if mt == mediaGraphQLResponse {
 			status = http.StatusBadRequest

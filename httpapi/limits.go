@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -35,6 +36,14 @@ type Limits struct {
 	// BodyTimeout bounds the time a request body may take to arrive; default 10 s.
 	BodyTimeout time.Duration
 }
+
+// MaxUnknownNames is how many fields and arguments the schema does not have a document may name
+// before it is refused, with GRAPHQL_VALIDATION_FAILED naming the first, before validation runs.
+// Validation reports each one with suggestions, the edit distance of its name to every field or
+// argument of its type: 2 KB of unknown fields (420 of them) cost 4 to 5 ms of CPU and a 63 KB
+// answer of 420 errors, and 20 KB (3,500) 36 ms, half of it suggestions, against 0.4 ms for a
+// front page of 30 posts; refused, they cost 0.3 and 2 ms (the parse and this walk).
+const MaxUnknownNames = 20
 
 // DefaultLimits are the limits used when a field of Limits is zero.
 var DefaultLimits = Limits{MaxBodyBytes: 256 << 10, MaxTokens: 10000, MaxDepth: 40, MaxAliases: 100, MaxComplexity: 25000, MaxRepeats: 20, BodyTimeout: 10 * time.Second}
@@ -143,6 +152,7 @@ type docShape struct {
 	unused   repeated // of the fragments that nothing spreads
 	auths    bool     // a mutation sends more than one signUp or logIn
 	aliases  int
+	unknown  unknownNames
 }
 
 // fixedMeasure is an operation's measure, when ok says that its variables do not change it.
@@ -232,6 +242,7 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 			sh.auths = sh.auths || op.Operation == ast.Mutation && g.auths(op.SelectionSet) > 1
 		}
 		sh.aliases = countAliases(doc)
+		sh.unknown = countUnknownNames(c.schema, doc)
 		c.docs.setShape(p.Query, sh)
 	}
 	if rep := sh.unused; rep.n > c.lim.MaxRepeats {
@@ -242,6 +253,9 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	}
 	if sh.aliases > c.lim.MaxAliases {
 		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", sh.aliases, c.lim.MaxAliases)
+	}
+	if u := sh.unknown; u.n > MaxUnknownNames {
+		return limitError(errcode.ValidationFailed, "the query names %d fields and arguments the schema does not have, more than %d; the first is %s", u.n, MaxUnknownNames, u.first)
 	}
 	return nil
 }
@@ -1057,6 +1071,94 @@ func (g *fragmentGraph) auths(set ast.SelectionSet) int {
 		}
 	}
 	return n
+}
+
+// MaxRequestErrors is how many errors a request refused before execution (by validation, mostly)
+// is answered with; the rest are left out, counted by one more error. Validation reports every
+// unused variable and fragment: 45 KB of unused fragments (under the token limit) were answered
+// with 1,281 errors, 19.5 ms of CPU (the server's and the test's client's) and 180 KB, and 20 KB
+// of unused variables with 1,919 errors, 16.6 ms; capped, 9.9 and 8.0 ms, the rest being the
+// parse and the validation walk.
+const MaxRequestErrors = 100
+
+// capRequestErrors keeps the first MaxRequestErrors of errs, errors refused before execution, and
+// says how many more there were.
+func capRequestErrors(errs gqlerror.List) gqlerror.List {
+	if len(errs) <= MaxRequestErrors {
+		return errs
+	}
+	code := any(errcode.ValidationFailed)
+	if c, ok := errs[MaxRequestErrors].Extensions["code"]; ok {
+		code = c
+	}
+	return append(errs[:MaxRequestErrors:MaxRequestErrors], &gqlerror.Error{
+		Message:    fmt.Sprintf("%d more errors are left out", len(errs)-MaxRequestErrors),
+		Extensions: map[string]any{"code": code},
+	})
+}
+
+// unknownNames counts the fields and arguments a document names that the schema does not have,
+// each as validation reports it: once where it is written (a fragment's once, however often it is
+// spread). first describes the first one.
+type unknownNames struct {
+	n     int
+	first string
+}
+
+// countUnknownNames counts the fields and arguments of doc that its schema does not have, as
+// validation finds them: a field its parent type does not have (__typename aside), an argument its
+// field does not take. Below a field or a type condition the schema does not know, nothing is
+// counted, as validation reports nothing there.
+func countUnknownNames(schema *ast.Schema, doc *ast.QueryDocument) unknownNames {
+	var u unknownNames
+	note := func(what string) {
+		if u.n == 0 {
+			u.first = what
+		}
+		u.n++
+	}
+	var walk func(ast.SelectionSet, *ast.Definition)
+	walk = func(set ast.SelectionSet, typ *ast.Definition) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				if typ == nil || s.Name == "__typename" {
+					continue
+				}
+				def := typ.Fields.ForName(s.Name)
+				if def == nil {
+					note(fmt.Sprintf("field %q on %s", s.Name, typ.Name))
+					continue
+				}
+				for _, a := range s.Arguments {
+					if def.Arguments.ForName(a.Name) == nil {
+						note(fmt.Sprintf("argument %q of %s.%s", a.Name, typ.Name, s.Name))
+					}
+				}
+				walk(s.SelectionSet, schema.Types[def.Type.Name()])
+			case *ast.InlineFragment:
+				t := typ
+				if s.TypeCondition != "" {
+					t = schema.Types[s.TypeCondition]
+				}
+				walk(s.SelectionSet, t)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		root := schema.Query
+		switch op.Operation {
+		case ast.Mutation:
+			root = schema.Mutation
+		case ast.Subscription:
+			root = schema.Subscription
+		}
+		walk(op.SelectionSet, root)
+	}
+	for _, f := range doc.Fragments {
+		walk(f.SelectionSet, schema.Types[f.TypeCondition])
+	}
+	return u
 }
 
 // countAliases counts aliased fields written in the document.

@@ -46,6 +46,9 @@ func (t sseTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gr
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: begin, End: graphql.Now()}
 	oc, errs := exec.CreateOperationContext(r.Context(), params)
+	if errs != nil {
+		errs = capRequestErrors(errs)
+	}
 	ctx := graphql.WithOperationContext(r.Context(), oc)
 
 	h := w.Header()

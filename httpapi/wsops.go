@@ -51,6 +51,7 @@ func (c *wsConn) start(id string, payload json.RawMessage) *wsClose {
 	params.Headers = c.header
 	rc, errs := c.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
+		errs = capRequestErrors(errs)
 		resp := c.exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs)
 		if errcode.GetErrorKind(errs) == errcode.KindProtocol {
 			c.finish(op, resp.Errors) // the document does not parse or validate: error
