@@ -364,6 +364,17 @@ func (s *EventStream) Replay(ctx context.Context, after string) ([]Event, error)
 	return s.h.replay(ctx, s.channel, after)
 }
 
+// ReplayPage is Replay a page at a time: at most max events (ReplayPage when max is not
+// positive) after the cursor after, oldest first, and whether more may follow, to ask for after
+// the last one. Each page is one round trip; a later page fails with store.KindResync when the
+// log was trimmed past its cursor meanwhile.
+func (s *EventStream) ReplayPage(ctx context.Context, after string, max int) ([]Event, bool, error) {
+	if max <= 0 {
+		max = ReplayPage
+	}
+	return s.h.replayPage(ctx, s.channel, after, max)
+}
+
 // Close ends the subscription; the hub drops the channel's Redis subscription with its last
 // local subscriber.
 func (s *EventStream) Close() {

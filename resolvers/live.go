@@ -318,28 +318,43 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 				return false
 			}
 		}
-		// catchUp sends what the channel's log has after the last event handled.
+		// catchUp sends what the channel's log has after the last event handled, a page at a
+		// time: the next page is read once the last is delivered (or, collapsed, skipped over),
+		// so a stream resumed from far back holds one page, not the whole log, while its client
+		// reads.
 		catchUp := func() bool {
 			start := last
 			if start == "" {
 				start = head
 			}
-			evs, err := sub.Replay(ctx, start)
-			if err != nil {
-				if ctx.Err() == nil {
-					end(err)
-				}
-				return false
-			}
-			if from.collapse && len(evs) > 1 {
-				evs = evs[len(evs)-1:]
-			}
-			for _, ev := range evs {
-				if !handle(ev) {
+			var latest *live.Event // collapse: the last event found
+			for {
+				evs, more, err := sub.ReplayPage(ctx, start, live.ReplayPage)
+				if err != nil {
+					if ctx.Err() == nil {
+						end(err)
+					}
 					return false
 				}
+				if len(evs) > 0 {
+					start = evs[len(evs)-1].ID
+				}
+				if from.collapse {
+					if len(evs) > 0 {
+						latest = &evs[len(evs)-1]
+					}
+				} else {
+					for _, ev := range evs {
+						if !handle(ev) {
+							return false
+						}
+					}
+				}
+				if !more || len(evs) == 0 {
+					break
+				}
 			}
-			return true
+			return latest == nil || handle(*latest)
 		}
 		if from.after != "" && !catchUp() {
 			return
