@@ -328,8 +328,12 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 				start = head
 			}
 			var latest *live.Event // collapse: the last event found
+			page := live.ReplayPage
+			if from.collapse {
+				page *= 8 // nothing is kept but the last event: fewer, larger reads
+			}
 			for {
-				evs, more, err := sub.ReplayPage(ctx, start, live.ReplayPage)
+				evs, more, err := sub.ReplayPage(ctx, start, page)
 				if err != nil {
 					if ctx.Err() == nil {
 						end(err)
