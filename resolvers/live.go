@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -186,6 +187,10 @@ type resume struct {
 	after     string
 	collapse  bool
 	blockable bool
+	// prefilter, when set, drops the events of a page read from the log that the stream would
+	// skip, in one read for the page rather than one per event (the feed: the authors the viewer
+	// does not follow); the events it keeps are loaded and checked one by one as usual.
+	prefilter func(ctx context.Context, evs []live.Event) []live.Event
 }
 
 // authorOf returns the author of an event's post or comment; "" for other values.
@@ -340,21 +345,25 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 					}
 					return false
 				}
-				if len(evs) > 0 {
-					start = evs[len(evs)-1].ID
+				if len(evs) == 0 {
+					break
 				}
-				if from.collapse {
-					if len(evs) > 0 {
-						latest = &evs[len(evs)-1]
+				start = evs[len(evs)-1].ID
+				switch {
+				case from.collapse:
+					latest = &evs[len(evs)-1]
+				default:
+					if from.prefilter != nil {
+						evs = from.prefilter(ctx, evs)
 					}
-				} else {
 					for _, ev := range evs {
 						if !handle(ev) {
 							return false
 						}
 					}
+					last = start // the events dropped are handled too
 				}
-				if !more || len(evs) == 0 {
+				if !more {
 					break
 				}
 			}
@@ -484,7 +493,21 @@ func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post,
 		return nil, err
 	}
 	load := newPost(onceNeeds(ctx, "Post"))
-	return stream(ctx, r.Log, sub, resume{after: from, blockable: true}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
+	// A catch-up walks every new post of the site since its cursor (up to 10,000), few of them by
+	// the viewer's follows: it drops the others a page at a time, with one read of the follows of
+	// the page's authors, not one per post.
+	prefilter := func(ctx context.Context, evs []live.Event) []live.Event {
+		authors := make([]store.UserKey, len(evs))
+		for i, ev := range evs {
+			authors[i] = ev.Author
+		}
+		in, err := r.Store.NewLoader().FeedIncludesAny(ctx, viewer, authors)
+		if err != nil {
+			return evs // each is checked as it is delivered
+		}
+		return slices.DeleteFunc(evs, func(ev live.Event) bool { return !in[ev.Author] })
+	}
+	return stream(ctx, r.Log, sub, resume{after: from, blockable: true, prefilter: prefilter}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev.Author)
 		if err != nil || !in {
 			return nil, false, err

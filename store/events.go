@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -277,6 +278,45 @@ func (s *Store) ReplayLogPage(ctx context.Context, channel, after string, max in
 		}
 	}
 	return out, len(ids) >= max, nil
+}
+
+// FeedIncludesAny is FeedIncludes of each of authors, read in one round trip: the feed's catch-up
+// drops the events of authors the viewer does not follow a page at a time with it, rather than
+// reading the follow of each event's author apart (most of the new posts it walks are not the
+// viewer's follows). The events it keeps are checked again as they are delivered.
+func (l *Loader) FeedIncludesAny(ctx context.Context, viewer UserKey, authors []UserKey) (map[UserKey]bool, error) {
+	in := make(map[UserKey]bool, len(authors))
+	var reads []read
+	var asked []UserKey
+	for _, a := range authors {
+		if _, seen := in[a]; seen {
+			continue
+		}
+		in[a] = false
+		if viewer == "" || a == "" || a == viewer {
+			continue
+		}
+		reads = append(reads, zscoreRead(l.s.k.following(string(viewer)), string(a)))
+		asked = append(asked, a)
+	}
+	if len(reads) == 0 {
+		return in, nil
+	}
+	for i, c := range l.getAll(ctx, reads...) {
+		c, err := c.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fc, ok := c.cmd.(*rdb.FloatCmd)
+		if !ok {
+			return nil, fmt.Errorf("the follow of %s: a reply of %T", asked[i], c.cmd)
+		}
+		if err := fc.Err(); err != nil && !errors.Is(err, rdb.Nil) {
+			return nil, err
+		}
+		in[asked[i]] = fc.Err() == nil
+	}
+	return in, nil
 }
 
 // FeedIncludes reports whether a new post by author belongs in the live feed of viewer: whether
