@@ -64,6 +64,7 @@ type Hub struct {
 
 	delivered atomic.Uint64
 	dropped   atomic.Uint64
+	retries   atomic.Int64 // retries of owed Gaps scheduled and not yet run (payGaps)
 }
 
 // pubsubConn is the hub's pub/sub connection. Subscribe and Unsubscribe return once Redis has
@@ -101,6 +102,10 @@ func (b boundedPubSub) Unsubscribe(ctx context.Context, channels ...string) erro
 // topic is one subscribed channel and its local subscribers.
 type topic struct {
 	subs map[*EventStream]struct{}
+	// retrying says that a retry of the Gaps owed to its subscribers is scheduled (payGaps):
+	// one at a time, however many events find a subscriber's buffer full meanwhile. Guarded by
+	// hub.mu.
+	retrying bool
 }
 
 // EventStream is one local subscriber of one channel. Read its events from Events; when that
@@ -225,9 +230,19 @@ func (h *Hub) dispatch(m *rdb.Message) {
 			sub.owed, owed = true, true
 		}
 	}
-	if owed {
-		time.AfterFunc(gapRetry, func() { h.payGaps(m.Channel) })
+	if owed && !t.retrying {
+		t.retrying = true
+		h.retryGaps(m.Channel, t)
 	}
+}
+
+// retryGaps schedules a payGaps of topic t of channel; hub.mu is held.
+func (h *Hub) retryGaps(channel string, t *topic) {
+	h.retries.Add(1)
+	time.AfterFunc(gapRetry, func() {
+		h.retries.Add(-1)
+		h.payGaps(channel, t)
+	})
 }
 
 // sendGap tries to send the Gap a subscriber is owed; hub.mu is held.
@@ -241,14 +256,16 @@ func (s *EventStream) sendGap() bool {
 	}
 }
 
-// payGaps sends the Gaps owed to the subscribers of channel that have room, and tries again
-// later for the others.
-func (h *Hub) payGaps(channel string) {
+// payGaps sends the Gaps owed to the subscribers of topic t of channel that have room, and tries
+// again later for the others. A topic has one retry scheduled at a time (topic.retrying): a
+// subscriber whose client reads slowly stays owed while events keep coming, and a retry per
+// event, each rescheduling itself every gapRetry and taking hub.mu to go over every subscriber
+// of the channel, would pile up by the hundreds.
+func (h *Hub) payGaps(channel string, t *topic) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	t := h.topics[channel]
-	if t == nil {
-		return
+	if h.topics[channel] != t {
+		return // dropped: a topic made for the channel since has retries of its own
 	}
 	again := false
 	for sub := range t.subs {
@@ -257,7 +274,9 @@ func (h *Hub) payGaps(channel string) {
 		}
 	}
 	if again {
-		time.AfterFunc(gapRetry, func() { h.payGaps(channel) })
+		h.retryGaps(channel, t)
+	} else {
+		t.retrying = false
 	}
 }
 
@@ -362,6 +381,17 @@ func (s *EventStream) Head(ctx context.Context) (string, error) {
 // those events are no longer kept, and with store.KindInvalid when after is not a cursor.
 func (s *EventStream) Replay(ctx context.Context, after string) ([]Event, error) {
 	return s.h.replay(ctx, s.channel, after)
+}
+
+// ReplayPage is Replay a page at a time: at most max events (ReplayPage when max is not
+// positive) after the cursor after, oldest first, and whether more may follow, to ask for after
+// the last one. Each page is one round trip; a later page fails with store.KindResync when the
+// log was trimmed past its cursor meanwhile.
+func (s *EventStream) ReplayPage(ctx context.Context, after string, max int) ([]Event, bool, error) {
+	if max <= 0 {
+		max = ReplayPage
+	}
+	return s.h.replayPage(ctx, s.channel, after, max)
 }
 
 // Close ends the subscription; the hub drops the channel's Redis subscription with its last

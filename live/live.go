@@ -199,6 +199,12 @@ func (h *Hub) SubscribeMessageAdded(ctx context.Context, viewer store.UserKey) (
 	return h.subscribe(ctx, h.ch.Messages(string(viewer)))
 }
 
+// ReplayPage is how many events a subscriber that resumes, or catches up after a gap, reads from
+// its channel's log at a time (EventStream.ReplayPage): it reads the next page once it has
+// delivered the last, so a resume from far back — ten thousand new posts — holds a page in
+// memory, not the whole log, however slowly its client reads.
+const ReplayPage = 32
+
 // replay returns the events of channel after the cursor after, oldest first, each with a fresh
 // Loader; store.KindResync when some of them may no longer be kept.
 func (h *Hub) replay(ctx context.Context, channel, after string) ([]Event, error) {
@@ -209,9 +215,28 @@ func (h *Hub) replay(ctx context.Context, channel, after string) ([]Event, error
 	if err != nil {
 		return nil, err
 	}
+	return h.events(logged), nil
+}
+
+// replayPage returns at most max events of channel after the cursor after, oldest first, each
+// with a fresh Loader, and whether more may follow; store.KindResync when some of them may no
+// longer be kept.
+func (h *Hub) replayPage(ctx context.Context, channel, after string, max int) ([]Event, bool, error) {
+	if err := CheckCursor(after); err != nil {
+		return nil, false, err
+	}
+	logged, more, err := h.st.ReplayLogPage(ctx, channel, after, max)
+	if err != nil {
+		return nil, false, err
+	}
+	return h.events(logged), more, nil
+}
+
+// events makes the events of logged, each with a fresh Loader.
+func (h *Hub) events(logged []store.LoggedEvent) []Event {
 	out := make([]Event, len(logged))
 	for i, e := range logged {
 		out[i] = newEvent(h.st, e.ID, e.EventIDs)
 	}
-	return out, nil
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -186,6 +187,10 @@ type resume struct {
 	after     string
 	collapse  bool
 	blockable bool
+	// prefilter, when set, drops the events of a page read from the log that the stream would
+	// skip, in one read for the page rather than one per event (the feed: the authors the viewer
+	// does not follow); the events it keeps are loaded and checked one by one as usual.
+	prefilter func(ctx context.Context, evs []live.Event) []live.Event
 }
 
 // authorOf returns the author of an event's post or comment; "" for other values.
@@ -318,28 +323,51 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 				return false
 			}
 		}
-		// catchUp sends what the channel's log has after the last event handled.
+		// catchUp sends what the channel's log has after the last event handled, a page at a
+		// time: the next page is read once the last is delivered (or, collapsed, skipped over),
+		// so a stream resumed from far back holds one page, not the whole log, while its client
+		// reads.
 		catchUp := func() bool {
 			start := last
 			if start == "" {
 				start = head
 			}
-			evs, err := sub.Replay(ctx, start)
-			if err != nil {
-				if ctx.Err() == nil {
-					end(err)
-				}
-				return false
+			var latest *live.Event // collapse: the last event found
+			page := live.ReplayPage
+			if from.collapse {
+				page *= 8 // nothing is kept but the last event: fewer, larger reads
 			}
-			if from.collapse && len(evs) > 1 {
-				evs = evs[len(evs)-1:]
-			}
-			for _, ev := range evs {
-				if !handle(ev) {
+			for {
+				evs, more, err := sub.ReplayPage(ctx, start, page)
+				if err != nil {
+					if ctx.Err() == nil {
+						end(err)
+					}
 					return false
 				}
+				if len(evs) == 0 {
+					break
+				}
+				start = evs[len(evs)-1].ID
+				switch {
+				case from.collapse:
+					latest = &evs[len(evs)-1]
+				default:
+					if from.prefilter != nil {
+						evs = from.prefilter(ctx, evs)
+					}
+					for _, ev := range evs {
+						if !handle(ev) {
+							return false
+						}
+					}
+					last = start // the events dropped are handled too
+				}
+				if !more {
+					break
+				}
 			}
-			return true
+			return latest == nil || handle(*latest)
 		}
 		if from.after != "" && !catchUp() {
 			return
@@ -465,7 +493,21 @@ func (r *Resolver) feed(ctx context.Context, after *string) (<-chan *store.Post,
 		return nil, err
 	}
 	load := newPost(onceNeeds(ctx, "Post"))
-	return stream(ctx, r.Log, sub, resume{after: from, blockable: true}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
+	// A catch-up walks every new post of the site since its cursor (up to 10,000), few of them by
+	// the viewer's follows: it drops the others a page at a time, with one read of the follows of
+	// the page's authors, not one per post.
+	prefilter := func(ctx context.Context, evs []live.Event) []live.Event {
+		authors := make([]store.UserKey, len(evs))
+		for i, ev := range evs {
+			authors[i] = ev.Author
+		}
+		in, err := r.Store.NewLoader().FeedIncludesAny(ctx, viewer, authors)
+		if err != nil {
+			return evs // each is checked as it is delivered
+		}
+		return slices.DeleteFunc(evs, func(ev live.Event) bool { return !in[ev.Author] })
+	}
+	return stream(ctx, r.Log, sub, resume{after: from, blockable: true, prefilter: prefilter}, func(ctx context.Context, ev live.Event) (*store.Post, bool, error) {
 		in, err := ev.Loader.FeedIncludes(ctx, viewer, ev.Author)
 		if err != nil || !in {
 			return nil, false, err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -224,41 +225,98 @@ const replayBatch = 200
 
 // ReplayLog returns the events of channel's log after the cursor after, oldest first. It fails
 // with KindResync when some of those events may no longer be kept. The caller checks that after
-// is a well-formed cursor (live.CheckCursor); replay.lua fails on one that is not.
+// is a well-formed cursor (live.CheckCursor); replay.lua fails on one that is not. It holds the
+// whole rest of the log at once (up to ten times Options.EventLogLength events): a subscriber
+// that delivers what it replays reads it a page at a time instead (ReplayLogPage).
 func (s *Store) ReplayLog(ctx context.Context, channel, after string) ([]LoggedEvent, error) {
 	var out []LoggedEvent
 	for {
-		reply, err := s.run(ctx, "replay", []string{s.k.logOf(channel)}, after, replayBatch)
+		page, more, err := s.ReplayLogPage(ctx, channel, after, replayBatch)
 		if err != nil {
-			return nil, fmt.Errorf("replay live events: %w", err)
+			return nil, err
 		}
-		arr, err := replyArray("replay", reply, 1)
-		if err != nil {
-			return nil, fmt.Errorf("replay live events: %w", err)
-		}
-		status, err := replyWord("replay", arr[0], "ok", "resync")
-		if err != nil {
-			return nil, fmt.Errorf("replay live events: %w", err)
-		}
-		if status == "resync" {
-			return nil, &Error{Kind: KindResync, Msg: "events after this cursor are no longer kept: refetch, then subscribe again without after"}
-		}
-		ids, payloads, err := replyPairs("replay", arr[1:]) // {"ok", id, event ids (JSON), ...}
-		if err != nil {
-			return nil, fmt.Errorf("replay live events: %w", err)
-		}
-		for i, id := range ids {
-			ev := LoggedEvent{ID: id}
-			if err := json.Unmarshal([]byte(payloads[i]), &ev.EventIDs); err != nil {
-				return nil, fmt.Errorf("replay live events: decode: %w", err)
-			}
-			out = append(out, ev)
-			after = ev.ID
-		}
-		if len(ids) < replayBatch {
+		out = append(out, page...)
+		if !more {
 			return out, nil
 		}
+		after = page[len(page)-1].ID
 	}
+}
+
+// ReplayLogPage returns at most max events (replayBatch when max is not positive) of channel's log after the cursor after,
+// oldest first, in one round trip, and whether more may follow: then ask again after the last
+// one. It fails as ReplayLog does, KindResync included — also on a later page, when the log was
+// trimmed past the cursor meanwhile.
+func (s *Store) ReplayLogPage(ctx context.Context, channel, after string, max int) ([]LoggedEvent, bool, error) {
+	if max <= 0 {
+		max = replayBatch
+	}
+	reply, err := s.run(ctx, "replay", []string{s.k.logOf(channel)}, after, max)
+	if err != nil {
+		return nil, false, fmt.Errorf("replay live events: %w", err)
+	}
+	arr, err := replyArray("replay", reply, 1)
+	if err != nil {
+		return nil, false, fmt.Errorf("replay live events: %w", err)
+	}
+	status, err := replyWord("replay", arr[0], "ok", "resync")
+	if err != nil {
+		return nil, false, fmt.Errorf("replay live events: %w", err)
+	}
+	if status == "resync" {
+		return nil, false, &Error{Kind: KindResync, Msg: "events after this cursor are no longer kept: refetch, then subscribe again without after"}
+	}
+	ids, payloads, err := replyPairs("replay", arr[1:]) // {"ok", id, event ids (JSON), ...}
+	if err != nil {
+		return nil, false, fmt.Errorf("replay live events: %w", err)
+	}
+	out := make([]LoggedEvent, len(ids))
+	for i, id := range ids {
+		out[i].ID = id
+		if err := json.Unmarshal([]byte(payloads[i]), &out[i].EventIDs); err != nil {
+			return nil, false, fmt.Errorf("replay live events: decode: %w", err)
+		}
+	}
+	return out, len(ids) >= max, nil
+}
+
+// FeedIncludesAny is FeedIncludes of each of authors, read in one round trip: the feed's catch-up
+// drops the events of authors the viewer does not follow a page at a time with it, rather than
+// reading the follow of each event's author apart (most of the new posts it walks are not the
+// viewer's follows). The events it keeps are checked again as they are delivered.
+func (l *Loader) FeedIncludesAny(ctx context.Context, viewer UserKey, authors []UserKey) (map[UserKey]bool, error) {
+	in := make(map[UserKey]bool, len(authors))
+	var reads []read
+	var asked []UserKey
+	for _, a := range authors {
+		if _, seen := in[a]; seen {
+			continue
+		}
+		in[a] = false
+		if viewer == "" || a == "" || a == viewer {
+			continue
+		}
+		reads = append(reads, zscoreRead(l.s.k.following(string(viewer)), string(a)))
+		asked = append(asked, a)
+	}
+	if len(reads) == 0 {
+		return in, nil
+	}
+	for i, c := range l.getAll(ctx, reads...) {
+		c, err := c.wait(ctx)
+		if err != nil {
+			return nil, err
+		}
+		fc, ok := c.cmd.(*rdb.FloatCmd)
+		if !ok {
+			return nil, fmt.Errorf("the follow of %s: a reply of %T", asked[i], c.cmd)
+		}
+		if err := fc.Err(); err != nil && !errors.Is(err, rdb.Nil) {
+			return nil, err
+		}
+		in[asked[i]] = fc.Err() == nil
+	}
+	return in, nil
 }
 
 // FeedIncludes reports whether a new post by author belongs in the live feed of viewer: whether
