@@ -231,16 +231,24 @@ func TestSubscriptionErrors(t *testing.T) {
 			{"feed needs a viewer", "", `subscription{feed{id}}`, nil, httpapi.CodeUnauthenticated},
 			{"malformed post id", "", `subscription{postChanged(postId:"user:x"){id}}`, nil, httpapi.CodeBadUserInput},
 			{"missing post", "", `subscription{postChanged(postId:"post:999"){id}}`, nil, httpapi.CodeNotFound},
+			{"missing post's comments", "", `subscription{commentAdded(postId:"post:999"){id}}`, nil, httpapi.CodeNotFound},
 			{"bad group", "", `subscription{postPublished(group:"a b"){id}}`, nil, httpapi.CodeBadUserInput},
 		}
 		for _, proto := range protos {
 			for _, tc := range tests {
 				t.Run(proto+"/"+tc.name, func(t *testing.T) {
+					before := a.hub.Stats().Subscribes
 					s := subscribe(t, a.srv.URL, proto, tc.token, tc.query, tc.vars)
 					defer s.close()
 					r, _ := s.result(t)
 					if r.code() != tc.code {
 						t.Errorf("got %+v, want code %s", r, tc.code)
+					}
+					// Refused before the hub subscribes a channel: a stream of a post that does not
+					// exist sends Redis no SUBSCRIBE (and no UNSUBSCRIBE), each of which waits for
+					// the hub's pub/sub connection as every new channel's subscriber does.
+					if n := a.hub.Stats().Subscribes - before; n != 0 {
+						t.Errorf("%d SUBSCRIBEs sent for a refused stream, want none", n)
 					}
 				})
 			}

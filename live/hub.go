@@ -62,9 +62,10 @@ type Hub struct {
 	mu     sync.Mutex
 	topics map[string]*topic
 
-	delivered atomic.Uint64
-	dropped   atomic.Uint64
-	retries   atomic.Int64 // retries of owed Gaps scheduled and not yet run (payGaps)
+	delivered  atomic.Uint64
+	dropped    atomic.Uint64
+	subscribes atomic.Uint64 // SUBSCRIBEs sent (Stats)
+	retries    atomic.Int64  // retries of owed Gaps scheduled and not yet run (payGaps)
 }
 
 // pubsubConn is the hub's pub/sub connection. Subscribe and Unsubscribe return once Redis has
@@ -156,6 +157,7 @@ func (h *Hub) subscribeAs(ctx context.Context, channel string, session bool) (*E
 	// taken for another's) but not for ever.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), subscribeTimeout)
 	defer cancel()
+	h.subscribes.Add(1)
 	if err := h.conn.Subscribe(cctx, channel); err != nil {
 		// The command may have reached Redis, or be repeated by a reconnect: take it back.
 		uctx, ucancel := context.WithTimeout(context.Background(), unsubscribeTimeout)
@@ -343,7 +345,7 @@ func (h *Hub) Close() error {
 func (h *Hub) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	st := Stats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load()}
+	st := Stats{Channels: len(h.topics), Delivered: h.delivered.Load(), Dropped: h.dropped.Load(), Subscribes: h.subscribes.Load()}
 	for _, t := range h.topics {
 		for sub := range t.subs {
 			if sub.session {

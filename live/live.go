@@ -130,6 +130,7 @@ type Stats struct {
 	Sessions    int    // sessions watched for their streams (SessionWatch), not in Subscribers
 	Delivered   uint64 // events handed to local subscribers since start
 	Dropped     uint64 // events a full buffer could not take (caught up from the log instead)
+	Subscribes  uint64 // SUBSCRIBEs sent to Redis since start: a channel's first local subscriber
 }
 
 // SubscribePostChanged subscribes to the changes of one post: votes, score, comment count,

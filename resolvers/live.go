@@ -408,7 +408,11 @@ func (r *Resolver) postChanged(ctx context.Context, postID string, after *string
 	if err != nil {
 		return nil, err
 	}
-	// Subscribe before checking that the post exists, so that a deletion in between is seen.
+	// A post that does not exist costs no SUBSCRIBE; the check again after subscribing sees a
+	// deletion in between.
+	if err := r.requirePostBefore(ctx, postID); err != nil {
+		return nil, err
+	}
 	sub, err := r.Live.SubscribePostChanged(ctx, postID)
 	if err != nil {
 		return nil, err
@@ -434,6 +438,9 @@ func (r *Resolver) postChanged(ctx context.Context, postID string, after *string
 func (r *Resolver) commentAdded(ctx context.Context, postID string, after *string) (<-chan *store.Comment, error) {
 	from, err := resumeFrom(ctx, after)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.requirePostBefore(ctx, postID); err != nil {
 		return nil, err
 	}
 	sub, err := r.Live.SubscribeCommentAdded(ctx, postID)
@@ -539,7 +546,20 @@ func onceNeeds(ctx context.Context, typ string) func() *store.Needs {
 
 // requirePost fails with NOT_FOUND when postID names no live post, or a removed one.
 func requirePost(ctx context.Context, postID string) error {
-	p, err := loaderFrom(ctx).Post(ctx, postID)
+	return requirePostOn(ctx, loaderFrom(ctx), postID)
+}
+
+// requirePostBefore is requirePost on a loader of its own, for the check before a subscription's
+// SUBSCRIBE: a stream of a post that does not exist is refused without one (each of them, and
+// its UNSUBSCRIBE, waits for the hub's pub/sub connection, as every new channel's subscriber
+// does), and the request's loader, not holding the post, reads it again after subscribing.
+func (r *Resolver) requirePostBefore(ctx context.Context, postID string) error {
+	return requirePostOn(ctx, r.Store.NewLoader(), postID)
+}
+
+// requirePostOn fails with KindNotFound when l finds no post postID, or a removed one.
+func requirePostOn(ctx context.Context, l *store.Loader, postID string) error {
+	p, err := l.Post(ctx, postID)
 	if err == nil && (p == nil || p.Removed) {
 		err = &store.Error{Kind: store.KindNotFound, Msg: "no such post"}
 	}
