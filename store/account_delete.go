@@ -147,14 +147,33 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.cmd().Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
 		return fmt.Errorf("delete account %s: drop read marks: %w", uid, err)
 	}
-	// The mailbox but its conversations, which the chain's messages step works through.
-	if err := s.cmd().Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
-		return fmt.Errorf("delete account %s: drop the mailbox: %w", uid, err)
+	if err := s.closeMailbox(ctx, uid); err != nil {
+		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
 	if err := s.jobs.DueBy(ctx, start); err != nil {
 		return fmt.Errorf("delete account %s: %w", uid, err)
 	}
 	s.jobs.Wake()
+	return nil
+}
+
+// closeMailbox closes the mailbox of uid, a deleted account: it marks it gone first, so that no
+// step of a conversation's write makes its keys again once they are dropped (mailbox.lua), ends
+// the send leases of its conversations, both ways, while the mailbox still lists them
+// (message_leases.go), and drops it but its conversations, which the chain's messages step works
+// through. The deletion does it, and its chain again before its messages step, should the
+// process have stopped (or Redis been full) before it was done.
+func (s *Store) closeMailbox(ctx context.Context, uid string) error {
+	mb := s.k.mailbox(uid)
+	if err := s.cmd().Incr(ctx, mb.gone).Err(); err != nil { // its existence is the mark
+		return fmt.Errorf("mark the mailbox: %w", rdb.StorageFull(err))
+	}
+	if err := s.revokeSendLeases(ctx, uid); err != nil {
+		return err
+	}
+	if err := s.cmd().Unlink(ctx, s.k.mailboxKeysBut(uid)...).Err(); err != nil {
+		return fmt.Errorf("drop the mailbox: %w", err)
+	}
 	return nil
 }
 
@@ -258,6 +277,11 @@ func (s *Store) eraseStep(ctx context.Context, uid, step string, n int, erase bo
 	case "groups":
 		list, each = s.k.userGroups(uid), func(g string) error { return s.syncMember(ctx, uid, g, followRemove) }
 	case "messages":
+		if n == 0 {
+			if err := s.closeMailbox(ctx, uid); err != nil {
+				return false, err
+			}
+		}
 		list, each = s.k.mailbox(uid).convs, func(o string) error { return s.eraseMessagesWith(ctx, uid, o, erase) }
 	case "watches":
 		list, each = s.k.userWatches(uid), func(item string) error { return s.unwatch(ctx, uid, item) }

@@ -354,9 +354,18 @@ func (s *Store) applyBan(ctx context.Context, scope, user string, step banReply)
 // mirrorBan copies a record of version ver, scored score, to user's own slot, unless the copy
 // already holds that version or a later one.
 func (s *Store) mirrorBan(ctx context.Context, scope, user string, score, ver int64, nonce string) error {
+	now := s.now().UnixMilli()
 	if _, err := s.run(ctx, "ban_mirror", []string{s.k.userBans(user), s.k.userBansVer(user)},
-		scope, ver, score, s.now().UnixMilli(), nonce); err != nil {
+		scope, ver, score, now, nonce); err != nil {
 		return fmt.Errorf("copy the ban of %s in %s: %w", user, scope, err)
+	}
+	if scope == siteScope && score > now {
+		// A site ban stops the user's messages: the send leases they hold, granted by checks
+		// that read no ban, end after the copy the checks read (message_leases.go). The ban's
+		// repair copies it again, and so ends them, should this fail.
+		if err := s.revokeSendLeases(ctx, user); err != nil {
+			return fmt.Errorf("ban %s: %w", user, err)
+		}
 	}
 	return nil
 }

@@ -108,6 +108,14 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 		s.k.chanSessions(uid), s.pubSubArg()); err != nil {
 		return nil, err
 	}
+	if block {
+		// The send leases of their conversation end after the block is written, so that none is
+		// granted after checks that read the list before it (message_leases.go). Should this
+		// fail, the block is written and the caller's retry, which finds it so, ends them.
+		if err := s.revokeLease(ctx, uid, target); err != nil {
+			return nil, err
+		}
+	}
 	return u, nil
 }
 

@@ -232,6 +232,13 @@ func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (
 	if err != nil {
 		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
 	}
+	if s.opts.RequireEmail && same == "" {
+		// The address is no longer verified, which stops the account's messages: the send
+		// leases its checks granted end (message_leases.go).
+		if err := s.revokeSendLeases(ctx, uid); err != nil {
+			return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
+		}
+	}
 	return mj, o, nil
 }
 

@@ -809,12 +809,16 @@ type mailbox struct {
 	runread string // sorted set, all scores 0: the same for pending requests
 	state   string // hash: other user → "<a> <d> <r>", u's state in the conversation as conv keeps it
 	ver     string // hash: other user → the version of what the mailbox holds of the conversation (mailbox.lua)
+	// gone is a string that marks the mailbox of a deleted account, which the steps of
+	// conversations' writes in flight (or on a send lease granted before the deletion) then leave
+	// alone: its keys are dropped and must stay so. Kept for ever, as the account's name is.
+	gone string
 }
 
 func (k keys) mailbox(uid string) mailbox {
 	tag := k.prefix + "{mb:" + uid + "}"
 	return mailbox{convs: tag + ":convs", reqs: tag + ":reqs", unread: tag + ":unread", runread: tag + ":runread", state: tag + ":state",
-		ver: tag + ":ver"}
+		ver: tag + ":ver", gone: tag + ":gone"}
 }
 
 // mailboxKeysBut lists the keys of uid's mailbox but its conversations (convs), which an

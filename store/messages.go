@@ -269,23 +269,26 @@ func (s *Store) checkMessageBody(body string) (string, error) {
 // mailboxCall is the call of one mailbox step (see mailbox.lua) of user uid about other.
 func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptCall {
 	mb := s.k.mailbox(uid)
-	return scriptCall{name: "mailbox", keys: []string{mb.convs, mb.reqs, mb.unread, mb.runread, mb.state, mb.ver},
+	return scriptCall{name: "mailbox", keys: []string{mb.convs, mb.reqs, mb.unread, mb.runread, mb.state, mb.ver, mb.gone},
 		args: append([]any{step, other}, args...)}
 }
 
 // sendGate checks, in one round trip, that from may send to to now: the write limit and the
-// message limit (recording the attempt), from's site bans, that to exists, that neither blocks
-// the other, and that to's decline of from's requests is over (allowGuarded, with the reads of
-// the recipient and the conversation). It notes the conversation for repair in the same round
-// trip and returns the note.
-func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
+// message limit (recording the attempt as member, see writeGuard), from's site bans, that to
+// exists, that neither blocks the other, and that to's decline of from's requests is over
+// (allowGuarded, with the reads of the recipient and the conversation). It notes the
+// conversation for repair in the same round trip and returns the note, and what the
+// conversation's script needs to grant a send lease after the message: the lease version the
+// checks read and how many messages the limits leave.
+func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, sendMode, error) {
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
 	var state *rdb.SliceCmd
+	var usedMsgs, usedWrites *rdb.IntCmd
 	blocks, blockErr := s.blockReads(ctx, from, to)
 	reads := append([]op{
 		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
+			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to, "bv")
 			return state, nil
 		}},
 		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -293,28 +296,49 @@ func (s *Store) sendGate(ctx context.Context, from, to string) (note, error) {
 			return name, nil
 		}},
 	}, blocks...)
+	if s.opts.WriteLimit >= 0 {
+		// What the limits hold once this message is counted: read after their scripts, on their
+		// slot, in the same pipeline.
+		now := s.now().UnixMilli()
+		msgFrom := "(" + strconv.FormatInt(now-s.opts.Messages.Window.Milliseconds(), 10)
+		writeFrom := "(" + strconv.FormatInt(now-s.opts.WriteWindow.Milliseconds(), 10)
+		reads = append(reads, op{key: s.k.msgRate(from), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			usedMsgs = p.ZCount(ctx, s.k.msgRate(from), msgFrom, "+inf")
+			usedWrites = p.ZCount(ctx, s.k.userRate(from), writeFrom, "+inf")
+			return usedMsgs, usedWrites
+		}})
+	}
 	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
 	// reads above, in one round trip.
-	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, &writeGuard{messaging: true})
+	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, &writeGuard{messaging: true, member: member})
 	if err != nil {
-		return n, err
+		return n, sendMode{}, err
 	}
 	if name.Val() == "" {
-		return n, notFoundf("no user %s", userID(to))
+		return n, sendMode{}, notFoundf("no user %s", userID(to))
 	}
 	if err := blockErr(); err != nil {
-		return n, err
+		return n, sendMode{}, err
 	}
+	v := state.Val()
 	// The conversation's script decides; this only says until when, which it cannot.
-	if v := state.Val(); len(v) == 2 && v[0] != "1" {
+	if len(v) == 3 && v[0] != "1" {
 		if d, _ := v[1].(string); d != "" {
 			if until := atoi64(d); until > s.now().UnixMilli() {
-				return n, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
+				return n, sendMode{}, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
 					to, fromMillis(until).UTC().Format(time.RFC3339))}
 			}
 		}
 	}
-	return n, nil
+	mode := sendMode{budget: s.leaseBudget(0, 0)}
+	if len(v) == 3 {
+		bv, _ := v[2].(string) // HMGET's reply: nil for none
+		mode.bv = bv
+	}
+	if usedMsgs != nil {
+		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
+	}
+	return n, mode, nil
 }
 
 // blockReads returns the reads of whether u blocks o and whether o blocks u, for the round trip
@@ -347,11 +371,13 @@ func (s *Store) blockReads(ctx context.Context, u, o string) ([]op, func() error
 // idempotencyKey (1–64 characters), a retried request returns the first message; without one,
 // a resent script call still sends one message.
 //
-// It costs two round trips: the checks (limits, bans, blocks, the recipient), then the message,
-// both mailboxes, its live events and the settling of its repair note in one pipeline. A message
-// whose time, by this process's clock, is not past the conversation's (its recipient read it, or
-// it holds a message, at a later time by another replica's clock) is sent again with a later one
-// (see sendOnce), so that a message sent after a mark of read is never counted read.
+// A message on a send lease (message_leases.go) is one round trip: the message, both mailboxes,
+// its live events, its repair note and its settling, and the sender's limits, in one pipeline.
+// Without one it costs two: the checks (limits, bans, blocks, the recipient), then the message
+// with the rest, which grants the lease. A message whose time, by this process's clock, is not
+// past the conversation's (its recipient read it, or it holds a message, at a later time by
+// another replica's clock) is sent again with a later one (see sendOnce), so that a message sent
+// after a mark of read is never counted read.
 func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body, idempotencyKey string) (*Message, error) {
 	from, to := string(sender), string(recipient)
 	if !validUserName(to) {
@@ -366,33 +392,57 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 	if err := checkIdempotencyKey(idempotencyKey); err != nil {
 		return nil, err
 	}
-	n, err := s.sendGate(ctx, from, to)
+	// member names this message in the sender's limits, on a lease and through the checks alike,
+	// so that one sent again through them after its lease stopped holding counts once.
+	member := randomHex(8)
+	if _, stale := s.filterCall(); !stale && s.leases.take(from, to, s.now().UnixMilli()) {
+		checked, err := s.checkMessageBody(body)
+		if err != nil {
+			return nil, err
+		}
+		m, err := s.send(ctx, nil, sender, recipient, checked, idempotencyKey, sendMode{use: true, member: member})
+		if !errors.Is(err, errNoLease) {
+			return m, err
+		}
+	}
+	n, mode, err := s.sendGate(ctx, from, to, member)
 	if err == nil {
 		body, err = s.checkMessageBody(body)
 	}
 	if err != nil {
 		return nil, err
 	}
+	return s.send(ctx, &n, sender, recipient, body, idempotencyKey, mode)
+}
+
+// errNoLease is send's answer when a message on a lease found none that holds: nothing was
+// sent, and the message must pass the checks.
+var errNoLease = errors.New("no send lease holds")
+
+// send sends the message of SendMessage in mode, after the checks noted n (nil on a lease, whose
+// pipeline notes its own), and sends it again later while the conversation refuses its time.
+func (s *Store) send(ctx context.Context, n *note, sender, recipient UserKey, body, idempotencyKey string, mode sendMode) (*Message, error) {
 	now := s.now()
-	for attempt := range lateAttempts {
-		if attempt > 0 {
-			// The last attempt settled the gate's repair note: this one notes its own.
-			a, b := pair(from, to)
-			var c scriptCall
-			n, c = s.noteCall(repairConversation + ":" + a + ":" + b)
-			if err := s.runMany(ctx, []scriptCall{c}); err != nil {
-				return nil, err
-			}
-		}
-		m, floor, err := s.sendOnce(ctx, n, sender, recipient, body, idempotencyKey, now)
+	for range lateAttempts {
+		m, floor, err := s.sendOnce(ctx, n, sender, recipient, body, idempotencyKey, now, mode)
 		if err != nil || floor == "" {
 			return m, err
 		}
 		// This process's clock is behind the conversation's (a read position or a message of
-		// another replica's later time): the message is sent again after it.
+		// another replica's later time): the message is sent again after it, with a note of its
+		// own (the last attempt settled the one it was given).
+		n = nil
 		now = later(s.now(), fromMillis(atoi64(floor[:13])+1))
 	}
 	return nil, busyf("the conversation kept moving past this message's time; nothing was sent")
+}
+
+// sendMode is how a message is sent: on a lease (use), or after its checks, granting one.
+type sendMode struct {
+	use    bool   // on the sender's lease: the checks of other slots were not made
+	member string // with use, the message's member in the sender's limits
+	bv     string // after the checks: the lease version they read with the conversation
+	budget int64  // after the checks: how many messages the lease it grants allows
 }
 
 // lateAttempts bounds the times SendMessage sends a message again with a later time because the
@@ -407,12 +457,14 @@ func later(t, u time.Time) time.Time {
 	return t
 }
 
-// sendOnce sends the message of SendMessage, created at now, once its gate has passed (n is the
-// gate's repair note). When the conversation refuses it as late — its recipient has read, or it
-// holds a message, at or past the id now gives (a replica whose clock runs behind) — it writes
-// no message, derives the mailboxes again (they took the steps of one that does not exist), and
-// returns the position the message must follow as floor.
-func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey, body, idempotencyKey string, now time.Time) (m *Message, floor string, err error) {
+// sendOnce sends the message of SendMessage, created at now, in mode: after its checks (n is
+// their repair note) or on a lease (n is nil: the pipeline notes the conversation itself, and
+// records the message in the sender's limits). When the conversation refuses it as late — its
+// recipient has read, or it holds a message, at or past the id now gives (a replica whose clock
+// runs behind) — it writes no message, derives the mailboxes again (they took the steps of one
+// that does not exist), and returns the position the message must follow as floor. On a lease
+// that no longer holds it does the same and returns errNoLease.
+func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey, body, idempotencyKey string, now time.Time, mode sendMode) (m *Message, floor string, err error) {
 	from, to := string(sender), string(recipient)
 	ms := now.UnixMilli()
 	id := s.newMessageID(now)
@@ -424,16 +476,27 @@ func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey,
 	}
 	a, b := pair(from, to)
 	gid := messageID(a, b, id)
-	calls := []scriptCall{
-		{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
+	var calls []scriptCall
+	if n == nil {
+		nn, c := s.noteCall(repairConversation + ":" + a + ":" + b)
+		n, calls = &nn, append(calls, c)
+	}
+	first := len(calls) // the message, then the mailboxes' steps, the settle and the events
+	until := now.Add(SendLeaseTTL).UnixMilli()
+	lease := []any{"grant", mode.bv, until, mode.budget}
+	if mode.use {
+		lease = []any{"use", "", 0, 0}
+	}
+	calls = append(calls,
+		scriptCall{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
 			s.k.convIdem(a, b, idemDigest(from+"\x00"+idem))},
-			args: []any{id, from, to, body, ms, ttl}},
+			args: append([]any{id, from, to, body, ms, ttl}, lease...)},
 		s.mailboxCall(to, from, "in", id, ms),
 		s.mailboxCall(from, to, "out", id, ms),
 		// A settle is refused when Redis is full (jobs_enqueue.lua), so a mailbox step refused
 		// for OOM keeps the note that repairs it.
 		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
-	}
+	)
 	for _, uid := range []string{to, from} {
 		pc, err := s.publishCall(message{s.k.chanMessages(uid), EventIDs{Message: gid}})
 		if err != nil {
@@ -441,7 +504,15 @@ func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey,
 		}
 		calls = append(calls, pc)
 	}
+	limits := len(calls)
+	var ls []limit
+	if mode.use && s.opts.WriteLimit >= 0 {
+		// The message counts in the sender's limits, as the checks would have counted it.
+		ls = []limit{{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, {"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}}
+		calls = append(calls, s.rateCall(s.k.userRate(from), ls[0], mode.member), s.rateCall(s.k.msgRate(from), ls[1], mode.member))
+	}
 	out, errs, perr := s.runScriptsEach(ctx, calls)
+	out, errs = out[first:], errs[first:]
 	switch {
 	case perr != nil || errs[0] != nil:
 		// The message was refused (a decline that raced the checks), or the pipeline failed: the
@@ -457,20 +528,27 @@ func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey,
 		// fail too (Redis full), the repair derives the mailboxes once it can.
 		s.opts.Log.WarnContext(ctx, "messages: a mailbox missed a step; derived again", "message", gid, "err", firstError(errs[1:3]))
 		s.resync(ctx, a, b)
-	case firstError(errs[4:]) != nil:
+	case firstError(errs[4:limits-first]) != nil:
 		// Written, but not announced: as for every write, a failed publish is logged, not returned.
-		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:]))
+		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:limits-first]))
 	}
 	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
-	arr, err := replyArrayLen("message_send", out[0], 2)
+	arr, err := replyArrayLen("message_send", out[0], 3)
 	if err != nil {
 		return nil, "", err
 	}
-	word, err := replyString("message_send", arr[0]) // "ok", "again" or "late"
+	word, err := replyString("message_send", arr[0]) // "ok", "again", "late" or "gate"
 	if err != nil {
 		return nil, "", err
 	}
-	if word == "again" {
+	switch word {
+	case "gate":
+		// No lease held (a block or a ban ended it, or it ran out or ended): the mailboxes took
+		// this message's steps for nothing.
+		s.leases.forget(from, to)
+		s.resync(ctx, a, b)
+		return nil, "", errNoLease
+	case "again":
 		// The idempotency key names an earlier message: the mailboxes took this one's steps for a
 		// message that does not exist, so derive them again, and answer with the first message.
 		prior, err := replyString("message_send", arr[1])
@@ -486,8 +564,7 @@ func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey,
 			return nil, "", notFoundf("the message this idempotency key sent is gone")
 		}
 		return m, "", nil
-	}
-	if word == "late" {
+	case "late":
 		floor, err := replyString("message_send", arr[1])
 		if err != nil {
 			return nil, "", err
@@ -497,6 +574,21 @@ func (s *Store) sendOnce(ctx context.Context, n note, sender, recipient UserKey,
 		}
 		s.resync(ctx, a, b)
 		return nil, floor, nil
+	}
+	if granted, err := replyString("message_send", arr[2]); err != nil {
+		return nil, "", err
+	} else if granted != "" && !mode.use {
+		s.leases.put(from, to, atoi64(granted), mode.budget, ms)
+	}
+	for i, l := range ls {
+		if rateResult(out[limits-first+i], l) != nil {
+			// Over a limit that other conversations' messages filled: this message is sent (the
+			// lease allowed it), the lease goes, and the next message meets the checks.
+			if err := s.dropLease(ctx, from, to); err != nil {
+				s.opts.Log.WarnContext(ctx, "messages: could not end a send lease over the limit", "from", from, "to", to, "err", err)
+			}
+			break
+		}
 	}
 	return &Message{ID: gid, Sender: sender, Recipient: recipient, Text: body, CreatedAt: fromMillis(ms)}, "", nil
 }

@@ -70,6 +70,10 @@ type writeGuard struct {
 	// once names the write across its repeats when the client gave an idempotency key (see
 	// onceMember), "" otherwise: a repeat counts once in the window, as it creates nothing new.
 	once string
+	// member, when set, names the attempt in the write and message limits in place of a random
+	// one: a message sent through its checks after its send lease stopped holding was counted by
+	// the lease's pipeline already (see SendMessage).
+	member string
 }
 
 // onceMember names a creation of kind ("p" a post, "c" a comment, with the post it is on) made

@@ -93,8 +93,12 @@ func (s *Store) allowWriteWith(ctx context.Context, uid, item string, extra []op
 func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, g *writeGuard, scope ...writeScope) (note, error) {
 	var calls []scriptCall
 	l := limit{"writes", s.opts.WriteLimit, s.opts.WriteWindow}
+	member := randomHex(8)
+	if g != nil && g.member != "" {
+		member = g.member
+	}
 	if s.opts.WriteLimit >= 0 {
-		calls = append(calls, s.rateCall(s.k.userRate(uid), l, randomHex(8)))
+		calls = append(calls, s.rateCall(s.k.userRate(uid), l, member))
 	}
 	var n note
 	if item != "" {
@@ -120,7 +124,7 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 	msgIdx, ml := -1, limit{"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}
 	if g != nil && g.messaging && s.opts.WriteLimit >= 0 {
 		msgIdx = len(calls)
-		calls = append(calls, s.rateCall(s.k.msgRate(uid), ml, randomHex(8)))
+		calls = append(calls, s.rateCall(s.k.msgRate(uid), ml, member))
 	}
 	check, reads := s.banReads(ctx, uid, scope)
 	reads = append(reads, extra...)

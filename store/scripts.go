@@ -100,7 +100,8 @@ type scriptCall struct {
 var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "watch_index": true, "publish": true, "notify_announce": true, "replay": true, "persisted": true,
 	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "sessions_fold": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
-	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true}
+	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true,
+	"message_lease": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
 // (a rate limit forgets a write; a session's extension lost shortens it back by the time since its

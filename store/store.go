@@ -233,6 +233,8 @@ type Store struct {
 	trimMu    sync.Mutex
 	// msgSeq makes the last digits of the message ids this store makes (see newMessageID).
 	msgSeq atomic.Uint32
+	// leases are the send leases this process was granted (message_leases.go).
+	leases sendLeases
 	// bodiesInHashes says that comments may still keep their body in their hash: the keyspace was
 	// of a layout before 3 when CheckLayout read it, and this process has not migrated it past
 	// 2 (see commentRead).

@@ -7,7 +7,10 @@
 --          "<a> <d> <r>": u's a:, d: and r: in the conversation with them, as it keeps them ("0"
 --          for none), one short field per conversation so that the hash stays small   KEYS[6] hash
 --          {mb:<u>}:ver, other user → the version of what the mailbox holds of the conversation
---          with them, which every step that changes it raises (see sync)
+--          with them, which every step that changes it raises (see sync)   KEYS[7] string
+--          {mb:<u>}:gone, set when u's account was deleted: every step then does nothing, and
+--          replies 0 ({-1, ""} for read), so that a conversation's write in flight, or one on a
+--          send lease granted before the deletion, makes none of the keys it dropped again
 -- ARGV[1]  the step   ARGV[2] the other user   ARGV[3..] the step's arguments:
 --          out ID MS       u sent message ID at MS: u accepts the conversation (a reply accepts a
 --                          request) and has read what precedes ID
@@ -61,6 +64,10 @@
 --          stale (store/revisions.go).
 local convs, reqs, unread, runread, state, ver = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local step, o = ARGV[1], ARGV[2]
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  if step == 'read' then return {-1, ''} end
+  return 0
+end
 local version = redis.call('HGET', ver, o) or ''
 local function after(v) return tostring(tonumber(string.match(v, '^%d+') or '0') + 1) end
 if step == 'sync' and version ~= ARGV[8] then

@@ -1,0 +1,179 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agora/agora/internal/rdb"
+)
+
+// Send leases let a message be sent in one round trip.
+//
+// A message's checks live in other slots than its conversation: the sender's limits, site bans
+// and account in {u:<sender>}, each side's block list in its own slot, the recipient's account
+// in theirs. A Cluster runs the scripts of one pipeline's slots apart, so a message sent in the
+// pipeline of its checks would be written even when a check refused it. SendMessage therefore
+// checks first and writes after (two round trips), and the conversation's script then grants
+// the sender a lease: a field of the conversation, g:<sender>, that lets them send up to the
+// rest of their message limit during SendLeaseTTL without the checks of other slots (see
+// message_send.lua). A message on a lease is one round trip: the conversation's script checks
+// the lease where the message is written, and the sender's limits record the message in the
+// same pipeline, so that the checks the next lease is granted after count it.
+//
+// What the checks read ends a lease where it changes, after its own write:
+//
+//   - a block, either way, ends the leases of the one conversation (setBlock);
+//   - a site ban of the sender, the deletion of either account, and under Options.RequireEmail a
+//     new address (not verified yet) end the leases of every conversation of the user
+//     (revokeSendLeases; a deletion's chain does it again, should the process stop after the
+//     deletion's step, and a ban's repair);
+//   - a sender over their write or message limit (which other conversations' messages filled)
+//     loses the lease of the conversation where the limit was found, after the message that found
+//     it, and every other lease of theirs at its next message: over the limit, a sender sends at
+//     most one message more in each conversation whose lease holds.
+//
+// A change of the checks in between (a block that landed, its end of the leases not yet) lets a
+// message on a lease through, as one sent through the checks just before the change would be.
+// The site filters are checked by this process's copy, as for every write, and only while the
+// copy is fresh (filterCall): a stale copy sends the message through the checks, which refresh
+// it. A process that stops between a change's write and its end of the leases leaves them to
+// end by themselves, at most SendLeaseTTL later (a ban's repair and a deletion's chain end them
+// sooner; a block's client, told of the failure, blocks again).
+
+// SendLeaseTTL is how long a send lease holds after the message that granted it.
+const SendLeaseTTL = time.Minute
+
+// maxLocalLeases bounds how many leases a process remembers (sendLeases): past it, it forgets the
+// ones that ended, then all of them. A forgotten lease only costs its next message the checks.
+const maxLocalLeases = 10000
+
+// sendLeases is what this process knows of the send leases it was granted: by sender and
+// recipient, until when (Unix ms) and how many messages it allows. A message goes on a lease
+// only when this process knows of one; the conversation's script has the last word.
+type sendLeases struct {
+	mu sync.Mutex
+	m  map[[2]string]localLease
+}
+
+type localLease struct {
+	until int64 // Unix ms
+	left  int64
+}
+
+// take reports whether from holds a lease to write to to at now (Unix ms), with a message left
+// on it, counting one off; a lease that ends within a second is not taken (a replica's clock
+// may be ahead).
+func (l *sendLeases) take(from, to string, now int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := [2]string{from, to}
+	e, ok := l.m[k]
+	if !ok || e.until-now < time.Second.Milliseconds() || e.left <= 0 {
+		return false
+	}
+	e.left--
+	l.m[k] = e
+	return true
+}
+
+// put remembers a lease of from's to write to to, until until (Unix ms), left messages more.
+func (l *sendLeases) put(from, to string, until, left, now int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = make(map[[2]string]localLease)
+	}
+	if len(l.m) >= maxLocalLeases {
+		for k, e := range l.m {
+			if e.until <= now {
+				delete(l.m, k)
+			}
+		}
+		if len(l.m) >= maxLocalLeases {
+			clear(l.m)
+		}
+	}
+	l.m[[2]string{from, to}] = localLease{until: until, left: left}
+}
+
+// forget forgets from's lease to write to to.
+func (l *sendLeases) forget(from, to string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, [2]string{from, to})
+}
+
+// leaseBudget is how many messages a lease granted now allows: what is left of the sender's
+// message and write limits once the granting message is counted (used: the attempts in each
+// window, that one included), or effectively any number with the limits off.
+func (s *Store) leaseBudget(usedMessages, usedWrites int64) int64 {
+	if s.opts.WriteLimit < 0 {
+		return 1 << 40
+	}
+	n := int64(s.opts.Messages.PerWindow) - usedMessages
+	if s.opts.WriteLimit > 0 {
+		n = min(n, int64(s.opts.WriteLimit)-usedWrites)
+	}
+	return max(n, 0)
+}
+
+// leaseCall is the call that ends the leases of the conversation of a and b (message_lease.lua
+// "revoke").
+func (s *Store) leaseCall(a, b string) scriptCall {
+	return scriptCall{name: "message_lease", keys: []string{s.k.conv(a, b)}, args: []any{"revoke", a, b}}
+}
+
+// revokeLease ends the send leases of the conversation between u and o, both ways.
+func (s *Store) revokeLease(ctx context.Context, u, o string) error {
+	a, b := pair(u, o)
+	if err := s.runMany(ctx, []scriptCall{s.leaseCall(a, b)}); err != nil {
+		return fmt.Errorf("end the send leases of %s: %w", conversationID(a, b), err)
+	}
+	return nil
+}
+
+// dropLease ends from's send lease in the conversation with to (message_lease.lua "drop").
+func (s *Store) dropLease(ctx context.Context, from, to string) error {
+	s.leases.forget(from, to)
+	a, b := pair(from, to)
+	return s.runMany(ctx, []scriptCall{{name: "message_lease", keys: []string{s.k.conv(a, b)}, args: []any{"drop", from}}})
+}
+
+// revokeBatch is how many conversations revokeSendLeases ends the leases of a round trip.
+const revokeBatch = 256
+
+// revokeSendLeases ends the send leases, both ways, of every conversation of uid's mailbox: its
+// conversations and the requests it holds. A user's sent requests are among their
+// conversations: sending accepts the conversation for its sender.
+func (s *Store) revokeSendLeases(ctx context.Context, uid string) error {
+	mb := s.k.mailbox(uid)
+	for _, list := range []string{mb.convs, mb.reqs} {
+		// ZSCAN, not pages by rank: a conversation's activity moves it in the list while the
+		// walk runs, and a scan returns every member that stays in it throughout.
+		for cursor := uint64(0); ; {
+			kv, next, err := s.cmd().ZScan(ctx, list, cursor, "", revokeBatch).Result()
+			if err != nil && !errors.Is(err, rdb.Nil) {
+				return fmt.Errorf("end the send leases of %s: %w", userID(uid), err)
+			}
+			calls := make([]scriptCall, 0, len(kv)/2)
+			for i := 0; i < len(kv); i += 2 {
+				if o := kv[i]; validUserName(o) && o != uid {
+					a, b := pair(uid, o)
+					calls = append(calls, s.leaseCall(a, b))
+				}
+			}
+			if len(calls) > 0 {
+				if err := s.runMany(ctx, calls); err != nil {
+					return fmt.Errorf("end the send leases of %s: %w", userID(uid), err)
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
+		}
+	}
+	return nil
+}
