@@ -307,15 +307,20 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 func measureOperation(costs *costModel, lim Limits, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) (measure, bool) {
 	schema := costs.schema
 	m := measurer{costModel: costs, doc: doc, op: op, vars: vars, lim: lim, frags: map[fragmentKey]*measure{}}
-	root := schema.Query
+	r := m.selections(op.SelectionSet, rootType(schema, op), 1, false)
+	return r, !m.varsRead
+}
+
+// rootType is the schema's type that op's selection set selects from: Query, Mutation or
+// Subscription.
+func rootType(schema *ast.Schema, op *ast.OperationDefinition) *ast.Definition {
 	switch op.Operation {
 	case ast.Mutation:
-		root = schema.Mutation
+		return schema.Mutation
 	case ast.Subscription:
-		root = schema.Subscription
+		return schema.Subscription
 	}
-	r := m.selections(op.SelectionSet, root, 1, false)
-	return r, !m.varsRead
+	return schema.Query
 }
 
 // measure is the cost and depth of a selection set, and whether it selects totalCount itself
@@ -1146,14 +1151,7 @@ func countUnknownNames(schema *ast.Schema, doc *ast.QueryDocument) unknownNames 
 		}
 	}
 	for _, op := range doc.Operations {
-		root := schema.Query
-		switch op.Operation {
-		case ast.Mutation:
-			root = schema.Mutation
-		case ast.Subscription:
-			root = schema.Subscription
-		}
-		walk(op.SelectionSet, root)
+		walk(op.SelectionSet, rootType(schema, op))
 	}
 	for _, f := range doc.Fragments {
 		walk(f.SelectionSet, schema.Types[f.TypeCondition])
