@@ -201,6 +201,13 @@ func (s *Store) RevokeAdmin(ctx context.Context, name string) error {
 	if err := s.changeAdmins(ctx, "revoke", uid); err != nil {
 		return err
 	}
+	if s.opts.RequireEmail {
+		// An admin writes without a verified address; the account may now need one to send:
+		// the send leases its checks granted end (message_leases.go).
+		if err := s.revokeSendLeases(ctx, uid); err != nil {
+			return fmt.Errorf("revoke admin: %w", err)
+		}
+	}
 	if s.admins.Load().configured[uid] {
 		return invalidf("%s is an admin by the admins setting (-admins, AGORA_ADMINS): remove it there", name)
 	}

@@ -346,8 +346,21 @@ func (s *Store) dropTakenOver(ctx context.Context, other, key string) error {
 	if held == "" || strings.ToLower(held) != key {
 		return nil
 	}
-	if _, err := s.run(ctx, "email_drop", []string{s.k.user(other)}, held, "1"); err != nil {
+	if err := s.dropEmail(ctx, other, held); err != nil {
 		return fmt.Errorf("claim email: %w", err)
+	}
+	return nil
+}
+
+// dropEmail takes the address addr out of uid's hash, verified or not (email_drop.lua), which
+// under Options.RequireEmail stops the account's messages: the send leases its checks granted
+// end too (message_leases.go).
+func (s *Store) dropEmail(ctx context.Context, uid, addr string) error {
+	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, addr, "1"); err != nil {
+		return err
+	}
+	if s.opts.RequireEmail {
+		return s.revokeSendLeases(ctx, uid)
 	}
 	return nil
 }
@@ -393,7 +406,7 @@ func (s *Store) confirmClaim(ctx context.Context, uid string) error {
 			return nil
 		}
 	}
-	if _, err := s.run(ctx, "email_drop", []string{s.k.user(uid)}, addr, "1"); err != nil {
+	if err := s.dropEmail(ctx, uid, addr); err != nil {
 		return fmt.Errorf("verify email: %w", err)
 	}
 	return &Error{Kind: KindConflict, Msg: "this email address belongs to another account"}

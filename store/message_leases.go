@@ -18,30 +18,52 @@ import (
 // pipeline of its checks would be written even when a check refused it. SendMessage therefore
 // checks first and writes after (two round trips), and the conversation's script then grants
 // the sender a lease: a field of the conversation, g:<sender>, that lets them send up to the
-// rest of their message limit during SendLeaseTTL without the checks of other slots (see
+// rest of their limits during SendLeaseTTL without the checks of other slots (see
 // message_send.lua). A message on a lease is one round trip: the conversation's script checks
 // the lease where the message is written, and the sender's limits record the message in the
 // same pipeline, so that the checks the next lease is granted after count it.
 //
-// What the checks read ends a lease where it changes, after its own write:
+// What the checks read ends a lease where it changes, after its own write, by raising the
+// conversation's lease version (bv):
 //
 //   - a block, either way, ends the leases of the one conversation (setBlock);
-//   - a site ban of the sender, the deletion of either account, and under Options.RequireEmail a
-//     new address (not verified yet) end the leases of every conversation of the user
-//     (revokeSendLeases; a deletion's chain does it again, should the process stop after the
-//     deletion's step, and a ban's repair);
+//   - a site ban of the sender, the deletion of either account, and under Options.RequireEmail an
+//     address that is no longer verified (a new one, one dropped) or an admin's grant revoked,
+//     end the leases of every conversation of the user's mailbox (revokeSendLeases; a deletion's
+//     chain does it again, should the process stop after the deletion's step, and a ban's repair);
 //   - a sender over their write or message limit (which other conversations' messages filled)
 //     loses the lease of the conversation where the limit was found, after the message that found
-//     it, and every other lease of theirs at its next message: over the limit, a sender sends at
-//     most one message more in each conversation whose lease holds.
+//     it.
 //
-// A change of the checks in between (a block that landed, its end of the leases not yet) lets a
-// message on a lease through, as one sent through the checks just before the change would be.
+// Three rules make sure no lease is granted across such a change:
+//
+//   - A grant compares the conversation's version with one this process read in a reply of
+//     message_send a round trip before the checks (sendLeases.version), never with one read with
+//     them: on a Cluster the checks' slots answer apart, so a change could land after the check
+//     that reads it and before a version read beside it, which would then hold the change's new
+//     version.
+//   - That version is only kept from a message both mailboxes took, so the conversation is in the
+//     lists that revokeSendLeases walks. A process that has read none (a conversation's first
+//     message, or the first this process sends in it) grants no lease.
+//   - A lease is granted only in a conversation the recipient accepted: a message request's
+//     sender stays checked message by message, so requests to strangers stay within the limits
+//     exactly however many are sent at once.
+//
+// What a lease lets through: a change that lands between the checks and the write of the message
+// that grants it ends the lease it grants, or prevents it; a message on a lease between a change's
+// write and its end of the leases goes through, as one checked just before the change would. Over
+// the limits, filled meanwhile in other accepted conversations, a sender may send in each
+// conversation whose lease holds at most what was left of the limits when it was granted (the
+// lease's count, which the conversation's script spends exactly, also under concurrent sends).
 // The site filters are checked by this process's copy, as for every write, and only while the
 // copy is fresh (filterCall): a stale copy sends the message through the checks, which refresh
 // it. A process that stops between a change's write and its end of the leases leaves them to
 // end by themselves, at most SendLeaseTTL later (a ban's repair and a deletion's chain end them
 // sooner; a block's client, told of the failure, blocks again).
+//
+// Leases are known per process (sendLeases): a replica sends on a lease its own checks granted,
+// and sends through the checks otherwise, which grants it one in turn. A lease's end is fixed
+// when it is granted: messages on it do not extend it.
 
 // SendLeaseTTL is how long a send lease holds after the message that granted it.
 const SendLeaseTTL = time.Minute
@@ -56,6 +78,10 @@ const maxLocalLeases = 10000
 type sendLeases struct {
 	mu sync.Mutex
 	m  map[[2]string]localLease
+	// versions are the lease versions (bv) of conversations, by pair, as this process last read
+	// them in a reply of message_send after a message both mailboxes took: a grant needs one read
+	// a round trip before its checks.
+	versions map[[2]string]string
 }
 
 type localLease struct {
@@ -97,6 +123,27 @@ func (l *sendLeases) put(from, to string, until, left, now int64) {
 		}
 	}
 	l.m[[2]string{from, to}] = localLease{until: until, left: left}
+}
+
+// version is the lease version of the conversation of a and b this process last read, "-" for
+// none.
+func (l *sendLeases) version(a, b string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if v, ok := l.versions[[2]string{a, b}]; ok {
+		return v
+	}
+	return "-"
+}
+
+// setVersion remembers the lease version of the conversation of a and b.
+func (l *sendLeases) setVersion(a, b, bv string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.versions == nil || len(l.versions) >= maxLocalLeases {
+		l.versions = make(map[[2]string]string)
+	}
+	l.versions[[2]string{a, b}] = bv
 }
 
 // forget forgets from's lease to write to to.

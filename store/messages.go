@@ -278,8 +278,8 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 // exists, that neither blocks the other, and that to's decline of from's requests is over
 // (allowGuarded, with the reads of the recipient and the conversation). It notes the
 // conversation for repair in the same round trip and returns the note, and what the
-// conversation's script needs to grant a send lease after the message: the lease version the
-// checks read and how many messages the limits leave.
+// conversation's script needs to grant a send lease after the message: the lease version this
+// process last read, and how many messages the limits leave.
 func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, sendMode, error) {
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
@@ -288,7 +288,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	blocks, blockErr := s.blockReads(ctx, from, to)
 	reads := append([]op{
 		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to, "bv")
+			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
 			return state, nil
 		}},
 		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
@@ -322,7 +322,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	}
 	v := state.Val()
 	// The conversation's script decides; this only says until when, which it cannot.
-	if len(v) == 3 && v[0] != "1" {
+	if len(v) == 2 && v[0] != "1" {
 		if d, _ := v[1].(string); d != "" {
 			if until := atoi64(d); until > s.now().UnixMilli() {
 				return n, sendMode{}, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
@@ -330,11 +330,9 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 			}
 		}
 	}
-	mode := sendMode{budget: s.leaseBudget(0, 0)}
-	if len(v) == 3 {
-		bv, _ := v[2].(string) // HMGET's reply: nil for none
-		mode.bv = bv
-	}
+	// The lease version of the conversation as a reply read it in an earlier round trip than
+	// these checks': a change they missed raises it after (message_send.lua, "Lease").
+	mode := sendMode{bv: s.leases.version(a, b), budget: s.leaseBudget(0, 0)}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
 	}
@@ -441,7 +439,7 @@ func (s *Store) send(ctx context.Context, n *note, sender, recipient UserKey, bo
 type sendMode struct {
 	use    bool   // on the sender's lease: the checks of other slots were not made
 	member string // with use, the message's member in the sender's limits
-	bv     string // after the checks: the lease version they read with the conversation
+	bv     string // after the checks: the lease version read before them, "-" for none
 	budget int64  // after the checks: how many messages the lease it grants allows
 }
 
@@ -511,8 +509,11 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		ls = []limit{{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, {"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}}
 		calls = append(calls, s.rateCall(s.k.userRate(from), ls[0], mode.member), s.rateCall(s.k.msgRate(from), ls[1], mode.member))
 	}
+	// A note of this pipeline's own that Redis refused (its job shard full) is not looked at: a
+	// step that fails too is derived again now (resync), which notes it again should that fail.
 	out, errs, perr := s.runScriptsEach(ctx, calls)
 	out, errs = out[first:], errs[first:]
+	delivered := perr == nil && errs[0] == nil && errs[1] == nil && errs[2] == nil
 	switch {
 	case perr != nil || errs[0] != nil:
 		// The message was refused (a decline that raced the checks), or the pipeline failed: the
@@ -533,7 +534,7 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:limits-first]))
 	}
 	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
-	arr, err := replyArrayLen("message_send", out[0], 3)
+	arr, err := replyArrayLen("message_send", out[0], 4)
 	if err != nil {
 		return nil, "", err
 	}
@@ -541,11 +542,17 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	if err != nil {
 		return nil, "", err
 	}
+	bv, err := replyString("message_send", arr[3])
+	if err != nil {
+		return nil, "", err
+	}
 	switch word {
 	case "gate":
 		// No lease held (a block or a ban ended it, or it ran out or ended): the mailboxes took
-		// this message's steps for nothing.
+		// this message's steps for nothing. The conversation's version, read now, lets the
+		// checks that follow grant a lease again.
 		s.leases.forget(from, to)
+		s.leases.setVersion(a, b, bv)
 		s.resync(ctx, a, b)
 		return nil, "", errNoLease
 	case "again":
@@ -579,6 +586,11 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		return nil, "", err
 	} else if granted != "" && !mode.use {
 		s.leases.put(from, to, atoi64(granted), mode.budget, ms)
+	}
+	if delivered {
+		// Both mailboxes list the conversation now, so the ends of leases that walk them reach
+		// it: the next message's checks may grant a lease, at this version.
+		s.leases.setVersion(a, b, bv)
 	}
 	for i, l := range ls {
 		if rateResult(out[limits-first+i], l) != nil {

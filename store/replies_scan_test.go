@@ -37,7 +37,6 @@ var uncheckedAllowed = map[string]string{
 	"messages.go:Loader.conversations: vals[0].(string)":               "HMGET field (the conversation's state)",
 	"messages.go:Loader.conversations: vals[1].(string)":               "HMGET field (the conversation's state)",
 	"messages.go:Store.sendGate: v[1].(string)":                        "HMGET field (the conversation's state)",
-	"messages.go:Store.sendGate: v[2].(string)":                        "HMGET field (the conversation's lease version)",
 	"messages.go:Store.syncConversationOnce: z.Member.(string)":        "ZRANGE member",
 	"messages.go:convRead.conversation: vals[i].(string)":              "HMGET field (the conversation's state)",
 

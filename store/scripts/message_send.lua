@@ -11,23 +11,28 @@
 --          send lease (below): "grant" for a message whose sender passed the checks of other
 --          slots (limits, bans, blocks, the recipient's account) in the round trip before, or
 --          "use" for one sent on the sender's lease without them   ARGV[8] with "grant", the
---          lease version (field bv) those checks read with the conversation ("" for none)
---          ARGV[9] with "grant", until when (Unix ms) the lease holds   ARGV[10] with "grant",
---          how many messages it allows
--- Reply    {"ok", id, lease}, lease the end (ms) of the sender's lease after the run or "" for
---          none; or {"again", id, ""} when the idempotency key names an earlier message, or
---          {"late", position, ""} when the id is not past the recipient's read position or the
---          last message (a sender's replica whose clock runs behind the one that marked the
---          conversation read, or sent its last message): the message, sent after them, would
---          count as read or sort before them. Nothing is written; the caller sends it again with a
---          later id. {"gate", "", ""} when "use" finds no lease that holds: nothing is written,
---          and the caller sends it again after the checks.
+--          conversation's lease version (field bv) as a reply of this script read it in an earlier
+--          round trip than the checks', "-" for none   ARGV[9] with "grant", until when (Unix ms)
+--          the lease holds   ARGV[10] with "grant", how many messages it allows
+-- Reply    {word, x, lease, bv}: bv the conversation's lease version ("" for none), for the
+--          caller's next grant; lease the end (ms) of the sender's lease after the run, or "".
+--          {"ok", id, lease, bv}; {"again", id, "", bv} when the idempotency key names an earlier
+--          message; {"late", position, "", bv} when the id is not past the recipient's read
+--          position or the last message (a sender's replica whose clock runs behind the one that
+--          marked the conversation read, or sent its last message): the message, sent after them,
+--          would count as read or sort before them. Nothing is written; the caller sends it again
+--          with a later id. {"gate", "", "", bv} when "use" finds no lease that holds: nothing is
+--          written, and the caller sends it again after the checks.
 -- Lease    g:<sender> = "<until ms>:<version>:<messages left>": the sender passed the checks
 --          that live in other slots, and may send that many messages until then without them
 --          while the conversation's lease version (bv) is the one they were granted at. A block
 --          between the two, the sender's site ban or either account's deletion raises bv
---          (message_lease.lua) after its own write, so a lease granted before it stops holding;
---          a grant whose checks read an older bv than the conversation's is not made.
+--          (message_lease.lua) after its own write, so a lease granted before it stops holding,
+--          and a grant whose version was read before it is not made: the caller read that version
+--          a round trip before the checks, so a change the checks missed raises it after. A lease
+--          is granted only in a conversation the recipient accepted (a request's sender stays
+--          checked, message by message), and a message that grants none takes an ended lease of
+--          its sender's away.
 -- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
 --          ago and has not accepted the conversation since.
 -- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
@@ -44,27 +49,30 @@ redis.call('INCR', KEYS[#KEYS])
 local conv, msgs, msg, last, idem = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, from, to, body, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 local keyed = ARGV[6] ~= '0'
-if keyed then
-  local prior = redis.call('GET', idem)
-  if prior then return {'again', prior, ''} end
-end
-if redis.call('EXISTS', msg) == 1 then return {'ok', id, ''} end
 local mode, lease = ARGV[7], 'g:' .. from
 local bv = redis.call('HGET', conv, 'bv') or ''
-local leaseEnd, leaseLeft
-if mode == 'use' then
-  local held = redis.call('HGET', conv, lease)
-  if held then
-    local e, v, n = string.match(held, '^(%d+):(%d*):(%d+)$')
-    if e and tonumber(e) > ms and v == bv and tonumber(n) > 0 then leaseEnd, leaseLeft = e, tonumber(n) - 1 end
-  end
-  if not leaseEnd then return {'gate', '', ''} end
+if keyed then
+  local prior = redis.call('GET', idem)
+  if prior then return {'again', prior, '', bv} end
 end
+if redis.call('EXISTS', msg) == 1 then return {'ok', id, '', bv} end
+local held = redis.call('HGET', conv, lease)
+local leaseEnd, leaseLeft
+if held then
+  local e, v, n = string.match(held, '^(%d+):(%d*):(%d+)$')
+  if e and tonumber(e) > ms and v == bv and tonumber(n) > 0 then
+    if mode == 'use' then leaseEnd, leaseLeft = e, tonumber(n) - 1 end
+  else
+    held = nil -- ended: it goes with this message's write
+  end
+end
+if mode == 'use' and not leaseEnd then return {'gate', '', '', bv} end
 local floor = redis.call('HGET', conv, 'r:' .. to) or ''
 local newest = redis.call('ZRANGE', msgs, -1, -1)[1]
 if newest and newest > floor then floor = newest end
-if id <= floor then return {'late', floor, ''} end
-if redis.call('HGET', conv, 'a:' .. to) ~= '1' then
+if id <= floor then return {'late', floor, '', bv} end
+local accepted = redis.call('HGET', conv, 'a:' .. to) == '1'
+if not accepted then
   local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
   if declined > ms then
     return redis.error_reply('FORBIDDEN ' .. to .. ' declined your message requests')
@@ -82,11 +90,12 @@ redis.call('HDEL', conv, 'q:' .. from)
 if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
 if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
 if keyed then redis.call('SET', idem, id, 'EX', ARGV[6]) end
-if mode == 'grant' and ARGV[8] == bv and tonumber(ARGV[10]) > 0 then
+if mode == 'grant' and accepted and ARGV[8] ~= '-' and ARGV[8] == bv and tonumber(ARGV[10]) > 0 then
   leaseEnd, leaseLeft = ARGV[9], tonumber(ARGV[10])
 end
 if leaseEnd then
   redis.call('HSET', conv, lease, leaseEnd .. ':' .. bv .. ':' .. leaseLeft)
-  return {'ok', id, leaseEnd}
+  return {'ok', id, leaseEnd, bv}
 end
-return {'ok', id, ''}
+if not held then redis.call('HDEL', conv, lease) end
+return {'ok', id, '', bv}
