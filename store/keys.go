@@ -832,6 +832,11 @@ func (k keys) mailboxKeysBut(uid string) []string {
 // messages (MessageOptions.PerWindow).
 func (k keys) msgRate(uid string) string { return k.user(uid) + ":msgrate" }
 
+// msgLeases is a sorted set of the users with whom uid's send lease may hold, scored by until when
+// (Unix ms), noted by the checks that may grant one (lease_note.lua), which the ends of uid's
+// leases walk (message_leases.go). It expires after its last lease.
+func (k keys) msgLeases(uid string) string { return k.user(uid) + ":mleases" }
+
 // chanMessages is the live-event channel of the messages sent to and by uid (messageAdded).
 func (k keys) chanMessages(uid string) string { return k.prefix + "{mb:" + uid + "}:ev:messages" }
 

@@ -35,19 +35,26 @@ import (
 //     loses the lease of the conversation where the limit was found, after the message that found
 //     it.
 //
-// Three rules make sure no lease is granted across such a change:
+// These rules make sure no lease is granted across such a change, nor outlives it:
 //
 //   - A grant compares the conversation's version with one this process read in a reply of
 //     message_send a round trip before the checks (sendLeases.version), never with one read with
 //     them: on a Cluster the checks' slots answer apart, so a change could land after the check
 //     that reads it and before a version read beside it, which would then hold the change's new
-//     version.
-//   - That version is only kept from a message both mailboxes took, so the conversation is in the
-//     lists that revokeSendLeases walks. A process that has read none (a conversation's first
-//     message, or the first this process sends in it) grants no lease.
-//   - A lease is granted only in a conversation the recipient accepted: a message request's
-//     sender stays checked message by message, so requests to strangers stay within the limits
-//     exactly however many are sent at once.
+//     version. A process that has read none (the first message it sends in a conversation)
+//     grants no lease.
+//   - The checks that may grant a lease note its conversation in the sender's slot (the user's
+//     msgLeases, lease_note.lua) before, in the same round trip and slot, they read the bans, the
+//     account and the address; the end of a user's leases walks those notes, so it reaches every
+//     conversation whose lease checks that missed the change granted or are granting, in whichever
+//     of the user's lists it is, or none. It walks the user's mailbox lists too, for the others'
+//     leases with the user: a lease is granted only in a conversation its recipient accepted,
+//     which is then among their conversations (a deleted account's mailbox is marked gone before
+//     the walk, so that it does not move meanwhile).
+//   - A message request's sender stays checked message by message, so requests to strangers stay
+//     within the limits exactly however many are sent at once; and under Options.RequireEmail an
+//     admin (who writes without a verified address) is granted no lease: a replica whose list of
+//     admins is behind a revocation would grant one that outlives its next read of the list.
 //
 // What a lease lets through: a change that lands between the checks and the write of the message
 // that grants it ends the lease it grants, or prevents it; a message on a lease between a change's
@@ -67,6 +74,10 @@ import (
 
 // SendLeaseTTL is how long a send lease holds after the message that granted it.
 const SendLeaseTTL = time.Minute
+
+// leaseNoteSlack is how much longer than SendLeaseTTL a conversation stays noted where the ends
+// of a user's leases look (lease_note.lua): the lease is granted a round trip after the note.
+const leaseNoteSlack = 10 * time.Second
 
 // maxLocalLeases bounds how many leases a process remembers (sendLeases): past it, it forgets the
 // ones that ended, then all of them. A forgotten lease only costs its next message the checks.
@@ -192,12 +203,14 @@ func (s *Store) dropLease(ctx context.Context, from, to string) error {
 // revokeBatch is how many conversations revokeSendLeases ends the leases of a round trip.
 const revokeBatch = 256
 
-// revokeSendLeases ends the send leases, both ways, of every conversation of uid's mailbox: its
-// conversations and the requests it holds. A user's sent requests are among their
-// conversations: sending accepts the conversation for its sender.
+// revokeSendLeases ends the send leases, both ways, of every conversation where uid's lease may
+// hold — those its checks noted (lease_note.lua), before they read what ends them — and of every
+// conversation of uid's mailbox, its conversations and the requests it holds, where the leases
+// of the others with uid are (a lease is granted only in a conversation its recipient accepted,
+// which is then among their conversations).
 func (s *Store) revokeSendLeases(ctx context.Context, uid string) error {
 	mb := s.k.mailbox(uid)
-	for _, list := range []string{mb.convs, mb.reqs} {
+	for _, list := range []string{s.k.msgLeases(uid), mb.convs, mb.reqs} {
 		// ZSCAN, not pages by rank: a conversation's activity moves it in the list while the
 		// walk runs, and a scan returns every member that stays in it throughout.
 		for cursor := uint64(0); ; {

@@ -447,3 +447,185 @@ func TestSendLeaseConcurrentSendsPastAFullLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestSendLeaseEndsAfterADecline: a site ban ends a lease granted in a conversation that is in
+// neither of the banned user's mailbox lists — amy declined bob's request (mailbox.lua "decline"
+// takes it out of her requests), then writes to him (he accepted it by writing) while the ban
+// lands between her checks and her message. Found by a second adversarial review, when the ends
+// of a user's leases walked only the mailbox lists: now they walk the conversations the user's
+// checks noted (lease_note.lua) too.
+func TestSendLeaseEndsAfterADecline(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		h := &pipelineHook{match: hasArg("grant")}
+		s, plain := hooked(t, b, h, store.Options{WriteLimit: 1000})
+		signUp(t, plain, "root", "amy", "bob")
+		if err := plain.GrantAdmin(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		send(t, s, "bob", "amy", "hello") // a request; s reads the version, both mailboxes took it
+		if _, err := plain.DeclineMessageRequest(ctx, "amy", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		h.between = func() {
+			if _, err := plain.BanUser(ctx, "root", "amy", "", nil, "spam"); err != nil {
+				t.Errorf("ban: %v", err)
+			}
+		}
+		h.armed.Store(true)
+		if _, err := s.SendMessage(ctx, "amy", "bob", "checked before the ban", ""); err != nil {
+			t.Fatalf("the message checked before the ban: %v", err)
+		}
+		if h.armed.Load() {
+			t.Fatal("the hook did not run")
+		}
+		for i := range 3 {
+			if _, err := s.SendMessage(ctx, "amy", "bob", fmt.Sprint("after the ban ", i), ""); !store.IsKind(err, store.KindBanned) {
+				t.Errorf("message %d after the ban completed: %v, want BANNED", i, err)
+			}
+		}
+	})
+}
+
+// funcHook runs proc around every command and pipe around every pipeline, when set.
+type funcHook struct {
+	proc func(ctx context.Context, cmd rdb.Cmder, next rdb.ProcessHook) error
+	pipe func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error
+}
+
+func (h *funcHook) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+func (h *funcHook) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, cmd rdb.Cmder) error {
+		if h.proc == nil {
+			return next(ctx, cmd)
+		}
+		return h.proc(ctx, cmd, next)
+	}
+}
+func (h *funcHook) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		if h.pipe == nil {
+			return next(ctx, cmds)
+		}
+		return h.pipe(ctx, cmds, next)
+	}
+}
+
+// storeWithHook returns a store on a client of its own carrying h, with the options o (whose
+// Prefix names the keyspace).
+func storeWithHook(t *testing.T, b storetest.Backend, h *funcHook, o store.Options) *store.Store {
+	t.Helper()
+	hb := b
+	hb.Client = b.NewClient(t)
+	hb.Client.AddHook(h)
+	return hb.NewStore(t, o)
+}
+
+// TestSendLeaseEndsWhileTheWalkRuns: a site ban ends the lease of a reply that lands while the
+// ban's walk runs — a reply to a request moves the conversation from the replier's requests to
+// their conversations (mailbox.lua "out"), between the walk's scans of the two lists. Found by a
+// second adversarial review; the conversations the checks noted (lease_note.lua) are walked too.
+func TestSendLeaseEndsWhileTheWalkRuns(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		o := store.Options{WriteLimit: 1000, Prefix: storetest.Prefix()}
+		ready, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		var armedA, armedB atomic.Bool
+		hA := &funcHook{pipe: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+			if !hasArg("grant")(cmds) || !armedA.CompareAndSwap(true, false) {
+				return next(ctx, cmds)
+			}
+			close(ready)
+			select {
+			case <-release:
+			case <-time.After(10 * time.Second):
+			}
+			err := next(ctx, cmds)
+			close(done)
+			return err
+		}}
+		hB := &funcHook{pipe: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+			for _, c := range cmds {
+				if t := strings.ToLower(cmdText(c)); strings.HasPrefix(t, "zscan ") && strings.Contains(t, "{mb:amy}:reqs") && armedB.CompareAndSwap(true, false) {
+					close(release) // amy's reply lands between the scan of her convs and of her reqs
+					select {
+					case <-done:
+					case <-time.After(10 * time.Second):
+					}
+				}
+			}
+			return next(ctx, cmds)
+		}}
+		plain := b.NewStore(t, o)
+		signUp(t, plain, "root", "amy", "bob")
+		if err := plain.GrantAdmin(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		sa := storeWithHook(t, b, hA, o)   // amy's replica
+		sb := storeWithHook(t, b, hB, o)   // the moderator's
+		send(t, sa, "bob", "amy", "hello") // a request in amy's reqs; sa reads the version
+		armedA.Store(true)
+		armedB.Store(true)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := sa.SendMessage(ctx, "amy", "bob", "checked before the ban", "")
+			errc <- err
+		}()
+		<-ready // amy's checks passed; her message is on its way
+		if _, err := sb.BanUser(ctx, "root", "amy", "", nil, "spam"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; err != nil {
+			t.Fatalf("the message checked before the ban: %v", err)
+		}
+		if armedA.Load() || armedB.Load() {
+			t.Fatal("the hooks did not run")
+		}
+		// The ban is complete.
+		for i := range 3 {
+			if _, err := sa.SendMessage(ctx, "amy", "bob", fmt.Sprint("after the ban ", i), ""); !store.IsKind(err, store.KindBanned) {
+				t.Errorf("message %d after the ban completed: %v, want BANNED", i, err)
+			}
+		}
+	})
+}
+
+// TestSendLeaseNotGrantedToAnAdminUnderRequireEmail: under RequireEmail an admin writes without a
+// verified address, and every replica knows who is an admin from its own copy, read every
+// adminRefresh. A replica whose copy is stale after RevokeAdmin checks the ex-admin's message as
+// an admin's; had it granted a lease, the lease would still send her messages once the replica
+// read the grants again (for up to SendLeaseTTL, where adminRefresh is documented). So an admin
+// under RequireEmail is granted none. Found by a second adversarial review.
+func TestSendLeaseNotGrantedToAnAdminUnderRequireEmail(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		o := store.Options{RequireEmail: true, WriteLimit: 1000, Prefix: storetest.Prefix()}
+		signUp(t, b.NewStore(t, store.Options{Prefix: o.Prefix}), "amy", "bob") // no address: only an admin writes
+		operator := b.NewStore(t, o)
+		for _, n := range []string{"amy", "bob"} {
+			if err := operator.GrantAdmin(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		replica := b.NewStore(t, o) // reads the grants at start
+		send(t, replica, "bob", "amy", "hello")
+		send(t, replica, "amy", "bob", "hi") // both accepted, in both lists
+		if err := operator.RevokeAdmin(ctx, "amy"); err != nil {
+			t.Fatal(err)
+		}
+		// Within adminRefresh the replica still takes amy for an admin (documented); its checks
+		// pass and grant her a lease.
+		send(t, replica, "amy", "bob", "stale replica")
+		if err := replica.RefreshAdmins(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Control: a replica that holds no lease refuses her now.
+		if _, err := b.NewStore(t, o).SendMessage(ctx, "amy", "bob", "control", ""); !store.IsKind(err, store.KindEmailUnverified) {
+			t.Fatalf("control, a replica with no lease: %v, want EMAIL_UNVERIFIED", err)
+		}
+		// The replica now knows amy is no admin: her messages need a verified address.
+		if _, err := replica.SendMessage(ctx, "amy", "bob", "after the refresh", ""); !store.IsKind(err, store.KindEmailUnverified) {
+			t.Errorf("a message after every replica read the revocation: %v, want EMAIL_UNVERIFIED", err)
+		}
+	})
+}

@@ -308,9 +308,25 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 			return usedMsgs, usedWrites
 		}})
 	}
+	// The lease version of the conversation as a reply read it in an earlier round trip than
+	// these checks': a change they miss raises it after (message_send.lua, "Lease"). An admin
+	// under RequireEmail is granted none: a replica whose list of admins is behind a revocation
+	// would skip the address's check and grant one that outlives its next read of the list.
+	guard := &writeGuard{messaging: true, member: member}
+	bv := s.leases.version(a, b)
+	if s.opts.RequireEmail && s.IsAdmin(UserKey(from)) {
+		bv = "-"
+	}
+	if bv != "-" {
+		// The conversation is noted where the ends of from's leases look, before the checks read
+		// what they end at (lease_note.lua).
+		now := s.now()
+		guard.also = []scriptCall{{name: "lease_note", keys: []string{s.k.msgLeases(from)},
+			args: []any{to, now.Add(SendLeaseTTL + leaseNoteSlack).UnixMilli(), now.UnixMilli(), (SendLeaseTTL + leaseNoteSlack).Milliseconds()}}}
+	}
 	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
 	// reads above, in one round trip.
-	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, &writeGuard{messaging: true, member: member})
+	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, guard)
 	if err != nil {
 		return n, sendMode{}, err
 	}
@@ -330,9 +346,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 			}
 		}
 	}
-	// The lease version of the conversation as a reply read it in an earlier round trip than
-	// these checks': a change they missed raises it after (message_send.lua, "Lease").
-	mode := sendMode{bv: s.leases.version(a, b), budget: s.leaseBudget(0, 0)}
+	mode := sendMode{bv: bv, budget: s.leaseBudget(0, 0)}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
 	}
@@ -480,7 +494,9 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		n, calls = &nn, append(calls, c)
 	}
 	first := len(calls) // the message, then the mailboxes' steps, the settle and the events
-	until := now.Add(SendLeaseTTL).UnixMilli()
+	// From this process's clock, not the message's time, which a conversation ahead of it
+	// (another replica's clock) moved later (see send).
+	until := s.now().Add(SendLeaseTTL).UnixMilli()
 	lease := []any{"grant", mode.bv, until, mode.budget}
 	if mode.use {
 		lease = []any{"use", "", 0, 0}

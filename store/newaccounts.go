@@ -74,6 +74,9 @@ type writeGuard struct {
 	// one: a message sent through its checks after its send lease stopped holding was counted by
 	// the lease's pipeline already (see SendMessage).
 	member string
+	// also are calls of the write's own that its checks' round trip runs before their reads (a
+	// message's note of the conversation where its send lease may be granted: lease_note.lua).
+	also []scriptCall
 }
 
 // onceMember names a creation of kind ("p" a post, "c" a comment, with the post it is on) made

@@ -106,6 +106,9 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 		n, call = s.noteCall(item)
 		calls = append(calls, call)
 	}
+	if g != nil {
+		calls = append(calls, g.also...) // before the reads, which follow every call
+	}
 	filterAt, filterIdx := s.now(), -1
 	if c, ok := s.filterCall(); ok {
 		filterIdx = len(calls)

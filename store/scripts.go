@@ -101,7 +101,7 @@ var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true
 	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "sessions_fold": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
 	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true,
-	"message_lease": true}
+	"message_lease": true, "lease_note": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
 // (a rate limit forgets a write; a session's extension lost shortens it back by the time since its
