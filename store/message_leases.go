@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -56,6 +57,14 @@ import (
 //     admin (who writes without a verified address) is granted no lease: a replica whose list of
 //     admins is behind a revocation would grant one that outlives its next read of the list.
 //
+//   - Within one conversation the limits hold exactly whichever replicas grant and spend its
+//     leases: every message of the sender's there counts against the lease that holds, and a grant
+//     that replaces one takes off the sender's messages there since the count its process read
+//     with the version (message_send.lua, c:<user>).
+//   - A message on a lease leaves its repair note unsettled: should the lease no longer hold, the
+//     mailboxes took its steps for nothing, and should the process stop before it derives them
+//     again, the repair does, RepairGrace after the conversation's last note.
+//
 // What a lease lets through: a change that lands between the checks and the write of the message
 // that grants it ends the lease it grants, or prevents it; a message on a lease between a change's
 // write and its end of the leases goes through, as one checked just before the change would. Over
@@ -79,6 +88,11 @@ const SendLeaseTTL = time.Minute
 // of a user's leases look (lease_note.lua): the lease is granted a round trip after the note.
 const leaseNoteSlack = 10 * time.Second
 
+// maxLeaseNotes bounds the conversations a user's lease notes keep (lease_note.lua), the latest:
+// more than the limits let one user write to in the notes' minute. With the limits off a user
+// writing to more loses the oldest notes, and the ends of their leases may then miss a lease.
+const maxLeaseNotes = 1000
+
 // maxLocalLeases bounds how many leases a process remembers (sendLeases): past it, it forgets the
 // ones that ended, then all of them. A forgotten lease only costs its next message the checks.
 const maxLocalLeases = 10000
@@ -89,10 +103,10 @@ const maxLocalLeases = 10000
 type sendLeases struct {
 	mu sync.Mutex
 	m  map[[2]string]localLease
-	// versions are the lease versions (bv) of conversations, by pair, as this process last read
-	// them in a reply of message_send after a message both mailboxes took: a grant needs one read
-	// a round trip before its checks.
-	versions map[[2]string]string
+	// seen is what this process last read of conversations in replies of message_send, by
+	// sender and recipient: the lease version (bv) and the sender's count of messages there. A
+	// grant needs both, read a round trip before its checks.
+	seen map[[2]string]seenState
 }
 
 type localLease struct {
@@ -136,25 +150,31 @@ func (l *sendLeases) put(from, to string, until, left, now int64) {
 	l.m[[2]string{from, to}] = localLease{until: until, left: left}
 }
 
-// version is the lease version of the conversation of a and b this process last read, "-" for
-// none.
-func (l *sendLeases) version(a, b string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if v, ok := l.versions[[2]string{a, b}]; ok {
-		return v
-	}
-	return "-"
+// seenState is what a reply of message_send read of a conversation for one of its participants.
+type seenState struct {
+	bv   string
+	sent int64
 }
 
-// setVersion remembers the lease version of the conversation of a and b.
-func (l *sendLeases) setVersion(a, b, bv string) {
+// state is the lease version of the conversation of from and to and from's count of messages
+// there, as this process last read them; "-" for none.
+func (l *sendLeases) state(from, to string) (bv, sent string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.versions == nil || len(l.versions) >= maxLocalLeases {
-		l.versions = make(map[[2]string]string)
+	if v, ok := l.seen[[2]string{from, to}]; ok {
+		return v.bv, strconv.FormatInt(v.sent, 10)
 	}
-	l.versions[[2]string{a, b}] = bv
+	return "-", "-"
+}
+
+// setState remembers what a reply read of the conversation of from and to, for from.
+func (l *sendLeases) setState(from, to, bv string, sent int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen == nil || len(l.seen) >= maxLocalLeases {
+		l.seen = make(map[[2]string]seenState)
+	}
+	l.seen[[2]string{from, to}] = seenState{bv: bv, sent: sent}
 }
 
 // forget forgets from's lease to write to to.

@@ -324,6 +324,30 @@ var leaseChanges = []struct {
 	}, store.KindNotFound},
 }
 
+// sendAcrossAChange sends a message from amy to bob on s with h armed, so that change lands inside
+// it, then checks that the change is seen: the next three messages are refused with want.
+func sendAcrossAChange(t *testing.T, s *store.Store, h *pipelineHook, change func() error, want store.Kind) {
+	t.Helper()
+	ctx := context.Background()
+	h.between = func() {
+		if err := change(); err != nil {
+			t.Errorf("change: %v", err)
+		}
+	}
+	h.armed.Store(true)
+	if _, err := s.SendMessage(ctx, "amy", "bob", "checked before the change", ""); err != nil {
+		t.Fatalf("the message checked before the change: %v", err)
+	}
+	if h.armed.Load() {
+		t.Fatal("the hook did not run")
+	}
+	for i := range 3 {
+		if _, err := s.SendMessage(ctx, "amy", "bob", fmt.Sprint("after the change ", i), ""); !store.IsKind(err, want) {
+			t.Fatalf("message %d after the change: %v, want %v", i, err, want)
+		}
+	}
+}
+
 // TestSendLeaseNotGrantedAcrossAChange: a change that lands between a message's checks and its
 // write — the conversation's first message, or a later one that may grant a lease — lets that
 // one message through, as the checks saw no change, and no message after it: the lease version
@@ -346,23 +370,7 @@ func TestSendLeaseNotGrantedAcrossAChange(t *testing.T) {
 					if !first {
 						send(t, s, "bob", "amy", "hello") // bob accepts; s reads the version
 					}
-					h.between = func() {
-						if err := c.change(ctx, plain); err != nil {
-							t.Errorf("change: %v", err)
-						}
-					}
-					h.armed.Store(true)
-					if _, err := s.SendMessage(ctx, "amy", "bob", "checked before the change", ""); err != nil {
-						t.Fatalf("the message checked before the change: %v", err)
-					}
-					if h.armed.Load() {
-						t.Fatal("the hook did not run")
-					}
-					for i := range 3 {
-						if _, err := s.SendMessage(ctx, "amy", "bob", fmt.Sprint("after the change ", i), ""); !store.IsKind(err, c.want) {
-							t.Fatalf("message %d after the change: %v, want %v", i, err, c.want)
-						}
-					}
+					sendAcrossAChange(t, s, h, func() error { return c.change(ctx, plain) }, c.want)
 				})
 			})
 		}
@@ -386,21 +394,7 @@ func TestSendLeaseNotGrantedAcrossSlots(t *testing.T) {
 				}
 				send(t, s, "bob", "amy", "hello")
 				send(t, plain, "amy", "bob", "hi") // both accepted, in both lists; s holds no lease
-				h.between = func() {
-					if err := c.change(ctx, plain); err != nil {
-						t.Errorf("change: %v", err)
-					}
-				}
-				h.armed.Store(true)
-				if _, err := s.SendMessage(ctx, "amy", "bob", "checked across the change", ""); err != nil {
-					t.Fatalf("checked message: %v", err)
-				}
-				if h.armed.Load() {
-					t.Fatal("the hook did not run")
-				}
-				if _, err := s.SendMessage(ctx, "amy", "bob", "after the change", ""); !store.IsKind(err, c.want) {
-					t.Fatalf("a message after the change: %v, want %v", err, c.want)
-				}
+				sendAcrossAChange(t, s, h, func() error { return c.change(ctx, plain) }, c.want)
 			})
 		})
 	}
@@ -467,23 +461,10 @@ func TestSendLeaseEndsAfterADecline(t *testing.T) {
 		if _, err := plain.DeclineMessageRequest(ctx, "amy", "bob"); err != nil {
 			t.Fatal(err)
 		}
-		h.between = func() {
-			if _, err := plain.BanUser(ctx, "root", "amy", "", nil, "spam"); err != nil {
-				t.Errorf("ban: %v", err)
-			}
-		}
-		h.armed.Store(true)
-		if _, err := s.SendMessage(ctx, "amy", "bob", "checked before the ban", ""); err != nil {
-			t.Fatalf("the message checked before the ban: %v", err)
-		}
-		if h.armed.Load() {
-			t.Fatal("the hook did not run")
-		}
-		for i := range 3 {
-			if _, err := s.SendMessage(ctx, "amy", "bob", fmt.Sprint("after the ban ", i), ""); !store.IsKind(err, store.KindBanned) {
-				t.Errorf("message %d after the ban completed: %v, want BANNED", i, err)
-			}
-		}
+		sendAcrossAChange(t, s, h, func() error {
+			_, err := plain.BanUser(ctx, "root", "amy", "", nil, "spam")
+			return err
+		}, store.KindBanned)
 	})
 }
 
@@ -627,5 +608,143 @@ func TestSendLeaseNotGrantedToAnAdminUnderRequireEmail(t *testing.T) {
 		if _, err := replica.SendMessage(ctx, "amy", "bob", "after the refresh", ""); !store.IsKind(err, store.KindEmailUnverified) {
 			t.Errorf("a message after every replica read the revocation: %v, want EMAIL_UNVERIFIED", err)
 		}
+	})
+}
+
+// amyMessages counts amy's messages in her conversation with bob.
+func amyMessages(t *testing.T, s *store.Store) int {
+	t.Helper()
+	p, err := s.NewLoader().Messages(context.Background(), "amy", "bob", store.Window{First: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range p.Items {
+		if m.Sender == "amy" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSendLeaseGrantCountsTheLeaseItReplaces (found by a third adversarial review): two replicas. Replica B's checks read what the limit has
+// left; before B's grant lands, replica A spends its lease in the same conversation; B's grant
+// then replaced the conversation's lease with the count it read, which did not count A's
+// messages, and amy sent past her message limit in one conversation. A grant now takes off the
+// sender's messages there since the count its process read before the checks.
+func TestSendLeaseGrantCountsTheLeaseItReplaces(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		const limit = 5
+		h := &pipelineHook{match: hasArg("grant")}
+		sB, sA := hooked(t, b, h, store.Options{WriteLimit: 1000, Messages: store.MessageOptions{PerWindow: limit}})
+		signUp(t, sA, "amy", "bob")
+		send(t, sA, "bob", "amy", "hello")     // bob accepts; A reads the version
+		send(t, sB, "bob", "amy", "hello2")    // B reads the version
+		send(t, sA, "amy", "bob", "A checked") // amy 1 of 5: A's lease allows 4
+		h.between = func() {                   // B's checks passed (amy 2 of 5, budget 3); its grant is on its way
+			for range 3 {
+				send(t, sA, "amy", "bob", "on A's lease") // amy 3, 4, 5 of 5
+			}
+		}
+		h.armed.Store(true)
+		send(t, sB, "amy", "bob", "B checked") // grants g:amy with count 3
+		if h.armed.Load() {
+			t.Fatal("the hook did not run")
+		}
+		// The limit is full; a message now must be refused.
+		_, err := sB.SendMessage(context.Background(), "amy", "bob", "past the limit", "")
+		if n := amyMessages(t, sA); n > limit {
+			t.Errorf("amy sent %d messages in one conversation within the window, limit %d (last send: %v)", n, limit, err)
+		}
+	})
+}
+
+// TestSendLeaseRefusedStepsRepairedAfterAStop (found by a third adversarial review): a message on a lease that a block ended is refused by the
+// conversation ("gate"), but its pipeline already gave both mailboxes its steps (an unread
+// message for the recipient) and settled its own repair note; only the resync that follows
+// undoes them. A process that stopped between the two left the recipient's unread count wrong
+// for good; now a message on a lease leaves its repair note unsettled, and the repair derives
+// the mailboxes again.
+func TestSendLeaseRefusedStepsRepairedAfterAStop(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		o := store.Options{WriteLimit: 1000, Prefix: storetest.Prefix(), Now: clk.Now}
+		var armed, dead bool
+		stopped := errors.New("the process stopped")
+		h := &funcHook{
+			proc: func(ctx context.Context, cmd rdb.Cmder, next rdb.ProcessHook) error {
+				if dead {
+					cmd.SetErr(stopped)
+					return stopped
+				}
+				return next(ctx, cmd)
+			},
+			pipe: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+				if dead {
+					for _, c := range cmds {
+						c.SetErr(stopped)
+					}
+					return stopped
+				}
+				err := next(ctx, cmds)
+				if armed && hasArg("use")(cmds) {
+					dead = true // the process stops once the lease's pipeline ran
+				}
+				return err
+			},
+		}
+		plain := b.NewStore(t, o)
+		s := storeWithHook(t, b, h, o)
+		signUp(t, plain, "amy", "bob")
+		send(t, s, "bob", "amy", "hello")
+		send(t, s, "amy", "bob", "checked") // grants amy's lease
+		if _, err := plain.Block(ctx, "bob", "amy"); err != nil {
+			t.Fatal(err)
+		}
+		before := unread(t, plain, "bob")
+		armed = true
+		_, err := s.SendMessage(ctx, "amy", "bob", "after the block", "")
+		if !dead {
+			t.Fatalf("no lease pipeline ran (%v)", err)
+		}
+		clk.Add(store.RepairGrace + time.Minute)
+		settle(t, plain)
+		if got := unread(t, plain, "bob"); got != before {
+			t.Errorf("bob's unread count %d after a refused message and a stop, want %d", got, before)
+		}
+	})
+}
+
+// TestSendLeaseNotesKeptByAReplicaAhead (found by a third adversarial review): lease_note.lua trimmed the notes whose score is past the
+// noting replica's clock; a replica whose clock is ahead by more than SendLeaseTTL+leaseNoteSlack
+// trims the note of a lease that is being granted, and a site ban's walk, which relies on that
+// note in a conversation in none of the user's lists (amy declined bob's request), misses it: the
+// lease outlived the completed ban. Notes are now trimmed by count.
+func TestSendLeaseNotesKeptByAReplicaAhead(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		h := &pipelineHook{match: hasArg("grant")}
+		o := store.Options{WriteLimit: 1000}
+		s, plain := hooked(t, b, h, o)
+		ahead := o
+		ahead.Prefix = plain.Options().Prefix
+		ahead.Now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+		skewed := b.NewStore(t, ahead)
+		signUp(t, plain, "root", "amy", "bob", "cat")
+		if err := plain.GrantAdmin(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		send(t, skewed, "cat", "amy", "hi") // the skewed replica reads the version of amy–cat
+		send(t, s, "bob", "amy", "hello")   // a request; s reads the version
+		if _, err := plain.DeclineMessageRequest(ctx, "amy", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		sendAcrossAChange(t, s, h, func() error {
+			// amy writes to cat through the replica ahead: its note must not take amy's note of bob.
+			send(t, skewed, "amy", "cat", "via a replica ahead")
+			_, err := plain.BanUser(ctx, "root", "amy", "", nil, "spam")
+			return err
+		}, store.KindBanned)
 	})
 }

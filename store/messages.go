@@ -313,7 +313,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	// under RequireEmail is granted none: a replica whose list of admins is behind a revocation
 	// would skip the address's check and grant one that outlives its next read of the list.
 	guard := &writeGuard{messaging: true, member: member}
-	bv := s.leases.version(a, b)
+	bv, sent := s.leases.state(from, to)
 	if s.opts.RequireEmail && s.IsAdmin(UserKey(from)) {
 		bv = "-"
 	}
@@ -322,7 +322,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 		// what they end at (lease_note.lua).
 		now := s.now()
 		guard.also = []scriptCall{{name: "lease_note", keys: []string{s.k.msgLeases(from)},
-			args: []any{to, now.Add(SendLeaseTTL + leaseNoteSlack).UnixMilli(), now.UnixMilli(), (SendLeaseTTL + leaseNoteSlack).Milliseconds()}}}
+			args: []any{to, now.Add(SendLeaseTTL + leaseNoteSlack).UnixMilli(), maxLeaseNotes, (SendLeaseTTL + leaseNoteSlack).Milliseconds()}}}
 	}
 	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
 	// reads above, in one round trip.
@@ -346,7 +346,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 			}
 		}
 	}
-	mode := sendMode{bv: bv, budget: s.leaseBudget(0, 0)}
+	mode := sendMode{bv: bv, sent: sent, budget: s.leaseBudget(0, 0)}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
 	}
@@ -454,6 +454,7 @@ type sendMode struct {
 	use    bool   // on the sender's lease: the checks of other slots were not made
 	member string // with use, the message's member in the sender's limits
 	bv     string // after the checks: the lease version read before them, "-" for none
+	sent   string // after the checks: the sender's count of messages read with bv, "-" for none
 	budget int64  // after the checks: how many messages the lease it grants allows
 }
 
@@ -493,13 +494,13 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		nn, c := s.noteCall(repairConversation + ":" + a + ":" + b)
 		n, calls = &nn, append(calls, c)
 	}
-	first := len(calls) // the message, then the mailboxes' steps, the settle and the events
+	first := len(calls) // the message, the mailboxes' steps, the events, and the settle
 	// From this process's clock, not the message's time, which a conversation ahead of it
 	// (another replica's clock) moved later (see send).
 	until := s.now().Add(SendLeaseTTL).UnixMilli()
-	lease := []any{"grant", mode.bv, until, mode.budget}
+	lease := []any{"grant", mode.bv, until, mode.budget, mode.sent}
 	if mode.use {
-		lease = []any{"use", "", 0, 0}
+		lease = []any{"use", "", 0, 0, "-"}
 	}
 	calls = append(calls,
 		scriptCall{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
@@ -507,9 +508,6 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 			args: append([]any{id, from, to, body, ms, ttl}, lease...)},
 		s.mailboxCall(to, from, "in", id, ms),
 		s.mailboxCall(from, to, "out", id, ms),
-		// A settle is refused when Redis is full (jobs_enqueue.lua), so a mailbox step refused
-		// for OOM keeps the note that repairs it.
-		jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)),
 	)
 	for _, uid := range []string{to, from} {
 		pc, err := s.publishCall(message{s.k.chanMessages(uid), EventIDs{Message: gid}})
@@ -517,6 +515,14 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 			return nil, "", err
 		}
 		calls = append(calls, pc)
+	}
+	if !mode.use {
+		// A settle is refused when Redis is full (jobs_enqueue.lua), so a mailbox step refused
+		// for OOM keeps the note that repairs it. A message on a lease leaves its note to run:
+		// should the lease no longer hold, the mailboxes took its steps for nothing, and should
+		// the process stop before it derives them again (resync), the repair does, RepairGrace
+		// after the conversation's last such note (one repair a conversation's burst of messages).
+		calls = append(calls, jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due)))
 	}
 	limits := len(calls)
 	var ls []limit
@@ -545,12 +551,12 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		// fail too (Redis full), the repair derives the mailboxes once it can.
 		s.opts.Log.WarnContext(ctx, "messages: a mailbox missed a step; derived again", "message", gid, "err", firstError(errs[1:3]))
 		s.resync(ctx, a, b)
-	case firstError(errs[4:limits-first]) != nil:
+	case firstError(errs[3:5]) != nil:
 		// Written, but not announced: as for every write, a failed publish is logged, not returned.
-		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[4:limits-first]))
+		s.opts.Log.ErrorContext(ctx, "live event: publish", "message", gid, "err", firstError(errs[3:5]))
 	}
-	// A failed settle (errs[3]) only leaves a repair job that finds nothing to do.
-	arr, err := replyArrayLen("message_send", out[0], 4)
+	// A failed settle only leaves a repair job that finds nothing to do.
+	arr, err := replyArrayLen("message_send", out[0], 6)
 	if err != nil {
 		return nil, "", err
 	}
@@ -562,13 +568,24 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	if err != nil {
 		return nil, "", err
 	}
+	var sent [2]int64 // the sender's and the recipient's messages here
+	for i := range sent {
+		if sent[i], err = replyInt("message_send", arr[4+i]); err != nil {
+			return nil, "", err
+		}
+	}
+	// seen keeps what the reply read for the next grants, in both directions.
+	seen := func() {
+		s.leases.setState(from, to, bv, sent[0])
+		s.leases.setState(to, from, bv, sent[1])
+	}
 	switch word {
 	case "gate":
 		// No lease held (a block or a ban ended it, or it ran out or ended): the mailboxes took
 		// this message's steps for nothing. The conversation's version, read now, lets the
 		// checks that follow grant a lease again.
 		s.leases.forget(from, to)
-		s.leases.setVersion(a, b, bv)
+		seen()
 		s.resync(ctx, a, b)
 		return nil, "", errNoLease
 	case "again":
@@ -604,9 +621,8 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		s.leases.put(from, to, atoi64(granted), mode.budget, ms)
 	}
 	if delivered {
-		// Both mailboxes list the conversation now, so the ends of leases that walk them reach
-		// it: the next message's checks may grant a lease, at this version.
-		s.leases.setVersion(a, b, bv)
+		// The next messages' checks may grant a lease, from what this reply read.
+		seen()
 	}
 	for i, l := range ls {
 		if rateResult(out[limits-first+i], l) != nil {

@@ -13,15 +13,19 @@
 --          "use" for one sent on the sender's lease without them   ARGV[8] with "grant", the
 --          conversation's lease version (field bv) as a reply of this script read it in an earlier
 --          round trip than the checks', "-" for none   ARGV[9] with "grant", until when (Unix ms)
---          the lease holds   ARGV[10] with "grant", how many messages it allows
--- Reply    {word, x, lease, bv}: bv the conversation's lease version ("" for none), for the
---          caller's next grant; lease the end (ms) of the sender's lease after the run, or "".
---          {"ok", id, lease, bv}; {"again", id, "", bv} when the idempotency key names an earlier
---          message; {"late", position, "", bv} when the id is not past the recipient's read
+--          the lease holds   ARGV[10] with "grant", how many messages the limits left at
+--          the checks   ARGV[11] with "grant", the sender's count of messages here (c:<sender>)
+--          as the reply that gave ARGV[8] read it, "-" for none
+-- Reply    {word, x, lease, bv, sent, theirs}: bv the conversation's lease version ("" for none),
+--          sent and theirs the sender's and the recipient's counts of messages here (c:<user>)
+--          after the run, for the caller's next grants; lease the end (ms) of a lease this run
+--          granted, or "". {"ok", id, lease, ...}; {"again", id, "", ...} when the idempotency key
+--          names an earlier message; {"late", position, "", ...} when the id is not past the
+--          recipient's read
 --          position or the last message (a sender's replica whose clock runs behind the one that
 --          marked the conversation read, or sent its last message): the message, sent after them,
 --          would count as read or sort before them. Nothing is written; the caller sends it again
---          with a later id. {"gate", "", "", bv} when "use" finds no lease that holds: nothing is
+--          with a later id. {"gate", "", "", ...} when "use" finds no lease that holds: nothing is
 --          written, and the caller sends it again after the checks.
 -- Lease    g:<sender> = "<until ms>:<version>:<messages left>": the sender passed the checks
 --          that live in other slots, and may send that many messages until then without them
@@ -31,8 +35,11 @@
 --          and a grant whose version was read before it is not made: the caller read that version
 --          a round trip before the checks, so a change the checks missed raises it after. A lease
 --          is granted only in a conversation the recipient accepted (a request's sender stays
---          checked, message by message), and a message that grants none takes an ended lease of
---          its sender's away.
+--          checked, message by message). Every message of the sender's that grants none counts
+--          against the lease that holds (one sent through another replica's checks too), and a
+--          grant that replaces a lease counts the sender's messages since the caller's count
+--          (ARGV[11]), so that within one conversation the limits hold exactly whichever replicas
+--          grant and spend its leases. An ended lease goes with the next message's write.
 -- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
 --          ago and has not accepted the conversation since.
 -- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
@@ -51,26 +58,27 @@ local id, from, to, body, ms = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV
 local keyed = ARGV[6] ~= '0'
 local mode, lease = ARGV[7], 'g:' .. from
 local bv = redis.call('HGET', conv, 'bv') or ''
+local sent = tonumber(redis.call('HGET', conv, 'c:' .. from) or '0')
+local theirs = tonumber(redis.call('HGET', conv, 'c:' .. to) or '0')
 if keyed then
   local prior = redis.call('GET', idem)
-  if prior then return {'again', prior, '', bv} end
+  if prior then return {'again', prior, '', bv, sent, theirs} end
 end
-if redis.call('EXISTS', msg) == 1 then return {'ok', id, '', bv} end
-local held = redis.call('HGET', conv, lease)
-local leaseEnd, leaseLeft
-if held then
-  local e, v, n = string.match(held, '^(%d+):(%d*):(%d+)$')
-  if e and tonumber(e) > ms and v == bv and tonumber(n) > 0 then
-    if mode == 'use' then leaseEnd, leaseLeft = e, tonumber(n) - 1 end
-  else
-    held = nil -- ended: it goes with this message's write
+if redis.call('EXISTS', msg) == 1 then return {'ok', id, '', bv, sent, theirs} end
+-- The sender's lease, while it holds: until, messages left.
+local liveEnd, liveLeft
+do
+  local held = redis.call('HGET', conv, lease)
+  if held then
+    local e, v, n = string.match(held, '^(%d+):(%d*):(%d+)$')
+    if e and tonumber(e) > ms and v == bv and tonumber(n) > 0 then liveEnd, liveLeft = e, tonumber(n) end
   end
 end
-if mode == 'use' and not leaseEnd then return {'gate', '', '', bv} end
+if mode == 'use' and not liveEnd then return {'gate', '', '', bv, sent, theirs} end
 local floor = redis.call('HGET', conv, 'r:' .. to) or ''
 local newest = redis.call('ZRANGE', msgs, -1, -1)[1]
 if newest and newest > floor then floor = newest end
-if id <= floor then return {'late', floor, '', bv} end
+if id <= floor then return {'late', floor, '', bv, sent, theirs} end
 local accepted = redis.call('HGET', conv, 'a:' .. to) == '1'
 if not accepted then
   local declined = tonumber(redis.call('HGET', conv, 'd:' .. to) or '0')
@@ -90,12 +98,20 @@ redis.call('HDEL', conv, 'q:' .. from)
 if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
 if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
 if keyed then redis.call('SET', idem, id, 'EX', ARGV[6]) end
-if mode == 'grant' and accepted and ARGV[8] ~= '-' and ARGV[8] == bv and tonumber(ARGV[10]) > 0 then
-  leaseEnd, leaseLeft = ARGV[9], tonumber(ARGV[10])
+redis.call('HSET', conv, 'c:' .. from, sent + 1)
+-- A grant allows what the limits left at its checks, less the sender's messages here since the
+-- count the caller read before them (ARGV[11]), which the checks may not have counted.
+if mode == 'grant' and accepted and ARGV[8] ~= '-' and ARGV[8] == bv and ARGV[11] ~= '-' then
+  local left = tonumber(ARGV[10]) - (sent - tonumber(ARGV[11]))
+  if left > 0 then
+    redis.call('HSET', conv, lease, ARGV[9] .. ':' .. bv .. ':' .. left)
+    return {'ok', id, ARGV[9], bv, sent + 1, theirs}
+  end
 end
-if leaseEnd then
-  redis.call('HSET', conv, lease, leaseEnd .. ':' .. bv .. ':' .. leaseLeft)
-  return {'ok', id, leaseEnd, bv}
+-- Else every message of the sender's, on the lease or not, counts against the lease that holds.
+if liveEnd and liveLeft > 1 then
+  redis.call('HSET', conv, lease, liveEnd .. ':' .. bv .. ':' .. (liveLeft - 1))
+else
+  redis.call('HDEL', conv, lease)
 end
-if not held then redis.call('HDEL', conv, lease) end
-return {'ok', id, '', bv}
+return {'ok', id, '', bv, sent + 1, theirs}
