@@ -634,12 +634,9 @@ type pipelineLog struct {
 	pipes [][]string
 }
 
-func (h *pipelineLog) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-func (h *pipelineLog) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return next
-}
-func (h *pipelineLog) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// hook is the client hook that records.
+func (h *pipelineLog) hook() *storetest.Hook {
+	return &storetest.Hook{Pipeline: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		var p []string
 		for _, c := range cmds {
 			args := make([]string, len(c.Args()))
@@ -652,7 +649,7 @@ func (h *pipelineLog) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proc
 		h.pipes = append(h.pipes, p)
 		h.mu.Unlock()
 		return next(ctx, cmds)
-	}
+	}}
 }
 
 // TestVotesAreReadWithCounts checks that the viewer's vote on a post or comment is read in the
@@ -660,10 +657,8 @@ func (h *pipelineLog) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proc
 // upvotes 1, downvotes 0 with viewerVote DOWN while the viewer flips a vote.
 func TestVotesAreReadWithCounts(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
-		logged := b
-		logged.Client = b.NewClient(t)
 		hook := &pipelineLog{}
-		logged.Client.AddHook(hook)
+		logged := b.Hooked(t, hook.hook())
 		a := newAPI(t, logged, store.Options{})
 		author, _ := a.signUp("writer")
 		viewer, _ := a.signUp("reader")

@@ -57,20 +57,12 @@ func (g *replayGate) hold(ctx context.Context, cmds ...rdb.Cmder) {
 	}
 }
 
-func (g *replayGate) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (g *replayGate) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		g.hold(ctx, cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (g *replayGate) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// hook is the client hook that holds the replays.
+func (g *replayGate) hook() *storetest.Hook {
+	return storetest.OnEach(func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		g.hold(ctx, cmds...)
 		return next(ctx, cmds)
-	}
+	})
 }
 
 // TestResumeReadsTheLogAPageAtATime resumes, on every transport, from before a backlog of more
@@ -82,9 +74,7 @@ func (g *replayGate) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proce
 func TestResumeReadsTheLogAPageAtATime(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		gate := &replayGate{}
-		c := b.NewClient(t)
-		c.AddHook(gate)
-		b.Client = c
+		b = b.Hooked(t, gate.hook())
 		st := b.NewStore(t, store.Options{})
 		a := serve(t, st, httpapi.Live{})
 		ctx := context.Background()

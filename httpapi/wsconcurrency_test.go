@@ -39,18 +39,12 @@ func (h *slowRedis) hold() func() {
 	return func() { h.inFlight.Add(-1) }
 }
 
-func (h *slowRedis) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-func (h *slowRedis) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		defer h.hold()()
-		return next(ctx, cmd)
-	}
-}
-func (h *slowRedis) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// hook is the client hook that slows every command and pipeline down.
+func (h *slowRedis) hook() *storetest.Hook {
+	return storetest.OnEach(func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		defer h.hold()()
 		return next(ctx, cmds)
-	}
+	})
 }
 
 // TestWebSocketBoundsOperationsAtOnce: queries and mutations sent over one WebSocket run at most
@@ -60,8 +54,7 @@ func (h *slowRedis) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Proces
 func TestWebSocketBoundsOperationsAtOnce(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		slow := &slowRedis{delay: 5 * time.Millisecond}
-		b.Client = b.NewClient(t)
-		b.Client.AddHook(slow)
+		b = b.Hooked(t, slow.hook())
 		st := b.NewStore(t, store.Options{})
 		hub := live.New(st, live.Options{})
 		srv := httptest.NewServer(httpapi.New(httpapi.Config{Store: st, Hub: hub, ResponseCacheMiB: -1}))

@@ -168,7 +168,7 @@ func newCountingClusterClient(t *testing.T, addrs []string, r *redirects) *rdb.C
 		t.Fatal(err)
 	}
 	cc := c.(*rdb.ClusterClient)
-	cc.OnNewNode(func(c *rdb.Client) { c.AddHook(r) })
+	cc.OnNewNode(func(c *rdb.Client) { c.AddHook(storetest.After(r.count)) })
 	cc.AddHook(storetest.SlotCheck{})
 	t.Cleanup(func() { _ = cc.Close() })
 	return cc
@@ -182,7 +182,8 @@ type redirects struct {
 	tryAgainSlots        map[int]int
 }
 
-func (r *redirects) count(cmds ...rdb.Cmder) {
+// count counts the redirects the replies of cmds carry.
+func (r *redirects) count(cmds []rdb.Cmder) {
 	for _, c := range cmds {
 		if err := c.Err(); err != nil {
 			switch msg := err.Error(); {
@@ -358,24 +359,6 @@ func testHalfMigratedSlots(t *testing.T, addrs []string) {
 		t.Fatalf("post after the votes: %+v, %v", p, err)
 	}
 	w.checkDerived(t)
-}
-
-func (r *redirects) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (r *redirects) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		err := next(ctx, cmd)
-		r.count(cmd)
-		return err
-	}
-}
-
-func (r *redirects) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		err := next(ctx, cmds)
-		r.count(cmds...)
-		return err
-	}
 }
 
 // testScriptCacheLost flushes the script cache of every master before each kind of script use —

@@ -12,22 +12,13 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// splitReplyRead is a client hook that, once armed, cuts the first pipeline holding a reply list
-// read in a vote order (the read of a time order's first ReplyOrdersAt members, and the page of
-// a TOP, BEST or CONTROVERSIAL sorted set) between those two reads, whichever comes first, and
-// runs between the two parts: a write of another client landing inside the pipeline, as it may
-// on a shared Redis.
-type splitReplyRead struct {
-	armed   atomic.Bool
-	between func()
-}
-
-func (h *splitReplyRead) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *splitReplyRead) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-
-func (h *splitReplyRead) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// splitReplyRead returns a client hook that, once armed, cuts the first pipeline holding a reply
+// list read in a vote order (the read of a time order's first ReplyOrdersAt members, and the page
+// of a TOP, BEST or CONTROVERSIAL sorted set) between those two reads, whichever comes first, and
+// runs between between the two parts: a write of another client landing inside the pipeline, as
+// it may on a shared Redis. It disarms itself.
+func splitReplyRead(armed *atomic.Bool, between func()) *storetest.Hook {
+	return &storetest.Hook{Pipeline: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		order, page := -1, -1
 		for i, c := range cmds {
 			args := make([]any, len(c.Args()))
@@ -43,16 +34,16 @@ func (h *splitReplyRead) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.P
 				page = i
 			}
 		}
-		if order < 0 || page < 0 || !h.armed.CompareAndSwap(true, false) {
+		if order < 0 || page < 0 || !armed.CompareAndSwap(true, false) {
 			return next(ctx, cmds)
 		}
 		cut := max(order, page)
 		if err := next(ctx, cmds[:cut]); err != nil {
 			return err
 		}
-		h.between()
+		between()
 		return next(ctx, cmds[cut:])
-	}
+	}}
 }
 
 // TestReplyOrdersCrossingDuringRead: a reply that brings a parent to ReplyOrdersAt replies while
@@ -69,18 +60,16 @@ func TestReplyOrdersCrossingDuringRead(t *testing.T) {
 				for i := range store.ReplyOrdersAt - 1 {
 					th.add("author", parent, fmt.Sprintf("reply %d", i))
 				}
-				hook := &splitReplyRead{between: func() { th.add("author", parent, "the crossing reply") }}
-				hb := b
-				hb.Client = b.NewClient(t)
-				hb.Client.AddHook(hook)
+				var armed atomic.Bool
+				hb := b.Hooked(t, splitReplyRead(&armed, func() { th.add("author", parent, "the crossing reply") }))
 				reader := hb.NewStore(t, store.Options{Prefix: th.prefix, WriteLimit: -1})
 				fresh := th.get(parent.ID)
-				hook.armed.Store(true)
+				armed.Store(true)
 				p, err := reader.NewLoader().Replies(context.Background(), fresh, sort, store.Window{First: 10}, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if hook.armed.Load() {
+				if armed.Load() {
 					t.Fatal("the read did not go through the hook")
 				}
 				if len(p.Items) != 10 || p.Total < store.ReplyOrdersAt-1 {

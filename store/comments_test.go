@@ -336,35 +336,6 @@ func TestCommentIdempotentCreate(t *testing.T) {
 	})
 }
 
-// twice is a go-redis hook that runs every script twice, as go-redis does when a reply is lost
-// and it resends the command.
-type twice struct{ on atomic.Bool }
-
-func (*twice) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *twice) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		if n := cmd.Name(); h.on.Load() && (n == "evalsha" || n == "eval") {
-			if err := next(ctx, cmd); err != nil {
-				return err
-			}
-		}
-		return next(ctx, cmd)
-	}
-}
-
-// runTwice adds a twice hook, on, to the backend's client.
-func runTwice(b storetest.Backend) *twice {
-	h := &twice{}
-	b.Client.AddHook(h)
-	h.on.Store(true)
-	return h
-}
-
-func (*twice) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return next
-}
-
 // TestUnkeyedCommentKeepsNoKey checks that a comment created without a client's idempotency key,
 // its script sent twice, is one comment and leaves no idempotency key behind, while a client's key
 // is kept (and names the comment).
@@ -372,8 +343,8 @@ func TestUnkeyedCommentKeepsNoKey(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		th := newThread(t, b, store.Options{})
-		hook := runTwice(b)
-		defer hook.on.Store(false)
+		twice := runTwice(b)
+		defer twice.Store(false)
 		idemKeys := func() []string {
 			t.Helper()
 			return matchingKeys(t, b.Client, th.prefix+"*:idem:*")
@@ -407,8 +378,8 @@ func TestCommentWritesSafeToRepeat(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		th := newThread(t, b, store.Options{})
-		hook := runTwice(b)
-		defer hook.on.Store(false)
+		twice := runTwice(b)
+		defer twice.Store(false)
 
 		top := th.add("alice", nil, "top")      // no client key: the comment's number makes the resend safe
 		r1 := th.add("bob", top, "reply one")   //
@@ -431,7 +402,7 @@ func TestCommentWritesSafeToRepeat(t *testing.T) {
 		if err := th.s.DeleteComment(ctx, "carol", r2.ID); err != nil { // removed
 			t.Fatal(err)
 		}
-		hook.on.Store(false)
+		twice.Store(false)
 
 		got := th.get(top.ID)
 		if got.Upvotes != 2 || got.Downvotes != 0 || got.ReplyCount != 1 {
@@ -993,24 +964,6 @@ func TestCommentThreadGoesWithPost(t *testing.T) {
 	})
 }
 
-// failSweeps is a go-redis hook that fails the script runs that drop a deleted post's comments,
-// as if the process stopped in the middle.
-type failSweeps struct{ on atomic.Bool }
-
-func (*failSweeps) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *failSweeps) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		args := cmd.Args()
-		if h.on.Load() && isSweep(args) {
-			err := errors.New("injected: process stopped")
-			cmd.SetErr(err)
-			return err
-		}
-		return next(ctx, cmd)
-	}
-}
-
 // isSweep recognizes a run of sweep_thread: KEYS are the post, the thread's ids set and bodies, seven
 // keys per comment and the revision counter, and ARGV the comments' 12-digit numbers.
 func isSweep(args []any) bool {
@@ -1025,30 +978,6 @@ func isSweep(args []any) bool {
 	return len(first) == 12 && strings.Trim(first, "0123456789") == ""
 }
 
-func (h *failSweeps) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		if !h.on.Load() {
-			return next(ctx, cmds)
-		}
-		var rest []rdb.Cmder
-		var err error
-		for _, cmd := range cmds {
-			if isSweep(cmd.Args()) {
-				err = errors.New("injected: process stopped")
-				cmd.SetErr(err)
-				continue
-			}
-			rest = append(rest, cmd)
-		}
-		if len(rest) > 0 {
-			if e := next(ctx, rest); e != nil {
-				err = e
-			}
-		}
-		return err
-	}
-}
-
 func TestCommentRebuildFinishesInterruptedThreadDrop(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -1058,13 +987,14 @@ func TestCommentRebuildFinishesInterruptedThreadDrop(t *testing.T) {
 		th.add("bob", c, "y")
 		keep := live.add("alice", nil, "stays")
 
-		hook := &failSweeps{}
-		b.Client.AddHook(hook)
-		hook.on.Store(true)
+		// The script runs that drop a deleted post's comments fail, as if the process stopped.
+		var failing atomic.Bool
+		b.Client.AddHook(storetest.Drop(&failing, errors.New("injected: process stopped"), func(c rdb.Cmder) bool { return isSweep(c.Args()) }))
+		failing.Store(true)
 		if err := th.s.DeletePost(ctx, "poster", th.post.ID); err == nil {
 			t.Fatal("the injected failure did not surface")
 		}
-		hook.on.Store(false)
+		failing.Store(false)
 		if th.get(c.ID) != nil {
 			t.Error("a comment of a deleted post loads while its keys remain")
 		}

@@ -139,7 +139,7 @@ func TestSetEmailLimited(t *testing.T) {
 	})
 }
 
-// commandLog is a go-redis hook that records the commands sent while on: each command's name,
+// commandLog records the commands sent while on: each command's name,
 // with the script's digest for EVALSHA, in the order sent.
 type commandLog struct {
 	mu   sync.Mutex
@@ -147,9 +147,8 @@ type commandLog struct {
 	cmds []string
 }
 
-func (*commandLog) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (l *commandLog) record(cmds ...rdb.Cmder) {
+// record records cmds, when on.
+func (l *commandLog) record(cmds []rdb.Cmder) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.on {
@@ -161,20 +160,6 @@ func (l *commandLog) record(cmds ...rdb.Cmder) {
 			name += " " + fmt.Sprint(args[1])
 		}
 		l.cmds = append(l.cmds, name)
-	}
-}
-
-func (l *commandLog) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		l.record(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (l *commandLog) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		l.record(cmds...)
-		return next(ctx, cmds)
 	}
 }
 
@@ -211,7 +196,7 @@ func TestPasswordResetSameWork(t *testing.T) {
 			t.Fatal(err)
 		}
 		log := &commandLog{}
-		b.Client.AddHook(log)
+		b.Client.AddHook(storetest.Before(log.record))
 		work := func(addr string) ([]string, int) {
 			t.Helper()
 			before, err := s.Jobs().Census(ctx)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/mail"
 	"github.com/agora/agora/mail/mailtest"
 	"github.com/agora/agora/store"
@@ -239,31 +238,6 @@ func (d dyingSender) Send(ctx context.Context, _ mail.Message) error {
 	return errors.New("killed")
 }
 
-// deadHook fails every command once dead is set.
-type deadHook struct{ dead *atomic.Bool }
-
-func (h deadHook) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-func (h deadHook) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		if h.dead.Load() {
-			cmd.SetErr(errors.New("process killed"))
-			return cmd.Err()
-		}
-		return next(ctx, cmd)
-	}
-}
-func (h deadHook) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		if h.dead.Load() {
-			for _, c := range cmds {
-				c.SetErr(errors.New("process killed"))
-			}
-			return errors.New("process killed")
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // TestMailSurvivesAKilledProcess: a process claims a mail job and dies before the mail leaves;
 // the job's lease ends, another process claims it and sends the mail, and the mail arrives once.
 func TestMailSurvivesAKilledProcess(t *testing.T) {
@@ -276,7 +250,7 @@ func TestMailSurvivesAKilledProcess(t *testing.T) {
 		// The process that dies: the same Redis and prefix, its own connection.
 		dead := new(atomic.Bool)
 		client := b.NewClient(t)
-		client.AddHook(deadHook{dead})
+		client.AddHook(storetest.Dying(dead, errors.New("process killed"), nil))
 		dying := dyingSender{called: make(chan struct{}), dead: dead}
 		doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{
 			Prefix: s.Options().Prefix, WriteLimit: -1, Now: clock.Now,

@@ -521,24 +521,6 @@ type afterFirst struct {
 	done  atomic.Bool
 }
 
-func (h *afterFirst) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *afterFirst) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		err := next(ctx, cmd)
-		h.after([]rdb.Cmder{cmd})
-		return err
-	}
-}
-
-func (h *afterFirst) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		err := next(ctx, cmds)
-		h.after(cmds)
-		return err
-	}
-}
-
 // after runs then if one of cmds, just sent, is the first to match.
 func (h *afterFirst) after(cmds []rdb.Cmder) {
 	for _, cmd := range cmds {
@@ -600,9 +582,7 @@ func TestRebuildKeepsAFollowChangedWhileItRuns(t *testing.T) {
 						}
 					},
 				}
-				rb := b
-				rb.Client = b.NewClient(t)
-				rb.Client.AddHook(hook)
+				rb := b.Hooked(t, storetest.After(hook.after))
 				if _, err := rb.NewStore(t, store.Options{Prefix: prefix}).RebuildUsers(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -67,28 +67,15 @@ func (h *lockCut) see(cmds []rdb.Cmder) error {
 	return nil
 }
 
-func (h *lockCut) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *lockCut) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		if err := h.see([]rdb.Cmder{cmd}); err != nil {
-			cmd.SetErr(err)
-			return err
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *lockCut) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// hook is the client hook that stalls and cuts (see see): a command or pipeline it cuts fails
+// whole, unsent.
+func (h *lockCut) hook() *storetest.Hook {
+	return storetest.OnEach(func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		if err := h.see(cmds); err != nil {
-			for _, c := range cmds {
-				c.SetErr(err)
-			}
-			return err
+			return storetest.Fail(cmds, err)
 		}
 		return next(ctx, cmds)
-	}
+	})
 }
 
 // TestMigrationStopsWhenItLosesTheLock: a process migrating the previous release's data loses the
@@ -126,9 +113,7 @@ func TestMigrationStopsWhenItLosesTheLock(t *testing.T) {
 				deleteMatching(t, b.Client, prefix+"{meta}:layout") // the previous release's data
 
 				cut := &lockCut{stall: tc.stall, cut: tc.cut, stalled: make(chan struct{}), resume: make(chan struct{})}
-				first := b
-				first.Client = b.NewClient(t)
-				first.Client.AddHook(cut)
+				first := b.Hooked(t, cut.hook())
 				a := first.NewStore(t, opts)
 				second := b
 				second.Client = b.NewClient(t)

@@ -231,10 +231,9 @@ func (h *pipelineHook) barrier(ctx context.Context, cmds []rdb.Cmder, next rdb.P
 	return err
 }
 
-func (h *pipelineHook) DialHook(next rdb.DialHook) rdb.DialHook          { return next }
-func (h *pipelineHook) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-func (h *pipelineHook) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// hook is the client hook that runs h.
+func (h *pipelineHook) hook() *storetest.Hook {
+	return &storetest.Hook{Pipeline: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		if h.n > 0 && hasArg("drop")(cmds) {
 			select { // a lease's drop waits for the held pipelines
 			case <-h.done:
@@ -267,7 +266,7 @@ func (h *pipelineHook) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.Pro
 		h.between()
 		errB := next(ctx, b)
 		return errors.Join(errA, errB)
-	}
+	}}
 }
 
 // hasArg: a pipeline with a command that has the argument arg.
@@ -301,10 +300,7 @@ func hooked(t *testing.T, b storetest.Backend, h *pipelineHook, o store.Options)
 	t.Helper()
 	o.Prefix = storetest.Prefix()
 	plain = b.NewStore(t, o)
-	hb := b
-	hb.Client = b.NewClient(t)
-	hb.Client.AddHook(h)
-	return hb.NewStore(t, o), plain
+	return b.Hooked(t, h.hook()).NewStore(t, o), plain
 }
 
 // leaseChanges are the changes that end a lease, with what a message after them gets.
@@ -468,38 +464,11 @@ func TestSendLeaseEndsAfterADecline(t *testing.T) {
 	})
 }
 
-// funcHook runs proc around every command and pipe around every pipeline, when set.
-type funcHook struct {
-	proc func(ctx context.Context, cmd rdb.Cmder, next rdb.ProcessHook) error
-	pipe func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error
-}
-
-func (h *funcHook) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-func (h *funcHook) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		if h.proc == nil {
-			return next(ctx, cmd)
-		}
-		return h.proc(ctx, cmd, next)
-	}
-}
-func (h *funcHook) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		if h.pipe == nil {
-			return next(ctx, cmds)
-		}
-		return h.pipe(ctx, cmds, next)
-	}
-}
-
 // storeWithHook returns a store on a client of its own carrying h, with the options o (whose
 // Prefix names the keyspace).
-func storeWithHook(t *testing.T, b storetest.Backend, h *funcHook, o store.Options) *store.Store {
+func storeWithHook(t *testing.T, b storetest.Backend, h *storetest.Hook, o store.Options) *store.Store {
 	t.Helper()
-	hb := b
-	hb.Client = b.NewClient(t)
-	hb.Client.AddHook(h)
-	return hb.NewStore(t, o)
+	return b.Hooked(t, h).NewStore(t, o)
 }
 
 // TestSendLeaseEndsWhileTheWalkRuns: a site ban ends the lease of a reply that lands while the
@@ -512,7 +481,7 @@ func TestSendLeaseEndsWhileTheWalkRuns(t *testing.T) {
 		o := store.Options{WriteLimit: 1000, Prefix: storetest.Prefix()}
 		ready, release, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 		var armedA, armedB atomic.Bool
-		hA := &funcHook{pipe: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+		hA := &storetest.Hook{Pipeline: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 			if !hasArg("grant")(cmds) || !armedA.CompareAndSwap(true, false) {
 				return next(ctx, cmds)
 			}
@@ -525,7 +494,7 @@ func TestSendLeaseEndsWhileTheWalkRuns(t *testing.T) {
 			close(done)
 			return err
 		}}
-		hB := &funcHook{pipe: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+		hB := &storetest.Hook{Pipeline: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 			for _, c := range cmds {
 				if t := strings.ToLower(cmdText(c)); strings.HasPrefix(t, "zscan ") && strings.Contains(t, "{mb:amy}:reqs") && armedB.CompareAndSwap(true, false) {
 					close(release) // amy's reply lands between the scan of her convs and of her reqs
@@ -670,30 +639,11 @@ func TestSendLeaseRefusedStepsRepairedAfterAStop(t *testing.T) {
 		ctx := context.Background()
 		clk := storetest.NewClock()
 		o := store.Options{WriteLimit: 1000, Prefix: storetest.Prefix(), Now: clk.Now}
-		var armed, dead bool
-		stopped := errors.New("the process stopped")
-		h := &funcHook{
-			proc: func(ctx context.Context, cmd rdb.Cmder, next rdb.ProcessHook) error {
-				if dead {
-					cmd.SetErr(stopped)
-					return stopped
-				}
-				return next(ctx, cmd)
-			},
-			pipe: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
-				if dead {
-					for _, c := range cmds {
-						c.SetErr(stopped)
-					}
-					return stopped
-				}
-				err := next(ctx, cmds)
-				if armed && hasArg("use")(cmds) {
-					dead = true // the process stops once the lease's pipeline ran
-				}
-				return err
-			},
-		}
+		var armed, dead atomic.Bool
+		// The process stops once the lease's pipeline ran.
+		h := storetest.Dying(&dead, errors.New("the process stopped"), func(cmds []rdb.Cmder) bool {
+			return armed.Load() && hasArg("use")(cmds)
+		})
 		plain := b.NewStore(t, o)
 		s := storeWithHook(t, b, h, o)
 		signUp(t, plain, "amy", "bob")
@@ -703,9 +653,9 @@ func TestSendLeaseRefusedStepsRepairedAfterAStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := unread(t, plain, "bob")
-		armed = true
+		armed.Store(true)
 		_, err := s.SendMessage(ctx, "amy", "bob", "after the block", "")
-		if !dead {
+		if !dead.Load() {
 			t.Fatalf("no lease pipeline ran (%v)", err)
 		}
 		clk.Add(store.RepairGrace + time.Minute)

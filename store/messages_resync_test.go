@@ -3,44 +3,13 @@ package store_test
 import (
 	"context"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
-
-// beforeStep is a go-redis hook that runs f once, just before the first pipeline that holds a
-// mailbox step named step (see mailbox.lua) after it is armed.
-type beforeStep struct {
-	mu   sync.Mutex
-	step string
-	f    func()
-}
-
-func (h *beforeStep) arm(step string, f func()) { h.mu.Lock(); h.step, h.f = step, f; h.mu.Unlock() }
-
-func (*beforeStep) DialHook(next rdb.DialHook) rdb.DialHook          { return next }
-func (*beforeStep) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-func (h *beforeStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		h.mu.Lock()
-		var f func()
-		for _, c := range cmds {
-			if c.Name() == "evalsha" && h.f != nil && slices.Contains(c.Args(), any(h.step)) {
-				f, h.f = h.f, nil
-				break
-			}
-		}
-		h.mu.Unlock()
-		if f != nil {
-			f()
-		}
-		return next(ctx, cmds)
-	}
-}
 
 // TestResyncKeepsConcurrentMessages: a write whose steps disagreed derives both mailboxes again
 // from the conversation (a retry with an idempotency key does, every time). A message the other
@@ -52,9 +21,8 @@ func TestResyncKeepsConcurrentMessages(t *testing.T) {
 		prefix := storetest.Prefix()
 		clk := storetest.NewClock()
 		plain := b
-		b.Client = b.NewClient(t)
-		hook := &beforeStep{}
-		b.Client.AddHook(hook)
+		hook := &beforeScript{}
+		b = b.Hooked(t, hook.hook())
 		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
 		other := plain.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
 		signUp(t, s, "ann", "ben")
@@ -66,7 +34,7 @@ func TestResyncKeepsConcurrentMessages(t *testing.T) {
 		}
 		clk.Add(time.Millisecond)
 		var reply *store.Message
-		hook.arm("sync", func() {
+		hook.arm(argIs("sync"), func() {
 			reply = send(t, other, "ben", "ann", "yes, here")
 		})
 		// The retry finds its key: the mailboxes are derived again, and ben's reply lands between
@@ -98,8 +66,9 @@ func TestResyncRunTwice(t *testing.T) {
 		ctx := context.Background()
 		prefix := storetest.Prefix()
 		plain := b
-		b.Client = b.NewClient(t)
-		b.Client.AddHook(resend{})
+		on := new(atomic.Bool)
+		on.Store(true)
+		b = b.Hooked(t, scriptsTwice(on))
 		s := b.NewStore(t, store.Options{Prefix: prefix})
 		direct := plain.NewStore(t, store.Options{Prefix: prefix})
 		signUp(t, s, "ann", "ben")

@@ -297,26 +297,6 @@ func TestMessagesRefused(t *testing.T) {
 	})
 }
 
-// resend is a go-redis hook that sends every pipeline with a script twice, as a client does
-// when the replies were lost and it sends the commands again.
-type resend struct{}
-
-func (resend) DialHook(next rdb.DialHook) rdb.DialHook          { return next }
-func (resend) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-func (resend) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		for _, c := range cmds {
-			if c.Name() == "evalsha" {
-				if err := next(ctx, cmds); err != nil {
-					return err
-				}
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // TestUnreadMessagesExactUnderConcurrency has 50 writers message one reader at once, each
 // sending, retrying a send with its idempotency key, deleting one message and editing another,
 // while the reader reads some conversations, and every pipeline of scripts is sent twice (lost
@@ -325,7 +305,7 @@ func TestUnreadMessagesExactUnderConcurrency(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
 		b.Client = b.NewClient(t)
-		b.Client.AddHook(resend{})
+		runTwice(b)
 		clk := storetest.NewClock()
 		s := b.NewStore(t, store.Options{Now: clk.Now})
 		const writers = 50
@@ -557,35 +537,6 @@ func TestRebuildDerivesMailboxes(t *testing.T) {
 	})
 }
 
-// armed is a go-redis hook that runs f once, just before the pipeline of scripts it is armed
-// for (the first one after arm).
-type armed struct {
-	mu sync.Mutex
-	f  func()
-}
-
-func (h *armed) arm(f func()) { h.mu.Lock(); h.f = f; h.mu.Unlock() }
-
-func (*armed) DialHook(next rdb.DialHook) rdb.DialHook          { return next }
-func (*armed) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-func (h *armed) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		for _, c := range cmds {
-			if c.Name() == "evalsha" {
-				h.mu.Lock()
-				f := h.f
-				h.f = nil
-				h.mu.Unlock()
-				if f != nil {
-					f()
-				}
-				break
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // TestMessageRefusedByItsConversationLeavesNoTrace: when the conversation refuses a message that
 // the mailboxes took — a decline that reached the conversation after the send's checks, and its
 // mailbox not yet — the write derives the mailboxes again, so the refused message counts nowhere.
@@ -595,9 +546,8 @@ func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
 		prefix := storetest.Prefix()
 		clk := storetest.NewClock()
 		other := b.Client
-		b.Client = b.NewClient(t)
-		hook := &armed{}
-		b.Client.AddHook(hook)
+		hook := &beforeScript{}
+		b = b.Hooked(t, hook.hook())
 		s := b.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
 		signUp(t, s, "dan", "eve")
 		send(t, s, "eve", "dan", "first")
@@ -605,8 +555,8 @@ func TestMessageRefusedByItsConversationLeavesNoTrace(t *testing.T) {
 		// The send's checks pass (their pipeline runs the rate limit's and the repair note's
 		// scripts); then, before its write, half a decline: the conversation's step only.
 		conv := prefix + "{m:dan:eve}"
-		hook.arm(func() {
-			hook.arm(func() {
+		hook.arm(nil, func() {
+			hook.arm(nil, func() {
 				until := clk.Now().Add(time.Hour).UnixMilli()
 				if err := other.HSet(ctx, conv, "d:dan", until).Err(); err != nil {
 					t.Error(err)

@@ -299,16 +299,14 @@ func TestNotificationJobsAreIdempotent(t *testing.T) {
 		}
 		check("jobs run again")
 
-		hook := &twice{}
-		b.Client.AddHook(hook)
-		hook.on.Store(true)
+		twice := runTwice(b)
 		w.comment("cat", c, "@ann and @dan") // bob: REPLY cat; ann, dan: MENTION cat
 		w.settle()
 		first := w.inbox("ann", true, 100)
 		if n, err := w.s.MarkNotificationsRead(ctx, "ann", []string{first[0].ID, first[1].ID}, false); err != nil || n != 2 {
 			t.Errorf("mark two of ann's four read, sent twice: %d, %v; want 2 left", n, err)
 		}
-		hook.on.Store(false)
+		twice.Store(false)
 		want["ann"] = append([]string{"MENTION cat"}, want["ann"]...)
 		want["bob"] = append([]string{"REPLY cat"}, want["bob"]...)
 		want["dan"] = []string{"MENTION cat"}
@@ -325,8 +323,9 @@ func TestNotificationOfACommentWhoseWriteStopped(t *testing.T) {
 		ctx := context.Background()
 		clk := &driven{t: time.Now()}
 		rdb := b.NewClient(t)
-		drop := &dropMoves{}
-		rdb.AddHook(drop)
+		var dropping atomic.Bool
+		var dropped atomic.Int64
+		rdb.AddHook(storetest.Drop(&dropping, errors.New("dropped by the test"), movesOfCommentNotices(&dropped)))
 		s, err := store.New(ctx, rdb, store.Options{Prefix: storetest.Prefix(), Now: clk.Now,
 			Password: storetest.FastPasswords, WriteLimit: -1})
 		if err != nil {
@@ -350,10 +349,10 @@ func TestNotificationOfACommentWhoseWriteStopped(t *testing.T) {
 		}
 
 		// The write's last step (making the job due now) is lost: the job runs after the grace.
-		drop.on.Store(true)
+		dropping.Store(true)
 		w.comment("cat", c, "reply")
-		drop.on.Store(false)
-		if drop.dropped.Load() == 0 {
+		dropping.Store(false)
+		if dropped.Load() == 0 {
 			t.Fatal("no job move was dropped")
 		}
 		w.settle()
@@ -368,36 +367,17 @@ func TestNotificationOfACommentWhoseWriteStopped(t *testing.T) {
 	})
 }
 
-// dropMoves is a go-redis hook that, while on, fails without sending it every script call whose
-// last argument is "move" and that moves a comment's notification job: the job engine's move of
-// that job to a new time (a write's repair note, moved the same way, is kept).
-type dropMoves struct {
-	on      atomic.Bool
-	dropped atomic.Int64
-}
-
-func (*dropMoves) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (*dropMoves) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-
-func (h *dropMoves) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		if !h.on.Load() {
-			return next(ctx, cmds)
+// movesOfCommentNotices selects every script call whose last argument is "move" and that moves
+// a comment's notification job: the job engine's move of that job to a new time (a write's repair
+// note, moved the same way, is not selected). It counts those it selects in dropped.
+func movesOfCommentNotices(dropped *atomic.Int64) func(c rdb.Cmder) bool {
+	return func(c rdb.Cmder) bool {
+		args := c.Args()
+		if c.Name() == "evalsha" && args[len(args)-1] == "move" && movesCommentNotice(args) {
+			dropped.Add(1)
+			return true
 		}
-		kept := cmds[:0:0]
-		for _, c := range cmds {
-			if args := c.Args(); c.Name() == "evalsha" && args[len(args)-1] == "move" && movesCommentNotice(args) {
-				c.SetErr(errors.New("dropped by the test"))
-				h.dropped.Add(1)
-				continue
-			}
-			kept = append(kept, c)
-		}
-		if len(kept) == 0 {
-			return nil
-		}
-		return next(ctx, kept)
+		return false
 	}
 }
 

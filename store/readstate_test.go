@@ -61,9 +61,7 @@ func TestUnreadCommentCountExact(t *testing.T) {
 		if n, read := readState(t, s, "rita", w.post.ID); n != 0 || !read {
 			t.Fatalf("just read: %d unread, read %v", n, read)
 		}
-		hook := &twice{}
-		b.Client.AddHook(hook)
-		hook.on.Store(true)
+		twice := runTwice(b)
 		var wg sync.WaitGroup
 		errs := make(chan error, writers*8)
 		removed := make(chan *store.Comment, writers)
@@ -110,7 +108,7 @@ func TestUnreadCommentCountExact(t *testing.T) {
 		if _, err := s.RestoreComment(ctx, "root", gone[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		hook.on.Store(false)
+		twice.Store(false)
 		close(errs)
 		for err := range errs {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,11 +40,11 @@ func TestRepairOfACutWriteOutlivesALaterWrite(t *testing.T) {
 				cutID := store.TypePost + ":" + strconv.Itoa(n+1)
 
 				client := b.NewClient(t)
-				cut := newDieAfterStep("create_post")
-				client.AddHook(cut)
+				dead := new(atomic.Bool)
+				client.AddHook(dieAfterStep("create_post", dead))
 				doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{Prefix: s.Options().Prefix, Now: clock.Now, WriteLimit: -1})
-				if _, err := doomed.CreatePost(ctx, "ann", store.NewPost{Title: "cut off", Groups: []string{"birds"}}); err == nil || !cut.cut.Load() {
-					t.Fatalf("the creation cut off after create_post: %v (cut %t)", err, cut.cut.Load())
+				if _, err := doomed.CreatePost(ctx, "ann", store.NewPost{Title: "cut off", Groups: []string{"birds"}}); err == nil || !dead.Load() {
+					t.Fatalf("the creation cut off after create_post: %v (cut %t)", err, dead.Load())
 				}
 				switch later {
 				case "edit":

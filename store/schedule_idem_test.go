@@ -1,15 +1,12 @@
 package store_test
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -97,56 +94,6 @@ func TestIdempotencyKeyAcrossScheduling(t *testing.T) {
 	}
 }
 
-// beforeArg is a go-redis hook that runs f once, just before the first command or pipeline,
-// after it is armed, that holds a script call with an argument containing marker.
-type beforeArg struct {
-	mu     sync.Mutex
-	marker string
-	f      func()
-}
-
-func (h *beforeArg) arm(marker string, f func()) {
-	h.mu.Lock()
-	h.marker, h.f = marker, f
-	h.mu.Unlock()
-}
-
-func (h *beforeArg) take(cmds []rdb.Cmder) func() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range cmds {
-		if h.f == nil || c.Name() != "evalsha" {
-			continue
-		}
-		for _, a := range c.Args() {
-			if s, ok := a.(string); ok && strings.Contains(s, h.marker) {
-				f := h.f
-				h.f = nil
-				return f
-			}
-		}
-	}
-	return nil
-}
-
-func (*beforeArg) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-func (h *beforeArg) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		if f := h.take([]rdb.Cmder{cmd}); f != nil {
-			f()
-		}
-		return next(ctx, cmd)
-	}
-}
-func (h *beforeArg) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		if f := h.take(cmds); f != nil {
-			f()
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // TestIdempotencyKeyScheduledAndImmediateAtOnce: two createPost requests with one idempotency
 // key, one scheduling the post and one publishing it at once, run concurrently: the second
 // arrives after the first bound the key and before it wrote anything. One of them makes the post,
@@ -166,10 +113,8 @@ func TestIdempotencyKeyScheduledAndImmediateAtOnce(t *testing.T) {
 				clk := storetest.NewClock()
 				prefix := storetest.Prefix()
 				f := newFixture(t, b, store.Options{Prefix: prefix, Now: clk.Now})
-				hb := b
-				hb.Client = b.NewClient(t)
-				hook := &beforeArg{}
-				hb.Client.AddHook(hook)
+				hook := &beforeScript{}
+				hb := b.Hooked(t, hook.hook())
 				first := hb.NewStore(t, store.Options{Prefix: prefix, Now: clk.Now})
 				amy := f.user("amy")
 				title := "racing title"
@@ -184,7 +129,7 @@ func TestIdempotencyKeyScheduledAndImmediateAtOnce(t *testing.T) {
 				var again *store.Post
 				var againErr error
 				ran := false
-				hook.arm(title, func() {
+				hook.arm(func(arg string) bool { return strings.Contains(arg, title) }, func() {
 					ran = true
 					again, againErr = f.s.CreatePost(f.ctx, uk(amy), other)
 				})

@@ -847,6 +847,7 @@ func TestSearchMatchesTheBodyWhenTheResponseShowsNone(t *testing.T) {
 // (commentBytes) from the threads' bodies hashes.
 type bodyReads struct{ n, bytes, commentBytes atomic.Int64 }
 
+// count counts the body reads among cmds, once their replies are in.
 func (r *bodyReads) count(cmds []rdb.Cmder) {
 	for _, c := range cmds {
 		a := c.Args()
@@ -877,28 +878,9 @@ func (r *bodyReads) count(cmds []rdb.Cmder) {
 // the returned bodyReads counts.
 func newBodyReadsFixture(t *testing.T, b storetest.Backend) (*fixture, *bodyReads) {
 	t.Helper()
-	b.Client = b.NewClient(t)
 	reads := &bodyReads{}
-	b.Client.AddHook(reads)
+	b = b.Hooked(t, storetest.After(reads.count))
 	return newFixture(t, b, store.Options{WriteLimit: -1, SearchTextBytes: store.SearchTextBytes}), reads
-}
-
-func (r *bodyReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (r *bodyReads) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		err := next(ctx, cmd)
-		r.count([]rdb.Cmder{cmd})
-		return err
-	}
-}
-
-func (r *bodyReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		err := next(ctx, cmds)
-		r.count(cmds)
-		return err
-	}
 }
 
 // TestSearchTextWorkIsBoundedInBytes: a page of a phrase search and its totalCount each match at

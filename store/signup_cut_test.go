@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,77 +123,42 @@ func TestCreateGroupCutOffAfterEachStep(t *testing.T) {
 func cutOffThenRepair(t *testing.T, b storetest.Backend, s *store.Store, clock *storetest.Clock, step, what string, write func(doomed *store.Store) error) {
 	t.Helper()
 	client := b.NewClient(t)
-	cut := newDieAfterStep(step)
-	client.AddHook(cut)
+	dead := new(atomic.Bool)
+	client.AddHook(dieAfterStep(step, dead))
 	doomed := storetest.Backend{Name: b.Name, Client: client}.NewStore(t, store.Options{Prefix: s.Options().Prefix, Now: clock.Now})
 	if err := write(doomed); err == nil {
 		t.Fatalf("%s cut off after %s succeeded, want an error", what, step)
 	}
-	if !cut.cut.Load() {
+	if !dead.Load() {
 		t.Fatalf("%s ran no %s", what, step)
 	}
 	clock.Add(store.RepairGrace + time.Minute)
 	settle(t, s)
 }
 
-// dieAfterStep is a client hook that, once a pipeline in which the step ran without error is
-// done, fails every later command, as a process that dies right after that step would send
-// nothing more. A step is a script of the store, or "append" (a search index's postings).
-type dieAfterStep struct {
-	step, sha string
-	cut       atomic.Bool
-}
-
-func newDieAfterStep(step string) *dieAfterStep {
-	h := &dieAfterStep{step: step}
+// dieAfterStep returns a client hook that, once a pipeline (or a command sent alone) in which
+// the step ran without error is done, sets dead and fails every later command, as a process that
+// dies right after that step would send nothing more. A step is a script of the store, or
+// "append" (a search index's postings).
+func dieAfterStep(step string, dead *atomic.Bool) *storetest.Hook {
+	sha := ""
 	if step != "append" {
-		h.sha = store.ScriptSHA(step)
+		sha = store.ScriptSHA(step)
 	}
-	return h
-}
-
-// ran reports whether c is the step, run without error.
-func (h *dieAfterStep) ran(c rdb.Cmder) bool {
-	if c.Err() != nil {
-		return false
-	}
-	if h.sha == "" {
-		// "append" is the search index's postings: an APPEND to a term's list, or the HSETNX of a
-		// term's first posting (a name's words are new terms).
-		return c.Name() == h.step || h.step == "append" && c.Name() == "hsetnx"
-	}
-	args := c.Args()
-	return c.Name() == "evalsha" && len(args) > 1 && args[1] == h.sha
-}
-
-var errDied = errors.New("the process died")
-
-func (h *dieAfterStep) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *dieAfterStep) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, cmd rdb.Cmder) error {
-		if h.cut.Load() {
-			cmd.SetErr(errDied)
-			return errDied
+	// ran reports whether c is the step, run without error.
+	ran := func(c rdb.Cmder) bool {
+		if c.Err() != nil {
+			return false
 		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *dieAfterStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		if h.cut.Load() {
-			for _, c := range cmds {
-				c.SetErr(errDied)
-			}
-			return errDied
+		if sha == "" {
+			// "append" is the search index's postings: an APPEND to a term's list, or the HSETNX
+			// of a term's first posting (a name's words are new terms).
+			return c.Name() == step || step == "append" && c.Name() == "hsetnx"
 		}
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			if h.ran(c) {
-				h.cut.Store(true)
-			}
-		}
-		return err
+		args := c.Args()
+		return c.Name() == "evalsha" && len(args) > 1 && args[1] == sha
 	}
+	return storetest.Dying(dead, errors.New("the process died"), func(cmds []rdb.Cmder) bool {
+		return slices.ContainsFunc(cmds, ran)
+	})
 }

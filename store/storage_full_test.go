@@ -39,7 +39,7 @@ func TestFullRedis(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	prefix := storetest.Prefix()
 	cut := newOOMAfterAtomicStep(admin, atomicSteps...)
-	rc.AddHook(cut)
+	rc.AddHook(cut.hook())
 	clock := newStepClock()
 	c := newMoreCommunity()
 	s := c.newStore(t, storetest.Backend{Name: "redis", Client: rc}, store.Options{Prefix: prefix, Now: clock.Now, WriteLimit: 120})
@@ -228,12 +228,9 @@ func (h *oomAfterAtomicStep) cutAfter() string {
 	return ""
 }
 
-func (h *oomAfterAtomicStep) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *oomAfterAtomicStep) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-
-func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
+// hook is the client hook that cuts a pipeline (see oomAfterAtomicStep).
+func (h *oomAfterAtomicStep) hook() *storetest.Hook {
+	return &storetest.Hook{Pipeline: func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
 		if !h.armed.Load() {
 			return next(ctx, cmds)
 		}
@@ -264,7 +261,7 @@ func (h *oomAfterAtomicStep) ProcessPipelineHook(next rdb.ProcessPipelineHook) r
 			}
 		}
 		return err
-	}
+	}}
 }
 
 // evalSHA returns the SHA1 of the script an EVALSHA command runs, "" for another command.

@@ -265,6 +265,14 @@ func (b Backend) Counted(t testing.TB) (Backend, *RoundTrips) {
 	return b, rt
 }
 
+// Hooked returns b on a client of its own carrying h (the backend's other clients do not).
+func (b Backend) Hooked(t testing.TB, h *Hook) Backend {
+	t.Helper()
+	b.Client = b.NewClient(t)
+	b.Client.AddHook(h)
+	return b
+}
+
 // RoundTrips counts the round trips a client makes: each command sent alone and each pipeline
 // counts one. It also counts the commands they carry. Add it with client.AddHook, or get a
 // backend counted by it with Backend.Counted.

@@ -1,0 +1,109 @@
+package store_test
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"io/fs"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agora/agora/internal/rdb"
+	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/store/storetest"
+)
+
+// The client hooks the store's tests share, each a storetest.Hook.
+
+// scriptsTwice returns a client hook that sends every script twice — alone, or the whole
+// pipeline that holds one — while on is set, as a client does when the replies were lost and it
+// sends the commands again. The job engine's claims are left alone: a claim sent again takes
+// nothing, and its jobs wait for their lease to end (jobs_claim.lua, "Repeat"), later than a
+// test looks.
+func scriptsTwice(on *atomic.Bool) *storetest.Hook {
+	return storetest.OnEach(func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+		if on.Load() && slices.ContainsFunc(cmds, isScript) && !slices.ContainsFunc(cmds, isJobClaim) {
+			if err := next(ctx, cmds); err != nil {
+				return err
+			}
+		}
+		return next(ctx, cmds)
+	})
+}
+
+// runTwice adds a hook to the backend's client that sends every script twice (scriptsTwice),
+// and returns its switch, on.
+func runTwice(b storetest.Backend) *atomic.Bool {
+	on := new(atomic.Bool)
+	b.Client.AddHook(scriptsTwice(on))
+	on.Store(true)
+	return on
+}
+
+// jobClaimSHA is the digest by which the job engine sends its claims (jobs_claim.lua).
+var jobClaimSHA = sync.OnceValue(func() string {
+	text, err := fs.ReadFile(jobs.Scripts(), "jobs_claim.lua")
+	if err != nil {
+		panic(err)
+	}
+	sum := sha1.Sum(text)
+	return hex.EncodeToString(sum[:])
+})
+
+// isJobClaim reports whether c is a claim of the job engine.
+func isJobClaim(c rdb.Cmder) bool {
+	args := c.Args()
+	return c.Name() == "evalsha" && len(args) > 1 && storetest.ArgString(args[1]) == jobClaimSHA()
+}
+
+// isScript reports whether c runs a script.
+func isScript(c rdb.Cmder) bool { n := c.Name(); return n == "evalsha" || n == "eval" }
+
+// beforeScript runs a function once, just before the first script after arm — sent alone or in
+// a pipeline — that has an argument match accepts (nil: any script).
+type beforeScript struct {
+	mu    sync.Mutex
+	match func(arg string) bool
+	f     func()
+}
+
+// arm sets the function, and the scripts it runs before.
+func (h *beforeScript) arm(match func(arg string) bool, f func()) {
+	h.mu.Lock()
+	h.match, h.f = match, f
+	h.mu.Unlock()
+}
+
+// hook is the client hook that runs the function.
+func (h *beforeScript) hook() *storetest.Hook {
+	return storetest.OnEach(func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+		if f := h.take(cmds); f != nil {
+			f()
+		}
+		return next(ctx, cmds)
+	})
+}
+
+// take returns the function, disarmed, when cmds hold a script it runs before.
+func (h *beforeScript) take(cmds []rdb.Cmder) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.f == nil {
+		return nil
+	}
+	for _, c := range cmds {
+		if c.Name() != "evalsha" {
+			continue
+		}
+		if h.match == nil || slices.ContainsFunc(c.Args(), func(a any) bool { return h.match(storetest.ArgString(a)) }) {
+			f := h.f
+			h.f = nil
+			return f
+		}
+	}
+	return nil
+}
+
+// argIs accepts an argument equal to want.
+func argIs(want string) func(arg string) bool { return func(a string) bool { return a == want } }
