@@ -30,9 +30,10 @@ import (
 // also keeps an index of what they chose a mode for ({u:<name>}:watches, userWatches), written in
 // the round trip of the watch's script, ahead of it, like the vote log: an entry may name an
 // item the script never reached, which readers skip (the item holds no mode of the user), but no
-// mode is ever missing from it. The account's export lists the modes through it, its deletion
-// takes the user off every mode it names ("watches" step), and Rebuild derives it again from the
-// watched side (rebuildWatchIndex). One member per thread or group watched, ~30 bytes.
+// mode is ever missing from it — also when two watches of one item cross (see watch). The
+// account's export lists the modes through it, its deletion takes the user off every mode it
+// names ("watches" step), and Rebuild derives it again from the watched side (rebuildWatchIndex).
+// One member per thread or group watched, ~30 bytes.
 //
 // Exactly once: a notification's id in an inbox is its cause — the comment ("c:17:4") or the
 // post ("p:17") — whatever its kind, and notify.lua adds an id once. So a chunk that runs again
@@ -156,6 +157,14 @@ func (s *Store) WatchGroup(ctx context.Context, user UserKey, name string, mode 
 // group) the user chose a mode for, where it is kept as a choice. A watch refused by its script
 // (a post deleted since, or never there) takes its entry out of the index again, so that refused
 // watches leave nothing behind; a rate limit or ban refuses the watch before anything is written.
+//
+// The index and the mode are in two slots, so two watches of one item by one user may cross: a
+// clearing one taking the entry out after a setting one recorded it, and before or after that
+// one's mode lands. Each therefore checks the other's side once its own step is done: a mode set
+// records its entry again (within MaxWatches: over it, the mode is cleared again and the watch is
+// KindLimitReached), and a mode cleared reads the mode after taking the entry out and records the
+// entry again when another watch set one meanwhile. Whichever of the two steps of the clearing
+// watch comes last, one of these checks comes after it (TestWatchIndexHoldsEveryModeUnderConcurrentWatches).
 func (s *Store) watch(ctx context.Context, uid, item, code string, groups []string, call scriptCall) error {
 	key := s.k.userWatches(uid)
 	args := []any{item, s.now().UnixMilli(), MaxWatches}
@@ -194,10 +203,39 @@ func (s *Store) watch(ctx context.Context, uid, item, code string, groups []stri
 		if rerr := s.cmd().ZRem(ctx, key, item).Err(); rerr != nil {
 			return fmt.Errorf("%w (and taking it out of the watch index: %v)", err, rerr)
 		}
-	case err == nil && code == "":
+	case err != nil:
+	case code == "":
 		if err := s.cmd().ZRem(ctx, key, item).Err(); err != nil {
 			return fmt.Errorf("take %s out of %s's watch index: %w", item, uid, err)
 		}
+		// A watch of the same item that set a mode meanwhile may have recorded its entry before
+		// this took it out.
+		mode, err := s.cmd().HGet(ctx, call.keys[0], uid).Result()
+		if err != nil && !isNil(err) {
+			return fmt.Errorf("read %s's watch mode of %s: %w", uid, item, err)
+		}
+		if mode != "" {
+			return s.reindexWatch(ctx, uid, key, item, call)
+		}
+	default:
+		// A watch of the same item that cleared its mode may have taken the entry out after
+		// this recorded it.
+		return s.reindexWatch(ctx, uid, key, item, call)
+	}
+	return err
+}
+
+// reindexWatch records item in uid's watch index (key) again, after a watch found it may hold a
+// mode the index no longer names. Over MaxWatches, the mode is cleared again (call, watch.lua)
+// and the watch is KindLimitReached: a mode never stays without its entry.
+func (s *Store) reindexWatch(ctx context.Context, uid, key, item string, call scriptCall) error {
+	_, err := s.recordWatch(ctx, uid, key, []any{item, s.now().UnixMilli(), MaxWatches})
+	if !IsKind(err, KindLimitReached) {
+		return err
+	}
+	call.args = []any{uid, ""}
+	if _, cerr := s.runScripts(ctx, []scriptCall{call}); cerr != nil {
+		return fmt.Errorf("%w (and clearing the mode again: %v)", err, cerr)
 	}
 	return err
 }

@@ -1,0 +1,100 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agora/agora/httpapi"
+	"github.com/agora/agora/internal/rdb"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// postReads is a client hook that counts the HMGETs of posts' hashes ({p:<id>}) it sees.
+type postReads struct{ n atomic.Int64 }
+
+var postHash = regexp.MustCompile(`\{p:[0-9]+\}$`)
+
+func (h *postReads) count(cmds []rdb.Cmder) {
+	for _, c := range cmds {
+		if args := c.Args(); len(args) > 1 && strings.EqualFold(storetest.ArgString(args[0]), "hmget") &&
+			postHash.MatchString(storetest.ArgString(args[1])) {
+			h.n.Add(1)
+		}
+	}
+}
+
+func (h *postReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
+
+func (h *postReads) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
+	return func(ctx context.Context, c rdb.Cmder) error {
+		h.count([]rdb.Cmder{c})
+		return next(ctx, c)
+	}
+}
+
+func (h *postReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []rdb.Cmder) error {
+		h.count(cmds)
+		return next(ctx, cmds)
+	}
+}
+
+// TestHideReadOfAFeedCostsItsRounds: with hideRead, a page that its reader's marks leave short
+// reads on, up to two more windows of store.MaxFirst posts, each through the same load as a page
+// of store.MaxFirst — for feed and groupFeed, the merge of every pulled author's or group's window
+// of that size, which the estimate prices at FeedCost (GroupFeedCost) and FeedItemCost
+// (GroupFeedItemCost) a post. The estimate charges those rounds HideReadCost, what two rounds of
+// posts cost, so a page of one post of a feed whose newest 101 posts its reader marked read —
+// marking is not rate limited — reads as much as two pages of 100 for the price of about 1,700:
+// 14 aliases under the limit do the work of 28 feed pages of 100, where 6 are allowed.
+func TestHideReadOfAFeedCostsItsRounds(t *testing.T) {
+	t.Skip("hole: hideRead on feed and groupFeed reads up to two more windows of 100 posts, each a full feed or group-feed merge, but costs HideReadCost (priced on posts); the cost model is another pass's (httpapi/limits.go)")
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		reads := &postReads{}
+		hb := b
+		hb.Client = b.NewClient(t)
+		hb.Client.AddHook(reads)
+		a := newAPI(t, hb, store.Options{})
+		author, _ := a.signUp("author")
+		reader, _ := a.signUp("reader")
+		a.do(reader, `mutation{follow(userId:"user:author"){id}}`, nil).decode(t, &struct{}{})
+		var ids []string
+		for i := range 2*store.MaxFirst + 10 {
+			ids = append(ids, a.createPost(author, fmt.Sprintf("post %d", i), "g"))
+		}
+		a.do(reader, `mutation{joinGroup(name:"g"){name}}`, nil).decode(t, &struct{}{})
+		a.settle()
+		// The newest 101 posts, which a page of one in NEW order meets first, are marked read.
+		for _, id := range ids[len(ids)-store.MaxFirst-1:] {
+			a.do(reader, `mutation($id:ID!){markPostRead(id:$id){id}}`, map[string]any{"id": id}).decode(t, &struct{}{})
+		}
+		for _, field := range []string{"feed", "groupFeed"} {
+			sort := ""
+			if field == "groupFeed" {
+				sort = "sort: NEW, "
+			}
+			full := a.do(reader, fmt.Sprintf(`{ %s(%sfirst: %d) { nodes { id } } }`, field, sort, store.MaxFirst), nil)
+			reads.n.Store(0)
+			one := a.do(reader, fmt.Sprintf(`{ %s(%sfirst: 1, hideRead: true) { nodes { id } } }`, field, sort), nil)
+			if len(one.Errors) > 0 || len(full.Errors) > 0 {
+				t.Fatalf("%s: %+v %+v", field, one.Errors, full.Errors)
+			}
+			read := reads.n.Load()
+			if read < 2*store.MaxFirst {
+				t.Fatalf("%s: a hideRead page of one read %d posts; the test expects two rounds of %d", field, read, store.MaxFirst)
+			}
+			// Its two more rounds are two pages of MaxFirst, each priced as full's is beyond its
+			// selection.
+			want := 2 * (full.Extensions.Cost.Requested - 1 - store.MaxFirst)
+			if got := one.Extensions.Cost.Requested; got < want {
+				t.Errorf("%s(first: 1, hideRead: true) read %d posts for cost %d; two pages of %d cost %d (HideReadCost %d)",
+					field, read, got, store.MaxFirst, want, httpapi.HideReadCost)
+			}
+		}
+	})
+}
