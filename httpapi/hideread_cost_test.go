@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -14,7 +13,7 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// postReads is a client hook that counts the HMGETs of posts' hashes ({p:<id>}) it sees.
+// postReads counts the HMGETs of posts' hashes ({p:<id>}) a client sends (count, in a hook).
 type postReads struct{ n atomic.Int64 }
 
 var postHash = regexp.MustCompile(`\{p:[0-9]+\}$`)
@@ -25,22 +24,6 @@ func (h *postReads) count(cmds []rdb.Cmder) {
 			postHash.MatchString(storetest.ArgString(args[1])) {
 			h.n.Add(1)
 		}
-	}
-}
-
-func (h *postReads) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *postReads) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook {
-	return func(ctx context.Context, c rdb.Cmder) error {
-		h.count([]rdb.Cmder{c})
-		return next(ctx, c)
-	}
-}
-
-func (h *postReads) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		h.count(cmds)
-		return next(ctx, cmds)
 	}
 }
 
@@ -56,9 +39,7 @@ func TestHideReadOfAFeedCostsItsRounds(t *testing.T) {
 	t.Skip("hole: hideRead on feed and groupFeed reads up to two more windows of 100 posts, each a full feed or group-feed merge, but costs HideReadCost (priced on posts); the cost model is another pass's (httpapi/limits.go)")
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		reads := &postReads{}
-		hb := b
-		hb.Client = b.NewClient(t)
-		hb.Client.AddHook(reads)
+		hb := b.Hooked(t, storetest.Before(reads.count))
 		a := newAPI(t, hb, store.Options{})
 		author, _ := a.signUp("author")
 		reader, _ := a.signUp("reader")

@@ -512,29 +512,6 @@ func TestRebuildUsersFollowOverAStaleCopy(t *testing.T) {
 	})
 }
 
-// afterFirst is a client hook that runs then once, right after the first command whose
-// arguments, joined by spaces, match: a write of another client landing between a rebuild's read
-// and what it does with it.
-type afterFirst struct {
-	match func(args string) bool
-	then  func()
-	done  atomic.Bool
-}
-
-// after runs then if one of cmds, just sent, is the first to match.
-func (h *afterFirst) after(cmds []rdb.Cmder) {
-	for _, cmd := range cmds {
-		args := make([]string, len(cmd.Args()))
-		for i, a := range cmd.Args() {
-			args[i] = storetest.ArgString(a)
-		}
-		if h.match(strings.ToLower(strings.Join(args, " "))) && h.done.CompareAndSwap(false, true) {
-			h.then()
-			return
-		}
-	}
-}
-
 // TestRebuildKeepsAFollowChangedWhileItRuns: a rebuild derives every follow from the follower's
 // side as it is when it writes, not as it read it: an unfollow made between the rebuild's listing
 // of the follower's followees and its step for the relation stays made, and so does a follow made
@@ -582,7 +559,7 @@ func TestRebuildKeepsAFollowChangedWhileItRuns(t *testing.T) {
 						}
 					},
 				}
-				rb := b.Hooked(t, storetest.After(hook.after))
+				rb := b.Hooked(t, hook.hook())
 				if _, err := rb.NewStore(t, store.Options{Prefix: prefix}).RebuildUsers(ctx); err != nil {
 					t.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -59,6 +60,32 @@ func isJobClaim(c rdb.Cmder) bool {
 
 // isScript reports whether c runs a script.
 func isScript(c rdb.Cmder) bool { n := c.Name(); return n == "evalsha" || n == "eval" }
+
+// afterFirst runs then once, right after the first command whose arguments, joined by spaces and
+// in lower case, match: a write of another client landing between two round trips of a request,
+// or between a rebuild's read and what it does with it.
+type afterFirst struct {
+	match func(args string) bool
+	then  func()
+	done  atomic.Bool
+}
+
+// after runs then if one of cmds, just sent, is the first to match.
+func (h *afterFirst) after(cmds []rdb.Cmder) {
+	for _, cmd := range cmds {
+		args := make([]string, len(cmd.Args()))
+		for i, a := range cmd.Args() {
+			args[i] = storetest.ArgString(a)
+		}
+		if h.match(strings.ToLower(strings.Join(args, " "))) && h.done.CompareAndSwap(false, true) {
+			h.then()
+			return
+		}
+	}
+}
+
+// hook is the client hook that runs then.
+func (h *afterFirst) hook() *storetest.Hook { return storetest.After(h.after) }
 
 // beforeScript runs a function once, just before the first script after arm — sent alone or in
 // a pipeline — that has an argument match accepts (nil: any script).

@@ -4,41 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
-
-// afterScript is a client hook that, once armed, runs between right after the first pipeline
-// that runs the store's script of SHA sha has been answered: another request's write landing
-// between two round trips of this one, as it may on a shared Redis.
-type afterScript struct {
-	sha     string
-	armed   atomic.Bool
-	between func()
-}
-
-func (h *afterScript) DialHook(next rdb.DialHook) rdb.DialHook { return next }
-
-func (h *afterScript) ProcessHook(next rdb.ProcessHook) rdb.ProcessHook { return next }
-
-func (h *afterScript) ProcessPipelineHook(next rdb.ProcessPipelineHook) rdb.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []rdb.Cmder) error {
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			args := c.Args()
-			if len(args) > 1 && strings.EqualFold(storetest.ArgString(args[0]), "evalsha") &&
-				storetest.ArgString(args[1]) == h.sha && h.armed.CompareAndSwap(true, false) {
-				h.between()
-				break
-			}
-		}
-		return err
-	}
-}
 
 // TestWatchIndexHoldsEveryModeUnderConcurrentWatches: a user's watch index names every post they
 // hold a mode for, also when two of their watches of one post cross — one setting it to ALL, the
@@ -53,15 +24,12 @@ func TestWatchIndexHoldsEveryModeUnderConcurrentWatches(t *testing.T) {
 		prefix := storetest.Prefix()
 		s := b.NewStore(t, store.Options{Prefix: prefix})
 		signUp(t, s, "ann", "rita")
-		hooked := func(h *afterScript) *store.Store {
-			hb := b
-			hb.Client = b.NewClient(t)
-			hb.Client.AddHook(h)
-			return hb.NewStore(t, store.Options{Prefix: prefix})
+		hooked := func(h *afterFirst) *store.Store {
+			return b.Hooked(t, h.hook()).NewStore(t, store.Options{Prefix: prefix})
 		}
 		for _, tc := range []struct {
 			name string
-			// first runs with a hook after its script named sha, which runs second meanwhile.
+			// first runs with a hook after its script of SHA sha, which runs second meanwhile.
 			sha           string
 			first, second store.WatchMode
 		}{
@@ -76,14 +44,15 @@ func TestWatchIndexHoldsEveryModeUnderConcurrentWatches(t *testing.T) {
 				if err := s.WatchPost(ctx, "rita", p.ID, store.WatchAll); err != nil {
 					t.Fatal(err)
 				}
-				h := &afterScript{sha: tc.sha}
 				var second error
-				h.between = func() { second = s.WatchPost(ctx, "rita", p.ID, tc.second) }
-				h.armed.Store(true)
+				h := &afterFirst{
+					match: func(args string) bool { return strings.HasPrefix(args, "evalsha "+tc.sha+" ") },
+					then:  func() { second = s.WatchPost(ctx, "rita", p.ID, tc.second) },
+				}
 				if err := hooked(h).WatchPost(ctx, "rita", p.ID, tc.first); err != nil {
 					t.Fatal(err)
 				}
-				if h.armed.Load() {
+				if !h.done.Load() {
 					t.Fatal("the watch did not go through the hook")
 				}
 				if second != nil {
