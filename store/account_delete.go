@@ -420,7 +420,9 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 		return err
 	}
 	if addr != "" {
-		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(addr))}, uid); err != nil {
+		// Its claim's time is kept, as for an address released unverified: an account made to
+		// hold an address and deleted does not hand it on to another for a new link's life.
+		if err := s.releaseEmail(ctx, uid, strings.ToLower(addr), true); err != nil {
 			return err
 		}
 	}
