@@ -420,7 +420,9 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 		return err
 	}
 	if addr != "" {
-		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(addr))}, uid); err != nil {
+		// Its claim's time is kept, as for an address released unverified: an account made to
+		// hold an address and deleted does not hand it on to another for a new link's life.
+		if err := s.releaseEmail(ctx, uid, strings.ToLower(addr), true); err != nil {
 			return err
 		}
 	}
@@ -441,6 +443,39 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 	}
 	return rdb.FirstErr([2]rdb.Cmder{voted, email})
 }
+
+// authorGone returns the read of whether the account of uid is deleted, for a round trip on
+// uid's slot that lists a new post or comment of theirs, after the listing; and gone, called once
+// the round trip ran, which answers it and whether the deletion erases their content (not
+// deleted when the read was not sent: a write that listed nothing).
+//
+// A write checks its author's deletion in its first round trip, with its limits and bans, and
+// its own writes come after: a deletion in between, whose chain went through the author's lists
+// before the new item was listed, would leave it for good (with eraseContent, text the author
+// had erased). Read after the listing, on the list's slot, the deletion either ran before the
+// read, which then sees it, or after the listing, whose item its chain then finds.
+func (s *Store) authorGone(ctx context.Context, uid string) (op, func() (gone, erase bool, err error)) {
+	key := s.k.user(uid)
+	var cmd *rdb.SliceCmd
+	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			cmd = p.HMGet(ctx, key, "deleted", "erase")
+			return cmd, nil
+		}}, func() (bool, bool, error) {
+			if cmd == nil {
+				return false, false, nil // not sent: nothing was listed (a comment deleted since, say)
+			}
+			if err := cmd.Err(); err != nil {
+				return false, false, fmt.Errorf("read the account of %s: %w", uid, err)
+			}
+			v := cmd.Val()
+			return str(v[0]) == "1", str(v[1]) == "1", nil
+		}
+}
+
+// errDeletedMeanwhile answers a post or comment whose author's account was deleted between the
+// write's checks and its listing (see authorGone): it was disowned, or erased, as the deletion's
+// chain does to the others.
+var errDeletedMeanwhile = &Error{Kind: KindUnauthenticated, Msg: "this account was deleted"}
 
 // deletedVersion is the leaderboard version of a deleted user: above any karma version, so that
 // no later karma write puts them back (index.lua keeps the highest version applied).

@@ -259,8 +259,18 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 		if err := s.rerankPost(ctx, pid); err != nil { // its last activity and comment count
 			return nil, err
 		}
-		if err := s.listComment(ctx, string(c.Author), c); err != nil {
+		read, gone := s.authorGone(ctx, uid)
+		if err := s.listComment(ctx, string(c.Author), c, read); err != nil {
 			return nil, err
+		}
+		if deleted, erase, err := gone(); err != nil {
+			return nil, err
+		} else if deleted {
+			if err := s.disownComment(ctx, uid, userCommentMember(c.pid, c.num), erase); err != nil {
+				return nil, err
+			}
+			s.settled(ctx, n)
+			return nil, errDeletedMeanwhile
 		}
 		s.recordActivity(ctx, uid, postGroups())
 		s.settled(ctx, n)

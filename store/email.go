@@ -31,7 +31,10 @@ import (
 //     MailOptions.VerifyTTL and its user has not verified the address, another account may take
 //     it over (setEmail), which first takes the address out of the old claimant's hash
 //     (email_drop.lua), so that their links stop working. Nobody can hold an address they cannot
-//     read for longer than that: sending a new link does not renew the claim. Should the old
+//     read for longer than that: sending a new link does not renew the claim, and nor does a
+//     release and a new claim (another address set, then this one again; or the address handed
+//     to another account): a claim released unverified keeps its time for a link's life
+//     (email_release.lua), which the next claim takes (email_claim.lua). Should the old
 //     claimant's link still be used in the instant between the two steps, VerifyEmail finds the
 //     claim someone else's and takes the address out again (CONFLICT).
 //   - Tokens look like session tokens, "<user key>.<43 characters>", and only their digest is
@@ -204,46 +207,62 @@ func (s *Store) writeEmail(ctx context.Context, uid, name, stored, key string) e
 	return s.settleAddress(ctx, uid, key, old, mj)
 }
 
+// replaced is the address an address's write replaced in its user's hash, and whether it was
+// verified.
+type replaced struct {
+	addr     string
+	verified bool
+}
+
 // setAddress is the first half of writeEmail: it queues the verification mail and writes the
 // address into uid's hash (email_set.lua), and returns the mail's job and the address it
 // replaced.
-func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (jobs.Job, string, error) {
+func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (jobs.Job, replaced, error) {
 	token, dig := newUserToken(uid)
 	exp := s.now().Add(s.opts.Mail.VerifyTTL)
 	mj, err := s.queueMail(ctx, false, "verify:"+dig, mailJob{Kind: mail.KindVerify, To: stored, Name: name, Token: token, Exp: exp.UnixMilli()})
 	if err != nil {
-		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", err)
 	}
 	// The address in another case is the same address (keyed ignoring case): it stays verified.
 	cur, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
 	if err != nil && !isNil(err) {
-		return jobs.Job{}, "", fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
+		return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", rdb.Unavailable(ctx, err))
 	}
 	same := ""
 	if cur != stored && strings.ToLower(cur) == key {
 		same = cur
 	}
-	old, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
+	reply, err := s.run(ctx, "email_set", []string{s.k.user(uid), s.k.userToken(uid, "verify", dig)},
 		stored, exp.UnixMilli(), s.opts.Mail.VerifyTTL.Milliseconds(), same)
 	if err != nil {
-		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", err)
 	}
-	o, err := replyString("email_set", old)
+	v, err := replyArrayLen("email_set", reply, 2)
 	if err != nil {
-		return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
+		return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", err)
+	}
+	o, err := replyString("email_set", v[0])
+	if err != nil {
+		return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", err)
+	}
+	was, err := replyString("email_set", v[1])
+	if err != nil {
+		return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", err)
 	}
 	if s.opts.RequireEmail && same == "" {
 		// The address is no longer verified, which stops the account's messages: the send
 		// leases its checks granted end (message_leases.go).
 		if err := s.revokeSendLeases(ctx, uid); err != nil {
-			return jobs.Job{}, "", fmt.Errorf("set email: %w", err)
+			return jobs.Job{}, replaced{}, fmt.Errorf("set email: %w", err)
 		}
 	}
-	return mj, o, nil
+	return mj, replaced{addr: o, verified: was == "1"}, nil
 }
 
 // settleAddress is the second half of writeEmail: it releases old, the address the new one (key)
-// replaced, confirms the claim of the address uid's hash holds now, and sends the mail.
+// replaced, confirms the claim of the address uid's hash holds now, and sends the mail. An old
+// address that was not verified keeps its claim's time for the next claim (releaseEmail).
 //
 // The release and the hash are in different slots, so a concurrent setEmail of the same account
 // can write old back into the hash between this call's email_set and its release: one call
@@ -254,9 +273,9 @@ func (s *Store) setAddress(ctx context.Context, uid, name, stored, key string) (
 // calls releases last confirms after it, so the hash and the claims agree once both are done.
 // A call that releases nothing confirms too: another account may have taken over its claim
 // (claimEmail, dropTakenOver) between its claim and its email_set.
-func (s *Store) settleAddress(ctx context.Context, uid, key, old string, mj jobs.Job) error {
-	if old != "" && strings.ToLower(old) != key {
-		if _, err := s.run(ctx, "email_release", []string{s.k.emailOwner(strings.ToLower(old))}, uid); err != nil {
+func (s *Store) settleAddress(ctx context.Context, uid, key string, old replaced, mj jobs.Job) error {
+	if old.addr != "" && strings.ToLower(old.addr) != key {
+		if err := s.releaseEmail(ctx, uid, strings.ToLower(old.addr), !old.verified); err != nil {
 			return fmt.Errorf("set email: %w", err)
 		}
 	}
@@ -264,6 +283,16 @@ func (s *Store) settleAddress(ctx context.Context, uid, key, old string, mj jobs
 		return err
 	}
 	return s.sendMail(ctx, mj)
+}
+
+// releaseEmail releases uid's claim on the address key (email_release.lua). When unverified is
+// true, the claim's time is kept for a link's life (MailOptions.VerifyTTL), so that the next
+// claim of the address, by uid or any other account, lapses when this one would have: an
+// account that cannot read an address does not hold it for longer by setting another address
+// and then this one again, or by handing it to another account of its own.
+func (s *Store) releaseEmail(ctx context.Context, uid, key string, unverified bool) error {
+	_, err := s.run(ctx, "email_release", []string{s.k.emailOwner(key)}, uid, boolArg(unverified), s.opts.Mail.VerifyTTL.Milliseconds())
+	return err
 }
 
 // allowVerification counts one more verification link mailed to the address key against

@@ -29,6 +29,10 @@ func ScriptSource(name string) string {
 // password change's, the decoy's for an unknown name). Set it before any log-in.
 func (s *Store) OnVerify(f func()) { s.onVerify = f }
 
+// OnChecked sets a function called with the user of each write whose first round trip's checks
+// passed, before the write goes on (nil for none).
+func (s *Store) OnChecked(f func(uid string)) { s.onChecked = f }
+
 // OnTextMatch has f called with the length of each text a search matches against its query.
 func (s *Store) OnTextMatch(f func(n int)) { s.onTextMatch = f }
 

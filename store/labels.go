@@ -408,7 +408,7 @@ func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 			return err
 		}
 		if p := s.postFromHash(pids[i], h); p != nil {
-			if err := s.indexPostIn(ctx, p, nil, false); err != nil {
+			if err := s.indexPostIn(ctx, p, nil, false, nil); err != nil {
 				return err
 			}
 		}

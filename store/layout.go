@@ -182,7 +182,7 @@ func (s *Store) splitNSFWPosts(ctx context.Context) (int, error) {
 			return nil
 		}
 		n++
-		return s.indexPostIn(ctx, p, nil, false)
+		return s.indexPostIn(ctx, p, nil, false, nil)
 	})
 	return n, err
 }

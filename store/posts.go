@@ -161,8 +161,18 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 	if p == nil {
 		return nil, notFoundf("post %s was deleted", postID(pid))
 	}
-	if err := s.indexPost(ctx, p, nil, s.searchWrites(postSearchDoc(p, true))); err != nil {
+	read, gone := s.authorGone(ctx, uid)
+	if err := s.indexPostIn(ctx, p, nil, true, []op{read}, s.searchWrites(postSearchDoc(p, true))); err != nil {
 		return nil, err
+	}
+	if deleted, erase, err := gone(); err != nil {
+		return nil, err
+	} else if deleted {
+		if err := s.disownPost(ctx, uid, pid, erase); err != nil {
+			return nil, err
+		}
+		s.settled(ctx, n)
+		return nil, errDeletedMeanwhile
 	}
 	if err := s.queuePostJobs(ctx, pid); err != nil {
 		return nil, err
@@ -351,7 +361,7 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	}
 	// Re-index even when this vote changed nothing: that completes an earlier vote whose derived
 	// writes were cut off, and the version guard makes it free otherwise.
-	if err := s.indexPostIn(ctx, p, nil, false); err != nil {
+	if err := s.indexPostIn(ctx, p, nil, false, nil); err != nil {
 		return nil, err
 	}
 	s.recordActivity(ctx, uid, p.GroupNames)

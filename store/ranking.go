@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,12 +167,14 @@ func (s *Store) rerankPost(ctx context.Context, pid string) error {
 // sx, when not nil, is the post's search index (searchWrites), written in the same pipeline; a
 // removed post keeps it too (reads check what the post is now).
 func (s *Store) indexPost(ctx context.Context, p *Post, left []string, sx ...*searchWrite) error {
-	return s.indexPostIn(ctx, p, left, true, sx...)
+	return s.indexPostIn(ctx, p, left, true, nil, sx...)
 }
 
 // indexPostIn is indexPost; dir says whether the groups' entries in the directory of groups may
 // have changed (not after a vote, which moves no group's order: that saves two round trips).
-func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, sxs ...*searchWrite) error {
+// also are reads that ride in the round trip of the post's entries, after them (a new post's
+// read of its author's deletion: see authorGone).
+func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, also []op, sxs ...*searchWrite) error {
 	pid := p.Key()
 	uid := string(p.Author)
 	var sx *searchWrite
@@ -203,7 +206,7 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 	for _, g := range left {
 		calls = append(append(calls, s.rankingCalls(g, nil, pid, p.Version, false)...), s.unpinCall(g, pid))
 	}
-	if _, err := s.runScripts(ctx, calls, sx.ops()...); err != nil {
+	if _, err := s.runScripts(ctx, calls, slices.Concat(sx.ops(), also)...); err != nil {
 		return fmt.Errorf("index post %s: %w", pid, err)
 	}
 	if err := sx.err(); err != nil {

@@ -162,7 +162,12 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 		}
 	}
 	if newIdx >= 0 {
-		return n, s.newAccountResult(ctx, uid, g, vals[newIdx], check)
+		if err := s.newAccountResult(ctx, uid, g, vals[newIdx], check); err != nil {
+			return n, err
+		}
+	}
+	if s.onChecked != nil {
+		s.onChecked(uid)
 	}
 	return n, nil
 }

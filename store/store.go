@@ -221,6 +221,9 @@ type Store struct {
 	memory atomic.Pointer[MemoryUsage]
 	// onVerify, when set (by tests), is called before each argon2id verification of a password.
 	onVerify func()
+	// onChecked, when set (by tests), is called with the user of each write whose first round
+	// trip's checks (limits, bans, the account's deletion) passed, before the write goes on.
+	onChecked func(uid string)
 	// onTextMatch, when set (by tests), is called with the length of each text a search matches
 	// against its query (textBudget.take).
 	onTextMatch func(n int)

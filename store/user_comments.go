@@ -53,7 +53,7 @@ func (s *Store) userCommentCall(author, pid, num string, c *Comment) scriptCall 
 
 // listComment writes comment c into (or out of) its author's list; a deleted comment has no
 // author left, so author names it.
-func (s *Store) listComment(ctx context.Context, author string, c *Comment) error {
+func (s *Store) listComment(ctx context.Context, author string, c *Comment, also ...op) error {
 	if author == "" {
 		return nil
 	}
@@ -61,7 +61,7 @@ func (s *Store) listComment(ctx context.Context, author string, c *Comment) erro
 	if c.Deleted {
 		call = s.userCommentCall(author, c.pid, c.num, nil)
 	}
-	if err := s.runMany(ctx, []scriptCall{call}); err != nil {
+	if _, err := s.runScripts(ctx, []scriptCall{call}, also...); err != nil {
 		return fmt.Errorf("list comment %s of %s: %w", c.ID, author, err)
 	}
 	return nil

@@ -1,0 +1,74 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestErasedAccountKeepsNothingWrittenAcrossItsDeletion: a post or comment whose checks passed
+// just before its author's account was deleted with eraseContent, and whose own writes landed
+// after the deletion's chain had been through the author's lists, is erased as the chain erases
+// the others: it reads as a tombstone, leaves the listings and search, and the write answers
+// UNAUTHENTICATED, as every write of an account deleted meanwhile does.
+func TestErasedAccountKeepsNothingWrittenAcrossItsDeletion(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
+		signUp(t, s, "ann", "bob", "cat")
+		bobs, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's", Body: "a post"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The deletion, and its whole chain, between the write's checks and its own writes.
+		deleteAt := func(who string) func(string) {
+			fired := false
+			return func(uid string) {
+				if uid != who || fired {
+					return
+				}
+				fired = true
+				if err := s.DeleteAccount(ctx, store.UserKey(who), "password1", true); err != nil {
+					t.Errorf("delete %s: %v", who, err)
+				}
+				settle(t, s)
+			}
+		}
+		s.OnChecked(deleteAt("ann"))
+		p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew", Body: "written across the deletion"})
+		if !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a post written across its author's deletion: %v, %v; want UNAUTHENTICATED", p, err)
+		}
+		s.OnChecked(deleteAt("cat"))
+		c, err := s.CreateComment(ctx, "cat", store.NewComment{PostID: bobs.ID, Body: "plover across the deletion"})
+		if !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a comment written across its author's deletion: %v, %v; want UNAUTHENTICATED", c, err)
+		}
+		s.OnChecked(nil)
+		settle(t, s)
+
+		l := s.NewLoader()
+		all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all.Items) != 1 || all.Items[0].ID != bobs.ID || all.Total != 1 {
+			t.Errorf("front page holds %d posts (total %d), want bob's only", len(all.Items), all.Total)
+		}
+		if found, err := l.SearchPosts(ctx, store.PostSearch{Query: "curlew"}, store.Window{First: 20}, nil); err != nil || len(found.Items) != 0 {
+			t.Errorf("search finds %d posts of an erased account, %v", len(found.Items), err)
+		}
+		if found, err := l.SearchComments(ctx, store.CommentSearch{Query: "plover"}, store.Window{First: 20}); err != nil || len(found.Items) != 0 {
+			t.Errorf("search finds %d comments of an erased account, %v", len(found.Items), err)
+		}
+		thread, err := l.Post(ctx, bobs.ID)
+		if err != nil || thread == nil {
+			t.Fatalf("bob's post: %v, %v", thread, err)
+		}
+		if thread.CommentCount != 0 {
+			t.Errorf("bob's post counts %d comments, want 0: the erased account's is deleted", thread.CommentCount)
+		}
+	})
+}
