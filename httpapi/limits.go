@@ -150,7 +150,7 @@ type docShape struct {
 	// (see measureOperation): the same for every request.
 	measures []fixedMeasure
 	unused   repeated // of the fragments that nothing spreads
-	auths    bool     // a mutation sends more than one signUp or logIn
+	auths    bool     // a mutation sends more than one field that hashes a password (hashesPassword)
 	aliases  int
 	unknown  unknownNames
 }
@@ -249,7 +249,7 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		return limitError(CodeTooRepetitive, "%q is selected more than %d times in one selection set", rep.name, c.lim.MaxRepeats)
 	}
 	if sh.auths {
-		return limitError(CodeBadUserInput, "send at most one signUp or logIn per request")
+		return limitError(CodeBadUserInput, "send at most one of signUp, logIn, changePassword, setEmail, resetPassword and deleteAccount per request: each hashes a password")
 	}
 	if sh.aliases > c.lim.MaxAliases {
 		return limitError(CodeTooAliased, "the query has %d aliases; at most %d are allowed", sh.aliases, c.lim.MaxAliases)
@@ -1051,15 +1051,26 @@ func (g *fragmentGraph) repeats(sets []ast.SelectionSet, max, depth int) repeate
 	return repeated{}
 }
 
-// auths counts the signUp and logIn fields of a mutation's root selection, fragments spread:
-// each one tries a password, so one request must not carry a hundred of them.
+// hashesPassword reports whether the mutation field name hashes a password with argon2id (~19
+// MiB and tens of milliseconds of a core each, two for changePassword): a request carries at most
+// one, or a hundred aliases of one would hold the hashing workers for seconds.
+func hashesPassword(name string) bool {
+	switch name {
+	case "signUp", "logIn", "changePassword", "setEmail", "resetPassword", "deleteAccount":
+		return true
+	}
+	return false
+}
+
+// auths counts the fields of a mutation's root selection that hash a password (hashesPassword),
+// fragments spread.
 func (g *fragmentGraph) auths(set ast.SelectionSet) int {
 	n := 0
 	for _, sel := range set {
 		g.walks++
 		switch s := sel.(type) {
 		case *ast.Field:
-			if s.Name == "signUp" || s.Name == "logIn" {
+			if hashesPassword(s.Name) {
 				n++
 			}
 		case *ast.InlineFragment:
