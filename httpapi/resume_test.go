@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agora/agora/httpapi"
@@ -295,6 +296,72 @@ func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
 			if want := fmt.Sprintf(`{"commentAdded":{"body":"c%d"}}`, i+2); b != want {
 				t.Errorf("%s: event %d = %s, want %s", proto, i+1, b, want)
 			}
+		}
+		s.close()
+		waitSubscribers(t, a, 0)
+	}
+}
+
+// TestCatchUpBeforeTheFirstEventStartsAtTheSubscription: a new subscriber whose server loses its
+// Redis subscription before the first event gets, once it reconnects, every event published after
+// the subscription was made. The catch-up of a subscriber that has received nothing starts at the
+// channel's log head, which was read after the subscription was made: an event published between
+// the two, while the connection was down, was passed over. The head is now read before.
+func TestCatchUpBeforeTheFirstEventStartsAtTheSubscription(t *testing.T) {
+	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
+	srv, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	direct := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	defer direct.Close()
+	g := storetest.NewProxy(t, srv.Addr)
+	viaGate := rdb.NewPlainClient(&rdb.Options{Addr: g.Addr()})
+	defer viaGate.Close()
+	ctx := context.Background()
+	var a, w *api
+	var alice, post string
+	var broke atomic.Int64 // the comment published while the connection is down, once per protocol
+	n := 0
+	// The break: no new connection gets through the gate, the pub/sub connection is killed, and a
+	// comment is written through the other server, which the subscriber's server cannot hear.
+	brk := func() {
+		g.Refuse(true)
+		if k, err := direct.ClientKillByFilter(ctx, "TYPE", "pubsub", "LADDR", srv.Addr).Result(); err != nil || k != 1 {
+			t.Errorf("CLIENT KILL TYPE pubsub = %d, %v; want 1", k, err)
+		}
+		w.comment(alice, post, "", fmt.Sprintf("c%d", n))
+		broke.Store(int64(n))
+	}
+	// A log head read once the subscription is made breaks the connection before it is sent.
+	viaGate.AddHook(storetest.Before(func(cmds []rdb.Cmder) {
+		for _, c := range cmds {
+			if c.Name() == "xrevrange" && broke.Load() == 0 && a.hub.Stats().Subscribers > 0 {
+				brk()
+			}
+		}
+	}))
+	st, err := store.New(ctx, viaGate, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = serve(t, st, httpapi.Live{})
+	w = peerOf(t, a, srv.Addr)
+	alice, _ = w.signUp("alice")
+	q := `subscription($p: ID!) { commentAdded(postId: $p) { body } }`
+	for i, proto := range protos {
+		n = i + 1
+		post = w.createPost(alice, "thread "+proto)
+		broke.Store(0)
+		s := subscribe(t, a.srv.URL, proto, "", q, map[string]any{"p": post})
+		waitSubscribers(t, a, 1)
+		if broke.Load() == 0 {
+			brk() // the head was read before the subscription: the break comes after both
+		}
+		g.Refuse(false)
+		if got, want := bodies(t, s, 1)[0], fmt.Sprintf(`{"commentAdded":{"body":"c%d"}}`, n); got != want {
+			t.Errorf("%s: the first event %s, want %s", proto, got, want)
 		}
 		s.close()
 		waitSubscribers(t, a, 0)

@@ -122,6 +122,9 @@ type EventStream struct {
 	err     atomic.Pointer[error]
 	owed    bool // a Gap is owed: events were dropped on a full buffer; guarded by hub.mu
 	session bool // the subscriber is a SessionWatch
+	// start is the head of the channel's log read before the subscription joined the channel
+	// (Start); "" for a SessionWatch.
+	start string
 }
 
 // subscribe adds a local subscriber to channel. It returns once Redis has confirmed the channel's
@@ -137,6 +140,16 @@ func (h *Hub) subscribeAs(ctx context.Context, channel string, session bool) (*E
 		return nil, err
 	}
 	sub := &EventStream{h: h, channel: channel, ch: make(chan Event, h.opts.EventBuffer), session: session}
+	if !session {
+		// Read before the subscription joins, so that every event published after it joined is
+		// after its start, also those a break of the pub/sub connection loses before the first
+		// event arrives (Start).
+		head, err := h.st.LogHead(ctx, channel)
+		if err != nil {
+			return nil, err
+		}
+		sub.start = head
+	}
 	if h.join(channel, sub) {
 		return sub, nil // the common case: a channel already subscribed, without waiting on ctl
 	}
@@ -371,12 +384,19 @@ func (s *EventStream) Err() error {
 	return nil
 }
 
-// Head returns the cursor of the last event of the subscription's channel, or store.FromStart
-// when its log is empty: where a subscriber that has received nothing yet catches up from after
-// a gap.
+// Head returns the cursor of the last event of the subscription's channel now, or
+// store.FromStart when its log is empty.
 func (s *EventStream) Head(ctx context.Context) (string, error) {
 	return s.h.st.LogHead(ctx, s.channel)
 }
+
+// Start returns the head of the subscription's channel's log (as Head) read just before the
+// subscription joined the channel: where a subscriber that has received nothing yet catches up
+// from after a gap. Every event published once the subscription is made comes after it; a head
+// read after the subscription was made would pass over the events published meanwhile, which a
+// break of the pub/sub connection may have lost. A catch-up from Start may deliver events
+// published just before the subscription was made.
+func (s *EventStream) Start() string { return s.start }
 
 // Replay returns the events of the subscription's channel after the cursor after, oldest first,
 // from the channel's log, each with a fresh Loader. It fails with store.KindResync when some of

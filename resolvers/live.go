@@ -230,8 +230,8 @@ func resumeFrom(ctx context.Context, after *string) (string, error) {
 //
 // Nothing is lost and nothing is sent twice: a subscription resumed from a cursor first replays
 // the channel's log after it; a gap (the process's Redis subscription was interrupted) replays
-// the log after the last event handled, or after the log's head at subscription time when there
-// was none; and a live event at or before the last event handled is one a replay sent already.
+// the log after the last event handled, or, when there was none, after the log's head read just
+// before the subscription was made (EventStream.Start); and a live event at or before the last event handled is one a replay sent already.
 // A replay that finds the events no longer kept ends the stream with RESYNC_REQUIRED.
 func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream, from resume,
 	load func(ctx context.Context, ev live.Event) (v T, ok bool, err error)) (<-chan T, error) {
@@ -247,11 +247,7 @@ func stream[T any](ctx context.Context, log *slog.Logger, sub *live.EventStream,
 	last := from.after // the last event handled, delivered or skipped; "" before the first
 	head := last       // where a catch-up starts before the first event
 	if head == "" {
-		var err error
-		if head, err = sub.Head(ctx); err != nil {
-			sub.Close()
-			return nil, err
-		}
+		head = sub.Start()
 	}
 	out := make(chan T)
 	go func() {
