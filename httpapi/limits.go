@@ -339,10 +339,11 @@ func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.Response
 // GqlgenFieldCost is what each field of an operation's estimate costs when gqlgen's executor runs
 // it rather than readexec: the executor's part of the estimate (measure.fields, 1 a field times
 // the pages above it) is charged this many times, what fields cost beyond 1 for their reads of
-// Redis once. BenchmarkCostPerUnit times a unit of the estimate at 1.0 to 1.1 µs on readexec's
-// pages and a field at 4 to 7.5 µs on gqlgen's (5.3 to 11 µs before this charge, on 2 shared
-// cores): at 5, the largest pages gqlgen may run take 19 to 37 ms a request, readexec's 19 to
-// 20 ms for 18,101 of the 25,000 (see docs/PERFORMANCE.md), where gqlgen's took 95 to 264 ms.
+// Redis once. BenchmarkCostPerUnit times a unit of the estimate at 1.1 µs on readexec's pages and
+// a field at 6.2 to 6.7 µs on gqlgen's (medians of seven runs on 2 shared cores; 3.9 to 4.2 µs
+// the fastest): at 5, the largest pages gqlgen may run take 30 to 33 ms a request, about what
+// readexec's may at the limit (~27 ms), where before they took 115 to 186 ms (see
+// docs/PERFORMANCE.md).
 const GqlgenFieldCost = 5
 
 // charge is what an operation is charged against -max-complexity (extensions.cost.requested),
