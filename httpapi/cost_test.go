@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agora/agora/graph"
 	"github.com/agora/agora/httpapi"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -47,7 +48,10 @@ func TestCostOfFieldsThatReadMoreThanTheirPage(t *testing.T) {
 		for i := range ids {
 			ids[i] = id
 		}
-		const nested = `query($ids: [ID!]!) { nodes(ids: $ids) { ... on User { posts(first: 100) { nodes { id comments(first: 100) { nodes { id } } } } } } }`
+		nestedOf := func(comments int) string {
+			return fmt.Sprintf(`query($ids: [ID!]!) { nodes(ids: $ids) { ... on User { posts(first: 100) { nodes { id comments(first: %d) { nodes { id } } } } } } }`, comments)
+		}
+		nested := nestedOf(100)
 		var m strings.Builder
 		m.WriteString("{ groups(first: 100) { nodes {")
 		for i := range 99 {
@@ -79,7 +83,9 @@ func TestCostOfFieldsThatReadMoreThanTheirPage(t *testing.T) {
 				t.Errorf("%s: %+v", q, r.Errors)
 			}
 		}
-		if r := a.do("", nested, map[string]any{"ids": ids[:1]}); len(r.Errors) > 0 {
+		// One node's 100 posts with 10 comments each (gqlgen executes nodes: 2,302 at 1 a field,
+		// 11,510 charged; with 100 comments each, 101,510, refused too).
+		if r := a.do("", nestedOf(10), map[string]any{"ids": ids[:1]}); len(r.Errors) > 0 {
 			t.Errorf("one node: %+v", r.Errors)
 		}
 	})
@@ -152,6 +158,92 @@ func TestRequestErrorsAreCapped(t *testing.T) {
 			}
 			if last := r.Errors[len(r.Errors)-1]; tc.errors > httpapi.MaxRequestErrors && (!strings.Contains(last.Message, "more errors are left out") || last.Extensions["code"] != "GRAPHQL_VALIDATION_FAILED") {
 				t.Errorf("%s: the last error is %+v, want the count of those left out", tc.name, last)
+			}
+		}
+	})
+}
+
+// TestCostByExecutor pins what operations are charged by the executor that runs them: readexec's
+// pages at 1 a field, and the same pages with one field readexec does not plan (so gqlgen's
+// executor runs them) at httpapi.GqlgenFieldCost a field — their fields, times the pages above
+// them, not what fields cost beyond 1 for their reads of Redis (hideRead, activeUsers), which is
+// charged once on both. Introspection is charged by the schema's sizes whatever the executor.
+func TestCostByExecutor(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		tok, _ := a.signUp("reader")
+		const gq = httpapi.GqlgenFieldCost
+		types := len(graph.NewExecutableSchema(graph.Config{}).Schema().Types)
+		for _, tc := range []struct {
+			name, query     string
+			vars            map[string]any
+			cost, fieldCost int
+		}{
+			{"a page, readexec", `{ posts(first: 10) { nodes { title author { name } } } }`, nil, 41, 1},
+			{"the page with reportCount, gqlgen", `{ posts(first: 10) { nodes { title author { name } reportCount } } }`, nil, 51 * gq, gq},
+			{"a hideRead page, readexec", `{ posts(first: 10, hideRead: true) { nodes { title } } }`, nil, 21 + httpapi.HideReadCost, 1},
+			{"the hideRead page with reportCount, gqlgen", `{ posts(first: 10, hideRead: true) { nodes { title reportCount } } }`, nil, 31*gq + httpapi.HideReadCost, gq},
+			{"the field left out by a variable, readexec", `query($x: Boolean!) { posts(first: 10) { nodes { title reportCount @include(if: $x) } } }`, map[string]any{"x": false}, 31, 1},
+			{"the field included by a variable, gqlgen", `query($x: Boolean!) { posts(first: 10) { nodes { title reportCount @include(if: $x) } } }`, map[string]any{"x": true}, 31 * gq, gq},
+			// The directory with its active users (activeUsers' DAY window: 25 HyperLogLogs): 61
+			// fields, 15,000 for Redis's reads (15,061 at 1 a field).
+			{"the directory with its active users, gqlgen", `{ groups(first: 20) { nodes { name activeUsers } } }`, nil, 61*gq + 20*25*httpapi.ActiveUsersKeyCost, gq},
+			{"introspection, gqlgen", `{ __schema { types { name } } }`, nil, 2 + types, gq},
+			{"a mutation, gqlgen", `mutation { logOut }`, nil, gq, gq}, // last: it ends the session
+		} {
+			r := a.do(tok, tc.query, tc.vars)
+			if len(r.Errors) > 0 {
+				t.Errorf("%s: %+v", tc.name, r.Errors)
+			}
+			if c := r.Extensions.Cost; c.Requested != tc.cost || c.FieldCost != tc.fieldCost {
+				t.Errorf("%s: cost %d, a field %d; want %d, a field %d", tc.name, c.Requested, c.FieldCost, tc.cost, tc.fieldCost)
+			}
+		}
+	})
+}
+
+// TestCostNearTheLimitByExecutor: a page just under -max-complexity at 1 a field runs when
+// readexec writes it, and the same size of page that gqlgen's executor runs is refused with
+// QUERY_TOO_COMPLEX (before, 6,000 one-item pages of the posts' authors' posts were estimated at
+// 24,101 and took 226 ms of CPU, against 20 ms for 6,000 one-comment pages on readexec: see
+// BenchmarkCostPerUnit), with its charged cost in extensions.cost.
+func TestCostNearTheLimitByExecutor(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		sixty := func(field string) string {
+			var s strings.Builder
+			s.WriteString("{ posts(first: 100) { nodes {")
+			for i := range 60 {
+				fmt.Fprintf(&s, " c%d: %s", i, field)
+			}
+			s.WriteString(" } } }")
+			return s.String()
+		}
+		r := a.do("", sixty("comments(first: 1) { pageInfo { hasNextPage } }"), nil)
+		if len(r.Errors) > 0 || r.Extensions.Cost.Requested != 18101 || r.Extensions.Cost.FieldCost != 1 {
+			t.Errorf("6,000 comment pages on readexec: %+v, cost %+v; want 18,101 at 1 a field", r.Errors, r.Extensions.Cost)
+		}
+		r = a.do("", sixty("author { posts(first: 1) { pageInfo { hasNextPage } } }"), nil)
+		if r.code() != httpapi.CodeTooComplex || r.Data != nil && string(r.Data) != "null" {
+			t.Fatalf("6,000 pages of the authors' posts on gqlgen: %q, %+v", r.code(), r.Errors)
+		}
+		if c := r.Extensions.Cost; c.Requested != 24101*httpapi.GqlgenFieldCost || c.FieldCost != httpapi.GqlgenFieldCost {
+			t.Errorf("the refused page reports cost %+v, want %d at %d a field", c, 24101*httpapi.GqlgenFieldCost, httpapi.GqlgenFieldCost)
+		}
+	})
+}
+
+// TestCostOfVariablesRefusedBeforeTheExecutorIsKnown: readexec plans an operation with its
+// variables (the directives that name them), so an operation whose variables do not fit is
+// refused by validation, as before, and reports its cost at 1 a field, without being planned.
+func TestCostOfVariablesRefusedBeforeTheExecutorIsKnown(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		a := newAPI(t, b, store.Options{})
+		const q = `query($x: Boolean!) { posts(first: 10) { nodes { title reportCount @include(if: $x) } } }`
+		for _, vars := range []map[string]any{{"x": "yes"}, nil} {
+			r := a.do("", q, vars)
+			if r.code() != "GRAPHQL_VALIDATION_FAILED" || r.Extensions.Cost.Requested != 31 || r.Extensions.Cost.FieldCost != 1 {
+				t.Errorf("variables %v: %q %+v, cost %+v; want GRAPHQL_VALIDATION_FAILED, 31 at 1 a field", vars, r.code(), r.Errors, r.Extensions.Cost)
 			}
 		}
 	})

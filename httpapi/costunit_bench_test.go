@@ -14,13 +14,15 @@ import (
 // BenchmarkCostPerUnit measures what one unit of the estimate (extensions.cost.requested) costs
 // in time, for an ordinary page and for hostile documents just under -max-complexity, on a real
 // redis-server with the response cache off: 20 authors, 200 posts, 400 comments. It reports
-// ns/unit (time per unit of the estimate) besides ns/op. Measured on 2 shared cores: the front
-// page 5.5 µs a unit (its round trips dominate), 6,000 one-item comment pages 1.1 µs (19.6 ms,
-// 10 MB), the same sent to gqlgen's executor by one field readexec does not plan 6.3 µs (115 ms,
-// 35 MB), and 6,000 one-item pages of the posts' authors' posts (User.posts is gqlgen's), a 3 KB
-// anonymous query estimated at 24,101, 9.4 µs (226 ms, 40 MB and 680,000 allocations a request):
-// the estimate does not know which executor runs the operation, and gqlgen's costs 4 to 6 times
-// readexec's a unit (go test ./httpapi -run '^$' -bench CostPerUnit -benchtime 20x).
+// ns/unit (time per unit of the estimate) besides ns/op. The hostile documents select a page
+// under each of 100 posts as many times as the limit lets them, at most 60: 60 one-comment pages
+// (18,101) on readexec; on gqlgen, whose fields cost httpapi.GqlgenFieldCost each, 16 of the same
+// with one field readexec does not plan (24,520), and 16 one-item pages of the posts' authors'
+// posts (24,505). Medians of seven runs on 2 shared cores (go test ./httpapi -run '^$' -bench
+// CostPerUnit -benchtime 20x; docs/PERFORMANCE.md): the front page 4 to 9 µs a unit (its round
+// trips dominate), readexec's comment pages 1.1 µs (20 ms), gqlgen's 1.2 and 1.3 µs (30 and
+// 33 ms); before gqlgen's fields cost 5, the same 60 pages on gqlgen cost 6.3 and 7.7 µs a unit
+// (115 and 186 ms, 36 and 40 MB, 680,000 allocations a request).
 func BenchmarkCostPerUnit(b *testing.B) {
 	be := benchBackend(b)
 	a := newAPI(b, be, store.Options{WriteLimit: -1})
@@ -50,23 +52,40 @@ func BenchmarkCostPerUnit(b *testing.B) {
 	b.Cleanup(off.Close)
 	a.srv = off
 	const gqlgen = ` u: user(name: "user1") { followers(first: 1) { totalCount } }` // readexec does not plan it
-	sixty := func(field, extra string) string {
-		var s strings.Builder
-		s.WriteString("{ posts(first: 100) { nodes {")
-		for i := range 60 {
-			fmt.Fprintf(&s, " c%d: %s", i, field)
+	// pages selects field n times under each of 100 posts, for n from 60 down to the first
+	// the server accepts: the most of them a request may ask for.
+	pages := func(field, extra string) func(b *testing.B) (string, response) {
+		return func(b *testing.B) (string, response) {
+			for n := 60; n > 0; n-- {
+				var s strings.Builder
+				s.WriteString("{ posts(first: 100) { nodes {")
+				for i := range n {
+					fmt.Fprintf(&s, " c%d: %s", i, field)
+				}
+				s.WriteString(" } }" + extra + " }")
+				r := a.do("", s.String(), nil)
+				if r.code() != httpapi.CodeTooComplex {
+					return s.String(), r
+				}
+			}
+			b.Fatalf("no page of %s is under the limit", field)
+			return "", response{}
 		}
-		s.WriteString(" } }" + extra + " }")
-		return s.String()
 	}
-	for _, tc := range []struct{ name, query string }{
-		{"front", `{ posts(sort: HOT, first: 30) { edges { node { title author { name } commentCount } } } }`},
-		{"comments", sixty("comments(first: 1) { pageInfo { hasNextPage } }", "")},
-		{"comments-gqlgen", sixty("comments(first: 1) { pageInfo { hasNextPage } }", gqlgen)},
-		{"authors-posts", sixty("author { posts(first: 1) { pageInfo { hasNextPage } } }", "")},
+	one := func(query string) func(b *testing.B) (string, response) {
+		return func(*testing.B) (string, response) { return query, a.do("", query, nil) }
+	}
+	for _, tc := range []struct {
+		name  string
+		query func(b *testing.B) (string, response)
+	}{
+		{"front", one(`{ posts(sort: HOT, first: 30) { edges { node { title author { name } commentCount } } } }`)},
+		{"comments", pages("comments(first: 1) { pageInfo { hasNextPage } }", "")},
+		{"comments-gqlgen", pages("comments(first: 1) { pageInfo { hasNextPage } }", gqlgen)},
+		{"authors-posts", pages("author { posts(first: 1) { pageInfo { hasNextPage } } }", "")},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			r := a.do("", tc.query, nil)
+			query, r := tc.query(b)
 			if len(r.Errors) > 0 {
 				b.Fatal(r.Errors)
 			}
@@ -74,7 +93,7 @@ func BenchmarkCostPerUnit(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				a.do("", tc.query, nil)
+				a.do("", query, nil)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(cost), "ns/unit")
 			b.ReportMetric(float64(cost), "cost")

@@ -20,7 +20,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"go.opentelemetry.io/otel/trace"
 
@@ -97,13 +96,14 @@ func New(cfg Config) *Handler {
 	root := &resolvers.Resolver{Store: cfg.Store, Live: cfg.Hub, Log: cfg.Log}
 	var es graphql.ExecutableSchema = graph.NewExecutableSchema(graph.Config{Resolvers: root})
 	tr := newTracing(cfg.Tracing)
-	var forget func(*ast.QueryDocument)
+	// Queries of known fields skip gqlgen's per-field machinery (see readexec), and readexec's
+	// decision is what the limits check charges by, on every server. Traced servers keep
+	// gqlgen's executor, whose field middleware makes a span of each resolver.
+	plans := readexec.Wrap(es, root)
 	var rx *readexec.Schema
 	if tr == nil && !cfg.gqlgenOnly {
-		// Queries of known fields skip gqlgen's per-field machinery (see readexec). Traced
-		// servers keep gqlgen's executor, whose field middleware makes a span of each resolver.
-		rx = readexec.Wrap(es, root)
-		es, forget = rx, rx.Forget
+		rx = plans
+		es = rx
 	}
 
 	srv := handler.New(es)
@@ -113,14 +113,14 @@ func New(cfg Config) *Handler {
 	if cfg.QueryCacheMiB <= 0 {
 		cfg.QueryCacheMiB = DefaultQueryCacheMiB
 	}
-	docs := newDocCache(int64(cfg.QueryCacheMiB)<<20, forget)
+	docs := newDocCache(int64(cfg.QueryCacheMiB)<<20, plans.Forget)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(cfg.Limits.MaxTokens)
 	srv.Use(extension.Introspection{})
 	if cfg.TrustedDocuments != nil {
 		srv.Use(trustedOnly{docs: cfg.TrustedDocuments})
 	}
-	srv.Use(newLimitCheck(es.Schema(), cfg.Limits, docs))
+	srv.Use(newLimitCheck(es.Schema(), cfg.Limits, docs, plans.Runs))
 	srv.Use(strictEnums{schema: es.Schema()})
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))

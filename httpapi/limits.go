@@ -134,12 +134,16 @@ func refusedOverGET(query, name string, maxTokens int) (string, bool) {
 
 // limitCheck is a gqlgen extension that measures a query before the executor validates it: it
 // takes the document from the executor's query cache, where a query seen before waits parsed, or
-// else parses the query itself, with the token limit.
+// else parses the query itself, with the token limit. Once the operation is validated and its
+// executor known, it charges its fields at that executor's rate (see charge).
 type limitCheck struct {
 	schema *ast.Schema
 	costs  *costModel
 	lim    Limits
 	docs   *docCache // the executor's query cache, which keeps the shapes of its documents
+	// runs reports whether readexec executes an operation (readexec.Schema.Runs): the others
+	// are gqlgen's, whose fields cost GqlgenFieldCost each.
+	runs func(*graphql.OperationContext) bool
 }
 
 // docShape is what the limits check of a document that its variables do not change: measured
@@ -169,14 +173,15 @@ type repeated struct {
 }
 
 // newLimitCheck returns the limits check of a server whose executor caches parsed documents in
-// docs.
-func newLimitCheck(schema *ast.Schema, lim Limits, docs *docCache) limitCheck {
-	return limitCheck{schema: schema, costs: newCostModel(schema), lim: lim, docs: docs}
+// docs, and runs with readexec the operations runs reports.
+func newLimitCheck(schema *ast.Schema, lim Limits, docs *docCache, runs func(*graphql.OperationContext) bool) limitCheck {
+	return limitCheck{schema: schema, costs: newCostModel(schema), lim: lim, docs: docs, runs: runs}
 }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationParameterMutator
+	graphql.OperationContextMutator
 	graphql.ResponseInterceptor
 } = limitCheck{}
 
@@ -220,8 +225,10 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 		if r.depth > c.lim.MaxDepth {
 			return limitError(CodeTooDeep, "the query is nested deeper than %d levels", c.lim.MaxDepth)
 		}
-		if r.cost > c.lim.MaxComplexity {
-			return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", r.cost, c.lim.MaxComplexity)
+		// Its executor is known once it is validated (MutateOperationContext); what is over the
+		// limit at the least a field costs is refused now.
+		if least := chargeOf(r, 1); least.cost > c.lim.MaxComplexity {
+			return c.tooComplex(least)
 		}
 		if !kept {
 			sh.repeats = append(sh.repeats, g.repeats([]ast.SelectionSet{op.SelectionSet}, c.lim.MaxRepeats, c.lim.MaxDepth))
@@ -260,27 +267,96 @@ func (c limitCheck) MutateOperationParameters(ctx context.Context, p *graphql.Ra
 	return nil
 }
 
+// MutateOperationContext refuses a validated operation whose charge, its fields at its
+// executor's rate, is over -max-complexity, and keeps the charge for InterceptResponse.
+func (c limitCheck) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	ch := chargeOf(c.measure(oc), c.fieldCost(oc))
+	oc.Stats.SetExtension(c.ExtensionName(), ch)
+	if ch.cost > c.lim.MaxComplexity {
+		return c.tooComplex(ch)
+	}
+	return nil
+}
+
+// tooComplex is the error of an operation charged more than -max-complexity.
+func (c limitCheck) tooComplex(ch charge) *gqlerror.Error {
+	if ch.fieldCost > 1 {
+		return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d (each of its fields costs %d: it selects a field the server's own executor does not write)", ch.cost, c.lim.MaxComplexity, ch.fieldCost)
+	}
+	return limitError(CodeTooComplex, "the query's estimated cost %d exceeds the limit of %d", ch.cost, c.lim.MaxComplexity)
+}
+
+// reported is the charge reported for oc's operation: the one MutateOperationContext kept, or
+// else its measure at 1 a field — an operation refused before its variables were coerced, when
+// its executor is not known yet (readexec plans with them), or a subscription's shared event.
+func (c limitCheck) reported(oc *graphql.OperationContext) charge {
+	if ch, ok := oc.Stats.GetExtension(c.ExtensionName()).(charge); ok {
+		return ch
+	}
+	return chargeOf(c.measure(oc), 1)
+}
+
+// measure is oc's operation's measure: kept with its document when its variables do not change
+// it, else measured with them.
+func (c limitCheck) measure(oc *graphql.OperationContext) measure {
+	if m, ok := c.keptMeasure(oc); ok {
+		return m
+	}
+	m, _ := measureOperation(c.costs, c.lim, oc.Doc, oc.Operation, oc.Variables)
+	return m
+}
+
+// fieldCost is what each field of oc's operation costs: 1 when readexec executes it, and for a
+// subscription, whose events are executed once for all their subscribers; GqlgenFieldCost when
+// gqlgen's executor does. It plans the operation, so oc's variables must have been coerced.
+func (c limitCheck) fieldCost(oc *graphql.OperationContext) int {
+	if oc.Operation.Operation == ast.Subscription || c.runs(oc) {
+		return 1
+	}
+	return GqlgenFieldCost
+}
+
 // InterceptResponse tells a client what its operation cost against -max-complexity, as
-// extensions.cost: {requested, limit}, on every response, so that it can budget. A subscription's
-// events carry it too: its executions are shared, so it is measured once per event and
-// subscription, not per subscriber.
+// extensions.cost: {requested, limit, fieldCost}, on every response, so that it can budget. A
+// subscription's events carry it too: its executions are shared, so it is measured once per
+// event and subscription, not per subscriber.
 func (c limitCheck) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	oc := graphql.GetOperationContext(ctx)
 	if oc == nil || oc.Operation == nil {
 		return next(ctx)
 	}
-	m, ok := c.keptMeasure(oc)
-	if !ok {
-		m, _ = measureOperation(c.costs, c.lim, oc.Doc, oc.Operation, oc.Variables)
-	}
+	ch := c.reported(oc)
 	resp := next(ctx)
 	if resp != nil {
 		if resp.Extensions == nil {
 			resp.Extensions = map[string]any{}
 		}
-		resp.Extensions["cost"] = map[string]int{"requested": m.cost, "limit": c.lim.MaxComplexity}
+		resp.Extensions["cost"] = map[string]int{"requested": ch.cost, "limit": c.lim.MaxComplexity, "fieldCost": ch.fieldCost}
 	}
 	return resp
+}
+
+// GqlgenFieldCost is what each field of an operation's estimate costs when gqlgen's executor runs
+// it rather than readexec: the executor's part of the estimate (measure.fields, 1 a field times
+// the pages above it) is charged this many times, what fields cost beyond 1 for their reads of
+// Redis once. BenchmarkCostPerUnit times a unit of the estimate at 1.1 µs on readexec's pages and
+// a field at 6.2 to 6.7 µs on gqlgen's (medians of seven runs on 2 shared cores; 3.9 to 4.2 µs
+// the fastest): at 5, the largest pages gqlgen may run take 30 to 33 ms a request, about what
+// readexec's may at the limit (~27 ms), where before they took 115 to 186 ms (see
+// docs/PERFORMANCE.md).
+const GqlgenFieldCost = 5
+
+// charge is what an operation is charged against -max-complexity (extensions.cost.requested),
+// and what each of its fields cost.
+type charge struct {
+	cost      int
+	fieldCost int
+}
+
+// chargeOf is the cost of an operation measured m whose fields cost fieldCost each: the one
+// place the estimate becomes what is checked against -max-complexity and reported.
+func chargeOf(m measure, fieldCost int) charge {
+	return charge{cost: satAdd(m.cost, satMul(fieldCost-1, m.fields)), fieldCost: fieldCost}
 }
 
 // keptMeasure returns the measure of oc's operation kept with its document, when its variables do
@@ -326,7 +402,11 @@ func rootType(schema *ast.Schema, op *ast.OperationDefinition) *ast.Definition {
 // measure is the cost and depth of a selection set, and whether it selects totalCount itself
 // (directly or through fragments), which a search charges for (see SearchCountCost).
 type measure struct {
-	cost   int
+	cost int
+	// fields is the executor's part of cost: 1 a field times the pages above it, without what
+	// fields cost beyond 1 for the reads of Redis (own, perItem, flagged… of costModel) and
+	// without introspection (charged by the schema's sizes). See charge.
+	fields int
 	depth  int
 	counts bool
 }
@@ -386,7 +466,7 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			}
 			n := 1
 			if listed {
-				r = measure{cost: satAdd(1, size.of(sub.cost, all)), depth: sub.depth}
+				r = measure{cost: satAdd(1, size.of(sub.cost, all)), fields: satAdd(1, size.of(sub.fields, all)), depth: sub.depth}
 			} else {
 				n = m.multiplier(s, def)
 				if typ != nil {
@@ -394,7 +474,10 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 						n = b
 					}
 				}
-				r = measure{cost: satAdd(1, satMul(n, sub.cost)), depth: sub.depth}
+				r = measure{cost: satAdd(1, satMul(n, sub.cost)), fields: satAdd(1, satMul(n, sub.fields)), depth: sub.depth}
+			}
+			if introspection(s.Name) {
+				r.fields = 0
 			}
 			if typ != nil {
 				r.cost = satAdd(r.cost, m.own[listField{typ.Name, s.Name}])
@@ -420,11 +503,16 @@ func (m *measurer) selections(set ast.SelectionSet, typ *ast.Definition, depth i
 			r = m.fragment(s.Name, depth, all)
 		}
 		out.cost = satAdd(out.cost, r.cost)
+		out.fields = satAdd(out.fields, r.fields)
 		out.depth = max(out.depth, r.depth)
 		out.counts = out.counts || r.counts
 	}
 	return out
 }
+
+// introspection reports whether a field is an introspection root, __schema or __type: what it
+// selects is charged by the schema's sizes (see listSize), not by its executor.
+func introspection(name string) bool { return name == "__schema" || name == "__type" }
 
 // fragment measures a named fragment at depth, memoizing its depth-independent measure.
 func (m *measurer) fragment(name string, depth int, all bool) measure {
@@ -433,7 +521,7 @@ func (m *measurer) fragment(name string, depth int, all bool) measure {
 		if r == nil {
 			return measure{depth: depth} // a cycle; validation rejects it
 		}
-		return measure{cost: r.cost, depth: depth - 1 + r.depth, counts: r.counts}
+		return measure{cost: r.cost, fields: r.fields, depth: depth - 1 + r.depth, counts: r.counts}
 	}
 	f := m.doc.Fragments.ForName(name)
 	if f == nil {
@@ -442,7 +530,7 @@ func (m *measurer) fragment(name string, depth int, all bool) measure {
 	m.frags[key] = nil
 	r := m.selections(f.SelectionSet, m.schema.Types[f.TypeCondition], 1, all)
 	m.frags[key] = &r
-	return measure{cost: r.cost, depth: depth - 1 + r.depth, counts: r.counts}
+	return measure{cost: r.cost, fields: r.fields, depth: depth - 1 + r.depth, counts: r.counts}
 }
 
 // costModel is what the estimate knows of a schema: the sizes of its introspection lists.

@@ -102,7 +102,7 @@ func TestRepeatsWalkEachSpreadOnce(t *testing.T) {
 //	go test ./httpapi -run '^$' -bench 'FragmentChain$'
 func BenchmarkFragmentChain(b *testing.B) {
 	schema := graph.NewExecutableSchema(graph.Config{}).Schema()
-	c := newLimitCheck(schema, DefaultLimits.withDefaults(), newDocCache(DefaultQueryCacheMiB<<20, nil))
+	c := newLimitCheck(schema, DefaultLimits.withDefaults(), newDocCache(DefaultQueryCacheMiB<<20, nil), func(*graphql.OperationContext) bool { return true })
 	for _, n := range []int{8, 16, 32, 64} {
 		doc := fragmentChain("query", n, "...Unknown")
 		spreads := 2*n + 2

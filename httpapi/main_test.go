@@ -77,6 +77,7 @@ type response struct {
 		Cursor string `json:"cursor"` // a live event's cursor
 		Cost   struct {
 			Requested int `json:"requested"`
+			FieldCost int `json:"fieldCost"`
 		} `json:"cost"`
 	} `json:"extensions"`
 	FrameID string `json:"-"` // the id: of a server-sent event

@@ -55,8 +55,9 @@ func TestSearchOverHTTP(t *testing.T) {
 		if err := json.Unmarshal(body, &r); err != nil || r.Extensions.Cost.Requested < httpapi.SearchCost {
 			t.Fatalf("cost of a search: %s (%v)", body, err)
 		}
-		// Its totalCount, asked for directly or through fragments, costs SearchCountCost more; a
-		// totalCount further down (a post's comments) does not.
+		// Its totalCount, asked for directly or through fragments, costs SearchCountCost more, once,
+		// and the field itself; a totalCount further down (a post's comments) costs its fields only,
+		// each GqlgenFieldCost, as gqlgen executes searches.
 		cost := func(q string) int {
 			t.Helper()
 			body := raw(t, a.h, "", q, nil)
@@ -73,10 +74,10 @@ func TestSearchOverHTTP(t *testing.T) {
 			q    string
 			more int
 		}{
-			{`{searchPosts(query:"river",first:1){totalCount edges{node{id}}}}`, httpapi.SearchCountCost + 1},
-			{`{searchPosts(query:"river",first:1){...C edges{node{id}}}} fragment C on PostConnection{totalCount}`, httpapi.SearchCountCost + 1},
-			{`{searchPosts(query:"river",first:1){... on PostConnection{totalCount} edges{node{id}}}}`, httpapi.SearchCountCost + 1},
-			{`{searchPosts(query:"river",first:1){edges{node{id comments(first:1){totalCount}}}}}`, 2},
+			{`{searchPosts(query:"river",first:1){totalCount edges{node{id}}}}`, httpapi.SearchCountCost + httpapi.GqlgenFieldCost},
+			{`{searchPosts(query:"river",first:1){...C edges{node{id}}}} fragment C on PostConnection{totalCount}`, httpapi.SearchCountCost + httpapi.GqlgenFieldCost},
+			{`{searchPosts(query:"river",first:1){... on PostConnection{totalCount} edges{node{id}}}}`, httpapi.SearchCountCost + httpapi.GqlgenFieldCost},
+			{`{searchPosts(query:"river",first:1){edges{node{id comments(first:1){totalCount}}}}}`, 2 * httpapi.GqlgenFieldCost},
 		} {
 			if got := cost(c.q) - plain; got != c.more {
 				t.Errorf("%s: costs %d more than the plain search, want %d", c.q, got, c.more)

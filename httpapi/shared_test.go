@@ -68,7 +68,7 @@ func TestSubscribersShareOneExecution(t *testing.T) {
 			t.Errorf("anonymous payload %s, want viewerVote NONE", first)
 		}
 		for i, c := range plains {
-			if m := c.recv(t); string(m.Payload) != `{"data":{"postChanged":{"upvotes":1}},"extensions":{"cost":{"limit":25000,"requested":2},"cursor":"`+cursorOf(t, m)+`"}}` {
+			if m := c.recv(t); string(m.Payload) != `{"data":{"postChanged":{"upvotes":1}},"extensions":{"cost":{"fieldCost":1,"limit":25000,"requested":2},"cursor":"`+cursorOf(t, m)+`"}}` {
 				t.Errorf("plain subscriber %d got %s", i, m.Payload)
 			}
 		}

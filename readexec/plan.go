@@ -80,15 +80,31 @@ func (s *Schema) Forget(doc *ast.QueryDocument) {
 	}
 }
 
+// Runs reports whether readexec executes the operation of oc itself (Exec's decision), rather
+// than handing it to the schema it wraps: a query whose every field readexec's tables list (see
+// Tables). It plans the operation, and the plan is kept for Exec.
+func (s *Schema) Runs(oc *graphql.OperationContext) bool { return s.planned(oc) != nil }
+
+// planned returns the plan readexec executes oc's operation with, or nil when the schema it
+// wraps executes it: a mutation, a subscription, or a query with a field readexec does not know.
+func (s *Schema) planned(oc *graphql.OperationContext) *plan {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+		return nil
+	}
+	if pl := s.plan(oc); pl.root != nil {
+		return pl
+	}
+	return nil
+}
+
 // Exec executes the operation of ctx's OperationContext.
 func (s *Schema) Exec(ctx context.Context) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
-		return s.ExecutableSchema.Exec(ctx)
-	}
-	pl := s.plan(oc)
-	if pl.root == nil {
-		s.handed.Add(1)
+	pl := s.planned(oc)
+	if pl == nil {
+		if oc.Operation != nil && oc.Operation.Operation == ast.Query {
+			s.handed.Add(1)
+		}
 		return s.ExecutableSchema.Exec(ctx)
 	}
 	s.ran.Add(1)
