@@ -638,6 +638,13 @@ const FeedCost = GroupFeedCost
 // page holds as many posts as the page, as each merged group's window does in groupFeed.
 const FeedItemCost = GroupFeedItemCost
 
+// FeedHideReadCost is what feed and groupFeed cost beyond their page with hideRead: HideReadCost,
+// and the two more rounds it may read, each a whole merge of the feed's sources for a window of
+// store.MaxFirst posts (FeedCost, and FeedItemCost and the post's load, 1, a post) — what a page of
+// store.MaxFirst costs beyond its selection. Priced as posts' rounds, a page of one post read 201
+// posts through three merges for 1,738.
+const FeedHideReadCost = HideReadCost + 2*(FeedCost+store.MaxFirst*(FeedItemCost+1))
+
 // ActiveUsersKeyCost is what Group.activeUsers costs beyond 1 for each HyperLogLog its window
 // counts (store.ActivityBuckets: 2 for HOUR, 25 for DAY, 8 for WEEK, 31 for MONTH, 13 for
 // YEAR): a PFCOUNT of several keys merges their 16,384 registers, so a month of a busy group's
@@ -741,8 +748,8 @@ func newCostModel(schema *ast.Schema) *costModel {
 		{"Query", "feed"}:      FeedItemCost,
 	}, flagged: map[listField]flaggedCost{
 		{"Query", "posts"}:         {arg: "hideRead", cost: HideReadCost},
-		{"Query", "feed"}:          {arg: "hideRead", cost: HideReadCost},
-		{"Query", "groupFeed"}:     {arg: "hideRead", cost: HideReadCost},
+		{"Query", "feed"}:          {arg: "hideRead", cost: FeedHideReadCost},
+		{"Query", "groupFeed"}:     {arg: "hideRead", cost: FeedHideReadCost},
 		{"Query", "notifications"}: {arg: "unreadOnly", cost: UnreadOnlyCost},
 	}}
 }

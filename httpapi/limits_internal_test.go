@@ -243,7 +243,7 @@ func TestCostCountsWhatAFieldReads(t *testing.T) {
 		{"hideRead false", `{ posts(first: 10, hideRead: false) ` + sel + ` }`, nil, page},
 		{"hideRead true", `{ posts(first: 10, hideRead: true) ` + sel + ` }`, nil, page + HideReadCost},
 		{"feed", `{ feed(first: 10) ` + sel + ` }`, nil, page + FeedCost + 10*FeedItemCost},
-		{"feed hideRead true", `{ feed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + FeedCost + 10*FeedItemCost + HideReadCost},
+		{"feed hideRead true", `{ feed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + FeedCost + 10*FeedItemCost + FeedHideReadCost},
 		{"hideRead variable true", hideByVar, map[string]any{"h": true}, page + HideReadCost},
 		{"hideRead variable false", hideByVar, map[string]any{"h": false}, page},
 		{"hideRead variable left out", hideByVar, nil, page},
@@ -257,7 +257,7 @@ func TestCostCountsWhatAFieldReads(t *testing.T) {
 		{"activeUsers variable of no known value", `query($w: Window) { group(name: "g") { activeUsers(window: $w) } }`, map[string]any{"w": 1}, 1 + 1 + 31*ActiveUsersKeyCost},
 		{"notifications unreadOnly", `{ notifications(first: 10, unreadOnly: true) ` + sel + ` }`, nil, inbox + UnreadOnlyCost},
 		{"notifications unreadOnly false", `{ notifications(first: 10, unreadOnly: false) ` + sel + ` }`, nil, inbox},
-		{"groupFeed hideRead", `{ groupFeed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost + HideReadCost},
+		{"groupFeed hideRead", `{ groupFeed(first: 10, hideRead: true) ` + sel + ` }`, nil, page + GroupFeedCost + 10*GroupFeedItemCost + FeedHideReadCost},
 	} {
 		if got := measureOf(tc.query, tc.vars); got != tc.want {
 			t.Errorf("%s: cost %d, want %d", tc.name, got, tc.want)
