@@ -120,8 +120,9 @@ func New(cfg Config) *Handler {
 	if cfg.TrustedDocuments != nil {
 		srv.Use(trustedOnly{docs: cfg.TrustedDocuments})
 	}
+	// Before the limits' check, whose charge plans the operation with its variables.
+	srv.Use(strictVariables{schema: es.Schema()})
 	srv.Use(newLimitCheck(es.Schema(), cfg.Limits, docs, plans.Runs))
-	srv.Use(strictEnums{schema: es.Schema()})
 	budget := newLiveBudget(cfg.Live)
 	srv.AroundOperations(limitSubscriptions(es.Schema(), cfg.Limits, cfg.Live, budget))
 	srv.AroundOperations(socketAuth(cfg)) // before Operations, which copies the request state

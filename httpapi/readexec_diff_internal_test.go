@@ -398,7 +398,7 @@ func diffDocs(w *diffWorld) []diffDoc {
 		// gqlparser validates an enum variable ignoring case ("new" passes), and the generated
 		// enum's UnmarshalGQL then refused it at execution, where readexec first reported it on
 		// another path than gqlgen (fixed: argError in fields.go). The server now refuses such a
-		// variable before execution (strictEnums in enums.go), so both answer the same 400.
+		// variable before execution (strictVariables in variables.go), so both answer the same 400.
 		{name: "sort variables that validation lets through", query: `query($p: ID!, $cs: CommentSort, $ps: PostSort) { viewer { name }
 			post(id: $p) { title comments(sort: $cs, first: 2) { totalCount } } posts(sort: $ps, first: 2) { totalCount } }`,
 			vars: p(map[string]any{"p": w.main, "cs": "new"}, map[string]any{"p": w.main, "cs": "Top"}, map[string]any{"p": w.main, "cs": 1},

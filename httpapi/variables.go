@@ -1,0 +1,135 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// strictVariables is a gqlgen extension that refuses, as the variable coercion failures the spec
+// says they are (GRAPHQL_VALIDATION_FAILED, status 400), what gqlparser's validation of the
+// variables lets through and the execution then failed on as an internal error:
+//
+//   - an enum value not spelled as the schema spells it: gqlparser compares them ignoring case, so
+//     `"sort": "top"` passed it and failed inside the field;
+//   - a variable given null that is the if of @include or @skip, which takes a Boolean!: a
+//     nullable variable with a default may stand there, and an explicit null then reached
+//     gqlgen's collection of the fields, which panicked (500).
+//
+// It runs before the operation is planned or its cost charged (handler.go registers it first).
+type strictVariables struct {
+	schema *ast.Schema
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = strictVariables{}
+
+// ExtensionName names the extension for gqlgen.
+func (strictVariables) ExtensionName() string { return "AgoraStrictVariables" }
+
+// Validate accepts any schema.
+func (strictVariables) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext checks the enum values among the operation's variables, and the
+// variables that are the if of a directive.
+func (e strictVariables) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	if oc.Operation == nil {
+		return nil
+	}
+	for _, def := range oc.Operation.VariableDefinitions {
+		if err := e.check(def.Type, oc.Variables[def.Variable], ast.Path{ast.PathName("variable"), ast.PathName(def.Variable)}); err != nil {
+			errcode.Set(err, errcode.ValidationFailed)
+			return err
+		}
+	}
+	if name, dir, ok := nullCondition(oc.Doc, oc.Operation, oc.Variables); ok {
+		err := gqlerror.ErrorPathf(ast.Path{ast.PathName("variable"), ast.PathName(name)},
+			"variable $%s is null, where @%s(if:) takes a Boolean!", name, dir)
+		errcode.Set(err, errcode.ValidationFailed)
+		return err
+	}
+	return nil
+}
+
+// nullCondition finds a variable of vars that is null and the if of an @include or @skip of op's
+// selections (the fragments' it spreads included, each once), and the directive's name.
+func nullCondition(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) (name, dir string, ok bool) {
+	null := func(d *ast.Directive) (string, bool) {
+		if d.Name != "include" && d.Name != "skip" {
+			return "", false
+		}
+		a := d.Arguments.ForName("if")
+		if a == nil || a.Value == nil || a.Value.Kind != ast.Variable {
+			return "", false
+		}
+		v, given := vars[a.Value.Raw]
+		return a.Value.Raw, given && v == nil
+	}
+	seen := map[string]bool{}
+	var walk func(set ast.SelectionSet) bool
+	walk = func(set ast.SelectionSet) bool {
+		for _, sel := range set {
+			var dirs ast.DirectiveList
+			var below ast.SelectionSet
+			switch s := sel.(type) {
+			case *ast.Field:
+				dirs, below = s.Directives, s.SelectionSet
+			case *ast.InlineFragment:
+				dirs, below = s.Directives, s.SelectionSet
+			case *ast.FragmentSpread:
+				dirs = s.Directives
+				if !seen[s.Name] {
+					seen[s.Name] = true
+					if f := doc.Fragments.ForName(s.Name); f != nil {
+						below = f.SelectionSet
+					}
+				}
+			}
+			for _, d := range dirs {
+				if n, isNull := null(d); isNull {
+					name, dir = n, d.Name
+					return true
+				}
+			}
+			if walk(below) {
+				return true
+			}
+		}
+		return false
+	}
+	ok = walk(op.SelectionSet)
+	return name, dir, ok
+}
+
+// check checks a value of type t: every enum value in it must be one of the enum's, exactly.
+func (e strictVariables) check(t *ast.Type, v any, path ast.Path) *gqlerror.Error {
+	if v == nil {
+		return nil
+	}
+	if t.Elem != nil {
+		list, ok := v.([]any)
+		if !ok {
+			return e.check(t.Elem, v, path) // a single value stands for a list of one
+		}
+		for i, item := range list {
+			if err := e.check(t.Elem, item, append(path, ast.PathIndex(i))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	def := e.schema.Types[t.NamedType]
+	if def == nil || def.Kind != ast.Enum {
+		return nil
+	}
+	s, _ := v.(string)
+	if def.EnumValues.ForName(s) == nil {
+		return gqlerror.ErrorPathf(path, "%v is not a valid %s", v, def.Name)
+	}
+	return nil
+}
