@@ -102,7 +102,7 @@ type config struct {
 
 	// safety: the new-account limits (hours, karma, posts and comments per hour) and the
 	// dismissed reports that take the right to report away.
-	newAccountHours, newAccountKarma, newAccountPosts, newAccountComments, reportDismissals int
+	newAccountHours, newAccountKarma, newAccountPosts, newAccountComments, newAccountRequests, reportDismissals int
 }
 
 // envOr returns the environment value of key, or def.
@@ -232,6 +232,7 @@ Flags:
 	num(&c.newAccountKarma, "new-account-karma", "AGORA_NEW_ACCOUNT_KARMA", 0, "an account with less karma than this is new, whatever its age; 0 disables the karma gate")
 	num(&c.newAccountPosts, "new-account-posts", "AGORA_NEW_ACCOUNT_POSTS", 3, "posts a new account may make per sliding hour; one more is RATE_LIMITED")
 	num(&c.newAccountComments, "new-account-comments", "AGORA_NEW_ACCOUNT_COMMENTS", 20, "comments a new account may make per sliding hour; one more is RATE_LIMITED")
+	num(&c.newAccountRequests, "new-account-requests", "AGORA_NEW_ACCOUNT_REQUESTS", 5, "message requests (messages to users who have not accepted its messages) a new account may send per sliding hour; one more is RATE_LIMITED")
 	num(&c.reportDismissals, "report-dismissals", "AGORA_REPORT_DISMISSALS", 10, "dismissed reports in 30 days that take a user's right to report away until the oldest is 30 days old")
 	var admins string
 	str(&admins, "admins", "AGORA_ADMINS", "", "comma-separated names of the site admins: they moderate every group and may ban users from the site; "+
@@ -404,7 +405,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		EventLogLength: cfg.eventLogLength, EventLogAge: cfg.eventLogAge,
 		Mail: mailOpts, RequireEmail: cfg.requireEmail, Messages: cfg.messages,
 		NewAccount: store.NewAccountLimits{Age: newAccountAge(cfg.newAccountHours), Karma: cfg.newAccountKarma,
-			Posts: cfg.newAccountPosts, Comments: cfg.newAccountComments},
+			Posts: cfg.newAccountPosts, Comments: cfg.newAccountComments, Requests: cfg.newAccountRequests},
 		ReportDismissals: cfg.reportDismissals,
 		ReadOnly:         dryRun(rest),
 	})

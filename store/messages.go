@@ -312,7 +312,9 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	// these checks': a change they miss raises it after (message_send.lua, "Lease"). An admin
 	// under RequireEmail is granted none: a replica whose list of admins is behind a revocation
 	// would skip the address's check and grant one that outlives its next read of the list.
-	guard := &writeGuard{messaging: true, member: member}
+	// A new account's request counts in its requests window; whether the message is one is read
+	// beside the count (state), which is taken back when it is not (sendMode.release).
+	guard := &writeGuard{messaging: true, member: member, count: "requests"}
 	bv, sent := s.leases.state(from, to)
 	if s.opts.RequireEmail && s.IsAdmin(UserKey(from)) {
 		bv = "-"
@@ -337,8 +339,9 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 		return n, sendMode{}, err
 	}
 	v := state.Val()
+	accepted := len(v) == 2 && v[0] == "1"
 	// The conversation's script decides; this only says until when, which it cannot.
-	if len(v) == 2 && v[0] != "1" {
+	if !accepted && len(v) == 2 {
 		if d, _ := v[1].(string); d != "" {
 			if until := atoi64(d); until > s.now().UnixMilli() {
 				return n, sendMode{}, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
@@ -346,7 +349,14 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 			}
 		}
 	}
+	if !accepted && guard.refused != nil {
+		return n, sendMode{}, guard.refused
+	}
 	mode := sendMode{bv: bv, sent: sent, budget: s.leaseBudget(0, 0)}
+	if accepted && guard.recorded {
+		release := s.releaseCall(from, guard)
+		mode.release = &release
+	}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
 	}
@@ -456,6 +466,10 @@ type sendMode struct {
 	bv     string // after the checks: the lease version read before them, "-" for none
 	sent   string // after the checks: the sender's count of messages read with bv, "-" for none
 	budget int64  // after the checks: how many messages the lease it grants allows
+	// release, after the checks, takes the message back out of the sender's new-account
+	// requests window, which counted it before the checks read that the recipient had accepted
+	// the conversation: it rides in the message's pipeline.
+	release *scriptCall
 }
 
 // lateAttempts bounds the times SendMessage sends a message again with a later time because the
@@ -530,6 +544,9 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		// The message counts in the sender's limits, as the checks would have counted it.
 		ls = []limit{{"writes", s.opts.WriteLimit, s.opts.WriteWindow}, {"messages", s.opts.Messages.PerWindow, s.opts.Messages.Window}}
 		calls = append(calls, s.rateCall(s.k.userRate(from), ls[0], mode.member), s.rateCall(s.k.msgRate(from), ls[1], mode.member))
+	}
+	if mode.release != nil {
+		calls = append(calls, *mode.release) // last: nothing below looks at its reply
 	}
 	// A note of this pipeline's own that Redis refused (its job shard full) is not looked at: a
 	// step that fails too is derived again now (resync), which notes it again should that fail.

@@ -16,7 +16,10 @@ import (
 // an http(s):// or www. link in its body or an edit of it). Each window is a sorted set in the
 // user's slot ({u:<user>}:new:posts, …:new:comments) with one member per write scored by its
 // time (one for a creation and its retries with an idempotency key), exact at read time (newaccount.lua); the check rides in the write's first round trip
-// with its rate limit and bans. Refusals are KindRateLimited with the time until the window has
+// with its rate limit and bans. A new account also sends at most Requests message requests per
+// Window — private messages to someone who has not accepted its messages (see
+// SendMessage): the sign-up limits let one address make ten accounts an hour, and each could
+// otherwise write to thirty strangers a minute. Refusals are KindRateLimited with the time until the window has
 // room (or, for a link, until the account is old enough). Site admins are exempt everywhere and
 // moderators in their groups: a post into groups that they all moderate, a comment on a post in a
 // group they moderate. So a new account may not create a group (refused as a link is, until it
@@ -33,6 +36,10 @@ type NewAccountLimits struct {
 	Karma int
 	// Posts and Comments are how many of each a new account makes per Window. Defaults 3 and 20.
 	Posts, Comments int
+	// Requests is how many message requests a new account sends per Window: messages to users
+	// who have not accepted its messages (who have not written to it, nor accepted its request).
+	// Default 5.
+	Requests int
 	// Window is the sliding window of Posts and Comments. Default 1 hour.
 	Window time.Duration
 }
@@ -47,6 +54,9 @@ func (o NewAccountLimits) withDefaults() NewAccountLimits {
 	if o.Comments <= 0 {
 		o.Comments = 20
 	}
+	if o.Requests <= 0 {
+		o.Requests = 5
+	}
 	if o.Window <= 0 {
 		o.Window = time.Hour
 	}
@@ -56,7 +66,7 @@ func (o NewAccountLimits) withDefaults() NewAccountLimits {
 // writeGuard is what a write of text asks its first round trip beyond the rate limit and bans:
 // the new-account limit it counts against.
 type writeGuard struct {
-	count string // "posts" or "comments": the window the write counts in; "" for none (an edit)
+	count string // "posts", "comments" or "requests": the window the write counts in; "" for none (an edit)
 	links bool   // the write carries a link
 	// reporting marks a report: refused while the reporter's dismissed reports fill their window
 	// (reportdismissals.go).
@@ -77,6 +87,12 @@ type writeGuard struct {
 	// also are calls of the write's own that its checks' round trip runs before their reads (a
 	// message's note of the conversation where its send lease may be granted: lease_note.lua).
 	also []scriptCall
+	// A message's count in "requests" is decided with what the checks read beside it (whether
+	// the recipient accepted the conversation): newAccountResult leaves a refusal in refused, for
+	// the caller to return should the message be a request, and says in recorded whether the
+	// message was counted, for the caller to take back (releaseCall) should it be none.
+	refused  error
+	recorded bool
 }
 
 // onceMember names a creation of kind ("p" a post, "c" a comment, with the post it is on) made
@@ -99,21 +115,32 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 		return scriptCall{}, false
 	}
 	limit, member, what := o.Posts, "", g.count
-	if what == "comments" {
+	switch what {
+	case "comments":
 		limit = o.Comments
+	case "requests":
+		limit = o.Requests
 	}
 	if what == "" {
 		what = "posts"
 	} else {
-		member = cmp.Or(g.once, randomHex(8))
+		member = cmp.Or(g.once, g.member, randomHex(8))
 	}
 	return scriptCall{name: "newaccount",
 		keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, what)},
 		args: []any{s.now().UnixMilli(), max(o.Age.Milliseconds(), 0), o.Karma, limit, o.Window.Milliseconds(), member, boolArg(g.links || g.group)}}, true
 }
 
+// releaseCall is the call that takes the write g counted in uid's new-account window back out of
+// it (newaccount.lua "release"): a message counted as a request that was none.
+func (s *Store) releaseCall(uid string, g *writeGuard) scriptCall {
+	return scriptCall{name: "newaccount", keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, g.count)},
+		args: []any{0, 0, 0, 0, 0, g.member, "0", "release"}}
+}
+
 // newAccountResult turns the reply of newaccount.lua into KindRateLimited, unless uid moderates
-// where the write goes (check: the write's bans check, which read the groups).
+// where the write goes (check: the write's bans check, which read the groups). For a message (g
+// counting "requests"), it notes the outcome in g instead (writeGuard.refused, recorded).
 func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard, reply any, check *banCheck) error {
 	v, err := replyArrayLen("newaccount", reply, 2)
 	if err != nil {
@@ -128,6 +155,14 @@ func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard,
 		return err
 	}
 	if wait <= 0 {
+		g.recorded = why == 3
+		return nil
+	}
+	if g.count == "requests" {
+		retry := time.Duration(wait) * time.Millisecond
+		secs := int((retry + time.Second - 1) / time.Second)
+		g.refused = &Error{Kind: KindRateLimited, RetryAfter: time.Duration(secs) * time.Second,
+			Msg: fmt.Sprintf("new accounts send at most %d message requests an hour; retry in %d s", s.opts.NewAccount.Requests, secs)}
 		return nil
 	}
 	if !g.group {
