@@ -415,14 +415,16 @@ func (s *Store) disownComment(ctx context.Context, uid, member string, erase boo
 // leaderboard (for good: a late vote on a kept post cannot bring them back) and out of the name
 // registry (autocomplete); the user search index finds no such user at read time.
 func (s *Store) eraseFinish(ctx context.Context, uid string) error {
-	addr, err := s.cmd().HGet(ctx, s.k.user(uid), "email").Result()
-	if err != nil && !isNil(err) {
+	v, err := s.cmd().HMGet(ctx, s.k.user(uid), "email", "emailv").Result()
+	if err != nil {
 		return err
 	}
-	if addr != "" {
-		// Its claim's time is kept, as for an address released unverified: an account made to
-		// hold an address and deleted does not hand it on to another for a new link's life.
-		if err := s.releaseEmail(ctx, uid, strings.ToLower(addr), true); err != nil {
+	if addr := str(v[0]); addr != "" {
+		// An unverified address's claim keeps its time, as for any address released unverified:
+		// an account made to hold an address and deleted does not hand it on to another for a
+		// new link's life. A verified one is released whole, so that the next claim (its owner's
+		// new account, say) has a link's life, not the time of the old claim, lapsed long ago.
+		if err := s.releaseEmail(ctx, uid, strings.ToLower(addr), str(v[1]) != "1"); err != nil {
 			return err
 		}
 	}
@@ -435,7 +437,7 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 	// The vote log and the address go in one round trip (one slot).
 	var voted, email *rdb.IntCmd
 	err = s.pipeline(ctx, []op{{key: s.k.user(uid), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		voted, email = p.Del(ctx, s.k.userVoted(uid)), p.HDel(ctx, s.k.user(uid), "email")
+		voted, email = p.Del(ctx, s.k.userVoted(uid)), p.HDel(ctx, s.k.user(uid), "email", "emailv")
 		return voted, email
 	}}}, false)
 	if err != nil {

@@ -27,7 +27,7 @@ func newKeys(prefix string) keys {
 
 // user is a hash: name, created (Unix ms), pass (argon2id hash, compact: see encodeHash), bio,
 // avatar, nsfw, email, emailv (or, for a deleted account, the marker: created, deleted, erase,
-// email), and the user's sessions, a field each (sessionField).
+// email, emailv when verified), and the user's sessions, a field each (sessionField).
 func (k keys) user(uid string) string { return k.prefix + "{u:" + uid + "}" }
 
 // sessionFieldPrefix starts the fields of a user's hash that hold sessions; no other field of a

@@ -136,7 +136,8 @@ func (s *Store) repair(ctx context.Context, item string) error {
 
 // repairPost derives a post's entries from its hash: a live post is indexed (and taken out of
 // the groups in left it is no longer in), with announce pushed to its author's followers' feeds
-// and its mentions and its groups' watchers notified, and counted in its author's karma; a removed one leaves every list and feed; a
+// and its mentions and its groups' watchers notified, and counted in its author's karma — or,
+// its author's account deleted, disowned or erased as the deletion's chain does; a removed one leaves every list and feed; a
 // deleted one leaves every list and feed and its thread is dropped. The moderation actions on
 // the post and its comments that their writes left unlogged go into the moderation log. A post
 // whose hash is gone (it never got created, or its tombstone expired) is rebuild's to clean up.
@@ -170,8 +171,17 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string, annou
 			gone = append(gone, g)
 		}
 	}
-	if err := s.indexPost(ctx, p, gone, s.searchWrites(postSearchDoc(p, false)).repairing()); err != nil {
+	// Its author's deletion is read where the post is listed, as CreatePost reads it: a write cut
+	// off before its listing, whose author's deletion ran its chain since, is disowned or erased
+	// here, as the chain does (authorGone).
+	read, authorDeleted := s.authorGone(ctx, string(p.Author))
+	if err := s.indexPostIn(ctx, p, gone, true, []op{read}, s.searchWrites(postSearchDoc(p, false)).repairing()); err != nil {
 		return err
+	}
+	if deleted, erase, err := authorDeleted(); err != nil {
+		return err
+	} else if deleted {
+		return s.disownPost(ctx, string(p.Author), pid, erase)
 	}
 	if p.Removed || p.Erased {
 		if err := s.unfeedPost(ctx, pid, string(p.Author)); err != nil {
@@ -209,8 +219,14 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	if err := s.indexComment(ctx, c, true); err != nil {
 		return err
 	}
-	if err := s.listComment(ctx, string(c.Author), c); err != nil {
+	read, authorDeleted := s.authorGone(ctx, string(c.Author)) // as repairPost
+	if err := s.listComment(ctx, string(c.Author), c, read); err != nil {
 		return err
+	}
+	if deleted, erase, err := authorDeleted(); err != nil {
+		return err
+	} else if deleted {
+		return s.disownComment(ctx, string(c.Author), userCommentMember(pid, num), erase)
 	}
 	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)
 }
