@@ -72,3 +72,82 @@ func TestErasedAccountKeepsNothingWrittenAcrossItsDeletion(t *testing.T) {
 		}
 	})
 }
+
+// TestVoteAcrossItsVotersDeletionLeavesNoName: a vote whose checks passed just before its voter's
+// account was deleted, and which landed after the deletion's chain had walked the voter's vote
+// log, kept the deleted account's name on the post or comment for good (the chain takes the name
+// off the votes a deleted account cast, which stay counted). The vote now reads its voter's
+// deletion after it lands, takes the name off as the chain does, and answers UNAUTHENTICATED.
+func TestVoteAcrossItsVotersDeletionLeavesNoName(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
+		signUp(t, s, "ann", "bob", "cat", "dan")
+		p, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's", Body: "a post"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := s.CreateComment(ctx, "bob", store.NewComment{PostID: p.ID, Body: "a comment"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A comment whose author is gone takes the other path (no karma to record).
+		gone, err := s.CreateComment(ctx, "dan", store.NewComment{PostID: p.ID, Body: "dan's"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "dan", "password1", false); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		deleteAt := func(who string) func(string) {
+			fired := false
+			return func(uid string) {
+				if uid != who || fired {
+					return
+				}
+				fired = true
+				if err := s.DeleteAccount(ctx, store.UserKey(who), "password1", false); err != nil {
+					t.Errorf("delete %s: %v", who, err)
+				}
+				settle(t, s)
+			}
+		}
+		s.OnChecked(deleteAt("ann"))
+		if _, err := s.VotePost(ctx, "ann", p.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a post vote across its voter's deletion: %v, want UNAUTHENTICATED", err)
+		}
+		s.OnChecked(deleteAt("cat"))
+		if _, err := s.VoteComment(ctx, "cat", c.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a comment vote across its voter's deletion: %v, want UNAUTHENTICATED", err)
+		}
+		signUp(t, s, "eve")
+		s.OnChecked(deleteAt("eve"))
+		if _, err := s.VoteComment(ctx, "eve", gone.ID, -1); !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a vote on a deleted author's comment across its voter's deletion: %v, want UNAUTHENTICATED", err)
+		}
+		s.OnChecked(nil)
+		settle(t, s)
+
+		l := s.NewLoader()
+		post, err := l.Post(ctx, p.ID)
+		if err != nil || post == nil || post.Upvotes != 1 {
+			t.Fatalf("the post: %+v, %v; want its vote counted", post, err)
+		}
+		if v, err := l.PostVote(ctx, post, "ann"); err != nil || v != 0 {
+			t.Errorf("the post holds the deleted voter's vote %d, %v; want the name off it", v, err)
+		}
+		for _, tc := range []struct {
+			id, voter string
+			up, down  int
+		}{{c.ID, "cat", 1, 0}, {gone.ID, "eve", 0, 1}} {
+			cm, err := l.Comment(ctx, tc.id)
+			if err != nil || cm == nil || cm.Upvotes != tc.up || cm.Downvotes != tc.down {
+				t.Fatalf("comment %s: %+v, %v; want its vote counted", tc.id, cm, err)
+			}
+			if v, err := l.CommentVote(ctx, cm, store.UserKey(tc.voter)); err != nil || v != 0 {
+				t.Errorf("comment %s holds the deleted voter's vote %d, %v; want the name off it", tc.id, v, err)
+			}
+		}
+	})
+}

@@ -490,11 +490,19 @@ func (s *Store) VoteComment(ctx context.Context, user UserKey, id string, dir in
 		return nil, notFoundf("no such comment")
 	}
 	// The author's karma follows the comment's net votes; recorded even when this vote changed
-	// nothing, which completes an earlier vote whose karma write was cut off.
+	// nothing, which completes an earlier vote whose karma write was cut off. The voter's
+	// deletion rides along (afterVote), in a round trip of its own for a comment without author.
+	read, gone := s.authorGone(ctx, uid)
 	if c.Author != "" {
-		if err := s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version); err != nil {
+		if err := s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version, read); err != nil {
 			return nil, err
 		}
+	} else if err := s.pipeline(ctx, []op{read}, false); err != nil && !isNil(err) {
+		return nil, fmt.Errorf("read the account of %s: %w", uid, err)
+	}
+	if err := s.afterVote(ctx, uid, commentVoteEntry(pid, num), gone); err != nil {
+		s.settled(ctx, n)
+		return nil, err
 	}
 	s.settled(ctx, n)
 	s.compactVotedLater(ctx, uid, commentVoteEntry(pid, num), appended)

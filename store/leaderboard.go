@@ -40,9 +40,10 @@ type Ranked struct {
 // authorKey) has net votes at the item's version, updates the author's karma and then their place
 // on the leaderboard. Every path that changes the votes of a post or comment calls it after its
 // vote script, with the net and version that script left; calling it again, or with an older
-// version, changes nothing.
-func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net int, version int64) error {
-	return s.recordKarmas(ctx, []karmaRecord{{author: authorKey, item: itemKey, net: net, version: version}})
+// version, changes nothing. also are reads that ride in the round trip of the karma scripts,
+// after them.
+func (s *Store) recordKarma(ctx context.Context, authorKey, itemKey string, net int, version int64, also ...op) error {
+	return s.recordKarmas(ctx, []karmaRecord{{author: authorKey, item: itemKey, net: net, version: version}}, also...)
 }
 
 // karmaRecord is one item's net votes at its version, for its author's karma (recordKarmas).
@@ -54,7 +55,7 @@ type karmaRecord struct {
 
 // recordKarmas is recordKarma of many items at once: their karma scripts in one pipeline, then
 // each author's place on the leaderboard from the newest total their replies saw, in another.
-func (s *Store) recordKarmas(ctx context.Context, recs []karmaRecord) error {
+func (s *Store) recordKarmas(ctx context.Context, recs []karmaRecord, also ...op) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -63,7 +64,7 @@ func (s *Store) recordKarmas(ctx context.Context, recs []karmaRecord) error {
 		calls[i] = scriptCall{name: "karma", keys: []string{s.k.karma(r.author), s.k.karmaItems(r.author), s.k.user(r.author)},
 			args: []any{r.item, r.version, r.net}}
 	}
-	replies, err := s.runScripts(ctx, calls)
+	replies, err := s.runScripts(ctx, calls, also...)
 	if err != nil {
 		return err
 	}

@@ -360,8 +360,14 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 		return nil, notFoundf("no such post")
 	}
 	// Re-index even when this vote changed nothing: that completes an earlier vote whose derived
-	// writes were cut off, and the version guard makes it free otherwise.
-	if err := s.indexPostIn(ctx, p, nil, false, nil); err != nil {
+	// writes were cut off, and the version guard makes it free otherwise. The voter's deletion
+	// rides along (afterVote).
+	read, gone := s.authorGone(ctx, uid)
+	if err := s.indexPostIn(ctx, p, nil, false, []op{read}); err != nil {
+		return nil, err
+	}
+	if err := s.afterVote(ctx, uid, "p"+pid, gone); err != nil {
+		s.settled(ctx, n)
 		return nil, err
 	}
 	s.recordActivity(ctx, uid, p.GroupNames)

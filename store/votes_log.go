@@ -355,6 +355,26 @@ func (e *exporter) votes(ctx context.Context) error {
 	return nil
 }
 
+// afterVote settles a vote of uid's, on the item of its vote log entry, against the deletion of
+// uid's account, which gone reads (authorGone) in a round trip after the vote's script. A
+// deletion that landed after the vote's checks may have had its chain walk the vote log before the
+// vote landed (eraseVotes found no vote to take the name off): the vote then takes the name off
+// itself, as the chain does — the vote stays counted, as a deleted account's votes do — and is
+// answered errDeletedMeanwhile. Either the read sees the deletion, or the chain's walk, on the
+// same slot, comes after it, and so after the vote.
+func (s *Store) afterVote(ctx context.Context, uid, entry string, gone func() (bool, bool, error)) error {
+	deleted, _, err := gone()
+	if err != nil || !deleted {
+		return err
+	}
+	if r, ok := s.votedItem(entry, uid); ok {
+		if err := s.runMany(ctx, []scriptCall{unvoteCall(r, uid)}); err != nil {
+			return fmt.Errorf("take the name of %s off a vote cast across its deletion: %w", uid, err)
+		}
+	}
+	return errDeletedMeanwhile
+}
+
 // eraseVotes takes the deleted account uid's name off the votes of the window of its vote log
 // that starts at byte from (account deletion's "votes" step), and returns the offset of the next
 // window, -1 after the last. The votes stay counted.
