@@ -40,7 +40,7 @@ type NewAccountLimits struct {
 	// who have not accepted its messages (who have not written to it, nor accepted its request).
 	// Default 5.
 	Requests int
-	// Window is the sliding window of Posts and Comments. Default 1 hour.
+	// Window is the sliding window of Posts, Comments and Requests. Default 1 hour.
 	Window time.Duration
 }
 
@@ -90,9 +90,11 @@ type writeGuard struct {
 	// A message's count in "requests" is decided with what the checks read beside it (whether
 	// the recipient accepted the conversation): newAccountResult leaves a refusal in refused, for
 	// the caller to return should the message be a request, and says in recorded whether the
-	// message was counted, for the caller to take back (releaseCall) should it be none.
+	// message was counted, under the member newAccountCall gave it (counted), for the caller to
+	// take back (releaseCall) should it be none.
 	refused  error
 	recorded bool
+	counted  string
 }
 
 // onceMember names a creation of kind ("p" a post, "c" a comment, with the post it is on) made
@@ -125,6 +127,7 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 		what = "posts"
 	} else {
 		member = cmp.Or(g.once, g.member, randomHex(8))
+		g.counted = member
 	}
 	return scriptCall{name: "newaccount",
 		keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, what)},
@@ -135,7 +138,7 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 // it (newaccount.lua "release"): a message counted as a request that was none.
 func (s *Store) releaseCall(uid string, g *writeGuard) scriptCall {
 	return scriptCall{name: "newaccount", keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, g.count)},
-		args: []any{0, 0, 0, 0, 0, g.member, "0", "release"}}
+		args: []any{0, 0, 0, 0, 0, g.counted, "0", "release"}}
 }
 
 // newAccountResult turns the reply of newaccount.lua into KindRateLimited, unless uid moderates
