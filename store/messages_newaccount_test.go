@@ -98,3 +98,33 @@ func TestNewAccountMessageRequestsLimited(t *testing.T) {
 		}
 	})
 }
+
+// TestNewAccountRefusedRepliesAreNoRequests: a new account's message to a user who accepted its
+// messages is no request, also when a check refuses it; such refusals (here the message limit,
+// with a friend) once counted in the requests window for good — their release rode only in the
+// pipeline of a message sent — and so refused the account's first requests of the hour.
+func TestNewAccountRefusedRepliesAreNoRequests(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		const limit = 3
+		s := b.NewStore(t, store.Options{WriteLimit: 1000, Now: clk.Now, Prefix: storetest.Prefix(),
+			Messages:   store.MessageOptions{PerWindow: 2},
+			NewAccount: store.NewAccountLimits{Requests: limit}})
+		signUp(t, s, "newbie", "friend", "sue1", "sue2", "sue3")
+		send(t, s, "friend", "newbie", "welcome")
+		send(t, s, "newbie", "friend", "one")
+		send(t, s, "newbie", "friend", "two")
+		for i := range limit {
+			if _, err := s.SendMessage(ctx, "newbie", "friend", fmt.Sprint("too many ", i), ""); !store.IsKind(err, store.KindRateLimited) {
+				t.Fatalf("a message over the message limit: %v, want RATE_LIMITED", err)
+			}
+		}
+		for _, name := range []string{"sue1", "sue2", "sue3"} {
+			clk.Add(2 * time.Minute) // the message limit's window is past; the requests' is not
+			if _, err := s.SendMessage(ctx, "newbie", store.UserKey(name), "hello", ""); err != nil {
+				t.Errorf("a request within the limit, after refused messages that were none: %v", err)
+			}
+		}
+	})
+}
