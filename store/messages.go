@@ -283,8 +283,9 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 //
 // A new account's message counts in its requests window unless it is no request (see
 // writeGuard.refused): once counted, the mode returned says how to take it back out
-// (sendMode.release), also with a refusal, which SendMessage then runs itself.
-func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, sendMode, error) {
+// (sendMode.release), also with a refusal, which SendMessage then runs itself. idem is the
+// client's idempotency key, under which the message's retries count once.
+func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (note, sendMode, error) {
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
 	var state *rdb.SliceCmd
@@ -318,7 +319,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	// would skip the address's check and grant one that outlives its next read of the list.
 	// A new account's request counts in its requests window; whether the message is one is read
 	// beside the count (state), which is taken back when it is not (sendMode.release).
-	guard := &writeGuard{messaging: true, member: member, count: "requests"}
+	guard := &writeGuard{messaging: true, member: member, count: "requests", once: onceMember("m:"+to, idem)}
 	bv, sent := s.leases.state(from, to)
 	if s.opts.RequireEmail && s.IsAdmin(UserKey(from)) {
 		bv = "-"
@@ -436,7 +437,7 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 			return m, err
 		}
 	}
-	n, mode, err := s.sendGate(ctx, from, to, member)
+	n, mode, err := s.sendGate(ctx, from, to, member, idempotencyKey)
 	if err == nil {
 		body, err = s.checkMessageBody(body)
 	}
