@@ -151,3 +151,68 @@ func TestVoteAcrossItsVotersDeletionLeavesNoName(t *testing.T) {
 		}
 	})
 }
+
+// TestVoteAcrossItsVotersDeletionOnAnErasedPost: a vote on an erased post (a tombstone, which
+// takes votes) across its voter's deletion takes the name off itself too — the post's ranking
+// path, which the read of the deletion rode, sent no reads for a post out of the rankings, and
+// the vote kept the name — and the author's karma follows the post's net votes whichever way
+// the vote is answered: a vote answered UNAUTHENTICATED once left it behind, its repair note
+// settled.
+func TestVoteAcrossItsVotersDeletionOnAnErasedPost(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		s := b.NewStore(t, store.Options{Prefix: storetest.Prefix(), WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}})
+		signUp(t, s, "ann", "bob", "cat", "dan")
+		live, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's", Body: "a post"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		erased, err := s.CreatePost(ctx, "dan", store.NewPost{Title: "dan's", Body: "a post"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DeleteAccount(ctx, "dan", "password1", true); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, s)
+		deleteAt := func(who string) func(string) {
+			fired := false
+			return func(uid string) {
+				if uid != who || fired {
+					return
+				}
+				fired = true
+				if err := s.DeleteAccount(ctx, store.UserKey(who), "password1", false); err != nil {
+					t.Errorf("delete %s: %v", who, err)
+				}
+				settle(t, s)
+			}
+		}
+		s.OnChecked(deleteAt("ann"))
+		if _, err := s.VotePost(ctx, "ann", erased.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a vote on an erased post across its voter's deletion: %v, want UNAUTHENTICATED", err)
+		}
+		s.OnChecked(deleteAt("cat"))
+		if _, err := s.VotePost(ctx, "cat", live.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
+			t.Errorf("a post vote across its voter's deletion: %v, want UNAUTHENTICATED", err)
+		}
+		s.OnChecked(nil)
+		settle(t, s)
+
+		l := s.NewLoader()
+		p, err := l.Post(ctx, erased.ID)
+		if err != nil || p == nil || p.Upvotes != 1 {
+			t.Fatalf("the erased post: %+v, %v; want its vote counted", p, err)
+		}
+		if v, err := l.PostVote(ctx, p, "ann"); err != nil || v != 0 {
+			t.Errorf("the erased post holds the deleted voter's vote %d, %v; want the name off it", v, err)
+		}
+		bob, err := l.User(ctx, "bob")
+		if err != nil || bob == nil {
+			t.Fatalf("bob: %+v, %v", bob, err)
+		}
+		if k, err := l.Karma(ctx, bob); err != nil || k != 1 {
+			t.Errorf("bob's karma: %d, %v; want 1, the vote counted on his post", k, err)
+		}
+	})
+}

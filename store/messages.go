@@ -280,7 +280,12 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 // conversation for repair in the same round trip and returns the note, and what the
 // conversation's script needs to grant a send lease after the message: the lease version this
 // process last read, and how many messages the limits leave.
-func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, sendMode, error) {
+//
+// A new account's message counts in its requests window unless it is no request (see
+// writeGuard.refused): once counted, the mode returned says how to take it back out
+// (sendMode.release), also with a refusal, which SendMessage then runs itself. idem is the
+// client's idempotency key, under which the message's retries count once.
+func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (note, sendMode, error) {
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
 	var state *rdb.SliceCmd
@@ -314,7 +319,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	// would skip the address's check and grant one that outlives its next read of the list.
 	// A new account's request counts in its requests window; whether the message is one is read
 	// beside the count (state), which is taken back when it is not (sendMode.release).
-	guard := &writeGuard{messaging: true, member: member, count: "requests"}
+	guard := &writeGuard{messaging: true, member: member, count: "requests", once: onceMember("m:"+to, idem)}
 	bv, sent := s.leases.state(from, to)
 	if s.opts.RequireEmail && s.IsAdmin(UserKey(from)) {
 		bv = "-"
@@ -329,33 +334,38 @@ func (s *Store) sendGate(ctx context.Context, from, to, member string) (note, se
 	// The write's own checks (limits, site bans, the filters' refresh, the repair note) with the
 	// reads above, in one round trip.
 	n, err := s.allowGuarded(ctx, from, repairConversation+":"+a+":"+b, reads, guard)
+	var v []any
+	if state != nil {
+		v = state.Val()
+	}
+	// A conversation its recipient accepted stays accepted: the message is no request, whatever
+	// refuses it, and leaves the window it was counted in.
+	accepted := len(v) == 2 && v[0] == "1"
+	mode := sendMode{bv: bv, sent: sent, budget: s.leaseBudget(0, 0)}
+	if accepted && guard.recorded {
+		release := s.releaseCall(from, guard)
+		mode.release = &release
+	}
 	if err != nil {
-		return n, sendMode{}, err
+		return n, mode, err
 	}
 	if name.Val() == "" {
-		return n, sendMode{}, notFoundf("no user %s", userID(to))
+		return n, mode, notFoundf("no user %s", userID(to))
 	}
 	if err := blockErr(); err != nil {
-		return n, sendMode{}, err
+		return n, mode, err
 	}
-	v := state.Val()
-	accepted := len(v) == 2 && v[0] == "1"
 	// The conversation's script decides; this only says until when, which it cannot.
 	if !accepted && len(v) == 2 {
 		if d, _ := v[1].(string); d != "" {
 			if until := atoi64(d); until > s.now().UnixMilli() {
-				return n, sendMode{}, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
+				return n, mode, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
 					to, fromMillis(until).UTC().Format(time.RFC3339))}
 			}
 		}
 	}
 	if !accepted && guard.refused != nil {
-		return n, sendMode{}, guard.refused
-	}
-	mode := sendMode{bv: bv, sent: sent, budget: s.leaseBudget(0, 0)}
-	if accepted && guard.recorded {
-		release := s.releaseCall(from, guard)
-		mode.release = &release
+		return n, mode, guard.refused
 	}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
@@ -427,11 +437,18 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 			return m, err
 		}
 	}
-	n, mode, err := s.sendGate(ctx, from, to, member)
+	n, mode, err := s.sendGate(ctx, from, to, member, idempotencyKey)
 	if err == nil {
 		body, err = s.checkMessageBody(body)
 	}
 	if err != nil {
+		// A message refused that the checks counted as a request and read was none leaves the
+		// requests window here: no pipeline of its own takes it out (sendMode.release).
+		if mode.release != nil {
+			if rerr := s.runMany(ctx, []scriptCall{*mode.release}); rerr != nil {
+				s.opts.Log.WarnContext(ctx, "messages: could not take a refused message out of the requests window", "from", from, "to", to, "err", rerr)
+			}
+		}
 		return nil, err
 	}
 	return s.send(ctx, &n, sender, recipient, body, idempotencyKey, mode)
@@ -468,7 +485,8 @@ type sendMode struct {
 	budget int64  // after the checks: how many messages the lease it grants allows
 	// release, after the checks, takes the message back out of the sender's new-account
 	// requests window, which counted it before the checks read that the recipient had accepted
-	// the conversation: it rides in the message's pipeline.
+	// the conversation: it rides in the message's pipeline, or, the message refused, in a round
+	// trip of its own (SendMessage).
 	release *scriptCall
 }
 

@@ -98,3 +98,74 @@ func TestNewAccountMessageRequestsLimited(t *testing.T) {
 		}
 	})
 }
+
+// TestNewAccountRefusedRepliesAreNoRequests: a new account's message to a user who accepted its
+// messages is no request, also when a check refuses it; such refusals (here the message limit,
+// with a friend) once counted in the requests window for good — their release rode only in the
+// pipeline of a message sent — and so refused the account's first requests of the hour.
+func TestNewAccountRefusedRepliesAreNoRequests(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clk := storetest.NewClock()
+		const limit = 3
+		s := b.NewStore(t, store.Options{WriteLimit: 1000, Now: clk.Now, Prefix: storetest.Prefix(),
+			Messages:   store.MessageOptions{PerWindow: 2},
+			NewAccount: store.NewAccountLimits{Requests: limit}})
+		signUp(t, s, "newbie", "friend", "sue1", "sue2", "sue3")
+		send(t, s, "friend", "newbie", "welcome")
+		send(t, s, "newbie", "friend", "one")
+		send(t, s, "newbie", "friend", "two")
+		for i := range limit {
+			if _, err := s.SendMessage(ctx, "newbie", "friend", fmt.Sprint("too many ", i), ""); !store.IsKind(err, store.KindRateLimited) {
+				t.Fatalf("a message over the message limit: %v, want RATE_LIMITED", err)
+			}
+		}
+		for _, name := range []string{"sue1", "sue2", "sue3"} {
+			clk.Add(2 * time.Minute) // the message limit's window is past; the requests' is not
+			if _, err := s.SendMessage(ctx, "newbie", store.UserKey(name), "hello", ""); err != nil {
+				t.Errorf("a request within the limit, after refused messages that were none: %v", err)
+			}
+		}
+	})
+}
+
+// TestNewAccountRequestRetriedCountsOnce: a request retried with its idempotency key is one
+// request: the retries answer the first message, and neither count in the requests window nor
+// are refused by it, nor take back the first's count once the recipient accepted. Each once
+// counted anew, and the retry that found the window full was
+// answered RATE_LIMITED for a message that was sent.
+func TestNewAccountRequestRetriedCountsOnce(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		const limit = 3
+		s := b.NewStore(t, store.Options{WriteLimit: 1000, Prefix: storetest.Prefix(),
+			NewAccount: store.NewAccountLimits{Requests: limit}})
+		signUp(t, s, "newbie", "sue1", "sue2", "sue3", "sue4")
+		first, err := s.SendMessage(ctx, "newbie", "sue1", "hello", "key-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range limit {
+			m, err := s.SendMessage(ctx, "newbie", "sue1", "hello", "key-1")
+			if err != nil || m == nil || m.ID != first.ID {
+				t.Fatalf("retry %d of a request: %+v, %v; want the first message %s", i+1, m, err, first.ID)
+			}
+		}
+		for _, name := range []string{"sue2", "sue3"} {
+			if _, err := s.SendMessage(ctx, "newbie", store.UserKey(name), "hello", ""); err != nil {
+				t.Errorf("a request within the limit, after a request retried: %v", err)
+			}
+		}
+		if _, err := s.SendMessage(ctx, "newbie", "sue4", "hello", ""); !store.IsKind(err, store.KindRateLimited) {
+			t.Errorf("a request over the limit: %v, want RATE_LIMITED", err)
+		}
+		// Accepted since, the first request stays one: its retry does not take its count back.
+		send(t, s, "sue1", "newbie", "hi")
+		if m, err := s.SendMessage(ctx, "newbie", "sue1", "hello", "key-1"); err != nil || m == nil || m.ID != first.ID {
+			t.Fatalf("a retry after the conversation was accepted: %+v, %v; want the first message", m, err)
+		}
+		if _, err := s.SendMessage(ctx, "newbie", "sue4", "hello", ""); !store.IsKind(err, store.KindRateLimited) {
+			t.Errorf("a request over the limit, after a retry of an accepted request: %v, want RATE_LIMITED", err)
+		}
+	})
+}

@@ -90,8 +90,8 @@ type writeGuard struct {
 	// A message's count in "requests" is decided with what the checks read beside it (whether
 	// the recipient accepted the conversation): newAccountResult leaves a refusal in refused, for
 	// the caller to return should the message be a request, and says in recorded whether the
-	// message was counted, under the member newAccountCall gave it (counted), for the caller to
-	// take back (releaseCall) should it be none.
+	// message was counted by this attempt, under the member newAccountCall gave it (counted), for
+	// the caller to take back (releaseCall) should it be none.
 	refused  error
 	recorded bool
 	counted  string
@@ -136,6 +136,7 @@ func (s *Store) newAccountCall(uid string, g *writeGuard) (scriptCall, bool) {
 
 // releaseCall is the call that takes the write g counted in uid's new-account window back out of
 // it (newaccount.lua "release"): a message counted as a request that was none.
+// It names the member newAccountCall recorded.
 func (s *Store) releaseCall(uid string, g *writeGuard) scriptCall {
 	return scriptCall{name: "newaccount", keys: []string{s.k.user(uid), s.k.karma(uid), s.k.userNewWrites(uid, g.count)},
 		args: []any{0, 0, 0, 0, 0, g.counted, "0", "release"}}
@@ -158,7 +159,10 @@ func (s *Store) newAccountResult(ctx context.Context, uid string, g *writeGuard,
 		return err
 	}
 	if wait <= 0 {
-		g.recorded = why == 3
+		// A member already in the window (why 4) was recorded by this write when it is the
+		// write's own (a resent call), but by an earlier attempt when it names the write across
+		// its retries (once): that attempt's count, a request's, is not this one's to take back.
+		g.recorded = why == 3 || why == 4 && g.once == ""
 		return nil
 	}
 	if g.count == "requests" {

@@ -366,15 +366,16 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	if err := s.indexPostIn(ctx, p, nil, false, []op{read}); err != nil {
 		return nil, err
 	}
+	// Likewise for the author's karma: the post's version guards it. It follows a vote cast
+	// across its voter's deletion too, which stays counted, before the repair note is settled.
+	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
+		return nil, err
+	}
 	if err := s.afterVote(ctx, uid, "p"+pid, gone); err != nil {
 		s.settled(ctx, n)
 		return nil, err
 	}
 	s.recordActivity(ctx, uid, p.GroupNames)
-	// Likewise for the author's karma: the post's version guards it.
-	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
-		return nil, err
-	}
 	s.settled(ctx, n)
 	s.compactVotedLater(ctx, uid, "p"+pid, appended)
 	// Published even when the vote changed nothing, like the re-index above: a repeat completes

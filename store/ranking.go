@@ -173,7 +173,8 @@ func (s *Store) indexPost(ctx context.Context, p *Post, left []string, sx ...*se
 // indexPostIn is indexPost; dir says whether the groups' entries in the directory of groups may
 // have changed (not after a vote, which moves no group's order: that saves two round trips).
 // also are reads that ride in the round trip of the post's entries, after them (a new post's
-// read of its author's deletion: see authorGone).
+// read of its author's deletion: see authorGone), also of a post that leaves them (removed or
+// erased).
 func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir bool, also []op, sxs ...*searchWrite) error {
 	pid := p.Key()
 	uid := string(p.Author)
@@ -193,7 +194,7 @@ func (s *Store) indexPostIn(ctx context.Context, p *Post, left []string, dir boo
 				return err
 			}
 		}
-		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version)
+		return s.unindexPost(ctx, pid, uid, append(append([]string{}, p.GroupNames...), left...), p.Version, also...)
 	}
 	if err := s.groupLabels(ctx, p); err != nil {
 		return err
@@ -241,14 +242,14 @@ func (s *Store) userPostsCall(uid string, p *Post, pid string, version int64, ad
 }
 
 // unindexPost takes a deleted or removed post out of every derived structure, its groups' pins
-// included.
-func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64) error {
+// included. also are reads that ride in the round trip of its entries, after them.
+func (s *Store) unindexPost(ctx context.Context, pid, uid string, groups []string, version int64, also ...op) error {
 	calls := append(s.rankingCalls("", nil, pid, version, false),
 		s.userPostsCall(uid, nil, pid, version, false))
 	for _, g := range groups {
 		calls = append(append(calls, s.rankingCalls(g, nil, pid, version, false)...), s.unpinCall(g, pid))
 	}
-	if err := s.runMany(ctx, calls); err != nil {
+	if _, err := s.runScripts(ctx, calls, also...); err != nil {
 		return fmt.Errorf("unindex post %s: %w", pid, err)
 	}
 	if err := s.pruneGroups(ctx, groups); err != nil {

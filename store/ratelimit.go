@@ -138,6 +138,13 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 	if err != nil {
 		return n, err
 	}
+	// A message's count in the requests window is noted before anything below refuses it: its
+	// caller takes a message counted that was no request back out, refused or not (sendGate).
+	if newIdx >= 0 && g.count == "requests" {
+		if err := s.newAccountResult(ctx, uid, g, vals[newIdx], check); err != nil {
+			return n, err
+		}
+	}
 	if filterIdx >= 0 {
 		if err := s.applyFilters(calls[filterIdx].name, vals[filterIdx], filterAt); err != nil {
 			return n, err
@@ -161,7 +168,7 @@ func (s *Store) allowGuarded(ctx context.Context, uid, item string, extra []op, 
 			return n, err
 		}
 	}
-	if newIdx >= 0 {
+	if newIdx >= 0 && g.count != "requests" {
 		if err := s.newAccountResult(ctx, uid, g, vals[newIdx], check); err != nil {
 			return n, err
 		}

@@ -12,7 +12,9 @@
 --          private message the checks counted as a request that was none: the recipient had
 --          accepted the conversation), whatever the account; the other arguments are not read
 -- Reply    {0, 0} when the write may proceed and nothing was recorded (the account is not new,
---          or ARGV[6] is ""); {0, 3} when it may and was recorded; {wait ms, why} otherwise:
+--          or ARGV[6] is ""); {0, 3} when it may and was recorded; {0, 4} when it may and the
+--          member was in the window already (a repeat: of this run, or of the write retried
+--          with its idempotency key, whose first attempt counted); {wait ms, why} otherwise:
 --          why 1 is a full window (wait: until its oldest write leaves it), 2 a link (wait: until
 --          the account is no longer new by age; for one new by karma alone, the window). With
 --          "release", {0, 0}.
@@ -41,7 +43,7 @@ end
 local from = '(' .. (now - window) -- the writes in the window: later than now - window
 if ARGV[6] ~= '' then
   local at = redis.call('ZSCORE', KEYS[3], ARGV[6])
-  if at and tonumber(at) > now - window then return {0, 3} end
+  if at and tonumber(at) > now - window then return {0, 4} end
 end
 if redis.call('ZCOUNT', KEYS[3], from, '+inf') >= limit then
   local oldest = redis.call('ZRANGEBYSCORE', KEYS[3], from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
