@@ -4201,7 +4201,7 @@ extend type Notification {
 }
 
 extend type ModAction {
-  "The id of the MOD_ACTION notification that told the author (or the banned user) of this action; null when none was sent (yet)."
+  "The id of the MOD_ACTION notification that told the author (or the banned user) of this action, for them alone; null to everyone else, and when none was sent (yet)."
   noticeId: ID
 }
 

@@ -142,9 +142,9 @@ func TestRemovalNotices(t *testing.T) {
 				n.ModAction.Group == nil || n.ModAction.Group.Name != "meta" {
 				t.Fatalf("after %s: %+v", s.action, n)
 			}
-			// The log links its entry to the notice.
+			// The log links its entry to the notice, for its recipient.
 			var l struct{ Node struct{ NoticeID *string } }
-			a.do("", `query($id:ID!){node(id:$id){...on ModAction{noticeId}}}`, map[string]any{"id": n.ModAction.ID}).decode(t, &l)
+			a.do(bob, `query($id:ID!){node(id:$id){...on ModAction{noticeId}}}`, map[string]any{"id": n.ModAction.ID}).decode(t, &l)
 			if l.Node.NoticeID == nil || *l.Node.NoticeID != n.ID {
 				t.Errorf("%s: the log links to %v, want %s", s.action, l.Node.NoticeID, n.ID)
 			}
@@ -198,6 +198,54 @@ func TestSiteFiltersFollowTheEditorRule(t *testing.T) {
 					t.Errorf("words %q, urlDomains %q; want %d and %d", u.Words, u.URLDomains, tc.words, tc.doms)
 				}
 			})
+		}
+	})
+}
+
+// TestNoticeLinkShownToItsRecipientOnly: the public moderation log linked an action to its notice
+// (ModAction.noticeId) only when the notice was delivered, and a notice is not delivered to an
+// author who blocks the moderator: anyone reading the log learned who blocks which moderator.
+// The link is shown to the notice's recipient only, null to everyone else.
+func TestNoticeLinkShownToItsRecipientOnly(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, be storetest.Backend) {
+		a := newAPI(t, be, store.Options{})
+		mod, _ := a.signUp("mod")
+		ann, _ := a.signUp("ann")
+		bob, _ := a.signUp("bob")
+		eve, _ := a.signUp("eve")
+		a.do(mod, `mutation{createGroup(name:"meta"){name}}`, nil).decode(t, &struct{}{})
+		a.do(ann, `mutation{blockUser(userId:"user:mod"){id}}`, nil).decode(t, &struct{}{})
+		for _, tok := range []string{ann, bob} {
+			p := a.createPost(tok, "a post", "meta")
+			a.do(mod, `mutation($id:ID!){removePost(id:$id,reason:"spam"){id}}`, map[string]any{"id": p}).decode(t, &struct{}{})
+		}
+		a.settle()
+		links := func(tok string) []*string {
+			t.Helper()
+			var l struct {
+				ModLog struct{ Nodes []struct{ NoticeID *string } }
+			}
+			a.do(tok, `{modLog(group:"meta",first:10){nodes{noticeId}}}`, nil).decode(t, &l)
+			var out []*string
+			for _, n := range l.ModLog.Nodes {
+				out = append(out, n.NoticeID)
+			}
+			return out
+		}
+		for name, tok := range map[string]string{"anonymous": "", "eve": eve, "mod": mod, "ann": ann} {
+			for i, l := range links(tok) {
+				if l != nil {
+					t.Errorf("%s reads the link %q of action %d, which tells whether its author blocks the moderator", name, *l, i)
+				}
+			}
+		}
+		var in struct {
+			Notifications struct{ Nodes []struct{ ID string } }
+		}
+		a.do(bob, `{notifications(first:5){nodes{id}}}`, nil).decode(t, &in)
+		got := links(bob)
+		if len(in.Notifications.Nodes) != 1 || len(got) != 2 || got[0] == nil || *got[0] != in.Notifications.Nodes[0].ID {
+			t.Errorf("bob's own notice: links %v, inbox %+v", got, in)
 		}
 	})
 }

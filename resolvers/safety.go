@@ -30,9 +30,9 @@ func updateSiteFilters(ctx context.Context, s *store.Store, words, domains []str
 	return f, err
 }
 
-// modActionNotice answers ModAction.noticeId.
+// modActionNotice answers ModAction.noticeId: the notice's recipient alone reads it.
 func modActionNotice(ctx context.Context, a *store.ModAction) (*string, error) {
-	id, err := loaderFrom(ctx).ModActionNotice(ctx, a)
+	id, err := loaderFrom(ctx).ModActionNotice(ctx, viewerFrom(ctx), a)
 	if err != nil || id == "" {
 		return nil, err
 	}

@@ -88,8 +88,9 @@ var viewerFields = map[string]bool{"viewer": true, "viewerVote": true, "viewerFo
 	"reporter": true,
 	// User.email and emailVerified show the user's own address to them (and to admins) only;
 	// Group.bans is its moderators' (UNAUTHENTICATED to an anonymous viewer); ModAction.target
-	// may be a ban, a report or a removed item, each shown to those who may see it (loadNode).
-	"email": true, "emailVerified": true, "bans": true, "target": true}
+	// may be a ban, a report or a removed item, each shown to those who may see it (loadNode);
+	// ModAction.noticeId is its notice's recipient's only.
+	"email": true, "emailVerified": true, "bans": true, "target": true, "noticeId": true}
 
 // readsViewer reports whether a selection set reads a viewer field at any depth, fragments
 // included.

@@ -111,16 +111,17 @@ func banGroup(scope string) string {
 	return scope
 }
 
-// checkBanTarget fails when actor may not ban (or unban) user whatever the scope, and when user
-// does not exist.
-func (s *Store) checkBanTarget(ctx context.Context, actor, user UserKey) error {
+// checkBanTarget fails when actor may not ban (or, with lift, unban) user whatever the scope,
+// and when user does not exist. Nobody bans a site admin, but a ban an account held before it
+// was made one is lifted as any other: it would otherwise refuse the admin's writes for good.
+func (s *Store) checkBanTarget(ctx context.Context, actor, user UserKey, lift bool) error {
 	if !validUserName(string(user)) {
 		return invalidf("malformed user %q", truncate(string(user), 40))
 	}
 	if user == actor {
 		return invalidf("you cannot ban yourself")
 	}
-	if s.IsAdmin(user) {
+	if !lift && s.IsAdmin(user) {
 		return &Error{Kind: KindForbidden, Msg: "site admins cannot be banned"}
 	}
 	n, err := s.cmd().Exists(ctx, s.k.user(string(user))).Result()
@@ -155,7 +156,7 @@ func (s *Store) BanUser(ctx context.Context, actor, user UserKey, group string, 
 			return nil, invalidf("until must be at most %d years ahead; leave it out to ban for good", MaxBanLength/(365*24*time.Hour))
 		}
 	}
-	if err := s.checkBanTarget(ctx, actor, user); err != nil {
+	if err := s.checkBanTarget(ctx, actor, user, false); err != nil {
 		return nil, err
 	}
 	n, err := s.allowWrite(ctx, string(actor), banItem(scope, user), banWriteScope(scope))
@@ -193,7 +194,7 @@ func (s *Store) UnbanUser(ctx context.Context, actor, user UserKey, group string
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkBanTarget(ctx, actor, user); err != nil {
+	if err := s.checkBanTarget(ctx, actor, user, true); err != nil {
 		return nil, err
 	}
 	n, err := s.allowWrite(ctx, string(actor), banItem(scope, user), banWriteScope(scope))

@@ -52,3 +52,35 @@ func TestAdminsGroupBansAreTheAdmins(t *testing.T) {
 		w.ban("mia", "ben", "go", w.at(time.Hour), "again")
 	})
 }
+
+// TestBanOfAUserMadeAdminIsLifted: nobody bans a site admin, but an account banned before the
+// operator made it an admin kept its ban, which refused its every write (as an admin too), and
+// nobody could lift it: unbanUser refused "site admins cannot be banned". The admins lift a site
+// ban of it, and the group's moderators a group ban of theirs, as any other ban.
+func TestBanOfAUserMadeAdminIsLifted(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		w := newBanWorld(t, b)
+		w.ban("root", "ben", "", nil, "spam")
+		w.ban("mia", "amy", "go", w.at(time.Hour), "spam")
+		for _, u := range []string{"ben", "amy"} {
+			if err := w.s.GrantAdmin(w.ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := w.s.BanUser(w.ctx, "root", "amy", "rust", nil, "again"); !store.IsKind(err, store.KindForbidden) {
+			t.Fatalf("banning an admin: %v, want FORBIDDEN", err)
+		}
+		if _, err := w.s.UnbanUser(w.ctx, "root", "ben", ""); err != nil {
+			t.Fatalf("the admins lift the site ban of a user made admin since: %v", err)
+		}
+		if _, err := w.s.UnbanUser(w.ctx, "mia", "amy", "go"); err != nil {
+			t.Fatalf("the moderator lifts their group ban of a user made admin since: %v", err)
+		}
+		if _, err := w.s.CreatePost(w.ctx, "ben", store.NewPost{Title: "back", Groups: []string{"go"}}); err != nil {
+			t.Fatalf("ben writes once unbanned: %v", err)
+		}
+		if _, err := w.s.CreatePost(w.ctx, "amy", store.NewPost{Title: "back", Groups: []string{"go"}}); err != nil {
+			t.Fatalf("amy writes in go once unbanned: %v", err)
+		}
+	})
+}

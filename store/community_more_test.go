@@ -509,8 +509,12 @@ func (c *community) renderMoreTo(t *testing.T, s *store.Store, b *strings.Builde
 		must("mod log", err)
 		fmt.Fprintf(b, "mod log %q (%d):", g, ml.Total)
 		for _, a := range ml.Items {
-			notice, err := l.ModActionNotice(ctx, a)
-			must("notice", err)
+			notice := "" // as its recipient reads it
+			for i := range c.users {
+				n, err := l.ModActionNotice(ctx, c.uid(i), a)
+				must("notice", err)
+				notice += n
+			}
 			r, lab := "", ""
 			if a.Reason != nil {
 				r = *a.Reason

@@ -252,6 +252,10 @@ func (r ranking) nsfw() ranking {
 // nsfw field (see labels.go); every loader reads it in its first pipeline.
 func (k keys) nsfwGroups() string { return k.prefix + "{nsfw}:groups" }
 
+// nsfwRelabel is, by group, the info version of the label change whose re-index of the group's
+// posts is the one to run (nsfw_group.lua): the re-index of an earlier change stops.
+func (k keys) nsfwRelabel() string { return k.prefix + "{nsfw}:relabel" }
+
 // userPostsNSFW is the NSFW part of userPosts: the user's NSFW posts, guarded by userPostsVer.
 func (k keys) userPostsNSFW(uid string) string { return nsfwKey(k.userPosts(uid)) }
 

@@ -341,7 +341,7 @@ func (s *Store) readGroupLabel(ctx context.Context, g string) (nsfw, ver string,
 // is then always of a label read after every change whose mirror came before it.
 func (s *Store) mirrorGroupLabel(ctx context.Context, g, nsfw, ver string) error {
 	for range 10 {
-		reply, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, nsfw)
+		reply, err := s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups(), s.k.nsfwRelabel()}, g, nsfw, ver)
 		if err != nil {
 			return err
 		}
@@ -378,13 +378,23 @@ func relabelJob(g, ver string, pass int, cursor string, at time.Time) jobs.Job {
 // the NSFW part): each post's version is raised
 // (bump.lua), so that the derived writes that follow replace its entries, and the post indexed
 // again with its groups' labels. It queues the next chunk before it returns; after the last
-// chunk of the first pass, the second pass is queued to start relabelAgain later.
+// chunk of the first pass, the second pass is queued to start relabelAgain later. A pass of a
+// change that a later change of the label has superseded (nsfwRelabel names another version)
+// stops: the later one's passes re-index every post with the labels as they are then, so that a
+// label turned on and off again and again re-indexes the group's posts once, not once a change.
 func (s *Store) runRelabelJob(ctx context.Context, j jobs.Job) error {
 	f := strings.Fields(j.Arg)
 	if len(f) != 4 {
 		return fmt.Errorf("%s job: bad argument %q", j.Kind, j.Arg)
 	}
 	g, ver, pass, cursor := f[0], f[1], f[2], f[3]
+	latest, err := s.cmd().HGet(ctx, s.k.nsfwRelabel(), g).Result()
+	if err != nil && !isNil(err) {
+		return fmt.Errorf("relabel group %s: %w", g, err)
+	}
+	if latest != "" && latest != ver {
+		return nil // superseded
+	}
 	// The part that is not NSFW is scanned first, then the NSFW part ("n" before the cursor).
 	set, part := s.k.ranking(g).new, ""
 	if c, ok := strings.CutPrefix(cursor, "n"); ok {
@@ -436,7 +446,7 @@ func (s *Store) relabelGroups(ctx context.Context) error {
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("read the label of group %s: %w", g, err)
 		}
-		_, err = s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups()}, g, nsfw)
+		_, err = s.run(ctx, "nsfw_group", []string{s.k.nsfwGroups(), s.k.nsfwRelabel()}, g, nsfw, "")
 		return err
 	})
 }

@@ -84,7 +84,7 @@ func TestLabelChangesInTheModLog(t *testing.T) {
 			if err != nil || n.Kind != store.NotificationModAction || n.Actor != "mia" || n.PostID != p.ID || a == nil || a.Label == nil {
 				t.Fatalf("notice %+v of action %+v (%v)", n, a, err)
 			}
-			if link, err := f.s.NewLoader().ModActionNotice(f.ctx, a); err != nil || link != n.ID {
+			if link, err := f.s.NewLoader().ModActionNotice(f.ctx, store.UserKey(ann), a); err != nil || link != n.ID {
 				t.Fatalf("the log links %s to %q (%v), want %q", a.ID, link, err, n.ID)
 			}
 		}

@@ -24,7 +24,7 @@ import (
 // outbox into the log (flushModLog) — before the entry leaves the outbox — so the write's repeat
 // or its repair queues it again if the process stopped in between; the job's id is the key, and
 // notify.lua adds a cause once. Once delivered, the log links the action to its notification
-// ({modlog}:notices, key → notification id): ModAction.noticeId.
+// ({modlog}:notices, key → notification id): ModAction.noticeId, shown to its recipient only.
 
 // jobNotifyMod is the job that delivers a moderation action's notice ("<action key>").
 const jobNotifyMod = "notify-mod"
@@ -130,16 +130,25 @@ func (l *Loader) modNotices(ctx context.Context, key string) (string, error) {
 	return c.cmd.(*rdb.StringCmd).Val(), nil
 }
 
-// ModActionNotice returns the global id of the notification that told whom an action concerns of
-// it, "" when none was sent (yet): an action of a kind that does not notify, on one's own post, or
-// not delivered yet.
-func (l *Loader) ModActionNotice(ctx context.Context, a *ModAction) (string, error) {
-	if !noticeActions[a.Action] {
+// ModActionNotice returns, to viewer, the global id of the notification that told them of an
+// action, "" when none was sent (yet) — an action of a kind that does not notify, on one's own
+// post, or not delivered — and to anyone but the notice's recipient. The log is public, and a
+// notice is not delivered to an author who blocks the moderator: a link shown to all would tell
+// them who blocks whom.
+func (l *Loader) ModActionNotice(ctx context.Context, viewer UserKey, a *ModAction) (string, error) {
+	if viewer == "" || !noticeActions[a.Action] {
 		return "", nil
 	}
 	key, err := parseTypedID(a.ID, TypeModAction)
 	if err != nil {
 		return "", err
 	}
-	return l.modNotices(ctx, key)
+	id, err := l.modNotices(ctx, key)
+	if err != nil || id == "" {
+		return "", err
+	}
+	if to, _, err := ParseNotificationID(id); err != nil || to != viewer {
+		return "", nil
+	}
+	return id, nil
 }

@@ -48,7 +48,7 @@ func TestRemovalNoticeOnceAfterACrash(t *testing.T) {
 		if err != nil || a == nil || a.Action != store.ModRemovePost || a.Reason == nil || *a.Reason != "spam" || a.Group != "go" {
 			t.Fatalf("the notice's action: %+v, %v", a, err)
 		}
-		link, err := f.s.NewLoader().ModActionNotice(f.ctx, a)
+		link, err := f.s.NewLoader().ModActionNotice(f.ctx, "ann", a)
 		if err != nil || link != got[0].ID {
 			t.Fatalf("the log links to %q (%v), want %q", link, err, got[0].ID)
 		}
@@ -78,7 +78,7 @@ func TestRemovalNoticeNotSentIsNotLinked(t *testing.T) {
 		if err != nil || len(log.Items) != 1 {
 			t.Fatalf("the log: %+v, %v", log, err)
 		}
-		link, err := f.s.NewLoader().ModActionNotice(f.ctx, log.Items[0])
+		link, err := f.s.NewLoader().ModActionNotice(f.ctx, uk(ann), log.Items[0])
 		if err != nil || link != "" {
 			t.Fatalf("the log links the action to %q (%v), a notification ann never got", link, err)
 		}
