@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 
+	"github.com/agora/agora/internal/gqlvar"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -57,52 +59,22 @@ func (e strictVariables) MutateOperationContext(_ context.Context, oc *graphql.O
 }
 
 // nullCondition finds a variable of vars that is null and the if of an @include or @skip of op's
-// selections (the fragments' it spreads included, each once), and the directive's name.
+// selections (the fragments it spreads included), and the directive's name.
 func nullCondition(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) (name, dir string, ok bool) {
-	null := func(d *ast.Directive) (string, bool) {
+	ok = gqlvar.AnyDirective(doc, op.SelectionSet, func(d *ast.Directive) bool {
 		if d.Name != "include" && d.Name != "skip" {
-			return "", false
+			return false
 		}
 		a := d.Arguments.ForName("if")
 		if a == nil || a.Value == nil || a.Value.Kind != ast.Variable {
-			return "", false
+			return false
 		}
-		v, given := vars[a.Value.Raw]
-		return a.Value.Raw, given && v == nil
-	}
-	seen := map[string]bool{}
-	var walk func(set ast.SelectionSet) bool
-	walk = func(set ast.SelectionSet) bool {
-		for _, sel := range set {
-			var dirs ast.DirectiveList
-			var below ast.SelectionSet
-			switch s := sel.(type) {
-			case *ast.Field:
-				dirs, below = s.Directives, s.SelectionSet
-			case *ast.InlineFragment:
-				dirs, below = s.Directives, s.SelectionSet
-			case *ast.FragmentSpread:
-				dirs = s.Directives
-				if !seen[s.Name] {
-					seen[s.Name] = true
-					if f := doc.Fragments.ForName(s.Name); f != nil {
-						below = f.SelectionSet
-					}
-				}
-			}
-			for _, d := range dirs {
-				if n, isNull := null(d); isNull {
-					name, dir = n, d.Name
-					return true
-				}
-			}
-			if walk(below) {
-				return true
-			}
+		if v, given := vars[a.Value.Raw]; given && v == nil {
+			name, dir = a.Value.Raw, d.Name
+			return true
 		}
 		return false
-	}
-	ok = walk(op.SelectionSet)
+	})
 	return name, dir, ok
 }
 

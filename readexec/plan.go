@@ -198,30 +198,12 @@ func (s *Schema) plan(oc *graphql.OperationContext) *plan {
 
 // directiveVariables reports whether a directive in op or in a fragment of doc takes a variable.
 func directiveVariables(doc *ast.QueryDocument, op *ast.OperationDefinition) bool {
-	var in func(set ast.SelectionSet) bool
-	in = func(set ast.SelectionSet) bool {
-		for _, sel := range set {
-			var ds ast.DirectiveList
-			var sub ast.SelectionSet
-			switch s := sel.(type) {
-			case *ast.Field:
-				ds, sub = s.Directives, s.SelectionSet
-			case *ast.InlineFragment:
-				ds, sub = s.Directives, s.SelectionSet
-			case *ast.FragmentSpread:
-				ds = s.Directives
-			}
-			if gqlvar.InDirectives(ds) || in(sub) {
-				return true
-			}
-		}
-		return false
-	}
-	if in(op.SelectionSet) {
+	takesOne := func(d *ast.Directive) bool { return gqlvar.InArguments(d.Arguments) }
+	if gqlvar.AnyDirective(doc, op.SelectionSet, takesOne) {
 		return true
 	}
 	for _, f := range doc.Fragments {
-		if in(f.SelectionSet) {
+		if gqlvar.AnyDirective(doc, f.SelectionSet, takesOne) {
 			return true
 		}
 	}

@@ -23,19 +23,7 @@ func TestErasedAccountKeepsNothingWrittenAcrossItsDeletion(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The deletion, and its whole chain, between the write's checks and its own writes.
-		deleteAt := func(who string) func(string) {
-			fired := false
-			return func(uid string) {
-				if uid != who || fired {
-					return
-				}
-				fired = true
-				if err := s.DeleteAccount(ctx, store.UserKey(who), "password1", true); err != nil {
-					t.Errorf("delete %s: %v", who, err)
-				}
-				settle(t, s)
-			}
-		}
+		deleteAt := func(who string) func(string) { return deleteOnChecked(t, s, who, true) }
 		s.OnChecked(deleteAt("ann"))
 		p, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew", Body: "written across the deletion"})
 		if !store.IsKind(err, store.KindUnauthenticated) {
@@ -100,19 +88,8 @@ func TestVoteAcrossItsVotersDeletionLeavesNoName(t *testing.T) {
 			t.Fatal(err)
 		}
 		settle(t, s)
-		deleteAt := func(who string) func(string) {
-			fired := false
-			return func(uid string) {
-				if uid != who || fired {
-					return
-				}
-				fired = true
-				if err := s.DeleteAccount(ctx, store.UserKey(who), "password1", false); err != nil {
-					t.Errorf("delete %s: %v", who, err)
-				}
-				settle(t, s)
-			}
-		}
+		// The deletion, and its whole chain, between the write's checks and its own writes.
+		deleteAt := func(who string) func(string) { return deleteOnChecked(t, s, who, false) }
 		s.OnChecked(deleteAt("ann"))
 		if _, err := s.VotePost(ctx, "ann", p.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
 			t.Errorf("a post vote across its voter's deletion: %v, want UNAUTHENTICATED", err)
@@ -175,19 +152,8 @@ func TestVoteAcrossItsVotersDeletionOnAnErasedPost(t *testing.T) {
 			t.Fatal(err)
 		}
 		settle(t, s)
-		deleteAt := func(who string) func(string) {
-			fired := false
-			return func(uid string) {
-				if uid != who || fired {
-					return
-				}
-				fired = true
-				if err := s.DeleteAccount(ctx, store.UserKey(who), "password1", false); err != nil {
-					t.Errorf("delete %s: %v", who, err)
-				}
-				settle(t, s)
-			}
-		}
+		// The deletion, and its whole chain, between the write's checks and its own writes.
+		deleteAt := func(who string) func(string) { return deleteOnChecked(t, s, who, false) }
 		s.OnChecked(deleteAt("ann"))
 		if _, err := s.VotePost(ctx, "ann", erased.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
 			t.Errorf("a vote on an erased post across its voter's deletion: %v, want UNAUTHENTICATED", err)
@@ -215,4 +181,21 @@ func TestVoteAcrossItsVotersDeletionOnAnErasedPost(t *testing.T) {
 			t.Errorf("bob's karma: %d, %v; want 1, the vote counted on his post", k, err)
 		}
 	})
+}
+
+// deleteOnChecked returns a function for Store.OnChecked that deletes who's account (erasing its
+// content when erase is set) and runs its whole chain, once, right after the checks of the first
+// write of who's: a deletion landing between a write's checks and its own writes.
+func deleteOnChecked(t *testing.T, s *store.Store, who string, erase bool) func(uid string) {
+	fired := false
+	return func(uid string) {
+		if uid != who || fired {
+			return
+		}
+		fired = true
+		if err := s.DeleteAccount(context.Background(), store.UserKey(who), "password1", erase); err != nil {
+			t.Errorf("delete %s: %v", who, err)
+		}
+		settle(t, s)
+	}
 }

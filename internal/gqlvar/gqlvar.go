@@ -1,6 +1,7 @@
 // Package gqlvar tells whether parts of a GraphQL document name variables: what the caches that
 // keep what a document derives — readexec's plans, the resolvers' needs — must work out per
-// request rather than once per document. It is the one walk of a document for its variables.
+// request rather than once per document. It is the one walk of a document for its variables, and
+// of a selection for its directives (AnyDirective).
 package gqlvar
 
 import "github.com/vektah/gqlparser/v2/ast"
@@ -74,6 +75,54 @@ func inSelection(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]b
 				}
 			}
 			if def == nil || InDirectives(def.Directives) || inSelection(doc, def.SelectionSet, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// AnyDirective reports whether f holds for a directive of a selection set, with the fragments it
+// spreads (found in doc, or by the spreads' own definitions when doc is nil), each once: on a
+// field, an inline fragment, a spread or a fragment's definition.
+func AnyDirective(doc *ast.QueryDocument, set ast.SelectionSet, f func(d *ast.Directive) bool) bool {
+	return anyDirective(doc, set, f, map[string]bool{})
+}
+
+func anyDirective(doc *ast.QueryDocument, set ast.SelectionSet, f func(d *ast.Directive) bool, seen map[string]bool) bool {
+	holds := func(ds ast.DirectiveList) bool {
+		for _, d := range ds {
+			if f(d) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if holds(s.Directives) || anyDirective(doc, s.SelectionSet, f, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if holds(s.Directives) || anyDirective(doc, s.SelectionSet, f, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if holds(s.Directives) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			def := s.Definition
+			if doc != nil {
+				if d := doc.Fragments.ForName(s.Name); d != nil {
+					def = d
+				}
+			}
+			if def != nil && (holds(def.Directives) || anyDirective(doc, def.SelectionSet, f, seen)) {
 				return true
 			}
 		}

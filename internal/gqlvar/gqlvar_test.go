@@ -53,3 +53,39 @@ func TestInSelection(t *testing.T) {
 		t.Errorf("post(id: $p) { id }: the variable is the field's argument, not in its selection")
 	}
 }
+
+// TestAnyDirective checks that every directive of a selection is found — on a field at any depth,
+// on an inline fragment, on a spread, on a fragment's definition and inside it — and each fragment
+// walked once, also when fragments spread each other.
+func TestAnyDirective(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		query string
+		want  bool
+	}{
+		{"none", `{ posts { nodes { id } } }`, false},
+		{"another directive", `{ posts { nodes { id @deprecated } } }`, false},
+		{"on a nested field", `{ posts { nodes { id @skip(if: true) } } }`, true},
+		{"on an inline fragment", `{ posts { ... @skip(if: true) { totalCount } } }`, true},
+		{"on a spread", `{ posts { ...F @skip(if: true) } } fragment F on PostConnection { totalCount }`, true},
+		{"on a fragment's definition", `{ posts { ...F } } fragment F on PostConnection @skip(if: true) { totalCount }`, true},
+		{"inside a spread fragment", `{ posts { ...F } } fragment F on PostConnection { totalCount @skip(if: true) }`, true},
+		{"in a fragment not spread", `{ posts { totalCount } } fragment F on PostConnection { totalCount @skip(if: true) }`, false},
+		{"fragments spreading each other", `{ posts { ...F } } fragment F on PostConnection { ...G } fragment G on PostConnection { ...F totalCount }`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := 0
+			got := gqlvar.AnyDirective(doc, doc.Operations[0].SelectionSet, func(d *ast.Directive) bool {
+				seen++
+				return d.Name == "skip"
+			})
+			if got != tc.want {
+				t.Errorf("AnyDirective = %v, want %v (%d directives seen)", got, tc.want, seen)
+			}
+		})
+	}
+}
