@@ -249,22 +249,31 @@ func TestResumeErrors(t *testing.T) {
 	})
 }
 
+// gatedRedis starts a redis-server of the test's own (skipping, or failing under
+// REQUIRE_REAL_REDIS=1, without redis-server), and returns it with a client of its own (direct),
+// a proxy in front of it (g, which can refuse new connections) and a client through the proxy.
+func gatedRedis(t *testing.T) (srv *storetest.Server, direct *rdb.Client, g *storetest.Proxy, viaGate *rdb.Client) {
+	t.Helper()
+	storetest.RealServer(t)
+	srv, err := storetest.StartServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	direct = rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = direct.Close() })
+	g = storetest.NewProxy(t, srv.Addr)
+	viaGate = rdb.NewPlainClient(&rdb.Options{Addr: g.Addr()})
+	t.Cleanup(func() { _ = viaGate.Close() })
+	return srv, direct, g, viaGate
+}
+
 // TestServerCatchesUpAfterLosingItsRedisSubscription breaks the subscriber server's pub/sub
 // connection and keeps it from coming back while events are written through another server:
 // when it reconnects, the server catches its subscribers up from the channel's log, so each gets
 // every event once, in order, without reconnecting.
 func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
-	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
-	srv, err := storetest.StartServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	direct := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
-	defer direct.Close()
-	g := storetest.NewProxy(t, srv.Addr)
-	viaGate := rdb.NewPlainClient(&rdb.Options{Addr: g.Addr()})
-	defer viaGate.Close()
+	srv, direct, g, viaGate := gatedRedis(t)
 	ctx := context.Background()
 	st, err := store.New(ctx, viaGate, store.Options{Prefix: storetest.Prefix(), Password: storetest.FastPasswords, WriteLimit: -1})
 	if err != nil {
@@ -308,17 +317,7 @@ func TestServerCatchesUpAfterLosingItsRedisSubscription(t *testing.T) {
 // channel's log head, which was read after the subscription was made: an event published between
 // the two, while the connection was down, was passed over. The head is now read before.
 func TestCatchUpBeforeTheFirstEventStartsAtTheSubscription(t *testing.T) {
-	storetest.RealServer(t) // skips (or fails under REQUIRE_REAL_REDIS=1) without redis-server
-	srv, err := storetest.StartServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	direct := rdb.NewPlainClient(&rdb.Options{Addr: srv.Addr})
-	defer direct.Close()
-	g := storetest.NewProxy(t, srv.Addr)
-	viaGate := rdb.NewPlainClient(&rdb.Options{Addr: g.Addr()})
-	defer viaGate.Close()
+	srv, direct, g, viaGate := gatedRedis(t)
 	ctx := context.Background()
 	var a, w *api
 	var alice, post string
