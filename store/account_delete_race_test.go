@@ -90,9 +90,19 @@ func TestVoteAcrossItsVotersDeletionLeavesNoName(t *testing.T) {
 		settle(t, s)
 		// The deletion, and its whole chain, between the write's checks and its own writes.
 		deleteAt := func(who string) func(string) { return deleteOnChecked(t, s, who, false) }
+		pid, _ := store.PostKey(p.ID)
+		changes := s.Channels().PostChanged(pid)
+		before, err := s.LogHead(ctx, changes)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s.OnChecked(deleteAt("ann"))
 		if _, err := s.VotePost(ctx, "ann", p.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {
 			t.Errorf("a post vote across its voter's deletion: %v, want UNAUTHENTICATED", err)
+		}
+		// The vote stays counted, so the post's subscribers hear of it.
+		if after, err := s.LogHead(ctx, changes); err != nil || after == before {
+			t.Errorf("no postChanged event after a vote counted across its voter's deletion (head %s, %v)", after, err)
 		}
 		s.OnChecked(deleteAt("cat"))
 		if _, err := s.VoteComment(ctx, "cat", c.ID, 1); !store.IsKind(err, store.KindUnauthenticated) {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"github.com/agora/agora/internal/rdb"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agora/agora/internal/rdb"
 )
 
 // Post is a link or text post.
@@ -373,6 +375,9 @@ func (s *Store) VotePost(ctx context.Context, user UserKey, id string, dir int) 
 	}
 	if err := s.afterVote(ctx, uid, "p"+pid, gone); err != nil {
 		s.settled(ctx, n)
+		if errors.Is(err, errDeletedMeanwhile) {
+			s.publishPostChanged(ctx, pid) // the vote stays counted: its subscribers see it
+		}
 		return nil, err
 	}
 	s.recordActivity(ctx, uid, p.GroupNames)
