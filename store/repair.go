@@ -181,7 +181,16 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string, annou
 	if deleted, erase, err := authorDeleted(); err != nil {
 		return err
 	} else if deleted {
-		return s.disownPost(ctx, string(p.Author), pid, erase)
+		if err := s.disownPost(ctx, string(p.Author), pid, erase); err != nil {
+			return err
+		}
+		if erase || p.Removed || p.Erased || !announce {
+			return nil
+		}
+		// Kept, as its author's deletion keeps the others: its mentions and its groups' watchers
+		// hear of it, as they would have had its write not been cut off. The deleted account has
+		// no karma to count it in.
+		return s.queuePostJobs(ctx, pid)
 	}
 	if p.Removed || p.Erased {
 		if err := s.unfeedPost(ctx, pid, string(p.Author)); err != nil {
