@@ -44,6 +44,9 @@ func (e strictVariables) MutateOperationContext(_ context.Context, oc *graphql.O
 		return nil
 	}
 	for _, def := range oc.Operation.VariableDefinitions {
+		if !e.enumTyped(def.Type) {
+			continue // most variables: nothing to check, and no path to make
+		}
 		if err := e.check(def.Type, oc.Variables[def.Variable], ast.Path{ast.PathName("variable"), ast.PathName(def.Variable)}); err != nil {
 			errcode.Set(err, errcode.ValidationFailed)
 			return err
@@ -76,6 +79,15 @@ func nullCondition(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map
 		return false
 	})
 	return name, dir, ok
+}
+
+// enumTyped reports whether t is an enum type, or a list of one at any depth.
+func (e strictVariables) enumTyped(t *ast.Type) bool {
+	for t.Elem != nil {
+		t = t.Elem
+	}
+	def := e.schema.Types[t.NamedType]
+	return def != nil && def.Kind == ast.Enum
 }
 
 // check checks a value of type t: every enum value in it must be one of the enum's, exactly.
