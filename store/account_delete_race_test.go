@@ -37,27 +37,7 @@ func TestErasedAccountKeepsNothingWrittenAcrossItsDeletion(t *testing.T) {
 		s.OnChecked(nil)
 		settle(t, s)
 
-		l := s.NewLoader()
-		all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(all.Items) != 1 || all.Items[0].ID != bobs.ID || all.Total != 1 {
-			t.Errorf("front page holds %d posts (total %d), want bob's only", len(all.Items), all.Total)
-		}
-		if found, err := l.SearchPosts(ctx, store.PostSearch{Query: "curlew"}, store.Window{First: 20}, nil); err != nil || len(found.Items) != 0 {
-			t.Errorf("search finds %d posts of an erased account, %v", len(found.Items), err)
-		}
-		if found, err := l.SearchComments(ctx, store.CommentSearch{Query: "plover"}, store.Window{First: 20}); err != nil || len(found.Items) != 0 {
-			t.Errorf("search finds %d comments of an erased account, %v", len(found.Items), err)
-		}
-		thread, err := l.Post(ctx, bobs.ID)
-		if err != nil || thread == nil {
-			t.Fatalf("bob's post: %v, %v", thread, err)
-		}
-		if thread.CommentCount != 0 {
-			t.Errorf("bob's post counts %d comments, want 0: the erased account's is deleted", thread.CommentCount)
-		}
+		checkErasedWrites(t, s, bobs.ID)
 	})
 }
 
@@ -207,5 +187,34 @@ func deleteOnChecked(t *testing.T, s *store.Store, who string, erase bool) func(
 			t.Errorf("delete %s: %v", who, err)
 		}
 		settle(t, s)
+	}
+}
+
+// checkErasedWrites checks that the erased accounts' post ("curlew") and comment ("plover", on
+// bob's post) are gone: the front page lists bob's post alone, search finds neither, and bob's
+// post counts no comment.
+func checkErasedWrites(t *testing.T, s *store.Store, bobs string) {
+	t.Helper()
+	ctx := context.Background()
+	l := s.NewLoader()
+	all, err := l.Posts(ctx, store.SortNew, "", store.Window{First: 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Items) != 1 || all.Items[0].ID != bobs || all.Total != 1 {
+		t.Errorf("front page holds %d posts (total %d), want bob's only", len(all.Items), all.Total)
+	}
+	if found, err := l.SearchPosts(ctx, store.PostSearch{Query: "curlew"}, store.Window{First: 20}, nil); err != nil || len(found.Items) != 0 {
+		t.Errorf("search finds %d posts of an erased account, %v", len(found.Items), err)
+	}
+	if found, err := l.SearchComments(ctx, store.CommentSearch{Query: "plover"}, store.Window{First: 20}); err != nil || len(found.Items) != 0 {
+		t.Errorf("search finds %d comments of an erased account, %v", len(found.Items), err)
+	}
+	thread, err := l.Post(ctx, bobs)
+	if err != nil || thread == nil {
+		t.Fatalf("bob's post: %v, %v", thread, err)
+	}
+	if thread.CommentCount != 0 {
+		t.Errorf("bob's post counts %d comments, want 0: the erased account's is deleted", thread.CommentCount)
 	}
 }

@@ -46,83 +46,69 @@ func InDirectives(ds ast.DirectiveList) bool {
 // by the spreads' own definitions when doc is nil), names a variable: in an argument of a field
 // or of a directive. A spread of a fragment that cannot be found counts as naming one.
 func InSelection(doc *ast.QueryDocument, set ast.SelectionSet) bool {
-	return inSelection(doc, set, map[string]bool{})
-}
-
-func inSelection(doc *ast.QueryDocument, set ast.SelectionSet, seen map[string]bool) bool {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if InArguments(s.Arguments) || InDirectives(s.Directives) || inSelection(doc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if InDirectives(s.Directives) || inSelection(doc, s.SelectionSet, seen) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if InDirectives(s.Directives) {
-				return true
-			}
-			if seen[s.Name] {
-				continue
-			}
-			seen[s.Name] = true
-			def := s.Definition
-			if doc != nil {
-				if d := doc.Fragments.ForName(s.Name); d != nil {
-					def = d
-				}
-			}
-			if def == nil || InDirectives(def.Directives) || inSelection(doc, def.SelectionSet, seen) {
-				return true
-			}
-		}
-	}
-	return false
+	w := walker{doc: doc, field: func(f *ast.Field) bool { return InArguments(f.Arguments) },
+		directives: InDirectives, missing: true, seen: map[string]bool{}}
+	return w.any(set)
 }
 
 // AnyDirective reports whether f holds for a directive of a selection set, with the fragments it
 // spreads (found in doc, or by the spreads' own definitions when doc is nil), each once: on a
 // field, an inline fragment, a spread or a fragment's definition.
 func AnyDirective(doc *ast.QueryDocument, set ast.SelectionSet, f func(d *ast.Directive) bool) bool {
-	return anyDirective(doc, set, f, map[string]bool{})
-}
-
-func anyDirective(doc *ast.QueryDocument, set ast.SelectionSet, f func(d *ast.Directive) bool, seen map[string]bool) bool {
-	holds := func(ds ast.DirectiveList) bool {
+	w := walker{doc: doc, directives: func(ds ast.DirectiveList) bool {
 		for _, d := range ds {
 			if f(d) {
 				return true
 			}
 		}
 		return false
-	}
+	}, seen: map[string]bool{}}
+	return w.any(set)
+}
+
+// walker is the one walk of a selection set and the fragments it spreads, each once, asking of
+// every field (field, when set) and every list of directives whether it holds what is looked for.
+type walker struct {
+	doc        *ast.QueryDocument
+	field      func(f *ast.Field) bool
+	directives func(ds ast.DirectiveList) bool
+	missing    bool // what a spread of a fragment that cannot be found counts as
+	seen       map[string]bool
+}
+
+// any reports whether a field or directive list of set, or of what it spreads, holds.
+func (w walker) any(set ast.SelectionSet) bool {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			if holds(s.Directives) || anyDirective(doc, s.SelectionSet, f, seen) {
+			if w.field != nil && w.field(s) || w.directives(s.Directives) || w.any(s.SelectionSet) {
 				return true
 			}
 		case *ast.InlineFragment:
-			if holds(s.Directives) || anyDirective(doc, s.SelectionSet, f, seen) {
+			if w.directives(s.Directives) || w.any(s.SelectionSet) {
 				return true
 			}
 		case *ast.FragmentSpread:
-			if holds(s.Directives) {
+			if w.directives(s.Directives) {
 				return true
 			}
-			if seen[s.Name] {
+			if w.seen[s.Name] {
 				continue
 			}
-			seen[s.Name] = true
+			w.seen[s.Name] = true
 			def := s.Definition
-			if doc != nil {
-				if d := doc.Fragments.ForName(s.Name); d != nil {
+			if w.doc != nil {
+				if d := w.doc.Fragments.ForName(s.Name); d != nil {
 					def = d
 				}
 			}
-			if def != nil && (holds(def.Directives) || anyDirective(doc, def.SelectionSet, f, seen)) {
+			if def == nil {
+				if w.missing {
+					return true
+				}
+				continue
+			}
+			if w.directives(def.Directives) || w.any(def.SelectionSet) {
 				return true
 			}
 		}
