@@ -178,11 +178,20 @@ type args struct {
 	revealSpoiler *bool
 }
 
+// requestPlan names the plan of one request's operation in its OperationContext's stats: the
+// plan of an operation whose directives name variables, made once for the request by the first
+// of Runs (the limits check's question) and Exec to ask, and used by the other.
+const requestPlan = "readexec.plan"
+
 // plan returns the plan of the operation, planned once per operation of the executor's query
 // cache unless a directive's argument names a variable (@include(if: $x)): what such an
-// operation selects depends on its variables, so it is planned for every response.
+// operation selects depends on its variables, so it is planned once for every request, and
+// kept with the request's OperationContext.
 func (s *Schema) plan(oc *graphql.OperationContext) *plan {
 	if pl, ok := s.plans.Get(oc.Operation); ok {
+		return pl
+	}
+	if pl, ok := oc.Stats.GetExtension(requestPlan).(*plan); ok {
 		return pl
 	}
 	p := planner{oc: oc}
@@ -190,7 +199,9 @@ func (s *Schema) plan(oc *graphql.OperationContext) *plan {
 	if root, ok := p.object(oc.Operation.SelectionSet, typeQuery, &pl.slots); ok {
 		pl.root = root
 	}
-	if !directiveVariables(oc.Doc, oc.Operation) {
+	if directiveVariables(oc.Doc, oc.Operation) {
+		oc.Stats.SetExtension(requestPlan, pl)
+	} else {
 		s.plans.Add(oc.Operation, pl)
 	}
 	return pl

@@ -49,3 +49,46 @@ func TestRuns(t *testing.T) {
 		})
 	}
 }
+
+// TestPlannedOncePerRequest pins how often an operation is planned: once per operation while its
+// directives name no variable, and otherwise once per request — the plan Runs made for the
+// limits check is the one Exec uses, and another request's variables get a plan of their own.
+func TestPlannedOncePerRequest(t *testing.T) {
+	es := graph.NewExecutableSchema(graph.Config{})
+	for _, tc := range []struct {
+		name, query  string
+		sharedAcross bool // two requests of the operation share one plan
+	}{
+		{"no directive variables", `query($id: ID!) { post(id: $id) { title } }`, true},
+		{"a directive variable", `query($x: Boolean!) { posts { nodes { title body @include(if: $x) } } }`, false},
+		{"a directive variable in a fragment", `query($x: Boolean!) { posts { nodes { ...F } } } fragment F on Post { title @skip(if: $x) }`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rx := readexec.Wrap(es, nil)
+			doc, errs := gqlparser.LoadQuery(es.Schema(), tc.query)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			op := doc.Operations[0]
+			request := func(raw map[string]any) *graphql.OperationContext {
+				vars, err := validator.VariableValues(es.Schema(), op, raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return &graphql.OperationContext{RawQuery: tc.query, Doc: doc, Operation: op, Variables: vars}
+			}
+			first := request(map[string]any{"id": "p", "x": true})
+			if !rx.Runs(first) {
+				t.Fatal("Runs = false, want true")
+			}
+			pl := readexec.PlanOf(rx, first)
+			if again := readexec.PlanOf(rx, first); again != pl {
+				t.Error("the request's operation was planned again after Runs")
+			}
+			second := request(map[string]any{"id": "q", "x": false})
+			if shared := readexec.PlanOf(rx, second) == pl; shared != tc.sharedAcross {
+				t.Errorf("two requests share a plan: %v, want %v", shared, tc.sharedAcross)
+			}
+		})
+	}
+}
