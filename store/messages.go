@@ -33,10 +33,12 @@ import (
 // the state, and the steps commute — unread sets are sets, read times and activity only move
 // forward, a decline and a message agree whichever comes first — so the mailbox and the
 // conversation agree whatever order the steps reach them in; the cluster runs them on different
-// masters in parallel. Where one of them refuses what the other did (a race with a decline, an
-// idempotency key that names an earlier message), the write derives both mailboxes again from
-// the conversation (syncConversation), and the repair job noted before the write does the same
-// should the process stop half-way.
+// masters in parallel. Where one of them refuses what the other did (a race with a decline), the
+// write derives both mailboxes again from the conversation (syncConversation), and the repair job
+// noted before the write does the same should the process stop half-way. An idempotency key that
+// names an earlier message costs no derivation, which would read every unread message of the
+// conversation at each retry: the conversation takes the read position and activity the retry's
+// steps took, and the retry's unread copy is taken back out of the recipient's mailbox (see send).
 //
 // Rules: a user cannot message themselves; blocks stop messages both ways (either user blocking
 // the other, FORBIDDEN); a site ban refuses sending (BANNED); every message counts against the
@@ -625,12 +627,26 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		return nil, "", errNoLease
 	case "again":
 		// The idempotency key names an earlier message: the mailboxes took this one's steps for a
-		// message that does not exist, so derive them again, and answer with the first message.
+		// message that does not exist. The conversation took the same read position and activity
+		// (message_send.lua), so that taking the retry's unread copy back out of the recipient's
+		// mailbox is enough — one step, whatever the number of unread messages, as any client
+		// may retry at will; where the recipient's lists may have gained the conversation (tidy
+		// ""), or that step fails, both mailboxes are derived again. Then it answers with the
+		// first message.
 		prior, err := replyString("message_send", arr[1])
 		if err != nil {
 			return nil, "", err
 		}
-		s.resync(ctx, a, b)
+		tidy, err := replyString("message_send", arr[2])
+		if err != nil {
+			return nil, "", err
+		}
+		if tidy != "1" {
+			s.resync(ctx, a, b)
+		} else if err := s.runMany(ctx, []scriptCall{s.mailboxCall(to, from, "remove", id)}); err != nil {
+			s.opts.Log.WarnContext(ctx, "messages: could not take a retry back out of a mailbox; derived again", "message", gid, "err", err)
+			s.resync(ctx, a, b)
+		}
 		m, err := s.NewLoader().Message(ctx, sender, messageID(a, b, prior))
 		if err != nil {
 			return nil, "", err

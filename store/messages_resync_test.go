@@ -12,7 +12,7 @@ import (
 )
 
 // TestResyncKeepsConcurrentMessages: a write whose steps disagreed derives both mailboxes again
-// from the conversation (a retry with an idempotency key does, every time). A message the other
+// from the conversation, as the conversation's repair does (which this test runs). A message the other
 // user sends between that derivation's read of the conversation and its write to the mailboxes
 // must still count as unread, and move the conversation to the top of the list.
 func TestResyncKeepsConcurrentMessages(t *testing.T) {
@@ -29,17 +29,15 @@ func TestResyncKeepsConcurrentMessages(t *testing.T) {
 		send(t, s, "ben", "ann", "hi ann")
 		send(t, s, "ann", "ben", "hi ben") // accepted both ways
 		clk.Add(time.Millisecond)
-		if _, err := s.SendMessage(ctx, "ann", "ben", "are you there?", "k1"); err != nil {
-			t.Fatal(err)
-		}
+		send(t, s, "ann", "ben", "are you there?")
 		clk.Add(time.Millisecond)
 		var reply *store.Message
 		hook.arm(argIs("sync"), func() {
 			reply = send(t, other, "ben", "ann", "yes, here")
 		})
-		// The retry finds its key: the mailboxes are derived again, and ben's reply lands between
-		// the derivation's read and its write.
-		if _, err := s.SendMessage(ctx, "ann", "ben", "are you there?", "k1"); err != nil {
+		// The mailboxes are derived again, and ben's reply lands between the derivation's read and
+		// its write.
+		if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
 			t.Fatal(err)
 		}
 		if reply == nil {

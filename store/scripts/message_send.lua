@@ -19,8 +19,8 @@
 -- Reply    {word, x, lease, bv, sent, theirs}: bv the conversation's lease version ("" for none),
 --          sent and theirs the sender's and the recipient's counts of messages here (c:<user>)
 --          after the run, for the caller's next grants; lease the end (ms) of a lease this run
---          granted, or "". {"ok", id, lease, ...}; {"again", id, "", ...} when the idempotency key
---          names an earlier message; {"late", position, "", ...} when the id is not past the
+--          granted, or "". {"ok", id, lease, ...}; {"again", id, tidy, ...} when the idempotency key
+--          names an earlier message (tidy: see there); {"late", position, "", ...} when the id is not past the
 --          recipient's read
 --          position or the last message (a sender's replica whose clock runs behind the one that
 --          marked the conversation read, or sent its last message): the message, sent after them,
@@ -49,7 +49,10 @@
 --          "ffffff" for "everything sent up to that ms"; the sender has read what precedes their
 --          message. The recipient's mailbox (mailbox.lua "in") applies the same rules to its own copy of
 --          the state, in the same pipeline, so that both agree whatever order they run in.
--- Repeat   a second run finds the message (or the idempotency key) and changes nothing.
+-- Retry    a run whose idempotency key names an earlier message writes no message: it reads the
+--          conversation for the sender up to its id and moves its activity to its time, as its
+--          mailbox steps do (see "again" below), and nothing else.
+-- Repeat   a second run finds the message (or the idempotency key) and changes nothing more.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
 redis.call('INCR', KEYS[#KEYS])
@@ -62,7 +65,24 @@ local sent = tonumber(redis.call('HGET', conv, 'c:' .. from) or '0')
 local theirs = tonumber(redis.call('HGET', conv, 'c:' .. to) or '0')
 if keyed then
   local prior = redis.call('GET', idem)
-  if prior then return {'again', prior, '', bv, sent, theirs} end
+  if prior == id then return {'ok', id, '', bv, sent, theirs} end -- this run, again
+  if prior then
+    -- The retry's mailbox steps ran as a message's do (mailbox.lua "out" and "in"): the sender
+    -- has read up to its id, and both lists moved to its time. The conversation takes the same,
+    -- so that the recipient's unread copy of the retry is all the caller takes back ("remove"),
+    -- whatever the number of unread messages; tidy says whether that is so: the recipient's
+    -- lists hold the conversation already (accepted, or a request pending), or their decline
+    -- refused the step. Else ("") the step may have listed a declined request again, and the
+    -- caller derives the mailboxes.
+    if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
+    if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
+    local tidy = ''
+    if redis.call('HGET', conv, 'a:' .. to) == '1' or redis.call('HGET', conv, 'q:' .. to) == '1'
+      or tonumber(redis.call('HGET', conv, 'd:' .. to) or '0') > ms then
+      tidy = '1'
+    end
+    return {'again', prior, tidy, bv, sent, theirs}
+  end
 end
 if redis.call('EXISTS', msg) == 1 then return {'ok', id, '', bv, sent, theirs} end
 -- The sender's lease, while it holds: until, messages left.

@@ -1,0 +1,121 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agora/agora/internal/rdb"
+	"github.com/agora/agora/store"
+	"github.com/agora/agora/store/storetest"
+)
+
+// TestRetriedMessageCostsNoDerivation: a message retried with its idempotency key returns the
+// first message, and costs a bounded number of commands whatever the size of the conversation:
+// the mailboxes' steps of the retry are taken back (the recipient's unread copy), not derived
+// again from every message the reader has not read — a retry, which any client may repeat,
+// would otherwise read and rewrite every unread message of the conversation each time. The
+// counts stay exact, and agree with a derivation. Where the retry's step may have listed a
+// conversation the recipient's lists no longer hold (a declined request whose cooldown is over),
+// the mailboxes are derived again, and the recipient's requests stay empty.
+func TestRetriedMessageCostsNoDerivation(t *testing.T) {
+	const unreadByBen = 300
+	cases := []struct {
+		name     string
+		declined bool // ben declined ann's request, and the cooldown is over when ann retries
+		fresh    bool // the retry goes through another process: through the checks, not on a lease
+	}{
+		{name: "on a lease"},
+		{name: "through the checks", fresh: true},
+		{name: "after a declined request's cooldown", declined: true, fresh: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+				ctx := context.Background()
+				prefix := storetest.Prefix()
+				clk := storetest.NewClock()
+				var counting atomic.Bool
+				var sent atomic.Int64
+				hooked := b.Hooked(t, storetest.Before(func(cmds []rdb.Cmder) {
+					if counting.Load() {
+						sent.Add(int64(len(cmds)))
+					}
+				}))
+				o := store.Options{Prefix: prefix, Now: clk.Now, WriteLimit: -1,
+					Messages: store.MessageOptions{RequestCooldown: time.Hour}}
+				s := hooked.NewStore(t, o)
+				retrier := s
+				if tc.fresh {
+					retrier = hooked.NewStore(t, o)
+				}
+				signUp(t, s, "ann", "ben")
+				want := 0
+				if tc.declined {
+					send(t, s, "ann", "ben", "hello?")
+					if _, err := s.DeclineMessageRequest(ctx, "ben", "ann"); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					send(t, s, "ben", "ann", "hi ann")
+					send(t, s, "ann", "ben", "hi ben") // accepted both ways; ben reads no further
+					for range unreadByBen {
+						clk.Add(time.Millisecond)
+						send(t, s, "ann", "ben", "unread")
+					}
+					want = unreadByBen + 2
+				}
+				clk.Add(2 * time.Hour) // past the cooldown; within the key's day
+				first, err := s.SendMessage(ctx, "ann", "ben", "are you there?", "k1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.declined {
+					if _, err := s.DeclineMessageRequest(ctx, "ben", "ann"); err != nil {
+						t.Fatal(err)
+					}
+					clk.Add(2 * time.Hour)
+				}
+				clk.Add(time.Millisecond)
+				counting.Store(true)
+				again, err := retrier.SendMessage(ctx, "ann", "ben", "are you there?", "k1")
+				counting.Store(false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if again.ID != first.ID {
+					t.Errorf("the retry answered %s, want the first message %s", again.ID, first.ID)
+				}
+				if n := sent.Load(); !tc.declined && n > 60 {
+					t.Errorf("the retry sent %d commands to Redis with %d unread messages in the conversation; want a bounded number (at most 60)", n, want)
+				}
+				check := func(when string) {
+					t.Helper()
+					if n := unread(t, s, "ben"); n != want {
+						t.Errorf("%s: ben's unread count %d, want %d", when, n, want)
+					}
+					if n := unread(t, s, "ann"); n != 0 {
+						t.Errorf("%s: ann's unread count %d, want 0", when, n)
+					}
+					if tc.declined {
+						if got := convsOf(t, s, "ben", true); len(got) != 0 {
+							t.Errorf("%s: ben's requests %v after declining them, want none", when, got)
+						}
+						return
+					}
+					if got, w := convsOf(t, s, "ben", false), []string{"ann:" + strconv.Itoa(want)}; !slices.Equal(got, w) {
+						t.Errorf("%s: ben's conversations %v, want %v", when, got, w)
+					}
+				}
+				check("after the retry")
+				if err := s.RepairConversation(ctx, "ann", "ben"); err != nil {
+					t.Fatal(err)
+				}
+				check("after deriving the mailboxes again")
+			})
+		})
+	}
+}
