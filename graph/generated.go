@@ -4068,7 +4068,9 @@ extend type Mutation {
   agora: send a private message (body 1–10,000 characters). A first message to a user who has not
   written to the viewer nor accepted them is a message request. Either user blocking the other is
   FORBIDDEN, and so is a request within the cooldown after the recipient declined one; a site ban
-  is BANNED; messages count against the write limit and a message limit (RATE_LIMITED).
+  is BANNED; messages count against the write limit and a message limit (RATE_LIMITED); at most
+  500 of the viewer's messages wait unread by the recipient in one conversation, the next is
+  LIMIT_REACHED until they read.
   idempotencyKey (1–64 characters) makes a retried request return the first message.
   """
   sendMessage(toUserId: ID!, body: String!, idempotencyKey: String): Message!

@@ -46,12 +46,15 @@ import (
 // written to the sender, nor accepted them, is a request: it waits in the recipient's
 // messageRequests, does not count in their unreadMessageCount, until they accept it (or reply);
 // declining it refuses further requests from the sender for MessageOptions.RequestCooldown.
-// Sending marks the conversation read for the sender, up to the message sent.
+// Sending marks the conversation read for the sender, up to the message sent. A conversation
+// holds at most MessageOptions.MaxUnread messages its recipient has not read (LIMIT_REACHED),
+// which bounds what a derivation of its mailboxes reads.
 
 // Defaults of MessageOptions.
 const (
 	DefaultRequestCooldown   = 30 * 24 * time.Hour
 	DefaultMessagesPerMinute = 30
+	DefaultMaxUnread         = 500
 )
 
 // MaxMessageBodyRunes is the longest message body, as long as a comment's.
@@ -67,6 +70,12 @@ type MessageOptions struct {
 	PerWindow int
 	// Window is the window of PerWindow. Default one minute.
 	Window time.Duration
+	// MaxUnread is how many messages a sender may have waiting unread by their recipient in one
+	// conversation: the next is LIMIT_REACHED until the recipient reads. It bounds what a
+	// derivation of the conversation's mailboxes reads (syncConversation: every message after
+	// the earlier read position), which a block and an unblock, or a message racing a decline,
+	// cause. Off, like the limits, with a negative Options.WriteLimit. Default 500.
+	MaxUnread int
 }
 
 func (o MessageOptions) withDefaults() MessageOptions {
@@ -78,6 +87,9 @@ func (o MessageOptions) withDefaults() MessageOptions {
 	}
 	if o.Window <= 0 {
 		o.Window = time.Minute
+	}
+	if o.MaxUnread <= 0 {
+		o.MaxUnread = DefaultMaxUnread
 	}
 	return o
 }
@@ -536,10 +548,14 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	if mode.use {
 		lease = []any{"use", "", 0, 0, "-"}
 	}
+	maxUnread := s.opts.Messages.MaxUnread
+	if s.opts.WriteLimit < 0 {
+		maxUnread = 0 // off
+	}
 	calls = append(calls,
 		scriptCall{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
 			s.k.convIdem(a, b, idemDigest(from+"\x00"+idem))},
-			args: append([]any{id, from, to, body, ms, ttl}, lease...)},
+			args: append(append([]any{id, from, to, body, ms, ttl}, lease...), maxUnread)},
 		s.mailboxCall(to, from, "in", id, ms),
 		s.mailboxCall(from, to, "out", id, ms),
 	)
@@ -597,7 +613,7 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	if err != nil {
 		return nil, "", err
 	}
-	word, err := replyString("message_send", arr[0]) // "ok", "again", "late" or "gate"
+	word, err := replyString("message_send", arr[0]) // "ok", "again", "full", "late" or "gate"
 	if err != nil {
 		return nil, "", err
 	}
@@ -625,18 +641,14 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		seen()
 		s.resync(ctx, a, b)
 		return nil, "", errNoLease
-	case "again":
-		// The idempotency key names an earlier message: the mailboxes took this one's steps for a
-		// message that does not exist. The conversation took the same read position and activity
-		// (message_send.lua), so that taking the retry's unread copy back out of the recipient's
-		// mailbox is enough — one step, whatever the number of unread messages, as any client
-		// may retry at will; where the recipient's lists may have gained the conversation (tidy
-		// ""), or that step fails, both mailboxes are derived again. Then it answers with the
-		// first message.
-		prior, err := replyString("message_send", arr[1])
-		if err != nil {
-			return nil, "", err
-		}
+	case "again", "full":
+		// The mailboxes took this message's steps, but the script wrote no message: the
+		// idempotency key names an earlier one ("again"), or the recipient has not read
+		// MaxUnread of the sender's messages ("full"). The conversation took the same read
+		// position and activity (message_send.lua), so that taking the unread copy back out of
+		// the recipient's mailbox is enough — one step, whatever the number of unread messages,
+		// as any client may retry at will; where the recipient's lists may have gained the
+		// conversation (tidy ""), or that step fails, both mailboxes are derived again.
 		tidy, err := replyString("message_send", arr[2])
 		if err != nil {
 			return nil, "", err
@@ -644,8 +656,16 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		if tidy != "1" {
 			s.resync(ctx, a, b)
 		} else if err := s.runMany(ctx, []scriptCall{s.mailboxCall(to, from, "remove", id)}); err != nil {
-			s.opts.Log.WarnContext(ctx, "messages: could not take a retry back out of a mailbox; derived again", "message", gid, "err", err)
+			s.opts.Log.WarnContext(ctx, "messages: could not take a message not written back out of a mailbox; derived again", "message", gid, "err", err)
 			s.resync(ctx, a, b)
+		}
+		if word == "full" {
+			return nil, "", &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("the recipient has not read your last %d messages here: wait until they read", maxUnread)}
+		}
+		// Answer with the first message.
+		prior, err := replyString("message_send", arr[1])
+		if err != nil {
+			return nil, "", err
 		}
 		m, err := s.NewLoader().Message(ctx, sender, messageID(a, b, prior))
 		if err != nil {

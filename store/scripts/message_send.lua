@@ -15,12 +15,14 @@
 --          round trip than the checks', "-" for none   ARGV[9] with "grant", until when (Unix ms)
 --          the lease holds   ARGV[10] with "grant", how many messages the limits left at
 --          the checks   ARGV[11] with "grant", the sender's count of messages here (c:<sender>)
---          as the reply that gave ARGV[8] read it, "-" for none
+--          as the reply that gave ARGV[8] read it, "-" for none   ARGV[12] the most messages the
+--          recipient may have unread here (MessageOptions.MaxUnread), "0" for no bound
 -- Reply    {word, x, lease, bv, sent, theirs}: bv the conversation's lease version ("" for none),
 --          sent and theirs the sender's and the recipient's counts of messages here (c:<user>)
 --          after the run, for the caller's next grants; lease the end (ms) of a lease this run
 --          granted, or "". {"ok", id, lease, ...}; {"again", id, tidy, ...} when the idempotency key
---          names an earlier message (tidy: see there); {"late", position, "", ...} when the id is not past the
+--          names an earlier message, {"full", "", tidy, ...} when the recipient has not read
+--          ARGV[12] messages here (tidy: see took); {"late", position, "", ...} when the id is not past the
 --          recipient's read
 --          position or the last message (a sender's replica whose clock runs behind the one that
 --          marked the conversation read, or sent its last message): the message, sent after them,
@@ -49,9 +51,10 @@
 --          "ffffff" for "everything sent up to that ms"; the sender has read what precedes their
 --          message. The recipient's mailbox (mailbox.lua "in") applies the same rules to its own copy of
 --          the state, in the same pipeline, so that both agree whatever order they run in.
--- Retry    a run whose idempotency key names an earlier message writes no message: it reads the
---          conversation for the sender up to its id and moves its activity to its time, as its
---          mailbox steps do (see "again" below), and nothing else.
+-- Retry    a run whose idempotency key names an earlier message, or that finds ARGV[12] messages
+--          unread, writes no message: it reads the conversation for the sender up to its id and
+--          moves its activity to its time, as its mailbox steps do (see took below), and nothing
+--          else.
 -- Repeat   a second run finds the message (or the idempotency key) and changes nothing more.
 -- Revision KEYS[#KEYS] is the revision counter of the keys' aggregate; every run raises it, so
 --          that a cached response that read the aggregate is known to be stale (store/revisions.go).
@@ -63,26 +66,26 @@ local mode, lease = ARGV[7], 'g:' .. from
 local bv = redis.call('HGET', conv, 'bv') or ''
 local sent = tonumber(redis.call('HGET', conv, 'c:' .. from) or '0')
 local theirs = tonumber(redis.call('HGET', conv, 'c:' .. to) or '0')
+-- took makes the conversation take what the mailbox steps (mailbox.lua "out" and "in") of a
+-- message this run does not write took: the sender has read up to its id, and both lists moved to
+-- its time. Then the recipient's unread copy of it is all the caller takes back ("remove"),
+-- whatever the number of unread messages; it returns whether that is so ("1"): the recipient's
+-- lists hold the conversation already (accepted, or a request pending), or their decline refused
+-- the step. Else ("") the step may have listed a declined request again, and the caller derives
+-- the mailboxes.
+local function took()
+  if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
+  if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
+  if redis.call('HGET', conv, 'a:' .. to) == '1' or redis.call('HGET', conv, 'q:' .. to) == '1'
+    or tonumber(redis.call('HGET', conv, 'd:' .. to) or '0') > ms then
+    return '1'
+  end
+  return ''
+end
 if keyed then
   local prior = redis.call('GET', idem)
   if prior == id then return {'ok', id, '', bv, sent, theirs} end -- this run, again
-  if prior then
-    -- The retry's mailbox steps ran as a message's do (mailbox.lua "out" and "in"): the sender
-    -- has read up to its id, and both lists moved to its time. The conversation takes the same,
-    -- so that the recipient's unread copy of the retry is all the caller takes back ("remove"),
-    -- whatever the number of unread messages; tidy says whether that is so: the recipient's
-    -- lists hold the conversation already (accepted, or a request pending), or their decline
-    -- refused the step. Else ("") the step may have listed a declined request again, and the
-    -- caller derives the mailboxes.
-    if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', conv, 'r:' .. from, id) end
-    if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
-    local tidy = ''
-    if redis.call('HGET', conv, 'a:' .. to) == '1' or redis.call('HGET', conv, 'q:' .. to) == '1'
-      or tonumber(redis.call('HGET', conv, 'd:' .. to) or '0') > ms then
-      tidy = '1'
-    end
-    return {'again', prior, tidy, bv, sent, theirs}
-  end
+  if prior then return {'again', prior, took(), bv, sent, theirs} end
 end
 if redis.call('EXISTS', msg) == 1 then return {'ok', id, '', bv, sent, theirs} end
 -- The sender's lease, while it holds: until, messages left.
@@ -105,8 +108,22 @@ if not accepted then
   if declined > ms then
     return redis.error_reply('FORBIDDEN ' .. to .. ' declined your message requests')
   end
-  redis.call('HSET', conv, 'q:' .. to, '1')
 end
+-- At most ARGV[12] messages the recipient has not read: those after their read position, which
+-- their own messages move past, so all the sender's (to the ms: a few sent in the ms of the
+-- position are not counted).
+local cap = tonumber(ARGV[12] or '0')
+if cap > 0 then
+  local seen = redis.call('HGET', conv, 'r:' .. to)
+  local unread
+  if seen then
+    unread = redis.call('ZCOUNT', msgs, '(' .. tonumber(string.sub(seen, 1, 13)), '+inf')
+  else
+    unread = redis.call('ZCARD', msgs)
+  end
+  if unread >= cap then return {'full', '', took(), bv, sent, theirs} end
+end
+if not accepted then redis.call('HSET', conv, 'q:' .. to, '1') end
 redis.call('HSET', msg, 'f', from, 'b', body, 't', ms)
 redis.call('ZADD', msgs, ms, id)
 if redis.call('ZRANGE', msgs, -1, -1)[1] == id then
