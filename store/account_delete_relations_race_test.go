@@ -11,13 +11,13 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestRelationsAcrossTheirUsersDeletionLeaveNoName: a follow whose checks passed just before an
-// account it names was deleted, and whose script landed after the deletion's chain had walked
-// that account's follows, left the deleted account's name in the other user's followers or
-// following, and in their counts, for good: nothing walks them again. The follow now reads the
-// deletion where it records itself in each account's own slot, takes the name off as the chain
-// does, and answers as a write after the deletion does: UNAUTHENTICATED for the writer's
-// account, NOT_FOUND for the account followed.
+// TestRelationsAcrossTheirUsersDeletionLeaveNoName: a follow or a join whose checks passed just
+// before an account it names was deleted, and whose script landed after the deletion's chain had
+// walked that account's follows and groups, left the deleted account's name in the other user's
+// followers or following, or a group's members, and in their counts, for good: nothing walks
+// them again. Each write now reads the deletion where it records itself in the account's own
+// slot, takes the name off as the chain does, and answers as a write after the deletion does:
+// UNAUTHENTICATED for the writer's account, NOT_FOUND for the account followed.
 func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -89,6 +89,13 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 				want:  store.KindNotFound,
 				left: []func(t *testing.T){none("{u:owner}:following", "bob"), none("{u:bob}:followers", "owner"),
 					count("owner's following", func(l *store.Loader) (int, error) { return l.FollowingCount(ctx, owner) })},
+			},
+			{
+				name: "join across the member's deletion", deleted: "cat", key: "{u:cat}:groups",
+				write: func() error { _, err := s.JoinGroup(ctx, "cat", "birds"); return err },
+				want:  store.KindUnauthenticated,
+				left: []func(t *testing.T){none("{g:birds}:members", "cat"), none("{u:cat}:groups", "birds"),
+					count("birds' members", func(l *store.Loader) (int, error) { return l.GroupMemberCount(ctx, store.NewGroup("birds")) })},
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

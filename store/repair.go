@@ -123,7 +123,11 @@ func (s *Store) repair(ctx context.Context, item string) error {
 		return s.repairGroupItem(ctx, rest)
 	case repairMember:
 		uid, g, _ := strings.Cut(rest, ":")
-		return s.syncMember(ctx, uid, g, followRead)
+		// Its account deleted meanwhile, the membership is taken off as the chain does.
+		if err := s.memberChecked(ctx, uid, g, followRead); !errors.Is(err, errDeletedMeanwhile) {
+			return err
+		}
+		return nil
 	case repairBan:
 		scope, user, _ := strings.Cut(rest, ":")
 		return s.repairBan(ctx, scope, user)
