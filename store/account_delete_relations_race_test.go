@@ -11,13 +11,14 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestRelationsAcrossTheirUsersDeletionLeaveNoName: a follow or a join whose checks passed just
-// before an account it names was deleted, and whose script landed after the deletion's chain had
-// walked that account's follows and groups, left the deleted account's name in the other user's
-// followers or following, or a group's members, and in their counts, for good: nothing walks
-// them again. Each write now reads the deletion where it records itself in the account's own
-// slot, takes the name off as the chain does, and answers as a write after the deletion does:
-// UNAUTHENTICATED for the writer's account, NOT_FOUND for the account followed.
+// TestRelationsAcrossTheirUsersDeletionLeaveNoName: a follow, a join or a watch whose checks
+// passed just before an account it names was deleted, and whose script landed after the
+// deletion's chain had walked that account's follows, groups and watch modes, left the deleted
+// account's name in the other user's followers or following, a group's members (and their
+// counts), or a thread's or a group's watchers, for good: nothing walks them again. Each write
+// now reads the deletion where it records itself in the account's own slot, takes the name off
+// as the chain does, and answers as a write after the deletion does: UNAUTHENTICATED for the
+// writer's account, NOT_FOUND for the account followed.
 func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -31,6 +32,11 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 		if _, err := s.CreateGroup(ctx, "owner", "birds", nil); err != nil {
 			t.Fatal(err)
 		}
+		p, err := s.CreatePost(ctx, "owner", store.NewPost{Title: "owner's", Body: "a post", Groups: []string{"birds"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := store.PostKey(p.ID)
 		// none reads a key that must hold no member of the deleted account's name.
 		none := func(key, member string) func(t *testing.T) {
 			return func(t *testing.T) {
@@ -96,6 +102,19 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 				want:  store.KindUnauthenticated,
 				left: []func(t *testing.T){none("{g:birds}:members", "cat"), none("{u:cat}:groups", "birds"),
 					count("birds' members", func(l *store.Loader) (int, error) { return l.GroupMemberCount(ctx, store.NewGroup("birds")) })},
+			},
+			{
+				name: "thread watch across the watcher's deletion", deleted: "dan", key: "{u:dan}:watches",
+				write: func() error { return s.WatchPost(ctx, "dan", p.ID, store.WatchAll) },
+				want:  store.KindUnauthenticated,
+				left: []func(t *testing.T){none("{p:"+pid+"}:watch", "dan"), none("{p:"+pid+"}:watch:all", "dan"),
+					none("{u:dan}:watches", "p:"+pid)},
+			},
+			{
+				name: "group watch across the watcher's deletion", deleted: "eve", key: "{u:eve}:watches",
+				write: func() error { return s.WatchGroup(ctx, "eve", "birds", store.WatchMuted) },
+				want:  store.KindUnauthenticated,
+				left:  []func(t *testing.T){none("{g:birds}:watch", "eve"), none("{u:eve}:watches", "g:birds")},
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
