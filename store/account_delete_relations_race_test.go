@@ -11,14 +11,15 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
-// TestRelationsAcrossTheirUsersDeletionLeaveNoName: a follow, a join or a watch whose checks
-// passed just before an account it names was deleted, and whose script landed after the
-// deletion's chain had walked that account's follows, groups and watch modes, left the deleted
-// account's name in the other user's followers or following, a group's members (and their
-// counts), or a thread's or a group's watchers, for good: nothing walks them again. Each write
-// now reads the deletion where it records itself in the account's own slot, takes the name off
-// as the chain does, and answers as a write after the deletion does: UNAUTHENTICATED for the
-// writer's account, NOT_FOUND for the account followed.
+// TestRelationsAcrossTheirUsersDeletionLeaveNoName: a follow, a join, a watch or a group's
+// creation whose checks passed just before an account it names was deleted, and whose script
+// landed after the deletion's chain had walked that account's follows, groups, watch modes and
+// the groups' moderators, left the deleted account's name in another user's followers or
+// following, a group's members (and their count), a thread's or a group's watchers, or a group's
+// moderators, for good: nothing walks them again. Each write now reads the deletion where it
+// records itself in the account's own slot, takes the name off as the chain does, and answers
+// as a write after the deletion does: UNAUTHENTICATED for the writer's account, NOT_FOUND for the
+// account followed.
 func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
@@ -115,6 +116,12 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 				write: func() error { return s.WatchGroup(ctx, "eve", "birds", store.WatchMuted) },
 				want:  store.KindUnauthenticated,
 				left:  []func(t *testing.T){none("{g:birds}:watch", "eve"), none("{u:eve}:watches", "g:birds")},
+			},
+			{
+				name: "group created across its creator's deletion", deleted: "fay", key: "{g:herons}:mods",
+				write: func() error { _, err := s.CreateGroup(ctx, "fay", "herons", nil); return err },
+				want:  store.KindUnauthenticated,
+				left:  []func(t *testing.T){none("{g:herons}:mods", "fay")},
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

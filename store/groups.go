@@ -91,8 +91,23 @@ func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name str
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
-	if err := s.syncDirectory(ctx, g); err != nil {
+	// The creator's account may have been deleted since the checks, and its deletion's walk of
+	// the groups (moderated.go) may have passed before this one was registered: the deletion is
+	// read again in the next round trip, after the registration, so that either the read sees it
+	// and the seat is given up here, as the walk does, or the walk finds the group. The group's
+	// repair note covers the step down (repairGroupItem drops deleted moderators).
+	read, gone := s.authorGone(ctx, string(actor))
+	if err := s.syncDirectoryOver(ctx, []string{g}, nil, read); err != nil {
 		return nil, err
+	}
+	if deleted, _, err := gone(); err != nil {
+		return nil, err
+	} else if deleted {
+		if err := s.stepDown(ctx, string(actor), g); err != nil {
+			return nil, err
+		}
+		s.settled(ctx, n)
+		return nil, errDeletedMeanwhile
 	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil
