@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
@@ -217,4 +218,46 @@ func checkErasedWrites(t *testing.T, s *store.Store, bobs string) {
 	if thread.CommentCount != 0 {
 		t.Errorf("bob's post counts %d comments, want 0: the erased account's is deleted", thread.CommentCount)
 	}
+}
+
+// TestScheduledPostAcrossItsAuthorsDeletionIsErased: a scheduled post whose publication job
+// passed its checks (the author's bans and deletion, draftRefused) and took the draft just before
+// its author's account was deleted with eraseContent, and which was listed after the deletion's
+// chain had been through the author's posts, stayed published, under the author's name, in every
+// listing. The job now reads the deletion where the post is listed in its author's lists, as
+// createPost does, and erases it as the chain does.
+func TestScheduledPostAcrossItsAuthorsDeletionIsErased(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		clk := storetest.NewClock()
+		opts := store.Options{Prefix: prefix, Now: clk.Now, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}}
+		hook := &beforeScript{}
+		s := b.Hooked(t, hook.hook()).NewStore(t, opts)
+		other := b.NewStore(t, opts) // the deletion's client, which the hook leaves alone
+		signUp(t, s, "ann", "bob")
+		bobs, err := s.CreatePost(ctx, "bob", store.NewPost{Title: "bob's", Body: "a post"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later, err := s.CreatePost(ctx, "ann", store.NewPost{Title: "curlew", Body: "scheduled across the deletion", PublishAt: clk.Now().Add(time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := store.PostKey(later.ID)
+		fired := false
+		hook.arm(argIs(prefix+"{p:"+pid+"}"), func() { // the post's creation, after the job's checks
+			fired = true
+			if err := other.DeleteAccount(ctx, "ann", "password1", true); err != nil {
+				t.Errorf("delete ann: %v", err)
+			}
+			settle(t, other) // the deletion's whole chain
+		})
+		clk.Add(time.Hour + time.Second)
+		settle(t, s)
+		if !fired {
+			t.Fatal("the publication did not go through the hook")
+		}
+		checkErasedWrites(t, s, bobs.ID)
+	})
 }

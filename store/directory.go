@@ -79,9 +79,10 @@ func (s *Store) syncDirectory(ctx context.Context, groups ...string) error {
 
 // syncDirectoryOver is syncDirectory with each group's revision raised past floors[i] first (see
 // group_stat.lua), when floors is not nil and floors[i] is not "": the version the directory's
-// guards hold for the group, read just before, for a rebuild (rebuildDirectory).
-func (s *Store) syncDirectoryOver(ctx context.Context, groups, floors []string) error {
-	calls, err := s.directoryCalls(ctx, groups, floors)
+// guards hold for the group, read just before, for a rebuild (rebuildDirectory). The reads in
+// extra ride in its first round trip (see runScripts).
+func (s *Store) syncDirectoryOver(ctx context.Context, groups, floors []string, extra ...op) error {
+	calls, err := s.directoryCalls(ctx, groups, floors, extra...)
 	if err != nil {
 		return err
 	}
@@ -92,8 +93,8 @@ func (s *Store) syncDirectoryOver(ctx context.Context, groups, floors []string) 
 }
 
 // directoryCalls reads what the directory orders groups by, under their revisions, and returns
-// the guarded writes of their entries; floors, when not nil, are syncDirectoryOver's.
-func (s *Store) directoryCalls(ctx context.Context, groups, floors []string) ([]scriptCall, error) {
+// the guarded writes of their entries; floors, when not nil, and extra are syncDirectoryOver's.
+func (s *Store) directoryCalls(ctx context.Context, groups, floors []string, extra ...op) ([]scriptCall, error) {
 	stats := make([]scriptCall, len(groups))
 	for i, g := range groups {
 		stats[i] = scriptCall{name: "group_stat", keys: []string{s.k.groupInfo(g), s.k.groupMembers(g), s.k.ranking(g).new,
@@ -102,7 +103,7 @@ func (s *Store) directoryCalls(ctx context.Context, groups, floors []string) ([]
 			stats[i].args = []any{floors[i]}
 		}
 	}
-	replies, err := s.runScripts(ctx, stats)
+	replies, err := s.runScripts(ctx, stats, extra...)
 	if err != nil {
 		return nil, fmt.Errorf("read the directory entries of groups: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -64,7 +65,20 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.syncFollow(ctx, uid, target, follow); err != nil {
+	if follow {
+		_, err = s.followChecked(ctx, uid, target, followAdd)
+	} else {
+		err = s.syncFollow(ctx, uid, target, false)
+	}
+	if err != nil {
+		if errors.Is(err, errDeletedMeanwhile) {
+			s.settled(ctx, n) // taken off again: nothing is left to repair
+			return nil, err
+		}
+		if errors.Is(err, errFolloweeDeleted) {
+			s.settled(ctx, n)
+			return nil, notFoundf("no such user %s", truncate(userID(target), 40))
+		}
 		return nil, err
 	}
 	// Queued for every follow, new or repeated: a repeat cannot tell whether its first attempt,
@@ -80,8 +94,9 @@ func (s *Store) setFollow(ctx context.Context, uid, target string, follow bool) 
 
 // existingUser loads the user uid for a write about them, which checks first and writes after.
 // An unknown user, or a deleted account (its marker keeps no name: see DeleteAccount), is
-// KindNotFound; an account deleted between the check and the write is not caught here (the
-// records such a write leaves name a deleted account, as those made before its deletion do).
+// KindNotFound; an account deleted between the check and the write is not caught here: a write
+// whose records would name it for good reads the deletion again where it lands (followChecked,
+// changeModerator).
 func (s *Store) existingUser(ctx context.Context, uid string) (*User, error) {
 	vals, err := s.cmd().HMGet(ctx, s.k.user(uid), userFields...).Result()
 	if err != nil {
@@ -104,16 +119,60 @@ func (s *Store) syncFollow(ctx context.Context, a, b string, follow bool) error 
 	return s.syncFollowOver(ctx, a, b, op, "")
 }
 
+// followChecked is syncFollow of a follow that may cross the deletion of either account: a
+// follow (change followAdd) whose checks passed just before, or a repair (followRead) of one cut
+// off. A deletion's chain walks the follows of its account both ways, once: a relation written
+// after the walk passed would name the deleted account for good, in the other's followers or
+// following. So a's deletion is read in the round trip of a's side, after follow.lua, and b's in
+// the round trip of b's side, after follower.lua (authorGone): on each side either the read sees
+// the deletion, or the deletion — and the chain after it — comes after the side's write, whose
+// relation the chain then finds. A deleted account's relation is taken off as the chain does
+// (syncFollow), and the answer is errDeletedMeanwhile for a, errFolloweeDeleted for b. It
+// returns the relation as a's side read it.
+func (s *Store) followChecked(ctx context.Context, a, b, change string) (relation, error) {
+	readA, aGone := s.authorGone(ctx, a)
+	rel, err := s.relationStep(ctx, s.followKeys(a), b, change, s.now().UnixMilli(), MaxFollowing, "", readA)
+	if err != nil {
+		return relation{}, followLimit(err)
+	}
+	var gone error = errDeletedMeanwhile
+	deleted, _, err := aGone()
+	if err == nil && !deleted {
+		readB, bGone := s.authorGone(ctx, b)
+		gone = errFolloweeDeleted
+		deleted, err = s.mirrorFollowUnless(ctx, a, b, rel, readB, bGone)
+	}
+	if err != nil {
+		return relation{}, err
+	}
+	if !deleted {
+		return rel, nil
+	}
+	if err := s.syncFollow(ctx, a, b, false); err != nil {
+		return relation{}, fmt.Errorf("take a follow across a deletion off: %w", err)
+	}
+	return relation{}, gone
+}
+
+// errFolloweeDeleted answers a follow whose followee's account was deleted between the follow's
+// checks and its write (see followChecked): it was taken off again.
+var errFolloweeDeleted = errors.New("the account followed was deleted")
+
+// followLimit words a full following set's KindLimitReached for the follower.
+func followLimit(err error) error {
+	if IsKind(err, KindLimitReached) {
+		return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may follow at most %d users", MaxFollowing)}
+	}
+	return err
+}
+
 // syncFollowOver is syncFollow with op (followAdd, followRemove, or followRead to derive the
 // relation as a's side holds it) and a's sequence raised past floor first (see follow.lua), when
 // floor is not "": the version b's side last applied for a, read just before, for a rebuild.
 func (s *Store) syncFollowOver(ctx context.Context, a, b, op, floor string) error {
 	rel, err := s.relationStep(ctx, s.followKeys(a), b, op, s.now().UnixMilli(), MaxFollowing, floor)
 	if err != nil {
-		if IsKind(err, KindLimitReached) {
-			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may follow at most %d users", MaxFollowing)}
-		}
-		return err
+		return followLimit(err)
 	}
 	return s.mirrorFollow(ctx, a, b, rel)
 }
@@ -143,19 +202,20 @@ func (s *Store) followKeys(a string) []string {
 	return []string{s.k.following(a), s.k.followingSeq(a), s.k.pull(a), s.k.feed(a), s.k.feedBy(a)}
 }
 
-// relationStep sets, clears or reads the relation to b on its authoritative side: keys are the
+// relationStep sets, clears or reads (change) the relation to b on its authoritative side: keys are the
 // relations' sorted set and its sequence, then, for a follow, the follower's pull set, feed and
 // feed authors (see follow.lua). Adding to a set holding max relations is KindLimitReached;
 // max 0 is no bound. when is now, or for followDrop the time before which the relation goes.
 // floor, when not "", is a version the sequence is raised past (a rebuild's; see follow.lua).
-// Follows and group memberships both go through it.
-func (s *Store) relationStep(ctx context.Context, keys []string, b, op string, when int64, max int, floor string) (relation, error) {
-	c := relationCall(keys, b, op, when, max, floor)
-	reply, err := s.run(ctx, c.name, c.keys, c.args...)
+// Follows and group memberships both go through it. The reads in extra ride in the script's
+// round trip, after it (see runScripts).
+func (s *Store) relationStep(ctx context.Context, keys []string, b, change string, when int64, max int, floor string, extra ...op) (relation, error) {
+	c := relationCall(keys, b, change, when, max, floor)
+	replies, err := s.runScripts(ctx, []scriptCall{c}, extra...)
 	if err != nil {
 		return relation{}, err
 	}
-	return relationOf(reply)
+	return relationOf(replies[0])
 }
 
 // relationCall is the call of follow.lua that relationStep makes, for a caller that sends many.
@@ -188,14 +248,15 @@ func relationOf(reply any) (relation, error) {
 // its derived side, guarded by its version: keys are the mirror's sorted set and version hash,
 // then, for a follow, the followee's push set, which holds at most pushLimit followers (see
 // follower.lua). It returns how the follower gets the followee's posts: "push", "pull" or
-// "none"; a membership is "pull" when present.
-func (s *Store) mirrorRelation(ctx context.Context, keys []string, a string, rel relation, pushLimit int) (string, error) {
+// "none"; a membership is "pull" when present. The reads in extra ride in the script's round
+// trip, after it (see runScripts).
+func (s *Store) mirrorRelation(ctx context.Context, keys []string, a string, rel relation, pushLimit int, extra ...op) (string, error) {
 	c := mirrorCall(keys, a, rel, pushLimit)
-	mode, err := s.run(ctx, c.name, c.keys, c.args...)
+	replies, err := s.runScripts(ctx, []scriptCall{c}, extra...)
 	if err != nil {
 		return "", err
 	}
-	return replyWord("follower", mode, "push", "pull", "none")
+	return replyWord("follower", replies[0], "push", "pull", "none")
 }
 
 // mirrorCall is the call of follower.lua that mirrorRelation makes, for a caller that sends many.
@@ -215,11 +276,35 @@ func mirrorCall(keys []string, a string, rel relation, pushLimit int) scriptCall
 // authors. Each step is version-guarded and replies with the state it leaves, so a repeat after
 // a cut-off run completes it.
 func (s *Store) mirrorFollow(ctx context.Context, a, b string, rel relation) error {
+	_, err := s.mirrorFollowUnless(ctx, a, b, rel, op{}, nil)
+	return err
+}
+
+// mirrorFollowUnless is mirrorFollow that, when gone is not nil, sends the read of b's deletion
+// (authorGone) in the round trip of b's side, after it, and stops there when b's account is
+// deleted, reporting it (followChecked).
+func (s *Store) mirrorFollowUnless(ctx context.Context, a, b string, rel relation, read op, gone func() (bool, bool, error)) (bool, error) {
 	bkeys := []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)}
-	m, err := s.mirrorRelation(ctx, bkeys, a, rel, s.opts.Feed.FanoutLimit)
-	if err != nil {
-		return err
+	var extra []op
+	if gone != nil {
+		extra = append(extra, read)
 	}
+	m, err := s.mirrorRelation(ctx, bkeys, a, rel, s.opts.Feed.FanoutLimit, extra...)
+	if err != nil {
+		return false, err
+	}
+	if gone != nil {
+		if deleted, _, err := gone(); err != nil || deleted {
+			return deleted, err
+		}
+	}
+	return false, s.mirrorMode(ctx, a, b, rel, m)
+}
+
+// mirrorMode is the rest of mirrorFollow once b's side replied m: a's pull set, the push forced
+// beyond b's fan-out limit, and the backfill of a's feed.
+func (s *Store) mirrorMode(ctx context.Context, a, b string, rel relation, m string) error {
+	bkeys := []string{s.k.followers(b), s.k.followersVer(b), s.k.push(b)}
 	reply, err := s.run(ctx, "follow_mode", []string{s.k.following(a), s.k.pull(a), s.k.pullVer(a)},
 		b, rel.version, m, rel.at, s.opts.Feed.MaxPulledAuthors)
 	if err != nil {

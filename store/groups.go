@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -90,8 +91,23 @@ func (s *Store) CreateGroupLabelled(ctx context.Context, actor UserKey, name str
 	if err := s.register(ctx, s.k.groups(), true, g); err != nil {
 		return nil, fmt.Errorf("register group %s: %w", g, err)
 	}
-	if err := s.syncDirectory(ctx, g); err != nil {
+	// The creator's account may have been deleted since the checks, and its deletion's walk of
+	// the groups (moderated.go) may have passed before this one was registered: the deletion is
+	// read again in the next round trip, after the registration, so that either the read sees it
+	// and the seat is given up here, as the walk does, or the walk finds the group. The group's
+	// repair note covers the step down (repairGroupItem drops deleted moderators).
+	read, gone := s.authorGone(ctx, string(actor))
+	if err := s.syncDirectoryOver(ctx, []string{g}, nil, read); err != nil {
 		return nil, err
+	}
+	if deleted, _, err := gone(); err != nil {
+		return nil, err
+	} else if deleted {
+		if err := s.stepDown(ctx, string(actor), g); err != nil {
+			return nil, err
+		}
+		s.settled(ctx, n)
+		return nil, errDeletedMeanwhile
 	}
 	s.settled(ctx, n)
 	return NewGroup(g), nil
@@ -455,11 +471,16 @@ func (s *Store) setMember(ctx context.Context, uid, name string, join bool) (*Gr
 	if err != nil {
 		return nil, err
 	}
-	op := followRemove
 	if join {
-		op = followAdd
+		err = s.memberChecked(ctx, uid, g, followAdd)
+	} else {
+		err = s.syncMember(ctx, uid, g, followRemove)
 	}
-	if err := s.syncMember(ctx, uid, g, op); err != nil {
+	if errors.Is(err, errDeletedMeanwhile) {
+		s.settled(ctx, n) // taken off again: nothing is left to repair
+		return nil, err
+	}
+	if err != nil {
 		return nil, err
 	}
 	s.settled(ctx, n)
@@ -479,12 +500,50 @@ func (s *Store) syncMember(ctx context.Context, uid, g, op string) error {
 func (s *Store) syncMemberOver(ctx context.Context, uid, g, op, floor string) error {
 	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, op, s.now().UnixMilli(), MaxGroupsJoined, floor)
 	if err != nil {
-		if IsKind(err, KindLimitReached) {
-			return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}
-		}
+		return joinLimit(err)
+	}
+	return s.mirrorMember(ctx, uid, g, rel)
+}
+
+// memberChecked is syncMember of a membership that may cross the deletion of uid's account: a
+// join (change followAdd) whose checks passed just before, or a repair (followRead) of one cut
+// off. The deletion's chain walks uid's groups once: a membership written after the walk passed
+// would leave the deleted account among the group's members, and in its count, for good. So the
+// deletion is read in the round trip of uid's side, after follow.lua (authorGone): either the
+// read sees it, or the deletion — and the chain after it — comes after the membership, which the
+// chain then finds. Deleted, the membership is taken off as the chain does, and the answer is
+// errDeletedMeanwhile.
+func (s *Store) memberChecked(ctx context.Context, uid, g, change string) error {
+	read, gone := s.authorGone(ctx, uid)
+	rel, err := s.relationStep(ctx, []string{s.k.userGroups(uid), s.k.userGroupsSeq(uid)}, g, change, s.now().UnixMilli(), MaxGroupsJoined, "", read)
+	if err != nil {
+		return joinLimit(err)
+	}
+	deleted, _, err := gone()
+	if err != nil {
 		return err
 	}
-	if _, err = s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0); err != nil {
+	if !deleted {
+		return s.mirrorMember(ctx, uid, g, rel)
+	}
+	if err := s.syncMember(ctx, uid, g, followRemove); err != nil {
+		return fmt.Errorf("take a membership across a deletion off: %w", err)
+	}
+	return errDeletedMeanwhile
+}
+
+// joinLimit words a full groups set's KindLimitReached for the member.
+func joinLimit(err error) error {
+	if IsKind(err, KindLimitReached) {
+		return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("you may join at most %d groups", MaxGroupsJoined)}
+	}
+	return err
+}
+
+// mirrorMember writes a state of uid's membership of g, read on uid's side, into the group's
+// members and its directory entries.
+func (s *Store) mirrorMember(ctx context.Context, uid, g string, rel relation) error {
+	if _, err := s.mirrorRelation(ctx, []string{s.k.groupMembers(g), s.k.groupMembersVer(g)}, uid, rel, 0); err != nil {
 		return err
 	}
 	return s.syncDirectory(ctx, g)

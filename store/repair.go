@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -122,7 +123,11 @@ func (s *Store) repair(ctx context.Context, item string) error {
 		return s.repairGroupItem(ctx, rest)
 	case repairMember:
 		uid, g, _ := strings.Cut(rest, ":")
-		return s.syncMember(ctx, uid, g, followRead)
+		// Its account deleted meanwhile, the membership is taken off as the chain does.
+		if err := s.memberChecked(ctx, uid, g, followRead); !errors.Is(err, errDeletedMeanwhile) {
+			return err
+		}
+		return nil
 	case repairBan:
 		scope, user, _ := strings.Cut(rest, ":")
 		return s.repairBan(ctx, scope, user)
@@ -255,12 +260,14 @@ func (s *Store) repairUser(ctx context.Context, uid string) error {
 
 // repairFollow mirrors the relation a → b as a's side records it now, and for a present one queues
 // b's notification of it (a follow cut off before it queued it; the notification is made once).
+// Either account deleted meanwhile, the relation is taken off as the deletion's chain does
+// (followChecked), and nobody is notified.
 func (s *Store) repairFollow(ctx context.Context, a, b string) error {
-	rel, err := s.followStep(ctx, a, b, followRead)
-	if err != nil {
-		return err
+	rel, err := s.followChecked(ctx, a, b, followRead)
+	if errors.Is(err, errDeletedMeanwhile) || errors.Is(err, errFolloweeDeleted) {
+		return nil
 	}
-	if err := s.mirrorFollow(ctx, a, b, rel); err != nil {
+	if err != nil {
 		return err
 	}
 	if rel.present {

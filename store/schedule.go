@@ -304,7 +304,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	op, err := replyWord("schedule", arr[0], "later", "take")
+	word, err := replyWord("schedule", arr[0], "later", "take")
 	if err != nil {
 		return err
 	}
@@ -312,7 +312,7 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return err
 	}
-	if op == "later" {
+	if word == "later" {
 		return jobs.Later{At: fromMillis(atoi64(val))}
 	}
 	d, err := parseDraft(val)
@@ -346,7 +346,20 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
 		return err
 	}
-	if err := s.indexPost(ctx, p, nil, s.searchWrites(postSearchDoc(p, true))); err != nil {
+	// The author's account may have been deleted since draftRefused read it, and its chain may
+	// have been through the author's lists before this post was listed: read again where it is
+	// listed, as createPost does (authorGone), the post is disowned, or erased, as the chain does.
+	read, gone := s.authorGone(ctx, uid)
+	if err := s.indexPostIn(ctx, p, nil, true, []op{read}, s.searchWrites(postSearchDoc(p, true))); err != nil {
+		return err
+	}
+	if deleted, erase, err := gone(); err != nil {
+		return err
+	} else if deleted {
+		if err := s.disownPost(ctx, uid, pid, erase); err != nil {
+			return err
+		}
+		_, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid)
 		return err
 	}
 	if err := s.queuePostJobs(ctx, pid); err != nil {

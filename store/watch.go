@@ -228,8 +228,29 @@ func (s *Store) watch(ctx context.Context, uid, item, code string, groups []stri
 // reindexWatch records item in uid's watch index (key) again, after a watch found it may hold a
 // mode the index no longer names. Over MaxWatches, the mode is cleared again (call, watch.lua)
 // and the watch is KindLimitReached: a mode never stays without its entry.
+//
+// It comes after the mode is set, in uid's slot, so it reads there the deletion of uid's account
+// too (authorGone), which a watch whose checks passed just before may cross: the deletion's
+// chain walks the index once ("watches" step), and a mode set after the walk passed would leave
+// the deleted account among the item's watchers for good. Either the read sees the deletion, and
+// the mode and its entry are taken off as the chain does (errDeletedMeanwhile), or the deletion
+// — and the chain after it — comes after this entry, which the chain then finds.
 func (s *Store) reindexWatch(ctx context.Context, uid, key, item string, call scriptCall) error {
-	_, err := s.recordWatch(ctx, uid, key, []any{item, s.now().UnixMilli(), MaxWatches})
+	read, gone := s.authorGone(ctx, uid)
+	_, err := s.recordWatch(ctx, uid, key, []any{item, s.now().UnixMilli(), MaxWatches}, read)
+	if err == nil {
+		deleted, _, err := gone()
+		if err != nil || !deleted {
+			return err
+		}
+		if err := s.unwatch(ctx, uid, item); err != nil {
+			return fmt.Errorf("take a watch across a deletion off: %w", err)
+		}
+		if err := s.cmd().ZRem(ctx, key, item).Err(); err != nil {
+			return fmt.Errorf("take a watch across a deletion out of %s's watch index: %w", uid, err)
+		}
+		return errDeletedMeanwhile
+	}
 	if !IsKind(err, KindLimitReached) {
 		return err
 	}
@@ -241,13 +262,13 @@ func (s *Store) reindexWatch(ctx context.Context, uid, key, item string, call sc
 }
 
 // recordWatch runs watch_index.lua with args on uid's index key, and reports whether the item is
-// recorded.
-func (s *Store) recordWatch(ctx context.Context, uid, key string, args []any) (bool, error) {
-	v, err := s.run(ctx, "watch_index", []string{key}, args...)
+// recorded. The reads in extra ride in its round trip, after it (see runScripts).
+func (s *Store) recordWatch(ctx context.Context, uid, key string, args []any, extra ...op) (bool, error) {
+	v, err := s.runScripts(ctx, []scriptCall{{name: "watch_index", keys: []string{key}, args: args}}, extra...)
 	if err != nil {
 		return false, fmt.Errorf("record in %s's watch index: %w", uid, err)
 	}
-	n, err := replyInt("watch_index", v)
+	n, err := replyInt("watch_index", v[0])
 	return n == 1, err
 }
 
