@@ -62,6 +62,7 @@ func TestCostCalibration(t *testing.T) {
 			w := seedCalibration(t, b)
 			rows := w.measureFields(t)
 			w.report(t, rows)
+			w.measureWrites(t)
 		})
 	}
 }
@@ -359,7 +360,7 @@ func (f calField) String() string { return f.typ.Name + "." + f.def.Name }
 // calibratedFields returns every field of schema's object types that takes arguments or returns
 // a list or a connection, but those of connections and edges themselves (measured with the
 // field that returns them) and those of mutations and subscriptions (see
-// TestCostCalibrationOfWrites).
+// calWorld.measureWrites).
 func calibratedFields(schema *ast.Schema) []calField {
 	var out []calField
 	for _, typ := range schema.Types {
@@ -743,4 +744,38 @@ func pct(xs []float64, p int) float64 {
 		return 0
 	}
 	return xs[min(len(xs)-1, len(xs)*p/100)]
+}
+
+// measureWrites sends the mutations that fan out — a label on a group's every post, a post's
+// labels in its 10 groups, a site ban, leaving and joining a group, a post into 10 groups
+// before 100 followers, deleting a post in 10 groups with 100 comments, marking 200
+// notifications read, deleting an account with its content — and logs what each cost and sent
+// in its request (the jobs it queued run later, each in a request of its own). Nothing is
+// asserted: the figures are docs/PERFORMANCE.md's.
+func (w *calWorld) measureWrites(t *testing.T) {
+	t.Helper()
+	post := w.ids["post"]
+	writes := []struct{ name, token, query string }{
+		{"updateGroup nsfw", w.viewer, `mutation { updateGroup(name: "g000", nsfw: true) { id } }`},
+		{"updateGroup nsfw off", w.viewer, `mutation { updateGroup(name: "g000", nsfw: false) { id } }`},
+		{"setPostLabels", w.viewer, `mutation { setPostLabels(id: "` + post + `", nsfw: true, spoiler: true) { id } }`},
+		{"banUser site", w.admin, `mutation { banUser(userId: "user:u150", reason: "spam") { id } }`},
+		{"leaveGroup", w.viewer, `mutation { leaveGroup(name: "g001") { id } }`},
+		{"joinGroup", w.viewer, `mutation { joinGroup(name: "g001") { id } }`},
+		{"createPost 10 groups", w.viewer, `mutation { createPost(input: {title: "news alpha", body: "beta", groups: ["g000", "g001", "g002", "g003", "g004", "g005", "g006", "g007", "g008", "g009"]}) { id } }`},
+		{"markNotificationsRead all", w.viewer, `mutation { markNotificationsRead(all: true) }`},
+		{"deletePost 10 groups", w.viewer, `mutation { deletePost(id: "` + post + `") }`},
+		{"deleteUser erase", w.admin, `mutation { deleteUser(userId: "user:vic", eraseContent: true) }`},
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "%-28s %7s %8s %6s %9s %9s %8s\n", "mutation", "cost", "commands", "trips", "redis cmd", "redis µs", "cpu µs")
+	for _, m := range writes {
+		f, r := w.try(t, m.token, m.query)
+		if len(r.Errors) > 0 {
+			t.Errorf("%s: %+v", m.name, r.Errors)
+			continue
+		}
+		fmt.Fprintf(&s, "%-28s %7d %8d %6d %9d %9d %8d\n", m.name, f.cost, f.commands, f.trips, f.redisCalls, f.redisUsec, f.cpu.Microseconds())
+	}
+	t.Log("\n" + s.String())
 }
