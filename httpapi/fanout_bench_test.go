@@ -271,10 +271,11 @@ func fanout(b *testing.B, n, events, rate int) {
 }
 
 // processCPU returns the CPU time the process has used, user and system.
-func processCPU(b *testing.B) time.Duration {
+func processCPU(tb testing.TB) time.Duration {
+	tb.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

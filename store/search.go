@@ -60,6 +60,10 @@ const searchMaxExpansions = 32
 // votes. Relevance and NEW sort every match.
 const searchTopCap = 5000
 
+// commentVoteFields are the fields commentsByVotes reads of each candidate of a TOP search of
+// comments: its vote counts (besides those every read has).
+const commentVoteFields = CommentUp | CommentDown
+
 // searchKind is one kind of indexed document.
 type searchKind struct {
 	code  string // in the bucket's hash tag: "p" posts, "c" comments
@@ -1918,7 +1922,9 @@ func (l *Loader) countComments(ctx context.Context, f commentResults, hs []searc
 }
 
 // commentsByVotes scores the newest searchTopCap hits by their comments' net votes, leaving out
-// the comments written before since (when not nil).
+// the comments written before since (when not nil). It reads of each comment its vote counts and
+// the fields always read (its time, whether it is deleted or removed), not its body: the page's
+// comments are read whole when they are checked.
 func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit, since *time.Time) ([]search.Hit, error) {
 	if len(hits) > searchTopCap {
 		hits = hits[len(hits)-searchTopCap:]
@@ -1926,7 +1932,7 @@ func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit, since *
 	reads := make([]read, len(hits))
 	for i, h := range hits {
 		pid, num := commentOfHit(h)
-		reads[i] = l.commentRead(pid, num, AllCommentFields)
+		reads[i] = l.commentRead(pid, num, commentVoteFields)
 	}
 	calls := l.getAll(ctx, reads...)
 	if err := waitAll(ctx, calls); err != nil {
@@ -1935,7 +1941,7 @@ func (l *Loader) commentsByVotes(ctx context.Context, hits []search.Hit, since *
 	out := hits[:0]
 	for i, h := range hits {
 		pid, num := commentOfHit(h)
-		c := l.commentOf(calls[i], pid, num, AllCommentFields)
+		c := l.commentOf(calls[i], pid, num, commentVoteFields)
 		switch {
 		case c == nil:
 			h.Score = 0 // verification drops it
