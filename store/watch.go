@@ -215,7 +215,12 @@ func (s *Store) watch(ctx context.Context, uid, item, code string, groups []stri
 			return fmt.Errorf("read %s's watch mode of %s: %w", uid, item, err)
 		}
 		if mode != "" {
-			return s.reindexWatch(ctx, uid, key, item, call)
+			// Over MaxWatches, reindexWatch clears the mode again: what this watch asked for,
+			// so that is no LIMIT_REACHED of this watch's.
+			if err := s.reindexWatch(ctx, uid, key, item, call); !IsKind(err, KindLimitReached) {
+				return err
+			}
+			return nil
 		}
 	default:
 		// A watch of the same item that cleared its mode may have taken the entry out after
