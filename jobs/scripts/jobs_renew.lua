@@ -18,5 +18,8 @@ if leased ~= tonumber(ARGV[3]) and leased ~= tonumber(ARGV[4])
     and not (ARGV[5] ~= '' and leased == tonumber(ARGV[5])) then
   return 0
 end
-redis.call('ZADD', KEYS[1], 'XX', ARGV[4], id)
+-- ZREM first: Redis refuses a script's first write that may grow memory when it is full, and a
+-- renewal grows nothing; refused, it would leave a job that waits for room to be claimed again.
+redis.call('ZREM', KEYS[1], id)
+redis.call('ZADD', KEYS[1], ARGV[4], id)
 return 1
