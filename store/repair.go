@@ -237,7 +237,11 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	} else if deleted {
 		return s.disownComment(ctx, string(c.Author), userCommentMember(pid, num), erase)
 	}
-	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)
+	if err := s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version); err != nil {
+		return err
+	}
+	// A creation cut off before its announcement is announced now; any other finds it done.
+	return s.announceComment(ctx, pid, num)
 }
 
 // repairUser puts an existing user into the name index, the users' search index and on the
