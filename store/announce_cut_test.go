@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -83,6 +84,67 @@ func TestCutOffCommentIsAnnounced(t *testing.T) {
 		}
 		if got := comments(); !slices.Equal(got, want) {
 			t.Errorf("commentAdded events after the retry: %v, want %v", got, want)
+		}
+	})
+}
+
+// TestCutOffPostIsAnnounced: a post whose process died right after its atomic step is finished
+// by the repair job — which pushes it to its followers' feeds and notifies its mentions, as it
+// did — and announced to the subscribers of new posts and of its groups, once. Before, the repair
+// announced nothing, so those live streams never carried the post. A retry of the creation (its
+// idempotency key) after the repair announces nothing again.
+func TestCutOffPostIsAnnounced(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		clock := newStepClock()
+		opts := store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: -1, NewAccount: store.NewAccountLimits{Age: -1}}
+		s := b.NewStore(t, opts)
+		signUp(t, s, "ann")
+		var dead atomic.Bool
+		sha := store.ScriptSHA("create_post")
+		dying := b.Hooked(t, storetest.Dying(&dead, errors.New("the process died"), func(cmds []rdb.Cmder) bool {
+			return slices.ContainsFunc(cmds, func(c rdb.Cmder) bool {
+				a := c.Args()
+				return c.Name() == "evalsha" && len(a) > 1 && storetest.ArgString(a[1]) == sha
+			})
+		})).NewStore(t, opts)
+		in := store.NewPost{Title: "cut off", Body: "after its atomic step", Groups: []string{"go"}, IdempotencyKey: "k1"}
+		if _, err := dying.CreatePost(ctx, "ann", in); err == nil {
+			t.Fatal("the post of a process that died was answered")
+		}
+		clock.Add(store.RepairGrace + time.Second)
+		settle(t, s)
+
+		published := func() map[string][]string {
+			t.Helper()
+			out := map[string][]string{}
+			for _, g := range []string{"", "go"} {
+				evs, err := s.ReplayLog(ctx, s.Channels().Published(g), store.FromStart)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range evs {
+					if e.Post != "" {
+						out[g] = append(out[g], e.Post)
+					}
+				}
+			}
+			return out
+		}
+		page, err := s.NewLoader().Posts(ctx, store.SortNew, "", store.Window{First: 10}, nil)
+		if err != nil || len(page.Items) != 1 {
+			t.Fatalf("the front page after the repair: %+v, %v; want the post", page, err)
+		}
+		id := page.Items[0].ID
+		want := map[string][]string{"": {id}, "go": {id}}
+		if got := published(); !maps.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("new-post events after the repair: %v, want %v", got, want)
+		}
+		if _, err := s.CreatePost(ctx, "ann", in); err != nil {
+			t.Fatal(err)
+		}
+		if got := published(); !maps.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("new-post events after the retry: %v, want %v", got, want)
 		}
 	})
 }

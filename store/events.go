@@ -214,13 +214,38 @@ func (s *Store) announceComment(ctx context.Context, pid, num string) error {
 
 // publishPostPublished announces a new post to every subscriber of new posts and to those of
 // each of its groups.
-func (s *Store) publishPostPublished(ctx context.Context, p *Post) {
+func (s *Store) publishPostPublished(ctx context.Context, p *Post) error {
 	ev := EventIDs{Post: p.ID, Author: p.Author}
 	msgs := []message{{s.k.chanPublished(""), ev}}
 	for _, g := range p.GroupNames {
 		msgs = append(msgs, message{s.k.chanPublished(g), ev})
 	}
-	s.publish(ctx, msgs...)
+	return s.publish(ctx, msgs...)
+}
+
+// announcePost announces the new post p, of key pid, if its hash h still holds its pending mark (pa, written
+// by create_post.lua), then takes the mark: the write that creates a post runs it once its
+// derived writes are done, a repeat of that write (its idempotency key, a scheduled post's publish
+// job) and the post's repair job run it too, so that a creation cut off after its atomic step (its
+// process died, Redis was full) is announced when it is finished, and one announced is not
+// announced again. The channels are on other slots than the post, so a process that dies between
+// the announcement and taking the mark announces the post twice, as a retried write may. A
+// failure is returned, the mark left.
+func (s *Store) announcePost(ctx context.Context, pid string, p *Post, h map[string]string) error {
+	if h["pa"] == "" {
+		return nil
+	}
+	if err := s.publishPostPublished(ctx, p); err != nil {
+		return err
+	}
+	key := s.k.post(pid)
+	err := s.pipeline(context.WithoutCancel(ctx), []op{{key: key, fill: func(pl rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		return pl.HDel(ctx, key, "pa"), nil
+	}}}, false)
+	if err != nil {
+		return fmt.Errorf("announce post %s: %w", p.ID, err)
+	}
+	return nil
 }
 
 // FromStart is the cursor before every event of a channel whose log was empty: LogHead returns

@@ -201,7 +201,14 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string, annou
 			return err
 		}
 	}
-	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
+	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
+		return err
+	}
+	if p.Removed || p.Erased || !announce {
+		return nil
+	}
+	// A creation cut off before its announcement is announced now; any other finds it done.
+	return s.announcePost(ctx, pid, p, h)
 }
 
 // repairComment ranks the comment's post again (its comment count and last activity), records the
