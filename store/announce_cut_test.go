@@ -14,6 +14,20 @@ import (
 	"github.com/agora/agora/store/storetest"
 )
 
+// diesAfterScript returns b on a client of a process that dies once the store's script name has
+// run: every command after it fails, unsent.
+func diesAfterScript(t *testing.T, b storetest.Backend, name string) storetest.Backend {
+	t.Helper()
+	dead := new(atomic.Bool)
+	sha := store.ScriptSHA(name)
+	return b.Hooked(t, storetest.Dying(dead, errors.New("the process died"), func(cmds []rdb.Cmder) bool {
+		return slices.ContainsFunc(cmds, func(c rdb.Cmder) bool {
+			a := c.Args()
+			return c.Name() == "evalsha" && len(a) > 1 && storetest.ArgString(a[1]) == sha
+		})
+	}))
+}
+
 // TestCutOffCommentIsAnnounced: a comment whose process died right after its atomic step is
 // finished by the repair job — and announced by it: its thread's subscribers, and those who
 // resume with a cursor, receive commentAdded (and postChanged for its count) once, as for any
@@ -35,15 +49,7 @@ func TestCutOffCommentIsAnnounced(t *testing.T) {
 		settle(t, s)
 		pid, _ := store.PostKey(p.ID)
 
-		var dead atomic.Bool
-		died := errors.New("the process died")
-		sha := store.ScriptSHA("create_comment")
-		dying := b.Hooked(t, storetest.Dying(&dead, died, func(cmds []rdb.Cmder) bool {
-			return slices.ContainsFunc(cmds, func(c rdb.Cmder) bool {
-				a := c.Args()
-				return c.Name() == "evalsha" && len(a) > 1 && storetest.ArgString(a[1]) == sha
-			})
-		})).NewStore(t, opts)
+		dying := diesAfterScript(t, b, "create_comment").NewStore(t, opts)
 		in := store.NewComment{PostID: p.ID, Body: "cut off after its atomic step", IdempotencyKey: "k1"}
 		if _, err := dying.CreateComment(ctx, "bob", in); err == nil {
 			t.Fatal("the comment of a process that died was answered")
@@ -100,14 +106,7 @@ func TestCutOffPostIsAnnounced(t *testing.T) {
 		opts := store.Options{Prefix: storetest.Prefix(), Now: clock.Now, WriteLimit: -1, NewAccount: store.NewAccountLimits{Age: -1}}
 		s := b.NewStore(t, opts)
 		signUp(t, s, "ann")
-		var dead atomic.Bool
-		sha := store.ScriptSHA("create_post")
-		dying := b.Hooked(t, storetest.Dying(&dead, errors.New("the process died"), func(cmds []rdb.Cmder) bool {
-			return slices.ContainsFunc(cmds, func(c rdb.Cmder) bool {
-				a := c.Args()
-				return c.Name() == "evalsha" && len(a) > 1 && storetest.ArgString(a[1]) == sha
-			})
-		})).NewStore(t, opts)
+		dying := diesAfterScript(t, b, "create_post").NewStore(t, opts)
 		in := store.NewPost{Title: "cut off", Body: "after its atomic step", Groups: []string{"go"}, IdempotencyKey: "k1"}
 		if _, err := dying.CreatePost(ctx, "ann", in); err == nil {
 			t.Fatal("the post of a process that died was answered")
