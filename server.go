@@ -400,7 +400,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		Prefix: cfg.prefix, VotingWindow: cfg.votingWindow, HotK: cfg.hotK,
 		SessionTTL: cfg.sessionTTL, WriteLimit: cfg.writeLimit, Auth: cfg.auth, Feed: cfg.feed,
 		MaxCommentDepth: cfg.commentDepth, Log: log,
-		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout,
+		WaitReplicas: cfg.waitReplicas, WaitTimeout: cfg.waitTimeout, RedisTimeout: cfg.redisTimeout, AllowEviction: cfg.allowEviction,
 		MaxScheduledPosts: cfg.maxScheduled, NoSearch: !cfg.search, Admins: cfg.admins, Jobs: jobs.Options{Workers: cfg.jobWorkers, MaxTries: cfg.jobTries},
 		EventLogLength: cfg.eventLogLength, EventLogAge: cfg.eventLogAge,
 		Mail: mailOpts, RequireEmail: cfg.requireEmail, Messages: cfg.messages,

@@ -79,7 +79,8 @@ type Job struct {
 }
 
 // Handler carries out one job. It must be idempotent: a job runs at least once, and more often if
-// its process dies or its lease runs out while it runs. An error makes the job be retried; Later
+// its process dies, or stalls or loses Redis for longer than its lease, while it runs (the lease
+// is renewed while the handler runs, so a job may run longer than its lease). An error makes the job be retried; Later
 // makes it due again at a given time without counting a failure.
 type Handler func(ctx context.Context, job Job) error
 
@@ -98,7 +99,9 @@ type Options struct {
 	Shards int
 	// Workers is how many jobs one process runs at once. Default 16.
 	Workers int
-	// Lease is how long a claimed job may run before another process may claim it. Default 30s.
+	// Lease is how long a claimed job is held by its process without a renewal: the process
+	// renews it every third of Lease while the job runs, and another process may claim a job
+	// whose lease ended (its process died or stalled). Default 30s.
 	Lease time.Duration
 	// Poll is the longest an idle process waits before it looks for due jobs again. Between
 	// polls it sleeps until the next job it knows of is due (every claim tells it), and a job
@@ -345,6 +348,9 @@ type claimed struct {
 	shard int
 	claim int64
 	lease string
+	// maybe is a lease end that a renewal whose reply never came may have set, or "": the lease
+	// ends at lease or maybe, and the outcome names both.
+	maybe string
 }
 
 // claim takes at most max due jobs over all shards, in one pipeline, and returns them with the
@@ -409,7 +415,7 @@ func (e *Engine) claim(ctx context.Context, max int) ([]claimed, time.Time, erro
 func (e *Engine) finish(ctx context.Context, c claimed, outcome string, at time.Time, why string) error {
 	k := e.keys(c.shard)
 	_, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_done", Keys: k[:],
-		Args: []any{c.ID, c.claim, outcome, score(at), why, e.opts.DeadCap, c.lease}}})
+		Args: []any{c.ID, c.claim, outcome, score(at), why, e.opts.DeadCap, c.lease, c.maybe}}})
 	if err != nil {
 		return fmt.Errorf("finish job %s (%s): %w", c.ID, outcome, err)
 	}
@@ -437,7 +443,7 @@ func (e *Engine) execute(ctx context.Context, c claimed) {
 	h, ok := e.handlers[c.Kind]
 	var err error
 	if ok {
-		err = safely(ctx, h, c.Job)
+		c, err = e.runHeld(ctx, h, c)
 	}
 	if !ok || errors.Is(err, ErrNotHere) {
 		e.warnNotHere(ctx, c, err)
@@ -480,6 +486,58 @@ func (e *Engine) execute(ctx context.Context, c claimed) {
 		// The lease ends by itself and the job runs again: handlers are idempotent.
 		e.opts.Log.WarnContext(ctx, "job outcome not recorded: it runs again when its lease ends", "job", c.ID, "err", err)
 	}
+}
+
+// runHeld runs h on c's job and renews the job's lease every third of Options.Lease while it
+// runs, so that a job that runs longer than its lease is not claimed by another process
+// meanwhile. It returns c with the lease end its last renewal set, which the outcome names, and
+// the handler's error. Without renewals, a job that took longer than the lease ran again on
+// another process, and again, each run's outcome refused because a newer claim held the job: it
+// never ended. A renewal that finds the job claimed again (this process stalled past the lease)
+// stops renewing; the handler runs on, its outcome refused, as handlers allow.
+func (e *Engine) runHeld(ctx context.Context, h Handler, c claimed) (claimed, error) {
+	stop, renewed := make(chan struct{}), make(chan claimed, 1)
+	go func() {
+		held := c
+		defer func() { renewed <- held }()
+		t := time.NewTicker(max(e.opts.Lease/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			next := score(e.now().Add(e.opts.Lease))
+			ok, err := e.renew(context.WithoutCancel(ctx), held, next)
+			switch {
+			case err != nil:
+				// The renewal may have reached Redis: the lease ends at either time.
+				held.maybe = next
+				e.opts.Log.WarnContext(ctx, "job lease not renewed: it is tried again", "job", c.ID, "err", err)
+			case !ok:
+				e.opts.Log.WarnContext(ctx, "job claimed again after its lease ended: it runs elsewhere too", "job", c.ID)
+				return
+			default:
+				held.lease, held.maybe = next, ""
+			}
+		}
+	}()
+	err := safely(ctx, h, c.Job)
+	close(stop)
+	return <-renewed, err
+}
+
+// renew moves the lease of c's job to end at next, if c's claim still holds it (jobs_renew.lua).
+func (e *Engine) renew(ctx context.Context, c claimed, next string) (bool, error) {
+	k := e.keys(c.shard)
+	reply, err := e.r.RunScripts(ctx, []Call{{Script: "jobs_renew", Keys: []string{k[1], k[3]},
+		Args: []any{c.ID, c.claim, c.lease, next, c.maybe}}})
+	if err != nil {
+		return false, fmt.Errorf("renew the lease of job %s: %w", c.ID, err)
+	}
+	n, _ := reply[0].(int64)
+	return n == 1, nil
 }
 
 // warnNotHere logs that a job this process cannot run (err nil: no handler for its kind) was put

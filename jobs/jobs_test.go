@@ -837,3 +837,51 @@ func TestJobOfANewerReleaseWaitsForAProcessThatKnowsIt(t *testing.T) {
 		}
 	})
 }
+
+// TestJobLongerThanItsLeaseRunsOnce: a job that runs longer than its lease keeps it, renewed
+// while it runs, so that no other process claims it meanwhile, and its outcome ends it. Before
+// leases were renewed, another process claimed it when its lease ended and ran it again, and
+// again, each run's outcome refused for the newer claim: a job longer than its lease never
+// ended, and ran on every process at once.
+func TestJobLongerThanItsLeaseRunsOnce(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		const lease = 150 * time.Millisecond
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		prefix := storetest.Prefix()
+		var runs atomic.Int32
+		finished := make(chan struct{}, 8)
+		var es []*jobs.Engine
+		for range 2 { // two processes on the real clock, as leases are renewed on it
+			e := b.NewStore(t, store.Options{Prefix: prefix, Jobs: jobs.Options{Lease: lease, Poll: 5 * time.Millisecond}}).Jobs()
+			e.Handle("long", func(context.Context, jobs.Job) error {
+				runs.Add(1)
+				time.Sleep(4 * lease)
+				finished <- struct{}{}
+				return nil
+			})
+			es = append(es, e)
+		}
+		if err := es[0].Enqueue(ctx, jobs.Job{ID: "x", Kind: "long"}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for _, e := range es {
+			wg.Go(func() { e.Run(ctx) })
+		}
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the job never finished")
+		}
+		time.Sleep(2 * lease) // time for a claim of a job whose outcome was refused
+		cancel()
+		wg.Wait()
+		if n := runs.Load(); n != 1 {
+			t.Errorf("the job ran %d times, want once", n)
+		}
+		if c, err := es[0].Census(context.Background()); err != nil || c != (jobs.Census{}) {
+			t.Errorf("census %+v %v, want empty queues: the job's outcome ended it", c, err)
+		}
+	})
+}

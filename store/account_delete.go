@@ -428,10 +428,7 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 			return err
 		}
 	}
-	if err := s.runMany(ctx, []scriptCall{indexCall(s.k.leaderboardVer(), uid, deletedVersion, false, []string{s.k.leaderboard()}, nil)}); err != nil {
-		return err
-	}
-	if err := s.register(ctx, s.k.userNames(), false, uid); err != nil {
+	if err := s.unlistDeleted(ctx, uid); err != nil {
 		return err
 	}
 	// The vote log and the address go in one round trip (one slot).
@@ -444,6 +441,16 @@ func (s *Store) eraseFinish(ctx context.Context, uid string) error {
 		return err
 	}
 	return rdb.FirstErr([2]rdb.Cmder{voted, email})
+}
+
+// unlistDeleted takes a deleted account off the karma leaderboard, for good (its guard holds
+// deletedVersion, above any karma version), and out of the name registry: the end of its
+// deletion's chain, and what RebuildUsers does for an account deleted while it walked it.
+func (s *Store) unlistDeleted(ctx context.Context, uid string) error {
+	if err := s.runMany(ctx, []scriptCall{indexCall(s.k.leaderboardVer(), uid, deletedVersion, false, []string{s.k.leaderboard()}, nil)}); err != nil {
+		return err
+	}
+	return s.register(ctx, s.k.userNames(), false, uid)
 }
 
 // authorGone returns the read of whether the account of uid is deleted, for a round trip on

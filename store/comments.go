@@ -273,8 +273,11 @@ func (s *Store) CreateComment(ctx context.Context, user UserKey, in NewComment) 
 			return nil, errDeletedMeanwhile
 		}
 		s.recordActivity(ctx, uid, postGroups())
-		s.settled(ctx, n)
-		s.publishCommentAdded(ctx, pid, c.ID) // also announces the post's new comment count
+		// Announced (with the post's new comment count) before the note is settled: an
+		// announcement that fails leaves the note, whose repair job announces the comment.
+		if err := s.announceComment(ctx, pid, c.num); err == nil {
+			s.settled(ctx, n)
+		}
 		return c, nil
 	}
 	return nil, fmt.Errorf("create_comment: idempotency key of comment %s keeps moving", num)

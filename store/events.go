@@ -183,24 +183,69 @@ func (s *Store) publishPostDeleted(ctx context.Context, pid string) {
 		message{s.k.chanComments(pid), EventIDs{Post: postID(pid)}})
 }
 
-// publishCommentAdded announces a new comment or reply, commentID being its global id
-// ("comment:17:4"), in the thread of the post with key pid. The post's comment count moved with
-// it, so it announces postChanged too.
-func (s *Store) publishCommentAdded(ctx context.Context, pid, commentID string) {
-	s.publish(ctx,
-		message{s.k.chanComments(pid), EventIDs{Post: postID(pid), Comment: commentID}},
-		message{s.k.chanPostChanged(pid), EventIDs{Post: postID(pid)}})
+// announceComment announces the new comment num (a reply too) in the thread of the post with
+// key pid, once: commentAdded, and postChanged for the post's comment count, unless it was
+// announced already (announce_comment.lua). The write that creates a comment runs it once its
+// derived writes are done, and so does the comment's repair job, so that a creation cut off in
+// between (its process died, Redis was full) is announced when the repair finishes it: before,
+// such a comment was in every list but never reached the live streams. A failure is logged, as
+// publish logs one, and returned: the write then leaves its repair note, whose job announces the
+// comment.
+func (s *Store) announceComment(ctx context.Context, pid, num string) error {
+	ctx = context.WithoutCancel(ctx)
+	comments, changed := s.k.chanComments(pid), s.k.chanPostChanged(pid)
+	added, err := json.Marshal(EventIDs{Post: postID(pid), Comment: commentID(pid, num)})
+	if err != nil {
+		return fmt.Errorf("encode live event: %w", err)
+	}
+	moved, err := json.Marshal(EventIDs{Post: postID(pid)})
+	if err != nil {
+		return fmt.Errorf("encode live event: %w", err)
+	}
+	_, err = s.run(ctx, "announce_comment", []string{s.k.comment(pid, num), s.k.logOf(comments), s.k.logOf(changed)},
+		comments, added, s.logLengthOf(comments), changed, moved, s.logLengthOf(changed),
+		int(s.opts.EventLogAge.Seconds()), s.pubSubArg())
+	if err != nil {
+		s.opts.Log.ErrorContext(ctx, "live event: announce a comment", "comment", commentID(pid, num), "err", err)
+		return fmt.Errorf("announce comment %s: %w", commentID(pid, num), err)
+	}
+	return nil
 }
 
 // publishPostPublished announces a new post to every subscriber of new posts and to those of
 // each of its groups.
-func (s *Store) publishPostPublished(ctx context.Context, p *Post) {
+func (s *Store) publishPostPublished(ctx context.Context, p *Post) error {
 	ev := EventIDs{Post: p.ID, Author: p.Author}
 	msgs := []message{{s.k.chanPublished(""), ev}}
 	for _, g := range p.GroupNames {
 		msgs = append(msgs, message{s.k.chanPublished(g), ev})
 	}
-	s.publish(ctx, msgs...)
+	return s.publish(ctx, msgs...)
+}
+
+// announcePost announces the new post p, of key pid, if its hash h still holds its pending mark (pa, written
+// by create_post.lua), then takes the mark: the write that creates a post runs it once its
+// derived writes are done, a repeat of that write (its idempotency key, a scheduled post's publish
+// job) and the post's repair job run it too, so that a creation cut off after its atomic step (its
+// process died, Redis was full) is announced when it is finished, and one announced is not
+// announced again. The channels are on other slots than the post, so a process that dies between
+// the announcement and taking the mark announces the post twice, as a retried write may. A
+// failure is returned, the mark left.
+func (s *Store) announcePost(ctx context.Context, pid string, p *Post, h map[string]string) error {
+	if h["pa"] == "" {
+		return nil
+	}
+	if err := s.publishPostPublished(ctx, p); err != nil {
+		return err
+	}
+	key := s.k.post(pid)
+	err := s.pipeline(context.WithoutCancel(ctx), []op{{key: key, fill: func(pl rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+		return pl.HDel(ctx, key, "pa"), nil
+	}}}, false)
+	if err != nil {
+		return fmt.Errorf("announce post %s: %w", p.ID, err)
+	}
+	return nil
 }
 
 // FromStart is the cursor before every event of a channel whose log was empty: LogHead returns

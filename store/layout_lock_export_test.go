@@ -7,3 +7,9 @@ func MigrateLockTTL(o Options, d time.Duration) Options {
 	o.migrateLockTTL = d
 	return o
 }
+
+// MemoryInterval returns o with d as the interval of the memory watch (memoryInterval otherwise).
+func MemoryInterval(o Options, d time.Duration) Options {
+	o.memoryInterval = d
+	return o
+}

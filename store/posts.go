@@ -180,8 +180,11 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		return nil, err
 	}
 	s.recordActivity(ctx, uid, p.GroupNames)
-	s.settled(ctx, n)
-	s.publishPostPublished(ctx, p)
+	// Announced before the note is settled: an announcement that fails leaves the note, whose
+	// repair job announces the post.
+	if err := s.announcePost(ctx, pid, p, h); err == nil {
+		s.settled(ctx, n)
+	}
 	return p, nil
 }
 

@@ -51,7 +51,6 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		if deleted == "1" {
 			return nil
 		}
-		st.Users++
 		if err := s.indexNames(ctx, searchUsersKind, []string{uid}, true, false); err != nil {
 			return err
 		}
@@ -59,7 +58,11 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return fmt.Errorf("index user %s: %w", uid, err)
 		}
 		// Raise the karma version and read the total at one instant, so that the entry written
-		// wins over the one already there and loses to any karma recorded afterwards. The
+		// wins over the one already there and loses to any karma recorded afterwards, unless the
+		// account is deleted by then: deleted since the read above, its deletion's chain may
+		// have taken it off the leaderboard and the registry before the writes above, so it is
+		// taken off again, and nothing else is derived for it (TestRebuildUsersAcrossADeletion).
+		// A deletion marked after this script finds the entries written here. The
 		// version goes past the leaderboard guard's too: after a restore or a failover that lost
 		// the user's later karma writes but kept the leaderboard's, the guard holds a version
 		// the user's slot has not reached, and the entry it guards a karma the slot no longer
@@ -68,14 +71,18 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 		if err != nil {
 			return err
 		}
-		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid)}, guard)
+		reply, err := s.run(ctx, "karma_version", []string{s.k.karma(uid), key}, guard)
 		if err != nil {
 			return fmt.Errorf("read karma of %s: %w", uid, err)
 		}
-		kv, err := replyArray("karma_version", reply, 2)
+		kv, err := replyArrayLen("karma_version", reply, 0, 2)
 		if err != nil {
 			return err
 		}
+		if len(kv) == 0 {
+			return s.unlistDeleted(ctx, uid)
+		}
+		st.Users++
 		karma, err := replyInt("karma_version", kv[0])
 		if err != nil {
 			return err

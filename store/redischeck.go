@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,9 @@ type MemoryUsage struct {
 	Addr string
 	Used int64 // used_memory, bytes
 	Max  int64 // maxmemory, bytes; 0 is no limit
+	// Evicting names every master whose maxmemory-policy (INFO memory) evicts keys, as
+	// "addr (policy)", in address order; a master that does not report its policy is not named.
+	Evicting []string
 }
 
 // Ratio is Used over Max, 0 without a limit.
@@ -133,10 +137,12 @@ func (m MemoryUsage) String() string {
 
 func mib(b int64) string { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MiB" }
 
-// ReadMemory reads INFO memory on every master and returns the fullest.
+// ReadMemory reads INFO memory on every master and returns the fullest, with the masters whose
+// policy evicts keys.
 func (s *Store) ReadMemory(ctx context.Context) (MemoryUsage, error) {
 	var mu sync.Mutex
 	var full MemoryUsage
+	var evicting []string
 	first := true
 	err := s.eachMaster(ctx, func(ctx context.Context, c *rdb.Client) error {
 		info, err := c.Info(ctx, "memory").Result()
@@ -146,13 +152,19 @@ func (s *Store) ReadMemory(ctx context.Context) (MemoryUsage, error) {
 		m := MemoryUsage{Addr: c.Options().Addr}
 		m.Used, _ = strconv.ParseInt(infoField(info, "used_memory"), 10, 64)
 		m.Max, _ = strconv.ParseInt(infoField(info, "maxmemory"), 10, 64)
+		policy := infoField(info, "maxmemory_policy")
 		mu.Lock()
 		defer mu.Unlock()
+		if policy != "" && policy != "noeviction" {
+			evicting = append(evicting, m.Addr+" ("+policy+")")
+		}
 		if first || m.Ratio() > full.Ratio() || (m.Ratio() == full.Ratio() && m.Used > full.Used) {
 			full, first = m, false
 		}
 		return nil
 	})
+	slices.Sort(evicting)
+	full.Evicting = evicting
 	return full, err
 }
 
@@ -173,11 +185,20 @@ const memoryInterval = 15 * time.Second
 var memoryLevels = []float64{0.80, 0.95}
 
 // watchMemory reads the memory of Redis every memoryInterval for Memory (the metric and /readyz),
-// and warns in the log when it rises past 80% and 95% of maxmemory.
+// and warns in the log when it rises past 80% and 95% of maxmemory. Unless Options.AllowEviction
+// is set, it also logs an error when a master's maxmemory-policy evicts keys, once each time the
+// set of such masters changes: the start-up check (server.go's checkRedis) sees only the masters
+// of the moment, and a failover to a replica configured otherwise, a master added to a cluster or
+// a CONFIG SET since then would lose keys silently when memory fills.
 func (s *Store) watchMemory(ctx context.Context) {
 	level := 0       // memoryLevels passed at the last reading
 	failing := false // the last reading failed (and was logged)
-	t := time.NewTicker(memoryInterval)
+	evicting := ""   // the masters that evict keys, as last logged
+	every := memoryInterval
+	if s.opts.memoryInterval > 0 {
+		every = s.opts.memoryInterval
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		m, err := s.ReadMemory(ctx)
@@ -201,6 +222,16 @@ func (s *Store) watchMemory(ctx context.Context) {
 					"hint", "raise maxmemory, add memory or cluster masters, or delete data")
 			}
 			level = l
+			if now := strings.Join(m.Evicting, ", "); !s.opts.AllowEviction && now != evicting {
+				if now != "" {
+					s.opts.Log.ErrorContext(ctx, "Redis evicts keys when memory is full: every evicted key is lost data",
+						"masters", now, "hint", "set maxmemory-policy noeviction on every master and replica (CONFIG SET and redis.conf), "+
+							"or start with -allow-eviction if you mean it")
+				} else {
+					s.opts.Log.InfoContext(ctx, "Redis no longer evicts keys: every master's maxmemory-policy is noeviction")
+				}
+				evicting = now
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -206,7 +206,14 @@ func (s *Store) repairPost(ctx context.Context, pid string, left []string, annou
 			return err
 		}
 	}
-	return s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version)
+	if err := s.recordKarma(ctx, string(p.Author), p.ID, p.Net(), p.Version); err != nil {
+		return err
+	}
+	if p.Removed || p.Erased || !announce {
+		return nil
+	}
+	// A creation cut off before its announcement is announced now; any other finds it done.
+	return s.announcePost(ctx, pid, p, h)
 }
 
 // repairComment ranks the comment's post again (its comment count and last activity), records the
@@ -242,7 +249,11 @@ func (s *Store) repairComment(ctx context.Context, pid, num string) error {
 	} else if deleted {
 		return s.disownComment(ctx, string(c.Author), userCommentMember(pid, num), erase)
 	}
-	return s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version)
+	if err := s.recordKarma(ctx, string(c.Author), c.ID, c.Upvotes-c.Downvotes, c.Version); err != nil {
+		return err
+	}
+	// A creation cut off before its announcement is announced now; any other finds it done.
+	return s.announceComment(ctx, pid, num)
 }
 
 // repairUser puts an existing user into the name index, the users' search index and on the

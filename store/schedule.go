@@ -365,7 +365,9 @@ func (s *Store) runPublishJob(ctx context.Context, j jobs.Job) error {
 	if err := s.queuePostJobs(ctx, pid); err != nil {
 		return err
 	}
-	s.publishPostPublished(ctx, p)
+	if err := s.announcePost(ctx, pid, p, h); err != nil {
+		return err
+	}
 	if _, err := s.run(ctx, "schedule", s.scheduleKeys(uid), "done", pid); err != nil {
 		return err
 	}

@@ -97,10 +97,10 @@ type scriptCall struct {
 // active users (read only by responses that are never cached), a user's watch index (read only by
 // their export, their deletion and their next watch). Every other write script takes its aggregate's revision counter as its last
 // key and raises it (see revisions.go).
-var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "watch_index": true, "publish": true, "notify_announce": true, "replay": true, "persisted": true,
+var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true, "filters_get": true, "newaccount": true, "report_dismissed": true, "watch_index": true, "publish": true, "announce_comment": true, "notify_announce": true, "replay": true, "persisted": true,
 	"session_start": true, "session_touch": true, "sessions_end": true, "sessions_move": true, "sessions_fold": true, "known_address": true,
 	"email_claim": true, "email_release": true, "token_put": true, "mail_sent": true,
-	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "layout": true,
+	"jobs_enqueue": true, "jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "jobs_renew": true, "layout": true,
 	"message_lease": true, "lease_note": true}
 
 // unreplicated are writes that need not wait for replicas: losing one in a failover is harmless
@@ -112,8 +112,8 @@ var unrevised = map[string]bool{"claim": true, "active": true, "ratelimit": true
 // Of the job engine's scripts only an enqueue must survive a failover (a scheduled post's
 // publication, a write's repair note): a claim or an outcome lost with it makes a job run once
 // more, which handlers allow, and a lock lost with it is taken again.
-var unreplicated = map[string]bool{"session_touch": true, "ratelimit": true, "filters_get": true, "newaccount": true, "active": true, "known_address": true, "publish": true, "notify_announce": true, "replay": true, "persisted": true,
-	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true}
+var unreplicated = map[string]bool{"session_touch": true, "ratelimit": true, "filters_get": true, "newaccount": true, "active": true, "known_address": true, "publish": true, "announce_comment": true, "notify_announce": true, "replay": true, "persisted": true,
+	"jobs_claim": true, "jobs_done": true, "jobs_dead": true, "jobs_lock": true, "jobs_count": true, "jobs_renew": true}
 
 // run runs one script and maps its error replies to typed errors (see runScripts).
 func (s *Store) run(ctx context.Context, name string, keys []string, args ...any) (any, error) {

@@ -445,3 +445,54 @@ func TestScriptsRefusedWhenFull(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestJobLeaseRenewedWhenFull: a job that runs longer than its lease while Redis is full keeps
+// its lease, so that another process does not claim it and run it again meanwhile: a renewal
+// grows no memory, and jobs_renew.lua takes the lease out before it writes it again, which a
+// full Redis lets through (a ZADD first is refused).
+func TestJobLeaseRenewedWhenFull(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	full := newFullRedis(t)
+	const lease = 150 * time.Millisecond
+	prefix := storetest.Prefix()
+	var runs atomic.Int32
+	finished := make(chan struct{}, 8)
+	var es []*jobs.Engine
+	for range 2 {
+		e := full.backend().NewStore(t, store.Options{Prefix: prefix, Jobs: jobs.Options{Lease: lease, Poll: 5 * time.Millisecond}}).Jobs()
+		e.Handle("long", func(context.Context, jobs.Job) error {
+			runs.Add(1)
+			bg := context.Background()
+			if err := full.admin.ConfigSet(bg, "maxmemory", "1").Err(); err != nil {
+				return err
+			}
+			time.Sleep(4 * lease) // Redis full all along
+			if err := full.admin.ConfigSet(bg, "maxmemory", "0").Err(); err != nil {
+				return err
+			}
+			finished <- struct{}{}
+			return nil
+		})
+		es = append(es, e)
+	}
+	t.Cleanup(func() { _ = full.admin.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+	if err := es[0].Enqueue(ctx, jobs.Job{ID: "x", Kind: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, e := range es {
+		wg.Go(func() { e.Run(ctx) })
+	}
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job never finished")
+	}
+	time.Sleep(2 * lease)
+	cancel()
+	wg.Wait()
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the job ran %d times, want once", n)
+	}
+}

@@ -56,6 +56,11 @@ type Options struct {
 	// acknowledged it before the write is reported done, so that a failover to one of them cannot
 	// lose it. Zero (the default) relies on asynchronous replication. See runWaiting.
 	WaitReplicas int
+	// AllowEviction says that the operator accepts a Redis whose maxmemory-policy evicts keys
+	// (-allow-eviction): the memory watch (see Memory) then does not report a master that
+	// evicts. Without it, a master found evicting after start-up (a failover to a node
+	// configured otherwise, a CONFIG SET) is logged as an error at the next reading.
+	AllowEviction bool
 	// WaitTimeout bounds the wait for WaitReplicas; a write not acknowledged in time fails with
 	// rdb.ErrNotReplicated (it may still have been applied). Default 1s. The wait is part of the
 	// write's round trip, so with WaitReplicas it must be shorter than RedisTimeout.
@@ -114,6 +119,8 @@ type Options struct {
 	userRankCap int
 	// migrateLockTTL replaces migrateLockTTL when positive (tests: MigrateLockTTL).
 	migrateLockTTL time.Duration
+	// memoryInterval replaces memoryInterval when positive (tests: MemoryInterval).
+	memoryInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {

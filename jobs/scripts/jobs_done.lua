@@ -12,8 +12,11 @@
 --             no dead letter: it waits for the new cause, its tries counted afresh.
 --   "later"   not yet: due again at ARGV[4], the try not counted.
 --   "release" the process is stopping: due again at ARGV[4], the try not counted.
--- ARGV[7] the lease end (ms) its claim set (jobs_claim's ARGV[2]); absent from an older
---         process's outcome, which is then matched by the claim's number alone.
+-- ARGV[7] the lease end (ms) its claim set (jobs_claim's ARGV[2]), or its last renewal
+--         (jobs_renew); absent from an older process's outcome, which is then matched by the
+--         claim's number alone.
+-- ARGV[8] a lease end a renewal whose reply was lost may have set (ms), or '' or absent: the
+--         lease may end at either.
 -- Reply   1, or 0 if the job was claimed again since (its lease ended, so that claim owns it).
 -- Repeat  idempotent: a repeat finds the job no longer leased with this claim, even when it was
 --         claimed again meanwhile: while the job lives its claim numbers only grow, and a job that
@@ -21,7 +24,8 @@
 local id, claim, outcome = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local leased = redis.call('ZSCORE', KEYS[2], id)
 if tonumber(redis.call('HGET', KEYS[4], id) or '0') ~= claim or not leased
-    or (ARGV[7] and ARGV[7] ~= '' and tonumber(leased) ~= tonumber(ARGV[7])) then
+    or (ARGV[7] and ARGV[7] ~= '' and tonumber(leased) ~= tonumber(ARGV[7])
+        and not (ARGV[8] and ARGV[8] ~= '' and tonumber(leased) == tonumber(ARGV[8]))) then
   return 0
 end
 redis.call('ZREM', KEYS[2], id)

@@ -22,7 +22,7 @@
 --          removed parent or a deleted one out of the tree, or the key's comment was removed
 --          since), FORBIDDEN (the author of a removed post), LOCKED (a locked post), INVALID (the
 --          reply would nest too deep).
--- Writes   only KEYS: the comment; the parent's reply orders (TOP, BEST and CONTROVERSIAL only
+-- Writes   only KEYS: the comment (with pa, its announcement pending); the parent's reply orders (TOP, BEST and CONTROVERSIAL only
 --          for a marked parent, built and marked by the reply that brings it to replyOrdersAt) and
 --          replies; the post's comments (live comments), last activity (active) and version; the
 --          ids set; the idempotency key (with a client's key). On Redis Cluster every key a script
@@ -110,8 +110,9 @@ local aname
 if ARGV[9] ~= '' then aname = ARGV[9] end
 cmeta_set(KEYS[9], {parent = parent, author = ARGV[3], created = ARGV[5], closes = ARGV[6], depth = depth,
   ord = ord, aname = aname})
--- The counts up, down and replies start missing (0; see creplies).
-redis.call('HSET', KEYS[9], 'ver', 1)
+-- The counts up, down and replies start missing (0; see creplies). pa: its announcement is
+-- pending, until announce_comment.lua, which the write or else its repair runs, takes it.
+redis.call('HSET', KEYS[9], 'ver', 1, 'pa', 1)
 redis.call('ZADD', KEYS[5], ARGV[5], num)
 if kept then
   -- No votes yet: 0 in TOP, BEST and CONTROVERSIAL alike (see comment_scores).

@@ -11,6 +11,8 @@
 -- ARGV[12] another nonce that names this creation: that of the post's publication as a scheduled
 --          post (a creation repeated with its idempotency key finds the post its first request
 --          scheduled, once published)
+-- Writes   the post with pa, its announcement pending: the write announces the post, or else
+--          its repair job (repairPost), and then takes the mark (Store.announcePost).
 -- Reply    HGETALL of the post, with its texts (post_reply); nil when the id already belongs to another post. That happens
 --          only when the id counter lost its last increments in a failover (it lives on another
 --          node than the posts on a cluster): the caller then allocates the next id.
@@ -22,7 +24,7 @@
 redis.call('INCR', KEYS[#KEYS])
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'author', ARGV[4], 'created', ARGV[5], 'closes', ARGV[6], 'groups', ARGV[7],
-    'up', 0, 'down', 0, 'comments', 0, 'ver', 1, 'nonce', ARGV[8])
+    'up', 0, 'down', 0, 'comments', 0, 'ver', 1, 'nonce', ARGV[8], 'pa', 1)
   set_post_text(KEYS[1], KEYS[2], 'title', ARGV[1])
   set_post_text(KEYS[1], KEYS[2], 'body', ARGV[2])
   set_post_text(KEYS[1], KEYS[2], 'url', ARGV[3])
