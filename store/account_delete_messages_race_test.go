@@ -22,12 +22,10 @@ import (
 func TestMessagesAcrossTheirSendersErasureKeepNoText(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		prefix := storetest.Prefix()
-		opts := store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}}
-		hook := &beforeScript{}
-		s := b.Hooked(t, hook.hook()).NewStore(t, opts)
-		other := b.NewStore(t, opts) // the deletion's client, which the hook leaves alone
-		var edited string            // the message the edit case edits
+		d := newAcrossDeletion(t, b)
+		prefix := d.prefix
+		s, other := d.s, d.other
+		var edited string // the message the edit case edits
 		for _, tc := range []struct {
 			name string
 			// sender is deleted, with eraseContent and its whole chain, right before the first
@@ -81,20 +79,12 @@ func TestMessagesAcrossTheirSendersErasureKeepNoText(t *testing.T) {
 				if tc.setup != nil {
 					tc.setup(t)
 				}
-				hook.arm(func(arg string) bool { return strings.HasPrefix(arg, prefix+tc.key) }, func() {
-					if err := other.DeleteAccount(ctx, store.UserKey(tc.sender), "password1", true); err != nil {
-						t.Errorf("delete %s: %v", tc.sender, err)
-					}
-					settle(t, other) // the deletion's whole chain
-				})
-				err := tc.write()
-				if !store.IsKind(err, tc.want) {
+				d.arm(t, tc.sender, true, func(arg string) bool { return strings.HasPrefix(arg, prefix+tc.key) })
+				if err := tc.write(); !store.IsKind(err, tc.want) {
 					t.Errorf("%v, want kind %v", err, tc.want)
 				}
 				settle(t, s)
-				if gone, err := s.NewLoader().DeletedAccount(ctx, store.UserKey(tc.sender)); err != nil || !gone {
-					t.Fatalf("the hook did not delete %s before the write's script (%v)", tc.sender, err)
-				}
+				d.deleted(t, tc.sender)
 				p, err := s.NewLoader().Messages(ctx, uk(tc.to), uk(tc.sender), store.Window{First: 100})
 				if err != nil {
 					t.Fatal(err)

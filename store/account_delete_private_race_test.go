@@ -20,11 +20,9 @@ import (
 func TestPrivateWritesAcrossTheirUsersDeletionMakeNoKey(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		prefix := storetest.Prefix()
-		opts := store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}}
-		hook := &beforeScript{}
-		s := b.Hooked(t, hook.hook()).NewStore(t, opts)
-		other := b.NewStore(t, opts) // the deletion's client, which the hook leaves alone
+		d := newAcrossDeletion(t, b)
+		prefix := d.prefix
+		s := d.s
 		signUp(t, s, "owner")
 		p, err := s.CreatePost(ctx, "owner", store.NewPost{Title: "owner's", Body: "a post"})
 		if err != nil {
@@ -66,19 +64,12 @@ func TestPrivateWritesAcrossTheirUsersDeletionMakeNoKey(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				signUp(t, s, tc.deleted)
-				hook.arm(argIs(prefix+tc.key), func() {
-					if err := other.DeleteAccount(ctx, store.UserKey(tc.deleted), "password1", false); err != nil {
-						t.Errorf("delete %s: %v", tc.deleted, err)
-					}
-					settle(t, other) // the deletion's whole chain
-				})
+				d.arm(t, tc.deleted, false, argIs(prefix+tc.key))
 				if err := tc.write(); !store.IsKind(err, store.KindUnauthenticated) {
 					t.Errorf("%v, want UNAUTHENTICATED", err)
 				}
 				settle(t, s)
-				if gone, err := s.NewLoader().DeletedAccount(ctx, store.UserKey(tc.deleted)); err != nil || !gone {
-					t.Fatalf("the hook did not delete %s before the write's script (%v)", tc.deleted, err)
-				}
+				d.deleted(t, tc.deleted)
 				for _, pattern := range tc.left {
 					if keys := allKeys(t, b, prefix+pattern); len(keys) > 0 {
 						t.Errorf("the deleted account's keys made again: %q", keys)

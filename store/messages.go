@@ -686,7 +686,7 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		s.resync(ctx, a, b)
 		return nil, floor, nil
 	}
-	if delivered && out[2] == mailboxGone {
+	if perr == nil && errs[0] == nil && errs[2] == nil && out[2] == mailboxGone {
 		// The sender's mailbox was marked gone when the message's step reached it: the account
 		// was deleted after the message's checks (or its lease's).
 		return nil, "", s.sentAcrossDeletion(ctx, from, to, id)
