@@ -144,7 +144,7 @@ func (s *Store) deleteAccount(ctx context.Context, uid string, erase bool) error
 	if err := s.cmd().Unlink(ctx, inbox...).Err(); err != nil {
 		return fmt.Errorf("delete account %s: drop notifications: %w", uid, err)
 	}
-	if err := s.cmd().Unlink(ctx, s.k.readMarks(uid)).Err(); err != nil { // what they read (readstate.go)
+	if err := s.dropReadMarks(ctx, uid); err != nil { // what they read (readstate.go)
 		return fmt.Errorf("delete account %s: drop read marks: %w", uid, err)
 	}
 	if err := s.closeMailbox(ctx, uid); err != nil {

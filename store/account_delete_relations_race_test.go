@@ -23,12 +23,9 @@ import (
 func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 		ctx := context.Background()
-		prefix := storetest.Prefix()
-		opts := store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}}
-		plain := b
-		hook := &beforeScript{}
-		s := b.Hooked(t, hook.hook()).NewStore(t, opts)
-		other := plain.NewStore(t, opts) // the deletion's client, which the hook leaves alone
+		d := newAcrossDeletion(t, b)
+		prefix := d.prefix
+		s := d.s
 		signUp(t, s, "owner")
 		if _, err := s.CreateGroup(ctx, "owner", "birds", nil); err != nil {
 			t.Fatal(err)
@@ -126,20 +123,12 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				signUp(t, s, tc.deleted)
-				hook.arm(argIs(prefix+tc.key), func() {
-					if err := other.DeleteAccount(ctx, store.UserKey(tc.deleted), "password1", false); err != nil {
-						t.Errorf("delete %s: %v", tc.deleted, err)
-					}
-					settle(t, other) // the deletion's whole chain
-				})
-				err := tc.write()
-				if !store.IsKind(err, tc.want) {
+				d.arm(t, tc.deleted, false, argIs(prefix+tc.key))
+				if err := tc.write(); !store.IsKind(err, tc.want) {
 					t.Errorf("%s: %v, want kind %v", tc.name, err, tc.want)
 				}
 				settle(t, s)
-				if gone, err := s.NewLoader().DeletedAccount(ctx, store.UserKey(tc.deleted)); err != nil || !gone {
-					t.Fatalf("the hook did not delete %s before the write's script (%v)", tc.deleted, err)
-				}
+				d.deleted(t, tc.deleted)
 				for _, check := range tc.left {
 					check(t)
 				}

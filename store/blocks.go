@@ -104,7 +104,8 @@ func (s *Store) setBlock(ctx context.Context, uid, target string, block bool) (*
 	if block {
 		op = "add"
 	}
-	if _, err := s.run(ctx, "block", []string{s.k.blocks(uid)}, target, op, s.now().UnixMilli(), MaxBlocks,
+	// The script reads the deletion in the user's hash (checks that passed just before it).
+	if _, err := s.run(ctx, "block", []string{s.k.blocks(uid), s.k.user(uid)}, target, op, s.now().UnixMilli(), MaxBlocks,
 		s.k.chanSessions(uid), s.pubSubArg()); err != nil {
 		return nil, err
 	}

@@ -63,6 +63,8 @@ var scriptKinds = map[string]Kind{
 	"LIMIT":     KindLimitReached,
 	"LOCKED":    KindLocked,
 	"BANNED":    KindBanned,
+	// A write of the user's slot that found its account deleted (its checks passed just before).
+	"UNAUTHENTICATED": KindUnauthenticated,
 }
 
 // scriptError turns the error replies of the Lua scripts into typed errors. Scripts reply with

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 
 	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/jobs"
+	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
 
@@ -134,3 +136,42 @@ func (h *beforeScript) take(cmds []rdb.Cmder) func() {
 
 // argIs accepts an argument equal to want.
 func argIs(want string) func(arg string) bool { return func(a string) bool { return a == want } }
+
+// acrossDeletion is a store whose client runs a beforeScript hook, and another of the same
+// backend that the hook leaves alone: the hook deletes an account with the other, its whole
+// chain included, right before a script of the first — a write whose checks passed just before
+// the deletion, and whose script lands after it.
+type acrossDeletion struct {
+	s, other *store.Store
+	prefix   string // their keys'
+	hook     *beforeScript
+}
+
+// newAcrossDeletion makes the two stores, with a prefix of their own, limits that the test's
+// writes stay within, and no new-account limits.
+func newAcrossDeletion(t *testing.T, b storetest.Backend) *acrossDeletion {
+	t.Helper()
+	prefix := storetest.Prefix()
+	opts := store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}}
+	hook := &beforeScript{}
+	return &acrossDeletion{s: b.Hooked(t, hook.hook()).NewStore(t, opts), other: b.NewStore(t, opts), prefix: prefix, hook: hook}
+}
+
+// arm deletes uid (with eraseContent when erase), and runs its chain, just before the first
+// script of the hooked store that has an argument match accepts.
+func (d *acrossDeletion) arm(t *testing.T, uid string, erase bool, match func(arg string) bool) {
+	d.hook.arm(match, func() {
+		if err := d.other.DeleteAccount(context.Background(), store.UserKey(uid), "password1", erase); err != nil {
+			t.Errorf("delete %s: %v", uid, err)
+		}
+		settle(t, d.other) // the deletion's whole chain
+	})
+}
+
+// deleted fails the test unless uid's account is deleted: the hook ran.
+func (d *acrossDeletion) deleted(t *testing.T, uid string) {
+	t.Helper()
+	if gone, err := d.s.NewLoader().DeletedAccount(context.Background(), store.UserKey(uid)); err != nil || !gone {
+		t.Fatalf("the hook did not delete %s before the write's script (%v)", uid, err)
+	}
+}

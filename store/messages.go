@@ -686,6 +686,11 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		s.resync(ctx, a, b)
 		return nil, floor, nil
 	}
+	if perr == nil && errs[0] == nil && errs[2] == nil && out[2] == mailboxGone {
+		// The sender's mailbox was marked gone when the message's step reached it: the account
+		// was deleted after the message's checks (or its lease's).
+		return nil, "", s.sentAcrossDeletion(ctx, from, to, id)
+	}
 	if granted, err := replyString("message_send", arr[2]); err != nil {
 		return nil, "", err
 	} else if granted != "" && !mode.use {
@@ -706,6 +711,37 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		}
 	}
 	return &Message{ID: gid, Sender: sender, Recipient: recipient, Text: body, CreatedAt: fromMillis(ms)}, "", nil
+}
+
+// mailboxGone is the reply of the "out" step of a mailbox marked gone (mailbox.lua): its
+// account was deleted.
+const mailboxGone = int64(-3)
+
+// sentAcrossDeletion treats the message id, just written from from to to, whose sender's mailbox
+// step found the mailbox marked gone — the account was deleted between the message's checks (or
+// its lease's) and its write — as the deletion's chain treats the others, and answers
+// errDeletedMeanwhile. The chain walks the conversations the mailbox lists and may not find this
+// one: a new contact's conversation, or a request the sender answered, never entered the list
+// (the step wrote nothing), and a contact's the chain may have walked already. With eraseContent
+// the message becomes a tombstone for the other side and leaves their unread messages (as
+// eraseMessagesWith does); without, it stays, sent by a deleted user. A lease the message granted
+// goes. Only this rare path reads the account: the message's own round trip read the deletion in
+// the step, where the mailbox's list is (the mark is set before the chain walks it).
+func (s *Store) sentAcrossDeletion(ctx context.Context, from, to, id string) error {
+	s.leases.forget(from, to)
+	h, err := s.cmd().HMGet(ctx, s.k.user(from), "deleted", "erase").Result()
+	if err != nil {
+		return fmt.Errorf("read the account of %s: %w", from, err)
+	}
+	a, b := pair(from, to)
+	calls := []scriptCall{{name: "message_lease", keys: []string{s.k.conv(a, b)}, args: []any{"drop", from}}}
+	if str(h[1]) == "1" {
+		calls = append(calls, s.eraseMessageCalls(from, to, id)...)
+	}
+	if err := s.runMany(ctx, calls); err != nil {
+		return fmt.Errorf("erase a message across its sender's deletion: %w", err)
+	}
+	return errDeletedMeanwhile
 }
 
 // firstError returns the first non-nil error of errs.
@@ -1476,9 +1512,7 @@ func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool
 		var writes []scriptCall
 		for i, id := range batch {
 			if f := fields(calls[i]); f[0] == uid && f[1] != "1" {
-				writes = append(writes, scriptCall{name: "message_change",
-					keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b), s.k.conv(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli(), o}},
-					s.mailboxCall(o, uid, "remove", id))
+				writes = append(writes, s.eraseMessageCalls(uid, o, id)...)
 			}
 		}
 		if err := s.runMany(ctx, writes); err != nil {
@@ -1486,6 +1520,15 @@ func (s *Store) eraseMessagesWith(ctx context.Context, uid, o string, erase bool
 		}
 	}
 	return nil
+}
+
+// eraseMessageCalls are the calls that make message id, sent by uid to o, a tombstone, and take
+// it out of o's unread messages: a deletion's erasure of it.
+func (s *Store) eraseMessageCalls(uid, o, id string) []scriptCall {
+	a, b := pair(uid, o)
+	return []scriptCall{{name: "message_change",
+		keys: []string{s.k.convMsg(a, b, id), s.k.convLast(a, b), s.k.conv(a, b)}, args: []any{"delete", id, uid, "", s.now().UnixMilli(), o}},
+		s.mailboxCall(o, uid, "remove", id)}
 }
 
 // exportMessage is a private message of an export: the messages of the account's conversations

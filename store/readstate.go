@@ -71,10 +71,32 @@ func (s *Store) MarkPostRead(ctx context.Context, viewer UserKey, id string) err
 	if ord == "" {
 		ord = "0"
 	}
-	if _, err := s.run(ctx, "read_mark", []string{s.k.readMarks(string(viewer))}, pid, ord, ReadMarkCap, ReadMarkSlack); err != nil {
+	// The deletion is read again after the mark, in its round trip (authorGone): the mark's key
+	// is of a slot of its own, which the deletion drops after its step, so that a mark whose
+	// check above ran before the deletion may land after the drop and make it again.
+	read, gone := s.authorGone(ctx, string(viewer))
+	if _, err := s.runScripts(ctx, []scriptCall{{name: "read_mark", keys: []string{s.k.readMarks(string(viewer))},
+		args: []any{pid, ord, ReadMarkCap, ReadMarkSlack}}}, read); err != nil {
 		return fmt.Errorf("mark post %s read: %w", pid, err)
 	}
+	deleted, _, err := gone()
+	if err != nil {
+		return fmt.Errorf("mark post %s read: %w", pid, err)
+	}
+	if deleted {
+		if err := s.dropReadMarks(ctx, string(viewer)); err != nil {
+			return fmt.Errorf("mark post %s read: take a mark across the deletion back: %w", pid, err)
+		}
+		return errDeletedMeanwhile
+	}
 	return nil
+}
+
+// dropReadMarks drops the read marks of uid, a deleted account, and their revision counter: the
+// keys of uid's read state, which a deletion drops and a mark across it may make again.
+func (s *Store) dropReadMarks(ctx context.Context, uid string) error {
+	marks := s.k.readMarks(uid)
+	return s.cmd().Unlink(ctx, marks, s.k.revOf(marks)).Err()
 }
 
 // ReadState returns the viewer's unread comment count of a post and whether they marked it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
@@ -26,7 +27,9 @@ type UserRebuildStats struct {
 // autocomplete, each user's leaderboard entry from their karma total, for every follow relation
 // the followee's followers set, the follower's pull set and feed backfill, from the authoritative
 // following sets, every group's members from the users' joined groups, and the users' copies of
-// their bans from the groups' and the site's records. It repairs writes cut
+// their bans from the groups' and the site's records; a relation naming a deleted account (data
+// restored from a backup taken before its deletion's chain went through it) goes on both sides,
+// as the chain takes it off (dropDeletedRelations). It repairs writes cut
 // off between their steps (a user who signed up but was never indexed, a follow or a membership
 // that reached only one side). It scans the keyspace (SCAN, never KEYS), so it is for
 // maintenance, not request paths; it is safe beside live traffic because every step it runs is
@@ -43,13 +46,14 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 			return nil
 		}
 		// A deleted account's marker (see DeleteAccount) is no user: its chain takes it out of
-		// the indexes below, and nothing may put it back.
+		// the indexes below, and nothing may put it back. Its relations, which data restored
+		// from a backup taken before its chain went through them still holds, go.
 		deleted, err := s.cmd().HGet(ctx, key, "deleted").Result()
 		if err != nil && !isNil(err) {
 			return fmt.Errorf("read user %s: %w", uid, err)
 		}
 		if deleted == "1" {
-			return nil
+			return s.dropDeletedRelations(ctx, uid)
 		}
 		if err := s.indexNames(ctx, searchUsersKind, []string{uid}, true, false); err != nil {
 			return err
@@ -120,6 +124,27 @@ func (s *Store) RebuildUsers(ctx context.Context) (UserRebuildStats, error) {
 	return st, err
 }
 
+// relationSteps are the steps of a deletion's chain that take the account's relations off both
+// sides: follows both ways, group memberships and watch modes.
+var relationSteps = []string{"following", "followers", "groups", "watches"}
+
+// dropDeletedRelations takes every relation uid's lists still hold off both sides, uid being a
+// deleted account, as its deletion's chain does (eraseStep, all the batches of each of
+// relationSteps): with them go the deleted name in the others' followers, following, group members
+// and watchers, and their counts. A chain that ran leaves nothing to do; data restored from a
+// backup taken in the middle of one (its jobs lost) does.
+func (s *Store) dropDeletedRelations(ctx context.Context, uid string) error {
+	for _, step := range relationSteps {
+		for more := true; more; {
+			var err error
+			if more, err = s.eraseStep(ctx, uid, step, 0, false); err != nil {
+				return fmt.Errorf("drop the relations of the deleted %s, %s: %w", uid, step, err)
+			}
+		}
+	}
+	return nil
+}
+
 // requeueDrafts puts the publish job of each of uid's scheduled posts at the draft's time
 // (syncPublishJob): a job a failover lost is queued again, one a cut-off reschedule left at the
 // old time is moved.
@@ -140,7 +165,8 @@ func (s *Store) requeueDrafts(ctx context.Context, uid string) (int, error) {
 // follower whose following set no longer names uid. Each step derives the relation from the
 // follower's side as it holds it when the step runs (followRead), not as it was listed or
 // checked: a follow or unfollow made meanwhile stays as it was made (a rebuild that wrote what it
-// had read brought back an unfollowed user and undid a new follow).
+// had read brought back an unfollowed user and undid a new follow). A relation with a deleted
+// account is taken off both sides instead (syncFollow), as the deletion's chain does.
 func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	n := 0
 	followees, err := s.cmd().ZRange(ctx, s.k.following(uid), 0, -1).Result()
@@ -153,7 +179,20 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	guard := func(a, b string) (string, error) {
 		return s.guardVersion(ctx, s.k.followersVer(b), a, "follow "+a+" → "+b)
 	}
+	// A relation with a deleted account goes, on both sides, as its deletion's chain takes it
+	// off: mirrored, it would name the account again in its followers.
+	gone, err := s.deletedAmong(ctx, followees)
+	if err != nil {
+		return n, err
+	}
 	for _, b := range followees {
+		if slices.Contains(gone, b) {
+			if err := s.syncFollow(ctx, uid, b, false); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
 		g, err := guard(uid, b)
 		if err != nil {
 			return n, err
@@ -167,7 +206,17 @@ func (s *Store) resyncFollows(ctx context.Context, uid string) (int, error) {
 	if err != nil {
 		return n, fmt.Errorf("list followers of %s: %w", uid, err)
 	}
+	if gone, err = s.deletedAmong(ctx, followers); err != nil {
+		return n, err
+	}
 	for _, a := range followers {
+		if slices.Contains(gone, a) {
+			if err := s.syncFollow(ctx, a, uid, false); err != nil {
+				return n, err
+			}
+			n++
+			continue
+		}
 		err := s.cmd().ZScore(ctx, s.k.following(a), uid).Err()
 		if err == nil {
 			continue

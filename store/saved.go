@@ -38,7 +38,8 @@ func (s *Store) SavePost(ctx context.Context, user UserKey, id string) (*Post, e
 }
 
 func (s *Store) savePost(ctx context.Context, user UserKey, pid string) error {
-	_, err := s.run(ctx, "save_post", []string{s.k.saved(string(user))}, pid, s.now().UnixMilli(), MaxSavedPosts)
+	// The script reads the deletion in the user's hash (checks that passed just before it).
+	_, err := s.run(ctx, "save_post", []string{s.k.saved(string(user)), s.k.user(string(user))}, pid, s.now().UnixMilli(), MaxSavedPosts)
 	return err
 }
 

@@ -42,8 +42,8 @@ func TestEssentialScriptsAreSafeToRunTwice(t *testing.T) {
 		t.Fatalf("after an edit sent twice: %v", h)
 	}
 	saved := s.k.saved("ann")
-	twice("save_post", []string{saved}, "1", 7000, 10)
-	twice("save_post", []string{saved}, "1", 8000, 10) // saving again keeps the first time
+	twice("save_post", []string{saved, s.k.user("ann")}, "1", 7000, 10)
+	twice("save_post", []string{saved, s.k.user("ann")}, "1", 8000, 10) // saving again keeps the first time
 	if sc := client.ZScore(ctx, saved, "1").Val(); sc != 7000 {
 		t.Fatalf("saved at %v, want 7000", sc)
 	}

@@ -87,8 +87,11 @@ func (s *Store) checkPublishAt(at time.Time) error {
 	return nil
 }
 
+// scheduleKeys are the keys of schedule.lua for uid's scheduled posts, the user's hash last:
+// "add" reads the deletion there, so that a draft whose checks passed just before the account's
+// deletion makes none of the keys its step dropped again.
 func (s *Store) scheduleKeys(uid string) []string {
-	return []string{s.k.scheduled(uid), s.k.drafts(uid), s.k.cancelledDrafts(uid)}
+	return []string{s.k.scheduled(uid), s.k.drafts(uid), s.k.cancelledDrafts(uid), s.k.user(uid)}
 }
 
 // MaxCancelledDrafts is how many of a user's cancelled scheduled posts are remembered, newest

@@ -395,7 +395,7 @@ func TestScriptsRefusedWhenFull(t *testing.T) {
 		{"newaccount", []string{"user", "karma", "w"}, []any{now, 86_400_000, 0, 10, 60_000, "attempt", "0"}},
 		{"known_address", []string{"w"}, []any{"10.0.0.1", now, 86_400_000, 20}},
 		{"report_dismissed", []string{"w"}, []any{"report:1", now, now, 60_000}},
-		{"schedule", []string{"w", "drafts", "rev"}, []any{"add", "7", `{"at":"2000000000"}`, 2_000_000_000, now, 10}},
+		{"schedule", []string{"w", "drafts", "cancelled", "user", "rev"}, []any{"add", "7", `{"at":"2000000000"}`, 2_000_000_000, now, 10}},
 		// A new session beside an expired one to prune (the user's password hash is "pw"), and
 		// the user's hash of sessions of layout 7 to fold.
 		{"session_start", []string{"user", "sessions"}, []any{"new", 3_600_000, now, 10, "pw", "user:ev:sessions", "0"}},

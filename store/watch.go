@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -417,7 +418,9 @@ func (e *exporter) watches(ctx context.Context) error {
 
 // rebuildWatchIndex derives every user's watch index from the watched side (SCAN of the mode
 // hashes, for Rebuild): each mode a user holds gets its entry, with the time it already had or,
-// when missing, the rebuild's. It returns how many modes it found.
+// when missing, the rebuild's. A deleted account's mode (data restored from a backup taken before
+// its chain's "watches" step) is taken off instead, as that step does (unwatch), so that the
+// rebuild makes no key of the account again. It returns how many modes it found.
 func (s *Store) rebuildWatchIndex(ctx context.Context) (int, error) {
 	n := 0
 	at := float64(s.now().UnixMilli())
@@ -436,12 +439,22 @@ func (s *Store) rebuildWatchIndex(ctx context.Context) (int, error) {
 			if err != nil {
 				return fmt.Errorf("read the watchers of %s: %w", item, err)
 			}
-			ops := make([]op, len(users))
-			for i, u := range users {
+			gone, err := s.deletedAmong(ctx, users)
+			if err != nil {
+				return err
+			}
+			ops := make([]op, 0, len(users))
+			for _, u := range users {
+				if slices.Contains(gone, u) {
+					if err := s.unwatch(ctx, u, item); err != nil {
+						return fmt.Errorf("take the deleted %s off the watchers of %s: %w", u, item, err)
+					}
+					continue
+				}
 				idx := s.k.userWatches(u)
-				ops[i] = op{key: idx, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+				ops = append(ops, op{key: idx, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 					return p.ZAddNX(ctx, idx, rdb.Z{Score: at, Member: item}), nil
-				}}
+				}})
 			}
 			n += len(users)
 			if err := s.pipeline(ctx, ops, false); err != nil {

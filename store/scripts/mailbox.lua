@@ -9,8 +9,10 @@
 --          {mb:<u>}:ver, other user → the version of what the mailbox holds of the conversation
 --          with them, which every step that changes it raises (see sync)   KEYS[7] string
 --          {mb:<u>}:gone, set when u's account was deleted: every step then does nothing, and
---          replies 0 ({-1, ""} for read), so that a conversation's write in flight, or one on a
---          send lease granted before the deletion, makes none of the keys it dropped again
+--          replies 0 ({-1, ""} for read, -3 for out), so that a conversation's write in flight, or
+--          one on a send lease granted before the deletion, makes none of the keys it dropped
+--          again; out's -3 tells the sender's message that it landed after the deletion, whose
+--          chain may not find it (see sendOnce)
 -- ARGV[1]  the step   ARGV[2] the other user   ARGV[3..] the step's arguments:
 --          out ID MS       u sent message ID at MS: u accepts the conversation (a reply accepts a
 --                          request) and has read what precedes ID
@@ -50,8 +52,8 @@
 --                          writes nothing and replies -2 (the caller reads again). The version
 --                          it leaves ends in "s", so that the same sync run again (a pipeline
 --                          resent after its replies were lost) knows itself and does nothing more.
--- Reply    the number of u's unread messages in accepted conversations (-2: see sync); for
---          read, {that number, u's read position after it}, or {-1, ""} (see read).
+-- Reply    the number of u's unread messages in accepted conversations (-2: see sync; -3: see
+--          KEYS[7]); for read, {that number, u's read position after it}, or {-1, ""} (see read).
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
 --          concurrently (the unread sets are sets, read times only move forward, activity only
 --          moves forward), so that the mailbox and the conversation agree whatever order their
@@ -66,6 +68,7 @@ local convs, reqs, unread, runread, state, ver = KEYS[1], KEYS[2], KEYS[3], KEYS
 local step, o = ARGV[1], ARGV[2]
 if redis.call('EXISTS', KEYS[7]) == 1 then
   if step == 'read' then return {-1, ''} end
+  if step == 'out' then return -3 end
   return 0
 end
 local version = redis.call('HGET', ver, o) or ''

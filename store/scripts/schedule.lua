@@ -3,10 +3,13 @@
 -- KEYS[2] hash {u:<user>}:drafts     post id → the post as JSON ({"at": "<ms>", "taken": true
 --         once its publish job has begun, ...})
 -- KEYS[3] zset {u:<user>}:cancelled  post id → when it was cancelled (ms): the newest ones
+-- KEYS[4] the user's hash {u:<user>}
 -- ARGV[1] the operation:
 -- add     ARGV[2] post id  ARGV[3] draft JSON  ARGV[4] publish time (ms)  ARGV[5] now (ms)
 --         ARGV[6] most pending posts. Reply: the draft; an error LIMIT when the user already
---         has that many pending.
+--         has that many pending; UNAUTHENTICATED, with nothing written, when the user's account
+--         is deleted (checks that passed just before the deletion, whose step dropped KEYS[1] and
+--         KEYS[2]: a draft written again would stay for good).
 -- move    ARGV[2] post id  ARGV[3] new publish time (ms)  ARGV[4] now (ms)  ARGV[5] most
 --         pending. Reply: the draft; NOTFOUND when it is not scheduled (any more).
 -- cancel  ARGV[2] post id  ARGV[3] now (ms)  ARGV[4] most cancellations remembered. Reply: 1,
@@ -31,6 +34,9 @@ local raw = redis.call('HGET', KEYS[2], pid)
 if op == 'add' then
   if raw then
     return raw
+  end
+  if redis.call('HGET', KEYS[4], 'deleted') == '1' then
+    return redis.error_reply('UNAUTHENTICATED this account was deleted')
   end
   if pending(ARGV[5]) >= tonumber(ARGV[6]) then
     return redis.error_reply('LIMIT you already have ' .. ARGV[6] .. ' scheduled posts pending')
