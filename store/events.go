@@ -223,26 +223,32 @@ func (s *Store) publishPostPublished(ctx context.Context, p *Post) error {
 	return s.publish(ctx, msgs...)
 }
 
-// announcePost announces the new post p, of key pid, if its hash h still holds its pending mark (pa, written
-// by create_post.lua), then takes the mark: the write that creates a post runs it once its
-// derived writes are done, a repeat of that write (its idempotency key, a scheduled post's publish
-// job) and the post's repair job run it too, so that a creation cut off after its atomic step (its
-// process died, Redis was full) is announced when it is finished, and one announced is not
-// announced again. The channels are on other slots than the post, so a process that dies between
-// the announcement and taking the mark announces the post twice, as a retried write may. A
-// failure is returned, the mark left.
-func (s *Store) announcePost(ctx context.Context, pid string, p *Post, h map[string]string) error {
-	if h["pa"] == "" {
+// announcePost announces the new post p, of key pid, if its hash h still holds its pending mark
+// (pa, written by create_post.lua), then takes the mark, in one round trip with the calls in also
+// (a write's settling of its repair note, which then costs no round trip of its own): the write
+// that creates a post runs it once its derived writes are done, a repeat of that write (its
+// idempotency key, a scheduled post's publish job) and the post's repair job run it too, so that
+// a creation cut off after its atomic step (its process died, Redis was full) is announced when it
+// is finished, and one announced is not announced again. The channels are on other slots than the
+// post, so a process that dies between the announcement and taking the mark announces the post
+// twice, as a retried write may. A failed announcement is returned, the mark left and also not
+// sent.
+func (s *Store) announcePost(ctx context.Context, pid string, p *Post, h map[string]string, also ...scriptCall) error {
+	ctx = context.WithoutCancel(ctx)
+	var take []op
+	if h["pa"] != "" {
+		if err := s.publishPostPublished(ctx, p); err != nil {
+			return err
+		}
+		key := s.k.post(pid)
+		take = append(take, op{key: key, fill: func(pl rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			return pl.HDel(ctx, key, "pa"), nil
+		}})
+	}
+	if len(also) == 0 && len(take) == 0 {
 		return nil
 	}
-	if err := s.publishPostPublished(ctx, p); err != nil {
-		return err
-	}
-	key := s.k.post(pid)
-	err := s.pipeline(context.WithoutCancel(ctx), []op{{key: key, fill: func(pl rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-		return pl.HDel(ctx, key, "pa"), nil
-	}}}, false)
-	if err != nil {
+	if _, err := s.runScripts(ctx, also, take...); err != nil {
 		return fmt.Errorf("announce post %s: %w", p.ID, err)
 	}
 	return nil

@@ -180,10 +180,10 @@ func (s *Store) CreatePost(ctx context.Context, user UserKey, in NewPost) (*Post
 		return nil, err
 	}
 	s.recordActivity(ctx, uid, p.GroupNames)
-	// Announced before the note is settled: an announcement that fails leaves the note, whose
-	// repair job announces the post.
-	if err := s.announcePost(ctx, pid, p, h); err == nil {
-		s.settled(ctx, n)
+	// Announced before the note is settled, in the round trip that takes the post's mark: an
+	// announcement that fails leaves the note, whose repair job announces the post.
+	if err := s.announcePost(ctx, pid, p, h, s.settleCalls(n)...); err != nil {
+		s.opts.Log.WarnContext(ctx, "announce a new post and settle its repair job", "post", p.ID, "err", err)
 	}
 	return p, nil
 }

@@ -93,6 +93,15 @@ func (s *Store) settled(ctx context.Context, n note) {
 	}
 }
 
+// settleCalls is the call that settles n's repair job, for a write to send with its last
+// derived write (see settled): none for an empty note.
+func (s *Store) settleCalls(n note) []scriptCall {
+	if n.item == "" {
+		return nil
+	}
+	return []scriptCall{jobCall(s.jobs.SettleCall(jobRepair+":"+n.item, n.due))}
+}
+
 // runRepairJob derives a half-done write's item again.
 func (s *Store) runRepairJob(ctx context.Context, j jobs.Job) error { return s.repair(ctx, j.Arg) }
 
