@@ -655,8 +655,13 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		}
 		if tidy != "1" {
 			s.resync(ctx, a, b)
-		} else if err := s.runMany(ctx, []scriptCall{s.mailboxCall(to, from, "remove", id)}); err != nil {
+		} else if read, err := s.takeBack(ctx, to, from, id); err != nil {
 			s.opts.Log.WarnContext(ctx, "messages: could not take a message not written back out of a mailbox; derived again", "message", gid, "err", err)
+			s.resync(ctx, a, b)
+		} else if read {
+			// A read of the recipient's between the steps and now took its position from the
+			// unread copy, past the conversation's: a message sent next before it would not
+			// count unread.
 			s.resync(ctx, a, b)
 		}
 		if word == "full" {
@@ -716,6 +721,19 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// takeBack takes the unread copy of message id, which the conversation did not write, back out
+// of uid's mailbox of the conversation with other (mailbox.lua "remove" with X), and reports
+// whether the mailbox's read position is that message's: a read or a decline that landed between
+// the message's steps and this took it from the copy, and the mailbox must be derived again.
+func (s *Store) takeBack(ctx context.Context, uid, other, id string) (bool, error) {
+	out, err := s.runScripts(ctx, []scriptCall{s.mailboxCall(uid, other, "remove", id, "x")})
+	if err != nil {
+		return false, err
+	}
+	n, err := replyInt("mailbox", out[0])
+	return n == -3, err
 }
 
 // resync derives both mailboxes of the conversation of a and b again, now, after a write whose
