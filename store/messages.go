@@ -71,10 +71,11 @@ type MessageOptions struct {
 	// Window is the window of PerWindow. Default one minute.
 	Window time.Duration
 	// MaxUnread is how many messages a sender may have waiting unread by their recipient in one
-	// conversation: the next is LIMIT_REACHED until the recipient reads. It bounds what a
-	// derivation of the conversation's mailboxes reads (syncConversation: every message after
-	// the earlier read position), which a block and an unblock, or a message racing a decline,
-	// cause. Off, like the limits, with a negative Options.WriteLimit. Default 500.
+	// conversation, those deleted since included (a derivation reads them too): the next is
+	// LIMIT_REACHED until the recipient reads past them. It bounds what a derivation of the
+	// conversation's mailboxes reads (syncConversation: every message after the earlier read
+	// position), which a block and an unblock, or a message racing a decline, cause. Off, like
+	// the limits, with a negative Options.WriteLimit. Default 500.
 	MaxUnread int
 }
 
