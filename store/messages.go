@@ -290,7 +290,10 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 
 // sendGate checks, in one round trip, that from may send to to now: the write limit and the
 // message limit (recording the attempt as member, see writeGuard), from's site bans, that to
-// exists, that neither blocks the other, and that to's decline of from's requests is over
+// exists, that neither blocks the other, that to has not MaxUnread of from's messages unread
+// (before the message's mailbox steps, which would move the conversation up in both lists; a
+// retry of a message sent, its idempotency key found, goes on to find it), and that to's
+// decline of from's requests is over
 // (allowGuarded, with the reads of the recipient and the conversation). It notes the
 // conversation for repair in the same round trip and returns the note, and what the
 // conversation's script needs to grant a send lease after the message: the lease version this
@@ -304,18 +307,34 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
 	var state *rdb.SliceCmd
+	var capped *rdb.ZSliceCmd
+	var keyed *rdb.IntCmd // whether idem names a message already
 	var usedMsgs, usedWrites *rdb.IntCmd
 	blocks, blockErr := s.blockReads(ctx, from, to)
 	reads := append([]op{
 		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
-			return state, nil
+			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to, "r:"+to)
+			maxUnread := s.maxUnread()
+			if maxUnread <= 0 {
+				return state, nil
+			}
+			// The message MaxUnread places from the end: it is after the recipient's read
+			// position when they have that many unread (see message_send.lua).
+			capped = p.ZRangeWithScores(ctx, s.k.convMsgs(a, b), int64(-maxUnread), int64(-maxUnread))
+			return state, capped
 		}},
 		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
 			return name, nil
 		}},
 	}, blocks...)
+	if idem != "" {
+		// A retry finds its first message past the cap (message_send.lua "again").
+		reads = append(reads, op{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			keyed = p.Exists(ctx, s.k.convIdem(a, b, idemDigest(from+"\x00"+idem)))
+			return keyed, nil
+		}})
+	}
 	if s.opts.WriteLimit >= 0 {
 		// What the limits hold once this message is counted: read after their scripts, on their
 		// slot, in the same pipeline.
@@ -355,7 +374,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 	}
 	// A conversation its recipient accepted stays accepted: the message is no request, whatever
 	// refuses it, and leaves the window it was counted in.
-	accepted := len(v) == 2 && v[0] == "1"
+	accepted := len(v) == 3 && v[0] == "1"
 	mode := sendMode{bv: bv, sent: sent, budget: s.leaseBudget(0, 0)}
 	if accepted && guard.recorded {
 		release := s.releaseCall(from, guard)
@@ -371,7 +390,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 		return n, mode, err
 	}
 	// The conversation's script decides; this only says until when, which it cannot.
-	if !accepted && len(v) == 2 {
+	if !accepted && len(v) == 3 {
 		if d, _ := v[1].(string); d != "" {
 			if until := atoi64(d); until > s.now().UnixMilli() {
 				return n, mode, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
@@ -381,6 +400,10 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 	}
 	if !accepted && guard.refused != nil {
 		return n, mode, guard.refused
+	}
+	if len(v) == 3 && (keyed == nil || keyed.Val() == 0) && s.unreadCapped(capped, str(v[2])) {
+		// Refused before the message's steps, which would move the conversation up in both lists.
+		return n, mode, s.unreadCapReached()
 	}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
@@ -469,6 +492,37 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 	return s.send(ctx, &n, sender, recipient, body, idempotencyKey, mode)
 }
 
+// maxUnread is MessageOptions.MaxUnread, 0 (no bound) with the limits off.
+func (s *Store) maxUnread() int {
+	if s.opts.WriteLimit < 0 {
+		return 0
+	}
+	return s.opts.Messages.MaxUnread
+}
+
+// unreadCapped reports whether the conversation holds maxUnread messages after the recipient's
+// read position seen ("" for none), from the message maxUnread places from its end (capped, nil
+// when there is no bound): that message is after the position's ms, as message_send.lua counts.
+func (s *Store) unreadCapped(capped *rdb.ZSliceCmd, seen string) bool {
+	if capped == nil {
+		return false
+	}
+	zs := capped.Val()
+	if len(zs) == 0 {
+		return false
+	}
+	if len(seen) < 13 {
+		return true
+	}
+	ms, err := strconv.ParseInt(seen[:13], 10, 64)
+	return err == nil && zs[0].Score > float64(ms)
+}
+
+// unreadCapReached is the refusal of a message past MessageOptions.MaxUnread.
+func (s *Store) unreadCapReached() error {
+	return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("the recipient has not read your last %d messages here: wait until they read", s.maxUnread())}
+}
+
 // errNoLease is send's answer when a message on a lease found none that holds: nothing was
 // sent, and the message must pass the checks.
 var errNoLease = errors.New("no send lease holds")
@@ -549,10 +603,7 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	if mode.use {
 		lease = []any{"use", "", 0, 0, "-"}
 	}
-	maxUnread := s.opts.Messages.MaxUnread
-	if s.opts.WriteLimit < 0 {
-		maxUnread = 0 // off
-	}
+	maxUnread := s.maxUnread()
 	calls = append(calls,
 		scriptCall{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
 			s.k.convIdem(a, b, idemDigest(from+"\x00"+idem))},
@@ -666,7 +717,7 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 			s.resync(ctx, a, b)
 		}
 		if word == "full" {
-			return nil, "", &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("the recipient has not read your last %d messages here: wait until they read", maxUnread)}
+			return nil, "", s.unreadCapReached()
 		}
 		// Answer with the first message.
 		prior, err := replyString("message_send", arr[1])
@@ -694,6 +745,10 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	}
 	if granted, err := replyString("message_send", arr[2]); err != nil {
 		return nil, "", err
+	} else if granted == "end" {
+		// The last message the unread cap allows: no lease holds, and the next message meets the
+		// checks, which refuse it before its mailbox steps (sendGate).
+		s.leases.forget(from, to)
 	} else if granted != "" && !mode.use {
 		s.leases.put(from, to, atoi64(granted), mode.budget, ms)
 	}
