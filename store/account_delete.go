@@ -462,11 +462,13 @@ func (s *Store) unlistDeleted(ctx context.Context, uid string) error {
 // its own writes come after: a deletion in between, whose chain went through the author's lists
 // before the new item was listed, would leave it for good (with eraseContent, text the author
 // had erased). Read after the listing, on the list's slot, the deletion either ran before the
-// read, which then sees it, or after the listing, whose item its chain then finds.
+// read, which then sees it, or after the listing, whose item its chain then finds. That holds of
+// a read that ran after the script: one the runner sent again (NOSCRIPT, a slot on the move) is
+// followed by the read again (op.follows, rereads).
 func (s *Store) authorGone(ctx context.Context, uid string) (op, func() (gone, erase bool, err error)) {
 	key := s.k.user(uid)
 	var cmd *rdb.SliceCmd
-	return op{key: key, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+	return op{key: key, follows: true, fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			cmd = p.HMGet(ctx, key, "deleted", "erase")
 			return cmd, nil
 		}}, func() (bool, bool, error) {

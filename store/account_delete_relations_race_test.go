@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agora/agora/internal/rdb"
@@ -131,6 +133,113 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 				d.deleted(t, tc.deleted)
 				for _, check := range tc.left {
 					check(t)
+				}
+			})
+		}
+	})
+}
+
+// TestDeletionReadFollowsAScriptSentAgain: the read of an account's deletion that rides after a
+// write's script in its slot (authorGone) proves that the script landed before the deletion only
+// when it runs after the script. A script that Redis answered NOSCRIPT (its script cache lost in
+// a restart or failover, or its slot moved to a node that never loaded the scripts), or that a
+// slot on the move redirected, is sent again alone once the scripts are loaded, while the read,
+// answered the first time, was not: a deletion and its chain landing in between left the deleted
+// account's name in another user's followers or a group's members, or a watch index its chain had
+// dropped, and the write was answered as a success. The read is now sent again after a script
+// that was.
+func TestDeletionReadFollowsAScriptSentAgain(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, b storetest.Backend) {
+		ctx := context.Background()
+		prefix := storetest.Prefix()
+		opts := store.Options{Prefix: prefix, WriteLimit: 1000, NewAccount: store.NewAccountLimits{Age: -1}}
+		// lost, when set, answers NOSCRIPT, unsent, the first script whose arguments name it once
+		// pass such scripts have gone through, and sends the rest of its pipeline; then runs
+		// then, before the script is sent again.
+		var mu sync.Mutex
+		var lost string
+		var pass int
+		var then func()
+		hooked := b.Hooked(t, storetest.OnEach(func(ctx context.Context, cmds []rdb.Cmder, next rdb.ProcessPipelineHook) error {
+			mu.Lock()
+			var hit, rest []rdb.Cmder
+			for _, c := range cmds {
+				if lost != "" && len(hit) == 0 && isScript(c) && slices.ContainsFunc(c.Args(), func(a any) bool { return storetest.ArgString(a) == lost }) {
+					if pass == 0 {
+						hit = append(hit, c)
+						continue
+					}
+					pass--
+				}
+				rest = append(rest, c)
+			}
+			f := then
+			if len(hit) > 0 {
+				lost, then = "", nil
+			}
+			mu.Unlock()
+			if len(hit) == 0 {
+				return next(ctx, cmds)
+			}
+			_ = storetest.Fail(hit, errors.New("NOSCRIPT No matching script. Please use EVAL."))
+			var err error
+			if len(rest) > 0 {
+				err = next(ctx, rest)
+			}
+			f()
+			return err
+		}))
+		s := hooked.NewStore(t, opts)
+		other := b.NewStore(t, opts) // the deletion's client, which the hook leaves alone
+		signUp(t, s, "owner")
+		if _, err := s.CreateGroup(ctx, "owner", "birds", nil); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.CreatePost(ctx, "owner", store.NewPost{Title: "owner's", Body: "a post", Groups: []string{"birds"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := store.PostKey(p.ID)
+		for _, tc := range []struct {
+			name, deleted, key string // key: of the deleted account's slot, which the script writes
+			pass               int    // the scripts naming key that go through first
+			write              func() error
+			left, member       string // a key that must not hold the deleted account's name
+		}{
+			{name: "follow", deleted: "ann", key: "{u:ann}:following",
+				write: func() error { _, err := s.Follow(ctx, "ann", "owner"); return err },
+				left:  "{u:owner}:followers", member: "ann"},
+			{name: "join", deleted: "cat", key: "{u:cat}:groups",
+				write: func() error { _, err := s.JoinGroup(ctx, "cat", "birds"); return err },
+				left:  "{g:birds}:members", member: "cat"},
+			// A watch records its entry twice: the read rides in the second, after the mode.
+			{name: "watch", deleted: "dan", key: "{u:dan}:watches", pass: 1,
+				write: func() error { return s.WatchPost(ctx, "dan", p.ID, store.WatchAll) },
+				left:  "{u:dan}:watches", member: "p:" + pid},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				signUp(t, s, tc.deleted)
+				ran := false
+				mu.Lock()
+				lost, pass = prefix+tc.key, tc.pass
+				then = func() {
+					ran = true
+					if err := other.DeleteAccount(ctx, store.UserKey(tc.deleted), "password1", false); err != nil {
+						t.Errorf("delete %s: %v", tc.deleted, err)
+					}
+					settle(t, other) // the deletion's whole chain
+				}
+				mu.Unlock()
+				err := tc.write()
+				if !ran {
+					t.Fatal("the hook did not lose the write's script")
+				}
+				if !store.IsKind(err, store.KindUnauthenticated) {
+					t.Errorf("%v, want UNAUTHENTICATED", err)
+				}
+				settle(t, s)
+				if b.Client.ZScore(ctx, prefix+tc.left, tc.member).Err() == nil {
+					t.Errorf("%s holds %s, whose account was deleted", tc.left, tc.member)
 				}
 			})
 		}

@@ -71,10 +71,11 @@ type MessageOptions struct {
 	// Window is the window of PerWindow. Default one minute.
 	Window time.Duration
 	// MaxUnread is how many messages a sender may have waiting unread by their recipient in one
-	// conversation: the next is LIMIT_REACHED until the recipient reads. It bounds what a
-	// derivation of the conversation's mailboxes reads (syncConversation: every message after
-	// the earlier read position), which a block and an unblock, or a message racing a decline,
-	// cause. Off, like the limits, with a negative Options.WriteLimit. Default 500.
+	// conversation, those deleted since included (a derivation reads them too): the next is
+	// LIMIT_REACHED until the recipient reads past them. It bounds what a derivation of the
+	// conversation's mailboxes reads (syncConversation: every message after the earlier read
+	// position), which a block and an unblock, or a message racing a decline, cause. Off, like
+	// the limits, with a negative Options.WriteLimit. Default 500.
 	MaxUnread int
 }
 
@@ -289,7 +290,10 @@ func (s *Store) mailboxCall(uid, other string, step string, args ...any) scriptC
 
 // sendGate checks, in one round trip, that from may send to to now: the write limit and the
 // message limit (recording the attempt as member, see writeGuard), from's site bans, that to
-// exists, that neither blocks the other, and that to's decline of from's requests is over
+// exists, that neither blocks the other, that to has not MaxUnread of from's messages unread
+// (before the message's mailbox steps, which would move the conversation up in both lists; a
+// retry of a message sent, its idempotency key found, goes on to find it), and that to's
+// decline of from's requests is over
 // (allowGuarded, with the reads of the recipient and the conversation). It notes the
 // conversation for repair in the same round trip and returns the note, and what the
 // conversation's script needs to grant a send lease after the message: the lease version this
@@ -303,18 +307,34 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 	a, b := pair(from, to)
 	var name *rdb.StringCmd
 	var state *rdb.SliceCmd
+	var capped *rdb.ZSliceCmd
+	var keyed *rdb.IntCmd // whether idem names a message already
 	var usedMsgs, usedWrites *rdb.IntCmd
 	blocks, blockErr := s.blockReads(ctx, from, to)
 	reads := append([]op{
 		{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
-			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to)
-			return state, nil
+			state = p.HMGet(ctx, s.k.conv(a, b), "a:"+to, "d:"+to, "r:"+to)
+			maxUnread := s.maxUnread()
+			if maxUnread <= 0 {
+				return state, nil
+			}
+			// The message MaxUnread places from the end: it is after the recipient's read
+			// position when they have that many unread (see message_send.lua).
+			capped = p.ZRangeWithScores(ctx, s.k.convMsgs(a, b), int64(-maxUnread), int64(-maxUnread))
+			return state, capped
 		}},
 		{key: s.k.user(to), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
 			name = p.HGet(ctx, s.k.user(to), "name") // a deleted account's marker has none
 			return name, nil
 		}},
 	}, blocks...)
+	if idem != "" {
+		// A retry finds its first message past the cap (message_send.lua "again").
+		reads = append(reads, op{key: s.k.conv(a, b), fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			keyed = p.Exists(ctx, s.k.convIdem(a, b, idemDigest(from+"\x00"+idem)))
+			return keyed, nil
+		}})
+	}
 	if s.opts.WriteLimit >= 0 {
 		// What the limits hold once this message is counted: read after their scripts, on their
 		// slot, in the same pipeline.
@@ -354,7 +374,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 	}
 	// A conversation its recipient accepted stays accepted: the message is no request, whatever
 	// refuses it, and leaves the window it was counted in.
-	accepted := len(v) == 2 && v[0] == "1"
+	accepted := len(v) == 3 && v[0] == "1"
 	mode := sendMode{bv: bv, sent: sent, budget: s.leaseBudget(0, 0)}
 	if accepted && guard.recorded {
 		release := s.releaseCall(from, guard)
@@ -370,7 +390,7 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 		return n, mode, err
 	}
 	// The conversation's script decides; this only says until when, which it cannot.
-	if !accepted && len(v) == 2 {
+	if !accepted && len(v) == 3 {
 		if d, _ := v[1].(string); d != "" {
 			if until := atoi64(d); until > s.now().UnixMilli() {
 				return n, mode, &Error{Kind: KindForbidden, Msg: fmt.Sprintf("%s declined your message requests; you can write to them again after %s",
@@ -380,6 +400,10 @@ func (s *Store) sendGate(ctx context.Context, from, to, member, idem string) (no
 	}
 	if !accepted && guard.refused != nil {
 		return n, mode, guard.refused
+	}
+	if len(v) == 3 && (keyed == nil || keyed.Val() == 0) && s.unreadCapped(capped, str(v[2])) {
+		// Refused before the message's steps, which would move the conversation up in both lists.
+		return n, mode, s.unreadCapReached()
 	}
 	if usedMsgs != nil {
 		mode.budget = s.leaseBudget(usedMsgs.Val(), usedWrites.Val())
@@ -468,6 +492,37 @@ func (s *Store) SendMessage(ctx context.Context, sender, recipient UserKey, body
 	return s.send(ctx, &n, sender, recipient, body, idempotencyKey, mode)
 }
 
+// maxUnread is MessageOptions.MaxUnread, 0 (no bound) with the limits off.
+func (s *Store) maxUnread() int {
+	if s.opts.WriteLimit < 0 {
+		return 0
+	}
+	return s.opts.Messages.MaxUnread
+}
+
+// unreadCapped reports whether the conversation holds maxUnread messages after the recipient's
+// read position seen ("" for none), from the message maxUnread places from its end (capped, nil
+// when there is no bound): that message is after the position's ms, as message_send.lua counts.
+func (s *Store) unreadCapped(capped *rdb.ZSliceCmd, seen string) bool {
+	if capped == nil {
+		return false
+	}
+	zs := capped.Val()
+	if len(zs) == 0 {
+		return false
+	}
+	if len(seen) < 13 {
+		return true
+	}
+	ms, err := strconv.ParseInt(seen[:13], 10, 64)
+	return err == nil && zs[0].Score > float64(ms)
+}
+
+// unreadCapReached is the refusal of a message past MessageOptions.MaxUnread.
+func (s *Store) unreadCapReached() error {
+	return &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("the recipient has not read your last %d messages here: wait until they read", s.maxUnread())}
+}
+
 // errNoLease is send's answer when a message on a lease found none that holds: nothing was
 // sent, and the message must pass the checks.
 var errNoLease = errors.New("no send lease holds")
@@ -548,10 +603,7 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	if mode.use {
 		lease = []any{"use", "", 0, 0, "-"}
 	}
-	maxUnread := s.opts.Messages.MaxUnread
-	if s.opts.WriteLimit < 0 {
-		maxUnread = 0 // off
-	}
+	maxUnread := s.maxUnread()
 	calls = append(calls,
 		scriptCall{name: "message_send", keys: []string{s.k.conv(a, b), s.k.convMsgs(a, b), s.k.convMsg(a, b, id), s.k.convLast(a, b),
 			s.k.convIdem(a, b, idemDigest(from+"\x00"+idem))},
@@ -655,12 +707,17 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 		}
 		if tidy != "1" {
 			s.resync(ctx, a, b)
-		} else if err := s.runMany(ctx, []scriptCall{s.mailboxCall(to, from, "remove", id)}); err != nil {
+		} else if read, err := s.takeBack(ctx, to, from, id); err != nil {
 			s.opts.Log.WarnContext(ctx, "messages: could not take a message not written back out of a mailbox; derived again", "message", gid, "err", err)
+			s.resync(ctx, a, b)
+		} else if read {
+			// A read of the recipient's between the steps and now took its position from the
+			// unread copy, past the conversation's: a message sent next before it would not
+			// count unread.
 			s.resync(ctx, a, b)
 		}
 		if word == "full" {
-			return nil, "", &Error{Kind: KindLimitReached, Msg: fmt.Sprintf("the recipient has not read your last %d messages here: wait until they read", maxUnread)}
+			return nil, "", s.unreadCapReached()
 		}
 		// Answer with the first message.
 		prior, err := replyString("message_send", arr[1])
@@ -693,6 +750,10 @@ func (s *Store) sendOnce(ctx context.Context, n *note, sender, recipient UserKey
 	}
 	if granted, err := replyString("message_send", arr[2]); err != nil {
 		return nil, "", err
+	} else if granted == "end" {
+		// The last message the unread cap allows: no lease holds, and the next message meets the
+		// checks, which refuse it before its mailbox steps (sendGate).
+		s.leases.forget(from, to)
 	} else if granted != "" && !mode.use {
 		s.leases.put(from, to, atoi64(granted), mode.budget, ms)
 	}
@@ -752,6 +813,19 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// takeBack takes the unread copy of message id, which the conversation did not write, back out
+// of uid's mailbox of the conversation with other (mailbox.lua "remove" with X), and reports
+// whether the mailbox's read position is that message's: a read or a decline that landed between
+// the message's steps and this took it from the copy, and the mailbox must be derived again.
+func (s *Store) takeBack(ctx context.Context, uid, other, id string) (bool, error) {
+	out, err := s.runScripts(ctx, []scriptCall{s.mailboxCall(uid, other, "remove", id, "x")})
+	if err != nil {
+		return false, err
+	}
+	n, err := replyInt("mailbox", out[0])
+	return n == -3, err
 }
 
 // resync derives both mailboxes of the conversation of a and b again, now, after a write whose

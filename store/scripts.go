@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/agora/agora/internal/rdb"
@@ -194,6 +195,7 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ..
 		}
 	}
 	cmds := make([]*rdb.Cmd, len(calls))
+	sends := make([]int, len(calls)) // how many times each call was sent: more than once, see rereads
 	// One slice for the pipeline, in its order: the extra ops marked before, the calls, the
 	// other extra ops (a post's search postings are a hundred of them).
 	nbefore := 0
@@ -212,6 +214,7 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ..
 		}
 		sc := s.scripts.get(c.name)
 		ops[i] = op{key: keys[0], fill: func(p rdb.Pipeliner) (rdb.Cmder, rdb.Cmder) {
+			sends[i]++
 			cmds[i] = sc.EvalSha(ctx, p, keys, c.args...)
 			return cmds[i], nil
 		}}
@@ -228,6 +231,9 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ..
 		}
 	}
 	err = s.pipeline(ctx, all, wait)
+	if err == nil && slices.ContainsFunc(sends, func(n int) bool { return n > 1 }) {
+		err = s.rereads(ctx, all[nbefore+len(calls):])
+	}
 	out, errs = make([]any, len(calls)), make([]error, len(calls))
 	for i, cmd := range cmds {
 		if cmd == nil {
@@ -247,6 +253,23 @@ func (s *Store) runScriptsEach(ctx context.Context, calls []scriptCall, extra ..
 	return out, errs, err
 }
 
+// rereads sends again, in a round trip of their own, those of after (the extra ops that followed
+// a pipeline's script calls) that must run after the calls (op.follows), once a call was sent
+// again: the runner sends again only what failed for a passing reason (NOSCRIPT, a slot on the
+// move), so such a read answered in the first attempt ran before the call it follows.
+func (s *Store) rereads(ctx context.Context, after []op) error {
+	var again []op
+	for _, o := range after {
+		if o.follows {
+			again = append(again, o)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	return s.pipeline(ctx, again, false)
+}
+
 // op is one operation of a pipeline: the one or two commands fill adds, on the hash slot of key.
 type op struct {
 	key  string
@@ -259,6 +282,10 @@ type op struct {
 	// before puts an extra op of runScriptsEach ahead of its script calls in the pipeline: on one
 	// node, it runs first (a cluster runs each node's part apart).
 	before bool
+	// follows marks an extra op of runScriptsEach that must run after its script calls (the
+	// read of a deletion that proves a write landed before it: authorGone); should a call be sent
+	// again, the op is sent again after it (rereads).
+	follows bool
 }
 
 // Slot returns the key on whose hash slot the op goes (rdb.Op).

@@ -40,7 +40,12 @@
 --                          until UNTIL (ms)
 --          Read positions are message ids, or 13 digits of ms and "ffffff" (everything sent up to
 --          that ms), compared as strings.
---          remove ID       message ID is deleted: it is no longer unread
+--          remove ID [X]   message ID is deleted: it is no longer unread. With X, ID is a message
+--                          the conversation did not write (a retry, or one past the unread cap:
+--                          message_send.lua), whose steps the mailbox took: the reply is -3 when
+--                          u's read position is ID, which a read or a decline took from its
+--                          unread copy (latest) and the conversation's is short of, so that the
+--                          caller derives the mailbox again
 --          sync A D R LIST AT V ID...  the conversation as it is (the repair): a:, d:, r: (""
 --                          or 0 for none; R a read position), LIST "c" (accepted), "r" (a pending request) or "-"
 --                          (neither), the last activity AT, and the ids of u's unread messages,
@@ -52,8 +57,9 @@
 --                          writes nothing and replies -2 (the caller reads again). The version
 --                          it leaves ends in "s", so that the same sync run again (a pipeline
 --                          resent after its replies were lost) knows itself and does nothing more.
--- Reply    the number of u's unread messages in accepted conversations (-2: see sync; -3: see
---          KEYS[7]); for read, {that number, u's read position after it}, or {-1, ""} (see read).
+-- Reply    the number of u's unread messages in accepted conversations (-2: see sync; -3 for out:
+--          see KEYS[7], for remove: see remove); for read, {that number, u's read position after
+--          it}, or {-1, ""} (see read).
 -- Rules    Every step but sync commutes with every other one a conversation's writes make
 --          concurrently (the unread sets are sets, read times only move forward, activity only
 --          moves forward), so that the mailbox and the conversation agree whatever order their
@@ -178,6 +184,7 @@ elseif step == 'decline' then
 elseif step == 'remove' then
   local n = redis.call('ZREM', unread, o .. ':' .. ARGV[3]) + redis.call('ZREM', runread, o .. ':' .. ARGV[3])
   if n > 0 then changed() end
+  if ARGV[4] and readPos() == ARGV[3] then return -3 end
 elseif step == 'sync' then
   local a, d, r, list, at = ARGV[3], tonumber(ARGV[4]) or 0, ARGV[5], ARGV[6], ARGV[7]
   st[1], st[2], st[3] = '0', tostring(d), '0'

@@ -20,7 +20,8 @@
 -- Reply    {word, x, lease, bv, sent, theirs}: bv the conversation's lease version ("" for none),
 --          sent and theirs the sender's and the recipient's counts of messages here (c:<user>)
 --          after the run, for the caller's next grants; lease the end (ms) of a lease this run
---          granted, or "". {"ok", id, lease, ...}; {"again", id, tidy, ...} when the idempotency key
+--          granted, "end" when the message is the last the cap allows (see Cap), or "".
+--          {"ok", id, lease, ...}; {"again", id, tidy, ...} when the idempotency key
 --          names an earlier message, {"full", "", tidy, ...} when the recipient has not read
 --          ARGV[12] messages here (tidy: see took); {"late", position, "", ...} when the id is not past the
 --          recipient's read
@@ -42,6 +43,10 @@
 --          grant that replaces a lease counts the sender's messages since the caller's count
 --          (ARGV[11]), so that within one conversation the limits hold exactly whichever replicas
 --          grant and spend its leases. An ended lease goes with the next message's write.
+-- Cap      A message that leaves ARGV[12] messages unread here grants no lease and ends the one
+--          that holds, so that the next goes through the checks, which refuse it before its
+--          mailbox steps (sendGate); "full" is then left to messages sent concurrently, whose
+--          steps moved both lists to their time.
 -- Errors   FORBIDDEN when the recipient declined the sender's requests less than the cooldown
 --          ago and has not accepted the conversation since.
 -- Rules    The sender accepts the conversation by writing in it (a:<sender>), and has read it up
@@ -113,6 +118,7 @@ end
 -- their own messages move past, so all the sender's (to the ms: a few sent in the ms of the
 -- position are not counted).
 local cap = tonumber(ARGV[12] or '0')
+local atCap = false -- this message is the last the cap allows
 if cap > 0 then
   local seen = redis.call('HGET', conv, 'r:' .. to)
   local unread
@@ -122,6 +128,7 @@ if cap > 0 then
     unread = redis.call('ZCARD', msgs)
   end
   if unread >= cap then return {'full', '', took(), bv, sent, theirs} end
+  atCap = unread + 1 >= cap
 end
 if not accepted then redis.call('HSET', conv, 'q:' .. to, '1') end
 redis.call('HSET', msg, 'f', from, 'b', body, 't', ms)
@@ -136,6 +143,10 @@ if id > (redis.call('HGET', conv, 'r:' .. from) or '') then redis.call('HSET', c
 if ms > tonumber(redis.call('HGET', conv, 'at') or '0') then redis.call('HSET', conv, 'at', ms) end
 if keyed then redis.call('SET', idem, id, 'EX', ARGV[6]) end
 redis.call('HSET', conv, 'c:' .. from, sent + 1)
+if atCap then
+  redis.call('HDEL', conv, lease)
+  return {'ok', id, 'end', bv, sent + 1, theirs}
+end
 -- A grant allows what the limits left at its checks, less the sender's messages here since the
 -- count the caller read before them (ARGV[11]), which the checks may not have counted.
 if mode == 'grant' and accepted and ARGV[8] ~= '-' and ARGV[8] == bv and ARGV[11] ~= '-' then
