@@ -858,8 +858,11 @@ func (l *Loader) searchListsOf(kind searchKind, terms []string, hi int64, budget
 func searchListsBytes(cs []*call) int64 {
 	n := int64(0)
 	for _, c := range cs {
-		v, _ := c.cmd.(*rdb.Cmd).Val().([]any)
-		for _, e := range v {
+		arr, err := replyArray("search_lists", c.cmd.(*rdb.Cmd).Val(), 1)
+		if err != nil {
+			continue // searchHits refuses the reply where it decodes it
+		}
+		for _, e := range arr[1:] {
 			if s, ok := e.(string); ok {
 				n += int64(len(s))
 			}
