@@ -15,19 +15,29 @@ local out, spent = {0}, 0
 if terms == 0 then
   return out
 end
+local lens = {}
 for b = 0, #KEYS / (2 * terms) - 1 do
   local base, size = 2 * terms * b, 0
   for t = 1, terms do
-    size = size + redis.call('STRLEN', KEYS[base + 2 * t - 1])
-      + redis.call('HSTRLEN', KEYS[base + 2 * t], ARGV[t + 1])
+    local first = redis.call('HSTRLEN', KEYS[base + 2 * t], ARGV[t + 1])
+    local list = redis.call('STRLEN', KEYS[base + 2 * t - 1])
+    lens[2 * t - 1], lens[2 * t] = first, list
+    size = size + first + list
   end
   if spent + size > budget then
     break
   end
   spent = spent + size
   for t = 1, terms do
-    out[#out + 1] = redis.call('HGET', KEYS[base + 2 * t], ARGV[t + 1]) or ''
-    out[#out + 1] = redis.call('GET', KEYS[base + 2 * t - 1]) or ''
+    local first, list = '', ''
+    if lens[2 * t - 1] > 0 then
+      first = redis.call('HGET', KEYS[base + 2 * t], ARGV[t + 1])
+    end
+    if lens[2 * t] > 0 then
+      list = redis.call('GET', KEYS[base + 2 * t - 1])
+    end
+    local n = #out
+    out[n + 1], out[n + 2] = first, list
   end
   out[1] = b + 1
 end
