@@ -653,7 +653,7 @@ func searchDictWords(c *call) ([]string, error) {
 func (l *Loader) searchHits(ctx context.Context, pl searchPlan) ([]search.Hit, search.Stats, error) {
 	k, code := l.s.k, pl.kind.code
 	terms := append(slices.Clone(pl.q.Terms), pl.filters...)
-	budget := l.searchLists()
+	budget := l.searchListBudget()
 	share := budget.reserve(int64(l.s.opts.SearchListBytes))
 	var spent int64 // the bytes of the lists read
 	defer func() { budget.settle(share, spent) }()
@@ -897,9 +897,9 @@ func (b *listBudget) settle(reserved, read int64) {
 	b.left += reserved - read
 }
 
-// searchLists returns the budget of posting lists that all the searches of the loader's request
-// share (requestSearchListBytes).
-func (l *Loader) searchLists() *listBudget {
+// searchListBudget returns the budget of posting lists that all the searches of the loader's
+// request share (requestSearchListBytes).
+func (l *Loader) searchListBudget() *listBudget {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lists == nil {
