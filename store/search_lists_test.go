@@ -18,6 +18,8 @@ import (
 // them, the dictionary's reads (words, not postings) left out.
 type listReads struct{ bytes atomic.Int64 }
 
+// count adds the bytes of the list reads among cmds, once their replies are in
+// (storetest.After).
 func (r *listReads) count(cmds []rdb.Cmder) {
 	dict := store.ScriptSHA("search_dict_read")
 	for _, c := range cmds {
