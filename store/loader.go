@@ -38,6 +38,7 @@ type Loader struct {
 	postGID struct{ pid, id string } // the global id of the post whose comments were parsed last; guarded by mu
 	at      time.Time                // the loader's time for the windows of TOP (see clock); guarded by mu
 	text    *textBudget              // the text its searches match (searchText); guarded by mu
+	lists   *listBudget              // the posting lists its searches read (searchListBudget); guarded by mu
 }
 
 // call is one read: one or two commands (a page without a cursor is ZCARD and ZRANGE) in a

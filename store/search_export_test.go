@@ -127,3 +127,16 @@ const RequestSearchTextBytes = 2 * SearchTextBytes
 // TestTextRunes is the length of the long texts of the tests of the bound: a sixteenth of a
 // post's longest body, as SearchTextBytes is of the default budget.
 const TestTextRunes = MaxPostBodyRunes / 16
+
+// SearchBlockPosts is how many posts one block of the search index holds (by post number; a
+// comment is in its post's block).
+const SearchBlockPosts = 1 << searchBlockShift
+
+// SkipPosts moves the numbering of posts on by n, as n posts created and gone would: the tests of
+// the index's blocks begin a new block without writing a block's worth of posts.
+func (s *Store) SkipPosts(ctx context.Context, n int64) error {
+	return s.rdb.IncrBy(ctx, s.k.postSeq(), n).Err()
+}
+
+// SearchListBytes is searchListBytes, the default budget of the posting lists one search reads.
+const SearchListBytes = searchListBytes

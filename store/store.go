@@ -82,6 +82,10 @@ type Options struct {
 	// against the query; the searches of one request match at most twice it together (see
 	// searchTextBytes). Default 1 MiB. Tests of the bound set less, with shorter texts.
 	SearchTextBytes int
+	// SearchListBytes bounds the posting lists one search reads, newest blocks first; the searches
+	// of one request read at most twice it together (see searchListBytes). Default 4 MiB. Tests of
+	// the bound set less, with a smaller corpus.
+	SearchListBytes int
 	// NoSearch turns the full-text index off: writes index nothing and searches fail with
 	// KindForbidden (-search=false).
 	NoSearch bool
@@ -176,6 +180,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SearchTextBytes <= 0 {
 		o.SearchTextBytes = searchTextBytes
+	}
+	if o.SearchListBytes <= 0 {
+		o.SearchListBytes = searchListBytes
 	}
 	if o.MaxScheduledPosts <= 0 {
 		o.MaxScheduledPosts = 10
