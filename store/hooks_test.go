@@ -89,6 +89,30 @@ func (h *afterFirst) after(cmds []rdb.Cmder) {
 // hook is the client hook that runs then.
 func (h *afterFirst) hook() *storetest.Hook { return storetest.After(h.after) }
 
+// commandCount counts the commands a client sends while it is on (see during).
+type commandCount struct {
+	on atomic.Bool
+	n  atomic.Int64
+}
+
+// hook is the client hook that counts.
+func (c *commandCount) hook() *storetest.Hook {
+	return storetest.Before(func(cmds []rdb.Cmder) {
+		if c.on.Load() {
+			c.n.Add(int64(len(cmds)))
+		}
+	})
+}
+
+// during runs f and returns how many commands the client sent while it ran.
+func (c *commandCount) during(f func()) int64 {
+	c.n.Store(0)
+	c.on.Store(true)
+	f()
+	c.on.Store(false)
+	return c.n.Load()
+}
+
 // beforeScript runs a function once, just before the first script after arm — sent alone or in
 // a pipeline — that has an argument match accepts (nil: any script).
 type beforeScript struct {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/agora/agora/internal/rdb"
 	"github.com/agora/agora/store"
 	"github.com/agora/agora/store/storetest"
 )
@@ -38,13 +36,8 @@ func TestUnreadMessagesPerConversationCapped(t *testing.T) {
 			storetest.Run(t, func(t *testing.T, b storetest.Backend) {
 				ctx := context.Background()
 				clk := storetest.NewClock()
-				var counting atomic.Bool
-				var sent atomic.Int64
-				hooked := b.Hooked(t, storetest.Before(func(cmds []rdb.Cmder) {
-					if counting.Load() {
-						sent.Add(int64(len(cmds)))
-					}
-				}))
+				var sent commandCount
+				hooked := b.Hooked(t, sent.hook())
 				o := store.Options{Prefix: storetest.Prefix(), Now: clk.Now, WriteLimit: 1000,
 					Messages: store.MessageOptions{PerWindow: 1000, MaxUnread: capped}}
 				if tc.off {
@@ -64,9 +57,8 @@ func TestUnreadMessagesPerConversationCapped(t *testing.T) {
 				if tc.fresh {
 					sender = hooked.NewStore(t, o)
 				}
-				counting.Store(true)
-				_, err := sender.SendMessage(ctx, "ann", "ben", "one too many", "")
-				counting.Store(false)
+				var err error
+				n := sent.during(func() { _, err = sender.SendMessage(ctx, "ann", "ben", "one too many", "") })
 				if tc.off {
 					if err != nil {
 						t.Fatalf("a message past the cap with the limits off: %v, want it sent", err)
@@ -76,7 +68,7 @@ func TestUnreadMessagesPerConversationCapped(t *testing.T) {
 				if !store.IsKind(err, store.KindLimitReached) {
 					t.Fatalf("a message past %d unread: %v, want LIMIT_REACHED", capped, err)
 				}
-				if n := sent.Load(); n > 60 {
+				if n > 60 {
 					t.Errorf("the refused message sent %d commands to Redis; want a bounded number (at most 60)", n)
 				}
 				check := func(when string) {
