@@ -28,15 +28,7 @@ func TestRelationsAcrossTheirUsersDeletionLeaveNoName(t *testing.T) {
 		d := newAcrossDeletion(t, b)
 		prefix := d.prefix
 		s := d.s
-		signUp(t, s, "owner")
-		if _, err := s.CreateGroup(ctx, "owner", "birds", nil); err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.CreatePost(ctx, "owner", store.NewPost{Title: "owner's", Body: "a post", Groups: []string{"birds"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pid, _ := store.PostKey(p.ID)
+		p, pid := ownersPostInBirds(t, s)
 		// none reads a key that must hold no member of the deleted account's name.
 		none := func(key, member string) func(t *testing.T) {
 			return func(t *testing.T) {
@@ -191,15 +183,7 @@ func TestDeletionReadFollowsAScriptSentAgain(t *testing.T) {
 		}))
 		s := hooked.NewStore(t, opts)
 		other := b.NewStore(t, opts) // the deletion's client, which the hook leaves alone
-		signUp(t, s, "owner")
-		if _, err := s.CreateGroup(ctx, "owner", "birds", nil); err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.CreatePost(ctx, "owner", store.NewPost{Title: "owner's", Body: "a post", Groups: []string{"birds"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pid, _ := store.PostKey(p.ID)
+		p, pid := ownersPostInBirds(t, s)
 		for _, tc := range []struct {
 			name, deleted, key string // key: of the deleted account's slot, which the script writes
 			pass               int    // the scripts naming key that go through first
@@ -244,4 +228,21 @@ func TestDeletionReadFollowsAScriptSentAgain(t *testing.T) {
 			})
 		}
 	})
+}
+
+// ownersPostInBirds signs owner up, makes the group birds and posts in it as owner: what the
+// races across a deletion act on. It returns the post and its key.
+func ownersPostInBirds(t *testing.T, s *store.Store) (*store.Post, string) {
+	t.Helper()
+	ctx := context.Background()
+	signUp(t, s, "owner")
+	if _, err := s.CreateGroup(ctx, "owner", "birds", nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.CreatePost(ctx, "owner", store.NewPost{Title: "owner's", Body: "a post", Groups: []string{"birds"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := store.PostKey(p.ID)
+	return p, pid
 }
